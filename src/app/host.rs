@@ -1,0 +1,309 @@
+//! One host as the console knows it: link state, latest GPU samples with history, processes.
+
+use std::collections::VecDeque;
+
+use crate::app::event::HostEvent;
+use crate::app::history::{History, HistoryPoint};
+use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
+
+/// How many kernel lines a host keeps for the triage views.
+const KERNEL_LINES_KEPT: usize = 200;
+
+/// The link to a host, as the source last reported it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Link {
+    Connecting {
+        attempt: u32,
+    },
+    Up,
+    Down {
+        since_ms: TimestampMs,
+        reason: String,
+        attempts: u32,
+    },
+    Lost {
+        since_ms: TimestampMs,
+        reason: LostReason,
+        raw: String,
+    },
+}
+
+/// What the fleet view shows in the status column, derived from the link and the clock.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostStatus {
+    Connecting { attempt: u32 },
+    Live,
+    Stale { age_ms: u64 },
+    Unreachable { reason: String },
+    Lost { reason: LostReason },
+}
+
+impl HostStatus {
+    /// The words the status column shows (`live`, `stale 12s`, `GPU lost`, ...).
+    pub fn text(&self) -> String {
+        match self {
+            HostStatus::Connecting { attempt } if *attempt <= 1 => "connecting".to_string(),
+            HostStatus::Connecting { attempt } => format!("connecting #{attempt}"),
+            HostStatus::Live => "live".to_string(),
+            HostStatus::Stale { age_ms } => format!("stale {}", format_age(*age_ms)),
+            HostStatus::Unreachable { .. } => "unreachable".to_string(),
+            HostStatus::Lost { reason } => reason.label().to_string(),
+        }
+    }
+
+    /// Lower sorts first when sorting by status: the rows that need eyes come up top.
+    pub fn severity_rank(&self) -> u8 {
+        match self {
+            HostStatus::Lost { .. } => 0,
+            HostStatus::Unreachable { .. } => 1,
+            HostStatus::Stale { .. } => 2,
+            HostStatus::Connecting { .. } => 3,
+            HostStatus::Live => 4,
+        }
+    }
+}
+
+/// One GPU: its newest sample and its history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuState {
+    pub latest: GpuSample,
+    pub at_ms: TimestampMs,
+    pub history: History,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostState {
+    pub name: String,
+    pub link: Link,
+    pub info: HostInfo,
+    /// Ordered by GPU index.
+    pub gpus: Vec<GpuState>,
+    pub processes: Vec<GpuProcess>,
+    /// When the process list was last reported; `None` until the first report.
+    pub processes_at_ms: Option<TimestampMs>,
+    pub last_sample_ms: Option<TimestampMs>,
+    pub kernel_lines: VecDeque<(TimestampMs, String)>,
+    pub notices: Vec<String>,
+    history_points: usize,
+}
+
+impl HostState {
+    pub fn new(name: impl Into<String>, history_points: usize) -> Self {
+        Self {
+            name: name.into(),
+            link: Link::Connecting { attempt: 1 },
+            info: HostInfo::default(),
+            gpus: Vec::new(),
+            processes: Vec::new(),
+            processes_at_ms: None,
+            last_sample_ms: None,
+            kernel_lines: VecDeque::new(),
+            notices: Vec::new(),
+            history_points,
+        }
+    }
+
+    /// Folds one source event into the host.
+    pub fn apply(&mut self, event: HostEvent) {
+        match event {
+            HostEvent::Connecting { attempt } => {
+                if !matches!(self.link, Link::Down { .. } | Link::Lost { .. }) {
+                    self.link = Link::Connecting { attempt };
+                } else if let Link::Down { attempts, .. } = &mut self.link {
+                    *attempts = attempt;
+                }
+            }
+            HostEvent::Connected(info) => {
+                self.info = info;
+                self.link = Link::Up;
+            }
+            HostEvent::Sample { at_ms, gpu } => self.apply_sample(at_ms, gpu),
+            HostEvent::Processes { at_ms, processes } => {
+                self.processes = processes;
+                self.processes_at_ms = Some(at_ms);
+            }
+            HostEvent::Kernel { at_ms, line } => {
+                if self.kernel_lines.len() == KERNEL_LINES_KEPT {
+                    self.kernel_lines.pop_front();
+                }
+                self.kernel_lines.push_back((at_ms, line));
+            }
+            HostEvent::Lost { at_ms, reason, raw } => {
+                self.link = Link::Lost {
+                    since_ms: at_ms,
+                    reason,
+                    raw,
+                };
+            }
+            HostEvent::Disconnected { at_ms, reason } => {
+                let (since_ms, attempts) = match &self.link {
+                    Link::Down {
+                        since_ms, attempts, ..
+                    } => (*since_ms, *attempts),
+                    Link::Connecting { attempt } => (at_ms, *attempt),
+                    _ => (at_ms, 1),
+                };
+                if !matches!(self.link, Link::Lost { .. }) {
+                    self.link = Link::Down {
+                        since_ms,
+                        reason,
+                        attempts,
+                    };
+                }
+            }
+            HostEvent::Notice { text, .. } => {
+                if !self.notices.contains(&text) {
+                    self.notices.push(text);
+                }
+            }
+        }
+    }
+
+    fn apply_sample(&mut self, at_ms: TimestampMs, gpu: GpuSample) {
+        // A sample proves the link is up and the GPUs readable again (after a reconnect or a
+        // recovered GPU).
+        self.link = Link::Up;
+        self.last_sample_ms = Some(self.last_sample_ms.map_or(at_ms, |t| t.max(at_ms)));
+        if self.info.driver_version.is_none() {
+            self.info.driver_version = gpu.driver_version.clone();
+        }
+        let point = HistoryPoint::from_sample(at_ms, &gpu);
+        match self
+            .gpus
+            .binary_search_by_key(&gpu.index, |g| g.latest.index)
+        {
+            Ok(pos) => {
+                let state = &mut self.gpus[pos];
+                state.history.push(point);
+                state.latest = gpu;
+                state.at_ms = at_ms;
+            }
+            Err(pos) => {
+                let mut history = History::with_capacity(self.history_points);
+                history.push(point);
+                self.gpus.insert(
+                    pos,
+                    GpuState {
+                        latest: gpu,
+                        at_ms,
+                        history,
+                    },
+                );
+            }
+        }
+    }
+
+    /// The status shown for this host at `now_ms`, given the expected sample interval: data older
+    /// than two intervals is stale.
+    pub fn status(&self, now_ms: TimestampMs, interval_ms: u64) -> HostStatus {
+        match &self.link {
+            Link::Lost { reason, .. } => HostStatus::Lost { reason: *reason },
+            Link::Down { reason, .. } => match self.last_sample_ms {
+                Some(at) => HostStatus::Stale {
+                    age_ms: now_ms.saturating_sub(at),
+                },
+                None => HostStatus::Unreachable {
+                    reason: reason.clone(),
+                },
+            },
+            Link::Connecting { attempt } => match self.last_sample_ms {
+                Some(at) => HostStatus::Stale {
+                    age_ms: now_ms.saturating_sub(at),
+                },
+                None => HostStatus::Connecting { attempt: *attempt },
+            },
+            Link::Up => match self.last_sample_ms {
+                Some(at) if now_ms.saturating_sub(at) > 2 * interval_ms => HostStatus::Stale {
+                    age_ms: now_ms.saturating_sub(at),
+                },
+                _ => HostStatus::Live,
+            },
+        }
+    }
+
+    pub fn gpu_model_summary(&self) -> String {
+        let Some(first) = self.gpus.first() else {
+            return "-".to_string();
+        };
+        let name = short_gpu_name(&first.latest.name);
+        if self.gpus.iter().all(|g| g.latest.name == first.latest.name) {
+            format!("{name} x{}", self.gpus.len())
+        } else {
+            format!("{name}+ x{}", self.gpus.len())
+        }
+    }
+
+    pub fn mean_utilization_pct(&self) -> Option<f64> {
+        mean(
+            self.gpus
+                .iter()
+                .filter_map(|g| g.latest.utilization_gpu_pct),
+        )
+    }
+
+    /// Summed (used, total) VRAM over the GPUs that reported both.
+    pub fn memory_mib(&self) -> Option<(u64, u64)> {
+        let mut any = false;
+        let (mut used, mut total) = (0u64, 0u64);
+        for g in &self.gpus {
+            if let (Some(u), Some(t)) = (g.latest.memory_used_mib, g.latest.memory_total_mib) {
+                any = true;
+                used += u;
+                total += t;
+            }
+        }
+        any.then_some((used, total))
+    }
+
+    pub fn hottest_c(&self) -> Option<f64> {
+        self.gpus
+            .iter()
+            .filter_map(|g| g.latest.temperature_c)
+            .fold(None, |acc: Option<f64>, t| {
+                Some(acc.map_or(t, |a| a.max(t)))
+            })
+    }
+
+    /// Summed (draw, enforced limit) over the GPUs that reported both.
+    pub fn power_w(&self) -> Option<(f64, f64)> {
+        let mut any = false;
+        let (mut draw, mut limit) = (0.0, 0.0);
+        for g in &self.gpus {
+            if let (Some(d), Some(l)) = (g.latest.power_draw_w, g.latest.power_limit_w) {
+                any = true;
+                draw += d;
+                limit += l;
+            }
+        }
+        any.then_some((draw, limit))
+    }
+
+    pub fn lost_raw(&self) -> Option<&str> {
+        match &self.link {
+            Link::Lost { raw, .. } => Some(raw),
+            _ => None,
+        }
+    }
+}
+
+/// A compact age: `12s`, `4m`, `3h`, `2d`.
+pub fn format_age(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m", s / 60),
+        3600..=86_399 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// "NVIDIA H100 80GB HBM3" -> "H100 80GB HBM3"; "NVIDIA GeForce RTX 4090" -> "RTX 4090".
+pub fn short_gpu_name(name: &str) -> &str {
+    let name = name.strip_prefix("NVIDIA ").unwrap_or(name);
+    name.strip_prefix("GeForce ").unwrap_or(name)
+}

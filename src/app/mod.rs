@@ -1,0 +1,18 @@
+//! The app: events in, a pure `update` over the model, commands out.
+
+pub mod action;
+pub mod badges;
+pub mod command;
+pub mod event;
+pub mod history;
+pub mod host;
+pub mod keymap;
+pub mod model;
+pub mod runtime;
+
+pub mod update;
+
+pub use command::Command;
+pub use event::{Event, HostEvent, HostId};
+pub use model::{Model, ModelOptions, View};
+pub use update::update;

@@ -1,0 +1,177 @@
+//! The whole state the console shows; only `update` changes it.
+
+use crate::app::host::{HostState, HostStatus};
+use crate::app::keymap::InputMode;
+use crate::telemetry::TimestampMs;
+
+/// Which screen is on top.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Fleet,
+    Host(usize),
+}
+
+/// Which pane of the host view has the cursor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostFocus {
+    Gpus,
+    Processes,
+}
+
+/// Fleet view ordering; `s` cycles through them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    Config,
+    Name,
+    Status,
+    Utilization,
+    Memory,
+    Temperature,
+    Power,
+}
+
+impl SortKey {
+    pub fn next(self) -> Self {
+        match self {
+            SortKey::Config => SortKey::Name,
+            SortKey::Name => SortKey::Status,
+            SortKey::Status => SortKey::Utilization,
+            SortKey::Utilization => SortKey::Memory,
+            SortKey::Memory => SortKey::Temperature,
+            SortKey::Temperature => SortKey::Power,
+            SortKey::Power => SortKey::Config,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SortKey::Config => "config order",
+            SortKey::Name => "name",
+            SortKey::Status => "status",
+            SortKey::Utilization => "utilization",
+            SortKey::Memory => "VRAM",
+            SortKey::Temperature => "temperature",
+            SortKey::Power => "power",
+        }
+    }
+}
+
+/// Settings the model is built with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelOptions {
+    pub interval_ms: u64,
+    pub history_minutes: u32,
+    pub read_only: bool,
+}
+
+impl Default for ModelOptions {
+    fn default() -> Self {
+        Self {
+            interval_ms: 1000,
+            history_minutes: 15,
+            read_only: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    pub hosts: Vec<HostState>,
+    pub view: View,
+    /// Position in the *visible* (filtered, sorted) fleet list.
+    pub fleet_cursor: usize,
+    pub gpu_cursor: usize,
+    pub process_cursor: usize,
+    pub host_focus: HostFocus,
+    pub filter: String,
+    pub input_mode: InputMode,
+    pub sort: SortKey,
+    pub now_ms: TimestampMs,
+    pub options: ModelOptions,
+    pub quit: bool,
+    dirty: bool,
+}
+
+impl Model {
+    pub fn new(host_names: Vec<String>, options: ModelOptions, now_ms: TimestampMs) -> Self {
+        let points = options.history_minutes as usize * 60;
+        Self {
+            hosts: host_names
+                .into_iter()
+                .map(|n| HostState::new(n, points))
+                .collect(),
+            view: View::Fleet,
+            fleet_cursor: 0,
+            gpu_cursor: 0,
+            process_cursor: 0,
+            host_focus: HostFocus::Gpus,
+            filter: String::new(),
+            input_mode: InputMode::Normal,
+            sort: SortKey::Config,
+            now_ms,
+            options,
+            quit: false,
+            dirty: true,
+        }
+    }
+
+    pub fn status(&self, host: usize) -> Option<HostStatus> {
+        self.hosts
+            .get(host)
+            .map(|h| h.status(self.now_ms, self.options.interval_ms))
+    }
+
+    /// Host indices as the fleet view lists them: filtered by name/model/status text, sorted.
+    pub fn visible_hosts(&self) -> Vec<usize> {
+        let needle = self.filter.to_lowercase();
+        let mut ids: Vec<usize> = (0..self.hosts.len())
+            .filter(|&i| needle.is_empty() || self.matches_filter(i, &needle))
+            .collect();
+        let key_f64 = |i: usize| -> f64 {
+            let h = &self.hosts[i];
+            match self.sort {
+                SortKey::Utilization => h.mean_utilization_pct().unwrap_or(-1.0),
+                SortKey::Memory => h
+                    .memory_mib()
+                    .map_or(-1.0, |(u, t)| u as f64 / t.max(1) as f64),
+                SortKey::Temperature => h.hottest_c().unwrap_or(-1.0),
+                SortKey::Power => h.power_w().map_or(-1.0, |(d, _)| d),
+                _ => 0.0,
+            }
+        };
+        match self.sort {
+            SortKey::Config => {}
+            SortKey::Name => ids.sort_by(|&a, &b| self.hosts[a].name.cmp(&self.hosts[b].name)),
+            SortKey::Status => {
+                ids.sort_by_key(|&i| self.status(i).map_or(u8::MAX, |s| s.severity_rank()))
+            }
+            _ => ids.sort_by(|&a, &b| key_f64(b).total_cmp(&key_f64(a))),
+        }
+        ids
+    }
+
+    fn matches_filter(&self, host: usize, needle: &str) -> bool {
+        let h = &self.hosts[host];
+        h.name.to_lowercase().contains(needle)
+            || h.gpus
+                .iter()
+                .any(|g| g.latest.name.to_lowercase().contains(needle))
+            || self
+                .status(host)
+                .is_some_and(|s| s.text().to_lowercase().contains(needle))
+    }
+
+    /// The host under the fleet cursor.
+    pub fn selected_host(&self) -> Option<usize> {
+        self.visible_hosts().get(self.fleet_cursor).copied()
+    }
+
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// True once after any change; the runtime redraws only then.
+    pub fn take_dirty(&mut self) -> bool {
+        std::mem::take(&mut self.dirty)
+    }
+}

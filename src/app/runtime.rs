@@ -1,0 +1,88 @@
+//! The interactive loop: owns the terminal, feeds events to `update`, runs commands, redraws only
+//! when something changed.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use crossterm::event::Event as TermEvent;
+
+use crate::app::command::Command;
+use crate::app::event::Event;
+use crate::app::model::Model;
+use crate::app::update::update;
+use crate::telemetry::source::{EventSink, SourceHandle, now_ms};
+use crate::theme::Theme;
+
+/// How often the clock ticks (stale ages, chart windows) when nothing else happens.
+const TICK: Duration = Duration::from_secs(1);
+
+/// Forwards terminal input to the event channel from a thread of its own, so the loop only ever
+/// waits on one channel.
+pub fn spawn_input(sink: EventSink) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("input".to_string())
+        .spawn(move || {
+            while let Ok(ev) = crossterm::event::read() {
+                let event = match ev {
+                    TermEvent::Key(key) => Event::Key(key),
+                    TermEvent::Resize(_, _) => Event::Resize,
+                    _ => continue,
+                };
+                if sink.send(event).is_err() {
+                    return;
+                }
+            }
+        })?;
+    Ok(())
+}
+
+/// Runs the console until the user quits. The terminal is restored on return and on panic.
+pub fn run(
+    mut model: Model,
+    theme: &Theme,
+    events: Receiver<Event>,
+    sink: EventSink,
+    sources: Vec<SourceHandle>,
+) -> std::io::Result<()> {
+    spawn_input(sink)?;
+    let mut terminal = ratatui::init();
+    let result = event_loop(&mut terminal, &mut model, theme, &events);
+    ratatui::restore();
+    for source in sources {
+        drop(source);
+    }
+    result
+}
+
+fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    model: &mut Model,
+    theme: &Theme,
+    events: &Receiver<Event>,
+) -> std::io::Result<()> {
+    let mut next_tick = Instant::now() + TICK;
+    loop {
+        if model.take_dirty() {
+            terminal.draw(|frame| crate::ui::draw(frame, model, theme))?;
+        }
+        let wait = next_tick.saturating_duration_since(Instant::now());
+        let mut commands = match events.recv_timeout(wait) {
+            Ok(event) => update(model, event),
+            Err(RecvTimeoutError::Timeout) => Vec::new(),
+            Err(RecvTimeoutError::Disconnected) => return Ok(()),
+        };
+        // Take everything already queued before drawing, so a burst of samples costs one frame.
+        while let Ok(event) = events.try_recv() {
+            commands.extend(update(model, event));
+        }
+        if Instant::now() >= next_tick {
+            next_tick = Instant::now() + TICK;
+            commands.extend(update(model, Event::Tick { now_ms: now_ms() }));
+        }
+        for command in commands {
+            match command {
+                Command::Quit => return Ok(()),
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gpufleet",
+    version,
+    about = "Watch, triage and pay for rented GPUs from one terminal"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Option<CliCommand>,
+}
+
+/// Flags accepted before or after a subcommand.
+#[derive(Debug, Args, Clone, Default)]
+pub struct GlobalArgs {
+    /// A simulated fleet; needs no hosts and no GPU.
+    #[arg(long, global = true, conflicts_with = "local")]
+    pub demo: bool,
+
+    /// Watch the GPUs of this machine through NVML.
+    #[arg(long, global = true)]
+    pub local: bool,
+
+    /// Config file (default: the XDG config path, e.g. ~/.config/gpufleet/config.toml).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Colour theme: dark, light, high-contrast, ansi16, or a user theme name.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub theme: Option<String>,
+
+    /// Refuse every action that changes a host.
+    #[arg(long, global = true)]
+    pub read_only: bool,
+
+    /// Simulator clock speed (with --demo): 10 runs ten simulated seconds per second.
+    #[arg(long, global = true, default_value_t = 1.0, value_name = "N")]
+    pub speed: f64,
+
+    /// Seed of the simulated fleet (with --demo).
+    #[arg(long, global = true, default_value_t = 7, value_name = "N")]
+    pub seed: u64,
+
+    /// Sample interval in milliseconds (overrides the config).
+    #[arg(long, global = true, value_name = "MS")]
+    pub interval_ms: Option<u64>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CliCommand {
+    /// Read every host once, print a table (or JSON) and exit; non-zero if a host could not be read.
+    Snapshot {
+        /// Print JSON (schema in the README) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}

@@ -1,0 +1,309 @@
+//! The TOML config file: hosts to watch, what they cost, how to release them and the fleet's red
+//! lines, checked strictly with messages of the form `file:line: key: message`.
+
+pub(crate) mod locate;
+mod ssh_target;
+mod validate;
+mod values;
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use locate::{Document, Located};
+
+pub use ssh_target::{SshTarget, SshTargetError, parse_ssh_target};
+pub use values::{CudaVersion, Rfc3339};
+
+/// Everything the config file can say. `Config::default()` is a valid config with no hosts.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// A bundled theme name or the stem of a file in the user's theme directory.
+    pub theme: Option<String>,
+    /// How often each host is sampled, 100..=60000.
+    pub interval_ms: u64,
+    /// How much history is kept per GPU, at least 10.
+    pub history_minutes: u32,
+    /// Hides every action that changes a host, as `--read-only` does.
+    pub read_only: bool,
+    /// Utilization below this counts as idle, which is what costs money for nothing.
+    pub idle_util_pct: f64,
+    /// Utilization at or above this counts as busy.
+    pub busy_util_pct: f64,
+    /// How long a GPU must stay idle before it is reported as idle.
+    pub idle_minutes: u64,
+    pub hosts: Vec<HostConfig>,
+    pub budget: Option<Budget>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            theme: None,
+            interval_ms: 1_000,
+            history_minutes: 15,
+            read_only: false,
+            idle_util_pct: 5.0,
+            busy_util_pct: 70.0,
+            idle_minutes: 10,
+            hosts: Vec::new(),
+            budget: None,
+        }
+    }
+}
+
+impl Config {
+    pub fn host(&self, name: &str) -> Option<&HostConfig> {
+        self.hosts.iter().find(|host| host.name == name)
+    }
+}
+
+/// One rented machine.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// Unique across the file; shown in the fleet table.
+    pub name: String,
+    pub ssh: SshTarget,
+    /// As written; `~` is left for [`expand_home`] so the config stays portable.
+    pub identity_file: Option<PathBuf>,
+    /// The name of the environment variable holding the SSH password, never the password.
+    pub password_env: Option<String>,
+    pub price_per_hour: Option<f64>,
+    /// ISO 4217 code such as `USD` or `CNY`.
+    pub currency: Option<String>,
+    pub billing_started: Option<Rfc3339>,
+    /// The command (argv, no shell) that saves what matters before a release.
+    pub backup: Option<Vec<String>>,
+    #[serde(default)]
+    pub auto_release: bool,
+    pub expect: Option<Expect>,
+    pub release: Option<ReleaseConfig>,
+}
+
+/// What the host was rented as, checked against what it reports.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// A substring of the model name, such as `RTX 4090` or `H200`.
+    pub gpu: Option<String>,
+    pub count: Option<u32>,
+    /// Memory of each GPU.
+    pub memory_gib: Option<f64>,
+    pub min_cuda: Option<CudaVersion>,
+}
+
+/// How to stop paying for a host.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseConfig {
+    pub provider: Provider,
+    pub instance_id: Option<String>,
+    /// The name of the environment variable holding the API token.
+    pub token_env: Option<String>,
+    /// A file holding the API token; `~` is left for [`expand_home`].
+    pub token_file: Option<PathBuf>,
+    /// Overrides the provider's API address (a local test server, a proxy).
+    pub base_url: Option<String>,
+    /// The argv run for `provider = "command"`; `{instance_id}` is filled in.
+    pub command: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+pub enum Provider {
+    #[serde(rename = "vast")]
+    Vast,
+    #[serde(rename = "runpod")]
+    RunPod,
+    #[serde(rename = "lambda")]
+    Lambda,
+    #[serde(rename = "autodl")]
+    AutoDl,
+    /// A user-supplied command does the release.
+    #[serde(rename = "command")]
+    Command,
+    /// The host is shut down over SSH.
+    #[serde(rename = "ssh")]
+    Ssh,
+}
+
+impl Provider {
+    /// The spelling used in the config file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Vast => "vast",
+            Self::RunPod => "runpod",
+            Self::Lambda => "lambda",
+            Self::AutoDl => "autodl",
+            Self::Command => "command",
+            Self::Ssh => "ssh",
+        }
+    }
+
+    /// Whether releasing goes through the provider's web API, which needs an instance id and a
+    /// token.
+    pub fn uses_api(self) -> bool {
+        matches!(
+            self,
+            Self::Vast | Self::RunPod | Self::Lambda | Self::AutoDl
+        )
+    }
+}
+
+/// Fleet-wide red lines.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    /// Total spend across hosts, in the hosts' currency.
+    pub max_spend: Option<f64>,
+    pub max_hours: Option<f64>,
+}
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file is not TOML, or a value has the wrong type or an unknown key.
+    #[error("{}:{line}: {}{message}", .path.display(), key_prefix(.key))]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        key: String,
+        message: String,
+    },
+    /// The file is well-formed but a value breaks a rule.
+    #[error("{}:{line}: {}{message}", .path.display(), key_prefix(.key))]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        key: String,
+        message: String,
+    },
+}
+
+fn key_prefix(key: &str) -> String {
+    if key.is_empty() {
+        String::new()
+    } else {
+        format!("{key}: ")
+    }
+}
+
+/// `~/.config/gpufleet/config.toml` on Linux; `None` when there is no home directory.
+pub fn default_path() -> Option<PathBuf> {
+    config_dir().map(|dir| dir.join("config.toml"))
+}
+
+/// gpufleet's XDG config directory, `~/.config/gpufleet` on Linux.
+pub fn config_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "gpufleet").map(|dirs| dirs.config_dir().to_owned())
+}
+
+/// Where user themes live (`<config dir>/themes`): the directory to pass to
+/// `Theme::load_named`, kept apart from `config.toml` so no theme name can pick up the config.
+pub fn themes_dir() -> Option<PathBuf> {
+    config_dir().map(|dir| dir.join("themes"))
+}
+
+/// Replaces a leading `~` with the home directory; other paths come back unchanged.
+pub fn expand_home(path: &Path) -> PathBuf {
+    let Ok(rest) = path.strip_prefix("~") else {
+        return path.to_owned();
+    };
+    match directories::BaseDirs::new() {
+        Some(dirs) => dirs.home_dir().join(rest),
+        None => path.to_owned(),
+    }
+}
+
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse(&text, path)
+}
+
+/// Like [`load`], but a file that does not exist is `Ok(None)`: the default location is
+/// allowed to be empty, a path given with `--config` is not.
+pub fn load_optional(path: &Path) -> Result<Option<Config>, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse(&text, path).map(Some),
+        Err(source) if source.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ConfigError::Io {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// Parses and validates `text`; `path` is only used to name the file in errors.
+pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    let doc = Document::parse(text).map_err(|located| parse_error(path, located))?;
+    // Before deserializing, so that an inline secret gets its own advice rather than
+    // "unknown key".
+    if let Some(problem) = validate::inline_secret(&doc) {
+        return Err(invalid(path, &doc, problem));
+    }
+    let config: Config = doc
+        .deserialize()
+        .map_err(|located| parse_error(path, located))?;
+    validate::check(&config).map_err(|problem| invalid(path, &doc, problem))?;
+    Ok(config)
+}
+
+fn parse_error(path: &Path, located: Located) -> ConfigError {
+    ConfigError::Parse {
+        path: path.to_owned(),
+        line: located.line,
+        key: located.key,
+        message: located.message,
+    }
+}
+
+fn invalid(path: &Path, doc: &Document<'_>, problem: validate::Problem) -> ConfigError {
+    ConfigError::Invalid {
+        path: path.to_owned(),
+        line: doc.line_of(&problem.path),
+        key: problem.path.to_string(),
+        message: problem.message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_config_passes_validation() {
+        assert!(validate::check(&Config::default()).is_ok());
+    }
+
+    #[test]
+    fn an_empty_file_is_the_default_config() {
+        let parsed = parse("", Path::new("c.toml")).map_err(|e| e.to_string());
+        assert_eq!(parsed, Ok(Config::default()));
+    }
+
+    #[test]
+    fn unquoted_toml_datetime_is_accepted_for_billing_started() {
+        let text = "[[hosts]]\nname = \"a\"\nssh = \"a\"\nbilling_started = 2026-11-29T08:00:00Z\n";
+        let config = parse(text, Path::new("c.toml")).map_err(|e| e.to_string());
+        let started = config.map(|c| c.hosts[0].billing_started.as_ref().map(Rfc3339::unix_ms));
+        assert_eq!(started, Ok(Some(1_795_939_200_000)));
+    }
+
+    #[test]
+    fn home_is_expanded_only_at_the_start() {
+        assert_eq!(expand_home(Path::new("/a/~/b")), PathBuf::from("/a/~/b"));
+        assert_ne!(
+            expand_home(Path::new("~/.ssh/id")),
+            PathBuf::from("~/.ssh/id")
+        );
+    }
+}

@@ -1,0 +1,319 @@
+//! Small typed values of the config file that carry their own format: RFC 3339 times, CUDA
+//! versions and environment-variable names.
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+
+/// An RFC 3339 date and time with its offset, read without a date library. Keeps the text as
+/// written so that it can be shown back unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Rfc3339 {
+    text: String,
+    unix_ms: i64,
+}
+
+impl Rfc3339 {
+    /// Reads `2026-11-29T08:00:00Z`, `2026-11-29 16:00:00.5+08:00` and the like.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let unix_ms = parse_rfc3339_ms(text).map_err(|why| {
+            format!("{text:?} is not an RFC 3339 time like 2026-11-29T08:00:00Z: {why}")
+        })?;
+        Ok(Self {
+            text: text.to_owned(),
+            unix_ms,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Milliseconds since the Unix epoch, the unit the telemetry timestamps use.
+    pub fn unix_ms(&self) -> i64 {
+        self.unix_ms
+    }
+}
+
+impl fmt::Display for Rfc3339 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for Rfc3339 {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TimeVisitor;
+
+        impl<'de> Visitor<'de> for TimeVisitor {
+            type Value = Rfc3339;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an RFC 3339 date and time such as \"2026-11-29T08:00:00Z\"")
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Rfc3339, E> {
+                Rfc3339::parse(text).map_err(E::custom)
+            }
+
+            // An unquoted TOML datetime arrives as a map; accepting it spares the user a
+            // confusing "expected a string" for a value TOML itself calls valid.
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Rfc3339, A::Error> {
+                let native =
+                    toml::value::Datetime::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                self.visit_str(&native.to_string())
+            }
+        }
+
+        deserializer.deserialize_any(TimeVisitor)
+    }
+}
+
+fn parse_rfc3339_ms(text: &str) -> Result<i64, &'static str> {
+    let bytes = text.as_bytes();
+    let digits = |from: usize, len: usize| -> Result<i64, &'static str> {
+        let part = bytes.get(from..from + len).ok_or("too short")?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return Err("expected digits where a number belongs");
+        }
+        Ok(part.iter().fold(0, |acc, b| acc * 10 + i64::from(b - b'0')))
+    };
+    let separator = |at: usize, allowed: &[u8], why: &'static str| match bytes.get(at) {
+        Some(b) if allowed.contains(b) => Ok(()),
+        _ => Err(why),
+    };
+    let year = digits(0, 4)?;
+    separator(4, b"-", "the date must be YYYY-MM-DD")?;
+    let month = digits(5, 2)?;
+    separator(7, b"-", "the date must be YYYY-MM-DD")?;
+    let day = digits(8, 2)?;
+    separator(10, b"Tt ", "date and time must be separated by 'T'")?;
+    let hour = digits(11, 2)?;
+    separator(13, b":", "the time must be HH:MM:SS")?;
+    let minute = digits(14, 2)?;
+    separator(16, b":", "the time must be HH:MM:SS")?;
+    let second = digits(17, 2)?;
+
+    if !(1..=12).contains(&month) {
+        return Err("the month is out of range");
+    }
+    if day < 1 || day > days_in_month(year, month) {
+        return Err("the day is out of range for its month");
+    }
+    // 60 is a leap second, which RFC 3339 allows.
+    if hour > 23 || minute > 59 || second > 60 {
+        return Err("the time of day is out of range");
+    }
+
+    let mut at = 19;
+    let mut millis = 0;
+    if bytes.get(at) == Some(&b'.') {
+        let start = at + 1;
+        let len = bytes[start..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if len == 0 {
+            return Err("a '.' must be followed by fractional seconds");
+        }
+        let kept = len.min(3);
+        let scale = [100, 10, 1][kept - 1];
+        millis = digits(start, kept)? * scale;
+        at = start + len;
+    }
+
+    let offset_minutes = match bytes.get(at) {
+        Some(b'Z' | b'z') if at + 1 == bytes.len() => 0,
+        Some(sign @ (b'+' | b'-')) if at + 6 == bytes.len() => {
+            let hours = digits(at + 1, 2)?;
+            separator(at + 3, b":", "the offset must be +HH:MM")?;
+            let minutes = digits(at + 4, 2)?;
+            if hours > 23 || minutes > 59 {
+                return Err("the offset is out of range");
+            }
+            let total = hours * 60 + minutes;
+            if *sign == b'-' { -total } else { total }
+        }
+        None => return Err("it needs a UTC offset such as Z or +08:00"),
+        _ => return Err("it must end in Z or an offset such as +08:00"),
+    };
+
+    let days = days_from_civil(year, month, day);
+    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset_minutes * 60;
+    Ok(seconds * 1_000 + millis)
+}
+
+fn is_leap_year(year: i64) -> bool {
+    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if is_leap_year(year) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's algorithm,
+/// which shifts the year to start in March so the leap day falls last).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month_from_march = (month + 9) % 12;
+    let day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// A CUDA version as `nvidia-smi` prints it (`12.1`), compared numerically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CudaVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl CudaVersion {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let bad = || format!("{text:?} is not a CUDA version like \"12.1\"");
+        let number = |part: &str| {
+            if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            part.parse::<u32>().map_err(|_| bad())
+        };
+        match text.split_once('.') {
+            Some((major, minor)) => Ok(Self {
+                major: number(major)?,
+                minor: number(minor)?,
+            }),
+            None => Ok(Self {
+                major: number(text)?,
+                minor: 0,
+            }),
+        }
+    }
+}
+
+impl fmt::Display for CudaVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+impl<'de> Deserialize<'de> for CudaVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct VersionVisitor;
+
+        const AS_STRING: &str = "write the version as a string such as \"12.1\" (as a number, 12.10 would read as 12.1)";
+
+        impl Visitor<'_> for VersionVisitor {
+            type Value = CudaVersion;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a CUDA version such as \"12.1\"")
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<CudaVersion, E> {
+                CudaVersion::parse(text).map_err(E::custom)
+            }
+
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<CudaVersion, E> {
+                Err(E::custom(AS_STRING))
+            }
+
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<CudaVersion, E> {
+                Err(E::custom(AS_STRING))
+            }
+
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<CudaVersion, E> {
+                Err(E::custom(AS_STRING))
+            }
+        }
+
+        deserializer.deserialize_any(VersionVisitor)
+    }
+}
+
+/// `[A-Z_][A-Z0-9_]*`: the names the config may point at for secrets.
+pub(crate) fn is_env_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(text: &str) -> i64 {
+        match Rfc3339::parse(text) {
+            Ok(time) => time.unix_ms(),
+            Err(why) => panic!("{why}"),
+        }
+    }
+
+    #[test]
+    fn rfc3339_matches_known_epoch_values() {
+        assert_eq!(ms("1970-01-01T00:00:00Z"), 0);
+        assert_eq!(ms("2000-03-01T00:00:00Z"), 951_868_800_000);
+        assert_eq!(ms("2026-11-29T08:00:00Z"), 1_795_939_200_000);
+        assert_eq!(ms("2026-11-29T16:00:00+08:00"), 1_795_939_200_000);
+        assert_eq!(ms("2026-11-29 07:30:00.25-00:30"), 1_795_939_200_250);
+        assert_eq!(ms("1969-12-31T23:59:59z"), -1_000);
+    }
+
+    #[test]
+    fn rfc3339_rejects_what_it_cannot_place_in_time() {
+        for bad in [
+            "2026-11-29T08:00:00",
+            "2026-11-29",
+            "2026-02-29T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-11-29T24:00:00Z",
+            "2026-11-29T08:00:00+8:00",
+            "2026/11/29T08:00:00Z",
+            "2026-11-29T08:00:00Zjunk",
+        ] {
+            assert!(Rfc3339::parse(bad).is_err(), "{bad}");
+        }
+        assert!(Rfc3339::parse("2024-02-29T00:00:00Z").is_ok());
+    }
+
+    #[test]
+    fn cuda_versions_compare_numerically() {
+        let parse = |text| CudaVersion::parse(text).map_err(|why| why.to_string());
+        assert_eq!(
+            parse("12.1"),
+            Ok(CudaVersion {
+                major: 12,
+                minor: 1
+            })
+        );
+        assert_eq!(
+            parse("13"),
+            Ok(CudaVersion {
+                major: 13,
+                minor: 0
+            })
+        );
+        assert!(parse("12.10") > parse("12.9"));
+        assert!(parse("12.").is_err());
+        assert!(parse("v12").is_err());
+    }
+
+    #[test]
+    fn env_var_names() {
+        assert!(is_env_var_name("VAST_API_KEY"));
+        assert!(is_env_var_name("_X1"));
+        assert!(!is_env_var_name("1X"));
+        assert!(!is_env_var_name("vast_api_key"));
+        assert!(!is_env_var_name(""));
+        assert!(!is_env_var_name("sk-abc123"));
+    }
+}

@@ -1,0 +1,11 @@
+//! gpufleet: a terminal console for rented GPUs.
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod launch;
+pub mod snapshot;
+pub mod telemetry;
+pub mod theme;
+pub mod ui;
+pub mod remote;

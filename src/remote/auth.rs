@@ -1,0 +1,303 @@
+//! Logging in, in OpenSSH's order: ssh-agent, key files, then a password (from the named
+//! environment variable, else asked for). Every failed step is named in the final error.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use ssh2::{ErrorCode, KeyboardInteractivePrompt, Prompt, Session};
+
+use crate::remote::credentials::{CredentialCache, PromptContext, Prompter, Secret};
+use crate::remote::digest::base64_decode;
+use crate::remote::error::RemoteError;
+
+/// libssh2 reports a key it cannot decrypt or parse as a file error.
+const LIBSSH2_ERROR_FILE: i32 = -16;
+/// How many times the user is asked again after a wrong passphrase or password.
+const PROMPT_TRIES: usize = 3;
+
+pub(crate) struct AuthInput<'a> {
+    pub user: &'a str,
+    pub identity_files: &'a [PathBuf],
+    pub password_env: Option<&'a str>,
+    pub use_agent: bool,
+    pub prompter: Option<&'a dyn Prompter>,
+    pub ctx: &'a PromptContext,
+}
+
+/// Authenticates `session` (blocking mode, handshake done) or explains every attempt.
+pub(crate) fn authenticate(
+    session: &Session,
+    input: &AuthInput<'_>,
+    cache: &mut CredentialCache,
+) -> Result<(), RemoteError> {
+    let offered = match session.auth_methods(input.user) {
+        Ok(methods) => methods.to_string(),
+        Err(_) if session.authenticated() => return Ok(()),
+        Err(e) => return Err(RemoteError::ssh("asking for auth methods", &e)),
+    };
+    let offers = |m: &str| offered.split(',').any(|o| o == m);
+    let mut tried = Vec::new();
+    if offers("publickey") {
+        if input.use_agent && std::env::var_os("SSH_AUTH_SOCK").is_some() {
+            match try_agent(session, input.user) {
+                Ok(()) => return Ok(()),
+                Err(why) => tried.push(why),
+            }
+        }
+        for key in input.identity_files {
+            if try_key(session, input, cache, key, &mut tried) {
+                return Ok(());
+            }
+        }
+    }
+    if (offers("password") || offers("keyboard-interactive"))
+        && try_passwords(session, input, cache, &offered, &mut tried)
+    {
+        return Ok(());
+    }
+    if tried.is_empty() {
+        tried.push("nothing to try: no ssh-agent, no key file, no password_env".to_string());
+    }
+    Err(RemoteError::Auth {
+        target: input.ctx.target.clone(),
+        offered,
+        tried,
+    })
+}
+
+fn try_agent(session: &Session, user: &str) -> Result<(), String> {
+    let fail = |e: ssh2::Error| format!("ssh-agent: {}", e.message());
+    let mut agent = session.agent().map_err(fail)?;
+    agent.connect().map_err(fail)?;
+    agent.list_identities().map_err(fail)?;
+    let identities = agent.identities().map_err(fail)?;
+    for identity in &identities {
+        if agent.userauth(user, identity).is_ok() {
+            return Ok(());
+        }
+    }
+    let _ = agent.disconnect();
+    Err(format!(
+        "ssh-agent: none of its {} key(s) was accepted",
+        identities.len()
+    ))
+}
+
+/// Tries one key file; true when logged in. Encrypted keys use a remembered passphrase, else
+/// ask the prompter, else are named as needing one.
+fn try_key(
+    session: &Session,
+    input: &AuthInput<'_>,
+    cache: &mut CredentialCache,
+    key: &Path,
+    tried: &mut Vec<String>,
+) -> bool {
+    let shown = key.display();
+    let text = match std::fs::read_to_string(key) {
+        Ok(t) => t,
+        Err(e) => {
+            tried.push(format!("key {shown}: cannot read it ({e})"));
+            return false;
+        }
+    };
+    if !key_is_encrypted(&text) {
+        return match session.userauth_pubkey_file(input.user, None, key, None) {
+            Ok(()) => true,
+            Err(e) => {
+                tried.push(key_failure(&shown.to_string(), &e));
+                false
+            }
+        };
+    }
+    if let Some(secret) = cache.passphrase(key) {
+        if session
+            .userauth_pubkey_file(input.user, None, key, Some(secret.expose()))
+            .is_ok()
+        {
+            return true;
+        }
+        cache.forget_passphrase(key);
+    }
+    let Some(prompter) = input.prompter else {
+        tried.push(format!(
+            "key {shown} is encrypted and no passphrase can be asked for here; \
+             load it into ssh-agent (`ssh-add {shown}`) or connect from the console"
+        ));
+        return false;
+    };
+    for _ in 0..PROMPT_TRIES {
+        let Some(secret) = prompter.passphrase(input.ctx, key) else {
+            tried.push(format!(
+                "key {shown} is encrypted and no passphrase was given"
+            ));
+            return false;
+        };
+        match session.userauth_pubkey_file(input.user, None, key, Some(secret.expose())) {
+            Ok(()) => {
+                cache.remember_passphrase(key, &secret);
+                return true;
+            }
+            Err(e) if e.code() == ErrorCode::Session(LIBSSH2_ERROR_FILE) => {}
+            Err(e) => {
+                tried.push(key_failure(&shown.to_string(), &e));
+                return false;
+            }
+        }
+    }
+    tried.push(format!("key {shown}: wrong passphrase"));
+    false
+}
+
+fn key_failure(shown: &str, e: &ssh2::Error) -> String {
+    if e.code() == ErrorCode::Session(LIBSSH2_ERROR_FILE) {
+        format!("key {shown}: cannot be read ({})", e.message())
+    } else {
+        format!("key {shown} was not accepted by the server")
+    }
+}
+
+fn try_passwords(
+    session: &Session,
+    input: &AuthInput<'_>,
+    cache: &mut CredentialCache,
+    offered: &str,
+    tried: &mut Vec<String>,
+) -> bool {
+    if let Some(var) = input.password_env {
+        match std::env::var(var) {
+            Ok(text) => {
+                let secret = Secret::new(text);
+                if send_password(session, input.user, offered, &secret) {
+                    return true;
+                }
+                tried.push(format!("the password in ${var} was rejected"));
+            }
+            Err(_) => tried.push(format!("${var} is not set")),
+        }
+    }
+    if let Some(secret) = cache.password() {
+        if send_password(session, input.user, offered, &secret) {
+            return true;
+        }
+        cache.forget_password();
+    }
+    let Some(prompter) = input.prompter else {
+        return false;
+    };
+    for _ in 0..PROMPT_TRIES {
+        let Some(secret) = prompter.password(input.ctx) else {
+            return false;
+        };
+        if send_password(session, input.user, offered, &secret) {
+            cache.remember_password(&secret);
+            return true;
+        }
+        tried.push("the password typed was rejected".to_string());
+    }
+    false
+}
+
+fn send_password(session: &Session, user: &str, offered: &str, secret: &Secret) -> bool {
+    let offers = |m: &str| offered.split(',').any(|o| o == m);
+    if offers("password") && session.userauth_password(user, secret.expose()).is_ok() {
+        return true;
+    }
+    if offers("keyboard-interactive") && session.is_blocking() {
+        let mut responder = PasswordResponder(secret.expose());
+        return session
+            .userauth_keyboard_interactive(user, &mut responder)
+            .is_ok();
+    }
+    false
+}
+
+/// Answers keyboard-interactive logins (common on password-only rented hosts) with the password.
+struct PasswordResponder<'a>(&'a str);
+
+impl KeyboardInteractivePrompt for PasswordResponder<'_> {
+    fn prompt<'b>(
+        &mut self,
+        _user: &str,
+        _instructions: &str,
+        prompts: &[Prompt<'b>],
+    ) -> Vec<String> {
+        prompts.iter().map(|_| self.0.to_string()).collect()
+    }
+}
+
+/// Whether a private key file needs a passphrase: PEM keys say `ENCRYPTED`; OpenSSH-format keys
+/// name their cipher inside the base64 body (`none` when unencrypted, with the `bcrypt` KDF
+/// otherwise).
+pub(crate) fn key_is_encrypted(text: &str) -> bool {
+    if text.contains("ENCRYPTED") {
+        return true;
+    }
+    let body: String = text
+        .lines()
+        .skip_while(|l| !l.starts_with("-----BEGIN OPENSSH PRIVATE KEY-----"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("-----END"))
+        .map(str::trim)
+        .collect();
+    let Some(bytes) = (!body.is_empty()).then(|| base64_decode(&body)).flatten() else {
+        return false;
+    };
+    const MAGIC: &[u8] = b"openssh-key-v1\0";
+    let Some(rest) = bytes.strip_prefix(MAGIC) else {
+        return false;
+    };
+    let cipher = rest
+        .get(..4)
+        .and_then(|len| len.try_into().ok())
+        .map(|len: [u8; 4]| u32::from_be_bytes(len) as usize)
+        .and_then(|len| rest.get(4..4 + len))
+        .map(String::from_utf8_lossy)
+        .unwrap_or(Cow::Borrowed("none"));
+    cipher != "none"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keygen(dir: &Path, name: &str, args: &[&str]) -> Option<String> {
+        let path = dir.join(name);
+        let status = std::process::Command::new("ssh-keygen")
+            .args(["-q", "-f"])
+            .arg(&path)
+            .args(args)
+            .status()
+            .ok()?;
+        status
+            .success()
+            .then(|| std::fs::read_to_string(&path).ok())?
+    }
+
+    #[test]
+    fn detects_encrypted_keys_of_every_format() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cases = [
+            ("plain_ed", vec!["-t", "ed25519", "-N", ""], false),
+            ("enc_ed", vec!["-t", "ed25519", "-N", "passphrase"], true),
+            ("enc_ecdsa", vec!["-t", "ecdsa", "-N", "passphrase"], true),
+            (
+                "plain_pem",
+                vec!["-t", "rsa", "-b", "1024", "-m", "PEM", "-N", ""],
+                false,
+            ),
+            (
+                "enc_pem",
+                vec!["-t", "rsa", "-b", "1024", "-m", "PEM", "-N", "passphrase"],
+                true,
+            ),
+        ];
+        for (name, args, want) in cases {
+            let Some(text) = keygen(dir.path(), name, &args) else {
+                eprintln!("ssh-keygen unavailable; skipping {name}");
+                continue;
+            };
+            assert_eq!(key_is_encrypted(&text), want, "{name}");
+        }
+        assert!(!key_is_encrypted("not a key"));
+    }
+}

@@ -1,0 +1,78 @@
+//! Reconnect delays: exponential with jitter, capped, so a fleet that lost its network does not
+//! reconnect in lockstep.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+#[derive(Debug, Clone)]
+pub(crate) struct Backoff {
+    base_ms: u64,
+    cap_ms: u64,
+    failures: u32,
+    rng: u64,
+}
+
+impl Backoff {
+    pub(crate) fn new(base_ms: u64, cap_ms: u64, seed: u64) -> Self {
+        let clock = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        Self {
+            base_ms: base_ms.max(1),
+            cap_ms: cap_ms.max(base_ms.max(1)),
+            failures: 0,
+            // xorshift must not start at zero.
+            rng: (clock ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1,
+        }
+    }
+
+    /// The next delay: uniform in [half, full] of `base * 2^failures`, never above the cap.
+    pub(crate) fn next_delay(&mut self) -> Duration {
+        let exp = self
+            .base_ms
+            .saturating_mul(1u64 << self.failures.min(20))
+            .min(self.cap_ms);
+        self.failures = self.failures.saturating_add(1);
+        let half = exp / 2;
+        Duration::from_millis(half + self.random() % (exp - half + 1))
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.failures = 0;
+    }
+
+    fn random(&mut self) -> u64 {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        x
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grows_jitters_and_caps() {
+        let mut b = Backoff::new(1_000, 30_000, 7);
+        let delays: Vec<u64> = (0..10).map(|_| b.next_delay().as_millis() as u64).collect();
+        for (i, d) in delays.iter().enumerate() {
+            let full = (1_000u64 << i).min(30_000);
+            assert!((full / 2..=full).contains(d), "attempt {i}: {d} ms");
+        }
+        assert!(delays[9] >= 15_000);
+        b.reset();
+        assert!(b.next_delay() <= Duration::from_millis(1_000));
+    }
+
+    #[test]
+    fn hosts_do_not_move_in_lockstep() {
+        let firsts: Vec<Duration> = (0..8)
+            .map(|seed| Backoff::new(10_000, 30_000, seed).next_delay())
+            .collect();
+        assert!(firsts.iter().any(|d| *d != firsts[0]), "{firsts:?}");
+    }
+}

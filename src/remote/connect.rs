@@ -1,0 +1,288 @@
+//! Opening an authenticated session: TCP (no Nagle delay), a capped number of concurrent
+//! handshakes, host-key verification against known_hosts, then authentication.
+
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::{Condvar, Mutex, PoisonError};
+use std::time::Duration;
+
+use ssh2::{ErrorCode, MethodType, Session};
+
+use crate::remote::LinkOptions;
+use crate::remote::auth::{AuthInput, authenticate};
+use crate::remote::credentials::{CredentialCache, HostKeyPrompt, PromptContext, Prompter, Secret};
+use crate::remote::error::RemoteError;
+use crate::remote::known_hosts::{KnownHostsFile, Verdict, append};
+use crate::remote::mux::Connection;
+use crate::remote::target::{RemoteHost, home_dir};
+
+/// sshd's default `MaxStartups 10:30:100` starts dropping a client's connections beyond ~10
+/// unauthenticated at once; staying under that keeps a large fleet from tripping it.
+pub const MAX_CONCURRENT_HANDSHAKES: usize = 8;
+/// Handshake failures that a crowded sshd produces (no banner, connection dropped) are retried.
+const HANDSHAKE_TRIES: u32 = 3;
+const RETRYABLE_HANDSHAKE: [i32; 5] = [-2, -3, -7, -13, -43];
+
+struct Gate {
+    in_use: Mutex<usize>,
+    freed: Condvar,
+}
+
+static HANDSHAKES: Gate = Gate {
+    in_use: Mutex::new(0),
+    freed: Condvar::new(),
+};
+
+/// A slot among the concurrent handshakes; given back on drop.
+struct Permit;
+
+impl Gate {
+    fn acquire(&'static self, ctx: &PromptContext) -> Result<Permit, RemoteError> {
+        let mut in_use = self.in_use.lock().unwrap_or_else(PoisonError::into_inner);
+        while *in_use >= MAX_CONCURRENT_HANDSHAKES {
+            if ctx.cancelled() {
+                return Err(RemoteError::Stopped);
+            }
+            in_use = self
+                .freed
+                .wait_timeout(in_use, Duration::from_millis(100))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        *in_use += 1;
+        Ok(Permit)
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut in_use = HANDSHAKES
+            .in_use
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *in_use = in_use.saturating_sub(1);
+        HANDSHAKES.freed.notify_one();
+    }
+}
+
+/// A prompter that first gives back the handshake slot: a user taking a minute to answer
+/// must not hold up every other host's connection.
+struct ReleasingPrompter<'a> {
+    inner: &'a dyn Prompter,
+    permit: Mutex<Option<Permit>>,
+}
+
+impl ReleasingPrompter<'_> {
+    fn release(&self) {
+        self.permit
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+}
+
+impl Prompter for ReleasingPrompter<'_> {
+    fn confirm_host_key(&self, ctx: &PromptContext, key: &HostKeyPrompt) -> bool {
+        self.release();
+        self.inner.confirm_host_key(ctx, key)
+    }
+
+    fn passphrase(&self, ctx: &PromptContext, key_file: &std::path::Path) -> Option<Secret> {
+        self.release();
+        self.inner.passphrase(ctx, key_file)
+    }
+
+    fn password(&self, ctx: &PromptContext) -> Option<Secret> {
+        self.release();
+        self.inner.password(ctx)
+    }
+}
+
+/// The known_hosts file a link checks: the configured one, else `~/.ssh/known_hosts`.
+pub(crate) fn known_hosts_path(opts: &LinkOptions) -> Result<PathBuf, RemoteError> {
+    match (&opts.known_hosts, home_dir()) {
+        (Some(path), _) => Ok(path.clone()),
+        (None, Some(home)) => Ok(home.join(".ssh").join("known_hosts")),
+        (None, None) => Err(RemoteError::KnownHosts {
+            path: PathBuf::from("~/.ssh/known_hosts"),
+            message: "no home directory; set the known_hosts path".to_string(),
+        }),
+    }
+}
+
+/// What `connect` achieved besides the session: a host key it added to known_hosts.
+pub(crate) struct Connected {
+    pub connection: Connection,
+    pub accepted_key: Option<HostKeyPrompt>,
+}
+
+/// Connects, verifies the host key and logs in; blocking, on the link's own thread.
+pub(crate) fn connect(
+    host: &RemoteHost,
+    opts: &LinkOptions,
+    ctx: &PromptContext,
+    cache: &mut CredentialCache,
+) -> Result<Connected, RemoteError> {
+    let target = &host.target;
+    let known_hosts_path = known_hosts_path(opts)?;
+    let addrs: Vec<SocketAddr> = (target.host.as_str(), target.port)
+        .to_socket_addrs()
+        .map_err(|source| RemoteError::Resolve {
+            host: target.host.clone(),
+            source,
+        })?
+        .collect();
+    let permit = HANDSHAKES.acquire(ctx)?;
+    let mut attempt = 1;
+    let (session, socket, known_hosts) = loop {
+        if ctx.cancelled() {
+            return Err(RemoteError::Stopped);
+        }
+        match handshake(&addrs, target.port, &target.host, opts, &known_hosts_path) {
+            Ok(done) => break done,
+            Err(HandshakeFailure {
+                retryable: true, ..
+            }) if attempt < HANDSHAKE_TRIES => {
+                std::thread::sleep(Duration::from_millis(250 * u64::from(attempt)));
+                attempt += 1;
+            }
+            Err(failure) => return Err(*failure.error),
+        }
+    };
+    let prompter = opts.prompter.as_deref().map(|inner| ReleasingPrompter {
+        inner,
+        permit: Mutex::new(None),
+    });
+    if let Some(p) = &prompter {
+        *p.permit.lock().unwrap_or_else(PoisonError::into_inner) = Some(permit);
+    } else {
+        drop(permit);
+    }
+    let prompter_ref: Option<&dyn Prompter> = prompter.as_ref().map(|p| p as &dyn Prompter);
+
+    let accepted_key = match known_hosts.verify(&session, &target.host, target.port)? {
+        Verdict::Trusted => None,
+        Verdict::Unknown { prompt, blob } => {
+            let headless_ok = opts.accept_new_host_keys && prompt.other_types_known.is_empty();
+            let accepted =
+                headless_ok || prompter_ref.is_some_and(|p| p.confirm_host_key(ctx, &prompt));
+            if accepted {
+                append(known_hosts.path(), &prompt.known_as, &blob)?;
+                Some(prompt)
+            } else if ctx.cancelled() {
+                return Err(RemoteError::Stopped);
+            } else if prompter_ref.is_some() {
+                return Err(RemoteError::HostKeyDeclined {
+                    known_as: prompt.known_as,
+                    key_type: prompt.key_type,
+                    fingerprint: prompt.fingerprint,
+                });
+            } else {
+                return Err(RemoteError::HostKeyUnknown {
+                    known_as: prompt.known_as,
+                    key_type: prompt.key_type,
+                    fingerprint: prompt.fingerprint,
+                });
+            }
+        }
+    };
+
+    let input = AuthInput {
+        user: &target.user,
+        identity_files: &host.identity_files,
+        password_env: host.password_env.as_deref(),
+        use_agent: opts.use_agent,
+        prompter: prompter_ref,
+        ctx,
+    };
+    authenticate(&session, &input, cache)?;
+    Ok(Connected {
+        connection: Connection { session, socket },
+        accepted_key,
+    })
+}
+
+/// A failed handshake and whether trying again may help.
+struct HandshakeFailure {
+    error: Box<RemoteError>,
+    retryable: bool,
+}
+
+fn fatal(error: RemoteError) -> HandshakeFailure {
+    HandshakeFailure {
+        error: Box::new(error),
+        retryable: false,
+    }
+}
+
+type HandshakeResult = Result<(Session, TcpStream, KnownHostsFile), HandshakeFailure>;
+
+/// TCP connect and SSH handshake.
+fn handshake(
+    addrs: &[SocketAddr],
+    port: u16,
+    host: &str,
+    opts: &LinkOptions,
+    known_hosts_path: &std::path::Path,
+) -> HandshakeResult {
+    let timeout = Duration::from_millis(opts.connect_timeout_ms.max(1));
+    let mut last_error = None;
+    let mut stream = None;
+    for addr in addrs {
+        match TcpStream::connect_timeout(addr, timeout) {
+            Ok(s) => {
+                stream = Some((s, *addr));
+                break;
+            }
+            Err(source) => {
+                last_error = Some(RemoteError::Connect {
+                    addr: addr.to_string(),
+                    source,
+                })
+            }
+        }
+    }
+    let Some((tcp, addr)) = stream else {
+        let e = last_error.unwrap_or_else(|| RemoteError::Resolve {
+            host: host.to_string(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no address"),
+        });
+        return Err(fatal(e));
+    };
+    let addr_text = addr.to_string();
+    let io_fail = |source: std::io::Error| {
+        fatal(RemoteError::Connect {
+            addr: addr_text.clone(),
+            source,
+        })
+    };
+    // Nagle plus delayed ACKs cost ~40 ms per handshake round trip.
+    tcp.set_nodelay(true).map_err(io_fail)?;
+    let socket = tcp.try_clone().map_err(io_fail)?;
+    let mut session = Session::new().map_err(|e| fatal(RemoteError::ssh("libssh2", &e)))?;
+    session.set_timeout(u32::try_from(opts.handshake_timeout_ms).unwrap_or(u32::MAX));
+    let known_hosts = KnownHostsFile::load(known_hosts_path).map_err(fatal)?;
+    if let Some(prefs) = known_hosts
+        .algorithm_prefs(&session, host, port)
+        .map_err(fatal)?
+    {
+        session
+            .method_pref(MethodType::HostKey, &prefs)
+            .map_err(|e| fatal(RemoteError::ssh("setting host key algorithms", &e)))?;
+    }
+    session.set_tcp_stream(tcp);
+    match session.handshake() {
+        Ok(()) => Ok((session, socket, known_hosts)),
+        Err(e) => {
+            let retryable =
+                matches!(e.code(), ErrorCode::Session(c) if RETRYABLE_HANDSHAKE.contains(&c));
+            Err(HandshakeFailure {
+                error: Box::new(RemoteError::Handshake {
+                    addr: addr_text,
+                    message: e.message().to_string(),
+                }),
+                retryable,
+            })
+        }
+    }
+}

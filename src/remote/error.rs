@@ -1,0 +1,112 @@
+//! What can go wrong between gpufleet and a host, with messages that say what to do next.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::remote::quote::CommandError;
+
+#[derive(Debug, Error)]
+pub enum RemoteError {
+    #[error("invalid ssh target {spec:?}: {message}")]
+    Target { spec: String, message: String },
+    #[error("{path}: {message}")]
+    SshConfig { path: PathBuf, message: String },
+    #[error(
+        "{host} uses {option} in the ssh config, which gpufleet does not support; \
+         connect to a host it can reach directly"
+    )]
+    UnsupportedOption { host: String, option: &'static str },
+    #[error("cannot resolve {host}: {source}")]
+    Resolve {
+        host: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot connect to {addr}: {source}")]
+    Connect {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("ssh handshake with {addr} failed: {message}")]
+    Handshake { addr: String, message: String },
+    #[error(
+        "host key of {known_as} is not known: {key_type} {fingerprint}; \
+         accept it in the console or start with --accept-new-host-keys"
+    )]
+    HostKeyUnknown {
+        known_as: String,
+        key_type: String,
+        fingerprint: String,
+    },
+    #[error("host key of {known_as} ({key_type} {fingerprint}) was not accepted")]
+    HostKeyDeclined {
+        known_as: String,
+        key_type: String,
+        fingerprint: String,
+    },
+    #[error(
+        "HOST KEY CHANGED for {known_as}: {known_hosts} has {expected}, \
+         the server presented {key_type} {presented}. Not connecting: this is what a \
+         man-in-the-middle looks like. If the host was re-installed, remove the old key with \
+         `ssh-keygen -R '{known_as}' -f {known_hosts}`"
+    )]
+    HostKeyChanged {
+        known_as: String,
+        known_hosts: String,
+        key_type: String,
+        presented: String,
+        /// Every key known_hosts holds for the host, as `type SHA256:... (line N)`.
+        expected: String,
+    },
+    #[error("host key of {known_as} ({fingerprint}) is marked @revoked in {known_hosts}")]
+    HostKeyRevoked {
+        known_as: String,
+        known_hosts: String,
+        fingerprint: String,
+    },
+    #[error("known_hosts {path}: {message}")]
+    KnownHosts { path: PathBuf, message: String },
+    #[error("authentication failed for {target} (server accepts: {offered}): {}", tried.join("; "))]
+    Auth {
+        target: String,
+        offered: String,
+        tried: Vec<String>,
+    },
+    #[error("{context}: {message}")]
+    Ssh { context: String, message: String },
+    #[error("no data from the host for {silent_s} s (keepalives unanswered); link presumed dead")]
+    LinkDead { silent_s: u64 },
+    #[error(transparent)]
+    Command(#[from] CommandError),
+    #[error("stopped")]
+    Stopped,
+}
+
+impl RemoteError {
+    /// Errors that retrying cannot fix: the link gives up and waits to be started again.
+    pub fn is_permanent(&self) -> bool {
+        matches!(
+            self,
+            RemoteError::Target { .. }
+                | RemoteError::SshConfig { .. }
+                | RemoteError::UnsupportedOption { .. }
+                | RemoteError::HostKeyUnknown { .. }
+                | RemoteError::HostKeyDeclined { .. }
+                | RemoteError::HostKeyChanged { .. }
+                | RemoteError::HostKeyRevoked { .. }
+                | RemoteError::KnownHosts { .. }
+                | RemoteError::Auth { .. }
+                | RemoteError::Command(_)
+                | RemoteError::Stopped
+        )
+    }
+
+    pub(crate) fn ssh(context: impl Into<String>, err: &ssh2::Error) -> Self {
+        RemoteError::Ssh {
+            context: context.into(),
+            message: err.message().to_string(),
+        }
+    }
+}

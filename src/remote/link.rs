@@ -1,0 +1,196 @@
+//! The per-host link: a worker thread that connects, serves one session until it drops, and
+//! reconnects with backoff; plus `read_once`, the same machinery run for a single reading.
+
+use std::collections::HashSet;
+
+use crate::app::event::{Event, HostEvent, HostId};
+use crate::remote::LinkOptions;
+use crate::remote::backoff::Backoff;
+use crate::remote::connect::connect;
+use crate::remote::credentials::{CredentialCache, PromptContext};
+use crate::remote::error::RemoteError;
+use crate::remote::sanitize::sanitize;
+use crate::remote::session::Ended;
+use crate::remote::target::RemoteHost;
+use crate::telemetry::smi_csv::{FieldLayout, QUERY_FIELDS};
+use crate::telemetry::source::{EventSink, SourceHandle, StopFlag, now_ms};
+
+/// Whether the link keeps a stream open or takes one reading and ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Follow,
+    Once,
+}
+
+pub(crate) struct Link {
+    pub(crate) host: RemoteHost,
+    id: HostId,
+    sink: EventSink,
+    pub(crate) opts: LinkOptions,
+    pub(crate) stop: StopFlag,
+    pub(crate) mode: Mode,
+    ctx: PromptContext,
+    cache: CredentialCache,
+    /// The fields this host's nvidia-smi accepts; shrinks when a driver rejects one, and stays
+    /// shrunk across reconnects.
+    pub(crate) fields: Vec<String>,
+    pub(crate) layout: FieldLayout,
+    notices: HashSet<String>,
+    /// Set once the kernel log proved unreadable here, so reconnects do not try again.
+    pub(crate) kernel_unavailable: bool,
+}
+
+/// Starts the link for `host` on its own thread. Events go to `sink` as `Event::Host { host:
+/// id, .. }`; dropping or stopping the handle ends the thread at its next check (within about
+/// 250 ms, or when a pending prompt is answered or cancelled).
+pub fn spawn_link(
+    host: RemoteHost,
+    id: HostId,
+    sink: EventSink,
+    opts: LinkOptions,
+) -> std::io::Result<SourceHandle> {
+    let name: String = format!("ssh-{}", host.name)
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    SourceHandle::spawn(&name, move |stop| {
+        Link::new(host, id, sink, opts, stop, Mode::Follow).run();
+    })
+}
+
+/// Connects once and reports one reading of every GPU, the processes and the versions as the
+/// same events a link sends (`Connecting`, `Connected`, `Sample`s, `Processes`, or `Lost` /
+/// `Disconnected`), then disconnects. Blocking; for `gpufleet snapshot`.
+pub fn read_once(
+    host: &RemoteHost,
+    id: HostId,
+    sink: &EventSink,
+    opts: &LinkOptions,
+) -> Result<(), RemoteError> {
+    let mut link = Link::new(
+        host.clone(),
+        id,
+        sink.clone(),
+        opts.clone(),
+        StopFlag::default(),
+        Mode::Once,
+    );
+    link.emit(HostEvent::Connecting { attempt: 1 });
+    let result = match link.open() {
+        Ok(connection) => match link.serve(connection) {
+            Ended::Finished | Ended::Stopped => Ok(()),
+            Ended::Dropped(e) => Err(e),
+        },
+        Err(e) => Err(e),
+    };
+    if let Err(e) = &result {
+        link.disconnected(e);
+    }
+    result
+}
+
+impl Link {
+    pub(crate) fn new(
+        host: RemoteHost,
+        id: HostId,
+        sink: EventSink,
+        opts: LinkOptions,
+        stop: StopFlag,
+        mode: Mode,
+    ) -> Self {
+        let ctx = PromptContext::new(id, &host.name, host.target.to_string(), stop.clone());
+        let fields: Vec<String> = QUERY_FIELDS.iter().map(|f| f.to_string()).collect();
+        Self {
+            host,
+            id,
+            sink,
+            opts,
+            stop,
+            mode,
+            ctx,
+            cache: CredentialCache::default(),
+            layout: FieldLayout::new(QUERY_FIELDS),
+            fields,
+            notices: HashSet::new(),
+            kernel_unavailable: false,
+        }
+    }
+
+    fn run(mut self) {
+        let mut backoff = Backoff::new(
+            self.opts.reconnect_base_ms,
+            self.opts.reconnect_cap_ms,
+            self.id as u64,
+        );
+        let mut attempt = 0u32;
+        while !self.stop.is_set() {
+            attempt = attempt.saturating_add(1);
+            self.emit(HostEvent::Connecting { attempt });
+            match self.open() {
+                Ok(connection) => {
+                    attempt = 0;
+                    backoff.reset();
+                    match self.serve(connection) {
+                        Ended::Stopped => return,
+                        Ended::Finished => {}
+                        Ended::Dropped(e) => self.disconnected(&e),
+                    }
+                }
+                Err(RemoteError::Stopped) => return,
+                Err(e) => {
+                    self.disconnected(&e);
+                    if e.is_permanent() {
+                        return;
+                    }
+                }
+            }
+            if self.stop.sleep(backoff.next_delay()) {
+                return;
+            }
+        }
+    }
+
+    /// Connects and logs in, telling the user about a host key it added.
+    fn open(&mut self) -> Result<crate::remote::mux::Connection, RemoteError> {
+        let connected = connect(&self.host, &self.opts, &self.ctx, &mut self.cache)?;
+        if let Some(key) = connected.accepted_key {
+            self.notice(format!(
+                "added {} key {} for {} to known_hosts",
+                key.key_type, key.fingerprint, key.known_as
+            ));
+        }
+        Ok(connected.connection)
+    }
+
+    fn disconnected(&self, e: &RemoteError) {
+        self.emit(HostEvent::Disconnected {
+            at_ms: now_ms(),
+            reason: sanitize(&e.to_string()),
+        });
+    }
+
+    /// Sends one event; a closed channel means the app is gone, so the link stops.
+    pub(crate) fn emit(&self, event: HostEvent) {
+        let sent = self.sink.send(Event::Host {
+            host: self.id,
+            event,
+        });
+        if sent.is_err() {
+            self.stop.set();
+        }
+    }
+
+    pub(crate) fn notice(&self, text: String) {
+        self.emit(HostEvent::Notice {
+            at_ms: now_ms(),
+            text: sanitize(&text),
+        });
+    }
+
+    /// A notice shown once in the link's life, however often its cause recurs.
+    pub(crate) fn notice_once(&mut self, key: &str, text: String) {
+        if self.notices.insert(key.to_string()) {
+            self.notice(text);
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! SSH hosts: resolving them, checking their keys, logging in, and the per-host link that
+//! streams `nvidia-smi` over one long-lived session and turns its lines into `HostEvent`s.
+//!
+//! Each link runs on its own thread and owns its session; the UI only ever receives events.
+
+mod auth;
+mod backoff;
+mod connect;
+mod credentials;
+mod digest;
+mod error;
+mod job;
+mod known_hosts;
+mod link;
+mod mux;
+mod quote;
+mod sanitize;
+mod session;
+mod smi;
+mod target;
+mod wait;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use connect::MAX_CONCURRENT_HANDSHAKES;
+pub use credentials::{
+    ChannelPrompter, HostKeyPrompt, PromptContext, PromptRequest, Prompter, Secret,
+};
+pub use digest::fingerprint;
+pub use error::RemoteError;
+pub use link::{read_once, spawn_link};
+pub use quote::{CommandError, RemoteCommand, shell_quote};
+pub use sanitize::sanitize;
+pub use target::{Endpoint, RemoteHost, resolve};
+
+/// How a link behaves; `Default` is what the console uses.
+#[derive(Clone)]
+pub struct LinkOptions {
+    /// The `-lms` cadence of the telemetry stream.
+    pub interval_ms: u32,
+    /// The known_hosts file; `None` is `~/.ssh/known_hosts`.
+    pub known_hosts: Option<PathBuf>,
+    /// Trust and record keys of hosts not yet on file, without asking (never a changed key).
+    pub accept_new_host_keys: bool,
+    /// Try the keys of the ssh-agent at `$SSH_AUTH_SOCK` first.
+    pub use_agent: bool,
+    /// Follow the kernel log for Xid lines.
+    pub follow_kernel: bool,
+    /// The program name (or path) of nvidia-smi on the hosts.
+    pub nvidia_smi: String,
+    pub connect_timeout_ms: u64,
+    /// Limit on each blocking step of the handshake and login.
+    pub handshake_timeout_ms: u64,
+    pub keepalive_interval_s: u32,
+    /// Silence after which the link is declared dead and reconnected.
+    pub dead_after_ms: u64,
+    pub processes_interval_ms: u64,
+    /// How long `Connected` waits for the driver/CUDA versions before going out without them.
+    pub versions_wait_ms: u64,
+    /// Delay before restarting a telemetry stream that failed (GPU lost, driver gone, ...).
+    pub telemetry_retry_ms: u64,
+    pub reconnect_base_ms: u64,
+    pub reconnect_cap_ms: u64,
+    /// Overall limit for [`read_once`].
+    pub snapshot_timeout_ms: u64,
+    /// Asks the user about unknown host keys, passphrases and passwords; `None` is headless.
+    pub prompter: Option<Arc<dyn Prompter>>,
+}
+
+impl Default for LinkOptions {
+    fn default() -> Self {
+        Self {
+            interval_ms: 1_000,
+            known_hosts: None,
+            accept_new_host_keys: false,
+            use_agent: true,
+            follow_kernel: true,
+            nvidia_smi: "nvidia-smi".to_string(),
+            connect_timeout_ms: 10_000,
+            handshake_timeout_ms: 15_000,
+            keepalive_interval_s: 5,
+            dead_after_ms: 15_000,
+            processes_interval_ms: 5_000,
+            versions_wait_ms: 3_000,
+            telemetry_retry_ms: 10_000,
+            reconnect_base_ms: 1_000,
+            reconnect_cap_ms: 30_000,
+            snapshot_timeout_ms: 30_000,
+            prompter: None,
+        }
+    }
+}
+
+impl fmt::Debug for LinkOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LinkOptions")
+            .field("interval_ms", &self.interval_ms)
+            .field("known_hosts", &self.known_hosts)
+            .field("accept_new_host_keys", &self.accept_new_host_keys)
+            .field("use_agent", &self.use_agent)
+            .field("follow_kernel", &self.follow_kernel)
+            .field("nvidia_smi", &self.nvidia_smi)
+            .field("keepalive_interval_s", &self.keepalive_interval_s)
+            .field("dead_after_ms", &self.dead_after_ms)
+            .field("prompter", &self.prompter.as_ref().map(|_| "..."))
+            .finish_non_exhaustive()
+    }
+}

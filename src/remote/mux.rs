@@ -1,0 +1,162 @@
+//! One authenticated session in non-blocking mode carrying a few concurrent remote commands
+//! (the telemetry stream, periodic queries, the kernel log), with keepalives and a silence
+//! clock that tells a dead link from a quiet one.
+
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use ssh2::{ErrorCode, Session};
+
+use crate::remote::error::RemoteError;
+use crate::remote::job::{Job, JobEvent, StepError};
+use crate::remote::wait::{Wake, wait_socket};
+
+const LIBSSH2_ERROR_EAGAIN: i32 = -37;
+
+/// What a channel is for; at most one job per slot runs at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slot {
+    Versions,
+    Stream,
+    Processes,
+    Kernel,
+}
+
+const SLOTS: [Slot; 4] = [Slot::Versions, Slot::Stream, Slot::Processes, Slot::Kernel];
+
+/// A TCP connection with an authenticated session on it.
+pub(crate) struct Connection {
+    pub session: Session,
+    /// The same socket libssh2 uses (a duplicate handle), for waiting on it.
+    pub socket: TcpStream,
+}
+
+pub(crate) struct Mux {
+    session: Session,
+    socket: TcpStream,
+    jobs: [Option<Job>; 4],
+    last_rx: Instant,
+    next_keepalive: Instant,
+}
+
+impl Mux {
+    pub(crate) fn new(connection: Connection, keepalive_interval_s: u32) -> Self {
+        connection.session.set_keepalive(true, keepalive_interval_s);
+        connection.session.set_blocking(false);
+        let now = Instant::now();
+        Self {
+            session: connection.session,
+            socket: connection.socket,
+            jobs: [None, None, None, None],
+            last_rx: now,
+            next_keepalive: now,
+        }
+    }
+
+    /// Starts `command` in `slot`, dropping whatever ran there.
+    pub(crate) fn start(&mut self, slot: Slot, command: String) {
+        self.jobs[slot as usize] = Some(Job::new(command));
+    }
+
+    pub(crate) fn running(&self, slot: Slot) -> bool {
+        self.jobs[slot as usize].is_some()
+    }
+
+    pub(crate) fn cancel(&mut self, slot: Slot) {
+        self.jobs[slot as usize] = None;
+    }
+
+    /// How long nothing has arrived while something was listening.
+    pub(crate) fn silent_for(&self) -> Duration {
+        self.last_rx.elapsed()
+    }
+
+    /// Steps every job until none can move, then waits up to `max_wait` for the socket unless
+    /// events are ready. A session-level failure ends the link.
+    pub(crate) fn pump(
+        &mut self,
+        max_wait: Duration,
+        out: &mut Vec<(Slot, JobEvent)>,
+    ) -> Result<(), RemoteError> {
+        let deadline = Instant::now() + max_wait;
+        loop {
+            let mut progressed = false;
+            for slot in SLOTS {
+                let Some(job) = self.jobs[slot as usize].as_mut() else {
+                    continue;
+                };
+                let mut events = Vec::new();
+                let finished = match job.step(&self.session, &mut events) {
+                    Ok(moved) => {
+                        progressed |= moved;
+                        job.is_done()
+                    }
+                    Err(StepError::Refused(why)) => {
+                        events.push(JobEvent::Refused(why));
+                        true
+                    }
+                    Err(StepError::Session(e)) => return Err(e),
+                };
+                if finished {
+                    self.jobs[slot as usize] = None;
+                }
+                out.extend(events.into_iter().map(|e| (slot, e)));
+            }
+            let now = Instant::now();
+            if progressed {
+                self.last_rx = now;
+                // Another job's read may have queued packets for one already stepped.
+                continue;
+            }
+            if !out.is_empty() || now >= deadline {
+                return Ok(());
+            }
+            if self.jobs.iter().all(Option::is_none) {
+                // Nothing reads the socket now, so silence says nothing about the link.
+                std::thread::sleep(deadline - now);
+                self.last_rx = Instant::now();
+                return Ok(());
+            }
+            match wait_socket(
+                &self.socket,
+                self.session.block_directions(),
+                deadline - now,
+            ) {
+                Wake::Timeout => return Ok(()),
+                Wake::Readable => self.last_rx = Instant::now(),
+                Wake::Writable => {}
+            }
+        }
+    }
+
+    /// Sends a keepalive when one is due; the server's replies keep `silent_for` low on a
+    /// healthy link even when every command is quiet.
+    pub(crate) fn keepalive(&mut self) -> Result<(), RemoteError> {
+        let now = Instant::now();
+        if now < self.next_keepalive {
+            return Ok(());
+        }
+        match self.session.keepalive_send() {
+            Ok(secs) => self.next_keepalive = now + Duration::from_secs(u64::from(secs.max(1))),
+            Err(e) if e.code() == ErrorCode::Session(LIBSSH2_ERROR_EAGAIN) => {
+                self.next_keepalive = now + Duration::from_millis(100);
+            }
+            Err(e) => return Err(RemoteError::ssh("sending a keepalive", &e)),
+        }
+        Ok(())
+    }
+
+    /// Time until the next keepalive is due.
+    pub(crate) fn keepalive_due_in(&self) -> Duration {
+        self.next_keepalive
+            .saturating_duration_since(Instant::now())
+    }
+
+    /// Says goodbye without waiting for the host to answer.
+    pub(crate) fn close(self) {
+        self.session.set_blocking(false);
+        let _ = self
+            .session
+            .disconnect(None, "gpufleet closing the link", None);
+    }
+}

@@ -1,0 +1,434 @@
+//! Serving one connected session: start the telemetry stream, version and process queries and
+//! the kernel-log follower, turn their lines into events, restart what ends, and notice when
+//! the link goes silent.
+
+use std::time::{Duration, Instant};
+
+use crate::app::event::HostEvent;
+use crate::remote::error::RemoteError;
+use crate::remote::job::JobEvent;
+use crate::remote::link::{Link, Mode};
+use crate::remote::mux::{Connection, Mux, Slot};
+use crate::remote::sanitize::{sanitize, sanitize_sample};
+use crate::remote::smi;
+use crate::telemetry::smi_csv::{
+    FieldLayout, classify_failure, parse_compute_app_line, parse_gpu_line, rejected_field,
+};
+use crate::telemetry::source::now_ms;
+use crate::telemetry::{HostInfo, LostReason};
+
+/// Failure texts can span lines ("...version mismatch" then "NVML library version: ..."):
+/// the `Lost` goes out this long after the first one, or at exit if that comes first.
+const LOST_GATHER: Duration = Duration::from_millis(300);
+/// Longest wait between checks of the stop flag and the timers.
+const MAX_WAIT: Duration = Duration::from_millis(250);
+/// Bounds on what one session keeps of remote output.
+const MAX_KEPT_LINES: usize = 64;
+const MAX_HELD_EVENTS: usize = 4_096;
+
+pub(crate) enum Ended {
+    Stopped,
+    /// A one-shot reading completed.
+    Finished,
+    Dropped(RemoteError),
+}
+
+/// What one run of the telemetry stream has said besides samples.
+#[derive(Default)]
+struct StreamRun {
+    failure: Option<LostReason>,
+    failure_lines: Vec<String>,
+    failure_since: Option<Instant>,
+    lost_sent: bool,
+    rejected: Option<String>,
+    other_lines: Vec<String>,
+}
+
+struct SessionState {
+    connected: bool,
+    /// Events that arrived before `Connected` could go out.
+    held: Vec<HostEvent>,
+    version_lines: Vec<String>,
+    versions_deadline: Instant,
+    first_driver: Option<String>,
+    run: StreamRun,
+    stream_restart_at: Option<Instant>,
+    last_lost: Option<(LostReason, String)>,
+    apps_lines: Vec<String>,
+    processes_due: Option<Instant>,
+    kernel_stage: usize,
+    kernel_lines: Vec<String>,
+    deadline: Option<Instant>,
+}
+
+fn keep(lines: &mut Vec<String>, line: String) {
+    if lines.len() < MAX_KEPT_LINES {
+        lines.push(line);
+    }
+}
+
+impl Link {
+    pub(crate) fn serve(&mut self, connection: Connection) -> Ended {
+        let mut mux = Mux::new(connection, self.opts.keepalive_interval_s);
+        let now = Instant::now();
+        let mut st = SessionState {
+            connected: false,
+            held: Vec::new(),
+            version_lines: Vec::new(),
+            versions_deadline: now + Duration::from_millis(self.opts.versions_wait_ms),
+            first_driver: None,
+            run: StreamRun::default(),
+            stream_restart_at: None,
+            last_lost: None,
+            apps_lines: Vec::new(),
+            processes_due: Some(now),
+            kernel_stage: 0,
+            kernel_lines: Vec::new(),
+            deadline: (self.mode == Mode::Once)
+                .then(|| now + Duration::from_millis(self.opts.snapshot_timeout_ms)),
+        };
+        let ended = self.serve_loop(&mut mux, &mut st);
+        mux.close();
+        ended
+    }
+
+    fn serve_loop(&mut self, mux: &mut Mux, st: &mut SessionState) -> Ended {
+        if let Err(e) = self.start_session(mux) {
+            return Ended::Dropped(e);
+        }
+        let dead_after = Duration::from_millis(self.opts.dead_after_ms);
+        let mut events = Vec::new();
+        loop {
+            if self.stop.is_set() {
+                return Ended::Stopped;
+            }
+            let wait = self.next_wait(mux, st);
+            if let Err(e) = mux.pump(wait, &mut events) {
+                return Ended::Dropped(e);
+            }
+            for (slot, event) in events.drain(..) {
+                if let Err(e) = self.on_event(slot, event, mux, st) {
+                    return Ended::Dropped(e);
+                }
+            }
+            if let Err(e) = self.on_timers(mux, st).and_then(|()| mux.keepalive()) {
+                return Ended::Dropped(e);
+            }
+            if mux.silent_for() > dead_after {
+                return Ended::Dropped(RemoteError::LinkDead {
+                    silent_s: mux.silent_for().as_secs(),
+                });
+            }
+            if self.mode == Mode::Once {
+                let busy = [Slot::Versions, Slot::Stream, Slot::Processes]
+                    .iter()
+                    .any(|s| mux.running(*s));
+                if st.connected && !busy && st.stream_restart_at.is_none() {
+                    return Ended::Finished;
+                }
+                if st.deadline.is_some_and(|d| Instant::now() >= d) {
+                    return Ended::Dropped(RemoteError::Ssh {
+                        context: "reading the host once".to_string(),
+                        message: format!(
+                            "no complete reading within {} ms",
+                            self.opts.snapshot_timeout_ms
+                        ),
+                    });
+                }
+            }
+        }
+    }
+
+    fn start_session(&mut self, mux: &mut Mux) -> Result<(), RemoteError> {
+        mux.start(
+            Slot::Versions,
+            smi::versions_command(&self.opts.nvidia_smi)?,
+        );
+        self.start_stream(mux)?;
+        if self.mode == Mode::Follow
+            && self.opts.follow_kernel
+            && !self.kernel_unavailable
+            && let Some(command) = smi::kernel_command(0)
+        {
+            mux.start(Slot::Kernel, command);
+        }
+        Ok(())
+    }
+
+    fn start_stream(&mut self, mux: &mut Mux) -> Result<(), RemoteError> {
+        let interval = (self.mode == Mode::Follow).then_some(self.opts.interval_ms.max(1));
+        let command = smi::query_command(&self.opts.nvidia_smi, &self.fields, interval)?;
+        mux.start(Slot::Stream, command);
+        Ok(())
+    }
+
+    fn next_wait(&self, mux: &Mux, st: &SessionState) -> Duration {
+        let now = Instant::now();
+        let mut due = vec![st.stream_restart_at, st.processes_due];
+        if !st.connected {
+            due.push(Some(st.versions_deadline));
+        }
+        if !st.run.lost_sent {
+            due.push(st.run.failure_since.map(|t| t + LOST_GATHER));
+        }
+        due.into_iter()
+            .flatten()
+            .map(|t| t.saturating_duration_since(now))
+            .chain([MAX_WAIT, mux.keepalive_due_in()])
+            .min()
+            .unwrap_or(MAX_WAIT)
+    }
+
+    fn on_event(
+        &mut self,
+        slot: Slot,
+        event: JobEvent,
+        mux: &mut Mux,
+        st: &mut SessionState,
+    ) -> Result<(), RemoteError> {
+        match (slot, event) {
+            (Slot::Versions, JobEvent::Line(line)) => keep(&mut st.version_lines, line),
+            (Slot::Versions, _) => self.announce(st),
+            (Slot::Stream, JobEvent::Line(line)) => self.on_stream_line(st, line),
+            (Slot::Stream, JobEvent::Exited { status }) => self.on_stream_exit(mux, st, status)?,
+            (Slot::Stream, JobEvent::Refused(why)) => {
+                self.notice_once(
+                    "stream-refused",
+                    format!("the host refused the telemetry stream: {why}"),
+                );
+                self.schedule_restart(st, self.opts.telemetry_retry_ms);
+            }
+            (Slot::Processes, JobEvent::Line(line)) => keep(&mut st.apps_lines, line),
+            (Slot::Processes, JobEvent::Exited { status }) => {
+                let lines = std::mem::take(&mut st.apps_lines);
+                if status == Some(0) {
+                    let processes = lines
+                        .iter()
+                        .filter_map(|l| parse_compute_app_line(l).ok())
+                        .map(|mut p| {
+                            p.name = sanitize(&p.name);
+                            p.gpu_uuid = sanitize(&p.gpu_uuid);
+                            p
+                        })
+                        .collect();
+                    self.emit_or_hold(
+                        st,
+                        HostEvent::Processes {
+                            at_ms: now_ms(),
+                            processes,
+                        },
+                    );
+                }
+            }
+            (Slot::Processes, JobEvent::Refused(_)) => st.apps_lines.clear(),
+            (Slot::Kernel, JobEvent::Line(line)) => {
+                if smi::is_gpu_kernel_line(&line) {
+                    self.emit(HostEvent::Kernel {
+                        at_ms: now_ms(),
+                        line: sanitize(&line),
+                    });
+                } else if st.kernel_lines.len() < 4 {
+                    st.kernel_lines.push(line);
+                }
+            }
+            (Slot::Kernel, JobEvent::Exited { status }) => self.on_kernel_exit(mux, st, status),
+            (Slot::Kernel, JobEvent::Refused(why)) => {
+                st.kernel_lines.push(why);
+                self.on_kernel_exit(mux, st, None);
+            }
+        }
+        Ok(())
+    }
+
+    fn on_stream_line(&mut self, st: &mut SessionState, line: String) {
+        if st.run.failure.is_some() {
+            keep(&mut st.run.failure_lines, line);
+            return;
+        }
+        match parse_gpu_line(&self.layout, &line) {
+            Ok(mut gpu) => {
+                sanitize_sample(&mut gpu);
+                if st.first_driver.is_none() {
+                    st.first_driver.clone_from(&gpu.driver_version);
+                }
+                st.last_lost = None;
+                self.emit_or_hold(
+                    st,
+                    HostEvent::Sample {
+                        at_ms: now_ms(),
+                        gpu,
+                    },
+                );
+            }
+            Err(_) => {
+                if let Some(reason) = classify_failure(&line) {
+                    st.run.failure = Some(reason);
+                    st.run.failure_since = Some(Instant::now());
+                    st.run.failure_lines.push(line);
+                } else if let Some(field) = rejected_field(&line) {
+                    st.run.rejected = Some(field);
+                    keep(&mut st.run.other_lines, line);
+                } else {
+                    self.notice_once(
+                        "odd-line",
+                        format!("nvidia-smi printed a line gpufleet cannot read: {line}"),
+                    );
+                    keep(&mut st.run.other_lines, line);
+                }
+            }
+        }
+    }
+
+    fn on_stream_exit(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+        status: Option<i32>,
+    ) -> Result<(), RemoteError> {
+        let run = std::mem::take(&mut st.run);
+        if let Some(field) = &run.rejected
+            && let Some(pos) = self.fields.iter().position(|f| f == field)
+        {
+            // An older driver: probe again without the field and keep the shorter list.
+            self.fields.remove(pos);
+            let names: Vec<&str> = self.fields.iter().map(String::as_str).collect();
+            self.layout = FieldLayout::new(&names);
+            self.notice_once(
+                &format!("field:{field}"),
+                format!(
+                    "nvidia-smi on this host does not know the field {field}; reading the others"
+                ),
+            );
+            return self.start_stream(mux);
+        }
+        if let Some(reason) = run.failure {
+            if !run.lost_sent {
+                self.emit_lost(st, reason, &run.failure_lines);
+            }
+        } else if status != Some(0) {
+            let mut raw = run.other_lines;
+            raw.push(match status {
+                Some(code) => format!("nvidia-smi exited with status {code}"),
+                None => "nvidia-smi ended without an exit status".to_string(),
+            });
+            self.emit_lost(st, LostReason::Other, &raw);
+        }
+        let retry_ms = if status == Some(0) {
+            self.opts.interval_ms.into()
+        } else {
+            self.opts.telemetry_retry_ms
+        };
+        if self.mode == Mode::Follow {
+            self.schedule_restart(st, retry_ms);
+        }
+        Ok(())
+    }
+
+    fn on_kernel_exit(&mut self, mux: &mut Mux, st: &mut SessionState, status: Option<i32>) {
+        let output = std::mem::take(&mut st.kernel_lines).join(" ");
+        if status == Some(0) {
+            return;
+        }
+        if smi::rejected_option(&output) {
+            st.kernel_stage += 1;
+            if let Some(command) = smi::kernel_command(st.kernel_stage) {
+                mux.start(Slot::Kernel, command);
+                return;
+            }
+        }
+        self.kernel_unavailable = true;
+        let why = if output.is_empty() {
+            status.map_or("it ended".to_string(), |s| format!("exit status {s}"))
+        } else {
+            output
+        };
+        self.notice_once(
+            "kernel",
+            format!(
+                "the kernel log is not readable on this host, so Xid lines will not show ({why})"
+            ),
+        );
+    }
+
+    fn on_timers(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
+        let now = Instant::now();
+        if !st.connected && now >= st.versions_deadline {
+            mux.cancel(Slot::Versions);
+            self.announce(st);
+        }
+        if let (Some(reason), Some(since)) = (st.run.failure, st.run.failure_since)
+            && !st.run.lost_sent
+            && now >= since + LOST_GATHER
+        {
+            st.run.lost_sent = true;
+            let lines = st.run.failure_lines.clone();
+            self.emit_lost(st, reason, &lines);
+        }
+        if st.stream_restart_at.is_some_and(|t| now >= t) && !mux.running(Slot::Stream) {
+            st.stream_restart_at = None;
+            self.start_stream(mux)?;
+        }
+        if st.processes_due.is_some_and(|t| now >= t) {
+            let healthy = st.last_lost.is_none() && st.run.failure.is_none();
+            if healthy && !mux.running(Slot::Processes) {
+                mux.start(Slot::Processes, smi::apps_command(&self.opts.nvidia_smi)?);
+            }
+            st.processes_due = (self.mode == Mode::Follow)
+                .then(|| now + Duration::from_millis(self.opts.processes_interval_ms.max(100)));
+        }
+        Ok(())
+    }
+
+    fn schedule_restart(&self, st: &mut SessionState, after_ms: u64) {
+        st.stream_restart_at = Some(Instant::now() + Duration::from_millis(after_ms));
+    }
+
+    /// Sends `Connected` (once per session) and whatever arrived before it.
+    fn announce(&mut self, st: &mut SessionState) {
+        if st.connected {
+            return;
+        }
+        st.connected = true;
+        let (driver, cuda) = smi::parse_versions(&st.version_lines);
+        st.version_lines.clear();
+        self.emit(HostEvent::Connected(HostInfo {
+            driver_version: driver.or_else(|| st.first_driver.clone()),
+            cuda_version: cuda,
+            source: sanitize(&format!("ssh {}", self.host.target)),
+        }));
+        for event in st.held.drain(..) {
+            self.emit(event);
+        }
+    }
+
+    fn emit_or_hold(&self, st: &mut SessionState, event: HostEvent) {
+        if st.connected {
+            self.emit(event);
+        } else if st.held.len() < MAX_HELD_EVENTS {
+            st.held.push(event);
+        }
+    }
+
+    /// Reports the GPUs unreadable, once per distinct failure in a session (a retry that fails
+    /// the same way stays quiet).
+    fn emit_lost(&self, st: &mut SessionState, reason: LostReason, lines: &[String]) {
+        let raw = lines
+            .iter()
+            .map(|l| sanitize(l))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let key = (reason, raw.clone());
+        if st.last_lost.as_ref() == Some(&key) {
+            return;
+        }
+        st.last_lost = Some(key);
+        self.emit_or_hold(
+            st,
+            HostEvent::Lost {
+                at_ms: now_ms(),
+                reason,
+                raw,
+            },
+        );
+    }
+}

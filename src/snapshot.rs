@@ -1,0 +1,114 @@
+//! `gpufleet snapshot`: one reading of every host, as a table or as JSON.
+
+use serde::Serialize;
+
+use crate::app::host::{HostState, HostStatus};
+use crate::app::model::Model;
+use crate::telemetry::{GpuProcess, GpuSample};
+use crate::ui::format::{clean, gib, opt_c, opt_pct};
+
+/// The JSON document: `{"hosts": [...]}`.
+#[derive(Debug, Serialize)]
+pub struct Snapshot {
+    pub hosts: Vec<HostSnapshot>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HostSnapshot {
+    pub name: String,
+    /// `live`, `stale`, `connecting`, `unreachable`, `gpu_lost`, `driver_not_loaded`,
+    /// `driver_library_mismatch`, `no_devices` or `telemetry_failed`.
+    pub status: String,
+    /// The failure text or connection error behind a non-live status.
+    pub status_detail: Option<String>,
+    pub driver_version: Option<String>,
+    pub cuda_version: Option<String>,
+    pub gpus: Vec<GpuSample>,
+    pub processes: Vec<GpuProcess>,
+}
+
+impl Snapshot {
+    pub fn from_model(model: &Model) -> Self {
+        let hosts = model
+            .hosts
+            .iter()
+            .map(|h| host_snapshot(h, &h.status(model.now_ms, model.options.interval_ms)))
+            .collect();
+        Self { hosts }
+    }
+
+    /// True when every host was read.
+    pub fn all_read(&self) -> bool {
+        self.hosts.iter().all(|h| h.status == "live")
+    }
+}
+
+fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
+    let (status_word, detail) = match status {
+        HostStatus::Live => ("live".to_string(), None),
+        HostStatus::Stale { .. } => ("stale".to_string(), None),
+        HostStatus::Connecting { .. } => ("connecting".to_string(), None),
+        HostStatus::Unreachable { reason } => ("unreachable".to_string(), Some(clean(reason))),
+        HostStatus::Lost { reason } => (reason.word().to_string(), host.lost_raw().map(clean)),
+    };
+    HostSnapshot {
+        name: host.name.clone(),
+        status: status_word,
+        status_detail: detail,
+        driver_version: host.info.driver_version.clone(),
+        cuda_version: host.info.cuda_version.clone(),
+        gpus: host.gpus.iter().map(|g| g.latest.clone()).collect(),
+        processes: host.processes.clone(),
+    }
+}
+
+/// A fixed-width table, one line per GPU (a host without readings gets one line with its status).
+pub fn render_table(snapshot: &Snapshot) -> String {
+    let mut out = format!(
+        "{:<18} {:<12} {:>3} {:<22} {:>5} {:>15} {:>6} {:>13} {:>10}  {}\n",
+        "HOST", "STATUS", "GPU", "NAME", "UTIL", "VRAM GiB", "TEMP", "POWER W", "SM MHz", "CLOCK EVENTS"
+    );
+    for h in &snapshot.hosts {
+        if h.gpus.is_empty() {
+            let detail = h.status_detail.as_deref().unwrap_or("");
+            out.push_str(&format!(
+                "{:<18} {:<12} {}\n",
+                clean(&h.name),
+                h.status,
+                clean(detail)
+            ));
+            continue;
+        }
+        for g in &h.gpus {
+            let vram = match (g.memory_used_mib, g.memory_total_mib) {
+                (Some(u), Some(t)) => format!("{}/{}", gib(u), gib(t)),
+                _ => "-".to_string(),
+            };
+            let power = match (g.power_draw_w, g.power_limit_w) {
+                (Some(d), Some(l)) => format!("{d:.0}/{l:.0}"),
+                (Some(d), None) => format!("{d:.0}"),
+                _ => "-".to_string(),
+            };
+            let sm = g
+                .clock_sm_mhz
+                .map_or_else(|| "-".to_string(), |c| c.to_string());
+            let reasons = g
+                .clock_event_reasons
+                .map_or_else(|| "-".to_string(), |r| r.words().join(","));
+            out.push_str(&format!(
+                "{:<18} {:<12} {:>3} {:<22} {:>5} {:>15} {:>6} {:>13} {:>10}  {}\n",
+                clean(&h.name),
+                h.status,
+                g.index,
+                clean(&g.name),
+                opt_pct(g.utilization_gpu_pct),
+                vram,
+                opt_c(g.temperature_c),
+                power,
+                sm,
+                reasons
+            ));
+        }
+    }
+    out
+}

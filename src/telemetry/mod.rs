@@ -1,0 +1,10 @@
+//! Telemetry: the GPU model types, nvidia-smi parsers, and the sources that produce samples.
+
+pub mod model;
+pub mod nvml;
+pub mod sim;
+pub mod smi_csv;
+pub mod smi_xml;
+pub mod source;
+
+pub use model::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};

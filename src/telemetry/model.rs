@@ -1,0 +1,165 @@
+//! What a GPU and a host report: samples, processes and clock-event reasons, with units in names.
+
+use serde::Serialize;
+
+/// Milliseconds since the Unix epoch; every event carries one so the model never reads a clock.
+pub type TimestampMs = u64;
+
+/// One reading of one GPU. Every measured field is optional: a `[N/A]`, `[Not Supported]` or
+/// `[Unknown Error]` field makes only that field unknown.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct GpuSample {
+    pub index: u32,
+    pub uuid: String,
+    pub name: String,
+    pub bus_id: String,
+    pub memory_total_mib: Option<u64>,
+    pub memory_used_mib: Option<u64>,
+    pub utilization_gpu_pct: Option<f64>,
+    pub utilization_memory_pct: Option<f64>,
+    pub temperature_c: Option<f64>,
+    pub temperature_memory_c: Option<f64>,
+    pub power_draw_w: Option<f64>,
+    /// The enforced power limit (what the card is held to right now).
+    pub power_limit_w: Option<f64>,
+    pub power_min_limit_w: Option<f64>,
+    pub power_max_limit_w: Option<f64>,
+    pub power_default_limit_w: Option<f64>,
+    pub clock_sm_mhz: Option<u32>,
+    pub clock_sm_max_mhz: Option<u32>,
+    pub clock_mem_mhz: Option<u32>,
+    pub pstate: Option<String>,
+    pub fan_speed_pct: Option<f64>,
+    pub clock_event_reasons: Option<ClockEventReasons>,
+    pub ecc_uncorrected_volatile: Option<u64>,
+    pub retired_pages_pending: Option<bool>,
+    pub persistence_mode: Option<bool>,
+    /// Temperature at which the card starts slowing down, when the source knows it
+    /// (`nvidia-smi -q -x`, NVML); used to colour the temperature against the card's own limit.
+    pub temperature_slowdown_c: Option<f64>,
+    pub temperature_shutdown_c: Option<f64>,
+    /// Driver version as reported alongside the sample (the CSV stream carries it per line).
+    #[serde(skip)]
+    pub driver_version: Option<String>,
+}
+
+/// The NVML clock-event ("throttle") bitmask, decoded into words.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClockEventReasons(pub u64);
+
+/// Bits of the NVML clock-event mask (nvml.h, API 13) and the word gpufleet uses for each.
+pub const CLOCK_EVENT_BITS: [(u64, &str, &str); 9] = [
+    (0x1, "gpu_idle", "idle"),
+    (0x2, "applications_clocks_setting", "app clocks"),
+    (0x4, "sw_power_cap", "power cap"),
+    (0x8, "hw_slowdown", "hardware slowdown"),
+    (0x10, "sync_boost", "sync boost"),
+    (0x20, "sw_thermal_slowdown", "thermal slowdown"),
+    (0x40, "hw_thermal_slowdown", "hw thermal slowdown"),
+    (0x80, "hw_power_brake_slowdown", "power brake"),
+    (0x100, "display_clock_setting", "display clocks"),
+];
+
+impl ClockEventReasons {
+    pub const GPU_IDLE: u64 = 0x1;
+    pub const SW_POWER_CAP: u64 = 0x4;
+    pub const HW_SLOWDOWN: u64 = 0x8;
+    pub const SW_THERMAL_SLOWDOWN: u64 = 0x20;
+    pub const HW_THERMAL_SLOWDOWN: u64 = 0x40;
+    pub const HW_POWER_BRAKE: u64 = 0x80;
+
+    pub fn contains(self, bit: u64) -> bool {
+        self.0 & bit != 0
+    }
+
+    /// Machine words (`sw_power_cap`, ...) for every active bit, in bit order.
+    pub fn words(self) -> Vec<&'static str> {
+        CLOCK_EVENT_BITS
+            .iter()
+            .filter(|(bit, _, _)| self.contains(*bit))
+            .map(|(_, word, _)| *word)
+            .collect()
+    }
+
+    /// Short human labels (`power cap`, `thermal slowdown`, ...) for every active bit.
+    pub fn labels(self) -> Vec<&'static str> {
+        CLOCK_EVENT_BITS
+            .iter()
+            .filter(|(bit, _, _)| self.contains(*bit))
+            .map(|(_, _, label)| *label)
+            .collect()
+    }
+
+    /// True when a reason that means "the hardware is protecting itself" is active.
+    pub fn is_hardware_slowdown(self) -> bool {
+        self.contains(Self::HW_SLOWDOWN)
+            || self.contains(Self::HW_THERMAL_SLOWDOWN)
+            || self.contains(Self::HW_POWER_BRAKE)
+    }
+
+    pub fn is_thermal(self) -> bool {
+        self.contains(Self::SW_THERMAL_SLOWDOWN) || self.contains(Self::HW_THERMAL_SLOWDOWN)
+    }
+}
+
+impl Serialize for ClockEventReasons {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.words())
+    }
+}
+
+/// A compute process using a GPU (`--query-compute-apps`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuProcess {
+    pub pid: u32,
+    pub name: String,
+    pub gpu_uuid: String,
+    pub used_memory_mib: Option<u64>,
+}
+
+/// What is known about a host once connected.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct HostInfo {
+    pub driver_version: Option<String>,
+    pub cuda_version: Option<String>,
+    /// Where the data comes from, for the header: `simulated`, `nvml`, `ssh user@host:port`.
+    pub source: String,
+}
+
+/// Why a host's GPUs can no longer be read; each maps to a real nvidia-smi / NVML failure text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LostReason {
+    /// "Unable to determine the device handle for GPU ...: GPU is lost"
+    GpuLost,
+    /// "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+    DriverNotLoaded,
+    /// "Failed to initialize NVML: Driver/library version mismatch"
+    DriverLibraryMismatch,
+    /// "No devices were found"
+    NoDevices,
+    /// Any other failure that ended the telemetry stream.
+    Other,
+}
+
+impl LostReason {
+    /// The machine word used in JSON (`gpu_lost`, `driver_not_loaded`, ...).
+    pub fn word(self) -> &'static str {
+        match self {
+            LostReason::GpuLost => "gpu_lost",
+            LostReason::DriverNotLoaded => "driver_not_loaded",
+            LostReason::DriverLibraryMismatch => "driver_library_mismatch",
+            LostReason::NoDevices => "no_devices",
+            LostReason::Other => "telemetry_failed",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            LostReason::GpuLost => "GPU lost",
+            LostReason::DriverNotLoaded => "driver not loaded",
+            LostReason::DriverLibraryMismatch => "driver/library mismatch",
+            LostReason::NoDevices => "no devices",
+            LostReason::Other => "telemetry failed",
+        }
+    }
+}

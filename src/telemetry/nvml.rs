@@ -1,0 +1,212 @@
+//! The local source: GPUs of the machine gpufleet runs on, read through NVML (nvml-wrapper).
+
+use std::time::{Duration, Instant};
+
+use nvml_wrapper::Nvml;
+use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor, TemperatureThreshold};
+use nvml_wrapper::enums::device::UsedGpuMemory;
+use nvml_wrapper::error::NvmlError;
+
+use crate::app::event::{Event, HostEvent, HostId};
+use crate::telemetry::source::{EventSink, SourceHandle, StopFlag, now_ms};
+use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
+
+/// Processes are listed this often; they change slowly and the call is the costliest one.
+const PROCESS_EVERY: Duration = Duration::from_secs(5);
+const MIB: u64 = 1024 * 1024;
+
+/// Why NVML could not be opened, in words a user can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum NvmlOpenError {
+    #[error(
+        "no NVIDIA driver on this machine (libnvidia-ml.so.1 not found); try `gpufleet --demo` for a simulated fleet"
+    )]
+    NoLibrary,
+    #[error(
+        "the NVIDIA driver is not loaded (NVML: {0}); `lsmod | grep nvidia` and `dmesg | grep NVRM` tell why"
+    )]
+    DriverNotLoaded(NvmlError),
+    #[error("NVML could not start: {0}")]
+    Other(NvmlError),
+}
+
+/// An initialized NVML library; cheap to read from at every tick.
+pub struct LocalGpus {
+    nvml: Nvml,
+}
+
+impl LocalGpus {
+    pub fn open() -> Result<Self, NvmlOpenError> {
+        match Nvml::init() {
+            Ok(nvml) => Ok(Self { nvml }),
+            Err(NvmlError::LibloadingError(_)) => Err(NvmlOpenError::NoLibrary),
+            Err(e @ NvmlError::DriverNotLoaded) => Err(NvmlOpenError::DriverNotLoaded(e)),
+            Err(e) => Err(NvmlOpenError::Other(e)),
+        }
+    }
+
+    pub fn info(&self) -> HostInfo {
+        HostInfo {
+            driver_version: self.nvml.sys_driver_version().ok(),
+            cuda_version: self
+                .nvml
+                .sys_cuda_driver_version()
+                .ok()
+                .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
+            source: "local NVML".to_string(),
+        }
+    }
+
+    /// Reads every GPU; a field the GPU cannot report is `None`, a GPU that cannot be reached at
+    /// all ends the whole read with the reason, as nvidia-smi does.
+    pub fn read_samples(&self) -> Result<Vec<GpuSample>, (LostReason, String)> {
+        let count = self.nvml.device_count().map_err(lost)?;
+        if count == 0 {
+            return Err((LostReason::NoDevices, "No devices were found".to_string()));
+        }
+        (0..count).map(|i| self.read_one(i)).collect()
+    }
+
+    fn read_one(&self, index: u32) -> Result<GpuSample, (LostReason, String)> {
+        let d = self.nvml.device_by_index(index).map_err(lost)?;
+        let memory = d.memory_info().ok();
+        let utilization = d.utilization_rates().ok();
+        let constraints = d.power_management_limit_constraints().ok();
+        Ok(GpuSample {
+            index,
+            uuid: d.uuid().unwrap_or_default(),
+            name: d.name().unwrap_or_default(),
+            bus_id: d.pci_info().map(|p| p.bus_id).unwrap_or_default(),
+            memory_total_mib: memory.as_ref().map(|m| m.total / MIB),
+            memory_used_mib: memory.as_ref().map(|m| m.used / MIB),
+            utilization_gpu_pct: utilization.as_ref().map(|u| f64::from(u.gpu)),
+            utilization_memory_pct: utilization.as_ref().map(|u| f64::from(u.memory)),
+            temperature_c: d.temperature(TemperatureSensor::Gpu).ok().map(f64::from),
+            temperature_memory_c: None,
+            power_draw_w: d.power_usage().ok().map(milliwatts),
+            power_limit_w: d.enforced_power_limit().ok().map(milliwatts),
+            power_min_limit_w: constraints.as_ref().map(|c| milliwatts(c.min_limit)),
+            power_max_limit_w: constraints.as_ref().map(|c| milliwatts(c.max_limit)),
+            power_default_limit_w: d.power_management_limit_default().ok().map(milliwatts),
+            clock_sm_mhz: d.clock_info(Clock::SM).ok(),
+            clock_sm_max_mhz: d.max_clock_info(Clock::SM).ok(),
+            clock_mem_mhz: d.clock_info(Clock::Memory).ok(),
+            pstate: d
+                .performance_state()
+                .ok()
+                .map(|p| format!("P{}", p.as_c()))
+                .filter(|p| p != "P32"),
+            fan_speed_pct: d.fan_speed(0).ok().map(f64::from),
+            clock_event_reasons: d
+                .current_throttle_reasons()
+                .ok()
+                .map(|r| ClockEventReasons(r.bits())),
+            ecc_uncorrected_volatile: None,
+            retired_pages_pending: None,
+            persistence_mode: None,
+            temperature_slowdown_c: d
+                .temperature_threshold(TemperatureThreshold::Slowdown)
+                .ok()
+                .map(f64::from),
+            temperature_shutdown_c: d
+                .temperature_threshold(TemperatureThreshold::Shutdown)
+                .ok()
+                .map(f64::from),
+            driver_version: None,
+        })
+    }
+
+    pub fn read_processes(&self) -> Vec<GpuProcess> {
+        let mut out = Vec::new();
+        let Ok(count) = self.nvml.device_count() else {
+            return out;
+        };
+        for i in 0..count {
+            let Ok(d) = self.nvml.device_by_index(i) else {
+                continue;
+            };
+            let uuid = d.uuid().unwrap_or_default();
+            for p in d.running_compute_processes().unwrap_or_default() {
+                out.push(GpuProcess {
+                    pid: p.pid,
+                    name: process_name(p.pid),
+                    gpu_uuid: uuid.clone(),
+                    used_memory_mib: match p.used_gpu_memory {
+                        UsedGpuMemory::Used(bytes) => Some(bytes / MIB),
+                        UsedGpuMemory::Unavailable => None,
+                    },
+                });
+            }
+        }
+        out
+    }
+}
+
+fn milliwatts(mw: u32) -> f64 {
+    f64::from(mw) / 1000.0
+}
+
+/// Maps an NVML failure to the host state it means, keeping the library's own words.
+fn lost(e: NvmlError) -> (LostReason, String) {
+    let reason = match e {
+        NvmlError::GpuLost => LostReason::GpuLost,
+        NvmlError::DriverNotLoaded => LostReason::DriverNotLoaded,
+        NvmlError::LibRmVersionMismatch => LostReason::DriverLibraryMismatch,
+        NvmlError::NotFound => LostReason::NoDevices,
+        _ => LostReason::Other,
+    };
+    (reason, format!("NVML: {e}"))
+}
+
+/// The process name from /proc (NVML's own lookup needs a buffer size guess and root).
+fn process_name(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| format!("pid {pid}"))
+}
+
+/// Reads the local GPUs every `interval` on a thread, as host `host`.
+pub fn spawn(
+    gpus: LocalGpus,
+    host: HostId,
+    sink: EventSink,
+    interval: Duration,
+) -> std::io::Result<SourceHandle> {
+    SourceHandle::spawn("nvml", move |stop| run(gpus, host, sink, interval, stop))
+}
+
+fn run(gpus: LocalGpus, host: HostId, sink: EventSink, interval: Duration, stop: StopFlag) {
+    let send = |event: HostEvent| sink.send(Event::Host { host, event }).is_ok();
+    if !send(HostEvent::Connected(gpus.info())) {
+        return;
+    }
+    let mut last_processes: Option<Instant> = None;
+    loop {
+        let started = Instant::now();
+        let at_ms = now_ms();
+        match gpus.read_samples() {
+            Ok(samples) => {
+                for gpu in samples {
+                    if !send(HostEvent::Sample { at_ms, gpu }) {
+                        return;
+                    }
+                }
+            }
+            Err((reason, raw)) => {
+                if !send(HostEvent::Lost { at_ms, reason, raw }) {
+                    return;
+                }
+            }
+        }
+        if last_processes.is_none_or(|t| t.elapsed() >= PROCESS_EVERY) {
+            last_processes = Some(Instant::now());
+            let processes = gpus.read_processes();
+            if !send(HostEvent::Processes { at_ms, processes }) {
+                return;
+            }
+        }
+        if stop.sleep(interval.saturating_sub(started.elapsed())) {
+            return;
+        }
+    }
+}

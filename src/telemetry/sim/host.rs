@@ -1,0 +1,224 @@
+//! One simulated host: its connection story, its GPUs, and what it emits on each tick.
+
+use super::gpu::SimGpu;
+use crate::app::event::HostEvent;
+use crate::telemetry::{HostInfo, LostReason, TimestampMs};
+
+/// `--query-compute-apps` is polled less often than the GPU readings.
+pub(super) const PROCESSES_EVERY_MS: u64 = 5_000;
+
+/// How the scenario treats a host over time.
+#[derive(Debug, Clone)]
+pub(super) enum Plan {
+    /// Connects at once and reports until the end.
+    Healthy,
+    /// Reports until `at_ms`, then its one GPU falls off the PCIe bus (Xid 79).
+    FallsOffBus { at_ms: u64, board_serial: String },
+    /// Never answers: every attempt runs into the SSH connect timeout, with growing backoff.
+    Unreachable {
+        address: String,
+        connect_timeout_ms: u64,
+    },
+}
+
+/// Where the host's link stands now.
+#[derive(Debug, Clone, Copy)]
+enum Link {
+    NotStarted,
+    Up,
+    /// Kernel lines are out; the next query fails at `lost_at_ms`.
+    FallenOff {
+        lost_at_ms: u64,
+    },
+    Lost,
+    Dialing {
+        attempt: u32,
+        fails_at_ms: u64,
+    },
+    Waiting {
+        attempt: u32,
+        retry_at_ms: u64,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct SimHost {
+    pub name: String,
+    driver_version: &'static str,
+    cuda_version: &'static str,
+    pub gpus: Vec<SimGpu>,
+    plan: Plan,
+    link: Link,
+}
+
+/// Wait before attempt `attempt + 1`: 5 s, 10 s, 20 s, then 30 s, like a reconnecting client.
+fn backoff_ms(attempt: u32) -> u64 {
+    (5_000u64 << attempt.saturating_sub(1).min(3)).min(30_000)
+}
+
+/// `0000:00:06.0` (domain 16 bits) from nvidia-smi's `00000000:00:06.0`.
+fn short_bus_id(bus_id: &str) -> &str {
+    bus_id.get(4..).unwrap_or(bus_id)
+}
+
+impl SimHost {
+    pub(super) fn new(
+        name: impl Into<String>,
+        driver_version: &'static str,
+        cuda_version: &'static str,
+        gpus: Vec<SimGpu>,
+        plan: Plan,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            driver_version,
+            cuda_version,
+            gpus,
+            plan,
+            link: Link::NotStarted,
+        }
+    }
+
+    fn info(&self) -> HostInfo {
+        HostInfo {
+            driver_version: Some(self.driver_version.to_string()),
+            cuda_version: Some(self.cuda_version.to_string()),
+            source: "simulated".to_string(),
+        }
+    }
+
+    /// Everything this host emits on the tick at scenario time `t_ms`, stamped `at_ms`.
+    pub(super) fn tick(
+        &mut self,
+        t_ms: u64,
+        interval_ms: u64,
+        at_ms: TimestampMs,
+    ) -> Vec<HostEvent> {
+        let mut out = Vec::new();
+        if let Link::NotStarted = self.link {
+            out.push(HostEvent::Connecting { attempt: 1 });
+            if let Plan::Unreachable {
+                connect_timeout_ms, ..
+            } = self.plan
+            {
+                self.link = Link::Dialing {
+                    attempt: 1,
+                    fails_at_ms: t_ms + connect_timeout_ms,
+                };
+                return out;
+            }
+            out.push(HostEvent::Connected(self.info()));
+            self.link = Link::Up;
+        }
+        match self.link {
+            Link::NotStarted | Link::Lost => {}
+            Link::Up => {
+                if let Plan::FallsOffBus { at_ms: fail_ms, .. } = self.plan
+                    && t_ms >= fail_ms
+                {
+                    out.extend(self.fall_off_bus(at_ms));
+                    self.link = Link::FallenOff {
+                        lost_at_ms: t_ms + interval_ms,
+                    };
+                    return out;
+                }
+                out.extend(self.gpus.iter_mut().map(|gpu| HostEvent::Sample {
+                    at_ms,
+                    gpu: gpu.sample(),
+                }));
+                if t_ms.is_multiple_of(PROCESSES_EVERY_MS) {
+                    out.push(HostEvent::Processes {
+                        at_ms,
+                        processes: self.gpus.iter().filter_map(SimGpu::process).collect(),
+                    });
+                }
+            }
+            Link::FallenOff { lost_at_ms } => {
+                if t_ms >= lost_at_ms {
+                    out.push(self.lost(at_ms));
+                    self.link = Link::Lost;
+                }
+            }
+            Link::Dialing {
+                attempt,
+                fails_at_ms,
+            } => {
+                if t_ms >= fails_at_ms {
+                    let reason = match &self.plan {
+                        Plan::Unreachable { address, .. } => {
+                            format!("connect to {address} port 22: Connection timed out")
+                        }
+                        _ => "Connection timed out".to_string(),
+                    };
+                    out.push(HostEvent::Disconnected { at_ms, reason });
+                    self.link = Link::Waiting {
+                        attempt,
+                        retry_at_ms: t_ms + backoff_ms(attempt),
+                    };
+                }
+            }
+            Link::Waiting {
+                attempt,
+                retry_at_ms,
+            } => {
+                if t_ms >= retry_at_ms {
+                    let attempt = attempt + 1;
+                    out.push(HostEvent::Connecting { attempt });
+                    let timeout_ms = match self.plan {
+                        Plan::Unreachable {
+                            connect_timeout_ms, ..
+                        } => connect_timeout_ms,
+                        _ => 0,
+                    };
+                    self.link = Link::Dialing {
+                        attempt,
+                        fails_at_ms: t_ms + timeout_ms,
+                    };
+                }
+            }
+        }
+        out
+    }
+
+    /// The kernel log of a GPU dropping off the bus, in the order the driver prints it: the
+    /// once-per-GPU UUID and serial lines, the Xid itself, then `osHandleGpuLost`'s line.
+    fn fall_off_bus(&self, at_ms: TimestampMs) -> Vec<HostEvent> {
+        let Some(gpu) = self.gpus.first() else {
+            return Vec::new();
+        };
+        let serial = match &self.plan {
+            Plan::FallsOffBus { board_serial, .. } => board_serial.as_str(),
+            _ => "",
+        };
+        let bus = short_bus_id(&gpu.bus_id);
+        // The Xid tuple is domain:bus:device, without the function.
+        let pci = bus.rsplit_once('.').map_or(bus, |(head, _)| head);
+        [
+            format!("NVRM: GPU at PCI:{pci}: {}", gpu.uuid),
+            format!("NVRM: GPU Board Serial Number: {serial}"),
+            format!(
+                "NVRM: Xid (PCI:{pci}): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+            ),
+            format!("NVRM: GPU {bus}: GPU has fallen off the bus."),
+        ]
+        .into_iter()
+        .map(|line| HostEvent::Kernel { at_ms, line })
+        .collect()
+    }
+
+    /// What the next nvidia-smi query prints once the GPU is gone.
+    fn lost(&self, at_ms: TimestampMs) -> HostEvent {
+        let bus = self
+            .gpus
+            .first()
+            .map_or("", |gpu| short_bus_id(&gpu.bus_id));
+        HostEvent::Lost {
+            at_ms,
+            reason: LostReason::GpuLost,
+            raw: format!(
+                "Unable to determine the device handle for GPU {bus}: GPU is lost. \
+                 Reboot the system to recover this GPU"
+            ),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The fleet view: one row per host with its status, GPUs, load and badges.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Row, Table, TableState};
+
+use crate::app::badges::{BadgeLevel, host_badges};
+use crate::app::host::{HostState, HostStatus};
+use crate::app::model::Model;
+use crate::theme::{Level, Theme};
+use crate::ui::format::{clean, fit, gib, opt_c, opt_pct};
+
+/// Below this width the table drops to narrower columns.
+const WIDE_FROM: u16 = 110;
+
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
+    let visible = model.visible_hosts();
+    let wide = area.width >= WIDE_FROM;
+    let widths: Vec<Constraint> = if wide {
+        vec![
+            Constraint::Length(20),
+            Constraint::Length(15),
+            Constraint::Length(18),
+            Constraint::Length(5),
+            Constraint::Length(13),
+            Constraint::Length(6),
+            Constraint::Length(12),
+            Constraint::Min(10),
+        ]
+    } else {
+        vec![
+            Constraint::Length(14),
+            Constraint::Length(11),
+            Constraint::Length(11),
+            Constraint::Length(4),
+            Constraint::Length(9),
+            Constraint::Length(5),
+            Constraint::Length(10),
+            Constraint::Min(4),
+        ]
+    };
+    let header = Row::new(
+        ["HOST", "STATUS", "GPUS", "UTIL", "VRAM GiB", "HOT", "POWER W", "BADGES"]
+            .map(|h| Cell::from(h)),
+    )
+    .style(theme.header());
+    let rows = visible.iter().map(|&i| {
+        let host = &model.hosts[i];
+        let status = host.status(model.now_ms, model.options.interval_ms);
+        host_row(host, &status, theme, wide)
+    });
+    let title = format!(
+        " Fleet · {} hosts · sort: {} ",
+        visible.len(),
+        model.sort.label()
+    );
+    let table = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .row_highlight_style(theme.selected())
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(theme.border_focused())
+                .title(Span::styled(title, theme.title())),
+        );
+    let mut state = TableState::default();
+    if !visible.is_empty() {
+        state.select(Some(model.fleet_cursor.min(visible.len() - 1)));
+    }
+    frame.render_stateful_widget(table, area, &mut state);
+    if visible.is_empty() {
+        let message = if model.filter.is_empty() {
+            "no hosts configured: add [[hosts]] to the config, name hosts on the command line, or try --demo"
+        } else {
+            "no host matches the filter (Esc clears it)"
+        };
+        let inner = Rect {
+            x: area.x + 2,
+            y: area.y + 2,
+            width: area.width.saturating_sub(4),
+            height: 1,
+        };
+        frame.render_widget(Line::styled(message, theme.dim()), inner);
+    }
+}
+
+fn status_style(status: &HostStatus, theme: &Theme) -> Style {
+    match status {
+        HostStatus::Live => theme.ok(),
+        HostStatus::Connecting { .. } => theme.dim(),
+        HostStatus::Stale { .. } => theme.stale(),
+        HostStatus::Unreachable { .. } | HostStatus::Lost { .. } => theme.critical(),
+    }
+}
+
+fn host_row<'a>(host: &HostState, status: &HostStatus, theme: &Theme, wide: bool) -> Row<'a> {
+    let util = host.mean_utilization_pct();
+    let memory = host.memory_mib();
+    let hottest = host.hottest_c();
+    let power = host.power_w();
+    let hot_level = host
+        .gpus
+        .iter()
+        .filter_map(|g| {
+            let t = g.latest.temperature_c?;
+            Some(crate::ui::gpu_card::temperature_level(
+                t,
+                g.latest.temperature_slowdown_c,
+            ))
+        })
+        .max()
+        .unwrap_or(Level::Ok);
+    let memory_text = memory.map_or_else(
+        || "-".to_string(),
+        |(u, t)| format!("{}/{}", gib(u), gib(t)),
+    );
+    let power_text = power.map_or_else(
+        || "-".to_string(),
+        |(d, l)| format!("{:.0}/{:.0}", d, l),
+    );
+    let memory_level = memory.map_or(Level::Ok, |(u, t)| {
+        crate::theme::level_for(u as f64 * 100.0 / t.max(1) as f64, 90.0, 97.0)
+    });
+    let badges: Vec<Span> = host_badges(host, status)
+        .into_iter()
+        .take(if wide { 4 } else { 2 })
+        .flat_map(|b| {
+            let style = match b.level {
+                BadgeLevel::Critical => theme.badge_critical(),
+                BadgeLevel::Warning => theme.badge_warning(),
+            };
+            [Span::styled(format!(" {} ", b.text), style), Span::raw(" ")]
+        })
+        .collect();
+    let dim_when_down = |style: Style| match status {
+        HostStatus::Live => style,
+        _ => theme.dim(),
+    };
+    Row::new(vec![
+        Cell::from(fit(&clean(&host.name), if wide { 20 } else { 14 })),
+        Cell::from(status.text()).style(status_style(status, theme)),
+        Cell::from(fit(&clean(&host.gpu_model_summary()), if wide { 18 } else { 11 })),
+        Cell::from(opt_pct(util)).style(dim_when_down(theme.base())),
+        Cell::from(memory_text).style(dim_when_down(theme.gauge(memory_level))),
+        Cell::from(opt_c(hottest)).style(dim_when_down(theme.gauge(hot_level))),
+        Cell::from(power_text).style(dim_when_down(theme.base())),
+        Cell::from(Line::from(badges)),
+    ])
+}

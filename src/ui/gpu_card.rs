@@ -1,0 +1,250 @@
+//! One GPU as a card: VRAM, utilization and power bars, temperature against the card's own
+//! slowdown threshold, SM clock against max, clock-event reasons in words, a utilization trail.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
+
+use crate::app::badges::{BadgeLevel, gpu_badges};
+use crate::app::history::Metric;
+use crate::app::host::{GpuState, short_gpu_name};
+use crate::telemetry::{ClockEventReasons, TimestampMs};
+use crate::theme::{Level, Theme, level_for};
+use crate::ui::format::{clean, fit, gib};
+
+/// Rows a card takes, borders included.
+pub const CARD_HEIGHT: u16 = 8;
+/// Narrowest card that still shows every line legibly.
+pub const CARD_MIN_WIDTH: u16 = 38;
+/// The trail under the bars covers this much time.
+const TRAIL_WINDOW_MS: u64 = 10 * 60 * 1000;
+
+/// Temperature level against the card's own slowdown threshold when known, else generic limits.
+pub fn temperature_level(temperature_c: f64, slowdown_c: Option<f64>) -> Level {
+    match slowdown_c {
+        Some(slow) => level_for(temperature_c, slow - 10.0, slow - 2.0),
+        None => level_for(temperature_c, 80.0, 87.0),
+    }
+}
+
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    gpu: &GpuState,
+    selected: bool,
+    now_ms: TimestampMs,
+    theme: &Theme,
+) {
+    let s = &gpu.latest;
+    let mut title = vec![Span::styled(
+        format!(" {} · {} ", s.index, clean(short_gpu_name(&s.name))),
+        theme.title(),
+    )];
+    for b in gpu_badges(s).into_iter().take(2) {
+        let style = match b.level {
+            BadgeLevel::Critical => theme.badge_critical(),
+            BadgeLevel::Warning => theme.badge_warning(),
+        };
+        title.push(Span::styled(format!(" {} ", b.text), style));
+    }
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(if selected {
+            theme.border_focused()
+        } else {
+            theme.border()
+        })
+        .title(Line::from(title));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.height == 0 || inner.width < 10 {
+        return;
+    }
+    let bar_width = inner.width.saturating_sub(19) as usize;
+
+    let memory_line = match (s.memory_used_mib, s.memory_total_mib) {
+        (Some(used), Some(total)) if total > 0 => {
+            let pct = used as f64 * 100.0 / total as f64;
+            bar_line(
+                "VRAM",
+                pct / 100.0,
+                format!("{}/{} GiB", gib(used), gib(total)),
+                bar_width,
+                theme.gauge(level_for(pct, 90.0, 97.0)),
+                theme,
+            )
+        }
+        _ => unknown_line("VRAM", theme),
+    };
+    let util_line = match s.utilization_gpu_pct {
+        Some(u) => bar_line(
+            "UTIL",
+            u / 100.0,
+            format!("{u:.0}%"),
+            bar_width,
+            theme.gauge(Level::Ok),
+            theme,
+        ),
+        None => unknown_line("UTIL", theme),
+    };
+    let brake = s
+        .clock_event_reasons
+        .is_some_and(|r| r.contains(ClockEventReasons::HW_POWER_BRAKE));
+    let power_line = match (s.power_draw_w, s.power_limit_w) {
+        (Some(draw), Some(limit)) if limit > 0.0 => bar_line(
+            "POWR",
+            draw / limit,
+            format!("{draw:.0}/{limit:.0} W"),
+            bar_width,
+            theme.gauge(if brake { Level::Critical } else { Level::Ok }),
+            theme,
+        ),
+        (Some(draw), _) => Line::from(vec![
+            Span::styled("POWR ", theme.dim()),
+            Span::styled(format!("{draw:.0} W, limit unknown"), theme.base()),
+        ]),
+        _ => unknown_line("POWR", theme),
+    };
+    let lines = vec![
+        memory_line,
+        util_line,
+        power_line,
+        temperature_clock_line(gpu, theme),
+        reasons_line(s.clock_event_reasons, inner.width as usize, theme),
+    ];
+    let text_height = (lines.len() as u16).min(inner.height);
+    frame.render_widget(
+        Paragraph::new(lines).style(theme.base()),
+        Rect {
+            height: text_height,
+            ..inner
+        },
+    );
+    if inner.height > text_height {
+        let trail_area = Rect {
+            y: inner.y + text_height,
+            height: 1,
+            ..inner
+        };
+        draw_trail(frame, trail_area, gpu, now_ms, theme);
+    }
+}
+
+fn bar_line(
+    label: &'static str,
+    ratio: f64,
+    value: String,
+    width: usize,
+    style: Style,
+    theme: &Theme,
+) -> Line<'static> {
+    let ratio = if ratio.is_finite() {
+        ratio.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let filled = (ratio * width as f64).round() as usize;
+    Line::from(vec![
+        Span::styled(format!("{label} "), theme.dim()),
+        Span::styled("█".repeat(filled), style),
+        Span::styled("░".repeat(width - filled), theme.dim()),
+        Span::styled(format!(" {value:>13}"), theme.base()),
+    ])
+}
+
+fn unknown_line(label: &'static str, theme: &Theme) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{label} "), theme.dim()),
+        Span::styled("n/a", theme.dim()),
+    ])
+}
+
+fn temperature_clock_line(gpu: &GpuState, theme: &Theme) -> Line<'static> {
+    let s = &gpu.latest;
+    let mut spans = vec![Span::styled("TEMP ", theme.dim())];
+    match s.temperature_c {
+        Some(t) => {
+            spans.push(Span::styled(
+                format!("{t:.0}°C"),
+                theme.gauge(temperature_level(t, s.temperature_slowdown_c)),
+            ));
+            if let Some(slow) = s.temperature_slowdown_c {
+                spans.push(Span::styled(format!("/{slow:.0}"), theme.dim()));
+            }
+        }
+        None => spans.push(Span::styled("n/a", theme.dim())),
+    }
+    spans.push(Span::styled("  SM ", theme.dim()));
+    let clock = match (s.clock_sm_mhz, s.clock_sm_max_mhz) {
+        (Some(c), Some(m)) => format!("{c}/{m} MHz"),
+        (Some(c), None) => format!("{c} MHz"),
+        _ => "n/a".to_string(),
+    };
+    spans.push(Span::styled(clock, theme.base()));
+    if let Some(p) = &s.pstate {
+        spans.push(Span::styled(format!("  {}", clean(p)), theme.dim()));
+    }
+    Line::from(spans)
+}
+
+fn reasons_line(
+    reasons: Option<ClockEventReasons>,
+    width: usize,
+    theme: &Theme,
+) -> Line<'static> {
+    let Some(reasons) = reasons else {
+        return Line::from(Span::styled("clocks: reasons unknown", theme.dim()));
+    };
+    let labels = reasons.labels();
+    if labels.is_empty() {
+        return Line::from(Span::styled("clocks: full speed", theme.ok()));
+    }
+    let style = if reasons.is_hardware_slowdown() || reasons.is_thermal() {
+        theme.critical()
+    } else {
+        theme.base()
+    };
+    Line::from(vec![
+        Span::styled("clocks: ", theme.dim()),
+        Span::styled(fit(&labels.join(", "), width.saturating_sub(8)), style),
+    ])
+}
+
+/// A one-row utilization trail over the last ten minutes, one column per time slice.
+fn draw_trail(frame: &mut Frame, area: Rect, gpu: &GpuState, now_ms: TimestampMs, theme: &Theme) {
+    let columns = area.width.saturating_sub(5) as u64;
+    if columns == 0 {
+        return;
+    }
+    let slice_ms = (TRAIL_WINDOW_MS / columns).max(1);
+    let start = now_ms.saturating_sub(TRAIL_WINDOW_MS);
+    let mut sums = vec![(0.0f32, 0u32); columns as usize];
+    for p in gpu.history.points().filter(|p| p.at_ms >= start) {
+        if let Some(v) = Metric::Utilization.read(p) {
+            let col = ((p.at_ms - start) / slice_ms).min(columns - 1) as usize;
+            sums[col].0 += v;
+            sums[col].1 += 1;
+        }
+    }
+    let data: Vec<Option<u64>> = sums
+        .iter()
+        .map(|&(sum, n)| (n > 0).then(|| (sum / n as f32).round() as u64))
+        .collect();
+    frame.render_widget(
+        Paragraph::new(Span::styled("10m ", theme.dim())),
+        Rect { width: 4, ..area },
+    );
+    frame.render_widget(
+        Sparkline::default()
+            .data(data.iter().map(|v| v.unwrap_or(0)).collect::<Vec<_>>())
+            .max(100)
+            .style(theme.chart(crate::theme::Series::Utilization)),
+        Rect {
+            x: area.x + 5,
+            width: area.width - 5,
+            ..area
+        },
+    );
+}

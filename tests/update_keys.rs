@@ -1,0 +1,279 @@
+//! `update()` driven by key sequences and source events, as the runtime would feed it.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use gpufleet::app::host::{HostStatus, Link};
+use gpufleet::app::keymap::InputMode;
+use gpufleet::app::model::{HostFocus, ModelOptions, SortKey};
+use gpufleet::app::{Command, Event, HostEvent, Model, View, update};
+use gpufleet::telemetry::{GpuProcess, GpuSample, LostReason};
+
+fn key(code: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn keys(model: &mut Model, codes: &[KeyCode]) -> Vec<Command> {
+    codes.iter().flat_map(|&c| update(model, key(c))).collect()
+}
+
+fn sample(index: u32, name: &str, util: f64, used_mib: u64) -> GpuSample {
+    GpuSample {
+        index,
+        uuid: format!("GPU-{index}"),
+        name: name.to_string(),
+        memory_total_mib: Some(81920),
+        memory_used_mib: Some(used_mib),
+        utilization_gpu_pct: Some(util),
+        temperature_c: Some(50.0),
+        power_draw_w: Some(300.0),
+        power_limit_w: Some(400.0),
+        ..GpuSample::default()
+    }
+}
+
+fn fleet() -> Model {
+    let names = ["alpha", "bravo", "charlie"].map(String::from).to_vec();
+    let mut m = Model::new(names, ModelOptions::default(), 1_000_000);
+    for (host, util) in [(0, 10.0), (1, 90.0), (2, 50.0)] {
+        for gpu in 0..2 {
+            update(
+                &mut m,
+                Event::Host {
+                    host,
+                    event: HostEvent::Sample {
+                        at_ms: 1_000_000,
+                        gpu: sample(gpu, "NVIDIA A100 80GB PCIe", util, 1000),
+                    },
+                },
+            );
+        }
+    }
+    m
+}
+
+#[test]
+fn q_and_ctrl_c_quit() {
+    let mut m = fleet();
+    assert_eq!(keys(&mut m, &[KeyCode::Char('q')]), vec![Command::Quit]);
+    let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert_eq!(update(&mut m, ctrl_c), vec![Command::Quit]);
+}
+
+#[test]
+fn arrows_and_hjkl_move_and_enter_opens_the_host() {
+    let mut m = fleet();
+    keys(&mut m, &[KeyCode::Down, KeyCode::Char('j'), KeyCode::Down]);
+    assert_eq!(m.fleet_cursor, 2, "cursor stops at the last host");
+    keys(&mut m, &[KeyCode::Char('k'), KeyCode::Enter]);
+    assert_eq!(m.view, View::Host(1));
+    keys(
+        &mut m,
+        &[KeyCode::Right, KeyCode::Char('l'), KeyCode::Right],
+    );
+    assert_eq!(m.gpu_cursor, 1, "two GPUs: cursor stops at the second");
+    keys(&mut m, &[KeyCode::Char('h')]);
+    assert_eq!(m.gpu_cursor, 0);
+    keys(&mut m, &[KeyCode::Esc]);
+    assert_eq!(m.view, View::Fleet);
+    assert_eq!(
+        m.selected_host(),
+        Some(1),
+        "selection kept after going back"
+    );
+}
+
+#[test]
+fn tab_switches_to_processes_and_moves_there() {
+    let mut m = fleet();
+    update(
+        &mut m,
+        Event::Host {
+            host: 0,
+            event: HostEvent::Processes {
+                at_ms: 1_000_000,
+                processes: (1..=3)
+                    .map(|pid| GpuProcess {
+                        pid,
+                        name: "python".into(),
+                        gpu_uuid: "GPU-0".into(),
+                        used_memory_mib: Some(100),
+                    })
+                    .collect(),
+            },
+        },
+    );
+    keys(
+        &mut m,
+        &[
+            KeyCode::Enter,
+            KeyCode::Tab,
+            KeyCode::Down,
+            KeyCode::Down,
+            KeyCode::Down,
+        ],
+    );
+    assert_eq!(m.host_focus, HostFocus::Processes);
+    assert_eq!(m.process_cursor, 2);
+    assert_eq!(
+        m.gpu_cursor, 0,
+        "GPU cursor untouched while processes have focus"
+    );
+}
+
+#[test]
+fn slash_filters_by_name_and_esc_clears() {
+    let mut m = fleet();
+    keys(
+        &mut m,
+        &[KeyCode::Char('/'), KeyCode::Char('c'), KeyCode::Char('h')],
+    );
+    assert_eq!(m.input_mode, InputMode::Filter);
+    assert_eq!(m.visible_hosts(), vec![2]);
+    // While typing, q is text, not quit.
+    assert!(keys(&mut m, &[KeyCode::Char('q')]).is_empty());
+    assert!(m.visible_hosts().is_empty());
+    keys(&mut m, &[KeyCode::Backspace, KeyCode::Enter]);
+    assert_eq!(m.input_mode, InputMode::Normal);
+    assert_eq!(m.filter, "ch");
+    keys(&mut m, &[KeyCode::Enter]);
+    assert_eq!(m.view, View::Host(2), "Enter opens the one filtered host");
+    keys(&mut m, &[KeyCode::Esc, KeyCode::Esc]);
+    assert!(m.filter.is_empty());
+    assert_eq!(m.visible_hosts().len(), 3);
+}
+
+#[test]
+fn filter_matches_gpu_model_and_status() {
+    let mut m = fleet();
+    update(
+        &mut m,
+        Event::Host {
+            host: 1,
+            event: HostEvent::Lost {
+                at_ms: 1_000_500,
+                reason: LostReason::GpuLost,
+                raw: "Unable to determine the device handle for GPU 0000:00:06.0: GPU is lost"
+                    .into(),
+            },
+        },
+    );
+    keys(&mut m, &[KeyCode::Char('/')]);
+    for c in "lost".chars() {
+        keys(&mut m, &[KeyCode::Char(c)]);
+    }
+    assert_eq!(m.visible_hosts(), vec![1]);
+    keys(&mut m, &[KeyCode::Esc, KeyCode::Char('/')]);
+    for c in "a100".chars() {
+        keys(&mut m, &[KeyCode::Char(c)]);
+    }
+    assert_eq!(m.visible_hosts().len(), 3);
+}
+
+#[test]
+fn s_cycles_sort_and_keeps_the_selected_host() {
+    let mut m = fleet();
+    keys(&mut m, &[KeyCode::Down]);
+    assert_eq!(m.selected_host(), Some(1));
+    for _ in 0..3 {
+        keys(&mut m, &[KeyCode::Char('s')]);
+    }
+    assert_eq!(m.sort, SortKey::Utilization);
+    assert_eq!(m.visible_hosts(), vec![1, 2, 0], "busiest first");
+    assert_eq!(m.selected_host(), Some(1));
+}
+
+#[test]
+fn question_mark_opens_help_and_any_key_closes_it() {
+    let mut m = fleet();
+    keys(&mut m, &[KeyCode::Char('?')]);
+    assert_eq!(m.input_mode, InputMode::Help);
+    keys(&mut m, &[KeyCode::Down]);
+    assert_eq!(m.input_mode, InputMode::Normal);
+    assert_eq!(
+        m.fleet_cursor, 0,
+        "the key that closed help did not also move"
+    );
+}
+
+#[test]
+fn stale_after_two_intervals_and_live_again_on_a_new_sample() {
+    let mut m = fleet();
+    update(&mut m, Event::Tick { now_ms: 1_001_500 });
+    assert_eq!(m.status(0), Some(HostStatus::Live));
+    update(&mut m, Event::Tick { now_ms: 1_002_500 });
+    assert_eq!(m.status(0), Some(HostStatus::Stale { age_ms: 2500 }));
+    update(
+        &mut m,
+        Event::Host {
+            host: 0,
+            event: HostEvent::Sample {
+                at_ms: 1_002_600,
+                gpu: sample(0, "NVIDIA A100 80GB PCIe", 5.0, 10),
+            },
+        },
+    );
+    assert_eq!(m.status(0), Some(HostStatus::Live));
+}
+
+#[test]
+fn an_unreachable_host_is_a_row_not_a_crash() {
+    let mut m = Model::new(vec!["far".into()], ModelOptions::default(), 0);
+    update(
+        &mut m,
+        Event::Host {
+            host: 0,
+            event: HostEvent::Connecting { attempt: 1 },
+        },
+    );
+    update(
+        &mut m,
+        Event::Host {
+            host: 0,
+            event: HostEvent::Disconnected {
+                at_ms: 10,
+                reason: "Connection timed out".into(),
+            },
+        },
+    );
+    update(
+        &mut m,
+        Event::Host {
+            host: 0,
+            event: HostEvent::Connecting { attempt: 2 },
+        },
+    );
+    assert!(matches!(m.hosts[0].link, Link::Down { attempts: 2, .. }));
+    assert_eq!(
+        m.status(0),
+        Some(HostStatus::Unreachable {
+            reason: "Connection timed out".into()
+        })
+    );
+    // Events for hosts that do not exist are ignored.
+    assert!(
+        update(
+            &mut m,
+            Event::Host {
+                host: 9,
+                event: HostEvent::Connecting { attempt: 1 }
+            }
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn redraw_only_when_something_changed() {
+    let mut m = fleet();
+    assert!(m.take_dirty());
+    assert!(!m.take_dirty());
+    update(&mut m, key(KeyCode::Char('x')));
+    assert!(!m.take_dirty(), "an unbound key changes nothing");
+    update(&mut m, Event::Tick { now_ms: 1_000_000 });
+    assert!(
+        !m.take_dirty(),
+        "a tick that does not move the clock changes nothing"
+    );
+    update(&mut m, key(KeyCode::Down));
+    assert!(m.take_dirty());
+}
