@@ -15,7 +15,7 @@ use crate::telemetry::source::{SourceHandle, now_ms};
 /// Where the fleet's telemetry comes from.
 pub enum Plan {
     Demo { sim: Simulator, speed: f64 },
-    Local(LocalGpus),
+    Local(Box<LocalGpus>),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +47,7 @@ impl Plan {
         if !args.local && !config.hosts.is_empty() {
             return Err(LaunchError::SshNotYet(config.hosts.len()));
         }
-        Ok(Plan::Local(LocalGpus::open()?))
+        Ok(Plan::Local(Box::new(LocalGpus::open()?)))
     }
 
     pub fn host_names(&self) -> Vec<String> {
@@ -65,7 +65,7 @@ impl Plan {
     ) -> Result<Vec<SourceHandle>, LaunchError> {
         Ok(match self {
             Plan::Demo { sim, speed } => vec![sim::spawn(sim, sink, speed)?],
-            Plan::Local(gpus) => vec![nvml::spawn(gpus, 0, sink, interval)?],
+            Plan::Local(gpus) => vec![nvml::spawn(*gpus, 0, sink, interval)?],
         })
     }
 

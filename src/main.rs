@@ -31,8 +31,8 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     match &cli.global.config {
         Some(path) => Ok(config::load(path)?),
         None => match config::default_path() {
-            Some(path) if path.exists() => Ok(config::load(&path)?),
-            _ => Ok(Config::default()),
+            Some(path) => Ok(config::load_optional(&path)?.unwrap_or_default()),
+            None => Ok(Config::default()),
         },
     }
 }
@@ -73,7 +73,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .clone()
                 .or_else(|| config.theme.clone())
                 .unwrap_or_else(|| "dark".to_string());
-            let theme = Theme::load_named(&theme_name, config::config_dir().as_deref())?;
+            let theme = Theme::load_named(&theme_name, config::themes_dir().as_deref())?;
             let interval = Duration::from_millis(options.interval_ms);
             let model = Model::new(plan.host_names(), options, now_ms());
             let (sink, events) = mpsc::channel();

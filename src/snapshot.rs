@@ -66,7 +66,16 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
 pub fn render_table(snapshot: &Snapshot) -> String {
     let mut out = format!(
         "{:<18} {:<12} {:>3} {:<22} {:>5} {:>15} {:>6} {:>13} {:>10}  {}\n",
-        "HOST", "STATUS", "GPU", "NAME", "UTIL", "VRAM GiB", "TEMP", "POWER W", "SM MHz", "CLOCK EVENTS"
+        "HOST",
+        "STATUS",
+        "GPU",
+        "NAME",
+        "UTIL",
+        "VRAM GiB",
+        "TEMP",
+        "POWER W",
+        "SM MHz",
+        "CLOCK EVENTS"
     );
     for h in &snapshot.hosts {
         if h.gpus.is_empty() {

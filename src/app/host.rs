@@ -226,10 +226,11 @@ impl HostState {
             return "-".to_string();
         };
         let name = short_gpu_name(&first.latest.name);
+        // The count comes first so a narrow column cuts the model name, not the count.
         if self.gpus.iter().all(|g| g.latest.name == first.latest.name) {
-            format!("{name} x{}", self.gpus.len())
+            format!("{}x {name}", self.gpus.len())
         } else {
-            format!("{name}+ x{}", self.gpus.len())
+            format!("{}x {name}+", self.gpus.len())
         }
     }
 

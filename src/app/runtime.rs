@@ -79,10 +79,8 @@ fn event_loop(
             next_tick = Instant::now() + TICK;
             commands.extend(update(model, Event::Tick { now_ms: now_ms() }));
         }
-        for command in commands {
-            match command {
-                Command::Quit => return Ok(()),
-            }
+        if commands.contains(&Command::Quit) {
+            return Ok(());
         }
     }
 }

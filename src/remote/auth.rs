@@ -184,15 +184,21 @@ fn try_passwords(
     let Some(prompter) = input.prompter else {
         return false;
     };
+    let mut rejected = 0;
     for _ in 0..PROMPT_TRIES {
         let Some(secret) = prompter.password(input.ctx) else {
-            return false;
+            break;
         };
         if send_password(session, input.user, offered, &secret) {
             cache.remember_password(&secret);
             return true;
         }
-        tried.push("the password typed was rejected".to_string());
+        rejected += 1;
+    }
+    match rejected {
+        0 => tried.push("no password was given".to_string()),
+        1 => tried.push("the password typed was rejected".to_string()),
+        n => tried.push(format!("the password typed was rejected ({n} tries)")),
     }
     false
 }

@@ -41,10 +41,7 @@ fn draw_one(
             ("TEMP", Series::Temperature, top, "°C")
         }
         Metric::Power => {
-            let top = s
-                .power_max_limit_w
-                .or(s.power_limit_w)
-                .unwrap_or(100.0);
+            let top = s.power_max_limit_w.or(s.power_limit_w).unwrap_or(100.0);
             ("POWER", Series::Power, top, "W")
         }
     };
@@ -60,9 +57,7 @@ fn draw_one(
         .data(&data);
     let tall = area.height >= 10;
     let window_s = (WINDOW_MS / 1000) as f64;
-    let mut x_axis = Axis::default()
-        .bounds([-window_s, 0.0])
-        .style(theme.dim());
+    let mut x_axis = Axis::default().bounds([-window_s, 0.0]).style(theme.dim());
     let mut y_axis = Axis::default().bounds([0.0, y_max]).style(theme.dim());
     if tall {
         x_axis = x_axis.labels(["-10m", "-5m", "now"]);
@@ -73,7 +68,10 @@ fn draw_one(
             Block::default()
                 .borders(Borders::ALL)
                 .border_style(theme.border())
-                .title(Span::styled(format!(" {title} {last} · 10m "), theme.title())),
+                .title(Span::styled(
+                    format!(" {title} {last} · 10m "),
+                    theme.title(),
+                )),
         )
         .x_axis(x_axis)
         .y_axis(y_axis);

@@ -18,9 +18,17 @@ const WIDE_FROM: u16 = 110;
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let visible = model.visible_hosts();
     let wide = area.width >= WIDE_FROM;
+    // The name column is as wide as the longest name, within limits, so short names leave room
+    // for badges.
+    let longest_name = visible
+        .iter()
+        .map(|&i| model.hosts[i].name.chars().count())
+        .max()
+        .unwrap_or(4) as u16;
+    let name_width = longest_name.clamp(8, if wide { 24 } else { 15 });
     let widths: Vec<Constraint> = if wide {
         vec![
-            Constraint::Length(20),
+            Constraint::Length(name_width),
             Constraint::Length(15),
             Constraint::Length(18),
             Constraint::Length(5),
@@ -31,25 +39,27 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         ]
     } else {
         vec![
-            Constraint::Length(14),
+            Constraint::Length(name_width),
             Constraint::Length(11),
-            Constraint::Length(11),
+            Constraint::Length(12),
             Constraint::Length(4),
             Constraint::Length(9),
-            Constraint::Length(5),
-            Constraint::Length(10),
+            Constraint::Length(4),
+            Constraint::Length(9),
             Constraint::Min(4),
         ]
     };
     let header = Row::new(
-        ["HOST", "STATUS", "GPUS", "UTIL", "VRAM GiB", "HOT", "POWER W", "BADGES"]
-            .map(|h| Cell::from(h)),
+        [
+            "HOST", "STATUS", "GPUS", "UTIL", "VRAM GiB", "HOT", "POWER W", "BADGES",
+        ]
+        .map(Cell::from),
     )
     .style(theme.header());
     let rows = visible.iter().map(|&i| {
         let host = &model.hosts[i];
         let status = host.status(model.now_ms, model.options.interval_ms);
-        host_row(host, &status, theme, wide)
+        host_row(host, &status, theme, wide, name_width as usize)
     });
     let title = format!(
         " Fleet · {} hosts · sort: {} ",
@@ -96,7 +106,13 @@ fn status_style(status: &HostStatus, theme: &Theme) -> Style {
     }
 }
 
-fn host_row<'a>(host: &HostState, status: &HostStatus, theme: &Theme, wide: bool) -> Row<'a> {
+fn host_row<'a>(
+    host: &HostState,
+    status: &HostStatus,
+    theme: &Theme,
+    wide: bool,
+    name_width: usize,
+) -> Row<'a> {
     let util = host.mean_utilization_pct();
     let memory = host.memory_mib();
     let hottest = host.hottest_c();
@@ -117,22 +133,23 @@ fn host_row<'a>(host: &HostState, status: &HostStatus, theme: &Theme, wide: bool
         || "-".to_string(),
         |(u, t)| format!("{}/{}", gib(u), gib(t)),
     );
-    let power_text = power.map_or_else(
-        || "-".to_string(),
-        |(d, l)| format!("{:.0}/{:.0}", d, l),
-    );
+    let power_text = power.map_or_else(|| "-".to_string(), |(d, l)| format!("{:.0}/{:.0}", d, l));
     let memory_level = memory.map_or(Level::Ok, |(u, t)| {
         crate::theme::level_for(u as f64 * 100.0 / t.max(1) as f64, 90.0, 97.0)
     });
     let badges: Vec<Span> = host_badges(host, status)
         .into_iter()
-        .take(if wide { 4 } else { 2 })
+        .take(if wide { 4 } else { 1 })
         .flat_map(|b| {
             let style = match b.level {
                 BadgeLevel::Critical => theme.badge_critical(),
                 BadgeLevel::Warning => theme.badge_warning(),
             };
-            [Span::styled(format!(" {} ", b.text), style), Span::raw(" ")]
+            if wide {
+                vec![Span::styled(format!(" {} ", b.text), style), Span::raw(" ")]
+            } else {
+                vec![Span::styled(b.text, style)]
+            }
         })
         .collect();
     let dim_when_down = |style: Style| match status {
@@ -140,9 +157,12 @@ fn host_row<'a>(host: &HostState, status: &HostStatus, theme: &Theme, wide: bool
         _ => theme.dim(),
     };
     Row::new(vec![
-        Cell::from(fit(&clean(&host.name), if wide { 20 } else { 14 })),
+        Cell::from(fit(&clean(&host.name), name_width)),
         Cell::from(status.text()).style(status_style(status, theme)),
-        Cell::from(fit(&clean(&host.gpu_model_summary()), if wide { 18 } else { 11 })),
+        Cell::from(fit(
+            &clean(&host.gpu_model_summary()),
+            if wide { 18 } else { 12 },
+        )),
         Cell::from(opt_pct(util)).style(dim_when_down(theme.base())),
         Cell::from(memory_text).style(dim_when_down(theme.gauge(memory_level))),
         Cell::from(opt_c(hottest)).style(dim_when_down(theme.gauge(hot_level))),

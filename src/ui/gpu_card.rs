@@ -29,19 +29,24 @@ pub fn temperature_level(temperature_c: f64, slowdown_c: Option<f64>) -> Level {
     }
 }
 
-pub fn draw(
-    frame: &mut Frame,
-    area: Rect,
-    gpu: &GpuState,
-    selected: bool,
-    now_ms: TimestampMs,
-    theme: &Theme,
-) {
+/// How a card is drawn: where it sits in the grid and whether its numbers are current.
+#[derive(Debug, Clone, Copy)]
+pub struct CardContext {
+    pub selected: bool,
+    /// The host is not live: the numbers are the last ones read and are drawn dimmed.
+    pub last_known: bool,
+    pub now_ms: TimestampMs,
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, gpu: &GpuState, ctx: CardContext, theme: &Theme) {
     let s = &gpu.latest;
     let mut title = vec![Span::styled(
         format!(" {} · {} ", s.index, clean(short_gpu_name(&s.name))),
         theme.title(),
     )];
+    if ctx.last_known {
+        title.push(Span::styled(" last reading ", theme.stale()));
+    }
     for b in gpu_badges(s).into_iter().take(2) {
         let style = match b.level {
             BadgeLevel::Critical => theme.badge_critical(),
@@ -51,7 +56,7 @@ pub fn draw(
     }
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(if selected {
+        .border_style(if ctx.selected {
             theme.border_focused()
         } else {
             theme.border()
@@ -115,6 +120,21 @@ pub fn draw(
         reasons_line(s.clock_event_reasons, inner.width as usize, theme),
     ];
     let text_height = (lines.len() as u16).min(inner.height);
+    let lines: Vec<Line> = if ctx.last_known {
+        lines
+            .into_iter()
+            .map(|l| {
+                Line::from(
+                    l.spans
+                        .into_iter()
+                        .map(|sp| sp.style(theme.dim()))
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect()
+    } else {
+        lines
+    };
     frame.render_widget(
         Paragraph::new(lines).style(theme.base()),
         Rect {
@@ -128,7 +148,7 @@ pub fn draw(
             height: 1,
             ..inner
         };
-        draw_trail(frame, trail_area, gpu, now_ms, theme);
+        draw_trail(frame, trail_area, gpu, ctx.now_ms, theme);
     }
 }
 
@@ -189,11 +209,7 @@ fn temperature_clock_line(gpu: &GpuState, theme: &Theme) -> Line<'static> {
     Line::from(spans)
 }
 
-fn reasons_line(
-    reasons: Option<ClockEventReasons>,
-    width: usize,
-    theme: &Theme,
-) -> Line<'static> {
+fn reasons_line(reasons: Option<ClockEventReasons>, width: usize, theme: &Theme) -> Line<'static> {
     let Some(reasons) = reasons else {
         return Line::from(Span::styled("clocks: reasons unknown", theme.dim()));
     };

@@ -5,7 +5,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState};
 
-use crate::app::host::HostState;
+use crate::app::host::{HostState, HostStatus};
 use crate::app::model::{HostFocus, Model};
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};
@@ -48,7 +48,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, theme:
             cards,
         );
     } else {
-        draw_cards(frame, cards, model, host, columns, card_rows, theme);
+        draw_cards(frame, cards, model, host_id, columns, card_rows, theme);
         let selected = model.gpu_cursor.min(host.gpus.len() - 1);
         charts::draw(frame, chart_area, &host.gpus[selected], model.now_ms, theme);
     }
@@ -63,10 +63,7 @@ fn draw_header(
     host_id: usize,
     theme: &Theme,
 ) {
-    let status = model
-        .status(host_id)
-        .map(|s| s.text())
-        .unwrap_or_default();
+    let status = model.status(host_id).map(|s| s.text()).unwrap_or_default();
     let mut spans = vec![
         Span::styled(format!(" {} ", clean(&host.name)), theme.title()),
         Span::styled(format!(" {status} "), theme.base()),
@@ -89,7 +86,10 @@ fn draw_header(
     } else if let Some((_, line)) = host.kernel_lines.back() {
         spans.push(Span::styled(format!("  {}", clean(line)), theme.critical()));
     } else if let Some(notice) = host.notices.last() {
-        spans.push(Span::styled(format!("  {}", clean(notice)), theme.warning()));
+        spans.push(Span::styled(
+            format!("  {}", clean(notice)),
+            theme.warning(),
+        ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
@@ -98,11 +98,15 @@ fn draw_cards(
     frame: &mut Frame,
     area: Rect,
     model: &Model,
-    host: &HostState,
+    host_id: usize,
     columns: u16,
     rows: u16,
     theme: &Theme,
 ) {
+    let Some(host) = model.hosts.get(host_id) else {
+        return;
+    };
+    let last_known = model.status(host_id) != Some(HostStatus::Live);
     let selected = model.gpu_cursor.min(host.gpus.len().saturating_sub(1));
     let selected_row = selected as u16 / columns;
     let first_row = selected_row.saturating_sub(rows - 1);
@@ -123,13 +127,19 @@ fn draw_cards(
             },
             height: gpu_card::CARD_HEIGHT,
         };
-        gpu_card::draw(frame, rect, gpu, i == selected, model.now_ms, theme);
+        let ctx = gpu_card::CardContext {
+            selected: i == selected,
+            last_known,
+            now_ms: model.now_ms,
+        };
+        gpu_card::draw(frame, rect, gpu, ctx, theme);
     }
 }
 
 fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host: &HostState, theme: &Theme) {
     let focused = model.host_focus == HostFocus::Processes;
-    let header = Row::new(["PID", "GPU", "PROCESS", "VRAM MiB"].map(Cell::from)).style(theme.header());
+    let header =
+        Row::new(["PID", "GPU", "PROCESS", "VRAM MiB"].map(Cell::from)).style(theme.header());
     let rows = host.processes.iter().map(|p| {
         let gpu = host
             .gpus

@@ -51,10 +51,7 @@ fn draw_top(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let mut spans = vec![
         Span::styled(" gpufleet ", theme.title()),
         Span::styled(
-            format!(
-                " {} hosts · {gpus} GPUs · {live} live",
-                model.hosts.len()
-            ),
+            format!(" {} hosts · {gpus} GPUs · {live} live", model.hosts.len()),
             theme.base(),
         ),
     ];

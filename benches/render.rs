@@ -1,0 +1,56 @@
+//! Render cost per frame: the fleet view of 256 hosts and the host view of 8 GPUs with ten
+//! minutes of history (goal: under 2 ms each).
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use gpufleet::app::model::ModelOptions;
+use gpufleet::app::{Event, Model, update};
+use gpufleet::telemetry::sim::{self, Simulator};
+use gpufleet::theme::Theme;
+
+const WALL_START_MS: u64 = 1_800_000_000_000;
+
+fn run(mut sim: Simulator, seconds: u64) -> Model {
+    let mut model = Model::new(sim.host_names(), ModelOptions::default(), WALL_START_MS);
+    let step = sim.interval_ms();
+    let mut t = 0;
+    while t <= seconds * 1000 {
+        for (host, event) in sim.advance(t, WALL_START_MS + t) {
+            update(&mut model, Event::Host { host, event });
+        }
+        t += step;
+    }
+    model
+}
+
+fn bench_render(c: &mut Criterion) {
+    let theme = Theme::default_theme();
+    let fleet = run(sim::fleet(7, 256), 30);
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("backend");
+    c.bench_function("fleet_256_hosts_160x48", |b| {
+        b.iter(|| {
+            terminal
+                .draw(|f| gpufleet::ui::draw(f, &fleet, &theme))
+                .expect("draw");
+        })
+    });
+
+    let mut host = run(Simulator::demo(7), 600);
+    update(
+        &mut host,
+        Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+    );
+    c.bench_function("host_8_gpus_10min_history_160x48", |b| {
+        b.iter(|| {
+            terminal
+                .draw(|f| gpufleet::ui::draw(f, &host, &theme))
+                .expect("draw");
+        })
+    });
+}
+
+criterion_group!(benches, bench_render);
+criterion_main!(benches);
