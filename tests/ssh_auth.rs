@@ -27,20 +27,26 @@ impl Prompter for Answers {
         false
     }
     fn passphrase(&self, ctx: &PromptContext, key: &Path) -> Option<Secret> {
-        self.asked
-            .lock()
-            .expect("lock")
-            .push(format!("passphrase {} {}", ctx.target, key.display()));
+        self.asked.lock().expect("lock").push(format!(
+            "passphrase {} {}",
+            ctx.target,
+            key.display()
+        ));
         self.passphrase.clone().map(Secret::new)
     }
     fn password(&self, ctx: &PromptContext) -> Option<Secret> {
-        self.asked.lock().expect("lock").push(format!("password {}", ctx.target));
+        self.asked
+            .lock()
+            .expect("lock")
+            .push(format!("password {}", ctx.target));
         self.password.clone().map(Secret::new)
     }
 }
 
 fn disconnect_reason(events: &mut common::Events) -> String {
-    match events.expect(WAIT, "Disconnected", |_, e| matches!(e, HostEvent::Disconnected { .. })) {
+    match events.expect(WAIT, "Disconnected", |_, e| {
+        matches!(e, HostEvent::Disconnected { .. })
+    }) {
         HostEvent::Disconnected { reason, .. } => reason,
         _ => unreachable!(),
     }
@@ -59,14 +65,25 @@ fn a_key_the_server_does_not_know_is_named_in_the_error() {
     events.drain_for(Duration::from_millis(500));
     link.stop_and_join();
     assert!(reason.starts_with("authentication failed for "), "{reason}");
-    assert!(reason.contains(&format!("key {} was not accepted", stranger.display())), "{reason}");
+    assert!(
+        reason.contains(&format!("key {} was not accepted", stranger.display())),
+        "{reason}"
+    );
     assert!(reason.contains("server accepts: publickey"), "{reason}");
-    assert_eq!(events.count(|_, e| matches!(e, HostEvent::Connecting { .. })), 1, "no retry loop");
+    assert_eq!(
+        events.count(|_, e| matches!(e, HostEvent::Connecting { .. })),
+        1,
+        "no retry loop"
+    );
 }
 
 #[test]
 fn a_wrong_password_is_reported_clearly() {
-    let Some(sshd) = Sshd::start_with(&SshdOptions { password_auth: true }) else { return };
+    let Some(sshd) = Sshd::start_with(&SshdOptions {
+        password_auth: true,
+    }) else {
+        return;
+    };
     let answers = Arc::new(Answers {
         password: Some("not-the-password".to_string()),
         ..Answers::default()
@@ -80,11 +97,20 @@ fn a_wrong_password_is_reported_clearly() {
     let link = spawn_link(host, 0, sink, opts).expect("spawn");
     let reason = disconnect_reason(&mut events);
     link.stop_and_join();
-    assert!(reason.contains("$GPUFLEET_TEST_UNSET_PASSWORD_VAR is not set"), "{reason}");
-    assert!(reason.contains("the password typed was rejected"), "{reason}");
+    assert!(
+        reason.contains("$GPUFLEET_TEST_UNSET_PASSWORD_VAR is not set"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("the password typed was rejected"),
+        "{reason}"
+    );
     assert!(reason.contains("password"), "{reason}");
     let asked = answers.asked.lock().expect("lock").clone();
-    assert!(!asked.is_empty() && asked.iter().all(|a| a.starts_with("password ")), "{asked:?}");
+    assert!(
+        !asked.is_empty() && asked.iter().all(|a| a.starts_with("password ")),
+        "{asked:?}"
+    );
 }
 
 #[test]
@@ -98,8 +124,13 @@ fn an_encrypted_key_is_named_when_headless_and_unlocked_when_asked() {
     host.identity_files = vec![locked.clone()];
 
     let (sink, mut events) = channel();
-    let link = spawn_link(host.clone(), 0, sink, test_options(&sshd.trusted_known_hosts()))
-        .expect("spawn");
+    let link = spawn_link(
+        host.clone(),
+        0,
+        sink,
+        test_options(&sshd.trusted_known_hosts()),
+    )
+    .expect("spawn");
     let reason = disconnect_reason(&mut events);
     link.stop_and_join();
     assert!(

@@ -25,20 +25,34 @@ fn gpu_lost_mid_stream_becomes_the_state_once() {
     let opts = test_options(&sshd.trusted_known_hosts());
     let link = spawn_link(sshd.remote_host("lost"), 0, sink, opts).expect("spawn");
     let lost = events.expect(WAIT, "Lost", |_, e| matches!(e, HostEvent::Lost { .. }));
-    let HostEvent::Lost { reason, raw, .. } = lost else { unreachable!() };
+    let HostEvent::Lost { reason, raw, .. } = lost else {
+        unreachable!()
+    };
     assert_eq!(reason, LostReason::GpuLost);
     assert_eq!(
         raw,
         "Unable to determine the device handle for GPU 0000:00:06.0: GPU is lost. Reboot the system to recover this GPU"
     );
-    assert_eq!(events.count(|_, e| is_sample(e)), 3, "{:#?}", events.kinds());
+    assert_eq!(
+        events.count(|_, e| is_sample(e)),
+        3,
+        "{:#?}",
+        events.kinds()
+    );
     // Retries (every 700 ms here) meet the same failure and stay quiet.
     events.drain_for(Duration::from_millis(2_000));
     link.stop_and_join();
     assert_eq!(lost_count(&events), 1, "{:#?}", events.kinds());
-    let streams = sshd.calls("nvidia-smi").iter().filter(|c| c.contains("-lms")).count();
+    let streams = sshd
+        .calls("nvidia-smi")
+        .iter()
+        .filter(|c| c.contains("-lms"))
+        .count();
     assert!(streams >= 2, "the stream was retried: {streams}");
-    assert_eq!(events.count(|_, e| matches!(e, HostEvent::Disconnected { .. })), 0);
+    assert_eq!(
+        events.count(|_, e| matches!(e, HostEvent::Disconnected { .. })),
+        0
+    );
 }
 
 #[test]
@@ -48,13 +62,22 @@ fn driver_not_loaded_is_reported_with_its_text() {
     let (sink, mut events) = channel();
     let opts = test_options(&sshd.trusted_known_hosts());
     let link = spawn_link(sshd.remote_host("nodriver"), 0, sink, opts).expect("spawn");
-    let connected = events.expect(WAIT, "Connected", |_, e| matches!(e, HostEvent::Connected(_)));
-    let HostEvent::Connected(info) = connected else { unreachable!() };
+    let connected = events.expect(WAIT, "Connected", |_, e| {
+        matches!(e, HostEvent::Connected(_))
+    });
+    let HostEvent::Connected(info) = connected else {
+        unreachable!()
+    };
     assert_eq!((info.driver_version, info.cuda_version), (None, None));
     let lost = events.expect(WAIT, "Lost", |_, e| matches!(e, HostEvent::Lost { .. }));
-    let HostEvent::Lost { reason, raw, .. } = lost else { unreachable!() };
+    let HostEvent::Lost { reason, raw, .. } = lost else {
+        unreachable!()
+    };
     assert_eq!(reason, LostReason::DriverNotLoaded);
-    assert!(raw.starts_with("NVIDIA-SMI has failed because it couldn't communicate"), "{raw}");
+    assert!(
+        raw.starts_with("NVIDIA-SMI has failed because it couldn't communicate"),
+        "{raw}"
+    );
     events.drain_for(Duration::from_millis(1_500));
     link.stop_and_join();
     assert_eq!(lost_count(&events), 1, "{:#?}", events.kinds());
@@ -70,17 +93,27 @@ fn dmesg_not_permitted_gives_one_notice_and_no_loop() {
     opts.reconnect_base_ms = 50;
     let link = spawn_link(sshd.remote_host("container"), 0, sink, opts).expect("spawn");
     let notice = events.expect(WAIT, "Notice", |_, e| matches!(e, HostEvent::Notice { .. }));
-    let HostEvent::Notice { text, .. } = notice else { unreachable!() };
-    assert!(text.contains("dmesg: read kernel buffer failed: Operation not permitted"), "{text}");
+    let HostEvent::Notice { text, .. } = notice else {
+        unreachable!()
+    };
+    assert!(
+        text.contains("dmesg: read kernel buffer failed: Operation not permitted"),
+        "{text}"
+    );
     events.expect(WAIT, "Sample", |_, e| is_sample(e));
     // A reconnect must not try (or complain) again.
     let mut sshd = sshd;
     sshd.restart();
-    events.expect(WAIT, "Disconnected", |_, e| matches!(e, HostEvent::Disconnected { .. }));
+    events.expect(WAIT, "Disconnected", |_, e| {
+        matches!(e, HostEvent::Disconnected { .. })
+    });
     events.expect(WAIT, "Sample after reconnect", |_, e| is_sample(e));
     events.drain_for(Duration::from_millis(500));
     link.stop_and_join();
-    assert_eq!(events.count(|_, e| matches!(e, HostEvent::Notice { .. })), 1);
+    assert_eq!(
+        events.count(|_, e| matches!(e, HostEvent::Notice { .. })),
+        1
+    );
     assert_eq!(sshd.calls("dmesg").len(), 1, "{:?}", sshd.calls("dmesg"));
 }
 
@@ -93,6 +126,11 @@ fn kernel_xid_lines_are_forwarded() {
     let link = spawn_link(sshd.remote_host("xid"), 0, sink, opts).expect("spawn");
     let kernel = events.expect(WAIT, "Kernel", |_, e| matches!(e, HostEvent::Kernel { .. }));
     link.stop_and_join();
-    let HostEvent::Kernel { line, .. } = kernel else { unreachable!() };
-    assert_eq!(line, "NVRM: Xid (PCI:0000:5a:00): 79, GPU has fallen off the bus.");
+    let HostEvent::Kernel { line, .. } = kernel else {
+        unreachable!()
+    };
+    assert_eq!(
+        line,
+        "NVRM: Xid (PCI:0000:5a:00): 79, GPU has fallen off the bus."
+    );
 }

@@ -46,20 +46,29 @@ fn unknown_key_without_a_prompter_is_refused_with_its_fingerprint() {
     let Some(sshd) = Sshd::start() else { return };
     let known_hosts = sshd.dir().join("empty_known_hosts");
     let (sink, mut events) = channel();
-    let link = spawn_link(sshd.remote_host("new"), 0, sink, test_options(&known_hosts))
-        .expect("spawn");
+    let link =
+        spawn_link(sshd.remote_host("new"), 0, sink, test_options(&known_hosts)).expect("spawn");
     let reason = reason_of(events.expect(WAIT, "Disconnected", |_, e| {
         matches!(e, HostEvent::Disconnected { .. })
     }));
     let expected = fingerprint_of(&sshd.host_key_pub("ed25519"));
-    assert!(reason.contains("is not known") && reason.contains(&expected), "{reason}");
+    assert!(
+        reason.contains("is not known") && reason.contains(&expected),
+        "{reason}"
+    );
     assert!(reason.contains("--accept-new-host-keys"), "{reason}");
     // Permanent: the link gives up instead of looping.
     events.drain_for(Duration::from_millis(1_000));
     link.stop_and_join();
-    assert_eq!(events.count(|_, e| matches!(e, HostEvent::Connecting { .. })), 1);
+    assert_eq!(
+        events.count(|_, e| matches!(e, HostEvent::Connecting { .. })),
+        1
+    );
     assert!(!known_hosts.exists());
-    assert!(!sshd.log().contains("Accepted publickey"), "never logged in");
+    assert!(
+        !sshd.log().contains("Accepted publickey"),
+        "never logged in"
+    );
 }
 
 #[test]
@@ -78,7 +87,10 @@ fn a_prompt_decides_and_acceptance_appends_to_known_hosts() {
     link.stop_and_join();
     let shown = answer.shown.lock().expect("lock").clone();
     assert_eq!(shown.len(), 1);
-    assert_eq!(shown[0].fingerprint, fingerprint_of(&sshd.host_key_pub("ed25519")));
+    assert_eq!(
+        shown[0].fingerprint,
+        fingerprint_of(&sshd.host_key_pub("ed25519"))
+    );
     assert_eq!(shown[0].key_type, "ssh-ed25519");
     assert_eq!(shown[0].known_as, format!("[127.0.0.1]:{}", sshd.port));
     let written = std::fs::read_to_string(&known_hosts).expect("known_hosts written");
@@ -108,8 +120,13 @@ fn accept_new_host_keys_appends_headless_and_is_used_next_time() {
     let notice = events.expect(WAIT, "Notice", |_, e| matches!(e, HostEvent::Notice { .. }));
     events.expect(WAIT, "Sample", |_, e| is_sample(e));
     link.stop_and_join();
-    let HostEvent::Notice { text, .. } = notice else { unreachable!() };
-    assert!(text.contains(&fingerprint_of(&sshd.host_key_pub("ed25519"))), "{text}");
+    let HostEvent::Notice { text, .. } = notice else {
+        unreachable!()
+    };
+    assert!(
+        text.contains(&fingerprint_of(&sshd.host_key_pub("ed25519"))),
+        "{text}"
+    );
     assert_eq!(
         std::fs::read_to_string(&known_hosts).expect("written"),
         sshd.known_hosts_line("ed25519")
@@ -117,8 +134,13 @@ fn accept_new_host_keys_appends_headless_and_is_used_next_time() {
 
     // Strict again: the recorded key is now simply trusted.
     let (sink, mut events) = channel();
-    let link = spawn_link(sshd.remote_host("again"), 0, sink, test_options(&known_hosts))
-        .expect("spawn");
+    let link = spawn_link(
+        sshd.remote_host("again"),
+        0,
+        sink,
+        test_options(&known_hosts),
+    )
+    .expect("spawn");
     events.expect(WAIT, "Sample", |_, e| is_sample(e));
     link.stop_and_join();
 }
@@ -144,16 +166,28 @@ fn a_changed_key_is_refused_with_both_fingerprints_and_never_logs_in() {
     events.drain_for(Duration::from_millis(500));
     link.stop_and_join();
     assert!(reason.contains("HOST KEY CHANGED"), "{reason}");
-    assert!(reason.contains(&fingerprint_of(&other_pub)), "expected key: {reason}");
+    assert!(
+        reason.contains(&fingerprint_of(&other_pub)),
+        "expected key: {reason}"
+    );
     assert!(
         reason.contains(&fingerprint_of(&sshd.host_key_pub("ed25519"))),
         "presented key: {reason}"
     );
     assert!(reason.contains("line 2"), "{reason}");
-    assert_eq!(std::fs::read_to_string(&known_hosts).expect("read"), original);
+    assert_eq!(
+        std::fs::read_to_string(&known_hosts).expect("read"),
+        original
+    );
     assert_eq!(events.count(|_, e| is_sample(e)), 0);
-    assert_eq!(events.count(|_, e| matches!(e, HostEvent::Connecting { .. })), 1);
-    assert!(!sshd.log().contains("Accepted publickey"), "never logged in");
+    assert_eq!(
+        events.count(|_, e| matches!(e, HostEvent::Connecting { .. })),
+        1
+    );
+    assert!(
+        !sshd.log().contains("Accepted publickey"),
+        "never logged in"
+    );
 }
 
 #[test]
@@ -169,10 +203,18 @@ fn a_hashed_ecdsa_only_entry_is_a_match_not_a_false_alarm() {
         .expect("ssh-keygen -H");
     assert!(hashed.status.success());
     let text = std::fs::read_to_string(&known_hosts).expect("read");
-    assert!(text.starts_with("|1|") && !text.contains("127.0.0.1"), "{text}");
+    assert!(
+        text.starts_with("|1|") && !text.contains("127.0.0.1"),
+        "{text}"
+    );
     let (sink, mut events) = channel();
-    let link = spawn_link(sshd.remote_host("ecdsa"), 0, sink, test_options(&known_hosts))
-        .expect("spawn");
+    let link = spawn_link(
+        sshd.remote_host("ecdsa"),
+        0,
+        sink,
+        test_options(&known_hosts),
+    )
+    .expect("spawn");
     events.expect(WAIT, "Sample", |_, e| is_sample(e));
     link.stop_and_join();
 }

@@ -14,7 +14,9 @@ const WAIT: Duration = Duration::from_secs(10);
 
 #[test]
 fn sshd_killed_mid_stream_then_restarted_resumes_by_itself() {
-    let Some(mut sshd) = Sshd::start() else { return };
+    let Some(mut sshd) = Sshd::start() else {
+        return;
+    };
     let (sink, mut events) = channel();
     let opts = test_options(&sshd.trusted_known_hosts());
     let link = spawn_link(sshd.remote_host("flaky"), 0, sink, opts).expect("spawn");
@@ -28,18 +30,30 @@ fn sshd_killed_mid_stream_then_restarted_resumes_by_itself() {
         HostEvent::Disconnected { reason, .. } => reason,
         _ => unreachable!(),
     };
-    assert!(killed.elapsed() < Duration::from_secs(3), "noticed in {:?}", killed.elapsed());
+    assert!(
+        killed.elapsed() < Duration::from_secs(3),
+        "noticed in {:?}",
+        killed.elapsed()
+    );
     assert!(!reason.is_empty());
     // While it is down the link keeps trying (and failing) on its own.
-    events.expect(WAIT, "a failed retry", |_, e| {
-        matches!(e, HostEvent::Connecting { attempt } if *attempt >= 2)
-    });
+    events.expect(
+        WAIT,
+        "a failed retry",
+        |_, e| matches!(e, HostEvent::Connecting { attempt } if *attempt >= 2),
+    );
 
     sshd.restart();
     let restarted = Instant::now();
-    events.expect(WAIT, "Connected again", |_, e| matches!(e, HostEvent::Connected(_)));
+    events.expect(WAIT, "Connected again", |_, e| {
+        matches!(e, HostEvent::Connected(_))
+    });
     events.expect(WAIT, "Sample again", |_, e| is_sample(e));
-    assert!(restarted.elapsed() < Duration::from_secs(5), "{:?}", restarted.elapsed());
+    assert!(
+        restarted.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        restarted.elapsed()
+    );
     link.stop_and_join();
 }
 
@@ -68,4 +82,26 @@ fn a_silent_link_is_declared_dead_and_replaced() {
     // The listener still answers, so a fresh session takes over.
     events.expect(WAIT, "Sample on a new session", |_, e| is_sample(e));
     link.stop_and_join();
+}
+
+#[test]
+fn a_quiet_healthy_link_is_kept_alive_by_keepalives() {
+    let Some(sshd) = Sshd::start() else { return };
+    let (sink, mut events) = channel();
+    let mut opts = test_options(&sshd.trusted_known_hosts());
+    // Nothing but keepalive replies will arrive after the first sample.
+    opts.interval_ms = 60_000;
+    opts.processes_interval_ms = 60_000;
+    opts.follow_kernel = false;
+    let dead_after = Duration::from_millis(opts.dead_after_ms);
+    let link = spawn_link(sshd.remote_host("quiet"), 0, sink, opts).expect("spawn");
+    events.expect(WAIT, "Sample", |_, e| is_sample(e));
+    events.drain_for(dead_after * 2);
+    link.stop_and_join();
+    assert_eq!(
+        events.count(|_, e| matches!(e, HostEvent::Disconnected { .. })),
+        0,
+        "{:#?}",
+        events.kinds()
+    );
 }

@@ -223,10 +223,14 @@ impl Link {
             (Slot::Processes, JobEvent::Refused(_)) => st.apps_lines.clear(),
             (Slot::Kernel, JobEvent::Line(line)) => {
                 if smi::is_gpu_kernel_line(&line) {
-                    self.emit(HostEvent::Kernel {
-                        at_ms: now_ms(),
-                        line: sanitize(&line),
-                    });
+                    let line = sanitize(&line);
+                    self.emit_or_hold(
+                        st,
+                        HostEvent::Kernel {
+                            at_ms: now_ms(),
+                            line,
+                        },
+                    );
                 } else if st.kernel_lines.len() < 4 {
                     st.kernel_lines.push(line);
                 }

@@ -40,7 +40,13 @@ pub struct Events {
 
 pub fn channel() -> (EventSink, Events) {
     let (tx, rx) = mpsc::channel();
-    (tx, Events { rx, seen: Vec::new() })
+    (
+        tx,
+        Events {
+            rx,
+            seen: Vec::new(),
+        },
+    )
 }
 
 impl Events {

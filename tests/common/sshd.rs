@@ -14,7 +14,9 @@ const SSHD: &str = "/usr/sbin/sshd";
 /// failure, not a skip.
 pub fn available() -> bool {
     let why = if !Path::new(SSHD).exists() {
-        Some(format!("{SSHD} is missing (apt-get install openssh-server)"))
+        Some(format!(
+            "{SSHD} is missing (apt-get install openssh-server)"
+        ))
     } else if Command::new("ssh-keygen").arg("-?").output().is_err() {
         Some("ssh-keygen is missing (apt-get install openssh-client)".to_string())
     } else if is_root() && std::fs::create_dir_all("/run/sshd").is_err() {
@@ -53,7 +55,16 @@ pub fn current_user() -> String {
 pub fn keygen(path: &Path, kind: &str, passphrase: &str) {
     let _ = std::fs::remove_file(path);
     let status = Command::new("ssh-keygen")
-        .args(["-q", "-t", kind, "-N", passphrase, "-C", "gpufleet-test", "-f"])
+        .args([
+            "-q",
+            "-t",
+            kind,
+            "-N",
+            passphrase,
+            "-C",
+            "gpufleet-test",
+            "-f",
+        ])
         .arg(path)
         .stdin(Stdio::null())
         .status()
@@ -107,11 +118,22 @@ impl Sshd {
         keygen(&root.join("host_ed25519"), "ed25519", "");
         keygen(&root.join("host_ecdsa"), "ecdsa", "");
         keygen(&root.join("client_ed25519"), "ed25519", "");
-        std::fs::copy(root.join("client_ed25519.pub"), root.join("authorized_keys"))
-            .expect("authorized_keys");
+        std::fs::copy(
+            root.join("client_ed25519.pub"),
+            root.join("authorized_keys"),
+        )
+        .expect("authorized_keys");
         install_fakes(&root.join("bin"));
         let port = free_port();
-        let login = if options.password_auth { "yes" } else { "prohibit-password" };
+        // PATH puts the fakes first (a login's ~/.bashrc may prepend more, e.g. pyenv shims,
+        // which is harmless). SHLVL=1 makes bash skip ~/.bashrc for sshd commands: root's here
+        // runs `pyenv init`, whose rehash holds a lock file, and a test that kills sessions
+        // mid-rc would leave it stale and hang every later login on the machine.
+        let login = if options.password_auth {
+            "yes"
+        } else {
+            "prohibit-password"
+        };
         let password = if options.password_auth { "yes" } else { "no" };
         let d = root.display();
         let config = format!(
@@ -120,7 +142,7 @@ impl Sshd {
              PasswordAuthentication {password}\nKbdInteractiveAuthentication no\n\
              PubkeyAuthentication yes\nPermitRootLogin {login}\nUsePAM no\nStrictModes no\n\
              LogLevel VERBOSE\nMaxStartups 100:30:200\nMaxSessions 10\n\
-             SetEnv PATH={d}/bin:/usr/local/bin:/usr/bin:/bin GPUFLEET_FAKE_DIR={d}\n"
+             SetEnv PATH={d}/bin:/usr/local/bin:/usr/bin:/bin GPUFLEET_FAKE_DIR={d} SHLVL=1\n"
         );
         std::fs::write(root.join("sshd_config"), config).expect("sshd_config");
         let mut sshd = Sshd {
@@ -157,7 +179,11 @@ impl Sshd {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("sshd did not listen on {} within 10 s: {}", self.port, self.log());
+        panic!(
+            "sshd did not listen on {} within 10 s: {}",
+            self.port,
+            self.log()
+        );
     }
 
     pub fn dir(&self) -> &Path {
@@ -238,6 +264,32 @@ impl Sshd {
         signal(&sessions, "KILL");
     }
 
+    /// Processes started under this server that outlived their session (a closed session
+    /// leaves its commands running): found by the fake-dir variable in their environment.
+    fn strays(&self) -> Vec<u32> {
+        let marker = format!("GPUFLEET_FAKE_DIR={}", self.dir().display());
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+                continue;
+            };
+            if environ
+                .split(|&b| b == 0)
+                .any(|var| var == marker.as_bytes())
+            {
+                found.push(pid);
+            }
+        }
+        found
+    }
+
     /// Starts sshd again on the same port with the same keys.
     pub fn restart(&mut self) {
         self.kill();
@@ -256,6 +308,11 @@ impl Sshd {
 impl Drop for Sshd {
     fn drop(&mut self) {
         self.kill();
+        // Twice: a shell caught between fork and exec shows up a moment later.
+        for _ in 0..2 {
+            signal(&self.strays(), "KILL");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
@@ -275,7 +332,11 @@ fn descendants(root: u32) -> Vec<u32> {
     let mut parent_of = Vec::new();
     if let Ok(entries) = std::fs::read_dir("/proc") {
         for entry in entries.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
                 continue;
             };
             let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
@@ -295,7 +356,12 @@ fn descendants(root: u32) -> Vec<u32> {
     let mut i = 0;
     while i < found.len() {
         let parent = found[i];
-        found.extend(parent_of.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        found.extend(
+            parent_of
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
         i += 1;
     }
     found.remove(0);
@@ -313,7 +379,10 @@ fn free_port() -> u16 {
 fn install_fakes(bin: &Path) {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-nvidia-smi");
     std::fs::create_dir_all(bin).expect("bin dir");
-    for entry in std::fs::read_dir(&source).expect("fake-nvidia-smi fixtures").flatten() {
+    for entry in std::fs::read_dir(&source)
+        .expect("fake-nvidia-smi fixtures")
+        .flatten()
+    {
         let target = bin.join(entry.file_name());
         std::fs::copy(entry.path(), &target).expect("copy fixture");
         let name = entry.file_name();
