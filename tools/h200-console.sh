@@ -11,6 +11,8 @@ FIELDS=index,uuid,name,pci.bus_id,driver_version,memory.total,memory.used,memory
 
 "$BIN" snapshot --local --json > "$OUT/snapshot.json" 2>&1; echo "[exit $?]" >> "$OUT/snapshot.json"
 "$BIN" snapshot --local > "$OUT/snapshot.txt" 2>&1; echo "[exit $?]" >> "$OUT/snapshot.txt"
+# Start-up cost alone: one snapshot (NVML load + init + one read), user/sys seconds and peak RSS.
+/usr/bin/time -f "snapshot --local: user_s=%U sys_s=%S max_rss_kb=%M" "$BIN" snapshot --local >/dev/null 2>> "$OUT/snapshot.txt"
 
 # Screens: the fleet view, then the host view, each in a 160x48 pseudo-terminal.
 (sleep 4; printf q) | script -q -c "stty cols 160 rows 48; TERM=xterm-256color $BIN --local" "$OUT/tui-fleet.typescript" >/dev/null 2>&1
@@ -25,14 +27,21 @@ sleep 1
 PID=$(pgrep -n -x gpufleet)
 nvidia-smi --query-gpu=$FIELDS --format=csv,noheader,nounits -lms 1000 > /dev/null &
 SMI=$!
+nvidia-smi --query-gpu=index,utilization.gpu,memory.used,temperature.gpu,power.draw --format=csv,noheader,nounits -lms 1000 > /dev/null &
+SMI_MIN=$!
 sleep 30
-echo "stream -lms 1000, 30 s: cpu_s=$(cpu_s $SMI)" > "$OUT/smi-cost.txt"
-kill $SMI
+{
+  echo "stream of all $(echo $FIELDS | tr ',' '\n' | wc -l) fields at -lms 1000, 30 s: cpu_s=$(cpu_s $SMI)"
+  echo "stream of 5 fields at -lms 1000, 30 s: cpu_s=$(cpu_s $SMI_MIN)"
+} > "$OUT/smi-cost.txt"
+kill $SMI $SMI_MIN
 sleep 30
 {
   echo "gpufleet --local --interval-ms 1000, 61 s from start (1 s startup + 60 s):"
   echo "cpu_s=$(cpu_s $PID)"
-  grep -E 'VmHWM|VmRSS' "/proc/$PID/status"
+  grep -E 'VmHWM|VmRSS|Threads' "/proc/$PID/status"
+  echo "largest resident mappings (kB):"
+  awk '/^[0-9a-f]+-[0-9a-f]+ /{name=$6} /^Rss:/{rss[name]+=$2} END{for (n in rss) print rss[n], n}' "/proc/$PID/smaps" | sort -rn | head -12
 } > "$OUT/perf.txt"
 wait
 # One nvidia-smi process per second for 30 s (what a per-tick poller costs).

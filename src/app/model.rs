@@ -90,6 +90,9 @@ pub struct Model {
     pub options: ModelOptions,
     pub quit: bool,
     dirty: bool,
+    /// The clock when the screen was last marked for redraw; a tick redraws only once the shown
+    /// ages could have changed.
+    dirty_at_ms: TimestampMs,
 }
 
 impl Model {
@@ -112,6 +115,7 @@ impl Model {
             options,
             quit: false,
             dirty: true,
+            dirty_at_ms: now_ms,
         }
     }
 
@@ -168,6 +172,20 @@ impl Model {
 
     pub fn mark_dirty(&mut self) {
         self.dirty = true;
+        self.dirty_at_ms = self.now_ms;
+    }
+
+    /// Moves the clock forward; asks for a redraw only when a whole second passed without one
+    /// (ages and stale states are shown to the second), so a tick that lands between two samples
+    /// costs no frame.
+    pub fn advance_clock(&mut self, now_ms: TimestampMs) {
+        if now_ms <= self.now_ms {
+            return;
+        }
+        self.now_ms = now_ms;
+        if now_ms.saturating_sub(self.dirty_at_ms) >= 1000 {
+            self.mark_dirty();
+        }
     }
 
     /// True once after any change; the runtime redraws only then.

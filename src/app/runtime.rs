@@ -15,6 +15,9 @@ use crate::theme::Theme;
 
 /// How often the clock ticks (stale ages, chart windows) when nothing else happens.
 const TICK: Duration = Duration::from_secs(1);
+/// How long to wait for the rest of a burst of events before drawing; well under the 100 ms in
+/// which a sample must reach the screen.
+const COALESCE: Duration = Duration::from_millis(8);
 
 /// Forwards terminal input to the event channel from a thread of its own, so the loop only ever
 /// waits on one channel.
@@ -71,9 +74,15 @@ fn event_loop(
             Err(RecvTimeoutError::Timeout) => Vec::new(),
             Err(RecvTimeoutError::Disconnected) => return Ok(()),
         };
-        // Take everything already queued before drawing, so a burst of samples costs one frame.
-        while let Ok(event) = events.try_recv() {
-            commands.extend(update(model, event));
+        // Gather the rest of a burst (one line per GPU arrives as separate events) before
+        // drawing, so a tick of eight GPUs costs one frame, not eight.
+        let burst_end = Instant::now() + COALESCE;
+        loop {
+            let left = burst_end.saturating_duration_since(Instant::now());
+            match events.recv_timeout(left) {
+                Ok(event) => commands.extend(update(model, event)),
+                Err(_) => break,
+            }
         }
         if Instant::now() >= next_tick {
             next_tick = Instant::now() + TICK;

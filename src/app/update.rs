@@ -23,10 +23,7 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             Vec::new()
         }
         Event::Tick { now_ms } => {
-            if now_ms > model.now_ms {
-                model.now_ms = now_ms;
-                model.mark_dirty();
-            }
+            model.advance_clock(now_ms);
             Vec::new()
         }
         Event::Resize => {

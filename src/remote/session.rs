@@ -21,7 +21,7 @@ use crate::telemetry::{HostInfo, LostReason};
 /// the `Lost` goes out this long after the first one, or at exit if that comes first.
 const LOST_GATHER: Duration = Duration::from_millis(300);
 /// Longest wait between checks of the stop flag and the timers.
-const MAX_WAIT: Duration = Duration::from_millis(250);
+const MAX_WAIT: Duration = Duration::from_millis(500);
 /// Bounds on what one session keeps of remote output.
 const MAX_KEPT_LINES: usize = 64;
 const MAX_HELD_EVENTS: usize = 4_096;

@@ -30,19 +30,46 @@ pub enum NvmlOpenError {
     Other(NvmlError),
 }
 
+/// What a GPU reports that does not change while it runs, read once at start so each tick makes
+/// only the calls whose answers move.
+#[derive(Debug, Clone, Default)]
+struct StaticGpu {
+    uuid: String,
+    name: String,
+    bus_id: String,
+    memory_total_mib: Option<u64>,
+    power_min_limit_w: Option<f64>,
+    power_max_limit_w: Option<f64>,
+    power_default_limit_w: Option<f64>,
+    clock_sm_max_mhz: Option<u32>,
+    temperature_slowdown_c: Option<f64>,
+    temperature_shutdown_c: Option<f64>,
+    /// Passively cooled cards answer "not supported" for the fan; asking every tick is waste.
+    has_fan: bool,
+}
+
 /// An initialized NVML library; cheap to read from at every tick.
 pub struct LocalGpus {
     nvml: Nvml,
+    statics: Vec<StaticGpu>,
 }
 
 impl LocalGpus {
     pub fn open() -> Result<Self, NvmlOpenError> {
-        match Nvml::init() {
-            Ok(nvml) => Ok(Self { nvml }),
-            Err(NvmlError::LibloadingError(_)) => Err(NvmlOpenError::NoLibrary),
-            Err(e @ NvmlError::DriverNotLoaded) => Err(NvmlOpenError::DriverNotLoaded(e)),
-            Err(e) => Err(NvmlOpenError::Other(e)),
-        }
+        let nvml = match Nvml::init() {
+            Ok(nvml) => nvml,
+            Err(NvmlError::LibloadingError(_)) => return Err(NvmlOpenError::NoLibrary),
+            Err(e @ NvmlError::DriverNotLoaded) => return Err(NvmlOpenError::DriverNotLoaded(e)),
+            Err(e) => return Err(NvmlOpenError::Other(e)),
+        };
+        let count = nvml.device_count().unwrap_or(0);
+        let statics = (0..count)
+            .map(|i| match nvml.device_by_index(i) {
+                Ok(d) => read_static(&d),
+                Err(_) => StaticGpu::default(),
+            })
+            .collect();
+        Ok(Self { nvml, statics })
     }
 
     pub fn info(&self) -> HostInfo {
@@ -60,24 +87,27 @@ impl LocalGpus {
     /// Reads every GPU; a field the GPU cannot report is `None`, a GPU that cannot be reached at
     /// all ends the whole read with the reason, as nvidia-smi does.
     pub fn read_samples(&self) -> Result<Vec<GpuSample>, (LostReason, String)> {
-        let count = self.nvml.device_count().map_err(lost)?;
-        if count == 0 {
+        if self.statics.is_empty() {
             return Err((LostReason::NoDevices, "No devices were found".to_string()));
         }
-        (0..count).map(|i| self.read_one(i)).collect()
+        (0..self.statics.len() as u32)
+            .map(|i| self.read_one(i))
+            .collect()
     }
 
     fn read_one(&self, index: u32) -> Result<GpuSample, (LostReason, String)> {
         let d = self.nvml.device_by_index(index).map_err(lost)?;
+        let st = self.statics.get(index as usize).cloned().unwrap_or_default();
         let memory = d.memory_info().ok();
         let utilization = d.utilization_rates().ok();
-        let constraints = d.power_management_limit_constraints().ok();
         Ok(GpuSample {
             index,
-            uuid: d.uuid().unwrap_or_default(),
-            name: d.name().unwrap_or_default(),
-            bus_id: d.pci_info().map(|p| p.bus_id).unwrap_or_default(),
-            memory_total_mib: memory.as_ref().map(|m| m.total / MIB),
+            uuid: st.uuid,
+            name: st.name,
+            bus_id: st.bus_id,
+            memory_total_mib: st
+                .memory_total_mib
+                .or(memory.as_ref().map(|m| m.total / MIB)),
             memory_used_mib: memory.as_ref().map(|m| m.used / MIB),
             utilization_gpu_pct: utilization.as_ref().map(|u| f64::from(u.gpu)),
             utilization_memory_pct: utilization.as_ref().map(|u| f64::from(u.memory)),
@@ -85,18 +115,22 @@ impl LocalGpus {
             temperature_memory_c: None,
             power_draw_w: d.power_usage().ok().map(milliwatts),
             power_limit_w: d.enforced_power_limit().ok().map(milliwatts),
-            power_min_limit_w: constraints.as_ref().map(|c| milliwatts(c.min_limit)),
-            power_max_limit_w: constraints.as_ref().map(|c| milliwatts(c.max_limit)),
-            power_default_limit_w: d.power_management_limit_default().ok().map(milliwatts),
+            power_min_limit_w: st.power_min_limit_w,
+            power_max_limit_w: st.power_max_limit_w,
+            power_default_limit_w: st.power_default_limit_w,
             clock_sm_mhz: d.clock_info(Clock::SM).ok(),
-            clock_sm_max_mhz: d.max_clock_info(Clock::SM).ok(),
+            clock_sm_max_mhz: st.clock_sm_max_mhz,
             clock_mem_mhz: d.clock_info(Clock::Memory).ok(),
             pstate: d
                 .performance_state()
                 .ok()
                 .map(|p| format!("P{}", p.as_c()))
                 .filter(|p| p != "P32"),
-            fan_speed_pct: d.fan_speed(0).ok().map(f64::from),
+            fan_speed_pct: if st.has_fan {
+                d.fan_speed(0).ok().map(f64::from)
+            } else {
+                None
+            },
             clock_event_reasons: d
                 .current_throttle_reasons()
                 .ok()
@@ -104,14 +138,8 @@ impl LocalGpus {
             ecc_uncorrected_volatile: None,
             retired_pages_pending: None,
             persistence_mode: None,
-            temperature_slowdown_c: d
-                .temperature_threshold(TemperatureThreshold::Slowdown)
-                .ok()
-                .map(f64::from),
-            temperature_shutdown_c: d
-                .temperature_threshold(TemperatureThreshold::Shutdown)
-                .ok()
-                .map(f64::from),
+            temperature_slowdown_c: st.temperature_slowdown_c,
+            temperature_shutdown_c: st.temperature_shutdown_c,
             driver_version: None,
         })
     }
@@ -139,6 +167,29 @@ impl LocalGpus {
             }
         }
         out
+    }
+}
+
+fn read_static(d: &nvml_wrapper::Device<'_>) -> StaticGpu {
+    let constraints = d.power_management_limit_constraints().ok();
+    StaticGpu {
+        uuid: d.uuid().unwrap_or_default(),
+        name: d.name().unwrap_or_default(),
+        bus_id: d.pci_info().map(|p| p.bus_id).unwrap_or_default(),
+        memory_total_mib: d.memory_info().ok().map(|m| m.total / MIB),
+        power_min_limit_w: constraints.as_ref().map(|c| milliwatts(c.min_limit)),
+        power_max_limit_w: constraints.as_ref().map(|c| milliwatts(c.max_limit)),
+        power_default_limit_w: d.power_management_limit_default().ok().map(milliwatts),
+        clock_sm_max_mhz: d.max_clock_info(Clock::SM).ok(),
+        temperature_slowdown_c: d
+            .temperature_threshold(TemperatureThreshold::Slowdown)
+            .ok()
+            .map(f64::from),
+        temperature_shutdown_c: d
+            .temperature_threshold(TemperatureThreshold::Shutdown)
+            .ok()
+            .map(f64::from),
+        has_fan: d.fan_speed(0).is_ok(),
     }
 }
 
