@@ -85,7 +85,7 @@ impl Plan {
                     scenario_ms += step;
                 }
             }
-            Plan::Local(gpus) => {
+            Plan::Local(mut gpus) => {
                 let at_ms = now_ms();
                 let mut events = vec![crate::app::event::HostEvent::Connected(gpus.info())];
                 match gpus.read_samples() {

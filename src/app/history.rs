@@ -12,6 +12,10 @@ pub struct HistoryPoint {
     pub memory_used_pct: Option<f32>,
     pub temperature_c: Option<f32>,
     pub power_draw_w: Option<f32>,
+    /// The enforced limit at that moment (a playbook may change it mid-history).
+    pub power_limit_w: Option<f32>,
+    /// The raw NVML clock-event mask, so findings can ask "how long has it been throttling".
+    pub clock_event_reasons: Option<u64>,
 }
 
 impl HistoryPoint {
@@ -26,6 +30,8 @@ impl HistoryPoint {
             memory_used_pct,
             temperature_c: gpu.temperature_c.map(|v| v as f32),
             power_draw_w: gpu.power_draw_w.map(|v| v as f32),
+            power_limit_w: gpu.power_limit_w.map(|v| v as f32),
+            clock_event_reasons: gpu.clock_event_reasons.map(|r| r.0),
         }
     }
 }
@@ -127,6 +133,8 @@ mod tests {
             memory_used_pct: None,
             temperature_c: None,
             power_draw_w: None,
+            power_limit_w: None,
+            clock_event_reasons: None,
         }
     }
 

@@ -208,7 +208,7 @@ fn send_password(session: &Session, user: &str, offered: &str, secret: &Secret) 
     if offers("password") && session.userauth_password(user, secret.expose()).is_ok() {
         return true;
     }
-    if offers("keyboard-interactive") && session.is_blocking() {
+    if offers("keyboard-interactive") {
         let mut responder = PasswordResponder(secret.expose());
         return session
             .userauth_keyboard_interactive(user, &mut responder)

@@ -149,15 +149,13 @@ pub(crate) fn connect(
             Err(failure) => return Err(*failure.error),
         }
     };
+    // The slot is held until logged in (sshd counts a connection as a startup until then),
+    // unless a question for the user comes first.
+    let mut permit = Some(permit);
     let prompter = opts.prompter.as_deref().map(|inner| ReleasingPrompter {
         inner,
-        permit: Mutex::new(None),
+        permit: Mutex::new(permit.take()),
     });
-    if let Some(p) = &prompter {
-        *p.permit.lock().unwrap_or_else(PoisonError::into_inner) = Some(permit);
-    } else {
-        drop(permit);
-    }
     let prompter_ref: Option<&dyn Prompter> = prompter.as_ref().map(|p| p as &dyn Prompter);
 
     let accepted_key = match known_hosts.verify(&session, &target.host, target.port)? {
@@ -178,10 +176,19 @@ pub(crate) fn connect(
                     fingerprint: prompt.fingerprint,
                 });
             } else {
+                let hint = if prompt.other_types_known.is_empty() {
+                    "accept it in the console or start with --accept-new-host-keys".to_string()
+                } else {
+                    format!(
+                        "known_hosts holds only {} keys for it, so confirm this one in the console",
+                        prompt.other_types_known.join(", ")
+                    )
+                };
                 return Err(RemoteError::HostKeyUnknown {
                     known_as: prompt.known_as,
                     key_type: prompt.key_type,
                     fingerprint: prompt.fingerprint,
+                    hint,
                 });
             }
         }
@@ -196,6 +203,7 @@ pub(crate) fn connect(
         ctx,
     };
     authenticate(&session, &input, cache)?;
+    drop(permit);
     Ok(Connected {
         connection: Connection { session, socket },
         accepted_key,

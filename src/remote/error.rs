@@ -31,14 +31,12 @@ pub enum RemoteError {
     },
     #[error("ssh handshake with {addr} failed: {message}")]
     Handshake { addr: String, message: String },
-    #[error(
-        "host key of {known_as} is not known: {key_type} {fingerprint}; \
-         accept it in the console or start with --accept-new-host-keys"
-    )]
+    #[error("host key of {known_as} is not known: {key_type} {fingerprint}; {hint}")]
     HostKeyUnknown {
         known_as: String,
         key_type: String,
         fingerprint: String,
+        hint: String,
     },
     #[error("host key of {known_as} ({key_type} {fingerprint}) was not accepted")]
     HostKeyDeclined {
@@ -78,6 +76,8 @@ pub enum RemoteError {
     Ssh { context: String, message: String },
     #[error("no data from the host for {silent_s} s (keepalives unanswered); link presumed dead")]
     LinkDead { silent_s: u64 },
+    #[error("no complete reading within {timeout_ms} ms")]
+    Incomplete { timeout_ms: u64 },
     #[error(transparent)]
     Command(#[from] CommandError),
     #[error("stopped")]

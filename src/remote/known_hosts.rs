@@ -198,6 +198,7 @@ impl KnownHostsFile {
             CheckResult::Mismatch | CheckResult::NotFound => {
                 let mut other_types_known: Vec<String> =
                     on_file.iter().map(|e| e.key_type.clone()).collect();
+                other_types_known.sort();
                 other_types_known.dedup();
                 Ok(Verdict::Unknown {
                     prompt: HostKeyPrompt {

@@ -137,12 +137,14 @@ impl Link {
                     }
                 }
                 Err(RemoteError::Stopped) => return,
-                Err(e) => {
-                    self.disconnected(&e);
-                    if e.is_permanent() {
-                        return;
-                    }
+                Err(e) if e.is_permanent() => {
+                    self.emit(HostEvent::Disconnected {
+                        at_ms: now_ms(),
+                        reason: sanitize(&format!("{e} (not retrying)")),
+                    });
+                    return;
                 }
+                Err(e) => self.disconnected(&e),
             }
             if self.stop.sleep(backoff.next_delay()) {
                 return;

@@ -5,7 +5,7 @@
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use ssh2::{ErrorCode, Session};
+use ssh2::{BlockDirections, ErrorCode, Session};
 
 use crate::remote::error::RemoteError;
 use crate::remote::job::{Job, JobEvent, StepError};
@@ -80,6 +80,11 @@ impl Mux {
     ) -> Result<(), RemoteError> {
         let deadline = Instant::now() + max_wait;
         loop {
+            // A keepalive reply is swallowed by whichever job reads next, without a trace; so
+            // look at the socket just before the jobs do.
+            if wait_socket(&self.socket, BlockDirections::None, Duration::ZERO) == Wake::Readable {
+                self.last_rx = Instant::now();
+            }
             let mut progressed = false;
             for slot in SLOTS {
                 let Some(job) = self.jobs[slot as usize].as_mut() else {

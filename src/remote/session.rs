@@ -127,12 +127,8 @@ impl Link {
                     return Ended::Finished;
                 }
                 if st.deadline.is_some_and(|d| Instant::now() >= d) {
-                    return Ended::Dropped(RemoteError::Ssh {
-                        context: "reading the host once".to_string(),
-                        message: format!(
-                            "no complete reading within {} ms",
-                            self.opts.snapshot_timeout_ms
-                        ),
+                    return Ended::Dropped(RemoteError::Incomplete {
+                        timeout_ms: self.opts.snapshot_timeout_ms,
                     });
                 }
             }

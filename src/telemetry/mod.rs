@@ -4,6 +4,7 @@ pub mod model;
 pub mod nvml;
 pub mod sim;
 pub mod smi_csv;
+pub mod smi_table;
 pub mod smi_xml;
 pub mod source;
 

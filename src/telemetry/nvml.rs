@@ -3,7 +3,9 @@
 use std::time::{Duration, Instant};
 
 use nvml_wrapper::Nvml;
-use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor, TemperatureThreshold};
+use nvml_wrapper::enum_wrappers::device::{
+    Clock, EccCounter, MemoryError, TemperatureSensor, TemperatureThreshold,
+};
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 
@@ -48,10 +50,22 @@ struct StaticGpu {
     has_fan: bool,
 }
 
+/// Health counters that change rarely; read every `SLOW_EVERY` ticks instead of every tick.
+#[derive(Debug, Clone, Copy, Default)]
+struct SlowFields {
+    ecc_uncorrected_volatile: Option<u64>,
+    retired_pages_pending: Option<bool>,
+    persistence_mode: Option<bool>,
+}
+
+const SLOW_EVERY: u32 = 5;
+
 /// An initialized NVML library; cheap to read from at every tick.
 pub struct LocalGpus {
     nvml: Nvml,
     statics: Vec<StaticGpu>,
+    slow: Vec<SlowFields>,
+    ticks: u32,
 }
 
 impl LocalGpus {
@@ -63,33 +77,47 @@ impl LocalGpus {
             Err(e) => return Err(NvmlOpenError::Other(e)),
         };
         let count = nvml.device_count().unwrap_or(0);
-        let statics = (0..count)
+        let statics: Vec<StaticGpu> = (0..count)
             .map(|i| match nvml.device_by_index(i) {
                 Ok(d) => read_static(&d),
                 Err(_) => StaticGpu::default(),
             })
             .collect();
-        Ok(Self { nvml, statics })
+        let slow = vec![SlowFields::default(); statics.len()];
+        Ok(Self {
+            nvml,
+            statics,
+            slow,
+            ticks: 0,
+        })
     }
 
+    /// Driver version from NVML; the CUDA version from one `nvidia-smi` run, because NVML's own
+    /// CUDA-version call loads and initializes libcuda, which measured on the H200 as 18 MB of
+    /// resident memory kept for the life of the console.
     pub fn info(&self) -> HostInfo {
+        let (smi_driver, cuda_version) = nvidia_smi_versions();
         HostInfo {
-            driver_version: self.nvml.sys_driver_version().ok(),
-            cuda_version: self
-                .nvml
-                .sys_cuda_driver_version()
-                .ok()
-                .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
+            driver_version: self.nvml.sys_driver_version().ok().or(smi_driver),
+            cuda_version,
             source: "local NVML".to_string(),
         }
     }
 
     /// Reads every GPU; a field the GPU cannot report is `None`, a GPU that cannot be reached at
     /// all ends the whole read with the reason, as nvidia-smi does.
-    pub fn read_samples(&self) -> Result<Vec<GpuSample>, (LostReason, String)> {
+    pub fn read_samples(&mut self) -> Result<Vec<GpuSample>, (LostReason, String)> {
         if self.statics.is_empty() {
             return Err((LostReason::NoDevices, "No devices were found".to_string()));
         }
+        if self.ticks % SLOW_EVERY == 0 {
+            for i in 0..self.slow.len() {
+                if let Ok(d) = self.nvml.device_by_index(i as u32) {
+                    self.slow[i] = read_slow(&d);
+                }
+            }
+        }
+        self.ticks = self.ticks.wrapping_add(1);
         (0..self.statics.len() as u32)
             .map(|i| self.read_one(i))
             .collect()
@@ -97,7 +125,12 @@ impl LocalGpus {
 
     fn read_one(&self, index: u32) -> Result<GpuSample, (LostReason, String)> {
         let d = self.nvml.device_by_index(index).map_err(lost)?;
-        let st = self.statics.get(index as usize).cloned().unwrap_or_default();
+        let slow = self.slow.get(index as usize).copied().unwrap_or_default();
+        let st = self
+            .statics
+            .get(index as usize)
+            .cloned()
+            .unwrap_or_default();
         let memory = d.memory_info().ok();
         let utilization = d.utilization_rates().ok();
         Ok(GpuSample {
@@ -135,9 +168,9 @@ impl LocalGpus {
                 .current_throttle_reasons()
                 .ok()
                 .map(|r| ClockEventReasons(r.bits())),
-            ecc_uncorrected_volatile: None,
-            retired_pages_pending: None,
-            persistence_mode: None,
+            ecc_uncorrected_volatile: slow.ecc_uncorrected_volatile,
+            retired_pages_pending: slow.retired_pages_pending,
+            persistence_mode: slow.persistence_mode,
             temperature_slowdown_c: st.temperature_slowdown_c,
             temperature_shutdown_c: st.temperature_shutdown_c,
             driver_version: None,
@@ -193,6 +226,16 @@ fn read_static(d: &nvml_wrapper::Device<'_>) -> StaticGpu {
     }
 }
 
+fn read_slow(d: &nvml_wrapper::Device<'_>) -> SlowFields {
+    SlowFields {
+        ecc_uncorrected_volatile: d
+            .total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile)
+            .ok(),
+        retired_pages_pending: d.are_pages_pending_retired().ok(),
+        persistence_mode: d.is_in_persistent_mode().ok(),
+    }
+}
+
 fn milliwatts(mw: u32) -> f64 {
     f64::from(mw) / 1000.0
 }
@@ -207,6 +250,41 @@ fn lost(e: NvmlError) -> (LostReason, String) {
         _ => LostReason::Other,
     };
     (reason, format!("NVML: {e}"))
+}
+
+/// How long the one `nvidia-smi` run at start may take before it is abandoned (a wedged driver
+/// can make it hang; the console must not).
+const SMI_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn nvidia_smi_versions() -> (Option<String>, Option<String>) {
+    let child = std::process::Command::new("nvidia-smi")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .stdin(std::process::Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return (None, None);
+    };
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < SMI_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return (None, None);
+            }
+        }
+    }
+    let mut text = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        use std::io::Read;
+        let _ = out.read_to_string(&mut text);
+    }
+    crate::telemetry::smi_table::parse_versions(text.lines())
 }
 
 /// The process name from /proc (NVML's own lookup needs a buffer size guess and root).
@@ -226,7 +304,7 @@ pub fn spawn(
     SourceHandle::spawn("nvml", move |stop| run(gpus, host, sink, interval, stop))
 }
 
-fn run(gpus: LocalGpus, host: HostId, sink: EventSink, interval: Duration, stop: StopFlag) {
+fn run(mut gpus: LocalGpus, host: HostId, sink: EventSink, interval: Duration, stop: StopFlag) {
     let send = |event: HostEvent| sink.send(Event::Host { host, event }).is_ok();
     if !send(HostEvent::Connected(gpus.info())) {
         return;

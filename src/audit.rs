@@ -1,0 +1,188 @@
+//! The append-only audit log: one JSON line per action taken on a host (a playbook step that
+//! ran, a release request, a power-limit change), flushed to disk before the action is reported.
+
+use std::fs::OpenOptions;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::telemetry::TimestampMs;
+
+pub const AUDIT_FILE: &str = "audit.jsonl";
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("no state directory: set GPUFLEET_STATE_DIR or HOME")]
+    NoStateDir,
+    #[error("audit log {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("audit log {path}:{line}: {message}")]
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+/// What kind of action an entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditKind {
+    PlaybookStep,
+    Backup,
+    Release,
+    AutoRelease,
+    HostKeyAccepted,
+}
+
+/// One line of the log. `command` is what was shown to the user before it ran (argv joined, or
+/// `METHOD URL`); it never carries a secret.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    pub at_ms: TimestampMs,
+    pub host: String,
+    pub kind: AuditKind,
+    pub command: String,
+    /// `ok`, `failed`, `refused`, `cancelled`, `dry_run`, `timeout`, or a provider's status.
+    pub outcome: String,
+    pub exit_status: Option<i32>,
+    pub runbook: Option<String>,
+    pub step: Option<String>,
+    pub dry_run: bool,
+}
+
+/// The log file; appends are atomic per line (O_APPEND) and synced before returning.
+#[derive(Debug, Clone)]
+pub struct AuditLog {
+    path: PathBuf,
+}
+
+impl AuditLog {
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    /// The log in the state directory.
+    pub fn open_default() -> Result<Self, AuditError> {
+        let dir = crate::paths::state_dir().ok_or(AuditError::NoStateDir)?;
+        Ok(Self::at(dir.join(AUDIT_FILE)))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn append(&self, entry: &AuditEntry) -> Result<(), AuditError> {
+        let io = |source| AuditError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let mut line = serde_json::to_string(entry).map_err(|e| AuditError::Corrupt {
+            path: self.path.clone(),
+            line: 0,
+            message: e.to_string(),
+        })?;
+        line.push('\n');
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(io)?;
+        // One write of the whole line: with O_APPEND concurrent writers cannot interleave it.
+        file.write_all(line.as_bytes()).map_err(io)?;
+        file.sync_data().map_err(io)
+    }
+
+    /// Every entry, oldest first; a missing log is empty. A torn last line (power cut mid-write)
+    /// is skipped, any other bad line is an error naming it.
+    pub fn read_all(&self) -> Result<Vec<AuditEntry>, AuditError> {
+        let file = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(AuditError::Io {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        };
+        let lines: Vec<String> = BufReader::new(file)
+            .lines()
+            .collect::<Result<_, _>>()
+            .map_err(|source| AuditError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        let last = lines.len();
+        let mut out = Vec::with_capacity(last);
+        for (i, line) in lines.iter().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str(line) {
+                Ok(entry) => out.push(entry),
+                Err(_) if i + 1 == last => {}
+                Err(e) => {
+                    return Err(AuditError::Corrupt {
+                        path: self.path.clone(),
+                        line: i + 1,
+                        message: e.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(step: &str) -> AuditEntry {
+        AuditEntry {
+            at_ms: 1,
+            host: "h".into(),
+            kind: AuditKind::PlaybookStep,
+            command: "nvidia-smi -i 0 -pl 300".into(),
+            outcome: "ok".into(),
+            exit_status: Some(0),
+            runbook: Some("power-limit".into()),
+            step: Some(step.into()),
+            dry_run: false,
+        }
+    }
+
+    #[test]
+    fn appends_one_line_per_entry_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::at(dir.path().join("sub/audit.jsonl"));
+        log.append(&entry("a")).unwrap();
+        log.append(&entry("b")).unwrap();
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        let all = log.read_all().unwrap();
+        assert_eq!(all, vec![entry("a"), entry("b")]);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_skipped_but_a_bad_middle_line_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::at(dir.path().join("audit.jsonl"));
+        log.append(&entry("a")).unwrap();
+        let mut f = OpenOptions::new().append(true).open(log.path()).unwrap();
+        f.write_all(b"{\"at_ms\":2,\"ho").unwrap();
+        assert_eq!(log.read_all().unwrap().len(), 1);
+        f.write_all(b"\n").unwrap();
+        log.append(&entry("c")).unwrap();
+        let err = log.read_all().unwrap_err().to_string();
+        assert!(err.contains(":2:"), "{err}");
+    }
+}
