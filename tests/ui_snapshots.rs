@@ -119,3 +119,26 @@ fn filter_bar_and_empty_result() {
     );
     insta::assert_snapshot!("filter_80x24", render(&model, 80, 24));
 }
+
+#[test]
+fn unknown_host_key_dialog() {
+    use gpufleet::app::prompt::{Prompt, PromptKind};
+    let mut model = demo_model(5);
+    update(
+        &mut model,
+        Event::Prompt(Prompt {
+            id: 1,
+            host: 0,
+            target: "root@127.0.0.1:2222".into(),
+            kind: PromptKind::HostKey {
+                known_as: "[127.0.0.1]:2222".into(),
+                key_type: "ssh-ed25519".into(),
+                fingerprint: "SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU".into(),
+                other_types_known: vec![],
+            },
+        }),
+    );
+    let screen = render(&model, 80, 24);
+    assert!(screen.contains("SHA256:47DEQpj8HBSa"), "{screen}");
+    insta::assert_snapshot!("host_key_80x24", screen);
+}

@@ -6,6 +6,7 @@ use gpufleet::app::host::{HostStatus, Link};
 use gpufleet::app::keymap::InputMode;
 use gpufleet::app::model::{HostFocus, ModelOptions, SortKey};
 use gpufleet::app::{Command, Event, HostEvent, Model, View, update};
+use gpufleet::app::prompt::{Prompt, PromptAnswer, PromptKind};
 use gpufleet::telemetry::{GpuProcess, GpuSample, LostReason};
 
 fn key(code: KeyCode) -> Event {
@@ -127,13 +128,13 @@ fn slash_filters_by_name_and_esc_clears() {
         &mut m,
         &[KeyCode::Char('/'), KeyCode::Char('c'), KeyCode::Char('h')],
     );
-    assert_eq!(m.input_mode, InputMode::Filter);
+    assert_eq!(m.input_mode(), InputMode::Filter);
     assert_eq!(m.visible_hosts(), vec![2]);
     // While typing, q is text, not quit.
     assert!(keys(&mut m, &[KeyCode::Char('q')]).is_empty());
     assert!(m.visible_hosts().is_empty());
     keys(&mut m, &[KeyCode::Backspace, KeyCode::Enter]);
-    assert_eq!(m.input_mode, InputMode::Normal);
+    assert_eq!(m.input_mode(), InputMode::Normal);
     assert_eq!(m.filter, "ch");
     keys(&mut m, &[KeyCode::Enter]);
     assert_eq!(m.view, View::Host(2), "Enter opens the one filtered host");
@@ -186,9 +187,9 @@ fn s_cycles_sort_and_keeps_the_selected_host() {
 fn question_mark_opens_help_and_any_key_closes_it() {
     let mut m = fleet();
     keys(&mut m, &[KeyCode::Char('?')]);
-    assert_eq!(m.input_mode, InputMode::Help);
+    assert_eq!(m.input_mode(), InputMode::Help);
     keys(&mut m, &[KeyCode::Down]);
-    assert_eq!(m.input_mode, InputMode::Normal);
+    assert_eq!(m.input_mode(), InputMode::Normal);
     assert_eq!(
         m.fleet_cursor, 0,
         "the key that closed help did not also move"
@@ -276,4 +277,74 @@ fn redraw_only_when_something_changed() {
     );
     update(&mut m, key(KeyCode::Down));
     assert!(m.take_dirty());
+}
+
+fn host_key_prompt(id: u64) -> Event {
+    Event::Prompt(Prompt {
+        id,
+        host: 0,
+        target: "root@127.0.0.1:2222".into(),
+        kind: PromptKind::HostKey {
+            known_as: "[127.0.0.1]:2222".into(),
+            key_type: "ssh-ed25519".into(),
+            fingerprint: "SHA256:abc".into(),
+            other_types_known: vec![],
+        },
+    })
+}
+
+#[test]
+fn an_unknown_host_key_defaults_to_no_and_y_accepts() {
+    let mut m = fleet();
+    update(&mut m, host_key_prompt(1));
+    update(&mut m, host_key_prompt(2));
+    assert_eq!(m.input_mode(), InputMode::Confirm);
+    assert_eq!(
+        keys(&mut m, &[KeyCode::Enter]),
+        vec![Command::AnswerPrompt { id: 1, answer: PromptAnswer::HostKey(false) }],
+        "Enter is not a yes"
+    );
+    assert_eq!(
+        keys(&mut m, &[KeyCode::Char('q')]),
+        vec![Command::AnswerPrompt { id: 2, answer: PromptAnswer::HostKey(false) }],
+        "q answers the prompt, it does not quit behind the user's back"
+    );
+    update(&mut m, host_key_prompt(3));
+    assert_eq!(
+        keys(&mut m, &[KeyCode::Char('y')]),
+        vec![Command::AnswerPrompt { id: 3, answer: PromptAnswer::HostKey(true) }]
+    );
+    assert_eq!(m.input_mode(), InputMode::Normal);
+    assert_eq!(m.view, View::Fleet, "nothing else moved");
+}
+
+#[test]
+fn a_password_is_typed_hidden_and_esc_cancels() {
+    let mut m = fleet();
+    let ask = |id| {
+        Event::Prompt(Prompt {
+            id,
+            host: 1,
+            target: "root@h:22".into(),
+            kind: PromptKind::Password,
+        })
+    };
+    update(&mut m, ask(7));
+    assert_eq!(m.input_mode(), InputMode::Secret);
+    let typed: Vec<Command> = "s3cr q"
+        .chars()
+        .flat_map(|c| update(&mut m, key(KeyCode::Char(c))))
+        .collect();
+    assert!(typed.is_empty(), "typing q into a password does not quit");
+    keys(&mut m, &[KeyCode::Backspace, KeyCode::Backspace]);
+    assert_eq!(
+        keys(&mut m, &[KeyCode::Enter]),
+        vec![Command::AnswerPrompt { id: 7, answer: PromptAnswer::Secret(Some("s3cr".into())) }]
+    );
+    assert!(m.secret_input.is_empty(), "the typed secret does not linger in the model");
+    assert!(m.filter.is_empty(), "the password never went into the filter");
+    update(&mut m, ask(8));
+    keys(&mut m, &[KeyCode::Char('x'), KeyCode::Esc]);
+    assert!(m.secret_input.is_empty());
+    assert_eq!(format!("{:?}", PromptAnswer::Secret(Some("s3cr".into()))), "Secret(***)");
 }

@@ -21,8 +21,13 @@ pub enum Action {
     ToggleHelp,
     CycleSort,
     StartFilter,
-    FilterInput(char),
-    FilterBackspace,
+    /// A character typed into the filter or a secret prompt.
+    TextInput(char),
+    TextBackspace,
     FilterAccept,
     FilterCancel,
+    /// Answer the open prompt: accept the host key, or submit the typed secret.
+    PromptAccept,
+    /// Decline the open prompt (the default for anything but an explicit yes).
+    PromptDecline,
 }

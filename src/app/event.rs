@@ -68,4 +68,6 @@ pub enum Event {
     },
     /// The terminal was resized; the next frame redraws.
     Resize,
+    /// A link asks the user something; answered with `Command::AnswerPrompt`.
+    Prompt(super::prompt::Prompt),
 }

@@ -10,6 +10,10 @@ pub enum InputMode {
     Normal,
     Filter,
     Help,
+    /// A host-key question: y accepts, anything else declines.
+    Confirm,
+    /// Typing a passphrase or password.
+    Secret,
 }
 
 /// (keys, what they do) for the help screen, in the order shown.
@@ -36,6 +40,17 @@ pub fn action_for(key: KeyEvent, mode: InputMode) -> Option<Action> {
         return Some(Action::Quit);
     }
     match mode {
+        InputMode::Confirm => Some(match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => Action::PromptAccept,
+            _ => Action::PromptDecline,
+        }),
+        InputMode::Secret => match key.code {
+            KeyCode::Enter => Some(Action::PromptAccept),
+            KeyCode::Esc => Some(Action::PromptDecline),
+            KeyCode::Backspace => Some(Action::TextBackspace),
+            KeyCode::Char(c) if !c.is_control() => Some(Action::TextInput(c)),
+            _ => None,
+        },
         InputMode::Filter => filter_action(key),
         InputMode::Help => match key.code {
             KeyCode::Char('q') => Some(Action::Quit),
@@ -49,10 +64,10 @@ fn filter_action(key: KeyEvent) -> Option<Action> {
     match key.code {
         KeyCode::Enter => Some(Action::FilterAccept),
         KeyCode::Esc => Some(Action::FilterCancel),
-        KeyCode::Backspace => Some(Action::FilterBackspace),
+        KeyCode::Backspace => Some(Action::TextBackspace),
         KeyCode::Up => Some(Action::Up),
         KeyCode::Down => Some(Action::Down),
-        KeyCode::Char(c) if !c.is_control() => Some(Action::FilterInput(c)),
+        KeyCode::Char(c) if !c.is_control() => Some(Action::TextInput(c)),
         _ => None,
     }
 }

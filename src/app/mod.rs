@@ -8,6 +8,7 @@ pub mod history;
 pub mod host;
 pub mod keymap;
 pub mod model;
+pub mod prompt;
 pub mod runtime;
 
 pub mod update;

@@ -1,7 +1,10 @@
 //! The whole state the console shows; only `update` changes it.
 
 use crate::app::host::{HostState, HostStatus};
+use std::collections::VecDeque;
+
 use crate::app::keymap::InputMode;
+use crate::app::prompt::Prompt;
 use crate::telemetry::TimestampMs;
 
 /// Which screen is on top.
@@ -84,7 +87,12 @@ pub struct Model {
     pub process_cursor: usize,
     pub host_focus: HostFocus,
     pub filter: String,
-    pub input_mode: InputMode,
+    /// The mode chosen by the user (filter, help); an open prompt overrides it, see `input_mode`.
+    pub mode: InputMode,
+    /// Open questions from links, oldest first; the first is shown.
+    pub prompts: VecDeque<Prompt>,
+    /// What has been typed into a passphrase/password prompt (never drawn, only its length).
+    pub secret_input: String,
     pub sort: SortKey,
     pub now_ms: TimestampMs,
     pub options: ModelOptions,
@@ -109,7 +117,9 @@ impl Model {
             process_cursor: 0,
             host_focus: HostFocus::Gpus,
             filter: String::new(),
-            input_mode: InputMode::Normal,
+            mode: InputMode::Normal,
+            prompts: VecDeque::new(),
+            secret_input: String::new(),
             sort: SortKey::Config,
             now_ms,
             options,
@@ -163,6 +173,15 @@ impl Model {
             || self
                 .status(host)
                 .is_some_and(|s| s.text().to_lowercase().contains(needle))
+    }
+
+    /// What keys mean right now: an open prompt takes every key until answered.
+    pub fn input_mode(&self) -> InputMode {
+        match self.prompts.front() {
+            Some(p) if p.wants_secret() => InputMode::Secret,
+            Some(_) => InputMode::Confirm,
+            None => self.mode,
+        }
     }
 
     /// The host under the fleet cursor.

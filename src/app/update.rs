@@ -5,6 +5,7 @@ use crate::app::command::Command;
 use crate::app::event::Event;
 use crate::app::keymap::{InputMode, action_for};
 use crate::app::model::{HostFocus, Model, View};
+use crate::app::prompt::PromptAnswer;
 
 /// Rows a PageUp/PageDown moves.
 const PAGE_ROWS: usize = 10;
@@ -30,7 +31,12 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             model.mark_dirty();
             Vec::new()
         }
-        Event::Key(key) => match action_for(key, model.input_mode) {
+        Event::Prompt(prompt) => {
+            model.prompts.push_back(prompt);
+            model.mark_dirty();
+            Vec::new()
+        }
+        Event::Key(key) => match action_for(key, model.input_mode()) {
             Some(action) => {
                 model.mark_dirty();
                 apply_action(model, action)
@@ -45,29 +51,37 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
     match action {
         Action::Quit => return vec![Command::Quit],
         Action::ToggleHelp => {
-            model.input_mode = match model.input_mode {
+            model.mode = match model.mode {
                 InputMode::Help => InputMode::Normal,
                 _ => InputMode::Help,
             };
         }
         Action::StartFilter => {
             model.view = View::Fleet;
-            model.input_mode = InputMode::Filter;
+            model.mode = InputMode::Filter;
         }
-        Action::FilterInput(c) => {
+        Action::TextInput(c) if model.input_mode() == InputMode::Secret => {
+            model.secret_input.push(c);
+        }
+        Action::TextBackspace if model.input_mode() == InputMode::Secret => {
+            model.secret_input.pop();
+        }
+        Action::TextInput(c) => {
             model.filter.push(c);
             model.fleet_cursor = 0;
         }
-        Action::FilterBackspace => {
+        Action::TextBackspace => {
             model.filter.pop();
             model.fleet_cursor = 0;
         }
-        Action::FilterAccept => model.input_mode = InputMode::Normal,
+        Action::FilterAccept => model.mode = InputMode::Normal,
         Action::FilterCancel => {
             model.filter.clear();
-            model.input_mode = InputMode::Normal;
+            model.mode = InputMode::Normal;
             model.fleet_cursor = 0;
         }
+        Action::PromptAccept => return answer_prompt(model, true),
+        Action::PromptDecline => return answer_prompt(model, false),
         Action::CycleSort => {
             let selected = model.selected_host();
             model.sort = model.sort.next();
@@ -106,6 +120,23 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
         Action::Right => move_gpu(model, 1),
     }
     Vec::new()
+}
+
+/// Closes the prompt on top and sends its answer; a declined secret prompt answers `None`.
+fn answer_prompt(model: &mut Model, accept: bool) -> Vec<Command> {
+    let Some(prompt) = model.prompts.pop_front() else {
+        return Vec::new();
+    };
+    let typed = std::mem::take(&mut model.secret_input);
+    let answer = if prompt.wants_secret() {
+        PromptAnswer::Secret(accept.then_some(typed))
+    } else {
+        PromptAnswer::HostKey(accept)
+    };
+    vec![Command::AnswerPrompt {
+        id: prompt.id,
+        answer,
+    }]
 }
 
 fn keep_selection(model: &mut Model, selected: Option<usize>) {

@@ -110,7 +110,7 @@ impl LocalGpus {
         if self.statics.is_empty() {
             return Err((LostReason::NoDevices, "No devices were found".to_string()));
         }
-        if self.ticks % SLOW_EVERY == 0 {
+        if self.ticks.is_multiple_of(SLOW_EVERY) {
             for i in 0..self.slow.len() {
                 if let Ok(d) = self.nvml.device_by_index(i as u32) {
                     self.slow[i] = read_slow(&d);

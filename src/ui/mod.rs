@@ -6,6 +6,7 @@ pub mod format;
 pub mod gpu_card;
 pub mod help;
 pub mod host;
+pub mod prompt;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -32,8 +33,11 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
         View::Host(id) => host::draw(frame, body, model, id, theme),
     }
     draw_bottom(frame, bottom, model, theme);
-    if model.input_mode == InputMode::Help {
+    if model.input_mode() == InputMode::Help {
         help::draw(frame, body, theme);
+    }
+    if !model.prompts.is_empty() {
+        prompt::draw(frame, body, model, theme);
     }
 }
 
@@ -65,7 +69,7 @@ fn draw_top(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
 }
 
 fn draw_bottom(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
-    let line = match model.input_mode {
+    let line = match model.input_mode() {
         InputMode::Filter => Line::from(vec![
             Span::styled(" filter: /", theme.filter()),
             Span::styled(format::clean(&model.filter), theme.filter()),
