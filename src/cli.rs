@@ -14,6 +14,11 @@ pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
 
+    /// Hosts to watch: `user@host:port`, an `~/.ssh/config` alias, or a host name from the
+    /// config. Without any, every host of the config.
+    #[arg(value_name = "HOST")]
+    pub hosts: Vec<String>,
+
     #[command(subcommand)]
     pub command: Option<CliCommand>,
 }
@@ -52,6 +57,19 @@ pub struct GlobalArgs {
     /// Sample interval in milliseconds (overrides the config).
     #[arg(long, global = true, value_name = "MS")]
     pub interval_ms: Option<u64>,
+
+    /// Trust and record the keys of hosts not yet in known_hosts without asking (a changed key
+    /// is still refused).
+    #[arg(long, global = true)]
+    pub accept_new_host_keys: bool,
+
+    /// known_hosts file (default ~/.ssh/known_hosts).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub known_hosts: Option<PathBuf>,
+
+    /// ssh config file for aliases (default ~/.ssh/config).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,22 +1,34 @@
 //! Choosing where telemetry comes from (simulator, local NVML, configured hosts) and starting it.
 
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use crate::app::event::Event;
 use crate::app::model::{Model, ModelOptions};
+use crate::app::prompt_bridge::{self, PendingPrompts};
 use crate::app::update::update;
 use crate::cli::GlobalArgs;
-use crate::config::Config;
+use crate::config::{Config, HostConfig};
+use crate::remote::{self, ChannelPrompter, LinkOptions, RemoteError, RemoteHost};
 use crate::telemetry::nvml::{self, LocalGpus, NvmlOpenError};
 use crate::telemetry::sim::{self, Simulator};
 use crate::telemetry::source::{SourceHandle, now_ms};
 
 /// Where the fleet's telemetry comes from.
 pub enum Plan {
-    Demo { sim: Simulator, speed: f64 },
+    Demo {
+        sim: Simulator,
+        speed: f64,
+    },
     Local(Box<LocalGpus>),
+    Ssh {
+        hosts: Vec<RemoteHost>,
+        opts: LinkOptions,
+    },
 }
+
+/// How long a link waits for the user to answer a prompt before giving up on that attempt.
+const PROMPT_TIMEOUT: Duration = Duration::from_secs(600);
 
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
@@ -24,17 +36,21 @@ pub enum LaunchError {
     Nvml(#[from] NvmlOpenError),
     #[error("--speed must be a positive number, got {0}")]
     BadSpeed(f64),
-    #[error(
-        "watching hosts over SSH is not built yet ({0} host(s) configured); use --local or --demo"
-    )]
-    SshNotYet(usize),
+    #[error("host {name}: {source}")]
+    Host { name: String, source: RemoteError },
     #[error("could not start a worker thread: {0}")]
     Thread(#[from] std::io::Error),
 }
 
 impl Plan {
-    /// `--demo` wins, then `--local`, then configured hosts; with none of those, the local GPUs.
-    pub fn choose(args: &GlobalArgs, config: &Config) -> Result<Self, LaunchError> {
+    /// `--demo` wins, then `--local`, then hosts named on the command line, then configured
+    /// hosts; with none of those, the local GPUs.
+    pub fn choose(
+        args: &GlobalArgs,
+        named: &[String],
+        config: &Config,
+        interval_ms: u64,
+    ) -> Result<Self, LaunchError> {
         if args.demo {
             if !(args.speed.is_finite() && args.speed > 0.0) {
                 return Err(LaunchError::BadSpeed(args.speed));
@@ -44,8 +60,15 @@ impl Plan {
                 speed: args.speed,
             });
         }
-        if !args.local && !config.hosts.is_empty() {
-            return Err(LaunchError::SshNotYet(config.hosts.len()));
+        if !args.local && (!named.is_empty() || !config.hosts.is_empty()) {
+            let hosts = remote_hosts(args, named, config)?;
+            let opts = LinkOptions {
+                interval_ms: u32::try_from(interval_ms).unwrap_or(u32::MAX),
+                known_hosts: args.known_hosts.clone(),
+                accept_new_host_keys: args.accept_new_host_keys,
+                ..LinkOptions::default()
+            };
+            return Ok(Plan::Ssh { hosts, opts });
         }
         Ok(Plan::Local(Box::new(LocalGpus::open()?)))
     }
@@ -54,18 +77,37 @@ impl Plan {
         match self {
             Plan::Demo { sim, .. } => sim.host_names(),
             Plan::Local(_) => vec![local_host_name()],
+            Plan::Ssh { hosts, .. } => hosts.iter().map(|h| h.name.clone()).collect(),
         }
     }
 
-    /// Starts the sources on their own threads, sending into `sink`.
+    /// Starts the sources on their own threads, sending into `sink`; links' questions (host
+    /// keys, passphrases, passwords) come back through the returned pending-prompt store.
     pub fn start(
         self,
         sink: mpsc::Sender<Event>,
         interval: Duration,
-    ) -> Result<Vec<SourceHandle>, LaunchError> {
+    ) -> Result<(Vec<SourceHandle>, PendingPrompts), LaunchError> {
         Ok(match self {
-            Plan::Demo { sim, speed } => vec![sim::spawn(sim, sink, speed)?],
-            Plan::Local(gpus) => vec![nvml::spawn(*gpus, 0, sink, interval)?],
+            Plan::Demo { sim, speed } => (
+                vec![sim::spawn(sim, sink, speed)?],
+                PendingPrompts::default(),
+            ),
+            Plan::Local(gpus) => (
+                vec![nvml::spawn(*gpus, 0, sink, interval)?],
+                PendingPrompts::default(),
+            ),
+            Plan::Ssh { hosts, mut opts } => {
+                let (to_ui, requests) = mpsc::channel();
+                opts.prompter = Some(Arc::new(ChannelPrompter::new(to_ui, PROMPT_TIMEOUT)));
+                let pending = prompt_bridge::spawn(requests, sink.clone())?;
+                let handles = hosts
+                    .into_iter()
+                    .enumerate()
+                    .map(|(id, host)| remote::spawn_link(host, id, sink.clone(), opts.clone()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (handles, pending)
+            }
         })
     }
 
@@ -106,6 +148,26 @@ impl Plan {
                     update(&mut model, Event::Host { host: 0, event });
                 }
             }
+            Plan::Ssh { hosts, opts } => {
+                // Every host at once, each on its own thread; the model takes their events as
+                // they come, exactly as in the console.
+                let (sink, events) = mpsc::channel();
+                std::thread::scope(|scope| {
+                    for (id, host) in hosts.iter().enumerate() {
+                        let sink = sink.clone();
+                        let opts = &opts;
+                        scope.spawn(move || {
+                            // The error was already sent as a `Disconnected` event.
+                            let _ = remote::read_once(host, id, &sink, opts);
+                        });
+                    }
+                    drop(sink);
+                    for event in events.iter() {
+                        update(&mut model, event);
+                    }
+                });
+                update(&mut model, Event::Tick { now_ms: now_ms() });
+            }
         }
         model
     }
@@ -121,6 +183,44 @@ pub fn settled(model: &Model) -> bool {
         Link::Lost { .. } | Link::Down { .. } => true,
         _ => h.last_sample_ms.is_some() && h.processes_at_ms.is_some(),
     })
+}
+
+/// Hosts named on the command line (a config host's name, or an ssh target / alias), else every
+/// configured host, resolved through `~/.ssh/config`.
+fn remote_hosts(
+    args: &GlobalArgs,
+    named: &[String],
+    config: &Config,
+) -> Result<Vec<RemoteHost>, LaunchError> {
+    let ssh_config = args.ssh_config.as_deref();
+    let resolve_config = |h: &HostConfig| {
+        remote::resolve(
+            &h.name,
+            &h.ssh.to_string(),
+            h.identity_file.as_deref(),
+            h.password_env.as_deref(),
+            ssh_config,
+        )
+        .map_err(|source| LaunchError::Host {
+            name: h.name.clone(),
+            source,
+        })
+    };
+    if named.is_empty() {
+        return config.hosts.iter().map(resolve_config).collect();
+    }
+    named
+        .iter()
+        .map(|name| match config.host(name) {
+            Some(h) => resolve_config(h),
+            None => remote::resolve(name, name, None, None, ssh_config).map_err(|source| {
+                LaunchError::Host {
+                    name: name.clone(),
+                    source,
+                }
+            }),
+        })
+        .collect()
 }
 
 fn local_host_name() -> String {

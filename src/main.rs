@@ -44,7 +44,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         history_minutes: config.history_minutes,
         read_only: cli.global.read_only || config.read_only,
     };
-    let plan = match Plan::choose(&cli.global, &config) {
+    let plan = match Plan::choose(&cli.global, &cli.hosts, &config, options.interval_ms) {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("gpufleet: {e}");
@@ -77,8 +77,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let interval = Duration::from_millis(options.interval_ms);
             let model = Model::new(plan.host_names(), options, now_ms());
             let (sink, events) = mpsc::channel();
-            let sources = plan.start(sink.clone(), interval)?;
-            runtime::run(model, &theme, events, sink, sources)?;
+            let (sources, prompts) = plan.start(sink.clone(), interval)?;
+            runtime::run(model, &theme, events, sink, sources, prompts)?;
             Ok(ExitCode::SUCCESS)
         }
     }

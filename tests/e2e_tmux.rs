@@ -1,95 +1,13 @@
 //! End to end: the built binary runs `--demo` inside tmux; keys go in, the screen is read back,
 //! and the program must exit cleanly with the terminal restored.
 
-use std::path::PathBuf;
+#[path = "support/tmux.rs"]
+mod tmux;
+
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// The release binary when `.ci/run` built it (what users run), else the test profile's.
-fn binary() -> PathBuf {
-    let release = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/gpufleet");
-    if release.exists() {
-        release
-    } else {
-        PathBuf::from(env!("CARGO_BIN_EXE_gpufleet"))
-    }
-}
-
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(command: &str, width: u16, height: u16) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            assert!(std::env::var_os("CI").is_none(), "tmux is required in CI");
-            eprintln!("tmux not installed: skipping");
-            return None;
-        }
-        let socket = format!("gpufleet-e2e-{}", std::process::id());
-        let status = Command::new("tmux")
-            .args([
-                "-L",
-                &socket,
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-s",
-                "e2e",
-            ])
-            .args(["-x", &width.to_string(), "-y", &height.to_string()])
-            .arg(command)
-            .status()
-            .expect("tmux new-session");
-        assert!(status.success());
-        Some(Tmux { socket })
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            let status = Command::new("tmux")
-                .args(["-L", &self.socket, "send-keys", "-t", "e2e", k])
-                .status()
-                .expect("tmux send-keys");
-            assert!(status.success());
-            std::thread::sleep(Duration::from_millis(150));
-        }
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-t", "e2e"])
-            .output()
-            .expect("tmux capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Waits until the screen contains `needle`, returning the screen; panics with the last
-    /// screen after `timeout`.
-    fn wait_for(&self, needle: &str, timeout: Duration) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if screen.contains(needle) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < timeout,
-                "timed out waiting for {needle:?}; screen was:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
-    }
-}
+use tmux::{Tmux, binary};
 
 #[test]
 fn demo_runs_navigates_and_exits_cleanly() {

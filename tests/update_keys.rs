@@ -5,8 +5,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use gpufleet::app::host::{HostStatus, Link};
 use gpufleet::app::keymap::InputMode;
 use gpufleet::app::model::{HostFocus, ModelOptions, SortKey};
-use gpufleet::app::{Command, Event, HostEvent, Model, View, update};
 use gpufleet::app::prompt::{Prompt, PromptAnswer, PromptKind};
+use gpufleet::app::{Command, Event, HostEvent, Model, View, update};
 use gpufleet::telemetry::{GpuProcess, GpuSample, LostReason};
 
 fn key(code: KeyCode) -> Event {
@@ -301,18 +301,27 @@ fn an_unknown_host_key_defaults_to_no_and_y_accepts() {
     assert_eq!(m.input_mode(), InputMode::Confirm);
     assert_eq!(
         keys(&mut m, &[KeyCode::Enter]),
-        vec![Command::AnswerPrompt { id: 1, answer: PromptAnswer::HostKey(false) }],
+        vec![Command::AnswerPrompt {
+            id: 1,
+            answer: PromptAnswer::HostKey(false)
+        }],
         "Enter is not a yes"
     );
     assert_eq!(
         keys(&mut m, &[KeyCode::Char('q')]),
-        vec![Command::AnswerPrompt { id: 2, answer: PromptAnswer::HostKey(false) }],
+        vec![Command::AnswerPrompt {
+            id: 2,
+            answer: PromptAnswer::HostKey(false)
+        }],
         "q answers the prompt, it does not quit behind the user's back"
     );
     update(&mut m, host_key_prompt(3));
     assert_eq!(
         keys(&mut m, &[KeyCode::Char('y')]),
-        vec![Command::AnswerPrompt { id: 3, answer: PromptAnswer::HostKey(true) }]
+        vec![Command::AnswerPrompt {
+            id: 3,
+            answer: PromptAnswer::HostKey(true)
+        }]
     );
     assert_eq!(m.input_mode(), InputMode::Normal);
     assert_eq!(m.view, View::Fleet, "nothing else moved");
@@ -339,12 +348,24 @@ fn a_password_is_typed_hidden_and_esc_cancels() {
     keys(&mut m, &[KeyCode::Backspace, KeyCode::Backspace]);
     assert_eq!(
         keys(&mut m, &[KeyCode::Enter]),
-        vec![Command::AnswerPrompt { id: 7, answer: PromptAnswer::Secret(Some("s3cr".into())) }]
+        vec![Command::AnswerPrompt {
+            id: 7,
+            answer: PromptAnswer::Secret(Some("s3cr".into()))
+        }]
     );
-    assert!(m.secret_input.is_empty(), "the typed secret does not linger in the model");
-    assert!(m.filter.is_empty(), "the password never went into the filter");
+    assert!(
+        m.secret_input.is_empty(),
+        "the typed secret does not linger in the model"
+    );
+    assert!(
+        m.filter.is_empty(),
+        "the password never went into the filter"
+    );
     update(&mut m, ask(8));
     keys(&mut m, &[KeyCode::Char('x'), KeyCode::Esc]);
     assert!(m.secret_input.is_empty());
-    assert_eq!(format!("{:?}", PromptAnswer::Secret(Some("s3cr".into()))), "Secret(***)");
+    assert_eq!(
+        format!("{:?}", PromptAnswer::Secret(Some("s3cr".into()))),
+        "Secret(***)"
+    );
 }

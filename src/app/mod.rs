@@ -9,6 +9,7 @@ pub mod host;
 pub mod keymap;
 pub mod model;
 pub mod prompt;
+pub mod prompt_bridge;
 pub mod runtime;
 
 pub mod update;

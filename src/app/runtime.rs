@@ -9,6 +9,7 @@ use crossterm::event::Event as TermEvent;
 use crate::app::command::Command;
 use crate::app::event::Event;
 use crate::app::model::Model;
+use crate::app::prompt_bridge::PendingPrompts;
 use crate::app::update::update;
 use crate::telemetry::source::{EventSink, SourceHandle, now_ms};
 use crate::theme::Theme;
@@ -46,14 +47,14 @@ pub fn run(
     events: Receiver<Event>,
     sink: EventSink,
     sources: Vec<SourceHandle>,
+    prompts: PendingPrompts,
 ) -> std::io::Result<()> {
     spawn_input(sink)?;
     let mut terminal = ratatui::init();
-    let result = event_loop(&mut terminal, &mut model, theme, &events);
+    let result = event_loop(&mut terminal, &mut model, theme, &events, &prompts);
     ratatui::restore();
-    for source in sources {
-        drop(source);
-    }
+    // Dropping every handle first sets every stop flag, so links wind down in parallel.
+    drop(sources);
     result
 }
 
@@ -62,6 +63,7 @@ fn event_loop(
     model: &mut Model,
     theme: &Theme,
     events: &Receiver<Event>,
+    prompts: &PendingPrompts,
 ) -> std::io::Result<()> {
     let mut next_tick = Instant::now() + TICK;
     loop {
@@ -88,8 +90,11 @@ fn event_loop(
             next_tick = Instant::now() + TICK;
             commands.extend(update(model, Event::Tick { now_ms: now_ms() }));
         }
-        if commands.contains(&Command::Quit) {
-            return Ok(());
+        for command in commands {
+            match command {
+                Command::Quit => return Ok(()),
+                Command::AnswerPrompt { id, answer } => prompts.answer(id, answer),
+            }
         }
     }
 }

@@ -72,7 +72,10 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         lines.push(Line::from(""));
         lines.push(Line::from(vec![
             Span::raw("> "),
-            Span::styled("•".repeat(model.secret_input.chars().count()), theme.filter()),
+            Span::styled(
+                "•".repeat(model.secret_input.chars().count()),
+                theme.filter(),
+            ),
             Span::styled("▏", theme.filter()),
         ]));
         lines.push(Line::styled(

@@ -1,0 +1,232 @@
+//! A finding: what was seen, how serious it is, the lines that show it, and what to do about it
+//! on a rented host; plus the collector that keeps one finding per label and GPU.
+
+use serde::Serialize;
+
+use crate::remote::sanitize;
+
+/// How urgent a finding is. Ordered, so the worst of several is `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Critical,
+}
+
+impl Severity {
+    /// The lowercase word used in JSON and in the text report.
+    pub fn word(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// Ids of the runbooks a finding can point at (the playbook's curated set).
+pub mod runbook {
+    pub const POWER_LIMIT: &str = "power-limit";
+    pub const GPU_LOST: &str = "gpu-lost";
+    pub const DRIVER_LOST: &str = "driver-lost";
+    pub const CUDA_MISMATCH: &str = "cuda-mismatch";
+    pub const THROTTLE: &str = "throttle";
+    pub const ECC_REMAP: &str = "ecc-remap";
+}
+
+/// The stable labels other code (UI badges, runbook choice, scripts) may match on. Xid findings
+/// are `xid_<N>`, built by [`xid_label`].
+pub mod label {
+    pub const GPU_LOST: &str = "gpu_lost";
+    pub const DRIVER_NOT_LOADED: &str = "driver_not_loaded";
+    pub const DRIVER_LIB_MISMATCH: &str = "driver_lib_mismatch";
+    pub const NO_DEVICES: &str = "no_devices";
+    /// NVML failed for a reason that is none of the four above (permissions, a container that
+    /// lost its device nodes, an unknown error): worth saying, but not a lost GPU.
+    pub const NVML_ERROR: &str = "nvml_error";
+    pub const ECC_UNCORRECTABLE: &str = "ecc_uncorrectable";
+    pub const ROW_REMAP_PENDING: &str = "row_remap_pending";
+    pub const THERMAL_THROTTLE: &str = "thermal_throttle";
+    pub const POWER_BRAKE: &str = "power_brake";
+    pub const POWER_THROTTLE: &str = "power_throttle";
+    pub const CUDA_ARCH_MISMATCH: &str = "cuda_arch_mismatch";
+    pub const DRIVER_TOO_OLD: &str = "driver_too_old";
+    pub const OOM: &str = "oom";
+    pub const NCCL_ERROR: &str = "nccl_error";
+    pub const IDLE_BILLING: &str = "idle_billing";
+    pub const STALE: &str = "stale";
+}
+
+/// `xid_79` for Xid 79.
+pub fn xid_label(code: u32) -> String {
+    format!("xid_{code}")
+}
+
+/// Evidence lines kept per finding; the first ones seen are kept, repeats are dropped.
+pub const MAX_EVIDENCE: usize = 5;
+
+/// A pasted line can be a whole minified log; the report only needs enough to recognise it.
+const MAX_EVIDENCE_CHARS: usize = 300;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub label: String,
+    pub severity: Severity,
+    /// The lines or samples that triggered it, free of control characters and escapes.
+    pub evidence: Vec<String>,
+    /// What it means, in plain words.
+    pub summary: String,
+    /// What to do on a rented host.
+    pub action: String,
+    /// The runbook that walks the fix, when there is one.
+    pub runbook: Option<String>,
+    /// The GPU index, when the finding belongs to one GPU and its index is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<u32>,
+}
+
+impl Finding {
+    pub fn new(
+        label: impl Into<String>,
+        severity: Severity,
+        summary: impl Into<String>,
+        action: impl Into<String>,
+    ) -> Self {
+        Self {
+            label: label.into(),
+            severity,
+            evidence: Vec::new(),
+            summary: summary.into(),
+            action: action.into(),
+            runbook: None,
+            gpu: None,
+        }
+    }
+
+    pub fn with_runbook(mut self, id: &str) -> Self {
+        self.runbook = Some(id.to_string());
+        self
+    }
+
+    pub fn on_gpu(mut self, gpu: Option<u32>) -> Self {
+        self.gpu = gpu;
+        self
+    }
+
+    pub fn with_evidence(mut self, line: &str) -> Self {
+        self.add_evidence(line);
+        self
+    }
+
+    /// Adds one evidence line: sanitized, trimmed, shortened; empty lines, repeats and lines past
+    /// [`MAX_EVIDENCE`] are dropped.
+    pub fn add_evidence(&mut self, line: &str) {
+        if self.evidence.len() >= MAX_EVIDENCE {
+            return;
+        }
+        let clean = sanitize(line);
+        let clean = clean.trim();
+        if clean.is_empty() {
+            return;
+        }
+        let clean = shorten(clean);
+        if !self.evidence.contains(&clean) {
+            self.evidence.push(clean);
+        }
+    }
+
+    fn key_matches(&self, label: &str, gpu: Option<u32>) -> bool {
+        self.label == label && self.gpu == gpu
+    }
+}
+
+fn shorten(line: &str) -> String {
+    match line.char_indices().nth(MAX_EVIDENCE_CHARS) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
+}
+
+/// Collects findings so that each (label, GPU) appears once, with the evidence of every sighting.
+#[derive(Debug, Default)]
+pub struct Findings {
+    items: Vec<Finding>,
+}
+
+impl Findings {
+    /// Adds a finding, or folds it into the one already there for the same label and GPU: the
+    /// evidence accumulates, and the more severe wording (summary, action, runbook) wins, so a
+    /// later, graver sighting is not hidden behind an earlier, milder one.
+    pub fn push(&mut self, finding: Finding) {
+        let Some(existing) = self
+            .items
+            .iter_mut()
+            .find(|f| f.key_matches(&finding.label, finding.gpu))
+        else {
+            self.items.push(finding);
+            return;
+        };
+        if finding.severity > existing.severity {
+            existing.severity = finding.severity;
+            existing.summary = finding.summary;
+            existing.action = finding.action;
+            existing.runbook = finding.runbook;
+        }
+        for line in &finding.evidence {
+            existing.add_evidence(line);
+        }
+    }
+
+    pub fn extend(&mut self, findings: impl IntoIterator<Item = Finding>) {
+        for f in findings {
+            self.push(f);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn contains(&self, label: &str) -> bool {
+        self.items.iter().any(|f| f.label == label)
+    }
+
+    /// The findings, most severe first; ties keep the order they were first seen in.
+    pub fn into_sorted(mut self) -> Vec<Finding> {
+        self.items.sort_by(|a, b| b.severity.cmp(&a.severity));
+        self.items
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_label_and_gpu_merge_and_keep_the_graver_wording() {
+        let mut all = Findings::default();
+        all.push(Finding::new("x", Severity::Info, "mild", "wait").with_evidence("a"));
+        all.push(Finding::new("x", Severity::Critical, "grave", "act").with_evidence("b"));
+        all.push(Finding::new("x", Severity::Info, "other", "other").on_gpu(Some(1)));
+        let out = all.into_sorted();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].summary, "grave");
+        assert_eq!(out[0].evidence, vec!["a", "b"]);
+    }
+
+    #[test]
+    fn evidence_is_sanitized_deduplicated_and_capped() {
+        let mut f = Finding::new("x", Severity::Info, "", "");
+        f.add_evidence("\u{1b}]0;title\u{7}line\r");
+        f.add_evidence("line");
+        for i in 0..10 {
+            f.add_evidence(&format!("more {i}"));
+        }
+        assert_eq!(f.evidence[0], "line");
+        assert_eq!(f.evidence.len(), MAX_EVIDENCE);
+        f.evidence.clear();
+        f.add_evidence(&"é".repeat(400));
+        assert_eq!(f.evidence[0].chars().count(), MAX_EVIDENCE_CHARS + 1);
+    }
+}

@@ -1,0 +1,284 @@
+//! Kernel log lines from the NVIDIA driver: the Xid parser and the findings the lines add up to.
+//!
+//! Tolerates every real layout in `shared/research/faults.md` 1.1: dmesg (`[ 1234.5678] `,
+//! `[Sun Jul 28 09:15:27 2024] `) and journal (`Nov 22 18:29:55 host kernel: `) prefixes, old
+//! drivers without `PCI:`, a PCI function suffix, MIG `GPU-I:`/`GPU-CI:` attribution,
+//! `pid='<unknown>'`, pid without name, no pid at all, a bare code, "caused by previous Xid N",
+//! and "fallen off the bus" lines that carry no Xid number (including the multi-line form).
+
+use std::collections::HashMap;
+
+use crate::diagnose::finding::{Findings, Severity};
+use crate::diagnose::labels;
+use crate::diagnose::xid::{self, RecoveryAction};
+
+/// One parsed `NVRM: Xid (...)` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XidEvent {
+    pub code: u32,
+    /// `domain:bus:device` in lower case (`0000:3b:00`), the form Xid lines print.
+    pub pci: Option<String>,
+    pub gpu_instance: Option<u32>,
+    pub compute_instance: Option<u32>,
+    /// As printed: a number, `'<unknown>'`, or absent on older drivers.
+    pub pid: Option<String>,
+    pub process: Option<String>,
+    /// The driver's text after the code, pid and name.
+    pub message: String,
+    /// `N` from "caused by previous Xid N".
+    pub caused_by: Option<u32>,
+    /// For Xid 154: the action the GPU now needs.
+    pub recovery: Option<RecoveryAction>,
+}
+
+/// What a kernel line says about the GPUs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelEvent {
+    Xid(XidEvent),
+    /// A GPU-lost line without an Xid number; `pci` when the line names the device.
+    FellOffBus { pci: Option<String> },
+    /// `NVRM: GPU at PCI:0000:02:00: GPU-660d987e-...`, printed once per GPU before its first
+    /// Xid: ties the PCI tuple to a UUID.
+    GpuUuid { pci: String, uuid: String },
+    /// `NVRM: The NVIDIA GPU 0000:b3:00.0`: the first line of the multi-line lost message.
+    GpuMention { pci: String },
+}
+
+/// Parses one kernel line; `None` for lines that say nothing about a GPU.
+pub fn parse_line(line: &str) -> Option<KernelEvent> {
+    let at = line.find("NVRM:")?;
+    let rest = line[at + "NVRM:".len()..].trim_start();
+    if let Some(after) = rest.strip_prefix("Xid") {
+        return parse_xid(after).map(KernelEvent::Xid);
+    }
+    let lower = rest.to_ascii_lowercase();
+    if lower.contains("fallen off the bus") || lower.contains("nv_err_gpu_is_lost") {
+        return Some(KernelEvent::FellOffBus {
+            pci: pci_after(rest, "GPU at ").or_else(|| pci_after(rest, "GPU ")),
+        });
+    }
+    if let Some(after) = rest.strip_prefix("GPU at ") {
+        let (pci, uuid) = after.split_once(": ")?;
+        let uuid = uuid.trim();
+        if uuid.starts_with("GPU-") {
+            return Some(KernelEvent::GpuUuid {
+                pci: normalize_pci(pci)?,
+                uuid: uuid.to_string(),
+            });
+        }
+    }
+    if let Some(after) = rest.strip_prefix("The NVIDIA GPU ") {
+        return Some(KernelEvent::GpuMention {
+            pci: normalize_pci(after.split_whitespace().next()?)?,
+        });
+    }
+    None
+}
+
+fn parse_xid(after: &str) -> Option<XidEvent> {
+    let inner_start = after.trim_start().strip_prefix('(')?;
+    let (inner, tail) = inner_start.split_once(')')?;
+    let mut event = XidEvent {
+        code: 0,
+        pci: None,
+        gpu_instance: None,
+        compute_instance: None,
+        pid: None,
+        process: None,
+        message: String::new(),
+        caused_by: None,
+        recovery: None,
+    };
+    for token in inner.split_whitespace() {
+        if let Some(n) = token.strip_prefix("GPU-CI:") {
+            event.compute_instance = n.parse().ok();
+        } else if let Some(n) = token.strip_prefix("GPU-I:") {
+            event.gpu_instance = n.parse().ok();
+        } else if event.pci.is_none() {
+            event.pci = normalize_pci(token);
+        }
+    }
+    let tail = tail.trim_start().strip_prefix(':')?.trim_start();
+    let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+    event.code = tail[..digits].parse().ok()?;
+    let mut rest = tail[digits..].trim_start();
+    rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
+    if let Some(after) = rest.strip_prefix("pid=") {
+        let (pid, more) = after.split_once(',').unwrap_or((after, ""));
+        event.pid = Some(pid.trim().to_string());
+        rest = more.trim_start();
+        if let Some(after) = rest.strip_prefix("name=") {
+            let (name, more) = after.split_once(", ").unwrap_or((after, ""));
+            event.process = Some(name.trim().trim_end_matches(',').to_string());
+            rest = more.trim_start();
+        }
+    }
+    event.message = rest.trim_end().to_string();
+    event.caused_by = caused_by(&event.message);
+    if event.code == 154 {
+        event.recovery = RecoveryAction::from_message(&event.message);
+    }
+    Some(event)
+}
+
+fn caused_by(message: &str) -> Option<u32> {
+    let lower = message.to_ascii_lowercase();
+    let at = lower.find("caused by previous xid")?;
+    let digits: String = lower[at + "caused by previous xid".len()..]
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+fn pci_after(text: &str, marker: &str) -> Option<String> {
+    let at = text.find(marker)?;
+    let token = text[at + marker.len()..].split_whitespace().next()?;
+    normalize_pci(token.trim_end_matches(':'))
+}
+
+/// `PCI:0000:3B:00`, `0000:3b:00.0`, `00000000:3B:00.0` -> `0000:3b:00`: the domain as four
+/// digits, no function, lower case, so kernel tuples and nvidia-smi bus ids compare equal.
+pub fn normalize_pci(raw: &str) -> Option<String> {
+    let raw = raw.trim().trim_end_matches(':');
+    let raw = raw.strip_prefix("PCI:").unwrap_or(raw);
+    let raw = raw.split('.').next()?;
+    let parts: Vec<&str> = raw.split(':').collect();
+    let [domain, bus, device] = parts.as_slice() else {
+        return None;
+    };
+    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if !(hex(domain) && hex(bus) && hex(device)) {
+        return None;
+    }
+    let domain = u32::from_str_radix(domain, 16).ok()?;
+    Some(format!(
+        "{domain:04x}:{}:{}",
+        bus.to_ascii_lowercase(),
+        device.to_ascii_lowercase()
+    ))
+}
+
+/// How to turn a kernel line's PCI tuple (or the UUID printed for it) into a GPU index.
+pub trait GpuResolver {
+    fn gpu_index(&self, pci: Option<&str>, uuid: Option<&str>) -> Option<u32>;
+}
+
+/// For pasted text: nothing says which index a PCI tuple has, so no index is guessed.
+pub struct NoResolver;
+
+impl GpuResolver for NoResolver {
+    fn gpu_index(&self, _pci: Option<&str>, _uuid: Option<&str>) -> Option<u32> {
+        None
+    }
+}
+
+/// Adds the findings the kernel `lines` show to `out`.
+///
+/// Xid 79 and lost-GPU lines also raise `gpu_lost`; "caused by previous Xid N" also raises
+/// `xid_N`; and when an Xid 154 names a recovery action for a device, that action replaces the
+/// catalog's advice on every finding of that device (the latest Xid 154 wins).
+pub fn collect<'a>(
+    lines: impl IntoIterator<Item = &'a str>,
+    resolver: &dyn GpuResolver,
+    out: &mut Findings,
+) {
+    let mut events: Vec<(&str, KernelEvent)> = Vec::new();
+    let mut uuids: HashMap<String, String> = HashMap::new();
+    let mut recovery: HashMap<Option<String>, RecoveryAction> = HashMap::new();
+    let mut last_mention: Option<String> = None;
+    for line in lines {
+        let Some(mut event) = parse_line(line) else {
+            continue;
+        };
+        match &mut event {
+            KernelEvent::GpuUuid { pci, uuid } => {
+                uuids.insert(pci.clone(), uuid.clone());
+            }
+            KernelEvent::GpuMention { pci } => last_mention = Some(pci.clone()),
+            KernelEvent::FellOffBus { pci } if pci.is_none() => pci.clone_from(&last_mention),
+            KernelEvent::Xid(x) => {
+                if let Some(action) = x.recovery {
+                    recovery.insert(x.pci.clone(), action);
+                }
+            }
+            KernelEvent::FellOffBus { .. } => {}
+        }
+        events.push((line, event));
+    }
+    let gpu_of = |pci: &Option<String>| {
+        let uuid = pci.as_ref().and_then(|p| uuids.get(p));
+        resolver.gpu_index(pci.as_deref(), uuid.map(String::as_str))
+    };
+    for (line, event) in &events {
+        let (pci, mut found) = match event {
+            KernelEvent::Xid(x) => {
+                let mut first = xid::finding(x.code).with_evidence(line);
+                if x.recovery == Some(RecoveryAction::None) {
+                    first.severity = Severity::Info;
+                    first.action = "The driver reports that the GPU needs no recovery action \
+                        any more; nothing to do."
+                        .to_string();
+                }
+                let mut found = vec![first];
+                if let Some(previous) = x.caused_by {
+                    found.push(xid::finding(previous).with_evidence(line));
+                }
+                if x.code == 79 {
+                    found.push(labels::gpu_lost().with_evidence(line));
+                }
+                (&x.pci, found)
+            }
+            KernelEvent::FellOffBus { pci } => (pci, vec![labels::gpu_lost().with_evidence(line)]),
+            KernelEvent::GpuUuid { .. } | KernelEvent::GpuMention { .. } => continue,
+        };
+        let gpu = gpu_of(pci);
+        let verdict = recovery.get(pci).or_else(|| recovery.get(&None));
+        for mut finding in found.drain(..) {
+            if let Some(action) = verdict {
+                action.apply_to(&mut finding);
+            }
+            out.push(finding.on_gpu(gpu));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn xid(line: &str) -> XidEvent {
+        match parse_line(line) {
+            Some(KernelEvent::Xid(x)) => x,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn reads_mig_attribution_and_function_suffix() {
+        let x = xid("NVRM: Xid (PCI:0000:3b:00 GPU-I:01 GPU-CI:02): 13, pid=9, name=a, Graphics");
+        assert_eq!(
+            (x.code, x.pci.as_deref(), x.gpu_instance, x.compute_instance),
+            (13, Some("0000:3b:00"), Some(1), Some(2))
+        );
+        let x = xid("NVRM: Xid (PCI:0000:00:08.0): 145, RLW_REMAP Nonfatal XC1 i0 Link 10");
+        assert_eq!(x.pci.as_deref(), Some("0000:00:08"));
+        assert_eq!(x.message, "RLW_REMAP Nonfatal XC1 i0 Link 10");
+    }
+
+    #[test]
+    fn reads_a_bare_code_and_rejects_malformed_lines() {
+        assert_eq!(xid("NVRM: Xid (PCI:0000:3f:00): 46").code, 46);
+        assert_eq!(parse_line("NVRM: Xid : 32, pid=2280636"), None);
+        assert_eq!(parse_line("NVRM: Xid (PCI:0000:66:00): abc, pid=1"), None);
+        assert_eq!(parse_line("Xid 79 is documented here"), None);
+    }
+
+    #[test]
+    fn normalizes_smi_and_kernel_bus_ids_alike() {
+        assert_eq!(normalize_pci("00000000:3B:00.0").as_deref(), Some("0000:3b:00"));
+        assert_eq!(normalize_pci("PCI:0000:3b:00").as_deref(), Some("0000:3b:00"));
+        assert_eq!(normalize_pci("GPU-1234"), None);
+    }
+}

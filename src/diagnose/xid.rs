@@ -1,0 +1,507 @@
+//! The Xid catalog: what each NVIDIA Xid means and what a tenant of a rented host should do,
+//! and the GPU recovery action that Xid 154 announces.
+//!
+//! Meanings follow NVIDIA's Xid catalog (Ampere and newer) and the r555 Xid table as summarised
+//! in `shared/research/faults.md` section 1. NVIDIA's RESET_GPU / RESTART_BM buckets become
+//! "reboot the instance" here, because a tenant usually cannot reset bare metal; recurrence
+//! becomes "release the host and rent another".
+
+use crate::diagnose::finding::{Finding, Severity, runbook, xid_label};
+
+/// One catalog entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct XidInfo {
+    pub code: u32,
+    /// NVIDIA's mnemonic, e.g. `ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS`; empty where the
+    /// research notes did not record one.
+    pub mnemonic: &'static str,
+    /// What it means, in plain words.
+    pub meaning: &'static str,
+    pub severity: Severity,
+    /// What to do on a rented host.
+    pub action: &'static str,
+    pub runbook: Option<&'static str>,
+}
+
+const APP_FAULT: &str = "Not a host fault by itself: restart the application (run it under \
+    compute-sanitizer to find the bad access). Only if it repeats on this GPU with different, \
+    known-good programs, suspect the hardware and rent another host.";
+const REBOOT_THEN_REPLACE: &str = "Stop the jobs on this GPU and reboot the instance to reset it \
+    (with root on bare metal and nothing using the GPU, `nvidia-smi -r -i <gpu>` also works). \
+    If it recurs on this host, release the host and rent another.";
+const MEMORY_REPLACE: &str = "Stop the jobs on this GPU and reboot the instance to reset it. If \
+    it recurs on this host, release the host and rent another: repeated memory faults are an \
+    RMA case.";
+
+const fn entry(
+    code: u32,
+    mnemonic: &'static str,
+    meaning: &'static str,
+    severity: Severity,
+    action: &'static str,
+    runbook: Option<&'static str>,
+) -> XidInfo {
+    XidInfo {
+        code,
+        mnemonic,
+        meaning,
+        severity,
+        action,
+        runbook,
+    }
+}
+
+use Severity::{Critical, Info, Warning};
+
+const CATALOG: &[XidInfo] = &[
+    entry(
+        8,
+        "ROBUST_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT",
+        "GPU stopped processing (channel idle timeout).",
+        Warning,
+        "Restart the application; if it repeats with known-good code, rent another host.",
+        None,
+    ),
+    entry(
+        13,
+        "ROBUST_CHANNEL_GR_EXCEPTION",
+        "Graphics engine exception, most often an application bug (out-of-bounds access, \
+         illegal instruction).",
+        Warning,
+        APP_FAULT,
+        None,
+    ),
+    entry(
+        31,
+        "ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT",
+        "GPU memory page fault: a program used an illegal address.",
+        Warning,
+        APP_FAULT,
+        None,
+    ),
+    entry(
+        32,
+        "ROBUST_CHANNEL_PBDMA_ERROR",
+        "Invalid or corrupted push buffer stream; NVIDIA attributes these mainly to PCIe quality \
+         problems, not to the application.",
+        Warning,
+        "Restart the application; if it repeats, report the host to the provider and rent \
+         another.",
+        None,
+    ),
+    entry(
+        38,
+        "ROBUST_CHANNEL_FECS_ERR_WATCHDOG_TIMEOUT",
+        "Driver firmware error (FECS watchdog timeout).",
+        Warning,
+        "Note it; if it repeats, the driver or the host is at fault: ask the provider or rent \
+         another host.",
+        None,
+    ),
+    entry(
+        43,
+        "ROBUST_CHANNEL_RESETCHANNEL_VERIF_ERROR",
+        "GPU stopped processing: an application hit a software-induced fault and had to end; \
+         the GPU itself remains healthy.",
+        Info,
+        "No host action: fix or restart the application.",
+        None,
+    ),
+    entry(
+        45,
+        "ROBUST_CHANNEL_PREEMPTIVE_REMOVAL",
+        "Preemptive cleanup after earlier errors, or after a process was killed (Ctrl-C, \
+         SIGKILL, GPU reset); usually not a fault by itself.",
+        Info,
+        "Act on the Xid it follows (newer drivers print \"caused by previous Xid N\"); alone, \
+         no action is needed.",
+        None,
+    ),
+    entry(
+        46,
+        "",
+        "GPU stopped processing; NVIDIA's action is a GPU reset.",
+        Critical,
+        REBOOT_THEN_REPLACE,
+        Some(runbook::GPU_LOST),
+    ),
+    entry(
+        48,
+        "ROBUST_CHANNEL_GPU_ECC_DBE",
+        "Double-bit ECC error: an uncorrectable GPU memory error; a GPU reset or reboot is \
+         needed to clear it.",
+        Critical,
+        MEMORY_REPLACE,
+        Some(runbook::ECC_REMAP),
+    ),
+    entry(
+        54,
+        "",
+        "Auxiliary power is not connected to the GPU.",
+        Critical,
+        "A hardware problem only the provider can fix: release the host and rent another.",
+        None,
+    ),
+    entry(
+        61,
+        "PMU_BREAKPOINT",
+        "Internal micro-controller breakpoint or warning (unused on Ampere and newer).",
+        Critical,
+        REBOOT_THEN_REPLACE,
+        Some(runbook::GPU_LOST),
+    ),
+    entry(
+        62,
+        "PMU_HALT_ERROR",
+        "Internal micro-controller halt.",
+        Critical,
+        REBOOT_THEN_REPLACE,
+        Some(runbook::GPU_LOST),
+    ),
+    entry(
+        63,
+        "INFOROM_DRAM_RETIREMENT_EVENT",
+        "A GPU memory row was marked for remapping (or a page retired); it takes effect at the \
+         next GPU reset.",
+        Info,
+        "Nothing urgent: reboot the instance when the GPU is idle so the remap takes effect.",
+        Some(runbook::ECC_REMAP),
+    ),
+    entry(
+        64,
+        "INFOROM_DRAM_RETIREMENT_FAILURE",
+        "GPU memory row remapping or page retirement failed.",
+        Critical,
+        MEMORY_REPLACE,
+        Some(runbook::ECC_REMAP),
+    ),
+    entry(
+        68,
+        "ROBUST_CHANNEL_NVDEC0_ERROR",
+        "Video decoder (NVDEC) exception.",
+        Warning,
+        "Restart the application; if it repeats, rent another host.",
+        None,
+    ),
+    entry(
+        69,
+        "ROBUST_CHANNEL_GR_CLASS_ERROR",
+        "Graphics engine class error.",
+        Warning,
+        "Restart the application; if it repeats, rent another host.",
+        None,
+    ),
+    entry(
+        74,
+        "NVLINK_ERROR",
+        "NVLink error; a GPU reset or reboot is needed to clear it, and the fault may be at the \
+         device on the other end of the link.",
+        Critical,
+        "Reboot the instance and check `nvidia-smi nvlink -s`; if it repeats after the reboot, \
+         release the host and rent another.",
+        Some(runbook::GPU_LOST),
+    ),
+    entry(
+        79,
+        "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS",
+        "The GPU has fallen off the bus: the PCIe link or the GPU failed, and the GPU cannot be \
+         used until the host restarts.",
+        Critical,
+        "Reboot the instance (a GPU reset cannot bring it back). If it falls off again on this \
+         host, release the host and rent another, and give the provider the Xid lines.",
+        Some(runbook::GPU_LOST),
+    ),
+    entry(
+        92,
+        "EXCESSIVE_SBE_INTERRUPTS",
+        "High rate of single-bit (corrected) ECC errors.",
+        Warning,
+        "Keep watching; if it persists, rent another host.",
+        Some(runbook::ECC_REMAP),
+    ),
+    entry(
+        94,
+        "ROBUST_CHANNEL_CONTAINED_ERROR",
+        "Contained uncorrectable memory error: only one application was affected.",
+        Warning,
+        "Restart the application; reboot the instance (GPU reset) when convenient.",
+        Some(runbook::ECC_REMAP),
+    ),
+    entry(
+        95,
+        "ROBUST_CHANNEL_UNCONTAINED_ERROR",
+        "Uncontained uncorrectable memory error: several applications may be affected, and the \
+         GPU must be reset before any application restarts.",
+        Critical,
+        MEMORY_REPLACE,
+        Some(runbook::ECC_REMAP),
+    ),
+    entry(
+        109,
+        "",
+        "Context switch timeout; NVIDIA's action is a GPU reset.",
+        Critical,
+        REBOOT_THEN_REPLACE,
+        Some(runbook::GPU_LOST),
+    ),
+    entry(
+        110,
+        "",
+        "Security fault; NVIDIA asks for a cold reset of the system.",
+        Critical,
+        REBOOT_THEN_REPLACE,
+        Some(runbook::GPU_LOST),
+    ),
+    entry(
+        119,
+        "GSP_RPC_TIMEOUT",
+        "The GPU's system processor (GSP) stopped answering; nvidia-smi may hang meanwhile.",
+        Critical,
+        REBOOT_THEN_REPLACE,
+        Some(runbook::GPU_LOST),
+    ),
+    entry(
+        120,
+        "GSP_ERROR",
+        "Error in the GPU's system processor (GSP).",
+        Critical,
+        REBOOT_THEN_REPLACE,
+        Some(runbook::GPU_LOST),
+    ),
+    entry(
+        121,
+        "C2C_ERROR",
+        "Corrected errors on the C2C link to the Grace CPU (GB200); no operational impact.",
+        Info,
+        "Nothing now; a reboot while idle retrains the link.",
+        None,
+    ),
+    entry(
+        140,
+        "UNRECOVERABLE_ECC_ERROR_ESCAPE",
+        "Unrecovered ECC error.",
+        Critical,
+        MEMORY_REPLACE,
+        Some(runbook::ECC_REMAP),
+    ),
+    entry(
+        143,
+        "",
+        "GPU initialization error.",
+        Critical,
+        REBOOT_THEN_REPLACE,
+        Some(runbook::GPU_LOST),
+    ),
+    entry(
+        154,
+        "GPU_RECOVERY_ACTION_CHANGED",
+        "The driver changed the GPU's recovery action; it always accompanies another Xid.",
+        Warning,
+        "Follow the recovery action it names.",
+        None,
+    ),
+];
+
+/// NVLink5 Xids 144-150 share one meaning; the registers in the message tell them apart.
+const NVLINK5: XidInfo = entry(
+    144,
+    "",
+    "NVLink5 error (decode the IntrInfo/ErrorStatus registers in the message).",
+    Warning,
+    "If the message says Fatal or it repeats, reboot the instance; if it recurs, rent another \
+     host.",
+    None,
+);
+
+/// The catalog entry for `code`, when gpufleet knows it.
+pub fn lookup(code: u32) -> Option<XidInfo> {
+    if (144..=150).contains(&code) {
+        return Some(XidInfo { code, ..NVLINK5 });
+    }
+    CATALOG.iter().find(|x| x.code == code).copied()
+}
+
+/// The finding for one Xid, from the catalog or a generic one for codes it lacks.
+pub fn finding(code: u32) -> Finding {
+    let label = xid_label(code);
+    match lookup(code) {
+        Some(info) => {
+            let name = if info.mnemonic.is_empty() {
+                format!("Xid {code}")
+            } else {
+                format!("Xid {code} ({})", info.mnemonic)
+            };
+            let f = Finding::new(
+                label,
+                info.severity,
+                format!("{name}: {}", info.meaning),
+                info.action,
+            );
+            match info.runbook {
+                Some(id) => f.with_runbook(id),
+                None => f,
+            }
+        }
+        None => Finding::new(
+            label,
+            Severity::Warning,
+            format!("Xid {code}: not in gpufleet's catalog."),
+            "Look the code up in NVIDIA's Xid catalog; if it repeats, reboot the instance, and \
+             if it persists, rent another host.",
+        ),
+    }
+}
+
+/// What the driver says must happen before the GPU is usable again (Xid 154, `GPU Recovery
+/// Action` in `nvidia-smi -q`). NVML numbers them 0-4 (plus 5-7 on newer drivers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecoveryAction {
+    None,
+    GpuReset,
+    NodeReboot,
+    DrainP2p,
+    DrainAndReset,
+}
+
+impl RecoveryAction {
+    /// Reads the target of `... recovery action changed from 0x0 (None) to 0x2 (Node Reboot
+    /// Required)`. Names vary by driver (`OS Reboot`, `PF FLR`), so the name is read for its
+    /// words and the number is the fallback.
+    pub fn from_message(message: &str) -> Option<Self> {
+        let lower = message.to_ascii_lowercase();
+        let at = lower.rfind(" to ")?;
+        let target = lower[at + 4..].trim();
+        let name = target
+            .split_once('(')
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map(|(name, _)| name.trim());
+        if let Some(action) = name.and_then(Self::from_name) {
+            return Some(action);
+        }
+        let hex = target
+            .strip_prefix("0x")?
+            .split(|c: char| !c.is_ascii_hexdigit())
+            .next()?;
+        match u32::from_str_radix(hex, 16).ok()? {
+            0 => Some(Self::None),
+            1 | 6 => Some(Self::GpuReset),
+            2 | 7 => Some(Self::NodeReboot),
+            3 => Some(Self::DrainP2p),
+            4 => Some(Self::DrainAndReset),
+            _ => Option::None,
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Self> {
+        if name.contains("reboot") {
+            Some(Self::NodeReboot)
+        } else if name.contains("drain") && name.contains("reset") {
+            Some(Self::DrainAndReset)
+        } else if name.contains("drain") {
+            Some(Self::DrainP2p)
+        } else if name.contains("reset") || name.contains("flr") {
+            Some(Self::GpuReset)
+        } else if name == "none" {
+            Some(Self::None)
+        } else {
+            Option::None
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "None",
+            Self::GpuReset => "GPU Reset Required",
+            Self::NodeReboot => "Node Reboot Required",
+            Self::DrainP2p => "Drain P2P",
+            Self::DrainAndReset => "Drain and Reset",
+        }
+    }
+
+    pub fn severity(self) -> Severity {
+        match self {
+            Self::None => Severity::Info,
+            Self::DrainP2p | Self::DrainAndReset => Severity::Warning,
+            Self::GpuReset | Self::NodeReboot => Severity::Critical,
+        }
+    }
+
+    /// The action on a rented host; `None` when the driver asks for nothing.
+    pub fn action(self) -> Option<&'static str> {
+        match self {
+            Self::None => Option::None,
+            Self::GpuReset => Some(
+                "The driver says this GPU needs a reset: stop every process on it, then reboot \
+                 the instance (with root on bare metal, `nvidia-smi -r -i <gpu>` is enough). If \
+                 it recurs on this host, release the host and rent another.",
+            ),
+            Self::NodeReboot => Some(
+                "The driver says the node must reboot (a GPU reset is not enough): reboot the \
+                 instance. If it recurs on this host, release the host and rent another.",
+            ),
+            Self::DrainP2p => Some(
+                "The driver asks to stop peer-to-peer (multi-GPU) traffic on this GPU; if the \
+                 state persists, reboot the instance to reset the GPU.",
+            ),
+            Self::DrainAndReset => Some(
+                "The driver asks to drain this GPU: let running jobs finish, start no new work \
+                 on it, then reboot the instance to reset it.",
+            ),
+        }
+    }
+
+    pub fn runbook(self) -> Option<&'static str> {
+        match self {
+            Self::None | Self::DrainP2p => Option::None,
+            Self::GpuReset | Self::NodeReboot | Self::DrainAndReset => Some(runbook::GPU_LOST),
+        }
+    }
+
+    /// Rewrites `finding` so the driver's verdict outranks the catalog's advice.
+    pub fn apply_to(self, finding: &mut Finding) {
+        let Some(action) = self.action() else {
+            return;
+        };
+        finding.action = action.to_string();
+        finding.severity = finding.severity.max(self.severity());
+        finding.runbook = self.runbook().map(str::to_string);
+        finding.summary = format!(
+            "{} Driver recovery action (Xid 154): {}.",
+            finding.summary,
+            self.name()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_the_issue_names_is_in_the_catalog() {
+        for code in [
+            13, 31, 32, 38, 43, 45, 48, 61, 62, 63, 64, 68, 69, 74, 79, 92, 94, 95, 119, 120, 121,
+            140, 154,
+        ] {
+            assert!(lookup(code).is_some(), "Xid {code} missing");
+        }
+        assert_eq!(lookup(147).map(|x| x.code), Some(147));
+        assert_eq!(finding(999).label, "xid_999");
+    }
+
+    #[test]
+    fn recovery_action_reads_names_and_numbers() {
+        let cases = [
+            ("changed from 0x0 (None) to 0x2 (Node Reboot Required)", RecoveryAction::NodeReboot),
+            ("changed from 0x0 (None) to 0x2 (OS Reboot)", RecoveryAction::NodeReboot),
+            ("changed from 0x0 (None) to 0x1 (PF FLR)", RecoveryAction::GpuReset),
+            ("changed from 0x0 (None) to 0x4 (Drain and Reset)", RecoveryAction::DrainAndReset),
+            ("changed from 0x1 (GPU Reset Required) to 0x0 (None)", RecoveryAction::None),
+            ("changed from 0x0 to 0x3", RecoveryAction::DrainP2p),
+        ];
+        for (text, want) in cases {
+            assert_eq!(RecoveryAction::from_message(text), Some(want), "{text}");
+        }
+        assert_eq!(RecoveryAction::from_message("154 ("), None);
+    }
+}

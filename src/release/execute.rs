@@ -1,0 +1,414 @@
+//! Sending a release request: HTTP calls with timeouts and the provider's answer checked, a
+//! local program with a deadline, or a program on the host through the caller's SSH runner.
+//! Whatever comes back is sanitized, cut short and scrubbed of the token before anyone sees it.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use reqwest::blocking::Client;
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
+
+use crate::ui::format::clean;
+
+use super::request::{AuthScheme, Envelope, HttpMethod, HttpStep, ReleaseRequest, ReleaseStep};
+use super::secret::{REDACTED, Secret};
+
+/// How much of an answer is shown.
+const SHOWN_CHARS: usize = 300;
+/// How much of an answer is read at all; a provider has no reason to say more.
+const READ_LIMIT_BYTES: u64 = 64 * 1024;
+
+/// Runs a program on a host over SSH (the backup, the `ssh` provider's shutdown). The console's
+/// SSH layer implements it; tests use a fake.
+pub trait HostRunner {
+    /// Runs `argv` (no shell interprets it) on `host`, handing each output line to `on_line`.
+    /// Returns the exit status, `None` when the connection ended without one.
+    fn run(
+        &self,
+        host: &str,
+        argv: &[String],
+        on_line: &mut dyn FnMut(&str),
+    ) -> Result<Option<i32>, String>;
+}
+
+/// Timeouts of one release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendOptions {
+    pub connect_timeout_ms: u64,
+    /// For each HTTP call as a whole, and for a local command.
+    pub total_timeout_ms: u64,
+}
+
+impl Default for SendOptions {
+    fn default() -> Self {
+        Self {
+            connect_timeout_ms: 10_000,
+            total_timeout_ms: 30_000,
+        }
+    }
+}
+
+/// What one step got back, ready to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepAnswer {
+    /// `METHOD URL` or the quoted argv.
+    pub step: String,
+    /// The HTTP status or the exit status.
+    pub status: Option<i32>,
+    /// The answer, sanitized and cut to a few hundred characters.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    #[error("no API token: {0}")]
+    NoToken(String),
+    #[error("the token cannot go in an HTTP header")]
+    BadToken,
+    #[error("the provider rejected the token (HTTP {status}){}", detail(.text))]
+    TokenRejected { status: u16, text: String },
+    #[error("instance not found (HTTP 404){}", detail(.text))]
+    NotFound { text: String },
+    #[error("the provider's server failed (HTTP {status}){}", detail(.text))]
+    ServerError { status: u16, text: String },
+    #[error("unexpected answer HTTP {status}{}", detail(.text))]
+    Unexpected { status: u16, text: String },
+    #[error("the provider refused: {text}")]
+    Refused { text: String },
+    #[error("no answer from {url} within {timeout_ms} ms")]
+    Timeout { url: String, timeout_ms: u64 },
+    #[error("could not reach {url}: {message}")]
+    Unreachable { url: String, message: String },
+    #[error("could not start {program}: {message}")]
+    Spawn { program: String, message: String },
+    #[error("{program} did not finish within {timeout_ms} ms and was killed")]
+    CommandTimeout { program: String, timeout_ms: u64 },
+    #[error("{command} failed ({status}){}", detail(.text))]
+    CommandFailed {
+        command: String,
+        status: String,
+        text: String,
+    },
+    #[error("over SSH: {message}")]
+    Remote { message: String },
+}
+
+fn detail(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(": {text}")
+    }
+}
+
+/// A failed send and the steps that did succeed before it (AutoDL may be powered off but not
+/// released).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{error}")]
+pub struct SendFailure {
+    pub done: Vec<StepAnswer>,
+    pub error: SendError,
+}
+
+/// Sends every step in order, stopping at the first failure.
+pub fn send(
+    request: &ReleaseRequest,
+    host: &str,
+    runner: &dyn HostRunner,
+    options: &SendOptions,
+) -> Result<Vec<StepAnswer>, SendFailure> {
+    let mut done = Vec::new();
+    let fail = |done: Vec<StepAnswer>, error| SendFailure { done, error };
+    let token = request.token();
+    let client = if request.needs_token() {
+        if token.is_none() {
+            return Err(fail(done, SendError::NoToken("none was loaded".into())));
+        }
+        let built = Client::builder()
+            .connect_timeout(Duration::from_millis(options.connect_timeout_ms))
+            .timeout(Duration::from_millis(options.total_timeout_ms))
+            // A redirect could carry the token to another host; none of these APIs sends one.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("gpufleet/", env!("CARGO_PKG_VERSION")))
+            .build();
+        match built {
+            Ok(client) => Some(client),
+            Err(e) => {
+                let message = root_cause(&e);
+                return Err(fail(
+                    done,
+                    SendError::Unreachable {
+                        url: String::new(),
+                        message,
+                    },
+                ));
+            }
+        }
+    } else {
+        None
+    };
+    for step in &request.steps {
+        let outcome = match (step, &client, token) {
+            (ReleaseStep::Http(http), Some(client), Some(token)) => {
+                send_http(client, http, token, options)
+            }
+            (ReleaseStep::Http(_), _, _) => Err(SendError::NoToken("none was loaded".into())),
+            (ReleaseStep::Local { argv }, _, _) => run_local(argv, options),
+            (ReleaseStep::OnHost { argv }, _, _) => run_on_host(runner, host, argv),
+        };
+        match outcome {
+            Ok(answer) => done.push(answer),
+            Err(SendError::Refused { text }) if refusal_ok(step) => done.push(StepAnswer {
+                step: step.summary(),
+                status: None,
+                text: format!("refused, going on: {text}"),
+            }),
+            Err(error) => return Err(fail(done, error)),
+        }
+    }
+    Ok(done)
+}
+
+fn refusal_ok(step: &ReleaseStep) -> bool {
+    matches!(step, ReleaseStep::Http(http) if http.refusal_ok)
+}
+
+fn send_http(
+    client: &Client,
+    step: &HttpStep,
+    token: &Secret,
+    options: &SendOptions,
+) -> Result<StepAnswer, SendError> {
+    let method = match step.method {
+        HttpMethod::Post => reqwest::Method::POST,
+        HttpMethod::Put => reqwest::Method::PUT,
+        HttpMethod::Delete => reqwest::Method::DELETE,
+    };
+    let header = match step.auth {
+        AuthScheme::Bearer => format!("Bearer {}", token.expose()),
+        AuthScheme::Bare => token.expose().to_string(),
+    };
+    let mut auth = HeaderValue::from_str(&header).map_err(|_| SendError::BadToken)?;
+    auth.set_sensitive(true);
+    let mut request = client
+        .request(method, &step.url)
+        .header(ACCEPT, "application/json")
+        .header(AUTHORIZATION, auth);
+    if let Some(body) = &step.body {
+        request = request.json(body);
+    }
+    let response = request.send().map_err(|e| transport_error(&e, step, options))?;
+    let status = response.status().as_u16();
+    let mut bytes = Vec::new();
+    response
+        .take(READ_LIMIT_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| SendError::Unreachable {
+            url: step.url.clone(),
+            message: format!("reading the answer: {e}"),
+        })?;
+    let raw = String::from_utf8_lossy(&bytes);
+    let text = shown_text(&raw, Some(token));
+    match status {
+        200..=299 => {
+            if let Some(refusal) = envelope_refusal(step.envelope, &raw) {
+                return Err(SendError::Refused {
+                    text: shown_text(&refusal, Some(token)),
+                });
+            }
+            Ok(StepAnswer {
+                step: format!("{} {}", step.method.as_str(), step.url),
+                status: Some(i32::from(status)),
+                text,
+            })
+        }
+        401 | 403 => Err(SendError::TokenRejected { status, text }),
+        404 => Err(SendError::NotFound { text }),
+        500..=599 => Err(SendError::ServerError { status, text }),
+        _ => Err(SendError::Unexpected { status, text }),
+    }
+}
+
+/// The refusal a 2xx body carries, for providers that answer 200 either way.
+fn envelope_refusal(envelope: Envelope, body: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(body).ok()?;
+    let message = || {
+        ["msg", "message", "error"]
+            .iter()
+            .find_map(|key| value.get(key).and_then(|v| v.as_str()))
+            .filter(|text| !text.is_empty())
+            .map(str::to_string)
+    };
+    match envelope {
+        Envelope::None => None,
+        Envelope::VastSuccess => (value.get("success") == Some(&serde_json::Value::Bool(false)))
+            .then(|| message().unwrap_or_else(|| "success: false".to_string())),
+        Envelope::AutoDlCode => {
+            let code = value.get("code")?.as_str()?;
+            (code != "Success").then(|| match message() {
+                Some(text) => format!("{code}: {text}"),
+                None => code.to_string(),
+            })
+        }
+    }
+}
+
+fn transport_error(error: &reqwest::Error, step: &HttpStep, options: &SendOptions) -> SendError {
+    if error.is_timeout() {
+        SendError::Timeout {
+            url: step.url.clone(),
+            timeout_ms: options.total_timeout_ms,
+        }
+    } else {
+        SendError::Unreachable {
+            url: step.url.clone(),
+            message: root_cause(error),
+        }
+    }
+}
+
+/// The innermost cause ("Connection refused (os error 111)"), which says more than reqwest's
+/// own "error sending request".
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    clean(&cause.to_string())
+}
+
+/// Untrusted text made fit to show: the token scrubbed out (a server may echo headers back),
+/// line breaks as spaces, control characters and escapes removed, cut to [`SHOWN_CHARS`].
+pub fn shown_text(raw: &str, token: Option<&Secret>) -> String {
+    let mut text = raw.to_string();
+    if let Some(token) = token.filter(|t| !t.expose().is_empty()) {
+        text = text.replace(token.expose(), REDACTED);
+    }
+    let text = clean(&text.replace(['\r', '\n'], " "));
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.chars().count() <= SHOWN_CHARS {
+        text
+    } else {
+        let mut cut: String = text.chars().take(SHOWN_CHARS).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+fn run_local(argv: &[String], options: &SendOptions) -> Result<StepAnswer, SendError> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err(SendError::Spawn {
+            program: String::new(),
+            message: "the command is empty".to_string(),
+        });
+    };
+    let spawn_error = |e: std::io::Error| SendError::Spawn {
+        program: program.clone(),
+        message: e.to_string(),
+    };
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(spawn_error)?;
+    let (sender, output) = mpsc::channel();
+    for pipe in [
+        child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let sender = sender.clone();
+        thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.take(READ_LIMIT_BYTES).read_to_end(&mut bytes);
+            let _ = sender.send(bytes);
+        });
+    }
+    drop(sender);
+    let deadline = Instant::now() + Duration::from_millis(options.total_timeout_ms);
+    let status = loop {
+        match child.try_wait().map_err(spawn_error)? {
+            Some(status) => break status,
+            None if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(SendError::CommandTimeout {
+                    program: program.clone(),
+                    timeout_ms: options.total_timeout_ms,
+                });
+            }
+            None => thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    // A background grandchild may hold the pipes open for ever; wait only briefly for them.
+    let mut raw = Vec::new();
+    let grace = Instant::now() + Duration::from_millis(500);
+    while let Ok(bytes) = output.recv_timeout(grace.saturating_duration_since(Instant::now())) {
+        raw.extend_from_slice(&bytes);
+        raw.push(b' ');
+    }
+    let text = shown_text(&String::from_utf8_lossy(&raw), None);
+    let command = ReleaseStep::Local {
+        argv: argv.to_vec(),
+    }
+    .summary();
+    if status.success() {
+        Ok(StepAnswer {
+            step: command,
+            status: status.code(),
+            text,
+        })
+    } else {
+        Err(SendError::CommandFailed {
+            command,
+            status: status
+                .code()
+                .map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}")),
+            text,
+        })
+    }
+}
+
+fn run_on_host(
+    runner: &dyn HostRunner,
+    host: &str,
+    argv: &[String],
+) -> Result<StepAnswer, SendError> {
+    let mut lines = Vec::new();
+    let result = runner.run(host, argv, &mut |line| lines.push(line.to_string()));
+    let text = shown_text(&lines.join(" "), None);
+    let command = ReleaseStep::OnHost {
+        argv: argv.to_vec(),
+    }
+    .summary();
+    match result {
+        Ok(Some(0)) => Ok(StepAnswer {
+            step: command,
+            status: Some(0),
+            text,
+        }),
+        // A host that shuts down drops the connection before it can report a status.
+        Ok(None) => Ok(StepAnswer {
+            step: command,
+            status: None,
+            text: "the connection closed without an exit status, as it does when a host \
+                   shuts down"
+                .to_string(),
+        }),
+        Ok(Some(code)) => Err(SendError::CommandFailed {
+            command,
+            status: format!("exit {code}"),
+            text,
+        }),
+        Err(message) => Err(SendError::Remote {
+            message: shown_text(&message, None),
+        }),
+    }
+}

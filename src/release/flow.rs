@@ -1,0 +1,436 @@
+//! The release flow, for any UI: plan, backup, typed confirmation, send, then close the host's
+//! ledger and write the audit line. Each step refuses to run out of order, so no caller can send
+//! a release that was not confirmed or whose backup failed without an explicit override.
+
+use crate::audit::{AuditEntry, AuditError, AuditKind, AuditLog};
+use crate::config::{Config, Provider};
+use crate::cost::{
+    HostCost, Ledger, LedgerSettings, LedgerStore, billing_started_ms, format_duration_ms,
+    format_money,
+};
+use crate::remote::shell_quote;
+use crate::telemetry::TimestampMs;
+use crate::ui::format::clean;
+
+use super::execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send};
+use super::request::{BuildError, ReleaseAction, ReleaseRequest, effect};
+use super::secret::load_token;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FlowError {
+    #[error("read-only mode: releasing hosts is turned off")]
+    ReadOnly,
+    #[error("no host named {0:?} in the config")]
+    UnknownHost(String),
+    #[error("{0} has no [hosts.release] table saying how to release it")]
+    NoReleaseConfig(String),
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error("cannot release without the API token: {0}")]
+    Token(String),
+    #[error("the backup has not run yet")]
+    BackupNotRun,
+    #[error("the backup failed ({0}); not releasing unless the failed backup is overridden")]
+    BackupFailed(String),
+    #[error("cancelled")]
+    Cancelled,
+    #[error("{typed:?} is not the host name {host:?}; cancelled")]
+    WrongName { typed: String, host: String },
+    #[error("the release was not confirmed")]
+    NotConfirmed,
+    #[error("this release was already sent")]
+    AlreadySent,
+    #[error("{failure}{}", audit_note(.audit))]
+    Send {
+        failure: SendFailure,
+        /// Why the audit line could not be written, if it could not.
+        audit: Option<String>,
+    },
+    #[error(transparent)]
+    Audit(#[from] AuditError),
+}
+
+fn audit_note(audit: &Option<String>) -> String {
+    audit
+        .as_ref()
+        .map(|why| format!(" (and the audit log could not be written: {why})"))
+        .unwrap_or_default()
+}
+
+/// What the dialog shows before anything happens.
+#[derive(Debug, Clone)]
+pub struct ReleasePlan {
+    pub host: String,
+    pub provider: Provider,
+    pub action: ReleaseAction,
+    pub instance_id: Option<String>,
+    /// What the action does to the instance and its data.
+    pub effect: String,
+    /// Spent so far, formatted with its currency; `None` without a price or a ledger.
+    pub spent: Option<String>,
+    pub billed_ms: u64,
+    pub current_idle_ms: u64,
+    /// The argv run on the host before the release.
+    pub backup: Option<Vec<String>>,
+    pub request: ReleaseRequest,
+    /// Things to know that do not stop the release (a token file open to others).
+    pub warnings: Vec<String>,
+    /// Why the token could not be loaded; sending is refused while this is set.
+    pub token_problem: Option<String>,
+    settings: LedgerSettings,
+    billing_started_ms: Option<TimestampMs>,
+}
+
+impl ReleasePlan {
+    /// The plan as lines of text, the request included (token redacted).
+    pub fn lines(&self) -> Vec<String> {
+        let instance = self
+            .instance_id
+            .as_deref()
+            .map(|id| format!(", instance {}", clean(id)))
+            .unwrap_or_default();
+        let mut lines = vec![
+            format!(
+                "{} {} ({}{instance})",
+                self.action.as_str(),
+                self.host,
+                self.provider.as_str()
+            ),
+            format!("  this {}", self.effect),
+            format!(
+                "  spent so far: {} over {} billed; idle now: {}",
+                self.spent.as_deref().unwrap_or("unknown (no price)"),
+                format_duration_ms(self.billed_ms),
+                format_duration_ms(self.current_idle_ms)
+            ),
+        ];
+        match &self.backup {
+            Some(argv) => lines.push(format!("  backup first, on {}: {}", self.host, quoted(argv))),
+            None => lines.push("  no backup configured".to_string()),
+        }
+        lines.push("  request:".to_string());
+        lines.extend(
+            self.request
+                .shown(&self.host)
+                .into_iter()
+                .map(|line| format!("    {line}")),
+        );
+        for warning in &self.warnings {
+            lines.push(format!("  warning: {warning}"));
+        }
+        if let Some(problem) = &self.token_problem {
+            lines.push(format!("  token: {problem}"));
+        }
+        lines
+    }
+}
+
+/// How the backup went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BackupOutcome {
+    NotConfigured,
+    Succeeded,
+    Failed(String),
+}
+
+/// Why a release goes out without a typed name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unattended {
+    /// `--yes` on the command line.
+    YesFlag,
+    /// The auto-release countdown ran out.
+    AutoRelease,
+}
+
+/// What a sent release got back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseReport {
+    pub answers: Vec<StepAnswer>,
+    /// The release went out, but closing the ledger or writing the audit line failed.
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Confirmation {
+    Pending,
+    Typed,
+    Unattended(Unattended),
+}
+
+/// One release, from plan to answer.
+#[derive(Debug)]
+pub struct ReleaseFlow {
+    plan: ReleasePlan,
+    backup: Option<BackupOutcome>,
+    backup_overridden: bool,
+    confirmation: Confirmation,
+    sent: bool,
+}
+
+impl ReleaseFlow {
+    /// Plans the release of `host`. Read-only mode (the flag or the config's `read_only`)
+    /// refuses here, before anything runs. `action` defaults to stop; `cost` is the host's
+    /// ledger as the caller knows it; `env` looks up the token's environment variable.
+    pub fn start(
+        config: &Config,
+        host: &str,
+        action: Option<ReleaseAction>,
+        read_only: bool,
+        cost: Option<&HostCost>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, FlowError> {
+        if read_only || config.read_only {
+            return Err(FlowError::ReadOnly);
+        }
+        let host_config = config
+            .host(host)
+            .ok_or_else(|| FlowError::UnknownHost(host.to_string()))?;
+        let release = host_config
+            .release
+            .as_ref()
+            .ok_or_else(|| FlowError::NoReleaseConfig(host.to_string()))?;
+        let action = action.unwrap_or(ReleaseAction::Stop);
+        let (token, warnings, token_problem) = if release.provider.uses_api() {
+            match load_token(release, env) {
+                Ok(loaded) => (Some(loaded.secret), loaded.warnings, None),
+                Err(e) => (None, Vec::new(), Some(e.to_string())),
+            }
+        } else {
+            (None, Vec::new(), None)
+        };
+        let request = ReleaseRequest::build(host, release, action, token)?;
+        let plan = ReleasePlan {
+            host: host.to_string(),
+            provider: release.provider,
+            action,
+            instance_id: release.instance_id.clone(),
+            effect: effect(release.provider, action).to_string(),
+            spent: cost.and_then(|c| Some(format_money(c.spent()?, c.currency()?))),
+            billed_ms: cost.map_or(0, |c| c.totals.billed_ms),
+            current_idle_ms: cost.map_or(0, |c| c.totals.current_idle_ms),
+            backup: host_config.backup.clone(),
+            request,
+            warnings,
+            token_problem,
+            settings: LedgerSettings::from_config(config),
+            billing_started_ms: billing_started_ms(host_config),
+        };
+        Ok(Self {
+            plan,
+            backup: None,
+            backup_overridden: false,
+            confirmation: Confirmation::Pending,
+            sent: false,
+        })
+    }
+
+    pub fn plan(&self) -> &ReleasePlan {
+        &self.plan
+    }
+
+    pub fn backup_outcome(&self) -> Option<&BackupOutcome> {
+        self.backup.as_ref()
+    }
+
+    /// Everything a real release would show, with nothing run or sent; the audit log records
+    /// that a dry run was made.
+    pub fn dry_run(&self, audit: &AuditLog, now_ms: TimestampMs) -> Result<Vec<String>, FlowError> {
+        let mut lines = self.plan.lines();
+        lines.push("dry run: nothing was run or sent".to_string());
+        audit.append(&self.entry(
+            AuditKind::Release,
+            now_ms,
+            self.plan.request.summary(),
+            "dry_run",
+            None,
+            true,
+        ))?;
+        Ok(lines)
+    }
+
+    /// Runs the configured backup on the host, handing each (sanitized) output line to
+    /// `on_line`, and records it in the audit log.
+    pub fn run_backup(
+        &mut self,
+        runner: &dyn HostRunner,
+        audit: &AuditLog,
+        now_ms: TimestampMs,
+        on_line: &mut dyn FnMut(&str),
+    ) -> Result<&BackupOutcome, FlowError> {
+        self.check_token()?;
+        let outcome = match &self.plan.backup {
+            None => BackupOutcome::NotConfigured,
+            Some(argv) => {
+                let result = runner.run(&self.plan.host, argv, &mut |line| on_line(&clean(line)));
+                let (outcome, status) = match result {
+                    Ok(Some(0)) => (BackupOutcome::Succeeded, Some(0)),
+                    Ok(Some(code)) => (BackupOutcome::Failed(format!("exit {code}")), Some(code)),
+                    Ok(None) => (
+                        BackupOutcome::Failed("it ended without an exit status".to_string()),
+                        None,
+                    ),
+                    Err(why) => (BackupOutcome::Failed(clean(&why)), None),
+                };
+                let word = if outcome == BackupOutcome::Succeeded {
+                    "ok"
+                } else {
+                    "failed"
+                };
+                audit.append(&self.entry(
+                    AuditKind::Backup,
+                    now_ms,
+                    quoted(argv),
+                    word,
+                    status,
+                    false,
+                ))?;
+                outcome
+            }
+        };
+        Ok(self.backup.insert(outcome))
+    }
+
+    /// The user chose to release although the backup failed.
+    pub fn override_failed_backup(&mut self) {
+        self.backup_overridden = true;
+    }
+
+    /// Checks what the user typed: the host name confirms; empty input is the default, Cancel.
+    pub fn confirm(&mut self, typed: &str) -> Result<(), FlowError> {
+        self.check_token()?;
+        let typed = typed.trim();
+        if typed.is_empty() {
+            return Err(FlowError::Cancelled);
+        }
+        if typed != self.plan.host {
+            return Err(FlowError::WrongName {
+                typed: clean(typed),
+                host: self.plan.host.clone(),
+            });
+        }
+        self.confirmation = Confirmation::Typed;
+        Ok(())
+    }
+
+    /// Confirms without a typed name (`--yes`, or the auto-release countdown ran out).
+    pub fn confirm_unattended(&mut self, why: Unattended) {
+        self.confirmation = Confirmation::Unattended(why);
+    }
+
+    /// Sends the release, then closes the host's stored ledger and writes the audit line.
+    pub fn send(
+        &mut self,
+        runner: &dyn HostRunner,
+        options: &SendOptions,
+        store: &LedgerStore,
+        audit: &AuditLog,
+        now_ms: TimestampMs,
+    ) -> Result<ReleaseReport, FlowError> {
+        if self.sent {
+            return Err(FlowError::AlreadySent);
+        }
+        self.check_token()?;
+        if self.confirmation == Confirmation::Pending {
+            return Err(FlowError::NotConfirmed);
+        }
+        match (&self.plan.backup, &self.backup) {
+            (Some(_), None) => return Err(FlowError::BackupNotRun),
+            (_, Some(BackupOutcome::Failed(why))) if !self.backup_overridden => {
+                return Err(FlowError::BackupFailed(why.clone()));
+            }
+            _ => {}
+        }
+        self.sent = true;
+        let kind = match self.confirmation {
+            Confirmation::Unattended(Unattended::AutoRelease) => AuditKind::AutoRelease,
+            _ => AuditKind::Release,
+        };
+        let summary = self.plan.request.summary();
+        match send(&self.plan.request, &self.plan.host, runner, options) {
+            Ok(answers) => {
+                let mut problems = Vec::new();
+                if let Err(e) = self.close_ledger(store, now_ms) {
+                    problems.push(format!("the ledger could not be closed: {e}"));
+                }
+                let status = answers.last().and_then(|answer| answer.status);
+                let entry = self.entry(kind, now_ms, summary, "ok", status, false);
+                if let Err(e) = audit.append(&entry) {
+                    problems.push(format!("the audit log could not be written: {e}"));
+                }
+                Ok(ReleaseReport { answers, problems })
+            }
+            Err(failure) => {
+                let (word, status) = outcome_word(&failure.error);
+                let entry = self.entry(kind, now_ms, summary, word, status, false);
+                let audit = audit.append(&entry).err().map(|e| e.to_string());
+                Err(FlowError::Send { failure, audit })
+            }
+        }
+    }
+
+    fn check_token(&self) -> Result<(), FlowError> {
+        match &self.plan.token_problem {
+            Some(problem) => Err(FlowError::Token(problem.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn close_ledger(
+        &self,
+        store: &LedgerStore,
+        now_ms: TimestampMs,
+    ) -> Result<(), crate::cost::StoreError> {
+        let plan = &self.plan;
+        store.update(|book| {
+            let mut ledger = Ledger::resume(
+                plan.settings,
+                book.hosts.get(&plan.host).cloned(),
+                plan.billing_started_ms,
+            );
+            ledger.close(now_ms, plan.action.as_str(), plan.provider.as_str());
+            book.hosts.insert(plan.host.clone(), ledger.into_state());
+        })
+    }
+
+    fn entry(
+        &self,
+        kind: AuditKind,
+        at_ms: TimestampMs,
+        command: String,
+        outcome: &str,
+        exit_status: Option<i32>,
+        dry_run: bool,
+    ) -> AuditEntry {
+        AuditEntry {
+            at_ms,
+            host: self.plan.host.clone(),
+            kind,
+            command,
+            outcome: outcome.to_string(),
+            exit_status,
+            runbook: None,
+            step: Some(self.plan.action.as_str().to_string()),
+            dry_run,
+        }
+    }
+}
+
+/// The audit log's word for a failed send, and the status that came with it.
+fn outcome_word(error: &SendError) -> (&'static str, Option<i32>) {
+    match error {
+        SendError::TokenRejected { status, .. } => ("token_rejected", Some(i32::from(*status))),
+        SendError::NotFound { .. } => ("not_found", Some(404)),
+        SendError::ServerError { status, .. } => ("server_error", Some(i32::from(*status))),
+        SendError::Unexpected { status, .. } => ("failed", Some(i32::from(*status))),
+        SendError::Refused { .. } => ("refused", None),
+        SendError::Timeout { .. } | SendError::CommandTimeout { .. } => ("timeout", None),
+        _ => ("failed", None),
+    }
+}
+
+fn quoted(argv: &[String]) -> String {
+    argv.iter()
+        .map(|word| shell_quote(word))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,414 @@
+//! What releasing a host means for each provider, as a typed request that can be shown in full
+//! before it is sent (the token as `<redacted>`): HTTP calls, a local program, or a program run
+//! on the host itself.
+
+use serde_json::json;
+
+use crate::config::{Provider, ReleaseConfig};
+use crate::remote::shell_quote;
+
+use super::secret::{REDACTED, Secret};
+
+pub const VAST_BASE_URL: &str = "https://console.vast.ai";
+pub const RUNPOD_BASE_URL: &str = "https://rest.runpod.io/v1";
+pub const LAMBDA_BASE_URL: &str = "https://cloud.lambda.ai";
+pub const AUTODL_BASE_URL: &str = "https://api.autodl.com";
+
+/// Where a provider's API lives unless `base_url` says otherwise; request paths are appended.
+pub fn default_base_url(provider: Provider) -> Option<&'static str> {
+    match provider {
+        Provider::Vast => Some(VAST_BASE_URL),
+        Provider::RunPod => Some(RUNPOD_BASE_URL),
+        Provider::Lambda => Some(LAMBDA_BASE_URL),
+        Provider::AutoDl => Some(AUTODL_BASE_URL),
+        Provider::Command | Provider::Ssh => None,
+    }
+}
+
+/// Stop keeps the disk; terminate deletes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReleaseAction {
+    Stop,
+    Terminate,
+}
+
+impl ReleaseAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stop => "stop",
+            Self::Terminate => "terminate",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpMethod {
+    Post,
+    Put,
+    Delete,
+}
+
+impl HttpMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Post => "POST",
+            Self::Put => "PUT",
+            Self::Delete => "DELETE",
+        }
+    }
+}
+
+/// How the token goes into the `Authorization` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthScheme {
+    /// `Authorization: Bearer <token>` (vast.ai, RunPod, Lambda).
+    Bearer,
+    /// `Authorization: <token>` (AutoDL).
+    Bare,
+}
+
+/// Providers that answer 200 and put the verdict in the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Envelope {
+    /// The status code is the verdict.
+    None,
+    /// vast.ai: `{"success": false, "msg": ...}` is a refusal.
+    VastSuccess,
+    /// AutoDL: `{"code": "Success", ...}`; any other code is a refusal.
+    AutoDlCode,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpStep {
+    pub method: HttpMethod,
+    pub url: String,
+    pub body: Option<serde_json::Value>,
+    pub auth: AuthScheme,
+    pub envelope: Envelope,
+    /// Go on to the next step when the provider refuses this one: AutoDL refuses to power off
+    /// an instance that is already off, which must not stop its release.
+    pub refusal_ok: bool,
+}
+
+/// One thing the release does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReleaseStep {
+    Http(HttpStep),
+    /// A program on this machine, started without a shell.
+    Local { argv: Vec<String> },
+    /// A program on the host itself, run over SSH by the caller.
+    OnHost { argv: Vec<String> },
+}
+
+impl ReleaseStep {
+    /// One line for the audit log and the answer list: `METHOD URL` or the quoted argv.
+    pub fn summary(&self) -> String {
+        match self {
+            Self::Http(step) => format!("{} {}", step.method.as_str(), step.url),
+            Self::Local { argv } | Self::OnHost { argv } => quoted(argv),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    #[error(
+        "{provider} has no stop, only terminate, which deletes the instance's local disk \
+         (persistent filesystems survive); use --terminate"
+    )]
+    NoStop { provider: &'static str },
+    #[error(
+        "provider = \"ssh\" can only shut the host down (--stop); terminating needs the \
+         provider's API"
+    )]
+    NoTerminate,
+    #[error("instance_id is required with provider = \"{provider}\"")]
+    MissingInstanceId { provider: &'static str },
+    #[error("provider = \"command\" needs command = [\"program\", \"arg\", ...]")]
+    MissingCommand,
+    #[error("base_url must start with http:// or https://, found {url:?}")]
+    BadBaseUrl { url: String },
+}
+
+/// Everything a release will send or run, and the token it needs (never printed).
+#[derive(Debug, Clone)]
+pub struct ReleaseRequest {
+    pub provider: Provider,
+    pub action: ReleaseAction,
+    pub instance_id: Option<String>,
+    pub steps: Vec<ReleaseStep>,
+    token: Option<Secret>,
+}
+
+impl ReleaseRequest {
+    /// The request releasing `host` as its config says. `token` may be missing for a dry run;
+    /// sending then fails before anything goes out.
+    pub fn build(
+        host: &str,
+        release: &ReleaseConfig,
+        action: ReleaseAction,
+        token: Option<Secret>,
+    ) -> Result<Self, BuildError> {
+        let provider = release.provider;
+        let instance_id = release.instance_id.clone();
+        let steps = match provider {
+            Provider::Command => {
+                let argv = release.command.as_ref().ok_or(BuildError::MissingCommand)?;
+                vec![ReleaseStep::Local {
+                    argv: command_argv(argv, host, instance_id.as_deref(), action)?,
+                }]
+            }
+            Provider::Ssh => match action {
+                ReleaseAction::Stop => vec![ReleaseStep::OnHost {
+                    argv: ["shutdown", "-h", "now"].map(String::from).to_vec(),
+                }],
+                ReleaseAction::Terminate => return Err(BuildError::NoTerminate),
+            },
+            api => {
+                let id = instance_id
+                    .as_deref()
+                    .ok_or(BuildError::MissingInstanceId {
+                        provider: api.as_str(),
+                    })?;
+                let base = base_url(release)?;
+                api_steps(api, action, &base, id)?
+            }
+        };
+        Ok(Self {
+            provider,
+            action,
+            instance_id,
+            steps,
+            token,
+        })
+    }
+
+    /// Whether sending needs the token (the provider's web API).
+    pub fn needs_token(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|step| matches!(step, ReleaseStep::Http(_)))
+    }
+
+    pub(crate) fn token(&self) -> Option<&Secret> {
+        self.token.as_ref()
+    }
+
+    /// The lines to show before sending; the token appears as `<redacted>`.
+    pub fn shown(&self, host: &str) -> Vec<String> {
+        let mut lines = Vec::new();
+        for step in &self.steps {
+            match step {
+                ReleaseStep::Http(http) => {
+                    lines.push(format!("{} {}", http.method.as_str(), http.url));
+                    let scheme = match http.auth {
+                        AuthScheme::Bearer => "Bearer ",
+                        AuthScheme::Bare => "",
+                    };
+                    lines.push(format!("  Authorization: {scheme}{REDACTED}"));
+                    if let Some(body) = &http.body {
+                        lines.push(format!("  {body}"));
+                    }
+                }
+                ReleaseStep::Local { argv } => lines.push(format!("run here: {}", quoted(argv))),
+                ReleaseStep::OnHost { argv } => {
+                    lines.push(format!("run on {host} over SSH: {}", quoted(argv)));
+                }
+            }
+        }
+        lines
+    }
+
+    /// Every step in one line, for the audit log.
+    pub fn summary(&self) -> String {
+        self.steps
+            .iter()
+            .map(ReleaseStep::summary)
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// What the action does to the instance and its data, in the words the dialog shows.
+pub fn effect(provider: Provider, action: ReleaseAction) -> &'static str {
+    use ReleaseAction::{Stop, Terminate};
+    match (provider, action) {
+        (Provider::Vast, Stop) => {
+            "stops the instance; its disk is kept (storage is still billed), and starting it \
+             again depends on the machine being free"
+        }
+        (Provider::Vast, Terminate) => "destroys the instance and deletes its disk, for good",
+        (Provider::RunPod, Stop) => {
+            "stops the pod; the volume disk is kept (and billed), the container disk is wiped"
+        }
+        (Provider::RunPod, Terminate) => "terminates the pod and deletes all of its disks",
+        (Provider::Lambda, _) => {
+            "terminates the instance and deletes its local disk (persistent filesystems survive)"
+        }
+        (Provider::AutoDl, Stop) => "powers the instance off; its data is kept",
+        (Provider::AutoDl, Terminate) => {
+            "powers the instance off, then releases it: its data is deleted for good"
+        }
+        (Provider::Command, _) => "runs your release command; what it keeps is up to it",
+        (Provider::Ssh, _) => {
+            "shuts the host down from inside; whether billing stops and the disk is kept is up \
+             to the provider"
+        }
+    }
+}
+
+fn base_url(release: &ReleaseConfig) -> Result<String, BuildError> {
+    let base = match &release.base_url {
+        Some(url) => url.as_str(),
+        None => default_base_url(release.provider).unwrap_or_default(),
+    };
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(BuildError::BadBaseUrl {
+            url: base.to_string(),
+        });
+    }
+    Ok(base.trim_end_matches('/').to_string())
+}
+
+fn api_steps(
+    provider: Provider,
+    action: ReleaseAction,
+    base: &str,
+    id: &str,
+) -> Result<Vec<ReleaseStep>, BuildError> {
+    let segment = path_segment(id);
+    let step = |method, path: String, body, auth, envelope| HttpStep {
+        method,
+        url: format!("{base}{path}"),
+        body,
+        auth,
+        envelope,
+        refusal_ok: false,
+    };
+    use AuthScheme::{Bare, Bearer};
+    use HttpMethod::{Delete, Post, Put};
+    let steps = match (provider, action) {
+        (Provider::Vast, ReleaseAction::Stop) => vec![step(
+            Put,
+            format!("/api/v0/instances/{segment}/"),
+            Some(json!({"state": "stopped"})),
+            Bearer,
+            Envelope::VastSuccess,
+        )],
+        (Provider::Vast, ReleaseAction::Terminate) => vec![step(
+            Delete,
+            format!("/api/v0/instances/{segment}/"),
+            None,
+            Bearer,
+            Envelope::VastSuccess,
+        )],
+        (Provider::RunPod, ReleaseAction::Stop) => vec![step(
+            Post,
+            format!("/pods/{segment}/stop"),
+            None,
+            Bearer,
+            Envelope::None,
+        )],
+        (Provider::RunPod, ReleaseAction::Terminate) => vec![step(
+            Delete,
+            format!("/pods/{segment}"),
+            None,
+            Bearer,
+            Envelope::None,
+        )],
+        (Provider::Lambda, ReleaseAction::Stop) => {
+            return Err(BuildError::NoStop { provider: "Lambda" });
+        }
+        (Provider::Lambda, ReleaseAction::Terminate) => vec![step(
+            Post,
+            "/api/v1/instance-operations/terminate".to_string(),
+            Some(json!({"instance_ids": [id]})),
+            Bearer,
+            Envelope::None,
+        )],
+        // Not web APIs; `build` turns them into other steps.
+        (Provider::Command | Provider::Ssh, _) => Vec::new(),
+        (Provider::AutoDl, action) => {
+            let body = || Some(json!({"instance_uuid": id}));
+            let mut power_off = step(
+                Post,
+                "/api/v1/dev/instance/pro/power_off".to_string(),
+                body(),
+                Bare,
+                Envelope::AutoDlCode,
+            );
+            if action == ReleaseAction::Stop {
+                vec![power_off]
+            } else {
+                power_off.refusal_ok = true;
+                let release = step(
+                    Post,
+                    "/api/v1/dev/instance/pro/release".to_string(),
+                    body(),
+                    Bare,
+                    Envelope::AutoDlCode,
+                );
+                vec![power_off, release]
+            }
+        }
+    };
+    Ok(steps.into_iter().map(ReleaseStep::Http).collect())
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters, so an id such as `../x`
+/// stays one path segment of the instance's own URL.
+fn path_segment(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for byte in id.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// Fills `{instance_id}`, `{host}` and `{action}` into the configured argv in one pass. Each
+/// argument stays exactly one argument (no shell splits it), and a value that itself contains
+/// a placeholder is not expanded again.
+fn command_argv(
+    template: &[String],
+    host: &str,
+    instance_id: Option<&str>,
+    action: ReleaseAction,
+) -> Result<Vec<String>, BuildError> {
+    let mut argv = Vec::with_capacity(template.len());
+    for arg in template {
+        let mut out = String::with_capacity(arg.len());
+        let mut rest = arg.as_str();
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let tail = &rest[open..];
+            let (value, used) = if tail.starts_with("{instance_id}") {
+                let id = instance_id.ok_or(BuildError::MissingInstanceId {
+                    provider: "command",
+                })?;
+                (id, "{instance_id}".len())
+            } else if tail.starts_with("{host}") {
+                (host, "{host}".len())
+            } else if tail.starts_with("{action}") {
+                (action.as_str(), "{action}".len())
+            } else {
+                ("{", 1)
+            };
+            out.push_str(value);
+            rest = &tail[used..];
+        }
+        out.push_str(rest);
+        argv.push(out);
+    }
+    Ok(argv)
+}
+
+fn quoted(argv: &[String]) -> String {
+    argv.iter()
+        .map(|word| shell_quote(word))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

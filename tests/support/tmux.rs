@@ -1,0 +1,99 @@
+//! Driving the built binary inside tmux for end-to-end tests: start it, type keys, read the
+//! screen back.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::AtomicUsize;
+use std::time::{Duration, Instant};
+
+/// Tests in one binary run in parallel: each session gets a socket of its own.
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// The binary under test: `$GPUFLEET_E2E_BIN` when set (`.ci/run` points it at the release
+/// build, what users run), else the one cargo built for this test run (never stale).
+pub fn binary() -> PathBuf {
+    match std::env::var_os("GPUFLEET_E2E_BIN") {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_gpufleet")),
+    }
+}
+
+pub struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    pub fn start(command: &str, width: u16, height: u16) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            assert!(std::env::var_os("CI").is_none(), "tmux is required in CI");
+            eprintln!("tmux not installed: skipping");
+            return None;
+        }
+        let socket = format!(
+            "gpufleet-e2e-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "e2e",
+            ])
+            .args(["-x", &width.to_string(), "-y", &height.to_string()])
+            .arg(command)
+            .status()
+            .expect("tmux new-session");
+        assert!(status.success());
+        Some(Tmux { socket })
+    }
+
+    pub fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let status = Command::new("tmux")
+                .args(["-L", &self.socket, "send-keys", "-t", "e2e", k])
+                .status()
+                .expect("tmux send-keys");
+            assert!(status.success());
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+
+    pub fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-t", "e2e"])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the screen contains `needle`, returning the screen; panics with the last
+    /// screen after `timeout`.
+    pub fn wait_for(&self, needle: &str, timeout: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "timed out waiting for {needle:?}; screen was:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
