@@ -37,7 +37,10 @@ pub enum LaunchError {
     #[error("--speed must be a positive number, got {0}")]
     BadSpeed(f64),
     #[error("host {name}: {source}")]
-    Host { name: String, source: RemoteError },
+    Host {
+        name: String,
+        source: Box<RemoteError>,
+    },
     #[error("could not start a worker thread: {0}")]
     Thread(#[from] std::io::Error),
 }
@@ -203,7 +206,7 @@ fn remote_hosts(
         )
         .map_err(|source| LaunchError::Host {
             name: h.name.clone(),
-            source,
+            source: Box::new(source),
         })
     };
     if named.is_empty() {
@@ -216,7 +219,7 @@ fn remote_hosts(
             None => remote::resolve(name, name, None, None, ssh_config).map_err(|source| {
                 LaunchError::Host {
                     name: name.clone(),
-                    source,
+                    source: Box::new(source),
                 }
             }),
         })

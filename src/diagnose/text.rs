@@ -22,9 +22,9 @@ pub fn diagnose_text(text: &str) -> Vec<Finding> {
     out.into_sorted()
 }
 
-/// Substrings (lower case) and the finding each one means. Most specific first: the first
-/// match on a line wins, so "NCCL WARN Cuda failure 'out of memory'" is both an NCCL error and
-/// an OOM only because both rules are consulted separately (see [`LINE_RULES`] use).
+/// Lower-case substrings and the finding they mean. Every rule is tried on every line, so one
+/// line can raise several findings: "NCCL WARN Cuda failure 'out of memory'" is both an NCCL
+/// error and an OOM.
 struct Rule {
     needles: &'static [&'static str],
     finding: fn() -> Finding,

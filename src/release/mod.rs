@@ -1,0 +1,24 @@
+//! Releasing a rented instance: the providers' APIs (vast.ai, RunPod, Lambda, AutoDL), a local
+//! command, or `shutdown` over SSH; requests shown before they are sent, tokens that never print,
+//! and the UI-independent flow (plan, backup, typed confirmation, send, ledger closed, audit).
+//!
+//! `send` blocks (reqwest's blocking client, connect 10 s, total 30 s): call it from a worker
+//! thread, never from the UI thread or from inside a tokio runtime.
+
+mod execute;
+mod flow;
+mod request;
+mod secret;
+
+pub use execute::{
+    HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send, shown_text,
+};
+pub use flow::{
+    BackupOutcome, FlowError, ReleaseFlow, ReleasePlan, ReleaseReport, Unattended,
+};
+pub use request::{
+    AUTODL_BASE_URL, AuthScheme, BuildError, Envelope, HttpMethod, HttpStep, LAMBDA_BASE_URL,
+    RUNPOD_BASE_URL, ReleaseAction, ReleaseRequest, ReleaseStep, VAST_BASE_URL,
+    default_base_url, effect,
+};
+pub use secret::{LoadedToken, REDACTED, Secret, TokenError, load_token, process_env};
