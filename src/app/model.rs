@@ -101,6 +101,8 @@ pub struct Model {
     /// The clock when the screen was last marked for redraw; a tick redraws only once the shown
     /// ages could have changed.
     dirty_at_ms: TimestampMs,
+    /// Arrival time of the oldest sample not yet on screen (for the latency benchmark).
+    undrawn_sample_ms: Option<TimestampMs>,
 }
 
 impl Model {
@@ -126,6 +128,7 @@ impl Model {
             quit: false,
             dirty: true,
             dirty_at_ms: now_ms,
+            undrawn_sample_ms: None,
         }
     }
 
@@ -205,6 +208,16 @@ impl Model {
         if now_ms.saturating_sub(self.dirty_at_ms) >= 1000 {
             self.mark_dirty();
         }
+    }
+
+    /// Notes that a sample stamped `at_ms` is waiting to be drawn.
+    pub fn note_sample(&mut self, at_ms: TimestampMs) {
+        self.undrawn_sample_ms.get_or_insert(at_ms);
+    }
+
+    /// The arrival time of the oldest sample drawn by the frame just made, once.
+    pub fn take_undrawn_sample_ms(&mut self) -> Option<TimestampMs> {
+        self.undrawn_sample_ms.take()
     }
 
     /// True once after any change; the runtime redraws only then.

@@ -5,6 +5,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use crossterm::event::Event as TermEvent;
+use ratatui::Terminal;
+use ratatui::backend::Backend;
 
 use crate::app::command::Command;
 use crate::app::event::Event;
@@ -51,24 +53,49 @@ pub fn run(
 ) -> std::io::Result<()> {
     spawn_input(sink)?;
     let mut terminal = ratatui::init();
-    let result = event_loop(&mut terminal, &mut model, theme, &events, &prompts);
+    let mut stats = FrameStats::default();
+    let result = event_loop(
+        &mut terminal,
+        &mut model,
+        theme,
+        &events,
+        &prompts,
+        &mut stats,
+    );
     ratatui::restore();
     // Dropping every handle first sets every stop flag, so links wind down in parallel.
     drop(sources);
     result
 }
 
-fn event_loop(
-    terminal: &mut ratatui::DefaultTerminal,
+/// What the loop measured: frames drawn, and for each frame that showed new samples, how long
+/// the oldest of them waited between its line arriving and the frame being drawn.
+#[derive(Debug, Default, Clone)]
+pub struct FrameStats {
+    pub frames: u64,
+    pub sample_to_screen_ms: Vec<u64>,
+}
+
+/// The loop itself, over any backend (the console uses the real terminal; benchmarks a test
+/// backend). Returns when a command says quit or every sender is gone.
+pub fn event_loop<B: Backend>(
+    terminal: &mut Terminal<B>,
     model: &mut Model,
     theme: &Theme,
     events: &Receiver<Event>,
     prompts: &PendingPrompts,
-) -> std::io::Result<()> {
+    stats: &mut FrameStats,
+) -> Result<(), B::Error> {
     let mut next_tick = Instant::now() + TICK;
     loop {
         if model.take_dirty() {
             terminal.draw(|frame| crate::ui::draw(frame, model, theme))?;
+            stats.frames += 1;
+            if let Some(arrived_ms) = model.take_undrawn_sample_ms() {
+                stats
+                    .sample_to_screen_ms
+                    .push(now_ms().saturating_sub(arrived_ms));
+            }
         }
         let wait = next_tick.saturating_duration_since(Instant::now());
         let mut commands = match events.recv_timeout(wait) {

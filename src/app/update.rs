@@ -2,7 +2,7 @@
 
 use crate::app::action::Action;
 use crate::app::command::Command;
-use crate::app::event::Event;
+use crate::app::event::{Event, HostEvent};
 use crate::app::keymap::{InputMode, action_for};
 use crate::app::model::{HostFocus, Model, View};
 use crate::app::prompt::PromptAnswer;
@@ -16,6 +16,9 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             // Events are stamped by our own reader threads, so they may move the clock forward.
             if let Some(at_ms) = event.at_ms() {
                 model.now_ms = model.now_ms.max(at_ms);
+            }
+            if let HostEvent::Sample { at_ms, .. } = &event {
+                model.note_sample(*at_ms);
             }
             if let Some(state) = model.hosts.get_mut(host) {
                 state.apply(event);

@@ -1,0 +1,396 @@
+//! `gpufleet cost` and `gpufleet release` as library functions: the binary parses the flags and
+//! passes them in, so both run under test with a temporary state directory and a fake SSH runner.
+
+use std::io::{BufRead, Write};
+
+use serde_json::json;
+
+use crate::audit::{AuditError, AuditLog};
+use crate::config::Config;
+use crate::cost::{
+    FleetCost, HostCost, LedgerBook, LedgerStore, RedLine, StoreError, fleet_cost,
+    format_duration_ms, format_money, host_ledger, hours, red_lines,
+};
+use crate::release::{
+    BackupOutcome, FlowError, HostRunner, ReleaseAction, ReleaseFlow, SendOptions, Unattended,
+    process_env,
+};
+use crate::telemetry::TimestampMs;
+
+/// The release was sent and accepted, or the dry run was shown; for `cost`, no red line.
+pub const EXIT_OK: u8 = 0;
+/// The provider refused or could not be reached, or a failed backup blocked the release; for
+/// `cost`, a red line is crossed.
+pub const EXIT_FAILED: u8 = 1;
+/// Refused before anything ran: read-only mode, an unknown host, an impossible action, no token.
+pub const EXIT_REFUSED: u8 = 2;
+/// The user did not confirm (empty input, a wrong name, end of input).
+pub const EXIT_CANCELLED: u8 = 3;
+
+#[derive(Debug, thiserror::Error)]
+pub enum MoneyError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Audit(#[from] AuditError),
+    #[error("writing JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Where `release` keeps and sends things; tests point it at temporary files and fakes.
+pub struct MoneyEnv<'a> {
+    pub store: LedgerStore,
+    pub audit: AuditLog,
+    /// Runs the backup (and the `ssh` provider's shutdown) on the host.
+    pub runner: &'a dyn HostRunner,
+    pub send: SendOptions,
+    /// Looks up the token's environment variable.
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// The wall clock; read again after the backup, which may take minutes.
+    pub clock: &'a dyn Fn() -> TimestampMs,
+}
+
+impl<'a> MoneyEnv<'a> {
+    /// The ledger and audit log of the state directory, the process environment, real timeouts.
+    pub fn from_state_dir(
+        runner: &'a dyn HostRunner,
+        clock: &'a dyn Fn() -> TimestampMs,
+    ) -> Result<Self, MoneyError> {
+        Ok(Self {
+            store: LedgerStore::open_default()?,
+            audit: AuditLog::open_default()?,
+            runner,
+            send: SendOptions::default(),
+            env: &process_env,
+            clock,
+        })
+    }
+}
+
+/// `gpufleet release NAME [--stop | --terminate] [--dry-run] [--yes]` and the global
+/// `--read-only`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseArgs {
+    pub host: String,
+    /// `None` is stop, the action that keeps the disk.
+    pub action: Option<ReleaseAction>,
+    pub dry_run: bool,
+    pub yes: bool,
+    pub read_only: bool,
+    pub override_failed_backup: bool,
+}
+
+/// `gpufleet cost [--json]` from the stored ledger and the config's prices. The exit code is
+/// [`EXIT_FAILED`] when a red line is crossed, so a cron job can act on it.
+pub fn cost_command(
+    config: &Config,
+    json: bool,
+    now_ms: TimestampMs,
+) -> Result<(String, u8), MoneyError> {
+    let book = LedgerStore::open_default()?.load()?;
+    cost_report(config, &book, json, now_ms)
+}
+
+/// [`cost_command`] on a given ledger book.
+pub fn cost_report(
+    config: &Config,
+    book: &LedgerBook,
+    json: bool,
+    now_ms: TimestampMs,
+) -> Result<(String, u8), MoneyError> {
+    let fleet = fleet_cost(config, book, now_ms);
+    let lines = red_lines(config, &fleet);
+    let code = if lines.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    };
+    let text = if json {
+        let mut text = serde_json::to_string_pretty(&cost_json(&fleet, &lines, now_ms))?;
+        text.push('\n');
+        text
+    } else {
+        cost_table(&fleet, &lines)
+    };
+    Ok((text, code))
+}
+
+fn cents(amount: f64) -> f64 {
+    (amount * 100.0).round() / 100.0
+}
+
+fn cost_json(fleet: &FleetCost, lines: &[RedLine], now_ms: TimestampMs) -> serde_json::Value {
+    let hosts: Vec<_> = fleet
+        .hosts
+        .iter()
+        .map(|host| {
+            let t = &host.totals;
+            json!({
+                "name": host.host,
+                "price_per_hour": host.price.as_ref().map(|p| p.price_per_hour),
+                "currency": host.currency(),
+                "billed_ms": t.billed_ms,
+                "busy_ms": t.busy_ms,
+                "idle_ms": t.idle_ms,
+                "parked_ms": t.parked_ms,
+                "unobserved_ms": t.unobserved_ms,
+                "current_idle_ms": t.current_idle_ms,
+                "spent": host.spent().map(cents),
+                "spent_idle": host.spent_idle().map(cents),
+                "effective_utilization": t.effective_utilization(),
+                "released": t.released.as_ref().map(|r| json!({
+                    "at_ms": r.at_ms, "action": r.action, "provider": r.provider,
+                })),
+            })
+        })
+        .collect();
+    let by_currency: Vec<_> = fleet
+        .by_currency
+        .iter()
+        .map(|total| {
+            json!({
+                "currency": total.currency,
+                "spent": cents(total.spent),
+                "spent_idle": cents(total.spent_idle),
+                "hosts": total.hosts,
+            })
+        })
+        .collect();
+    let red: Vec<_> = lines
+        .iter()
+        .map(|line| json!({"kind": line.kind(), "host": line.host(), "message": line.message()}))
+        .collect();
+    json!({
+        "at_ms": now_ms,
+        "hosts": hosts,
+        "fleet": {
+            "billed_ms": fleet.billed_ms,
+            "busy_ms": fleet.busy_ms,
+            "idle_ms": fleet.idle_ms,
+            "parked_ms": fleet.parked_ms,
+            "unobserved_ms": fleet.unobserved_ms,
+            "effective_utilization": fleet.effective_utilization(),
+            "by_currency": by_currency,
+        },
+        "red_lines": red,
+    })
+}
+
+fn hours_cell(ms: u64) -> String {
+    format!("{:.1}h", hours(ms))
+}
+
+fn pct_cell(fraction: Option<f64>) -> String {
+    fraction.map_or_else(|| "-".to_string(), |f| format!("{:.0}%", f * 100.0))
+}
+
+fn money_cell(amount: Option<f64>, host: &HostCost) -> String {
+    match (amount, host.currency()) {
+        (Some(amount), Some(currency)) => format_money(amount, currency),
+        _ => "-".to_string(),
+    }
+}
+
+fn cost_table(fleet: &FleetCost, lines: &[RedLine]) -> String {
+    let mut rows: Vec<Vec<String>> = vec![
+        [
+            "HOST", "PRICE/H", "BILLED", "BUSY", "IDLE", "PARKED", "EFF", "SPENT", "IDLE SPENT",
+            "NOW",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for host in &fleet.hosts {
+        let t = &host.totals;
+        let now = match (&t.released, t.current_idle_ms) {
+            (Some(released), _) => format!("released ({})", released.action),
+            (None, 0) => "-".to_string(),
+            (None, idle_ms) => format!("idle {}", format_duration_ms(idle_ms)),
+        };
+        rows.push(vec![
+            host.host.clone(),
+            host.price.as_ref().map_or_else(
+                || "-".to_string(),
+                |p| format_money(p.price_per_hour, &p.currency),
+            ),
+            hours_cell(t.billed_ms),
+            hours_cell(t.busy_ms),
+            hours_cell(t.idle_ms),
+            hours_cell(t.parked_ms),
+            pct_cell(t.effective_utilization()),
+            money_cell(host.spent(), host),
+            money_cell(host.spent_idle(), host),
+            now,
+        ]);
+    }
+    let mut fleet_row = vec![
+        "fleet".to_string(),
+        String::new(),
+        hours_cell(fleet.billed_ms),
+        hours_cell(fleet.busy_ms),
+        hours_cell(fleet.idle_ms),
+        hours_cell(fleet.parked_ms),
+        pct_cell(fleet.effective_utilization()),
+        "-".to_string(),
+        "-".to_string(),
+        String::new(),
+    ];
+    for (i, total) in fleet.by_currency.iter().enumerate() {
+        if i > 0 {
+            rows.push(fleet_row);
+            fleet_row = vec![String::new(); 10];
+        }
+        fleet_row[7] = format_money(total.spent, &total.currency);
+        fleet_row[8] = format_money(total.spent_idle, &total.currency);
+    }
+    rows.push(fleet_row);
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|col| rows.iter().map(|r| r[col].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(col, (cell, width))| match col {
+                0 | 9 => format!("{cell:<width$}"),
+                _ => format!("{cell:>width$}"),
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    for line in lines {
+        out.push_str(&format!("! {}\n", line.message()));
+    }
+    out
+}
+
+/// `gpufleet release`: plan, backup, typed confirmation (read from `input`), send. Everything
+/// the user should see goes to `out`. Returns one of the `EXIT_` codes.
+pub fn release_command(
+    config: &Config,
+    args: &ReleaseArgs,
+    env: &MoneyEnv<'_>,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> u8 {
+    // A broken output stream must not stop a release half-way; the audit log still records it.
+    macro_rules! say {
+        ($($arg:tt)*) => {{ let _ = writeln!(out, $($arg)*); }};
+    }
+    let cost = match env.store.load() {
+        Ok(book) => config.host(&args.host).map(|host| {
+            HostCost::new(
+                host,
+                host_ledger(config, host, &book).totals((env.clock)()),
+            )
+        }),
+        Err(e) => {
+            say!("warning: {e}");
+            None
+        }
+    };
+    let started = ReleaseFlow::start(
+        config,
+        &args.host,
+        args.action,
+        args.read_only,
+        cost.as_ref(),
+        env.env,
+    );
+    let mut flow = match started {
+        Ok(flow) => flow,
+        Err(e) => {
+            say!("gpufleet release: {e}");
+            return EXIT_REFUSED;
+        }
+    };
+    if args.dry_run {
+        return match flow.dry_run(&env.audit, (env.clock)()) {
+            Ok(lines) => {
+                lines.iter().for_each(|line| say!("{line}"));
+                EXIT_OK
+            }
+            Err(e) => {
+                say!("gpufleet release: {e}");
+                EXIT_FAILED
+            }
+        };
+    }
+    for line in flow.plan().lines() {
+        say!("{line}");
+    }
+    if let Some(problem) = &flow.plan().token_problem {
+        say!("gpufleet release: cannot release without the API token: {problem}");
+        return EXIT_REFUSED;
+    }
+    let host = flow.plan().host.clone();
+    if flow.plan().backup.is_some() {
+        say!("running the backup on {host}:");
+        let ran = flow.run_backup(env.runner, &env.audit, (env.clock)(), &mut |line| {
+            let _ = writeln!(out, "  | {line}");
+        });
+        match ran {
+            Ok(BackupOutcome::Failed(why)) if args.override_failed_backup => {
+                say!("the backup failed ({why}); releasing anyway, as asked");
+                flow.override_failed_backup();
+            }
+            Ok(BackupOutcome::Failed(why)) => {
+                say!("the backup failed ({why}); not releasing {host}");
+                return EXIT_FAILED;
+            }
+            Ok(_) => say!("backup done"),
+            Err(e) => {
+                say!("gpufleet release: {e}");
+                return EXIT_FAILED;
+            }
+        }
+    }
+    if args.yes {
+        flow.confirm_unattended(Unattended::YesFlag);
+    } else {
+        let _ = write!(
+            out,
+            "type {host} to {} it, or press Enter to cancel: ",
+            flow.plan().action.as_str()
+        );
+        let _ = out.flush();
+        let mut typed = String::new();
+        if input.read_line(&mut typed).is_err() {
+            typed.clear();
+        }
+        if let Err(e) = flow.confirm(&typed) {
+            say!("{e}; nothing was sent");
+            return EXIT_CANCELLED;
+        }
+    }
+    match flow.send(env.runner, &env.send, &env.store, &env.audit, (env.clock)()) {
+        Ok(report) => {
+            for answer in &report.answers {
+                let status = answer.status.map(|s| format!(" {s}")).unwrap_or_default();
+                say!("  {}:{status} {}", answer.step, answer.text);
+            }
+            for problem in &report.problems {
+                say!("warning: {problem}");
+            }
+            say!("{host}: {} sent and accepted", flow.plan().action.as_str());
+            EXIT_OK
+        }
+        Err(FlowError::Send { failure, audit }) => {
+            for answer in &failure.done {
+                say!("  {}: {}", answer.step, answer.text);
+            }
+            say!("gpufleet release: {host}: {}", failure.error);
+            if let Some(why) = audit {
+                say!("warning: the audit log could not be written: {why}");
+            }
+            EXIT_FAILED
+        }
+        Err(e) => {
+            say!("gpufleet release: {e}");
+            EXIT_FAILED
+        }
+    }
+}
