@@ -5,6 +5,7 @@ pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod cost;
+pub mod diagnose;
 pub mod launch;
 pub mod money_cli;
 pub mod paths;

@@ -194,7 +194,15 @@ fn money_cell(amount: Option<f64>, host: &HostCost) -> String {
 fn cost_table(fleet: &FleetCost, lines: &[RedLine]) -> String {
     let mut rows: Vec<Vec<String>> = vec![
         [
-            "HOST", "PRICE/H", "BILLED", "BUSY", "IDLE", "PARKED", "EFF", "SPENT", "IDLE SPENT",
+            "HOST",
+            "PRICE/H",
+            "BILLED",
+            "BUSY",
+            "IDLE",
+            "PARKED",
+            "EFF",
+            "SPENT",
+            "IDLE SPENT",
             "NOW",
         ]
         .map(String::from)
@@ -245,7 +253,12 @@ fn cost_table(fleet: &FleetCost, lines: &[RedLine]) -> String {
     }
     rows.push(fleet_row);
     let widths: Vec<usize> = (0..rows[0].len())
-        .map(|col| rows.iter().map(|r| r[col].chars().count()).max().unwrap_or(0))
+        .map(|col| {
+            rows.iter()
+                .map(|r| r[col].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for row in &rows {
@@ -282,10 +295,7 @@ pub fn release_command(
     }
     let cost = match env.store.load() {
         Ok(book) => config.host(&args.host).map(|host| {
-            HostCost::new(
-                host,
-                host_ledger(config, host, &book).totals((env.clock)()),
-            )
+            HostCost::new(host, host_ledger(config, host, &book).totals((env.clock)()))
         }),
         Err(e) => {
             say!("warning: {e}");

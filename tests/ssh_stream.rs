@@ -1,5 +1,5 @@
-//! The telemetry stream over real sshd: cadence, several hosts, read_once, hostile output and an
-//! old driver that rejects a field.
+//! The telemetry stream over real sshd: cadence, several hosts, read_once, hostile output, the
+//! split between the streamed fields and the full query, and old drivers that reject a field.
 
 mod common;
 
@@ -9,6 +9,7 @@ use common::sshd::Sshd;
 use common::{channel, is_sample, test_options};
 use gpufleet::app::event::HostEvent;
 use gpufleet::remote::{read_once, spawn_link};
+use gpufleet::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -156,6 +157,93 @@ fn escape_sequences_never_reach_events() {
     }
 }
 
+/// The `--query-gpu=` list of a recorded nvidia-smi call.
+fn queried(call: &str) -> Vec<String> {
+    call.split_whitespace()
+        .find_map(|a| a.strip_prefix("--query-gpu="))
+        .map(|list| list.split(',').map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// The recorded `--query-gpu` calls: the `-lms` streams and the one-shot full queries.
+fn gpu_queries(sshd: &Sshd) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+    let calls: Vec<String> = sshd
+        .calls("nvidia-smi")
+        .into_iter()
+        .filter(|c| c.contains("--query-gpu="))
+        .collect();
+    let (streams, full): (Vec<_>, Vec<_>) = calls.iter().partition(|c| c.contains("-lms"));
+    (
+        streams.into_iter().map(|c| queried(c)).collect(),
+        full.into_iter().map(|c| queried(c)).collect(),
+    )
+}
+
+fn notices(events: &common::Events) -> Vec<String> {
+    events
+        .seen
+        .iter()
+        .filter_map(|(_, e, _)| match e {
+            HostEvent::Notice { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_stream_carries_only_changing_fields_and_samples_keep_the_full_querys() {
+    let Some(sshd) = Sshd::start() else { return };
+    let (sink, mut events) = channel();
+    let mut opts = test_options(&sshd.trusted_known_hosts());
+    opts.detail_interval_ms = 1_000;
+    let link = spawn_link(sshd.remote_host("split"), 0, sink, opts).expect("spawn");
+    let mut draws = Vec::new();
+    for _ in 0..12 {
+        let e = events.expect(WAIT, "Sample", |_, e| is_sample(e));
+        let HostEvent::Sample { gpu, .. } = e else {
+            unreachable!()
+        };
+        // From the full query only (the captured idle line)...
+        assert_eq!(gpu.name, "NVIDIA H200", "{gpu:?}");
+        assert_eq!(gpu.uuid, "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001");
+        assert_eq!(gpu.bus_id, "00000000:00:06.0");
+        assert_eq!(gpu.driver_version.as_deref(), Some("580.159.04"));
+        assert_eq!(gpu.memory_total_mib, Some(143771));
+        assert_eq!(
+            (
+                gpu.power_min_limit_w,
+                gpu.power_max_limit_w,
+                gpu.power_default_limit_w
+            ),
+            (Some(200.0), Some(700.0), Some(700.0))
+        );
+        assert_eq!(gpu.clock_sm_max_mhz, Some(1980));
+        assert_eq!(gpu.persistence_mode, Some(true));
+        assert_eq!(gpu.ecc_uncorrected_volatile, Some(0));
+        // ...and from the stream (captured under load; the idle line draws 92.60 W).
+        assert!(gpu.power_draw_w.is_some_and(|w| w > 600.0), "{gpu:?}");
+        assert_eq!(gpu.memory_used_mib, Some(58361));
+        assert_eq!(gpu.power_limit_w, Some(700.0));
+        draws.push(gpu.power_draw_w);
+    }
+    draws.dedup();
+    assert!(draws.len() > 1, "the streamed values move: {draws:?}");
+    link.stop_and_join();
+    assert_eq!(events.count(|_, e| matches!(e, HostEvent::Lost { .. })), 0);
+
+    let (streams, full) = gpu_queries(&sshd);
+    assert_eq!(
+        streams,
+        vec![STREAM_FIELDS.to_vec()],
+        "one stream, of STREAM_FIELDS"
+    );
+    assert!(
+        full.len() >= 2,
+        "a full query at connect and every detail_interval_ms: {full:?}"
+    );
+    assert!(full.iter().all(|f| f == QUERY_FIELDS), "{full:?}");
+}
+
 #[test]
 fn a_field_an_old_driver_rejects_is_dropped_and_the_rest_stream() {
     let Some(sshd) = Sshd::start() else { return };
@@ -172,28 +260,77 @@ fn a_field_an_old_driver_rejects_is_dropped_and_the_rest_stream() {
             gpu.power_draw_w.is_some() && gpu.temperature_c.is_some(),
             "{gpu:?}"
         );
+        assert_eq!(gpu.name, "NVIDIA H200", "the full query still answers");
     }
     link.stop_and_join();
-    let notices: Vec<_> = events
-        .seen
-        .iter()
-        .filter_map(|(_, e, _)| match e {
-            HostEvent::Notice { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-        .collect();
+    let notices = notices(&events);
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(notices[0].contains("temperature.gpu.tlimit"), "{notices:?}");
     assert_eq!(events.count(|_, e| matches!(e, HostEvent::Lost { .. })), 0);
-    let streams: Vec<String> = sshd
-        .calls("nvidia-smi")
-        .into_iter()
-        .filter(|c| c.contains("-lms"))
-        .collect();
+    let (streams, full) = gpu_queries(&sshd);
+    let tlimit = "temperature.gpu.tlimit".to_string();
+    // Only the full query asks for it: the stream never needed a probe.
+    assert_eq!(streams, vec![STREAM_FIELDS.to_vec()]);
+    assert_eq!(full.len(), 2, "one probe, then the reduced list: {full:?}");
+    assert!(full[0].contains(&tlimit));
+    assert!(!full[1].contains(&tlimit));
+    assert_eq!(full[1].len(), QUERY_FIELDS.len() - 1);
+}
+
+#[test]
+fn a_field_both_lists_ask_for_is_dropped_from_both_and_stays_dropped() {
+    let Some(mut sshd) = Sshd::start() else {
+        return;
+    };
+    sshd.set_scenario("pre-535");
+    let (sink, mut events) = channel();
+    let opts = test_options(&sshd.trusted_known_hosts());
+    let link = spawn_link(sshd.remote_host("r530"), 0, sink, opts).expect("spawn");
+    for _ in 0..3 {
+        let e = events.expect(WAIT, "Sample", |_, e| is_sample(e));
+        let HostEvent::Sample { gpu, .. } = e else {
+            unreachable!()
+        };
+        assert_eq!(gpu.name, "NVIDIA H200", "{gpu:?}");
+        assert!(gpu.power_draw_w.is_some_and(|w| w > 600.0), "{gpu:?}");
+        assert_eq!(gpu.clock_event_reasons, None, "not asked for any more");
+    }
+    let (streams, full) = gpu_queries(&sshd);
+    let is_reason = |f: &String| f.starts_with("clocks_event_reasons.");
+    let reasons = QUERY_FIELDS
+        .iter()
+        .filter(|f| f.starts_with("clocks_event_reasons."))
+        .count();
     assert_eq!(
         streams.len(),
         2,
         "one probe, then the reduced list: {streams:?}"
     );
-    assert!(!streams[1].contains("temperature.gpu.tlimit"));
+    assert!(!streams[1].iter().any(is_reason), "{streams:?}");
+    // One field per probe: every reason column, then the list without them.
+    assert_eq!(full.len(), reasons + 1, "{full:?}");
+    assert!(!full[reasons].iter().any(is_reason), "{full:?}");
+
+    // A new session starts with the lists this host accepted.
+    sshd.restart();
+    events.expect(WAIT, "Disconnected", |_, e| {
+        matches!(e, HostEvent::Disconnected { .. })
+    });
+    events.expect(WAIT, "Connected again", |_, e| {
+        matches!(e, HostEvent::Connected(_))
+    });
+    events.expect(WAIT, "Sample after reconnect", |_, e| is_sample(e));
+    link.stop_and_join();
+    let (streams_after, full_after) = gpu_queries(&sshd);
+    assert_eq!(streams_after.len(), streams.len() + 1, "{streams_after:?}");
+    assert!(full_after.len() > full.len(), "{full_after:?}");
+    let later = streams_after[streams.len()..]
+        .iter()
+        .chain(&full_after[full.len()..]);
+    for list in later {
+        assert!(!list.iter().any(is_reason), "probed again: {list:?}");
+    }
+    let notices = notices(&events);
+    assert_eq!(notices.len(), reasons, "one per field: {notices:?}");
+    assert_eq!(events.count(|_, e| matches!(e, HostEvent::Lost { .. })), 0);
 }

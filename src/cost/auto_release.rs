@@ -39,7 +39,9 @@ pub struct AutoInput {
 pub enum AutoDecision {
     Nothing,
     /// Show the countdown; any key cancels it.
-    CountingDown { remaining_ms: u64 },
+    CountingDown {
+        remaining_ms: u64,
+    },
     /// Would count down, but a user process runs.
     Held,
     /// Release now (returned once).

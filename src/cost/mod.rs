@@ -28,7 +28,10 @@ pub use ledger::{
     GpuObservation, IdleRun, Ledger, LedgerSettings, LedgerState, LedgerTotals, PARKED_FLOOR_MIB,
     REOPEN_AFTER_MS, Released,
 };
-pub use redline::{FleetLimits, HostLimits, RedLine, fleet_red_lines, host_red_lines, red_lines};
+pub use redline::{
+    FleetLimits, HostLimits, RedLine, auto_release_triggered, fleet_red_lines, host_red_lines,
+    red_lines,
+};
 pub use store::{LEDGER_FILE, LedgerBook, LedgerStore, StoreError};
 
 /// Milliseconds in an hour, for turning ledger times into billed hours.

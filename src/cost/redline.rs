@@ -36,10 +36,13 @@ pub struct FleetLimits {
 
 impl FleetLimits {
     pub fn from_config(config: &Config) -> Self {
-        config.budget.as_ref().map_or_else(Self::default, |budget| Self {
-            max_spend: budget.max_spend,
-            max_hours: budget.max_hours,
-        })
+        config
+            .budget
+            .as_ref()
+            .map_or_else(Self::default, |budget| Self {
+                max_spend: budget.max_spend,
+                max_hours: budget.max_hours,
+            })
     }
 }
 
@@ -218,4 +221,10 @@ pub fn red_lines(config: &Config, fleet: &FleetCost) -> Vec<RedLine> {
         .collect();
     lines.extend(fleet_red_lines(fleet, &FleetLimits::from_config(config)));
     lines
+}
+
+/// Whether `lines` hold a red line of `host` itself, the condition that arms its auto-release
+/// countdown (fleet red lines name no host to release).
+pub fn auto_release_triggered(lines: &[RedLine], host: &str) -> bool {
+    lines.iter().any(|line| line.host() == Some(host))
 }

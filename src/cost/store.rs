@@ -12,6 +12,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +22,8 @@ pub const LEDGER_FILE: &str = "ledger.json";
 
 /// Bumped when the stored shape changes in a way old readers would misread.
 const FORMAT_VERSION: u32 = 1;
+
+const STALE_TEMP_AGE: Duration = Duration::from_secs(60);
 
 /// Keeps two saves of one process (two threads) from sharing a temporary name.
 static SAVE_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -87,11 +90,10 @@ impl LedgerStore {
             }
             Err(source) => return Err(self.io(source)),
         };
-        let book: LedgerBook =
-            serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
-                path: self.path.clone(),
-                message: e.to_string(),
-            })?;
+        let book: LedgerBook = serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
         if book.version > FORMAT_VERSION {
             return Err(StoreError::NewerFormat {
                 path: self.path.clone(),
@@ -124,7 +126,9 @@ impl LedgerStore {
             let _ = std::fs::remove_file(&temp);
             return Err(self.io(source));
         }
-        sync_dir(&dir).map_err(|e| self.io(e))
+        sync_dir(&dir).map_err(|e| self.io(e))?;
+        remove_stale_temps(&dir);
+        Ok(())
     }
 
     /// Load, change, save. Returns what `change` returned.
@@ -180,12 +184,32 @@ impl LedgerStore {
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
+    let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
     file.write_all(bytes)?;
     file.sync_all()
+}
+
+/// A temporary file left by a writer killed mid-write is useless (the old file is still whole);
+/// one older than a minute cannot belong to a save still in progress.
+fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{LEDGER_FILE}.");
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMP_AGE);
+        if name.starts_with(&prefix) && name.ends_with(".tmp") && stale {
+            // Best effort: another gpufleet may have removed it first.
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 #[cfg(unix)]

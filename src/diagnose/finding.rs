@@ -194,7 +194,7 @@ impl Findings {
 
     /// The findings, most severe first; ties keep the order they were first seen in.
     pub fn into_sorted(mut self) -> Vec<Finding> {
-        self.items.sort_by(|a, b| b.severity.cmp(&a.severity));
+        self.items.sort_by_key(|f| std::cmp::Reverse(f.severity));
         self.items
     }
 }

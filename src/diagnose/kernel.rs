@@ -8,9 +8,10 @@
 
 use std::collections::HashMap;
 
-use crate::diagnose::finding::{Findings, Severity};
+use crate::diagnose::finding::{Finding, Findings, Severity};
 use crate::diagnose::labels;
-use crate::diagnose::xid::{self, RecoveryAction};
+use crate::diagnose::recovery::RecoveryAction;
+use crate::diagnose::xid;
 
 /// One parsed `NVRM: Xid (...)` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,12 +37,19 @@ pub struct XidEvent {
 pub enum KernelEvent {
     Xid(XidEvent),
     /// A GPU-lost line without an Xid number; `pci` when the line names the device.
-    FellOffBus { pci: Option<String> },
+    FellOffBus {
+        pci: Option<String>,
+    },
     /// `NVRM: GPU at PCI:0000:02:00: GPU-660d987e-...`, printed once per GPU before its first
     /// Xid: ties the PCI tuple to a UUID.
-    GpuUuid { pci: String, uuid: String },
+    GpuUuid {
+        pci: String,
+        uuid: String,
+    },
     /// `NVRM: The NVIDIA GPU 0000:b3:00.0`: the first line of the multi-line lost message.
-    GpuMention { pci: String },
+    GpuMention {
+        pci: String,
+    },
 }
 
 /// Parses one kernel line; `None` for lines that say nothing about a GPU.
@@ -213,35 +221,37 @@ pub fn collect<'a>(
     };
     for (line, event) in &events {
         let (pci, mut found) = match event {
-            KernelEvent::Xid(x) => {
-                let mut first = xid::finding(x.code).with_evidence(line);
-                if x.recovery == Some(RecoveryAction::None) {
-                    first.severity = Severity::Info;
-                    first.action = "The driver reports that the GPU needs no recovery action \
-                        any more; nothing to do."
-                        .to_string();
-                }
-                let mut found = vec![first];
-                if let Some(previous) = x.caused_by {
-                    found.push(xid::finding(previous).with_evidence(line));
-                }
-                if x.code == 79 {
-                    found.push(labels::gpu_lost().with_evidence(line));
-                }
-                (&x.pci, found)
-            }
+            KernelEvent::Xid(x) => (&x.pci, xid_findings(x, line)),
             KernelEvent::FellOffBus { pci } => (pci, vec![labels::gpu_lost().with_evidence(line)]),
             KernelEvent::GpuUuid { .. } | KernelEvent::GpuMention { .. } => continue,
         };
         let gpu = gpu_of(pci);
         let verdict = recovery.get(pci).or_else(|| recovery.get(&None));
         for mut finding in found.drain(..) {
-            if let Some(action) = verdict {
-                action.apply_to(&mut finding);
+            match verdict {
+                Some(RecoveryAction::None) if finding.label == "xid_154" => {
+                    finding.severity = Severity::Info;
+                    finding.action = "The driver's latest recovery action is None: the GPU \
+                        needs nothing more."
+                        .to_string();
+                }
+                Some(action) => action.apply_to(&mut finding),
+                None => {}
             }
             out.push(finding.on_gpu(gpu));
         }
     }
+}
+
+fn xid_findings(x: &XidEvent, line: &str) -> Vec<Finding> {
+    let mut found = vec![xid::finding(x.code).with_evidence(line)];
+    if let Some(previous) = x.caused_by {
+        found.push(xid::finding(previous).with_evidence(line));
+    }
+    if x.code == 79 {
+        found.push(labels::gpu_lost().with_evidence(line));
+    }
+    found
 }
 
 #[cfg(test)]
@@ -277,8 +287,14 @@ mod tests {
 
     #[test]
     fn normalizes_smi_and_kernel_bus_ids_alike() {
-        assert_eq!(normalize_pci("00000000:3B:00.0").as_deref(), Some("0000:3b:00"));
-        assert_eq!(normalize_pci("PCI:0000:3b:00").as_deref(), Some("0000:3b:00"));
+        assert_eq!(
+            normalize_pci("00000000:3B:00.0").as_deref(),
+            Some("0000:3b:00")
+        );
+        assert_eq!(
+            normalize_pci("PCI:0000:3b:00").as_deref(),
+            Some("0000:3b:00")
+        );
         assert_eq!(normalize_pci("GPU-1234"), None);
     }
 }

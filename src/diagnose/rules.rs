@@ -6,7 +6,8 @@ use crate::telemetry::ClockEventReasons;
 /// Power draw, or the enforced limit, below this share of its reference counts as "far below".
 pub const POWER_CAP_RATIO: f64 = 0.8;
 
-const THERMAL_BITS: u64 = ClockEventReasons::SW_THERMAL_SLOWDOWN | ClockEventReasons::HW_THERMAL_SLOWDOWN;
+const THERMAL_BITS: u64 =
+    ClockEventReasons::SW_THERMAL_SLOWDOWN | ClockEventReasons::HW_THERMAL_SLOWDOWN;
 
 /// Thermal slowdown: a thermal clock-event bit, or the temperature at or above the card's own
 /// slowdown point.
@@ -35,9 +36,9 @@ pub enum PowerCap {
 impl PowerCap {
     pub fn describe(self) -> String {
         match self {
-            PowerCap::DrawFarBelowLimit { draw_w, limit_w } => format!(
-                "power cap active while drawing {draw_w:.0} W of a {limit_w:.0} W limit"
-            ),
+            PowerCap::DrawFarBelowLimit { draw_w, limit_w } => {
+                format!("power cap active while drawing {draw_w:.0} W of a {limit_w:.0} W limit")
+            }
             PowerCap::LimitFarBelowDefault { limit_w, default_w } => format!(
                 "power cap active at a {limit_w:.0} W limit, {:.0}% of the {default_w:.0} W default",
                 limit_w * 100.0 / default_w
@@ -55,7 +56,7 @@ pub fn power_capped(
     limit_w: Option<f64>,
     default_w: Option<f64>,
 ) -> Option<PowerCap> {
-    if !mask.is_some_and(|m| m & ClockEventReasons::SW_POWER_CAP != 0) {
+    if mask.is_none_or(|m| m & ClockEventReasons::SW_POWER_CAP == 0) {
         return None;
     }
     let limit_w = limit_w.filter(|l| *l > 0.0)?;
@@ -81,7 +82,10 @@ mod tests {
     #[test]
     fn a_cap_at_full_load_is_normal() {
         // The H200 capture under load: 692 W of a 700 W limit that is also the default.
-        assert_eq!(power_capped(CAP, Some(692.0), Some(700.0), Some(700.0)), None);
+        assert_eq!(
+            power_capped(CAP, Some(692.0), Some(700.0), Some(700.0)),
+            None
+        );
         assert!(power_capped(CAP, Some(300.0), Some(700.0), Some(700.0)).is_some());
         assert!(power_capped(CAP, Some(299.0), Some(300.0), Some(700.0)).is_some());
         assert_eq!(power_capped(Some(0), Some(100.0), Some(700.0), None), None);

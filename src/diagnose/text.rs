@@ -1,10 +1,19 @@
 //! Findings from any text a user pastes: nvidia-smi output and failure texts, kernel lines,
 //! Python tracebacks (CUDA, PyTorch, NCCL, pynvml) and DCGM health messages.
 
-use crate::diagnose::finding::{Finding, Findings};
+use crate::diagnose::finding::{Finding, Findings, label};
 use crate::diagnose::kernel::{self, NoResolver};
 use crate::diagnose::{labels, smi};
+use crate::telemetry::LostReason;
 use crate::telemetry::smi_csv::classify_failure;
+
+/// Findings that say why NVML failed; with one of them, the generic `nvml_error` adds nothing.
+const NVML_LABELS: &[&str] = &[
+    label::GPU_LOST,
+    label::DRIVER_NOT_LOADED,
+    label::DRIVER_LIB_MISMATCH,
+    label::NO_DEVICES,
+];
 
 /// Classifies `text` and returns its findings, most severe first; none means healthy.
 ///
@@ -108,14 +117,22 @@ const LINE_RULES: &[Rule] = &[
 
 fn classify_line(line: &str, out: &mut Findings) {
     let lower = line.to_ascii_lowercase();
-    if let Some(reason) = classify_failure(line) {
-        out.push(labels::for_lost_reason(reason).with_evidence(line));
+    let mut found: Vec<Finding> = LINE_RULES
+        .iter()
+        .filter(|rule| rule.needles.iter().any(|n| lower.contains(n)))
+        .map(|rule| (rule.finding)().with_evidence(line))
+        .collect();
+    match classify_failure(line) {
+        // "Failed to initialize nvml: DriverNotLoaded" is generic to nvidia-smi's texts but
+        // names its cause: the specific finding stands alone.
+        Some(LostReason::Other)
+            if found
+                .iter()
+                .any(|f| NVML_LABELS.contains(&f.label.as_str())) => {}
+        Some(reason) => found.push(labels::for_lost_reason(reason).with_evidence(line)),
+        None => {}
     }
-    for rule in LINE_RULES {
-        if rule.needles.iter().any(|n| lower.contains(n)) {
-            out.push((rule.finding)().with_evidence(line));
-        }
-    }
+    out.extend(found);
     // DCGM health: "Detected clocks event due to thermal violation in GPU 2. ..."
     if lower.contains("due to thermal violation") {
         let gpu = lower

@@ -1,5 +1,4 @@
-//! The Xid catalog: what each NVIDIA Xid means and what a tenant of a rented host should do,
-//! and the GPU recovery action that Xid 154 announces.
+//! The Xid catalog: what each NVIDIA Xid means and what a tenant of a rented host should do.
 //!
 //! Meanings follow NVIDIA's Xid catalog (Ampere and newer) and the r555 Xid table as summarised
 //! in `shared/research/faults.md` section 1. NVIDIA's RESET_GPU / RESTART_BM buckets become
@@ -352,127 +351,6 @@ pub fn finding(code: u32) -> Finding {
     }
 }
 
-/// What the driver says must happen before the GPU is usable again (Xid 154, `GPU Recovery
-/// Action` in `nvidia-smi -q`). NVML numbers them 0-4 (plus 5-7 on newer drivers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecoveryAction {
-    None,
-    GpuReset,
-    NodeReboot,
-    DrainP2p,
-    DrainAndReset,
-}
-
-impl RecoveryAction {
-    /// Reads the target of `... recovery action changed from 0x0 (None) to 0x2 (Node Reboot
-    /// Required)`. Names vary by driver (`OS Reboot`, `PF FLR`), so the name is read for its
-    /// words and the number is the fallback.
-    pub fn from_message(message: &str) -> Option<Self> {
-        let lower = message.to_ascii_lowercase();
-        let at = lower.rfind(" to ")?;
-        let target = lower[at + 4..].trim();
-        let name = target
-            .split_once('(')
-            .and_then(|(_, rest)| rest.split_once(')'))
-            .map(|(name, _)| name.trim());
-        if let Some(action) = name.and_then(Self::from_name) {
-            return Some(action);
-        }
-        let hex = target
-            .strip_prefix("0x")?
-            .split(|c: char| !c.is_ascii_hexdigit())
-            .next()?;
-        match u32::from_str_radix(hex, 16).ok()? {
-            0 => Some(Self::None),
-            1 | 6 => Some(Self::GpuReset),
-            2 | 7 => Some(Self::NodeReboot),
-            3 => Some(Self::DrainP2p),
-            4 => Some(Self::DrainAndReset),
-            _ => Option::None,
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Self> {
-        if name.contains("reboot") {
-            Some(Self::NodeReboot)
-        } else if name.contains("drain") && name.contains("reset") {
-            Some(Self::DrainAndReset)
-        } else if name.contains("drain") {
-            Some(Self::DrainP2p)
-        } else if name.contains("reset") || name.contains("flr") {
-            Some(Self::GpuReset)
-        } else if name == "none" {
-            Some(Self::None)
-        } else {
-            Option::None
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::None => "None",
-            Self::GpuReset => "GPU Reset Required",
-            Self::NodeReboot => "Node Reboot Required",
-            Self::DrainP2p => "Drain P2P",
-            Self::DrainAndReset => "Drain and Reset",
-        }
-    }
-
-    pub fn severity(self) -> Severity {
-        match self {
-            Self::None => Severity::Info,
-            Self::DrainP2p | Self::DrainAndReset => Severity::Warning,
-            Self::GpuReset | Self::NodeReboot => Severity::Critical,
-        }
-    }
-
-    /// The action on a rented host; `None` when the driver asks for nothing.
-    pub fn action(self) -> Option<&'static str> {
-        match self {
-            Self::None => Option::None,
-            Self::GpuReset => Some(
-                "The driver says this GPU needs a reset: stop every process on it, then reboot \
-                 the instance (with root on bare metal, `nvidia-smi -r -i <gpu>` is enough). If \
-                 it recurs on this host, release the host and rent another.",
-            ),
-            Self::NodeReboot => Some(
-                "The driver says the node must reboot (a GPU reset is not enough): reboot the \
-                 instance. If it recurs on this host, release the host and rent another.",
-            ),
-            Self::DrainP2p => Some(
-                "The driver asks to stop peer-to-peer (multi-GPU) traffic on this GPU; if the \
-                 state persists, reboot the instance to reset the GPU.",
-            ),
-            Self::DrainAndReset => Some(
-                "The driver asks to drain this GPU: let running jobs finish, start no new work \
-                 on it, then reboot the instance to reset it.",
-            ),
-        }
-    }
-
-    pub fn runbook(self) -> Option<&'static str> {
-        match self {
-            Self::None | Self::DrainP2p => Option::None,
-            Self::GpuReset | Self::NodeReboot | Self::DrainAndReset => Some(runbook::GPU_LOST),
-        }
-    }
-
-    /// Rewrites `finding` so the driver's verdict outranks the catalog's advice.
-    pub fn apply_to(self, finding: &mut Finding) {
-        let Some(action) = self.action() else {
-            return;
-        };
-        finding.action = action.to_string();
-        finding.severity = finding.severity.max(self.severity());
-        finding.runbook = self.runbook().map(str::to_string);
-        finding.summary = format!(
-            "{} Driver recovery action (Xid 154): {}.",
-            finding.summary,
-            self.name()
-        );
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -487,21 +365,5 @@ mod tests {
         }
         assert_eq!(lookup(147).map(|x| x.code), Some(147));
         assert_eq!(finding(999).label, "xid_999");
-    }
-
-    #[test]
-    fn recovery_action_reads_names_and_numbers() {
-        let cases = [
-            ("changed from 0x0 (None) to 0x2 (Node Reboot Required)", RecoveryAction::NodeReboot),
-            ("changed from 0x0 (None) to 0x2 (OS Reboot)", RecoveryAction::NodeReboot),
-            ("changed from 0x0 (None) to 0x1 (PF FLR)", RecoveryAction::GpuReset),
-            ("changed from 0x0 (None) to 0x4 (Drain and Reset)", RecoveryAction::DrainAndReset),
-            ("changed from 0x1 (GPU Reset Required) to 0x0 (None)", RecoveryAction::None),
-            ("changed from 0x0 to 0x3", RecoveryAction::DrainP2p),
-        ];
-        for (text, want) in cases {
-            assert_eq!(RecoveryAction::from_message(text), Some(want), "{text}");
-        }
-        assert_eq!(RecoveryAction::from_message("154 ("), None);
     }
 }

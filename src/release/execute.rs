@@ -64,11 +64,13 @@ pub struct StepAnswer {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
+    #[error("could not set up the HTTP client: {0}")]
+    Client(String),
     #[error("no API token: {0}")]
     NoToken(String),
     #[error("the token cannot go in an HTTP header")]
     BadToken,
-    #[error("the provider rejected the token (HTTP {status}){}", detail(.text))]
+    #[error("token rejected by the provider (HTTP {status}){}", detail(.text))]
     TokenRejected { status: u16, text: String },
     #[error("instance not found (HTTP 404){}", detail(.text))]
     NotFound { text: String },
@@ -136,16 +138,7 @@ pub fn send(
             .build();
         match built {
             Ok(client) => Some(client),
-            Err(e) => {
-                let message = root_cause(&e);
-                return Err(fail(
-                    done,
-                    SendError::Unreachable {
-                        url: String::new(),
-                        message,
-                    },
-                ));
-            }
+            Err(e) => return Err(fail(done, SendError::Client(root_cause(&e)))),
         }
     } else {
         None
@@ -200,7 +193,9 @@ fn send_http(
     if let Some(body) = &step.body {
         request = request.json(body);
     }
-    let response = request.send().map_err(|e| transport_error(&e, step, options))?;
+    let response = request
+        .send()
+        .map_err(|e| transport_error(&e, step, options))?;
     let status = response.status().as_u16();
     let mut bytes = Vec::new();
     response
@@ -318,8 +313,14 @@ fn run_local(argv: &[String], options: &SendOptions) -> Result<StepAnswer, SendE
         .map_err(spawn_error)?;
     let (sender, output) = mpsc::channel();
     for pipe in [
-        child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
-        child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
     ]
     .into_iter()
     .flatten()

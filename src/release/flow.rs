@@ -105,7 +105,11 @@ impl ReleasePlan {
             ),
         ];
         match &self.backup {
-            Some(argv) => lines.push(format!("  backup first, on {}: {}", self.host, quoted(argv))),
+            Some(argv) => lines.push(format!(
+                "  backup first, on {}: {}",
+                self.host,
+                quoted(argv)
+            )),
             None => lines.push("  no backup configured".to_string()),
         }
         lines.push("  request:".to_string());

@@ -10,15 +10,11 @@ mod flow;
 mod request;
 mod secret;
 
-pub use execute::{
-    HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send, shown_text,
-};
-pub use flow::{
-    BackupOutcome, FlowError, ReleaseFlow, ReleasePlan, ReleaseReport, Unattended,
-};
+pub use execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send, shown_text};
+pub use flow::{BackupOutcome, FlowError, ReleaseFlow, ReleasePlan, ReleaseReport, Unattended};
 pub use request::{
     AUTODL_BASE_URL, AuthScheme, BuildError, Envelope, HttpMethod, HttpStep, LAMBDA_BASE_URL,
-    RUNPOD_BASE_URL, ReleaseAction, ReleaseRequest, ReleaseStep, VAST_BASE_URL,
-    default_base_url, effect,
+    RUNPOD_BASE_URL, ReleaseAction, ReleaseRequest, ReleaseStep, VAST_BASE_URL, default_base_url,
+    effect,
 };
 pub use secret::{LoadedToken, REDACTED, Secret, TokenError, load_token, process_env};

@@ -95,9 +95,13 @@ pub struct HttpStep {
 pub enum ReleaseStep {
     Http(HttpStep),
     /// A program on this machine, started without a shell.
-    Local { argv: Vec<String> },
+    Local {
+        argv: Vec<String>,
+    },
     /// A program on the host itself, run over SSH by the caller.
-    OnHost { argv: Vec<String> },
+    OnHost {
+        argv: Vec<String>,
+    },
 }
 
 impl ReleaseStep {

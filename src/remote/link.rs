@@ -1,7 +1,7 @@
 //! The per-host link: a worker thread that connects, serves one session until it drops, and
 //! reconnects with backoff; plus `read_once`, the same machinery run for a single reading.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use crate::app::event::{Event, HostEvent, HostId};
 use crate::remote::LinkOptions;
@@ -11,8 +11,10 @@ use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
 use crate::remote::sanitize::sanitize;
 use crate::remote::session::Ended;
+use crate::remote::smi::FieldList;
 use crate::remote::target::RemoteHost;
-use crate::telemetry::smi_csv::{FieldLayout, QUERY_FIELDS};
+use crate::telemetry::GpuSample;
+use crate::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
 use crate::telemetry::source::{EventSink, SourceHandle, StopFlag, now_ms};
 
 /// Whether the link keeps a stream open or takes one reading and ends.
@@ -31,10 +33,15 @@ pub(crate) struct Link {
     pub(crate) mode: Mode,
     ctx: PromptContext,
     cache: CredentialCache,
-    /// The fields this host's nvidia-smi accepts; shrinks when a driver rejects one, and stays
-    /// shrunk across reconnects.
-    pub(crate) fields: Vec<String>,
-    pub(crate) layout: FieldLayout,
+    /// The full query's fields and the stream's; both shrink when this host's driver rejects a
+    /// field, and stay shrunk across reconnects.
+    pub(crate) detail: FieldList,
+    pub(crate) stream: FieldList,
+    /// Fields this host's nvidia-smi refused.
+    pub(crate) rejected: HashSet<String>,
+    /// The last full sample of each GPU index, which streamed lines are laid over; kept across
+    /// reconnects so the first lines of a new session are complete too.
+    pub(crate) details: BTreeMap<u32, GpuSample>,
     notices: HashSet<String>,
     /// Set once the kernel log proved unreadable here, so reconnects do not try again.
     pub(crate) kernel_unavailable: bool,
@@ -99,7 +106,6 @@ impl Link {
         mode: Mode,
     ) -> Self {
         let ctx = PromptContext::new(id, &host.name, host.target.to_string(), stop.clone());
-        let fields: Vec<String> = QUERY_FIELDS.iter().map(|f| f.to_string()).collect();
         Self {
             host,
             id,
@@ -109,8 +115,10 @@ impl Link {
             mode,
             ctx,
             cache: CredentialCache::default(),
-            layout: FieldLayout::new(QUERY_FIELDS),
-            fields,
+            detail: FieldList::new(QUERY_FIELDS),
+            stream: FieldList::new(STREAM_FIELDS),
+            rejected: HashSet::new(),
+            details: BTreeMap::new(),
             notices: HashSet::new(),
             kernel_unavailable: false,
         }

@@ -57,6 +57,9 @@ pub struct LinkOptions {
     /// Silence after which the link is declared dead and reconnected.
     pub dead_after_ms: u64,
     pub processes_interval_ms: u64,
+    /// How often the full query refreshes the fields the stream leaves out (names, totals,
+    /// limits, ECC); the stream carries only what changes every tick, to keep nvidia-smi cheap.
+    pub detail_interval_ms: u64,
     /// How long `Connected` waits for the driver/CUDA versions before going out without them.
     pub versions_wait_ms: u64,
     /// Delay before restarting a telemetry stream that failed (GPU lost, driver gone, ...).
@@ -83,6 +86,7 @@ impl Default for LinkOptions {
             keepalive_interval_s: 5,
             dead_after_ms: 15_000,
             processes_interval_ms: 5_000,
+            detail_interval_ms: 30_000,
             versions_wait_ms: 3_000,
             telemetry_retry_ms: 10_000,
             reconnect_base_ms: 1_000,

@@ -17,12 +17,20 @@ const LIBSSH2_ERROR_EAGAIN: i32 = -37;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Slot {
     Versions,
+    /// The full `--query-gpu` (names, totals, limits) that completes the stream's lines.
+    Detail,
     Stream,
     Processes,
     Kernel,
 }
 
-const SLOTS: [Slot; 4] = [Slot::Versions, Slot::Stream, Slot::Processes, Slot::Kernel];
+const SLOTS: [Slot; 5] = [
+    Slot::Versions,
+    Slot::Detail,
+    Slot::Stream,
+    Slot::Processes,
+    Slot::Kernel,
+];
 
 /// A TCP connection with an authenticated session on it.
 pub(crate) struct Connection {
@@ -34,7 +42,7 @@ pub(crate) struct Connection {
 pub(crate) struct Mux {
     session: Session,
     socket: TcpStream,
-    jobs: [Option<Job>; 4],
+    jobs: [Option<Job>; SLOTS.len()],
     last_rx: Instant,
     next_keepalive: Instant,
 }
@@ -47,7 +55,7 @@ impl Mux {
         Self {
             session: connection.session,
             socket: connection.socket,
-            jobs: [None, None, None, None],
+            jobs: [const { None }; SLOTS.len()],
             last_rx: now,
             next_keepalive: now,
         }

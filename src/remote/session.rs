@@ -1,7 +1,13 @@
-//! Serving one connected session: start the telemetry stream, version and process queries and
-//! the kernel-log follower, turn their lines into events, restart what ends, and notice when
-//! the link goes silent.
+//! Serving one connected session: start the telemetry stream, the full, version and process
+//! queries and the kernel-log follower, turn their lines into events, restart what ends, and
+//! notice when the link goes silent.
+//!
+//! The stream asks only for the fields that change every tick (`STREAM_FIELDS`), because
+//! nvidia-smi's cost per tick grows with the field count; a full query at connect, every
+//! `detail_interval_ms` and after a stream restart supplies the rest, and each streamed line is
+//! laid over its GPU's last full sample before it goes out.
 
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::app::event::HostEvent;
@@ -10,12 +16,14 @@ use crate::remote::job::JobEvent;
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Connection, Mux, Slot};
 use crate::remote::sanitize::{sanitize, sanitize_sample};
-use crate::remote::smi;
+use crate::remote::smi::{self, FieldList};
 use crate::telemetry::smi_csv::{
-    FieldLayout, classify_failure, parse_compute_app_line, parse_gpu_line, rejected_field,
+    FieldLayout, classify_failure, overlay_sample, parse_compute_app_line, parse_gpu_line,
+    rejected_field,
 };
+use crate::telemetry::smi_table::parse_versions;
 use crate::telemetry::source::now_ms;
-use crate::telemetry::{HostInfo, LostReason};
+use crate::telemetry::{GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// Failure texts can span lines ("...version mismatch" then "NVML library version: ..."):
 /// the `Lost` goes out this long after the first one, or at exit if that comes first.
@@ -25,6 +33,9 @@ const MAX_WAIT: Duration = Duration::from_millis(500);
 /// Bounds on what one session keeps of remote output.
 const MAX_KEPT_LINES: usize = 64;
 const MAX_HELD_EVENTS: usize = 4_096;
+/// GPU indices a full query may add to the kept details; a host has a handful, a hostile one
+/// must not grow the map without bound.
+const MAX_GPUS: usize = 256;
 
 pub(crate) enum Ended {
     Stopped,
@@ -44,12 +55,40 @@ struct StreamRun {
     other_lines: Vec<String>,
 }
 
+/// What one run of the full query has said besides samples.
+#[derive(Default)]
+struct DetailRun {
+    rejected: Option<String>,
+    other_lines: Vec<String>,
+}
+
+/// Something waiting for `Connected`. A streamed sample waits raw and is completed when it goes
+/// out, so the full query that answers while it waits still fills its names and limits.
+enum Held {
+    Event(HostEvent),
+    Streamed {
+        at_ms: TimestampMs,
+        gpu: GpuSample,
+        layout: Rc<FieldLayout>,
+    },
+}
+
 struct SessionState {
     connected: bool,
-    /// Events that arrived before `Connected` could go out.
-    held: Vec<HostEvent>,
+    held: Vec<Held>,
     version_lines: Vec<String>,
+    versions_done: bool,
+    /// The session's first full query has not answered yet; `Connected` waits for it (up to
+    /// `versions_deadline`) so that the first samples shown are complete.
+    detail_pending: bool,
     versions_deadline: Instant,
+    /// The layout of the stream now running.
+    stream_layout: Rc<FieldLayout>,
+    detail_run: DetailRun,
+    detail_due: Option<Instant>,
+    /// A restarted stream asks for a full query with its first sample, not before: while the
+    /// GPUs are unreadable a full query only fails again.
+    detail_on_sample: bool,
     first_driver: Option<String>,
     run: StreamRun,
     stream_restart_at: Option<Instant>,
@@ -75,7 +114,13 @@ impl Link {
             connected: false,
             held: Vec::new(),
             version_lines: Vec::new(),
+            versions_done: false,
+            detail_pending: false,
             versions_deadline: now + Duration::from_millis(self.opts.versions_wait_ms),
+            stream_layout: Rc::new(self.stream_list().layout().clone()),
+            detail_run: DetailRun::default(),
+            detail_due: None,
+            detail_on_sample: false,
             first_driver: None,
             run: StreamRun::default(),
             stream_restart_at: None,
@@ -93,7 +138,7 @@ impl Link {
     }
 
     fn serve_loop(&mut self, mux: &mut Mux, st: &mut SessionState) -> Ended {
-        if let Err(e) = self.start_session(mux) {
+        if let Err(e) = self.start_session(mux, st) {
             return Ended::Dropped(e);
         }
         let dead_after = Duration::from_millis(self.opts.dead_after_ms);
@@ -135,12 +180,16 @@ impl Link {
         }
     }
 
-    fn start_session(&mut self, mux: &mut Mux) -> Result<(), RemoteError> {
+    fn start_session(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
         mux.start(
             Slot::Versions,
             smi::versions_command(&self.opts.nvidia_smi)?,
         );
-        self.start_stream(mux)?;
+        if self.mode == Mode::Follow {
+            self.start_detail(mux, st)?;
+            st.detail_pending = true;
+        }
+        self.start_stream(mux, st)?;
         if self.mode == Mode::Follow
             && self.opts.follow_kernel
             && !self.kernel_unavailable
@@ -151,16 +200,35 @@ impl Link {
         Ok(())
     }
 
-    fn start_stream(&mut self, mux: &mut Mux) -> Result<(), RemoteError> {
+    /// The list the stream slot runs with: a one-shot reading is a single full query.
+    fn stream_list(&self) -> &FieldList {
+        match self.mode {
+            Mode::Follow => &self.stream,
+            Mode::Once => &self.detail,
+        }
+    }
+
+    fn start_stream(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
         let interval = (self.mode == Mode::Follow).then_some(self.opts.interval_ms.max(1));
-        let command = smi::query_command(&self.opts.nvidia_smi, &self.fields, interval)?;
+        let list = self.stream_list();
+        let command = smi::query_command(&self.opts.nvidia_smi, list.names(), interval)?;
+        st.stream_layout = Rc::new(list.layout().clone());
         mux.start(Slot::Stream, command);
+        Ok(())
+    }
+
+    fn start_detail(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
+        let command = smi::query_command(&self.opts.nvidia_smi, self.detail.names(), None)?;
+        st.detail_run = DetailRun::default();
+        st.detail_due =
+            Some(Instant::now() + Duration::from_millis(self.opts.detail_interval_ms.max(1_000)));
+        mux.start(Slot::Detail, command);
         Ok(())
     }
 
     fn next_wait(&self, mux: &Mux, st: &SessionState) -> Duration {
         let now = Instant::now();
-        let mut due = vec![st.stream_restart_at, st.processes_due];
+        let mut due = vec![st.stream_restart_at, st.processes_due, st.detail_due];
         if !st.connected {
             due.push(Some(st.versions_deadline));
         }
@@ -184,8 +252,16 @@ impl Link {
     ) -> Result<(), RemoteError> {
         match (slot, event) {
             (Slot::Versions, JobEvent::Line(line)) => keep(&mut st.version_lines, line),
-            (Slot::Versions, _) => self.announce(st),
-            (Slot::Stream, JobEvent::Line(line)) => self.on_stream_line(st, line),
+            (Slot::Versions, _) => {
+                st.versions_done = true;
+                if !st.detail_pending {
+                    self.announce(st);
+                }
+            }
+            (Slot::Detail, JobEvent::Line(line)) => self.on_detail_line(st, line),
+            (Slot::Detail, JobEvent::Exited { status }) => self.on_detail_exit(mux, st, status)?,
+            (Slot::Detail, JobEvent::Refused(_)) => self.detail_answered(st),
+            (Slot::Stream, JobEvent::Line(line)) => self.on_stream_line(mux, st, line)?,
             (Slot::Stream, JobEvent::Exited { status }) => self.on_stream_exit(mux, st, status)?,
             (Slot::Stream, JobEvent::Refused(why)) => {
                 self.notice_once(
@@ -240,25 +316,109 @@ impl Link {
         Ok(())
     }
 
-    fn on_stream_line(&mut self, st: &mut SessionState, line: String) {
+    fn on_detail_line(&mut self, st: &mut SessionState, line: String) {
+        match parse_gpu_line(self.detail.layout(), &line) {
+            Ok(mut gpu) => {
+                sanitize_sample(&mut gpu);
+                if st.first_driver.is_none() {
+                    st.first_driver.clone_from(&gpu.driver_version);
+                }
+                if self.details.len() < MAX_GPUS || self.details.contains_key(&gpu.index) {
+                    self.details.insert(gpu.index, gpu);
+                }
+            }
+            Err(_) => {
+                if let Some(field) = rejected_field(&line) {
+                    st.detail_run.rejected = Some(field);
+                }
+                keep(&mut st.detail_run.other_lines, line);
+            }
+        }
+    }
+
+    fn on_detail_exit(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+        status: Option<i32>,
+    ) -> Result<(), RemoteError> {
+        let run = std::mem::take(&mut st.detail_run);
+        if let Some(field) = &run.rejected
+            && self.drop_rejected(field)
+        {
+            return self.start_detail(mux, st);
+        }
+        let output = run.other_lines.join("\n");
+        // Unreadable GPUs are the stream's to report; the kept details stay meanwhile.
+        if status != Some(0) && classify_failure(&output).is_none() {
+            let why = match status {
+                Some(code) => format!("exit status {code}"),
+                None => "no exit status".to_string(),
+            };
+            self.notice_once(
+                "detail-failed",
+                format!(
+                    "the full nvidia-smi query failed ({why}), so names and limits may be \
+                     missing: {output}"
+                ),
+            );
+        }
+        self.detail_answered(st);
+        Ok(())
+    }
+
+    /// The session's first full query is over, one way or another.
+    fn detail_answered(&mut self, st: &mut SessionState) {
+        if st.detail_pending {
+            st.detail_pending = false;
+            if st.versions_done {
+                self.announce(st);
+            }
+        }
+    }
+
+    /// Forgets a field this host's nvidia-smi refused, in every list that has it (an old
+    /// driver refuses it in any query). True when the command that asked for it can run again
+    /// without it; false when the refused name was never asked for, so a rerun would fail alike.
+    fn drop_rejected(&mut self, field: &str) -> bool {
+        let dropped = self.detail.remove(field) | self.stream.remove(field);
+        if dropped {
+            self.rejected.insert(field.to_string());
+            self.notice_once(
+                &format!("field:{field}"),
+                format!(
+                    "nvidia-smi on this host does not know the field {field}; reading the others"
+                ),
+            );
+        }
+        // Both queries may have been refused at once; the second finds the field gone already.
+        dropped || self.rejected.contains(field)
+    }
+
+    fn on_stream_line(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+        line: String,
+    ) -> Result<(), RemoteError> {
         if st.run.failure.is_some() {
             keep(&mut st.run.failure_lines, line);
-            return;
+            return Ok(());
         }
-        match parse_gpu_line(&self.layout, &line) {
+        match parse_gpu_line(&st.stream_layout, &line) {
             Ok(mut gpu) => {
                 sanitize_sample(&mut gpu);
                 if st.first_driver.is_none() {
                     st.first_driver.clone_from(&gpu.driver_version);
                 }
                 st.last_lost = None;
-                self.emit_or_hold(
-                    st,
-                    HostEvent::Sample {
-                        at_ms: now_ms(),
-                        gpu,
-                    },
-                );
+                self.emit_sample(st, now_ms(), gpu);
+                if st.detail_on_sample {
+                    st.detail_on_sample = false;
+                    if !mux.running(Slot::Detail) {
+                        self.start_detail(mux, st)?;
+                    }
+                }
             }
             Err(_) => {
                 if let Some(reason) = classify_failure(&line) {
@@ -277,6 +437,7 @@ impl Link {
                 }
             }
         }
+        Ok(())
     }
 
     fn on_stream_exit(
@@ -287,19 +448,10 @@ impl Link {
     ) -> Result<(), RemoteError> {
         let run = std::mem::take(&mut st.run);
         if let Some(field) = &run.rejected
-            && let Some(pos) = self.fields.iter().position(|f| f == field)
+            && self.drop_rejected(field)
         {
             // An older driver: probe again without the field and keep the shorter list.
-            self.fields.remove(pos);
-            let names: Vec<&str> = self.fields.iter().map(String::as_str).collect();
-            self.layout = FieldLayout::new(&names);
-            self.notice_once(
-                &format!("field:{field}"),
-                format!(
-                    "nvidia-smi on this host does not know the field {field}; reading the others"
-                ),
-            );
-            return self.start_stream(mux);
+            return self.start_stream(mux, st);
         }
         if let Some(reason) = run.failure {
             if !run.lost_sent {
@@ -353,6 +505,7 @@ impl Link {
     fn on_timers(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
         let now = Instant::now();
         if !st.connected && now >= st.versions_deadline {
+            // The full query may still answer and complete later samples; only the wait ends.
             mux.cancel(Slot::Versions);
             self.announce(st);
         }
@@ -366,10 +519,20 @@ impl Link {
         }
         if st.stream_restart_at.is_some_and(|t| now >= t) && !mux.running(Slot::Stream) {
             st.stream_restart_at = None;
-            self.start_stream(mux)?;
+            self.start_stream(mux, st)?;
+            // The GPUs may have changed while it was down (reset, driver reload).
+            st.detail_on_sample = self.mode == Mode::Follow;
+        }
+        let healthy = st.last_lost.is_none() && st.run.failure.is_none();
+        if st.detail_due.is_some_and(|t| now >= t) {
+            if healthy && !mux.running(Slot::Detail) {
+                self.start_detail(mux, st)?;
+            } else {
+                st.detail_due =
+                    Some(now + Duration::from_millis(self.opts.detail_interval_ms.max(1_000)));
+            }
         }
         if st.processes_due.is_some_and(|t| now >= t) {
-            let healthy = st.last_lost.is_none() && st.run.failure.is_none();
             if healthy && !mux.running(Slot::Processes) {
                 mux.start(Slot::Processes, smi::apps_command(&self.opts.nvidia_smi)?);
             }
@@ -389,14 +552,21 @@ impl Link {
             return;
         }
         st.connected = true;
-        let (driver, cuda) = smi::parse_versions(&st.version_lines);
+        let (driver, cuda) = parse_versions(st.version_lines.iter().map(String::as_str));
         st.version_lines.clear();
         self.emit(HostEvent::Connected(HostInfo {
             driver_version: driver.or_else(|| st.first_driver.clone()),
             cuda_version: cuda,
             source: sanitize(&format!("ssh {}", self.host.target)),
         }));
-        for event in st.held.drain(..) {
+        for held in std::mem::take(&mut st.held) {
+            let event = match held {
+                Held::Event(event) => event,
+                Held::Streamed { at_ms, gpu, layout } => HostEvent::Sample {
+                    at_ms,
+                    gpu: self.complete(&layout, gpu),
+                },
+            };
             self.emit(event);
         }
     }
@@ -405,7 +575,25 @@ impl Link {
         if st.connected {
             self.emit(event);
         } else if st.held.len() < MAX_HELD_EVENTS {
-            st.held.push(event);
+            st.held.push(Held::Event(event));
+        }
+    }
+
+    fn emit_sample(&self, st: &mut SessionState, at_ms: TimestampMs, gpu: GpuSample) {
+        if st.connected {
+            let gpu = self.complete(&st.stream_layout, gpu);
+            self.emit(HostEvent::Sample { at_ms, gpu });
+        } else if st.held.len() < MAX_HELD_EVENTS {
+            let layout = Rc::clone(&st.stream_layout);
+            st.held.push(Held::Streamed { at_ms, gpu, layout });
+        }
+    }
+
+    /// A streamed sample laid over its GPU's last full one; as it is until one exists.
+    fn complete(&self, layout: &FieldLayout, gpu: GpuSample) -> GpuSample {
+        match self.details.get(&gpu.index) {
+            Some(detail) => overlay_sample(layout, gpu, detail),
+            None => gpu,
         }
     }
 

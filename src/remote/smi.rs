@@ -1,8 +1,44 @@
-//! The remote commands a link runs (nvidia-smi stream and queries, the kernel log) and the
-//! small parsers for their non-CSV output.
+//! The remote commands a link runs (nvidia-smi stream and queries, the kernel log), the field
+//! lists they ask for, and the small checks on their non-CSV output.
 
 use crate::remote::quote::{CommandError, RemoteCommand};
-use crate::telemetry::smi_csv::{COMPUTE_APPS_FIELDS, query_gpu_args};
+use crate::telemetry::smi_csv::{COMPUTE_APPS_FIELDS, FieldLayout, query_gpu_args};
+
+/// A `--query-gpu` field list and the layout its lines are read with; it shrinks when a host's
+/// driver rejects a field.
+pub(crate) struct FieldList {
+    names: Vec<String>,
+    layout: FieldLayout,
+}
+
+impl FieldList {
+    pub(crate) fn new(fields: &[&str]) -> Self {
+        Self {
+            names: fields.iter().map(|f| f.to_string()).collect(),
+            layout: FieldLayout::new(fields),
+        }
+    }
+
+    pub(crate) fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub(crate) fn layout(&self) -> &FieldLayout {
+        &self.layout
+    }
+
+    /// Drops `field`; true when the list had it.
+    pub(crate) fn remove(&mut self, field: &str) -> bool {
+        let before = self.names.len();
+        self.names.retain(|f| f != field);
+        if self.names.len() == before {
+            return false;
+        }
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        self.layout = FieldLayout::new(&names);
+        true
+    }
+}
 
 /// `nvidia-smi --query-gpu=<fields> --format=csv,noheader,nounits [-lms <interval>]`.
 pub(crate) fn query_command(
@@ -54,54 +90,17 @@ pub(crate) fn is_gpu_kernel_line(line: &str) -> bool {
     line.contains("NVRM") || line.contains("Xid")
 }
 
-/// Driver and CUDA versions from the `nvidia-smi` table header, e.g.
-/// `| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0   |`; newer
-/// drivers say `KMD Version` and `CUDA UMD Version`.
-pub(crate) fn parse_versions(lines: &[String]) -> (Option<String>, Option<String>) {
-    let mut driver = None;
-    let mut cuda = None;
-    for line in lines {
-        driver = driver.or_else(|| value_after(line, &["Driver Version:", "KMD Version:"]));
-        cuda = cuda.or_else(|| value_after(line, &["CUDA UMD Version:", "CUDA Version:"]));
-    }
-    (driver, cuda)
-}
-
-fn value_after(line: &str, labels: &[&str]) -> Option<String> {
-    labels.iter().find_map(|label| {
-        let rest = &line[line.find(label)? + label.len()..];
-        let value = rest.split_whitespace().next()?;
-        let ok = value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
-        (ok && !value.is_empty()).then(|| value.to_string())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn versions_from_real_headers() {
-        let h200 = vec![
-            "+-----------------------------------------------------------------------------------------+".to_string(),
-            "| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |".to_string(),
-        ];
-        assert_eq!(
-            parse_versions(&h200),
-            (Some("580.159.04".into()), Some("13.0".into()))
-        );
-        let r610 = vec![
-            "| NVIDIA-SMI 610.43.03              KMD Version: 610.43.03     CUDA UMD Version: 13.3     |"
-                .to_string(),
-        ];
-        assert_eq!(
-            parse_versions(&r610),
-            (Some("610.43.03".into()), Some("13.3".into()))
-        );
-        let failed = vec!["NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.".to_string()];
-        assert_eq!(parse_versions(&failed), (None, None));
+    fn a_removed_field_leaves_the_list_and_its_layout() {
+        let mut list = FieldList::new(&["index", "temperature.gpu.tlimit", "power.draw"]);
+        assert!(list.remove("temperature.gpu.tlimit"));
+        assert!(!list.remove("temperature.gpu.tlimit"));
+        assert_eq!(list.names(), ["index", "power.draw"]);
+        assert_eq!(list.layout(), &FieldLayout::new(&["index", "power.draw"]));
     }
 
     #[test]

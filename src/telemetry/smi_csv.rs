@@ -355,7 +355,11 @@ fn fill(column: Column, value: &str, s: &mut GpuSample, st: &mut LineState) {
 /// unknown, the detail's resolution stands rather than a blank. Clock-event reasons do not fall
 /// back: a mask from a full query up to a refresh interval old would claim a slowdown that has
 /// ended.
-pub fn overlay_sample(layout: &FieldLayout, mut streamed: GpuSample, detail: &GpuSample) -> GpuSample {
+pub fn overlay_sample(
+    layout: &FieldLayout,
+    mut streamed: GpuSample,
+    detail: &GpuSample,
+) -> GpuSample {
     let mut out = detail.clone();
     let (mut requested, mut enforced) = (false, false);
     for &column in &layout.columns {
@@ -930,7 +934,11 @@ mod tests {
             assert!(QUERY_FIELDS.contains(field), "{field} is not queried");
         }
         let layout = FieldLayout::new(STREAM_FIELDS);
-        assert_eq!(layout.known_columns(), STREAM_FIELDS.len(), "every one is read");
+        assert_eq!(
+            layout.known_columns(),
+            STREAM_FIELDS.len(),
+            "every one is read"
+        );
     }
 
     /// The idle line's values for `fields`, as nvidia-smi prints them when asked for those.
@@ -962,9 +970,16 @@ mod tests {
         assert_eq!(s.memory_used_mib, Some(58361));
         assert_eq!(s.utilization_gpu_pct, Some(100.0));
         assert_eq!(s.pstate.as_deref(), Some("P2"));
-        assert_eq!(s.power_draw_w, None, "an unknown reading is not the old one");
+        assert_eq!(
+            s.power_draw_w, None,
+            "an unknown reading is not the old one"
+        );
         assert_eq!(s.clock_event_reasons, None, "no stale slowdown reasons");
-        assert_eq!(s.power_limit_w, Some(700.0), "the limit falls back to the detail's");
+        assert_eq!(
+            s.power_limit_w,
+            Some(700.0),
+            "the limit falls back to the detail's"
+        );
         assert_eq!(s.memory_total_mib, Some(143771));
         assert_eq!(s.power_max_limit_w, Some(700.0));
         assert_eq!(s.uuid, detail.uuid);

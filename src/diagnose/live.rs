@@ -1,0 +1,326 @@
+//! Findings from a host's live state: its link, the per-second history of each GPU, the latest
+//! samples and the kernel lines its source forwarded.
+//!
+//! Everything here is a pure function of the host and the clock, so the same host at the same
+//! time always gives the same findings; hysteresis comes from looking back over the history
+//! instead of from stored state:
+//!
+//! - A duration finding (thermal, power brake, power cap) is **raised** when its condition held
+//!   for at least its minimum (e.g. 30 s) within the `window_s` seconds ending at some sample.
+//! - It **stays** raised while any sample of the last `hold_s` seconds still ends such a window,
+//!   so it clears only after the condition has been false, or too rare, for `hold_s` seconds.
+//!   A brief blip never reaches the minimum and raises nothing.
+//! - `idle_billing` is raised when every GPU stayed under `idle_util_pct` for the last
+//!   `idle_minutes`, allowing each GPU up to `idle_blip_s` seconds of work (a probe, a short
+//!   test) so that a blip neither hides nor clears it; sustained work clears it.
+//! - Kernel-line findings count lines of the last `kernel_minutes`.
+
+use crate::app::history::HistoryPoint;
+use crate::app::host::{GpuState, HostState, HostStatus, Link};
+use crate::diagnose::finding::{Finding, Findings};
+use crate::diagnose::kernel::{self, GpuResolver, normalize_pci};
+use crate::diagnose::{labels, rules};
+
+/// Thresholds for the live findings; the defaults are what the console uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveOptions {
+    /// The expected sample interval: data older than two intervals is stale.
+    pub interval_ms: u64,
+    pub idle_util_pct: f64,
+    pub idle_minutes: u64,
+    /// How much work a GPU may do inside the idle window and still count as idle.
+    pub idle_blip_s: u64,
+    /// The window a duration condition is measured in.
+    pub window_s: u64,
+    pub thermal_min_s: u64,
+    pub power_brake_min_s: u64,
+    pub power_throttle_min_s: u64,
+    /// How long a raised duration finding outlives its condition.
+    pub hold_s: u64,
+    pub kernel_minutes: u64,
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        Self {
+            interval_ms: 1000,
+            idle_util_pct: 5.0,
+            idle_minutes: 10,
+            idle_blip_s: 15,
+            window_s: 60,
+            thermal_min_s: 30,
+            power_brake_min_s: 10,
+            power_throttle_min_s: 30,
+            hold_s: 60,
+            kernel_minutes: 60,
+        }
+    }
+}
+
+/// The findings for `host` at `now_ms`, most severe first.
+pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<Finding> {
+    let mut out = Findings::default();
+    link(host, now_ms, opts, &mut out);
+    kernel_lines(host, now_ms, opts, &mut out);
+    for gpu in &host.gpus {
+        per_gpu(gpu, now_ms, opts, &mut out);
+    }
+    idle(host, now_ms, opts, &mut out);
+    out.into_sorted()
+}
+
+fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
+    if let Link::Lost { reason, raw, .. } = &host.link {
+        let mut f = labels::for_lost_reason(*reason);
+        for line in raw.lines() {
+            f.add_evidence(line);
+        }
+        if f.evidence.is_empty() {
+            f.add_evidence(&format!("telemetry stopped: {}", reason.label()));
+        }
+        out.push(f);
+        return;
+    }
+    // A link that just dropped still has data from the last interval; only older data is stale.
+    if let HostStatus::Stale { age_ms } = host.status(now_ms, opts.interval_ms)
+        && age_ms > 2 * opts.interval_ms
+    {
+        let why = match &host.link {
+            Link::Down { reason, .. } => format!(" (link down: {reason})"),
+            Link::Connecting { .. } => " (reconnecting)".to_string(),
+            _ => String::new(),
+        };
+        out.push(
+            labels::stale().with_evidence(&format!("last sample {} s ago{why}", age_ms / 1000)),
+        );
+    }
+}
+
+/// Maps a kernel line's PCI tuple or UUID to the index of the host's GPU with that bus id.
+struct HostResolver<'a>(&'a HostState);
+
+impl GpuResolver for HostResolver<'_> {
+    fn gpu_index(&self, pci: Option<&str>, uuid: Option<&str>) -> Option<u32> {
+        self.0
+            .gpus
+            .iter()
+            .find(|g| {
+                let by_pci =
+                    pci.is_some_and(|p| normalize_pci(&g.latest.bus_id).as_deref() == Some(p));
+                let by_uuid = uuid.is_some_and(|u| !g.latest.uuid.is_empty() && g.latest.uuid == u);
+                by_pci || by_uuid
+            })
+            .map(|g| g.latest.index)
+    }
+}
+
+fn kernel_lines(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
+    let since = now_ms.saturating_sub(opts.kernel_minutes * 60_000);
+    let recent = host
+        .kernel_lines
+        .iter()
+        .filter(|(at, _)| *at >= since)
+        .map(|(_, line)| line.as_str());
+    kernel::collect(recent, &HostResolver(host), out);
+}
+
+/// Points of one GPU from `since_ms` to `now_ms`, each with the time it stands for: the gap
+/// since the previous point, capped so a stall in the stream is not read as a long state.
+fn timed_points(
+    gpu: &GpuState,
+    since_ms: u64,
+    now_ms: u64,
+    opts: &LiveOptions,
+) -> Vec<(HistoryPoint, u64)> {
+    let cap = 2 * opts.interval_ms.max(1000);
+    let mut previous: Option<u64> = None;
+    let mut out = Vec::new();
+    for p in gpu.history.points() {
+        let weight = previous.map_or(opts.interval_ms.max(1000), |prev| {
+            p.at_ms.saturating_sub(prev).min(cap)
+        });
+        previous = Some(p.at_ms);
+        if p.at_ms >= since_ms && p.at_ms <= now_ms {
+            out.push((*p, weight));
+        }
+    }
+    out
+}
+
+/// The longest time `cond` held inside one window that ends at a sample of the last `hold_s`,
+/// when that time reaches `min_s`.
+fn sustained(
+    points: &[(HistoryPoint, u64)],
+    cond: &dyn Fn(&HistoryPoint) -> bool,
+    now_ms: u64,
+    min_s: u64,
+    opts: &LiveOptions,
+) -> Option<u64> {
+    let window_ms = opts.window_s * 1000;
+    let hold_start = now_ms.saturating_sub(opts.hold_s * 1000);
+    let mut best: Option<u64> = None;
+    let mut start = 0;
+    let mut active_ms = 0u64;
+    for end in 0..points.len() {
+        let (p, w) = &points[end];
+        if cond(p) {
+            active_ms += w;
+        }
+        while points[start].0.at_ms + window_ms <= p.at_ms {
+            let (q, qw) = &points[start];
+            if cond(q) {
+                active_ms = active_ms.saturating_sub(*qw);
+            }
+            start += 1;
+        }
+        if p.at_ms >= hold_start && active_ms >= min_s * 1000 {
+            best = Some(best.map_or(active_ms, |b| b.max(active_ms)));
+        }
+    }
+    best
+}
+
+fn per_gpu(gpu: &GpuState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
+    let index = gpu.latest.index;
+    let who = format!("GPU {index}");
+    let lookback = (opts.window_s + opts.hold_s) * 1000;
+    let points = timed_points(gpu, now_ms.saturating_sub(lookback), now_ms, opts);
+    let slowdown = gpu.latest.temperature_slowdown_c;
+    let default_w = gpu
+        .latest
+        .power_default_limit_w
+        .or(gpu.latest.power_max_limit_w);
+    let mask = |p: &HistoryPoint| p.clock_event_reasons;
+    let thermal =
+        |p: &HistoryPoint| rules::thermal(mask(p), p.temperature_c.map(f64::from), slowdown);
+    let brake = |p: &HistoryPoint| rules::power_brake(mask(p));
+    let capped = |p: &HistoryPoint| capped_at(p, default_w).is_some();
+    let window = opts.window_s;
+
+    if let Some(ms) = sustained(&points, &thermal, now_ms, opts.thermal_min_s, opts) {
+        let hardware = points.iter().any(|(p, _)| rules::hw_thermal(mask(p)));
+        let peak = points
+            .iter()
+            .filter_map(|(p, _)| p.temperature_c)
+            .fold(f32::MIN, f32::max);
+        let peak = if peak > f32::MIN {
+            format!(", peak {peak:.0} C")
+        } else {
+            String::new()
+        };
+        out.push(
+            labels::thermal_throttle(hardware)
+                .on_gpu(Some(index))
+                .with_evidence(&format!(
+                    "{who}: thermal slowdown for {} s of {window} s{peak}",
+                    ms / 1000
+                )),
+        );
+    }
+    if let Some(ms) = sustained(&points, &brake, now_ms, opts.power_brake_min_s, opts) {
+        out.push(
+            labels::power_brake()
+                .on_gpu(Some(index))
+                .with_evidence(&format!(
+                    "{who}: hardware power brake for {} s of {window} s",
+                    ms / 1000
+                )),
+        );
+    }
+    if let Some(ms) = sustained(&points, &capped, now_ms, opts.power_throttle_min_s, opts) {
+        let latest = points
+            .iter()
+            .rev()
+            .find_map(|(p, _)| capped_at(p, default_w));
+        let what = latest.map_or_else(|| "power cap active".to_string(), |c| c.describe());
+        out.push(
+            labels::power_throttle()
+                .on_gpu(Some(index))
+                .with_evidence(&format!("{who}: {what}, for {} s of {window} s", ms / 1000)),
+        );
+    }
+    if let Some(n) = gpu.latest.ecc_uncorrected_volatile.filter(|n| *n > 0) {
+        out.push(
+            labels::ecc_uncorrectable()
+                .on_gpu(Some(index))
+                .with_evidence(&format!(
+                    "{who}: {n} uncorrectable ECC errors since the driver loaded"
+                )),
+        );
+    }
+    if gpu.latest.retired_pages_pending == Some(true) {
+        out.push(
+            labels::retired_pages_pending()
+                .on_gpu(Some(index))
+                .with_evidence(&format!("{who}: retired pages pending")),
+        );
+    }
+}
+
+fn capped_at(p: &HistoryPoint, default_w: Option<f64>) -> Option<rules::PowerCap> {
+    rules::power_capped(
+        p.clock_event_reasons,
+        p.power_draw_w.map(f64::from),
+        p.power_limit_w.map(f64::from),
+        default_w,
+    )
+}
+
+fn idle(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
+    if host.gpus.is_empty() || host.link != Link::Up {
+        return;
+    }
+    let idle_ms = opts.idle_minutes * 60_000;
+    let since = now_ms.saturating_sub(idle_ms);
+    let slack = 2 * opts.interval_ms.max(1000);
+    let mut evidence = Vec::new();
+    for gpu in &host.gpus {
+        // Without history reaching back over the whole window, idleness is not shown yet.
+        let covers = gpu
+            .history
+            .points()
+            .next()
+            .is_some_and(|p| p.at_ms <= since + slack);
+        let fresh = gpu
+            .history
+            .points()
+            .next_back()
+            .is_some_and(|p| now_ms.saturating_sub(p.at_ms) <= slack);
+        if !covers || !fresh {
+            return;
+        }
+        let points = timed_points(gpu, since, now_ms, opts);
+        let busy = |p: &HistoryPoint| {
+            p.utilization_gpu_pct
+                .is_none_or(|u| f64::from(u) >= opts.idle_util_pct)
+        };
+        let busy_ms: u64 = points.iter().filter(|(p, _)| busy(p)).map(|(_, w)| w).sum();
+        if busy_ms > opts.idle_blip_s * 1000 {
+            return;
+        }
+        let peak = points
+            .iter()
+            .filter_map(|(p, _)| p.utilization_gpu_pct)
+            .fold(0.0f32, f32::max);
+        let memory = gpu
+            .latest
+            .memory_used_mib
+            .map(|m| format!(", {m} MiB of memory in use"))
+            .unwrap_or_default();
+        evidence.push(format!(
+            "GPU {}: at most {peak:.0}% utilization over the last {} min{memory}",
+            gpu.latest.index, opts.idle_minutes
+        ));
+    }
+    let mut f = labels::idle_billing();
+    for line in &evidence {
+        f.add_evidence(line);
+    }
+    if !host.processes.is_empty() {
+        f.add_evidence(&format!(
+            "{} compute process(es) hold GPU memory but do no work",
+            host.processes.len()
+        ));
+    }
+    out.push(f);
+}
