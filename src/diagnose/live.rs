@@ -156,7 +156,7 @@ fn sustained(
     min_s: u64,
     opts: &LiveOptions,
 ) -> Option<u64> {
-    let window_ms = opts.window_s * 1000;
+    let window_ms = opts.window_s.max(1) * 1000;
     let hold_start = now_ms.saturating_sub(opts.hold_s * 1000);
     let mut best: Option<u64> = None;
     let mut start = 0;

@@ -97,9 +97,7 @@ fn table(text: &str, out: &mut Findings) {
     }
     for line in text.lines() {
         let line = line.trim();
-        if line.contains("Processes:") {
-            break;
-        }
+        // GPU rows have three cells; process and MIG rows have one or four.
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
         let [first, _, ecc] = cells.as_slice() else {
             continue;

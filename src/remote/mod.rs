@@ -9,6 +9,7 @@ mod connect;
 mod credentials;
 mod digest;
 mod error;
+mod exec;
 mod job;
 mod known_hosts;
 mod link;
@@ -30,6 +31,7 @@ pub use credentials::{
 };
 pub use digest::fingerprint;
 pub use error::RemoteError;
+pub use exec::{ExecOutcome, ExecRequest, exec};
 pub use link::{read_once, spawn_link};
 pub use quote::{CommandError, RemoteCommand, shell_quote};
 pub use sanitize::sanitize;
