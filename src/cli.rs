@@ -74,6 +74,42 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum CliCommand {
+    /// Findings from pasted text: nvidia-smi output, dmesg/journal lines, Python tracebacks.
+    /// Exit 0 healthy, 1 something found, 2 bad input.
+    Diagnose {
+        /// The file to read; `-` or nothing reads standard input.
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Print JSON (`{"findings":[...]}`) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// What each host cost, how long it was busy or idle while billed, and red lines crossed.
+    Cost {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Release a host at its provider (stop keeps the disk; terminate deletes it), after its
+    /// backup and a typed confirmation.
+    Release {
+        /// The host's name in the config.
+        name: String,
+        /// Stop the instance (keeps the disk; the default).
+        #[arg(long, conflicts_with = "terminate")]
+        stop: bool,
+        /// Terminate / release the instance (deletes its disk).
+        #[arg(long)]
+        terminate: bool,
+        /// Show the backup command and the request; run and send nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Skip the typed confirmation (for scripts).
+        #[arg(long)]
+        yes: bool,
+        /// Release even though the backup failed.
+        #[arg(long)]
+        override_failed_backup: bool,
+    },
     /// Read every host once, print a table (or JSON) and exit; non-zero if a host could not be read.
     Snapshot {
         /// Print JSON (schema in the README) instead of a table.

@@ -64,13 +64,8 @@ impl Plan {
             });
         }
         if !args.local && (!named.is_empty() || !config.hosts.is_empty()) {
-            let hosts = remote_hosts(args, named, config)?;
-            let opts = LinkOptions {
-                interval_ms: u32::try_from(interval_ms).unwrap_or(u32::MAX),
-                known_hosts: args.known_hosts.clone(),
-                accept_new_host_keys: args.accept_new_host_keys,
-                ..LinkOptions::default()
-            };
+            let hosts = resolve_named(args, named, config)?;
+            let opts = link_options(args, interval_ms);
             return Ok(Plan::Ssh { hosts, opts });
         }
         Ok(Plan::Local(Box::new(LocalGpus::open()?)))
@@ -188,9 +183,19 @@ pub fn settled(model: &Model) -> bool {
     })
 }
 
+/// SSH settings from the command line.
+pub fn link_options(args: &GlobalArgs, interval_ms: u64) -> LinkOptions {
+    LinkOptions {
+        interval_ms: u32::try_from(interval_ms).unwrap_or(u32::MAX),
+        known_hosts: args.known_hosts.clone(),
+        accept_new_host_keys: args.accept_new_host_keys,
+        ..LinkOptions::default()
+    }
+}
+
 /// Hosts named on the command line (a config host's name, or an ssh target / alias), else every
 /// configured host, resolved through `~/.ssh/config`.
-fn remote_hosts(
+pub fn resolve_named(
     args: &GlobalArgs,
     named: &[String],
     config: &Config,

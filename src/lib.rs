@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config;
 pub mod cost;
 pub mod diagnose;
+pub mod host_runner;
 pub mod launch;
 pub mod money_cli;
 pub mod paths;

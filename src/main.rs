@@ -11,7 +11,11 @@ use gpufleet::app::model::ModelOptions;
 use gpufleet::app::{Model, runtime};
 use gpufleet::cli::{Cli, CliCommand};
 use gpufleet::config::{self, Config};
+use gpufleet::diagnose;
+use gpufleet::host_runner::SshRunner;
 use gpufleet::launch::Plan;
+use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
+use gpufleet::release::ReleaseAction;
 use gpufleet::snapshot::{Snapshot, render_table};
 use gpufleet::telemetry::source::now_ms;
 use gpufleet::theme::Theme;
@@ -27,6 +31,44 @@ fn main() -> ExitCode {
     }
 }
 
+/// `gpufleet diagnose [FILE|-] [--json]`: exit 0 healthy, 1 findings, 2 bad input.
+fn diagnose(file: Option<&std::path::Path>, json: bool) -> ExitCode {
+    let bytes = match file {
+        Some(path) if path != std::path::Path::new("-") => {
+            std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+        }
+        _ => {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+                .map(|_| bytes)
+                .map_err(|e| format!("standard input: {e}"))
+        }
+    };
+    let text = match bytes.as_deref().map_err(Clone::clone).and_then(|b| {
+        diagnose::decode_input(b)
+            .map(str::to_string)
+            .map_err(|e| e.to_string())
+    }) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("gpufleet diagnose: {e}");
+            return ExitCode::from(diagnose::EXIT_BAD_INPUT);
+        }
+    };
+    let findings = diagnose::diagnose_text(&text);
+    if json {
+        println!("{}", diagnose::render_json(&findings));
+    } else {
+        print!("{}", diagnose::render_text(&findings));
+    }
+    ExitCode::from(diagnose::exit_code(&findings))
+}
+
+/// Commands handled before the console starts never reach the console's dispatch.
+fn unreachable_command() -> anyhow::Result<ExitCode> {
+    Err(anyhow::anyhow!("internal: command dispatched twice"))
+}
+
 fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     match &cli.global.config {
         Some(path) => Ok(config::load(path)?),
@@ -38,9 +80,56 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
+        return Ok(diagnose(file.as_deref(), *json));
+    }
     let config = load_config(&cli)?;
+    let interval_ms = cli.global.interval_ms.unwrap_or(config.interval_ms);
+    match &cli.command {
+        Some(CliCommand::Cost { json }) => {
+            let (text, code) = money_cli::cost_command(&config, *json, now_ms())?;
+            print!("{text}");
+            return Ok(ExitCode::from(code));
+        }
+        Some(CliCommand::Release {
+            name,
+            terminate,
+            dry_run,
+            yes,
+            override_failed_backup,
+            ..
+        }) => {
+            let args = ReleaseArgs {
+                host: name.clone(),
+                action: Some(if *terminate {
+                    ReleaseAction::Terminate
+                } else {
+                    ReleaseAction::Stop
+                }),
+                dry_run: *dry_run,
+                yes: *yes,
+                read_only: cli.global.read_only || config.read_only,
+                override_failed_backup: *override_failed_backup,
+            };
+            let runner = SshRunner {
+                args: &cli.global,
+                config: &config,
+                interval_ms,
+            };
+            let env = MoneyEnv::from_state_dir(&runner, &now_ms)?;
+            let code = money_cli::release_command(
+                &config,
+                &args,
+                &env,
+                &mut std::io::stdin().lock(),
+                &mut std::io::stdout(),
+            );
+            return Ok(ExitCode::from(code));
+        }
+        _ => {}
+    }
     let options = ModelOptions {
-        interval_ms: cli.global.interval_ms.unwrap_or(config.interval_ms),
+        interval_ms,
         history_minutes: config.history_minutes,
         read_only: cli.global.read_only || config.read_only,
     };
@@ -66,6 +155,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
+        Some(_) => unreachable_command(),
         None => {
             let theme_name = cli
                 .global

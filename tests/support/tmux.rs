@@ -1,5 +1,7 @@
 //! Driving the built binary inside tmux for end-to-end tests: start it, type keys, read the
 //! screen back.
+// Each test binary that includes this module uses only part of it.
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::Command;
