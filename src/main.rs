@@ -11,7 +11,7 @@ use gpufleet::app::model::ModelOptions;
 use gpufleet::app::{Model, runtime};
 use gpufleet::cli::{Cli, CliCommand};
 use gpufleet::config::{self, Config};
-use gpufleet::diagnose;
+use gpufleet::diagnose::{self, LiveOptions};
 use gpufleet::host_runner::SshRunner;
 use gpufleet::launch::Plan;
 use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
@@ -132,6 +132,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         interval_ms,
         history_minutes: config.history_minutes,
         read_only: cli.global.read_only || config.read_only,
+        live: LiveOptions {
+            interval_ms,
+            idle_util_pct: config.idle_util_pct,
+            idle_minutes: config.idle_minutes,
+            ..LiveOptions::default()
+        },
     };
     let plan = match Plan::choose(&cli.global, &cli.hosts, &config, options.interval_ms) {
         Ok(plan) => plan,

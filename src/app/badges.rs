@@ -1,6 +1,8 @@
-//! Short badges for what is wrong on a host or GPU, derived from its latest state.
+//! Short badges: for a GPU card, what its latest sample shows right now; for a host row, its
+//! status and its live findings.
 
 use crate::app::host::{HostState, HostStatus};
+use crate::diagnose::{Finding, Severity};
 use crate::telemetry::{ClockEventReasons, GpuSample};
 
 /// How bad a badge is; the theme colours it.
@@ -13,17 +15,21 @@ pub enum BadgeLevel {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Badge {
     pub level: BadgeLevel,
-    pub text: &'static str,
+    pub text: String,
 }
 
-const fn badge(level: BadgeLevel, text: &'static str) -> Badge {
-    Badge { level, text }
+fn badge(level: BadgeLevel, text: impl Into<String>) -> Badge {
+    Badge {
+        level,
+        text: text.into(),
+    }
 }
 
 /// VRAM use at or above this share of the total is flagged.
 const VRAM_FULL_PCT: f64 = 95.0;
 
-/// Badges for one GPU's latest sample.
+/// Badges for one GPU's latest sample: what is true this second, before any finding's
+/// duration has elapsed.
 pub fn gpu_badges(gpu: &GpuSample) -> Vec<Badge> {
     let mut out = Vec::new();
     if let Some(reasons) = gpu.clock_event_reasons {
@@ -51,23 +57,25 @@ pub fn gpu_badges(gpu: &GpuSample) -> Vec<Badge> {
     out
 }
 
-/// Badges for a host: its status first, then the union of its GPUs' badges, most severe first.
+/// A finding's badge: its label in capitals (`xid_79` → `XID 79`); info findings get none.
+pub fn finding_badge(finding: &Finding) -> Option<Badge> {
+    let level = match finding.severity {
+        Severity::Critical => BadgeLevel::Critical,
+        Severity::Warning => BadgeLevel::Warning,
+        Severity::Info => return None,
+    };
+    Some(badge(level, finding.label.replace('_', " ").to_uppercase()))
+}
+
+/// Badges for a host row: an unreachable host first, then its findings, most severe first.
 pub fn host_badges(host: &HostState, status: &HostStatus) -> Vec<Badge> {
     let mut out = Vec::new();
-    match status {
-        HostStatus::Lost { .. } => out.push(badge(BadgeLevel::Critical, "GPU LOST")),
-        HostStatus::Unreachable { .. } => out.push(badge(BadgeLevel::Critical, "UNREACHABLE")),
-        HostStatus::Stale { .. } => out.push(badge(BadgeLevel::Warning, "STALE")),
-        HostStatus::Connecting { .. } | HostStatus::Live => {}
+    if let HostStatus::Unreachable { .. } = status {
+        out.push(badge(BadgeLevel::Critical, "UNREACHABLE"));
     }
-    if !host.kernel_lines.is_empty() {
-        out.push(badge(BadgeLevel::Critical, "XID"));
-    }
-    for gpu in &host.gpus {
-        for b in gpu_badges(&gpu.latest) {
-            if !out.contains(&b) {
-                out.push(b);
-            }
+    for b in host.findings.iter().filter_map(finding_badge) {
+        if !out.contains(&b) {
+            out.push(b);
         }
     }
     out.sort_by_key(|b| std::cmp::Reverse(b.level));

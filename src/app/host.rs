@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 
 use crate::app::event::HostEvent;
 use crate::app::history::{History, HistoryPoint};
+use crate::diagnose::Finding;
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// How many kernel lines a host keeps for the triage views.
@@ -84,6 +85,8 @@ pub struct HostState {
     pub last_sample_ms: Option<TimestampMs>,
     pub kernel_lines: VecDeque<(TimestampMs, String)>,
     pub notices: Vec<String>,
+    /// The live findings, most severe first, recomputed once a second.
+    pub findings: Vec<Finding>,
     history_points: usize,
 }
 
@@ -99,6 +102,7 @@ impl HostState {
             last_sample_ms: None,
             kernel_lines: VecDeque::new(),
             notices: Vec::new(),
+            findings: Vec::new(),
             history_points,
         }
     }

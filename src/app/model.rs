@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use crate::app::keymap::InputMode;
 use crate::app::prompt::Prompt;
+use crate::diagnose::LiveOptions;
 use crate::telemetry::TimestampMs;
 
 /// Which screen is on top.
@@ -65,6 +66,8 @@ pub struct ModelOptions {
     pub interval_ms: u64,
     pub history_minutes: u32,
     pub read_only: bool,
+    /// Thresholds of the live findings (idle billing, throttling, ...).
+    pub live: LiveOptions,
 }
 
 impl Default for ModelOptions {
@@ -73,6 +76,7 @@ impl Default for ModelOptions {
             interval_ms: 1000,
             history_minutes: 15,
             read_only: false,
+            live: LiveOptions::default(),
         }
     }
 }

@@ -6,6 +6,7 @@ use crate::app::event::{Event, HostEvent};
 use crate::app::keymap::{InputMode, action_for};
 use crate::app::model::{HostFocus, Model, View};
 use crate::app::prompt::PromptAnswer;
+use crate::diagnose::live_findings;
 
 /// Rows a PageUp/PageDown moves.
 const PAGE_ROWS: usize = 10;
@@ -28,6 +29,7 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         }
         Event::Tick { now_ms } => {
             model.advance_clock(now_ms);
+            refresh_findings(model);
             Vec::new()
         }
         Event::Resize => {
@@ -123,6 +125,25 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
         Action::Right => move_gpu(model, 1),
     }
     Vec::new()
+}
+
+/// Recomputes every host's live findings (once a second: they are measured over windows of
+/// tens of seconds, so a faster pace would show nothing new).
+fn refresh_findings(model: &mut Model) {
+    let now_ms = model.now_ms;
+    let mut live = model.options.live.clone();
+    live.interval_ms = model.options.interval_ms;
+    let mut changed = false;
+    for host in &mut model.hosts {
+        let findings = live_findings(host, now_ms, &live);
+        if findings != host.findings {
+            host.findings = findings;
+            changed = true;
+        }
+    }
+    if changed {
+        model.mark_dirty();
+    }
 }
 
 /// Closes the prompt on top and sends its answer; a declined secret prompt answers `None`.

@@ -148,7 +148,7 @@ fn host_row<'a>(
             if wide {
                 vec![Span::styled(format!(" {} ", b.text), style), Span::raw(" ")]
             } else {
-                vec![Span::styled(b.text, style)]
+                vec![Span::styled(b.text, style), Span::raw(" ")]
             }
         })
         .collect();

@@ -9,7 +9,7 @@ use crate::app::host::{HostState, HostStatus};
 use crate::app::model::{HostFocus, Model};
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};
-use crate::ui::{charts, gpu_card};
+use crate::ui::{charts, findings, gpu_card};
 
 /// Most cards per grid row (8 GPUs fit as two rows of four on a 160-column terminal).
 const MAX_COLUMNS: u16 = 4;
@@ -52,7 +52,21 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, theme:
         let selected = model.gpu_cursor.min(host.gpus.len() - 1);
         charts::draw(frame, chart_area, &host.gpus[selected], model.now_ms, theme);
     }
-    draw_processes(frame, procs, model, host, theme);
+    if host.findings.is_empty() {
+        draw_processes(frame, procs, model, host, theme);
+    } else if procs.width >= 120 {
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)])
+                .areas(procs);
+        draw_processes(frame, left, model, host, theme);
+        findings::draw(frame, right, host, theme);
+    } else {
+        let wanted = (host.findings.len() as u16 * 2 + 2).min(procs.height.saturating_sub(3));
+        let [top, bottom] =
+            Layout::vertical([Constraint::Length(wanted), Constraint::Min(3)]).areas(procs);
+        findings::draw(frame, top, host, theme);
+        draw_processes(frame, bottom, model, host, theme);
+    }
 }
 
 fn draw_header(

@@ -1,6 +1,7 @@
 //! Drawing: `draw(&Model, &Theme)` only reads; one file per screen or widget.
 
 pub mod charts;
+pub mod findings;
 pub mod fleet;
 pub mod format;
 pub mod gpu_card;
