@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod audit;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod cost;
@@ -10,6 +11,7 @@ pub mod host_runner;
 pub mod launch;
 pub mod money_cli;
 pub mod paths;
+pub mod playbook;
 pub mod release;
 pub mod remote;
 pub mod snapshot;

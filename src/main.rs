@@ -2,20 +2,24 @@
 //! one-shot command.
 
 use std::process::ExitCode;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use clap::Parser;
 
 use gpufleet::app::model::ModelOptions;
+use gpufleet::app::money::MoneyOptions;
+use gpufleet::app::release_bridge::{BridgeSetup, SshHostRunner};
 use gpufleet::app::{Model, runtime};
+use gpufleet::audit::AuditLog;
 use gpufleet::cli::{Cli, CliCommand};
 use gpufleet::config::{self, Config};
+use gpufleet::cost::LedgerStore;
 use gpufleet::diagnose::{self, LiveOptions};
 use gpufleet::host_runner::SshRunner;
 use gpufleet::launch::Plan;
 use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
-use gpufleet::release::ReleaseAction;
+use gpufleet::release::{ReleaseAction, SendOptions, process_env};
 use gpufleet::snapshot::{Snapshot, render_table};
 use gpufleet::telemetry::source::now_ms;
 use gpufleet::theme::Theme;
@@ -128,7 +132,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         _ => {}
     }
+    // The demo fleet is simulated: it is never priced from the config, stored or released, even
+    // where a demo host shares a configured host's name.
+    let money_config = if cli.global.demo {
+        Config {
+            hosts: Vec::new(),
+            ..config.clone()
+        }
+    } else {
+        config.clone()
+    };
+    let mut money = MoneyOptions::from_config(&money_config);
+    money.persist = !cli.global.demo;
     let options = ModelOptions {
+        money,
         interval_ms,
         history_minutes: config.history_minutes,
         read_only: cli.global.read_only || config.read_only,
@@ -171,10 +188,37 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(|| "dark".to_string());
             let theme = Theme::load_named(&theme_name, config::themes_dir().as_deref())?;
             let interval = Duration::from_millis(options.interval_ms);
-            let model = Model::new(plan.host_names(), options, now_ms());
+            let read_only = options.read_only;
+            let persist = options.money.persist;
+            let mut model = Model::new(plan.host_names(), options, now_ms());
+            let store = LedgerStore::open_default().ok().filter(|_| persist);
+            if let Some(store) = &store {
+                // A ledger file that cannot be read is left alone: saving refuses too, and says
+                // why in the console.
+                match store.load() {
+                    Ok(book) => {
+                        let money = model.options.money.clone();
+                        model.money.resume(&book, &money, now_ms());
+                    }
+                    Err(e) => model.money.notify(e.to_string(), true, now_ms()),
+                }
+            }
+            let bridge = BridgeSetup {
+                runner: Arc::new(SshHostRunner {
+                    args: cli.global.clone(),
+                    config: money_config.clone(),
+                    interval_ms,
+                }),
+                config: money_config,
+                read_only,
+                store,
+                audit: AuditLog::open_default().ok(),
+                env: Arc::new(process_env),
+                send: SendOptions::default(),
+            };
             let (sink, events) = mpsc::channel();
             let (sources, prompts) = plan.start(sink.clone(), interval)?;
-            runtime::run(model, &theme, events, sink, sources, prompts)?;
+            runtime::run(model, &theme, events, sink, sources, prompts, bridge)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -30,4 +30,22 @@ pub enum Action {
     PromptAccept,
     /// Decline the open prompt (the default for anything but an explicit yes).
     PromptDecline,
+    /// Open or close the cost panel.
+    ToggleCost,
+    /// Open the release dialog for the selected host.
+    Release,
+    /// Any key while an auto-release counts down: cancels it and does nothing else.
+    CancelCountdown,
+    /// Release dialog: run the backup, or check the typed name.
+    ReleaseProceed,
+    /// Release dialog: cancel (before the request goes out).
+    ReleaseCancel,
+    /// Release dialog: the other action (stop / terminate), where the provider has both.
+    ReleaseSwitch,
+    /// Release dialog: this action, where the provider has it.
+    ReleaseChoose(crate::release::ReleaseAction),
+    /// Release dialog: go on although the backup failed.
+    ReleaseOverride,
+    /// Release dialog: close it once finished.
+    ReleaseClose,
 }

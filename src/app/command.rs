@@ -1,11 +1,39 @@
 //! What `update` asks the runtime to do; the runtime performs it and reports back as events.
 
 use crate::app::prompt::PromptAnswer;
+use crate::app::release_dialog::Confirmation;
+use crate::cost::{HostCost, LedgerBook};
+use crate::release::ReleaseAction;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// Restore the terminal and exit.
     Quit,
     /// Send the user's answer to the link that asked question `id`.
     AnswerPrompt { id: u64, answer: PromptAnswer },
+    /// Store the ledgers (merging a release another gpufleet recorded meanwhile); `last` is the
+    /// save on quit, done before the console exits.
+    SaveLedgers { book: LedgerBook, last: bool },
+    /// Plan release `id` of `host`: load its token, build the request, answer with
+    /// `ReleaseEvent::Planned` or `PlanFailed`. With `fallback`, a provider without `action`
+    /// gets its other action (the user sees it and still has to type the name).
+    PlanRelease {
+        id: u64,
+        host: String,
+        action: ReleaseAction,
+        fallback: bool,
+        /// The host's cost as the console knows it, for the plan's figures.
+        cost: Option<HostCost>,
+    },
+    /// Run the backup of release `id` on its host (a worker thread; output streams back).
+    RunBackup { id: u64 },
+    /// Confirm and send release `id` (a worker thread).
+    SendRelease {
+        id: u64,
+        confirmation: Confirmation,
+        /// The user chose to release although the backup failed.
+        override_backup: bool,
+    },
+    /// Forget release `id`: nothing more of it runs or is sent.
+    CancelRelease { id: u64 },
 }

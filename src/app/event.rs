@@ -70,4 +70,9 @@ pub enum Event {
     Resize,
     /// A link asks the user something; answered with `Command::AnswerPrompt`.
     Prompt(super::prompt::Prompt),
+    /// The release bridge reports on a release it plans, backs up or sends.
+    Release(super::release_dialog::ReleaseEvent),
+    /// The ledgers were stored: what the file holds now (releases made by another gpufleet
+    /// included), or why they could not be.
+    LedgersSaved(Result<crate::cost::LedgerBook, String>),
 }

@@ -3,6 +3,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::app::action::Action;
+use crate::release::ReleaseAction;
 
 /// What keys currently mean: normal navigation, typing a filter, or the help overlay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,6 +15,20 @@ pub enum InputMode {
     Confirm,
     /// Typing a passphrase or password.
     Secret,
+    /// The cost panel is open: any key but `q` closes it.
+    Cost,
+    /// An auto-release counts down: any key cancels it and does nothing else.
+    Countdown,
+    /// Release dialog, plan shown: Enter runs the backup, Tab / s / t switch the action.
+    ReleaseReview,
+    /// Release dialog: typing the host name.
+    ReleaseTyping,
+    /// Release dialog: the backup failed; `o` overrides, Esc or Enter cancels.
+    ReleaseBackupFailed,
+    /// Release dialog: planning, backing up or sending; Esc cancels (not while sending).
+    ReleaseBusy,
+    /// Release dialog: finished or refused; any key closes it.
+    ReleaseDone,
 }
 
 /// (keys, what they do) for the help screen, in the order shown.
@@ -27,6 +42,11 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("Tab", "switch pane (GPUs / processes)"),
     ("/", "filter hosts by name, GPU model or status"),
     ("s", "cycle the fleet sort order"),
+    ("$", "cost panel: spent, busy, idle hours per host"),
+    ("R", "release the host (typed name confirms)"),
+    ("Tab / s t", "release: switch between stop and terminate"),
+    ("o", "release: go on although the backup failed"),
+    ("any key", "cancels an auto-release countdown"),
     ("?", "this help"),
     ("q / Ctrl-C", "quit"),
 ];
@@ -35,6 +55,10 @@ pub const BINDINGS: &[(&str, &str)] = &[
 pub fn action_for(key: KeyEvent, mode: InputMode) -> Option<Action> {
     if key.kind == KeyEventKind::Release {
         return None;
+    }
+    // Before Ctrl-C: whatever the user presses stops a countdown first, and only that.
+    if mode == InputMode::Countdown {
+        return Some(Action::CancelCountdown);
     }
     if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
         return Some(Action::Quit);
@@ -56,6 +80,37 @@ pub fn action_for(key: KeyEvent, mode: InputMode) -> Option<Action> {
             KeyCode::Char('q') => Some(Action::Quit),
             _ => Some(Action::ToggleHelp),
         },
+        InputMode::Cost => match key.code {
+            KeyCode::Char('q') => Some(Action::Quit),
+            _ => Some(Action::ToggleCost),
+        },
+        InputMode::Countdown => Some(Action::CancelCountdown),
+        InputMode::ReleaseReview => match key.code {
+            KeyCode::Enter => Some(Action::ReleaseProceed),
+            KeyCode::Esc => Some(Action::ReleaseCancel),
+            KeyCode::Tab | KeyCode::BackTab => Some(Action::ReleaseSwitch),
+            KeyCode::Char('s') => Some(Action::ReleaseChoose(ReleaseAction::Stop)),
+            KeyCode::Char('t') => Some(Action::ReleaseChoose(ReleaseAction::Terminate)),
+            _ => None,
+        },
+        InputMode::ReleaseTyping => match key.code {
+            KeyCode::Enter => Some(Action::ReleaseProceed),
+            KeyCode::Esc => Some(Action::ReleaseCancel),
+            KeyCode::Tab | KeyCode::BackTab => Some(Action::ReleaseSwitch),
+            KeyCode::Backspace => Some(Action::TextBackspace),
+            KeyCode::Char(c) if !c.is_control() => Some(Action::TextInput(c)),
+            _ => None,
+        },
+        InputMode::ReleaseBackupFailed => match key.code {
+            KeyCode::Char('o') => Some(Action::ReleaseOverride),
+            KeyCode::Esc | KeyCode::Enter => Some(Action::ReleaseCancel),
+            _ => None,
+        },
+        InputMode::ReleaseBusy => match key.code {
+            KeyCode::Esc => Some(Action::ReleaseCancel),
+            _ => None,
+        },
+        InputMode::ReleaseDone => Some(Action::ReleaseClose),
         InputMode::Normal => normal_action(key),
     }
 }
@@ -89,6 +144,8 @@ fn normal_action(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('?') => Action::ToggleHelp,
         KeyCode::Char('s') => Action::CycleSort,
         KeyCode::Char('/') => Action::StartFilter,
+        KeyCode::Char('$') => Action::ToggleCost,
+        KeyCode::Char('R') => Action::Release,
         _ => return None,
     })
 }

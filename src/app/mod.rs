@@ -8,8 +8,11 @@ pub mod history;
 pub mod host;
 pub mod keymap;
 pub mod model;
+pub mod money;
 pub mod prompt;
 pub mod prompt_bridge;
+pub mod release_bridge;
+pub mod release_dialog;
 pub mod runtime;
 
 pub mod update;

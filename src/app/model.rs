@@ -4,6 +4,7 @@ use crate::app::host::{HostState, HostStatus};
 use std::collections::VecDeque;
 
 use crate::app::keymap::InputMode;
+use crate::app::money::{Money, MoneyOptions};
 use crate::app::prompt::Prompt;
 use crate::diagnose::LiveOptions;
 use crate::telemetry::TimestampMs;
@@ -68,6 +69,8 @@ pub struct ModelOptions {
     pub read_only: bool,
     /// Thresholds of the live findings (idle billing, throttling, ...).
     pub live: LiveOptions,
+    /// Prices, ledger thresholds, red lines and auto-release of the configured hosts.
+    pub money: MoneyOptions,
 }
 
 impl Default for ModelOptions {
@@ -77,6 +80,7 @@ impl Default for ModelOptions {
             history_minutes: 15,
             read_only: false,
             live: LiveOptions::default(),
+            money: MoneyOptions::default(),
         }
     }
 }
@@ -100,6 +104,8 @@ pub struct Model {
     pub sort: SortKey,
     pub now_ms: TimestampMs,
     pub options: ModelOptions,
+    /// Ledgers, costs, red lines, countdowns and the release dialog.
+    pub money: Money,
     pub quit: bool,
     dirty: bool,
     /// The clock when the screen was last marked for redraw; a tick redraws only once the shown
@@ -112,6 +118,7 @@ pub struct Model {
 impl Model {
     pub fn new(host_names: Vec<String>, options: ModelOptions, now_ms: TimestampMs) -> Self {
         let points = options.history_minutes as usize * 60;
+        let money = Money::new(&host_names, &options.money, now_ms);
         Self {
             hosts: host_names
                 .into_iter()
@@ -129,6 +136,7 @@ impl Model {
             sort: SortKey::Config,
             now_ms,
             options,
+            money,
             quit: false,
             dirty: true,
             dirty_at_ms: now_ms,
@@ -182,12 +190,19 @@ impl Model {
                 .is_some_and(|s| s.text().to_lowercase().contains(needle))
     }
 
-    /// What keys mean right now: an open prompt takes every key until answered.
+    /// What keys mean right now: a running auto-release countdown takes the next key, then an
+    /// open prompt takes every key until answered, then the release dialog.
     pub fn input_mode(&self) -> InputMode {
+        if self.money.counting_down() {
+            return InputMode::Countdown;
+        }
         match self.prompts.front() {
             Some(p) if p.wants_secret() => InputMode::Secret,
             Some(_) => InputMode::Confirm,
-            None => self.mode,
+            None => match &self.money.dialog {
+                Some(dialog) => dialog.input_mode(),
+                None => self.mode,
+            },
         }
     }
 

@@ -12,6 +12,7 @@ use crate::app::command::Command;
 use crate::app::event::Event;
 use crate::app::model::Model;
 use crate::app::prompt_bridge::PendingPrompts;
+use crate::app::release_bridge::{BridgeSetup, ReleaseBridge};
 use crate::app::update::update;
 use crate::telemetry::source::{EventSink, SourceHandle, now_ms};
 use crate::theme::Theme;
@@ -43,6 +44,7 @@ pub fn spawn_input(sink: EventSink) -> std::io::Result<()> {
 }
 
 /// Runs the console until the user quits. The terminal is restored on return and on panic.
+/// `money` says where ledgers are stored and how hosts are released.
 pub fn run(
     mut model: Model,
     theme: &Theme,
@@ -50,7 +52,9 @@ pub fn run(
     sink: EventSink,
     sources: Vec<SourceHandle>,
     prompts: PendingPrompts,
+    money: BridgeSetup,
 ) -> std::io::Result<()> {
+    let mut bridge = ReleaseBridge::new(money, sink.clone());
     spawn_input(sink)?;
     let mut terminal = ratatui::init();
     let mut stats = FrameStats::default();
@@ -60,6 +64,7 @@ pub fn run(
         theme,
         &events,
         &prompts,
+        &mut bridge,
         &mut stats,
     );
     ratatui::restore();
@@ -84,6 +89,7 @@ pub fn event_loop<B: Backend>(
     theme: &Theme,
     events: &Receiver<Event>,
     prompts: &PendingPrompts,
+    bridge: &mut ReleaseBridge,
     stats: &mut FrameStats,
 ) -> Result<(), B::Error> {
     let mut next_tick = Instant::now() + TICK;
@@ -121,6 +127,8 @@ pub fn event_loop<B: Backend>(
             match command {
                 Command::Quit => return Ok(()),
                 Command::AnswerPrompt { id, answer } => prompts.answer(id, answer),
+                // Saving, planning, backing up and sending: the bridge does the I/O.
+                other => bridge.execute(other),
             }
         }
     }

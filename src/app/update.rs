@@ -5,7 +5,9 @@ use crate::app::command::Command;
 use crate::app::event::{Event, HostEvent};
 use crate::app::keymap::{InputMode, action_for};
 use crate::app::model::{HostFocus, Model, View};
+use crate::app::money::{observe, tick_countdowns};
 use crate::app::prompt::PromptAnswer;
+use crate::app::release_dialog;
 use crate::diagnose::live_findings;
 
 /// Rows a PageUp/PageDown moves.
@@ -30,6 +32,24 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         Event::Tick { now_ms } => {
             model.advance_clock(now_ms);
             refresh_findings(model);
+            money_tick(model)
+        }
+        Event::Release(event) => release_dialog::on_event(model, event),
+        Event::LedgersSaved(saved) => {
+            let now_ms = model.now_ms;
+            match saved {
+                Ok(book) => {
+                    let options = model.options.money.clone();
+                    model.money.adopt_saved(&book, &options, now_ms);
+                }
+                Err(why) => {
+                    model
+                        .money
+                        .notify(format!("ledger not saved: {why}"), true, now_ms);
+                    model.money.save_error = Some(why);
+                }
+            }
+            model.mark_dirty();
             Vec::new()
         }
         Event::Resize => {
@@ -44,6 +64,9 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         Event::Key(key) => match action_for(key, model.input_mode()) {
             Some(action) => {
                 model.mark_dirty();
+                if action != Action::CancelCountdown {
+                    model.money.notice = None;
+                }
                 apply_action(model, action)
             }
             None => Vec::new(),
@@ -54,7 +77,58 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
 /// Applies one user action.
 pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
     match action {
-        Action::Quit => return vec![Command::Quit],
+        Action::Quit => {
+            let mut commands = Vec::new();
+            if model.options.money.persist {
+                commands.push(Command::SaveLedgers {
+                    book: model.money.book(),
+                    last: true,
+                });
+            }
+            commands.push(Command::Quit);
+            return commands;
+        }
+        Action::ToggleCost => {
+            model.mode = match model.mode {
+                InputMode::Cost => InputMode::Normal,
+                _ => InputMode::Cost,
+            };
+        }
+        Action::Release => {
+            let host = match model.view {
+                View::Host(host) => Some(host),
+                View::Fleet => model.selected_host(),
+            };
+            if let Some(host) = host {
+                return release_dialog::open(model, host, false);
+            }
+        }
+        Action::CancelCountdown => {
+            if model.money.cancel_countdowns() {
+                let now_ms = model.now_ms;
+                model
+                    .money
+                    .notify("auto-release cancelled", false, now_ms);
+            }
+        }
+        Action::ReleaseProceed => return release_dialog::proceed(model),
+        Action::ReleaseCancel => return release_dialog::cancel(model),
+        Action::ReleaseSwitch => return release_dialog::switch_action(model, None),
+        Action::ReleaseChoose(wanted) => {
+            return release_dialog::switch_action(model, Some(wanted));
+        }
+        Action::ReleaseOverride => return release_dialog::override_backup(model),
+        Action::ReleaseClose => return release_dialog::close(model),
+        Action::TextInput(c) if model.input_mode() == InputMode::ReleaseTyping => {
+            if let Some(dialog) = model.money.dialog.as_mut() {
+                dialog.typed.push(c);
+            }
+        }
+        Action::TextBackspace if model.input_mode() == InputMode::ReleaseTyping => {
+            if let Some(dialog) = model.money.dialog.as_mut() {
+                dialog.typed.pop();
+            }
+        }
         Action::ToggleHelp => {
             model.mode = match model.mode {
                 InputMode::Help => InputMode::Normal,
@@ -144,6 +218,41 @@ fn refresh_findings(model: &mut Model) {
     if changed {
         model.mark_dirty();
     }
+}
+
+/// Once a second: feeds the ledgers, recomputes costs and red lines, advances the auto-release
+/// countdowns (starting the release of a host whose countdown ran out), expires the notice and
+/// asks for the ledgers to be saved every `save_every_ms`.
+fn money_tick(model: &mut Model) -> Vec<Command> {
+    let now_ms = model.now_ms;
+    let interval_ms = model.options.interval_ms;
+    observe(&mut model.money, &model.hosts, now_ms, interval_ms);
+    let limits = model.options.money.fleet_limits;
+    model.money.recompute(now_ms, &limits);
+    let mut commands = Vec::new();
+    // Read-only mode changes no host, automatically least of all.
+    if !model.options.read_only {
+        for host in tick_countdowns(&mut model.money, &model.hosts, now_ms) {
+            commands.extend(release_dialog::open(model, host, true));
+        }
+    }
+    if model
+        .money
+        .notice
+        .as_ref()
+        .is_some_and(|n| n.until_ms <= now_ms)
+    {
+        model.money.notice = None;
+        model.mark_dirty();
+    }
+    let every_ms = model.options.money.save_every_ms;
+    if model.options.money.persist && model.money.save_due(now_ms, every_ms) {
+        commands.push(Command::SaveLedgers {
+            book: model.money.book(),
+            last: false,
+        });
+    }
+    commands
 }
 
 /// Closes the prompt on top and sends its answer; a declined secret prompt answers `None`.

@@ -10,14 +10,18 @@ use crate::app::badges::{BadgeLevel, host_badges};
 use crate::app::host::{HostState, HostStatus};
 use crate::app::model::Model;
 use crate::theme::{Level, Theme};
+use crate::ui::cost::{hours_cell, money_cell, pct_cell, price_cell};
 use crate::ui::format::{clean, fit, gib, opt_c, opt_pct};
 
 /// Below this width the table drops to narrower columns.
 const WIDE_FROM: u16 = 110;
+/// From this width the table also shows what each host costs.
+const COST_FROM: u16 = 140;
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let visible = model.visible_hosts();
     let wide = area.width >= WIDE_FROM;
+    let money = area.width >= COST_FROM;
     // The name column is as wide as the longest name, within limits, so short names leave room
     // for badges.
     let longest_name = visible
@@ -26,7 +30,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         .max()
         .unwrap_or(4) as u16;
     let name_width = longest_name.clamp(8, if wide { 24 } else { 15 });
-    let widths: Vec<Constraint> = if wide {
+    let mut widths: Vec<Constraint> = if wide {
         vec![
             Constraint::Length(name_width),
             Constraint::Length(15),
@@ -49,17 +53,55 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             Constraint::Min(4),
         ]
     };
-    let header = Row::new(
-        [
-            "HOST", "STATUS", "GPUS", "UTIL", "VRAM GiB", "HOT", "POWER W", "BADGES",
-        ]
-        .map(Cell::from),
-    )
-    .style(theme.header());
+    let mut titles = vec![
+        "HOST", "STATUS", "GPUS", "UTIL", "VRAM GiB", "HOT", "POWER W",
+    ];
+    if money {
+        // Before the badges, which take what is left.
+        widths.splice(
+            7..7,
+            [
+                Constraint::Length(12),
+                Constraint::Length(13),
+                Constraint::Length(6),
+                Constraint::Length(4),
+            ],
+        );
+        titles.extend(["$/h", "SPENT", "IDLE h", "EFF%"]);
+    }
+    titles.push("BADGES");
+    let header = Row::new(titles.into_iter().map(Cell::from).collect::<Vec<_>>())
+        .style(theme.header());
     let rows = visible.iter().map(|&i| {
         let host = &model.hosts[i];
         let status = host.status(model.now_ms, model.options.interval_ms);
-        host_row(host, &status, theme, wide, name_width as usize)
+        let mut row = host_row(
+            host,
+            &status,
+            model.money.is_released(i),
+            theme,
+            wide,
+            name_width as usize,
+        );
+        if money {
+            let cells = match model.money.cost(i) {
+                Some(cost) => [
+                    Cell::from(price_cell(cost)),
+                    Cell::from(money_cell(cost.spent(), cost)),
+                    Cell::from(hours_cell(cost.totals.idle_ms)).style(
+                        if cost.totals.idle_ms > 0 {
+                            theme.warning()
+                        } else {
+                            theme.base()
+                        },
+                    ),
+                    Cell::from(pct_cell(cost.totals.effective_utilization())),
+                ],
+                None => ["-", "-", "-", "-"].map(Cell::from),
+            };
+            row.splice(7..7, cells);
+        }
+        Row::new(row)
     });
     let title = format!(
         " Fleet · {} hosts · sort: {} ",
@@ -106,13 +148,15 @@ fn status_style(status: &HostStatus, theme: &Theme) -> Style {
     }
 }
 
+/// The cells of one host's row (the cost cells go in before the badges, the last cell).
 fn host_row<'a>(
     host: &HostState,
     status: &HostStatus,
+    released: bool,
     theme: &Theme,
     wide: bool,
     name_width: usize,
-) -> Row<'a> {
+) -> Vec<Cell<'a>> {
     let util = host.mean_utilization_pct();
     let memory = host.memory_mib();
     let hottest = host.hottest_c();
@@ -156,9 +200,15 @@ fn host_row<'a>(
         HostStatus::Live => style,
         _ => theme.dim(),
     };
-    Row::new(vec![
+    // A released host no longer bills; whatever its link says matters less.
+    let status_cell = if released {
+        Cell::from("released").style(theme.dim())
+    } else {
+        Cell::from(status.text()).style(status_style(status, theme))
+    };
+    vec![
         Cell::from(fit(&clean(&host.name), name_width)),
-        Cell::from(status.text()).style(status_style(status, theme)),
+        status_cell,
         Cell::from(fit(
             &clean(&host.gpu_model_summary()),
             if wide { 18 } else { 12 },
@@ -168,5 +218,5 @@ fn host_row<'a>(
         Cell::from(opt_c(hottest)).style(dim_when_down(theme.gauge(hot_level))),
         Cell::from(power_text).style(dim_when_down(theme.base())),
         Cell::from(Line::from(badges)),
-    ])
+    ]
 }

@@ -1,6 +1,8 @@
 //! Drawing: `draw(&Model, &Theme)` only reads; one file per screen or widget.
 
+pub mod banner;
 pub mod charts;
+pub mod cost;
 pub mod findings;
 pub mod fleet;
 pub mod format;
@@ -8,6 +10,7 @@ pub mod gpu_card;
 pub mod help;
 pub mod host;
 pub mod prompt;
+pub mod release;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -22,20 +25,28 @@ use crate::theme::Theme;
 pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     let area = frame.area();
     frame.render_widget(Block::default().style(theme.base()), area);
-    let [top, body, bottom] = Layout::vertical([
+    let [top, warnings, body, bottom] = Layout::vertical([
         Constraint::Length(1),
+        Constraint::Length(banner::height(model, theme)),
         Constraint::Min(3),
         Constraint::Length(1),
     ])
     .areas(area);
     draw_top(frame, top, model, theme);
+    banner::draw(frame, warnings, model, theme);
     match model.view {
         View::Fleet => fleet::draw(frame, body, model, theme),
         View::Host(id) => host::draw(frame, body, model, id, theme),
     }
     draw_bottom(frame, bottom, model, theme);
-    if model.input_mode() == InputMode::Help {
+    if model.mode == InputMode::Help {
         help::draw(frame, body, theme);
+    }
+    if model.mode == InputMode::Cost {
+        cost::draw(frame, body, model, theme);
+    }
+    if model.money.dialog.is_some() {
+        release::draw(frame, body, model, theme);
     }
     if !model.prompts.is_empty() {
         prompt::draw(frame, body, model, theme);
@@ -79,19 +90,67 @@ fn draw_bottom(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         ]),
         _ => {
             let mut spans = Vec::new();
-            if !model.filter.is_empty() {
-                spans.push(Span::styled(
-                    format!(" /{} ", format::clean(&model.filter)),
-                    theme.filter(),
-                ));
+            let mut used = 0;
+            if let Some(notice) = &model.money.notice {
+                let text = format!(" {} ", format::clean(&notice.text));
+                used += text.chars().count();
+                let style = if notice.warning {
+                    theme.warning()
+                } else {
+                    theme.ok()
+                };
+                spans.push(Span::styled(text, style));
             }
-            let hints = match model.view {
-                View::Fleet => " ↑↓ select · Enter open · / filter · s sort · ? help · q quit",
-                View::Host(_) => " ←→ GPU · Tab pane · Esc back · ? help · q quit",
-            };
-            spans.push(Span::styled(hints, theme.dim()));
+            if !model.filter.is_empty() {
+                let text = format!(" /{} ", format::clean(&model.filter));
+                used += text.chars().count();
+                spans.push(Span::styled(text, theme.filter()));
+            }
+            let room = (area.width as usize).saturating_sub(used);
+            spans.push(Span::styled(hints(model, room), theme.dim()));
             Line::from(spans)
         }
     };
     frame.render_widget(Paragraph::new(line), area);
+}
+
+/// The key hints of the bottom bar that fit in `room` columns, least needed dropped first; the
+/// release hint only where releasing is possible.
+fn hints(model: &Model, room: usize) -> String {
+    // (keys, what, drop order: lower goes first)
+    let mut items: Vec<(&str, &str, u8)> = match model.view {
+        View::Fleet => vec![
+            ("↑↓", "select", 0),
+            ("Enter", "open", 3),
+            ("/", "filter", 2),
+            ("s", "sort", 1),
+        ],
+        View::Host(_) => vec![("←→", "GPU", 1), ("Tab", "pane", 0), ("Esc", "back", 3)],
+    };
+    items.push(("$", "cost", 4));
+    if !model.options.read_only {
+        items.push(("R", "release", 4));
+    }
+    items.push(("?", "help", 5));
+    items.push(("q", "quit", 5));
+    let text = |items: &[(&str, &str, u8)]| {
+        let joined = items
+            .iter()
+            .map(|(key, what, _)| format!("{key} {what}"))
+            .collect::<Vec<_>>()
+            .join(" · ");
+        format!(" {joined}")
+    };
+    while text(&items).chars().count() > room && !items.is_empty() {
+        let Some(pos) = items
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, item)| item.2)
+            .map(|(pos, _)| pos)
+        else {
+            break;
+        };
+        items.remove(pos);
+    }
+    text(&items)
 }

@@ -1,0 +1,343 @@
+//! Money in the console: each host's ledger fed from its live samples on the clock tick, the
+//! fleet's costs and red lines, the auto-release countdowns and the notices they leave. Pure:
+//! the runtime saves the ledgers and runs releases (see `release_bridge`); this only decides.
+
+use std::collections::VecDeque;
+
+use crate::app::event::HostId;
+use crate::app::host::{HostState, HostStatus};
+use crate::app::release_dialog::ReleaseDialog;
+use crate::config::{Config, Provider};
+use crate::cost::{
+    AutoDecision, AutoInput, AutoRelease, AutoState, DEFAULT_COUNTDOWN_MS, FleetCost, FleetLimits,
+    GpuObservation, HostCost, HostLimits, Ledger, LedgerBook, LedgerSettings, Price,
+    RedLine, auto_release_triggered, billing_started_ms, fleet_red_lines, host_red_lines,
+};
+use crate::telemetry::TimestampMs;
+
+/// How often the ledgers are written to disk while the console runs.
+pub const SAVE_EVERY_MS: u64 = 30_000;
+
+/// How long a notice stays in the bottom bar unless a key clears it first.
+pub const NOTICE_MS: u64 = 8_000;
+
+/// How a configured host is released, as far as the console needs to know before planning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseTarget {
+    pub provider: Provider,
+    pub instance_id: Option<String>,
+}
+
+/// What the config says about one host's money.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HostMoneyConfig {
+    pub name: String,
+    pub price: Option<Price>,
+    pub billing_started_ms: Option<TimestampMs>,
+    pub limits: Option<HostLimits>,
+    pub auto_release: bool,
+    /// Whether a `backup` command runs before a release.
+    pub backup: bool,
+    pub release: Option<ReleaseTarget>,
+}
+
+/// The money settings the model is built with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MoneyOptions {
+    pub settings: LedgerSettings,
+    /// The configured hosts; a watched host not among them has hours but no price.
+    pub hosts: Vec<HostMoneyConfig>,
+    /// The red lines of a host the config does not list (the idle limit only).
+    pub default_limits: HostLimits,
+    pub fleet_limits: FleetLimits,
+    pub countdown_ms: u64,
+    pub save_every_ms: u64,
+    /// Whether the configured hosts' ledgers are stored (never for the demo fleet).
+    pub persist: bool,
+}
+
+impl Default for MoneyOptions {
+    fn default() -> Self {
+        let mut options = Self::from_config(&Config::default());
+        options.persist = false;
+        options
+    }
+}
+
+impl MoneyOptions {
+    /// Prices, limits and release targets of every configured host; ledgers are stored.
+    pub fn from_config(config: &Config) -> Self {
+        let default_limits = HostLimits {
+            max_spend: None,
+            max_hours: None,
+            idle_alert_ms: config.idle_minutes.saturating_mul(60_000),
+        };
+        Self {
+            settings: LedgerSettings::from_config(config),
+            hosts: config
+                .hosts
+                .iter()
+                .map(|host| HostMoneyConfig {
+                    name: host.name.clone(),
+                    price: host.price_per_hour.map(|price_per_hour| Price {
+                        price_per_hour,
+                        currency: host.currency.clone().unwrap_or_default(),
+                    }),
+                    billing_started_ms: billing_started_ms(host),
+                    limits: Some(HostLimits::from_config(config, host)),
+                    auto_release: host.auto_release,
+                    backup: host.backup.is_some(),
+                    release: host.release.as_ref().map(|release| ReleaseTarget {
+                        provider: release.provider,
+                        instance_id: release.instance_id.clone(),
+                    }),
+                })
+                .collect(),
+            default_limits,
+            fleet_limits: FleetLimits::from_config(config),
+            countdown_ms: DEFAULT_COUNTDOWN_MS,
+            save_every_ms: SAVE_EVERY_MS,
+            persist: true,
+        }
+    }
+
+    fn host(&self, name: &str) -> Option<&HostMoneyConfig> {
+        self.hosts.iter().find(|host| host.name == name)
+    }
+}
+
+/// One watched host's money.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostMoney {
+    pub config: HostMoneyConfig,
+    /// Listed in the config: its ledger is stored and it may be released.
+    pub configured: bool,
+    pub limits: HostLimits,
+    pub ledger: Ledger,
+    /// Armed for hosts with `auto_release = true`.
+    pub auto: Option<AutoRelease>,
+    /// What the countdown said at the last tick (for the banner).
+    pub auto_decision: AutoDecision,
+}
+
+/// A short message in the bottom bar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    pub warning: bool,
+    pub until_ms: TimestampMs,
+}
+
+/// The fleet's money and what the console is doing about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Money {
+    /// Aligned with `Model::hosts`.
+    pub hosts: Vec<HostMoney>,
+    /// Every host's cost as of the last tick, hosts in model order.
+    pub fleet: FleetCost,
+    pub red_lines: Vec<RedLine>,
+    /// The release dialog, when one is open.
+    pub dialog: Option<ReleaseDialog>,
+    /// Hosts whose countdown ran out while a dialog was open; released in turn.
+    pub pending_auto: VecDeque<HostId>,
+    pub notice: Option<Notice>,
+    /// Why the last save failed, until one succeeds.
+    pub save_error: Option<String>,
+    next_release_id: u64,
+    last_save_ms: TimestampMs,
+}
+
+impl Money {
+    pub fn new(names: &[String], options: &MoneyOptions, now_ms: TimestampMs) -> Self {
+        let hosts = names
+            .iter()
+            .map(|name| {
+                let configured = options.host(name);
+                let config = configured.cloned().unwrap_or_else(|| HostMoneyConfig {
+                    name: name.clone(),
+                    ..HostMoneyConfig::default()
+                });
+                HostMoney {
+                    limits: config.limits.unwrap_or(options.default_limits),
+                    ledger: Ledger::new(options.settings, config.billing_started_ms),
+                    auto: (configured.is_some() && config.auto_release)
+                        .then(|| AutoRelease::new(options.countdown_ms, false)),
+                    auto_decision: AutoDecision::Nothing,
+                    configured: configured.is_some(),
+                    config,
+                }
+            })
+            .collect();
+        let mut money = Self {
+            hosts,
+            fleet: FleetCost::from_hosts(Vec::new()),
+            red_lines: Vec::new(),
+            dialog: None,
+            pending_auto: VecDeque::new(),
+            notice: None,
+            save_error: None,
+            next_release_id: 1,
+            last_save_ms: now_ms,
+        };
+        money.recompute(now_ms, &options.fleet_limits);
+        money
+    }
+
+    /// Continues the configured hosts' ledgers from the stored book (at start).
+    pub fn resume(&mut self, book: &LedgerBook, options: &MoneyOptions, now_ms: TimestampMs) {
+        for host in self.hosts.iter_mut().filter(|h| h.configured) {
+            host.ledger = Ledger::resume(
+                options.settings,
+                book.hosts.get(&host.config.name).cloned(),
+                host.config.billing_started_ms,
+            );
+        }
+        self.recompute(now_ms, &options.fleet_limits);
+    }
+
+    /// The stored ledgers of the configured hosts.
+    pub fn book(&self) -> LedgerBook {
+        let mut book = LedgerBook::default();
+        for host in self.hosts.iter().filter(|h| h.configured) {
+            book.hosts
+                .insert(host.config.name.clone(), host.ledger.state().clone());
+        }
+        book
+    }
+
+    /// After a save: a host another gpufleet released meanwhile (the merged book says released,
+    /// this ledger does not) takes the stored, closed ledger.
+    pub fn adopt_saved(&mut self, saved: &LedgerBook, options: &MoneyOptions, now_ms: TimestampMs) {
+        for host in self.hosts.iter_mut().filter(|h| h.configured) {
+            let Some(stored) = saved.hosts.get(&host.config.name) else {
+                continue;
+            };
+            if stored.released.is_some() && !host.ledger.is_released() {
+                host.ledger = Ledger::resume(
+                    options.settings,
+                    Some(stored.clone()),
+                    host.config.billing_started_ms,
+                );
+            }
+        }
+        self.save_error = None;
+        self.recompute(now_ms, &options.fleet_limits);
+    }
+
+    /// Whether the ledger of `host` was closed by a release.
+    pub fn is_released(&self, host: HostId) -> bool {
+        self.hosts.get(host).is_some_and(|h| h.ledger.is_released())
+    }
+
+    /// The cost of `host` as of the last tick.
+    pub fn cost(&self, host: HostId) -> Option<&HostCost> {
+        self.fleet.hosts.get(host)
+    }
+
+    /// A fresh id for a release run.
+    pub fn next_release_id(&mut self) -> u64 {
+        let id = self.next_release_id;
+        self.next_release_id += 1;
+        id
+    }
+
+    /// Whether an auto-release countdown is running (any key cancels it).
+    pub fn counting_down(&self) -> bool {
+        self.hosts.iter().any(|h| {
+            h.auto
+                .is_some_and(|a| matches!(a.state(), AutoState::CountingDown { .. }))
+        })
+    }
+
+    /// Any key: cancels every running countdown. Returns whether one was running.
+    pub fn cancel_countdowns(&mut self) -> bool {
+        let mut cancelled = false;
+        for host in &mut self.hosts {
+            if let Some(auto) = &mut host.auto
+                && auto.key_pressed()
+            {
+                host.auto_decision = AutoDecision::Nothing;
+                cancelled = true;
+            }
+        }
+        cancelled
+    }
+
+    /// Shows `text` in the bottom bar for a few seconds.
+    pub fn notify(&mut self, text: impl Into<String>, warning: bool, now_ms: TimestampMs) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            warning,
+            until_ms: now_ms.saturating_add(NOTICE_MS),
+        });
+    }
+
+    /// Whether the save timer ran out; restarts it.
+    pub fn save_due(&mut self, now_ms: TimestampMs, every_ms: u64) -> bool {
+        if now_ms.saturating_sub(self.last_save_ms) >= every_ms {
+            self.last_save_ms = now_ms;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Recomputes every host's cost and the red lines as of `now_ms`.
+    pub fn recompute(&mut self, now_ms: TimestampMs, fleet_limits: &FleetLimits) {
+        let hosts: Vec<HostCost> = self
+            .hosts
+            .iter()
+            .map(|host| HostCost {
+                host: host.config.name.clone(),
+                price: host.config.price.clone(),
+                totals: host.ledger.totals(now_ms),
+            })
+            .collect();
+        let mut lines: Vec<RedLine> = hosts
+            .iter()
+            .zip(&self.hosts)
+            .flat_map(|(cost, host)| host_red_lines(cost, &host.limits))
+            .collect();
+        self.fleet = FleetCost::from_hosts(hosts);
+        lines.extend(fleet_red_lines(&self.fleet, fleet_limits));
+        self.red_lines = lines;
+    }
+}
+
+/// Folds the latest readings of every live host into its ledger at `now_ms`. A host that is not
+/// live (stale, unreachable, lost) is not observed: its billing runs on as unobserved time.
+pub fn observe(money: &mut Money, hosts: &[HostState], now_ms: TimestampMs, interval_ms: u64) {
+    for (host, state) in money.hosts.iter_mut().zip(hosts) {
+        if state.gpus.is_empty() || state.status(now_ms, interval_ms) != HostStatus::Live {
+            continue;
+        }
+        let gpus: Vec<GpuObservation> = state
+            .gpus
+            .iter()
+            .map(|gpu| GpuObservation::from(&gpu.latest))
+            .collect();
+        host.ledger.observe(now_ms, &gpus);
+    }
+}
+
+/// Advances every armed countdown; returns the hosts whose countdown ran out now. A host whose
+/// process list is not known yet counts as running a process of the user's: the countdown
+/// never fires on a guess.
+pub fn tick_countdowns(money: &mut Money, hosts: &[HostState], now_ms: TimestampMs) -> Vec<HostId> {
+    let mut fired = Vec::new();
+    for (id, (host, state)) in money.hosts.iter_mut().zip(hosts).enumerate() {
+        let Some(auto) = &mut host.auto else {
+            continue;
+        };
+        let decision = auto.tick(AutoInput {
+            now_ms,
+            triggered: auto_release_triggered(&money.red_lines, &host.config.name),
+            user_processes: state.processes_at_ms.is_none() || !state.processes.is_empty(),
+        });
+        if decision == AutoDecision::Fire {
+            fired.push(id);
+        }
+        host.auto_decision = decision;
+    }
+    fired
+}

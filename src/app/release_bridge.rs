@@ -1,0 +1,404 @@
+//! The runtime's side of money: stores the ledgers and runs releases for the dialog (plan,
+//! backup over SSH, send), on worker threads wherever they may block, reporting back as events.
+//! The release flows, and the tokens in them, stay here; the model only gets what can be shown.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use crate::app::command::Command;
+use crate::app::event::Event;
+use crate::app::release_dialog::{BackupResult, Confirmation, PlanView, ReleaseEvent};
+use crate::audit::AuditLog;
+use crate::cli::GlobalArgs;
+use crate::config::Config;
+use crate::cost::{HostCost, LedgerBook, LedgerStore};
+use crate::host_runner::SshRunner;
+use crate::release::{
+    BackupOutcome, BuildError, FlowError, HostRunner, ReleaseAction, ReleaseFlow, ReleaseRequest,
+    SendOptions, StepAnswer, Unattended,
+};
+use crate::remote::shell_quote;
+use crate::telemetry::source::{EventSink, now_ms};
+use crate::ui::format::clean;
+
+/// Looks up the token's environment variable.
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Runs the backup (and the `ssh` provider's shutdown) over SSH with the console's own settings.
+pub struct SshHostRunner {
+    pub args: GlobalArgs,
+    pub config: Config,
+    pub interval_ms: u64,
+}
+
+impl HostRunner for SshHostRunner {
+    fn run(
+        &self,
+        host: &str,
+        argv: &[String],
+        on_line: &mut dyn FnMut(&str),
+    ) -> Result<Option<i32>, String> {
+        SshRunner {
+            args: &self.args,
+            config: &self.config,
+            interval_ms: self.interval_ms,
+        }
+        .run(host, argv, on_line)
+    }
+}
+
+/// What the bridge works with; tests give it a temporary state directory and a fake runner.
+pub struct BridgeSetup {
+    /// The hosts that may be released (none for the demo fleet).
+    pub config: Config,
+    pub read_only: bool,
+    /// `None` when there is no state directory: nothing is saved and nothing released.
+    pub store: Option<LedgerStore>,
+    pub audit: Option<AuditLog>,
+    pub runner: Arc<dyn HostRunner + Send + Sync>,
+    pub env: EnvLookup,
+    pub send: SendOptions,
+}
+
+/// A runner for consoles that run nothing on hosts.
+struct NoRunner;
+
+impl HostRunner for NoRunner {
+    fn run(&self, host: &str, _: &[String], _: &mut dyn FnMut(&str)) -> Result<Option<i32>, String> {
+        Err(format!("no SSH runner for {host} here"))
+    }
+}
+
+impl BridgeSetup {
+    /// A bridge that stores nothing and releases nothing (no config hosts).
+    pub fn inert() -> Self {
+        Self {
+            config: Config::default(),
+            read_only: true,
+            store: None,
+            audit: None,
+            runner: Arc::new(NoRunner),
+            env: Arc::new(|_| None),
+            send: SendOptions::default(),
+        }
+    }
+}
+
+type SharedFlow = Arc<Mutex<ReleaseFlow>>;
+
+/// Executes the money commands of `update`.
+pub struct ReleaseBridge {
+    setup: BridgeSetup,
+    sink: EventSink,
+    flows: HashMap<u64, SharedFlow>,
+    saving: Option<JoinHandle<()>>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl ReleaseBridge {
+    pub fn new(setup: BridgeSetup, sink: EventSink) -> Self {
+        Self {
+            setup,
+            sink,
+            flows: HashMap::new(),
+            saving: None,
+            workers: Vec::new(),
+        }
+    }
+
+    /// Runs one command; the ones that are not about money are ignored.
+    pub fn execute(&mut self, command: Command) {
+        match command {
+            Command::SaveLedgers { book, last } => self.save(book, last),
+            Command::PlanRelease {
+                id,
+                host,
+                action,
+                fallback,
+                cost,
+            } => self.plan(id, &host, action, fallback, cost.as_ref()),
+            Command::RunBackup { id } => self.backup(id),
+            Command::SendRelease {
+                id,
+                confirmation,
+                override_backup,
+            } => self.send(id, confirmation, override_backup),
+            Command::CancelRelease { id } => {
+                self.flows.remove(&id);
+            }
+            Command::Quit | Command::AnswerPrompt { .. } => {}
+        }
+    }
+
+    /// Waits for the worker threads still running (tests; the console exits without waiting
+    /// for a backup).
+    pub fn join_workers(&mut self) {
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+        if let Some(saving) = self.saving.take() {
+            let _ = saving.join();
+        }
+    }
+
+    fn report(&self, event: ReleaseEvent) {
+        // The loop is gone only when the console is quitting.
+        let _ = self.sink.send(Event::Release(event));
+    }
+
+    fn save(&mut self, book: LedgerBook, last: bool) {
+        let Some(store) = self.setup.store.clone() else {
+            let _ = self.sink.send(Event::LedgersSaved(Err(
+                "no state directory: set GPUFLEET_STATE_DIR or HOME".to_string(),
+            )));
+            return;
+        };
+        let previous = self.saving.take();
+        if last {
+            // The final save must land after any periodic one still writing.
+            if let Some(previous) = previous {
+                let _ = previous.join();
+            }
+            let _ = store.save_merging(&book);
+            return;
+        }
+        if let Some(previous) = previous {
+            if !previous.is_finished() {
+                // The disk is slow: skip this round, the next one carries the same data.
+                self.saving = Some(previous);
+                return;
+            }
+            let _ = previous.join();
+        }
+        let sink = self.sink.clone();
+        let spawned = std::thread::Builder::new()
+            .name("ledger-save".to_string())
+            .spawn(move || {
+                let saved = store.save_merging(&book).map_err(|e| e.to_string());
+                let _ = sink.send(Event::LedgersSaved(saved));
+            });
+        match spawned {
+            Ok(handle) => self.saving = Some(handle),
+            Err(e) => {
+                let _ = self
+                    .sink
+                    .send(Event::LedgersSaved(Err(format!("no thread to save: {e}"))));
+            }
+        }
+    }
+
+    fn plan(
+        &mut self,
+        id: u64,
+        host: &str,
+        action: ReleaseAction,
+        fallback: bool,
+        cost: Option<&HostCost>,
+    ) {
+        let setup = &self.setup;
+        if setup.store.is_none() || setup.audit.is_none() {
+            self.report(ReleaseEvent::PlanFailed {
+                id,
+                reason: "no state directory for the ledger and the audit log: set \
+                         GPUFLEET_STATE_DIR or HOME"
+                    .to_string(),
+            });
+            return;
+        }
+        let start = |action| {
+            ReleaseFlow::start(
+                &setup.config,
+                host,
+                Some(action),
+                setup.read_only,
+                cost,
+                &*setup.env,
+            )
+        };
+        let mut started = start(action);
+        if fallback
+            && matches!(
+                started,
+                Err(FlowError::Build(
+                    BuildError::NoStop { .. } | BuildError::NoTerminate
+                ))
+            )
+        {
+            started = start(other(action));
+        }
+        match started {
+            Ok(flow) => {
+                let plan = plan_view(&flow, &setup.config);
+                self.flows.insert(id, Arc::new(Mutex::new(flow)));
+                self.report(ReleaseEvent::Planned { id, plan });
+            }
+            Err(e) => self.report(ReleaseEvent::PlanFailed {
+                id,
+                reason: clean(&e.to_string()),
+            }),
+        }
+    }
+
+    fn backup(&mut self, id: u64) {
+        let (Some(flow), Some(audit)) = (self.flows.get(&id).cloned(), self.setup.audit.clone())
+        else {
+            return self.report(ReleaseEvent::BackupDone {
+                id,
+                result: BackupResult::Failed("this release is gone".to_string()),
+            });
+        };
+        let runner = Arc::clone(&self.setup.runner);
+        let sink = self.sink.clone();
+        self.spawn("release-backup", id, move || {
+            let Ok(mut flow) = flow.lock() else {
+                return ReleaseEvent::BackupDone {
+                    id,
+                    result: BackupResult::Failed("the release state was lost".to_string()),
+                };
+            };
+            let mut on_line = |line: &str| {
+                let _ = sink.send(Event::Release(ReleaseEvent::BackupLine {
+                    id,
+                    line: line.to_string(),
+                }));
+            };
+            let result = match flow.run_backup(&*runner, &audit, now_ms(), &mut on_line) {
+                Ok(BackupOutcome::Succeeded) => BackupResult::Succeeded,
+                Ok(BackupOutcome::NotConfigured) => BackupResult::NotConfigured,
+                Ok(BackupOutcome::Failed(why)) => BackupResult::Failed(why.clone()),
+                Err(e) => BackupResult::Failed(clean(&e.to_string())),
+            };
+            ReleaseEvent::BackupDone { id, result }
+        });
+    }
+
+    fn send(&mut self, id: u64, confirmation: Confirmation, override_backup: bool) {
+        let (Some(flow), Some(store), Some(audit)) = (
+            self.flows.get(&id).cloned(),
+            self.setup.store.clone(),
+            self.setup.audit.clone(),
+        ) else {
+            return self.report(ReleaseEvent::SendFailed {
+                id,
+                reason: "this release is gone; nothing was sent".to_string(),
+                answers: Vec::new(),
+            });
+        };
+        let runner = Arc::clone(&self.setup.runner);
+        let options = self.setup.send;
+        self.spawn("release-send", id, move || {
+            let failed = |reason: String, answers| ReleaseEvent::SendFailed {
+                id,
+                reason,
+                answers,
+            };
+            let Ok(mut flow) = flow.lock() else {
+                return failed("the release state was lost".to_string(), Vec::new());
+            };
+            if override_backup {
+                flow.override_failed_backup();
+            }
+            match confirmation {
+                Confirmation::Typed(typed) => {
+                    if let Err(e) = flow.confirm(&typed) {
+                        return failed(format!("{e}; nothing was sent"), Vec::new());
+                    }
+                }
+                Confirmation::Unattended => flow.confirm_unattended(Unattended::AutoRelease),
+            }
+            match flow.send(&*runner, &options, &store, &audit, now_ms()) {
+                Ok(report) => ReleaseEvent::Sent {
+                    id,
+                    answers: report.answers.iter().map(answer_line).collect(),
+                    problems: report.problems.iter().map(|p| clean(p)).collect(),
+                },
+                Err(FlowError::Send { failure, audit }) => {
+                    let mut reason = clean(&failure.error.to_string());
+                    if let Some(why) = audit {
+                        reason.push_str(&format!(
+                            " (and the audit log could not be written: {})",
+                            clean(&why)
+                        ));
+                    }
+                    failed(reason, failure.done.iter().map(answer_line).collect())
+                }
+                Err(e) => failed(clean(&e.to_string()), Vec::new()),
+            }
+        });
+    }
+
+    /// Runs `work` on a thread of its own and reports what it returns.
+    fn spawn(
+        &mut self,
+        name: &str,
+        id: u64,
+        work: impl FnOnce() -> ReleaseEvent + Send + 'static,
+    ) {
+        let sink = self.sink.clone();
+        let spawned = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || {
+                let _ = sink.send(Event::Release(work()));
+            });
+        match spawned {
+            Ok(handle) => {
+                self.workers.retain(|w| !w.is_finished());
+                self.workers.push(handle);
+            }
+            Err(e) => self.report(ReleaseEvent::SendFailed {
+                id,
+                reason: format!("could not start a worker thread: {e}; nothing was run"),
+                answers: Vec::new(),
+            }),
+        }
+    }
+}
+
+fn other(action: ReleaseAction) -> ReleaseAction {
+    match action {
+        ReleaseAction::Stop => ReleaseAction::Terminate,
+        ReleaseAction::Terminate => ReleaseAction::Stop,
+    }
+}
+
+fn answer_line(answer: &StepAnswer) -> String {
+    let status = answer.status.map(|s| format!(" {s}")).unwrap_or_default();
+    clean(&format!("{}:{status} {}", answer.step, answer.text))
+}
+
+/// What the dialog shows of a planned flow, all of it sanitized.
+fn plan_view(flow: &ReleaseFlow, config: &Config) -> PlanView {
+    let plan = flow.plan();
+    let other_action = other(plan.action);
+    let other_supported = config
+        .host(&plan.host)
+        .and_then(|host| host.release.as_ref())
+        .is_some_and(|release| {
+            ReleaseRequest::build(&plan.host, release, other_action, None).is_ok()
+        });
+    PlanView {
+        provider: plan.provider.as_str().to_string(),
+        instance_id: plan.instance_id.as_deref().map(clean),
+        action: plan.action,
+        effect: plan.effect.clone(),
+        backup: plan.backup.as_ref().map(|argv| {
+            clean(
+                &argv
+                    .iter()
+                    .map(|word| shell_quote(word))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )
+        }),
+        request: plan
+            .request
+            .shown(&plan.host)
+            .iter()
+            .map(|line| clean(line))
+            .collect(),
+        warnings: plan.warnings.iter().map(|w| clean(w)).collect(),
+        token_problem: plan.token_problem.as_deref().map(clean),
+        other_action: other_supported.then_some(other_action),
+    }
+}

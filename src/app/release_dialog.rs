@@ -1,0 +1,464 @@
+//! The release dialog as the model holds it, and its transitions: plan shown, backup run with its
+//! output streamed in, the host name typed (anything else is Cancel), the request sent, the answer
+//! shown. Pure: each step that does something is a `Command` the runtime's release bridge runs,
+//! and its outcome comes back as a `ReleaseEvent`.
+
+use std::collections::VecDeque;
+
+use crate::app::command::Command;
+use crate::app::event::HostId;
+use crate::app::keymap::InputMode;
+use crate::app::model::Model;
+use crate::release::ReleaseAction;
+
+/// How many lines of backup output the dialog keeps.
+pub const BACKUP_LINES_KEPT: usize = 200;
+
+/// What the release will do, as the bridge planned it; every text is already sanitized and the
+/// token shows as `<redacted>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanView {
+    pub provider: String,
+    pub instance_id: Option<String>,
+    pub action: ReleaseAction,
+    /// What the action does to the instance and its disk.
+    pub effect: String,
+    /// The backup command (quoted argv) run on the host first, if any.
+    pub backup: Option<String>,
+    /// The exact request, line by line.
+    pub request: Vec<String>,
+    pub warnings: Vec<String>,
+    /// Why the token could not be loaded; the release cannot go on while this is set.
+    pub token_problem: Option<String>,
+    /// The other action, when the provider supports it (Tab switches to it).
+    pub other_action: Option<ReleaseAction>,
+}
+
+/// Where a release stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReleaseStage {
+    /// The bridge is building the plan (reading the token).
+    Planning,
+    /// The plan is shown; Enter runs the backup.
+    Review,
+    BackingUp,
+    /// The backup failed: the release is blocked unless the user overrides it.
+    BackupFailed { reason: String },
+    /// The user types the host name; Enter with anything else cancels.
+    Typing,
+    Sending,
+    Sent {
+        answers: Vec<String>,
+        problems: Vec<String>,
+    },
+    Failed {
+        reason: String,
+        answers: Vec<String>,
+    },
+    /// Nothing was run or sent (no release config, no token, read-only, ...).
+    Refused { reason: String },
+}
+
+/// How the backup went, as the bridge reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BackupResult {
+    Succeeded,
+    NotConfigured,
+    Failed(String),
+}
+
+/// What the release bridge reports back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReleaseEvent {
+    Planned { id: u64, plan: PlanView },
+    PlanFailed { id: u64, reason: String },
+    BackupLine { id: u64, line: String },
+    BackupDone { id: u64, result: BackupResult },
+    Sent {
+        id: u64,
+        answers: Vec<String>,
+        problems: Vec<String>,
+    },
+    SendFailed {
+        id: u64,
+        reason: String,
+        answers: Vec<String>,
+    },
+}
+
+impl ReleaseEvent {
+    pub fn id(&self) -> u64 {
+        match self {
+            Self::Planned { id, .. }
+            | Self::PlanFailed { id, .. }
+            | Self::BackupLine { id, .. }
+            | Self::BackupDone { id, .. }
+            | Self::Sent { id, .. }
+            | Self::SendFailed { id, .. } => *id,
+        }
+    }
+}
+
+/// How a release was confirmed.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Confirmation {
+    /// What the user typed (the host name, checked again by the flow).
+    Typed(String),
+    /// The auto-release countdown ran out.
+    Unattended,
+}
+
+impl std::fmt::Debug for Confirmation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Typed(typed) => write!(f, "Typed({typed:?})"),
+            Self::Unattended => f.write_str("Unattended"),
+        }
+    }
+}
+
+/// One release in the dialog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseDialog {
+    pub id: u64,
+    pub host: HostId,
+    pub host_name: String,
+    pub action: ReleaseAction,
+    /// Started by the auto-release countdown.
+    pub unattended: bool,
+    pub stage: ReleaseStage,
+    pub plan: Option<PlanView>,
+    /// The newest lines of the backup's output.
+    pub backup_output: VecDeque<String>,
+    pub backup_ran: bool,
+    pub backup_overridden: bool,
+    pub typed: String,
+}
+
+impl ReleaseDialog {
+    /// What keys mean while this dialog is open.
+    pub fn input_mode(&self) -> InputMode {
+        match self.stage {
+            ReleaseStage::Planning | ReleaseStage::BackingUp | ReleaseStage::Sending => {
+                InputMode::ReleaseBusy
+            }
+            ReleaseStage::Review => InputMode::ReleaseReview,
+            ReleaseStage::Typing => InputMode::ReleaseTyping,
+            ReleaseStage::BackupFailed { .. } => InputMode::ReleaseBackupFailed,
+            ReleaseStage::Sent { .. }
+            | ReleaseStage::Failed { .. }
+            | ReleaseStage::Refused { .. } => InputMode::ReleaseDone,
+        }
+    }
+
+    /// Whether the action can still change: not once the backup ran for this action.
+    pub fn can_switch(&self) -> bool {
+        !self.backup_ran
+            && matches!(self.stage, ReleaseStage::Review | ReleaseStage::Typing)
+            && self.plan.as_ref().is_some_and(|p| p.other_action.is_some())
+    }
+}
+
+/// Opens the release dialog for `host` (`R`, or an auto-release whose countdown ran out).
+pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
+    let now_ms = model.now_ms;
+    if model.options.read_only {
+        model.money.notify(
+            "read-only mode: releasing hosts is turned off",
+            true,
+            now_ms,
+        );
+        return Vec::new();
+    }
+    let Some(money) = model.money.hosts.get(host) else {
+        return Vec::new();
+    };
+    if model.money.dialog.is_some() {
+        if unattended && !model.money.pending_auto.contains(&host) {
+            model.money.pending_auto.push_back(host);
+        }
+        return Vec::new();
+    }
+    let host_name = money.config.name.clone();
+    let refusal = if !money.configured {
+        Some(format!(
+            "{host_name} is not in the config, so nothing says how to release it"
+        ))
+    } else if money.config.release.is_none() {
+        Some(format!(
+            "{host_name} has no [hosts.release] table saying how to release it"
+        ))
+    } else if money.ledger.is_released() {
+        Some(format!("{host_name} was already released"))
+    } else {
+        None
+    };
+    let id = model.money.next_release_id();
+    let stage = match &refusal {
+        Some(reason) => ReleaseStage::Refused {
+            reason: reason.clone(),
+        },
+        None => ReleaseStage::Planning,
+    };
+    model.money.dialog = Some(ReleaseDialog {
+        id,
+        host,
+        host_name: host_name.clone(),
+        action: ReleaseAction::Stop,
+        unattended,
+        stage,
+        plan: None,
+        backup_output: VecDeque::new(),
+        backup_ran: false,
+        backup_overridden: false,
+        typed: String::new(),
+    });
+    model.mark_dirty();
+    if refusal.is_some() {
+        return Vec::new();
+    }
+    vec![Command::PlanRelease {
+        id,
+        host: host_name,
+        action: ReleaseAction::Stop,
+        // The user sees the action and types the name; an unattended release only stops.
+        fallback: !unattended,
+        cost: model.money.cost(host).cloned(),
+    }]
+}
+
+/// A report from the release bridge.
+pub fn on_event(model: &mut Model, event: ReleaseEvent) -> Vec<Command> {
+    let now_ms = model.now_ms;
+    if model
+        .money
+        .dialog
+        .as_ref()
+        .is_none_or(|d| d.id != event.id())
+    {
+        // A release cancelled meanwhile: whatever it reports changes nothing.
+        return Vec::new();
+    }
+    model.mark_dirty();
+    let Some(dialog) = model.money.dialog.as_mut() else {
+        return Vec::new();
+    };
+    let id = dialog.id;
+    match event {
+        ReleaseEvent::Planned { plan, .. } => {
+            if dialog.stage != ReleaseStage::Planning {
+                return Vec::new();
+            }
+            dialog.action = plan.action;
+            let token_problem = plan.token_problem.clone();
+            let backup = plan.backup.is_some() && !dialog.backup_ran;
+            dialog.plan = Some(plan);
+            if let Some(problem) = token_problem {
+                dialog.stage = ReleaseStage::Refused {
+                    reason: format!("cannot release without the API token: {problem}"),
+                };
+                return vec![Command::CancelRelease { id }];
+            }
+            if dialog.unattended {
+                if backup {
+                    dialog.stage = ReleaseStage::BackingUp;
+                    vec![Command::RunBackup { id }]
+                } else {
+                    dialog.stage = ReleaseStage::Sending;
+                    vec![send_command(dialog, Confirmation::Unattended)]
+                }
+            } else {
+                dialog.stage = if backup {
+                    ReleaseStage::Review
+                } else {
+                    ReleaseStage::Typing
+                };
+                Vec::new()
+            }
+        }
+        ReleaseEvent::PlanFailed { reason, .. } => {
+            dialog.stage = ReleaseStage::Refused { reason };
+            Vec::new()
+        }
+        ReleaseEvent::BackupLine { line, .. } => {
+            if dialog.backup_output.len() == BACKUP_LINES_KEPT {
+                dialog.backup_output.pop_front();
+            }
+            dialog.backup_output.push_back(line);
+            Vec::new()
+        }
+        ReleaseEvent::BackupDone { result, .. } => {
+            if dialog.stage != ReleaseStage::BackingUp {
+                return Vec::new();
+            }
+            dialog.backup_ran = true;
+            match result {
+                BackupResult::Failed(reason) => {
+                    dialog.stage = ReleaseStage::BackupFailed { reason };
+                    Vec::new()
+                }
+                BackupResult::Succeeded | BackupResult::NotConfigured if dialog.unattended => {
+                    dialog.stage = ReleaseStage::Sending;
+                    vec![send_command(dialog, Confirmation::Unattended)]
+                }
+                BackupResult::Succeeded | BackupResult::NotConfigured => {
+                    dialog.stage = ReleaseStage::Typing;
+                    Vec::new()
+                }
+            }
+        }
+        ReleaseEvent::Sent {
+            answers, problems, ..
+        } => {
+            dialog.stage = ReleaseStage::Sent { answers, problems };
+            let (host, action) = (dialog.host, dialog.action);
+            let provider = dialog
+                .plan
+                .as_ref()
+                .map(|p| p.provider.clone())
+                .unwrap_or_default();
+            let name = dialog.host_name.clone();
+            if let Some(money) = model.money.hosts.get_mut(host) {
+                money.ledger.close(now_ms, action.as_str(), &provider);
+            }
+            let limits = model.options.money.fleet_limits;
+            model.money.recompute(now_ms, &limits);
+            model
+                .money
+                .notify(format!("{name}: {} sent and accepted", action.as_str()), false, now_ms);
+            Vec::new()
+        }
+        ReleaseEvent::SendFailed {
+            reason, answers, ..
+        } => {
+            dialog.stage = ReleaseStage::Failed { reason, answers };
+            Vec::new()
+        }
+    }
+}
+
+fn send_command(dialog: &ReleaseDialog, confirmation: Confirmation) -> Command {
+    Command::SendRelease {
+        id: dialog.id,
+        confirmation,
+        override_backup: dialog.backup_overridden,
+    }
+}
+
+/// Enter: runs the backup from the plan, or checks the typed name.
+pub fn proceed(model: &mut Model) -> Vec<Command> {
+    let Some(dialog) = model.money.dialog.as_mut() else {
+        return Vec::new();
+    };
+    match dialog.stage {
+        ReleaseStage::Review => {
+            dialog.stage = ReleaseStage::BackingUp;
+            vec![Command::RunBackup { id: dialog.id }]
+        }
+        ReleaseStage::Typing => {
+            let typed = dialog.typed.trim().to_string();
+            if typed == dialog.host_name {
+                dialog.stage = ReleaseStage::Sending;
+                vec![send_command(dialog, Confirmation::Typed(typed))]
+            } else {
+                let why = if typed.is_empty() {
+                    "cancelled".to_string()
+                } else {
+                    format!(
+                        "{:?} is not the host name, cancelled",
+                        crate::ui::format::clean(&typed)
+                    )
+                };
+                cancel_with(model, &why)
+            }
+        }
+        ReleaseStage::BackupFailed { .. } => cancel_with(model, "cancelled"),
+        _ => Vec::new(),
+    }
+}
+
+/// Esc: cancels at any step before the request goes out; closes a finished dialog.
+pub fn cancel(model: &mut Model) -> Vec<Command> {
+    match model.money.dialog.as_ref().map(|d| &d.stage) {
+        None | Some(ReleaseStage::Sending) => Vec::new(),
+        Some(
+            ReleaseStage::Sent { .. } | ReleaseStage::Failed { .. } | ReleaseStage::Refused { .. },
+        ) => close(model),
+        Some(_) => cancel_with(model, "cancelled"),
+    }
+}
+
+fn cancel_with(model: &mut Model, why: &str) -> Vec<Command> {
+    let Some(dialog) = model.money.dialog.take() else {
+        return Vec::new();
+    };
+    let now_ms = model.now_ms;
+    model.money.notify(
+        format!(
+            "release of {}: {why}; nothing was sent",
+            dialog.host_name
+        ),
+        true,
+        now_ms,
+    );
+    let mut commands = vec![Command::CancelRelease { id: dialog.id }];
+    commands.extend(next_pending(model));
+    commands
+}
+
+/// Any key on a finished dialog closes it.
+pub fn close(model: &mut Model) -> Vec<Command> {
+    let Some(dialog) = model.money.dialog.take() else {
+        return Vec::new();
+    };
+    let mut commands = vec![Command::CancelRelease { id: dialog.id }];
+    commands.extend(next_pending(model));
+    commands
+}
+
+/// Starts the next auto-release that waited for the dialog.
+fn next_pending(model: &mut Model) -> Vec<Command> {
+    match model.money.pending_auto.pop_front() {
+        Some(host) => open(model, host, true),
+        None => Vec::new(),
+    }
+}
+
+/// Tab, `s`, `t`: another action, planned afresh (only before the backup ran).
+pub fn switch_action(model: &mut Model, wanted: Option<ReleaseAction>) -> Vec<Command> {
+    let cost = model
+        .money
+        .dialog
+        .as_ref()
+        .and_then(|d| model.money.cost(d.host).cloned());
+    let Some(dialog) = model.money.dialog.as_mut() else {
+        return Vec::new();
+    };
+    let Some(other) = dialog.plan.as_ref().and_then(|p| p.other_action) else {
+        return Vec::new();
+    };
+    if !dialog.can_switch() || wanted.is_some_and(|w| w != other) {
+        return Vec::new();
+    }
+    dialog.action = other;
+    dialog.stage = ReleaseStage::Planning;
+    dialog.typed.clear();
+    vec![Command::PlanRelease {
+        id: dialog.id,
+        host: dialog.host_name.clone(),
+        action: other,
+        fallback: false,
+        cost,
+    }]
+}
+
+/// `o` after a failed backup: go on to the typed confirmation anyway.
+pub fn override_backup(model: &mut Model) -> Vec<Command> {
+    if let Some(dialog) = model.money.dialog.as_mut()
+        && matches!(dialog.stage, ReleaseStage::BackupFailed { .. })
+    {
+        dialog.backup_overridden = true;
+        dialog.stage = ReleaseStage::Typing;
+    }
+    Vec::new()
+}

@@ -1,0 +1,358 @@
+//! `gpufleet check`: is this the card I paid for? Reads a host's GPUs at rest (nvidia-smi,
+//! kernel log), loads them with an embedded PyTorch probe sent over SSH standard input, and
+//! grades identity, health, power, PCIe, usable VRAM, throughput and a sustained load.
+
+mod evaluate;
+pub mod expect;
+mod format;
+mod inventory;
+mod load;
+pub mod probe;
+mod probe_progress;
+pub mod reference;
+mod render;
+pub mod report;
+mod runner;
+pub mod storage;
+mod verdict;
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::config::Expect;
+use crate::remote::{LinkOptions, RemoteError, RemoteHost};
+use crate::telemetry::source::{StopFlag, now_ms};
+
+pub use evaluate::Observed;
+pub use expect::{ExpectError, ExpectFlags, expect_from_flags, model_matches};
+pub use inventory::{Inventory, KernelLog};
+pub use probe::{PROBE_SCRIPT, ProbeData, ProbeSettings};
+pub use render::{render_json, render_text};
+pub use report::{
+    Category, CheckReport, CheckResult, EXIT_COULD_NOT_RUN, EXIT_FAIL, EXIT_PASS, EXIT_WARN,
+    GpuFigures, Status, exit_code,
+};
+pub use runner::{LocalRunner, RemoteRunner, RunEnd, Runner};
+
+/// Where the check runs.
+#[derive(Debug, Clone)]
+pub enum CheckTarget {
+    /// This machine: local `nvidia-smi`, `python3` and `dmesg`, run without a shell.
+    Local,
+    /// A host over SSH; each step opens its own session.
+    Remote(RemoteHost, LinkOptions),
+}
+
+/// How the check runs. `Default` is a real check (about 60 s of sustained load).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckOptions {
+    /// Length of the sustained load; 0 leaves it out.
+    pub sustain_s: f64,
+    /// Timed part of each benchmark (after its warm-up).
+    pub bench_s: f64,
+    /// Size of the square matrices multiplied.
+    pub matmul_n: u32,
+    /// Share of the free memory the VRAM check allocates.
+    pub vram_fraction: f64,
+    /// Throughput is reported per window of this length during the sustained load.
+    pub window_s: f64,
+    /// nvidia-smi sampling period during the load.
+    pub sample_interval_ms: u32,
+    /// Program names (or paths) on the target.
+    pub python: String,
+    pub nvidia_smi: String,
+    /// Empty skips the kernel log.
+    pub dmesg: String,
+    /// Whether to run the PyTorch probe at all.
+    pub run_probe: bool,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        Self {
+            sustain_s: 60.0,
+            bench_s: 2.0,
+            matmul_n: 8192,
+            vram_fraction: 0.95,
+            window_s: 2.0,
+            sample_interval_ms: 500,
+            python: "python3".to_string(),
+            nvidia_smi: "nvidia-smi".to_string(),
+            dmesg: "dmesg".to_string(),
+            run_probe: true,
+        }
+    }
+}
+
+impl CheckOptions {
+    fn probe_settings(&self) -> ProbeSettings {
+        ProbeSettings {
+            sustain_s: self.sustain_s,
+            bench_s: self.bench_s,
+            matmul_n: self.matmul_n,
+            vram_fraction: self.vram_fraction,
+            window_s: self.window_s,
+            sample_interval_ms: self.sample_interval_ms,
+        }
+    }
+
+    fn validate(&self) -> Result<(), CheckError> {
+        let bad = |what: &str, value: String| {
+            Err(CheckError::Options {
+                message: format!("{what} {value}"),
+            })
+        };
+        if !(self.sustain_s.is_finite() && (0.0..=3600.0).contains(&self.sustain_s)) {
+            return bad("sustained load must last 0 to 3600 s, not", self.sustain_s.to_string());
+        }
+        if !(self.bench_s.is_finite() && self.bench_s > 0.0 && self.bench_s <= 60.0) {
+            return bad("benchmarks must time 0 to 60 s, not", self.bench_s.to_string());
+        }
+        if !(256..=65536).contains(&self.matmul_n) {
+            return bad("matrix size must be 256 to 65536, not", self.matmul_n.to_string());
+        }
+        if !(self.vram_fraction > 0.0 && self.vram_fraction < 1.0) {
+            return bad("VRAM share must be between 0 and 1, not", self.vram_fraction.to_string());
+        }
+        if !(self.window_s.is_finite() && self.window_s >= 0.1) {
+            return bad("windows must be at least 0.1 s, not", self.window_s.to_string());
+        }
+        if self.python.is_empty() || self.nvidia_smi.is_empty() {
+            return bad("program names must not be empty:", format!("{:?}", (&self.python, &self.nvidia_smi)));
+        }
+        Ok(())
+    }
+}
+
+/// What the check is doing, for a progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckPhase {
+    Inventory,
+    KernelLog,
+    /// Starting Python and importing PyTorch.
+    Probe,
+    Matmul { gpu: u32 },
+    Copy { gpu: u32 },
+    Vram { gpu: u32 },
+    Sustain,
+    Done,
+}
+
+impl CheckPhase {
+    pub fn label(self) -> String {
+        match self {
+            CheckPhase::Inventory => "reading nvidia-smi".to_string(),
+            CheckPhase::KernelLog => "reading the kernel log".to_string(),
+            CheckPhase::Probe => "starting PyTorch".to_string(),
+            CheckPhase::Matmul { gpu } => format!("GPU {gpu}: matrix multiply"),
+            CheckPhase::Copy { gpu } => format!("GPU {gpu}: memory copy"),
+            CheckPhase::Vram { gpu } => format!("GPU {gpu}: filling VRAM"),
+            CheckPhase::Sustain => "sustained load".to_string(),
+            CheckPhase::Done => "done".to_string(),
+        }
+    }
+}
+
+/// One live reading during the load (nvidia-smi's, plus the last window's throughput).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LiveReading {
+    /// nvidia-smi index.
+    pub gpu: u32,
+    pub utilization_pct: Option<f64>,
+    pub temperature_c: Option<f64>,
+    pub power_w: Option<f64>,
+    pub power_limit_w: Option<f64>,
+    pub sm_clock_mhz: Option<u32>,
+    pub tflops: Option<f64>,
+}
+
+/// A progress report: where the check is, how far overall (0 to 1), and the latest reading.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckProgress {
+    pub phase: CheckPhase,
+    pub fraction: f64,
+    pub message: String,
+    pub reading: Option<LiveReading>,
+}
+
+/// Why a check could not run (exit code 3). What the GPUs do wrong is never an error: it is a
+/// verdict in the report.
+#[derive(Debug, Error)]
+pub enum CheckError {
+    #[error("cannot run the check on the host: {0}")]
+    Remote(#[from] RemoteError),
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("an empty command was given to run")]
+    EmptyCommand,
+    #[error("invalid check options: {message}")]
+    Options { message: String },
+    #[error("invalid expectation: {0}")]
+    Expect(#[from] ExpectError),
+    #[error("the check was stopped")]
+    Stopped,
+}
+
+/// Runs the whole check on `target` and grades it against `expect` (whose empty fields fall
+/// back to the card's own limits and the reference table). Blocking; `progress` is called from
+/// this thread; `stop` ends it early with [`CheckError::Stopped`].
+pub fn run_check(
+    target: CheckTarget,
+    expect: &Expect,
+    opts: &CheckOptions,
+    progress: &mut dyn FnMut(CheckProgress),
+    stop: &StopFlag,
+) -> Result<CheckReport, CheckError> {
+    opts.validate()?;
+    expect::validate(expect)?;
+    let started_at_ms = now_ms();
+    let (mut runner, host, target_text): (Box<dyn Runner>, String, String) = match target {
+        CheckTarget::Local => (Box::new(LocalRunner), "local".to_string(), "local".to_string()),
+        CheckTarget::Remote(host, link) => {
+            let name = host.name.clone();
+            let text = format!("ssh {}", host.target);
+            (Box::new(RemoteRunner { host, opts: link }), name, text)
+        }
+    };
+    let observed = observe(runner.as_mut(), opts, progress, stop)?;
+    let (checks, gpus) = evaluate::evaluate(&observed, expect, opts.sustain_s);
+    let mut report = CheckReport {
+        schema: report::SCHEMA_VERSION,
+        host,
+        target: target_text,
+        started_at_ms,
+        duration_ms: now_ms().saturating_sub(started_at_ms),
+        gpufleet_version: env!("CARGO_PKG_VERSION").to_string(),
+        expect: report::ExpectSummary {
+            gpu: expect.gpu.clone(),
+            count: expect.count,
+            memory_gib: expect.memory_gib,
+            min_cuda: expect.min_cuda.map(|c| c.to_string()),
+        },
+        settings: report::RunSettings {
+            sustain_s: opts.sustain_s,
+            bench_s: opts.bench_s,
+            matmul_n: opts.matmul_n,
+            vram_fraction: opts.vram_fraction,
+        },
+        driver_version: observed.inventory.driver_version(),
+        cuda_version: observed.inventory.cuda_version(),
+        torch_version: observed.probe.torch_version.clone(),
+        torch_cuda: observed.probe.torch_cuda.clone(),
+        gpus,
+        checks,
+        status: Status::Pass,
+        exit_code: EXIT_PASS,
+    };
+    report.finish();
+    progress(CheckProgress {
+        phase: CheckPhase::Done,
+        fraction: 1.0,
+        message: format!("{}: {}", report.host, report.status.word()),
+        reading: None,
+    });
+    Ok(report)
+}
+
+/// Gathers everything from the host with any [`Runner`]; `run_check` with the runner chosen
+/// for you. Public so other front ends (and tests) can drive a check through their own runner.
+pub fn observe(
+    runner: &mut dyn Runner,
+    opts: &CheckOptions,
+    progress: &mut dyn FnMut(CheckProgress),
+    stop: &StopFlag,
+) -> Result<Observed, CheckError> {
+    let say = |progress: &mut dyn FnMut(CheckProgress), phase: CheckPhase, fraction: f64| {
+        progress(CheckProgress {
+            phase,
+            fraction,
+            message: phase.label(),
+            reading: None,
+        });
+    };
+    say(progress, CheckPhase::Inventory, 0.0);
+    let inventory = inventory::collect_inventory(runner, &opts.nvidia_smi, stop)?;
+    stopped(stop)?;
+    say(progress, CheckPhase::KernelLog, 0.03);
+    let kernel = inventory::read_kernel_log(runner, &opts.dmesg, stop)?;
+    stopped(stop)?;
+    let probe = if let Some(failure) = &inventory.failure {
+        ProbeData {
+            skip: Some(format!("not run: {failure}")),
+            ..ProbeData::default()
+        }
+    } else if !opts.run_probe {
+        ProbeData {
+            skip: Some("the PyTorch probe was turned off".to_string()),
+            ..ProbeData::default()
+        }
+    } else {
+        say(progress, CheckPhase::Probe, 0.05);
+        let gpus = inventory.gpus().len().max(1);
+        run_probe(runner, opts, gpus, progress, stop)?
+    };
+    stopped(stop)?;
+    Ok(Observed {
+        inventory,
+        kernel,
+        probe,
+    })
+}
+
+fn stopped(stop: &StopFlag) -> Result<(), CheckError> {
+    if stop.is_set() {
+        Err(CheckError::Stopped)
+    } else {
+        Ok(())
+    }
+}
+
+/// Runs the embedded script and gathers its lines, reporting progress as they come.
+fn run_probe(
+    runner: &mut dyn Runner,
+    opts: &CheckOptions,
+    gpus: usize,
+    progress: &mut dyn FnMut(CheckProgress),
+    stop: &StopFlag,
+) -> Result<ProbeData, CheckError> {
+    let argv = probe::probe_argv(&opts.python, &opts.nvidia_smi, &opts.probe_settings());
+    // Generous: importing PyTorch can take a minute on a cold disk, and filling a large card's
+    // memory takes seconds per pass.
+    let per_gpu_s = 6.0 * opts.bench_s + 90.0;
+    let limit_s = 180.0 + opts.sustain_s * 1.5 + per_gpu_s * gpus as f64;
+    let mut tracker = probe_progress::Tracker::new(gpus, opts.sustain_s);
+    let mut data = ProbeData::default();
+    let end = runner.run(
+        &argv,
+        Some(PROBE_SCRIPT.as_bytes()),
+        Duration::from_secs_f64(limit_s),
+        stop,
+        &mut |line| {
+            let update = data.feed(line);
+            if let Some(p) = tracker.update(&update, &data) {
+                progress(p);
+            }
+        },
+    )?;
+    if data.skip.is_some() || data.done {
+        return Ok(data);
+    }
+    if end.missing || (data.protocol.is_none() && end.exit_status == Some(127)) {
+        data.skip = Some(format!("{} is not installed on the host", opts.python));
+    } else if end.timed_out {
+        data.failure = Some(format!("the probe did not finish within {limit_s:.0} s"));
+    } else if data.protocol.is_none() {
+        let said = data.last_noise().unwrap_or("no output").to_string();
+        data.skip = Some(format!("{} could not run the probe: {said}", opts.python));
+    } else {
+        let status = end.exit_status.map_or("a signal".to_string(), |s| format!("exit {s}"));
+        let said = data.last_noise().map(|n| format!(": {n}")).unwrap_or_default();
+        data.failure = Some(format!("the probe ended with {status}{said}"));
+    }
+    Ok(data)
+}

@@ -1,0 +1,224 @@
+//! Built-in advice steps: conclusions drawn from facts rather than from a command. The one so
+//! far matches the driver's CUDA version and the GPU's compute capability against PyTorch's
+//! build and prints the exact install command that fixes a mismatch (faults.md section 6).
+
+use crate::playbook::facts::Facts;
+
+/// PyTorch wheel indexes and the architectures they carry (PyTorch 2.9 lists quoted in
+/// faults.md 6.3), newest first.
+const WHEELS: [(&str, (u32, u32), &[(u32, u32)]); 3] = [
+    (
+        "cu130",
+        (13, 0),
+        &[(7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (12, 0)],
+    ),
+    (
+        "cu128",
+        (12, 8),
+        &[(7, 0), (7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (12, 0)],
+    ),
+    (
+        "cu126",
+        (12, 6),
+        &[(5, 0), (6, 0), (7, 0), (7, 5), (8, 0), (8, 6), (9, 0)],
+    ),
+];
+
+/// Minimum Linux driver per CUDA toolkit (faults.md 6.2, CUDA release notes table 3).
+const MIN_DRIVER: [((u32, u32), &str); 3] = [
+    ((13, 0), "580.65.06"),
+    ((12, 8), "570.26"),
+    ((12, 6), "560.28.03"),
+];
+
+const INDEX_URL: &str = "https://download.pytorch.org/whl";
+
+fn major_minor(text: &str) -> Option<(u32, u32)> {
+    let text = text.trim().trim_start_matches("sm_");
+    if let Some((major, minor)) = text.split_once('.') {
+        let minor = minor.split('.').next()?;
+        return Some((major.parse().ok()?, minor.parse().ok()?));
+    }
+    // `sm_90` style: the last digit is the minor version.
+    if text.len() >= 2 && text.chars().all(|c| c.is_ascii_digit()) {
+        let (major, minor) = text.split_at(text.len() - 1);
+        return Some((major.parse().ok()?, minor.parse().ok()?));
+    }
+    None
+}
+
+/// Code built for `arch` runs on `device` when the major versions match and the device is not
+/// older (NVIDIA GPUs are backward compatible within a major version).
+fn runs_on(arch: (u32, u32), device: (u32, u32)) -> bool {
+    arch.0 == device.0 && arch.1 <= device.1
+}
+
+fn shown((major, minor): (u32, u32)) -> String {
+    format!("{major}.{minor}")
+}
+
+/// The advice lines for `torch-install`, from facts `driver_cuda`, `compute_cap` (per GPU) or
+/// `torch_capability`, `torch_version`, `torch_cuda` and `torch_archs`.
+pub fn torch_install(facts: &Facts, gpu: Option<u32>) -> Vec<String> {
+    let gpu = gpu.or_else(|| facts.gpu_indexes().first().copied());
+    let driver = facts.get("driver_cuda", None).and_then(major_minor);
+    let device = facts
+        .get("compute_cap", gpu)
+        .and_then(major_minor)
+        .or_else(|| facts.get("torch_capability", None).and_then(major_minor));
+    let torch_cuda = facts.get("torch_cuda", None).and_then(major_minor);
+    let archs: Vec<(u32, u32)> = facts
+        .get("torch_archs", None)
+        .unwrap_or("")
+        .split_whitespace()
+        .filter_map(major_minor)
+        .collect();
+    let version = facts.get("torch_version", None).unwrap_or("not found");
+    let mut out = Vec::new();
+    let (Some(driver), Some(device)) = (driver, device) else {
+        out.push(
+            "The driver's CUDA version or the GPU's compute capability could not be read; \
+             fix the driver first (runbook driver-lost)."
+                .to_string(),
+        );
+        return out;
+    };
+    out.push(format!(
+        "Driver supports CUDA up to {}; the GPU is sm_{}{} (compute capability {}).",
+        shown(driver),
+        device.0,
+        device.1,
+        shown(device)
+    ));
+    match torch_cuda {
+        Some(built) => out.push(format!(
+            "PyTorch {version} is built for CUDA {}{}.",
+            shown(built),
+            if archs.is_empty() {
+                String::new()
+            } else {
+                let list: Vec<String> = archs.iter().map(|a| format!("sm_{}{}", a.0, a.1)).collect();
+                format!(" with kernels for {}", list.join(" "))
+            }
+        )),
+        None => out.push(format!("PyTorch: {version} (no CUDA build found).")),
+    }
+    let too_new = torch_cuda.is_some_and(|built| built > driver);
+    let arch_missing = !archs.is_empty() && !archs.iter().any(|a| runs_on(*a, device));
+    if torch_cuda.is_some() && !too_new && !arch_missing {
+        out.push("They match: no reinstall needed.".to_string());
+        return out;
+    }
+    if too_new {
+        out.push(
+            "\"The NVIDIA driver on your system is too old\": this PyTorch needs a newer CUDA \
+             driver than the host has."
+                .to_string(),
+        );
+    }
+    if arch_missing {
+        out.push(format!(
+            "\"no kernel image is available for execution on the device\": this PyTorch has \
+             no kernels for sm_{}{}; a driver update cannot fix that.",
+            device.0, device.1
+        ));
+    }
+    let fitting = WHEELS
+        .iter()
+        .find(|(_, cuda, arch)| *cuda <= driver && arch.iter().any(|a| runs_on(*a, device)));
+    match fitting {
+        Some((tag, cuda, _)) => {
+            out.push(format!(
+                "Install a build for CUDA {} that has sm_{}{} kernels:",
+                shown(*cuda),
+                device.0,
+                device.1
+            ));
+            out.push(format!(
+                "  python3 -m pip install --upgrade torch --index-url {INDEX_URL}/{tag}"
+            ));
+            out.push(
+                "  (install torchvision/torchaudio from the same index if you use them)"
+                    .to_string(),
+            );
+        }
+        None => {
+            let wanted = WHEELS
+                .iter()
+                .find(|(_, _, arch)| arch.iter().any(|a| runs_on(*a, device)));
+            match wanted {
+                Some((tag, cuda, _)) => {
+                    let min = MIN_DRIVER
+                        .iter()
+                        .find(|(c, _)| c == cuda)
+                        .map_or("a newer driver", |(_, d)| d);
+                    out.push(format!(
+                        "No current PyTorch build runs on this driver: CUDA {} ({tag}) needs \
+                         Linux driver >= {min}. Upgrade the driver, or rent a host with one.",
+                        shown(*cuda)
+                    ));
+                }
+                None => out.push(format!(
+                    "Current PyTorch builds have no kernels for sm_{}{}: use an older PyTorch \
+                     release or another GPU.",
+                    device.0, device.1
+                )),
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(pairs: &[(&str, &str)]) -> Facts {
+        let mut f = Facts::default();
+        for (k, v) in pairs {
+            f.set(k, *v);
+        }
+        f
+    }
+
+    #[test]
+    fn the_h200_build_matches() {
+        // The H200's own answers: driver CUDA 13.0, torch 2.11.0+cu130, capability 9.0.
+        let f = facts(&[
+            ("driver_cuda", "13.0"),
+            ("torch_capability", "9.0"),
+            ("torch_version", "2.11.0+cu130"),
+            ("torch_cuda", "13.0"),
+            ("torch_archs", "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120"),
+        ]);
+        let text = torch_install(&f, None).join("\n");
+        assert!(text.contains("no reinstall needed"), "{text}");
+    }
+
+    #[test]
+    fn a_build_newer_than_the_driver_gets_an_older_wheel() {
+        let f = facts(&[
+            ("driver_cuda", "12.8"),
+            ("torch_capability", "9.0"),
+            ("torch_version", "2.11.0+cu130"),
+            ("torch_cuda", "13.0"),
+        ]);
+        let text = torch_install(&f, None).join("\n");
+        assert!(text.contains("too old"), "{text}");
+        assert!(text.contains("whl/cu128"), "{text}");
+    }
+
+    #[test]
+    fn a_missing_arch_is_not_fixed_by_a_driver() {
+        // A P100 (sm_60) on a build for sm_70 and newer, the Kaggle case in faults.md 6.3.
+        let f = facts(&[
+            ("driver_cuda", "12.8"),
+            ("torch_capability", "6.0"),
+            ("torch_cuda", "12.8"),
+            ("torch_archs", "sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120"),
+        ]);
+        let text = torch_install(&f, None).join("\n");
+        assert!(text.contains("no kernel image"), "{text}");
+        assert!(text.contains("whl/cu126"), "{text}");
+    }
+}

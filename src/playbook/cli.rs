@@ -1,0 +1,338 @@
+//! `gpufleet playbook list | show ID | run ID | undo`: the library side of the CLI. Each
+//! function takes what clap resolved and returns text or an exit code; `main` only wires them.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use crate::audit::AuditLog;
+use crate::playbook::catalog::Catalog;
+use crate::playbook::confirm::Confirmer;
+use crate::playbook::exec::{Executor, LocalExecutor};
+use crate::playbook::model::{Check, Danger, OnFail, Runbook, Step};
+use crate::playbook::params::split_assignment;
+use crate::playbook::reboot::RebootOptions;
+use crate::playbook::remote_exec::RemoteExecutor;
+use crate::playbook::report::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, RunOutcome, TextObserver};
+use crate::playbook::runner::{RunOptions, Tools, run};
+use crate::playbook::undo::{UndoRecord, UndoStore};
+use crate::playbook::PlaybookError;
+use crate::remote::{LinkOptions, RemoteHost};
+use crate::telemetry::source::StopFlag;
+
+/// Where a runbook runs.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// This machine, commands started directly.
+    Local,
+    /// An SSH host, one session per command.
+    Remote(RemoteHost, LinkOptions),
+}
+
+impl Target {
+    fn executor(self) -> Box<dyn Executor> {
+        match self {
+            Target::Local => Box::new(LocalExecutor::default()),
+            Target::Remote(host, options) => Box::new(RemoteExecutor::new(host, options)),
+        }
+    }
+}
+
+/// `gpufleet playbook run ID (--host NAME | --local) [--param K=V]... [--gpu N] [--dry-run]`.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub runbook: String,
+    pub target: Target,
+    /// `--param NAME=VALUE`, as typed.
+    pub params: Vec<String>,
+    /// `--gpu N`, the same as `--param gpu=N`.
+    pub gpu: Option<u32>,
+    pub dry_run: bool,
+    pub read_only: bool,
+    pub reboot: RebootOptions,
+}
+
+/// `gpufleet playbook undo (--host NAME | --local) [--dry-run]`.
+#[derive(Debug, Clone)]
+pub struct UndoRequest {
+    pub target: Target,
+    pub dry_run: bool,
+    pub read_only: bool,
+}
+
+/// `gpufleet playbook list`: one line per runbook with the findings it addresses.
+pub fn list_command(catalog: &Catalog) -> String {
+    let width = catalog
+        .entries()
+        .iter()
+        .map(|e| e.runbook.id.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for entry in catalog.entries() {
+        let book = &entry.runbook;
+        let _ = write!(out, "{:width$}  {}", book.id, book.title);
+        if !book.when.is_empty() {
+            let _ = write!(out, "  [{}]", book.when.join(", "));
+        }
+        if !entry.origin.starts_with("embedded:") {
+            let _ = write!(out, "  ({})", entry.origin);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn find<'c>(catalog: &'c Catalog, id: &str) -> Result<&'c Runbook, PlaybookError> {
+    catalog.get(id).ok_or_else(|| PlaybookError::UnknownRunbook {
+        id: id.to_string(),
+        known: catalog
+            .entries()
+            .iter()
+            .map(|e| e.runbook.id.clone())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// `gpufleet playbook show ID`: every step with its danger, command template and conditions.
+pub fn show_command(catalog: &Catalog, id: &str) -> Result<String, PlaybookError> {
+    let book = find(catalog, id)?;
+    let mut out = String::new();
+    let _ = writeln!(out, "{}: {}\n\n{}", book.id, book.title, book.summary.trim());
+    if !book.when.is_empty() {
+        let _ = writeln!(out, "\nfor findings: {}", book.when.join(", "));
+    }
+    if !book.params.is_empty() {
+        let _ = writeln!(out, "\nparameters:");
+        for p in &book.params {
+            let _ = writeln!(out, "  {} ({:?}): {}", p.name, p.kind, p.help.trim());
+        }
+    }
+    let _ = writeln!(out, "\nsteps:");
+    for (i, step) in book.steps.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {}. {} [{}{}] ({}, timeout {} s)",
+            i + 1,
+            step.title,
+            step.danger,
+            if step.root { ", needs root" } else { "" },
+            step.id,
+            step.timeout_s
+        );
+        let command = match &step.advice {
+            Some(name) => format!("(built-in advice: {name})"),
+            None => crate::playbook::runner::display(&step.command),
+        };
+        let _ = writeln!(out, "     $ {command}");
+        let _ = writeln!(out, "     why: {}", step.why.trim());
+        let conditions: Vec<String> = step
+            .only_if
+            .iter()
+            .map(|c| describe(c, "and"))
+            .chain(step.only_if_any.iter().map(|c| describe(c, "or")))
+            .collect();
+        if !conditions.is_empty() {
+            let _ = writeln!(out, "     only if: {}", conditions.join(" "));
+        }
+        if step.reboot {
+            let _ = writeln!(
+                out,
+                "     then waits for the host to come back and re-runs: {}",
+                step.rerun.join(", ")
+            );
+        }
+        if let Some(undo) = &step.undo {
+            let _ = writeln!(
+                out,
+                "     undo: {}",
+                crate::playbook::runner::display(&undo.command)
+            );
+        }
+    }
+    Ok(out)
+}
+
+fn describe(c: &crate::playbook::model::Condition, joiner: &str) -> String {
+    let what = match (&c.fact, &c.step) {
+        (Some(fact), _) => {
+            let test = c
+                .equals
+                .as_ref()
+                .map(|v| format!("= {v}"))
+                .or_else(|| c.not_equals.as_ref().map(|v| format!("!= {v}")))
+                .or_else(|| c.at_least.map(|v| format!(">= {v}")))
+                .unwrap_or_default();
+            format!("{fact} {test}")
+        }
+        (None, Some(step)) => format!("{step} is {:?}", c.is.unwrap_or(crate::playbook::model::StepIs::Ok)),
+        _ => String::new(),
+    };
+    format!("({joiner}) {what}")
+}
+
+/// `gpufleet playbook run`: runs the runbook and returns the exit code (see `report::EXIT_*`).
+pub fn run_command(
+    catalog: &Catalog,
+    request: RunRequest,
+    confirmer: &mut dyn Confirmer,
+    out: &mut dyn Write,
+    audit: &AuditLog,
+    stop: &StopFlag,
+) -> u8 {
+    let book = match find(catalog, &request.runbook) {
+        Ok(book) => book,
+        Err(e) => {
+            let _ = writeln!(out, "gpufleet: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut given = Vec::new();
+    for text in &request.params {
+        match split_assignment(text) {
+            Ok(pair) => given.push(pair),
+            Err(e) => {
+                let _ = writeln!(out, "gpufleet: {e}");
+                return EXIT_USAGE;
+            }
+        }
+    }
+    if let Some(gpu) = request.gpu {
+        given.push(("gpu".to_string(), gpu.to_string()));
+    }
+    let options = RunOptions {
+        dry_run: request.dry_run,
+        read_only: request.read_only,
+        reboot: request.reboot,
+    };
+    let mut exec = request.target.executor();
+    let mut observer = TextObserver::new(out);
+    let undo = UndoStore::beside(audit.path());
+    let report = run(
+        book,
+        &given,
+        &options,
+        Tools {
+            exec: exec.as_mut(),
+            confirmer,
+            observer: &mut observer,
+            audit,
+            undo: &undo,
+            stop,
+        },
+    );
+    report.outcome.exit_code()
+}
+
+/// The two steps of an undo: the recorded command, then the recorded read-back.
+fn undo_runbook(record: &UndoRecord, original: Option<&Step>) -> Runbook {
+    let step = |id: &str, title: String, danger: Danger, command: Vec<String>, check: Check| Step {
+        id: id.to_string(),
+        title,
+        why: format!(
+            "restores what {} step {} changed",
+            record.runbook, record.step
+        ),
+        danger,
+        command,
+        timeout_s: record.timeout_s,
+        root: false,
+        check,
+        capture: Vec::new(),
+        explain: original.map(|s| s.explain.clone()).unwrap_or_default(),
+        on_fail: OnFail::Stop,
+        only_if: Vec::new(),
+        only_if_any: Vec::new(),
+        undo: None,
+        reboot: false,
+        rerun: Vec::new(),
+        ask: false,
+        advice: None,
+        show: Vec::new(),
+    };
+    let mut steps = vec![step(
+        "undo",
+        record.title.clone(),
+        Danger::Change,
+        record.command.clone(),
+        original.map(|s| s.check.clone()).unwrap_or_default(),
+    )];
+    if !record.verify.is_empty() {
+        steps.push(step(
+            "undo-verify",
+            "Read back the restored value".to_string(),
+            Danger::Read,
+            record.verify.clone(),
+            Check {
+                equals: record.expect.clone(),
+                ..Check::default()
+            },
+        ));
+    }
+    Runbook {
+        id: record.runbook.clone(),
+        title: format!("undo: {}", record.title),
+        summary: record.title.clone(),
+        when: Vec::new(),
+        params: Vec::new(),
+        steps,
+        explain: Vec::new(),
+        recurred: None,
+    }
+}
+
+/// `gpufleet playbook undo`: reverses the newest recorded change on the host, verifies it,
+/// and forgets it once verified.
+pub fn undo_command(
+    catalog: &Catalog,
+    request: UndoRequest,
+    confirmer: &mut dyn Confirmer,
+    out: &mut dyn Write,
+    audit: &AuditLog,
+    stop: &StopFlag,
+) -> u8 {
+    let mut exec = request.target.executor();
+    let store = UndoStore::beside(audit.path());
+    let record = match store.latest(exec.host()) {
+        Ok(Some(record)) => record,
+        Ok(None) => {
+            let _ = writeln!(out, "nothing to undo on {}", exec.host());
+            return EXIT_OK;
+        }
+        Err(e) => {
+            let _ = writeln!(out, "gpufleet: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    let original = catalog
+        .get(&record.runbook)
+        .and_then(|b| b.steps.iter().find(|s| s.id == record.step));
+    let book = undo_runbook(&record, original);
+    let options = RunOptions {
+        dry_run: request.dry_run,
+        read_only: request.read_only,
+        reboot: RebootOptions::default(),
+    };
+    let mut observer = TextObserver::new(out);
+    let report = run(
+        &book,
+        &[],
+        &options,
+        Tools {
+            exec: exec.as_mut(),
+            confirmer,
+            observer: &mut observer,
+            audit,
+            undo: &store,
+            stop,
+        },
+    );
+    let out = observer.into_inner();
+    if report.outcome == RunOutcome::Completed && !request.dry_run {
+        if let Err(e) = store.remove(&record) {
+            let _ = writeln!(out, "gpufleet: restored, but {e}");
+            return EXIT_FAILED;
+        }
+    }
+    report.outcome.exit_code()
+}

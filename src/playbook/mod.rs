@@ -1,0 +1,45 @@
+//! The playbook: runbooks as data (curated TOML embedded in the binary, plus the user's own)
+//! and the runner that walks one on a host, showing every command before it runs, asking before
+//! anything but a read, and logging each step that ran to the audit log.
+
+pub mod advice;
+pub mod catalog;
+pub mod check;
+pub mod cli;
+pub mod confirm;
+pub mod exec;
+pub mod facts;
+pub mod model;
+pub mod params;
+pub mod reboot;
+pub mod remote_exec;
+pub mod report;
+pub mod runner;
+pub mod undo;
+pub mod validate;
+
+use thiserror::Error;
+
+pub use catalog::{Catalog, CatalogError, parse_runbook};
+pub use cli::{
+    RunRequest, Target, UndoRequest, list_command, run_command, show_command, undo_command,
+};
+pub use confirm::{AssumeYes, ConfirmRequest, Confirmer, PromptConfirmer, cli_confirmer};
+pub use exec::{ExecError, ExecResult, Executor, LocalExecutor};
+pub use model::{Danger, Runbook, Step};
+pub use reboot::RebootOptions;
+pub use remote_exec::RemoteExecutor;
+pub use report::{
+    EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, NoteKind, Observer,
+    RunEvent, RunOutcome, TextObserver,
+};
+pub use runner::{RunOptions, RunReport, StepRecord, Tools, run};
+pub use undo::{UndoRecord, UndoStore};
+
+#[derive(Debug, Error)]
+pub enum PlaybookError {
+    #[error("no runbook {id:?} (known: {known})")]
+    UnknownRunbook { id: String, known: String },
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+}

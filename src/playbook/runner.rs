@@ -1,0 +1,703 @@
+//! The step runner: walks a runbook's steps in order, shows each exact command before it runs,
+//! asks before anything but a read, streams output, judges and explains the outcome, logs every
+//! step that ran to the audit log, waits out reboots and re-checks, and records how to undo.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use crate::audit::{AuditEntry, AuditKind, AuditLog};
+use crate::playbook::advice;
+use crate::playbook::check::{StepState, blocked, judge, matching};
+use crate::playbook::confirm::{ConfirmRequest, Confirmer};
+use crate::playbook::exec::{ExecError, ExecResult, Executor};
+use crate::playbook::facts::{Facts, contains_loose, fill_text};
+use crate::playbook::model::{Danger, OnFail, Runbook, Step, Undo};
+use crate::playbook::params::Params;
+use crate::playbook::reboot::{self, RebootOptions, WaitError};
+use crate::playbook::report::{NoteKind, Observer, RunEvent, RunOutcome};
+use crate::playbook::undo::{UndoRecord, UndoStore};
+use crate::remote::shell_quote;
+use crate::telemetry::source::{StopFlag, now_ms};
+
+/// Output lines kept per step for checks and captures; the rest is only streamed.
+const MAX_KEPT_LINES: usize = 5_000;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunOptions {
+    /// Run only the read steps before the first change; show everything else.
+    pub dry_run: bool,
+    /// Refuse change and disruptive steps.
+    pub read_only: bool,
+    pub reboot: RebootOptions,
+}
+
+/// What a run works with.
+pub struct Tools<'a> {
+    pub exec: &'a mut dyn Executor,
+    pub confirmer: &'a mut dyn Confirmer,
+    pub observer: &'a mut dyn Observer,
+    pub audit: &'a AuditLog,
+    pub undo: &'a UndoStore,
+    pub stop: &'a StopFlag,
+}
+
+/// One step that ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    pub step: String,
+    pub command: String,
+    pub state: StepState,
+    pub exit_status: Option<i32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunReport {
+    pub outcome: RunOutcome,
+    pub ran: Vec<StepRecord>,
+    pub facts: Facts,
+}
+
+enum Flow {
+    Next,
+    End(RunOutcome),
+}
+
+/// An argv as the user sees it (and the audit log keeps it): each word quoted for a shell.
+pub fn display(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs `book` with the parameters `given` (name, value).
+pub fn run(
+    book: &Runbook,
+    given: &[(String, String)],
+    options: &RunOptions,
+    tools: Tools<'_>,
+) -> RunReport {
+    tools.observer.event(&RunEvent::Started {
+        runbook: &book.id,
+        title: &book.title,
+        host: tools.exec.host(),
+        dry_run: options.dry_run,
+        read_only: options.read_only,
+    });
+    let params = match Params::parse(book, given) {
+        Ok(params) => params,
+        Err(e) => {
+            let outcome = RunOutcome::BadInput {
+                message: e.to_string(),
+            };
+            tools.observer.event(&RunEvent::Finished { outcome: &outcome });
+            return RunReport {
+                outcome,
+                ran: Vec::new(),
+                facts: Facts::default(),
+            };
+        }
+    };
+    let mut runner = Runner {
+        book,
+        options,
+        tools,
+        params,
+        facts: Facts::default(),
+        states: BTreeMap::new(),
+        announced: BTreeSet::new(),
+        ran: Vec::new(),
+        started_ms: now_ms(),
+        past_dry_change: false,
+        recheck_failed: false,
+    };
+    let outcome = runner.run_all();
+    runner.recurrence_note(&outcome);
+    runner
+        .tools
+        .observer
+        .event(&RunEvent::Finished { outcome: &outcome });
+    RunReport {
+        outcome,
+        ran: runner.ran,
+        facts: runner.facts,
+    }
+}
+
+struct Runner<'a, 't> {
+    book: &'a Runbook,
+    options: &'a RunOptions,
+    tools: Tools<'t>,
+    params: Params,
+    facts: Facts,
+    states: BTreeMap<String, StepState>,
+    announced: BTreeSet<String>,
+    ran: Vec<StepRecord>,
+    started_ms: u64,
+    /// A dry run skipped a change: later steps would see a host that was not changed, so they
+    /// are only shown.
+    past_dry_change: bool,
+    recheck_failed: bool,
+}
+
+impl Runner<'_, '_> {
+    fn note(&mut self, kind: NoteKind, text: &str) {
+        self.tools.observer.event(&RunEvent::Note { kind, text });
+    }
+
+    fn run_all(&mut self) -> RunOutcome {
+        if self.options.read_only && !self.options.dry_run {
+            let always = self.book.steps.iter().find(|s| {
+                s.danger != Danger::Read && s.only_if.is_empty() && s.only_if_any.is_empty()
+            });
+            if let Some(step) = always {
+                return RunOutcome::Refused {
+                    step: step.id.clone(),
+                    reason: format!(
+                        "--read-only: this runbook always runs a {} step ({}); nothing was run \
+                         (try --dry-run to see it)",
+                        step.danger, step.title
+                    ),
+                };
+            }
+        }
+        let book = self.book;
+        for (index, step) in book.steps.iter().enumerate() {
+            if let Flow::End(outcome) = self.step(index, step, false) {
+                return outcome;
+            }
+        }
+        RunOutcome::Completed
+    }
+
+    fn lookup(&self, name: &str) -> Option<String> {
+        self.params.lookup(name, &self.facts)
+    }
+
+    fn text(&self, template: &str) -> String {
+        fill_text(template, &|name| self.lookup(name))
+    }
+
+    /// Announces values gpufleet proposed for parameters left out, once each.
+    fn announce_proposals(&mut self, words: &[String]) {
+        for word in words {
+            let Some(name) = crate::playbook::validate::placeholder(word) else {
+                continue;
+            };
+            let Ok(resolved) = self.params.resolve(name, &self.facts) else {
+                continue;
+            };
+            if let Some(reason) = resolved.proposed
+                && self.announced.insert(name.to_string())
+            {
+                let reason = self.text(&reason);
+                self.tools.observer.event(&RunEvent::Proposed {
+                    param: name,
+                    value: &resolved.value,
+                    reason: &reason,
+                });
+            }
+        }
+    }
+
+    /// `sudo -n` in front when the step needs root and the login is not root. `-n`: gpufleet
+    /// never types a password, so sudo must fail rather than wait for one.
+    fn privileged(&self, step: &Step, argv: Vec<String>) -> (Vec<String>, bool) {
+        let not_root = self
+            .facts
+            .get("uid", None)
+            .is_some_and(|uid| uid.trim() != "0");
+        if step.root && not_root {
+            let mut with = vec!["sudo".to_string(), "-n".to_string()];
+            with.extend(argv);
+            (with, true)
+        } else {
+            (argv, false)
+        }
+    }
+
+    fn step(&mut self, index: usize, step: &Step, rerun: bool) -> Flow {
+        if self.tools.stop.is_set() {
+            return Flow::End(RunOutcome::Cancelled);
+        }
+        let total = self.book.steps.len();
+        if self.past_dry_change {
+            return self.show_only(index, step);
+        }
+        if !rerun
+            && let Some(reason) = blocked(
+                &step.only_if,
+                &step.only_if_any,
+                &self.params,
+                &self.facts,
+                &self.states,
+            )
+        {
+            self.states.insert(step.id.clone(), StepState::Skipped);
+            self.tools.observer.event(&RunEvent::Skipped {
+                step,
+                reason: &reason,
+            });
+            return Flow::Next;
+        }
+        self.announce_proposals(&step.command);
+        let argv = match self.params.fill_all(&step.command, &self.facts) {
+            Ok(argv) => argv,
+            Err(e) => {
+                return Flow::End(RunOutcome::BadInput {
+                    message: format!("{}: {e}", step.id),
+                });
+            }
+        };
+        let (argv, used_sudo) = self.privileged(step, argv);
+        let shown = match &step.advice {
+            Some(name) => format!("(built-in advice: {name})"),
+            None => display(&argv),
+        };
+        self.tools.observer.event(&RunEvent::Step {
+            number: index + 1,
+            total,
+            step,
+            command: &shown,
+        });
+        if let Some(name) = &step.advice {
+            let gpu = self.params.gpu(&self.facts).ok().flatten();
+            let lines = match name.as_str() {
+                "torch-install" => advice::torch_install(&self.facts, gpu),
+                _ => Vec::new(),
+            };
+            for line in lines {
+                self.note(NoteKind::Advice, &line);
+            }
+            self.states.insert(step.id.clone(), StepState::Ok);
+            return Flow::Next;
+        }
+        if !rerun && (step.danger != Danger::Read || step.ask) {
+            if let Some(flow) = self.gate(step, &shown) {
+                return flow;
+            }
+        }
+        let before_boot = if step.reboot {
+            reboot::boot_id(
+                self.tools.exec,
+                &self.options.reboot,
+                self.tools.stop,
+            )
+        } else {
+            None
+        };
+        self.execute(step, &argv, &shown, rerun, used_sudo, before_boot)
+    }
+
+    /// Dry run, read-only, local reboot and confirmation; `Some` when the step does not run.
+    fn gate(&mut self, step: &Step, shown: &str) -> Option<Flow> {
+        if self.options.dry_run {
+            let text = format!("not run: {} step", step.danger);
+            self.note(NoteKind::DryRun, &text);
+            self.states.insert(step.id.clone(), StepState::Skipped);
+            if step.danger != Danger::Read {
+                self.past_dry_change = true;
+            }
+            return Some(Flow::Next);
+        }
+        if step.danger != Danger::Read && self.options.read_only {
+            return Some(Flow::End(RunOutcome::Refused {
+                step: step.id.clone(),
+                reason: format!("--read-only refuses {} steps", step.danger),
+            }));
+        }
+        if step.reboot && self.tools.exec.is_local() {
+            return Some(Flow::End(RunOutcome::Refused {
+                step: step.id.clone(),
+                reason: "gpufleet does not reboot the machine it runs on; reboot it yourself, \
+                         then run this runbook again"
+                    .to_string(),
+            }));
+        }
+        let confirmed = self.tools.confirmer.confirm(&ConfirmRequest {
+            runbook: &self.book.id,
+            host: self.tools.exec.host(),
+            step: &step.id,
+            title: &step.title,
+            why: &step.why,
+            danger: step.danger,
+            command: shown,
+        });
+        if confirmed {
+            return None;
+        }
+        if step.ask {
+            self.states.insert(step.id.clone(), StepState::Skipped);
+            self.tools.observer.event(&RunEvent::Skipped {
+                step,
+                reason: "not confirmed",
+            });
+            return Some(Flow::Next);
+        }
+        Some(Flow::End(RunOutcome::Declined {
+            step: step.id.clone(),
+        }))
+    }
+
+    /// A step after a change that a dry run did not make: shown with what is known.
+    fn show_only(&mut self, index: usize, step: &Step) -> Flow {
+        let words: Vec<String> = step
+            .command
+            .iter()
+            .map(|w| {
+                self.params
+                    .fill(w, &self.facts)
+                    .unwrap_or_else(|_| w.clone())
+            })
+            .collect();
+        let shown = if step.advice.is_some() {
+            "(built-in advice)".to_string()
+        } else {
+            display(&words)
+        };
+        self.tools.observer.event(&RunEvent::Step {
+            number: index + 1,
+            total: self.book.steps.len(),
+            step,
+            command: &shown,
+        });
+        let mut text = "not run: it follows a change the dry run did not make".to_string();
+        if !step.only_if.is_empty() || !step.only_if_any.is_empty() {
+            text.push_str(" (and runs only if its conditions hold)");
+        }
+        self.note(NoteKind::DryRun, &text);
+        self.states.insert(step.id.clone(), StepState::Skipped);
+        Flow::Next
+    }
+
+    fn audit(&mut self, step: &Step, shown: &str, outcome: &str, exit: Option<i32>) -> bool {
+        let entry = AuditEntry {
+            at_ms: now_ms(),
+            host: self.tools.exec.host().to_string(),
+            kind: AuditKind::PlaybookStep,
+            command: shown.to_string(),
+            outcome: outcome.to_string(),
+            exit_status: exit,
+            runbook: Some(self.book.id.clone()),
+            step: Some(step.id.clone()),
+            dry_run: self.options.dry_run,
+        };
+        match self.tools.audit.append(&entry) {
+            Ok(()) => true,
+            Err(e) => {
+                let text = format!("{e}; stopping, since every step that runs must be logged");
+                self.note(NoteKind::Warning, &text);
+                false
+            }
+        }
+    }
+
+    fn execute(
+        &mut self,
+        step: &Step,
+        argv: &[String],
+        shown: &str,
+        rerun: bool,
+        used_sudo: bool,
+        before_boot: Option<String>,
+    ) -> Flow {
+        let mut lines: Vec<String> = Vec::new();
+        let mut hidden = 0usize;
+        let started = Instant::now();
+        let result = {
+            let Tools {
+                exec,
+                observer,
+                stop,
+                ..
+            } = &mut self.tools;
+            let mut on_line = |line: &str| {
+                if !step.show.is_empty() && !step.show.iter().any(|s| contains_loose(line, s)) {
+                    hidden += 1;
+                    return;
+                }
+                if lines.len() < MAX_KEPT_LINES {
+                    lines.push(line.to_string());
+                }
+                observer.event(&RunEvent::Output { line });
+            };
+            exec.run(
+                argv,
+                Duration::from_secs(step.timeout_s),
+                stop,
+                &mut on_line,
+            )
+        };
+        if hidden > 0 {
+            let text = format!("{hidden} other lines not shown");
+            self.note(NoteKind::Progress, &text);
+        }
+        let elapsed_ms = started.elapsed().as_millis() as u64;
+        let (result, transport) = match result {
+            Ok(result) => (result, None),
+            Err(ExecError::Stopped) => {
+                self.audit(step, shown, "cancelled", None);
+                return Flow::End(RunOutcome::Cancelled);
+            }
+            Err(e) => (
+                ExecResult {
+                    exit_status: None,
+                    timed_out: false,
+                },
+                Some(e.to_string()),
+            ),
+        };
+        // A reboot takes the connection down with it: no status, an error or a timeout all
+        // mean the command went out. Only a refusal (sudo, permissions) has a status.
+        let failure = if step.reboot {
+            match result.exit_status {
+                Some(code) if code != 0 => Some(format!("exit status {code}")),
+                _ => None,
+            }
+        } else {
+            transport.or_else(|| judge(&step.check, &result, &lines, &self.params, &self.facts))
+        };
+        self.facts.capture(&step.capture, &lines);
+        let state = if failure.is_none() {
+            StepState::Ok
+        } else {
+            StepState::Failed
+        };
+        self.states.insert(step.id.clone(), state);
+        let word = match (result.timed_out && !step.reboot, state) {
+            (true, _) => "timeout",
+            (false, StepState::Ok) => "ok",
+            _ => "failed",
+        };
+        if !self.audit(step, shown, word, result.exit_status) {
+            return Flow::End(RunOutcome::Failed {
+                step: step.id.clone(),
+                reason: "the audit log cannot be written".to_string(),
+            });
+        }
+        self.ran.push(StepRecord {
+            step: step.id.clone(),
+            command: shown.to_string(),
+            state,
+            exit_status: result.exit_status,
+        });
+        self.tools.observer.event(&RunEvent::StepDone {
+            step,
+            state,
+            exit_status: result.exit_status,
+            elapsed_ms,
+            failure: failure.as_deref(),
+        });
+        if let Some(reason) = self.explain(step, &result, &lines, state) {
+            return Flow::End(RunOutcome::Stopped {
+                step: step.id.clone(),
+                reason,
+            });
+        }
+        if let Err(e) = self.params.check_ready(&self.facts) {
+            return Flow::End(RunOutcome::BadInput {
+                message: e.to_string(),
+            });
+        }
+        if let Some(reason) = failure {
+            if rerun {
+                self.recheck_failed = true;
+                return Flow::End(RunOutcome::Failed {
+                    step: step.id.clone(),
+                    reason: format!("still failing after the reboot: {reason}"),
+                });
+            }
+            if step.on_fail == OnFail::Continue {
+                self.note(NoteKind::Progress, "carrying on: this step gathers evidence");
+                return Flow::Next;
+            }
+            return Flow::End(RunOutcome::Failed {
+                step: step.id.clone(),
+                reason,
+            });
+        }
+        if step.reboot {
+            return self.after_reboot(step, before_boot);
+        }
+        if let Some(undo) = &step.undo {
+            self.record_undo(step, undo, used_sudo);
+        }
+        Flow::Next
+    }
+
+    /// Shows what the outcome means; returns the reason to stop when an explanation says
+    /// nothing further can work.
+    fn explain(
+        &mut self,
+        step: &Step,
+        result: &ExecResult,
+        lines: &[String],
+        state: StepState,
+    ) -> Option<String> {
+        let mut said = Vec::new();
+        if state == StepState::Failed {
+            let program = step.command.first().map_or("the program", String::as_str);
+            if result.exit_status == Some(127) {
+                said.push(format!(
+                    "{program} is not installed on {} (exit 127). In a container the host's \
+                     tools (lsmod, modprobe, dkms) are usually missing: that part belongs to \
+                     the provider.",
+                    self.tools.exec.host()
+                ));
+            }
+            if lines.iter().any(|l| contains_loose(l, "a password is required")) {
+                said.push(
+                    "sudo wants a password, and gpufleet never types one (it runs sudo -n). \
+                     Log in as root, or allow this user passwordless sudo for this command."
+                        .to_string(),
+                );
+            }
+            if result.timed_out {
+                said.push(format!(
+                    "{} did not finish within {} s and was stopped.",
+                    step.title, step.timeout_s
+                ));
+            }
+        }
+        let mut stop = None;
+        for explain in matching(
+            self.book.explain.iter().chain(&step.explain),
+            result,
+            lines,
+            state,
+        ) {
+            said.push(self.text(&explain.say));
+            if explain.stop && stop.is_none() {
+                stop = Some(self.text(&explain.say));
+            }
+        }
+        for text in said {
+            self.note(NoteKind::Explain, &text);
+        }
+        stop
+    }
+
+    fn after_reboot(&mut self, step: &Step, before_boot: Option<String>) -> Flow {
+        let waited = {
+            let Tools {
+                exec,
+                observer,
+                stop,
+                ..
+            } = &mut self.tools;
+            let mut note = |text: &str| {
+                observer.event(&RunEvent::Note {
+                    kind: NoteKind::Progress,
+                    text,
+                })
+            };
+            reboot::wait_for_return(
+                *exec,
+                before_boot.as_deref(),
+                &self.options.reboot,
+                stop,
+                &mut note,
+            )
+        };
+        match waited {
+            Ok(_) => {}
+            Err(WaitError::Cancelled) => return Flow::End(RunOutcome::Cancelled),
+            Err(e) => {
+                self.recheck_failed = true;
+                return Flow::End(RunOutcome::Failed {
+                    step: step.id.clone(),
+                    reason: e.to_string(),
+                });
+            }
+        }
+        let book = self.book;
+        for id in &step.rerun {
+            let Some(index) = book.steps.iter().position(|s| &s.id == id) else {
+                continue;
+            };
+            if let Flow::End(outcome) = self.step(index, &book.steps[index], true) {
+                return Flow::End(outcome);
+            }
+        }
+        Flow::Next
+    }
+
+    fn record_undo(&mut self, step: &Step, undo: &Undo, used_sudo: bool) {
+        let filled = (|| {
+            let mut command = self.params.fill_all(&undo.command, &self.facts)?;
+            if used_sudo {
+                command.splice(0..0, ["sudo".to_string(), "-n".to_string()]);
+            }
+            let verify = self.params.fill_all(&undo.verify, &self.facts)?;
+            let expect = match &undo.expect {
+                Some(e) => Some(self.params.fill(e, &self.facts)?),
+                None => None,
+            };
+            Ok::<_, crate::playbook::params::ParamError>((command, verify, expect))
+        })();
+        let (command, verify, expect) = match filled {
+            Ok(parts) => parts,
+            Err(e) => {
+                let text = format!("cannot record how to undo this: {e}");
+                self.note(NoteKind::Warning, &text);
+                return;
+            }
+        };
+        let record = UndoRecord {
+            at_ms: now_ms(),
+            host: self.tools.exec.host().to_string(),
+            runbook: self.book.id.clone(),
+            step: step.id.clone(),
+            title: self.text(&undo.title),
+            command,
+            verify,
+            expect,
+            timeout_s: step.timeout_s,
+        };
+        let text = match self.tools.undo.push(record.clone()) {
+            Ok(()) => format!(
+                "undo with `gpufleet playbook undo` for this host: {}",
+                record.title
+            ),
+            Err(e) => format!("cannot record how to undo this: {e}"),
+        };
+        self.note(NoteKind::Advice, &text);
+    }
+
+    /// The runbook's advice for a fault that came back: an earlier run already had to change
+    /// or disrupt this host, or the re-check after a reboot failed.
+    fn recurrence_note(&mut self, outcome: &RunOutcome) {
+        let Some(text) = &self.book.recurred else {
+            return;
+        };
+        if matches!(
+            outcome,
+            RunOutcome::BadInput { .. } | RunOutcome::Refused { .. } | RunOutcome::Declined { .. }
+        ) || self.options.dry_run
+        {
+            return;
+        }
+        let acting: BTreeSet<&str> = self
+            .book
+            .steps
+            .iter()
+            .filter(|s| s.danger != Danger::Read)
+            .map(|s| s.id.as_str())
+            .collect();
+        let host = self.tools.exec.host().to_string();
+        let before = self.tools.audit.read_all().ok().is_some_and(|entries| {
+            entries.iter().any(|e| {
+                e.host == host
+                    && e.runbook.as_deref() == Some(self.book.id.as_str())
+                    && e.outcome == "ok"
+                    && !e.dry_run
+                    && e.at_ms < self.started_ms
+                    && e.step.as_deref().is_some_and(|s| acting.contains(s))
+            })
+        });
+        if before || self.recheck_failed {
+            let text = self.text(text);
+            self.note(NoteKind::Advice, &text);
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! The warning banner under the top bar: running auto-release countdowns first (any key cancels
+//! them), then held or waiting auto-releases, then the red lines crossed.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::app::model::Model;
+use crate::cost::{AutoDecision, RedLine};
+use crate::theme::Theme;
+use crate::ui::format::{clean, fit};
+
+/// The banner never takes more rows than this; the last one then says how many are left out.
+pub const MAX_ROWS: usize = 3;
+
+/// `4:59`.
+fn clock(ms: u64) -> String {
+    let seconds = ms.div_ceil(1000);
+    format!("{}:{:02}", seconds / 60, seconds % 60)
+}
+
+/// The banner's lines, most urgent first, each with its style.
+pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
+    let money = &model.money;
+    let mut out = Vec::new();
+    for host in &money.hosts {
+        if let AutoDecision::CountingDown { remaining_ms } = host.auto_decision {
+            let why = money
+                .red_lines
+                .iter()
+                .find(|line| line.host() == Some(host.config.name.as_str()))
+                .map(|line| format!(" ({})", line.message()))
+                .unwrap_or_default();
+            out.push((
+                format!(
+                    " AUTO-RELEASE  {} will be stopped in {}{why} · press any key to cancel",
+                    clean(&host.config.name),
+                    clock(remaining_ms)
+                ),
+                theme.badge_critical(),
+            ));
+        }
+    }
+    for host in &money.hosts {
+        if host.auto_decision == AutoDecision::Held {
+            out.push((
+                format!(
+                    " auto-release of {} held: a GPU process is running on it",
+                    clean(&host.config.name)
+                ),
+                theme.warning(),
+            ));
+        }
+    }
+    for &host in &money.pending_auto {
+        if let Some(name) = money.hosts.get(host).map(|h| clean(&h.config.name)) {
+            out.push((
+                format!(" auto-release of {name} waits for the open release dialog"),
+                theme.warning(),
+            ));
+        }
+    }
+    for line in &money.red_lines {
+        let style = match line {
+            RedLine::HostIdle { .. } => theme.warning(),
+            _ => theme.critical(),
+        };
+        out.push((format!(" ▲ {}", clean(&line.message())), style));
+    }
+    out
+}
+
+/// How many rows the banner needs.
+pub fn height(model: &Model, theme: &Theme) -> u16 {
+    lines(model, theme).len().min(MAX_ROWS) as u16
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
+    let all = lines(model, theme);
+    let rows = area.height as usize;
+    let width = area.width as usize;
+    let mut shown: Vec<Line> = Vec::new();
+    for (i, (text, style)) in all.iter().enumerate() {
+        if shown.len() == rows {
+            break;
+        }
+        if shown.len() + 1 == rows && all.len() > i + 1 {
+            shown.push(Line::from(Span::styled(
+                fit(
+                    &format!(
+                        " ▲ {} more warnings: $ shows the cost panel",
+                        all.len() - i
+                    ),
+                    width,
+                ),
+                theme.warning(),
+            )));
+            break;
+        }
+        shown.push(Line::from(Span::styled(fit(text, width), *style)));
+    }
+    frame.render_widget(Paragraph::new(shown), area);
+}

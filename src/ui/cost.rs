@@ -1,0 +1,190 @@
+//! Money on screen: the cost panel (`$`) with each host's billed, busy, idle and parked hours, its
+//! spending and effective utilization, and the fleet's totals per currency (never summed across
+//! currencies); and the cells the wide fleet table borrows.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Clear, Row, Table};
+
+use crate::app::model::Model;
+use crate::cost::{HostCost, format_duration_ms, format_money, hours};
+use crate::theme::Theme;
+use crate::ui::format::{clean, fit};
+
+/// Hours with one decimal: `12.5`.
+pub fn hours_cell(ms: u64) -> String {
+    format!("{:.1}", hours(ms))
+}
+
+/// A share as a whole percentage, `-` when nothing was billed yet.
+pub fn pct_cell(fraction: Option<f64>) -> String {
+    fraction.map_or_else(|| "-".to_string(), |f| format!("{:.0}%", f * 100.0))
+}
+
+/// An amount with the host's currency, `-` without a price.
+pub fn money_cell(amount: Option<f64>, cost: &HostCost) -> String {
+    match (amount, cost.currency()) {
+        (Some(amount), Some(currency)) => format_money(amount, currency),
+        _ => "-".to_string(),
+    }
+}
+
+/// The price per hour with its currency, `-` without one.
+pub fn price_cell(cost: &HostCost) -> String {
+    cost.price.as_ref().map_or_else(
+        || "-".to_string(),
+        |p| format_money(p.price_per_hour, &p.currency),
+    )
+}
+
+/// Below this width the panel leaves out the price and the state columns.
+const WIDE_FROM: u16 = 110;
+
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
+    let fleet = &model.money.fleet;
+    let wide = area.width >= WIDE_FROM;
+    let mut header = vec!["HOST"];
+    if wide {
+        header.push("$/H");
+    }
+    header.extend([
+        "BILLED h", "BUSY h", "IDLE h", "PARKED", "EFF", "SPENT", "IDLE SPENT",
+    ]);
+    if wide {
+        header.push("NOW");
+    }
+    let name_width = fleet
+        .hosts
+        .iter()
+        .map(|h| h.host.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(6, if wide { 20 } else { 12 });
+    let mut widths = vec![Constraint::Length(name_width as u16)];
+    if wide {
+        widths.push(Constraint::Length(12));
+    }
+    widths.extend([
+        Constraint::Length(8),
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(4),
+        Constraint::Length(13),
+        Constraint::Length(13),
+    ]);
+    if wide {
+        widths.push(Constraint::Min(10));
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for cost in &fleet.hosts {
+        let t = &cost.totals;
+        let now = match (&t.released, t.current_idle_ms) {
+            (Some(released), _) => format!("released ({})", released.action),
+            (None, 0) => String::new(),
+            (None, idle_ms) => format!("idle {}", format_duration_ms(idle_ms)),
+        };
+        let mut cells = vec![Cell::from(fit(&clean(&cost.host), name_width))];
+        if wide {
+            cells.push(Cell::from(price_cell(cost)));
+        }
+        cells.extend([
+            Cell::from(hours_cell(t.billed_ms)),
+            Cell::from(hours_cell(t.busy_ms)),
+            Cell::from(hours_cell(t.idle_ms)).style(if t.idle_ms > 0 {
+                theme.warning()
+            } else {
+                theme.dialog()
+            }),
+            Cell::from(hours_cell(t.parked_ms)),
+            Cell::from(pct_cell(t.effective_utilization())),
+            Cell::from(money_cell(cost.spent(), cost)),
+            Cell::from(money_cell(cost.spent_idle(), cost)),
+        ]);
+        if wide {
+            cells.push(Cell::from(now));
+        }
+        let style = if t.released.is_some() {
+            theme.dim()
+        } else {
+            theme.dialog()
+        };
+        rows.push(Row::new(cells).style(style));
+    }
+    // The fleet: hours add up across hosts, money only within one currency.
+    let currencies: Vec<(String, String)> = if fleet.by_currency.is_empty() {
+        vec![("-".to_string(), "-".to_string())]
+    } else {
+        fleet
+            .by_currency
+            .iter()
+            .map(|c| {
+                (
+                    format_money(c.spent, &c.currency),
+                    format_money(c.spent_idle, &c.currency),
+                )
+            })
+            .collect()
+    };
+    for (i, (spent, spent_idle)) in currencies.into_iter().enumerate() {
+        let first = i == 0;
+        let text = |s: String| if first { s } else { String::new() };
+        let mut cells = vec![Cell::from(if first { "fleet" } else { "" })];
+        if wide {
+            cells.push(Cell::from(""));
+        }
+        cells.extend([
+            Cell::from(text(hours_cell(fleet.billed_ms))),
+            Cell::from(text(hours_cell(fleet.busy_ms))),
+            Cell::from(text(hours_cell(fleet.idle_ms))),
+            Cell::from(text(hours_cell(fleet.parked_ms))),
+            Cell::from(text(pct_cell(fleet.effective_utilization()))),
+            Cell::from(spent),
+            Cell::from(spent_idle),
+        ]);
+        if wide {
+            cells.push(Cell::from(""));
+        }
+        rows.push(Row::new(cells).style(theme.title()));
+    }
+    let settings = &model.options.money.settings;
+    let legend = format!(
+        " busy: mean util ≥{:.0}% · idle: every GPU <{:.0}% for {} · parked: idle holding VRAM · EFF = busy / billed ",
+        settings.busy_util_pct,
+        settings.idle_util_pct,
+        format_duration_ms(settings.idle_after_ms)
+    );
+    let needed_width: u16 = widths
+        .iter()
+        .map(|c| match c {
+            Constraint::Length(n) => *n + 1,
+            _ => 24,
+        })
+        .sum::<u16>()
+        + 2;
+    let width = area.width.min(needed_width.max(60));
+    let height = (rows.len() as u16 + 4).min(area.height);
+    let rect = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    let table = Table::new(rows, widths)
+        .header(Row::new(header.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme.header()))
+        .column_spacing(1)
+        .style(theme.dialog())
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(theme.border_focused())
+                .title(Span::styled(" Cost · any key closes ", theme.title()))
+                .title_bottom(Line::styled(
+                    fit(&legend, width.saturating_sub(2) as usize),
+                    theme.dim(),
+                )),
+        );
+    frame.render_widget(Clear, rect);
+    frame.render_widget(table, rect);
+}
