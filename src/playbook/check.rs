@@ -153,9 +153,13 @@ fn describe(condition: &Condition, params: &Params, facts: &Facts) -> String {
         return format!("needs: step {step} {wanted}");
     }
     let name = condition.fact.as_deref().unwrap_or("?");
-    let now = params
-        .lookup(name, facts)
-        .unwrap_or_else(|| "unknown".to_string());
+    let now = match params.lookup(name, facts) {
+        Some(value) => value,
+        None if facts.is_per_gpu(name) && params.gpu(facts).is_err() => {
+            "unknown until a GPU is chosen with --gpu N".to_string()
+        }
+        None => "unknown".to_string(),
+    };
     let wanted = if let Some(v) = &condition.equals {
         format!("= {v}")
     } else if let Some(v) = &condition.not_equals {

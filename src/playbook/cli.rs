@@ -120,11 +120,18 @@ pub fn show_command(catalog: &Catalog, id: &str) -> Result<String, PlaybookError
             step.id,
             step.timeout_s
         );
-        let command = match &step.advice {
-            Some(name) => format!("(built-in advice: {name})"),
-            None => crate::playbook::runner::display(&step.command),
-        };
-        let _ = writeln!(out, "     $ {command}");
+        match (&step.advice, &step.say) {
+            (Some(name), _) => {
+                let _ = writeln!(out, "     (built-in advice: {name})");
+            }
+            (None, Some(say)) => {
+                let _ = writeln!(out, "     says: {}", say.trim());
+            }
+            (None, None) => {
+                let command = crate::playbook::runner::display(&step.command);
+                let _ = writeln!(out, "     $ {command}");
+            }
+        }
         let _ = writeln!(out, "     why: {}", step.why.trim());
         let conditions: Vec<String> = step
             .only_if
@@ -248,6 +255,7 @@ fn undo_runbook(record: &UndoRecord, original: Option<&Step>) -> Runbook {
         rerun: Vec::new(),
         ask: false,
         advice: None,
+        say: None,
         show: Vec::new(),
     };
     let mut steps = vec![step(

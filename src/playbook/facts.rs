@@ -37,9 +37,14 @@ impl Facts {
     }
 
     /// Takes what `captures` ask for from a step's output lines. Values the output does not
-    /// hold are left unset, so conditions on them fail safe.
-    pub fn capture(&mut self, captures: &[Capture], lines: &[String]) {
+    /// hold are left unset, so conditions on them fail safe. A step that failed captures only
+    /// versions: its other lines are error messages ("bash: lsmod: command not found" would
+    /// count as "no nvidia module"), while NVML names its library version in its own failure.
+    pub fn capture(&mut self, captures: &[Capture], lines: &[String], succeeded: bool) {
         for capture in captures {
+            if !succeeded && capture.from != Some(Source::VersionAfter) {
+                continue;
+            }
             if let Some(columns) = &capture.csv {
                 self.capture_csv(columns, lines);
                 continue;
@@ -228,7 +233,11 @@ mod tests {
             text: None,
             index: None,
         };
-        facts.capture(&[capture], &lines("0, 200.00, 700.00\n1, 100.00, [N/A]\nwarning"));
+        facts.capture(
+            &[capture],
+            &lines("0, 200.00, 700.00\n1, 100.00, [N/A]\nwarning"),
+            true,
+        );
         assert_eq!(facts.gpu_indexes(), vec![0, 1]);
         assert_eq!(facts.get("max_w", Some(0)), Some("700.00"));
         assert_eq!(facts.get("max_w", Some(1)), Some("[N/A]"));
@@ -250,11 +259,11 @@ mod tests {
             "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  \nGCC version:  gcc version 15.3.0 (GCC) ",
         );
         let mut facts = Facts::default();
-        facts.capture(&[capture("Kernel Module")], &proc_version);
+        facts.capture(&[capture("Kernel Module")], &proc_version, true);
         assert_eq!(facts.get("v", None), Some("580.159.04"));
         let mismatch =
             lines("Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.124");
-        facts.capture(&[capture("")], &mismatch);
+        facts.capture(&[capture("")], &mismatch, false);
         assert_eq!(facts.get("v", None), Some("570.124"));
     }
 

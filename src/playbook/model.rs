@@ -148,6 +148,9 @@ pub struct Step {
     /// Advice computed from facts instead of a command (`torch-install`).
     #[serde(default)]
     pub advice: Option<String>,
+    /// A conclusion to tell the user instead of running a command; may name facts as `{fact}`.
+    #[serde(default)]
+    pub say: Option<String>,
     /// Show (and keep) only output lines containing one of these; for long logs.
     #[serde(default)]
     pub show: Vec<String>,

@@ -250,9 +250,10 @@ impl Runner<'_, '_> {
             }
         };
         let (argv, used_sudo) = self.privileged(step, argv);
-        let shown = match &step.advice {
-            Some(name) => format!("(built-in advice: {name})"),
-            None => display(&argv),
+        let shown = match (&step.advice, &step.say) {
+            (Some(name), _) => format!("(built-in advice: {name})"),
+            (None, Some(_)) => "(conclusion, nothing runs)".to_string(),
+            (None, None) => display(&argv),
         };
         self.tools.observer.event(&RunEvent::Step {
             number: index + 1,
@@ -269,6 +270,12 @@ impl Runner<'_, '_> {
             for line in lines {
                 self.note(NoteKind::Advice, &line);
             }
+            self.states.insert(step.id.clone(), StepState::Ok);
+            return Flow::Next;
+        }
+        if let Some(say) = &step.say {
+            let text = self.text(say);
+            self.note(NoteKind::Advice, &text);
             self.states.insert(step.id.clone(), StepState::Ok);
             return Flow::Next;
         }
@@ -350,8 +357,8 @@ impl Runner<'_, '_> {
                     .unwrap_or_else(|_| w.clone())
             })
             .collect();
-        let shown = if step.advice.is_some() {
-            "(built-in advice)".to_string()
+        let shown = if step.command.is_empty() {
+            "(conclusion, nothing runs)".to_string()
         } else {
             display(&words)
         };
@@ -457,7 +464,8 @@ impl Runner<'_, '_> {
         } else {
             transport.or_else(|| judge(&step.check, &result, &lines, &self.params, &self.facts))
         };
-        self.facts.capture(&step.capture, &lines);
+        self.facts
+            .capture(&step.capture, &lines, failure.is_none());
         let state = if failure.is_none() {
             StepState::Ok
         } else {

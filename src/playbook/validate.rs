@@ -211,16 +211,34 @@ fn check_step(step: &Step, known: &BTreeSet<String>, earlier: &[&Step]) -> Resul
     if step.timeout_s == 0 || step.timeout_s > MAX_TIMEOUT_S {
         return Err(format!("timeout_s must be 1..={MAX_TIMEOUT_S}"));
     }
-    match &step.advice {
-        Some(name) => {
-            if !ADVICE_NAMES.contains(&name.as_str()) {
-                return Err(format!("advice {name:?} is not one of {ADVICE_NAMES:?}"));
-            }
-            if !step.command.is_empty() || step.danger != Danger::Read || step.root {
-                return Err("an advice step runs no command and must be a read".to_string());
+    if let Some(name) = &step.advice
+        && !ADVICE_NAMES.contains(&name.as_str())
+    {
+        return Err(format!("advice {name:?} is not one of {ADVICE_NAMES:?}"));
+    }
+    let commandless = step.advice.is_some() || step.say.is_some();
+    if step.advice.is_some() && step.say.is_some() {
+        return Err("give advice or say, not both".to_string());
+    }
+    if step.say.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        return Err("say is empty".to_string());
+    }
+    match commandless {
+        true => {
+            if !step.command.is_empty()
+                || step.danger != Danger::Read
+                || step.root
+                || step.ask
+                || !step.capture.is_empty()
+            {
+                return Err(
+                    "an advice or say step runs no command: a read with no command, root, \
+                     ask or capture"
+                        .to_string(),
+                );
             }
         }
-        None => {
+        false => {
             let Some(program) = step.command.first() else {
                 return Err("command is empty".to_string());
             };
@@ -238,7 +256,7 @@ fn check_step(step: &Step, known: &BTreeSet<String>, earlier: &[&Step]) -> Resul
     }
     for id in &step.rerun {
         match earlier.iter().find(|s| &s.id == id) {
-            Some(s) if s.danger == Danger::Read && s.advice.is_none() => {}
+            Some(s) if s.danger == Danger::Read && !s.command.is_empty() => {}
             Some(_) => return Err(format!("rerun {id:?} is not a read step")),
             None => return Err(format!("rerun {id:?} is not an earlier step")),
         }

@@ -1,0 +1,184 @@
+//! The console watching a fleet over real sshd: N hosts of 8 GPUs at a 1 s interval. Measures
+//! how soon every host streams, the console's CPU and peak memory, and how long each sample
+//! waits between its line arriving and the frame that shows it.
+//!
+//! `cargo bench --bench fleet_ssh` runs 50 hosts for 60 s and writes
+//! `target/fleet-ssh-report.txt`; under `cargo test` (no `--bench`) it runs a 3-host, 5-second
+//! smoke version. Needs `/usr/sbin/sshd` (`.ci/run` installs it).
+
+#[path = "../tests/common/sshd.rs"]
+mod sshd;
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use gpufleet::app::event::{Event, HostEvent};
+use gpufleet::app::model::{Model, ModelOptions};
+use gpufleet::app::prompt_bridge::PendingPrompts;
+use gpufleet::app::runtime::{FrameStats, event_loop};
+use gpufleet::remote::{LinkOptions, spawn_link};
+use gpufleet::telemetry::source::now_ms;
+use gpufleet::theme::Theme;
+
+struct Plan {
+    hosts: usize,
+    gpus: usize,
+    measure: Duration,
+}
+
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields
+        .get(11..13)
+        .map_or(0.0, |f| f.iter().filter_map(|v| v.parse::<f64>().ok()).sum());
+    ticks / 100.0
+}
+
+fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmHWM"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn main() {
+    let bench = std::env::args().any(|a| a == "--bench");
+    let plan = if bench {
+        Plan { hosts: 50, gpus: 8, measure: Duration::from_secs(60) }
+    } else {
+        Plan { hosts: 3, gpus: 8, measure: Duration::from_secs(5) }
+    };
+    if !sshd::available() {
+        return;
+    }
+    let servers: Vec<sshd::Sshd> = (0..plan.hosts)
+        .filter_map(|_| sshd::Sshd::start())
+        .collect();
+    for s in &servers {
+        std::fs::write(s.dir().join("gpus"), plan.gpus.to_string()).expect("gpus");
+    }
+    let names: Vec<String> = (0..plan.hosts).map(|i| format!("h{i:02}")).collect();
+    let mut model = Model::new(names.clone(), ModelOptions::default(), now_ms());
+
+    // Links send into `tap`; a forwarder notes when each host first streams, then passes every
+    // event on to the loop unchanged.
+    let (tap, tapped) = mpsc::channel::<Event>();
+    let (sink, events) = mpsc::channel::<Event>();
+    let started = Instant::now();
+    let handles: Vec<_> = servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let opts = LinkOptions {
+                interval_ms: 1000,
+                known_hosts: Some(s.trusted_known_hosts()),
+                use_agent: false,
+                ..LinkOptions::default()
+            };
+            spawn_link(s.remote_host(&names[i]), i, tap.clone(), opts).expect("link")
+        })
+        .collect();
+    drop(tap);
+    let forward_sink = sink.clone();
+    let hosts = plan.hosts;
+    let forwarder = std::thread::spawn(move || {
+        let mut first = vec![None; hosts];
+        let mut all_streaming = None;
+        for event in tapped.iter() {
+            if let Event::Host { host, event: HostEvent::Sample { .. } } = &event
+                && first[*host].is_none()
+            {
+                first[*host] = Some(started.elapsed());
+                if all_streaming.is_none() && first.iter().all(Option::is_some) {
+                    all_streaming = Some(started.elapsed());
+                }
+            }
+            if forward_sink.send(event).is_err() {
+                break;
+            }
+        }
+        all_streaming
+    });
+
+    // Quit after warm-up plus the measured window; CPU is counted over the window only.
+    let warmup = Duration::from_secs(if bench { 10 } else { 2 });
+    let measure = plan.measure;
+    let quitter = sink.clone();
+    let window = std::thread::spawn(move || {
+        std::thread::sleep(warmup);
+        let cpu_start = cpu_seconds();
+        std::thread::sleep(measure);
+        let cpu = cpu_seconds() - cpu_start;
+        let _ = quitter.send(Event::Key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE)));
+        cpu
+    });
+    drop(sink);
+
+    let theme = Theme::default_theme();
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("backend");
+    let mut stats = FrameStats::default();
+    let _ = event_loop(
+        &mut terminal,
+        &mut model,
+        &theme,
+        &events,
+        &PendingPrompts::default(),
+        &mut stats,
+    );
+    let cpu = window.join().unwrap_or(f64::NAN);
+    drop(handles);
+    let all_streaming = forwarder.join().ok().flatten();
+
+    let streaming = model.hosts.iter().filter(|h| h.gpus.len() == plan.gpus).count();
+    let mut latencies = stats.sample_to_screen_ms.clone();
+    latencies.sort_unstable();
+    let report = format!(
+        "fleet over real sshd: {} hosts x {} GPUs, 1 s interval, {} s measured after {} s warm-up\n\
+         hosts streaming all {} GPUs at the end: {}/{}\n\
+         all hosts streaming after: {}\n\
+         console CPU over the window: {:.2} s = {:.2}% of one core (links, loop, drawing)\n\
+         peak RSS (VmHWM) of the console process: {:.1} MB\n\
+         frames drawn: {}\n\
+         sample line arrival -> on screen: p50 {} ms, p99 {} ms, max {} ms ({} frames with new samples)\n",
+        plan.hosts,
+        plan.gpus,
+        measure.as_secs(),
+        warmup.as_secs(),
+        plan.gpus,
+        streaming,
+        plan.hosts,
+        all_streaming.map_or("never".to_string(), |d| format!("{:.2} s", d.as_secs_f64())),
+        cpu,
+        cpu * 100.0 / measure.as_secs_f64(),
+        peak_rss_kb() as f64 / 1024.0,
+        stats.frames,
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99),
+        latencies.last().copied().unwrap_or(0),
+        latencies.len(),
+    );
+    print!("{report}");
+    if bench {
+        let _ = std::fs::write(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/target/fleet-ssh-report.txt"),
+            &report,
+        );
+    }
+    assert_eq!(streaming, plan.hosts, "every host streamed all its GPUs");
+}
