@@ -10,8 +10,8 @@ use crate::app::release_dialog::ReleaseDialog;
 use crate::config::{Config, Provider};
 use crate::cost::{
     AutoDecision, AutoInput, AutoRelease, AutoState, DEFAULT_COUNTDOWN_MS, FleetCost, FleetLimits,
-    GpuObservation, HostCost, HostLimits, Ledger, LedgerBook, LedgerSettings, Price,
-    RedLine, auto_release_triggered, billing_started_ms, fleet_red_lines, host_red_lines,
+    GpuObservation, HostCost, HostLimits, Ledger, LedgerBook, LedgerSettings, Price, RedLine,
+    auto_release_triggered, billing_started_ms, fleet_red_lines, host_red_lines,
 };
 use crate::telemetry::TimestampMs;
 
@@ -304,10 +304,15 @@ impl Money {
     }
 }
 
-/// Folds the latest readings of every live host into its ledger at `now_ms`. A host that is not
-/// live (stale, unreachable, lost) is not observed: its billing runs on as unobserved time.
+/// Folds the latest readings of every live host into its ledger, as of when they were read (a
+/// reading describes the time up to it, so the tick adds nothing a reading did not see). A host
+/// that is not live (stale, unreachable, lost) is not observed: its billing runs on as
+/// unobserved time.
 pub fn observe(money: &mut Money, hosts: &[HostState], now_ms: TimestampMs, interval_ms: u64) {
     for (host, state) in money.hosts.iter_mut().zip(hosts) {
+        let Some(read_ms) = state.last_sample_ms else {
+            continue;
+        };
         if state.gpus.is_empty() || state.status(now_ms, interval_ms) != HostStatus::Live {
             continue;
         }
@@ -316,7 +321,7 @@ pub fn observe(money: &mut Money, hosts: &[HostState], now_ms: TimestampMs, inte
             .iter()
             .map(|gpu| GpuObservation::from(&gpu.latest))
             .collect();
-        host.ledger.observe(now_ms, &gpus);
+        host.ledger.observe(read_ms.min(now_ms), &gpus);
     }
 }
 

@@ -65,7 +65,12 @@ pub struct BridgeSetup {
 struct NoRunner;
 
 impl HostRunner for NoRunner {
-    fn run(&self, host: &str, _: &[String], _: &mut dyn FnMut(&str)) -> Result<Option<i32>, String> {
+    fn run(
+        &self,
+        host: &str,
+        _: &[String],
+        _: &mut dyn FnMut(&str),
+    ) -> Result<Option<i32>, String> {
         Err(format!("no SSH runner for {host} here"))
     }
 }
@@ -329,12 +334,7 @@ impl ReleaseBridge {
     }
 
     /// Runs `work` on a thread of its own and reports what it returns.
-    fn spawn(
-        &mut self,
-        name: &str,
-        id: u64,
-        work: impl FnOnce() -> ReleaseEvent + Send + 'static,
-    ) {
+    fn spawn(&mut self, name: &str, id: u64, work: impl FnOnce() -> ReleaseEvent + Send + 'static) {
         let sink = self.sink.clone();
         let spawned = std::thread::Builder::new()
             .name(name.to_string())

@@ -43,7 +43,9 @@ pub enum ReleaseStage {
     Review,
     BackingUp,
     /// The backup failed: the release is blocked unless the user overrides it.
-    BackupFailed { reason: String },
+    BackupFailed {
+        reason: String,
+    },
     /// The user types the host name; Enter with anything else cancels.
     Typing,
     Sending,
@@ -56,7 +58,9 @@ pub enum ReleaseStage {
         answers: Vec<String>,
     },
     /// Nothing was run or sent (no release config, no token, read-only, ...).
-    Refused { reason: String },
+    Refused {
+        reason: String,
+    },
 }
 
 /// How the backup went, as the bridge reports it.
@@ -70,10 +74,22 @@ pub enum BackupResult {
 /// What the release bridge reports back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReleaseEvent {
-    Planned { id: u64, plan: PlanView },
-    PlanFailed { id: u64, reason: String },
-    BackupLine { id: u64, line: String },
-    BackupDone { id: u64, result: BackupResult },
+    Planned {
+        id: u64,
+        plan: PlanView,
+    },
+    PlanFailed {
+        id: u64,
+        reason: String,
+    },
+    BackupLine {
+        id: u64,
+        line: String,
+    },
+    BackupDone {
+        id: u64,
+        result: BackupResult,
+    },
     Sent {
         id: u64,
         answers: Vec<String>,
@@ -323,9 +339,11 @@ pub fn on_event(model: &mut Model, event: ReleaseEvent) -> Vec<Command> {
             }
             let limits = model.options.money.fleet_limits;
             model.money.recompute(now_ms, &limits);
-            model
-                .money
-                .notify(format!("{name}: {} sent and accepted", action.as_str()), false, now_ms);
+            model.money.notify(
+                format!("{name}: {} sent and accepted", action.as_str()),
+                false,
+                now_ms,
+            );
             Vec::new()
         }
         ReleaseEvent::SendFailed {
@@ -394,10 +412,7 @@ fn cancel_with(model: &mut Model, why: &str) -> Vec<Command> {
     };
     let now_ms = model.now_ms;
     model.money.notify(
-        format!(
-            "release of {}: {why}; nothing was sent",
-            dialog.host_name
-        ),
+        format!("release of {}: {why}; nothing was sent", dialog.host_name),
         true,
         now_ms,
     );

@@ -106,9 +106,7 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
         Action::CancelCountdown => {
             if model.money.cancel_countdowns() {
                 let now_ms = model.now_ms;
-                model
-                    .money
-                    .notify("auto-release cancelled", false, now_ms);
+                model.money.notify("auto-release cancelled", false, now_ms);
             }
         }
         Action::ReleaseProceed => return release_dialog::proceed(model),

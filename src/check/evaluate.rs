@@ -86,6 +86,9 @@ pub fn evaluate(
             usable_vram_gib: usable_gib,
             matmul_dtype: dtype,
             matmul_tflops: mm_tflops,
+            matmul_random_tflops: t
+                .and_then(|t| probe.matmul.iter().find(|m| m.gpu == t))
+                .and_then(|m| m.tflops_random),
             matmul_reference_tflops: reference.map(|r| r.expected_tflops()),
             copy_gb_per_s: copy_gbps,
             copy_reference_gb_per_s: reference.map(|r| r.expected_copy_gb_per_s()),

@@ -104,11 +104,15 @@ pub fn matmul(
             Some(m.dtype.clone()),
         );
     };
-    let r = r.measured(format!("{} {} ({}³)", tflops(measured), m.dtype, m.n));
-    if !m.finite {
+    let random = m
+        .tflops_random
+        .map(|t| format!("; random data {}", tflops(t)))
+        .unwrap_or_default();
+    let r = r.measured(format!("{} {} ({}³ of ones{random})", tflops(measured), m.dtype, m.n));
+    if m.correct == Some(false) || m.finite == Some(false) {
         let r = r.with_status(Status::Fail).message(
-            "The matrix multiply produced NaN or infinite values from finite inputs: the GPU \
-             computes wrong results.",
+            "The matrix multiply gave wrong results (a product of ones that is not n, or NaN \
+             from finite inputs): the GPU computes wrong answers.",
         );
         return (r, Some(measured), Some(m.dtype.clone()));
     }

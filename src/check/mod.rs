@@ -282,15 +282,9 @@ pub fn observe(
     let kernel = inventory::read_kernel_log(runner, &opts.dmesg, stop)?;
     stopped(stop)?;
     let probe = if let Some(failure) = &inventory.failure {
-        ProbeData {
-            skip: Some(format!("not run: {failure}")),
-            ..ProbeData::default()
-        }
+        ProbeData::skipped(format!("not run: {failure}"))
     } else if !opts.run_probe {
-        ProbeData {
-            skip: Some("the PyTorch probe was turned off".to_string()),
-            ..ProbeData::default()
-        }
+        ProbeData::skipped("the PyTorch probe was turned off")
     } else {
         say(progress, CheckPhase::Probe, 0.05);
         let gpus = inventory.gpus().len().max(1);

@@ -117,8 +117,17 @@ pub struct MatmulResult {
     pub gpu: u32,
     pub dtype: String,
     pub n: u32,
+    /// With all-ones inputs: the silicon's throughput, below the power limit on big cards.
     pub tflops: Option<f64>,
-    pub finite: bool,
+    /// With random inputs: what real data gets under the power limit.
+    #[serde(default)]
+    pub tflops_random: Option<f64>,
+    /// Whether the all-ones product came out right (every element equals `n`).
+    #[serde(default)]
+    pub correct: Option<bool>,
+    /// Whether the random product is free of NaN and infinities.
+    #[serde(default)]
+    pub finite: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -217,6 +226,14 @@ pub struct ProbeData {
 const NOISE_LINES: usize = 12;
 
 impl ProbeData {
+    /// A probe that did not run, for `reason`.
+    pub fn skipped(reason: impl Into<String>) -> Self {
+        Self {
+            skip: Some(reason.into()),
+            ..Self::default()
+        }
+    }
+
     /// Takes one line of the script's output.
     pub fn feed(&mut self, line: &str) -> ProbeUpdate {
         let trimmed = line.trim();
@@ -394,7 +411,7 @@ mod tests {
             r#"{"t":"torch","version":"2.5.1","cuda":"12.4","arch_list":["sm_90"]}"#.to_string(),
             format!(r#"{{"t":"sampler","fields":["{fields}"],"interval_ms":500}}"#),
             r#"{"t":"sample","phase":"matmul:0","elapsed_s":3.5,"csv":"0, GPU-67e6a1fd, 100, 58361, 59, 692.43, 700.00, 1485, 1980, 0x0000000000000004, 5, 5, 16, 16"}"#.to_string(),
-            r#"{"t":"matmul","gpu":0,"dtype":"bf16","n":8192,"iterations":1400,"tflops":790.3,"finite":true}"#.to_string(),
+            r#"{"t":"matmul","gpu":0,"dtype":"bf16","n":8192,"iterations":1400,"tflops":790.3,"tflops_random":665.1,"correct":true,"finite":true}"#.to_string(),
             "/usr/lib/python3/torch/cuda/__init__.py:1: UserWarning: something".to_string(),
             r#"{"t":"window","gpu":0,"elapsed_s":20.0,"seconds":2.0,"tflops":781.0}"#.to_string(),
             r#"{"t":"future_kind","x":1}"#.to_string(),

@@ -147,7 +147,10 @@ pub struct GpuFigures {
     pub usable_vram_gib: Option<f64>,
     /// `bf16` or `fp16`.
     pub matmul_dtype: Option<String>,
+    /// With all-ones inputs (what reference figures compare with).
     pub matmul_tflops: Option<f64>,
+    /// With random inputs, under the power limit.
+    pub matmul_random_tflops: Option<f64>,
     pub matmul_reference_tflops: Option<f64>,
     /// Device-to-device copy, bytes read plus bytes written, in GB/s (10^9 bytes).
     pub copy_gb_per_s: Option<f64>,

@@ -4,24 +4,30 @@
 
 use crate::playbook::facts::Facts;
 
-/// PyTorch wheel indexes and the architectures they carry (PyTorch 2.9 lists quoted in
-/// faults.md 6.3), newest first.
-const WHEELS: [(&str, (u32, u32), &[(u32, u32)]); 3] = [
-    (
-        "cu130",
-        (13, 0),
-        &[(7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (12, 0)],
-    ),
-    (
-        "cu128",
-        (12, 8),
-        &[(7, 0), (7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (12, 0)],
-    ),
-    (
-        "cu126",
-        (12, 6),
-        &[(5, 0), (6, 0), (7, 0), (7, 5), (8, 0), (8, 6), (9, 0)],
-    ),
+/// A PyTorch wheel index: its tag, the CUDA it is built for, and the architectures it carries.
+struct Wheel {
+    tag: &'static str,
+    cuda: (u32, u32),
+    archs: &'static [(u32, u32)],
+}
+
+/// The PyTorch 2.9 wheel lists quoted in faults.md 6.3, newest first.
+const WHEELS: [Wheel; 3] = [
+    Wheel {
+        tag: "cu130",
+        cuda: (13, 0),
+        archs: &[(7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (12, 0)],
+    },
+    Wheel {
+        tag: "cu128",
+        cuda: (12, 8),
+        archs: &[(7, 0), (7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (12, 0)],
+    },
+    Wheel {
+        tag: "cu126",
+        cuda: (12, 6),
+        archs: &[(5, 0), (6, 0), (7, 0), (7, 5), (8, 0), (8, 6), (9, 0)],
+    },
 ];
 
 /// Minimum Linux driver per CUDA toolkit (faults.md 6.2, CUDA release notes table 3).
@@ -123,19 +129,19 @@ pub fn torch_install(facts: &Facts, gpu: Option<u32>) -> Vec<String> {
             device.0, device.1
         ));
     }
-    let fitting = WHEELS
-        .iter()
-        .find(|(_, cuda, arch)| *cuda <= driver && arch.iter().any(|a| runs_on(*a, device)));
+    let carries = |w: &&Wheel| w.archs.iter().any(|a| runs_on(*a, device));
+    let fitting = WHEELS.iter().filter(carries).find(|w| w.cuda <= driver);
     match fitting {
-        Some((tag, cuda, _)) => {
+        Some(wheel) => {
             out.push(format!(
                 "Install a build for CUDA {} that has sm_{}{} kernels:",
-                shown(*cuda),
+                shown(wheel.cuda),
                 device.0,
                 device.1
             ));
             out.push(format!(
-                "  python3 -m pip install --upgrade torch --index-url {INDEX_URL}/{tag}"
+                "  python3 -m pip install --upgrade torch --index-url {INDEX_URL}/{}",
+                wheel.tag
             ));
             out.push(
                 "  (install torchvision/torchaudio from the same index if you use them)"
@@ -143,19 +149,17 @@ pub fn torch_install(facts: &Facts, gpu: Option<u32>) -> Vec<String> {
             );
         }
         None => {
-            let wanted = WHEELS
-                .iter()
-                .find(|(_, _, arch)| arch.iter().any(|a| runs_on(*a, device)));
-            match wanted {
-                Some((tag, cuda, _)) => {
+            match WHEELS.iter().find(carries) {
+                Some(wheel) => {
                     let min = MIN_DRIVER
                         .iter()
-                        .find(|(c, _)| c == cuda)
+                        .find(|(c, _)| *c == wheel.cuda)
                         .map_or("a newer driver", |(_, d)| d);
                     out.push(format!(
-                        "No current PyTorch build runs on this driver: CUDA {} ({tag}) needs \
+                        "No current PyTorch build runs on this driver: CUDA {} ({}) needs \
                          Linux driver >= {min}. Upgrade the driver, or rent a host with one.",
-                        shown(*cuda)
+                        shown(wheel.cuda),
+                        wheel.tag
                     ));
                 }
                 None => out.push(format!(

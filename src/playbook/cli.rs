@@ -20,6 +20,8 @@ use crate::remote::{LinkOptions, RemoteHost};
 use crate::telemetry::source::StopFlag;
 
 /// Where a runbook runs.
+// One value per command: the size of the SSH variant costs nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Target {
     /// This machine, commands started directly.
@@ -336,11 +338,12 @@ pub fn undo_command(
         },
     );
     let out = observer.into_inner();
-    if report.outcome == RunOutcome::Completed && !request.dry_run {
-        if let Err(e) = store.remove(&record) {
-            let _ = writeln!(out, "gpufleet: restored, but {e}");
-            return EXIT_FAILED;
-        }
+    if report.outcome == RunOutcome::Completed
+        && !request.dry_run
+        && let Err(e) = store.remove(&record)
+    {
+        let _ = writeln!(out, "gpufleet: restored, but {e}");
+        return EXIT_FAILED;
     }
     report.outcome.exit_code()
 }

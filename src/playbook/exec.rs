@@ -63,11 +63,21 @@ pub trait Executor {
 #[derive(Debug, Clone)]
 pub struct LocalExecutor {
     name: String,
+    env: Vec<(String, String)>,
 }
 
 impl LocalExecutor {
     pub fn new(name: impl Into<String>) -> Self {
-        Self { name: name.into() }
+        Self {
+            name: name.into(),
+            env: Vec::new(),
+        }
+    }
+
+    /// Sets an environment variable for every command (a PATH with other tools first, say).
+    pub fn with_env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
     }
 }
 
@@ -102,6 +112,7 @@ impl Executor for LocalExecutor {
         let mut command = Command::new(program);
         command
             .args(args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(writer.try_clone().map_err(spawn_error)?)
             .stderr(writer)

@@ -89,10 +89,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         if shown.len() + 1 == rows && all.len() > i + 1 {
             shown.push(Line::from(Span::styled(
                 fit(
-                    &format!(
-                        " ▲ {} more warnings: $ shows the cost panel",
-                        all.len() - i
-                    ),
+                    &format!(" ▲ {} more warnings: $ shows the cost panel", all.len() - i),
                     width,
                 ),
                 theme.warning(),

@@ -46,10 +46,16 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let wide = area.width >= WIDE_FROM;
     let mut header = vec!["HOST"];
     if wide {
-        header.push("$/H");
+        header.push("$/h");
     }
     header.extend([
-        "BILLED h", "BUSY h", "IDLE h", "PARKED", "EFF", "SPENT", "IDLE SPENT",
+        "BILLED h",
+        "BUSY h",
+        "IDLE h",
+        "PARKED",
+        "EFF",
+        "SPENT",
+        "IDLE SPENT",
     ]);
     if wide {
         header.push("NOW");
@@ -164,7 +170,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         .sum::<u16>()
         + 2;
     let width = area.width.min(needed_width.max(60));
-    let height = (rows.len() as u16 + 4).min(area.height);
+    let height = (rows.len() as u16 + 3).min(area.height);
     let rect = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height - height) / 2,
@@ -172,7 +178,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         height,
     };
     let table = Table::new(rows, widths)
-        .header(Row::new(header.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme.header()))
+        .header(
+            Row::new(header.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme.header()),
+        )
         .column_spacing(1)
         .style(theme.dialog())
         .block(

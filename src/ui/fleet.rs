@@ -70,8 +70,8 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         titles.extend(["$/h", "SPENT", "IDLE h", "EFF%"]);
     }
     titles.push("BADGES");
-    let header = Row::new(titles.into_iter().map(Cell::from).collect::<Vec<_>>())
-        .style(theme.header());
+    let header =
+        Row::new(titles.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme.header());
     let rows = visible.iter().map(|&i| {
         let host = &model.hosts[i];
         let status = host.status(model.now_ms, model.options.interval_ms);
@@ -88,13 +88,11 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
                 Some(cost) => [
                     Cell::from(price_cell(cost)),
                     Cell::from(money_cell(cost.spent(), cost)),
-                    Cell::from(hours_cell(cost.totals.idle_ms)).style(
-                        if cost.totals.idle_ms > 0 {
-                            theme.warning()
-                        } else {
-                            theme.base()
-                        },
-                    ),
+                    Cell::from(hours_cell(cost.totals.idle_ms)).style(if cost.totals.idle_ms > 0 {
+                        theme.warning()
+                    } else {
+                        theme.base()
+                    }),
                     Cell::from(pct_cell(cost.totals.effective_utilization())),
                 ],
                 None => ["-", "-", "-", "-"].map(Cell::from),

@@ -179,7 +179,10 @@ fn sections<'a>(
             ));
         }
         for warning in &plan.warnings {
-            head.push(Line::styled(format!(" warning: {warning}"), theme.warning()));
+            head.push(Line::styled(
+                format!(" warning: {warning}"),
+                theme.warning(),
+            ));
         }
     }
     let mut tail = vec![Line::from("")];
@@ -205,7 +208,10 @@ fn sections<'a>(
         }
         ReleaseStage::BackupFailed { reason } => {
             tail.push(Line::styled(
-                format!(" the backup failed ({}): the release is blocked", clean(reason)),
+                format!(
+                    " the backup failed ({}): the release is blocked",
+                    clean(reason)
+                ),
                 theme.critical(),
             ));
             tail.push(key_hint(
@@ -249,7 +255,10 @@ fn sections<'a>(
                 tail.push(Line::styled(format!("   {answer}"), theme.dialog()));
             }
             for problem in problems {
-                tail.push(Line::styled(format!(" warning: {problem}"), theme.warning()));
+                tail.push(Line::styled(
+                    format!(" warning: {problem}"),
+                    theme.warning(),
+                ));
             }
             tail.push(key_hint(&[("any key", "close")], theme));
         }
