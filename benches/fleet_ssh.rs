@@ -6,10 +6,12 @@
 //! `target/fleet-ssh-report.txt`; under `cargo test` (no `--bench`) it runs a 3-host, 5-second
 //! smoke version. Needs `/usr/sbin/sshd` (`.ci/run` installs it).
 
+// Only part of the test harness is needed here.
+#[allow(dead_code)]
 #[path = "../tests/common/sshd.rs"]
 mod sshd;
 
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -19,7 +21,11 @@ use ratatui::backend::TestBackend;
 use gpufleet::app::event::{Event, HostEvent};
 use gpufleet::app::model::{Model, ModelOptions};
 use gpufleet::app::prompt_bridge::PendingPrompts;
+use gpufleet::app::release_bridge::{BridgeSetup, ReleaseBridge, SshHostRunner};
 use gpufleet::app::runtime::{FrameStats, event_loop};
+use gpufleet::cli::GlobalArgs;
+use gpufleet::config::Config;
+use gpufleet::release::SendOptions;
 use gpufleet::remote::{LinkOptions, spawn_link};
 use gpufleet::telemetry::source::now_ms;
 use gpufleet::theme::Theme;
@@ -35,9 +41,9 @@ fn cpu_seconds() -> f64 {
     // Fields after the command name (which may hold spaces) start after the last ')'.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = fields
-        .get(11..13)
-        .map_or(0.0, |f| f.iter().filter_map(|v| v.parse::<f64>().ok()).sum());
+    let ticks: f64 = fields.get(11..13).map_or(0.0, |f| {
+        f.iter().filter_map(|v| v.parse::<f64>().ok()).sum()
+    });
     ticks / 100.0
 }
 
@@ -60,9 +66,17 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
 fn main() {
     let bench = std::env::args().any(|a| a == "--bench");
     let plan = if bench {
-        Plan { hosts: 50, gpus: 8, measure: Duration::from_secs(60) }
+        Plan {
+            hosts: 50,
+            gpus: 8,
+            measure: Duration::from_secs(60),
+        }
     } else {
-        Plan { hosts: 3, gpus: 8, measure: Duration::from_secs(5) }
+        Plan {
+            hosts: 3,
+            gpus: 8,
+            measure: Duration::from_secs(5),
+        }
     };
     if !sshd::available() {
         return;
@@ -101,7 +115,10 @@ fn main() {
         let mut first = vec![None; hosts];
         let mut all_streaming = None;
         for event in tapped.iter() {
-            if let Event::Host { host, event: HostEvent::Sample { .. } } = &event
+            if let Event::Host {
+                host,
+                event: HostEvent::Sample { .. },
+            } = &event
                 && first[*host].is_none()
             {
                 first[*host] = Some(started.elapsed());
@@ -125,27 +142,53 @@ fn main() {
         let cpu_start = cpu_seconds();
         std::thread::sleep(measure);
         let cpu = cpu_seconds() - cpu_start;
-        let _ = quitter.send(Event::Key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE)));
+        let _ = quitter.send(Event::Key(KeyEvent::new(
+            KeyCode::Char('q'),
+            KeyModifiers::NONE,
+        )));
         cpu
     });
+    let bridge_sink = sink.clone();
     drop(sink);
 
     let theme = Theme::default_theme();
     let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("backend");
     let mut stats = FrameStats::default();
+    // Nothing to release in a benchmark: no state directory, read-only, no runner needed.
+    let mut bridge = ReleaseBridge::new(
+        BridgeSetup {
+            config: Config::default(),
+            read_only: true,
+            store: None,
+            audit: None,
+            runner: Arc::new(SshHostRunner {
+                args: GlobalArgs::default(),
+                config: Config::default(),
+                interval_ms: 1000,
+            }),
+            env: Arc::new(|_: &str| None),
+            send: SendOptions::default(),
+        },
+        bridge_sink,
+    );
     let _ = event_loop(
         &mut terminal,
         &mut model,
         &theme,
         &events,
         &PendingPrompts::default(),
+        &mut bridge,
         &mut stats,
     );
     let cpu = window.join().unwrap_or(f64::NAN);
     drop(handles);
     let all_streaming = forwarder.join().ok().flatten();
 
-    let streaming = model.hosts.iter().filter(|h| h.gpus.len() == plan.gpus).count();
+    let streaming = model
+        .hosts
+        .iter()
+        .filter(|h| h.gpus.len() == plan.gpus)
+        .count();
     let mut latencies = stats.sample_to_screen_ms.clone();
     latencies.sort_unstable();
     let report = format!(

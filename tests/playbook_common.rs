@@ -65,10 +65,7 @@ pub struct Scripted {
 impl Scripted {
     pub fn new(answers: &[(&str, bool)]) -> Self {
         Self {
-            answers: answers
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
+            answers: answers.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             asked: Vec::new(),
         }
     }

@@ -76,9 +76,7 @@ fn unknown_keys_are_errors_with_a_line() {
 #[test]
 fn placeholders_are_whole_arguments_naming_known_values() {
     let params = "\n[[params]]\nname = \"gpu\"\nkind = \"gpu\"\nhelp = \"x\"\n";
-    let with = |command: &str| {
-        format!("{MINIMAL}{params}").replace("[\"nvidia-smi\"]", command)
-    };
+    let with = |command: &str| format!("{MINIMAL}{params}").replace("[\"nvidia-smi\"]", command);
     assert!(parse_runbook(&with(r#"["nvidia-smi", "-i", "{gpu}"]"#), "t").is_ok());
     let err = invalid(&with(r#"["nvidia-smi", "-i{gpu}"]"#));
     assert!(err.contains("whole argument"), "{err}");
@@ -112,7 +110,9 @@ fn danger_levels_must_match_what_a_step_does() {
     };
     let err = invalid(&step("danger = \"change\"\nreboot = true"));
     assert!(err.contains("must be disruptive"), "{err}");
-    let err = invalid(&step("danger = \"disruptive\"\nreboot = true\nrerun = [\"nope\"]"));
+    let err = invalid(&step(
+        "danger = \"disruptive\"\nreboot = true\nrerun = [\"nope\"]",
+    ));
     assert!(err.contains("not an earlier step"), "{err}");
     let err = invalid(&step(
         "danger = \"read\"\n[steps.undo]\ntitle = \"u\"\ncommand = [\"x\"]",
@@ -128,9 +128,7 @@ fn danger_levels_must_match_what_a_step_does() {
 
 #[test]
 fn watts_parameters_need_the_cards_range() {
-    let text = format!(
-        "{MINIMAL}\n[[params]]\nname = \"watts\"\nkind = \"watts\"\nhelp = \"h\"\n"
-    );
+    let text = format!("{MINIMAL}\n[[params]]\nname = \"watts\"\nkind = \"watts\"\nhelp = \"h\"\n");
     let err = invalid(&text);
     assert!(err.contains("min and max"), "{err}");
 }
@@ -161,13 +159,26 @@ fn user_runbooks_are_added_and_may_not_replace_curated_ones() {
 fn list_and_show_describe_every_step() {
     let catalog = Catalog::curated().unwrap();
     let list = list_command(&catalog);
-    for id in ["power-limit", "gpu-lost", "driver-lost", "cuda-mismatch", "throttle", "ecc-remap"] {
+    for id in [
+        "power-limit",
+        "gpu-lost",
+        "driver-lost",
+        "cuda-mismatch",
+        "throttle",
+        "ecc-remap",
+    ] {
         assert!(list.contains(id), "{list}");
     }
     let show = show_command(&catalog, "power-limit").unwrap();
-    assert!(show.contains("nvidia-smi -i '{gpu}' -pl '{watts}'"), "{show}");
+    assert!(
+        show.contains("nvidia-smi -i '{gpu}' -pl '{watts}'"),
+        "{show}"
+    );
     assert!(show.contains("[change, needs root]"), "{show}");
-    assert!(show.contains("undo: nvidia-smi -i '{gpu}' -pl '{enforced_w}'"), "{show}");
+    assert!(
+        show.contains("undo: nvidia-smi -i '{gpu}' -pl '{enforced_w}'"),
+        "{show}"
+    );
     let show = show_command(&catalog, "gpu-lost").unwrap();
     assert!(show.contains("re-runs: smi"), "{show}");
     let err = show_command(&catalog, "nope").unwrap_err().to_string();

@@ -22,6 +22,10 @@ const TICK: Duration = Duration::from_secs(1);
 /// How long to wait for the rest of a burst of events before drawing; well under the 100 ms in
 /// which a sample must reach the screen.
 const COALESCE: Duration = Duration::from_millis(8);
+/// Telemetry never draws more often than this: fifty hosts ticking at their own phases would
+/// otherwise ask for a frame every 20 ms. A sample still reaches the screen within ~60 ms; keys
+/// are not held back.
+const MIN_FRAME: Duration = Duration::from_millis(50);
 
 /// Forwards terminal input to the event channel from a thread of its own, so the loop only ever
 /// waits on one channel.
@@ -93,9 +97,11 @@ pub fn event_loop<B: Backend>(
     stats: &mut FrameStats,
 ) -> Result<(), B::Error> {
     let mut next_tick = Instant::now() + TICK;
+    let mut last_frame = Instant::now();
     loop {
         if model.take_dirty() {
             terminal.draw(|frame| crate::ui::draw(frame, model, theme))?;
+            last_frame = Instant::now();
             stats.frames += 1;
             if let Some(arrived_ms) = model.take_undrawn_sample_ms() {
                 stats
@@ -104,14 +110,20 @@ pub fn event_loop<B: Backend>(
             }
         }
         let wait = next_tick.saturating_duration_since(Instant::now());
-        let mut commands = match events.recv_timeout(wait) {
-            Ok(event) => update(model, event),
-            Err(RecvTimeoutError::Timeout) => Vec::new(),
+        let (mut commands, from_user) = match events.recv_timeout(wait) {
+            Ok(event) => {
+                let from_user = matches!(event, Event::Key(_) | Event::Resize);
+                (update(model, event), from_user)
+            }
+            Err(RecvTimeoutError::Timeout) => (Vec::new(), false),
             Err(RecvTimeoutError::Disconnected) => return Ok(()),
         };
         // Gather the rest of a burst (one line per GPU arrives as separate events) before
         // drawing, so a tick of eight GPUs costs one frame, not eight.
-        let burst_end = Instant::now() + COALESCE;
+        let mut burst_end = Instant::now() + COALESCE;
+        if !from_user {
+            burst_end = burst_end.max(last_frame + MIN_FRAME);
+        }
         loop {
             let left = burst_end.saturating_duration_since(Instant::now());
             match events.recv_timeout(left) {

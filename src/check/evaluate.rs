@@ -105,11 +105,7 @@ pub fn evaluate(
 /// `GPU-` prefix); else, when PyTorch sees as many GPUs as nvidia-smi, by position (the probe
 /// asks CUDA for PCI order, which is nvidia-smi's).
 pub fn torch_index(g: &GpuStatic, all: &[GpuStatic], probe: &ProbeData) -> Option<u32> {
-    let bare = |u: &str| {
-        u.trim()
-            .trim_start_matches("GPU-")
-            .to_ascii_lowercase()
-    };
+    let bare = |u: &str| u.trim().trim_start_matches("GPU-").to_ascii_lowercase();
     if !g.uuid.is_empty()
         && let Some(d) = probe
             .devices
@@ -123,7 +119,11 @@ pub fn torch_index(g: &GpuStatic, all: &[GpuStatic], probe: &ProbeData) -> Optio
         return None;
     }
     let position = all.iter().position(|x| x.index == g.index)? as u32;
-    probe.devices.iter().find(|d| d.index == position).map(|d| d.index)
+    probe
+        .devices
+        .iter()
+        .find(|d| d.index == position)
+        .map(|d| d.index)
 }
 
 /// Samples of GPU `index` taken while it was loaded: its own benchmarks and the sustained

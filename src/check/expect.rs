@@ -13,7 +13,9 @@ pub enum ExpectError {
     EmptyGpu { flag: &'static str },
     #[error("{flag}: expected a whole number of GPUs from 1 to 4096, found {value:?}")]
     Count { flag: &'static str, value: String },
-    #[error("{flag}: expected the memory of one GPU in GiB, above 0 and at most 4096, found {value:?}")]
+    #[error(
+        "{flag}: expected the memory of one GPU in GiB, above 0 and at most 4096, found {value:?}"
+    )]
     Memory { flag: &'static str, value: String },
     #[error("{flag}: {message}")]
     Cuda { flag: &'static str, message: String },
@@ -35,7 +37,10 @@ pub struct ExpectFlags {
 
 /// Reads the flags into an [`Expect`]; each one given replaces the same key of `base` (the
 /// host's config), the others keep the config's value.
-pub fn expect_from_flags(flags: &ExpectFlags, base: Option<&Expect>) -> Result<Expect, ExpectError> {
+pub fn expect_from_flags(
+    flags: &ExpectFlags,
+    base: Option<&Expect>,
+) -> Result<Expect, ExpectError> {
     let mut expect = base.cloned().unwrap_or(Expect {
         gpu: None,
         count: None,
@@ -65,7 +70,11 @@ pub fn expect_from_flags(flags: &ExpectFlags, base: Option<&Expect>) -> Result<E
 /// Checks an expectation however it was built (the config validates its own on load; this
 /// covers one assembled in code or from flags). Errors name the flag.
 pub fn validate(expect: &Expect) -> Result<(), ExpectError> {
-    if expect.gpu.as_ref().is_some_and(|g| name_tokens(g).is_empty()) {
+    if expect
+        .gpu
+        .as_ref()
+        .is_some_and(|g| name_tokens(g).is_empty())
+    {
         return Err(ExpectError::EmptyGpu { flag: FLAG_GPU });
     }
     if let Some(count) = expect.count
@@ -136,7 +145,10 @@ pub fn model_matches(expected: &str, name: &str) -> bool {
     }
     if let Some(at) = have.windows(want.len()).position(|w| w == want.as_slice()) {
         let next = have.get(at + want.len()).map(String::as_str);
-        return !matches!(next, Some("D" | "TI" | "SUPER" | "LAPTOP" | "MOBILE" | "MAX"));
+        return !matches!(
+            next,
+            Some("D" | "TI" | "SUPER" | "LAPTOP" | "MOBILE" | "MAX")
+        );
     }
     // Words apart (`A100 80GB` in `A100 SXM4 80GB`): every word present, none a variant.
     let variant = have
@@ -165,7 +177,13 @@ mod tests {
         assert_eq!(e.gpu.as_deref(), Some("RTX 4090"));
         assert_eq!(e.count, Some(1));
         assert_eq!(e.memory_gib, Some(24.0));
-        assert_eq!(e.min_cuda, Some(CudaVersion { major: 12, minor: 1 }));
+        assert_eq!(
+            e.min_cuda,
+            Some(CudaVersion {
+                major: 12,
+                minor: 1
+            })
+        );
         let e = expect_from_flags(&flags("", "", "141 GB", ""), None).expect("valid");
         assert_eq!(e.memory_gib, Some(141.0));
     }
@@ -229,7 +247,10 @@ mod tests {
         assert!(!model_matches("A10", "NVIDIA A100-PCIE-40GB"));
         assert!(!model_matches("RTX 4090", "NVIDIA GeForce RTX 4090 D"));
         assert!(!model_matches("RTX 3090", "NVIDIA GeForce RTX 3090 Ti"));
-        assert!(!model_matches("RTX 4090", "NVIDIA GeForce RTX 4090 Laptop GPU"));
+        assert!(!model_matches(
+            "RTX 4090",
+            "NVIDIA GeForce RTX 4090 Laptop GPU"
+        ));
         assert!(!model_matches("A100 80GB", "NVIDIA A100-SXM4-40GB"));
         assert!(!model_matches("H200", "NVIDIA H100 80GB HBM3"));
     }

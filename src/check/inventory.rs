@@ -79,9 +79,13 @@ pub fn collect_inventory(
         .collect();
 
     let failure = if xml.is_none() && csv.is_empty() {
-        Some(describe_failure(nvidia_smi, &xml_text, xml_end.missing, xml_end.exit_status).or_else(
-            || describe_failure(nvidia_smi, &csv_text, csv_end.missing, csv_end.exit_status),
-        ).unwrap_or_else(|| format!("{nvidia_smi} listed no GPUs")))
+        Some(
+            describe_failure(nvidia_smi, &xml_text, xml_end.missing, xml_end.exit_status)
+                .or_else(|| {
+                    describe_failure(nvidia_smi, &csv_text, csv_end.missing, csv_end.exit_status)
+                })
+                .unwrap_or_else(|| format!("{nvidia_smi} listed no GPUs")),
+        )
     } else {
         None
     };
@@ -251,7 +255,10 @@ mod tests {
         assert_eq!((g.pcie_width, g.pcie_width_max), (Some(16), Some(16)));
         assert_eq!(g.ecc_enabled, Some(true));
         assert_eq!((g.ecc_volatile, g.ecc_aggregate), (Some(0), Some(0)));
-        assert_eq!((g.remap_pending, g.remap_failure), (Some(false), Some(false)));
+        assert_eq!(
+            (g.remap_pending, g.remap_failure),
+            (Some(false), Some(false))
+        );
         assert_eq!(g.persistence, Some(true));
         assert_eq!(inv.driver_version().as_deref(), Some("580.159.04"));
         assert_eq!(inv.cuda_version().as_deref(), Some("13.0"));
@@ -262,7 +269,9 @@ mod tests {
         let text = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. \
                     Make sure that the latest NVIDIA driver is installed and running.\n";
         let why = describe_failure("nvidia-smi", text, false, Some(9)).expect("a failure");
-        assert!(why.starts_with("nvidia-smi failed (driver not loaded), exit 9: NVIDIA-SMI has failed"));
+        assert!(
+            why.starts_with("nvidia-smi failed (driver not loaded), exit 9: NVIDIA-SMI has failed")
+        );
         let why = describe_failure("nvidia-smi", "", true, None).expect("missing");
         assert!(why.contains("not installed"));
     }

@@ -13,15 +13,23 @@ pub const RAMP_S: f64 = 2.0;
 
 /// Why a compute check has no result: the whole probe was skipped or failed, or this stage
 /// reported an error, or nothing at all came back for it.
-fn missing(id: &str, category: Category, gpu: u32, probe: &ProbeData, stage: &str, torch_gpu: Option<u32>) -> CheckResult {
+fn missing(
+    id: &str,
+    category: Category,
+    gpu: u32,
+    probe: &ProbeData,
+    stage: &str,
+    torch_gpu: Option<u32>,
+) -> CheckResult {
     let r = CheckResult::new(id, category, Some(gpu), Status::Skip);
     if let Some(skip) = &probe.skip {
         return r.message(skip.clone());
     }
     if let Some(e) = torch_gpu.and_then(|t| probe.error_for(stage, t)) {
-        return r
-            .with_status(Status::Fail)
-            .message(format!("The {stage} stage failed on this GPU: {}", e.message));
+        return r.with_status(Status::Fail).message(format!(
+            "The {stage} stage failed on this GPU: {}",
+            e.message
+        ));
     }
     if let Some(failure) = &probe.failure {
         return r
@@ -38,7 +46,10 @@ fn missing(id: &str, category: Category, gpu: u32, probe: &ProbeData, stage: &st
 /// is of the card's total, so memory held by other tenants' processes shows up here.
 pub fn vram(gpu: u32, torch_gpu: Option<u32>, probe: &ProbeData) -> (CheckResult, Option<f64>) {
     let Some(v) = torch_gpu.and_then(|t| probe.vram.iter().find(|v| v.gpu == t)) else {
-        return (missing("vram.usable", Category::Vram, gpu, probe, "vram", torch_gpu), None);
+        return (
+            missing("vram.usable", Category::Vram, gpu, probe, "vram", torch_gpu),
+            None,
+        );
     };
     let usable = gib_of_bytes(v.allocated_bytes);
     let total = gib_of_bytes(v.total_bytes);
@@ -50,7 +61,8 @@ pub fn vram(gpu: u32, torch_gpu: Option<u32>, probe: &ProbeData) -> (CheckResult
     };
     let r = CheckResult::new("vram.usable", Category::Vram, Some(gpu), Status::Pass)
         .measured(format!(
-            "{usable:.1} GiB of {total:.1} GiB ({:.0}%), {others:.1} GiB in use before",
+            "{usable:.1} GiB of {total:.1} GiB ({:.0}%); {others:.1} GiB already in use \
+             (incl. the probe's CUDA context)",
             share * 100.0
         ))
         .expected("≥ 85% of the card, read back intact");
@@ -93,13 +105,26 @@ pub fn matmul(
     reference: Option<&Reference>,
 ) -> (CheckResult, Option<f64>, Option<String>) {
     let Some(m) = torch_gpu.and_then(|t| probe.matmul.iter().find(|m| m.gpu == t)) else {
-        let r = missing("throughput.matmul", Category::Throughput, gpu, probe, "matmul", torch_gpu);
+        let r = missing(
+            "throughput.matmul",
+            Category::Throughput,
+            gpu,
+            probe,
+            "matmul",
+            torch_gpu,
+        );
         return (r, None, None);
     };
-    let r = CheckResult::new("throughput.matmul", Category::Throughput, Some(gpu), Status::Pass);
+    let r = CheckResult::new(
+        "throughput.matmul",
+        Category::Throughput,
+        Some(gpu),
+        Status::Pass,
+    );
     let Some(measured) = m.tflops else {
         return (
-            r.with_status(Status::Fail).message("The matrix multiply could not be timed."),
+            r.with_status(Status::Fail)
+                .message("The matrix multiply could not be timed."),
             None,
             Some(m.dtype.clone()),
         );
@@ -108,7 +133,12 @@ pub fn matmul(
         .tflops_random
         .map(|t| format!("; random data {}", tflops(t)))
         .unwrap_or_default();
-    let r = r.measured(format!("{} {} ({}³ of ones{random})", tflops(measured), m.dtype, m.n));
+    let r = r.measured(format!(
+        "{} {} ({}³ of ones{random})",
+        tflops(measured),
+        m.dtype,
+        m.n
+    ));
     if m.correct == Some(false) || m.finite == Some(false) {
         let r = r.with_status(Status::Fail).message(
             "The matrix multiply gave wrong results (a product of ones that is not n, or NaN \
@@ -123,14 +153,21 @@ pub fn matmul(
             let basis = if refr.is_measured() {
                 "measured".to_string()
             } else {
-                format!("{:.0}% of the {} datasheet peak", want / refr.datasheet_tflops * 100.0, tflops(refr.datasheet_tflops))
+                format!(
+                    "{:.0}% of the {} datasheet peak",
+                    want / refr.datasheet_tflops * 100.0,
+                    tflops(refr.datasheet_tflops)
+                )
             };
             let r = r
                 .expected(format!("{} ({}, {basis})", tflops(want), refr.model))
                 .with_status(status);
             let pct = measured / want * 100.0;
             match status {
-                Status::Pass => r.message(format!("{pct:.0}% of what a healthy {} reaches.", refr.model)),
+                Status::Pass => r.message(format!(
+                    "{pct:.0}% of what a healthy {} reaches.",
+                    refr.model
+                )),
                 _ => r.message(format!(
                     "Only {pct:.0}% of what a healthy {} reaches: throttled, capped, shared, or \
                      not the card it claims to be.",
@@ -152,11 +189,30 @@ pub fn copy(
     reference: Option<&Reference>,
 ) -> (CheckResult, Option<f64>) {
     let Some(c) = torch_gpu.and_then(|t| probe.copy.iter().find(|c| c.gpu == t)) else {
-        return (missing("throughput.copy", Category::Throughput, gpu, probe, "copy", torch_gpu), None);
+        return (
+            missing(
+                "throughput.copy",
+                Category::Throughput,
+                gpu,
+                probe,
+                "copy",
+                torch_gpu,
+            ),
+            None,
+        );
     };
-    let r = CheckResult::new("throughput.copy", Category::Throughput, Some(gpu), Status::Pass);
+    let r = CheckResult::new(
+        "throughput.copy",
+        Category::Throughput,
+        Some(gpu),
+        Status::Pass,
+    );
     let Some(measured) = c.gb_per_s else {
-        return (r.with_status(Status::Fail).message("The copy could not be timed."), None);
+        return (
+            r.with_status(Status::Fail)
+                .message("The copy could not be timed."),
+            None,
+        );
     };
     let r = r.measured(format!(
         "{} ({:.1} GiB buffers, read + write)",
@@ -173,13 +229,20 @@ pub fn copy(
         Some(refr) => {
             let want = refr.expected_copy_gb_per_s();
             let status = grade(measured, want);
-            let basis = if refr.measured_copy_gb_per_s.is_some() { "measured" } else { "of datasheet" };
+            let basis = if refr.measured_copy_gb_per_s.is_some() {
+                "measured"
+            } else {
+                "of datasheet"
+            };
             let r = r
                 .expected(format!("{} ({}, {basis})", bandwidth(want), refr.model))
                 .with_status(status);
             let pct = measured / want * 100.0;
             match status {
-                Status::Pass => r.message(format!("{pct:.0}% of what a healthy {} reaches.", refr.model)),
+                Status::Pass => r.message(format!(
+                    "{pct:.0}% of what a healthy {} reaches.",
+                    refr.model
+                )),
                 _ => r.message(format!(
                     "Only {pct:.0}% of a healthy {}'s memory bandwidth: memory clocks held low, \
                      or the card is shared.",
@@ -231,25 +294,53 @@ pub fn sustained(
         .unwrap_or_default();
     if windows.is_empty() {
         let r = if sustain_s <= 0.0 && probe.skip.is_none() {
-            CheckResult::new("sustained.load", Category::Sustained, Some(gpu), Status::Skip)
-                .message("The sustained load was turned off.")
+            CheckResult::new(
+                "sustained.load",
+                Category::Sustained,
+                Some(gpu),
+                Status::Skip,
+            )
+            .message("The sustained load was turned off.")
         } else {
-            missing("sustained.load", Category::Sustained, gpu, probe, "sustain", torch_gpu)
+            missing(
+                "sustained.load",
+                Category::Sustained,
+                gpu,
+                probe,
+                "sustain",
+                torch_gpu,
+            )
         };
         return (r, LoadFigures::default());
     }
     let rates: Vec<f64> = windows.iter().filter_map(|w| w.tflops).collect();
     let power: Vec<f64> = samples.iter().filter_map(|s| s.gpu.power_draw_w).collect();
-    let clocks: Vec<f64> = samples.iter().filter_map(|s| s.gpu.clock_sm_mhz.map(f64::from)).collect();
+    let clocks: Vec<f64> = samples
+        .iter()
+        .filter_map(|s| s.gpu.clock_sm_mhz.map(f64::from))
+        .collect();
     let figures = LoadFigures {
         tflops_mean: mean(rates.iter().copied()),
-        temperature_max_c: samples.iter().filter_map(|s| s.gpu.temperature_c).reduce(f64::max),
+        temperature_max_c: samples
+            .iter()
+            .filter_map(|s| s.gpu.temperature_c)
+            .reduce(f64::max),
         sm_clock_mean_mhz: mean(clocks.iter().copied()),
         power_mean_w: mean(power.iter().copied()),
     };
-    let limit = samples.iter().filter_map(|s| s.gpu.power_limit_w).reduce(f64::max);
-    let clock_max = samples.iter().filter_map(|s| s.gpu.clock_sm_max_mhz).max().map(f64::from);
-    let masks: Vec<ClockEventReasons> = samples.iter().filter_map(|s| s.gpu.clock_event_reasons).collect();
+    let limit = samples
+        .iter()
+        .filter_map(|s| s.gpu.power_limit_w)
+        .reduce(f64::max);
+    let clock_max = samples
+        .iter()
+        .filter_map(|s| s.gpu.clock_sm_max_mhz)
+        .max()
+        .map(f64::from);
+    let masks: Vec<ClockEventReasons> = samples
+        .iter()
+        .filter_map(|s| s.gpu.clock_event_reasons)
+        .collect();
     let seen = ClockEventReasons(masks.iter().fold(0, |acc, m| acc | m.0));
 
     let mut parts = Vec::new();
@@ -260,7 +351,9 @@ pub fn sustained(
         parts.push(format!("SM {c:.0} MHz mean"));
     }
     if let Some(p) = figures.power_mean_w {
-        let of = limit.map(|l| format!(" of {}", watts(l))).unwrap_or_default();
+        let of = limit
+            .map(|l| format!(" of {}", watts(l)))
+            .unwrap_or_default();
         parts.push(format!("{} mean{of}", watts(p)));
     }
     if let Some(t) = figures.tflops_mean {
@@ -270,9 +363,14 @@ pub fn sustained(
     if !labels.is_empty() {
         parts.push(format!("reasons: {}", labels.join(", ")));
     }
-    let r = CheckResult::new("sustained.load", Category::Sustained, Some(gpu), Status::Pass)
-        .measured(parts.join(", "))
-        .expected("no thermal or hardware slowdown, no power brake");
+    let r = CheckResult::new(
+        "sustained.load",
+        Category::Sustained,
+        Some(gpu),
+        Status::Pass,
+    )
+    .measured(parts.join(", "))
+    .expected("no thermal or hardware slowdown, no power brake");
 
     let hw = masks.iter().filter(|m| m.is_hardware_slowdown()).count();
     let sw_thermal = masks

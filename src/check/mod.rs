@@ -2,7 +2,7 @@
 //! kernel log), loads them with an embedded PyTorch probe sent over SSH standard input, and
 //! grades identity, health, power, PCIe, usable VRAM, throughput and a sustained load.
 
-mod evaluate;
+pub mod evaluate;
 pub mod expect;
 mod format;
 mod inventory;
@@ -15,6 +15,8 @@ pub mod report;
 mod runner;
 pub mod storage;
 mod verdict;
+#[cfg(test)]
+mod verdict_tests;
 
 use std::time::Duration;
 
@@ -24,7 +26,7 @@ use crate::config::Expect;
 use crate::remote::{LinkOptions, RemoteError, RemoteHost};
 use crate::telemetry::source::{StopFlag, now_ms};
 
-pub use evaluate::Observed;
+pub use evaluate::{Observed, evaluate};
 pub use expect::{ExpectError, ExpectFlags, expect_from_flags, model_matches};
 pub use inventory::{Inventory, KernelLog};
 pub use probe::{PROBE_SCRIPT, ProbeData, ProbeSettings};
@@ -36,6 +38,9 @@ pub use report::{
 pub use runner::{LocalRunner, RemoteRunner, RunEnd, Runner};
 
 /// Where the check runs.
+// Built once per check and moved into it, so the size of the SSH variant costs nothing; a box
+// would only make every caller's match noisier.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum CheckTarget {
     /// This machine: local `nvidia-smi`, `python3` and `dmesg`, run without a shell.
@@ -104,22 +109,40 @@ impl CheckOptions {
             })
         };
         if !(self.sustain_s.is_finite() && (0.0..=3600.0).contains(&self.sustain_s)) {
-            return bad("sustained load must last 0 to 3600 s, not", self.sustain_s.to_string());
+            return bad(
+                "sustained load must last 0 to 3600 s, not",
+                self.sustain_s.to_string(),
+            );
         }
         if !(self.bench_s.is_finite() && self.bench_s > 0.0 && self.bench_s <= 60.0) {
-            return bad("benchmarks must time 0 to 60 s, not", self.bench_s.to_string());
+            return bad(
+                "benchmarks must time 0 to 60 s, not",
+                self.bench_s.to_string(),
+            );
         }
         if !(256..=65536).contains(&self.matmul_n) {
-            return bad("matrix size must be 256 to 65536, not", self.matmul_n.to_string());
+            return bad(
+                "matrix size must be 256 to 65536, not",
+                self.matmul_n.to_string(),
+            );
         }
         if !(self.vram_fraction > 0.0 && self.vram_fraction < 1.0) {
-            return bad("VRAM share must be between 0 and 1, not", self.vram_fraction.to_string());
+            return bad(
+                "VRAM share must be between 0 and 1, not",
+                self.vram_fraction.to_string(),
+            );
         }
         if !(self.window_s.is_finite() && self.window_s >= 0.1) {
-            return bad("windows must be at least 0.1 s, not", self.window_s.to_string());
+            return bad(
+                "windows must be at least 0.1 s, not",
+                self.window_s.to_string(),
+            );
         }
         if self.python.is_empty() || self.nvidia_smi.is_empty() {
-            return bad("program names must not be empty:", format!("{:?}", (&self.python, &self.nvidia_smi)));
+            return bad(
+                "program names must not be empty:",
+                format!("{:?}", (&self.python, &self.nvidia_smi)),
+            );
         }
         Ok(())
     }
@@ -132,9 +155,15 @@ pub enum CheckPhase {
     KernelLog,
     /// Starting Python and importing PyTorch.
     Probe,
-    Matmul { gpu: u32 },
-    Copy { gpu: u32 },
-    Vram { gpu: u32 },
+    Matmul {
+        gpu: u32,
+    },
+    Copy {
+        gpu: u32,
+    },
+    Vram {
+        gpu: u32,
+    },
     Sustain,
     Done,
 }
@@ -208,23 +237,49 @@ pub fn run_check(
     progress: &mut dyn FnMut(CheckProgress),
     stop: &StopFlag,
 ) -> Result<CheckReport, CheckError> {
-    opts.validate()?;
-    expect::validate(expect)?;
-    let started_at_ms = now_ms();
     let (mut runner, host, target_text): (Box<dyn Runner>, String, String) = match target {
-        CheckTarget::Local => (Box::new(LocalRunner), "local".to_string(), "local".to_string()),
+        CheckTarget::Local => (
+            Box::new(LocalRunner),
+            "local".to_string(),
+            "local".to_string(),
+        ),
         CheckTarget::Remote(host, link) => {
             let name = host.name.clone();
             let text = format!("ssh {}", host.target);
             (Box::new(RemoteRunner { host, opts: link }), name, text)
         }
     };
-    let observed = observe(runner.as_mut(), opts, progress, stop)?;
+    run_check_with(
+        runner.as_mut(),
+        &host,
+        &target_text,
+        expect,
+        opts,
+        progress,
+        stop,
+    )
+}
+
+/// [`run_check`] through any [`Runner`] (a front end with its own transport, or a test that
+/// replays recorded output); `host` names the report and `target` says where it ran.
+pub fn run_check_with(
+    runner: &mut dyn Runner,
+    host: &str,
+    target: &str,
+    expect: &Expect,
+    opts: &CheckOptions,
+    progress: &mut dyn FnMut(CheckProgress),
+    stop: &StopFlag,
+) -> Result<CheckReport, CheckError> {
+    opts.validate()?;
+    expect::validate(expect)?;
+    let started_at_ms = now_ms();
+    let observed = observe(runner, opts, progress, stop)?;
     let (checks, gpus) = evaluate::evaluate(&observed, expect, opts.sustain_s);
     let mut report = CheckReport {
         schema: report::SCHEMA_VERSION,
-        host,
-        target: target_text,
+        host: host.to_string(),
+        target: target.to_string(),
         started_at_ms,
         duration_ms: now_ms().saturating_sub(started_at_ms),
         gpufleet_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -259,8 +314,7 @@ pub fn run_check(
     Ok(report)
 }
 
-/// Gathers everything from the host with any [`Runner`]; `run_check` with the runner chosen
-/// for you. Public so other front ends (and tests) can drive a check through their own runner.
+/// Gathers everything from the host with any [`Runner`], without grading it.
 pub fn observe(
     runner: &mut dyn Runner,
     opts: &CheckOptions,
@@ -344,8 +398,13 @@ fn run_probe(
         let said = data.last_noise().unwrap_or("no output").to_string();
         data.skip = Some(format!("{} could not run the probe: {said}", opts.python));
     } else {
-        let status = end.exit_status.map_or("a signal".to_string(), |s| format!("exit {s}"));
-        let said = data.last_noise().map(|n| format!(": {n}")).unwrap_or_default();
+        let status = end
+            .exit_status
+            .map_or("a signal".to_string(), |s| format!("exit {s}"));
+        let said = data
+            .last_noise()
+            .map(|n| format!(": {n}"))
+            .unwrap_or_default();
         data.failure = Some(format!("the probe ended with {status}{said}"));
     }
     Ok(data)

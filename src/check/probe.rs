@@ -220,7 +220,7 @@ pub struct ProbeData {
     pub failure: Option<String>,
     /// The last lines that were not JSON (warnings, a traceback), for the failure message.
     pub noise: Vec<String>,
-    layout: Option<SampleLayout>,
+    pub(crate) layout: Option<SampleLayout>,
 }
 
 const NOISE_LINES: usize = 12;
@@ -319,7 +319,7 @@ impl ProbeData {
 /// The layout of the sampled CSV lines, from the fields the script announced (it renames or
 /// drops fields an old driver rejects).
 #[derive(Debug, Clone, PartialEq)]
-struct SampleLayout {
+pub(crate) struct SampleLayout {
     layout: FieldLayout,
     columns: usize,
     gen_current: Option<usize>,
@@ -396,7 +396,10 @@ mod tests {
             "--nvidia-smi",
         ] {
             assert!(argv.iter().any(|a| a == flag), "{flag} passed");
-            assert!(PROBE_SCRIPT.contains(&format!("\"{flag}\"")), "{flag} parsed");
+            assert!(
+                PROBE_SCRIPT.contains(&format!("\"{flag}\"")),
+                "{flag} parsed"
+            );
         }
         assert!(!PROBE_SCRIPT.contains("-pl"), "never sets a power limit");
         assert!(!PROBE_SCRIPT.contains("--lock-gpu-clocks"));

@@ -27,7 +27,11 @@ impl Tracker {
     }
 
     fn bench_to(&self) -> f64 {
-        if self.sustain_s > 0.0 { SUSTAIN_FROM } else { SUSTAIN_TO }
+        if self.sustain_s > 0.0 {
+            SUSTAIN_FROM
+        } else {
+            SUSTAIN_TO
+        }
     }
 
     /// The progress report for `update`, if it moves anything.
@@ -111,7 +115,12 @@ fn smi_index_of(data: &ProbeData, torch_gpu: u32) -> u32 {
     uuid.and_then(|u| {
         data.samples
             .iter()
-            .find(|s| s.gpu.uuid.trim_start_matches("GPU-").eq_ignore_ascii_case(u))
+            .find(|s| {
+                s.gpu
+                    .uuid
+                    .trim_start_matches("GPU-")
+                    .eq_ignore_ascii_case(u)
+            })
             .map(|s| s.gpu.index)
     })
     .unwrap_or(torch_gpu)

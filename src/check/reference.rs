@@ -85,7 +85,15 @@ const fn entry(
 pub const TABLE: &[Reference] = &[
     // NVIDIA H200 NVL datasheet (nvidia.com/h200, 2024): BF16 1,671 TFLOPS sparse, 141 GB,
     // 4.8 TB/s.
-    entry("H200 NVL", &["H200", "NVL"], 141.0, "bf16", 835.5, 4800.0, true),
+    entry(
+        "H200 NVL",
+        &["H200", "NVL"],
+        141.0,
+        "bf16",
+        835.5,
+        4800.0,
+        true,
+    ),
     // NVIDIA H200 SXM datasheet (nvidia.com/h200, 2024): BF16 1,979 TFLOPS sparse, 141 GB,
     // 4.8 TB/s. Measured: gpufleet issue 6, one H200 SXM with driver 580.159.04 — bf16
     // 8192³ matmul about 790 TFLOP/s, device-to-device copy about 4.3 TB/s read+write.
@@ -96,8 +104,24 @@ pub const TABLE: &[Reference] = &[
     },
     // NVIDIA H100 Tensor Core GPU datasheet (2023): NVL BF16 1,671 sparse, 94 GB, 3.9 TB/s;
     // PCIe BF16 1,513 sparse, 80 GB, 2 TB/s; SXM BF16 1,979 sparse, 80 GB, 3.35 TB/s.
-    entry("H100 NVL", &["H100", "NVL"], 94.0, "bf16", 835.5, 3900.0, true),
-    entry("H100 PCIe", &["H100", "PCIE"], 80.0, "bf16", 756.5, 2000.0, true),
+    entry(
+        "H100 NVL",
+        &["H100", "NVL"],
+        94.0,
+        "bf16",
+        835.5,
+        3900.0,
+        true,
+    ),
+    entry(
+        "H100 PCIe",
+        &["H100", "PCIE"],
+        80.0,
+        "bf16",
+        756.5,
+        2000.0,
+        true,
+    ),
     entry("H100 SXM", &["H100"], 80.0, "bf16", 989.5, 3350.0, true),
     // NVIDIA A100 Tensor Core GPU datasheet (2021): BF16 312 TFLOPS dense; 40 GB 1,555 GB/s;
     // 80 GB PCIe 1,935 GB/s; 80 GB SXM 2,039 GB/s.
@@ -110,7 +134,15 @@ pub const TABLE: &[Reference] = &[
         1935.0,
         true,
     ),
-    entry("A100 80GB", &["A100", "80GB"], 80.0, "bf16", 312.0, 2039.0, true),
+    entry(
+        "A100 80GB",
+        &["A100", "80GB"],
+        80.0,
+        "bf16",
+        312.0,
+        2039.0,
+        true,
+    ),
     entry("A100 40GB", &["A100"], 40.0, "bf16", 312.0, 1555.0, true),
     // NVIDIA L40S datasheet (2023): BF16 362.05 TFLOPS dense, 48 GB GDDR6 with ECC, 864 GB/s.
     entry("L40S", &["L40S"], 48.0, "bf16", 362.05, 864.0, true),
@@ -127,10 +159,26 @@ pub const TABLE: &[Reference] = &[
     },
     // NVIDIA Ada Lovelace GPU Architecture whitepaper v1.1 (2022), RTX 4090: peak BF16 tensor
     // with FP32 accumulate 165.2 TFLOPS dense, 24 GB GDDR6X, 1,008 GB/s.
-    entry("RTX 4090", &["RTX", "4090"], 24.0, "bf16", 165.2, 1008.0, false),
+    entry(
+        "RTX 4090",
+        &["RTX", "4090"],
+        24.0,
+        "bf16",
+        165.2,
+        1008.0,
+        false,
+    ),
     // NVIDIA Ampere GA102 GPU Architecture whitepaper v2 (2021), RTX 3090: peak BF16 tensor
     // with FP32 accumulate 71 TFLOPS dense, 24 GB GDDR6X, 936 GB/s.
-    entry("RTX 3090", &["RTX", "3090"], 24.0, "bf16", 71.0, 936.0, false),
+    entry(
+        "RTX 3090",
+        &["RTX", "3090"],
+        24.0,
+        "bf16",
+        71.0,
+        936.0,
+        false,
+    ),
 ];
 
 /// Name words that make a different card of the same number (RTX 4090 D, RTX 3090 Ti,

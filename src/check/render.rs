@@ -25,7 +25,11 @@ pub fn render_text(report: &CheckReport, previous: Option<&CheckReport>) -> Stri
         report.status.word().to_ascii_uppercase()
     );
     let mut about = vec![
-        format!("{}, {:.0} s", utc_text(report.started_at_ms), report.duration_ms as f64 / 1000.0),
+        format!(
+            "{}, {:.0} s",
+            utc_text(report.started_at_ms),
+            report.duration_ms as f64 / 1000.0
+        ),
         format!(
             "driver {}, CUDA {}",
             report.driver_version.as_deref().unwrap_or("?"),
@@ -33,13 +37,20 @@ pub fn render_text(report: &CheckReport, previous: Option<&CheckReport>) -> Stri
         ),
     ];
     if let Some(t) = &report.torch_version {
-        about.push(format!("PyTorch {t} (CUDA {})", report.torch_cuda.as_deref().unwrap_or("none")));
+        about.push(format!(
+            "PyTorch {t} (CUDA {})",
+            report.torch_cuda.as_deref().unwrap_or("none")
+        ));
     }
     let _ = writeln!(out, "{}", about.join("; "));
     let _ = writeln!(out, "Expected: {}", expected_text(report));
 
     for category in Category::ALL {
-        let checks: Vec<&CheckResult> = report.checks.iter().filter(|c| c.category == category).collect();
+        let checks: Vec<&CheckResult> = report
+            .checks
+            .iter()
+            .filter(|c| c.category == category)
+            .collect();
         if checks.is_empty() {
             continue;
         }
@@ -93,7 +104,11 @@ fn write_check(out: &mut String, c: &CheckResult) {
         Some(g) => format!("GPU {g} {what}"),
         None => what.to_string(),
     };
-    let measured = if c.measured.is_empty() { "-" } else { c.measured.as_str() };
+    let measured = if c.measured.is_empty() {
+        "-"
+    } else {
+        c.measured.as_str()
+    };
     let _ = write!(out, "  {:<4}  {subject:<20} {measured}", c.status.word());
     if !c.expected.is_empty() {
         let _ = write!(out, "  [expected {}]", c.expected);
@@ -104,6 +119,9 @@ fn write_check(out: &mut String, c: &CheckResult) {
     }
 }
 
+/// A comparison row: its label and how to read the figure from a GPU's figures.
+type Row = (&'static str, fn(&GpuFigures) -> Option<String>);
+
 fn write_comparison(out: &mut String, now: &CheckReport, before: &CheckReport) {
     let _ = writeln!(
         out,
@@ -113,19 +131,32 @@ fn write_comparison(out: &mut String, now: &CheckReport, before: &CheckReport) {
     );
     for g in &now.gpus {
         let Some(b) = before.figures_matching(g) else {
-            let _ = writeln!(out, "  GPU {} {}: not in the previous check", g.index, g.name);
+            let _ = writeln!(
+                out,
+                "  GPU {} {}: not in the previous check",
+                g.index, g.name
+            );
             continue;
         };
-        let _ = writeln!(out, "  GPU {} {}{:>14}{:>14}", g.index, g.name, "now", "before");
-        let rows: [(&str, fn(&GpuFigures) -> Option<String>); 8] = [
+        let _ = writeln!(out, "  GPU {} {}", g.index, g.name);
+        let _ = writeln!(out, "    {:<18}{:>16}{:>16}", "", "now", "before");
+        let rows: [Row; 8] = [
             ("matmul", |f| f.matmul_tflops.map(tflops)),
             ("copy", |f| f.copy_gb_per_s.map(bandwidth)),
-            ("usable VRAM", |f| f.usable_vram_gib.map(|v| format!("{v:.1} GiB"))),
+            ("usable VRAM", |f| {
+                f.usable_vram_gib.map(|v| format!("{v:.1} GiB"))
+            }),
             ("sustained", |f| f.sustained_tflops.map(tflops)),
-            ("max temp (load)", |f| f.load_temperature_max_c.map(|t| format!("{t:.0} °C"))),
-            ("SM clock (load)", |f| f.load_sm_clock_mean_mhz.map(|c| format!("{c:.0} MHz"))),
+            ("max temp (load)", |f| {
+                f.load_temperature_max_c.map(|t| format!("{t:.0} °C"))
+            }),
+            ("SM clock (load)", |f| {
+                f.load_sm_clock_mean_mhz.map(|c| format!("{c:.0} MHz"))
+            }),
             ("power limit", |f| f.power_limit_w.map(watts)),
-            ("PCIe", |f| Some(format!("Gen{} x{}", f.pcie_gen?, f.pcie_width?))),
+            ("PCIe", |f| {
+                Some(format!("Gen{} x{}", f.pcie_gen?, f.pcie_width?))
+            }),
         ];
         for (label, get) in rows {
             let (a, b) = (get(g), get(b));

@@ -11,7 +11,9 @@ use crate::paths::state_dir;
 
 #[derive(Debug, Error)]
 pub enum StorageError {
-    #[error("no state directory to keep check reports in: set GPUFLEET_STATE_DIR or XDG_STATE_HOME")]
+    #[error(
+        "no state directory to keep check reports in: set GPUFLEET_STATE_DIR or XDG_STATE_HOME"
+    )]
     NoStateDir,
     #[error("{}: {source}", .path.display())]
     Io {
@@ -147,7 +149,10 @@ mod tests {
 
     #[test]
     fn file_names_sort_by_time() {
-        assert_eq!(file_name(1_795_939_200_250), "2026-11-29T08-00-00.250Z.json");
+        assert_eq!(
+            file_name(1_795_939_200_250),
+            "2026-11-29T08-00-00.250Z.json"
+        );
         assert!(file_name(1_795_939_200_250) < file_name(1_795_939_201_000));
     }
 }

@@ -41,8 +41,13 @@ pub fn count(gpus: &[GpuStatic], expect: &Expect) -> CheckResult {
 /// `identity.model`: the card is the model rented.
 pub fn model(g: &GpuStatic, expect: &Expect) -> CheckResult {
     let reference = reference::lookup(&g.name);
-    let r = result("identity.model", Category::Identity, Some(g.index), Status::Pass)
-        .measured(g.name.clone());
+    let r = result(
+        "identity.model",
+        Category::Identity,
+        Some(g.index),
+        Status::Pass,
+    )
+    .measured(g.name.clone());
     let about = match reference {
         Some(r) => format!("reference figures: {}", r.model),
         None => "not in the reference table, so throughput is recorded but not graded".to_string(),
@@ -65,7 +70,12 @@ pub fn model(g: &GpuStatic, expect: &Expect) -> CheckResult {
 /// `identity.memory`: the card's memory against the expectation or the model's label. Labels
 /// and listings are usually in GB, so the total is read as GB when that is closer.
 pub fn memory(g: &GpuStatic, expect: &Expect) -> CheckResult {
-    let r = result("identity.memory", Category::Identity, Some(g.index), Status::Pass);
+    let r = result(
+        "identity.memory",
+        Category::Identity,
+        Some(g.index),
+        Status::Pass,
+    );
     let Some(mib) = g.memory_total_mib else {
         return r
             .with_status(Status::Warn)
@@ -75,12 +85,12 @@ pub fn memory(g: &GpuStatic, expect: &Expect) -> CheckResult {
     let gb = mib as f64 * 1_048_576.0 / 1e9;
     let r = r.measured(format!("{gib:.1} GiB ({mib} MiB)"));
     let (want, source) = match (expect.memory_gib, reference::lookup(&g.name)) {
-        (Some(want), _) => (want, "expected".to_string()),
-        (None, Some(refr)) => (refr.memory_label_gb, format!("{} label", refr.model)),
+        (Some(want), _) => (want, String::new()),
+        (None, Some(refr)) => (refr.memory_label_gb, format!(" ({} label)", refr.model)),
         (None, None) => return r.message("No memory size was expected for this model."),
     };
     let ratio = gib.max(gb) / want;
-    let r = r.expected(format!("{want} GiB ({source})"));
+    let r = r.expected(format!("{want} GiB{source}"));
     if ratio >= 0.95 {
         r.message("The memory matches the label.")
     } else if ratio >= 0.85 {
@@ -154,7 +164,13 @@ pub fn torch(probe: &ProbeData, driver_cuda: Option<&str>) -> CheckResult {
         .devices
         .iter()
         .filter(|d| d.arch_ok == Some(false))
-        .map(|d| format!("{} (sm_{})", d.name, d.capability.iter().map(u32::to_string).collect::<String>()))
+        .map(|d| {
+            format!(
+                "{} (sm_{})",
+                d.name,
+                d.capability.iter().map(u32::to_string).collect::<String>()
+            )
+        })
         .collect();
     if !no_kernels.is_empty() {
         return r.with_status(Status::Fail).message(format!(
@@ -192,9 +208,11 @@ pub fn ecc(g: &GpuStatic, reference: Option<&Reference>) -> CheckResult {
             "{a} uncorrectable memory errors over the card's life (none since the driver \
              loaded): watch it."
         )),
-        _ if g.ecc_enabled == Some(false) && reference.is_some_and(|r| r.ecc) => r
-            .with_status(Status::Warn)
-            .message("ECC is off on a card that normally runs with it: memory errors go unnoticed."),
+        _ if g.ecc_enabled == Some(false) && reference.is_some_and(|r| r.ecc) => {
+            r.with_status(Status::Warn).message(
+                "ECC is off on a card that normally runs with it: memory errors go unnoticed.",
+            )
+        }
         _ if g.ecc_enabled.is_none() => r.message("This card has no ECC to report."),
         _ => r.message("No uncorrectable memory errors."),
     }
@@ -212,14 +230,19 @@ pub fn retirement(g: &GpuStatic) -> CheckResult {
         Some(false) => "no",
         None => "n/a",
     };
-    let r = result("health.retirement", Category::Health, Some(g.index), Status::Pass)
-        .measured(format!(
-            "remap failed: {}, remap pending: {}, retired pages pending: {}",
-            yes(g.remap_failure),
-            yes(g.remap_pending),
-            yes(g.retired_pending)
-        ))
-        .expected("none");
+    let r = result(
+        "health.retirement",
+        Category::Health,
+        Some(g.index),
+        Status::Pass,
+    )
+    .measured(format!(
+        "remap failed: {}, remap pending: {}, retired pages pending: {}",
+        yes(g.remap_failure),
+        yes(g.remap_pending),
+        yes(g.retired_pending)
+    ))
+    .expected("none");
     if g.remap_failure == Some(true) {
         return r.with_status(Status::Fail).message(
             "A memory row could not be remapped: the card has run out of spare rows, an RMA \
@@ -237,7 +260,12 @@ pub fn retirement(g: &GpuStatic) -> CheckResult {
 
 /// `health.persistence`: reported for what it means; not a fault on its own.
 pub fn persistence(g: &GpuStatic) -> CheckResult {
-    let r = result("health.persistence", Category::Health, Some(g.index), Status::Pass);
+    let r = result(
+        "health.persistence",
+        Category::Health,
+        Some(g.index),
+        Status::Pass,
+    );
     match g.persistence {
         Some(true) => r
             .measured("enabled")
@@ -246,7 +274,9 @@ pub fn persistence(g: &GpuStatic) -> CheckResult {
             "The driver unloads when no program uses the GPU: each start pays ~1-2 s and \
              volatile ECC counters reset per run (harmless for long jobs).",
         ),
-        None => r.measured("n/a").message("Persistence mode is not reported here."),
+        None => r
+            .measured("n/a")
+            .message("Persistence mode is not reported here."),
     }
 }
 
@@ -255,7 +285,9 @@ pub fn xid_lines(log: &KernelLog) -> CheckResult {
     let r = result("health.xid", Category::Health, None, Status::Pass).expected("no Xid errors");
     let events = match log {
         KernelLog::NotRead => {
-            return r.with_status(Status::Skip).message("The kernel log was not read.");
+            return r
+                .with_status(Status::Skip)
+                .message("The kernel log was not read.");
         }
         KernelLog::Unreadable(why) => {
             return r
@@ -319,7 +351,10 @@ pub fn power(g: &GpuStatic) -> CheckResult {
     let Some(default) = g.power_default_w else {
         return r.message("The default limit is not reported, so the cap cannot be compared.");
     };
-    let max = g.power_max_w.map(|m| format!(", max {}", watts(m))).unwrap_or_default();
+    let max = g
+        .power_max_w
+        .map(|m| format!(", max {}", watts(m)))
+        .unwrap_or_default();
     let r = r.expected(format!("{} (default{max})", watts(default)));
     let ratio = enforced / default;
     if ratio >= 0.98 {

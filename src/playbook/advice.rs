@@ -103,7 +103,8 @@ pub fn torch_install(facts: &Facts, gpu: Option<u32>) -> Vec<String> {
             if archs.is_empty() {
                 String::new()
             } else {
-                let list: Vec<String> = archs.iter().map(|a| format!("sm_{}{}", a.0, a.1)).collect();
+                let list: Vec<String> =
+                    archs.iter().map(|a| format!("sm_{}{}", a.0, a.1)).collect();
                 format!(" with kernels for {}", list.join(" "))
             }
         )),
@@ -148,27 +149,25 @@ pub fn torch_install(facts: &Facts, gpu: Option<u32>) -> Vec<String> {
                     .to_string(),
             );
         }
-        None => {
-            match WHEELS.iter().find(carries) {
-                Some(wheel) => {
-                    let min = MIN_DRIVER
-                        .iter()
-                        .find(|(c, _)| *c == wheel.cuda)
-                        .map_or("a newer driver", |(_, d)| d);
-                    out.push(format!(
-                        "No current PyTorch build runs on this driver: CUDA {} ({}) needs \
+        None => match WHEELS.iter().find(carries) {
+            Some(wheel) => {
+                let min = MIN_DRIVER
+                    .iter()
+                    .find(|(c, _)| *c == wheel.cuda)
+                    .map_or("a newer driver", |(_, d)| d);
+                out.push(format!(
+                    "No current PyTorch build runs on this driver: CUDA {} ({}) needs \
                          Linux driver >= {min}. Upgrade the driver, or rent a host with one.",
-                        shown(wheel.cuda),
-                        wheel.tag
-                    ));
-                }
-                None => out.push(format!(
-                    "Current PyTorch builds have no kernels for sm_{}{}: use an older PyTorch \
-                     release or another GPU.",
-                    device.0, device.1
-                )),
+                    shown(wheel.cuda),
+                    wheel.tag
+                ));
             }
-        }
+            None => out.push(format!(
+                "Current PyTorch builds have no kernels for sm_{}{}: use an older PyTorch \
+                     release or another GPU.",
+                device.0, device.1
+            )),
+        },
     }
     out
 }

@@ -14,7 +14,10 @@ const CURATED: [(&str, &str); 6] = [
         "power-limit.toml",
         include_str!("../../runbooks/power-limit.toml"),
     ),
-    ("gpu-lost.toml", include_str!("../../runbooks/gpu-lost.toml")),
+    (
+        "gpu-lost.toml",
+        include_str!("../../runbooks/gpu-lost.toml"),
+    ),
     (
         "driver-lost.toml",
         include_str!("../../runbooks/driver-lost.toml"),
@@ -23,8 +26,14 @@ const CURATED: [(&str, &str); 6] = [
         "cuda-mismatch.toml",
         include_str!("../../runbooks/cuda-mismatch.toml"),
     ),
-    ("throttle.toml", include_str!("../../runbooks/throttle.toml")),
-    ("ecc-remap.toml", include_str!("../../runbooks/ecc-remap.toml")),
+    (
+        "throttle.toml",
+        include_str!("../../runbooks/throttle.toml"),
+    ),
+    (
+        "ecc-remap.toml",
+        include_str!("../../runbooks/ecc-remap.toml"),
+    ),
 ];
 
 #[derive(Debug, Error)]
@@ -136,7 +145,11 @@ impl Catalog {
     }
 
     fn add(&mut self, entry: Entry) -> Result<(), CatalogError> {
-        if let Some(first) = self.entries.iter().find(|e| e.runbook.id == entry.runbook.id) {
+        if let Some(first) = self
+            .entries
+            .iter()
+            .find(|e| e.runbook.id == entry.runbook.id)
+        {
             return Err(CatalogError::Duplicate {
                 source_name: entry.origin,
                 id: entry.runbook.id,
@@ -152,10 +165,7 @@ impl Catalog {
     }
 
     pub fn get(&self, id: &str) -> Option<&Runbook> {
-        self.entries
-            .iter()
-            .map(|e| &e.runbook)
-            .find(|r| r.id == id)
+        self.entries.iter().map(|e| &e.runbook).find(|r| r.id == id)
     }
 
     /// Runbooks that address a finding label, in catalog order.

@@ -35,7 +35,8 @@ pub fn judge(
     match result.exit_status {
         None => return Some("it ended without an exit status".to_string()),
         Some(code) if !allowed.contains(&code) => {
-            return Some(format!("exit status {code}"));
+            let wanted: Vec<String> = allowed.iter().map(i32::to_string).collect();
+            return Some(format!("expected exit status {}", wanted.join(" or ")));
         }
         Some(_) => {}
     }

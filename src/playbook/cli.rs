@@ -5,17 +5,17 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use crate::audit::AuditLog;
+use crate::playbook::PlaybookError;
 use crate::playbook::catalog::Catalog;
 use crate::playbook::confirm::Confirmer;
 use crate::playbook::exec::{Executor, LocalExecutor};
-use crate::playbook::model::{Check, Danger, OnFail, Runbook, Step};
+use crate::playbook::model::{Check, Condition, Danger, OnFail, ParamKind, Runbook, Step, StepIs};
 use crate::playbook::params::split_assignment;
 use crate::playbook::reboot::RebootOptions;
 use crate::playbook::remote_exec::RemoteExecutor;
 use crate::playbook::report::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, RunOutcome, TextObserver};
 use crate::playbook::runner::{RunOptions, Tools, run};
 use crate::playbook::undo::{UndoRecord, UndoStore};
-use crate::playbook::PlaybookError;
 use crate::remote::{LinkOptions, RemoteHost};
 use crate::telemetry::source::StopFlag;
 
@@ -85,29 +85,42 @@ pub fn list_command(catalog: &Catalog) -> String {
 }
 
 fn find<'c>(catalog: &'c Catalog, id: &str) -> Result<&'c Runbook, PlaybookError> {
-    catalog.get(id).ok_or_else(|| PlaybookError::UnknownRunbook {
-        id: id.to_string(),
-        known: catalog
-            .entries()
-            .iter()
-            .map(|e| e.runbook.id.clone())
-            .collect::<Vec<_>>()
-            .join(", "),
-    })
+    catalog
+        .get(id)
+        .ok_or_else(|| PlaybookError::UnknownRunbook {
+            id: id.to_string(),
+            known: catalog
+                .entries()
+                .iter()
+                .map(|e| e.runbook.id.clone())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 /// `gpufleet playbook show ID`: every step with its danger, command template and conditions.
 pub fn show_command(catalog: &Catalog, id: &str) -> Result<String, PlaybookError> {
     let book = find(catalog, id)?;
     let mut out = String::new();
-    let _ = writeln!(out, "{}: {}\n\n{}", book.id, book.title, book.summary.trim());
+    let _ = writeln!(
+        out,
+        "{}: {}\n\n{}",
+        book.id,
+        book.title,
+        book.summary.trim()
+    );
     if !book.when.is_empty() {
         let _ = writeln!(out, "\nfor findings: {}", book.when.join(", "));
     }
     if !book.params.is_empty() {
         let _ = writeln!(out, "\nparameters:");
         for p in &book.params {
-            let _ = writeln!(out, "  {} ({:?}): {}", p.name, p.kind, p.help.trim());
+            let kind = match p.kind {
+                ParamKind::Gpu => "GPU index",
+                ParamKind::Watts => "watts",
+                ParamKind::Choice => "choice",
+            };
+            let _ = writeln!(out, "  {} ({kind}): {}", p.name, p.help.trim());
         }
     }
     let _ = writeln!(out, "\nsteps:");
@@ -135,14 +148,13 @@ pub fn show_command(catalog: &Catalog, id: &str) -> Result<String, PlaybookError
             }
         }
         let _ = writeln!(out, "     why: {}", step.why.trim());
-        let conditions: Vec<String> = step
-            .only_if
-            .iter()
-            .map(|c| describe(c, "and"))
-            .chain(step.only_if_any.iter().map(|c| describe(c, "or")))
-            .collect();
-        if !conditions.is_empty() {
-            let _ = writeln!(out, "     only if: {}", conditions.join(" "));
+        let all: Vec<String> = step.only_if.iter().map(describe).collect();
+        let any: Vec<String> = step.only_if_any.iter().map(describe).collect();
+        if !all.is_empty() {
+            let _ = writeln!(out, "     only if: {}", all.join(" and "));
+        }
+        if !any.is_empty() {
+            let _ = writeln!(out, "     only if one of: {}", any.join("; "));
         }
         if step.reboot {
             let _ = writeln!(
@@ -162,9 +174,9 @@ pub fn show_command(catalog: &Catalog, id: &str) -> Result<String, PlaybookError
     Ok(out)
 }
 
-fn describe(c: &crate::playbook::model::Condition, joiner: &str) -> String {
-    let what = match (&c.fact, &c.step) {
-        (Some(fact), _) => {
+fn describe(c: &Condition) -> String {
+    match (&c.fact, &c.step, c.is) {
+        (Some(fact), _, _) => {
             let test = c
                 .equals
                 .as_ref()
@@ -174,10 +186,17 @@ fn describe(c: &crate::playbook::model::Condition, joiner: &str) -> String {
                 .unwrap_or_default();
             format!("{fact} {test}")
         }
-        (None, Some(step)) => format!("{step} is {:?}", c.is.unwrap_or(crate::playbook::model::StepIs::Ok)),
+        (None, Some(step), Some(is)) => {
+            let state = match is {
+                StepIs::Ok => "succeeded",
+                StepIs::Failed => "failed",
+                StepIs::Skipped => "was skipped",
+                StepIs::NotOk => "did not succeed",
+            };
+            format!("{step} {state}")
+        }
         _ => String::new(),
-    };
-    format!("({joiner}) {what}")
+    }
 }
 
 /// `gpufleet playbook run`: runs the runbook and returns the exit code (see `report::EXIT_*`).

@@ -261,8 +261,9 @@ mod tests {
         let mut facts = Facts::default();
         facts.capture(&[capture("Kernel Module")], &proc_version, true);
         assert_eq!(facts.get("v", None), Some("580.159.04"));
-        let mismatch =
-            lines("Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.124");
+        let mismatch = lines(
+            "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.124",
+        );
         facts.capture(&[capture("")], &mismatch, false);
         assert_eq!(facts.get("v", None), Some("570.124"));
     }

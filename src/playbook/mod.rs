@@ -30,8 +30,8 @@ pub use model::{Danger, Runbook, Step};
 pub use reboot::RebootOptions;
 pub use remote_exec::RemoteExecutor;
 pub use report::{
-    EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, NoteKind, Observer,
-    RunEvent, RunOutcome, TextObserver,
+    EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, NoteKind, Observer, RunEvent,
+    RunOutcome, TextObserver,
 };
 pub use runner::{RunOptions, RunReport, StepRecord, Tools, run};
 pub use undo::{UndoRecord, UndoStore};

@@ -56,7 +56,9 @@ pub enum ParamError {
     },
     #[error("{{{name}}} is not known yet: an earlier step did not report it")]
     NoFact { name: String },
-    #[error("the host reported {value:?} for {name}; that is not a plain value, so it is not put in a command")]
+    #[error(
+        "the host reported {value:?} for {name}; that is not a plain value, so it is not put in a command"
+    )]
     UnsafeFact { name: String, value: String },
 }
 
@@ -324,7 +326,10 @@ fn parse_value(spec: &Param, value: &str) -> Result<String, ParamError> {
             if spec.choices.iter().any(|c| c == value) {
                 Ok(value.to_string())
             } else {
-                Err(invalid(&format!("choose one of {}", spec.choices.join(", "))))
+                Err(invalid(&format!(
+                    "choose one of {}",
+                    spec.choices.join(", ")
+                )))
             }
         }
     }

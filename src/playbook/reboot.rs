@@ -78,7 +78,11 @@ fn probe(exec: &mut dyn Executor, options: &RebootOptions, stop: &StopFlag) -> P
 }
 
 /// The host's boot id now, when it can be read.
-pub fn boot_id(exec: &mut dyn Executor, options: &RebootOptions, stop: &StopFlag) -> Option<String> {
+pub fn boot_id(
+    exec: &mut dyn Executor,
+    options: &RebootOptions,
+    stop: &StopFlag,
+) -> Option<String> {
     match probe(exec, options, stop) {
         Probe::Up(id) if !id.is_empty() => Some(id),
         _ => None,

@@ -21,13 +21,26 @@ pub const EXIT_CANCELLED: u8 = 130;
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunOutcome {
     Completed,
-    Failed { step: String, reason: String },
+    Failed {
+        step: String,
+        reason: String,
+    },
     /// An explanation matched that says nothing further in the runbook can work.
-    Stopped { step: String, reason: String },
-    Refused { step: String, reason: String },
-    Declined { step: String },
+    Stopped {
+        step: String,
+        reason: String,
+    },
+    Refused {
+        step: String,
+        reason: String,
+    },
+    Declined {
+        step: String,
+    },
     Cancelled,
-    BadInput { message: String },
+    BadInput {
+        message: String,
+    },
 }
 
 impl RunOutcome {
@@ -174,11 +187,12 @@ impl<W: Write> Observer for TextObserver<W> {
                 failure,
                 ..
             } => {
-                let exit = exit_status.map_or("no exit status".to_string(), |c| format!("exit {c}"));
+                let exit =
+                    exit_status.map_or("no exit status".to_string(), |c| format!("exit {c}"));
                 match (state, failure) {
                     (StepState::Ok, _) => writeln!(out, "    ok ({exit}, {elapsed_ms} ms)"),
                     (_, Some(why)) => {
-                        writeln!(out, "    FAILED: {why} ({exit}, {elapsed_ms} ms)")
+                        writeln!(out, "    FAILED ({exit}, {elapsed_ms} ms): {why}")
                     }
                     _ => writeln!(out, "    FAILED ({exit}, {elapsed_ms} ms)"),
                 }
@@ -208,7 +222,10 @@ impl<W: Write> Observer for TextObserver<W> {
                     writeln!(out, "\n== refused {step}: {reason}")
                 }
                 RunOutcome::Declined { step } => {
-                    writeln!(out, "\n== cancelled at {step}: not confirmed; nothing more ran")
+                    writeln!(
+                        out,
+                        "\n== cancelled at {step}: not confirmed; nothing more ran"
+                    )
                 }
                 RunOutcome::Cancelled => writeln!(out, "\n== cancelled"),
                 RunOutcome::BadInput { message } => writeln!(out, "\n== refused: {message}"),

@@ -40,8 +40,7 @@ pub fn validate(book: &Runbook) -> Result<(), String> {
     let mut known: BTreeSet<String> = params.clone();
     let mut earlier: Vec<&Step> = Vec::new();
     for (i, step) in book.steps.iter().enumerate() {
-        check_step(step, &known, &earlier)
-            .map_err(|e| format!("steps[{i}] ({}): {e}", step.id))?;
+        check_step(step, &known, &earlier).map_err(|e| format!("steps[{i}] ({}): {e}", step.id))?;
         for name in captured_names(step) {
             if params.contains(&name) {
                 return Err(format!(
@@ -343,7 +342,11 @@ fn check_explain(explain: &Explain) -> Result<(), String> {
     if explain.output.is_none() && explain.exit.is_none() && !explain.failed {
         return Err("explain needs output, exit or failed to match on".to_string());
     }
-    if explain.output.as_deref().is_some_and(|t| t.trim().is_empty()) {
+    if explain
+        .output
+        .as_deref()
+        .is_some_and(|t| t.trim().is_empty())
+    {
         return Err("explain: an empty output text matches everything".to_string());
     }
     nonempty("explain.say", &explain.say)
@@ -362,7 +365,9 @@ fn check_condition(
     match (&condition.fact, &condition.step) {
         (Some(fact), None) => {
             if !known.contains(fact) {
-                return Err(format!("condition: {fact:?} is not a fact of an earlier step"));
+                return Err(format!(
+                    "condition: {fact:?} is not a fact of an earlier step"
+                ));
             }
             if tests.iter().filter(|t| **t).count() != 1 || condition.is.is_some() {
                 return Err(format!(

@@ -1,7 +1,7 @@
 //! Running a telemetry source on its own thread: the event sink, a stop flag, and the wall clock.
 
-use std::sync::{Arc, Condvar, Mutex};
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -41,7 +41,11 @@ impl StopFlag {
         let Ok(guard) = self.0.0.lock() else {
             return true;
         };
-        match self.0.1.wait_timeout_while(guard, total, |stopped| !*stopped) {
+        match self
+            .0
+            .1
+            .wait_timeout_while(guard, total, |stopped| !*stopped)
+        {
             Ok((stopped, _)) => *stopped,
             Err(_) => true,
         }

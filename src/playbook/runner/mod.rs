@@ -4,7 +4,6 @@
 
 mod outcome;
 
-use std::collections::{BTreeMap, BTreeSet};
 use crate::audit::AuditLog;
 use crate::playbook::advice;
 use crate::playbook::check::{StepState, blocked};
@@ -18,6 +17,7 @@ use crate::playbook::report::{NoteKind, Observer, RunEvent, RunOutcome};
 use crate::playbook::undo::UndoStore;
 use crate::remote::shell_quote;
 use crate::telemetry::source::{StopFlag, now_ms};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Output lines kept per step for checks and captures; the rest is only streamed.
 const MAX_KEPT_LINES: usize = 5_000;
@@ -90,7 +90,9 @@ pub fn run(
             let outcome = RunOutcome::BadInput {
                 message: e.to_string(),
             };
-            tools.observer.event(&RunEvent::Finished { outcome: &outcome });
+            tools
+                .observer
+                .event(&RunEvent::Finished { outcome: &outcome });
             return RunReport {
                 outcome,
                 ran: Vec::new(),
@@ -286,11 +288,7 @@ impl Runner<'_, '_> {
             return flow;
         }
         let before_boot = if step.reboot {
-            reboot::boot_id(
-                self.tools.exec,
-                &self.options.reboot,
-                self.tools.stop,
-            )
+            reboot::boot_id(self.tools.exec, &self.options.reboot, self.tools.stop)
         } else {
             None
         };

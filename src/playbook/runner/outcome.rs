@@ -1,7 +1,7 @@
 //! What happens once a step's command runs: streaming and keeping its output, judging it,
 //! logging it to the audit log, explaining it, waiting out a reboot, and recording the undo.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use crate::audit::{AuditEntry, AuditKind};
@@ -14,6 +14,9 @@ use crate::playbook::report::{NoteKind, RunEvent, RunOutcome};
 use crate::playbook::runner::{Flow, MAX_KEPT_LINES, Runner, StepRecord, Tools};
 use crate::playbook::undo::UndoRecord;
 use crate::telemetry::source::now_ms;
+
+/// Hidden lines kept for checks and shown when the step fails.
+const HIDDEN_TAIL: usize = 5;
 
 impl Runner<'_, '_> {
     fn audit(&mut self, step: &Step, shown: &str, outcome: &str, exit: Option<i32>) -> bool {
@@ -49,6 +52,9 @@ impl Runner<'_, '_> {
     ) -> Flow {
         let mut lines: Vec<String> = Vec::new();
         let mut hidden = 0usize;
+        // The last lines a `show` filter hid: an error message ("read kernel buffer failed")
+        // matches no filter, yet checks and explanations need it.
+        let mut hidden_tail: VecDeque<String> = VecDeque::new();
         let started = Instant::now();
         let result = {
             let Tools {
@@ -60,6 +66,10 @@ impl Runner<'_, '_> {
             let mut on_line = |line: &str| {
                 if !step.show.is_empty() && !step.show.iter().any(|s| contains_loose(line, s)) {
                     hidden += 1;
+                    hidden_tail.push_back(line.to_string());
+                    if hidden_tail.len() > HIDDEN_TAIL {
+                        hidden_tail.pop_front();
+                    }
                     return;
                 }
                 if lines.len() < MAX_KEPT_LINES {
@@ -78,6 +88,7 @@ impl Runner<'_, '_> {
             let text = format!("{hidden} other lines not shown");
             self.note(NoteKind::Progress, &text);
         }
+        lines.extend(hidden_tail.iter().cloned());
         let elapsed_ms = started.elapsed().as_millis() as u64;
         let (result, transport) = match result {
             Ok(result) => (result, None),
@@ -103,8 +114,13 @@ impl Runner<'_, '_> {
         } else {
             transport.or_else(|| judge(&step.check, &result, &lines, &self.params, &self.facts))
         };
-        self.facts
-            .capture(&step.capture, &lines, failure.is_none());
+        if failure.is_some() && !hidden_tail.is_empty() {
+            self.note(NoteKind::Progress, "the last lines not shown:");
+            for line in &hidden_tail {
+                self.tools.observer.event(&RunEvent::Output { line });
+            }
+        }
+        self.facts.capture(&step.capture, &lines, failure.is_none());
         let state = if failure.is_none() {
             StepState::Ok
         } else {
@@ -155,7 +171,10 @@ impl Runner<'_, '_> {
                 });
             }
             if step.on_fail == OnFail::Continue {
-                self.note(NoteKind::Progress, "carrying on: this step gathers evidence");
+                self.note(
+                    NoteKind::Progress,
+                    "carrying on: this step gathers evidence",
+                );
                 return Flow::Next;
             }
             return Flow::End(RunOutcome::Failed {
@@ -192,7 +211,10 @@ impl Runner<'_, '_> {
                     self.tools.exec.host()
                 ));
             }
-            if lines.iter().any(|l| contains_loose(l, "a password is required")) {
+            if lines
+                .iter()
+                .any(|l| contains_loose(l, "a password is required"))
+            {
                 said.push(
                     "sudo wants a password, and gpufleet never types one (it runs sudo -n). \
                      Log in as root, or allow this user passwordless sudo for this command."
@@ -256,6 +278,12 @@ impl Runner<'_, '_> {
                     reason: e.to_string(),
                 });
             }
+        }
+        if !step.rerun.is_empty() {
+            self.note(
+                NoteKind::Progress,
+                "re-running the checks on the rebooted host",
+            );
         }
         let book = self.book;
         for id in &step.rerun {
