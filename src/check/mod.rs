@@ -1,6 +1,7 @@
 //! `gpufleet check`: is this the card I paid for? Reads a host's GPUs at rest (nvidia-smi,
 //! kernel log), loads them with an embedded PyTorch probe sent over SSH standard input, and
-//! grades identity, health, power, PCIe, usable VRAM, throughput and a sustained load.
+//! grades identity, health, power, PCIe, usable VRAM, throughput and a sustained load. The
+//! JSON report is documented in `SCHEMA.md`.
 
 pub mod evaluate;
 pub mod expect;

@@ -321,7 +321,9 @@ def probe_vram(torch, dev, fraction):
             result["verify_error"] = str(e).splitlines()[0][:300]
         result["checked_elements"] = checked
         result["mismatched_elements"] = mismatched
-        del chunks
+        # Loop variables would keep the last chunk alive past the cache release.
+        chunk = part = None
+        del chunks, chunk, part
         torch.cuda.synchronize(dev)
         torch.cuda.empty_cache()
     return result

@@ -91,7 +91,9 @@ pub fn memory(g: &GpuStatic, expect: &Expect) -> CheckResult {
     };
     let ratio = gib.max(gb) / want;
     let r = r.expected(format!("{want} GiB{source}"));
-    if ratio >= 0.95 {
+    if ratio > 1.15 {
+        r.message("More memory than expected: a larger card than the one rented.")
+    } else if ratio >= 0.95 {
         r.message("The memory matches the label.")
     } else if ratio >= 0.85 {
         r.with_status(Status::Warn).message(format!(

@@ -254,13 +254,10 @@ pub fn run_command(
 
 /// The two steps of an undo: the recorded command, then the recorded read-back.
 fn undo_runbook(record: &UndoRecord, original: Option<&Step>) -> Runbook {
-    let step = |id: &str, title: String, danger: Danger, command: Vec<String>, check: Check| Step {
+    let step = |id: &str, title: String, why: String, danger, command, check| Step {
         id: id.to_string(),
         title,
-        why: format!(
-            "restores what {} step {} changed",
-            record.runbook, record.step
-        ),
+        why,
         danger,
         command,
         timeout_s: record.timeout_s,
@@ -282,6 +279,10 @@ fn undo_runbook(record: &UndoRecord, original: Option<&Step>) -> Runbook {
     let mut steps = vec![step(
         "undo",
         record.title.clone(),
+        format!(
+            "puts back what step {} of {} changed",
+            record.step, record.runbook
+        ),
         Danger::Change,
         record.command.clone(),
         original.map(|s| s.check.clone()).unwrap_or_default(),
@@ -290,6 +291,7 @@ fn undo_runbook(record: &UndoRecord, original: Option<&Step>) -> Runbook {
         steps.push(step(
             "undo-verify",
             "Read back the restored value".to_string(),
+            "the host must now report the value from before the change".to_string(),
             Danger::Read,
             record.verify.clone(),
             Check {

@@ -4,6 +4,8 @@
 
 mod outcome;
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::audit::AuditLog;
 use crate::playbook::advice;
 use crate::playbook::check::{StepState, blocked};
@@ -17,7 +19,6 @@ use crate::playbook::report::{NoteKind, Observer, RunEvent, RunOutcome};
 use crate::playbook::undo::UndoStore;
 use crate::remote::shell_quote;
 use crate::telemetry::source::{StopFlag, now_ms};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// Output lines kept per step for checks and captures; the rest is only streamed.
 const MAX_KEPT_LINES: usize = 5_000;

@@ -13,6 +13,7 @@ use crate::playbook::reboot::{self, WaitError};
 use crate::playbook::report::{NoteKind, RunEvent, RunOutcome};
 use crate::playbook::runner::{Flow, MAX_KEPT_LINES, Runner, StepRecord, Tools};
 use crate::playbook::undo::UndoRecord;
+use crate::remote::RemoteError;
 use crate::telemetry::source::now_ms;
 
 /// Hidden lines kept for checks and shown when the step fails.
@@ -96,19 +97,28 @@ impl Runner<'_, '_> {
                 self.audit(step, shown, "cancelled", None);
                 return Flow::End(RunOutcome::Cancelled);
             }
-            Err(e) => (
-                ExecResult {
+            Err(e) => {
+                // A reboot takes its session down with it: an error once the session was up
+                // means the command went out. One from before (no connection, a refused key)
+                // means it never did.
+                let dropped = step.reboot
+                    && matches!(
+                        e,
+                        ExecError::Remote(RemoteError::Ssh { .. } | RemoteError::LinkDead { .. })
+                    );
+                let exec_result = ExecResult {
                     exit_status: None,
                     timed_out: false,
-                },
-                Some(e.to_string()),
-            ),
+                };
+                (exec_result, (!dropped).then(|| e.to_string()))
+            }
         };
-        // A reboot takes the connection down with it: no status, an error or a timeout all
-        // mean the command went out. Only a refusal (sudo, permissions) has a status.
+        // Without a transport error, no status or a timeout also mean the reboot went out; only
+        // a refusal (sudo, permissions) comes back with a status.
         let failure = if step.reboot {
-            match result.exit_status {
-                Some(code) if code != 0 => Some(format!("exit status {code}")),
+            match (transport, result.exit_status) {
+                (Some(error), _) => Some(error),
+                (None, Some(code)) if code != 0 => Some(format!("exit status {code}")),
                 _ => None,
             }
         } else {
@@ -151,7 +161,8 @@ impl Runner<'_, '_> {
             elapsed_ms,
             failure: failure.as_deref(),
         });
-        if let Some(reason) = self.explain(step, &result, &lines, state) {
+        let program = argv.first().map_or("the program", String::as_str);
+        if let Some(reason) = self.explain(step, program, &result, &lines, state) {
             return Flow::End(RunOutcome::Stopped {
                 step: step.id.clone(),
                 reason,
@@ -196,13 +207,13 @@ impl Runner<'_, '_> {
     fn explain(
         &mut self,
         step: &Step,
+        program: &str,
         result: &ExecResult,
         lines: &[String],
         state: StepState,
     ) -> Option<String> {
         let mut said = Vec::new();
         if state == StepState::Failed {
-            let program = step.command.first().map_or("the program", String::as_str);
             if result.exit_status == Some(127) {
                 said.push(format!(
                     "{program} is not installed on {} (exit 127). In a container the host's \
