@@ -47,6 +47,31 @@ fn cpu_seconds() -> f64 {
     ticks / 100.0
 }
 
+/// CPU seconds per thread-name prefix (`ssh-` links, `main` loop and drawing, ...), from
+/// `/proc/self/task/*/stat`.
+fn cpu_by_thread() -> Vec<(String, f64)> {
+    let mut sums: std::collections::BTreeMap<String, f64> = Default::default();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    for task in tasks.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: f64 = fields.get(11..13).map_or(0.0, |f| {
+            f.iter().filter_map(|v| v.parse::<f64>().ok()).sum()
+        });
+        let group = if comm.starts_with("ssh-") {
+            "ssh links"
+        } else {
+            comm.trim()
+        };
+        *sums.entry(group.to_string()).or_default() += ticks / 100.0;
+    }
+    sums.into_iter().collect()
+}
+
 fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()
@@ -216,6 +241,12 @@ fn main() {
         latencies.last().copied().unwrap_or(0),
         latencies.len(),
     );
+    let threads: String = cpu_by_thread()
+        .iter()
+        .map(|(name, cpu)| format!("  {name}: {cpu:.2} s\n"))
+        .collect();
+    let report =
+        format!("{report}CPU by thread over the whole run (start-up included):\n{threads}");
     print!("{report}");
     if bench {
         let _ = std::fs::write(

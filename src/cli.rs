@@ -74,6 +74,37 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum CliCommand {
+    /// Is this the card I paid for? Identity, health, power, PCIe, usable VRAM, throughput and a
+    /// sustained load, on a host (`check NAME`) or this machine (`check --local`).
+    /// Exit 0 all pass, 1 a warning, 2 a failure, 3 could not run.
+    Check {
+        /// A host of the config (or an ssh target / alias); omit with --local.
+        #[arg(value_name = "NAME", required_unless_present = "local")]
+        name: Option<String>,
+        /// Print the report as JSON (schema in the README).
+        #[arg(long)]
+        json: bool,
+        /// Expected GPU model (a substring such as "RTX 4090"); overrides the config's expect.
+        #[arg(long, value_name = "MODEL")]
+        expect_gpu: Option<String>,
+        /// Expected number of GPUs.
+        #[arg(long, value_name = "N")]
+        expect_count: Option<String>,
+        /// Expected VRAM per GPU, GiB.
+        #[arg(long, value_name = "GIB")]
+        expect_memory_gib: Option<String>,
+        /// Lowest acceptable CUDA version of the driver, e.g. 12.1.
+        #[arg(long, value_name = "X.Y")]
+        min_cuda: Option<String>,
+        /// Length of the sustained-load phase in seconds.
+        #[arg(long, value_name = "S", default_value_t = 60.0)]
+        sustain_s: f64,
+    },
+    /// Curated runbooks that walk a fix, every command shown before it runs.
+    Playbook {
+        #[command(subcommand)]
+        action: PlaybookAction,
+    },
     /// Findings from pasted text: nvidia-smi output, dmesg/journal lines, Python tracebacks.
     /// Exit 0 healthy, 1 something found, 2 bad input.
     Diagnose {
@@ -115,5 +146,40 @@ pub enum CliCommand {
         /// Print JSON (schema in the README) instead of a table.
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlaybookAction {
+    /// The runbooks there are, and which findings each fixes.
+    List,
+    /// One runbook's steps, commands, danger levels and checks.
+    Show { id: String },
+    /// Run a runbook on a host (`--host NAME`) or on this machine (`--local`).
+    Run {
+        id: String,
+        #[arg(long, value_name = "NAME", conflicts_with = "local")]
+        host: Option<String>,
+        /// A parameter, e.g. `--param watts=250` (repeatable).
+        #[arg(long, value_name = "KEY=VALUE")]
+        param: Vec<String>,
+        /// The GPU index to act on.
+        #[arg(long, value_name = "N")]
+        gpu: Option<u32>,
+        /// Show every step and command; run only the reads before the first change.
+        #[arg(long)]
+        dry_run: bool,
+        /// Confirm change and disruptive steps without asking.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Restore the newest change a runbook made on a host (e.g. the previous power limit).
+    Undo {
+        #[arg(long, value_name = "NAME", conflicts_with = "local")]
+        host: Option<String>,
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        yes: bool,
     },
 }

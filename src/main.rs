@@ -12,15 +12,19 @@ use gpufleet::app::money::MoneyOptions;
 use gpufleet::app::release_bridge::{BridgeSetup, SshHostRunner};
 use gpufleet::app::{Model, runtime};
 use gpufleet::audit::AuditLog;
-use gpufleet::cli::{Cli, CliCommand};
+use gpufleet::check;
+use gpufleet::cli::{Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
 use gpufleet::diagnose::{self, LiveOptions};
 use gpufleet::host_runner::SshRunner;
 use gpufleet::launch::Plan;
+use gpufleet::launch::{link_options, resolve_named};
 use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
+use gpufleet::playbook;
 use gpufleet::release::{ReleaseAction, SendOptions, process_env};
 use gpufleet::snapshot::{Snapshot, render_table};
+use gpufleet::telemetry::source::StopFlag;
 use gpufleet::telemetry::source::now_ms;
 use gpufleet::theme::Theme;
 
@@ -68,6 +72,154 @@ fn diagnose(file: Option<&std::path::Path>, json: bool) -> ExitCode {
     ExitCode::from(diagnose::exit_code(&findings))
 }
 
+/// `gpufleet check NAME | --local`: progress on stderr, the report on stdout, exit 0/1/2/3.
+fn run_check(
+    args: &GlobalArgs,
+    config: &Config,
+    interval_ms: u64,
+    name: Option<&str>,
+    flags: &check::ExpectFlags,
+    sustain_s: f64,
+    json: bool,
+) -> ExitCode {
+    let could_not_run = |message: String| {
+        eprintln!("gpufleet check: {message}");
+        ExitCode::from(check::EXIT_COULD_NOT_RUN)
+    };
+    let (target, host_name, base) = match name {
+        Some(name) if !args.local => {
+            let remote = match resolve_named(args, &[name.to_string()], config) {
+                Ok(mut hosts) => match hosts.pop() {
+                    Some(h) => h,
+                    None => return could_not_run(format!("no host named {name}")),
+                },
+                Err(e) => return could_not_run(e.to_string()),
+            };
+            let base = config.host(name).and_then(|h| h.expect.clone());
+            (
+                check::CheckTarget::Remote(remote, link_options(args, interval_ms)),
+                name.to_string(),
+                base,
+            )
+        }
+        _ => (check::CheckTarget::Local, "local".to_string(), None),
+    };
+    let expect = match check::expect_from_flags(flags, base.as_ref()) {
+        Ok(expect) => expect,
+        Err(e) => return could_not_run(e.to_string()),
+    };
+    let opts = check::CheckOptions {
+        sustain_s,
+        ..check::CheckOptions::default()
+    };
+    let mut progress = |p: check::CheckProgress| {
+        eprintln!(
+            "[{:>3.0}%] {}: {}",
+            p.fraction * 100.0,
+            p.phase.label(),
+            p.message
+        );
+    };
+    let report = match check::run_check(target, &expect, &opts, &mut progress, &StopFlag::default())
+    {
+        Ok(report) => report,
+        Err(e) => return could_not_run(e.to_string()),
+    };
+    let previous = check::storage::load_latest(&host_name).ok().flatten();
+    if let Err(e) = check::storage::save(&report) {
+        eprintln!("gpufleet check: the report was not kept: {e}");
+    }
+    if json {
+        println!("{}", check::render_json(&report));
+    } else {
+        print!("{}", check::render_text(&report, previous.as_ref()));
+    }
+    ExitCode::from(check::exit_code(&report))
+}
+
+/// `gpufleet playbook list | show ID | run ID ... | undo ...`.
+fn playbook(
+    action: &PlaybookAction,
+    args: &GlobalArgs,
+    config: &Config,
+    interval_ms: u64,
+) -> anyhow::Result<ExitCode> {
+    let catalog = playbook::Catalog::load_default()?;
+    let target = |host: &Option<String>| -> anyhow::Result<playbook::Target> {
+        match host {
+            Some(name) if !args.local => {
+                let remote = resolve_named(args, std::slice::from_ref(name), config)?
+                    .pop()
+                    .ok_or_else(|| anyhow::anyhow!("no host named {name}"))?;
+                Ok(playbook::Target::Remote(
+                    remote,
+                    link_options(args, interval_ms),
+                ))
+            }
+            None if args.local => Ok(playbook::Target::Local),
+            _ => Err(anyhow::anyhow!(
+                "say where to run it: --host NAME or --local"
+            )),
+        }
+    };
+    let read_only = args.read_only || config.read_only;
+    let stop = StopFlag::default();
+    let code = match action {
+        PlaybookAction::List => {
+            print!("{}", playbook::list_command(&catalog));
+            0
+        }
+        PlaybookAction::Show { id } => {
+            print!("{}", playbook::show_command(&catalog, id)?);
+            0
+        }
+        PlaybookAction::Run {
+            id,
+            host,
+            param,
+            gpu,
+            dry_run,
+            yes,
+        } => {
+            let request = playbook::RunRequest {
+                runbook: id.clone(),
+                target: target(host)?,
+                params: param.clone(),
+                gpu: *gpu,
+                dry_run: *dry_run,
+                read_only,
+                reboot: Default::default(),
+            };
+            let mut confirmer = playbook::cli_confirmer(*yes);
+            playbook::run_command(
+                &catalog,
+                request,
+                confirmer.as_mut(),
+                &mut std::io::stdout(),
+                &AuditLog::open_default()?,
+                &stop,
+            )
+        }
+        PlaybookAction::Undo { host, dry_run, yes } => {
+            let request = playbook::UndoRequest {
+                target: target(host)?,
+                dry_run: *dry_run,
+                read_only,
+            };
+            let mut confirmer = playbook::cli_confirmer(*yes);
+            playbook::undo_command(
+                &catalog,
+                request,
+                confirmer.as_mut(),
+                &mut std::io::stdout(),
+                &AuditLog::open_default()?,
+                &stop,
+            )
+        }
+    };
+    Ok(ExitCode::from(code))
+}
+
 /// Commands handled before the console starts never reach the console's dispatch.
 fn unreachable_command() -> anyhow::Result<ExitCode> {
     Err(anyhow::anyhow!("internal: command dispatched twice"))
@@ -90,6 +242,34 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = load_config(&cli)?;
     let interval_ms = cli.global.interval_ms.unwrap_or(config.interval_ms);
     match &cli.command {
+        Some(CliCommand::Playbook { action }) => {
+            return playbook(action, &cli.global, &config, interval_ms);
+        }
+        Some(CliCommand::Check {
+            name,
+            json,
+            expect_gpu,
+            expect_count,
+            expect_memory_gib,
+            min_cuda,
+            sustain_s,
+        }) => {
+            let flags = check::ExpectFlags {
+                gpu: expect_gpu.clone(),
+                count: expect_count.clone(),
+                memory_gib: expect_memory_gib.clone(),
+                min_cuda: min_cuda.clone(),
+            };
+            return Ok(run_check(
+                &cli.global,
+                &config,
+                interval_ms,
+                name.as_deref(),
+                &flags,
+                *sustain_s,
+                *json,
+            ));
+        }
         Some(CliCommand::Cost { json }) => {
             let (text, code) = money_cli::cost_command(&config, *json, now_ms())?;
             print!("{text}");
