@@ -1,0 +1,477 @@
+//! The runbook picker (`p`: the runbooks for the host's most severe finding first, then the
+//! rest), the parameters typed before a run, and the playbook pane: each step's exact command
+//! before it runs, its output as it streams in, a confirmation for anything but a read (only `y`
+//! runs it), and how the run ended. Pure: the ops bridge runs the runbook and reports back.
+
+use std::collections::VecDeque;
+
+use crate::app::command::Command;
+use crate::app::event::HostId;
+use crate::app::keymap::InputMode;
+use crate::app::model::{Model, View};
+use crate::app::ops::{Panel, notify, refusal, step, target_host};
+use crate::playbook::model::{Danger, Param, ParamKind, Runbook};
+use crate::playbook::params::Params;
+
+/// Lines of a run the pane keeps; older ones scroll away.
+pub const PANE_LINES_KEPT: usize = 2000;
+
+/// One runbook in the picker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PickerItem {
+    pub id: String,
+    pub title: String,
+    /// The finding it addresses, for the runbooks listed first.
+    pub for_label: Option<String>,
+}
+
+/// One parameter the user may type before the run; empty leaves it to the runbook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamField {
+    pub name: String,
+    /// What an empty field means (the runbook's proposal, its default, or its help).
+    pub hint: String,
+    pub value: String,
+}
+
+/// The parameters of the chosen runbook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamForm {
+    pub runbook: String,
+    pub fields: Vec<ParamField>,
+    pub cursor: usize,
+    /// Why the values typed were not accepted.
+    pub error: Option<String>,
+}
+
+/// The runbook picker of one host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picker {
+    pub host: HostId,
+    pub host_name: String,
+    pub items: Vec<PickerItem>,
+    pub cursor: usize,
+    pub form: Option<ParamForm>,
+    /// Why nothing was started (the demo fleet), shown in the picker.
+    pub note: Option<String>,
+}
+
+impl Picker {
+    pub fn input_mode(&self) -> InputMode {
+        match self.form {
+            Some(_) => InputMode::RunbookParams,
+            None => InputMode::Runbooks,
+        }
+    }
+
+    pub fn move_cursor(&mut self, delta: i64) {
+        match &mut self.form {
+            Some(form) => form.cursor = step(form.cursor, delta, form.fields.len()),
+            None => self.cursor = step(self.cursor, delta, self.items.len()),
+        }
+    }
+
+    pub fn selected(&self) -> Option<&PickerItem> {
+        self.items.get(self.cursor)
+    }
+}
+
+/// How a line of the pane is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    Heading,
+    /// `[2/5] Title (CHANGE)`; the danger colours it.
+    Step(Danger),
+    Why,
+    Command,
+    Output,
+    Ok,
+    Failed,
+    Skipped,
+    Note,
+    Advice,
+    Warning,
+}
+
+/// One line of the pane, already sanitized.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneLine {
+    pub kind: LineKind,
+    pub text: String,
+}
+
+impl PaneLine {
+    pub fn new(kind: LineKind, text: impl Into<String>) -> Self {
+        Self {
+            kind,
+            text: text.into(),
+        }
+    }
+}
+
+/// A step that waits for the user's yes, with exactly what it will run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepAsk {
+    pub title: String,
+    pub why: String,
+    pub danger: Danger,
+    pub command: String,
+}
+
+/// Where a run stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunStage {
+    Running,
+    /// A step waits for `y`; anything else cancels it.
+    Confirm(StepAsk),
+    /// Esc was pressed: the step is being stopped.
+    Stopping,
+    Finished {
+        text: String,
+        good: bool,
+    },
+}
+
+/// What the ops bridge reports about a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlaybookEvent {
+    Line { id: u64, line: PaneLine },
+    Confirm { id: u64, ask: StepAsk },
+    Finished { id: u64, text: String, good: bool },
+}
+
+impl PlaybookEvent {
+    pub fn id(&self) -> u64 {
+        match self {
+            Self::Line { id, .. } | Self::Confirm { id, .. } | Self::Finished { id, .. } => *id,
+        }
+    }
+}
+
+/// A runbook running (or run) on a host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlaybookRun {
+    pub id: u64,
+    pub host: HostId,
+    pub host_name: String,
+    pub runbook: String,
+    pub title: String,
+    pub read_only: bool,
+    pub lines: VecDeque<PaneLine>,
+    pub stage: RunStage,
+    /// Lines scrolled up from the newest; 0 follows the output.
+    pub scroll: usize,
+}
+
+impl PlaybookRun {
+    pub fn input_mode(&self) -> InputMode {
+        match self.stage {
+            RunStage::Running | RunStage::Stopping => InputMode::PlaybookRunning,
+            RunStage::Confirm(_) => InputMode::PlaybookConfirm,
+            RunStage::Finished { .. } => InputMode::PlaybookDone,
+        }
+    }
+
+    pub fn is_finished(&self) -> bool {
+        matches!(self.stage, RunStage::Finished { .. })
+    }
+
+    pub fn push(&mut self, line: PaneLine) {
+        if self.lines.len() == PANE_LINES_KEPT {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(line);
+        if self.scroll > 0 {
+            // Scrolled back: the lines in view stay put.
+            self.scroll = (self.scroll + 1).min(self.lines.len().saturating_sub(1));
+        }
+    }
+
+    /// Up (negative) scrolls back into older lines.
+    pub fn scroll_by(&mut self, delta: i64) {
+        let max = self.lines.len().saturating_sub(1) as i64;
+        self.scroll = (self.scroll as i64).saturating_sub(delta).clamp(0, max) as usize;
+    }
+}
+
+/// `p`: the picker for the open or selected host.
+pub fn open_picker(model: &mut Model) -> Vec<Command> {
+    let Some(host) = target_host(model) else {
+        return Vec::new();
+    };
+    let Some(state) = model.hosts.get(host) else {
+        return Vec::new();
+    };
+    let catalog = model.options.runbooks.catalog();
+    let mut items: Vec<PickerItem> = Vec::new();
+    // Findings are kept most severe first: the first one a runbook addresses leads.
+    for finding in &state.findings {
+        let books = catalog.for_label(&finding.label);
+        if books.is_empty() {
+            continue;
+        }
+        items.extend(books.into_iter().map(|book| PickerItem {
+            id: book.id.clone(),
+            title: book.title.clone(),
+            for_label: Some(finding.label.clone()),
+        }));
+        break;
+    }
+    for entry in catalog.entries() {
+        if !items.iter().any(|item| item.id == entry.runbook.id) {
+            items.push(PickerItem {
+                id: entry.runbook.id.clone(),
+                title: entry.runbook.title.clone(),
+                for_label: None,
+            });
+        }
+    }
+    model.panel = Some(Panel::Picker(Picker {
+        host,
+        host_name: state.name.clone(),
+        items,
+        cursor: 0,
+        form: None,
+        note: None,
+    }));
+    model.mark_dirty();
+    Vec::new()
+}
+
+/// Enter in the picker: the runbook's parameters when it takes any, else the run; Enter in the
+/// parameters: the run with what was typed.
+pub fn choose(model: &mut Model) -> Vec<Command> {
+    let Some(Panel::Picker(picker)) = &model.panel else {
+        return Vec::new();
+    };
+    let id = match &picker.form {
+        Some(form) => form.runbook.clone(),
+        None => match picker.selected() {
+            Some(item) => item.id.clone(),
+            None => return Vec::new(),
+        },
+    };
+    let Some(book) = model.options.runbooks.catalog().get(&id).cloned() else {
+        return Vec::new();
+    };
+    if let Some(reason) = refusal(model) {
+        if let Some(Panel::Picker(picker)) = &mut model.panel {
+            picker.note = Some(reason.to_string());
+        }
+        notify(model, reason, true);
+        return Vec::new();
+    }
+    let label = picker.selected().and_then(|item| item.for_label.clone());
+    let gpu = preferred_gpu(model, picker.host, label.as_deref());
+    let Some(Panel::Picker(picker)) = &mut model.panel else {
+        return Vec::new();
+    };
+    let Some(form) = &mut picker.form else {
+        if book.params.is_empty() {
+            return start(model, &book, Vec::new());
+        }
+        picker.form = Some(ParamForm {
+            runbook: book.id.clone(),
+            fields: book.params.iter().map(|p| field(p, gpu)).collect(),
+            cursor: 0,
+            error: None,
+        });
+        return Vec::new();
+    };
+    let given: Vec<(String, String)> = form
+        .fields
+        .iter()
+        .filter(|f| !f.value.trim().is_empty())
+        .map(|f| (f.name.clone(), f.value.trim().to_string()))
+        .collect();
+    // Names and types are checked here; ranges need what the host reports, so the runner
+    // checks those before any command is built.
+    if let Err(e) = Params::parse(&book, &given) {
+        form.error = Some(e.to_string());
+        return Vec::new();
+    }
+    start(model, &book, given)
+}
+
+/// The GPU a run is most likely about: the one the finding it was chosen for names, else the
+/// one selected in the host view.
+fn preferred_gpu(model: &Model, host: HostId, label: Option<&str>) -> Option<u32> {
+    let state = model.hosts.get(host)?;
+    let from_finding = label
+        .and_then(|label| state.findings.iter().find(|f| f.label == label))
+        .and_then(|f| f.gpu);
+    let from_view = match model.view {
+        View::Host(open) if open == host => state.gpus.get(model.gpu_cursor).map(|g| g.latest.index),
+        _ => None,
+    };
+    from_finding.or(from_view)
+}
+
+fn field(param: &Param, gpu: Option<u32>) -> ParamField {
+    let value = match (param.kind, gpu) {
+        (ParamKind::Gpu, Some(gpu)) => gpu.to_string(),
+        _ => String::new(),
+    };
+    let hint = if let Some(reason) = &param.suggest_reason {
+        // The reason may name facts read during the run ({enforced_w}); show the words only.
+        let words = reason.split(['(', '{']).next().unwrap_or("").trim();
+        format!("proposed by the runbook once read: {words}")
+    } else if let Some(default) = &param.default {
+        format!("default: {default}")
+    } else if !param.choices.is_empty() {
+        format!("one of {}", param.choices.join(", "))
+    } else {
+        param.help.trim().to_string()
+    };
+    ParamField {
+        name: param.name.clone(),
+        hint,
+        value,
+    }
+}
+
+/// Typing into the selected parameter (`None`: Backspace). Only plain characters are kept.
+pub fn type_char(model: &mut Model, c: Option<char>) {
+    if let Some(Panel::Picker(picker)) = &mut model.panel
+        && let Some(form) = &mut picker.form
+        && let Some(field) = form.fields.get_mut(form.cursor)
+    {
+        match c {
+            Some(c) if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') => {
+                if field.value.len() < 32 {
+                    field.value.push(c);
+                }
+            }
+            Some(_) => {}
+            None => {
+                field.value.pop();
+            }
+        }
+        form.error = None;
+    }
+}
+
+/// Esc in the parameters: back to the list.
+pub fn back(model: &mut Model) -> Vec<Command> {
+    if let Some(Panel::Picker(picker)) = &mut model.panel {
+        picker.form = None;
+    }
+    Vec::new()
+}
+
+fn start(model: &mut Model, book: &Runbook, params: Vec<(String, String)>) -> Vec<Command> {
+    let Some(Panel::Picker(picker)) = &model.panel else {
+        return Vec::new();
+    };
+    let (host, host_name) = (picker.host, picker.host_name.clone());
+    let id = model.next_ops_id();
+    let read_only = model.options.read_only;
+    let mut run = PlaybookRun {
+        id,
+        host,
+        host_name,
+        runbook: book.id.clone(),
+        title: book.title.clone(),
+        read_only,
+        lines: VecDeque::new(),
+        stage: RunStage::Running,
+        scroll: 0,
+    };
+    if !params.is_empty() {
+        let given: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        run.push(PaneLine::new(
+            LineKind::Note,
+            format!("given: {}", given.join(" ")),
+        ));
+    }
+    model.panel = Some(Panel::Playbook(run));
+    model.mark_dirty();
+    vec![Command::StartPlaybook {
+        id,
+        host,
+        runbook: Box::new(book.clone()),
+        params,
+        read_only,
+    }]
+}
+
+/// A report from the ops bridge about run `id`.
+pub fn on_event(model: &mut Model, event: PlaybookEvent) -> Vec<Command> {
+    let Some(Panel::Playbook(run)) = &mut model.panel else {
+        return Vec::new();
+    };
+    if run.id != event.id() {
+        // A run left behind: whatever it reports changes nothing.
+        return Vec::new();
+    }
+    model.mark_dirty();
+    let Some(Panel::Playbook(run)) = &mut model.panel else {
+        return Vec::new();
+    };
+    match event {
+        PlaybookEvent::Line { line, .. } => run.push(line),
+        PlaybookEvent::Confirm { id, ask } => {
+            let refuse = match run.stage {
+                RunStage::Stopping | RunStage::Finished { .. } => Some("stopping"),
+                _ if run.read_only && ask.danger != Danger::Read => Some("read-only"),
+                _ => None,
+            };
+            if let Some(why) = refuse {
+                run.push(PaneLine::new(
+                    LineKind::Warning,
+                    format!("{why}: {} not run", ask.title),
+                ));
+                return vec![Command::AnswerStep {
+                    id,
+                    confirmed: false,
+                }];
+            }
+            run.scroll = 0;
+            run.stage = RunStage::Confirm(ask);
+        }
+        PlaybookEvent::Finished { text, good, .. } => {
+            run.stage = RunStage::Finished { text, good };
+        }
+    }
+    Vec::new()
+}
+
+/// `y` (true) or any other key (false) on a step that waits for confirmation.
+pub fn answer(model: &mut Model, confirmed: bool) -> Vec<Command> {
+    let Some(Panel::Playbook(run)) = &mut model.panel else {
+        return Vec::new();
+    };
+    let RunStage::Confirm(ask) = &run.stage else {
+        return Vec::new();
+    };
+    let line = if confirmed {
+        PaneLine::new(LineKind::Note, format!("confirmed: {}", ask.title))
+    } else {
+        PaneLine::new(
+            LineKind::Warning,
+            format!("not confirmed: {} (cancelled)", ask.title),
+        )
+    };
+    run.push(line);
+    run.stage = RunStage::Running;
+    vec![Command::AnswerStep {
+        id: run.id,
+        confirmed,
+    }]
+}
+
+/// Esc / `x` while a run goes on: stop it; a second press closes the pane and leaves it.
+pub fn stop(model: &mut Model) -> Vec<Command> {
+    let Some(Panel::Playbook(run)) = &mut model.panel else {
+        return Vec::new();
+    };
+    match run.stage {
+        RunStage::Running | RunStage::Confirm(_) => {
+            run.stage = RunStage::Stopping;
+            run.push(PaneLine::new(LineKind::Warning, "stopping the run…"));
+            vec![Command::StopPlaybook { id: run.id }]
+        }
+        RunStage::Stopping => crate::app::ops::close(model),
+        RunStage::Finished { .. } => Vec::new(),
+    }
+}
