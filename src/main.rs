@@ -9,6 +9,8 @@ use clap::Parser;
 
 use gpufleet::app::model::ModelOptions;
 use gpufleet::app::money::MoneyOptions;
+use gpufleet::app::ops::{HostSource, Runbooks};
+use gpufleet::app::ops_bridge::{OpsFleet, OpsSetup};
 use gpufleet::app::release_bridge::{BridgeSetup, SshHostRunner};
 use gpufleet::app::{Model, runtime};
 use gpufleet::audit::AuditLog;
@@ -324,7 +326,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     let mut money = MoneyOptions::from_config(&money_config);
     money.persist = !cli.global.demo;
-    let options = ModelOptions {
+    let mut options = ModelOptions {
         money,
         interval_ms,
         history_minutes: config.history_minutes,
@@ -335,6 +337,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             idle_minutes: config.idle_minutes,
             ..LiveOptions::default()
         },
+        ..ModelOptions::default()
     };
     let plan = match Plan::choose(&cli.global, &cli.hosts, &config, options.interval_ms) {
         Ok(plan) => plan,
@@ -342,6 +345,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             eprintln!("gpufleet: {e}");
             return Ok(ExitCode::from(1));
         }
+    };
+    options.source = match &plan {
+        Plan::Demo { .. } => HostSource::Demo,
+        Plan::Local(_) => HostSource::Local,
+        Plan::Ssh { .. } => HostSource::Ssh,
     };
     match cli.command {
         Some(CliCommand::Snapshot { json }) => {
@@ -370,7 +378,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let interval = Duration::from_millis(options.interval_ms);
             let read_only = options.read_only;
             let persist = options.money.persist;
+            // The user's runbooks with the curated ones; a bad file leaves the curated set and
+            // says why.
+            let catalog = playbook::Catalog::load_default();
+            if let Ok(catalog) = &catalog {
+                options.runbooks = Runbooks::new(catalog.clone());
+            }
             let mut model = Model::new(plan.host_names(), options, now_ms());
+            if let Err(e) = catalog {
+                model.money.notify(format!("runbooks: {e}"), true, now_ms());
+            }
             let store = LedgerStore::open_default().ok().filter(|_| persist);
             if let Some(store) = &store {
                 // A ledger file that cannot be read is left alone: saving refuses too, and says
@@ -396,9 +413,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 env: Arc::new(process_env),
                 send: SendOptions::default(),
             };
+            let ops = OpsSetup {
+                fleet: match &plan {
+                    Plan::Demo { .. } => OpsFleet::Demo,
+                    Plan::Local(_) => OpsFleet::Local,
+                    Plan::Ssh { hosts, opts } => OpsFleet::Ssh {
+                        hosts: hosts.clone(),
+                        link: opts.clone(),
+                    },
+                },
+                expects: config
+                    .hosts
+                    .iter()
+                    .filter_map(|h| Some((h.name.clone(), h.expect.clone()?)))
+                    .collect(),
+                audit: AuditLog::open_default().ok(),
+                checks_dir: check::storage::checks_dir().ok(),
+                check: check::CheckOptions::default(),
+            };
             let (sink, events) = mpsc::channel();
             let (sources, prompts) = plan.start(sink.clone(), interval)?;
-            runtime::run(model, &theme, events, sink, sources, prompts, bridge)?;
+            let bridges = runtime::Bridges { money: bridge, ops };
+            runtime::run(model, &theme, events, sink, sources, prompts, bridges)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -39,6 +39,8 @@ fn streams_lines_and_returns_the_exit_status() {
     .expect("exec");
     assert_eq!(outcome.exit_status, Some(3));
     assert!(!outcome.timed_out);
+    // stdout and stderr travel as separate SSH streams: their relative order is not kept.
+    lines.sort();
     assert_eq!(
         lines,
         vec!["one", "two", "xy"],

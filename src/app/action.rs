@@ -48,4 +48,22 @@ pub enum Action {
     ReleaseOverride,
     /// Release dialog: close it once finished.
     ReleaseClose,
+    /// The runbook picker of the selected host.
+    OpenRunbooks,
+    /// Run `gpufleet check` on the selected host.
+    CheckHost,
+    /// The audit-log view.
+    OpenAudit,
+    /// Runbook picker: this runbook (then its parameters), or start it with those typed.
+    RunbookChoose,
+    /// Runbook parameters: back to the list.
+    PanelBack,
+    /// Close the open panel (picker, finished run or check, audit log).
+    PanelClose,
+    /// Stop the runbook or check that runs.
+    StopRun,
+    /// Run the step shown (only `y`).
+    StepConfirm,
+    /// Do not run the step shown (any other key).
+    StepDecline,
 }

@@ -1,8 +1,10 @@
 //! What `update` asks the runtime to do; the runtime performs it and reports back as events.
 
+use crate::app::event::HostId;
 use crate::app::prompt::PromptAnswer;
 use crate::app::release_dialog::Confirmation;
 use crate::cost::{HostCost, LedgerBook};
+use crate::playbook::Runbook;
 use crate::release::ReleaseAction;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -10,10 +12,16 @@ pub enum Command {
     /// Restore the terminal and exit.
     Quit,
     /// Send the user's answer to the link that asked question `id`.
-    AnswerPrompt { id: u64, answer: PromptAnswer },
+    AnswerPrompt {
+        id: u64,
+        answer: PromptAnswer,
+    },
     /// Store the ledgers (merging a release another gpufleet recorded meanwhile); `last` is the
     /// save on quit, done before the console exits.
-    SaveLedgers { book: LedgerBook, last: bool },
+    SaveLedgers {
+        book: LedgerBook,
+        last: bool,
+    },
     /// Plan release `id` of `host`: load its token, build the request, answer with
     /// `ReleaseEvent::Planned` or `PlanFailed`. With `fallback`, a provider without `action`
     /// gets its other action (the user sees it and still has to type the name).
@@ -26,7 +34,9 @@ pub enum Command {
         cost: Option<HostCost>,
     },
     /// Run the backup of release `id` on its host (a worker thread; output streams back).
-    RunBackup { id: u64 },
+    RunBackup {
+        id: u64,
+    },
     /// Confirm and send release `id` (a worker thread).
     SendRelease {
         id: u64,
@@ -35,5 +45,36 @@ pub enum Command {
         override_backup: bool,
     },
     /// Forget release `id`: nothing more of it runs or is sent.
-    CancelRelease { id: u64 },
+    CancelRelease {
+        id: u64,
+    },
+    /// Run `runbook` on `host` (a worker thread; events come back as `Event::Playbook`).
+    StartPlaybook {
+        id: u64,
+        host: HostId,
+        runbook: Box<Runbook>,
+        /// (name, value) as typed; the rest is proposed by the runbook.
+        params: Vec<(String, String)>,
+        /// Refuse change and disruptive steps.
+        read_only: bool,
+    },
+    /// The user's answer to the step of run `id` that waits for confirmation.
+    AnswerStep {
+        id: u64,
+        confirmed: bool,
+    },
+    /// Stop run `id` (its step is cancelled through its stop flag).
+    StopPlaybook {
+        id: u64,
+    },
+    /// Run `gpufleet check` on `host` (a worker thread; events come back as `Event::Check`).
+    StartCheck {
+        id: u64,
+        host: HostId,
+    },
+    StopCheck {
+        id: u64,
+    },
+    /// Read the audit log (a worker thread; answered with `Event::AuditLoaded`).
+    LoadAudit,
 }

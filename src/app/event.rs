@@ -75,4 +75,10 @@ pub enum Event {
     /// The ledgers were stored: what the file holds now (releases made by another gpufleet
     /// included), or why they could not be.
     LedgersSaved(Result<crate::cost::LedgerBook, String>),
+    /// The ops bridge reports on a runbook it runs.
+    Playbook(super::playbook_pane::PlaybookEvent),
+    /// The ops bridge reports on a check it runs.
+    Check(super::check_pane::CheckEvent),
+    /// The audit log as read (oldest first), or why it could not be.
+    AuditLoaded(Result<Vec<crate::audit::AuditEntry>, String>),
 }

@@ -29,6 +29,22 @@ pub enum InputMode {
     ReleaseBusy,
     /// Release dialog: finished or refused; any key closes it.
     ReleaseDone,
+    /// Runbook picker: ↑↓ choose, Enter takes it, Esc closes.
+    Runbooks,
+    /// Runbook parameters: typing a value, ↑↓ / Tab between them, Enter starts, Esc goes back.
+    RunbookParams,
+    /// A runbook runs: Esc / x stops it, ↑↓ scroll its output.
+    PlaybookRunning,
+    /// A step waits for confirmation: y runs it, anything else cancels.
+    PlaybookConfirm,
+    /// The run ended: ↑↓ scroll, Esc / Enter / x close.
+    PlaybookDone,
+    /// A check runs: Esc / x stops it.
+    CheckRunning,
+    /// The check ended: ↑↓ scroll the report, Esc / Enter / x close.
+    CheckDone,
+    /// The audit log: ↑↓ scroll, Esc / a close.
+    Audit,
 }
 
 /// (keys, what they do) for the help screen, in the order shown.
@@ -47,6 +63,8 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("Tab / s t", "release: switch between stop and terminate"),
     ("o", "release: go on although the backup failed"),
     ("any key", "cancels an auto-release countdown"),
+    ("p c a", "host runbooks · check the card · audit log"),
+    ("y / Esc x", "runbook step: run it / stop it"),
     ("?", "this help"),
     ("q / Ctrl-C", "quit"),
 ];
@@ -111,8 +129,54 @@ pub fn action_for(key: KeyEvent, mode: InputMode) -> Option<Action> {
             _ => None,
         },
         InputMode::ReleaseDone => Some(Action::ReleaseClose),
+        InputMode::Runbooks => match key.code {
+            KeyCode::Enter => Some(Action::RunbookChoose),
+            KeyCode::Esc | KeyCode::Char('p') => Some(Action::PanelClose),
+            KeyCode::Char('q') => Some(Action::Quit),
+            _ => scroll_action(key),
+        },
+        InputMode::RunbookParams => match key.code {
+            KeyCode::Enter => Some(Action::RunbookChoose),
+            KeyCode::Esc => Some(Action::PanelBack),
+            KeyCode::Up | KeyCode::BackTab => Some(Action::Up),
+            KeyCode::Down | KeyCode::Tab => Some(Action::Down),
+            KeyCode::Backspace => Some(Action::TextBackspace),
+            KeyCode::Char(c) if !c.is_control() => Some(Action::TextInput(c)),
+            _ => None,
+        },
+        InputMode::PlaybookRunning | InputMode::CheckRunning => match key.code {
+            KeyCode::Esc | KeyCode::Char('x') => Some(Action::StopRun),
+            _ => scroll_action(key),
+        },
+        InputMode::PlaybookConfirm => Some(match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => Action::StepConfirm,
+            _ => Action::StepDecline,
+        }),
+        InputMode::PlaybookDone | InputMode::CheckDone => match key.code {
+            KeyCode::Esc | KeyCode::Enter | KeyCode::Char('x') => Some(Action::PanelClose),
+            KeyCode::Char('q') => Some(Action::Quit),
+            _ => scroll_action(key),
+        },
+        InputMode::Audit => match key.code {
+            KeyCode::Esc | KeyCode::Enter | KeyCode::Char('a') => Some(Action::PanelClose),
+            KeyCode::Char('q') => Some(Action::Quit),
+            _ => scroll_action(key),
+        },
         InputMode::Normal => normal_action(key),
     }
+}
+
+/// Moving through a list or scrolling a panel's text.
+fn scroll_action(key: KeyEvent) -> Option<Action> {
+    Some(match key.code {
+        KeyCode::Up | KeyCode::Char('k') => Action::Up,
+        KeyCode::Down | KeyCode::Char('j') => Action::Down,
+        KeyCode::PageUp => Action::PageUp,
+        KeyCode::PageDown => Action::PageDown,
+        KeyCode::Home | KeyCode::Char('g') => Action::Top,
+        KeyCode::End | KeyCode::Char('G') => Action::Bottom,
+        _ => return None,
+    })
 }
 
 fn filter_action(key: KeyEvent) -> Option<Action> {
@@ -146,6 +210,9 @@ fn normal_action(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('/') => Action::StartFilter,
         KeyCode::Char('$') => Action::ToggleCost,
         KeyCode::Char('R') => Action::Release,
+        KeyCode::Char('p') => Action::OpenRunbooks,
+        KeyCode::Char('c') => Action::CheckHost,
+        KeyCode::Char('a') => Action::OpenAudit,
         _ => return None,
     })
 }

@@ -1,7 +1,9 @@
 //! The app: events in, a pure `update` over the model, commands out.
 
 pub mod action;
+pub mod audit_view;
 pub mod badges;
+pub mod check_pane;
 pub mod command;
 pub mod event;
 pub mod history;
@@ -9,6 +11,10 @@ pub mod host;
 pub mod keymap;
 pub mod model;
 pub mod money;
+pub mod ops;
+pub mod ops_bridge;
+pub mod playbook_bridge;
+pub mod playbook_pane;
 pub mod prompt;
 pub mod prompt_bridge;
 pub mod release_bridge;

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use crate::app::keymap::InputMode;
 use crate::app::money::{Money, MoneyOptions};
+use crate::app::ops::{HostSource, Panel, Runbooks};
 use crate::app::prompt::Prompt;
 use crate::diagnose::LiveOptions;
 use crate::telemetry::TimestampMs;
@@ -71,6 +72,10 @@ pub struct ModelOptions {
     pub live: LiveOptions,
     /// Prices, ledger thresholds, red lines and auto-release of the configured hosts.
     pub money: MoneyOptions,
+    /// Where the hosts are: the demo fleet runs no runbook and no check.
+    pub source: HostSource,
+    /// The runbooks `p` lists.
+    pub runbooks: Runbooks,
 }
 
 impl Default for ModelOptions {
@@ -81,6 +86,8 @@ impl Default for ModelOptions {
             read_only: false,
             live: LiveOptions::default(),
             money: MoneyOptions::default(),
+            source: HostSource::default(),
+            runbooks: Runbooks::default(),
         }
     }
 }
@@ -106,7 +113,10 @@ pub struct Model {
     pub options: ModelOptions,
     /// Ledgers, costs, red lines, countdowns and the release dialog.
     pub money: Money,
+    /// The runbook picker, playbook pane, check or audit log, when one is open.
+    pub panel: Option<Panel>,
     pub quit: bool,
+    next_ops_id: u64,
     dirty: bool,
     /// The clock when the screen was last marked for redraw; a tick redraws only once the shown
     /// ages could have changed.
@@ -137,7 +147,9 @@ impl Model {
             now_ms,
             options,
             money,
+            panel: None,
             quit: false,
+            next_ops_id: 1,
             dirty: true,
             dirty_at_ms: now_ms,
             undrawn_sample_ms: None,
@@ -191,7 +203,7 @@ impl Model {
     }
 
     /// What keys mean right now: a running auto-release countdown takes the next key, then an
-    /// open prompt takes every key until answered, then the release dialog.
+    /// open prompt takes every key until answered, then the release dialog, then the open panel.
     pub fn input_mode(&self) -> InputMode {
         if self.money.counting_down() {
             return InputMode::Countdown;
@@ -199,9 +211,10 @@ impl Model {
         match self.prompts.front() {
             Some(p) if p.wants_secret() => InputMode::Secret,
             Some(_) => InputMode::Confirm,
-            None => match &self.money.dialog {
-                Some(dialog) => dialog.input_mode(),
-                None => self.mode,
+            None => match (&self.money.dialog, &self.panel) {
+                (Some(dialog), _) => dialog.input_mode(),
+                (None, Some(panel)) => panel.input_mode(),
+                (None, None) => self.mode,
             },
         }
     }
@@ -209,6 +222,13 @@ impl Model {
     /// The host under the fleet cursor.
     pub fn selected_host(&self) -> Option<usize> {
         self.visible_hosts().get(self.fleet_cursor).copied()
+    }
+
+    /// A fresh id for a runbook run or a check.
+    pub fn next_ops_id(&mut self) -> u64 {
+        let id = self.next_ops_id;
+        self.next_ops_id += 1;
+        id
     }
 
     pub fn mark_dirty(&mut self) {

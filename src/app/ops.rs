@@ -110,7 +110,11 @@ pub fn apply(model: &mut Model, action: &Action) -> Option<Vec<Command>> {
         Action::StepDecline => playbook_pane::answer(model, false),
         Action::StopRun => stop(model),
         Action::PanelClose => close(model),
-        Action::Up | Action::Down | Action::PageUp | Action::PageDown | Action::Top
+        Action::Up
+        | Action::Down
+        | Action::PageUp
+        | Action::PageDown
+        | Action::Top
         | Action::Bottom
             if model.panel.is_some() =>
         {
@@ -179,5 +183,7 @@ pub fn step(cursor: usize, delta: i64, len: usize) -> usize {
     if len == 0 {
         return 0;
     }
-    (cursor as i64).saturating_add(delta).clamp(0, len as i64 - 1) as usize
+    (cursor as i64)
+        .saturating_add(delta)
+        .clamp(0, len as i64 - 1) as usize
 }

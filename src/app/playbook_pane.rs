@@ -301,7 +301,9 @@ fn preferred_gpu(model: &Model, host: HostId, label: Option<&str>) -> Option<u32
         .and_then(|label| state.findings.iter().find(|f| f.label == label))
         .and_then(|f| f.gpu);
     let from_view = match model.view {
-        View::Host(open) if open == host => state.gpus.get(model.gpu_cursor).map(|g| g.latest.index),
+        View::Host(open) if open == host => {
+            state.gpus.get(model.gpu_cursor).map(|g| g.latest.index)
+        }
         _ => None,
     };
     from_finding.or(from_view)

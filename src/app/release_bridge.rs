@@ -132,7 +132,8 @@ impl ReleaseBridge {
             Command::CancelRelease { id } => {
                 self.flows.remove(&id);
             }
-            Command::Quit | Command::AnswerPrompt { .. } => {}
+            // Runbooks, checks and the audit log are the ops bridge's.
+            _ => {}
         }
     }
 

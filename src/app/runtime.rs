@@ -11,6 +11,7 @@ use ratatui::backend::Backend;
 use crate::app::command::Command;
 use crate::app::event::Event;
 use crate::app::model::Model;
+use crate::app::ops_bridge::{OpsBridge, OpsSetup};
 use crate::app::prompt_bridge::PendingPrompts;
 use crate::app::release_bridge::{BridgeSetup, ReleaseBridge};
 use crate::app::update::update;
@@ -47,8 +48,14 @@ pub fn spawn_input(sink: EventSink) -> std::io::Result<()> {
     Ok(())
 }
 
+/// How the console's bridges are set up: `money` says where ledgers are stored and how hosts
+/// are released; `ops` where runbooks and checks run and where the audit log is.
+pub struct Bridges {
+    pub money: BridgeSetup,
+    pub ops: OpsSetup,
+}
+
 /// Runs the console until the user quits. The terminal is restored on return and on panic.
-/// `money` says where ledgers are stored and how hosts are released.
 pub fn run(
     mut model: Model,
     theme: &Theme,
@@ -56,19 +63,20 @@ pub fn run(
     sink: EventSink,
     sources: Vec<SourceHandle>,
     prompts: PendingPrompts,
-    money: BridgeSetup,
+    bridges: Bridges,
 ) -> std::io::Result<()> {
-    let mut bridge = ReleaseBridge::new(money, sink.clone());
+    let mut bridge = ReleaseBridge::new(bridges.money, sink.clone());
+    let mut ops = OpsBridge::new(bridges.ops, sink.clone());
     spawn_input(sink)?;
     let mut terminal = ratatui::init();
     let mut stats = FrameStats::default();
-    let result = event_loop(
+    let result = event_loop_with_ops(
         &mut terminal,
         &mut model,
         theme,
         &events,
         &prompts,
-        &mut bridge,
+        (&mut bridge, Some(&mut ops)),
         &mut stats,
     );
     ratatui::restore();
@@ -86,7 +94,8 @@ pub struct FrameStats {
 }
 
 /// The loop itself, over any backend (the console uses the real terminal; benchmarks a test
-/// backend). Returns when a command says quit or every sender is gone.
+/// backend). Returns when a command says quit or every sender is gone. Runbook, check and
+/// audit-log commands are dropped: see [`event_loop_with_ops`].
 pub fn event_loop<B: Backend>(
     terminal: &mut Terminal<B>,
     model: &mut Model,
@@ -94,6 +103,27 @@ pub fn event_loop<B: Backend>(
     events: &Receiver<Event>,
     prompts: &PendingPrompts,
     bridge: &mut ReleaseBridge,
+    stats: &mut FrameStats,
+) -> Result<(), B::Error> {
+    event_loop_with_ops(
+        terminal,
+        model,
+        theme,
+        events,
+        prompts,
+        (bridge, None),
+        stats,
+    )
+}
+
+/// [`event_loop`] with the ops bridge that runs runbooks and checks and reads the audit log.
+pub fn event_loop_with_ops<B: Backend>(
+    terminal: &mut Terminal<B>,
+    model: &mut Model,
+    theme: &Theme,
+    events: &Receiver<Event>,
+    prompts: &PendingPrompts,
+    (bridge, mut ops): (&mut ReleaseBridge, Option<&mut OpsBridge>),
     stats: &mut FrameStats,
 ) -> Result<(), B::Error> {
     let mut next_tick = Instant::now() + TICK;
@@ -139,6 +169,16 @@ pub fn event_loop<B: Backend>(
             match command {
                 Command::Quit => return Ok(()),
                 Command::AnswerPrompt { id, answer } => prompts.answer(id, answer),
+                Command::StartPlaybook { .. }
+                | Command::AnswerStep { .. }
+                | Command::StopPlaybook { .. }
+                | Command::StartCheck { .. }
+                | Command::StopCheck { .. }
+                | Command::LoadAudit => {
+                    if let Some(ops) = ops.as_deref_mut() {
+                        ops.execute(command);
+                    }
+                }
                 // Saving, planning, backing up and sending: the bridge does the I/O.
                 other => bridge.execute(other),
             }

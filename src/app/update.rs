@@ -8,6 +8,7 @@ use crate::app::model::{HostFocus, Model, View};
 use crate::app::money::{observe, tick_countdowns};
 use crate::app::prompt::PromptAnswer;
 use crate::app::release_dialog;
+use crate::app::{audit_view, check_pane, ops, playbook_pane};
 use crate::diagnose::live_findings;
 
 /// Rows a PageUp/PageDown moves.
@@ -35,6 +36,9 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             money_tick(model)
         }
         Event::Release(event) => release_dialog::on_event(model, event),
+        Event::Playbook(event) => playbook_pane::on_event(model, event),
+        Event::Check(event) => check_pane::on_event(model, event),
+        Event::AuditLoaded(read) => audit_view::on_loaded(model, read),
         Event::LedgersSaved(saved) => {
             let now_ms = model.now_ms;
             match saved {
@@ -76,6 +80,9 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
 
 /// Applies one user action.
 pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
+    if let Some(commands) = ops::apply(model, &action) {
+        return commands;
+    }
     match action {
         Action::Quit => {
             let mut commands = Vec::new();
@@ -195,6 +202,16 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
         Action::Bottom => move_cursor(model, i64::MAX / 2),
         Action::Left => move_gpu(model, -1),
         Action::Right => move_gpu(model, 1),
+        // Handled by `ops::apply` above.
+        Action::OpenRunbooks
+        | Action::CheckHost
+        | Action::OpenAudit
+        | Action::RunbookChoose
+        | Action::PanelBack
+        | Action::PanelClose
+        | Action::StopRun
+        | Action::StepConfirm
+        | Action::StepDecline => {}
     }
     Vec::new()
 }

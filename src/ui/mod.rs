@@ -1,7 +1,9 @@
 //! Drawing: `draw(&Model, &Theme)` only reads; one file per screen or widget.
 
+pub mod audit;
 pub mod banner;
 pub mod charts;
+pub mod check;
 pub mod cost;
 pub mod findings;
 pub mod fleet;
@@ -9,8 +11,11 @@ pub mod format;
 pub mod gpu_card;
 pub mod help;
 pub mod host;
+pub mod panel;
+pub mod playbook;
 pub mod prompt;
 pub mod release;
+pub mod runbooks;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -20,6 +25,7 @@ use ratatui::widgets::{Block, Paragraph};
 use crate::app::host::HostStatus;
 use crate::app::keymap::InputMode;
 use crate::app::model::{Model, View};
+use crate::app::ops::{HostSource, Panel};
 use crate::theme::Theme;
 
 pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
@@ -44,6 +50,13 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     }
     if model.mode == InputMode::Cost {
         cost::draw(frame, body, model, theme);
+    }
+    match &model.panel {
+        Some(Panel::Picker(picker)) => runbooks::draw(frame, body, model, picker, theme),
+        Some(Panel::Playbook(run)) => playbook::draw(frame, body, run, theme),
+        Some(Panel::Check(check)) => check::draw(frame, body, check, theme),
+        Some(Panel::Audit(view)) => audit::draw(frame, body, view, theme),
+        None => {}
     }
     if model.money.dialog.is_some() {
         release::draw(frame, body, model, theme);
@@ -120,19 +133,25 @@ fn hints(model: &Model, room: usize) -> String {
     // (keys, what, drop order: lower goes first)
     let mut items: Vec<(&str, &str, u8)> = match model.view {
         View::Fleet => vec![
-            ("↑↓", "select", 0),
-            ("Enter", "open", 3),
-            ("/", "filter", 2),
-            ("s", "sort", 1),
+            ("↑↓", "select", 3),
+            ("Enter", "open", 6),
+            ("/", "filter", 5),
+            ("s", "sort", 4),
         ],
-        View::Host(_) => vec![("←→", "GPU", 1), ("Tab", "pane", 0), ("Esc", "back", 3)],
+        View::Host(_) => vec![("←→", "GPU", 4), ("Tab", "pane", 3), ("Esc", "back", 6)],
     };
-    items.push(("$", "cost", 4));
-    if !model.options.read_only {
-        items.push(("R", "release", 4));
+    // What acts on a host goes first when room is short (`?` lists it too); the runbooks last.
+    items.push(("p", "runbooks", 2));
+    if model.options.source != HostSource::Demo {
+        items.push(("c", "check", 1));
     }
-    items.push(("?", "help", 5));
-    items.push(("q", "quit", 5));
+    items.push(("a", "audit", 0));
+    items.push(("$", "cost", 7));
+    if !model.options.read_only {
+        items.push(("R", "release", 7));
+    }
+    items.push(("?", "help", 8));
+    items.push(("q", "quit", 8));
     let text = |items: &[(&str, &str, u8)]| {
         let joined = items
             .iter()

@@ -1,0 +1,281 @@
+//! The runtime's side of acting on hosts: runs runbooks (see `playbook_bridge`) and checks on
+//! worker threads, keeps each check's report, and reads the audit log for its view, reporting
+//! back as events. Where each host is (this machine or an SSH host) is known only here.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::thread::JoinHandle;
+
+use crate::app::check_pane::{CheckEvent, done_event};
+use crate::app::command::Command;
+use crate::app::event::{Event, HostId};
+use crate::app::playbook_bridge::{RunHandle, RunSpec, spawn_run};
+use crate::app::playbook_pane::PlaybookEvent;
+use crate::audit::AuditLog;
+use crate::check::storage::{load_latest_in, save_in};
+use crate::check::{
+    CheckError, CheckOptions, CheckProgress, CheckTarget, ExpectFlags, expect_from_flags, run_check,
+};
+use crate::config::Expect;
+use crate::playbook::{Runbook, Target};
+use crate::remote::{LinkOptions, RemoteHost};
+use crate::telemetry::source::{EventSink, StopFlag};
+use crate::ui::format::clean;
+
+/// Where the console's hosts are.
+#[derive(Debug, Clone, Default)]
+pub enum OpsFleet {
+    /// Simulated: nothing runs.
+    #[default]
+    Demo,
+    /// This machine.
+    Local,
+    /// SSH hosts, in the model's host order.
+    Ssh {
+        hosts: Vec<RemoteHost>,
+        link: LinkOptions,
+    },
+}
+
+/// What the ops bridge works with; tests give it temporary directories.
+#[derive(Debug, Clone, Default)]
+pub struct OpsSetup {
+    pub fleet: OpsFleet,
+    /// What each configured host was rented as, by host name.
+    pub expects: HashMap<String, Expect>,
+    /// `None` without a state directory: no runbook runs (every step must be audited).
+    pub audit: Option<AuditLog>,
+    /// Where check reports are kept; `None` keeps none.
+    pub checks_dir: Option<PathBuf>,
+    pub check: CheckOptions,
+}
+
+/// Executes the runbook, check and audit-log commands of `update`.
+pub struct OpsBridge {
+    setup: OpsSetup,
+    sink: EventSink,
+    runs: HashMap<u64, RunHandle>,
+    checks: HashMap<u64, StopFlag>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl OpsBridge {
+    pub fn new(setup: OpsSetup, sink: EventSink) -> Self {
+        Self {
+            setup,
+            sink,
+            runs: HashMap::new(),
+            checks: HashMap::new(),
+            workers: Vec::new(),
+        }
+    }
+
+    /// Runs one command; the ones that are not about runbooks, checks or the audit log are
+    /// ignored.
+    pub fn execute(&mut self, command: Command) {
+        match command {
+            Command::StartPlaybook {
+                id,
+                host,
+                runbook,
+                params,
+                read_only,
+            } => self.start_playbook(id, host, *runbook, params, read_only),
+            Command::AnswerStep { id, confirmed } => {
+                if let Some(run) = self.runs.get(&id) {
+                    let _ = run.answers.send(confirmed);
+                }
+            }
+            Command::StopPlaybook { id } => {
+                if let Some(run) = self.runs.remove(&id) {
+                    run.stop.set();
+                }
+            }
+            Command::StartCheck { id, host } => self.start_check(id, host),
+            Command::StopCheck { id } => {
+                if let Some(stop) = self.checks.remove(&id) {
+                    stop.set();
+                }
+            }
+            Command::LoadAudit => self.load_audit(),
+            _ => {}
+        }
+    }
+
+    /// Waits for the worker threads still running (tests).
+    pub fn join_workers(&mut self) {
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+    }
+
+    fn keep(&mut self, worker: JoinHandle<()>) {
+        self.workers.retain(|w| !w.is_finished());
+        self.workers.push(worker);
+    }
+
+    fn report(&self, event: Event) {
+        // The loop is gone only when the console is quitting.
+        let _ = self.sink.send(event);
+    }
+
+    fn remote(&self, host: HostId) -> Result<(RemoteHost, LinkOptions), String> {
+        match &self.setup.fleet {
+            OpsFleet::Ssh { hosts, link } => hosts
+                .get(host)
+                .map(|h| (h.clone(), link.clone()))
+                .ok_or_else(|| format!("no host {host}")),
+            _ => Err("not an SSH host".to_string()),
+        }
+    }
+
+    fn start_playbook(
+        &mut self,
+        id: u64,
+        host: HostId,
+        runbook: Runbook,
+        params: Vec<(String, String)>,
+        read_only: bool,
+    ) {
+        let refuse = |text: &str| {
+            Event::Playbook(PlaybookEvent::Finished {
+                id,
+                text: format!("not started: {text}"),
+                good: false,
+            })
+        };
+        let target = match &self.setup.fleet {
+            OpsFleet::Demo => Err("the demo fleet is simulated".to_string()),
+            OpsFleet::Local => Ok(Target::Local),
+            OpsFleet::Ssh { .. } => self.remote(host).map(|(h, l)| Target::Remote(h, l)),
+        };
+        let target = match target {
+            Ok(target) => target,
+            Err(why) => return self.report(refuse(&why)),
+        };
+        let Some(audit) = self.setup.audit.clone() else {
+            return self.report(refuse(
+                "no state directory for the audit log (set GPUFLEET_STATE_DIR or HOME)",
+            ));
+        };
+        let spec = RunSpec {
+            id,
+            target,
+            runbook,
+            params,
+            read_only,
+            audit,
+        };
+        match spawn_run(spec, self.sink.clone()) {
+            Ok((handle, worker)) => {
+                self.runs.retain(|_, run| !run.stop.is_set());
+                self.runs.insert(id, handle);
+                self.keep(worker);
+            }
+            Err(e) => self.report(refuse(&format!("no worker thread: {e}"))),
+        }
+    }
+
+    fn start_check(&mut self, id: u64, host: HostId) {
+        let failed = |reason: String| Event::Check(CheckEvent::Failed { id, reason });
+        let target = match &self.setup.fleet {
+            OpsFleet::Demo => Err("the demo fleet is simulated".to_string()),
+            OpsFleet::Local => Ok((CheckTarget::Local, None)),
+            OpsFleet::Ssh { .. } => self.remote(host).map(|(h, l)| {
+                let expect = self.setup.expects.get(&h.name).cloned();
+                (CheckTarget::Remote(h, l), expect)
+            }),
+        };
+        let (target, base) = match target {
+            Ok(found) => found,
+            Err(why) => return self.report(failed(why)),
+        };
+        let expect = match expect_from_flags(&ExpectFlags::default(), base.as_ref()) {
+            Ok(expect) => expect,
+            Err(e) => return self.report(failed(clean(&e.to_string()))),
+        };
+        let stop = StopFlag::default();
+        let worker_stop = stop.clone();
+        let sink = self.sink.clone();
+        let options = self.setup.check.clone();
+        let root = self.setup.checks_dir.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("check-{id}"))
+            .spawn(move || {
+                let progress_sink = sink.clone();
+                let mut progress = |p: CheckProgress| {
+                    let _ = progress_sink.send(Event::Check(CheckEvent::Progress {
+                        id,
+                        phase: p.phase.label(),
+                        fraction: p.fraction,
+                        message: p.message,
+                        reading: p.reading,
+                    }));
+                };
+                let event = match run_check(target, &expect, &options, &mut progress, &worker_stop)
+                {
+                    Ok(report) => {
+                        let (previous, note) = match &root {
+                            Some(root) => {
+                                let previous = load_latest_in(root, &report.host).ok().flatten();
+                                let note = match save_in(root, &report) {
+                                    Ok(path) => format!("kept in {}", path.display()),
+                                    Err(e) => format!("the report was not kept: {e}"),
+                                };
+                                (previous, note)
+                            }
+                            None => (None, "the report was not kept: no state directory".into()),
+                        };
+                        done_event(id, &report, previous.as_ref(), Some(note))
+                    }
+                    Err(CheckError::Stopped) => CheckEvent::Failed {
+                        id,
+                        reason: "stopped: the check was cancelled".to_string(),
+                    },
+                    Err(e) => CheckEvent::Failed {
+                        id,
+                        reason: clean(&e.to_string()),
+                    },
+                };
+                let _ = sink.send(Event::Check(event));
+            });
+        match spawned {
+            Ok(worker) => {
+                self.checks.insert(id, stop);
+                self.keep(worker);
+            }
+            Err(e) => self.report(failed(format!("no worker thread: {e}"))),
+        }
+    }
+
+    fn load_audit(&mut self) {
+        let Some(audit) = self.setup.audit.clone() else {
+            return self.report(Event::AuditLoaded(Err(
+                "no state directory: set GPUFLEET_STATE_DIR or HOME".to_string(),
+            )));
+        };
+        let sink = self.sink.clone();
+        let spawned = std::thread::Builder::new()
+            .name("audit-read".to_string())
+            .spawn(move || {
+                let read = audit.read_all().map_err(|e| clean(&e.to_string()));
+                let _ = sink.send(Event::AuditLoaded(read));
+            });
+        match spawned {
+            Ok(worker) => self.keep(worker),
+            Err(e) => self.report(Event::AuditLoaded(Err(format!("no worker thread: {e}")))),
+        }
+    }
+}
+
+impl Drop for OpsBridge {
+    /// The console is quitting: every step and check still running is stopped.
+    fn drop(&mut self) {
+        for run in self.runs.values() {
+            run.stop.set();
+        }
+        for stop in self.checks.values() {
+            stop.set();
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The audit-log view: the newest entries first, one row each: when (UTC), host, kind,
+//! runbook/step, the exact command, and how it ended.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::Line;
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
+
+use crate::app::audit_view::AuditView;
+use crate::audit::{AuditEntry, AuditKind};
+use crate::theme::Theme;
+use crate::ui::format::clean;
+use crate::ui::panel::{self, key_hint};
+
+/// From this width the kind column is shown too.
+const WIDE_FROM: u16 = 120;
+
+/// `2027-01-15 08:00:00` (UTC) for a Unix time in milliseconds.
+pub fn utc_time(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+fn kind_word(kind: AuditKind) -> &'static str {
+    match kind {
+        AuditKind::PlaybookStep => "playbook",
+        AuditKind::Backup => "backup",
+        AuditKind::Release => "release",
+        AuditKind::AutoRelease => "auto-release",
+        AuditKind::HostKeyAccepted => "host key",
+    }
+}
+
+fn outcome_style(entry: &AuditEntry, theme: &Theme) -> Style {
+    match entry.outcome.as_str() {
+        "ok" => theme.ok(),
+        "dry_run" | "cancelled" => theme.dim(),
+        "refused" => theme.warning(),
+        _ if entry.exit_status.is_some_and(|s| s != 0) => theme.critical(),
+        "failed" | "timeout" => theme.critical(),
+        _ => theme.dialog(),
+    }
+}
+
+pub fn draw(f: &mut Frame, area: Rect, view: &AuditView, theme: &Theme) {
+    let title = format!(" Audit log ({} newest first) ", view.entries.len());
+    let inner = panel::frame(f, area, title, theme.border_focused(), theme);
+    let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    f.render_widget(
+        Paragraph::new(key_hint(
+            &[("↑↓ PgUp PgDn", "scroll"), ("Esc / a", "close")],
+            theme,
+        )),
+        foot,
+    );
+    if view.loading || view.error.is_some() || view.entries.is_empty() {
+        let (text, style) = match &view.error {
+            Some(why) => (
+                format!(" the audit log could not be read: {}", clean(why)),
+                theme.critical(),
+            ),
+            None if view.loading => (" reading the audit log…".to_string(), theme.dim()),
+            None => (
+                " nothing was run on a host yet: runbook steps and releases are logged here"
+                    .to_string(),
+                theme.dim(),
+            ),
+        };
+        f.render_widget(Paragraph::new(Line::styled(text, style)), body);
+        return;
+    }
+    let wide = area.width >= WIDE_FROM;
+    let mut widths = if wide {
+        vec![Constraint::Length(19), Constraint::Length(14)]
+    } else {
+        vec![Constraint::Length(11), Constraint::Length(10)]
+    };
+    let mut titles = vec![if wide { "TIME (UTC)" } else { "UTC" }, "HOST"];
+    if wide {
+        widths.push(Constraint::Length(12));
+        titles.push("KIND");
+    }
+    widths.extend([
+        Constraint::Length(if wide { 28 } else { 18 }),
+        Constraint::Min(10),
+        Constraint::Length(if wide { 14 } else { 10 }),
+    ]);
+    titles.extend(["RUNBOOK / STEP", "COMMAND", "OUTCOME"]);
+    let header =
+        Row::new(titles.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme.header());
+    let rows = view.entries.iter().skip(view.scroll).map(|e| {
+        let what = match (&e.runbook, &e.step) {
+            (Some(book), Some(step)) => format!("{book}/{step}"),
+            (Some(book), None) => book.clone(),
+            (None, Some(step)) => step.clone(),
+            (None, None) => "-".to_string(),
+        };
+        let mut outcome = e.outcome.clone();
+        if let Some(status) = e.exit_status.filter(|&s| s != 0) {
+            outcome.push_str(&format!(" ({status})"));
+        }
+        if e.dry_run && e.outcome != "dry_run" {
+            outcome.push_str(" dry");
+        }
+        let time = utc_time(e.at_ms);
+        // Narrow: `01-15 08:01`.
+        let time = if wide {
+            time
+        } else {
+            time.get(5..16).unwrap_or(&time).to_string()
+        };
+        let mut cells = vec![Cell::from(time), Cell::from(clean(&e.host))];
+        if wide {
+            cells.push(Cell::from(kind_word(e.kind)));
+        }
+        cells.extend([
+            Cell::from(clean(&what)),
+            Cell::from(clean(&e.command)),
+            Cell::from(clean(&outcome)).style(outcome_style(e, theme)),
+        ]);
+        Row::new(cells).style(theme.dialog())
+    });
+    f.render_widget(Table::new(rows, widths).header(header), body);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_time;
+
+    #[test]
+    fn utc_times_match_known_instants() {
+        assert_eq!(utc_time(0), "1970-01-01 00:00:00");
+        assert_eq!(utc_time(1_800_000_000_000), "2027-01-15 08:00:00");
+        assert_eq!(utc_time(951_782_400_000), "2000-02-29 00:00:00");
+    }
+}

@@ -1,0 +1,211 @@
+//! The check pane: while `gpufleet check` runs, a progress bar with the phase and each GPU's
+//! live reading (temperature, power, SM clock, TFLOP/s); then the report, with the host's
+//! previous report beside it where there is room (below it where there is not).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::app::check_pane::{CheckRun, CheckStage};
+use crate::check::{LiveReading, Status};
+use crate::theme::{Level, Theme};
+use crate::ui::format::{clean, fit};
+use crate::ui::panel::{self, bar, key_hint};
+
+/// From this width the previous report is shown beside the new one.
+const SIDE_BY_SIDE_FROM: u16 = 120;
+
+fn status_style(status: Status, theme: &Theme) -> Style {
+    match status {
+        Status::Pass => theme.ok(),
+        Status::Skip => theme.dim(),
+        Status::Warn => theme.warning(),
+        Status::Fail => theme.critical(),
+    }
+}
+
+pub fn draw(f: &mut Frame, area: Rect, check: &CheckRun, theme: &Theme) {
+    let title = format!(" Check {} ", clean(&check.host_name));
+    let inner = panel::frame(f, area, title, theme.border_focused(), theme);
+    match &check.stage {
+        CheckStage::Running | CheckStage::Stopping => draw_progress(f, inner, check, theme),
+        CheckStage::Done {
+            status,
+            report,
+            previous,
+            note,
+        } => {
+            let [body, foot] =
+                Layout::vertical([Constraint::Min(1), Constraint::Length(2)]).areas(inner);
+            draw_report(f, body, check.scroll, report, previous.as_deref(), theme);
+            let mut verdict = vec![Span::styled(
+                format!(" {} ", status.word().to_uppercase()),
+                status_style(*status, theme),
+            )];
+            if let Some(note) = note {
+                let room = (foot.width as usize).saturating_sub(8);
+                verdict.push(Span::styled(fit(note, room), theme.dim()));
+            }
+            let lines = vec![
+                Line::from(verdict),
+                key_hint(&[("↑↓ PgUp PgDn g G", "scroll"), ("Esc", "close")], theme),
+            ];
+            f.render_widget(Paragraph::new(lines), foot);
+        }
+        CheckStage::Failed { reason } => {
+            let lines = vec![
+                Line::styled(
+                    format!(" the check did not finish: {reason}"),
+                    theme.critical(),
+                ),
+                Line::from(""),
+                key_hint(&[("Esc", "close")], theme),
+            ];
+            f.render_widget(
+                Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
+                inner,
+            );
+        }
+    }
+}
+
+fn draw_progress(f: &mut Frame, area: Rect, check: &CheckRun, theme: &Theme) {
+    let width = area.width as usize;
+    let pct = format!(" {:>3.0}%", check.fraction * 100.0);
+    let bar_width = width.saturating_sub(pct.len() + 2);
+    let mut bar_line = vec![Span::raw(" ")];
+    bar_line.extend(bar(
+        check.fraction,
+        bar_width,
+        theme.gauge(Level::Ok),
+        theme,
+    ));
+    bar_line.push(Span::styled(pct, theme.title()));
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(" phase ", theme.header()),
+            Span::styled(check.phase.clone(), theme.title()),
+        ]),
+        Line::from(bar_line),
+        Line::styled(
+            if check.message == check.phase {
+                String::new()
+            } else {
+                format!(" {}", fit(&check.message, width.saturating_sub(1)))
+            },
+            theme.dim(),
+        ),
+        Line::from(""),
+    ];
+    if check.readings.is_empty() {
+        lines.push(Line::styled(
+            " live readings start with the load (matrix multiply, copy, sustained load)",
+            theme.dim(),
+        ));
+    } else {
+        lines.push(Line::styled(
+            format!(
+                " {:<4} {:>6} {:>14} {:>10} {:>8} {:>6}",
+                "GPU", "TEMP", "POWER", "SM CLOCK", "TFLOP/s", "UTIL"
+            ),
+            theme.header(),
+        ));
+        for reading in &check.readings {
+            lines.push(reading_line(reading, theme));
+        }
+    }
+    lines.push(Line::from(""));
+    lines.push(match check.stage {
+        CheckStage::Stopping => key_hint(&[("Esc", "close and leave it")], theme),
+        _ => key_hint(&[("Esc / x", "stop the check")], theme),
+    });
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+fn reading_line<'a>(r: &LiveReading, theme: &Theme) -> Line<'a> {
+    let opt = |v: Option<f64>, unit: &str| v.map_or("-".to_string(), |v| format!("{v:.0}{unit}"));
+    let power = match (r.power_w, r.power_limit_w) {
+        (Some(w), Some(limit)) => format!("{w:.0}/{limit:.0} W"),
+        (Some(w), None) => format!("{w:.0} W"),
+        _ => "-".to_string(),
+    };
+    let clock = r
+        .sm_clock_mhz
+        .map_or("-".to_string(), |c| format!("{c} MHz"));
+    let tflops = r.tflops.map_or("-".to_string(), |t| format!("{t:.1}"));
+    Line::styled(
+        format!(
+            " {:<4} {:>6} {:>14} {:>10} {:>8} {:>6}",
+            r.gpu,
+            opt(r.temperature_c, "°C"),
+            power,
+            clock,
+            tflops,
+            opt(r.utilization_pct, "%")
+        ),
+        theme.dialog(),
+    )
+}
+
+fn draw_report(
+    f: &mut Frame,
+    area: Rect,
+    scroll: usize,
+    report: &[String],
+    previous: Option<&[String]>,
+    theme: &Theme,
+) {
+    let column = |lines: &[String], heading: &str, width: usize| -> Vec<Line<'static>> {
+        let mut out = vec![Line::styled(fit(heading, width), theme.header())];
+        out.extend(
+            lines
+                .iter()
+                .skip(scroll)
+                .map(|l| Line::styled(fit(&format!(" {l}"), width), report_style(l, theme))),
+        );
+        out
+    };
+    match previous {
+        Some(previous) if area.width >= SIDE_BY_SIDE_FROM => {
+            let [left, right] =
+                Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
+                    .areas(area);
+            let lw = left.width as usize;
+            let rw = right.width.saturating_sub(1) as usize;
+            f.render_widget(Paragraph::new(column(report, " this check", lw)), left);
+            let right_lines: Vec<Line> = column(previous, " previous check", rw)
+                .into_iter()
+                .map(|l| {
+                    let mut spans = vec![Span::styled("│", theme.border())];
+                    spans.extend(l.spans);
+                    Line::from(spans).style(l.style)
+                })
+                .collect();
+            f.render_widget(Paragraph::new(right_lines), right);
+        }
+        _ => {
+            let width = area.width as usize;
+            let mut all: Vec<String> = report.to_vec();
+            if let Some(previous) = previous {
+                all.push(String::new());
+                all.push("── previous check ──".to_string());
+                all.extend(previous.iter().cloned());
+            }
+            f.render_widget(Paragraph::new(column(&all, " this check", width)), area);
+        }
+    }
+}
+
+/// Verdict words colour their line.
+fn report_style(line: &str, theme: &Theme) -> Style {
+    let word = line.split_whitespace().next().unwrap_or("");
+    match word {
+        "FAIL" | "fail" => theme.critical(),
+        "WARN" | "warn" => theme.warning(),
+        "PASS" | "pass" => theme.ok(),
+        "SKIP" | "skip" => theme.dim(),
+        _ => theme.dialog(),
+    }
+}

@@ -1,0 +1,114 @@
+//! What the panels over the views share: where they sit, their frame, key hints, and text cut
+//! into rows so that long commands wrap instead of being cut.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear};
+
+use crate::theme::Theme;
+
+/// A rectangle of at most `width` x `height`, centred in `area`.
+pub fn centred(area: Rect, width: u16, height: u16) -> Rect {
+    let width = width.min(area.width);
+    let height = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    }
+}
+
+/// Clears `rect`, draws the panel's frame titled `title` and returns the inside.
+pub fn frame(frame: &mut Frame, rect: Rect, title: String, border: Style, theme: &Theme) -> Rect {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(border)
+        .style(theme.dialog())
+        .title(Span::styled(title, theme.title()));
+    let inner = block.inner(rect);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(block, rect);
+    inner
+}
+
+/// ` Enter run · Esc close`.
+pub fn key_hint<'a>(pairs: &[(&str, &str)], theme: &Theme) -> Line<'a> {
+    let mut spans = vec![Span::raw(" ")];
+    for (i, (key, what)) in pairs.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" · ", theme.dim()));
+        }
+        spans.push(Span::styled(key.to_string(), theme.help_key()));
+        spans.push(Span::styled(format!(" {what}"), theme.dialog()));
+    }
+    Line::from(spans)
+}
+
+/// `text` cut into rows of `width` characters (at least one row).
+pub fn wrap_rows(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let chars: Vec<char> = text.chars().collect();
+    if chars.is_empty() {
+        return vec![String::new()];
+    }
+    chars
+        .chunks(width)
+        .map(|chunk| chunk.iter().collect())
+        .collect()
+}
+
+/// `text` wrapped at spaces into rows of at most `width` characters (a longer word is cut).
+pub fn word_rows(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut rows: Vec<String> = Vec::new();
+    let mut row = String::new();
+    for word in text.split_whitespace() {
+        let len = row.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            rows.push(std::mem::take(&mut row));
+        }
+        if !row.is_empty() {
+            row.push(' ');
+        }
+        row.push_str(word);
+        while row.chars().count() > width {
+            let rest: String = row.chars().skip(width).collect();
+            rows.push(row.chars().take(width).collect());
+            row = rest;
+        }
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(row);
+    }
+    rows
+}
+
+/// A bar of `width` cells filled to `ratio`.
+pub fn bar<'a>(ratio: f64, width: usize, style: Style, theme: &Theme) -> Vec<Span<'a>> {
+    let ratio = if ratio.is_finite() {
+        ratio.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let filled = ((ratio * width as f64).round() as usize).min(width);
+    vec![
+        Span::styled("█".repeat(filled), style),
+        Span::styled("░".repeat(width - filled), theme.dim()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_keep_every_character() {
+        assert_eq!(wrap_rows("abcdefg", 3), vec!["abc", "def", "g"]);
+        assert_eq!(wrap_rows("", 3), vec![""]);
+        assert_eq!(word_rows("ab cd efgh", 5), vec!["ab cd", "efgh"]);
+        assert_eq!(word_rows("abcdefg", 3), vec!["abc", "def", "g"]);
+    }
+}

@@ -1,0 +1,153 @@
+//! The playbook pane: the run's lines (each step's exact command before it runs, its output as
+//! it streams in, outcomes and explanations), newest at the bottom unless scrolled back, and
+//! under them the confirmation a change or disruptive step waits for, or how the run ended.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::app::playbook_pane::{LineKind, PaneLine, PlaybookRun, RunStage, StepAsk};
+use crate::playbook::Danger;
+use crate::theme::Theme;
+use crate::ui::format::clean;
+use crate::ui::panel::{self, key_hint, wrap_rows};
+
+fn danger_style(danger: Danger, theme: &Theme) -> Style {
+    match danger {
+        Danger::Read => theme.title(),
+        Danger::Change => theme.warning(),
+        Danger::Disruptive => theme.critical(),
+    }
+}
+
+fn line_style(line: &PaneLine, theme: &Theme) -> Style {
+    match line.kind {
+        LineKind::Heading => theme.title(),
+        LineKind::Step(danger) => danger_style(danger, theme),
+        LineKind::Why | LineKind::Skipped => theme.dim(),
+        LineKind::Command => theme.help_key(),
+        LineKind::Output => theme.dialog(),
+        LineKind::Ok => theme.ok(),
+        LineKind::Failed => theme.critical(),
+        LineKind::Note | LineKind::Advice => theme.dialog(),
+        LineKind::Warning => theme.warning(),
+    }
+}
+
+/// How far a line is indented under its step.
+fn indent(kind: LineKind) -> &'static str {
+    match kind {
+        LineKind::Heading | LineKind::Step(_) => " ",
+        LineKind::Output => "   │ ",
+        _ => "   ",
+    }
+}
+
+pub fn draw(f: &mut Frame, area: Rect, run: &PlaybookRun, theme: &Theme) {
+    let border = match &run.stage {
+        RunStage::Confirm(ask) => danger_style(ask.danger, theme),
+        _ => theme.border_focused(),
+    };
+    let title = format!(
+        " Runbook {} on {} ",
+        clean(&run.runbook),
+        clean(&run.host_name)
+    );
+    let inner = panel::frame(f, area, title, border, theme);
+    let width = inner.width as usize;
+    let footer = footer_lines(run, width, theme);
+    let footer_rows = (footer.len() as u16).min(inner.height.saturating_sub(3));
+    let [body, foot] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(footer_rows)]).areas(inner);
+
+    // Every line cut into rows so that a long command is shown whole.
+    let mut rows: Vec<(String, Style)> = Vec::new();
+    for line in &run.lines {
+        let prefix = indent(line.kind);
+        let style = line_style(line, theme);
+        let room = width.saturating_sub(prefix.chars().count()).max(1);
+        for (i, row) in wrap_rows(&line.text, room).into_iter().enumerate() {
+            let lead = if i == 0 {
+                prefix.to_string()
+            } else {
+                " ".repeat(prefix.chars().count())
+            };
+            rows.push((format!("{lead}{row}"), style));
+        }
+    }
+    let height = body.height as usize;
+    let back = run.scroll.min(rows.len().saturating_sub(height));
+    let end = rows.len().saturating_sub(back);
+    let start = end.saturating_sub(height);
+    let shown: Vec<Line> = rows[start..end]
+        .iter()
+        .map(|(text, style)| Line::styled(text.clone(), *style))
+        .collect();
+    f.render_widget(Paragraph::new(shown), body);
+    f.render_widget(Paragraph::new(footer), foot);
+}
+
+fn ask_lines<'a>(ask: &StepAsk, width: usize, theme: &Theme) -> Vec<Line<'a>> {
+    let style = danger_style(ask.danger, theme);
+    let mut lines = vec![
+        Line::from(""),
+        Line::from(vec![
+            Span::styled(
+                format!(" {} step ", ask.danger.word().to_uppercase()),
+                style,
+            ),
+            Span::styled(clean(&ask.title), theme.title()),
+        ]),
+    ];
+    for row in wrap_rows(
+        &format!("why: {}", clean(&ask.why)),
+        width.saturating_sub(3),
+    ) {
+        lines.push(Line::styled(format!("   {row}"), theme.dim()));
+    }
+    for row in wrap_rows(
+        &format!("$ {}", clean(&ask.command)),
+        width.saturating_sub(3),
+    ) {
+        lines.push(Line::styled(format!("   {row}"), theme.help_key()));
+    }
+    lines.push(Line::from(vec![
+        Span::styled(" Run it on the host?  ", style),
+        Span::styled("y", theme.help_key()),
+        Span::styled(" run it · ", theme.dialog()),
+        Span::styled("any other key", theme.help_key()),
+        Span::styled(" cancel (default)", theme.dialog()),
+    ]));
+    lines
+}
+
+fn footer_lines<'a>(run: &PlaybookRun, width: usize, theme: &Theme) -> Vec<Line<'a>> {
+    let scrolled = if run.scroll > 0 {
+        format!(" (scrolled back {} lines)", run.scroll)
+    } else {
+        String::new()
+    };
+    match &run.stage {
+        RunStage::Confirm(ask) => ask_lines(ask, width, theme),
+        RunStage::Running => vec![
+            Line::styled(format!(" running…{scrolled}"), theme.warning()),
+            key_hint(
+                &[("Esc / x", "stop the step"), ("↑↓ PgUp", "scroll")],
+                theme,
+            ),
+        ],
+        RunStage::Stopping => vec![
+            Line::styled(" stopping the step…", theme.warning()),
+            key_hint(&[("Esc", "close and leave it")], theme),
+        ],
+        RunStage::Finished { text, good } => vec![
+            Line::styled(
+                format!(" {}{scrolled}", clean(text)),
+                if *good { theme.ok() } else { theme.critical() },
+            ),
+            key_hint(&[("Esc / Enter", "close"), ("↑↓ PgUp", "scroll")], theme),
+        ],
+    }
+}
