@@ -126,22 +126,8 @@ impl Plan {
                 }
             }
             Plan::Local(mut gpus) => {
-                let at_ms = now_ms();
                 let mut events = vec![crate::app::event::HostEvent::Connected(gpus.info())];
-                match gpus.read_samples() {
-                    Ok(samples) => events.extend(
-                        samples
-                            .into_iter()
-                            .map(|gpu| crate::app::event::HostEvent::Sample { at_ms, gpu }),
-                    ),
-                    Err((reason, raw)) => {
-                        events.push(crate::app::event::HostEvent::Lost { at_ms, reason, raw })
-                    }
-                }
-                events.push(crate::app::event::HostEvent::Processes {
-                    at_ms,
-                    processes: gpus.read_processes(),
-                });
+                events.extend(gpus.read_events(now_ms(), true));
                 for event in events {
                     update(&mut model, Event::Host { host: 0, event });
                 }

@@ -18,3 +18,4 @@ pub mod snapshot;
 pub mod telemetry;
 pub mod theme;
 pub mod ui;
+pub mod utc;

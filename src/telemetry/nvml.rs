@@ -11,7 +11,9 @@ use nvml_wrapper::error::NvmlError;
 
 use crate::app::event::{Event, HostEvent, HostId};
 use crate::telemetry::source::{EventSink, SourceHandle, StopFlag, now_ms};
-use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
+use crate::telemetry::{
+    ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs,
+};
 
 /// Processes are listed this often; they change slowly and the call is the costliest one.
 const PROCESS_EVERY: Duration = Duration::from_secs(5);
@@ -177,6 +179,25 @@ impl LocalGpus {
         })
     }
 
+    /// One reading as the events a source sends: a sample per GPU (or the failure that stopped
+    /// the read), then the process list when asked for.
+    pub fn read_events(&mut self, at_ms: TimestampMs, with_processes: bool) -> Vec<HostEvent> {
+        let mut events = match self.read_samples() {
+            Ok(samples) => samples
+                .into_iter()
+                .map(|gpu| HostEvent::Sample { at_ms, gpu })
+                .collect(),
+            Err((reason, raw)) => vec![HostEvent::Lost { at_ms, reason, raw }],
+        };
+        if with_processes {
+            events.push(HostEvent::Processes {
+                at_ms,
+                processes: self.read_processes(),
+            });
+        }
+        events
+    }
+
     pub fn read_processes(&self) -> Vec<GpuProcess> {
         let mut out = Vec::new();
         let Ok(count) = self.nvml.device_count() else {
@@ -305,32 +326,24 @@ pub fn spawn(
 }
 
 fn run(mut gpus: LocalGpus, host: HostId, sink: EventSink, interval: Duration, stop: StopFlag) {
-    let send = |event: HostEvent| sink.send(Event::Host { host, event }).is_ok();
-    if !send(HostEvent::Connected(gpus.info())) {
+    if sink
+        .send(Event::Host {
+            host,
+            event: HostEvent::Connected(gpus.info()),
+        })
+        .is_err()
+    {
         return;
     }
     let mut last_processes: Option<Instant> = None;
     loop {
         let started = Instant::now();
-        let at_ms = now_ms();
-        match gpus.read_samples() {
-            Ok(samples) => {
-                for gpu in samples {
-                    if !send(HostEvent::Sample { at_ms, gpu }) {
-                        return;
-                    }
-                }
-            }
-            Err((reason, raw)) => {
-                if !send(HostEvent::Lost { at_ms, reason, raw }) {
-                    return;
-                }
-            }
+        let with_processes = last_processes.is_none_or(|t| t.elapsed() >= PROCESS_EVERY);
+        if with_processes {
+            last_processes = Some(started);
         }
-        if last_processes.is_none_or(|t| t.elapsed() >= PROCESS_EVERY) {
-            last_processes = Some(Instant::now());
-            let processes = gpus.read_processes();
-            if !send(HostEvent::Processes { at_ms, processes }) {
+        for event in gpus.read_events(now_ms(), with_processes) {
+            if sink.send(Event::Host { host, event }).is_err() {
                 return;
             }
         }

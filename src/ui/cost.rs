@@ -171,12 +171,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         + 2;
     let width = area.width.min(needed_width.max(60));
     let height = (rows.len() as u16 + 3).min(area.height);
-    let rect = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    };
+    let rect = crate::ui::panel::centred(area, width, height);
     let table = Table::new(rows, widths)
         .header(
             Row::new(header.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme.header()),

@@ -2,46 +2,9 @@
 //! remote host passes through `clean` first.
 
 /// Strips control characters and escape sequences from untrusted text before it reaches the
-/// terminal (an ESC left in place would let a remote host repaint or retitle the user's screen).
-pub fn clean(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            skip_escape(&mut chars);
-        } else if c == '\t' {
-            out.push(' ');
-        } else if !c.is_control() {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Consumes the rest of an escape sequence (CSI, OSC/DCS strings, or a single-char escape).
-fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    match chars.next() {
-        Some('[') => {
-            for c in chars.by_ref() {
-                if ('@'..='~').contains(&c) {
-                    break;
-                }
-            }
-        }
-        Some(']') | Some('P') | Some('X') | Some('^') | Some('_') => {
-            while let Some(c) = chars.next() {
-                if c == '\u{7}' {
-                    break;
-                }
-                if c == '\u{1b}' {
-                    chars.next_if_eq(&'\\');
-                    break;
-                }
-            }
-        }
-        _ => {}
-    }
-}
+/// terminal; the one sanitizer the SSH link also uses, so nothing a host prints is judged twice
+/// by different rules.
+pub use crate::remote::sanitize as clean;
 
 /// MiB as GiB with one decimal under 100 GiB, whole GiB above.
 pub fn gib(mib: u64) -> String {

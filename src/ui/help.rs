@@ -11,12 +11,7 @@ use crate::theme::Theme;
 pub fn draw(frame: &mut Frame, area: Rect, theme: &Theme) {
     let width = area.width.min(64);
     let height = (BINDINGS.len() as u16 + 4).min(area.height);
-    let rect = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    };
+    let rect = crate::ui::panel::centred(area, width, height);
     let mut lines: Vec<Line> = BINDINGS
         .iter()
         .map(|(keys, what)| {

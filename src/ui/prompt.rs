@@ -86,12 +86,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let width = area.width.min(84);
     // Room for the long lines (fingerprints, paths) to wrap once each.
     let height = (lines.len() as u16 * 2 + 2).min(area.height);
-    let rect = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    };
+    let rect = crate::ui::panel::centred(area, width, height);
     frame.render_widget(Clear, rect);
     frame.render_widget(
         Paragraph::new(lines)

@@ -13,6 +13,7 @@ use crate::app::release_dialog::{ReleaseDialog, ReleaseStage};
 use crate::cost::{format_duration_ms, format_money};
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};
+use crate::ui::panel::key_hint;
 
 /// Width of the labels on the left.
 const LABEL: usize = 10;
@@ -22,18 +23,6 @@ fn labelled<'a>(label: &str, value: String, theme: &Theme, style: Style) -> Line
         Span::styled(format!(" {label:<LABEL$}"), theme.header()),
         Span::styled(value, style),
     ])
-}
-
-fn key_hint<'a>(pairs: &[(&str, &str)], theme: &Theme) -> Line<'a> {
-    let mut spans = vec![Span::raw(" ")];
-    for (i, (key, what)) in pairs.iter().enumerate() {
-        if i > 0 {
-            spans.push(Span::styled(" · ", theme.dim()));
-        }
-        spans.push(Span::styled(key.to_string(), theme.help_key()));
-        spans.push(Span::styled(format!(" {what}"), theme.dialog()));
-    }
-    Line::from(spans)
 }
 
 /// Rows a line takes once wrapped to `width`.
@@ -70,12 +59,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     lines.extend(tail);
     let used: usize = lines.iter().map(|l| rows_of(l, inner_width)).sum();
     let height = (used as u16 + 2).min(area.height);
-    let rect = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    };
+    let rect = crate::ui::panel::centred(area, width, height);
     let title = if dialog.unattended {
         format!(" Auto-release {} ", clean(&dialog.host_name))
     } else {
