@@ -142,3 +142,49 @@ fn unknown_host_key_dialog() {
     assert!(screen.contains("SHA256:47DEQpj8HBSa"), "{screen}");
     insta::assert_snapshot!("host_key_80x24", screen);
 }
+
+/// A fleet longer than the screen: the cursor's host is always on screen, the table scrolls
+/// only as far as it must (the cursor on the last line), and Home-side rows come back on the
+/// way up.
+#[test]
+fn a_long_fleet_scrolls_with_the_cursor() {
+    let mut sim = gpufleet::telemetry::sim::fleet(7, 60);
+    let mut model = Model::new(sim.host_names(), ModelOptions::default(), WALL_START_MS);
+    for (host, event) in sim.advance(0, WALL_START_MS) {
+        update(&mut model, Event::Host { host, event });
+    }
+    let order: Vec<String> = model
+        .visible_hosts()
+        .iter()
+        .map(|&i| model.hosts[i].name.clone())
+        .collect();
+    // 80x24: title, banner-free body of 22 lines, status line; the table has borders and a
+    // header, so 19 host rows fit.
+    let row_of = |screen: &str, name: &str| {
+        screen
+            .lines()
+            .position(|l| l.starts_with(&format!("│{name} ")))
+    };
+    let screen = render(&model, 80, 24);
+    assert_eq!(row_of(&screen, &order[0]), Some(3), "{screen}");
+    assert_eq!(row_of(&screen, &order[18]), Some(21), "{screen}");
+    assert_eq!(row_of(&screen, &order[19]), None, "{screen}");
+
+    press(&mut model, &vec![KeyCode::Down; 30]);
+    let screen = render(&model, 80, 24);
+    assert_eq!(
+        row_of(&screen, &order[30]),
+        Some(21),
+        "cursor on the last line: {screen}"
+    );
+    assert_eq!(row_of(&screen, &order[12]), Some(3), "{screen}");
+    assert_eq!(row_of(&screen, &order[11]), None, "{screen}");
+
+    press(&mut model, &vec![KeyCode::Down; 100]);
+    let screen = render(&model, 80, 24);
+    assert_eq!(
+        row_of(&screen, &order[59]),
+        Some(21),
+        "the last host: {screen}"
+    );
+}

@@ -254,6 +254,11 @@ impl Model {
         self.undrawn_sample_ms.get_or_insert(at_ms);
     }
 
+    /// The arrival time of the oldest sample not yet drawn, if any.
+    pub fn undrawn_sample_ms(&self) -> Option<TimestampMs> {
+        self.undrawn_sample_ms
+    }
+
     /// The arrival time of the oldest sample drawn by the frame just made, once.
     pub fn take_undrawn_sample_ms(&mut self) -> Option<TimestampMs> {
         self.undrawn_sample_ms.take()

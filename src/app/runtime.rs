@@ -1,7 +1,7 @@
 //! The interactive loop: owns the terminal, feeds events to `update`, runs commands, redraws only
 //! when something changed.
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
 use crossterm::event::Event as TermEvent;
@@ -15,6 +15,7 @@ use crate::app::ops_bridge::{OpsBridge, OpsSetup};
 use crate::app::prompt_bridge::PendingPrompts;
 use crate::app::release_bridge::{BridgeSetup, ReleaseBridge};
 use crate::app::update::update;
+use crate::telemetry::TimestampMs;
 use crate::telemetry::source::{EventSink, SourceHandle, now_ms};
 use crate::theme::Theme;
 
@@ -24,13 +25,19 @@ const TICK: Duration = Duration::from_secs(1);
 /// which a sample must reach the screen.
 const COALESCE: Duration = Duration::from_millis(8);
 /// Telemetry never draws more often than this: fifty hosts ticking at their own phases would
-/// otherwise ask for a frame every 20 ms. A sample still reaches the screen within ~60 ms; keys
-/// are not held back.
-const MIN_FRAME: Duration = Duration::from_millis(50);
+/// otherwise ask for a frame every 20 ms. Keys are not held back.
+const MIN_FRAME: Duration = Duration::from_millis(100);
+/// ... except that no sample waits longer than this between arriving and the frame that shows
+/// it (the goal is 100 ms; the rest is headroom for drawing and a busy machine). A lone host's
+/// samples, arriving long after the last frame, are drawn at once.
+const SAMPLE_BUDGET_MS: u64 = 70;
+/// While gathering without a sample waiting, the loop looks for one this often.
+const LOOK_FOR_SAMPLES: Duration = Duration::from_millis(20);
 
 /// Forwards terminal input to the event channel from a thread of its own, so the loop only ever
-/// waits on one channel.
-pub fn spawn_input(sink: EventSink) -> std::io::Result<()> {
+/// waits on one channel; `loop_thread` is unparked after each key, since the loop gathers
+/// telemetry parked rather than waking for every event (see [`event_loop_with_ops`]).
+pub fn spawn_input(sink: EventSink, loop_thread: std::thread::Thread) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("input".to_string())
         .spawn(move || {
@@ -43,6 +50,7 @@ pub fn spawn_input(sink: EventSink) -> std::io::Result<()> {
                 if sink.send(event).is_err() {
                     return;
                 }
+                loop_thread.unpark();
             }
         })?;
     Ok(())
@@ -67,7 +75,7 @@ pub fn run(
 ) -> std::io::Result<()> {
     let mut bridge = ReleaseBridge::new(bridges.money, sink.clone());
     let mut ops = OpsBridge::new(bridges.ops, sink.clone());
-    spawn_input(sink)?;
+    spawn_input(sink, std::thread::current())?;
     let mut terminal = ratatui::init();
     let mut stats = FrameStats::default();
     let result = event_loop_with_ops(
@@ -149,17 +157,45 @@ pub fn event_loop_with_ops<B: Backend>(
             Err(RecvTimeoutError::Disconnected) => return Ok(()),
         };
         // Gather the rest of a burst (one line per GPU arrives as separate events) before
-        // drawing, so a tick of eight GPUs costs one frame, not eight.
+        // drawing, so a tick of eight GPUs costs one frame, not eight. The loop sleeps parked
+        // and takes what queued when it wakes: telemetry never wakes it (fifty hosts would
+        // wake it hundreds of times a second); the input thread does, for keys.
         let mut burst_end = Instant::now() + COALESCE;
         if !from_user {
-            burst_end = burst_end.max(last_frame + MIN_FRAME);
+            burst_end = burst_end.max(telemetry_frame_at(last_frame, model.undrawn_sample_ms()));
         }
-        loop {
-            let left = burst_end.saturating_duration_since(Instant::now());
-            match events.recv_timeout(left) {
-                Ok(event) => commands.extend(update(model, event)),
-                Err(_) => break,
+        'gather: loop {
+            loop {
+                let event = match events.try_recv() {
+                    Ok(event) => event,
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => break 'gather,
+                };
+                if matches!(event, Event::Key(_) | Event::Resize) {
+                    // A key answers at once, whatever telemetry was waiting for.
+                    burst_end = burst_end.min(Instant::now() + COALESCE);
+                } else if model.undrawn_sample_ms().is_none() {
+                    // The first sample of this burst may bring its budget's end forward.
+                    commands.extend(update(model, event));
+                    burst_end = burst_end.min(
+                        telemetry_frame_at(last_frame, model.undrawn_sample_ms())
+                            .max(Instant::now() + COALESCE),
+                    );
+                    continue;
+                }
+                commands.extend(update(model, event));
             }
+            let now = Instant::now();
+            if now >= burst_end {
+                break;
+            }
+            // Until a sample waits, look again soon: one arriving now may need a frame before
+            // `burst_end` to stay within its budget.
+            let mut nap = burst_end - now;
+            if model.undrawn_sample_ms().is_none() {
+                nap = nap.min(LOOK_FOR_SAMPLES);
+            }
+            std::thread::park_timeout(nap);
         }
         if Instant::now() >= next_tick {
             next_tick = Instant::now() + TICK;
@@ -184,4 +220,17 @@ pub fn event_loop_with_ops<B: Backend>(
             }
         }
     }
+}
+
+/// When the next frame that only shows telemetry is due: `MIN_FRAME` after the last one, or
+/// sooner when the oldest sample not yet on screen (stamped `undrawn_ms`) would otherwise wait
+/// past its budget.
+fn telemetry_frame_at(last_frame: Instant, undrawn_ms: Option<TimestampMs>) -> Instant {
+    let capped = last_frame + MIN_FRAME;
+    let Some(arrived_ms) = undrawn_ms else {
+        return capped;
+    };
+    let waited_ms = now_ms().saturating_sub(arrived_ms);
+    let left = Duration::from_millis(SAMPLE_BUDGET_MS.saturating_sub(waited_ms));
+    capped.min(Instant::now() + left)
 }

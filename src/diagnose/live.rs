@@ -132,19 +132,37 @@ fn timed_points(
     now_ms: u64,
     opts: &LiveOptions,
 ) -> Vec<(HistoryPoint, u64)> {
-    let cap = 2 * opts.interval_ms.max(1000);
-    let mut previous: Option<u64> = None;
-    let mut out = Vec::new();
-    for p in gpu.history.points() {
-        let weight = previous.map_or(opts.interval_ms.max(1000), |prev| {
-            p.at_ms.saturating_sub(prev).min(cap)
-        });
-        previous = Some(p.at_ms);
-        if p.at_ms >= since_ms && p.at_ms <= now_ms {
-            out.push((*p, weight));
-        }
-    }
+    let mut out: Vec<_> = newest_first(gpu, since_ms, now_ms, opts)
+        .map(|(p, w)| (*p, w))
+        .collect();
+    out.reverse();
     out
+}
+
+/// [`timed_points`] from the newest back, without copying: the windows are a tail of a long
+/// history, and a caller may stop early.
+fn newest_first<'a>(
+    gpu: &'a GpuState,
+    since_ms: u64,
+    now_ms: u64,
+    opts: &LiveOptions,
+) -> impl Iterator<Item = (&'a HistoryPoint, u64)> {
+    let cap = 2 * opts.interval_ms.max(1000);
+    let first_weight = opts.interval_ms.max(1000);
+    let mut older = gpu
+        .history
+        .points()
+        .rev()
+        .skip_while(move |p| p.at_ms > now_ms)
+        .peekable();
+    std::iter::from_fn(move || {
+        let p = older.next().filter(|p| p.at_ms >= since_ms)?;
+        // Each point's weight needs only the point before it.
+        let weight = older.peek().map_or(first_weight, |prev| {
+            p.at_ms.saturating_sub(prev.at_ms).min(cap)
+        });
+        Some((p, weight))
+    })
 }
 
 /// The longest time `cond` held inside one window that ends at a sample of the last `hold_s`,
@@ -289,19 +307,21 @@ fn idle(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
         if !covers || !fresh {
             return;
         }
-        let points = timed_points(gpu, since, now_ms, opts);
         let busy = |p: &HistoryPoint| {
             p.utilization_gpu_pct
                 .is_none_or(|u| f64::from(u) >= opts.idle_util_pct)
         };
-        let busy_ms: u64 = points.iter().filter(|(p, _)| busy(p)).map(|(_, w)| w).sum();
-        if busy_ms > opts.idle_blip_s * 1000 {
-            return;
+        // One pass, ending as soon as the GPU proves busy (most GPUs, most of the time).
+        let (mut busy_ms, mut peak) = (0u64, 0.0f32);
+        for (p, weight) in newest_first(gpu, since, now_ms, opts) {
+            if busy(p) {
+                busy_ms += weight;
+                if busy_ms > opts.idle_blip_s * 1000 {
+                    return;
+                }
+            }
+            peak = peak.max(p.utilization_gpu_pct.unwrap_or(0.0));
         }
-        let peak = points
-            .iter()
-            .filter_map(|(p, _)| p.utilization_gpu_pct)
-            .fold(0.0f32, f32::max);
         let memory = gpu
             .latest
             .memory_used_mib

@@ -74,12 +74,13 @@ impl Job {
     pub(crate) fn step(
         &mut self,
         session: &Session,
+        buf: &mut [u8],
         out: &mut Vec<JobEvent>,
     ) -> Result<bool, StepError> {
         let mut progressed = false;
         loop {
             let phase = std::mem::replace(&mut self.phase, Phase::Done);
-            let (next, moved) = self.advance(phase, session, out)?;
+            let (next, moved) = self.advance(phase, session, buf, out)?;
             self.phase = next;
             progressed |= moved;
             if !moved || self.is_done() {
@@ -92,6 +93,7 @@ impl Job {
         &mut self,
         phase: Phase,
         session: &Session,
+        buf: &mut [u8],
         out: &mut Vec<JobEvent>,
     ) -> Result<(Phase, bool), StepError> {
         Ok(match phase {
@@ -112,14 +114,20 @@ impl Job {
                 Err(e) if again(&e) => (Phase::Starting(channel), false),
                 Err(e) => return Err(classify("starting a remote command", &e)),
             },
-            Phase::Reading(channel) => self.read(channel, out)?,
+            Phase::Reading(channel) => self.read(channel, buf, out)?,
             Phase::Closing {
                 mut channel,
                 mut close_sent,
             } => {
+                // Sending the close is progress; waiting for the host's is not (reporting it
+                // as progress would spin until the host answers).
+                let mut sent_now = false;
                 if !close_sent {
                     match channel.close() {
-                        Ok(()) => close_sent = true,
+                        Ok(()) => {
+                            close_sent = true;
+                            sent_now = true;
+                        }
                         Err(e) if again(&e) => {
                             return Ok((
                                 Phase::Closing {
@@ -146,7 +154,7 @@ impl Job {
                             channel,
                             close_sent,
                         },
-                        close_sent,
+                        sent_now,
                     ),
                     Err(_) => {
                         out.push(JobEvent::Exited { status: None });
@@ -161,12 +169,12 @@ impl Job {
     fn read(
         &mut self,
         mut channel: Channel,
+        buf: &mut [u8],
         out: &mut Vec<JobEvent>,
     ) -> Result<(Phase, bool), StepError> {
-        let mut buf = [0u8; 16 * 1024];
         let mut moved = false;
         loop {
-            match channel.read(&mut buf) {
+            match channel.read(buf) {
                 // libssh2 can report 0 bytes without EOF; only a real EOF ends the command.
                 Ok(0) if channel.eof() => {
                     self.flush(out);

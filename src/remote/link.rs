@@ -2,6 +2,7 @@
 //! reconnects with backoff; plus `read_once`, the same machinery run for a single reading.
 
 use std::collections::{BTreeMap, HashSet};
+use std::os::unix::net::UnixStream;
 
 use crate::app::event::{Event, HostEvent, HostId};
 use crate::remote::LinkOptions;
@@ -45,11 +46,15 @@ pub(crate) struct Link {
     notices: HashSet<String>,
     /// Set once the kernel log proved unreadable here, so reconnects do not try again.
     pub(crate) kernel_unavailable: bool,
+    /// Readable once `stop` is set, so a session waiting on its socket hears the stop at once;
+    /// `None` if the socket pair could not be made (the wait then ends by timeout).
+    pub(crate) waker: Option<UnixStream>,
 }
 
 /// Starts the link for `host` on its own thread. Events go to `sink` as `Event::Host { host:
-/// id, .. }`; dropping or stopping the handle ends the thread at its next check (within about
-/// 250 ms, or when a pending prompt is answered or cancelled).
+/// id, .. }`; dropping or stopping the handle ends the thread: at once while it streams or
+/// waits to reconnect, at the end of a connection attempt's current step (bounded by the
+/// connect timeout) or when a pending prompt is answered or cancelled.
 pub fn spawn_link(
     host: RemoteHost,
     id: HostId,
@@ -106,6 +111,7 @@ impl Link {
         mode: Mode,
     ) -> Self {
         let ctx = PromptContext::new(id, &host.name, host.target.to_string(), stop.clone());
+        let waker = stop.waker().ok();
         Self {
             host,
             id,
@@ -121,6 +127,7 @@ impl Link {
             details: BTreeMap::new(),
             notices: HashSet::new(),
             kernel_unavailable: false,
+            waker,
         }
     }
 

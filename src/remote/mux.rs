@@ -3,15 +3,18 @@
 //! clock that tells a dead link from a quiet one.
 
 use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 use ssh2::{BlockDirections, ErrorCode, Session};
 
 use crate::remote::error::RemoteError;
 use crate::remote::job::{Job, JobEvent, StepError};
-use crate::remote::wait::{Wake, wait_socket};
+use crate::remote::wait::{Wake, wait_readable, wait_socket};
 
 const LIBSSH2_ERROR_EAGAIN: i32 = -37;
+/// What one channel read may take at once (libssh2 hands out at most one packet's worth).
+const READ_BUFFER_BYTES: usize = 32 * 1024;
 
 /// What a channel is for; at most one job per slot runs at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +46,11 @@ pub(crate) struct Mux {
     session: Session,
     socket: TcpStream,
     jobs: [Option<Job>; SLOTS.len()],
+    /// One read buffer for every job, so a read does not clear a fresh one each time.
+    buf: Box<[u8]>,
+    /// The last round stepped every job and none could move, and nothing has touched the
+    /// session since: until the socket wakes, another round would only repeat those reads.
+    settled: bool,
     last_rx: Instant,
     next_keepalive: Instant,
 }
@@ -56,6 +64,8 @@ impl Mux {
             session: connection.session,
             socket: connection.socket,
             jobs: [const { None }; SLOTS.len()],
+            buf: vec![0u8; READ_BUFFER_BYTES].into_boxed_slice(),
+            settled: false,
             last_rx: now,
             next_keepalive: now,
         }
@@ -64,6 +74,7 @@ impl Mux {
     /// Starts `command` in `slot`, dropping whatever ran there.
     pub(crate) fn start(&mut self, slot: Slot, command: String) {
         self.jobs[slot as usize] = Some(Job::new(command));
+        self.settled = false;
     }
 
     pub(crate) fn running(&self, slot: Slot) -> bool {
@@ -72,6 +83,7 @@ impl Mux {
 
     pub(crate) fn cancel(&mut self, slot: Slot) {
         self.jobs[slot as usize] = None;
+        self.settled = false;
     }
 
     /// How long nothing has arrived while something was listening.
@@ -80,26 +92,31 @@ impl Mux {
     }
 
     /// Steps every job until none can move, then waits up to `max_wait` for the socket unless
-    /// events are ready. A session-level failure ends the link.
+    /// events are ready; `stop` (the link's stop waker) cuts the wait short. A session-level
+    /// failure ends the link.
     pub(crate) fn pump(
         &mut self,
         max_wait: Duration,
         out: &mut Vec<(Slot, JobEvent)>,
+        stop: Option<&UnixStream>,
     ) -> Result<(), RemoteError> {
         let deadline = Instant::now() + max_wait;
+        // A keepalive reply is swallowed by whichever job reads next, without a trace; so look
+        // at the socket just before the jobs do. (Later rounds follow a wake-up that counted.)
+        if wait_socket(&self.socket, BlockDirections::None, Duration::ZERO, None) == Wake::Readable
+        {
+            self.last_rx = Instant::now();
+            self.settled = false;
+        }
         loop {
-            // A keepalive reply is swallowed by whichever job reads next, without a trace; so
-            // look at the socket just before the jobs do.
-            if wait_socket(&self.socket, BlockDirections::None, Duration::ZERO) == Wake::Readable {
-                self.last_rx = Instant::now();
-            }
             let mut progressed = false;
-            for slot in SLOTS {
+            let slots = if self.settled { &[][..] } else { &SLOTS[..] };
+            for &slot in slots {
                 let Some(job) = self.jobs[slot as usize].as_mut() else {
                     continue;
                 };
                 let mut events = Vec::new();
-                let finished = match job.step(&self.session, &mut events) {
+                let finished = match job.step(&self.session, &mut self.buf, &mut events) {
                     Ok(moved) => {
                         progressed |= moved;
                         job.is_done()
@@ -121,12 +138,17 @@ impl Mux {
                 // Another job's read may have queued packets for one already stepped.
                 continue;
             }
+            self.settled = true;
             if !out.is_empty() || now >= deadline {
                 return Ok(());
             }
             if self.jobs.iter().all(Option::is_none) {
                 // Nothing reads the socket now, so silence says nothing about the link.
-                std::thread::sleep(deadline - now);
+                if let Some(stop) = stop {
+                    wait_readable(stop, deadline - now);
+                } else {
+                    std::thread::sleep(deadline - now);
+                }
                 self.last_rx = Instant::now();
                 return Ok(());
             }
@@ -134,10 +156,14 @@ impl Mux {
                 &self.socket,
                 self.session.block_directions(),
                 deadline - now,
+                stop,
             ) {
-                Wake::Timeout => return Ok(()),
-                Wake::Readable => self.last_rx = Instant::now(),
-                Wake::Writable => {}
+                Wake::Timeout | Wake::Stopped => return Ok(()),
+                Wake::Readable => {
+                    self.last_rx = Instant::now();
+                    self.settled = false;
+                }
+                Wake::Writable => self.settled = false,
             }
         }
     }

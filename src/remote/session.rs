@@ -28,8 +28,9 @@ use crate::telemetry::{GpuSample, HostInfo, LostReason, TimestampMs};
 /// Failure texts can span lines ("...version mismatch" then "NVML library version: ..."):
 /// the `Lost` goes out this long after the first one, or at exit if that comes first.
 const LOST_GATHER: Duration = Duration::from_millis(300);
-/// Longest wait between checks of the stop flag and the timers.
-const MAX_WAIT: Duration = Duration::from_millis(500);
+/// Longest wait between checks of the timers and the link's silence; a stop wakes the wait at
+/// once through the stop waker, and due timers shorten it.
+const MAX_WAIT: Duration = Duration::from_secs(5);
 /// Bounds on what one session keeps of remote output.
 const MAX_KEPT_LINES: usize = 64;
 const MAX_HELD_EVENTS: usize = 4_096;
@@ -148,7 +149,7 @@ impl Link {
                 return Ended::Stopped;
             }
             let wait = self.next_wait(mux, st);
-            if let Err(e) = mux.pump(wait, &mut events) {
+            if let Err(e) = mux.pump(wait, &mut events, self.waker.as_ref()) {
                 return Ended::Dropped(e);
             }
             for (slot, event) in events.drain(..) {

@@ -1,5 +1,7 @@
 //! Running a telemetry source on its own thread: the event sink, a stop flag, and the wall clock.
 
+use std::io::Write;
+use std::os::unix::net::UnixStream;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -20,30 +22,60 @@ pub fn now_ms() -> TimestampMs {
 }
 
 /// A cooperative stop signal shared between the app and one source thread. Waiting on it sleeps
-/// on a condition variable, so an idle source costs no wake-ups between its ticks.
+/// on a condition variable, so an idle source costs no wake-ups between its ticks; a thread that
+/// waits in `poll(2)` instead asks for a [`StopFlag::waker`].
 #[derive(Debug, Clone, Default)]
-pub struct StopFlag(Arc<(Mutex<bool>, Condvar)>);
+pub struct StopFlag(Arc<StopInner>);
+
+#[derive(Debug, Default)]
+struct StopInner {
+    stopped: Mutex<bool>,
+    cond: Condvar,
+    /// Write ends of the wakers handed out; setting the flag writes a byte to each.
+    wakers: Mutex<Vec<UnixStream>>,
+}
 
 impl StopFlag {
     pub fn is_set(&self) -> bool {
-        self.0.0.lock().map(|g| *g).unwrap_or(true)
+        self.0.stopped.lock().map(|g| *g).unwrap_or(true)
     }
 
     pub fn set(&self) {
-        if let Ok(mut stopped) = self.0.0.lock() {
+        if let Ok(mut stopped) = self.0.stopped.lock() {
             *stopped = true;
         }
-        self.0.1.notify_all();
+        self.0.cond.notify_all();
+        if let Ok(wakers) = self.0.wakers.lock() {
+            for mut w in wakers.iter() {
+                // Non-blocking: a full socket already says "stopped".
+                let _ = w.write(&[1]);
+            }
+        }
+    }
+
+    /// A socket that becomes readable once the flag is set (at once if it already is), so a
+    /// thread waiting in `poll(2)` on its own sockets hears the stop without a timeout.
+    pub fn waker(&self) -> std::io::Result<UnixStream> {
+        let (read, write) = UnixStream::pair()?;
+        write.set_nonblocking(true)?;
+        read.set_nonblocking(true)?;
+        if let Ok(mut wakers) = self.0.wakers.lock() {
+            wakers.push(write);
+        }
+        if self.is_set() {
+            self.set();
+        }
+        Ok(read)
     }
 
     /// Sleeps up to `total`, waking early when stopped. Returns true when the flag was set.
     pub fn sleep(&self, total: Duration) -> bool {
-        let Ok(guard) = self.0.0.lock() else {
+        let Ok(guard) = self.0.stopped.lock() else {
             return true;
         };
         match self
             .0
-            .1
+            .cond
             .wait_timeout_while(guard, total, |stopped| !*stopped)
         {
             Ok((stopped, _)) => *stopped,

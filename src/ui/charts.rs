@@ -10,6 +10,7 @@ use crate::app::history::Metric;
 use crate::app::host::GpuState;
 use crate::telemetry::TimestampMs;
 use crate::theme::{Series, Theme};
+use crate::ui::format::whole;
 
 pub const WINDOW_MS: u64 = 10 * 60 * 1000;
 
@@ -47,9 +48,10 @@ fn draw_one(
     };
     let data = gpu.history.series(metric, now_ms, WINDOW_MS);
     let y_max = data.iter().fold(y_max, |m, &(_, y)| m.max(y));
-    let last = data
-        .last()
-        .map_or_else(|| "n/a".to_string(), |&(_, y)| format!("{y:.0}{unit}"));
+    let last = data.last().map_or_else(
+        || "n/a".to_string(),
+        |&(_, y)| format!("{}{unit}", whole(y)),
+    );
     let dataset = Dataset::default()
         .marker(Marker::Braille)
         .graph_type(GraphType::Line)
@@ -61,7 +63,7 @@ fn draw_one(
     let mut y_axis = Axis::default().bounds([0.0, y_max]).style(theme.dim());
     if tall {
         x_axis = x_axis.labels(["-10m", "-5m", "now"]);
-        y_axis = y_axis.labels(["0".to_string(), format!("{y_max:.0}")]);
+        y_axis = y_axis.labels(["0".to_string(), whole(y_max)]);
     }
     let chart = Chart::new(vec![dataset])
         .block(

@@ -11,7 +11,7 @@ use crate::app::host::{HostState, HostStatus};
 use crate::app::model::Model;
 use crate::theme::{Level, Theme};
 use crate::ui::cost::{hours_cell, money_cell, pct_cell, price_cell};
-use crate::ui::format::{clean, fit, gib, opt_c, opt_pct};
+use crate::ui::format::{clean, fit, gib, opt_c, opt_pct, whole};
 
 /// Below this width the table drops to narrower columns.
 const WIDE_FROM: u16 = 110;
@@ -72,7 +72,12 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     titles.push("BADGES");
     let header =
         Row::new(titles.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme.header());
-    let rows = visible.iter().map(|&i| {
+    // Only the rows that fit are built (formatting dominates a frame's cost). The window is the
+    // one a fresh `TableState` scrolls to: from the top, or with the cursor on the last line.
+    let rows_fit = usize::from(area.height.saturating_sub(3)).max(1);
+    let cursor = model.fleet_cursor.min(visible.len().saturating_sub(1));
+    let first = (cursor + 1).saturating_sub(rows_fit);
+    let rows = visible.iter().skip(first).take(rows_fit).map(|&i| {
         let host = &model.hosts[i];
         let status = host.status(model.now_ms, model.options.interval_ms);
         let mut row = host_row(
@@ -118,7 +123,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         );
     let mut state = TableState::default();
     if !visible.is_empty() {
-        state.select(Some(model.fleet_cursor.min(visible.len() - 1)));
+        state.select(Some(cursor - first));
     }
     frame.render_stateful_widget(table, area, &mut state);
     if visible.is_empty() {
@@ -175,7 +180,10 @@ fn host_row<'a>(
         || "-".to_string(),
         |(u, t)| format!("{}/{}", gib(u), gib(t)),
     );
-    let power_text = power.map_or_else(|| "-".to_string(), |(d, l)| format!("{:.0}/{:.0}", d, l));
+    let power_text = power.map_or_else(
+        || "-".to_string(),
+        |(d, l)| format!("{}/{}", whole(d), whole(l)),
+    );
     let memory_level = memory.map_or(Level::Ok, |(u, t)| {
         crate::theme::level_for(u as f64 * 100.0 / t.max(1) as f64, 90.0, 97.0)
     });

@@ -12,7 +12,7 @@ use crate::app::history::Metric;
 use crate::app::host::{GpuState, short_gpu_name};
 use crate::telemetry::{ClockEventReasons, TimestampMs};
 use crate::theme::{Level, Theme, level_for};
-use crate::ui::format::{clean, fit, gib};
+use crate::ui::format::{clean, fit, gib, whole};
 
 /// Rows a card takes, borders included.
 pub const CARD_HEIGHT: u16 = 8;
@@ -87,7 +87,7 @@ pub fn draw(frame: &mut Frame, area: Rect, gpu: &GpuState, ctx: CardContext, the
         Some(u) => bar_line(
             "UTIL",
             u / 100.0,
-            format!("{u:.0}%"),
+            format!("{}%", whole(u)),
             bar_width,
             theme.gauge(Level::Ok),
             theme,
@@ -101,14 +101,14 @@ pub fn draw(frame: &mut Frame, area: Rect, gpu: &GpuState, ctx: CardContext, the
         (Some(draw), Some(limit)) if limit > 0.0 => bar_line(
             "POWR",
             draw / limit,
-            format!("{draw:.0}/{limit:.0} W"),
+            format!("{}/{} W", whole(draw), whole(limit)),
             bar_width,
             theme.gauge(if brake { Level::Critical } else { Level::Ok }),
             theme,
         ),
         (Some(draw), _) => Line::from(vec![
             Span::styled("POWR ", theme.dim()),
-            Span::styled(format!("{draw:.0} W, limit unknown"), theme.base()),
+            Span::styled(format!("{} W, limit unknown", whole(draw)), theme.base()),
         ]),
         _ => unknown_line("POWR", theme),
     };
@@ -187,11 +187,11 @@ fn temperature_clock_line(gpu: &GpuState, theme: &Theme) -> Line<'static> {
     match s.temperature_c {
         Some(t) => {
             spans.push(Span::styled(
-                format!("{t:.0}°C"),
+                format!("{}°C", whole(t)),
                 theme.gauge(temperature_level(t, s.temperature_slowdown_c)),
             ));
             if let Some(slow) = s.temperature_slowdown_c {
-                spans.push(Span::styled(format!("/{slow:.0}"), theme.dim()));
+                spans.push(Span::styled(format!("/{}", whole(slow)), theme.dim()));
             }
         }
         None => spans.push(Span::styled("n/a", theme.dim())),
