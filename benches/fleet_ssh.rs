@@ -124,6 +124,15 @@ fn main() {
         .collect();
     for s in &servers {
         std::fs::write(s.dir().join("gpus"), plan.gpus.to_string()).expect("gpus");
+        // The simulated hosts share this machine's cores with the console; on a real fleet
+        // their sshd and nvidia-smi run elsewhere. At nice 10 (inherited by every session and
+        // command) they yield to the console instead of holding up its frames; the console's
+        // own CPU is counted the same either way.
+        if let Ok(pid) = std::fs::read_to_string(s.dir().join("sshd.pid")) {
+            let _ = std::process::Command::new("renice")
+                .args(["-n", "10", "-p", pid.trim()])
+                .output();
+        }
     }
     let names: Vec<String> = (0..plan.hosts).map(|i| format!("h{i:02}")).collect();
     let mut model = Model::new(names.clone(), ModelOptions::default(), now_ms());
@@ -133,6 +142,7 @@ fn main() {
     let (tap, tapped) = mpsc::channel::<Event>();
     let (sink, events) = mpsc::channel::<Event>();
     let started = Instant::now();
+    let started_ms = now_ms();
     let handles: Vec<_> = servers
         .iter()
         .enumerate()
@@ -247,6 +257,17 @@ fn main() {
         .count();
     let mut latencies = stats.sample_to_screen_ms.clone();
     latencies.sort_unstable();
+    // The same, for frames drawn inside the measured window only (start-up left out: a new
+    // session holds its first lines until its full query answers).
+    let window_start_ms = started_ms + warmup.as_millis() as u64;
+    let mut steady: Vec<u64> = stats
+        .drawn_at_ms
+        .iter()
+        .zip(&stats.sample_to_screen_ms)
+        .filter(|(at, _)| **at >= window_start_ms)
+        .map(|(_, ms)| *ms)
+        .collect();
+    steady.sort_unstable();
     let report = format!(
         "fleet over real sshd: {} hosts x {} GPUs, 1 s interval, {} s measured after {} s warm-up\n\
          hosts streaming all {} GPUs at the end: {}/{}\n\
@@ -255,7 +276,8 @@ fn main() {
          the benchmark's own threads, {:.2} s, left out)\n\
          peak RSS (VmHWM) of the console process: {:.1} MB\n\
          frames drawn: {}\n\
-         sample line arrival -> on screen: p50 {} ms, p99 {} ms, max {} ms ({} frames with new samples)\n",
+         sample line arrival -> on screen, whole run: p50 {} ms, p99 {} ms, max {} ms ({} frames with new samples)\n\
+         sample line arrival -> on screen, measured window: p50 {} ms, p99 {} ms, max {} ms ({} frames)\n",
         plan.hosts,
         plan.gpus,
         measure.as_secs(),
@@ -273,6 +295,10 @@ fn main() {
         percentile(&latencies, 0.99),
         latencies.last().copied().unwrap_or(0),
         latencies.len(),
+        percentile(&steady, 0.5),
+        percentile(&steady, 0.99),
+        steady.last().copied().unwrap_or(0),
+        steady.len(),
     );
     let threads: String = threads
         .iter()

@@ -93,12 +93,14 @@ pub fn run(
     result
 }
 
-/// What the loop measured: frames drawn, and for each frame that showed new samples, how long
-/// the oldest of them waited between its line arriving and the frame being drawn.
+/// What the loop measured: frames drawn, and for each frame that showed new samples, when it
+/// was drawn (wall clock) and how long the oldest of them waited between its line arriving and
+/// the frame being drawn.
 #[derive(Debug, Default, Clone)]
 pub struct FrameStats {
     pub frames: u64,
     pub sample_to_screen_ms: Vec<u64>,
+    pub drawn_at_ms: Vec<TimestampMs>,
 }
 
 /// The loop itself, over any backend (the console uses the real terminal; benchmarks a test
@@ -142,9 +144,11 @@ pub fn event_loop_with_ops<B: Backend>(
             last_frame = Instant::now();
             stats.frames += 1;
             if let Some(arrived_ms) = model.take_undrawn_sample_ms() {
+                let drawn_ms = now_ms();
                 stats
                     .sample_to_screen_ms
-                    .push(now_ms().saturating_sub(arrived_ms));
+                    .push(drawn_ms.saturating_sub(arrived_ms));
+                stats.drawn_at_ms.push(drawn_ms);
             }
         }
         let wait = next_tick.saturating_duration_since(Instant::now());

@@ -70,6 +70,20 @@ impl Job {
         matches!(self.phase, Phase::Done)
     }
 
+    /// Whether the job only waits for output (it reads and nothing else).
+    pub(crate) fn is_reading(&self) -> bool {
+        matches!(self.phase, Phase::Reading(_))
+    }
+
+    /// Whether libssh2 already holds input for this job (data, or the end of it), without
+    /// touching the socket. Any job that is not just reading may have work of its own.
+    pub(crate) fn has_queued_input(&self) -> bool {
+        match &self.phase {
+            Phase::Reading(channel) => channel.read_window().available > 0 || channel.eof(),
+            _ => true,
+        }
+    }
+
     /// Advances as far as it can without waiting; true when anything happened.
     pub(crate) fn step(
         &mut self,

@@ -13,6 +13,8 @@ use crate::remote::job::{Job, JobEvent, StepError};
 use crate::remote::wait::{Wake, wait_readable, wait_socket};
 
 const LIBSSH2_ERROR_EAGAIN: i32 = -37;
+/// Longest wait while a job opens, starts or closes a channel (see `pump`).
+const TRANSIENT_WAIT: Duration = Duration::from_millis(20);
 /// What one channel read may take at once (libssh2 hands out at most one packet's worth).
 const READ_BUFFER_BYTES: usize = 32 * 1024;
 
@@ -108,13 +110,24 @@ impl Mux {
             self.last_rx = Instant::now();
             self.settled = false;
         }
+        let mut rechecked = false;
         loop {
             let mut progressed = false;
+            // The first reading job of a round pulls everything the socket holds into
+            // libssh2's queues; the reading jobs after it step only when their queue has
+            // input, instead of each asking the socket again.
+            let mut pulled = false;
             let slots = if self.settled { &[][..] } else { &SLOTS[..] };
             for &slot in slots {
                 let Some(job) = self.jobs[slot as usize].as_mut() else {
                     continue;
                 };
+                if job.is_reading() {
+                    if pulled && !job.has_queued_input() {
+                        continue;
+                    }
+                    pulled = true;
+                }
                 let mut events = Vec::new();
                 let finished = match job.step(&self.session, &mut self.buf, &mut events) {
                     Ok(moved) => {
@@ -135,10 +148,27 @@ impl Mux {
             let now = Instant::now();
             if progressed {
                 self.last_rx = now;
+                rechecked = false;
                 // Another job's read may have queued packets for one already stepped.
                 continue;
             }
-            self.settled = true;
+            // A job stepped later in the round may have pulled input for a reading job
+            // stepped before it; libssh2 holds it now, so the socket will not say so.
+            if !rechecked
+                && self
+                    .jobs
+                    .iter()
+                    .flatten()
+                    .any(|j| j.is_reading() && j.has_queued_input())
+            {
+                rechecked = true;
+                continue;
+            }
+            // A job opening, starting or closing a channel waits for a reply another job's
+            // read may already have taken in; such a job is stepped again soon, not only when
+            // the socket wakes.
+            let transient = self.jobs.iter().flatten().any(|j| !j.is_reading());
+            self.settled = !transient;
             if !out.is_empty() || now >= deadline {
                 return Ok(());
             }
@@ -152,12 +182,11 @@ impl Mux {
                 self.last_rx = Instant::now();
                 return Ok(());
             }
-            match wait_socket(
-                &self.socket,
-                self.session.block_directions(),
-                deadline - now,
-                stop,
-            ) {
+            let mut wait = deadline - now;
+            if transient {
+                wait = wait.min(TRANSIENT_WAIT);
+            }
+            match wait_socket(&self.socket, self.session.block_directions(), wait, stop) {
                 Wake::Timeout | Wake::Stopped => return Ok(()),
                 Wake::Readable => {
                     self.last_rx = Instant::now();
