@@ -15,15 +15,21 @@ const WALL_START_MS: u64 = 1_800_000_000_000;
 
 fn run(mut sim: Simulator, seconds: u64) -> Model {
     let mut model = Model::new(sim.host_names(), ModelOptions::default(), WALL_START_MS);
-    let step = sim.interval_ms();
-    let mut t = 0;
-    while t <= seconds * 1000 {
-        for (host, event) in sim.advance(t, WALL_START_MS + t) {
-            update(&mut model, Event::Host { host, event });
-        }
-        t += step;
-    }
+    feed(&mut model, &mut sim, 0, seconds * 1000);
     model
+}
+
+/// Feeds the simulator's events from scenario time `from_ms` through `to_ms` into `model`, as
+/// the runtime does; returns the next time to feed from.
+fn feed(model: &mut Model, sim: &mut Simulator, from_ms: u64, to_ms: u64) -> u64 {
+    let mut t = from_ms;
+    while t <= to_ms {
+        for (host, event) in sim.advance(t, WALL_START_MS + t) {
+            update(model, Event::Host { host, event });
+        }
+        t += sim.interval_ms();
+    }
+    t
 }
 
 fn bench_render(c: &mut Criterion) {
@@ -60,18 +66,11 @@ fn bench_render(c: &mut Criterion) {
 /// history.
 fn bench_update(c: &mut Criterion) {
     let mut sim = sim::fleet(7, 50);
-    let mut model = run(sim::fleet(7, 50), 600);
-    let step = sim.interval_ms();
-    let mut t = 601_000;
+    let mut model = Model::new(sim.host_names(), ModelOptions::default(), WALL_START_MS);
+    let mut t = feed(&mut model, &mut sim, 0, 600_000);
     c.bench_function("update_50_hosts_one_second", |b| {
         b.iter(|| {
-            let end = t + 1000;
-            while t < end {
-                for (host, event) in sim.advance(t, WALL_START_MS + t) {
-                    update(&mut model, Event::Host { host, event });
-                }
-                t += step;
-            }
+            t = feed(&mut model, &mut sim, t, t + 999);
             update(
                 &mut model,
                 Event::Tick {
