@@ -4,7 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Row, Table, TableState};
+use ratatui::widgets::{Block, Borders};
 
 use crate::app::badges::{BadgeLevel, host_badges};
 use crate::app::host::{HostState, HostStatus};
@@ -12,6 +12,7 @@ use crate::app::model::Model;
 use crate::theme::{Level, Theme};
 use crate::ui::cost::{hours_cell, money_cell, pct_cell, price_cell};
 use crate::ui::format::{clean, fit, gib, opt_c, opt_pct, whole};
+use crate::ui::grid;
 
 /// Below this width the table drops to narrower columns.
 const WIDE_FROM: u16 = 110;
@@ -70,13 +71,23 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         titles.extend(["$/h", "SPENT", "IDLE h", "EFF%"]);
     }
     titles.push("BADGES");
-    let header =
-        Row::new(titles.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme.header());
     // Only the rows that fit are built (formatting dominates a frame's cost). The window is the
-    // one a fresh `TableState` scrolls to: from the top, or with the cursor on the last line.
+    // one a fresh table state scrolls to: from the top, or with the cursor on the last line.
     let rows_fit = usize::from(area.height.saturating_sub(3)).max(1);
     let cursor = model.fleet_cursor.min(visible.len().saturating_sub(1));
     let first = (cursor + 1).saturating_sub(rows_fit);
+    let title = format!(
+        " Fleet · {} hosts · sort: {} ",
+        visible.len(),
+        model.sort.label()
+    );
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border_focused())
+        .title(Span::styled(title, theme.title()));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let header = titles.into_iter().map(Line::raw).collect();
     let rows = visible.iter().skip(first).take(rows_fit).map(|&i| {
         let host = &model.hosts[i];
         let status = host.status(model.now_ms, model.options.interval_ms);
@@ -91,41 +102,33 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         if money {
             let cells = match model.money.cost(i) {
                 Some(cost) => [
-                    Cell::from(price_cell(cost)),
-                    Cell::from(money_cell(cost.spent(), cost)),
-                    Cell::from(hours_cell(cost.totals.idle_ms)).style(if cost.totals.idle_ms > 0 {
-                        theme.warning()
-                    } else {
-                        theme.base()
-                    }),
-                    Cell::from(pct_cell(cost.totals.effective_utilization())),
+                    Line::raw(price_cell(cost)),
+                    Line::raw(money_cell(cost.spent(), cost)),
+                    Line::styled(
+                        hours_cell(cost.totals.idle_ms),
+                        if cost.totals.idle_ms > 0 {
+                            theme.warning()
+                        } else {
+                            theme.base()
+                        },
+                    ),
+                    Line::raw(pct_cell(cost.totals.effective_utilization())),
                 ],
-                None => ["-", "-", "-", "-"].map(Cell::from),
+                None => ["-", "-", "-", "-"].map(Line::raw),
             };
             row.splice(7..7, cells);
         }
-        Row::new(row)
+        row
     });
-    let title = format!(
-        " Fleet · {} hosts · sort: {} ",
-        visible.len(),
-        model.sort.label()
+    let selected = (!visible.is_empty()).then(|| cursor - first);
+    grid::draw(
+        frame.buffer_mut(),
+        inner,
+        &widths,
+        (header, theme.header()),
+        rows,
+        selected.map(|row| (row, theme.selected())),
     );
-    let table = Table::new(rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .row_highlight_style(theme.selected())
-        .block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_style(theme.border_focused())
-                .title(Span::styled(title, theme.title())),
-        );
-    let mut state = TableState::default();
-    if !visible.is_empty() {
-        state.select(Some(cursor - first));
-    }
-    frame.render_stateful_widget(table, area, &mut state);
     if visible.is_empty() {
         let message = if model.filter.is_empty() {
             "no hosts configured: add [[hosts]] to the config, name hosts on the command line, or try --demo"
@@ -159,7 +162,7 @@ fn host_row<'a>(
     theme: &Theme,
     wide: bool,
     name_width: usize,
-) -> Vec<Cell<'a>> {
+) -> Vec<Line<'a>> {
     let util = host.mean_utilization_pct();
     let memory = host.memory_mib();
     let hottest = host.hottest_c();
@@ -208,21 +211,21 @@ fn host_row<'a>(
     };
     // A released host no longer bills; whatever its link says matters less.
     let status_cell = if released {
-        Cell::from("released").style(theme.dim())
+        Line::styled("released", theme.dim())
     } else {
-        Cell::from(status.text()).style(status_style(status, theme))
+        Line::styled(status.text(), status_style(status, theme))
     };
     vec![
-        Cell::from(fit(&clean(&host.name), name_width)),
+        Line::raw(fit(&clean(&host.name), name_width)),
         status_cell,
-        Cell::from(fit(
+        Line::raw(fit(
             &clean(&host.gpu_model_summary()),
             if wide { 18 } else { 12 },
         )),
-        Cell::from(opt_pct(util)).style(dim_when_down(theme.base())),
-        Cell::from(memory_text).style(dim_when_down(theme.gauge(memory_level))),
-        Cell::from(opt_c(hottest)).style(dim_when_down(theme.gauge(hot_level))),
-        Cell::from(power_text).style(dim_when_down(theme.base())),
-        Cell::from(Line::from(badges)),
+        Line::styled(opt_pct(util), dim_when_down(theme.base())),
+        Line::styled(memory_text, dim_when_down(theme.gauge(memory_level))),
+        Line::styled(opt_c(hottest), dim_when_down(theme.gauge(hot_level))),
+        Line::styled(power_text, dim_when_down(theme.base())),
+        Line::from(badges),
     ]
 }

@@ -9,6 +9,7 @@ pub mod findings;
 pub mod fleet;
 pub mod format;
 pub mod gpu_card;
+pub mod grid;
 pub mod help;
 pub mod host;
 pub mod panel;
