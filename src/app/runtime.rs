@@ -238,3 +238,26 @@ fn telemetry_frame_at(last_frame: Instant, undrawn_ms: Option<TimestampMs>) -> I
     let left = Duration::from_millis(SAMPLE_BUDGET_MS.saturating_sub(waited_ms));
     capped.min(Instant::now() + left)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_telemetry_frame_waits_for_the_cap_unless_a_sample_would_wait_too_long() {
+        let last_frame = Instant::now();
+        // Nothing waiting: the cap decides.
+        assert_eq!(telemetry_frame_at(last_frame, None), last_frame + MIN_FRAME);
+        // A sample that just arrived: due within its budget, before the cap.
+        let due = telemetry_frame_at(last_frame, Some(now_ms()));
+        assert!(due <= Instant::now() + Duration::from_millis(SAMPLE_BUDGET_MS));
+        assert!(due < last_frame + MIN_FRAME);
+        // A sample that already waited past its budget: due now.
+        let due = telemetry_frame_at(last_frame, Some(now_ms().saturating_sub(500)));
+        assert!(due <= Instant::now());
+        // A long-past frame: the cap is in the past, so the frame is due at once.
+        if let Some(long_ago) = Instant::now().checked_sub(Duration::from_secs(2)) {
+            assert!(telemetry_frame_at(long_ago, Some(now_ms())) <= Instant::now());
+        }
+    }
+}

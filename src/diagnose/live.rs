@@ -344,3 +344,66 @@ fn idle(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
     }
     out.push(f);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::history::History;
+
+    /// The definition, walked from the oldest point: each point weighs the gap since the one
+    /// before it (capped), the first point one interval.
+    fn reference(gpu: &GpuState, since: u64, now: u64, opts: &LiveOptions) -> Vec<(u64, u64)> {
+        let cap = 2 * opts.interval_ms.max(1000);
+        let mut previous: Option<u64> = None;
+        let mut out = Vec::new();
+        for p in gpu.history.points() {
+            let weight = previous.map_or(opts.interval_ms.max(1000), |prev| {
+                p.at_ms.saturating_sub(prev).min(cap)
+            });
+            previous = Some(p.at_ms);
+            if p.at_ms >= since && p.at_ms <= now {
+                out.push((p.at_ms, weight));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn timed_points_from_the_newest_match_the_definition() {
+        let mut history = History::with_capacity(600);
+        // Steady seconds, a 7 s stall, then steady again.
+        let times = (0..40u64)
+            .map(|s| s * 1000)
+            .chain((47..90).map(|s| s * 1000 + 250));
+        for at_ms in times {
+            history.push(HistoryPoint {
+                at_ms,
+                utilization_gpu_pct: Some(50.0),
+                memory_used_pct: None,
+                temperature_c: None,
+                power_draw_w: None,
+                power_limit_w: None,
+                clock_event_reasons: None,
+            });
+        }
+        let gpu = GpuState {
+            latest: Default::default(),
+            at_ms: 89_250,
+            history,
+        };
+        let opts = LiveOptions::default();
+        for (since, now) in [
+            (0, 100_000),
+            (30_000, 60_000),
+            (47_250, 47_250),
+            (0, 0),
+            (95_000, 99_000),
+        ] {
+            let got: Vec<(u64, u64)> = timed_points(&gpu, since, now, &opts)
+                .iter()
+                .map(|(p, w)| (p.at_ms, *w))
+                .collect();
+            assert_eq!(got, reference(&gpu, since, now, &opts), "{since}..{now}");
+        }
+    }
+}
