@@ -1,5 +1,6 @@
 //! `remote::exec` over a real sshd: output streamed line by line, exit status, stdin, timeout,
-//! cancellation, and hostile output sanitized.
+//! cancellation (the command stopped on the host, not only its channel closed), and hostile
+//! output sanitized.
 
 mod common;
 
@@ -98,7 +99,7 @@ fn stdin_is_delivered_and_closed() {
 fn a_command_past_its_timeout_is_cut_short() {
     let Some(sshd) = Sshd::start() else { return };
     let opts = test_options(&sshd.trusted_known_hosts());
-    let cmd = argv(&["sh", "-c", "echo started; sleep 30"]);
+    let cmd = argv(&["sh", "-c", "echo started; sleep 30.5"]);
     let started = Instant::now();
     let mut lines = Vec::new();
     let outcome = exec(
@@ -125,13 +126,34 @@ fn a_command_past_its_timeout_is_cut_short() {
         "{:?}",
         started.elapsed()
     );
+    assert_gone("sleep 30.5");
+}
+
+/// The hosts are local, so the remote processes can be looked at in `/proc`: waits up to 5 s
+/// for every process whose command line is `cmdline` to be gone.
+fn assert_gone(cmdline: &str) {
+    let running = || {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
+            .filter(|line| line.trim_end() == cmdline)
+            .count()
+    };
+    let until = Instant::now() + Duration::from_secs(5);
+    while running() > 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(running(), 0, "`{cmdline}` still runs on the host");
 }
 
 #[test]
 fn a_stop_request_cancels_a_running_command() {
     let Some(sshd) = Sshd::start() else { return };
     let opts = test_options(&sshd.trusted_known_hosts());
-    let cmd = argv(&["sh", "-c", "echo started; sleep 30"]);
+    let cmd = argv(&["sh", "-c", "echo started; sleep 31.5"]);
     let stop = StopFlag::default();
     let stopper = stop.clone();
     let started = Instant::now();
@@ -154,4 +176,6 @@ fn a_stop_request_cancels_a_running_command() {
         "{:?}",
         started.elapsed()
     );
+    // Closing the channel alone would leave the sleep running on the host.
+    assert_gone("sleep 31.5");
 }

@@ -16,6 +16,13 @@ use crate::telemetry::source::StopFlag;
 
 /// How long one blocking read may wait, so a stop request or the deadline is noticed promptly.
 const READ_SLICE_MS: u32 = 250;
+/// What the command runs under: a POSIX shell that prints its pid and process group (from
+/// `/proc`, where readable) on one marker line, then replaces itself with the command, so the
+/// exit status and output are the command's own. Closing a channel does not stop a command
+/// that is not writing, so a cancel or timeout stops it by these numbers.
+const WRAPPER: &str = "g=; if read -r s < /proc/$$/stat 2>/dev/null; then r=${s##*) }; \
+r=${r#* }; r=${r#* }; g=${r%% *}; fi; echo \"gpufleet-pid $$ $g\"; exec \"$@\"";
+const MARKER: &str = "gpufleet-pid ";
 
 /// What to run: an argv (quoted for the remote shell here, never pasted), optional bytes for its
 /// standard input (closed afterwards), and a limit on the whole run.
@@ -49,8 +56,13 @@ pub fn exec(
         .argv
         .split_first()
         .map_or(("", &[][..]), |(p, a)| (p.as_str(), a));
-    let command = RemoteCommand::new(program)
+    // Validated as it is (a program name, arguments without NUL), then run under the wrapper.
+    RemoteCommand::new(program)
         .args(args.iter().cloned())
+        .to_shell()?;
+    let command = RemoteCommand::new("sh")
+        .args(["-c", WRAPPER, "sh"].map(String::from))
+        .args(req.argv.iter().cloned())
         .to_shell()?;
     let ctx = PromptContext::new(0, &host.name, host.target.to_string(), stop.clone());
     let mut cache = CredentialCache::default();
@@ -79,17 +91,26 @@ pub fn exec(
     let mut pending = Vec::new();
     let mut buf = [0u8; 8192];
     let mut timed_out = false;
+    let mut running: Option<Running> = None;
+    let mut on_output = |line: &str| {
+        if running.is_none()
+            && let Some(found) = Running::parse(line)
+        {
+            running = Some(found);
+            return;
+        }
+        on_line(line);
+    };
     loop {
         if stop.is_set() || Instant::now() >= deadline {
             timed_out = !stop.is_set();
-            let _ = channel.close();
             break;
         }
         match channel.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
                 pending.extend_from_slice(&buf[..n]);
-                emit_lines(&mut pending, on_line);
+                emit_lines(&mut pending, &mut on_output);
             }
             Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {}
             Err(e) if e.to_string().contains("timed out") => {}
@@ -102,9 +123,15 @@ pub fn exec(
         }
     }
     if !pending.is_empty() {
-        on_line(&sanitize(&String::from_utf8_lossy(&pending)));
+        on_output(&sanitize(&String::from_utf8_lossy(&pending)));
     }
     session.set_timeout(READ_SLICE_MS * 8);
+    if (timed_out || stop.is_set()) && !channel.eof() {
+        if let Some(running) = running {
+            running.terminate(&session);
+        }
+        let _ = channel.close();
+    }
     let _ = channel.wait_close();
     let exit_status = if timed_out || stop.is_set() {
         None
@@ -115,6 +142,50 @@ pub fn exec(
         exit_status,
         timed_out,
     })
+}
+
+/// The remote command's pid and, when the wrapper could read it, its process group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Running {
+    pid: u32,
+    group: Option<u32>,
+}
+
+impl Running {
+    fn parse(line: &str) -> Option<Self> {
+        let mut words = line.strip_prefix(MARKER)?.split_whitespace();
+        let pid = words.next()?.parse().ok().filter(|p| *p > 1)?;
+        let group = words.next().and_then(|g| g.parse().ok());
+        Some(Self { pid, group })
+    }
+
+    /// The `kill` that stops it: its whole process group when it leads one (sshd makes each
+    /// session's command a session leader, so that is everything the command started), else
+    /// the process alone.
+    fn kill_argv(self) -> Vec<String> {
+        let target = match self.group {
+            Some(group) if group == self.pid => format!("-{group}"),
+            _ => self.pid.to_string(),
+        };
+        ["kill", "-TERM", "--", &target].map(String::from).to_vec()
+    }
+
+    /// Sends the `kill` on a second channel of the same session; best effort, since the
+    /// command may have ended on its own meanwhile.
+    fn terminate(self, session: &ssh2::Session) {
+        let Ok(kill) = RemoteCommand::new("kill")
+            .args(self.kill_argv().into_iter().skip(1))
+            .to_shell()
+        else {
+            return;
+        };
+        if let Ok(mut channel) = session.channel_session()
+            && channel.exec(&kill).is_ok()
+        {
+            let _ = channel.send_eof();
+            let _ = channel.wait_close();
+        }
+    }
 }
 
 /// Hands every complete line in `pending` to `on_line`, keeping a trailing partial line.
@@ -129,6 +200,24 @@ fn emit_lines(pending: &mut Vec<u8>, on_line: &mut dyn FnMut(&str)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_marker_names_the_pid_and_the_group_to_stop() {
+        let leader = Running::parse("gpufleet-pid 4242 4242").expect("marker");
+        assert_eq!(leader.kill_argv(), ["kill", "-TERM", "--", "-4242"]);
+        let member = Running::parse("gpufleet-pid 4242 4000").expect("marker");
+        assert_eq!(member.kill_argv(), ["kill", "-TERM", "--", "4242"]);
+        let no_proc = Running::parse("gpufleet-pid 4242 ").expect("marker");
+        assert_eq!(no_proc.kill_argv(), ["kill", "-TERM", "--", "4242"]);
+        for not_ours in [
+            "gpufleet-pid 1 1",
+            "gpufleet-pid x",
+            "hello 42",
+            "gpufleet-pid -3",
+        ] {
+            assert_eq!(Running::parse(not_ours), None, "{not_ours}");
+        }
+    }
 
     #[test]
     fn lines_are_split_sanitized_and_the_partial_tail_kept() {
