@@ -154,7 +154,7 @@ pub fn event_loop_with_ops<B: Backend>(
         let wait = next_tick.saturating_duration_since(Instant::now());
         let (mut commands, from_user) = match events.recv_timeout(wait) {
             Ok(event) => {
-                let from_user = matches!(event, Event::Key(_) | Event::Resize);
+                let from_user = is_from_user(&event);
                 (update(model, event), from_user)
             }
             Err(RecvTimeoutError::Timeout) => (Vec::new(), false),
@@ -175,19 +175,19 @@ pub fn event_loop_with_ops<B: Backend>(
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => break 'gather,
                 };
-                if matches!(event, Event::Key(_) | Event::Resize) {
+                let from_user = is_from_user(&event);
+                let sample_was_waiting = model.undrawn_sample_ms().is_some();
+                commands.extend(update(model, event));
+                if from_user {
                     // A key answers at once, whatever telemetry was waiting for.
                     burst_end = burst_end.min(Instant::now() + COALESCE);
-                } else if model.undrawn_sample_ms().is_none() {
+                } else if !sample_was_waiting {
                     // The first sample of this burst may bring its budget's end forward.
-                    commands.extend(update(model, event));
                     burst_end = burst_end.min(
                         telemetry_frame_at(last_frame, model.undrawn_sample_ms())
                             .max(Instant::now() + COALESCE),
                     );
-                    continue;
                 }
-                commands.extend(update(model, event));
             }
             let now = Instant::now();
             if now >= burst_end {
@@ -224,6 +224,12 @@ pub fn event_loop_with_ops<B: Backend>(
             }
         }
     }
+}
+
+/// Whether the user made this event (a key, a resize): it is answered without waiting for
+/// telemetry's frame.
+fn is_from_user(event: &Event) -> bool {
+    matches!(event, Event::Key(_) | Event::Resize)
 }
 
 /// When the next frame that only shows telemetry is due: `MIN_FRAME` after the last one, or

@@ -173,8 +173,12 @@ impl Running {
     /// Sends the `kill` on a second channel of the same session; best effort, since the
     /// command may have ended on its own meanwhile.
     fn terminate(self, session: &ssh2::Session) {
-        let Ok(kill) = RemoteCommand::new("kill")
-            .args(self.kill_argv().into_iter().skip(1))
+        let argv = self.kill_argv();
+        let Some((program, args)) = argv.split_first() else {
+            return;
+        };
+        let Ok(kill) = RemoteCommand::new(program.as_str())
+            .args(args.iter().cloned())
             .to_shell()
         else {
             return;

@@ -69,11 +69,9 @@ pub(crate) fn wait_socket(
         },
     ];
     let nfds = if stop.is_some() { 2 } else { 1 };
-    let millis = poll_millis(timeout);
-    // SAFETY: `fds` holds `nfds` valid, initialised pollfds and outlives the call.
-    let ready = unsafe { poll(fds.as_mut_ptr(), nfds, millis) };
+    let ready = poll_fds(&mut fds[..nfds], timeout);
     let [socket_fd, stop_fd] = fds;
-    if ready <= 0 {
+    if !ready {
         Wake::Timeout
     } else if stop_fd.revents != 0 {
         Wake::Stopped
@@ -97,15 +95,20 @@ fn poll_millis(timeout: Duration) -> std::ffi::c_int {
 /// Waits up to `timeout` for `stream` alone to become readable (a stop waker while no socket
 /// needs watching). True when it did.
 pub(crate) fn wait_readable(stream: &UnixStream, timeout: Duration) -> bool {
-    let mut fds = PollFd {
+    let mut fds = [PollFd {
         fd: stream.as_raw_fd(),
         events: POLLIN,
         revents: 0,
-    };
-    let millis = poll_millis(timeout);
-    // SAFETY: `fds` is one valid, initialised pollfd that outlives the call, and nfds is 1.
-    let ready = unsafe { poll(&mut fds, 1, millis) };
-    ready > 0 && fds.revents != 0
+    }];
+    poll_fds(&mut fds, timeout) && fds[0].revents != 0
+}
+
+/// One `poll(2)` over `fds` for up to `timeout`; true when any of them is ready.
+fn poll_fds(fds: &mut [PollFd], timeout: Duration) -> bool {
+    let nfds = NfdsT::try_from(fds.len()).unwrap_or(0);
+    // SAFETY: `fds` is a slice of `nfds` valid, initialised pollfds that outlives the call.
+    let ready = unsafe { poll(fds.as_mut_ptr(), nfds, poll_millis(timeout)) };
+    ready > 0
 }
 
 #[cfg(test)]
