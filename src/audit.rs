@@ -1,12 +1,13 @@
 //! The append-only audit log: one JSON line per action taken on a host (a playbook step that
 //! ran, a release request, a power-limit change), flushed to disk before the action is reported.
+//! Lines are appended through [`crate::state_file`]: one write each, synced, the file private.
 
-use std::fs::OpenOptions;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::state_file::{StateFile, StateFileError};
 use crate::telemetry::TimestampMs;
 
 pub const AUDIT_FILE: &str = "audit.jsonl";
@@ -20,6 +21,9 @@ pub enum AuditError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The log could not be written; the message names the path.
+    #[error(transparent)]
+    State(#[from] StateFileError),
     #[error("audit log {path}:{line}: {message}")]
     Corrupt {
         path: PathBuf,
@@ -77,27 +81,14 @@ impl AuditLog {
     }
 
     pub fn append(&self, entry: &AuditEntry) -> Result<(), AuditError> {
-        let io = |source| AuditError::Io {
-            path: self.path.clone(),
-            source,
-        };
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
         let mut line = serde_json::to_string(entry).map_err(|e| AuditError::Corrupt {
             path: self.path.clone(),
             line: 0,
             message: e.to_string(),
         })?;
         line.push('\n');
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .map_err(io)?;
         // One write of the whole line: with O_APPEND concurrent writers cannot interleave it.
-        file.write_all(line.as_bytes()).map_err(io)?;
-        file.sync_data().map_err(io)
+        Ok(StateFile::at(&self.path).append(line.as_bytes())?)
     }
 
     /// Every entry, oldest first; a missing log is empty. A torn last line (power cut mid-write)
@@ -177,10 +168,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = AuditLog::at(dir.path().join("audit.jsonl"));
         log.append(&entry("a")).unwrap();
-        let mut f = OpenOptions::new().append(true).open(log.path()).unwrap();
-        f.write_all(b"{\"at_ms\":2,\"ho").unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(log.path())
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"{\"at_ms\":2,\"ho").unwrap();
         assert_eq!(log.read_all().unwrap().len(), 1);
-        f.write_all(b"\n").unwrap();
+        std::io::Write::write_all(&mut f, b"\n").unwrap();
         log.append(&entry("c")).unwrap();
         let err = log.read_all().unwrap_err().to_string();
         assert!(err.contains(":2:"), "{err}");

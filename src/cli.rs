@@ -140,6 +140,10 @@ pub enum CliCommand {
         /// Release even though the backup failed.
         #[arg(long)]
         override_failed_backup: bool,
+        /// Release even when the ledger cannot record it (damaged, locked or unwritable); the
+        /// entry to add by hand is printed.
+        #[arg(long)]
+        force: bool,
     },
     /// Read every host once, print a table (or JSON) and exit; non-zero if a host could not be read.
     Snapshot {

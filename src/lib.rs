@@ -15,6 +15,7 @@ pub mod playbook;
 pub mod release;
 pub mod remote;
 pub mod snapshot;
+pub mod state_file;
 pub mod telemetry;
 pub mod theme;
 pub mod ui;

@@ -283,6 +283,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             dry_run,
             yes,
             override_failed_backup,
+            force,
             ..
         }) => {
             let args = ReleaseArgs {
@@ -296,6 +297,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 yes: *yes,
                 read_only: cli.global.read_only || config.read_only,
                 override_failed_backup: *override_failed_backup,
+                force: *force,
             };
             let runner = SshRunner {
                 args: &cli.global,

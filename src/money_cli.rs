@@ -78,6 +78,8 @@ pub struct ReleaseArgs {
     pub yes: bool,
     pub read_only: bool,
     pub override_failed_backup: bool,
+    /// Release even when the ledger cannot record it.
+    pub force: bool,
 }
 
 /// `gpufleet cost [--json]` from the stored ledger and the config's prices. The exit code is
@@ -337,6 +339,16 @@ pub fn release_command(
         return EXIT_REFUSED;
     }
     let host = flow.plan().host.clone();
+    // Before the backup and the confirmation: a release the ledger cannot record is refused
+    // unless forced, and `send` checks again right before asking the provider.
+    if args.force {
+        flow.allow_unrecorded();
+    } else if let Err(e) = env.store.check_recordable() {
+        say!("gpufleet release: the ledger cannot record a release: {e}");
+        say!("nothing was sent; repair or move the ledger aside, or pass --force to release");
+        say!("anyway (the entry to add by hand is then printed)");
+        return EXIT_REFUSED;
+    }
     if flow.plan().backup.is_some() {
         say!("running the backup on {host}:");
         let ran = flow.run_backup(env.runner, &env.audit, (env.clock)(), &mut |line| {
@@ -386,7 +398,16 @@ pub fn release_command(
                 say!("warning: {problem}");
             }
             say!("{host}: {} sent and accepted", flow.plan().action.as_str());
-            EXIT_OK
+            match &report.unrecorded {
+                Some(unrecorded) => {
+                    unrecorded
+                        .lines(&host)
+                        .iter()
+                        .for_each(|line| say!("{line}"));
+                    EXIT_FAILED
+                }
+                None => EXIT_OK,
+            }
         }
         Err(FlowError::Send { failure, audit }) => {
             for answer in &failure.done {

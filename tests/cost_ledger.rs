@@ -341,3 +341,31 @@ fn the_cost_command_prints_a_table_and_json() {
     let fleet = fleet_cost(&config, &book, now);
     assert_eq!(fleet.hosts.len(), 3);
 }
+
+#[test]
+fn a_release_recorded_before_any_observation_is_kept_and_a_reopened_ledger_survives_a_restart() {
+    // `gpufleet release` on a host no console ever watched and with no billing start: the
+    // stored ledger holds only the release.
+    let mut first = Ledger::resume(LedgerSettings::default(), None, None);
+    first.close(HOUR, "stop", "command");
+    let stored = first.into_state();
+    assert!(stored.billing_started_ms.is_none());
+
+    let resumed = Ledger::resume(LedgerSettings::default(), Some(stored.clone()), None);
+    let released = resumed
+        .totals(2 * HOUR)
+        .released
+        .expect("the release is kept");
+    assert_eq!(released.at_ms, HOUR);
+    assert_eq!(released.action, "stop");
+
+    // Rented again: a console sees it working long after the release, and later restarts.
+    let mut reopened = resumed;
+    let later = HOUR + REOPEN_AFTER_MS;
+    reopened.observe(later, &[BUSY]);
+    reopened.observe(later + STEP, &[BUSY]);
+    assert!(!reopened.is_released());
+    let after_restart =
+        Ledger::resume(LedgerSettings::default(), Some(reopened.into_state()), None);
+    assert_eq!(after_restart.totals(later + STEP).busy_ms, STEP);
+}

@@ -119,11 +119,16 @@ fn a_book_round_trips_and_a_missing_file_is_empty() {
     assert_eq!(store.load().unwrap(), LedgerBook::default());
     store.save(&book(7)).unwrap();
     assert_eq!(store.load().unwrap(), book(7));
-    let names: Vec<_> = std::fs::read_dir(dir.path().join("state"))
+    let mut names: Vec<_> = std::fs::read_dir(dir.path().join("state"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(names, ["ledger.json"], "no temporary file left behind");
+    names.sort();
+    assert_eq!(
+        names,
+        [".ledger.json.lock", "ledger.json"],
+        "no temporary file left behind, only the lock file"
+    );
 }
 
 #[test]

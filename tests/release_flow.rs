@@ -141,6 +141,7 @@ fn args(action: Option<ReleaseAction>) -> ReleaseArgs {
         yes: false,
         read_only: false,
         override_failed_backup: false,
+        force: false,
     }
 }
 

@@ -8,6 +8,7 @@ use thiserror::Error;
 use crate::check::format::utc_parts;
 use crate::check::report::CheckReport;
 use crate::paths::state_dir;
+use crate::state_file::{StateFile, StateFileError};
 
 #[derive(Debug, Error)]
 pub enum StorageError {
@@ -21,6 +22,9 @@ pub enum StorageError {
         #[source]
         source: std::io::Error,
     },
+    /// The report could not be written; the message names the path.
+    #[error(transparent)]
+    State(#[from] StateFileError),
     #[error("{}: not a check report: {source}", .path.display())]
     Parse {
         path: PathBuf,
@@ -71,25 +75,14 @@ pub fn file_name(started_at_ms: u64) -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}-{mi:02}-{s:02}.{ms:03}Z.json")
 }
 
-/// Saves `report` as `root/<host>/<time>.json`, written to a temporary file and renamed, so a
-/// reader never sees half a report.
+/// Saves `report` as `root/<host>/<time>.json` through [`crate::state_file`]: written to a
+/// temporary file and renamed, so a reader never sees half a report, private to the user, and
+/// never over an older report of the same millisecond.
 pub fn save_in(root: &Path, report: &CheckReport) -> Result<PathBuf, StorageError> {
     let dir = root.join(host_dir_name(&report.host));
-    std::fs::create_dir_all(&dir).map_err(|source| StorageError::Io {
-        path: dir.clone(),
-        source,
-    })?;
     let path = dir.join(file_name(report.started_at_ms));
-    let tmp = dir.join(format!(".{}.tmp", file_name(report.started_at_ms)));
     let json = crate::check::render::render_json(report);
-    std::fs::write(&tmp, json + "\n").map_err(|source| StorageError::Io {
-        path: tmp.clone(),
-        source,
-    })?;
-    std::fs::rename(&tmp, &path).map_err(|source| StorageError::Io {
-        path: path.clone(),
-        source,
-    })?;
+    StateFile::at(&path).create_new((json + "\n").as_bytes())?;
     Ok(path)
 }
 

@@ -160,7 +160,11 @@ impl Ledger {
         stored: Option<LedgerState>,
         billing_started_ms: Option<TimestampMs>,
     ) -> Self {
-        let Some(mut state) = stored.filter(|state| state.billing_started_ms.is_some()) else {
+        // A ledger never observed has nothing to continue, unless it records a release (one
+        // made by `gpufleet release` before any console watched the host): that is kept.
+        let Some(mut state) =
+            stored.filter(|state| state.billing_started_ms.is_some() || state.released.is_some())
+        else {
             return Self::new(settings, billing_started_ms);
         };
         if let (Some(released), Some(start)) = (&state.released, billing_started_ms)
@@ -206,6 +210,7 @@ impl Ledger {
             if at_ms >= released.at_ms.saturating_add(REOPEN_AFTER_MS) {
                 self.state.released = None;
                 self.state.accounted_to_ms = Some(at_ms);
+                self.state.billing_started_ms.get_or_insert(at_ms);
             }
             return;
         }

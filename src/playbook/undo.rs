@@ -1,22 +1,22 @@
 //! What `undo` restores: each change a runbook made that can be reversed (a power limit and
 //! the value it replaced), kept in a small JSON file beside the audit log until it is undone.
+//! Changes go through [`crate::state_file`] (locked read-modify-write, atomic, private).
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::state_file::{Locked, StateFile, StateFileError};
 use crate::telemetry::TimestampMs;
 
 pub const UNDO_FILE: &str = "playbook-undo.json";
 
 #[derive(Debug, Error)]
 pub enum UndoError {
-    #[error("undo file {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// The file could not be read, locked or written; the message names the path.
+    #[error(transparent)]
+    State(#[from] StateFileError),
     #[error("undo file {path} is damaged: {message}")]
     Corrupt { path: PathBuf, message: String },
 }
@@ -60,54 +60,50 @@ impl UndoStore {
 
     /// Every record, oldest first; a missing file holds none.
     pub fn all(&self) -> Result<Vec<UndoRecord>, UndoError> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(UndoError::Io {
-                    path: self.path.clone(),
-                    source,
-                });
-            }
+        self.parse(StateFile::at(&self.path).read()?)
+    }
+
+    fn parse(&self, bytes: Option<Vec<u8>>) -> Result<Vec<UndoRecord>, UndoError> {
+        let Some(bytes) = bytes else {
+            return Ok(Vec::new());
         };
-        serde_json::from_str(&text).map_err(|e| UndoError::Corrupt {
+        serde_json::from_slice(&bytes).map_err(|e| UndoError::Corrupt {
             path: self.path.clone(),
             message: e.to_string(),
         })
     }
 
-    fn save(&self, records: &[UndoRecord]) -> Result<(), UndoError> {
-        let io = |source| UndoError::Io {
-            path: self.path.clone(),
-            source,
-        };
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
+    /// Load, change, save under the file's lock; a crash mid-write must not lose the way back.
+    fn change(&self, edit: impl FnOnce(&mut Vec<UndoRecord>)) -> Result<(), UndoError> {
+        let file = StateFile::at(&self.path);
+        let locked = file.lock()?;
+        let mut records = self.parse(locked.read()?)?;
+        edit(&mut records);
+        self.write(&locked, &records)
+    }
+
+    fn write(&self, locked: &Locked<'_>, records: &[UndoRecord]) -> Result<(), UndoError> {
         let text = serde_json::to_string_pretty(records).map_err(|e| UndoError::Corrupt {
             path: self.path.clone(),
             message: e.to_string(),
         })?;
-        // Write then rename: a crash mid-write must not lose the way back.
-        let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, text).map_err(io)?;
-        std::fs::rename(&tmp, &self.path).map_err(io)
+        Ok(locked.replace(text.as_bytes())?)
     }
 
     /// Adds a record. A newer change to the same thing (host, runbook, step, command target)
     /// keeps the older record's command: undo goes back to the state before the first change.
     pub fn push(&self, record: UndoRecord) -> Result<(), UndoError> {
-        let mut records = self.all()?;
-        let same = |r: &UndoRecord| {
-            r.host == record.host
-                && r.runbook == record.runbook
-                && r.step == record.step
-                && r.verify == record.verify
-        };
-        if !records.iter().any(same) {
-            records.push(record);
-        }
-        self.save(&records)
+        self.change(|records| {
+            let same = |r: &UndoRecord| {
+                r.host == record.host
+                    && r.runbook == record.runbook
+                    && r.step == record.step
+                    && r.verify == record.verify
+            };
+            if !records.iter().any(same) {
+                records.push(record);
+            }
+        })
     }
 
     /// The newest record for `host`.
@@ -117,9 +113,7 @@ impl UndoStore {
 
     /// Forgets `record` once it has been undone.
     pub fn remove(&self, record: &UndoRecord) -> Result<(), UndoError> {
-        let mut records = self.all()?;
-        records.retain(|r| r != record);
-        self.save(&records)
+        self.change(|records| records.retain(|r| r != record))
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::audit::{AuditEntry, AuditError, AuditKind, AuditLog};
 use crate::config::{Config, Provider};
 use crate::cost::{
-    HostCost, Ledger, LedgerSettings, LedgerStore, billing_started_ms, format_duration_ms,
+    HostCost, LedgerSettings, LedgerStore, StoreError, billing_started_ms, format_duration_ms,
     format_money,
 };
 use crate::remote::shell_quote;
@@ -13,6 +13,7 @@ use crate::telemetry::TimestampMs;
 use crate::ui::format::clean;
 
 use super::execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send};
+use super::record::{Closing, Unrecorded};
 use super::request::{BuildError, ReleaseAction, ReleaseRequest, effect};
 use super::secret::load_token;
 
@@ -48,6 +49,10 @@ pub enum FlowError {
     },
     #[error(transparent)]
     Audit(#[from] AuditError),
+    /// Checked before the provider is asked: a release the ledger could not record is money
+    /// the renter could no longer account for. Not a `source`: the text already says it.
+    #[error("the ledger cannot record a release ({0}); nothing was sent")]
+    Unrecordable(StoreError),
 }
 
 fn audit_note(audit: &Option<String>) -> String {
@@ -152,6 +157,8 @@ pub struct ReleaseReport {
     pub answers: Vec<StepAnswer>,
     /// The release went out, but closing the ledger or writing the audit line failed.
     pub problems: Vec<String>,
+    /// The release went out but the ledger could not record it: what to add by hand.
+    pub unrecorded: Option<Unrecorded>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,6 +176,8 @@ pub struct ReleaseFlow {
     backup_overridden: bool,
     confirmation: Confirmation,
     sent: bool,
+    /// Send even when the ledger cannot record the release (`--force`).
+    unrecorded_allowed: bool,
 }
 
 impl ReleaseFlow {
@@ -225,6 +234,7 @@ impl ReleaseFlow {
             backup_overridden: false,
             confirmation: Confirmation::Pending,
             sent: false,
+            unrecorded_allowed: false,
         })
     }
 
@@ -316,6 +326,12 @@ impl ReleaseFlow {
         Ok(())
     }
 
+    /// Sends even when the ledger cannot record the release; the entry to add by hand is then
+    /// in the report.
+    pub fn allow_unrecorded(&mut self) {
+        self.unrecorded_allowed = true;
+    }
+
     /// Confirms without a typed name (`--yes`, or the auto-release countdown ran out).
     pub fn confirm_unattended(&mut self, why: Unattended) {
         self.confirmation = Confirmation::Unattended(why);
@@ -344,6 +360,9 @@ impl ReleaseFlow {
             }
             _ => {}
         }
+        if !self.unrecorded_allowed {
+            store.check_recordable().map_err(FlowError::Unrecordable)?;
+        }
         self.sent = true;
         let kind = match self.confirmation {
             Confirmation::Unattended(Unattended::AutoRelease) => AuditKind::AutoRelease,
@@ -353,15 +372,23 @@ impl ReleaseFlow {
         match send(&self.plan.request, &self.plan.host, runner, options) {
             Ok(answers) => {
                 let mut problems = Vec::new();
-                if let Err(e) = self.close_ledger(store, now_ms) {
-                    problems.push(format!("the ledger could not be closed: {e}"));
+                let unrecorded = self.closing(now_ms).record(store).err();
+                if let Some(failed) = &unrecorded {
+                    problems.push(format!(
+                        "the ledger could not record the release: {}",
+                        failed.error
+                    ));
                 }
                 let status = answers.last().and_then(|answer| answer.status);
                 let entry = self.entry(kind, now_ms, summary, "ok", status, false);
                 if let Err(e) = audit.append(&entry) {
                     problems.push(format!("the audit log could not be written: {e}"));
                 }
-                Ok(ReleaseReport { answers, problems })
+                Ok(ReleaseReport {
+                    answers,
+                    problems,
+                    unrecorded,
+                })
             }
             Err(failure) => {
                 let (word, status) = outcome_word(&failure.error);
@@ -379,21 +406,16 @@ impl ReleaseFlow {
         }
     }
 
-    fn close_ledger(
-        &self,
-        store: &LedgerStore,
-        now_ms: TimestampMs,
-    ) -> Result<(), crate::cost::StoreError> {
+    fn closing(&self, at_ms: TimestampMs) -> Closing<'_> {
         let plan = &self.plan;
-        store.update(|book| {
-            let mut ledger = Ledger::resume(
-                plan.settings,
-                book.hosts.get(&plan.host).cloned(),
-                plan.billing_started_ms,
-            );
-            ledger.close(now_ms, plan.action.as_str(), plan.provider.as_str());
-            book.hosts.insert(plan.host.clone(), ledger.into_state());
-        })
+        Closing {
+            host: &plan.host,
+            settings: plan.settings,
+            billing_started_ms: plan.billing_started_ms,
+            action: plan.action.as_str(),
+            provider: plan.provider.as_str(),
+            at_ms,
+        }
     }
 
     fn entry(

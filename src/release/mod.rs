@@ -7,11 +7,13 @@
 
 mod execute;
 mod flow;
+mod record;
 mod request;
 mod secret;
 
 pub use execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send, shown_text};
 pub use flow::{BackupOutcome, FlowError, ReleaseFlow, ReleasePlan, ReleaseReport, Unattended};
+pub use record::Unrecorded;
 pub use request::{
     AUTODL_BASE_URL, AuthScheme, BuildError, Envelope, HttpMethod, HttpStep, LAMBDA_BASE_URL,
     RUNPOD_BASE_URL, ReleaseAction, ReleaseRequest, ReleaseStep, VAST_BASE_URL, default_base_url,

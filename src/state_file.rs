@@ -1,0 +1,335 @@
+//! The one writer of gpufleet's state files (ledger, undo records, check reports, audit log).
+//!
+//! - **Private**: files are created `0600` and directories `0700`; a file written again is
+//!   tightened to `0600`, and so is its directory when it is ours (same owner as the lock file
+//!   we just created, not sticky like `/tmp`, not the home directory). The ledger, the audit log
+//!   and undo records name hosts, prices and provider instance ids.
+//! - **Locked**: a read-modify-write holds an exclusive advisory lock (`flock`) on a lock file
+//!   beside the data file, `.<name>.lock`, from the read to the rename, so several gpufleet
+//!   processes (a console, `release` runs, a watcher) never lose each other's changes. The lock
+//!   file is never renamed over, so every process locks the same inode. Taking the lock waits
+//!   at most [`LOCK_WAIT`]; a holder that long is stuck, and the caller is told so.
+//! - **Atomic**: the new contents go to a temporary file in the same directory (created by the
+//!   `tempfile` crate), which is synced, renamed over the old name, and the directory synced.
+//!   A reader, or the next start after a kill or a power cut, sees the whole old file or the
+//!   whole new one, never a torn mix.
+//!
+//! Readers need no lock: a rename replaces the name atomically.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a writer waits for another process's lock before giving up.
+pub const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+const LOCK_POLL: Duration = Duration::from_millis(5);
+
+/// A temporary file left by a writer killed mid-write is useless (the old file is still whole);
+/// one older than a minute cannot belong to a save still in progress.
+const STALE_TEMP_AGE: Duration = Duration::from_secs(60);
+
+#[derive(Debug, thiserror::Error)]
+pub enum StateFileError {
+    #[error("{}: cannot create the directory: {source}", .path.display())]
+    Dir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: cannot take the lock: {source}", .path.display())]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{}: another gpufleet process has held the lock for {} s; is one stuck?",
+        .path.display(), .waited.as_secs()
+    )]
+    Busy { path: PathBuf, waited: Duration },
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One state file, by path.
+#[derive(Debug, Clone)]
+pub struct StateFile {
+    path: PathBuf,
+}
+
+/// The file's lock, held until dropped; writing through it is the only way to replace the file.
+#[derive(Debug)]
+pub struct Locked<'a> {
+    file: &'a StateFile,
+    // Dropping the handle releases the lock.
+    _lock: File,
+}
+
+impl StateFile {
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The directory the file lives in (`.` for a bare name).
+    pub fn dir(&self) -> PathBuf {
+        match self.path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+            _ => PathBuf::from("."),
+        }
+    }
+
+    fn name(&self) -> String {
+        self.path
+            .file_name()
+            .map_or_else(|| "state".to_string(), |n| n.to_string_lossy().into_owned())
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        self.dir().join(format!(".{}.lock", self.name()))
+    }
+
+    /// The file's bytes; `None` when it does not exist.
+    pub fn read(&self) -> Result<Option<Vec<u8>>, StateFileError> {
+        match std::fs::read(&self.path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(self.io(source)),
+        }
+    }
+
+    /// Creates the directory if needed and takes the file's lock, waiting at most
+    /// [`LOCK_WAIT`].
+    pub fn lock(&self) -> Result<Locked<'_>, StateFileError> {
+        self.lock_within(LOCK_WAIT)
+    }
+
+    /// [`Self::lock`] with another wait.
+    pub fn lock_within(&self, wait: Duration) -> Result<Locked<'_>, StateFileError> {
+        let dir = self.dir();
+        create_private_dir(&dir).map_err(|source| StateFileError::Dir {
+            path: dir.clone(),
+            source,
+        })?;
+        let lock_path = self.lock_path();
+        let lock_err = |source| StateFileError::Lock {
+            path: lock_path.clone(),
+            source,
+        };
+        let lock = private_options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(lock_err)?;
+        let started = Instant::now();
+        loop {
+            match lock.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
+                    std::thread::sleep(LOCK_POLL);
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(StateFileError::Busy {
+                        path: lock_path,
+                        waited: started.elapsed(),
+                    });
+                }
+                Err(std::fs::TryLockError::Error(source)) => return Err(lock_err(source)),
+            }
+        }
+        tighten_dir(&dir, &lock);
+        Ok(Locked {
+            file: self,
+            _lock: lock,
+        })
+    }
+
+    /// Writes a file that must not exist yet (a report named by its time), atomically and
+    /// privately. No lock: nobody else writes that name.
+    pub fn create_new(&self, bytes: &[u8]) -> Result<(), StateFileError> {
+        let dir = self.dir();
+        create_private_dir(&dir).map_err(|source| StateFileError::Dir {
+            path: dir.clone(),
+            source,
+        })?;
+        let temp = self.write_temp(&dir, bytes)?;
+        temp.persist_noclobber(&self.path)
+            .map_err(|e| self.io(e.error))?;
+        sync_dir(&dir).map_err(|source| self.io(source))
+    }
+
+    /// Appends `bytes` with one `write` (O_APPEND, so lines of concurrent writers never
+    /// interleave) and syncs them. No lock: an append is not a read-modify-write.
+    pub fn append(&self, bytes: &[u8]) -> Result<(), StateFileError> {
+        let dir = self.dir();
+        create_private_dir(&dir).map_err(|source| StateFileError::Dir {
+            path: dir.clone(),
+            source,
+        })?;
+        let mut file = private_options()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(|source| self.io(source))?;
+        tighten_file(&file).map_err(|source| self.io(source))?;
+        file.write_all(bytes).map_err(|source| self.io(source))?;
+        file.sync_data().map_err(|source| self.io(source))
+    }
+
+    fn write_temp(
+        &self,
+        dir: &Path,
+        bytes: &[u8],
+    ) -> Result<tempfile::NamedTempFile, StateFileError> {
+        // tempfile creates the file 0600 with a fresh random name.
+        let mut temp = tempfile::Builder::new()
+            .prefix(&format!(".{}.", self.name()))
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(|source| self.io(source))?;
+        temp.write_all(bytes).map_err(|source| self.io(source))?;
+        temp.as_file()
+            .sync_all()
+            .map_err(|source| self.io(source))?;
+        Ok(temp)
+    }
+
+    fn io(&self, source: std::io::Error) -> StateFileError {
+        StateFileError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+}
+
+impl Locked<'_> {
+    /// The file's bytes as they are under the lock; `None` when it does not exist.
+    pub fn read(&self) -> Result<Option<Vec<u8>>, StateFileError> {
+        self.file.read()
+    }
+
+    /// Replaces the file with `bytes` atomically (see the module comment).
+    pub fn replace(&self, bytes: &[u8]) -> Result<(), StateFileError> {
+        let file = self.file;
+        let dir = file.dir();
+        let temp = file.write_temp(&dir, bytes)?;
+        temp.persist(&file.path).map_err(|e| file.io(e.error))?;
+        sync_dir(&dir).map_err(|source| file.io(source))?;
+        remove_stale_temps(&dir, &file.name());
+        Ok(())
+    }
+
+    /// Checks that the directory takes a new file (full disk, read-only mount, lost
+    /// permission), by creating and removing a temporary one; nothing is replaced.
+    pub fn check_writable(&self) -> Result<(), StateFileError> {
+        let file = self.file;
+        let temp = file.write_temp(&file.dir(), b"")?;
+        temp.close().map_err(|source| file.io(source))
+    }
+}
+
+/// Creates `dir` and its missing parents, each `0700`.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+fn private_options() -> OpenOptions {
+    #[cfg_attr(not(unix), allow(unused_mut))]
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+}
+
+/// An existing file keeps the mode it was created with; take group and other bits away.
+#[cfg(unix)]
+fn tighten_file(file: &File) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = file.metadata()?.permissions().mode();
+    if mode & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(mode & 0o700))?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn tighten_file(_file: &File) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Makes `dir` `0700` when it is gpufleet's own: owned by whoever owns `ours` (the lock file
+/// this process just opened), not sticky (`/tmp`), and not the home directory. Best effort: a
+/// directory we may not change stays as it is, and the files in it are private anyway.
+#[cfg(unix)]
+fn tighten_dir(dir: &Path, ours: &File) {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let (Ok(meta), Ok(mine)) = (std::fs::metadata(dir), ours.metadata()) else {
+        return;
+    };
+    let mode = meta.permissions().mode();
+    let sticky = mode & 0o1000 != 0;
+    let home = std::env::var_os("HOME")
+        .is_some_and(|home| std::fs::canonicalize(home).ok() == std::fs::canonicalize(dir).ok());
+    if meta.uid() == mine.uid() && !sticky && !home && mode & 0o077 != 0 {
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode & 0o700));
+    }
+    let _ = tighten_file(ours);
+}
+
+#[cfg(not(unix))]
+fn tighten_dir(_dir: &Path, _ours: &File) {}
+
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Windows cannot open a directory as a file; NTFS journals the rename itself.
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Removes temporary files of `name` left by writers killed mid-write.
+fn remove_stale_temps(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let file_name = file_name.to_string_lossy();
+        if !(file_name.starts_with(&prefix) && file_name.ends_with(".tmp")) {
+            continue;
+        }
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMP_AGE);
+        if stale {
+            // Best effort: another gpufleet may have removed it first.
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "state_file_tests.rs"]
+mod tests;
