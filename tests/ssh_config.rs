@@ -122,8 +122,12 @@ fn a_proxy_command_is_refused_before_anything_connects() {
     let dir = tempfile::tempdir().expect("temp");
     let fleet = dir.path().join("config.toml");
     std::fs::write(&fleet, "[[hosts]]\nname = \"rented\"\nssh = \"my-h200\"\n").expect("config");
-    // The harness's own readiness probe is already in the log.
+    // The harness's own readiness probe shows in the log; wait for it to be written.
     let connections = || sshd.log().matches("Connection from").count();
+    let deadline = std::time::Instant::now() + WAIT;
+    while !sshd.log().contains("Connection closed") && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let before = connections();
     let out = Command::new(tmux::binary())
         .env("SSH_AUTH_SOCK", "")
