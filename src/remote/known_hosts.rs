@@ -84,6 +84,8 @@ struct Entry {
 /// The parsed files (a missing file is an empty one); new keys go to the first.
 #[derive(Debug, Clone)]
 pub(crate) struct KnownHostsFile {
+    /// Where accepted keys are appended: the first of `paths`.
+    write_to: PathBuf,
     paths: Vec<PathBuf>,
     entries: Vec<Entry>,
 }
@@ -119,12 +121,12 @@ pub(crate) fn blob_key_type(blob: &[u8]) -> Option<String> {
 impl KnownHostsFile {
     /// Reads every file of `paths` (at least one: the first is where accepted keys go).
     pub(crate) fn load(paths: &[PathBuf]) -> Result<Self, RemoteError> {
-        if paths.is_empty() {
+        let Some(write_to) = paths.first().cloned() else {
             return Err(RemoteError::KnownHosts {
                 path: PathBuf::from("known_hosts"),
                 message: "no known_hosts file to check host keys against".to_string(),
             });
-        }
+        };
         let mut entries = Vec::new();
         for (file, path) in paths.iter().enumerate() {
             let text = match std::fs::read_to_string(path) {
@@ -144,6 +146,7 @@ impl KnownHostsFile {
             );
         }
         Ok(Self {
+            write_to,
             paths: paths.to_vec(),
             entries,
         })
@@ -151,11 +154,11 @@ impl KnownHostsFile {
 
     /// The file accepted keys are appended to.
     pub(crate) fn path(&self) -> &Path {
-        &self.paths[0]
+        &self.write_to
     }
 
     fn place(&self, entry: &Entry) -> String {
-        let path = self.paths.get(entry.file).unwrap_or(&self.paths[0]);
+        let path = self.paths.get(entry.file).unwrap_or(&self.write_to);
         format!("{} line {}", path.display(), entry.line_no)
     }
 
