@@ -5,7 +5,8 @@
 //!   `~`, `%`-tokens, `${VAR}`), `HostKeyAlias`; `none` for `ProxyCommand`, `ProxyJump` and
 //!   `KnownHostsCommand`;
 //! - refused: `ProxyCommand`, `ProxyJump` (gpufleet would connect around the proxy),
-//!   `KnownHostsCommand` (it would not run), `StrictHostKeyChecking no`/`off` (gpufleet never
+//!   `KnownHostsCommand` (it would not run), `RevokedHostKeys` (a revoked key would be
+//!   trusted), `StrictHostKeyChecking no`/`off` (gpufleet never
 //!   connects to a changed key), `UserKnownHostsFile none`, and any of these set after a `Match`
 //!   line, which the config reader does not evaluate.
 
@@ -72,9 +73,10 @@ impl Source<'_> {
 }
 
 /// The unsupported-by-the-reader options gpufleet decides on, with their ssh_config spelling.
-const DECIDED: [(&str, &str); 5] = [
+const DECIDED: [(&str, &str); 6] = [
     ("proxycommand", "ProxyCommand"),
     ("knownhostscommand", "KnownHostsCommand"),
+    ("revokedhostkeys", "RevokedHostKeys"),
     ("stricthostkeychecking", "StrictHostKeyChecking"),
     ("userknownhostsfile", "UserKnownHostsFile"),
     ("hostkeyalias", "HostKeyAlias"),
@@ -146,6 +148,13 @@ pub(crate) fn host_key_settings(
             "KnownHostsCommand",
             "it does not run commands to learn host keys; put the keys in a known_hosts file \
              (UserKnownHostsFile) instead",
+        ));
+    }
+    if raw(params, "revokedhostkeys").is_some_and(|args| !is_none(args)) {
+        return Err(source.refuse(
+            "RevokedHostKeys",
+            "it does not read revoked-key files, so a revoked key would be trusted; mark the \
+             keys `@revoked` in known_hosts instead",
         ));
     }
     let strict = match raw(params, "stricthostkeychecking") {

@@ -61,6 +61,12 @@ fn proxies_are_refused_unless_none() {
         "gpu",
         "KnownHostsCommand",
     );
+    refusal(
+        d,
+        "RevokedHostKeys ~/.ssh/revoked\n",
+        "gpu",
+        "RevokedHostKeys",
+    );
 
     let none = "Host gpu\n  ProxyCommand none\n  ProxyJump none\n  KnownHostsCommand none\n\
                 Host *\n  ProxyCommand nc %h %p\n";
