@@ -63,7 +63,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub accept_new_host_keys: bool,
 
-    /// known_hosts file (default ~/.ssh/known_hosts).
+    /// known_hosts file (default: the ssh config's UserKnownHostsFile, else
+    /// ~/.ssh/known_hosts).
     #[arg(long, global = true, value_name = "FILE")]
     pub known_hosts: Option<PathBuf>,
 

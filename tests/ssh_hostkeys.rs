@@ -218,3 +218,70 @@ fn a_hashed_ecdsa_only_entry_is_a_match_not_a_false_alarm() {
     events.expect(WAIT, "Sample", |_, e| is_sample(e));
     link.stop_and_join();
 }
+
+/// A known_hosts line for another ed25519 key under `hosts`, and that key's public file.
+fn pinned_elsewhere(sshd: &Sshd, hosts: &str) -> (String, std::path::PathBuf) {
+    let impostor = sshd.dir().join("pinned_ed25519");
+    keygen(&impostor, "ed25519", "");
+    let other_pub = impostor.with_extension("pub");
+    let other = std::fs::read_to_string(&other_pub).expect("pub");
+    let blob = other.split_whitespace().nth(1).expect("blob");
+    (format!("{hosts} ssh-ed25519 {blob}\n"), other_pub)
+}
+
+#[test]
+fn a_wildcard_line_pinning_another_key_is_refused_even_with_accept_new() {
+    let Some(sshd) = Sshd::start() else { return };
+    let (line, other_pub) = pinned_elsewhere(&sshd, "[127.0.0.1]:*");
+    let known_hosts = sshd.dir().join("kh");
+    let original = format!("# every port of this address\n{line}");
+    std::fs::write(&known_hosts, &original).expect("write");
+    let mut opts = test_options(&known_hosts);
+    opts.accept_new_host_keys = true;
+    let (sink, mut events) = channel();
+    let link = spawn_link(sshd.remote_host("pinned"), 0, sink, opts).expect("spawn");
+    let reason = reason_of(events.expect(WAIT, "Disconnected", |_, e| {
+        matches!(e, HostEvent::Disconnected { .. })
+    }));
+    events.drain_for(Duration::from_millis(500));
+    link.stop_and_join();
+    assert!(reason.contains("HOST KEY CHANGED"), "{reason}");
+    assert!(
+        reason.contains(&format!("{} line 2", known_hosts.display())),
+        "file and line named: {reason}"
+    );
+    assert!(reason.contains(&fingerprint_of(&other_pub)), "{reason}");
+    assert!(
+        reason.contains(&fingerprint_of(&sshd.host_key_pub("ed25519"))),
+        "{reason}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&known_hosts).expect("read"),
+        original,
+        "nothing added"
+    );
+    assert_eq!(events.count(|_, e| is_sample(e)), 0);
+    assert!(
+        !sshd.log().contains("Accepted publickey"),
+        "never logged in"
+    );
+}
+
+#[test]
+fn a_negated_pattern_leaves_the_host_to_accept_new() {
+    let Some(sshd) = Sshd::start() else { return };
+    // The line pins every port of the address but this server's: it says nothing about it.
+    let (line, _) = pinned_elsewhere(&sshd, &format!("[127.0.0.1]:*,![127.0.0.1]:{}", sshd.port));
+    let known_hosts = sshd.dir().join("kh");
+    std::fs::write(&known_hosts, &line).expect("write");
+    let mut opts = test_options(&known_hosts);
+    opts.accept_new_host_keys = true;
+    let (sink, mut events) = channel();
+    let link = spawn_link(sshd.remote_host("negated"), 0, sink, opts).expect("spawn");
+    events.expect(WAIT, "Sample", |_, e| is_sample(e));
+    link.stop_and_join();
+    assert_eq!(
+        std::fs::read_to_string(&known_hosts).expect("read"),
+        format!("{line}{}", sshd.known_hosts_line("ed25519"))
+    );
+}

@@ -12,8 +12,9 @@ use crate::remote::LinkOptions;
 use crate::remote::auth::{AuthInput, authenticate};
 use crate::remote::credentials::{CredentialCache, HostKeyPrompt, PromptContext, Prompter, Secret};
 use crate::remote::error::RemoteError;
-use crate::remote::known_hosts::{KnownHostsFile, Verdict, append};
+use crate::remote::known_hosts::{KnownHostsFile, Verdict, append, known_as};
 use crate::remote::mux::Connection;
+use crate::remote::ssh_options::StrictHostKeys;
 use crate::remote::target::{RemoteHost, home_dir};
 
 /// sshd's default `MaxStartups 10:30:100` starts dropping a client's connections beyond ~10
@@ -98,12 +99,22 @@ impl Prompter for ReleasingPrompter<'_> {
     }
 }
 
-/// The known_hosts file a link checks: the configured one, else `~/.ssh/known_hosts`.
-pub(crate) fn known_hosts_path(opts: &LinkOptions) -> Result<PathBuf, RemoteError> {
-    match (&opts.known_hosts, home_dir()) {
-        (Some(path), _) => Ok(path.clone()),
-        (None, Some(home)) => Ok(home.join(".ssh").join("known_hosts")),
-        (None, None) => Err(RemoteError::KnownHosts {
+/// The known_hosts files a link checks, new keys going to the first: `--known-hosts` (which
+/// wins, as `ssh -o` would), else the ssh config's `UserKnownHostsFile`, else
+/// `~/.ssh/known_hosts`.
+pub(crate) fn known_hosts_paths(
+    host: &RemoteHost,
+    opts: &LinkOptions,
+) -> Result<Vec<PathBuf>, RemoteError> {
+    if let Some(path) = &opts.known_hosts {
+        return Ok(vec![path.clone()]);
+    }
+    if !host.host_keys.known_hosts_files.is_empty() {
+        return Ok(host.host_keys.known_hosts_files.clone());
+    }
+    match home_dir() {
+        Some(home) => Ok(vec![home.join(".ssh").join("known_hosts")]),
+        None => Err(RemoteError::KnownHosts {
             path: PathBuf::from("~/.ssh/known_hosts"),
             message: "no home directory; set the known_hosts path".to_string(),
         }),
@@ -124,7 +135,11 @@ pub(crate) fn connect(
     cache: &mut CredentialCache,
 ) -> Result<Connected, RemoteError> {
     let target = &host.target;
-    let known_hosts_path = known_hosts_path(opts)?;
+    let known_hosts_paths = known_hosts_paths(host, opts)?;
+    let known_as = match &host.host_keys.alias {
+        Some(alias) => alias.clone(),
+        None => known_as(&target.host, target.port),
+    };
     let addrs: Vec<SocketAddr> = (target.host.as_str(), target.port)
         .to_socket_addrs()
         .map_err(|source| RemoteError::Resolve {
@@ -138,7 +153,7 @@ pub(crate) fn connect(
         if ctx.cancelled() {
             return Err(RemoteError::Stopped);
         }
-        match handshake(&addrs, target.port, &target.host, opts, &known_hosts_path) {
+        match handshake(&addrs, &target.host, &known_as, opts, &known_hosts_paths) {
             Ok(done) => break done,
             Err(HandshakeFailure {
                 retryable: true, ..
@@ -158,25 +173,39 @@ pub(crate) fn connect(
     });
     let prompter_ref: Option<&dyn Prompter> = prompter.as_ref().map(|p| p as &dyn Prompter);
 
-    let accepted_key = match known_hosts.verify(&session, &target.host, target.port)? {
+    let strict = host.host_keys.strict;
+    let accepted_key = match known_hosts.verify(&session, &known_as)? {
         Verdict::Trusted => None,
         Verdict::Unknown { prompt, blob } => {
-            let headless_ok = opts.accept_new_host_keys && prompt.other_types_known.is_empty();
-            let accepted =
-                headless_ok || prompter_ref.is_some_and(|p| p.confirm_host_key(ctx, &prompt));
+            // `StrictHostKeyChecking yes` in the host's ssh config outranks the global flag
+            // and the console: nothing is added for that host.
+            let accept_new = match strict {
+                StrictHostKeys::Yes => false,
+                StrictHostKeys::AcceptNew => true,
+                StrictHostKeys::Ask => opts.accept_new_host_keys,
+            };
+            let asker = prompter_ref.filter(|_| strict != StrictHostKeys::Yes);
+            let headless_ok = accept_new && prompt.other_types_known.is_empty();
+            let accepted = headless_ok || asker.is_some_and(|p| p.confirm_host_key(ctx, &prompt));
             if accepted {
                 append(known_hosts.path(), &prompt.known_as, &blob)?;
                 Some(prompt)
             } else if ctx.cancelled() {
                 return Err(RemoteError::Stopped);
-            } else if prompter_ref.is_some() {
+            } else if asker.is_some() {
                 return Err(RemoteError::HostKeyDeclined {
                     known_as: prompt.known_as,
                     key_type: prompt.key_type,
                     fingerprint: prompt.fingerprint,
                 });
             } else {
-                let hint = if prompt.other_types_known.is_empty() {
+                let hint = if strict == StrictHostKeys::Yes {
+                    format!(
+                        "the ssh config sets StrictHostKeyChecking yes for it, so gpufleet adds \
+                         no key; add it to {} yourself once you have checked it",
+                        known_hosts.path().display()
+                    )
+                } else if prompt.other_types_known.is_empty() {
                     "accept it in the console or start with --accept-new-host-keys".to_string()
                 } else {
                     format!(
@@ -228,10 +257,10 @@ type HandshakeResult = Result<(Session, TcpStream, KnownHostsFile), HandshakeFai
 /// TCP connect and SSH handshake.
 fn handshake(
     addrs: &[SocketAddr],
-    port: u16,
     host: &str,
+    known_as: &str,
     opts: &LinkOptions,
-    known_hosts_path: &std::path::Path,
+    known_hosts_paths: &[PathBuf],
 ) -> HandshakeResult {
     let timeout = Duration::from_millis(opts.connect_timeout_ms.max(1));
     let mut last_error = None;
@@ -269,11 +298,8 @@ fn handshake(
     let socket = tcp.try_clone().map_err(io_fail)?;
     let mut session = Session::new().map_err(|e| fatal(RemoteError::ssh("libssh2", &e)))?;
     session.set_timeout(u32::try_from(opts.handshake_timeout_ms).unwrap_or(u32::MAX));
-    let known_hosts = KnownHostsFile::load(known_hosts_path).map_err(fatal)?;
-    if let Some(prefs) = known_hosts
-        .algorithm_prefs(&session, host, port)
-        .map_err(fatal)?
-    {
+    let known_hosts = KnownHostsFile::load(known_hosts_paths).map_err(fatal)?;
+    if let Some(prefs) = known_hosts.algorithm_prefs(&session, known_as) {
         session
             .method_pref(MethodType::HostKey, &prefs)
             .map_err(|e| fatal(RemoteError::ssh("setting host key algorithms", &e)))?;

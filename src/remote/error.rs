@@ -12,11 +12,15 @@ pub enum RemoteError {
     Target { spec: String, message: String },
     #[error("{path}: {message}")]
     SshConfig { path: PathBuf, message: String },
-    #[error(
-        "{host} uses {option} in the ssh config, which gpufleet does not support; \
-         connect to a host it can reach directly"
-    )]
-    UnsupportedOption { host: String, option: &'static str },
+    #[error("{host}: the ssh config {} sets {option}, which gpufleet does not honour: {why}", config.display())]
+    UnsupportedOption {
+        host: String,
+        /// The ssh config file that was read (the option may come from a file it includes).
+        config: PathBuf,
+        option: &'static str,
+        /// What gpufleet would do differently, and what to write instead.
+        why: String,
+    },
     #[error("cannot resolve {host}: {source}")]
     Resolve {
         host: String,
@@ -45,19 +49,20 @@ pub enum RemoteError {
         fingerprint: String,
     },
     #[error(
-        "HOST KEY CHANGED for {known_as}: {known_hosts} has {expected}, \
+        "HOST KEY CHANGED for {known_as}: known_hosts has {expected}, \
          the server presented {key_type} {presented}. Not connecting: this is what a \
-         man-in-the-middle looks like. If the host was re-installed, remove the old key with \
-         `ssh-keygen -R '{known_as}' -f {known_hosts}`"
+         man-in-the-middle looks like. {remedy}"
     )]
     HostKeyChanged {
         known_as: String,
-        known_hosts: String,
         key_type: String,
         presented: String,
-        /// Every key known_hosts holds for the host, as `type SHA256:... (line N)`.
+        /// Every key of that type on file for the host, as `type SHA256:... (FILE line N)`.
         expected: String,
+        /// How to clear the old key if the host really was re-installed.
+        remedy: String,
     },
+    /// `known_hosts` is the file and line of the `@revoked` entry.
     #[error("host key of {known_as} ({fingerprint}) is marked @revoked in {known_hosts}")]
     HostKeyRevoked {
         known_as: String,

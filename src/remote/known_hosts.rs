@@ -1,5 +1,6 @@
-//! Host-key checking against an OpenSSH known_hosts file (plain and hashed entries), and
-//! appending a key the user accepted.
+//! Host-key checking against OpenSSH known_hosts files, matched as OpenSSH matches them
+//! (patterns with `*`, `?` and `!negation`, `[host]:port` names, hashed `|1|` entries,
+//! `@revoked` keys), and appending a key the user accepted.
 //!
 //! libssh2 compares a presented key against entries of any type, so a host known only by its
 //! ecdsa key would read as "changed" when ed25519 gets negotiated: the key types already on
@@ -9,11 +10,12 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use ssh2::{CheckResult, KnownHostFileKind, KnownHosts, MethodType, Session};
+use ssh2::{MethodType, Session};
 
 use crate::remote::credentials::HostKeyPrompt;
-use crate::remote::digest::{base64_decode, base64_encode, fingerprint};
+use crate::remote::digest::{base64_decode, base64_encode, fingerprint, hmac_sha1};
 use crate::remote::error::RemoteError;
+use crate::remote::host_pattern::{ListMatch, match_host_list, names_exactly};
 
 /// Host-key algorithms in OpenSSH's order of preference, by the key type that carries them.
 const ALGORITHMS: [(&str, &str); 8] = [
@@ -27,19 +29,64 @@ const ALGORITHMS: [(&str, &str); 8] = [
     ("ssh-dss", "ssh-dss"),
 ];
 
+/// How a line names its hosts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HostField {
+    /// A comma-separated pattern list (`h`, `[h]:2222`, `*.example`, `!bad`).
+    Patterns(String),
+    /// `|1|salt|hash`: HMAC-SHA1 of the name, keyed with the salt.
+    Hashed { salt: Vec<u8>, hash: Vec<u8> },
+}
+
+impl HostField {
+    fn parse(text: &str) -> Option<Self> {
+        match text.strip_prefix("|1|") {
+            Some(rest) => {
+                let (salt, hash) = rest.split_once('|')?;
+                Some(HostField::Hashed {
+                    salt: base64_decode(salt)?,
+                    hash: base64_decode(hash)?,
+                })
+            }
+            None if text.starts_with('|') => None,
+            None => Some(HostField::Patterns(text.to_string())),
+        }
+    }
+
+    /// Whether the line is about `name` (already lowercased), as OpenSSH decides it.
+    fn names(&self, name: &str) -> bool {
+        match self {
+            HostField::Patterns(list) => match_host_list(name, list) == ListMatch::Yes,
+            HostField::Hashed { salt, hash } => hmac_sha1(salt, name.as_bytes()) == hash[..],
+        }
+    }
+
+    /// Whether `ssh-keygen -R name` removes this line (an exact or hashed name, no pattern).
+    fn removable_by_name(&self, name: &str) -> bool {
+        match self {
+            HostField::Patterns(list) => names_exactly(name, list),
+            HostField::Hashed { .. } => true,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
+    /// Index into the files the entry was read from.
+    file: usize,
     line_no: usize,
     revoked: bool,
-    text: String,
+    hosts: HostField,
     key_type: String,
     blob: Vec<u8>,
 }
 
-/// The parsed file; a missing file is an empty one.
+/// The parsed files (a missing file is an empty one); new keys go to the first.
 #[derive(Debug, Clone)]
 pub(crate) struct KnownHostsFile {
-    path: PathBuf,
+    /// Where accepted keys are appended: the first of `paths`.
+    write_to: PathBuf,
+    paths: Vec<PathBuf>,
     entries: Vec<Entry>,
 }
 
@@ -53,10 +100,12 @@ pub(crate) enum Verdict {
     },
 }
 
-/// The name a key is filed under: `host` on port 22, `[host]:port` elsewhere.
+/// The name a key is filed under: `host` on port 22, `[host]:port` elsewhere, lowercased as
+/// OpenSSH looks names up and writes them.
 pub(crate) fn known_as(host: &str, port: u16) -> String {
+    let host = host.to_ascii_lowercase();
     if port == 22 {
-        host.to_string()
+        host
     } else {
         format!("[{host}]:{port}")
     }
@@ -70,157 +119,176 @@ pub(crate) fn blob_key_type(blob: &[u8]) -> Option<String> {
 }
 
 impl KnownHostsFile {
-    pub(crate) fn load(path: &Path) -> Result<Self, RemoteError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => {
-                return Err(RemoteError::KnownHosts {
-                    path: path.to_path_buf(),
-                    message: e.to_string(),
-                });
-            }
+    /// Reads every file of `paths` (at least one: the first is where accepted keys go).
+    pub(crate) fn load(paths: &[PathBuf]) -> Result<Self, RemoteError> {
+        let Some(write_to) = paths.first().cloned() else {
+            return Err(RemoteError::KnownHosts {
+                path: PathBuf::from("known_hosts"),
+                message: "no known_hosts file to check host keys against".to_string(),
+            });
         };
-        let entries = text
-            .lines()
-            .enumerate()
-            .filter_map(|(i, line)| parse_line(i + 1, line))
-            .collect();
+        let mut entries = Vec::new();
+        for (file, path) in paths.iter().enumerate() {
+            let text = match std::fs::read_to_string(path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(RemoteError::KnownHosts {
+                        path: path.clone(),
+                        message: e.to_string(),
+                    });
+                }
+            };
+            entries.extend(
+                text.lines()
+                    .enumerate()
+                    .filter_map(|(i, line)| parse_line(file, i + 1, line)),
+            );
+        }
         Ok(Self {
-            path: path.to_path_buf(),
+            write_to,
+            paths: paths.to_vec(),
             entries,
         })
     }
 
+    /// The file accepted keys are appended to.
     pub(crate) fn path(&self) -> &Path {
-        &self.path
+        &self.write_to
     }
 
-    /// libssh2's view of the plain entries; lines it cannot read (key types it does not know)
-    /// are left out instead of ending the load, as `read_file` would.
-    fn collection(&self, session: &Session) -> Result<KnownHosts, RemoteError> {
-        let mut hosts = session
-            .known_hosts()
-            .map_err(|e| RemoteError::ssh("known_hosts", &e))?;
-        for entry in self.entries.iter().filter(|e| !e.revoked) {
-            let _ = hosts.read_str(&entry.text, KnownHostFileKind::OpenSSH);
-        }
-        Ok(hosts)
+    fn place(&self, entry: &Entry) -> String {
+        let path = self.paths.get(entry.file).unwrap_or(&self.write_to);
+        format!("{} line {}", path.display(), entry.line_no)
     }
 
-    /// The entries that name this host (hashed names included).
-    fn entries_for(&self, hosts: &KnownHosts, host: &str, port: u16) -> Vec<&Entry> {
+    /// The host keys on file for `known_as` (hashed names, patterns and negations included;
+    /// `@revoked` lines are not host keys).
+    fn entries_for(&self, known_as: &str) -> Vec<&Entry> {
+        let name = known_as.to_ascii_lowercase();
         self.entries
             .iter()
-            .filter(|e| {
-                !e.revoked && matches!(hosts.check_port(host, port, &e.blob), CheckResult::Match)
-            })
+            .filter(|e| !e.revoked && e.hosts.names(&name))
             .collect()
     }
 
     /// The host-key algorithms to offer, from the key types on file for the host; `None`
     /// when the host is not on file (any type may then be negotiated and prompted for).
-    pub(crate) fn algorithm_prefs(
-        &self,
-        session: &Session,
-        host: &str,
-        port: u16,
-    ) -> Result<Option<String>, RemoteError> {
-        let hosts = self.collection(session)?;
-        let types: Vec<String> = self
-            .entries_for(&hosts, host, port)
+    pub(crate) fn algorithm_prefs(&self, session: &Session, known_as: &str) -> Option<String> {
+        let types: Vec<&str> = self
+            .entries_for(known_as)
             .iter()
-            .map(|e| e.key_type.clone())
+            .map(|e| e.key_type.as_str())
             .collect();
         let supported = session
             .supported_algs(MethodType::HostKey)
             .unwrap_or_default();
         let prefs: Vec<&str> = ALGORITHMS
             .iter()
-            .filter(|(key_type, alg)| {
-                types.iter().any(|t| t == key_type) && supported.contains(alg)
-            })
+            .filter(|(key_type, alg)| types.contains(key_type) && supported.contains(alg))
             .map(|(_, alg)| *alg)
             .collect();
-        Ok((!prefs.is_empty()).then(|| prefs.join(",")))
+        (!prefs.is_empty()).then(|| prefs.join(","))
     }
 
     /// Checks the key the server presented during the handshake just done on `session`.
-    pub(crate) fn verify(
-        &self,
-        session: &Session,
-        host: &str,
-        port: u16,
-    ) -> Result<Verdict, RemoteError> {
-        let known_as = known_as(host, port);
+    pub(crate) fn verify(&self, session: &Session, known_as: &str) -> Result<Verdict, RemoteError> {
         let Some((blob, _)) = session.host_key() else {
             return Err(RemoteError::Handshake {
-                addr: known_as,
+                addr: known_as.to_string(),
                 message: "the server presented no host key".to_string(),
             });
         };
-        let blob = blob.to_vec();
-        let key_type = blob_key_type(&blob).unwrap_or_else(|| "unknown".to_string());
-        let presented = fingerprint(&blob);
-        if self.entries.iter().any(|e| e.revoked && e.blob == blob) {
+        self.check(known_as, blob)
+    }
+
+    /// Trusted when a line for the host holds this key; refused when the key is revoked, or
+    /// when a line for the host (a pattern such as `[h]:*` or `*.example` as much as the
+    /// exact name) holds another key of its type; otherwise unknown.
+    pub(crate) fn check(&self, known_as: &str, blob: &[u8]) -> Result<Verdict, RemoteError> {
+        let known_as = known_as.to_ascii_lowercase();
+        let key_type = blob_key_type(blob).unwrap_or_else(|| "unknown".to_string());
+        let presented = fingerprint(blob);
+        if let Some(line) = self.entries.iter().find(|e| e.revoked && e.blob == blob) {
             return Err(RemoteError::HostKeyRevoked {
                 known_as,
-                known_hosts: self.path.display().to_string(),
+                known_hosts: self.place(line),
                 fingerprint: presented,
             });
         }
-        let hosts = self.collection(session)?;
-        let on_file = self.entries_for(&hosts, host, port);
-        match hosts.check_port(host, port, &blob) {
-            CheckResult::Match => Ok(Verdict::Trusted),
-            CheckResult::Mismatch if on_file.iter().any(|e| e.key_type == key_type) => {
-                let expected = on_file
-                    .iter()
-                    .filter(|e| e.key_type == key_type)
-                    .map(|e| {
-                        format!(
-                            "{} {} (line {})",
-                            e.key_type,
-                            fingerprint(&e.blob),
-                            e.line_no
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                Err(RemoteError::HostKeyChanged {
-                    known_as,
-                    known_hosts: self.path.display().to_string(),
-                    key_type,
-                    presented,
-                    expected,
-                })
-            }
-            CheckResult::Mismatch | CheckResult::NotFound => {
-                let mut other_types_known: Vec<String> =
-                    on_file.iter().map(|e| e.key_type.clone()).collect();
-                other_types_known.sort();
-                other_types_known.dedup();
-                Ok(Verdict::Unknown {
-                    prompt: HostKeyPrompt {
-                        known_as,
-                        key_type,
-                        fingerprint: presented,
-                        other_types_known,
-                    },
-                    blob,
-                })
-            }
-            CheckResult::Failure => Err(RemoteError::KnownHosts {
-                path: self.path.clone(),
-                message: format!("libssh2 could not check the key of {known_as}"),
-            }),
+        let on_file = self.entries_for(&known_as);
+        if on_file.iter().any(|e| e.blob == blob) {
+            return Ok(Verdict::Trusted);
         }
+        let same_type: Vec<&&Entry> = on_file.iter().filter(|e| e.key_type == key_type).collect();
+        if !same_type.is_empty() {
+            let expected = same_type
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} {} ({})",
+                        e.key_type,
+                        fingerprint(&e.blob),
+                        self.place(e)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let remedy = self.remedy(&known_as, &same_type);
+            return Err(RemoteError::HostKeyChanged {
+                known_as,
+                key_type,
+                presented,
+                expected,
+                remedy,
+            });
+        }
+        let mut other_types_known: Vec<String> =
+            on_file.iter().map(|e| e.key_type.clone()).collect();
+        other_types_known.sort();
+        other_types_known.dedup();
+        Ok(Verdict::Unknown {
+            prompt: HostKeyPrompt {
+                known_as,
+                key_type,
+                fingerprint: presented,
+                other_types_known,
+            },
+            blob: blob.to_vec(),
+        })
+    }
+
+    /// What to do if the host really was re-installed: `ssh-keygen -R` for lines naming it,
+    /// editing by hand for pattern lines (which may cover other hosts too).
+    fn remedy(&self, known_as: &str, lines: &[&&Entry]) -> String {
+        let (exact, patterns): (Vec<&&Entry>, Vec<&&Entry>) = lines
+            .iter()
+            .partition(|e| e.hosts.removable_by_name(known_as));
+        let mut steps = Vec::new();
+        let mut files: Vec<usize> = exact.iter().map(|e| e.file).collect();
+        files.dedup();
+        for file in files {
+            if let Some(path) = self.paths.get(file) {
+                steps.push(format!(
+                    "remove the old key with `ssh-keygen -R '{known_as}' -f {}`",
+                    path.display()
+                ));
+            }
+        }
+        for line in patterns {
+            steps.push(format!(
+                "edit {} by hand (a pattern line, it may cover other hosts)",
+                self.place(line)
+            ));
+        }
+        format!("If the host was re-installed, {}", steps.join("; "))
     }
 }
 
-/// One `hosts keytype base64 [comment]` line; comments, blank lines, `@cert-authority` lines
-/// (not honoured) and unreadable keys are skipped.
-fn parse_line(line_no: usize, line: &str) -> Option<Entry> {
+/// One `[@marker] hosts keytype base64 [comment]` line; comments, blank lines,
+/// `@cert-authority` lines (a CA is no host key; certificates are not honoured), other markers
+/// and unreadable lines are skipped, as OpenSSH skips them.
+fn parse_line(file: usize, line_no: usize, line: &str) -> Option<Entry> {
     let trimmed = line.trim();
     if trimmed.is_empty() || trimmed.starts_with('#') {
         return None;
@@ -235,13 +303,14 @@ fn parse_line(line_no: usize, line: &str) -> Option<Entry> {
         revoked = true;
         first = words.next()?;
     }
+    let hosts = HostField::parse(first)?;
     let key_type = words.next()?.to_string();
-    let key = words.next()?;
-    let blob = base64_decode(key)?;
+    let blob = base64_decode(words.next()?)?;
     Some(Entry {
+        file,
         line_no,
         revoked,
-        text: format!("{first} {key_type} {key}"),
+        hosts,
         key_type,
         blob,
     })
@@ -284,55 +353,5 @@ pub(crate) fn append(path: &Path, known_as: &str, blob: &[u8]) -> Result<(), Rem
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    // A real ed25519 public key (from `ssh-keygen -t ed25519`), its fingerprint as
-    // `ssh-keygen -lf` printed it.
-    const ED25519: &str = "AAAAC3NzaC1lZDI1NTE5AAAAIIUpBwYODpUF1i6Z8Df3w2MnbI5ihHQz1DvLzp1mBtKI";
-    const ED25519_FP: &str = "SHA256:ohEXDRaYsuOMDkQY5STT/OBOfwTmFETIYINmCXR+Nkk";
-
-    #[test]
-    fn parses_lines_and_markers() {
-        let e = parse_line(3, &format!("[h]:2222 ssh-ed25519 {ED25519} c")).expect("entry");
-        assert_eq!(e.key_type, "ssh-ed25519");
-        assert_eq!(blob_key_type(&e.blob).as_deref(), Some("ssh-ed25519"));
-        assert_eq!(fingerprint(&e.blob), ED25519_FP);
-        assert!(!e.revoked);
-        let r = parse_line(1, &format!("@revoked * ssh-ed25519 {ED25519}")).expect("entry");
-        assert!(r.revoked);
-        assert_eq!(parse_line(1, "# comment"), None);
-        assert_eq!(
-            parse_line(1, &format!("@cert-authority * ssh-ed25519 {ED25519}")),
-            None
-        );
-        assert_eq!(parse_line(1, "h ssh-ed25519 not*base64"), None);
-    }
-
-    #[test]
-    fn known_as_brackets_other_ports() {
-        assert_eq!(known_as("h.example", 22), "h.example");
-        assert_eq!(known_as("127.0.0.1", 2222), "[127.0.0.1]:2222");
-    }
-
-    #[test]
-    fn append_writes_an_openssh_line() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("sub/known_hosts");
-        let blob = base64_decode(ED25519).expect("b64");
-        append(&path, "[h]:2222", &blob).expect("append");
-        std::fs::write(
-            &path,
-            std::fs::read_to_string(&path).expect("read").trim_end(),
-        )
-        .expect("strip newline");
-        append(&path, "other", &blob).expect("append");
-        let text = std::fs::read_to_string(&path).expect("read");
-        assert_eq!(
-            text,
-            format!("[h]:2222 ssh-ed25519 {ED25519}\nother ssh-ed25519 {ED25519}\n")
-        );
-        let file = KnownHostsFile::load(&path).expect("load");
-        assert_eq!(file.entries.len(), 2);
-    }
-}
+#[path = "known_hosts_tests.rs"]
+mod tests;

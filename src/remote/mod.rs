@@ -10,6 +10,7 @@ mod credentials;
 mod digest;
 mod error;
 mod exec;
+mod host_pattern;
 mod job;
 mod known_hosts;
 mod link;
@@ -18,6 +19,7 @@ mod quote;
 mod sanitize;
 mod session;
 mod smi;
+mod ssh_options;
 mod target;
 mod wait;
 
@@ -35,6 +37,7 @@ pub use exec::{ExecOutcome, ExecRequest, exec};
 pub use link::{read_once, spawn_link};
 pub use quote::{CommandError, RemoteCommand, shell_quote};
 pub use sanitize::sanitize;
+pub use ssh_options::{HostKeySettings, StrictHostKeys};
 pub use target::{Endpoint, RemoteHost, resolve};
 
 /// How a link behaves; `Default` is what the console uses.

@@ -1,5 +1,6 @@
 //! Which machine to reach and as whom: a host's `ssh` value resolved through `~/.ssh/config`
-//! (HostName, User, Port, IdentityFile; `Include` and `Host` patterns).
+//! (HostName, User, Port, IdentityFile; `Include` and `Host` patterns), with the options on
+//! proxies and host keys that `ssh_options` honours or refuses.
 
 use std::fmt;
 use std::fs::File;
@@ -10,6 +11,9 @@ use ssh2_config::{ParseRule, SshConfig};
 
 use crate::config::parse_ssh_target;
 use crate::remote::error::RemoteError;
+use crate::remote::ssh_options::{
+    HostKeySettings, Source, Tokens, host_key_settings, refuse_match_blocks,
+};
 
 /// A fully resolved address: nothing is left for ssh config or defaults to fill in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +43,8 @@ pub struct RemoteHost {
     pub identity_files: Vec<PathBuf>,
     /// The name of the environment variable holding the password (never the password).
     pub password_env: Option<String>,
+    /// How the host's key is checked, from the ssh config.
+    pub host_keys: HostKeySettings,
 }
 
 /// Keys OpenSSH tries when nothing names one, in its order.
@@ -63,15 +69,7 @@ pub fn resolve(
     })?;
     let home = home_dir();
     let config = load_config(ssh_config_path, home.as_deref())?;
-    let params = config.as_ref().map(|c| c.query(&spec.host));
-    if let Some(p) = &params
-        && p.proxy_jump.as_ref().is_some_and(|j| !j.is_empty())
-    {
-        return Err(RemoteError::UnsupportedOption {
-            host: spec.host.clone(),
-            option: "ProxyJump",
-        });
-    }
+    let params = config.as_ref().map(|(c, _)| c.query(&spec.host));
     let host = params
         .as_ref()
         .and_then(|p| p.host_name.clone())
@@ -86,6 +84,26 @@ pub fn resolve(
         .port
         .or_else(|| params.as_ref().and_then(|p| p.port))
         .unwrap_or(22);
+
+    let host_keys = match (&config, &params) {
+        (Some((config, path)), Some(params)) => {
+            let source = Source {
+                host: &spec.host,
+                config: path,
+            };
+            refuse_match_blocks(config.get_hosts(), &source)?;
+            let tokens = Tokens {
+                original: &spec.host,
+                host: &host,
+                port,
+                user: &user,
+                local_user: &local_user(),
+                home: home.as_deref(),
+            };
+            host_key_settings(params, &source, &tokens)?
+        }
+        _ => HostKeySettings::default(),
+    };
 
     let mut identity_files: Vec<PathBuf> = Vec::new();
     let configured = params
@@ -112,10 +130,15 @@ pub fn resolve(
         target: Endpoint { user, host, port },
         identity_files,
         password_env: password_env.map(str::to_string),
+        host_keys,
     })
 }
 
-fn load_config(path: Option<&Path>, home: Option<&Path>) -> Result<Option<SshConfig>, RemoteError> {
+/// The parsed ssh config and the file it was read from; `None` when there is none.
+fn load_config(
+    path: Option<&Path>,
+    home: Option<&Path>,
+) -> Result<Option<(SshConfig, PathBuf)>, RemoteError> {
     let (path, required) = match path {
         Some(p) => (p.to_path_buf(), true),
         None => match home {
@@ -148,7 +171,7 @@ fn load_config(path: Option<&Path>, home: Option<&Path>) -> Result<Option<SshCon
     let rules = ParseRule::ALLOW_UNKNOWN_FIELDS | ParseRule::ALLOW_UNSUPPORTED_FIELDS;
     parser
         .parse(&mut BufReader::new(file), rules)
-        .map(Some)
+        .map(|config| Some((config, path.clone())))
         .map_err(|e| RemoteError::SshConfig {
             path,
             message: e.to_string(),

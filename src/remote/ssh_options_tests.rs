@@ -1,0 +1,179 @@
+//! Each ssh config option on proxies and host keys, through `resolve` on a real config file:
+//! honoured or refused with the option and the file named, never ignored.
+
+use std::path::Path;
+
+use crate::remote::error::RemoteError;
+use crate::remote::ssh_options::{HostKeySettings, StrictHostKeys};
+use crate::remote::target::{RemoteHost, home_dir, resolve};
+
+fn resolve_with(dir: &Path, config: &str, spec: &str) -> Result<RemoteHost, RemoteError> {
+    let path = dir.join("config");
+    std::fs::write(&path, config).expect("write config");
+    resolve("h", spec, None, None, Some(&path))
+}
+
+/// The refusal's text, checked to name the option and the config file.
+fn refusal(dir: &Path, config: &str, spec: &str, option: &str) -> String {
+    match resolve_with(dir, config, spec) {
+        Err(e @ RemoteError::UnsupportedOption { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains(option), "{text}");
+            assert!(
+                text.contains(&dir.join("config").display().to_string()),
+                "{text}"
+            );
+            text
+        }
+        other => panic!("{option} not refused: {other:?}"),
+    }
+}
+
+fn settings(dir: &Path, config: &str, spec: &str) -> HostKeySettings {
+    resolve_with(dir, config, spec).expect("resolves").host_keys
+}
+
+#[test]
+fn proxies_are_refused_unless_none() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let text = refusal(
+        d,
+        "Host gpu\n    HostName 10.0.0.5\n    ProxyCommand ssh -W %h:%p bastion --secret=abc\n",
+        "gpu",
+        "ProxyCommand",
+    );
+    assert!(text.contains("directly"), "{text}");
+    assert!(
+        !text.contains("secret=abc"),
+        "the command is not echoed: {text}"
+    );
+    refusal(d, "Host *\n    ProxyJump bastion\n", "gpu", "ProxyJump");
+    refusal(
+        d,
+        "ProxyCommand nc %h %p\n",
+        "root@1.2.3.4:22",
+        "ProxyCommand",
+    );
+    refusal(
+        d,
+        "Host gpu\n  KnownHostsCommand /bin/keys %H\n",
+        "gpu",
+        "KnownHostsCommand",
+    );
+    refusal(
+        d,
+        "RevokedHostKeys ~/.ssh/revoked\n",
+        "gpu",
+        "RevokedHostKeys",
+    );
+
+    let none = "Host gpu\n  ProxyCommand none\n  ProxyJump none\n  KnownHostsCommand none\n\
+                Host *\n  ProxyCommand nc %h %p\n";
+    assert_eq!(settings(d, none, "gpu"), HostKeySettings::default());
+    // A block for another host says nothing about this one.
+    let other = "Host bastion-only\n  ProxyCommand nc %h %p\n";
+    assert_eq!(settings(d, other, "gpu"), HostKeySettings::default());
+}
+
+#[test]
+fn strict_host_key_checking_is_honoured_or_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let strict = |value: &str| {
+        settings(
+            d,
+            &format!("Host *\n  StrictHostKeyChecking {value}\n"),
+            "gpu",
+        )
+        .strict
+    };
+    assert_eq!(strict("yes"), StrictHostKeys::Yes);
+    assert_eq!(strict("Ask"), StrictHostKeys::Ask);
+    assert_eq!(strict("accept-new"), StrictHostKeys::AcceptNew);
+    for value in ["no", "off"] {
+        let text = refusal(
+            d,
+            &format!("Host gpu\n  StrictHostKeyChecking {value}\n"),
+            "gpu",
+            "StrictHostKeyChecking",
+        );
+        assert!(
+            text.contains("accept-new") && text.contains(value),
+            "{text}"
+        );
+    }
+    refusal(
+        d,
+        "StrictHostKeyChecking maybe\n",
+        "gpu",
+        "StrictHostKeyChecking",
+    );
+    // The first value obtained wins, as in ssh: the host's own block before `Host *`.
+    let first =
+        "Host gpu\n  StrictHostKeyChecking accept-new\nHost *\n  StrictHostKeyChecking no\n";
+    assert_eq!(settings(d, first, "gpu").strict, StrictHostKeys::AcceptNew);
+}
+
+#[test]
+fn known_hosts_files_and_aliases_are_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let home = home_dir().expect("home");
+    let config = "Host gpu\n  HostName 10.0.0.5\n  Port 2222\n  User ubuntu\n  HostKeyAlias GPU-Box\n  \
+                  UserKnownHostsFile ~/.ssh/kh_fleet %d/kh_%h_%p_%r_%k_%n_%%\n";
+    let s = settings(d, config, "gpu");
+    assert_eq!(s.alias.as_deref(), Some("gpu-box"));
+    assert_eq!(
+        s.known_hosts_files,
+        vec![
+            home.join(".ssh/kh_fleet"),
+            home.join("kh_10.0.0.5_2222_ubuntu_gpu-box_gpu_%"),
+        ]
+    );
+    let s = settings(d, "Host gpu\n  UserKnownHostsFile /tmp/a\n", "gpu");
+    assert_eq!(s.known_hosts_files, vec![Path::new("/tmp/a").to_path_buf()]);
+    assert_eq!(s.alias, None);
+    refusal(
+        d,
+        "Host gpu\n  UserKnownHostsFile none\n",
+        "gpu",
+        "UserKnownHostsFile",
+    );
+    let text = refusal(
+        d,
+        "Host gpu\n  UserKnownHostsFile ~/.ssh/kh_%C\n",
+        "gpu",
+        "UserKnownHostsFile",
+    );
+    assert!(text.contains("%C"), "{text}");
+    refusal(
+        d,
+        "Host gpu\n  UserKnownHostsFile ${GPUFLEET_SURELY_UNSET_VAR}/kh\n",
+        "gpu",
+        "UserKnownHostsFile",
+    );
+}
+
+#[test]
+fn options_under_a_match_block_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    // The reader files the Match block's lines under `Host other`; whether they apply to
+    // `gpu` cannot be told, so nothing connects.
+    let text = refusal(
+        d,
+        "Host other\n  User x\nMatch host gpu\n  ProxyCommand nc %h %p\n",
+        "gpu",
+        "ProxyCommand",
+    );
+    assert!(text.contains("Match"), "{text}");
+    refusal(
+        d,
+        "Match exec \"true\"\n  StrictHostKeyChecking no\n",
+        "gpu",
+        "StrictHostKeyChecking",
+    );
+    // A Match block with nothing decided here is left to the reader.
+    assert!(resolve_with(d, "Match all\n  ServerAliveInterval 5\n", "gpu").is_ok());
+}
