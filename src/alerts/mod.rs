@@ -6,8 +6,10 @@ mod answer;
 mod deliver;
 mod message;
 mod sink;
+mod try_sinks;
 
 pub use answer::{Verdict, judge};
 pub use deliver::{Clock, DeliveryEvent, DeliveryOptions, Dispatcher, Reporter, SinkStatus};
 pub use message::{Alert, AlertState, Money, truncate_bytes};
 pub use sink::{HttpRequest, Sink, SinkError};
+pub use try_sinks::{EXIT_BAD_SETUP, EXIT_DELIVERED, EXIT_UNDELIVERED, test_sinks};
