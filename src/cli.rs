@@ -146,11 +146,26 @@ pub enum CliCommand {
         #[arg(long)]
         force: bool,
     },
+    /// Alerts: `gpufleet alert test [SINK]` sends a test message to every `[[alerts]]` sink
+    /// (or the one named) and says which got through. Exit 0 all delivered, 1 not, 2 setup.
+    Alert {
+        #[command(subcommand)]
+        action: AlertAction,
+    },
     /// Read every host once, print a table (or JSON) and exit; non-zero if a host could not be read.
     Snapshot {
         /// Print JSON (schema in the README) instead of a table.
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AlertAction {
+    /// Send a test alert to every sink, or to the sink named.
+    Test {
+        /// A sink's `name` (or its `kind` when it has no name).
+        sink: Option<String>,
     },
 }
 

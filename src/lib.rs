@@ -1,5 +1,6 @@
 //! gpufleet: a terminal console for rented GPUs.
 
+pub mod alerts;
 pub mod app;
 pub mod audit;
 pub mod check;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use gpufleet::alerts;
 use gpufleet::app::model::ModelOptions;
 use gpufleet::app::money::MoneyOptions;
 use gpufleet::app::ops::{HostSource, Runbooks};
@@ -15,7 +16,7 @@ use gpufleet::app::release_bridge::{BridgeSetup, SshHostRunner};
 use gpufleet::app::{Model, runtime};
 use gpufleet::audit::AuditLog;
 use gpufleet::check;
-use gpufleet::cli::{Cli, CliCommand, GlobalArgs, PlaybookAction};
+use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
 use gpufleet::diagnose::{self, LiveOptions};
@@ -271,6 +272,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 *sustain_s,
                 *json,
             ));
+        }
+        Some(CliCommand::Alert {
+            action: AlertAction::Test { sink },
+        }) => {
+            let mut out = std::io::stdout();
+            let code = alerts::test_sinks(&config, sink.as_deref(), &process_env, now_ms, &mut out);
+            return Ok(ExitCode::from(code));
         }
         Some(CliCommand::Cost { json }) => {
             let (text, code) = money_cli::cost_command(&config, *json, now_ms())?;

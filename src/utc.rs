@@ -19,3 +19,20 @@ pub fn utc_parts(unix_ms: u64) -> (i64, u32, u32, u32, u32, u32, u32) {
     let year = yoe + era * 400 + i64::from(month <= 2);
     (year, month, day, rest / 3600, rest / 60 % 60, rest % 60, ms)
 }
+
+/// RFC 3339 in UTC with milliseconds, `2026-12-01T19:27:06.123Z`.
+pub fn rfc3339(unix_ms: u64) -> String {
+    let (y, mo, d, h, mi, s, ms) = utc_parts(unix_ms);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_is_utc_with_milliseconds() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_868_800_250), "2000-03-01T00:00:00.250Z");
+    }
+}

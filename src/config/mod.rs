@@ -1,6 +1,7 @@
 //! The TOML config file: hosts to watch, what they cost, how to release them and the fleet's red
 //! lines, checked strictly with messages of the form `file:line: key: message`.
 
+mod alerts;
 pub(crate) mod locate;
 mod ssh_target;
 mod validate;
@@ -13,6 +14,7 @@ use thiserror::Error;
 
 use locate::{Document, Located};
 
+pub use alerts::{AlertSink, MinSeverity, SinkKind};
 pub use ssh_target::{SshTarget, SshTargetError, parse_ssh_target};
 pub use values::{CudaVersion, Rfc3339};
 
@@ -36,6 +38,8 @@ pub struct Config {
     pub idle_minutes: u64,
     pub hosts: Vec<HostConfig>,
     pub budget: Option<Budget>,
+    /// Where alerts go: one `[[alerts]]` table per sink.
+    pub alerts: Vec<AlertSink>,
 }
 
 impl Default for Config {
@@ -50,6 +54,7 @@ impl Default for Config {
             idle_minutes: 10,
             hosts: Vec::new(),
             budget: None,
+            alerts: Vec::new(),
         }
     }
 }

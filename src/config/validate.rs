@@ -14,7 +14,7 @@ pub(super) struct Problem {
     pub(super) message: String,
 }
 
-fn problem(path: KeyPath, message: impl Into<String>) -> Result<(), Problem> {
+pub(super) fn problem(path: KeyPath, message: impl Into<String>) -> Result<(), Problem> {
     Err(Problem {
         path,
         message: message.into(),
@@ -104,6 +104,21 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
     }
     if let Some(budget) = &config.budget {
         check_budget(budget, &root.key("budget"))?;
+    }
+    let host_names: Vec<&str> = config.hosts.iter().map(|h| h.name.as_str()).collect();
+    let mut sink_names: HashMap<&str, usize> = HashMap::new();
+    for (index, sink) in config.alerts.iter().enumerate() {
+        let path = root.key("alerts").index(index);
+        super::alerts::check_sink(sink, &host_names, &path)?;
+        if let Some(first) = sink_names.insert(sink.display_name(), index) {
+            problem(
+                path.key("name"),
+                format!(
+                    "two sinks are called {:?} (alerts[{first}] too); give each a name",
+                    sink.display_name()
+                ),
+            )?;
+        }
     }
     Ok(())
 }

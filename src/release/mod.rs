@@ -19,4 +19,6 @@ pub use request::{
     RUNPOD_BASE_URL, ReleaseAction, ReleaseRequest, ReleaseStep, VAST_BASE_URL, default_base_url,
     effect,
 };
-pub use secret::{LoadedToken, REDACTED, Secret, TokenError, load_token, process_env};
+pub use secret::{
+    LoadedToken, REDACTED, Secret, SecretSource, TokenError, load_secret, load_token, process_env,
+};

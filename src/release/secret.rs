@@ -38,24 +38,43 @@ impl fmt::Display for Secret {
 
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
-    #[error("no token configured: set token_env or token_file in [hosts.release]")]
-    NotConfigured,
-    #[error("the environment variable {name} (token_env) is not set")]
-    EnvMissing { name: String },
-    #[error("the environment variable {name} (token_env) is empty")]
-    EnvEmpty { name: String },
-    #[error("token_file {}: {source}", .path.display())]
+    #[error("no {what} configured: set {env_key} or {file_key} in {table}")]
+    NotConfigured {
+        what: &'static str,
+        env_key: &'static str,
+        file_key: &'static str,
+        table: &'static str,
+    },
+    #[error("the environment variable {name} ({key}) is not set")]
+    EnvMissing { name: String, key: &'static str },
+    #[error("the environment variable {name} ({key}) is empty")]
+    EnvEmpty { name: String, key: &'static str },
+    #[error("{key} {}: {source}", .path.display())]
     File {
         path: PathBuf,
+        key: &'static str,
         source: std::io::Error,
     },
-    #[error("token_file {} is empty", .path.display())]
-    FileEmpty { path: PathBuf },
-    #[error("the token from {from} contains a line break or control character")]
-    Malformed { from: String },
+    #[error("{key} {} is empty", .path.display())]
+    FileEmpty { path: PathBuf, key: &'static str },
+    #[error("the {what} from {from} contains a line break or control character")]
+    Malformed { what: &'static str, from: String },
 }
 
-/// A token and what the user should hear about where it came from.
+/// Where one secret comes from: an environment variable or a file named in the config, and the
+/// config keys that name them (errors say which key to fix, never the value).
+#[derive(Debug, Clone, Copy)]
+pub struct SecretSource<'a> {
+    /// What the secret is, for messages: `token`, `webhook URL`, `signing secret`.
+    pub what: &'static str,
+    pub env: Option<&'a str>,
+    pub file: Option<&'a Path>,
+    pub env_key: &'static str,
+    pub file_key: &'static str,
+    /// The table the keys belong in, e.g. `[hosts.release]`.
+    pub table: &'static str,
+}
+
 #[derive(Debug, Clone)]
 pub struct LoadedToken {
     pub secret: Secret,
@@ -69,41 +88,72 @@ pub fn load_token(
     release: &ReleaseConfig,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<LoadedToken, TokenError> {
-    if let Some(name) = &release.token_env {
-        let value = env(name).ok_or_else(|| TokenError::EnvMissing { name: name.clone() })?;
+    let source = SecretSource {
+        what: "token",
+        env: release.token_env.as_deref(),
+        file: release.token_file.as_deref(),
+        env_key: "token_env",
+        file_key: "token_file",
+        table: "[hosts.release]",
+    };
+    load_secret(&source, env)
+}
+
+/// Loads one secret from the environment variable, else the file, that `source` names.
+pub fn load_secret(
+    source: &SecretSource<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<LoadedToken, TokenError> {
+    let what = source.what;
+    if let Some(name) = source.env {
+        let key = source.env_key;
+        let value = env(name).ok_or_else(|| TokenError::EnvMissing {
+            name: name.to_string(),
+            key,
+        })?;
         let text = value.trim();
         if text.is_empty() {
-            return Err(TokenError::EnvEmpty { name: name.clone() });
+            return Err(TokenError::EnvEmpty {
+                name: name.to_string(),
+                key,
+            });
         }
-        return checked(text, &format!("${name}")).map(|secret| LoadedToken {
+        return checked(text, what, &format!("${name}")).map(|secret| LoadedToken {
             secret,
             warnings: Vec::new(),
         });
     }
-    let Some(file) = &release.token_file else {
-        return Err(TokenError::NotConfigured);
+    let Some(file) = source.file else {
+        return Err(TokenError::NotConfigured {
+            what,
+            env_key: source.env_key,
+            file_key: source.file_key,
+            table: source.table,
+        });
     };
+    let key = source.file_key;
     let path = expand_home(file);
-    let bytes = std::fs::read(&path).map_err(|source| TokenError::File {
+    let bytes = std::fs::read(&path).map_err(|e| TokenError::File {
         path: path.clone(),
-        source,
+        key,
+        source: e,
     })?;
     let text = String::from_utf8_lossy(&bytes);
     let text = text.trim();
     if text.is_empty() {
-        return Err(TokenError::FileEmpty { path });
+        return Err(TokenError::FileEmpty { path, key });
     }
-    let secret = checked(text, &path.display().to_string())?;
+    let secret = checked(text, what, &path.display().to_string())?;
     Ok(LoadedToken {
         secret,
-        warnings: permission_warning(&path).into_iter().collect(),
+        warnings: permission_warning(&path, key).into_iter().collect(),
     })
 }
 
-/// A token with a line break would end the HTTP header early and smuggle in another one.
-fn checked(text: &str, from: &str) -> Result<Secret, TokenError> {
+fn checked(text: &str, what: &'static str, from: &str) -> Result<Secret, TokenError> {
     if text.chars().any(char::is_control) {
         return Err(TokenError::Malformed {
+            what,
             from: from.to_string(),
         });
     }
@@ -111,12 +161,12 @@ fn checked(text: &str, from: &str) -> Result<Secret, TokenError> {
 }
 
 #[cfg(unix)]
-fn permission_warning(path: &Path) -> Option<String> {
+fn permission_warning(path: &Path, key: &str) -> Option<String> {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(path).ok()?.permissions().mode();
     (mode & 0o077 != 0).then(|| {
         format!(
-            "token_file {} is open to other users (mode {:o}); run chmod 600 on it",
+            "{key} {} is open to other users (mode {:o}); run chmod 600 on it",
             path.display(),
             mode & 0o777
         )
@@ -124,7 +174,7 @@ fn permission_warning(path: &Path) -> Option<String> {
 }
 
 #[cfg(not(unix))]
-fn permission_warning(_path: &Path) -> Option<String> {
+fn permission_warning(_path: &Path, _key: &str) -> Option<String> {
     None
 }
 

@@ -1,0 +1,184 @@
+//! One alert as every sink receives it: which host and GPU, which finding (label and
+//! severity), a one-line summary, the runbook to run, the money at stake, and whether it is
+//! firing or resolved; plus the plain text chat services show.
+
+use serde::Serialize;
+
+use crate::cost::format_money;
+use crate::diagnose::Severity;
+use crate::telemetry::TimestampMs;
+
+/// Whether the condition started or ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AlertState {
+    Firing,
+    Resolved,
+}
+
+impl AlertState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Firing => "firing",
+            Self::Resolved => "resolved",
+        }
+    }
+}
+
+/// What the host costs, as far as gpufleet knows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Money {
+    pub price_per_hour: Option<f64>,
+    pub spent: Option<f64>,
+    pub currency: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Alert {
+    pub host: String,
+    /// The GPU index, when the alert is about one GPU.
+    pub gpu: Option<u32>,
+    /// The finding's label (`gpu_lost`, `xid_79`, `idle_billing`, ...) or an alert of
+    /// gpufleet's own (`unreachable`, `red_line`, `auto_release`, `test`).
+    pub label: String,
+    pub severity: Severity,
+    /// One line: what happened.
+    pub summary: String,
+    /// The runbook id to run, if one applies.
+    pub runbook: Option<String>,
+    pub money: Money,
+    pub state: AlertState,
+    pub at_ms: TimestampMs,
+}
+
+impl Alert {
+    /// `host` or `host GPU 3`.
+    pub fn place(&self) -> String {
+        match self.gpu {
+            Some(gpu) => format!("{} GPU {gpu}", self.host),
+            None => self.host.clone(),
+        }
+    }
+
+    /// The first line of a chat message: `[FIRING critical] h1 GPU 0: gpu_lost`.
+    pub fn title(&self) -> String {
+        let state = match self.state {
+            AlertState::Firing => "FIRING",
+            AlertState::Resolved => "RESOLVED",
+        };
+        format!(
+            "[{state} {}] {}: {}",
+            self.severity.word(),
+            self.place(),
+            self.label
+        )
+    }
+
+    /// The money line, or nothing when the host has no price.
+    pub fn money_line(&self) -> Option<String> {
+        let money = &self.money;
+        let currency = money.currency.as_deref().unwrap_or("");
+        let price = money
+            .price_per_hour
+            .map(|p| format!("{}/h", format_money(p, currency)));
+        let spent = money
+            .spent
+            .map(|s| format!("{} spent", format_money(s, currency)));
+        match (price, spent) {
+            (Some(price), Some(spent)) => Some(format!("{price}, {spent}")),
+            (Some(one), None) | (None, Some(one)) => Some(one),
+            (None, None) => None,
+        }
+    }
+
+    /// The whole plain-text message: title, summary, runbook, money, time.
+    pub fn text(&self) -> String {
+        let mut lines = vec![self.title(), self.summary.clone()];
+        if let Some(runbook) = &self.runbook
+            && self.state == AlertState::Firing
+        {
+            lines.push(format!(
+                "runbook: gpufleet playbook run {runbook} --host {}",
+                self.host
+            ));
+        }
+        if let Some(money) = self.money_line() {
+            lines.push(money);
+        }
+        lines.push(format!("at {}", crate::utc::rfc3339(self.at_ms)));
+        lines.join("\n")
+    }
+
+    /// The generic webhook's JSON object.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "host": self.host,
+            "gpu": self.gpu,
+            "label": self.label,
+            "severity": self.severity.word(),
+            "summary": self.summary,
+            "state": self.state.as_str(),
+            "at": crate::utc::rfc3339(self.at_ms),
+            "runbook": self.runbook,
+            "price_per_hour": self.money.price_per_hour,
+            "spent": self.money.spent,
+            "currency": self.money.currency,
+            "source": "gpufleet",
+        })
+    }
+}
+
+/// Cuts `text` to at most `max_bytes` on a character boundary, marking the cut.
+pub fn truncate_bytes(text: &str, max_bytes: usize) -> String {
+    if text.len() <= max_bytes {
+        return text.to_string();
+    }
+    const MARK: &str = "…";
+    let mut end = max_bytes.saturating_sub(MARK.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{MARK}", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn lost() -> Alert {
+        Alert {
+            host: "h100-2".into(),
+            gpu: Some(3),
+            label: "gpu_lost".into(),
+            severity: Severity::Critical,
+            summary: "GPU 3 has fallen off the bus".into(),
+            runbook: Some("gpu-lost".into()),
+            money: Money {
+                price_per_hour: Some(2.5),
+                spent: Some(41.2),
+                currency: Some("USD".into()),
+            },
+            state: AlertState::Firing,
+            at_ms: 951_868_800_250,
+        }
+    }
+
+    #[test]
+    fn the_text_names_host_gpu_label_runbook_and_money() {
+        let text = lost().text();
+        assert_eq!(
+            text,
+            "[FIRING critical] h100-2 GPU 3: gpu_lost\nGPU 3 has fallen off the bus\n\
+             runbook: gpufleet playbook run gpu-lost --host h100-2\n2.50 USD/h, 41.20 USD spent\n\
+             at 2000-03-01T00:00:00.250Z"
+        );
+    }
+
+    #[test]
+    fn truncation_keeps_whole_characters() {
+        assert_eq!(truncate_bytes("abc", 3), "abc");
+        let cut = truncate_bytes("显卡掉线了", 8);
+        assert!(cut.len() <= 8, "{cut}");
+        assert!(cut.ends_with('…'));
+    }
+}
