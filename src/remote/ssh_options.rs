@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use ssh2_config::{Host, HostParams};
 
+use crate::paths::expand_tilde;
 use crate::remote::error::RemoteError;
-use crate::remote::target::expand_tilde;
 
 /// What to do with a host key that is not on file (`StrictHostKeyChecking`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -2,6 +2,7 @@
 //! (HostName, User, Port, IdentityFile; `Include` and `Host` patterns), with the options on
 //! proxies and host keys that `ssh_options` honours or refuses.
 
+use crate::paths::expand_tilde;
 use std::fmt;
 use std::fs::File;
 use std::io::BufReader;
@@ -189,14 +190,6 @@ fn local_user() -> String {
         .ok()
         .filter(|u| !u.is_empty())
         .unwrap_or_else(|| "root".to_string())
-}
-
-/// `~/x` -> `<home>/x`; config files keep `~` so they stay portable between machines.
-pub(crate) fn expand_tilde(path: &Path, home: Option<&Path>) -> PathBuf {
-    match (path.strip_prefix("~"), home) {
-        (Ok(rest), Some(home)) => home.join(rest),
-        _ => path.to_path_buf(),
-    }
 }
 
 #[cfg(test)]
