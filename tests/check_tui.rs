@@ -10,10 +10,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use gpufleet::app::check_pane::{CheckEvent, CheckStage, done_event};
+use gpufleet::app::check_run::{CheckEvent, CheckStage, done_event};
 use gpufleet::app::keymap::InputMode;
 use gpufleet::app::model::ModelOptions;
-use gpufleet::app::ops::{HostSource, Panel};
+use gpufleet::app::panel::{HostSource, Panel};
 use gpufleet::app::{Command, Event, Model, update};
 use gpufleet::audit::{AuditEntry, AuditKind};
 use gpufleet::check::{

@@ -14,7 +14,7 @@ use gpufleet::app::keymap::InputMode;
 use gpufleet::app::model::ModelOptions;
 use gpufleet::app::money::MoneyOptions;
 use gpufleet::app::release_bridge::{BridgeSetup, ReleaseBridge};
-use gpufleet::app::release_dialog::{
+use gpufleet::app::release_state::{
     BackupResult, Confirmation, PlanView, ReleaseEvent, ReleaseStage,
 };
 use gpufleet::app::{Command, Event, HostEvent, Model, update};

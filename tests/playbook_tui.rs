@@ -12,9 +12,9 @@ use ratatui::backend::TestBackend;
 
 use gpufleet::app::keymap::InputMode;
 use gpufleet::app::model::ModelOptions;
-use gpufleet::app::ops::{HostSource, Panel};
 use gpufleet::app::ops_bridge::{OpsBridge, OpsFleet, OpsSetup};
-use gpufleet::app::playbook_pane::{
+use gpufleet::app::panel::{HostSource, Panel};
+use gpufleet::app::playbook_run::{
     LineKind, PaneLine, PlaybookEvent, PlaybookRun, RunStage, StepAsk,
 };
 use gpufleet::app::{Command, Event, HostEvent, Model, update};
@@ -92,7 +92,7 @@ fn ssh_model(read_only: bool) -> Model {
     model
 }
 
-fn picker(model: &Model) -> &gpufleet::app::playbook_pane::Picker {
+fn picker(model: &Model) -> &gpufleet::app::playbook_run::Picker {
     match &model.panel {
         Some(Panel::Picker(picker)) => picker,
         other => panic!("no picker: {other:?}"),

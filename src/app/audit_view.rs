@@ -3,30 +3,8 @@
 
 use crate::app::command::Command;
 use crate::app::model::Model;
-use crate::app::ops::{Panel, step};
+use crate::app::panel::{AUDIT_ENTRIES_SHOWN, AuditView, Panel};
 use crate::audit::AuditEntry;
-
-/// How many entries the view keeps (the newest).
-pub const AUDIT_ENTRIES_SHOWN: usize = 500;
-
-/// The audit log as the view holds it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AuditView {
-    /// Until the bridge has read the log.
-    pub loading: bool,
-    /// Newest first.
-    pub entries: Vec<AuditEntry>,
-    /// Why the log could not be read.
-    pub error: Option<String>,
-    /// Rows scrolled down from the newest.
-    pub scroll: usize,
-}
-
-impl AuditView {
-    pub fn scroll_by(&mut self, delta: i64) {
-        self.scroll = step(self.scroll, delta, self.entries.len());
-    }
-}
 
 /// `a`: opens the view and asks for the log to be read.
 pub fn open(model: &mut Model) -> Vec<Command> {

@@ -2,7 +2,7 @@
 
 use crate::app::event::HostId;
 use crate::app::prompt::PromptAnswer;
-use crate::app::release_dialog::Confirmation;
+use crate::app::release_state::Confirmation;
 use crate::cost::{HostCost, LedgerBook};
 use crate::playbook::Runbook;
 use crate::release::ReleaseAction;

@@ -71,14 +71,14 @@ pub enum Event {
     /// A link asks the user something; answered with `Command::AnswerPrompt`.
     Prompt(super::prompt::Prompt),
     /// The release bridge reports on a release it plans, backs up or sends.
-    Release(super::release_dialog::ReleaseEvent),
+    Release(super::release_state::ReleaseEvent),
     /// The ledgers were stored: what the file holds now (releases made by another gpufleet
     /// included), or why they could not be.
     LedgersSaved(Result<crate::cost::LedgerBook, String>),
     /// The ops bridge reports on a runbook it runs.
-    Playbook(super::playbook_pane::PlaybookEvent),
+    Playbook(super::playbook_run::PlaybookEvent),
     /// The ops bridge reports on a check it runs.
-    Check(super::check_pane::CheckEvent),
+    Check(super::check_run::CheckEvent),
     /// The audit log as read (oldest first), or why it could not be.
     AuditLoaded(Result<Vec<crate::audit::AuditEntry>, String>),
 }

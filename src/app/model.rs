@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use crate::app::keymap::InputMode;
 use crate::app::money::{Money, MoneyOptions};
-use crate::app::ops::{HostSource, Panel, Runbooks};
+use crate::app::panel::{HostSource, Panel, Runbooks};
 use crate::app::prompt::Prompt;
 use crate::diagnose::LiveOptions;
 use crate::telemetry::TimestampMs;

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use crate::app::event::HostId;
 use crate::app::host::{HostState, HostStatus};
-use crate::app::release_dialog::ReleaseDialog;
+use crate::app::release_state::ReleaseDialog;
 use crate::config::{Config, Provider};
 use crate::cost::{
     AutoDecision, AutoInput, AutoRelease, AutoState, DEFAULT_COUNTDOWN_MS, FleetCost, FleetLimits,

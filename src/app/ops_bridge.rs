@@ -6,11 +6,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::thread::JoinHandle;
 
-use crate::app::check_pane::{CheckEvent, done_event};
+use crate::app::check_run::{CheckEvent, done_event};
 use crate::app::command::Command;
 use crate::app::event::{Event, HostId};
 use crate::app::playbook_bridge::{RunHandle, RunSpec, spawn_run};
-use crate::app::playbook_pane::PlaybookEvent;
+use crate::app::playbook_run::PlaybookEvent;
 use crate::audit::AuditLog;
 use crate::check::storage::{load_latest_in, save_in};
 use crate::check::{

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::app::event::Event;
-use crate::app::playbook_pane::{LineKind, PaneLine, PlaybookEvent, StepAsk};
+use crate::app::playbook_run::{LineKind, PaneLine, PlaybookEvent, StepAsk};
 use crate::audit::AuditLog;
 use crate::playbook::check::StepState;
 use crate::playbook::model::{Danger, Runbook};

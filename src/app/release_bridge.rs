@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 
 use crate::app::command::Command;
 use crate::app::event::Event;
-use crate::app::release_dialog::{BackupResult, Confirmation, PlanView, ReleaseEvent};
+use crate::app::release_state::{BackupResult, Confirmation, PlanView, ReleaseEvent};
 use crate::audit::AuditLog;
 use crate::cli::GlobalArgs;
 use crate::config::Config;

@@ -2,6 +2,7 @@
 
 use crate::app::action::Action;
 use crate::app::command::Command;
+use crate::app::cursor::step;
 use crate::app::event::{Event, HostEvent};
 use crate::app::keymap::{InputMode, action_for};
 use crate::app::model::{HostFocus, Model, View};
@@ -293,13 +294,6 @@ fn keep_selection(model: &mut Model, selected: Option<usize>) {
     {
         model.fleet_cursor = pos;
     }
-}
-
-fn step(cursor: usize, delta: i64, len: usize) -> usize {
-    if len == 0 {
-        return 0;
-    }
-    (cursor as i64 + delta).clamp(0, len as i64 - 1) as usize
 }
 
 fn move_cursor(model: &mut Model, delta: i64) {

@@ -7,7 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
-use crate::app::audit_view::AuditView;
+use crate::app::panel::AuditView;
 use crate::audit::{AuditEntry, AuditKind};
 use crate::theme::Theme;
 use crate::ui::format::clean;

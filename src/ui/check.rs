@@ -8,7 +8,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::app::check_pane::{CheckRun, CheckStage};
+use crate::app::check_run::{CheckRun, CheckStage};
 use crate::check::{LiveReading, Status};
 use crate::theme::{Level, Theme};
 use crate::ui::format::{clean, fit};

@@ -26,7 +26,7 @@ use ratatui::widgets::{Block, Paragraph};
 use crate::app::host::HostStatus;
 use crate::app::keymap::InputMode;
 use crate::app::model::{Model, View};
-use crate::app::ops::{HostSource, Panel};
+use crate::app::panel::{HostSource, Panel};
 use crate::theme::Theme;
 
 pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {

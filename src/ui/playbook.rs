@@ -8,7 +8,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::app::playbook_pane::{LineKind, PaneLine, PlaybookRun, RunStage, StepAsk};
+use crate::app::playbook_run::{LineKind, PaneLine, PlaybookRun, RunStage, StepAsk};
 use crate::playbook::Danger;
 use crate::theme::Theme;
 use crate::ui::format::clean;

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use crate::app::model::Model;
-use crate::app::release_dialog::{ReleaseDialog, ReleaseStage};
+use crate::app::release_state::{ReleaseDialog, ReleaseStage};
 use crate::cost::{format_duration_ms, format_money};
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::app::model::Model;
-use crate::app::playbook_pane::{ParamForm, Picker};
+use crate::app::playbook_run::{ParamForm, Picker};
 use crate::playbook::Danger;
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};

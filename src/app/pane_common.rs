@@ -1,0 +1,42 @@
+//! What the panes share: the host they act on, the refusal on the demo fleet, a notice in the
+//! bottom bar, and closing the panel.
+
+use crate::app::command::Command;
+use crate::app::model::{Model, View};
+use crate::app::panel::{HostSource, Panel};
+
+/// The host `p` and `c` act on: the open one, else the one under the fleet cursor.
+pub fn target_host(model: &Model) -> Option<usize> {
+    match model.view {
+        View::Host(host) => Some(host),
+        View::Fleet => model.selected_host(),
+    }
+}
+
+/// Why nothing can run on the console's hosts, if so.
+pub fn refusal(model: &Model) -> Option<&'static str> {
+    (model.options.source == HostSource::Demo)
+        .then_some("the demo fleet is simulated: there is nothing real to run on it")
+}
+
+/// Shows `text` in the bottom bar.
+pub fn notify(model: &mut Model, text: impl Into<String>, warning: bool) {
+    let now_ms = model.now_ms;
+    model.money.notify(text, warning, now_ms);
+    model.mark_dirty();
+}
+
+/// Closes the panel; a run still going is told to stop.
+pub fn close(model: &mut Model) -> Vec<Command> {
+    let commands = match model.panel.take() {
+        Some(Panel::Playbook(run)) if !run.is_finished() => {
+            vec![Command::StopPlaybook { id: run.id }]
+        }
+        Some(Panel::Check(check)) if !check.is_finished() => {
+            vec![Command::StopCheck { id: check.id }]
+        }
+        _ => Vec::new(),
+    };
+    model.mark_dirty();
+    commands
+}
