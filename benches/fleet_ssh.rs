@@ -23,10 +23,9 @@ use gpufleet::app::model::{Model, ModelOptions};
 use gpufleet::app::prompt_bridge::PendingPrompts;
 use gpufleet::app::release_bridge::{BridgeSetup, ReleaseBridge, SshHostRunner};
 use gpufleet::app::runtime::{FrameStats, event_loop};
-use gpufleet::cli::GlobalArgs;
 use gpufleet::config::Config;
 use gpufleet::release::SendOptions;
-use gpufleet::remote::{LinkOptions, spawn_link};
+use gpufleet::remote::{LinkOptions, SshSettings, spawn_link};
 use gpufleet::telemetry::source::now_ms;
 use gpufleet::theme::Theme;
 
@@ -221,7 +220,7 @@ fn main() {
             store: None,
             audit: None,
             runner: Arc::new(SshHostRunner {
-                args: GlobalArgs::default(),
+                ssh: SshSettings::default(),
                 config: Config::default(),
                 interval_ms: 1000,
             }),

@@ -1,5 +1,6 @@
 //! Command-line arguments.
 
+use crate::remote::SshSettings;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -71,6 +72,17 @@ pub struct GlobalArgs {
     /// ssh config file for aliases (default ~/.ssh/config).
     #[arg(long, global = true, value_name = "FILE")]
     pub ssh_config: Option<PathBuf>,
+}
+
+impl GlobalArgs {
+    /// The SSH settings every connection of this run uses.
+    pub fn ssh_settings(&self) -> SshSettings {
+        SshSettings {
+            ssh_config: self.ssh_config.clone(),
+            known_hosts: self.known_hosts.clone(),
+            accept_new_host_keys: self.accept_new_host_keys,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -3,11 +3,9 @@
 
 use std::time::Duration;
 
-use crate::cli::GlobalArgs;
 use crate::config::Config;
-use crate::launch::{link_options, resolve_named};
 use crate::release::HostRunner;
-use crate::remote::{ExecRequest, exec};
+use crate::remote::{ExecRequest, SshSettings, exec, link_options, resolve_named};
 use crate::telemetry::source::StopFlag;
 
 /// A backup copying checkpoints may take long; past this it is cut short and counts as failed.
@@ -15,7 +13,7 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
 
 /// Runs commands on the hosts of `config`, with the SSH settings of the command line.
 pub struct SshRunner<'a> {
-    pub args: &'a GlobalArgs,
+    pub ssh: &'a SshSettings,
     pub config: &'a Config,
     pub interval_ms: u64,
 }
@@ -28,14 +26,14 @@ impl HostRunner for SshRunner<'_> {
         on_line: &mut dyn FnMut(&str),
     ) -> Result<Option<i32>, String> {
         let remote = resolve_named(
-            self.args,
+            self.ssh,
             std::slice::from_ref(&host.to_string()),
             self.config,
         )
         .map_err(|e| e.to_string())?
         .pop()
         .ok_or_else(|| format!("no host named {host}"))?;
-        let opts = link_options(self.args, self.interval_ms);
+        let opts = link_options(self.ssh, self.interval_ms);
         let request = ExecRequest {
             argv,
             stdin: None,

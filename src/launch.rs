@@ -8,8 +8,10 @@ use crate::app::model::{Model, ModelOptions};
 use crate::app::prompt_bridge::{self, PendingPrompts};
 use crate::app::update::update;
 use crate::cli::GlobalArgs;
-use crate::config::{Config, HostConfig};
-use crate::remote::{self, ChannelPrompter, LinkOptions, RemoteError, RemoteHost};
+use crate::config::Config;
+use crate::remote::{
+    self, ChannelPrompter, LinkOptions, RemoteHost, ResolveError, link_options, resolve_named,
+};
 use crate::telemetry::nvml::{self, LocalGpus, NvmlOpenError};
 use crate::telemetry::sim::{self, Simulator};
 use crate::telemetry::source::{SourceHandle, now_ms};
@@ -36,11 +38,8 @@ pub enum LaunchError {
     Nvml(#[from] NvmlOpenError),
     #[error("--speed must be a positive number, got {0}")]
     BadSpeed(f64),
-    #[error("host {name}: {source}")]
-    Host {
-        name: String,
-        source: Box<RemoteError>,
-    },
+    #[error(transparent)]
+    Host(#[from] ResolveError),
     #[error("could not start a worker thread: {0}")]
     Thread(#[from] std::io::Error),
 }
@@ -64,8 +63,9 @@ impl Plan {
             });
         }
         if !args.local && (!named.is_empty() || !config.hosts.is_empty()) {
-            let hosts = resolve_named(args, named, config)?;
-            let opts = link_options(args, interval_ms);
+            let ssh = args.ssh_settings();
+            let hosts = resolve_named(&ssh, named, config)?;
+            let opts = link_options(&ssh, interval_ms);
             return Ok(Plan::Ssh { hosts, opts });
         }
         Ok(Plan::Local(Box::new(LocalGpus::open()?)))
@@ -167,54 +167,6 @@ pub fn settled(model: &Model) -> bool {
         Link::Lost { .. } | Link::Down { .. } => true,
         _ => h.last_sample_ms.is_some() && h.processes_at_ms.is_some(),
     })
-}
-
-/// SSH settings from the command line.
-pub fn link_options(args: &GlobalArgs, interval_ms: u64) -> LinkOptions {
-    LinkOptions {
-        interval_ms: u32::try_from(interval_ms).unwrap_or(u32::MAX),
-        known_hosts: args.known_hosts.clone(),
-        accept_new_host_keys: args.accept_new_host_keys,
-        ..LinkOptions::default()
-    }
-}
-
-/// Hosts named on the command line (a config host's name, or an ssh target / alias), else every
-/// configured host, resolved through `~/.ssh/config`.
-pub fn resolve_named(
-    args: &GlobalArgs,
-    named: &[String],
-    config: &Config,
-) -> Result<Vec<RemoteHost>, LaunchError> {
-    let ssh_config = args.ssh_config.as_deref();
-    let resolve_config = |h: &HostConfig| {
-        remote::resolve(
-            &h.name,
-            &h.ssh.to_string(),
-            h.identity_file.as_deref(),
-            h.password_env.as_deref(),
-            ssh_config,
-        )
-        .map_err(|source| LaunchError::Host {
-            name: h.name.clone(),
-            source: Box::new(source),
-        })
-    };
-    if named.is_empty() {
-        return config.hosts.iter().map(resolve_config).collect();
-    }
-    named
-        .iter()
-        .map(|name| match config.host(name) {
-            Some(h) => resolve_config(h),
-            None => remote::resolve(name, name, None, None, ssh_config).map_err(|source| {
-                LaunchError::Host {
-                    name: name.clone(),
-                    source: Box::new(source),
-                }
-            }),
-        })
-        .collect()
 }
 
 fn local_host_name() -> String {

@@ -22,10 +22,10 @@ use gpufleet::cost::LedgerStore;
 use gpufleet::diagnose::{self, LiveOptions};
 use gpufleet::host_runner::SshRunner;
 use gpufleet::launch::Plan;
-use gpufleet::launch::{link_options, resolve_named};
 use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
 use gpufleet::playbook;
 use gpufleet::release::{ReleaseAction, SendOptions, process_env};
+use gpufleet::remote::{link_options, resolve_named};
 use gpufleet::snapshot::{Snapshot, render_table};
 use gpufleet::telemetry::source::StopFlag;
 use gpufleet::telemetry::source::now_ms;
@@ -91,7 +91,7 @@ fn run_check(
     };
     let (target, host_name, base) = match name {
         Some(name) if !args.local => {
-            let remote = match resolve_named(args, &[name.to_string()], config) {
+            let remote = match resolve_named(&args.ssh_settings(), &[name.to_string()], config) {
                 Ok(mut hosts) => match hosts.pop() {
                     Some(h) => h,
                     None => return could_not_run(format!("no host named {name}")),
@@ -100,7 +100,7 @@ fn run_check(
             };
             let base = config.host(name).and_then(|h| h.expect.clone());
             (
-                check::CheckTarget::Remote(remote, link_options(args, interval_ms)),
+                check::CheckTarget::Remote(remote, link_options(&args.ssh_settings(), interval_ms)),
                 name.to_string(),
                 base,
             )
@@ -151,12 +151,13 @@ fn playbook(
     let target = |host: &Option<String>| -> anyhow::Result<playbook::Target> {
         match host {
             Some(name) if !args.local => {
-                let remote = resolve_named(args, std::slice::from_ref(name), config)?
-                    .pop()
-                    .ok_or_else(|| anyhow::anyhow!("no host named {name}"))?;
+                let remote =
+                    resolve_named(&args.ssh_settings(), std::slice::from_ref(name), config)?
+                        .pop()
+                        .ok_or_else(|| anyhow::anyhow!("no host named {name}"))?;
                 Ok(playbook::Target::Remote(
                     remote,
-                    link_options(args, interval_ms),
+                    link_options(&args.ssh_settings(), interval_ms),
                 ))
             }
             None if args.local => Ok(playbook::Target::Local),
@@ -307,8 +308,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 override_failed_backup: *override_failed_backup,
                 force: *force,
             };
+            let ssh = cli.global.ssh_settings();
             let runner = SshRunner {
-                args: &cli.global,
+                ssh: &ssh,
                 config: &config,
                 interval_ms,
             };
@@ -412,7 +414,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let bridge = BridgeSetup {
                 runner: Arc::new(SshHostRunner {
-                    args: cli.global.clone(),
+                    ssh: cli.global.ssh_settings(),
                     config: money_config.clone(),
                     interval_ms,
                 }),

@@ -10,7 +10,6 @@ use crate::app::command::Command;
 use crate::app::event::Event;
 use crate::app::release_state::{BackupResult, Confirmation, PlanView, ReleaseEvent};
 use crate::audit::AuditLog;
-use crate::cli::GlobalArgs;
 use crate::config::Config;
 use crate::cost::{HostCost, LedgerBook, LedgerStore};
 use crate::host_runner::SshRunner;
@@ -18,7 +17,7 @@ use crate::release::{
     BackupOutcome, BuildError, FlowError, HostRunner, ReleaseAction, ReleaseFlow, ReleaseRequest,
     SendOptions, StepAnswer, Unattended,
 };
-use crate::remote::shell_quote;
+use crate::remote::{SshSettings, shell_quote};
 use crate::telemetry::source::{EventSink, now_ms};
 use crate::ui::format::clean;
 
@@ -27,7 +26,7 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// Runs the backup (and the `ssh` provider's shutdown) over SSH with the console's own settings.
 pub struct SshHostRunner {
-    pub args: GlobalArgs,
+    pub ssh: SshSettings,
     pub config: Config,
     pub interval_ms: u64,
 }
@@ -40,7 +39,7 @@ impl HostRunner for SshHostRunner {
         on_line: &mut dyn FnMut(&str),
     ) -> Result<Option<i32>, String> {
         SshRunner {
-            args: &self.args,
+            ssh: &self.ssh,
             config: &self.config,
             interval_ms: self.interval_ms,
         }

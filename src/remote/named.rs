@@ -1,0 +1,73 @@
+//! Hosts by name: the SSH settings the command line gives every connection, and resolving
+//! configured hosts (or ssh targets and aliases typed on the command line) through
+//! `~/.ssh/config` into hosts to connect to.
+
+use std::path::PathBuf;
+
+use crate::config::{Config, HostConfig};
+use crate::remote::{LinkOptions, RemoteError, RemoteHost, resolve};
+
+/// SSH settings of the command line, shared by every connection of one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SshSettings {
+    /// `--ssh-config`: instead of `~/.ssh/config`.
+    pub ssh_config: Option<PathBuf>,
+    /// `--known-hosts`: instead of the config's `UserKnownHostsFile` or `~/.ssh/known_hosts`.
+    pub known_hosts: Option<PathBuf>,
+    /// `--accept-new-host-keys`.
+    pub accept_new_host_keys: bool,
+}
+
+/// A host that could not be resolved.
+#[derive(Debug, thiserror::Error)]
+#[error("host {name}: {source}")]
+pub struct ResolveError {
+    pub name: String,
+    pub source: Box<RemoteError>,
+}
+
+/// The link options of `settings` at `interval_ms`.
+pub fn link_options(settings: &SshSettings, interval_ms: u64) -> LinkOptions {
+    LinkOptions {
+        interval_ms: u32::try_from(interval_ms).unwrap_or(u32::MAX),
+        known_hosts: settings.known_hosts.clone(),
+        accept_new_host_keys: settings.accept_new_host_keys,
+        ..LinkOptions::default()
+    }
+}
+
+/// Hosts named on the command line (a config host's name, or an ssh target / alias), else every
+/// configured host, resolved through `~/.ssh/config`.
+pub fn resolve_named(
+    settings: &SshSettings,
+    named: &[String],
+    config: &Config,
+) -> Result<Vec<RemoteHost>, ResolveError> {
+    let ssh_config = settings.ssh_config.as_deref();
+    let failed = |name: &str, source| ResolveError {
+        name: name.to_string(),
+        source: Box::new(source),
+    };
+    let resolve_config = |h: &HostConfig| {
+        resolve(
+            &h.name,
+            &h.ssh.to_string(),
+            h.identity_file.as_deref(),
+            h.password_env.as_deref(),
+            ssh_config,
+        )
+        .map_err(|source| failed(&h.name, source))
+    };
+    if named.is_empty() {
+        return config.hosts.iter().map(resolve_config).collect();
+    }
+    named
+        .iter()
+        .map(|name| match config.host(name) {
+            Some(h) => resolve_config(h),
+            None => {
+                resolve(name, name, None, None, ssh_config).map_err(|source| failed(name, source))
+            }
+        })
+        .collect()
+}
