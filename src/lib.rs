@@ -10,6 +10,7 @@ pub mod cost;
 pub mod diagnose;
 pub mod host_runner;
 pub mod launch;
+pub mod metrics;
 pub mod money_cli;
 pub mod paths;
 pub mod playbook;
