@@ -19,6 +19,7 @@ use gpufleet::cli::{Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
 use gpufleet::diagnose::{self, LiveOptions};
+use gpufleet::error_text;
 use gpufleet::host_runner::SshRunner;
 use gpufleet::launch::Plan;
 use gpufleet::launch::{link_options, resolve_named};
@@ -35,10 +36,24 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("gpufleet: {e:#}");
+            eprintln!("gpufleet: {}", error_text::chain(e.as_ref()));
             ExitCode::from(2)
         }
     }
+}
+
+/// The console draws on a terminal and reads keys from one; under cron, `ssh host gpufleet` or
+/// a pipe it says so in one line and exits 2 before touching the terminal or stdout.
+fn console_needs_a_terminal() -> Option<ExitCode> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        return None;
+    }
+    eprintln!(
+        "gpufleet: the console needs a terminal on stdin and stdout; without one, use \
+         `gpufleet snapshot --json` (or `cost --json`, `diagnose --json`, `check --json`)"
+    );
+    Some(ExitCode::from(2))
 }
 
 /// `gpufleet diagnose [FILE|-] [--json]`: exit 0 healthy, 1 findings, 2 bad input.
@@ -240,6 +255,11 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
         return Ok(diagnose(file.as_deref(), *json));
+    }
+    if cli.command.is_none()
+        && let Some(code) = console_needs_a_terminal()
+    {
+        return Ok(code);
     }
     let config = load_config(&cli)?;
     let interval_ms = cli.global.interval_ms.unwrap_or(config.interval_ms);
