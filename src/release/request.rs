@@ -291,9 +291,12 @@ fn api_steps(
     id: &str,
 ) -> Result<Vec<ReleaseStep>, BuildError> {
     let segment = path_segment(id);
+    // A query in base_url (`?key=...`) stays a query: the path goes before it.
+    let (base, query) = base.split_at(base.find(['?', '#']).unwrap_or(base.len()));
+    let base = base.trim_end_matches('/');
     let step = |method, path: String, body, auth, envelope| HttpStep {
         method,
-        url: format!("{base}{path}"),
+        url: format!("{base}{path}{query}"),
         body,
         auth,
         envelope,
