@@ -13,6 +13,8 @@ pub struct NeedleSet {
     needles: Vec<&'static [u8]>,
     /// For each byte, the needles that start with it.
     by_first: [u64; 256],
+    /// Each needle's second byte (none for one-byte needles), compared before the rest.
+    second: Vec<Option<u8>>,
 }
 
 impl NeedleSet {
@@ -30,7 +32,12 @@ impl NeedleSet {
                 by_first[usize::from(first)] |= 1 << i;
             }
         }
-        Self { needles, by_first }
+        let second = needles.iter().map(|n| n.get(1).copied()).collect();
+        Self {
+            needles,
+            by_first,
+            second,
+        }
     }
 
     /// The bits of the needles that occur in `haystack` (compared byte for byte, so lower-case
@@ -39,10 +46,17 @@ impl NeedleSet {
         let mut found = 0u64;
         for (at, &byte) in haystack.iter().enumerate() {
             let mut candidates = self.by_first[usize::from(byte)] & !found;
+            if candidates == 0 {
+                continue;
+            }
+            let rest = &haystack[at..];
+            // Most candidates fail on the second byte: compare it inline before the rest.
+            let next = rest.get(1).copied();
             while candidates != 0 {
                 let i = candidates.trailing_zeros() as usize;
                 candidates &= candidates - 1;
-                if haystack[at..].starts_with(self.needles[i]) {
+                let second_ok = self.second[i].is_none_or(|b| next == Some(b));
+                if second_ok && rest.starts_with(self.needles[i]) {
                     found |= 1 << i;
                 }
             }
@@ -71,21 +85,24 @@ mod tests {
 
     #[test]
     fn finds_exactly_the_needles_that_occur() {
-        let set = NeedleSet::new(&["out of memory", "nccl", "nccl warn", "gpu", ""]);
-        let cases: [(&str, u64); 5] = [
-            ("cuda out of memory; nccl warn x", 0b0111),
-            ("nccl error", 0b0010),
+        let needles = ["out of memory", "nccl", "nccl warn", "gpu", ",", "", "gg"];
+        let set = NeedleSet::new(&needles);
+        let cases: [(&str, u64); 7] = [
+            ("cuda out of memory; nccl warn x", 0b0000111),
+            ("nccl error", 0b0000010),
             ("out of memor", 0),
-            ("gpu", 0b1000),
+            ("gpu", 0b0001000),
+            ("a,b", 0b0010000),
+            ("g", 0),
             ("", 0),
         ];
         for (text, want) in cases {
             assert_eq!(set.find(text.as_bytes()), want, "{text}");
-            // The same answer as one `contains` per needle.
-            let naive = ["out of memory", "nccl", "nccl warn", "gpu"]
+            // The same answer as one `contains` per (non-empty) needle.
+            let naive = needles
                 .iter()
                 .enumerate()
-                .filter(|(_, n)| text.contains(*n))
+                .filter(|(_, n)| !n.is_empty() && text.contains(*n))
                 .fold(0, |bits, (i, _)| bits | 1 << i);
             assert_eq!(want, naive, "{text}");
         }

@@ -31,17 +31,34 @@ pub struct Collector {
     snapshot: Snapshot,
 }
 
+/// Which phrases a line may hold, from a case-blind scan of it: `false` means the phrase is
+/// certainly absent and its case-sensitive search is skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineHints {
+    /// "Volatile Uncorr. ECC"
+    pub table_header: bool,
+    /// "--query-"
+    pub query_flag: bool,
+    /// "<nvidia_smi_log"
+    pub xml_start: bool,
+    /// "</nvidia_smi_log>"
+    pub xml_end: bool,
+}
+
 impl Collector {
-    pub fn line(&mut self, line: &str) {
-        if !self.table_header_seen && line.contains("Volatile Uncorr. ECC") {
+    pub fn line(&mut self, line: &str, hints: LineHints) {
+        if hints.table_header
+            && !self.table_header_seen
+            && line.contains("Volatile Uncorr. ECC")
+        {
             self.table_header_seen = true;
         }
         if line.contains('|') {
             table_row(line, &mut self.table);
         }
-        self.csv.line(line, &mut self.snapshot);
+        self.csv.line(line, hints.query_flag, &mut self.snapshot);
         self.query.line(line, &mut self.snapshot);
-        self.xml.line(line);
+        self.xml.line(line, hints);
     }
 
     pub fn finish(mut self, out: &mut Findings) {
@@ -164,9 +181,15 @@ fn table_row(line: &str, out: &mut Findings) {
     }
 }
 
-/// One field name of a CSV header or a `--query-*=` list, its `[unit]` suffix dropped.
+/// One field name of a CSV header or a `--query-*=` list, its ` [unit]` suffix dropped.
 fn field_name(field: &str) -> &str {
-    field.split(" [").next().unwrap_or(field).trim()
+    let bytes = field.as_bytes();
+    let unit = bytes
+        .iter()
+        .enumerate()
+        .position(|(i, &b)| b == b'[' && i > 0 && bytes[i - 1] == b' ')
+        .map_or(field.len(), |i| i - 1);
+    field[..unit].trim()
 }
 
 /// Field names of a CSV header or a `--query-*=` list.
@@ -191,12 +214,13 @@ const KNOWN_PREFIXES: &[&str] = &[
 
 fn looks_like_header(line: &str) -> bool {
     let names = || line.split(',').map(field_name);
-    names().nth(1).is_some()
-        && names().all(|n| {
-            !n.is_empty()
-                && n.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.')
-        })
+    let is_name = |n: &str| {
+        !n.is_empty()
+            && n.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.')
+    };
+    names().all(is_name)
+        && names().nth(1).is_some()
         && names().any(|n| KNOWN_PREFIXES.iter().any(|p| n.starts_with(p)))
 }
 
@@ -212,9 +236,10 @@ struct CsvReader {
 }
 
 impl CsvReader {
-    fn line(&mut self, line: &str, snapshot: &mut Snapshot) {
+    /// `query_flag`: whether the line may hold "--query-".
+    fn line(&mut self, line: &str, query_flag: bool, snapshot: &mut Snapshot) {
         let trimmed = line.trim();
-        if trimmed.contains("--query-") {
+        if query_flag && trimmed.contains("--query-") {
             if let Some(list) = trimmed
                 .split_whitespace()
                 .find_map(|w| w.split_once("--query-").map(|(_, rest)| rest))

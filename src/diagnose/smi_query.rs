@@ -5,7 +5,7 @@
 use crate::diagnose::finding::Findings;
 use crate::diagnose::kernel::normalize_pci;
 use crate::diagnose::labels;
-use crate::diagnose::smi::{Reading, Snapshot, is_yes};
+use crate::diagnose::smi::{LineHints, Reading, Snapshot, is_yes};
 use crate::telemetry::ClockEventReasons;
 use crate::telemetry::smi_xml::parse_report;
 
@@ -189,8 +189,9 @@ enum XmlState {
 }
 
 impl XmlReader {
-    pub fn line(&mut self, line: &str) {
+    pub fn line(&mut self, line: &str, hints: LineHints) {
         let part = match self.state {
+            XmlState::Before if !hints.xml_start => return,
             XmlState::Before => match line.find(XML_START) {
                 Some(at) => {
                     self.state = XmlState::Inside;
@@ -201,7 +202,12 @@ impl XmlReader {
             XmlState::Inside => line,
             XmlState::Done | XmlState::TooLong => return,
         };
-        let part = match part.find(XML_END) {
+        let end = if hints.xml_end {
+            part.find(XML_END)
+        } else {
+            None
+        };
+        let part = match end {
             Some(at) => {
                 self.state = XmlState::Done;
                 &part[..at + XML_END.len()]

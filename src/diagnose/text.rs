@@ -50,12 +50,26 @@ pub struct TextDiagnoser {
 impl TextDiagnoser {
     /// Reads one line, without its line ending.
     pub fn line(&mut self, line: &str) {
-        self.kernel.line(line);
         self.lower.clear();
         self.lower.push_str(line);
         self.lower.make_ascii_lowercase();
-        classify_line(line, &self.lower, &mut self.lines);
-        self.smi.line(line);
+        let matcher = &*MATCHER;
+        // One pass finds every phrase any reader looks for; a reader whose phrase is absent
+        // (in any case) skips its own search.
+        let hits = matcher.set.find(self.lower.as_bytes());
+        if hits & matcher.kernel_bit != 0 {
+            self.kernel.line(line);
+        }
+        classify_line(line, &self.lower, hits, &mut self.lines);
+        let [table_header, query_flag, xml_start, xml_end] =
+            matcher.smi_bits.map(|bit| hits & bit != 0);
+        let hints = smi::LineHints {
+            table_header,
+            query_flag,
+            xml_start,
+            xml_end,
+        };
+        self.smi.line(line, hints);
     }
 
     /// The findings, most severe first.
@@ -168,13 +182,26 @@ const FAILURE_ANCHORS: &[&str] = &[
 
 const THERMAL_NEEDLE: &str = "due to thermal violation";
 
-/// Every needle of [`LINE_RULES`], then the failure anchors, then the thermal phrase, in one
-/// set; each rule knows its needles' bits.
+/// What [`kernel::parse_line`] looks for, in lower case.
+const KERNEL_NEEDLE: &str = "nvrm:";
+
+/// The phrases of the nvidia-smi readers, in lower case, in the order of [`smi::LineHints`].
+const SMI_NEEDLES: [&str; 4] = [
+    "volatile uncorr. ecc",
+    "--query-",
+    "<nvidia_smi_log",
+    "</nvidia_smi_log>",
+];
+
+/// Every needle of [`LINE_RULES`], then the failure anchors, the thermal phrase and the other
+/// readers' phrases, in one set; each rule knows its needles' bits.
 struct LineMatcher {
     set: NeedleSet,
     rule_bits: Vec<u64>,
     failure_bits: u64,
     thermal_bit: u64,
+    kernel_bit: u64,
+    smi_bits: [u64; 4],
 }
 
 static MATCHER: LazyLock<LineMatcher> = LazyLock::new(|| {
@@ -186,20 +213,27 @@ static MATCHER: LazyLock<LineMatcher> = LazyLock::new(|| {
     }
     let failure_bits = NeedleSet::bits(needles.len(), FAILURE_ANCHORS.len());
     needles.extend(FAILURE_ANCHORS);
-    let thermal_bit = NeedleSet::bits(needles.len(), 1);
-    needles.push(THERMAL_NEEDLE);
+    let mut one = |needle: &'static str| {
+        let bit = NeedleSet::bits(needles.len(), 1);
+        needles.push(needle);
+        bit
+    };
+    let thermal_bit = one(THERMAL_NEEDLE);
+    let kernel_bit = one(KERNEL_NEEDLE);
+    let smi_bits = SMI_NEEDLES.map(&mut one);
     LineMatcher {
         set: NeedleSet::new(&needles),
         rule_bits,
         failure_bits,
         thermal_bit,
+        kernel_bit,
+        smi_bits,
     }
 });
 
-/// `lower` is `line` in ASCII lower case.
-fn classify_line(line: &str, lower: &str, out: &mut Findings) {
+/// `lower` is `line` in ASCII lower case, `hits` the needles it holds.
+fn classify_line(line: &str, lower: &str, hits: u64, out: &mut Findings) {
     let matcher = &*MATCHER;
-    let hits = matcher.set.find(lower.as_bytes());
     if hits == 0 {
         return;
     }
@@ -275,7 +309,8 @@ mod tests {
     #[test]
     fn every_needle_fits_the_set() {
         let count: usize = LINE_RULES.iter().map(|r| r.needles.len()).sum();
-        assert!(count + FAILURE_ANCHORS.len() + 1 <= crate::diagnose::needles::MAX_NEEDLES);
+        let others = FAILURE_ANCHORS.len() + 2 + SMI_NEEDLES.len();
+        assert!(count + others <= crate::diagnose::needles::MAX_NEEDLES);
         for rule in LINE_RULES {
             for needle in rule.needles {
                 assert_eq!(*needle, needle.to_ascii_lowercase());
