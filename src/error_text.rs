@@ -52,8 +52,8 @@ mod tests {
 
     #[test]
     fn anyhow_context_keeps_every_distinct_cause() {
-        let error = anyhow::Error::from(std::io::Error::other("disk full"))
-            .context("saving the ledger");
+        let error =
+            anyhow::Error::from(std::io::Error::other("disk full")).context("saving the ledger");
         assert_eq!(chain(error.as_ref()), "saving the ledger: disk full");
     }
 }

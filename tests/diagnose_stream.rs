@@ -16,7 +16,8 @@ const MAX_PEAK_KIB: u64 = 64 * 1024;
 
 /// `VmHWM` (peak resident set) of a running process, in KiB.
 fn peak_kib(child: &Child) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
@@ -62,7 +63,12 @@ fn a_stream_larger_than_memory_allows_is_read_in_bounded_memory() {
     let out = child.wait_with_output().expect("wait");
     assert!(peak > 0, "the peak was read");
     assert!(peak < MAX_PEAK_KIB, "peak {peak} KiB");
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let labels: Vec<&str> = doc["findings"]
         .as_array()
@@ -100,7 +106,10 @@ fn dev_zero_ends_with_a_note_in_bounded_memory() {
         stdout.contains("note: input truncated after 1024 MiB"),
         "{stdout}"
     );
-    assert!(stderr.contains("input truncated after 1024 MiB"), "{stderr}");
+    assert!(
+        stderr.contains("input truncated after 1024 MiB"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -115,5 +124,9 @@ fn one_bad_byte_does_not_reject_the_log() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("oom"), "{stdout}");
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -107,7 +107,9 @@ fn a_refused_connection_names_the_url_without_its_secrets() {
     let text = everything_shown(&out, state.path());
     assert_ne!(out.status.code(), Some(0), "{text}");
     assert!(
-        text.contains(&format!("could not reach http://***@127.0.0.1:{port}/api/v0/instances/12345/?***")),
+        text.contains(&format!(
+            "could not reach http://***@127.0.0.1:{port}/api/v0/instances/12345/?***"
+        )),
         "{text}"
     );
     assert_no_secret(&text);
@@ -136,7 +138,10 @@ fn a_failing_provider_that_echoes_the_url_is_scrubbed() {
     let sent = server.requests();
     assert_eq!(sent.len(), 1, "the request was sent: {text}");
     // The query of base_url stays a query, after the request's own path.
-    assert_eq!(sent[0].path, format!("/api/v0/instances/12345/?key={QUERY_SECRET}"));
+    assert_eq!(
+        sent[0].path,
+        format!("/api/v0/instances/12345/?key={QUERY_SECRET}")
+    );
     assert!(text.contains("HTTP 500"), "{text}");
     assert_no_secret(&text);
 }

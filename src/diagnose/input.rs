@@ -4,9 +4,9 @@
 
 use std::io::{BufRead, BufReader, Read};
 
+use crate::diagnose::InputError;
 use crate::diagnose::finding::Finding;
 use crate::diagnose::text::TextDiagnoser;
-use crate::diagnose::InputError;
 
 const MIB: u64 = 1024 * 1024;
 

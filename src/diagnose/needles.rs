@@ -71,11 +71,7 @@ impl NeedleSet {
         } else {
             (1u64 << count) - 1
         };
-        if from >= MAX_NEEDLES {
-            0
-        } else {
-            ones << from
-        }
+        if from >= MAX_NEEDLES { 0 } else { ones << from }
     }
 }
 

@@ -47,10 +47,7 @@ pub struct LineHints {
 
 impl Collector {
     pub fn line(&mut self, line: &str, hints: LineHints) {
-        if hints.table_header
-            && !self.table_header_seen
-            && line.contains("Volatile Uncorr. ECC")
-        {
+        if hints.table_header && !self.table_header_seen && line.contains("Volatile Uncorr. ECC") {
             self.table_header_seen = true;
         }
         if line.contains('|') {
@@ -239,15 +236,14 @@ impl CsvReader {
     /// `query_flag`: whether the line may hold "--query-".
     fn line(&mut self, line: &str, query_flag: bool, snapshot: &mut Snapshot) {
         let trimmed = line.trim();
-        if query_flag && trimmed.contains("--query-") {
-            if let Some(list) = trimmed
+        if query_flag
+            && let Some(list) = trimmed
                 .split_whitespace()
                 .find_map(|w| w.split_once("--query-").map(|(_, rest)| rest))
                 .and_then(|rest| rest.split_once('=').map(|(_, list)| list))
-            {
-                self.names = field_names(list);
-                return;
-            }
+        {
+            self.names = field_names(list);
+            return;
         }
         // Without a comma a line is neither a header nor a row.
         if !trimmed.contains(',') {
@@ -334,4 +330,3 @@ fn csv_row(names: &[String], line: &str, out: &mut Findings, snapshot: &mut Snap
         );
     }
 }
-

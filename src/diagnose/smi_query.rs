@@ -246,7 +246,8 @@ impl XmlReader {
             }
             if gpu.remapped_rows_failure == Some(true) {
                 out.push(
-                    labels::remap_failed().with_evidence(&format!("{who}: remapped_row_failure Yes")),
+                    labels::remap_failed()
+                        .with_evidence(&format!("{who}: remapped_row_failure Yes")),
                 );
             }
         }
