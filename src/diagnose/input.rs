@@ -113,6 +113,9 @@ pub fn diagnose_reader(input: impl Read, limits: &ReadLimits) -> Result<InputRep
             if let Some(ending) = ending {
                 reader.consume(ending);
                 report.read_bytes += ending as u64;
+                if ending == 1 && line.last() == Some(&b'\r') {
+                    line.pop();
+                }
             } else if !next.is_empty() {
                 let skipped = reader
                     .skip_until(b'\n')

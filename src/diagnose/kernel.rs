@@ -201,7 +201,9 @@ pub fn collect<'a>(
 
 /// Bytes of kernel lines a [`Collector`] holds before it turns them into findings early. A
 /// recovery action or PCI-to-UUID line read after that point no longer changes the findings
-/// of the lines before it; no real log comes near this much driver output.
+/// of the lines before it, and those early findings name no GPU index (only a pasted log,
+/// which never resolves indexes, can be this long); no real log comes near this much driver
+/// output.
 pub const MAX_HELD_BYTES: usize = 16 * 1024 * 1024;
 
 /// [`collect`] a line at a time. The findings wait for the end (or [`MAX_HELD_BYTES`]),
