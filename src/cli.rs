@@ -119,7 +119,9 @@ pub enum CliCommand {
         action: PlaybookAction,
     },
     /// Findings from pasted text: nvidia-smi output, dmesg/journal lines, Python tracebacks.
-    /// Exit 0 healthy, 1 something found, 2 bad input.
+    /// Read as a stream (bytes that are not UTF-8 become U+FFFD; only the first 64 KiB of a line
+    /// and the first 1 GiB of input are read, and the report says so).
+    /// Exit 0 healthy, 1 something found, 2 bad input (empty or unreadable).
     Diagnose {
         /// The file to read; `-` or nothing reads standard input.
         #[arg(value_name = "FILE")]

@@ -20,6 +20,7 @@ use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
 use gpufleet::diagnose::{self, LiveOptions};
+use gpufleet::error_text;
 use gpufleet::host_runner::SshRunner;
 use gpufleet::launch::Plan;
 use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
@@ -36,43 +37,64 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("gpufleet: {e:#}");
+            eprintln!("gpufleet: {}", error_text::chain(e.as_ref()));
             ExitCode::from(2)
         }
     }
 }
 
-/// `gpufleet diagnose [FILE|-] [--json]`: exit 0 healthy, 1 findings, 2 bad input.
+/// The console draws on a terminal and reads keys from one; under cron, `ssh host gpufleet` or
+/// a pipe it says so in one line and exits 2 before touching the terminal or stdout.
+fn console_needs_a_terminal() -> Option<ExitCode> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        return None;
+    }
+    eprintln!(
+        "gpufleet: the console needs a terminal on stdin and stdout; without one, use \
+         `gpufleet snapshot --json` (or `cost --json`, `diagnose --json`, `check --json`)"
+    );
+    Some(ExitCode::from(2))
+}
+
+/// `gpufleet diagnose [FILE|-] [--json]`: exit 0 healthy, 1 findings, 2 bad input. The input
+/// is read as a stream (bounded memory, at most `diagnose::input::MAX_INPUT_BYTES`); what was
+/// not read in full is said on stderr and in the report.
 fn diagnose(file: Option<&std::path::Path>, json: bool) -> ExitCode {
-    let bytes = match file {
-        Some(path) if path != std::path::Path::new("-") => {
-            std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
-        }
-        _ => {
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
-                .map(|_| bytes)
-                .map_err(|e| format!("standard input: {e}"))
-        }
+    let limits = diagnose::ReadLimits::default();
+    let report = match file {
+        Some(path) if path != std::path::Path::new("-") => std::fs::File::open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))
+            .and_then(|f| {
+                diagnose::diagnose_reader(f, &limits)
+                    .map_err(|e| format!("{}: {e}", path.display()))
+            }),
+        _ => diagnose::diagnose_reader(std::io::stdin().lock(), &limits)
+            .map_err(|e| format!("standard input: {e}")),
     };
-    let text = match bytes.as_deref().map_err(Clone::clone).and_then(|b| {
-        diagnose::decode_input(b)
-            .map(str::to_string)
-            .map_err(|e| e.to_string())
-    }) {
-        Ok(text) => text,
+    let report = match report {
+        Ok(report) => report,
         Err(e) => {
             eprintln!("gpufleet diagnose: {e}");
             return ExitCode::from(diagnose::EXIT_BAD_INPUT);
         }
     };
-    let findings = diagnose::diagnose_text(&text);
-    if json {
-        println!("{}", diagnose::render_json(&findings));
-    } else {
-        print!("{}", diagnose::render_text(&findings));
+    let notes = report.notes(&limits);
+    for note in &notes {
+        eprintln!("gpufleet diagnose: {note}");
     }
-    ExitCode::from(diagnose::exit_code(&findings))
+    if json {
+        println!(
+            "{}",
+            diagnose::render_json_with_notes(&report.findings, &notes)
+        );
+    } else {
+        print!("{}", diagnose::render_text(&report.findings));
+        for note in &notes {
+            println!("note: {note}");
+        }
+    }
+    ExitCode::from(diagnose::exit_code(&report.findings))
 }
 
 /// `gpufleet check NAME | --local`: progress on stderr, the report on stdout, exit 0/1/2/3.
@@ -242,6 +264,11 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
         return Ok(diagnose(file.as_deref(), *json));
+    }
+    if cli.command.is_none()
+        && let Some(code) = console_needs_a_terminal()
+    {
+        return Ok(code);
     }
     let config = load_config(&cli)?;
     let interval_ms = cli.global.interval_ms.unwrap_or(config.interval_ms);

@@ -17,7 +17,7 @@ fn captures_from_a_healthy_host_give_no_findings() {
             continue;
         };
         read += 1;
-        let findings = diagnose_text(text);
+        let findings = diagnose_text(&text);
         println!("{}: {}", path.display(), render_text(&findings).trim_end());
         if !findings.is_empty() {
             failures.push(path.display().to_string());

@@ -288,7 +288,10 @@ fn check_release(release: &ReleaseConfig, path: &KeyPath) -> Result<(), Problem>
     {
         problem(
             path.key("base_url"),
-            format!("must start with http:// or https://, found {url:?}"),
+            format!(
+                "must start with http:// or https://, found {:?}",
+                crate::redact::url(url)
+            ),
         )?;
     }
     match (&release.command, release.provider) {

@@ -122,22 +122,28 @@ impl Finding {
     /// Adds one evidence line: sanitized, trimmed, shortened; empty lines, repeats and lines past
     /// [`MAX_EVIDENCE`] are dropped.
     pub fn add_evidence(&mut self, line: &str) {
-        if self.evidence.len() >= MAX_EVIDENCE {
-            return;
-        }
-        let clean = sanitize(line);
-        let clean = clean.trim();
-        if clean.is_empty() {
-            return;
-        }
-        let clean = shorten(clean);
-        if !self.evidence.contains(&clean) {
-            self.evidence.push(clean);
-        }
+        push_evidence(&mut self.evidence, line);
     }
 
     fn key_matches(&self, label: &str, gpu: Option<u32>) -> bool {
         self.label == label && self.gpu == gpu
+    }
+}
+
+/// Adds `line` to an evidence list as [`Finding::add_evidence`] does. Adding a line the list
+/// already holds changes nothing, so lists gathered apart can be merged line by line.
+pub(crate) fn push_evidence(evidence: &mut Vec<String>, line: &str) {
+    if evidence.len() >= MAX_EVIDENCE {
+        return;
+    }
+    let clean = sanitize(line);
+    let clean = clean.trim();
+    if clean.is_empty() {
+        return;
+    }
+    let clean = shorten(clean);
+    if !evidence.contains(&clean) {
+        evidence.push(clean);
     }
 }
 
@@ -148,6 +154,11 @@ fn shorten(line: &str) -> String {
     }
 }
 
+/// Distinct (label, GPU) findings one collection keeps; later new ones are dropped. Real input
+/// raises a handful; a crafted paste of a million different Xid codes must not cost memory and
+/// a quadratic merge.
+pub const MAX_FINDINGS: usize = 256;
+
 /// Collects findings so that each (label, GPU) appears once, with the evidence of every sighting.
 #[derive(Debug, Default)]
 pub struct Findings {
@@ -157,14 +168,17 @@ pub struct Findings {
 impl Findings {
     /// Adds a finding, or folds it into the one already there for the same label and GPU: the
     /// evidence accumulates, and the more severe wording (summary, action, runbook) wins, so a
-    /// later, graver sighting is not hidden behind an earlier, milder one.
+    /// later, graver sighting is not hidden behind an earlier, milder one. Past
+    /// [`MAX_FINDINGS`] distinct ones, a new one is dropped.
     pub fn push(&mut self, finding: Finding) {
         let Some(existing) = self
             .items
             .iter_mut()
             .find(|f| f.key_matches(&finding.label, finding.gpu))
         else {
-            self.items.push(finding);
+            if self.items.len() < MAX_FINDINGS {
+                self.items.push(finding);
+            }
             return;
         };
         if finding.severity > existing.severity {
@@ -182,6 +196,12 @@ impl Findings {
         for f in findings {
             self.push(f);
         }
+    }
+
+    /// Folds every finding of `other` in, in the order it first saw them: the same as pushing
+    /// what `other` was pushed, one after the other.
+    pub fn absorb(&mut self, other: Findings) {
+        self.extend(other.items);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -228,5 +248,21 @@ mod tests {
         f.evidence.clear();
         f.add_evidence(&"é".repeat(400));
         assert_eq!(f.evidence[0].chars().count(), MAX_EVIDENCE_CHARS + 1);
+        // Adding a kept line again, shortened or not, changes nothing.
+        let kept = f.evidence.clone();
+        f.add_evidence(&kept[0]);
+        assert_eq!(f.evidence, kept);
+    }
+
+    #[test]
+    fn distinct_findings_are_capped() {
+        let mut all = Findings::default();
+        for code in 0..(MAX_FINDINGS as u32 + 10) {
+            all.push(Finding::new(xid_label(code), Severity::Info, "", ""));
+        }
+        all.push(Finding::new(xid_label(0), Severity::Critical, "grave", ""));
+        let out = all.into_sorted();
+        assert_eq!(out.len(), MAX_FINDINGS);
+        assert_eq!(out[0].summary, "grave", "known ones still merge");
     }
 }

@@ -192,54 +192,103 @@ pub fn collect<'a>(
     resolver: &dyn GpuResolver,
     out: &mut Findings,
 ) {
-    let mut events: Vec<(&str, KernelEvent)> = Vec::new();
-    let mut uuids: HashMap<String, String> = HashMap::new();
-    let mut recovery: HashMap<Option<String>, RecoveryAction> = HashMap::new();
-    let mut last_mention: Option<String> = None;
+    let mut collector = Collector::default();
     for line in lines {
+        collector.line(line);
+    }
+    collector.finish(resolver, out);
+}
+
+/// Bytes of kernel lines a [`Collector`] holds before it turns them into findings early. A
+/// recovery action or PCI-to-UUID line read after that point no longer changes the findings
+/// of the lines before it, and those early findings name no GPU index (only a pasted log,
+/// which never resolves indexes, can be this long); no real log comes near this much driver
+/// output.
+pub const MAX_HELD_BYTES: usize = 16 * 1024 * 1024;
+
+/// [`collect`] a line at a time. The findings wait for the end (or [`MAX_HELD_BYTES`]),
+/// because a later Xid 154 changes the advice for the device's earlier lines and a later
+/// `GPU at PCI:` line names the GPU of earlier ones.
+#[derive(Default)]
+pub struct Collector {
+    events: Vec<(String, KernelEvent)>,
+    held_bytes: usize,
+    uuids: HashMap<String, String>,
+    recovery: HashMap<Option<String>, RecoveryAction>,
+    last_mention: Option<String>,
+    /// Findings of lines already turned over, when the held lines outgrew the limit.
+    early: Findings,
+}
+
+impl Collector {
+    pub fn line(&mut self, line: &str) {
         let Some(mut event) = parse_line(line) else {
-            continue;
+            return;
         };
         match &mut event {
             KernelEvent::GpuUuid { pci, uuid } => {
-                uuids.insert(pci.clone(), uuid.clone());
+                self.uuids.insert(pci.clone(), uuid.clone());
             }
-            KernelEvent::GpuMention { pci } => last_mention = Some(pci.clone()),
-            KernelEvent::FellOffBus { pci } if pci.is_none() => pci.clone_from(&last_mention),
+            KernelEvent::GpuMention { pci } => self.last_mention = Some(pci.clone()),
+            KernelEvent::FellOffBus { pci } if pci.is_none() => {
+                pci.clone_from(&self.last_mention);
+            }
             KernelEvent::Xid(x) => {
                 if let Some(action) = x.recovery {
-                    recovery.insert(x.pci.clone(), action);
+                    self.recovery.insert(x.pci.clone(), action);
                 }
             }
             KernelEvent::FellOffBus { .. } => {}
         }
-        events.push((line, event));
-    }
-    let gpu_of = |pci: &Option<String>| {
-        let uuid = pci.as_ref().and_then(|p| uuids.get(p));
-        resolver.gpu_index(pci.as_deref(), uuid.map(String::as_str))
-    };
-    for (line, event) in &events {
-        let (pci, mut found) = match event {
-            KernelEvent::Xid(x) => (&x.pci, xid_findings(x, line)),
-            KernelEvent::FellOffBus { pci } => (pci, vec![labels::gpu_lost().with_evidence(line)]),
-            KernelEvent::GpuUuid { .. } | KernelEvent::GpuMention { .. } => continue,
-        };
-        let gpu = gpu_of(pci);
-        let verdict = recovery.get(pci).or_else(|| recovery.get(&None));
-        for mut finding in found.drain(..) {
-            match verdict {
-                Some(RecoveryAction::None) if finding.label == "xid_154" => {
-                    finding.severity = Severity::Info;
-                    finding.action = "The driver's latest recovery action is None: the GPU \
-                        needs nothing more."
-                        .to_string();
-                }
-                Some(action) => action.apply_to(&mut finding),
-                None => {}
-            }
-            out.push(finding.on_gpu(gpu));
+        if matches!(event, KernelEvent::Xid(_) | KernelEvent::FellOffBus { .. }) {
+            self.held_bytes += line.len();
+            self.events.push((line.to_string(), event));
         }
+        if self.held_bytes > MAX_HELD_BYTES {
+            let mut early = std::mem::take(&mut self.early);
+            self.turn_over(&NoResolver, &mut early);
+            self.early = early;
+        }
+    }
+
+    /// Adds the findings of every line read to `out`.
+    pub fn finish(mut self, resolver: &dyn GpuResolver, out: &mut Findings) {
+        out.absorb(std::mem::take(&mut self.early));
+        self.turn_over(resolver, out);
+    }
+
+    /// Findings for the held lines, with what is known now; the lines are let go.
+    fn turn_over(&mut self, resolver: &dyn GpuResolver, out: &mut Findings) {
+        let gpu_of = |pci: &Option<String>| {
+            let uuid = pci.as_ref().and_then(|p| self.uuids.get(p));
+            resolver.gpu_index(pci.as_deref(), uuid.map(String::as_str))
+        };
+        for (line, event) in &self.events {
+            let (pci, mut found) = match event {
+                KernelEvent::Xid(x) => (&x.pci, xid_findings(x, line)),
+                KernelEvent::FellOffBus { pci } => {
+                    (pci, vec![labels::gpu_lost().with_evidence(line)])
+                }
+                KernelEvent::GpuUuid { .. } | KernelEvent::GpuMention { .. } => continue,
+            };
+            let gpu = gpu_of(pci);
+            let verdict = self.recovery.get(pci).or_else(|| self.recovery.get(&None));
+            for mut finding in found.drain(..) {
+                match verdict {
+                    Some(RecoveryAction::None) if finding.label == "xid_154" => {
+                        finding.severity = Severity::Info;
+                        finding.action = "The driver's latest recovery action is None: the \
+                            GPU needs nothing more."
+                            .to_string();
+                    }
+                    Some(action) => action.apply_to(&mut finding),
+                    None => {}
+                }
+                out.push(finding.on_gpu(gpu));
+            }
+        }
+        self.events.clear();
+        self.held_bytes = 0;
     }
 }
 

@@ -6,37 +6,45 @@
 //! that walks the fix.
 
 pub mod finding;
+pub mod input;
 pub mod kernel;
 pub mod labels;
 pub mod live;
+mod needles;
 pub mod recovery;
 pub mod render;
 pub mod rules;
 mod smi;
+mod smi_query;
 pub mod text;
 pub mod xid;
+
+use std::borrow::Cow;
 
 use thiserror::Error;
 
 pub use finding::{Finding, Findings, Severity};
+pub use input::{InputReport, ReadLimits, diagnose_reader};
 pub use live::{LiveOptions, live_findings};
-pub use render::{EXIT_BAD_INPUT, EXIT_FOUND, EXIT_HEALTHY, exit_code, render_json, render_text};
-pub use text::diagnose_text;
+pub use render::{
+    EXIT_BAD_INPUT, EXIT_FOUND, EXIT_HEALTHY, exit_code, render_json, render_json_with_notes,
+    render_text,
+};
+pub use text::{TextDiagnoser, diagnose_text};
 
 /// Why pasted input cannot be diagnosed (the caller exits with [`EXIT_BAD_INPUT`]).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum InputError {
     #[error("the input is empty: paste nvidia-smi output, kernel lines or an error message")]
     Empty,
-    #[error("the input is not UTF-8 text (invalid byte at offset {offset})")]
-    NotUtf8 { offset: usize },
+    #[error("reading the input: {0}")]
+    Read(String),
 }
 
-/// Checks raw input bytes before [`diagnose_text`]: UTF-8 and not blank.
-pub fn decode_input(bytes: &[u8]) -> Result<&str, InputError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| InputError::NotUtf8 {
-        offset: e.valid_up_to(),
-    })?;
+/// Raw input bytes as text for [`diagnose_text`]: bytes that are not UTF-8 become U+FFFD (a
+/// log with one bad byte is still a log); blank input is an error.
+pub fn decode_input(bytes: &[u8]) -> Result<Cow<'_, str>, InputError> {
+    let text = String::from_utf8_lossy(bytes);
     if text.trim().is_empty() {
         return Err(InputError::Empty);
     }

@@ -51,15 +51,23 @@ pub fn render_text(findings: &[Finding]) -> String {
 #[derive(Serialize)]
 struct Report<'a> {
     findings: &'a [Finding],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    notes: &'a [String],
 }
 
 /// `{"findings":[{"label":...,"severity":...,"evidence":[...],"summary":...,"action":...,
 /// "runbook":...,"gpu":...}]}`; `gpu` only when the finding belongs to one GPU, `runbook` is
 /// `null` when there is none.
 pub fn render_json(findings: &[Finding]) -> String {
+    render_json_with_notes(findings, &[])
+}
+
+/// [`render_json`] with `"notes":[...]` (what was not read in full, e.g. "input truncated
+/// after 1024 MiB") when there are any.
+pub fn render_json_with_notes(findings: &[Finding], notes: &[String]) -> String {
     // Serializing strings, numbers and a unit enum cannot fail; the fallback keeps the output
     // valid JSON should that ever change.
-    serde_json::to_string(&Report { findings }).unwrap_or_else(|e| {
+    serde_json::to_string(&Report { findings, notes }).unwrap_or_else(|e| {
         let message = serde_json::Value::from(e.to_string());
         format!("{{\"findings\":[],\"error\":{message}}}")
     })

@@ -6,52 +6,116 @@
 
 use std::collections::BTreeMap;
 
-use crate::diagnose::finding::{Finding, Findings};
-use crate::diagnose::kernel::normalize_pci;
+use crate::diagnose::finding::{Finding, Findings, push_evidence};
+use crate::diagnose::smi_query::{QueryReader, XmlReader};
 use crate::diagnose::{labels, rules};
-use crate::telemetry::ClockEventReasons;
 use crate::telemetry::smi_csv::{FieldLayout, QUERY_FIELDS, parse_gpu_line};
-use crate::telemetry::smi_xml::parse_report;
 
-pub fn collect(text: &str, out: &mut Findings) {
-    table(text, out);
-    let mut snapshot = Snapshot::default();
-    csv(text, out, &mut snapshot);
-    query_text(text, out, &mut snapshot);
-    xml(text, out);
-    snapshot.finish(out);
+/// GPUs whose readings a paste can hold; readings of GPUs past this many are not judged.
+const MAX_GPUS: usize = 1024;
+
+/// The nvidia-smi readers, fed one line at a time.
+///
+/// Each format collects apart, and [`Collector::finish`] adds them in a fixed order (table,
+/// CSV, `-q` text, XML, then the clock-event judgement), so the result is the same as reading
+/// the whole paste once per format.
+#[derive(Default)]
+pub struct Collector {
+    /// The table's rows only count when its header ("Volatile Uncorr. ECC") is somewhere in
+    /// the paste.
+    table_header_seen: bool,
+    table: Findings,
+    csv: CsvReader,
+    query: QueryReader,
+    xml: XmlReader,
+    snapshot: Snapshot,
+}
+
+/// Which phrases a line may hold, from a case-blind scan of it: `false` means the phrase is
+/// certainly absent and its case-sensitive search is skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineHints {
+    /// "Volatile Uncorr. ECC"
+    pub table_header: bool,
+    /// "--query-"
+    pub query_flag: bool,
+    /// "<nvidia_smi_log"
+    pub xml_start: bool,
+    /// "</nvidia_smi_log>"
+    pub xml_end: bool,
+}
+
+impl Collector {
+    pub fn line(&mut self, line: &str, hints: LineHints) {
+        if hints.table_header && !self.table_header_seen && line.contains("Volatile Uncorr. ECC") {
+            self.table_header_seen = true;
+        }
+        if line.contains('|') {
+            table_row(line, &mut self.table);
+        }
+        self.csv.line(line, hints.query_flag, &mut self.snapshot);
+        self.query.line(line, &mut self.snapshot);
+        self.xml.line(line, hints);
+    }
+
+    pub fn finish(mut self, out: &mut Findings) {
+        if self.table_header_seen {
+            out.absorb(self.table);
+        }
+        out.absorb(self.csv.out);
+        self.query.finish(out, &mut self.snapshot);
+        self.xml.finish(out);
+        self.snapshot.finish(out);
+    }
 }
 
 /// One reading of one GPU's clock-event state, wherever it came from.
-struct Reading {
-    key: String,
-    gpu: Option<u32>,
-    mask: Option<u64>,
-    temperature_c: Option<f64>,
-    slowdown_c: Option<f64>,
-    draw_w: Option<f64>,
-    limit_w: Option<f64>,
-    default_w: Option<f64>,
+pub(crate) struct Reading {
+    pub key: String,
+    pub gpu: Option<u32>,
+    pub mask: Option<u64>,
+    pub temperature_c: Option<f64>,
+    pub slowdown_c: Option<f64>,
+    pub draw_w: Option<f64>,
+    pub limit_w: Option<f64>,
+    pub default_w: Option<f64>,
+}
+
+/// How many readings showed a condition, and the first evidence lines of them.
+#[derive(Default)]
+struct Hits {
+    count: usize,
+    evidence: Vec<String>,
+}
+
+impl Hits {
+    fn add(&mut self, line: &str) {
+        self.count += 1;
+        push_evidence(&mut self.evidence, line);
+    }
 }
 
 #[derive(Default)]
 struct GpuReadings {
     gpu: Option<u32>,
     total: usize,
-    thermal: Vec<String>,
+    thermal: Hits,
     hw_thermal: bool,
-    brake: Vec<String>,
-    capped: Vec<String>,
+    brake: Hits,
+    capped: Hits,
 }
 
 /// Readings per GPU, judged once all of the paste has been read.
 #[derive(Default)]
-struct Snapshot {
+pub(crate) struct Snapshot {
     gpus: BTreeMap<String, GpuReadings>,
 }
 
 impl Snapshot {
-    fn add(&mut self, r: Reading) {
+    pub(crate) fn add(&mut self, r: Reading) {
+        if self.gpus.len() >= MAX_GPUS && !self.gpus.contains_key(&r.key) {
+            return;
+        }
         let g = self.gpus.entry(r.key.clone()).or_default();
         g.gpu = r.gpu;
         g.total += 1;
@@ -60,24 +124,24 @@ impl Snapshot {
                 .temperature_c
                 .map(|t| format!(" at {t:.0} C"))
                 .unwrap_or_default();
-            g.thermal.push(format!("{}: thermal slowdown{temp}", r.key));
+            g.thermal.add(&format!("{}: thermal slowdown{temp}", r.key));
             g.hw_thermal |= rules::hw_thermal(r.mask);
         }
         if rules::power_brake(r.mask) {
             g.brake
-                .push(format!("{}: hardware power brake active", r.key));
+                .add(&format!("{}: hardware power brake active", r.key));
         }
         if let Some(cap) = rules::power_capped(r.mask, r.draw_w, r.limit_w, r.default_w) {
-            g.capped.push(format!("{}: {}", r.key, cap.describe()));
+            g.capped.add(&format!("{}: {}", r.key, cap.describe()));
         }
     }
 
     fn finish(self, out: &mut Findings) {
         for g in self.gpus.into_values() {
-            let judge = |hits: &[String], finding: Finding, out: &mut Findings| {
-                if !hits.is_empty() && hits.len() * 2 >= g.total {
+            let judge = |hits: &Hits, finding: Finding, out: &mut Findings| {
+                if hits.count > 0 && hits.count * 2 >= g.total {
                     let mut f = finding.on_gpu(g.gpu);
-                    for line in hits {
+                    for line in &hits.evidence {
                         f.add_evidence(line);
                     }
                     out.push(f);
@@ -90,40 +154,44 @@ impl Snapshot {
     }
 }
 
-/// The plain `nvidia-smi` table: a non-zero "Volatile Uncorr. ECC" cell on a GPU row.
-fn table(text: &str, out: &mut Findings) {
-    if !text.contains("Volatile Uncorr. ECC") {
+/// A row of the plain `nvidia-smi` table: a non-zero "Volatile Uncorr. ECC" cell on a GPU row.
+fn table_row(line: &str, out: &mut Findings) {
+    let line = line.trim();
+    // GPU rows have three cells; process and MIG rows have one or four.
+    let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+    let [first, _, ecc] = cells.as_slice() else {
         return;
-    }
-    for line in text.lines() {
-        let line = line.trim();
-        // GPU rows have three cells; process and MIG rows have one or four.
-        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-        let [first, _, ecc] = cells.as_slice() else {
-            continue;
-        };
-        let Some(index) = first
-            .split_whitespace()
-            .next()
-            .and_then(|i| i.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if ecc.parse::<u64>().is_ok_and(|n| n > 0) {
-            out.push(
-                labels::ecc_uncorrectable()
-                    .on_gpu(Some(index))
-                    .with_evidence(line),
-            );
-        }
+    };
+    let Some(index) = first
+        .split_whitespace()
+        .next()
+        .and_then(|i| i.parse::<u32>().ok())
+    else {
+        return;
+    };
+    if ecc.parse::<u64>().is_ok_and(|n| n > 0) {
+        out.push(
+            labels::ecc_uncorrectable()
+                .on_gpu(Some(index))
+                .with_evidence(line),
+        );
     }
 }
 
-/// Field names of a CSV header or a `--query-*=` list, with `[unit]` suffixes dropped.
+/// One field name of a CSV header or a `--query-*=` list, its ` [unit]` suffix dropped.
+fn field_name(field: &str) -> &str {
+    let bytes = field.as_bytes();
+    let unit = bytes
+        .iter()
+        .enumerate()
+        .position(|(i, &b)| b == b'[' && i > 0 && bytes[i - 1] == b' ')
+        .map_or(field.len(), |i| i - 1);
+    field[..unit].trim()
+}
+
+/// Field names of a CSV header or a `--query-*=` list.
 fn field_names(list: &str) -> Vec<String> {
-    list.split(',')
-        .map(|f| f.split(" [").next().unwrap_or(f).trim().to_string())
-        .collect()
+    list.split(',').map(|f| field_name(f).to_string()).collect()
 }
 
 const KNOWN_PREFIXES: &[&str] = &[
@@ -141,52 +209,63 @@ const KNOWN_PREFIXES: &[&str] = &[
     "temperature.",
 ];
 
-fn looks_like_header(names: &[String]) -> bool {
-    names.len() >= 2
-        && names.iter().all(|n| {
-            !n.is_empty()
-                && n.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.')
-        })
-        && names
-            .iter()
-            .any(|n| KNOWN_PREFIXES.iter().any(|p| n.starts_with(p)))
+fn looks_like_header(line: &str) -> bool {
+    let names = || line.split(',').map(field_name);
+    let is_name = |n: &str| {
+        !n.is_empty()
+            && n.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.')
+    };
+    names().all(is_name)
+        && names().nth(1).is_some()
+        && names().any(|n| KNOWN_PREFIXES.iter().any(|p| n.starts_with(p)))
 }
 
 /// `--query-gpu` / `--query-remapped-rows` output. The layout comes from a header line, from a
 /// `--query-...=` command line above headerless data, or, for headerless lines with exactly
 /// gpufleet's own field count, from gpufleet's field list.
-fn csv(text: &str, out: &mut Findings, snapshot: &mut Snapshot) {
-    let mut names: Vec<String> = Vec::new();
-    for line in text.lines() {
+#[derive(Default)]
+struct CsvReader {
+    names: Vec<String>,
+    /// gpufleet's own field list, made on first use.
+    own: Vec<String>,
+    out: Findings,
+}
+
+impl CsvReader {
+    /// `query_flag`: whether the line may hold "--query-".
+    fn line(&mut self, line: &str, query_flag: bool, snapshot: &mut Snapshot) {
         let trimmed = line.trim();
-        if let Some(list) = trimmed
-            .split_whitespace()
-            .find_map(|w| w.split_once("--query-").map(|(_, rest)| rest))
-            .and_then(|rest| rest.split_once('=').map(|(_, list)| list))
+        if query_flag
+            && let Some(list) = trimmed
+                .split_whitespace()
+                .find_map(|w| w.split_once("--query-").map(|(_, rest)| rest))
+                .and_then(|rest| rest.split_once('=').map(|(_, list)| list))
         {
-            names = field_names(list);
-            continue;
+            self.names = field_names(list);
+            return;
         }
-        let candidate = field_names(trimmed);
-        if looks_like_header(&candidate) {
-            names = candidate;
-            continue;
-        }
+        // Without a comma a line is neither a header nor a row.
         if !trimmed.contains(',') {
-            continue;
+            return;
+        }
+        if looks_like_header(trimmed) {
+            self.names = field_names(trimmed);
+            return;
         }
         let columns = trimmed.split(',').count();
-        if columns == names.len() {
-            csv_row(&names, trimmed, out, snapshot);
+        if columns == self.names.len() {
+            csv_row(&self.names, trimmed, &mut self.out, snapshot);
         } else if columns == QUERY_FIELDS.len() {
-            let own: Vec<String> = QUERY_FIELDS.iter().map(|f| f.to_string()).collect();
-            csv_row(&own, trimmed, out, snapshot);
+            if self.own.is_empty() {
+                self.own = QUERY_FIELDS.iter().map(|f| f.to_string()).collect();
+            }
+            csv_row(&self.own, trimmed, &mut self.out, snapshot);
         }
     }
 }
 
-fn is_yes(value: &str) -> bool {
+pub(crate) fn is_yes(value: &str) -> bool {
     value.trim().eq_ignore_ascii_case("yes")
 }
 
@@ -249,177 +328,5 @@ fn csv_row(names: &[String], line: &str, out: &mut Findings, snapshot: &mut Snap
                 .on_gpu(gpu)
                 .with_evidence(&format!("{who}: remapped_rows.failure Yes")),
         );
-    }
-}
-
-/// What one `-q` GPU block says, filled as its lines are read.
-#[derive(Default)]
-struct QueryBlock {
-    bus: String,
-    mask: u64,
-    any_reason: bool,
-    temperature_c: Option<f64>,
-    slowdown_c: Option<f64>,
-    tlimit_c: Option<f64>,
-    slowdown_tlimit_c: Option<f64>,
-    draw_w: Option<f64>,
-    limit_w: Option<f64>,
-    default_w: Option<f64>,
-}
-
-impl QueryBlock {
-    fn who(&self) -> String {
-        if self.bus.is_empty() {
-            String::new()
-        } else {
-            format!("GPU {}: ", self.bus)
-        }
-    }
-
-    fn reading(&self) -> Reading {
-        // Newer drivers print T.Limit margins instead of absolute thresholds; the slowdown
-        // point is the current temperature plus the current margin, less the slowdown margin
-        // (the same derivation as the XML report parser's).
-        let derived = match (self.temperature_c, self.tlimit_c, self.slowdown_tlimit_c) {
-            (Some(t), Some(margin), Some(slow)) => Some(t + margin - slow),
-            _ => None,
-        };
-        Reading {
-            key: format!("GPU {}", self.bus).trim_end().to_string(),
-            gpu: None,
-            mask: self.any_reason.then_some(self.mask),
-            temperature_c: self.temperature_c,
-            slowdown_c: self.slowdown_c.or(derived),
-            draw_w: self.draw_w,
-            limit_w: self.limit_w,
-            default_w: self.default_w,
-        }
-    }
-}
-
-fn number(value: &str) -> Option<f64> {
-    value.split_whitespace().next()?.parse().ok()
-}
-
-/// `nvidia-smi -q` text: indentation gives the section of each `Key : Value` line. GPU blocks
-/// carry a bus id but no index, so these findings name the bus id and leave `gpu` empty.
-fn query_text(text: &str, out: &mut Findings, snapshot: &mut Snapshot) {
-    let mut block: Option<QueryBlock> = None;
-    let mut sections: Vec<(usize, String)> = Vec::new();
-    for line in text.lines() {
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        let content = line.trim();
-        if indent == 0 {
-            if let Some(bus) = content
-                .strip_prefix("GPU ")
-                .filter(|b| normalize_pci(b).is_some())
-            {
-                if let Some(done) = block.take() {
-                    snapshot.add(done.reading());
-                }
-                block = Some(QueryBlock {
-                    bus: bus.to_string(),
-                    ..QueryBlock::default()
-                });
-                sections.clear();
-            }
-            continue;
-        }
-        // An excerpt may start inside a GPU block, without its `GPU <bus id>` line.
-        let b = block.get_or_insert_with(QueryBlock::default);
-        sections.retain(|(level, _)| *level < indent);
-        let Some((key, value)) = content.split_once(':') else {
-            sections.push((indent, content.to_string()));
-            continue;
-        };
-        let (key, value) = (key.trim(), value.trim());
-        let section = sections.last().map(|(_, s)| s.as_str()).unwrap_or("");
-        let in_volatile = sections.iter().any(|(_, s)| s == "Volatile")
-            && sections.iter().any(|(_, s)| s == "ECC Errors");
-        let evidence = format!("{}{section} {key}: {value}", b.who());
-        if in_volatile
-            && (key.contains("Uncorrectable") || section == "Double Bit")
-            && value.parse::<u64>().is_ok_and(|n| n > 0)
-        {
-            out.push(labels::ecc_uncorrectable().with_evidence(&evidence));
-        }
-        match (section, key) {
-            ("Remapped Rows", "Pending") if is_yes(value) => {
-                out.push(labels::row_remap_pending().with_evidence(&evidence));
-            }
-            ("Remapped Rows", "Remapping Failure Occurred") if is_yes(value) => {
-                out.push(labels::remap_failed().with_evidence(&evidence));
-            }
-            ("Retired Pages", "Pending Page Blacklist" | "Pending") if is_yes(value) => {
-                out.push(labels::retired_pages_pending().with_evidence(&evidence));
-            }
-            ("Clocks Event Reasons" | "Clocks Throttle Reasons", _) => {
-                let bit = match key {
-                    "SW Power Cap" => ClockEventReasons::SW_POWER_CAP,
-                    "HW Slowdown" => ClockEventReasons::HW_SLOWDOWN,
-                    "HW Thermal Slowdown" => ClockEventReasons::HW_THERMAL_SLOWDOWN,
-                    "HW Power Brake Slowdown" => ClockEventReasons::HW_POWER_BRAKE,
-                    "SW Thermal Slowdown" => ClockEventReasons::SW_THERMAL_SLOWDOWN,
-                    _ => 0,
-                };
-                b.any_reason = true;
-                if value == "Active" {
-                    b.mask |= bit;
-                }
-            }
-            ("GPU Power Readings" | "Power Readings", _) => match key {
-                "Average Power Draw" | "Power Draw" => b.draw_w = number(value),
-                "Instantaneous Power Draw" => b.draw_w = b.draw_w.or(number(value)),
-                "Current Power Limit" | "Enforced Power Limit" => b.limit_w = number(value),
-                "Requested Power Limit" | "Power Limit" => b.limit_w = b.limit_w.or(number(value)),
-                "Default Power Limit" => b.default_w = number(value),
-                _ => {}
-            },
-            ("Temperature", _) => match key {
-                "GPU Current Temp" => b.temperature_c = number(value),
-                "GPU Slowdown Temp" => b.slowdown_c = number(value),
-                "GPU T.Limit Temp" => b.tlimit_c = number(value),
-                "GPU Slowdown T.Limit Temp" => b.slowdown_tlimit_c = number(value),
-                _ => {}
-            },
-            _ => {}
-        }
-    }
-    if let Some(done) = block {
-        snapshot.add(done.reading());
-    }
-}
-
-/// `nvidia-smi -q -x`: the report parser's ECC and row-remapping fields.
-fn xml(text: &str, out: &mut Findings) {
-    let Some(start) = text.find("<nvidia_smi_log") else {
-        return;
-    };
-    const END: &str = "</nvidia_smi_log>";
-    let end = text[start..]
-        .find(END)
-        .map_or(text.len(), |at| start + at + END.len());
-    let Ok(report) = parse_report(&text[start..end]) else {
-        return;
-    };
-    for gpu in &report.gpus {
-        let who = format!("GPU {}", gpu.bus_id);
-        if let Some(n) = gpu.ecc_uncorrected_volatile.filter(|n| *n > 0) {
-            out.push(
-                labels::ecc_uncorrectable()
-                    .with_evidence(&format!("{who}: {n} uncorrectable ECC errors (volatile)")),
-            );
-        }
-        if gpu.remapped_rows_pending == Some(true) {
-            out.push(
-                labels::row_remap_pending()
-                    .with_evidence(&format!("{who}: remapped_row_pending Yes")),
-            );
-        }
-        if gpu.remapped_rows_failure == Some(true) {
-            out.push(
-                labels::remap_failed().with_evidence(&format!("{who}: remapped_row_failure Yes")),
-            );
-        }
     }
 }

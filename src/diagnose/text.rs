@@ -1,8 +1,11 @@
 //! Findings from any text a user pastes: nvidia-smi output and failure texts, kernel lines,
 //! Python tracebacks (CUDA, PyTorch, NCCL, pynvml) and DCGM health messages.
 
+use std::sync::LazyLock;
+
 use crate::diagnose::finding::{Finding, Findings, label};
 use crate::diagnose::kernel::{self, NoResolver};
+use crate::diagnose::needles::NeedleSet;
 use crate::diagnose::{labels, smi};
 use crate::telemetry::LostReason;
 use crate::telemetry::smi_csv::classify_failure;
@@ -22,13 +25,61 @@ const NVML_LABELS: &[&str] = &[
 /// lines that showed it. A lone `ERR!` or `[Unknown Error]` field is not a finding: nvidia-smi
 /// prints those for one unreadable field of a working GPU.
 pub fn diagnose_text(text: &str) -> Vec<Finding> {
-    let mut out = Findings::default();
-    kernel::collect(text.lines(), &NoResolver, &mut out);
+    let mut diagnoser = TextDiagnoser::default();
     for line in text.lines() {
-        classify_line(line, &mut out);
+        diagnoser.line(line);
     }
-    smi::collect(text, &mut out);
-    out.into_sorted()
+    diagnoser.finish()
+}
+
+/// [`diagnose_text`] a line at a time, for input read as a stream: memory stays bounded
+/// however long the input is, and the findings are the same as for the whole text at once.
+///
+/// Each reader (kernel lines, line rules, the nvidia-smi formats) collects apart and the
+/// collections are merged in a fixed order at the end, so which finding comes first and which
+/// evidence lines are kept do not depend on how the readers' lines interleave.
+#[derive(Default)]
+pub struct TextDiagnoser {
+    kernel: kernel::Collector,
+    lines: Findings,
+    smi: smi::Collector,
+    /// The current line in lower case, kept to save an allocation per line.
+    lower: String,
+}
+
+impl TextDiagnoser {
+    /// Reads one line, without its line ending.
+    pub fn line(&mut self, line: &str) {
+        self.lower.clear();
+        self.lower.push_str(line);
+        self.lower.make_ascii_lowercase();
+        let matcher = &*MATCHER;
+        // One pass finds every phrase any reader looks for; a reader whose phrase is absent
+        // (in any case) skips its own search.
+        let hits = matcher.set.find(self.lower.as_bytes());
+        if hits & matcher.kernel_bit != 0 {
+            self.kernel.line(line);
+        }
+        classify_line(line, &self.lower, hits, &mut self.lines);
+        let [table_header, query_flag, xml_start, xml_end] =
+            matcher.smi_bits.map(|bit| hits & bit != 0);
+        let hints = smi::LineHints {
+            table_header,
+            query_flag,
+            xml_start,
+            xml_end,
+        };
+        self.smi.line(line, hints);
+    }
+
+    /// The findings, most severe first.
+    pub fn finish(self) -> Vec<Finding> {
+        let mut out = Findings::default();
+        self.kernel.finish(&NoResolver, &mut out);
+        out.absorb(self.lines);
+        self.smi.finish(&mut out);
+        out.into_sorted()
+    }
 }
 
 /// Lower-case substrings and the finding they mean. Every rule is tried on every line, so one
@@ -115,14 +166,89 @@ const LINE_RULES: &[Rule] = &[
     },
 ];
 
-fn classify_line(line: &str, out: &mut Findings) {
-    let lower = line.to_ascii_lowercase();
+/// Phrases no rule names but [`classify_failure`] looks for; a line without any of them (nor a
+/// rule's needle) cannot be an nvidia-smi failure text, so the costlier case-blind scans of
+/// `classify_failure` are skipped for it. Each phrase `classify_failure` matches contains one.
+const FAILURE_ANCHORS: &[&str] = &[
+    "unable to determine the device handle",
+    "version mismatch",
+    "couldn't communicate with the nvidia driver",
+    "failed to initialize nvml",
+    "gpu is lost",
+    "has fallen off the bus",
+    "no devices were found",
+    "nvidia-smi has failed",
+];
+
+const THERMAL_NEEDLE: &str = "due to thermal violation";
+
+/// What [`kernel::parse_line`] looks for, in lower case.
+const KERNEL_NEEDLE: &str = "nvrm:";
+
+/// The phrases of the nvidia-smi readers, in lower case, in the order of [`smi::LineHints`].
+const SMI_NEEDLES: [&str; 4] = [
+    "volatile uncorr. ecc",
+    "--query-",
+    "<nvidia_smi_log",
+    "</nvidia_smi_log>",
+];
+
+/// Every needle of [`LINE_RULES`], then the failure anchors, the thermal phrase and the other
+/// readers' phrases, in one set; each rule knows its needles' bits.
+struct LineMatcher {
+    set: NeedleSet,
+    rule_bits: Vec<u64>,
+    failure_bits: u64,
+    thermal_bit: u64,
+    kernel_bit: u64,
+    smi_bits: [u64; 4],
+}
+
+static MATCHER: LazyLock<LineMatcher> = LazyLock::new(|| {
+    let mut needles: Vec<&'static str> = Vec::new();
+    let mut rule_bits = Vec::with_capacity(LINE_RULES.len());
+    for rule in LINE_RULES {
+        rule_bits.push(NeedleSet::bits(needles.len(), rule.needles.len()));
+        needles.extend(rule.needles);
+    }
+    let failure_bits = NeedleSet::bits(needles.len(), FAILURE_ANCHORS.len());
+    needles.extend(FAILURE_ANCHORS);
+    let mut one = |needle: &'static str| {
+        let bit = NeedleSet::bits(needles.len(), 1);
+        needles.push(needle);
+        bit
+    };
+    let thermal_bit = one(THERMAL_NEEDLE);
+    let kernel_bit = one(KERNEL_NEEDLE);
+    let smi_bits = SMI_NEEDLES.map(&mut one);
+    LineMatcher {
+        set: NeedleSet::new(&needles),
+        rule_bits,
+        failure_bits,
+        thermal_bit,
+        kernel_bit,
+        smi_bits,
+    }
+});
+
+/// `lower` is `line` in ASCII lower case, `hits` the needles it holds.
+fn classify_line(line: &str, lower: &str, hits: u64, out: &mut Findings) {
+    let matcher = &*MATCHER;
+    if hits == 0 {
+        return;
+    }
     let mut found: Vec<Finding> = LINE_RULES
         .iter()
-        .filter(|rule| rule.needles.iter().any(|n| lower.contains(n)))
-        .map(|rule| (rule.finding)().with_evidence(line))
+        .zip(&matcher.rule_bits)
+        .filter(|(_, bits)| hits & **bits != 0)
+        .map(|(rule, _)| (rule.finding)().with_evidence(line))
         .collect();
-    match classify_failure(line) {
+    let failure = if hits & matcher.failure_bits != 0 {
+        classify_failure(line)
+    } else {
+        None
+    };
+    match failure {
         // "Failed to initialize nvml: DriverNotLoaded" is generic to nvidia-smi's texts but
         // names its cause: the specific finding stands alone.
         Some(LostReason::Other)
@@ -134,7 +260,7 @@ fn classify_line(line: &str, out: &mut Findings) {
     }
     out.extend(found);
     // DCGM health: "Detected clocks event due to thermal violation in GPU 2. ..."
-    if lower.contains("due to thermal violation") {
+    if hits & matcher.thermal_bit != 0 {
         let gpu = lower
             .split("in gpu ")
             .nth(1)
@@ -145,5 +271,50 @@ fn classify_line(line: &str, out: &mut Findings) {
                 .on_gpu(gpu)
                 .with_evidence(line),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts `classify_failure` recognises: each must pass the anchor check, or its finding
+    /// would be lost.
+    #[test]
+    fn every_failure_text_has_an_anchor() {
+        let texts = [
+            "Failed to initialize NVML: Driver/library version mismatch",
+            "NVML: NVML/RM version mismatch",
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+            "Failed to initialize NVML: Driver Not Loaded",
+            "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.",
+            "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error",
+            "GPU 0000:3b:00.0 has fallen off the bus.",
+            "No devices were found",
+            "Failed to initialize NVML: Insufficient Permissions",
+            "Unable to determine the device handle for gpu 0000:3b:00.0: Not Supported",
+        ];
+        let matcher = &*MATCHER;
+        for text in texts {
+            assert!(classify_failure(text).is_some(), "{text}");
+            let lower = text.to_ascii_lowercase();
+            assert_ne!(
+                matcher.set.find(lower.as_bytes()) & matcher.failure_bits,
+                0,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_needle_fits_the_set() {
+        let count: usize = LINE_RULES.iter().map(|r| r.needles.len()).sum();
+        let others = FAILURE_ANCHORS.len() + 2 + SMI_NEEDLES.len();
+        assert!(count + others <= crate::diagnose::needles::MAX_NEEDLES);
+        for rule in LINE_RULES {
+            for needle in rule.needles {
+                assert_eq!(*needle, needle.to_ascii_lowercase());
+            }
+        }
     }
 }

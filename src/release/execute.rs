@@ -80,6 +80,7 @@ pub enum SendError {
     Unexpected { status: u16, text: String },
     #[error("the provider refused: {text}")]
     Refused { text: String },
+    /// `url` is redacted ([`crate::redact::url`]), as in every variant.
     #[error("no answer from {url} within {timeout_ms} ms")]
     Timeout { url: String, timeout_ms: u64 },
     #[error("could not reach {url}: {message}")]
@@ -193,19 +194,22 @@ fn send_http(
     if let Some(body) = &step.body {
         request = request.json(body);
     }
+    // reqwest's errors print the URL, userinfo and query included.
     let response = request
         .send()
-        .map_err(|e| transport_error(&e, step, options))?;
+        .map_err(|e| transport_error(&e.without_url(), step, options))?;
+    let url_secrets = crate::redact::secrets(&step.url);
     let status = response.status().as_u16();
     let mut bytes = Vec::new();
     response
         .take(READ_LIMIT_BYTES)
         .read_to_end(&mut bytes)
         .map_err(|e| SendError::Unreachable {
-            url: step.url.clone(),
-            message: format!("reading the answer: {e}"),
+            url: crate::redact::url(&step.url),
+            message: crate::redact::scrub(&format!("reading the answer: {e}"), &url_secrets),
         })?;
-    let raw = String::from_utf8_lossy(&bytes);
+    // A server may echo the request back, URL secrets and all.
+    let raw = crate::redact::scrub(&String::from_utf8_lossy(&bytes), &url_secrets);
     let text = shown_text(&raw, Some(token));
     match status {
         200..=299 => {
@@ -215,7 +219,7 @@ fn send_http(
                 });
             }
             Ok(StepAnswer {
-                step: format!("{} {}", step.method.as_str(), step.url),
+                step: step.shown_line(),
                 status: Some(i32::from(status)),
                 text,
             })
@@ -254,13 +258,13 @@ fn envelope_refusal(envelope: Envelope, body: &str) -> Option<String> {
 fn transport_error(error: &reqwest::Error, step: &HttpStep, options: &SendOptions) -> SendError {
     if error.is_timeout() {
         SendError::Timeout {
-            url: step.url.clone(),
+            url: crate::redact::url(&step.url),
             timeout_ms: options.total_timeout_ms,
         }
     } else {
         SendError::Unreachable {
-            url: step.url.clone(),
-            message: root_cause(error),
+            url: crate::redact::url(&step.url),
+            message: crate::redact::scrub(&root_cause(error), &crate::redact::secrets(&step.url)),
         }
     }
 }

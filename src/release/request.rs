@@ -90,6 +90,14 @@ pub struct HttpStep {
     pub refusal_ok: bool,
 }
 
+impl HttpStep {
+    /// `METHOD URL` with the URL's userinfo and query hidden ([`crate::redact::url`]): the form
+    /// every screen, error and audit line shows.
+    pub fn shown_line(&self) -> String {
+        format!("{} {}", self.method.as_str(), crate::redact::url(&self.url))
+    }
+}
+
 /// One thing the release does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReleaseStep {
@@ -105,10 +113,11 @@ pub enum ReleaseStep {
 }
 
 impl ReleaseStep {
-    /// One line for the audit log and the answer list: `METHOD URL` or the quoted argv.
+    /// One line for the audit log and the answer list: `METHOD URL` (redacted) or the quoted
+    /// argv.
     pub fn summary(&self) -> String {
         match self {
-            Self::Http(step) => format!("{} {}", step.method.as_str(), step.url),
+            Self::Http(step) => step.shown_line(),
             Self::Local { argv } | Self::OnHost { argv } => quoted(argv),
         }
     }
@@ -130,6 +139,7 @@ pub enum BuildError {
     MissingInstanceId { provider: &'static str },
     #[error("provider = \"command\" needs command = [\"program\", \"arg\", ...]")]
     MissingCommand,
+    /// `url` is already redacted.
     #[error("base_url must start with http:// or https://, found {url:?}")]
     BadBaseUrl { url: String },
 }
@@ -204,7 +214,7 @@ impl ReleaseRequest {
         for step in &self.steps {
             match step {
                 ReleaseStep::Http(http) => {
-                    lines.push(format!("{} {}", http.method.as_str(), http.url));
+                    lines.push(http.shown_line());
                     let scheme = match http.auth {
                         AuthScheme::Bearer => "Bearer ",
                         AuthScheme::Bare => "",
@@ -268,7 +278,7 @@ fn base_url(release: &ReleaseConfig) -> Result<String, BuildError> {
     };
     if !(base.starts_with("http://") || base.starts_with("https://")) {
         return Err(BuildError::BadBaseUrl {
-            url: base.to_string(),
+            url: crate::redact::url(base),
         });
     }
     Ok(base.trim_end_matches('/').to_string())
@@ -281,9 +291,12 @@ fn api_steps(
     id: &str,
 ) -> Result<Vec<ReleaseStep>, BuildError> {
     let segment = path_segment(id);
+    // A query in base_url (`?key=...`) stays a query: the path goes before it.
+    let (base, query) = base.split_at(base.find(['?', '#']).unwrap_or(base.len()));
+    let base = base.trim_end_matches('/');
     let step = |method, path: String, body, auth, envelope| HttpStep {
         method,
-        url: format!("{base}{path}"),
+        url: format!("{base}{path}{query}"),
         body,
         auth,
         envelope,

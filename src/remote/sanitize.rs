@@ -1,25 +1,53 @@
-//! Makes remote text safe to show: control characters and terminal escape sequences are removed
-//! before anything a host printed reaches an event (and from there the terminal).
+//! Makes remote text safe to show: control characters, terminal escape sequences and invisible
+//! format characters (bidirectional overrides, zero-width spaces) are removed before anything a
+//! host printed reaches an event (and from there the terminal) or a diagnose report.
 
 use crate::telemetry::GpuSample;
 
-/// Strips C0/C1 control characters and whole escape sequences (CSI, OSC, DCS, ...) from `text`;
-/// tabs become spaces. A host that prints `ESC ] 0 ; title BEL` must not retitle the terminal.
+/// Strips C0/C1 control characters, whole escape sequences (CSI, OSC, DCS, ...) and the
+/// invisible format characters of [`is_hidden_format`] from `text`; tabs become spaces. A host
+/// that prints `ESC ] 0 ; title BEL` must not retitle the terminal, nor `U+202E` turn the
+/// rest of a line around.
 pub fn sanitize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
+            // Printable ASCII, nearly all of any text, takes one comparison.
+            ' '..='~' => out.push(c),
             '\u{1b}' => skip_escape(&mut chars),
             // The 8-bit forms of CSI and OSC/DCS/SOS/PM/APC start sequences just as ESC does.
             '\u{9b}' => skip_csi(&mut chars),
             '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
             '\t' => out.push(' '),
-            c if c.is_control() => {}
+            c if c.is_control() || is_hidden_format(c) => {}
             c => out.push(c),
         }
     }
     out
+}
+
+/// Characters that print nothing yet change what the rest of the line looks like or hide text:
+/// the bidirectional embeddings, overrides, isolates and marks (`U+202A..=U+202E`,
+/// `U+2066..=U+2069`, `U+200E`, `U+200F`, `U+061C`), the line and paragraph separators
+/// (`U+2028`, `U+2029`, line breaks like `\n`, which is removed too), zero-width space, word
+/// joiner and the invisible operators (`U+200B`, `U+2060..=U+2064`), the deprecated format
+/// controls (`U+206A..=U+206F`), the byte-order mark (`U+FEFF`) and the interlinear annotation
+/// marks (`U+FFF9..=U+FFFB`). Zero-width (non-)joiners `U+200C`/`U+200D` stay: scripts and
+/// emoji need them to render, and they move nothing.
+pub fn is_hidden_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}'
+            | '\u{200B}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+    )
 }
 
 type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
@@ -76,9 +104,13 @@ pub(crate) fn sanitize_sample(sample: &mut GpuSample) {
     }
 }
 
-/// Fast path for the hot loop: almost every field is plain printable text.
+/// Fast path for the hot loop: almost every field is plain printable ASCII.
 fn needs_cleaning(text: &str) -> bool {
-    text.chars().any(char::is_control)
+    if text.is_ascii() {
+        text.bytes().any(|b| b.is_ascii_control())
+    } else {
+        text.chars().any(|c| c.is_control() || is_hidden_format(c))
+    }
 }
 
 #[cfg(test)]
@@ -102,6 +134,11 @@ mod tests {
             ("dangling\u{1b}", "dangling"),
             ("\u{1b}Pdcs never ends", ""),
             ("ünïcode ok", "ünïcode ok"),
+            // "GPU 0 ok" shown as "GPU 0 ko" by a right-to-left override, and friends.
+            ("GPU 0 \u{202E}ko\u{202C}", "GPU 0 ko"),
+            ("a\u{2066}b\u{2069}c\u{200F}d\u{061C}e\u{2028}f", "abcdef"),
+            ("zero\u{200B}width\u{FEFF}", "zerowidth"),
+            ("emoji 👩\u{200D}💻 stays", "emoji 👩\u{200D}💻 stays"),
         ];
         for (input, want) in cases {
             assert_eq!(sanitize(input), want, "{input:?}");
@@ -118,5 +155,11 @@ mod tests {
         sanitize_sample(&mut sample);
         assert_eq!(sample.name, "NVIDIA H200");
         assert_eq!(sample.pstate.as_deref(), Some("P0"));
+        let mut sample = GpuSample {
+            name: "NVIDIA \u{202E}002H".to_string(),
+            ..GpuSample::default()
+        };
+        sanitize_sample(&mut sample);
+        assert_eq!(sample.name, "NVIDIA 002H");
     }
 }
