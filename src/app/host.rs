@@ -27,6 +27,11 @@ pub enum Link {
         reason: LostReason,
         raw: String,
     },
+    /// Connected, but nothing has come from the host since `since_ms` although the stream
+    /// should have spoken.
+    Silent {
+        since_ms: TimestampMs,
+    },
 }
 
 /// What the fleet view shows in the status column, derived from the link and the clock.
@@ -37,6 +42,8 @@ pub enum HostStatus {
     Stale { age_ms: u64 },
     Unreachable { reason: String },
     Lost { reason: LostReason },
+    /// The host sends far more than its interval allows; `detail` says what.
+    Flooding { detail: String },
 }
 
 impl HostStatus {
@@ -49,6 +56,16 @@ impl HostStatus {
             HostStatus::Stale { age_ms } => format!("stale {}", format_age(*age_ms)),
             HostStatus::Unreachable { .. } => "unreachable".to_string(),
             HostStatus::Lost { reason } => reason.label().to_string(),
+            HostStatus::Flooding { .. } => "flooding".to_string(),
+        }
+    }
+
+    /// Why the host is in this state, for the states that have a reason.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            HostStatus::Unreachable { reason } => Some(reason),
+            HostStatus::Flooding { detail } => Some(detail),
+            _ => None,
         }
     }
 
@@ -57,9 +74,10 @@ impl HostStatus {
         match self {
             HostStatus::Lost { .. } => 0,
             HostStatus::Unreachable { .. } => 1,
-            HostStatus::Stale { .. } => 2,
-            HostStatus::Connecting { .. } => 3,
-            HostStatus::Live => 4,
+            HostStatus::Flooding { .. } => 2,
+            HostStatus::Stale { .. } => 3,
+            HostStatus::Connecting { .. } => 4,
+            HostStatus::Live => 5,
         }
     }
 }
@@ -87,6 +105,8 @@ pub struct HostState {
     pub notices: Vec<String>,
     /// The live findings, most severe first, recomputed once a second.
     pub findings: Vec<Finding>,
+    /// What the host floods with, while it does.
+    pub flooding: Option<String>,
     history_points: usize,
 }
 
@@ -103,6 +123,7 @@ impl HostState {
             kernel_lines: VecDeque::new(),
             notices: Vec::new(),
             findings: Vec::new(),
+            flooding: None,
             history_points,
         }
     }
@@ -155,6 +176,19 @@ impl HostState {
                     };
                 }
             }
+            HostEvent::Unresponsive { at_ms, silent_ms } => {
+                if self.link == Link::Up {
+                    self.link = Link::Silent {
+                        since_ms: at_ms.saturating_sub(silent_ms),
+                    };
+                }
+            }
+            HostEvent::Responsive { .. } => {
+                if let Link::Silent { .. } = self.link {
+                    self.link = Link::Up;
+                }
+            }
+            HostEvent::Flooding { detail, .. } => self.flooding = detail,
             HostEvent::Notice { text, .. } => {
                 if !self.notices.contains(&text) {
                     self.notices.push(text);
@@ -198,17 +232,22 @@ impl HostState {
     }
 
     /// The status shown for this host at `now_ms`, given the expected sample interval: data older
-    /// than two intervals is stale.
+    /// than two intervals is stale. A host whose link is down, or that has stopped answering,
+    /// is unreachable, whatever figures it last sent (those stay on screen, dimmed).
     pub fn status(&self, now_ms: TimestampMs, interval_ms: u64) -> HostStatus {
         match &self.link {
             Link::Lost { reason, .. } => HostStatus::Lost { reason: *reason },
-            Link::Down { reason, .. } => match self.last_sample_ms {
-                Some(at) => HostStatus::Stale {
-                    age_ms: now_ms.saturating_sub(at),
-                },
-                None => HostStatus::Unreachable {
-                    reason: reason.clone(),
-                },
+            Link::Down { reason, .. } => HostStatus::Unreachable {
+                reason: reason.clone(),
+            },
+            Link::Silent { since_ms } => HostStatus::Unreachable {
+                reason: format!(
+                    "no data from the host for {}",
+                    format_age(now_ms.saturating_sub(*since_ms))
+                ),
+            },
+            Link::Up if self.flooding.is_some() => HostStatus::Flooding {
+                detail: self.flooding.clone().unwrap_or_default(),
             },
             Link::Connecting { attempt } => match self.last_sample_ms {
                 Some(at) => HostStatus::Stale {

@@ -10,6 +10,7 @@ use crate::remote::backoff::Backoff;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
+use crate::remote::flood::FloodState;
 use crate::remote::sanitize::sanitize;
 use crate::remote::session::Ended;
 use crate::remote::smi::FieldList;
@@ -46,6 +47,8 @@ pub(crate) struct Link {
     notices: HashSet<String>,
     /// Set once the kernel log proved unreadable here, so reconnects do not try again.
     pub(crate) kernel_unavailable: bool,
+    /// Whether the host floods; kept across reconnects, as the console's flag is.
+    pub(crate) flood: FloodState,
     /// Readable once `stop` is set, so a session waiting on its socket hears the stop at once;
     /// `None` if the socket pair could not be made (the wait then ends by timeout).
     pub(crate) waker: Option<UnixStream>,
@@ -127,6 +130,7 @@ impl Link {
             details: BTreeMap::new(),
             notices: HashSet::new(),
             kernel_unavailable: false,
+            flood: FloodState::default(),
             waker,
         }
     }

@@ -10,6 +10,7 @@ mod credentials;
 mod digest;
 mod error;
 mod exec;
+mod flood;
 mod job;
 mod known_hosts;
 mod link;
@@ -19,6 +20,7 @@ mod sanitize;
 mod session;
 mod smi;
 mod target;
+mod tie;
 mod wait;
 
 use std::fmt;

@@ -6,13 +6,21 @@
 //! nvidia-smi's cost per tick grows with the field count; a full query at connect, every
 //! `detail_interval_ms` and after a stream restart supplies the rest, and each streamed line is
 //! laid over its GPU's last full sample before it goes out.
+//!
+//! Every command has a budget (`flood.rs`): one that floods is stopped and the host reported as
+//! flooding until it has behaved for a while. A host that stops sending altogether while the
+//! stream runs is reported unresponsive after two intervals, long before the link gives up on
+//! it (`dead_after_ms`).
 
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::app::event::HostEvent;
 use crate::remote::error::RemoteError;
-use crate::remote::job::JobEvent;
+use crate::remote::flood::{
+    OTHER_BUDGET, describe, query_budget, stream_budget, stream_window,
+};
+use crate::remote::job::{Budget, Flood, JobEvent};
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Connection, Mux, Slot};
 use crate::remote::sanitize::{sanitize, sanitize_sample};
@@ -37,6 +45,9 @@ const MAX_HELD_EVENTS: usize = 4_096;
 /// GPU indices a full query may add to the kept details; a host has a handful, a hostile one
 /// must not grow the map without bound.
 const MAX_GPUS: usize = 256;
+/// The shortest silence that makes a streaming host unresponsive, whatever the interval (a
+/// network's jitter alone can hold a line up a few hundred milliseconds).
+const MIN_SILENCE: Duration = Duration::from_secs(1);
 
 pub(crate) enum Ended {
     Stopped,
@@ -99,6 +110,12 @@ struct SessionState {
     kernel_stage: usize,
     kernel_lines: Vec<String>,
     deadline: Option<Instant>,
+    /// The budget the running stream was started with.
+    stream_budget: Budget,
+    /// The stream was stopped for flooding: its restart asks for no full query.
+    after_flood: bool,
+    /// `Unresponsive` was sent and nothing has come since.
+    unresponsive: bool,
 }
 
 fn keep(lines: &mut Vec<String>, line: String) {
@@ -132,6 +149,9 @@ impl Link {
             kernel_lines: Vec::new(),
             deadline: (self.mode == Mode::Once)
                 .then(|| now + Duration::from_millis(self.opts.snapshot_timeout_ms)),
+            stream_budget: OTHER_BUDGET,
+            after_flood: false,
+            unresponsive: false,
         };
         let ended = self.serve_loop(&mut mux, &mut st);
         mux.close();
@@ -152,6 +172,7 @@ impl Link {
             if let Err(e) = mux.pump(wait, &mut events, self.waker.as_ref()) {
                 return Ended::Dropped(e);
             }
+            self.check_silence(mux, st);
             for (slot, event) in events.drain(..) {
                 if let Err(e) = self.on_event(slot, event, mux, st) {
                     return Ended::Dropped(e);
@@ -184,8 +205,9 @@ impl Link {
     fn start_session(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
         mux.start(
             Slot::Versions,
-            smi::versions_command(&self.opts.nvidia_smi)?,
-        );
+            &smi::versions_command(&self.opts.nvidia_smi)?,
+            OTHER_BUDGET,
+        )?;
         if self.mode == Mode::Follow {
             self.start_detail(mux, st)?;
             st.detail_pending = true;
@@ -196,7 +218,7 @@ impl Link {
             && !self.kernel_unavailable
             && let Some(command) = smi::kernel_command(0)
         {
-            mux.start(Slot::Kernel, command);
+            mux.start(Slot::Kernel, &command, OTHER_BUDGET)?;
         }
         Ok(())
     }
@@ -214,7 +236,11 @@ impl Link {
         let list = self.stream_list();
         let command = smi::query_command(&self.opts.nvidia_smi, list.names(), interval)?;
         st.stream_layout = Rc::new(list.layout().clone());
-        mux.start(Slot::Stream, command);
+        st.stream_budget = match interval {
+            Some(ms) => stream_budget(ms, self.details.len()),
+            None => query_budget(self.details.len()),
+        };
+        mux.start(Slot::Stream, &command, st.stream_budget)?;
         Ok(())
     }
 
@@ -223,7 +249,7 @@ impl Link {
         st.detail_run = DetailRun::default();
         st.detail_due =
             Some(Instant::now() + Duration::from_millis(self.opts.detail_interval_ms.max(1_000)));
-        mux.start(Slot::Detail, command);
+        mux.start(Slot::Detail, &command, query_budget(self.details.len()))?;
         Ok(())
     }
 
@@ -235,6 +261,10 @@ impl Link {
         }
         if !st.run.lost_sent {
             due.push(st.run.failure_since.map(|t| t + LOST_GATHER));
+        }
+        due.push(self.flood.calm_at(self.stream_window()));
+        if self.watches_silence(mux, st) && !st.unresponsive {
+            due.push(Some(now + self.silence_limit().saturating_sub(mux.silent_for())));
         }
         due.into_iter()
             .flatten()
@@ -252,6 +282,7 @@ impl Link {
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
         match (slot, event) {
+            (slot, JobEvent::Flooded(flood)) => self.on_flood(st, slot, &flood),
             (Slot::Versions, JobEvent::Line(line)) => keep(&mut st.version_lines, line),
             (Slot::Versions, _) => {
                 st.versions_done = true;
@@ -484,8 +515,9 @@ impl Link {
         }
         if smi::rejected_option(&output) {
             st.kernel_stage += 1;
-            if let Some(command) = smi::kernel_command(st.kernel_stage) {
-                mux.start(Slot::Kernel, command);
+            if let Some(command) = smi::kernel_command(st.kernel_stage)
+                && mux.start(Slot::Kernel, &command, OTHER_BUDGET).is_ok()
+            {
                 return;
             }
         }
@@ -521,8 +553,19 @@ impl Link {
         if st.stream_restart_at.is_some_and(|t| now >= t) && !mux.running(Slot::Stream) {
             st.stream_restart_at = None;
             self.start_stream(mux, st)?;
-            // The GPUs may have changed while it was down (reset, driver reload).
-            st.detail_on_sample = self.mode == Mode::Follow;
+            // The GPUs may have changed while it was down (reset, driver reload); not so when
+            // it was stopped for flooding, and a full query would only flood again.
+            st.detail_on_sample = self.mode == Mode::Follow && !st.after_flood;
+            st.after_flood = false;
+        }
+        if self.flood.calmed(now, self.stream_window()) {
+            self.emit_or_hold(
+                st,
+                HostEvent::Flooding {
+                    at_ms: now_ms(),
+                    detail: None,
+                },
+            );
         }
         let healthy = st.last_lost.is_none() && st.run.failure.is_none();
         if st.detail_due.is_some_and(|t| now >= t) {
@@ -535,12 +578,96 @@ impl Link {
         }
         if st.processes_due.is_some_and(|t| now >= t) {
             if healthy && !mux.running(Slot::Processes) {
-                mux.start(Slot::Processes, smi::apps_command(&self.opts.nvidia_smi)?);
+                mux.start(
+                    Slot::Processes,
+                    &smi::apps_command(&self.opts.nvidia_smi)?,
+                    OTHER_BUDGET,
+                )?;
             }
             st.processes_due = (self.mode == Mode::Follow)
                 .then(|| now + Duration::from_millis(self.opts.processes_interval_ms.max(100)));
         }
         Ok(())
+    }
+
+    /// A command sent more than its budget; the mux is already closing its channel.
+    fn on_flood(&mut self, st: &mut SessionState, slot: Slot, flood: &Flood) {
+        let (what, budget) = match slot {
+            Slot::Stream => ("the nvidia-smi stream", st.stream_budget),
+            Slot::Detail => ("the full nvidia-smi query", query_budget(self.details.len())),
+            Slot::Processes => ("the nvidia-smi process query", OTHER_BUDGET),
+            Slot::Versions => ("nvidia-smi", OTHER_BUDGET),
+            Slot::Kernel => ("the kernel log", OTHER_BUDGET),
+        };
+        if self.flood.flooded(Instant::now()) {
+            let detail = sanitize(&describe(what, flood, budget.lines));
+            self.emit_or_hold(
+                st,
+                HostEvent::Flooding {
+                    at_ms: now_ms(),
+                    detail: Some(detail),
+                },
+            );
+        }
+        match slot {
+            Slot::Stream => {
+                // Started again a window later: what the host says then is the newest reading.
+                if self.mode == Mode::Follow {
+                    st.after_flood = true;
+                    let window_ms = self.stream_window().as_millis();
+                    self.schedule_restart(st, u64::try_from(window_ms).unwrap_or(u64::MAX));
+                }
+            }
+            Slot::Detail => self.detail_answered(st),
+            Slot::Versions => {
+                st.versions_done = true;
+                if !st.detail_pending {
+                    self.announce(st);
+                }
+            }
+            Slot::Processes => st.apps_lines.clear(),
+            Slot::Kernel => {
+                st.kernel_lines.clear();
+                self.notice_once(
+                    "kernel-flood",
+                    "the kernel log sent more than gpufleet reads in a second; it is not \
+                     followed again until the link reconnects"
+                        .to_string(),
+                );
+            }
+        }
+    }
+
+    fn stream_window(&self) -> Duration {
+        stream_window(self.opts.interval_ms)
+    }
+
+    /// How long the host may send nothing while the stream runs: two intervals.
+    fn silence_limit(&self) -> Duration {
+        (2 * Duration::from_millis(u64::from(self.opts.interval_ms))).max(MIN_SILENCE)
+    }
+
+    /// Whether silence now means the host is not answering: the stream runs and should speak.
+    fn watches_silence(&self, mux: &Mux, st: &SessionState) -> bool {
+        self.mode == Mode::Follow && st.connected && mux.reading(Slot::Stream)
+    }
+
+    /// Says when the host stops answering (nothing at all, keepalive replies included, for two
+    /// intervals while the stream runs) and when it answers again.
+    fn check_silence(&mut self, mux: &Mux, st: &mut SessionState) {
+        let silent = mux.silent_for();
+        if st.unresponsive {
+            if silent < self.silence_limit() {
+                st.unresponsive = false;
+                self.emit(HostEvent::Responsive { at_ms: now_ms() });
+            }
+        } else if silent >= self.silence_limit() && self.watches_silence(mux, st) {
+            st.unresponsive = true;
+            self.emit(HostEvent::Unresponsive {
+                at_ms: now_ms(),
+                silent_ms: u64::try_from(silent.as_millis()).unwrap_or(u64::MAX),
+            });
+        }
     }
 
     fn schedule_restart(&self, st: &mut SessionState, after_ms: u64) {
