@@ -33,6 +33,10 @@ const MIN_FRAME: Duration = Duration::from_millis(100);
 const SAMPLE_BUDGET_MS: u64 = 70;
 /// While gathering without a sample waiting, the loop looks for one this often.
 const LOOK_FOR_SAMPLES: Duration = Duration::from_millis(20);
+/// Events taken in one go before the loop looks at the clock again: however fast events
+/// arrive, a frame is drawn and a key answered when due (taking events until none are left
+/// could go on for as long as some source keeps sending).
+const MAX_TAKEN_AT_ONCE: usize = 4_096;
 
 /// Forwards terminal input to the event channel from a thread of its own, so the loop only ever
 /// waits on one channel; `loop_thread` is unparked after each key, since the loop gathers
@@ -169,7 +173,7 @@ pub fn event_loop_with_ops<B: Backend>(
             burst_end = burst_end.max(telemetry_frame_at(last_frame, model.undrawn_sample_ms()));
         }
         'gather: loop {
-            loop {
+            for _ in 0..MAX_TAKEN_AT_ONCE {
                 let event = match events.try_recv() {
                     Ok(event) => event,
                     Err(TryRecvError::Empty) => break,
