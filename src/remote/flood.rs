@@ -73,11 +73,11 @@ pub(crate) fn describe(what: &str, flood: &Flood, budget_lines: u32) -> String {
         format!("{window_ms} ms")
     };
     format!(
-        "{what} sent more than {budget_lines} lines or {} KiB within {within} ({} lines, {} KiB \
-         when it was stopped); its output is dropped past that",
-        u64::from(budget_lines) * BYTES_PER_LINE / 1024,
+        "over budget: {} lines, {} KiB in {within} from {what} (budget {budget_lines} lines, \
+         {} KiB); output past that is dropped",
         flood.lines,
-        flood.bytes / 1024
+        flood.bytes / 1024,
+        u64::from(budget_lines) * BYTES_PER_LINE / 1024,
     )
 }
 
@@ -151,6 +151,10 @@ mod tests {
             window: Duration::from_secs(1),
         };
         let text = describe("the nvidia-smi stream", &flood, 32);
-        assert!(text.starts_with("the nvidia-smi stream sent more than 32 lines or 32 KiB within 1 s (33 lines, 10 KiB"), "{text}");
+        assert_eq!(
+            text,
+            "over budget: 33 lines, 10 KiB in 1 s from the nvidia-smi stream (budget 32 lines, \
+             32 KiB); output past that is dropped"
+        );
     }
 }
