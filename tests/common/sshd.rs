@@ -325,6 +325,11 @@ impl Sshd {
         signal(&pids, "STOP");
         pids
     }
+
+    /// Lets processes frozen by [`Sshd::freeze_sessions`] run again.
+    pub fn thaw(&self, pids: &[u32]) {
+        signal(pids, "CONT");
+    }
 }
 
 impl Drop for Sshd {
