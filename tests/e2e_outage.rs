@@ -37,7 +37,9 @@ fn row_with(tmux: &Tmux, words: &[&str], limit: Duration) -> (String, Duration) 
 
 #[test]
 fn an_outage_shows_unreachable_with_its_reason_within_two_intervals() {
-    let Some(mut sshd) = Sshd::start() else { return };
+    let Some(mut sshd) = Sshd::start() else {
+        return;
+    };
     let dir = tempfile::tempdir().expect("temp");
     let config = dir.path().join("config.toml");
     std::fs::write(

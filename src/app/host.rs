@@ -37,13 +37,23 @@ pub enum Link {
 /// What the fleet view shows in the status column, derived from the link and the clock.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostStatus {
-    Connecting { attempt: u32 },
+    Connecting {
+        attempt: u32,
+    },
     Live,
-    Stale { age_ms: u64 },
-    Unreachable { reason: String },
-    Lost { reason: LostReason },
+    Stale {
+        age_ms: u64,
+    },
+    Unreachable {
+        reason: String,
+    },
+    Lost {
+        reason: LostReason,
+    },
     /// The host sends far more than its interval allows; `detail` says what.
-    Flooding { detail: String },
+    Flooding {
+        detail: String,
+    },
 }
 
 impl HostStatus {

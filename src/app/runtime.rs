@@ -16,7 +16,7 @@ use crate::app::prompt_bridge::PendingPrompts;
 use crate::app::release_bridge::{BridgeSetup, ReleaseBridge};
 use crate::app::update::update;
 use crate::telemetry::TimestampMs;
-use crate::telemetry::source::{EventSink, SourceHandle, now_ms};
+use crate::telemetry::source::{Backlogs, EventSink, SourceHandle, now_ms};
 use crate::theme::Theme;
 
 /// How often the clock ticks (stale ages, chart windows) when nothing else happens.
@@ -80,13 +80,14 @@ pub fn run(
     let mut bridge = ReleaseBridge::new(bridges.money, sink.clone());
     let mut ops = OpsBridge::new(bridges.ops, sink.clone());
     spawn_input(sink, std::thread::current())?;
+    let backlogs = Backlogs::arm(&sources);
     let mut terminal = ratatui::init();
     let mut stats = FrameStats::default();
     let result = event_loop_with_ops(
         &mut terminal,
         &mut model,
         theme,
-        &events,
+        (&events, &backlogs),
         &prompts,
         (&mut bridge, Some(&mut ops)),
         &mut stats,
@@ -109,12 +110,13 @@ pub struct FrameStats {
 
 /// The loop itself, over any backend (the console uses the real terminal; benchmarks a test
 /// backend). Returns when a command says quit or every sender is gone. Runbook, check and
-/// audit-log commands are dropped: see [`event_loop_with_ops`].
+/// audit-log commands are dropped: see [`event_loop_with_ops`]. `backlogs` are the sources'
+/// counts of events not yet taken ([`Backlogs::arm`]; `Backlogs::default()` counts none).
 pub fn event_loop<B: Backend>(
     terminal: &mut Terminal<B>,
     model: &mut Model,
     theme: &Theme,
-    events: &Receiver<Event>,
+    events: (&Receiver<Event>, &Backlogs),
     prompts: &PendingPrompts,
     bridge: &mut ReleaseBridge,
     stats: &mut FrameStats,
@@ -135,7 +137,7 @@ pub fn event_loop_with_ops<B: Backend>(
     terminal: &mut Terminal<B>,
     model: &mut Model,
     theme: &Theme,
-    events: &Receiver<Event>,
+    (events, backlogs): (&Receiver<Event>, &Backlogs),
     prompts: &PendingPrompts,
     (bridge, mut ops): (&mut ReleaseBridge, Option<&mut OpsBridge>),
     stats: &mut FrameStats,
@@ -158,6 +160,7 @@ pub fn event_loop_with_ops<B: Backend>(
         let wait = next_tick.saturating_duration_since(Instant::now());
         let (mut commands, from_user) = match events.recv_timeout(wait) {
             Ok(event) => {
+                backlogs.taken(&event);
                 let from_user = is_from_user(&event);
                 (update(model, event), from_user)
             }
@@ -179,6 +182,7 @@ pub fn event_loop_with_ops<B: Backend>(
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => break 'gather,
                 };
+                backlogs.taken(&event);
                 let from_user = is_from_user(&event);
                 let sample_was_waiting = model.undrawn_sample_ms().is_some();
                 commands.extend(update(model, event));

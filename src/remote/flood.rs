@@ -67,7 +67,7 @@ pub(crate) fn query_budget(gpus: usize) -> Budget {
 /// What a flood was, in words for the user.
 pub(crate) fn describe(what: &str, flood: &Flood, budget_lines: u32) -> String {
     let window_ms = flood.window.as_millis();
-    let within = if window_ms % 1000 == 0 {
+    let within = if window_ms.is_multiple_of(1000) {
         format!("{} s", window_ms / 1000)
     } else {
         format!("{window_ms} ms")

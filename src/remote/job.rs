@@ -405,10 +405,7 @@ mod tests {
 
     #[test]
     fn more_lines_than_the_budget_is_a_flood_and_nothing_after_it_passes() {
-        let budget = Budget {
-            lines: 3,
-            ..ROOMY
-        };
+        let budget = Budget { lines: 3, ..ROOMY };
         let mut job = Job::new(String::new(), budget);
         let mut out = Vec::new();
         job.take(b"a\nb\nc\nd\ne\n", &mut out);

@@ -223,8 +223,8 @@ impl Mux {
             // A job opening, starting or closing a channel waits for a reply another job's
             // read may already have taken in; such a job is stepped again soon, not only when
             // the socket wakes.
-            let transient = self.jobs.iter().flatten().any(|j| !j.is_reading())
-                || !self.draining.is_empty();
+            let transient =
+                self.jobs.iter().flatten().any(|j| !j.is_reading()) || !self.draining.is_empty();
             self.settled = !transient;
             if !out.is_empty() || now >= deadline {
                 return Ok(());

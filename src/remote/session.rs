@@ -17,9 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::app::event::HostEvent;
 use crate::remote::error::RemoteError;
-use crate::remote::flood::{
-    OTHER_BUDGET, describe, query_budget, stream_budget, stream_window,
-};
+use crate::remote::flood::{OTHER_BUDGET, describe, query_budget, stream_budget, stream_window};
 use crate::remote::job::{Budget, Flood, JobEvent};
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Connection, Mux, Slot};
@@ -48,6 +46,8 @@ const MAX_GPUS: usize = 256;
 /// The shortest silence that makes a streaming host unresponsive, whatever the interval (a
 /// network's jitter alone can hold a line up a few hundred milliseconds).
 const MIN_SILENCE: Duration = Duration::from_secs(1);
+/// While samples are held back for the loop to catch up, how often to offer them again.
+const HELD_RETRY: Duration = Duration::from_millis(50);
 
 pub(crate) enum Ended {
     Stopped,
@@ -181,6 +181,7 @@ impl Link {
             if let Err(e) = self.on_timers(mux, st).and_then(|()| mux.keepalive()) {
                 return Ended::Dropped(e);
             }
+            self.release_held(false);
             if mux.silent_for() > dead_after {
                 return Ended::Dropped(RemoteError::LinkDead {
                     silent_s: mux.silent_for().as_secs(),
@@ -263,8 +264,13 @@ impl Link {
             due.push(st.run.failure_since.map(|t| t + LOST_GATHER));
         }
         due.push(self.flood.calm_at(self.stream_window()));
+        if self.holds_samples() {
+            due.push(Some(now + HELD_RETRY));
+        }
         if self.watches_silence(mux, st) && !st.unresponsive {
-            due.push(Some(now + self.silence_limit().saturating_sub(mux.silent_for())));
+            due.push(Some(
+                now + self.silence_limit().saturating_sub(mux.silent_for()),
+            ));
         }
         due.into_iter()
             .flatten()
@@ -594,7 +600,10 @@ impl Link {
     fn on_flood(&mut self, st: &mut SessionState, slot: Slot, flood: &Flood) {
         let (what, budget) = match slot {
             Slot::Stream => ("the nvidia-smi stream", st.stream_budget),
-            Slot::Detail => ("the full nvidia-smi query", query_budget(self.details.len())),
+            Slot::Detail => (
+                "the full nvidia-smi query",
+                query_budget(self.details.len()),
+            ),
             Slot::Processes => ("the nvidia-smi process query", OTHER_BUDGET),
             Slot::Versions => ("nvidia-smi", OTHER_BUDGET),
             Slot::Kernel => ("the kernel log", OTHER_BUDGET),

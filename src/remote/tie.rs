@@ -62,7 +62,10 @@ mod tests {
             .expect("inner");
         let line = tied(&inner).expect("tied");
         assert!(line.starts_with("sh -c 'exec 3<&0 </dev/null;"), "{line}");
-        assert!(line.ends_with(" sh 'nvidia-smi --query-gpu=index'"), "{line}");
+        assert!(
+            line.ends_with(" sh 'nvidia-smi --query-gpu=index'"),
+            "{line}"
+        );
         assert!(!WATCH.contains('\n'));
     }
 

@@ -81,12 +81,18 @@ fn draw_header(
     let mut spans = vec![
         Span::styled(format!(" {} ", clean(&host.name)), theme.title()),
         Span::styled(
-            format!(" {} ", status.as_ref().map(|s| s.text()).unwrap_or_default()),
+            format!(
+                " {} ",
+                status.as_ref().map(|s| s.text()).unwrap_or_default()
+            ),
             theme.base(),
         ),
     ];
     if let Some(reason) = status.as_ref().and_then(|s| s.reason()) {
-        spans.push(Span::styled(format!("({}) ", clean(reason)), theme.warning()));
+        spans.push(Span::styled(
+            format!("({}) ", clean(reason)),
+            theme.warning(),
+        ));
     }
     let info = &host.info;
     let mut facts = Vec::new();
