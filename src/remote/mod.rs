@@ -11,6 +11,7 @@ mod digest;
 mod error;
 mod exec;
 mod flood;
+mod guard;
 mod job;
 mod known_hosts;
 mod link;

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use crate::app::event::HostEvent;
 use crate::remote::error::RemoteError;
-use crate::remote::flood::{OTHER_BUDGET, describe, query_budget, stream_budget, stream_window};
-use crate::remote::job::{Budget, Flood, JobEvent};
+use crate::remote::flood::{OTHER_BUDGET, query_budget, stream_budget};
+use crate::remote::job::{Budget, JobEvent};
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Connection, Mux, Slot};
 use crate::remote::sanitize::{sanitize, sanitize_sample};
@@ -43,9 +43,6 @@ const MAX_HELD_EVENTS: usize = 4_096;
 /// GPU indices a full query may add to the kept details; a host has a handful, a hostile one
 /// must not grow the map without bound.
 const MAX_GPUS: usize = 256;
-/// The shortest silence that makes a streaming host unresponsive, whatever the interval (a
-/// network's jitter alone can hold a line up a few hundred milliseconds).
-const MIN_SILENCE: Duration = Duration::from_secs(1);
 /// While samples are held back for the loop to catch up, how often to offer them again.
 const HELD_RETRY: Duration = Duration::from_millis(50);
 
@@ -85,14 +82,14 @@ enum Held {
     },
 }
 
-struct SessionState {
-    connected: bool,
+pub(super) struct SessionState {
+    pub(super) connected: bool,
     held: Vec<Held>,
     version_lines: Vec<String>,
-    versions_done: bool,
+    pub(super) versions_done: bool,
     /// The session's first full query has not answered yet; `Connected` waits for it (up to
     /// `versions_deadline`) so that the first samples shown are complete.
-    detail_pending: bool,
+    pub(super) detail_pending: bool,
     versions_deadline: Instant,
     /// The layout of the stream now running.
     stream_layout: Rc<FieldLayout>,
@@ -105,17 +102,17 @@ struct SessionState {
     run: StreamRun,
     stream_restart_at: Option<Instant>,
     last_lost: Option<(LostReason, String)>,
-    apps_lines: Vec<String>,
+    pub(super) apps_lines: Vec<String>,
     processes_due: Option<Instant>,
     kernel_stage: usize,
-    kernel_lines: Vec<String>,
+    pub(super) kernel_lines: Vec<String>,
     deadline: Option<Instant>,
     /// The budget the running stream was started with.
-    stream_budget: Budget,
+    pub(super) stream_budget: Budget,
     /// The stream was stopped for flooding: its restart asks for no full query.
-    after_flood: bool,
+    pub(super) after_flood: bool,
     /// `Unresponsive` was sent and nothing has come since.
-    unresponsive: bool,
+    pub(super) unresponsive: bool,
 }
 
 fn keep(lines: &mut Vec<String>, line: String) {
@@ -406,7 +403,7 @@ impl Link {
     }
 
     /// The session's first full query is over, one way or another.
-    fn detail_answered(&mut self, st: &mut SessionState) {
+    pub(super) fn detail_answered(&mut self, st: &mut SessionState) {
         if st.detail_pending {
             st.detail_pending = false;
             if st.versions_done {
@@ -596,95 +593,12 @@ impl Link {
         Ok(())
     }
 
-    /// A command sent more than its budget; the mux is already closing its channel.
-    fn on_flood(&mut self, st: &mut SessionState, slot: Slot, flood: &Flood) {
-        let (what, budget) = match slot {
-            Slot::Stream => ("the nvidia-smi stream", st.stream_budget),
-            Slot::Detail => (
-                "the full nvidia-smi query",
-                query_budget(self.details.len()),
-            ),
-            Slot::Processes => ("the nvidia-smi process query", OTHER_BUDGET),
-            Slot::Versions => ("nvidia-smi", OTHER_BUDGET),
-            Slot::Kernel => ("the kernel log", OTHER_BUDGET),
-        };
-        if self.flood.flooded(Instant::now()) {
-            let detail = sanitize(&describe(what, flood, budget.lines));
-            self.emit_or_hold(
-                st,
-                HostEvent::Flooding {
-                    at_ms: now_ms(),
-                    detail: Some(detail),
-                },
-            );
-        }
-        match slot {
-            Slot::Stream => {
-                // Started again a window later: what the host says then is the newest reading.
-                if self.mode == Mode::Follow {
-                    st.after_flood = true;
-                    let window_ms = self.stream_window().as_millis();
-                    self.schedule_restart(st, u64::try_from(window_ms).unwrap_or(u64::MAX));
-                }
-            }
-            Slot::Detail => self.detail_answered(st),
-            Slot::Versions => {
-                st.versions_done = true;
-                if !st.detail_pending {
-                    self.announce(st);
-                }
-            }
-            Slot::Processes => st.apps_lines.clear(),
-            Slot::Kernel => {
-                st.kernel_lines.clear();
-                self.notice_once(
-                    "kernel-flood",
-                    "the kernel log sent more than gpufleet reads in a second; it is not \
-                     followed again until the link reconnects"
-                        .to_string(),
-                );
-            }
-        }
-    }
-
-    fn stream_window(&self) -> Duration {
-        stream_window(self.opts.interval_ms)
-    }
-
-    /// How long the host may send nothing while the stream runs: two intervals.
-    fn silence_limit(&self) -> Duration {
-        (2 * Duration::from_millis(u64::from(self.opts.interval_ms))).max(MIN_SILENCE)
-    }
-
-    /// Whether silence now means the host is not answering: the stream runs and should speak.
-    fn watches_silence(&self, mux: &Mux, st: &SessionState) -> bool {
-        self.mode == Mode::Follow && st.connected && mux.reading(Slot::Stream)
-    }
-
-    /// Says when the host stops answering (nothing at all, keepalive replies included, for two
-    /// intervals while the stream runs) and when it answers again.
-    fn check_silence(&mut self, mux: &Mux, st: &mut SessionState) {
-        let silent = mux.silent_for();
-        if st.unresponsive {
-            if silent < self.silence_limit() {
-                st.unresponsive = false;
-                self.emit(HostEvent::Responsive { at_ms: now_ms() });
-            }
-        } else if silent >= self.silence_limit() && self.watches_silence(mux, st) {
-            st.unresponsive = true;
-            self.emit(HostEvent::Unresponsive {
-                at_ms: now_ms(),
-                silent_ms: u64::try_from(silent.as_millis()).unwrap_or(u64::MAX),
-            });
-        }
-    }
-
-    fn schedule_restart(&self, st: &mut SessionState, after_ms: u64) {
+    pub(super) fn schedule_restart(&self, st: &mut SessionState, after_ms: u64) {
         st.stream_restart_at = Some(Instant::now() + Duration::from_millis(after_ms));
     }
 
     /// Sends `Connected` (once per session) and whatever arrived before it.
-    fn announce(&mut self, st: &mut SessionState) {
+    pub(super) fn announce(&mut self, st: &mut SessionState) {
         if st.connected {
             return;
         }
@@ -708,7 +622,7 @@ impl Link {
         }
     }
 
-    fn emit_or_hold(&self, st: &mut SessionState, event: HostEvent) {
+    pub(super) fn emit_or_hold(&self, st: &mut SessionState, event: HostEvent) {
         if st.connected {
             self.emit(event);
         } else if st.held.len() < MAX_HELD_EVENTS {
