@@ -361,3 +361,95 @@ pub fn short_gpu_name(name: &str) -> &str {
     let name = name.strip_prefix("NVIDIA ").unwrap_or(name);
     name.strip_prefix("GeForce ").unwrap_or(name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn streaming() -> HostState {
+        let mut h = HostState::new("h", 60);
+        h.apply(HostEvent::Connected(HostInfo::default()));
+        h.apply(HostEvent::Sample {
+            at_ms: 10_000,
+            gpu: GpuSample::default(),
+        });
+        h
+    }
+
+    #[test]
+    fn a_host_whose_link_dropped_is_unreachable_and_keeps_its_last_figures() {
+        let mut h = streaming();
+        h.apply(HostEvent::Disconnected {
+            at_ms: 10_500,
+            reason: "connection reset".into(),
+        });
+        let unreachable = HostStatus::Unreachable {
+            reason: "connection reset".into(),
+        };
+        assert_eq!(h.status(11_000, 1_000), unreachable);
+        assert_eq!(h.gpus.len(), 1, "the last figures stay");
+        // Retrying changes nothing until a sample comes.
+        h.apply(HostEvent::Connecting { attempt: 2 });
+        assert_eq!(h.status(30_000, 1_000), unreachable);
+        h.apply(HostEvent::Sample {
+            at_ms: 31_000,
+            gpu: GpuSample::default(),
+        });
+        assert_eq!(h.status(31_000, 1_000), HostStatus::Live);
+    }
+
+    #[test]
+    fn a_silent_host_is_unreachable_until_it_answers_again() {
+        let mut h = streaming();
+        h.apply(HostEvent::Unresponsive {
+            at_ms: 12_000,
+            silent_ms: 2_000,
+        });
+        assert_eq!(
+            h.status(13_000, 1_000),
+            HostStatus::Unreachable {
+                reason: "no data from the host for 3s".into()
+            }
+        );
+        // It answers, but its stream has said nothing new: stale, not unreachable.
+        h.apply(HostEvent::Responsive { at_ms: 13_500 });
+        assert_eq!(h.status(13_500, 1_000), HostStatus::Stale { age_ms: 3_500 });
+        h.apply(HostEvent::Unresponsive {
+            at_ms: 16_000,
+            silent_ms: 2_000,
+        });
+        h.apply(HostEvent::Sample {
+            at_ms: 17_000,
+            gpu: GpuSample::default(),
+        });
+        assert_eq!(h.status(17_000, 1_000), HostStatus::Live);
+    }
+
+    #[test]
+    fn a_flooding_host_says_so_with_the_reason_until_it_calms() {
+        let mut h = streaming();
+        h.apply(HostEvent::Flooding {
+            at_ms: 10_100,
+            detail: Some("over budget: 33 lines".into()),
+        });
+        let status = h.status(10_200, 1_000);
+        assert_eq!(status.text(), "flooding");
+        assert_eq!(status.reason(), Some("over budget: 33 lines"));
+        // Unreachable still comes first.
+        h.apply(HostEvent::Disconnected {
+            at_ms: 10_300,
+            reason: "reset".into(),
+        });
+        assert_eq!(h.status(10_300, 1_000).text(), "unreachable");
+        h.apply(HostEvent::Sample {
+            at_ms: 11_000,
+            gpu: GpuSample::default(),
+        });
+        assert_eq!(h.status(11_000, 1_000).text(), "flooding");
+        h.apply(HostEvent::Flooding {
+            at_ms: 16_000,
+            detail: None,
+        });
+        assert_eq!(h.status(11_000, 1_000), HostStatus::Live);
+    }
+}
