@@ -4,7 +4,7 @@
 //!
 //! `nvidia-smi -lms` prints one line per GPU per interval. The stream may send
 //! `FLOOD_FACTOR` times that (counting at least `MIN_GPUS` GPUs, so a host whose GPU count is
-//! not known yet, or that prints two ticks at once, is never taken for a flood); a one-shot
+//! not known yet, or whose ticks bunch up, is never taken for a flood); a one-shot
 //! query the same for one reading. Counting costs one increment per line and one clock read
 //! per read from the channel. A command over its budget has its channel closed (`job.rs`); the
 //! stream is started again one window later, so what the host sends afterwards (the newest
@@ -16,8 +16,9 @@ use crate::remote::job::{Budget, Flood};
 
 /// How many times the expected lines a command may send before it floods.
 pub(crate) const FLOOD_FACTOR: u32 = 4;
-/// The fewest GPUs a budget counts on.
-const MIN_GPUS: u32 = 8;
+/// The fewest GPUs a budget counts on: a host's first stream starts before its GPUs are
+/// counted, and the largest hosts have 16.
+const MIN_GPUS: u32 = 16;
 /// Bytes allowed per budgeted line; real lines are 150–600 bytes.
 const BYTES_PER_LINE: u64 = 1_024;
 /// The shortest window lines are counted over.
@@ -115,17 +116,18 @@ mod tests {
 
     #[test]
     fn budgets_scale_with_gpus_and_readings_per_window() {
-        let b = stream_budget(1_000, 8);
-        assert_eq!((b.window, b.lines, b.bytes), (MIN_WINDOW, 32, 32 * 1024));
-        // A host of unknown or few GPUs still gets room for eight.
-        assert_eq!(stream_budget(1_000, 0).lines, 32);
-        assert_eq!(stream_budget(1_000, 16).lines, 64);
+        let b = stream_budget(1_000, 16);
+        assert_eq!((b.window, b.lines, b.bytes), (MIN_WINDOW, 64, 64 * 1024));
+        // A host of unknown or few GPUs still gets room for sixteen.
+        assert_eq!(stream_budget(1_000, 0).lines, 64);
+        assert_eq!(stream_budget(1_000, 8).lines, 64);
+        assert_eq!(stream_budget(1_000, 32).lines, 128);
         // Five readings fit the one-second window at 200 ms.
-        assert_eq!(stream_budget(200, 8).lines, 160);
+        assert_eq!(stream_budget(200, 8).lines, 320);
         // A slow interval counts over the interval itself.
         let slow = stream_budget(5_000, 8);
-        assert_eq!((slow.window, slow.lines), (Duration::from_secs(5), 32));
-        assert_eq!(query_budget(4).lines, 32);
+        assert_eq!((slow.window, slow.lines), (Duration::from_secs(5), 64));
+        assert_eq!(query_budget(4).lines, 64);
     }
 
     #[test]
