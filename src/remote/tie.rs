@@ -42,6 +42,7 @@ mod tests {
             .args(["-c", line])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
+            .stderr(Stdio::null())
             .process_group(0)
             .spawn()
             .expect("sh")
