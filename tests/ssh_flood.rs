@@ -61,7 +61,7 @@ fn a_flooding_host_is_flagged_its_samples_bounded_and_the_flag_cleared_when_it_c
 
     // The host behaves again: within a few windows the flag goes.
     sshd.set_scenario("healthy");
-    events.expect(Duration::from_secs(15), "Flooding cleared", |_, e| {
+    events.expect(Duration::from_secs(20), "Flooding cleared", |_, e| {
         flooding(e).is_some_and(Option::is_none)
     });
     events.expect(WAIT, "Sample after calming", |_, e| is_sample(e));

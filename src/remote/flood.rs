@@ -23,8 +23,9 @@ const MIN_GPUS: u32 = 16;
 const BYTES_PER_LINE: u64 = 1_024;
 /// The shortest window lines are counted over.
 const MIN_WINDOW: Duration = Duration::from_secs(1);
-/// Windows in a row without a flood before a host no longer counts as flooding.
-const CALM_WINDOWS: u32 = 5;
+/// Windows in a row without a flood before a host no longer counts as flooding: longer than
+/// the process query's period (5 s), so a host whose every query floods does not flicker.
+const CALM_WINDOWS: u32 = 10;
 /// Commands whose output has no per-GPU shape (process list, versions, kernel log) get this.
 pub(crate) const OTHER_BUDGET: Budget = Budget {
     window: MIN_WINDOW,
