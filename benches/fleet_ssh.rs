@@ -26,7 +26,7 @@ use gpufleet::app::runtime::{FrameStats, event_loop};
 use gpufleet::config::Config;
 use gpufleet::release::SendOptions;
 use gpufleet::remote::{LinkOptions, SshSettings, spawn_link};
-use gpufleet::telemetry::source::now_ms;
+use gpufleet::telemetry::source::{Backlogs, now_ms};
 use gpufleet::theme::Theme;
 
 struct Plan {
@@ -229,11 +229,13 @@ fn main() {
         },
         bridge_sink,
     );
+    // The links count what they have queued for the loop, as in the console.
+    let backlogs = Backlogs::arm(&handles);
     let _ = event_loop(
         &mut terminal,
         &mut model,
         &theme,
-        &events,
+        (&events, &backlogs),
         &PendingPrompts::default(),
         &mut bridge,
         &mut stats,

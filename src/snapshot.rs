@@ -16,11 +16,14 @@ pub struct Snapshot {
 #[derive(Debug, Serialize)]
 pub struct HostSnapshot {
     pub name: String,
-    /// `live`, `stale`, `connecting`, `unreachable`, `gpu_lost`, `driver_not_loaded`,
-    /// `driver_library_mismatch`, `no_devices` or `telemetry_failed`.
+    /// `live`, `stale`, `connecting`, `unreachable`, `flooding`, `gpu_lost`,
+    /// `driver_not_loaded`, `driver_library_mismatch`, `no_devices` or `telemetry_failed`.
     pub status: String,
     /// The failure text or connection error behind a non-live status.
     pub status_detail: Option<String>,
+    /// The host sent far more than its interval allows, so part of its output was dropped
+    /// (whatever its status says otherwise).
+    pub flooding: bool,
     pub driver_version: Option<String>,
     pub cuda_version: Option<String>,
     pub gpus: Vec<GpuSample>,
@@ -49,12 +52,14 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
         HostStatus::Stale { .. } => ("stale".to_string(), None),
         HostStatus::Connecting { .. } => ("connecting".to_string(), None),
         HostStatus::Unreachable { reason } => ("unreachable".to_string(), Some(clean(reason))),
+        HostStatus::Flooding { detail } => ("flooding".to_string(), Some(clean(detail))),
         HostStatus::Lost { reason } => (reason.word().to_string(), host.lost_raw().map(clean)),
     };
     HostSnapshot {
         name: host.name.clone(),
         status: status_word,
         status_detail: detail,
+        flooding: host.flooding.is_some(),
         driver_version: host.info.driver_version.clone(),
         cuda_version: host.info.cuda_version.clone(),
         gpus: host.gpus.iter().map(|g| g.latest.clone()).collect(),

@@ -105,3 +105,41 @@ fn a_quiet_healthy_link_is_kept_alive_by_keepalives() {
         events.kinds()
     );
 }
+
+#[test]
+fn a_host_that_stops_answering_is_unresponsive_within_two_intervals_and_answers_again() {
+    let Some(sshd) = Sshd::start() else { return };
+    let (sink, mut events) = channel();
+    let mut opts = test_options(&sshd.trusted_known_hosts());
+    opts.interval_ms = 1_000;
+    opts.dead_after_ms = 8_000;
+    let link = spawn_link(sshd.remote_host("frozen"), 0, sink, opts).expect("spawn");
+    events.expect(WAIT, "Sample", |_, e| is_sample(e));
+    events.expect(WAIT, "another Sample", |_, e| is_sample(e));
+
+    let frozen = sshd.freeze_sessions();
+    let since = Instant::now();
+    let silent_ms = match events.expect(WAIT, "Unresponsive", |_, e| {
+        matches!(e, HostEvent::Unresponsive { .. })
+    }) {
+        HostEvent::Unresponsive { silent_ms, .. } => silent_ms,
+        _ => unreachable!(),
+    };
+    let took = since.elapsed();
+    assert!(took <= Duration::from_millis(2_500), "took {took:?}");
+    assert!(silent_ms >= 2_000, "{silent_ms}");
+
+    // It answers again before the link gives up on it: no reconnect, the stream goes on.
+    sshd.thaw(&frozen);
+    events.expect(WAIT, "Responsive", |_, e| {
+        matches!(e, HostEvent::Responsive { .. })
+    });
+    events.expect(WAIT, "Sample after thawing", |_, e| is_sample(e));
+    link.stop_and_join();
+    assert_eq!(
+        events.count(|_, e| matches!(e, HostEvent::Disconnected { .. })),
+        0,
+        "{:#?}",
+        events.kinds()
+    );
+}

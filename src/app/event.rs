@@ -33,6 +33,17 @@ pub enum HostEvent {
     },
     /// The link to the host is down (refused, timed out, dropped); the source retries by itself.
     Disconnected { at_ms: TimestampMs, reason: String },
+    /// Nothing has come from the host for `silent_ms` although the stream should have spoken:
+    /// the host is unreachable for now (the link waits, and reconnects if it stays so).
+    Unresponsive { at_ms: TimestampMs, silent_ms: u64 },
+    /// The host answers again after `Unresponsive`.
+    Responsive { at_ms: TimestampMs },
+    /// The host sends far more than its interval allows (`detail` says what), so its output is
+    /// dropped past a budget; `None` once it has behaved for a while.
+    Flooding {
+        at_ms: TimestampMs,
+        detail: Option<String>,
+    },
     /// A one-time informational message (e.g. "kernel log not readable here").
     Notice { at_ms: TimestampMs, text: String },
 }
@@ -47,6 +58,9 @@ impl HostEvent {
             | HostEvent::Kernel { at_ms, .. }
             | HostEvent::Lost { at_ms, .. }
             | HostEvent::Disconnected { at_ms, .. }
+            | HostEvent::Unresponsive { at_ms, .. }
+            | HostEvent::Responsive { at_ms }
+            | HostEvent::Flooding { at_ms, .. }
             | HostEvent::Notice { at_ms, .. } => Some(*at_ms),
         }
     }

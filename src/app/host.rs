@@ -27,16 +27,33 @@ pub enum Link {
         reason: LostReason,
         raw: String,
     },
+    /// Connected, but nothing has come from the host since `since_ms` although the stream
+    /// should have spoken.
+    Silent {
+        since_ms: TimestampMs,
+    },
 }
 
 /// What the fleet view shows in the status column, derived from the link and the clock.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostStatus {
-    Connecting { attempt: u32 },
+    Connecting {
+        attempt: u32,
+    },
     Live,
-    Stale { age_ms: u64 },
-    Unreachable { reason: String },
-    Lost { reason: LostReason },
+    Stale {
+        age_ms: u64,
+    },
+    Unreachable {
+        reason: String,
+    },
+    Lost {
+        reason: LostReason,
+    },
+    /// The host sends far more than its interval allows; `detail` says what.
+    Flooding {
+        detail: String,
+    },
 }
 
 impl HostStatus {
@@ -49,6 +66,16 @@ impl HostStatus {
             HostStatus::Stale { age_ms } => format!("stale {}", format_age(*age_ms)),
             HostStatus::Unreachable { .. } => "unreachable".to_string(),
             HostStatus::Lost { reason } => reason.label().to_string(),
+            HostStatus::Flooding { .. } => "flooding".to_string(),
+        }
+    }
+
+    /// Why the host is in this state, for the states that have a reason.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            HostStatus::Unreachable { reason } => Some(reason),
+            HostStatus::Flooding { detail } => Some(detail),
+            _ => None,
         }
     }
 
@@ -57,9 +84,10 @@ impl HostStatus {
         match self {
             HostStatus::Lost { .. } => 0,
             HostStatus::Unreachable { .. } => 1,
-            HostStatus::Stale { .. } => 2,
-            HostStatus::Connecting { .. } => 3,
-            HostStatus::Live => 4,
+            HostStatus::Flooding { .. } => 2,
+            HostStatus::Stale { .. } => 3,
+            HostStatus::Connecting { .. } => 4,
+            HostStatus::Live => 5,
         }
     }
 }
@@ -87,6 +115,8 @@ pub struct HostState {
     pub notices: Vec<String>,
     /// The live findings, most severe first, recomputed once a second.
     pub findings: Vec<Finding>,
+    /// What the host floods with, while it does.
+    pub flooding: Option<String>,
     history_points: usize,
 }
 
@@ -103,6 +133,7 @@ impl HostState {
             kernel_lines: VecDeque::new(),
             notices: Vec::new(),
             findings: Vec::new(),
+            flooding: None,
             history_points,
         }
     }
@@ -155,6 +186,19 @@ impl HostState {
                     };
                 }
             }
+            HostEvent::Unresponsive { at_ms, silent_ms } => {
+                if self.link == Link::Up {
+                    self.link = Link::Silent {
+                        since_ms: at_ms.saturating_sub(silent_ms),
+                    };
+                }
+            }
+            HostEvent::Responsive { .. } => {
+                if let Link::Silent { .. } = self.link {
+                    self.link = Link::Up;
+                }
+            }
+            HostEvent::Flooding { detail, .. } => self.flooding = detail,
             HostEvent::Notice { text, .. } => {
                 if !self.notices.contains(&text) {
                     self.notices.push(text);
@@ -198,17 +242,22 @@ impl HostState {
     }
 
     /// The status shown for this host at `now_ms`, given the expected sample interval: data older
-    /// than two intervals is stale.
+    /// than two intervals is stale. A host whose link is down, or that has stopped answering,
+    /// is unreachable, whatever figures it last sent (those stay on screen, dimmed).
     pub fn status(&self, now_ms: TimestampMs, interval_ms: u64) -> HostStatus {
         match &self.link {
             Link::Lost { reason, .. } => HostStatus::Lost { reason: *reason },
-            Link::Down { reason, .. } => match self.last_sample_ms {
-                Some(at) => HostStatus::Stale {
-                    age_ms: now_ms.saturating_sub(at),
-                },
-                None => HostStatus::Unreachable {
-                    reason: reason.clone(),
-                },
+            Link::Down { reason, .. } => HostStatus::Unreachable {
+                reason: reason.clone(),
+            },
+            Link::Silent { since_ms } => HostStatus::Unreachable {
+                reason: format!(
+                    "no data from the host for {}",
+                    format_age(now_ms.saturating_sub(*since_ms))
+                ),
+            },
+            Link::Up if self.flooding.is_some() => HostStatus::Flooding {
+                detail: self.flooding.clone().unwrap_or_default(),
             },
             Link::Connecting { attempt } => match self.last_sample_ms {
                 Some(at) => HostStatus::Stale {
@@ -311,4 +360,96 @@ fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
 pub fn short_gpu_name(name: &str) -> &str {
     let name = name.strip_prefix("NVIDIA ").unwrap_or(name);
     name.strip_prefix("GeForce ").unwrap_or(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn streaming() -> HostState {
+        let mut h = HostState::new("h", 60);
+        h.apply(HostEvent::Connected(HostInfo::default()));
+        h.apply(HostEvent::Sample {
+            at_ms: 10_000,
+            gpu: GpuSample::default(),
+        });
+        h
+    }
+
+    #[test]
+    fn a_host_whose_link_dropped_is_unreachable_and_keeps_its_last_figures() {
+        let mut h = streaming();
+        h.apply(HostEvent::Disconnected {
+            at_ms: 10_500,
+            reason: "connection reset".into(),
+        });
+        let unreachable = HostStatus::Unreachable {
+            reason: "connection reset".into(),
+        };
+        assert_eq!(h.status(11_000, 1_000), unreachable);
+        assert_eq!(h.gpus.len(), 1, "the last figures stay");
+        // Retrying changes nothing until a sample comes.
+        h.apply(HostEvent::Connecting { attempt: 2 });
+        assert_eq!(h.status(30_000, 1_000), unreachable);
+        h.apply(HostEvent::Sample {
+            at_ms: 31_000,
+            gpu: GpuSample::default(),
+        });
+        assert_eq!(h.status(31_000, 1_000), HostStatus::Live);
+    }
+
+    #[test]
+    fn a_silent_host_is_unreachable_until_it_answers_again() {
+        let mut h = streaming();
+        h.apply(HostEvent::Unresponsive {
+            at_ms: 12_000,
+            silent_ms: 2_000,
+        });
+        assert_eq!(
+            h.status(13_000, 1_000),
+            HostStatus::Unreachable {
+                reason: "no data from the host for 3s".into()
+            }
+        );
+        // It answers, but its stream has said nothing new: stale, not unreachable.
+        h.apply(HostEvent::Responsive { at_ms: 13_500 });
+        assert_eq!(h.status(13_500, 1_000), HostStatus::Stale { age_ms: 3_500 });
+        h.apply(HostEvent::Unresponsive {
+            at_ms: 16_000,
+            silent_ms: 2_000,
+        });
+        h.apply(HostEvent::Sample {
+            at_ms: 17_000,
+            gpu: GpuSample::default(),
+        });
+        assert_eq!(h.status(17_000, 1_000), HostStatus::Live);
+    }
+
+    #[test]
+    fn a_flooding_host_says_so_with_the_reason_until_it_calms() {
+        let mut h = streaming();
+        h.apply(HostEvent::Flooding {
+            at_ms: 10_100,
+            detail: Some("over budget: 33 lines".into()),
+        });
+        let status = h.status(10_200, 1_000);
+        assert_eq!(status.text(), "flooding");
+        assert_eq!(status.reason(), Some("over budget: 33 lines"));
+        // Unreachable still comes first.
+        h.apply(HostEvent::Disconnected {
+            at_ms: 10_300,
+            reason: "reset".into(),
+        });
+        assert_eq!(h.status(10_300, 1_000).text(), "unreachable");
+        h.apply(HostEvent::Sample {
+            at_ms: 11_000,
+            gpu: GpuSample::default(),
+        });
+        assert_eq!(h.status(11_000, 1_000).text(), "flooding");
+        h.apply(HostEvent::Flooding {
+            at_ms: 16_000,
+            detail: None,
+        });
+        assert_eq!(h.status(11_000, 1_000), HostStatus::Live);
+    }
 }

@@ -16,7 +16,7 @@ use crate::app::prompt_bridge::PendingPrompts;
 use crate::app::release_bridge::{BridgeSetup, ReleaseBridge};
 use crate::app::update::update;
 use crate::telemetry::TimestampMs;
-use crate::telemetry::source::{EventSink, SourceHandle, now_ms};
+use crate::telemetry::source::{Backlogs, EventSink, SourceHandle, now_ms};
 use crate::theme::Theme;
 
 /// How often the clock ticks (stale ages, chart windows) when nothing else happens.
@@ -33,6 +33,10 @@ const MIN_FRAME: Duration = Duration::from_millis(100);
 const SAMPLE_BUDGET_MS: u64 = 70;
 /// While gathering without a sample waiting, the loop looks for one this often.
 const LOOK_FOR_SAMPLES: Duration = Duration::from_millis(20);
+/// Events taken in one go before the loop looks at the clock again: however fast events
+/// arrive, a frame is drawn and a key answered when due (taking events until none are left
+/// could go on for as long as some source keeps sending).
+const MAX_TAKEN_AT_ONCE: usize = 4_096;
 
 /// Forwards terminal input to the event channel from a thread of its own, so the loop only ever
 /// waits on one channel; `loop_thread` is unparked after each key, since the loop gathers
@@ -76,13 +80,14 @@ pub fn run(
     let mut bridge = ReleaseBridge::new(bridges.money, sink.clone());
     let mut ops = OpsBridge::new(bridges.ops, sink.clone());
     spawn_input(sink, std::thread::current())?;
+    let backlogs = Backlogs::arm(&sources);
     let mut terminal = ratatui::init();
     let mut stats = FrameStats::default();
     let result = event_loop_with_ops(
         &mut terminal,
         &mut model,
         theme,
-        &events,
+        (&events, &backlogs),
         &prompts,
         (&mut bridge, Some(&mut ops)),
         &mut stats,
@@ -105,12 +110,13 @@ pub struct FrameStats {
 
 /// The loop itself, over any backend (the console uses the real terminal; benchmarks a test
 /// backend). Returns when a command says quit or every sender is gone. Runbook, check and
-/// audit-log commands are dropped: see [`event_loop_with_ops`].
+/// audit-log commands are dropped: see [`event_loop_with_ops`]. `backlogs` are the sources'
+/// counts of events not yet taken ([`Backlogs::arm`]; `Backlogs::default()` counts none).
 pub fn event_loop<B: Backend>(
     terminal: &mut Terminal<B>,
     model: &mut Model,
     theme: &Theme,
-    events: &Receiver<Event>,
+    events: (&Receiver<Event>, &Backlogs),
     prompts: &PendingPrompts,
     bridge: &mut ReleaseBridge,
     stats: &mut FrameStats,
@@ -131,7 +137,7 @@ pub fn event_loop_with_ops<B: Backend>(
     terminal: &mut Terminal<B>,
     model: &mut Model,
     theme: &Theme,
-    events: &Receiver<Event>,
+    (events, backlogs): (&Receiver<Event>, &Backlogs),
     prompts: &PendingPrompts,
     (bridge, mut ops): (&mut ReleaseBridge, Option<&mut OpsBridge>),
     stats: &mut FrameStats,
@@ -154,6 +160,7 @@ pub fn event_loop_with_ops<B: Backend>(
         let wait = next_tick.saturating_duration_since(Instant::now());
         let (mut commands, from_user) = match events.recv_timeout(wait) {
             Ok(event) => {
+                backlogs.taken(&event);
                 let from_user = is_from_user(&event);
                 (update(model, event), from_user)
             }
@@ -169,12 +176,13 @@ pub fn event_loop_with_ops<B: Backend>(
             burst_end = burst_end.max(telemetry_frame_at(last_frame, model.undrawn_sample_ms()));
         }
         'gather: loop {
-            loop {
+            for _ in 0..MAX_TAKEN_AT_ONCE {
                 let event = match events.try_recv() {
                     Ok(event) => event,
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => break 'gather,
                 };
+                backlogs.taken(&event);
                 let from_user = is_from_user(&event);
                 let sample_was_waiting = model.undrawn_sample_ms().is_some();
                 commands.extend(update(model, event));

@@ -82,7 +82,13 @@ fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
         return;
     }
     // A link that just dropped still has data from the last interval; only older data is stale.
-    if let HostStatus::Stale { age_ms } = host.status(now_ms, opts.interval_ms)
+    let age_ms = match host.status(now_ms, opts.interval_ms) {
+        HostStatus::Stale { age_ms } => Some(age_ms),
+        // A host that cannot be reached keeps its last figures: say how old they are.
+        HostStatus::Unreachable { .. } => host.last_sample_ms.map(|at| now_ms.saturating_sub(at)),
+        _ => None,
+    };
+    if let Some(age_ms) = age_ms
         && age_ms > 2 * opts.interval_ms
     {
         let why = match &host.link {

@@ -1,8 +1,14 @@
 //! One remote command on one channel, driven without blocking: open, exec, read lines, close,
 //! exit status. A link steps several of these in turn on one session, so a quiet channel never
 //! holds up a busy one.
+//!
+//! What one job may take in is bounded: a line longer than `MAX_LINE_BYTES` is discarded, one
+//! step reads at most `MAX_STEP_BYTES`, and a command that sends more lines or bytes in a window
+//! than its [`Budget`] allows is reported as flooding and its channel closed (the host's own
+//! window then holds what it still sends, until it sees the close).
 
 use std::io::{ErrorKind, Read};
+use std::time::{Duration, Instant};
 
 use ssh2::{Channel, ErrorCode, ExtendedData, Session};
 
@@ -11,8 +17,28 @@ use crate::remote::error::RemoteError;
 const LIBSSH2_ERROR_EAGAIN: i32 = -37;
 /// Codes that concern one channel (refused open, denied exec), not the whole connection.
 const CHANNEL_LEVEL: [i32; 3] = [-21, -22, -32];
-/// A line longer than this is cut, so a hostile host cannot grow memory without bound.
+/// A line longer than this is discarded whole, so a host that never ends a line cannot grow
+/// memory without bound.
 const MAX_LINE_BYTES: usize = 64 * 1024;
+/// What one step reads at most, so one busy channel cannot hold the others (and the events of a
+/// round) up without bound.
+const MAX_STEP_BYTES: usize = 64 * 1024;
+
+/// How much output a command may send per window before it counts as flooding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Budget {
+    pub window: Duration,
+    pub lines: u32,
+    pub bytes: u64,
+}
+
+/// What a flooding command sent in the window that went over its budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Flood {
+    pub lines: u32,
+    pub bytes: u64,
+    pub window: Duration,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum JobEvent {
@@ -22,6 +48,9 @@ pub(crate) enum JobEvent {
     Exited { status: Option<i32> },
     /// The server refused the channel or the exec; the connection itself is fine.
     Refused(String),
+    /// The command sent more than its budget allows; its channel is being closed and the job
+    /// ends without an `Exited`.
+    Flooded(Flood),
 }
 
 pub(crate) enum StepError {
@@ -42,6 +71,15 @@ pub(crate) struct Job {
     command: String,
     phase: Phase,
     partial: Vec<u8>,
+    /// The line being read went past `MAX_LINE_BYTES`: the rest of it is dropped.
+    overlong: bool,
+    budget: Budget,
+    window_end: Option<Instant>,
+    window_lines: u32,
+    window_bytes: u64,
+    flooded: bool,
+    /// Closing because gpufleet asked (cancel, flood): nothing more is reported.
+    quiet: bool,
 }
 
 fn again(e: &ssh2::Error) -> bool {
@@ -58,12 +96,41 @@ fn classify(context: &str, e: &ssh2::Error) -> StepError {
 }
 
 impl Job {
-    pub(crate) fn new(command: String) -> Self {
+    pub(crate) fn new(command: String, budget: Budget) -> Self {
         Self {
             command,
             phase: Phase::Opening,
             partial: Vec::new(),
+            overlong: false,
+            budget,
+            window_end: None,
+            window_lines: 0,
+            window_bytes: 0,
+            flooded: false,
+            quiet: false,
         }
+    }
+
+    /// Closes the channel without reporting anything more: the host sees the close (and the
+    /// command's input ends), and the job is done once the host confirms it.
+    pub(crate) fn stop(&mut self) {
+        self.quiet = true;
+        self.phase = match std::mem::replace(&mut self.phase, Phase::Done) {
+            Phase::Merging(channel) | Phase::Starting(channel) | Phase::Reading(channel) => {
+                Phase::Closing {
+                    channel,
+                    close_sent: false,
+                }
+            }
+            closing @ Phase::Closing { .. } => closing,
+            Phase::Opening | Phase::Done => Phase::Done,
+        };
+    }
+
+    /// Whether the job is closing on gpufleet's own account (stopped or flooded): its slot is
+    /// free for a new one.
+    pub(crate) fn is_quiet(&self) -> bool {
+        self.quiet
     }
 
     pub(crate) fn is_done(&self) -> bool {
@@ -152,7 +219,7 @@ impl Job {
                             ));
                         }
                         Err(_) => {
-                            out.push(JobEvent::Exited { status: None });
+                            self.exited(None, out);
                             return Ok((Phase::Done, true));
                         }
                     }
@@ -160,7 +227,7 @@ impl Job {
                 match channel.wait_close() {
                     Ok(()) => {
                         let status = channel.exit_status().ok();
-                        out.push(JobEvent::Exited { status });
+                        self.exited(status, out);
                         (Phase::Done, true)
                     }
                     Err(e) if again(&e) => (
@@ -171,13 +238,19 @@ impl Job {
                         sent_now,
                     ),
                     Err(_) => {
-                        out.push(JobEvent::Exited { status: None });
+                        self.exited(None, out);
                         (Phase::Done, true)
                     }
                 }
             }
             Phase::Done => (Phase::Done, false),
         })
+    }
+
+    fn exited(&self, status: Option<i32>, out: &mut Vec<JobEvent>) {
+        if !self.quiet {
+            out.push(JobEvent::Exited { status });
+        }
     }
 
     fn read(
@@ -187,7 +260,12 @@ impl Job {
         out: &mut Vec<JobEvent>,
     ) -> Result<(Phase, bool), StepError> {
         let mut moved = false;
+        let mut taken = 0usize;
         loop {
+            if taken >= MAX_STEP_BYTES {
+                // More may be waiting: the next round steps this job again.
+                return Ok((Phase::Reading(channel), true));
+            }
             match channel.read(buf) {
                 // libssh2 can report 0 bytes without EOF; only a real EOF ends the command.
                 Ok(0) if channel.eof() => {
@@ -200,8 +278,17 @@ impl Job {
                 }
                 Ok(0) => return Ok((Phase::Reading(channel), moved)),
                 Ok(n) => {
-                    self.push(&buf[..n], out);
+                    taken += n;
                     moved = true;
+                    self.take(&buf[..n], out);
+                    if self.flooded {
+                        self.quiet = true;
+                        let next = Phase::Closing {
+                            channel,
+                            close_sent: false,
+                        };
+                        return Ok((next, true));
+                    }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
                     return Ok((Phase::Reading(channel), moved));
@@ -216,21 +303,63 @@ impl Job {
         }
     }
 
+    /// Counts `bytes` against the budget, then splits them into lines.
+    fn take(&mut self, bytes: &[u8], out: &mut Vec<JobEvent>) {
+        let now = Instant::now();
+        if self.window_end.is_none_or(|end| now >= end) {
+            self.window_end = Some(now + self.budget.window);
+            self.window_lines = 0;
+            self.window_bytes = 0;
+        }
+        self.window_bytes = self.window_bytes.saturating_add(bytes.len() as u64);
+        if self.window_bytes > self.budget.bytes {
+            self.flood(out);
+            return;
+        }
+        self.push(bytes, out);
+    }
+
+    fn flood(&mut self, out: &mut Vec<JobEvent>) {
+        self.flooded = true;
+        self.partial.clear();
+        out.push(JobEvent::Flooded(Flood {
+            lines: self.window_lines,
+            bytes: self.window_bytes,
+            window: self.budget.window,
+        }));
+    }
+
     fn push(&mut self, bytes: &[u8], out: &mut Vec<JobEvent>) {
         for &b in bytes {
             if b == b'\n' {
                 self.flush(out);
+                if self.flooded {
+                    return;
+                }
             } else if self.partial.len() < MAX_LINE_BYTES {
                 self.partial.push(b);
+            } else {
+                self.overlong = true;
             }
         }
     }
 
     fn flush(&mut self, out: &mut Vec<JobEvent>) {
+        if self.overlong {
+            // Not a line any reader here understands: dropped whole, not cut.
+            self.overlong = false;
+            self.partial.clear();
+            return;
+        }
         if self.partial.last() == Some(&b'\r') {
             self.partial.pop();
         }
         if !self.partial.is_empty() {
+            self.window_lines = self.window_lines.saturating_add(1);
+            if self.window_lines > self.budget.lines {
+                self.flood(out);
+                return;
+            }
             out.push(JobEvent::Line(
                 String::from_utf8_lossy(&self.partial).into_owned(),
             ));
@@ -243,12 +372,18 @@ impl Job {
 mod tests {
     use super::*;
 
+    const ROOMY: Budget = Budget {
+        window: Duration::from_secs(60),
+        lines: 1_000,
+        bytes: 1 << 30,
+    };
+
     #[test]
-    fn splits_lines_across_reads_and_caps_length() {
-        let mut job = Job::new(String::new());
+    fn splits_lines_across_reads_and_drops_an_overlong_one() {
+        let mut job = Job::new(String::new(), ROOMY);
         let mut out = Vec::new();
-        job.push(b"0, GPU-a\r\n1, G", &mut out);
-        job.push(b"PU-b\n\npartial", &mut out);
+        job.take(b"0, GPU-a\r\n1, G", &mut out);
+        job.take(b"PU-b\n\npartial", &mut out);
         assert_eq!(
             out,
             vec![
@@ -259,8 +394,72 @@ mod tests {
         job.flush(&mut out);
         assert_eq!(out.last(), Some(&JobEvent::Line("partial".into())));
         out.clear();
-        job.push(&vec![b'x'; MAX_LINE_BYTES + 10], &mut out);
-        job.push(b"\n", &mut out);
-        assert!(matches!(&out[..], [JobEvent::Line(l)] if l.len() == MAX_LINE_BYTES));
+        // A line that never ends keeps no more than the cap, and is not passed on cut short.
+        for _ in 0..40 {
+            job.take(&[b'x'; 4096], &mut out);
+            assert!(job.partial.len() <= MAX_LINE_BYTES);
+        }
+        job.take(b"\nnext\n", &mut out);
+        assert_eq!(out, vec![JobEvent::Line("next".into())]);
+    }
+
+    #[test]
+    fn more_lines_than_the_budget_is_a_flood_and_nothing_after_it_passes() {
+        let budget = Budget { lines: 3, ..ROOMY };
+        let mut job = Job::new(String::new(), budget);
+        let mut out = Vec::new();
+        job.take(b"a\nb\nc\nd\ne\n", &mut out);
+        assert_eq!(out.len(), 4, "{out:?}");
+        assert_eq!(out[2], JobEvent::Line("c".into()));
+        assert_eq!(
+            out[3],
+            JobEvent::Flooded(Flood {
+                lines: 4,
+                bytes: 10,
+                window: budget.window
+            })
+        );
+        assert!(job.flooded);
+    }
+
+    #[test]
+    fn more_bytes_than_the_budget_is_a_flood_even_without_a_newline() {
+        let budget = Budget {
+            bytes: 10_000,
+            ..ROOMY
+        };
+        let mut job = Job::new(String::new(), budget);
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            job.take(&[b'x'; 4096], &mut out);
+        }
+        assert!(matches!(&out[..], [JobEvent::Flooded(f)] if f.bytes == 12_288 && f.lines == 0));
+    }
+
+    #[test]
+    fn a_new_window_starts_the_count_again() {
+        let budget = Budget {
+            window: Duration::from_millis(30),
+            lines: 2,
+            ..ROOMY
+        };
+        let mut job = Job::new(String::new(), budget);
+        let mut out = Vec::new();
+        job.take(b"a\nb\n", &mut out);
+        std::thread::sleep(Duration::from_millis(40));
+        job.take(b"c\nd\n", &mut out);
+        assert_eq!(out.len(), 4, "{out:?}");
+        assert!(!job.flooded);
+    }
+
+    #[test]
+    fn a_stopped_job_reports_nothing_more() {
+        let mut job = Job::new(String::new(), ROOMY);
+        job.stop();
+        assert!(job.is_done(), "no channel yet: nothing to close");
+        assert!(job.is_quiet());
+        let mut out = Vec::new();
+        job.exited(Some(0), &mut out);
+        assert!(out.is_empty());
     }
 }

@@ -1,8 +1,10 @@
 //! The per-host link: a worker thread that connects, serves one session until it drops, and
 //! reconnects with backoff; plus `read_once`, the same machinery run for a single reading.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
 use std::os::unix::net::UnixStream;
+use std::sync::Arc;
 
 use crate::app::event::{Event, HostEvent, HostId};
 use crate::remote::LinkOptions;
@@ -10,13 +12,21 @@ use crate::remote::backoff::Backoff;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
+use crate::remote::flood::FloodState;
 use crate::remote::sanitize::sanitize;
 use crate::remote::session::Ended;
 use crate::remote::smi::FieldList;
 use crate::remote::target::RemoteHost;
-use crate::telemetry::GpuSample;
 use crate::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
-use crate::telemetry::source::{EventSink, SourceHandle, StopFlag, now_ms};
+use crate::telemetry::source::{Backlog, EventSink, SourceHandle, StopFlag, now_ms};
+use crate::telemetry::{GpuSample, TimestampMs};
+
+/// Events one link may have waiting for the loop before it holds its samples back (the newest
+/// per GPU replacing an older one held); fifty seconds of an 8-GPU host, and a few hundred
+/// kilobytes.
+const MAX_QUEUED_EVENTS: usize = 512;
+/// GPUs whose samples may be held back.
+const MAX_HELD_GPUS: usize = 256;
 
 /// Whether the link keeps a stream open or takes one reading and ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,9 +56,15 @@ pub(crate) struct Link {
     notices: HashSet<String>,
     /// Set once the kernel log proved unreadable here, so reconnects do not try again.
     pub(crate) kernel_unavailable: bool,
+    /// Whether the host floods; kept across reconnects, as the console's flag is.
+    pub(crate) flood: FloodState,
     /// Readable once `stop` is set, so a session waiting on its socket hears the stop at once;
     /// `None` if the socket pair could not be made (the wait then ends by timeout).
     pub(crate) waker: Option<UnixStream>,
+    /// What this link has waiting for the loop.
+    backlog: Arc<Backlog>,
+    /// Samples held back while the backlog is full: the newest of each GPU.
+    held: RefCell<BTreeMap<u32, (TimestampMs, GpuSample)>>,
 }
 
 /// Starts the link for `host` on its own thread. Events go to `sink` as `Event::Host { host:
@@ -65,8 +81,10 @@ pub fn spawn_link(
         .chars()
         .filter(|c| !c.is_control())
         .collect();
-    SourceHandle::spawn(&name, move |stop| {
-        Link::new(host, id, sink, opts, stop, Mode::Follow).run();
+    SourceHandle::spawn_counted(&name, id, move |stop, backlog| {
+        let mut link = Link::new(host, id, sink, opts, stop, Mode::Follow);
+        link.backlog = backlog;
+        link.run();
     })
 }
 
@@ -127,7 +145,10 @@ impl Link {
             details: BTreeMap::new(),
             notices: HashSet::new(),
             kernel_unavailable: false,
+            flood: FloodState::default(),
             waker,
+            backlog: Arc::new(Backlog::default()),
+            held: RefCell::new(BTreeMap::new()),
         }
     }
 
@@ -186,8 +207,49 @@ impl Link {
         });
     }
 
-    /// Sends one event; a closed channel means the app is gone, so the link stops.
+    /// Sends one event; a closed channel means the app is gone, so the link stops. A sample
+    /// is held back while the loop has `MAX_QUEUED_EVENTS` of this link's events to take; any
+    /// other event first sends the samples held, so that events keep their order.
     pub(crate) fn emit(&self, event: HostEvent) {
+        if let HostEvent::Sample { at_ms, gpu } = event {
+            let mut held = self.held.borrow_mut();
+            if held.is_empty() && self.backlog.try_add(MAX_QUEUED_EVENTS) {
+                drop(held);
+                self.send(HostEvent::Sample { at_ms, gpu });
+            } else if held.len() < MAX_HELD_GPUS || held.contains_key(&gpu.index) {
+                held.insert(gpu.index, (at_ms, gpu));
+            }
+            return;
+        }
+        self.release_held(true);
+        self.backlog.add();
+        self.send(event);
+    }
+
+    /// Whether samples are held back, waiting for room.
+    pub(crate) fn holds_samples(&self) -> bool {
+        !self.held.borrow().is_empty()
+    }
+
+    /// Sends the samples held back while the backlog has room for them, or all when `force`.
+    pub(crate) fn release_held(&self, force: bool) {
+        loop {
+            if self.held.borrow().is_empty() {
+                return;
+            }
+            if force {
+                self.backlog.add();
+            } else if !self.backlog.try_add(MAX_QUEUED_EVENTS) {
+                return;
+            }
+            let Some((_, (at_ms, gpu))) = self.held.borrow_mut().pop_first() else {
+                return;
+            };
+            self.send(HostEvent::Sample { at_ms, gpu });
+        }
+    }
+
+    fn send(&self, event: HostEvent) {
         let sent = self.sink.send(Event::Host {
             host: self.id,
             event,
@@ -209,5 +271,94 @@ impl Link {
         if self.notices.insert(key.to_string()) {
             self.notice(text);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remote::Endpoint;
+    use crate::telemetry::source::Backlogs;
+    use std::sync::mpsc;
+
+    fn sample(index: u32, at_ms: TimestampMs) -> HostEvent {
+        HostEvent::Sample {
+            at_ms,
+            gpu: GpuSample {
+                index,
+                ..GpuSample::default()
+            },
+        }
+    }
+
+    #[test]
+    fn a_full_backlog_holds_the_newest_sample_per_gpu_and_keeps_the_order() {
+        let (tx, backlog_rx) = mpsc::channel();
+        let handle = SourceHandle::spawn_counted("t", 0, move |_, backlog| {
+            let _ = tx.send(backlog);
+        })
+        .expect("spawn");
+        let backlog = backlog_rx.recv().expect("backlog");
+        let backlogs = Backlogs::arm(std::slice::from_ref(&handle));
+        let (sink, events) = mpsc::channel();
+        let host = RemoteHost {
+            name: "h".into(),
+            target: Endpoint {
+                user: "u".into(),
+                host: "127.0.0.1".into(),
+                port: 22,
+            },
+            identity_files: Vec::new(),
+            password_env: None,
+            host_keys: Default::default(),
+        };
+        let mut link = Link::new(
+            host,
+            0,
+            sink,
+            LinkOptions::default(),
+            StopFlag::default(),
+            Mode::Follow,
+        );
+        link.backlog = backlog;
+        for i in 0..MAX_QUEUED_EVENTS {
+            link.emit(sample(0, i as TimestampMs));
+        }
+        // The loop has taken none: these wait, the newest of each GPU only.
+        link.emit(sample(0, 10_001));
+        link.emit(sample(1, 10_002));
+        link.emit(sample(0, 10_003));
+        let sent: Vec<Event> = events.try_iter().collect();
+        assert_eq!(sent.len(), MAX_QUEUED_EVENTS);
+        assert!(link.holds_samples());
+        // The loop takes one: one held sample goes.
+        backlogs.taken(&sent[0]);
+        link.release_held(false);
+        let next: Vec<Event> = events.try_iter().collect();
+        assert_eq!(
+            next,
+            vec![Event::Host {
+                host: 0,
+                event: sample(0, 10_003)
+            }]
+        );
+        // Any other event first sends what is held, so it is never overtaken.
+        link.emit(HostEvent::Connecting { attempt: 2 });
+        let last: Vec<Event> = events.try_iter().collect();
+        assert_eq!(
+            last,
+            vec![
+                Event::Host {
+                    host: 0,
+                    event: sample(1, 10_002)
+                },
+                Event::Host {
+                    host: 0,
+                    event: HostEvent::Connecting { attempt: 2 }
+                }
+            ]
+        );
+        assert!(!link.holds_samples());
+        handle.stop_and_join();
     }
 }

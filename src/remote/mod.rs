@@ -10,6 +10,8 @@ mod credentials;
 mod digest;
 mod error;
 mod exec;
+mod flood;
+mod guard;
 mod host_pattern;
 mod job;
 mod known_hosts;
@@ -22,6 +24,7 @@ mod session;
 mod smi;
 mod ssh_options;
 mod target;
+mod tie;
 mod wait;
 
 use std::fmt;

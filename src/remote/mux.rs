@@ -1,6 +1,10 @@
 //! One authenticated session in non-blocking mode carrying a few concurrent remote commands
 //! (the telemetry stream, periodic queries, the kernel log), with keepalives and a silence
 //! clock that tells a dead link from a quiet one.
+//!
+//! Every command runs tied to its channel (`tie.rs`), so closing a channel, or the session,
+//! ends it on the host. A job that is cancelled or floods is closed gracefully (the host must
+//! see the close) and drained apart from the slots, which are free again at once.
 
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
@@ -9,7 +13,9 @@ use std::time::{Duration, Instant};
 use ssh2::{BlockDirections, ErrorCode, Session};
 
 use crate::remote::error::RemoteError;
-use crate::remote::job::{Job, JobEvent, StepError};
+use crate::remote::job::{Budget, Job, JobEvent, StepError};
+use crate::remote::quote::CommandError;
+use crate::remote::tie::tied;
 use crate::remote::wait::{Wake, wait_readable, wait_socket};
 
 const LIBSSH2_ERROR_EAGAIN: i32 = -37;
@@ -17,6 +23,11 @@ const LIBSSH2_ERROR_EAGAIN: i32 = -37;
 const TRANSIENT_WAIT: Duration = Duration::from_millis(20);
 /// What one channel read may take at once (libssh2 hands out at most one packet's worth).
 const READ_BUFFER_BYTES: usize = 32 * 1024;
+/// A round of `pump` hands its events over once it has this many, so a flooding channel cannot
+/// grow them without bound before the link looks at them.
+const MAX_PUMP_EVENTS: usize = 1_024;
+/// Closing jobs kept until the host confirms; past this many the oldest is dropped unconfirmed.
+const MAX_DRAINING: usize = 8;
 
 /// What a channel is for; at most one job per slot runs at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +59,8 @@ pub(crate) struct Mux {
     session: Session,
     socket: TcpStream,
     jobs: [Option<Job>; SLOTS.len()],
+    /// Jobs closing on gpufleet's account; what they still say is not reported.
+    draining: Vec<Job>,
     /// One read buffer for every job, so a read does not clear a fresh one each time.
     buf: Box<[u8]>,
     /// The last round stepped every job and none could move, and nothing has touched the
@@ -66,6 +79,7 @@ impl Mux {
             session: connection.session,
             socket: connection.socket,
             jobs: [const { None }; SLOTS.len()],
+            draining: Vec::new(),
             buf: vec![0u8; READ_BUFFER_BYTES].into_boxed_slice(),
             settled: false,
             last_rx: now,
@@ -73,19 +87,50 @@ impl Mux {
         }
     }
 
-    /// Starts `command` in `slot`, dropping whatever ran there.
-    pub(crate) fn start(&mut self, slot: Slot, command: String) {
-        self.jobs[slot as usize] = Some(Job::new(command));
+    /// Starts `command` (a quoted command line) in `slot`, tied to its channel, stopping
+    /// whatever ran there; `budget` bounds what it may send.
+    pub(crate) fn start(
+        &mut self,
+        slot: Slot,
+        command: &str,
+        budget: Budget,
+    ) -> Result<(), CommandError> {
+        let job = Job::new(tied(command)?, budget);
+        self.cancel(slot);
+        self.jobs[slot as usize] = Some(job);
         self.settled = false;
+        Ok(())
     }
 
     pub(crate) fn running(&self, slot: Slot) -> bool {
         self.jobs[slot as usize].is_some()
     }
 
+    /// Whether the command in `slot` is up and its output awaited.
+    pub(crate) fn reading(&self, slot: Slot) -> bool {
+        self.jobs[slot as usize]
+            .as_ref()
+            .is_some_and(Job::is_reading)
+    }
+
+    /// Closes the channel of `slot` (its command ends on the host); nothing more is reported
+    /// from it.
     pub(crate) fn cancel(&mut self, slot: Slot) {
-        self.jobs[slot as usize] = None;
+        if let Some(job) = self.jobs[slot as usize].take() {
+            self.drain(job);
+        }
         self.settled = false;
+    }
+
+    fn drain(&mut self, mut job: Job) {
+        job.stop();
+        if job.is_done() {
+            return;
+        }
+        if self.draining.len() >= MAX_DRAINING {
+            self.draining.remove(0);
+        }
+        self.draining.push(job);
     }
 
     /// How long nothing has arrived while something was listening.
@@ -142,10 +187,21 @@ impl Mux {
                 };
                 if finished {
                     self.jobs[slot as usize] = None;
+                } else if job.is_quiet() {
+                    // It flooded and is closing: its slot is free for the next one.
+                    if let Some(job) = self.jobs[slot as usize].take() {
+                        self.drain(job);
+                    }
                 }
                 out.extend(events.into_iter().map(|e| (slot, e)));
             }
+            progressed |= self.step_draining()?;
             let now = Instant::now();
+            if progressed && out.len() >= MAX_PUMP_EVENTS {
+                self.last_rx = now;
+                self.settled = false;
+                return Ok(());
+            }
             if progressed {
                 self.last_rx = now;
                 rechecked = false;
@@ -167,12 +223,13 @@ impl Mux {
             // A job opening, starting or closing a channel waits for a reply another job's
             // read may already have taken in; such a job is stepped again soon, not only when
             // the socket wakes.
-            let transient = self.jobs.iter().flatten().any(|j| !j.is_reading());
+            let transient =
+                self.jobs.iter().flatten().any(|j| !j.is_reading()) || !self.draining.is_empty();
             self.settled = !transient;
             if !out.is_empty() || now >= deadline {
                 return Ok(());
             }
-            if self.jobs.iter().all(Option::is_none) {
+            if self.jobs.iter().all(Option::is_none) && self.draining.is_empty() {
                 // Nothing reads the socket now, so silence says nothing about the link.
                 if let Some(stop) = stop {
                     wait_readable(stop, deadline - now);
@@ -194,6 +251,34 @@ impl Mux {
                 }
                 Wake::Writable => self.settled = false,
             }
+        }
+    }
+
+    /// Steps the closing jobs, dropping what they say; true when any moved.
+    fn step_draining(&mut self) -> Result<bool, RemoteError> {
+        let mut progressed = false;
+        let mut failed = None;
+        let mut ignored = Vec::new();
+        let (session, buf) = (&self.session, &mut self.buf);
+        self.draining.retain_mut(|job| {
+            let keep = match job.step(session, buf, &mut ignored) {
+                Ok(moved) => {
+                    progressed |= moved;
+                    !job.is_done()
+                }
+                // The channel went away on its own: nothing left to close.
+                Err(StepError::Refused(_)) => false,
+                Err(StepError::Session(e)) => {
+                    failed = Some(e);
+                    false
+                }
+            };
+            ignored.clear();
+            keep
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(progressed),
         }
     }
 

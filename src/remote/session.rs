@@ -6,13 +6,19 @@
 //! nvidia-smi's cost per tick grows with the field count; a full query at connect, every
 //! `detail_interval_ms` and after a stream restart supplies the rest, and each streamed line is
 //! laid over its GPU's last full sample before it goes out.
+//!
+//! Every command has a budget (`flood.rs`): one that floods is stopped and the host reported as
+//! flooding until it has behaved for a while. A host that stops sending altogether while the
+//! stream runs is reported unresponsive after two intervals, long before the link gives up on
+//! it (`dead_after_ms`).
 
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::app::event::HostEvent;
 use crate::remote::error::RemoteError;
-use crate::remote::job::JobEvent;
+use crate::remote::flood::{OTHER_BUDGET, query_budget, stream_budget};
+use crate::remote::job::{Budget, JobEvent};
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Connection, Mux, Slot};
 use crate::remote::sanitize::{sanitize, sanitize_sample};
@@ -37,6 +43,8 @@ const MAX_HELD_EVENTS: usize = 4_096;
 /// GPU indices a full query may add to the kept details; a host has a handful, a hostile one
 /// must not grow the map without bound.
 const MAX_GPUS: usize = 256;
+/// While samples are held back for the loop to catch up, how often to offer them again.
+const HELD_RETRY: Duration = Duration::from_millis(50);
 
 pub(crate) enum Ended {
     Stopped,
@@ -74,14 +82,14 @@ enum Held {
     },
 }
 
-struct SessionState {
-    connected: bool,
+pub(super) struct SessionState {
+    pub(super) connected: bool,
     held: Vec<Held>,
     version_lines: Vec<String>,
-    versions_done: bool,
+    pub(super) versions_done: bool,
     /// The session's first full query has not answered yet; `Connected` waits for it (up to
     /// `versions_deadline`) so that the first samples shown are complete.
-    detail_pending: bool,
+    pub(super) detail_pending: bool,
     versions_deadline: Instant,
     /// The layout of the stream now running.
     stream_layout: Rc<FieldLayout>,
@@ -94,11 +102,17 @@ struct SessionState {
     run: StreamRun,
     stream_restart_at: Option<Instant>,
     last_lost: Option<(LostReason, String)>,
-    apps_lines: Vec<String>,
+    pub(super) apps_lines: Vec<String>,
     processes_due: Option<Instant>,
     kernel_stage: usize,
-    kernel_lines: Vec<String>,
+    pub(super) kernel_lines: Vec<String>,
     deadline: Option<Instant>,
+    /// The budget the running stream was started with.
+    pub(super) stream_budget: Budget,
+    /// The stream was stopped for flooding: its restart asks for no full query.
+    pub(super) after_flood: bool,
+    /// `Unresponsive` was sent and nothing has come since.
+    pub(super) unresponsive: bool,
 }
 
 fn keep(lines: &mut Vec<String>, line: String) {
@@ -132,6 +146,9 @@ impl Link {
             kernel_lines: Vec::new(),
             deadline: (self.mode == Mode::Once)
                 .then(|| now + Duration::from_millis(self.opts.snapshot_timeout_ms)),
+            stream_budget: OTHER_BUDGET,
+            after_flood: false,
+            unresponsive: false,
         };
         let ended = self.serve_loop(&mut mux, &mut st);
         mux.close();
@@ -152,6 +169,7 @@ impl Link {
             if let Err(e) = mux.pump(wait, &mut events, self.waker.as_ref()) {
                 return Ended::Dropped(e);
             }
+            self.check_silence(mux, st);
             for (slot, event) in events.drain(..) {
                 if let Err(e) = self.on_event(slot, event, mux, st) {
                     return Ended::Dropped(e);
@@ -160,6 +178,7 @@ impl Link {
             if let Err(e) = self.on_timers(mux, st).and_then(|()| mux.keepalive()) {
                 return Ended::Dropped(e);
             }
+            self.release_held(false);
             if mux.silent_for() > dead_after {
                 return Ended::Dropped(RemoteError::LinkDead {
                     silent_s: mux.silent_for().as_secs(),
@@ -184,8 +203,9 @@ impl Link {
     fn start_session(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
         mux.start(
             Slot::Versions,
-            smi::versions_command(&self.opts.nvidia_smi)?,
-        );
+            &smi::versions_command(&self.opts.nvidia_smi)?,
+            OTHER_BUDGET,
+        )?;
         if self.mode == Mode::Follow {
             self.start_detail(mux, st)?;
             st.detail_pending = true;
@@ -196,7 +216,7 @@ impl Link {
             && !self.kernel_unavailable
             && let Some(command) = smi::kernel_command(0)
         {
-            mux.start(Slot::Kernel, command);
+            mux.start(Slot::Kernel, &command, OTHER_BUDGET)?;
         }
         Ok(())
     }
@@ -214,7 +234,11 @@ impl Link {
         let list = self.stream_list();
         let command = smi::query_command(&self.opts.nvidia_smi, list.names(), interval)?;
         st.stream_layout = Rc::new(list.layout().clone());
-        mux.start(Slot::Stream, command);
+        st.stream_budget = match interval {
+            Some(ms) => stream_budget(ms, self.details.len()),
+            None => query_budget(self.details.len()),
+        };
+        mux.start(Slot::Stream, &command, st.stream_budget)?;
         Ok(())
     }
 
@@ -223,7 +247,7 @@ impl Link {
         st.detail_run = DetailRun::default();
         st.detail_due =
             Some(Instant::now() + Duration::from_millis(self.opts.detail_interval_ms.max(1_000)));
-        mux.start(Slot::Detail, command);
+        mux.start(Slot::Detail, &command, query_budget(self.details.len()))?;
         Ok(())
     }
 
@@ -235,6 +259,15 @@ impl Link {
         }
         if !st.run.lost_sent {
             due.push(st.run.failure_since.map(|t| t + LOST_GATHER));
+        }
+        due.push(self.flood.calm_at(self.stream_window()));
+        if self.holds_samples() {
+            due.push(Some(now + HELD_RETRY));
+        }
+        if self.watches_silence(mux, st) && !st.unresponsive {
+            due.push(Some(
+                now + self.silence_limit().saturating_sub(mux.silent_for()),
+            ));
         }
         due.into_iter()
             .flatten()
@@ -252,6 +285,7 @@ impl Link {
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
         match (slot, event) {
+            (slot, JobEvent::Flooded(flood)) => self.on_flood(st, slot, &flood),
             (Slot::Versions, JobEvent::Line(line)) => keep(&mut st.version_lines, line),
             (Slot::Versions, _) => {
                 st.versions_done = true;
@@ -369,7 +403,7 @@ impl Link {
     }
 
     /// The session's first full query is over, one way or another.
-    fn detail_answered(&mut self, st: &mut SessionState) {
+    pub(super) fn detail_answered(&mut self, st: &mut SessionState) {
         if st.detail_pending {
             st.detail_pending = false;
             if st.versions_done {
@@ -484,8 +518,9 @@ impl Link {
         }
         if smi::rejected_option(&output) {
             st.kernel_stage += 1;
-            if let Some(command) = smi::kernel_command(st.kernel_stage) {
-                mux.start(Slot::Kernel, command);
+            if let Some(command) = smi::kernel_command(st.kernel_stage)
+                && mux.start(Slot::Kernel, &command, OTHER_BUDGET).is_ok()
+            {
                 return;
             }
         }
@@ -521,8 +556,19 @@ impl Link {
         if st.stream_restart_at.is_some_and(|t| now >= t) && !mux.running(Slot::Stream) {
             st.stream_restart_at = None;
             self.start_stream(mux, st)?;
-            // The GPUs may have changed while it was down (reset, driver reload).
-            st.detail_on_sample = self.mode == Mode::Follow;
+            // The GPUs may have changed while it was down (reset, driver reload); not so when
+            // it was stopped for flooding, and a full query would only flood again.
+            st.detail_on_sample = self.mode == Mode::Follow && !st.after_flood;
+            st.after_flood = false;
+        }
+        if self.flood.calmed(now, self.stream_window()) {
+            self.emit_or_hold(
+                st,
+                HostEvent::Flooding {
+                    at_ms: now_ms(),
+                    detail: None,
+                },
+            );
         }
         let healthy = st.last_lost.is_none() && st.run.failure.is_none();
         if st.detail_due.is_some_and(|t| now >= t) {
@@ -535,7 +581,11 @@ impl Link {
         }
         if st.processes_due.is_some_and(|t| now >= t) {
             if healthy && !mux.running(Slot::Processes) {
-                mux.start(Slot::Processes, smi::apps_command(&self.opts.nvidia_smi)?);
+                mux.start(
+                    Slot::Processes,
+                    &smi::apps_command(&self.opts.nvidia_smi)?,
+                    OTHER_BUDGET,
+                )?;
             }
             st.processes_due = (self.mode == Mode::Follow)
                 .then(|| now + Duration::from_millis(self.opts.processes_interval_ms.max(100)));
@@ -543,12 +593,12 @@ impl Link {
         Ok(())
     }
 
-    fn schedule_restart(&self, st: &mut SessionState, after_ms: u64) {
+    pub(super) fn schedule_restart(&self, st: &mut SessionState, after_ms: u64) {
         st.stream_restart_at = Some(Instant::now() + Duration::from_millis(after_ms));
     }
 
     /// Sends `Connected` (once per session) and whatever arrived before it.
-    fn announce(&mut self, st: &mut SessionState) {
+    pub(super) fn announce(&mut self, st: &mut SessionState) {
         if st.connected {
             return;
         }
@@ -572,7 +622,7 @@ impl Link {
         }
     }
 
-    fn emit_or_hold(&self, st: &mut SessionState, event: HostEvent) {
+    pub(super) fn emit_or_hold(&self, st: &mut SessionState, event: HostEvent) {
         if st.connected {
             self.emit(event);
         } else if st.held.len() < MAX_HELD_EVENTS {

@@ -1,13 +1,15 @@
-//! Running a telemetry source on its own thread: the event sink, a stop flag, and the wall clock.
+//! Running a telemetry source on its own thread: the event sink, a stop flag, the wall clock,
+//! and the backlog count that bounds what one source may have queued for the loop.
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::app::event::Event;
+use crate::app::event::{Event, HostId};
 use crate::telemetry::TimestampMs;
 
 /// Where sources send their events; the app loop owns the receiving end.
@@ -84,11 +86,87 @@ impl StopFlag {
     }
 }
 
+/// How many events of one source wait in the channel, not yet taken by the loop. The channel
+/// itself has no bound; a source that counts its events here holds its samples back (the
+/// newest per GPU replacing older ones) once `cap` wait, so a loop that falls behind (a stalled
+/// terminal) never has more than that per source queued. Counting starts only once the loop
+/// [arms](Backlogs::arm) it: a consumer that does not count (`snapshot`, tests) sees every
+/// event.
+#[derive(Debug, Default)]
+pub struct Backlog {
+    armed: AtomicBool,
+    queued: AtomicUsize,
+}
+
+impl Backlog {
+    /// Counts one more event about to be sent if fewer than `cap` wait (or nobody counts);
+    /// false when the source should hold it back.
+    pub fn try_add(&self, cap: usize) -> bool {
+        if !self.armed.load(Ordering::Relaxed) {
+            return true;
+        }
+        if self.queued.load(Ordering::Relaxed) >= cap {
+            return false;
+        }
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Counts one more event about to be sent, whatever waits (events that must not be held).
+    pub fn add(&self) {
+        if self.armed.load(Ordering::Relaxed) {
+            self.queued.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The loop took one of this source's events.
+    fn taken(&self) {
+        let _ = self
+            .queued
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+
+    /// Events waiting now (for tests and measurements).
+    pub fn queued(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+}
+
+/// The loop's side of the sources' backlogs, by host.
+#[derive(Debug, Default)]
+pub struct Backlogs(Vec<Option<Arc<Backlog>>>);
+
+impl Backlogs {
+    /// Starts counting the backlog of every source in `sources` that keeps one.
+    pub fn arm(sources: &[SourceHandle]) -> Self {
+        let mut by_host: Vec<Option<Arc<Backlog>>> = Vec::new();
+        for (host, backlog) in sources.iter().filter_map(|s| s.backlog.as_ref()) {
+            if by_host.len() <= *host {
+                by_host.resize(*host + 1, None);
+            }
+            backlog.armed.store(true, Ordering::Relaxed);
+            by_host[*host] = Some(Arc::clone(backlog));
+        }
+        Self(by_host)
+    }
+
+    /// The loop took `event` off the channel.
+    pub fn taken(&self, event: &Event) {
+        if let Event::Host { host, .. } = event
+            && let Some(Some(backlog)) = self.0.get(*host)
+        {
+            backlog.taken();
+        }
+    }
+}
+
 /// A running source thread; dropping it asks the thread to stop without waiting for it.
 #[derive(Debug)]
 pub struct SourceHandle {
     stop: StopFlag,
     join: Option<JoinHandle<()>>,
+    /// The host this source reports on and its backlog, for sources that count one.
+    backlog: Option<(HostId, Arc<Backlog>)>,
 }
 
 impl SourceHandle {
@@ -105,7 +183,20 @@ impl SourceHandle {
         Ok(Self {
             stop,
             join: Some(join),
+            backlog: None,
         })
+    }
+
+    /// [`SourceHandle::spawn`] for a source of one host that counts its [`Backlog`].
+    pub fn spawn_counted<F>(name: &str, host: HostId, run: F) -> std::io::Result<Self>
+    where
+        F: FnOnce(StopFlag, Arc<Backlog>) + Send + 'static,
+    {
+        let backlog = Arc::new(Backlog::default());
+        let shared = Arc::clone(&backlog);
+        let mut handle = Self::spawn(name, move |stop| run(stop, shared))?;
+        handle.backlog = Some((host, backlog));
+        Ok(handle)
     }
 
     /// Asks the source to stop and waits for its thread.
@@ -120,5 +211,44 @@ impl SourceHandle {
 impl Drop for SourceHandle {
     fn drop(&mut self) {
         self.stop.set();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::event::HostEvent;
+
+    #[test]
+    fn a_backlog_counts_only_once_armed_and_holds_back_at_its_cap() {
+        let handle = SourceHandle::spawn_counted("t", 2, |_, _| {}).expect("spawn");
+        let backlog = Arc::clone(&handle.backlog.as_ref().expect("counted").1);
+        assert!(
+            backlog.try_add(1) && backlog.try_add(1),
+            "not armed: no bound"
+        );
+        assert_eq!(backlog.queued(), 0);
+        let backlogs = Backlogs::arm(std::slice::from_ref(&handle));
+        assert!(backlog.try_add(2));
+        backlog.add();
+        assert!(!backlog.try_add(2), "two wait: the third is held");
+        let event = Event::Host {
+            host: 2,
+            event: HostEvent::Connecting { attempt: 1 },
+        };
+        backlogs.taken(&event);
+        assert_eq!(backlog.queued(), 1);
+        assert!(backlog.try_add(2));
+        // Events of other hosts, or not of hosts, change nothing; the count never wraps.
+        backlogs.taken(&Event::Resize);
+        backlogs.taken(&Event::Host {
+            host: 7,
+            event: HostEvent::Connecting { attempt: 1 },
+        });
+        for _ in 0..5 {
+            backlogs.taken(&event);
+        }
+        assert_eq!(backlog.queued(), 0);
+        handle.stop_and_join();
     }
 }

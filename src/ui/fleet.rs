@@ -150,6 +150,7 @@ fn status_style(status: &HostStatus, theme: &Theme) -> Style {
         HostStatus::Live => theme.ok(),
         HostStatus::Connecting { .. } => theme.dim(),
         HostStatus::Stale { .. } => theme.stale(),
+        HostStatus::Flooding { .. } => theme.warning(),
         HostStatus::Unreachable { .. } | HostStatus::Lost { .. } => theme.critical(),
     }
 }
@@ -190,7 +191,7 @@ fn host_row<'a>(
     let memory_level = memory.map_or(Level::Ok, |(u, t)| {
         crate::theme::level_for(u as f64 * 100.0 / t.max(1) as f64, 90.0, 97.0)
     });
-    let badges: Vec<Span> = host_badges(host, status)
+    let mut badges: Vec<Span> = host_badges(host, status)
         .into_iter()
         .take(if wide { 4 } else { 1 })
         .flat_map(|b| {
@@ -205,6 +206,10 @@ fn host_row<'a>(
             }
         })
         .collect();
+    // Why a host is unreachable or flooding, in what room the badges leave.
+    if let Some(reason) = status.reason().filter(|_| !released) {
+        badges.push(Span::styled(clean(reason), theme.dim()));
+    }
     let dim_when_down = |style: Style| match status {
         HostStatus::Live => style,
         _ => theme.dim(),

@@ -77,11 +77,23 @@ fn draw_header(
     host_id: usize,
     theme: &Theme,
 ) {
-    let status = model.status(host_id).map(|s| s.text()).unwrap_or_default();
+    let status = model.status(host_id);
     let mut spans = vec![
         Span::styled(format!(" {} ", clean(&host.name)), theme.title()),
-        Span::styled(format!(" {status} "), theme.base()),
+        Span::styled(
+            format!(
+                " {} ",
+                status.as_ref().map(|s| s.text()).unwrap_or_default()
+            ),
+            theme.base(),
+        ),
     ];
+    if let Some(reason) = status.as_ref().and_then(|s| s.reason()) {
+        spans.push(Span::styled(
+            format!("({}) ", clean(reason)),
+            theme.warning(),
+        ));
+    }
     let info = &host.info;
     let mut facts = Vec::new();
     if !info.source.is_empty() {

@@ -268,6 +268,13 @@ impl Sshd {
     /// Processes started under this server that outlived their session (a closed session
     /// leaves its commands running): found by the fake-dir variable in their environment.
     fn strays(&self) -> Vec<u32> {
+        self.host_processes()
+    }
+
+    /// Every process that runs on this "host" on a session's behalf (the commands a link
+    /// started and their children, not sshd itself): found by the fake-dir variable that
+    /// sshd puts in their environment.
+    pub fn host_processes(&self) -> Vec<u32> {
         let marker = format!("GPUFLEET_FAKE_DIR={}", self.dir().display());
         let mut found = Vec::new();
         for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -291,6 +298,21 @@ impl Sshd {
         found
     }
 
+    /// Kills (SIGKILL) the sshd processes that serve connections, leaving the listener and
+    /// whatever the sessions started: a link that drops while the host stays up.
+    pub fn kill_connections(&self) -> Vec<u32> {
+        let sshd: Vec<u32> = self
+            .session_pids()
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .is_ok_and(|c| c.trim().starts_with("sshd"))
+            })
+            .collect();
+        signal(&sshd, "KILL");
+        sshd
+    }
+
     /// Starts sshd again on the same port with the same keys.
     pub fn restart(&mut self) {
         self.kill();
@@ -303,6 +325,11 @@ impl Sshd {
         let pids = self.session_pids();
         signal(&pids, "STOP");
         pids
+    }
+
+    /// Lets processes frozen by [`Sshd::freeze_sessions`] run again.
+    pub fn thaw(&self, pids: &[u32]) {
+        signal(pids, "CONT");
     }
 }
 

@@ -1,0 +1,102 @@
+//! What a session watches besides the output itself: commands that flood (over their budget,
+//! see `flood.rs`), and a host that stops answering while its stream should speak.
+
+use std::time::{Duration, Instant};
+
+use crate::app::event::HostEvent;
+use crate::remote::flood::{OTHER_BUDGET, describe, query_budget, stream_window};
+use crate::remote::job::Flood;
+use crate::remote::link::{Link, Mode};
+use crate::remote::mux::{Mux, Slot};
+use crate::remote::sanitize::sanitize;
+use crate::remote::session::SessionState;
+use crate::telemetry::source::now_ms;
+
+/// The shortest silence that makes a streaming host unresponsive, whatever the interval (a
+/// network's jitter alone can hold a line up a few hundred milliseconds).
+const MIN_SILENCE: Duration = Duration::from_secs(1);
+
+impl Link {
+    /// A command sent more than its budget; the mux is already closing its channel.
+    pub(super) fn on_flood(&mut self, st: &mut SessionState, slot: Slot, flood: &Flood) {
+        let (what, budget) = match slot {
+            Slot::Stream => ("the nvidia-smi stream", st.stream_budget),
+            Slot::Detail => (
+                "the full nvidia-smi query",
+                query_budget(self.details.len()),
+            ),
+            Slot::Processes => ("the nvidia-smi process query", OTHER_BUDGET),
+            Slot::Versions => ("nvidia-smi", OTHER_BUDGET),
+            Slot::Kernel => ("the kernel log", OTHER_BUDGET),
+        };
+        if self.flood.flooded(Instant::now()) {
+            let detail = sanitize(&describe(what, flood, budget.lines));
+            self.emit_or_hold(
+                st,
+                HostEvent::Flooding {
+                    at_ms: now_ms(),
+                    detail: Some(detail),
+                },
+            );
+        }
+        match slot {
+            Slot::Stream => {
+                // Started again a window later: what the host says then is the newest reading.
+                if self.mode == Mode::Follow {
+                    st.after_flood = true;
+                    let window_ms = self.stream_window().as_millis();
+                    self.schedule_restart(st, u64::try_from(window_ms).unwrap_or(u64::MAX));
+                }
+            }
+            Slot::Detail => self.detail_answered(st),
+            Slot::Versions => {
+                st.versions_done = true;
+                if !st.detail_pending {
+                    self.announce(st);
+                }
+            }
+            Slot::Processes => st.apps_lines.clear(),
+            Slot::Kernel => {
+                st.kernel_lines.clear();
+                self.notice_once(
+                    "kernel-flood",
+                    "the kernel log sent more than gpufleet reads in a second; it is not \
+                     followed again until the link reconnects"
+                        .to_string(),
+                );
+            }
+        }
+    }
+
+    pub(super) fn stream_window(&self) -> Duration {
+        stream_window(self.opts.interval_ms)
+    }
+
+    /// How long the host may send nothing while the stream runs: two intervals.
+    pub(super) fn silence_limit(&self) -> Duration {
+        (2 * Duration::from_millis(u64::from(self.opts.interval_ms))).max(MIN_SILENCE)
+    }
+
+    /// Whether silence now means the host is not answering: the stream runs and should speak.
+    pub(super) fn watches_silence(&self, mux: &Mux, st: &SessionState) -> bool {
+        self.mode == Mode::Follow && st.connected && mux.reading(Slot::Stream)
+    }
+
+    /// Says when the host stops answering (nothing at all, keepalive replies included, for two
+    /// intervals while the stream runs) and when it answers again.
+    pub(super) fn check_silence(&mut self, mux: &Mux, st: &mut SessionState) {
+        let silent = mux.silent_for();
+        if st.unresponsive {
+            if silent < self.silence_limit() {
+                st.unresponsive = false;
+                self.emit(HostEvent::Responsive { at_ms: now_ms() });
+            }
+        } else if silent >= self.silence_limit() && self.watches_silence(mux, st) {
+            st.unresponsive = true;
+            self.emit(HostEvent::Unresponsive {
+                at_ms: now_ms(),
+                silent_ms: u64::try_from(silent.as_millis()).unwrap_or(u64::MAX),
+            });
+        }
+    }
+}
