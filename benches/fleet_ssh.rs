@@ -18,12 +18,13 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use gpufleet::app::event::{Event, HostEvent};
+use gpufleet::app::event::{Event, host_sink};
 use gpufleet::app::model::{Model, ModelOptions};
 use gpufleet::app::prompt_bridge::PendingPrompts;
 use gpufleet::app::release_bridge::{BridgeSetup, ReleaseBridge, SshHostRunner};
 use gpufleet::app::runtime::{FrameStats, event_loop};
 use gpufleet::config::Config;
+use gpufleet::fleet::HostEvent;
 use gpufleet::release::SendOptions;
 use gpufleet::remote::{LinkOptions, SshSettings, spawn_link};
 use gpufleet::telemetry::source::{Backlogs, now_ms};
@@ -152,7 +153,7 @@ fn main() {
                 use_agent: false,
                 ..LinkOptions::default()
             };
-            spawn_link(s.remote_host(&names[i]), i, tap.clone(), opts).expect("link")
+            spawn_link(s.remote_host(&names[i]), i, host_sink(tap.clone()), opts).expect("link")
         })
         .collect();
     drop(tap);

@@ -3,7 +3,7 @@
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-use crate::app::event::Event;
+use crate::app::event::{Event, host_sink};
 use crate::app::model::{Model, ModelOptions};
 use crate::app::prompt_bridge::{self, PendingPrompts};
 use crate::app::update::update;
@@ -88,21 +88,24 @@ impl Plan {
     ) -> Result<(Vec<SourceHandle>, PendingPrompts), LaunchError> {
         Ok(match self {
             Plan::Demo { sim, speed } => (
-                vec![sim::spawn(sim, sink, speed)?],
+                vec![sim::spawn(sim, host_sink(sink), speed)?],
                 PendingPrompts::default(),
             ),
             Plan::Local(gpus) => (
-                vec![nvml::spawn(*gpus, 0, sink, interval)?],
+                vec![nvml::spawn(*gpus, 0, host_sink(sink), interval)?],
                 PendingPrompts::default(),
             ),
             Plan::Ssh { hosts, mut opts } => {
                 let (to_ui, requests) = mpsc::channel();
                 opts.prompter = Some(Arc::new(ChannelPrompter::new(to_ui, PROMPT_TIMEOUT)));
                 let pending = prompt_bridge::spawn(requests, sink.clone())?;
+                let hosts_sink = host_sink(sink);
                 let handles = hosts
                     .into_iter()
                     .enumerate()
-                    .map(|(id, host)| remote::spawn_link(host, id, sink.clone(), opts.clone()))
+                    .map(|(id, host)| {
+                        remote::spawn_link(host, id, hosts_sink.clone(), opts.clone())
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
                 (handles, pending)
             }
@@ -126,7 +129,7 @@ impl Plan {
                 }
             }
             Plan::Local(mut gpus) => {
-                let mut events = vec![crate::app::event::HostEvent::Connected(gpus.info())];
+                let mut events = vec![crate::fleet::HostEvent::Connected(gpus.info())];
                 events.extend(gpus.read_events(now_ms(), true));
                 for event in events {
                     update(&mut model, Event::Host { host: 0, event });
@@ -135,7 +138,8 @@ impl Plan {
             Plan::Ssh { hosts, opts } => {
                 // Every host at once, each on its own thread; the model takes their events as
                 // they come, exactly as in the console.
-                let (sink, events) = mpsc::channel();
+                let (tx, events) = mpsc::channel();
+                let sink = host_sink(tx);
                 std::thread::scope(|scope| {
                     for (id, host) in hosts.iter().enumerate() {
                         let sink = sink.clone();
@@ -162,7 +166,7 @@ const SNAPSHOT_SCENARIO_MS: u64 = 45_000;
 
 /// True when every host has either reported readings and processes, or failed.
 pub fn settled(model: &Model) -> bool {
-    use crate::app::host::Link;
+    use crate::fleet::host::Link;
     model.hosts.iter().all(|h| match h.link {
         Link::Lost { .. } | Link::Down { .. } => true,
         _ => h.last_sample_ms.is_some() && h.processes_at_ms.is_some(),

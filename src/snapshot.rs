@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use crate::app::host::{HostState, HostStatus};
 use crate::app::model::Model;
+use crate::fleet::host::{HostState, HostStatus};
 use crate::telemetry::{GpuProcess, GpuSample};
 use crate::ui::format::{clean, gib, opt_c, opt_pct};
 

@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use gpufleet::app::event::HostEvent;
-use gpufleet::app::host::HostState;
 use gpufleet::diagnose::{Finding, LiveOptions, Severity, live_findings};
+use gpufleet::fleet::HostEvent;
+use gpufleet::fleet::host::HostState;
 use gpufleet::telemetry::smi_csv::{FieldLayout, QUERY_FIELDS, parse_gpu_line};
 use gpufleet::telemetry::{ClockEventReasons, GpuSample, LostReason};
 

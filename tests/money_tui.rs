@@ -17,10 +17,11 @@ use gpufleet::app::release_bridge::{BridgeSetup, ReleaseBridge};
 use gpufleet::app::release_state::{
     BackupResult, Confirmation, PlanView, ReleaseEvent, ReleaseStage,
 };
-use gpufleet::app::{Command, Event, HostEvent, Model, update};
+use gpufleet::app::{Command, Event, Model, update};
 use gpufleet::audit::{AuditKind, AuditLog};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::{AutoDecision, Ledger, LedgerStore, RedLine};
+use gpufleet::fleet::HostEvent;
 use gpufleet::release::{HostRunner, ReleaseAction, SendOptions};
 use gpufleet::telemetry::{GpuProcess, GpuSample, TimestampMs};
 use gpufleet::theme::Theme;

@@ -17,9 +17,10 @@ use gpufleet::app::panel::{HostSource, Panel};
 use gpufleet::app::playbook_run::{
     LineKind, PaneLine, PlaybookEvent, PlaybookRun, RunStage, StepAsk,
 };
-use gpufleet::app::{Command, Event, HostEvent, Model, update};
+use gpufleet::app::{Command, Event, Model, update};
 use gpufleet::audit::{AuditEntry, AuditLog};
 use gpufleet::diagnose::{Finding, Severity};
+use gpufleet::fleet::HostEvent;
 use gpufleet::playbook::{Danger, parse_runbook};
 use gpufleet::telemetry::sim::Simulator;
 use gpufleet::telemetry::{GpuSample, TimestampMs};

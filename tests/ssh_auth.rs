@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::sshd::{Sshd, SshdOptions, keygen};
 use common::{channel, is_sample, test_options};
-use gpufleet::app::event::HostEvent;
+use gpufleet::fleet::HostEvent;
 use gpufleet::remote::{HostKeyPrompt, PromptContext, Prompter, Secret, spawn_link};
 
 const WAIT: Duration = Duration::from_secs(10);

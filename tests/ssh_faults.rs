@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::sshd::Sshd;
 use common::{channel, is_sample, test_options};
-use gpufleet::app::event::HostEvent;
+use gpufleet::fleet::HostEvent;
 use gpufleet::remote::spawn_link;
 use gpufleet::telemetry::LostReason;
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::sshd::Sshd;
 use common::{channel, is_sample, test_options};
-use gpufleet::app::event::HostEvent;
+use gpufleet::fleet::HostEvent;
 use gpufleet::remote::spawn_link;
 
 const WAIT: Duration = Duration::from_secs(10);

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::sshd::Sshd;
 use common::{channel, is_sample, test_options};
-use gpufleet::app::event::HostEvent;
+use gpufleet::fleet::HostEvent;
 use gpufleet::remote::{read_once, spawn_link};
 use gpufleet::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
 

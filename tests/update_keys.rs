@@ -2,11 +2,12 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use gpufleet::app::host::{HostStatus, Link};
 use gpufleet::app::keymap::InputMode;
 use gpufleet::app::model::{HostFocus, ModelOptions, SortKey};
 use gpufleet::app::prompt::{Prompt, PromptAnswer, PromptKind};
-use gpufleet::app::{Command, Event, HostEvent, Model, View, update};
+use gpufleet::app::{Command, Event, Model, View, update};
+use gpufleet::fleet::HostEvent;
+use gpufleet::fleet::host::{HostStatus, Link};
 use gpufleet::telemetry::{GpuProcess, GpuSample, LostReason};
 
 fn key(code: KeyCode) -> Event {

@@ -1,8 +1,8 @@
 //! Short badges: for a GPU card, what its latest sample shows right now; for a host row, its
 //! status and its live findings.
 
-use crate::app::host::{HostState, HostStatus};
 use crate::diagnose::{Finding, Severity};
+use crate::fleet::host::{HostState, HostStatus};
 use crate::telemetry::{ClockEventReasons, GpuSample};
 
 /// How bad a badge is; the theme colours it.

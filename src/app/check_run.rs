@@ -2,9 +2,9 @@
 //! report as shown. Data only; `check_pane` changes it.
 
 use crate::app::cursor::step;
-use crate::app::event::HostId;
 use crate::app::keymap::InputMode;
 use crate::check::{CheckReport, LiveReading, Status, render_text};
+use crate::fleet::HostId;
 
 /// Where a check stands.
 #[derive(Debug, Clone, PartialEq)]

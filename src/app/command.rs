@@ -1,9 +1,9 @@
 //! What `update` asks the runtime to do; the runtime performs it and reports back as events.
 
-use crate::app::event::HostId;
 use crate::app::prompt::PromptAnswer;
 use crate::app::release_state::Confirmation;
 use crate::cost::{HostCost, LedgerBook};
+use crate::fleet::HostId;
 use crate::playbook::Runbook;
 use crate::release::ReleaseAction;
 

@@ -1,70 +1,8 @@
-//! The typed events every telemetry source produces, and the events the app loop consumes.
+//! The events the console's loop consumes: what sources report about hosts (the engine's
+//! [`HostEvent`]s), keys, the clock, and the bridges' reports.
 
-use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
-
-/// Index of a host in the model's host list (the order of the config / command line).
-pub type HostId = usize;
-
-/// What a source reports about one host. A simulated host, an SSH host and the local NVML host
-/// all produce exactly these, so the UI cannot tell them apart.
-// Samples are most of the traffic and are moved, not copied, through the channel; boxing them
-// would add an allocation per GPU per tick to save stack space in a handful of events.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq)]
-pub enum HostEvent {
-    /// A connection attempt started (attempt 1 is the first).
-    Connecting { attempt: u32 },
-    /// The source is up; driver and CUDA versions when known.
-    Connected(HostInfo),
-    /// One reading of one GPU (nvidia-smi prints one line per GPU per interval).
-    Sample { at_ms: TimestampMs, gpu: GpuSample },
-    /// The full list of compute processes on the host's GPUs at `at_ms`.
-    Processes {
-        at_ms: TimestampMs,
-        processes: Vec<GpuProcess>,
-    },
-    /// A kernel log line that mentions the GPU driver (Xid and friends), already sanitized.
-    Kernel { at_ms: TimestampMs, line: String },
-    /// The GPUs can no longer be read; `raw` keeps the failure text for triage.
-    Lost {
-        at_ms: TimestampMs,
-        reason: LostReason,
-        raw: String,
-    },
-    /// The link to the host is down (refused, timed out, dropped); the source retries by itself.
-    Disconnected { at_ms: TimestampMs, reason: String },
-    /// Nothing has come from the host for `silent_ms` although the stream should have spoken:
-    /// the host is unreachable for now (the link waits, and reconnects if it stays so).
-    Unresponsive { at_ms: TimestampMs, silent_ms: u64 },
-    /// The host answers again after `Unresponsive`.
-    Responsive { at_ms: TimestampMs },
-    /// The host sends far more than its interval allows (`detail` says what), so its output is
-    /// dropped past a budget; `None` once it has behaved for a while.
-    Flooding {
-        at_ms: TimestampMs,
-        detail: Option<String>,
-    },
-    /// A one-time informational message (e.g. "kernel log not readable here").
-    Notice { at_ms: TimestampMs, text: String },
-}
-
-impl HostEvent {
-    /// The time the event was stamped with, for events that carry one.
-    pub fn at_ms(&self) -> Option<TimestampMs> {
-        match self {
-            HostEvent::Connecting { .. } | HostEvent::Connected(_) => None,
-            HostEvent::Sample { at_ms, .. }
-            | HostEvent::Processes { at_ms, .. }
-            | HostEvent::Kernel { at_ms, .. }
-            | HostEvent::Lost { at_ms, .. }
-            | HostEvent::Disconnected { at_ms, .. }
-            | HostEvent::Unresponsive { at_ms, .. }
-            | HostEvent::Responsive { at_ms }
-            | HostEvent::Flooding { at_ms, .. }
-            | HostEvent::Notice { at_ms, .. } => Some(*at_ms),
-        }
-    }
-}
+use crate::fleet::{HostEvent, HostId, HostSink};
+use crate::telemetry::TimestampMs;
 
 /// Everything the app loop reacts to.
 #[allow(clippy::large_enum_variant)]
@@ -95,4 +33,13 @@ pub enum Event {
     Check(super::check_run::CheckEvent),
     /// The audit log as read (oldest first), or why it could not be.
     AuditLoaded(Result<Vec<crate::audit::AuditEntry>, String>),
+}
+
+/// Where the console's sources, bridges and input thread send their events; the loop owns the
+/// receiving end.
+pub type EventSink = std::sync::mpsc::Sender<Event>;
+
+/// A sink for sources that wraps their host events into the console's channel.
+pub fn host_sink(sink: EventSink) -> HostSink {
+    HostSink::from_sender(sink, |host, event| Event::Host { host, event })
 }

@@ -8,8 +8,6 @@ pub mod check_run;
 pub mod command;
 pub mod cursor;
 pub mod event;
-pub mod history;
-pub mod host;
 pub mod keymap;
 pub mod model;
 pub mod money;
@@ -30,6 +28,6 @@ pub mod runtime;
 pub mod update;
 
 pub use command::Command;
-pub use event::{Event, HostEvent, HostId};
+pub use event::Event;
 pub use model::{Model, ModelOptions, View};
 pub use update::update;

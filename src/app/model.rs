@@ -1,6 +1,6 @@
 //! The whole state the console shows; only `update` changes it.
 
-use crate::app::host::{HostState, HostStatus};
+use crate::fleet::host::{HostState, HostStatus};
 use std::collections::VecDeque;
 
 use crate::app::keymap::InputMode;

@@ -4,8 +4,6 @@
 
 use std::collections::VecDeque;
 
-use crate::app::event::HostId;
-use crate::app::host::{HostState, HostStatus};
 use crate::app::release_state::ReleaseDialog;
 use crate::config::{Config, Provider};
 use crate::cost::{
@@ -13,6 +11,8 @@ use crate::cost::{
     GpuObservation, HostCost, HostLimits, Ledger, LedgerBook, LedgerSettings, Price, RedLine,
     auto_release_triggered, billing_started_ms, fleet_red_lines, host_red_lines,
 };
+use crate::fleet::HostId;
+use crate::fleet::host::{HostState, HostStatus};
 use crate::telemetry::TimestampMs;
 
 /// How often the ledgers are written to disk while the console runs.

@@ -8,7 +8,8 @@ use std::thread::JoinHandle;
 
 use crate::app::check_run::{CheckEvent, done_event};
 use crate::app::command::Command;
-use crate::app::event::{Event, HostId};
+use crate::app::event::Event;
+use crate::app::event::EventSink;
 use crate::app::playbook_bridge::{RunHandle, RunSpec, spawn_run};
 use crate::app::playbook_run::PlaybookEvent;
 use crate::audit::AuditLog;
@@ -17,9 +18,10 @@ use crate::check::{
     CheckError, CheckOptions, CheckProgress, CheckTarget, ExpectFlags, expect_from_flags, run_check,
 };
 use crate::config::Expect;
+use crate::fleet::HostId;
 use crate::playbook::{Runbook, Target};
 use crate::remote::{LinkOptions, RemoteHost};
-use crate::telemetry::source::{EventSink, StopFlag};
+use crate::telemetry::source::StopFlag;
 use crate::ui::format::clean;
 
 /// Where the console's hosts are.

@@ -8,6 +8,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::app::event::Event;
+use crate::app::event::EventSink;
 use crate::app::playbook_run::{LineKind, PaneLine, PlaybookEvent, StepAsk};
 use crate::audit::AuditLog;
 use crate::playbook::check::StepState;
@@ -16,7 +17,7 @@ use crate::playbook::{
     ConfirmRequest, Confirmer, Executor, LocalExecutor, NoteKind, Observer, RemoteExecutor,
     RunEvent, RunOptions, RunOutcome, Target, Tools, UndoStore, run,
 };
-use crate::telemetry::source::{EventSink, StopFlag};
+use crate::telemetry::source::StopFlag;
 use crate::ui::format::clean;
 
 /// How often a worker waiting for an answer looks at its stop flag.

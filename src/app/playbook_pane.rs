@@ -6,7 +6,6 @@
 use std::collections::VecDeque;
 
 use crate::app::command::Command;
-use crate::app::event::HostId;
 use crate::app::model::{Model, View};
 use crate::app::pane_common::{close, notify, refusal, target_host};
 use crate::app::panel::Panel;
@@ -14,6 +13,7 @@ use crate::app::playbook_run::{
     LineKind, PaneLine, ParamField, ParamForm, Picker, PickerItem, PlaybookEvent, PlaybookRun,
     RunStage,
 };
+use crate::fleet::HostId;
 use crate::playbook::model::{Danger, Param, ParamKind, Runbook};
 use crate::playbook::params::Params;
 

@@ -4,8 +4,8 @@
 use std::collections::VecDeque;
 
 use crate::app::cursor::step;
-use crate::app::event::HostId;
 use crate::app::keymap::InputMode;
+use crate::fleet::HostId;
 use crate::playbook::model::Danger;
 
 /// Lines of a run the pane keeps; older ones scroll away.

@@ -1,7 +1,7 @@
 //! Questions a host's link asks the user (trust an unknown host key, a key passphrase, a
 //! password), as the model holds them; the reply channels stay in the runtime.
 
-use crate::app::event::HostId;
+use crate::fleet::HostId;
 
 /// What is being asked.
 #[derive(Debug, Clone, PartialEq, Eq)]

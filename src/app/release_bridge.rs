@@ -8,6 +8,7 @@ use std::thread::JoinHandle;
 
 use crate::app::command::Command;
 use crate::app::event::Event;
+use crate::app::event::EventSink;
 use crate::app::release_state::{BackupResult, Confirmation, PlanView, ReleaseEvent};
 use crate::audit::AuditLog;
 use crate::config::Config;
@@ -18,7 +19,7 @@ use crate::release::{
     SendOptions, StepAnswer, Unattended,
 };
 use crate::remote::{SshSettings, shell_quote};
-use crate::telemetry::source::{EventSink, now_ms};
+use crate::telemetry::source::now_ms;
 use crate::ui::format::clean;
 
 /// Looks up the token's environment variable.

@@ -6,11 +6,11 @@
 use std::collections::VecDeque;
 
 use crate::app::command::Command;
-use crate::app::event::HostId;
 use crate::app::model::Model;
 use crate::app::release_state::{
     BACKUP_LINES_KEPT, BackupResult, Confirmation, ReleaseDialog, ReleaseEvent, ReleaseStage,
 };
+use crate::fleet::HostId;
 use crate::release::ReleaseAction;
 
 /// Opens the release dialog for `host` (`R`, or an auto-release whose countdown ran out).

@@ -3,8 +3,8 @@
 
 use std::collections::VecDeque;
 
-use crate::app::event::HostId;
 use crate::app::keymap::InputMode;
+use crate::fleet::HostId;
 use crate::release::ReleaseAction;
 
 /// How many lines of backup output the dialog keeps.

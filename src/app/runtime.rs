@@ -10,13 +10,14 @@ use ratatui::backend::Backend;
 
 use crate::app::command::Command;
 use crate::app::event::Event;
+use crate::app::event::EventSink;
 use crate::app::model::Model;
 use crate::app::ops_bridge::{OpsBridge, OpsSetup};
 use crate::app::prompt_bridge::PendingPrompts;
 use crate::app::release_bridge::{BridgeSetup, ReleaseBridge};
 use crate::app::update::update;
 use crate::telemetry::TimestampMs;
-use crate::telemetry::source::{Backlogs, EventSink, SourceHandle, now_ms};
+use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
 use crate::theme::Theme;
 
 /// How often the clock ticks (stale ages, chart windows) when nothing else happens.
@@ -160,7 +161,9 @@ pub fn event_loop_with_ops<B: Backend>(
         let wait = next_tick.saturating_duration_since(Instant::now());
         let (mut commands, from_user) = match events.recv_timeout(wait) {
             Ok(event) => {
-                backlogs.taken(&event);
+                if let Event::Host { host, .. } = &event {
+                    backlogs.taken(*host);
+                }
                 let from_user = is_from_user(&event);
                 (update(model, event), from_user)
             }
@@ -182,7 +185,9 @@ pub fn event_loop_with_ops<B: Backend>(
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => break 'gather,
                 };
-                backlogs.taken(&event);
+                if let Event::Host { host, .. } = &event {
+                    backlogs.taken(*host);
+                }
                 let from_user = is_from_user(&event);
                 let sample_was_waiting = model.undrawn_sample_ms().is_some();
                 commands.extend(update(model, event));

@@ -3,7 +3,7 @@
 use crate::app::action::Action;
 use crate::app::command::Command;
 use crate::app::cursor::step;
-use crate::app::event::{Event, HostEvent};
+use crate::app::event::Event;
 use crate::app::keymap::{InputMode, action_for};
 use crate::app::model::{HostFocus, Model, View};
 use crate::app::money::{observe, tick_countdowns};
@@ -11,6 +11,7 @@ use crate::app::prompt::PromptAnswer;
 use crate::app::release_dialog;
 use crate::app::{audit_view, check_pane, ops, playbook_pane};
 use crate::diagnose::live_findings;
+use crate::fleet::HostEvent;
 
 /// Rows a PageUp/PageDown moves.
 const PAGE_ROWS: usize = 10;

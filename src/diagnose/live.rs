@@ -15,11 +15,11 @@
 //!   test) so that a blip neither hides nor clears it; sustained work clears it.
 //! - Kernel-line findings count lines of the last `kernel_minutes`.
 
-use crate::app::history::HistoryPoint;
-use crate::app::host::{GpuState, HostState, HostStatus, Link};
 use crate::diagnose::finding::{Finding, Findings};
 use crate::diagnose::kernel::{self, GpuResolver, normalize_pci};
 use crate::diagnose::{labels, rules};
+use crate::fleet::history::HistoryPoint;
+use crate::fleet::host::{GpuState, HostState, HostStatus, Link};
 
 /// Thresholds for the live findings; the defaults are what the console uses.
 #[derive(Debug, Clone, PartialEq)]
@@ -354,7 +354,7 @@ fn idle(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::history::History;
+    use crate::fleet::history::History;
 
     /// The definition, walked from the oldest point: each point weighs the gap since the one
     /// before it (capped), the first point one interval.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use crate::app::event::HostId;
+use crate::fleet::HostId;
 use crate::telemetry::source::StopFlag;
 
 /// A passphrase or password; never printed, zeroed on drop.

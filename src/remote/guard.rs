@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::app::event::HostEvent;
+use crate::fleet::HostEvent;
 use crate::remote::flood::{OTHER_BUDGET, describe, query_budget, stream_window};
 use crate::remote::job::Flood;
 use crate::remote::link::{Link, Mode};

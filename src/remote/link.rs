@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 
-use crate::app::event::{Event, HostEvent, HostId};
+use crate::fleet::{HostEvent, HostId, HostSink};
 use crate::remote::LinkOptions;
 use crate::remote::backoff::Backoff;
 use crate::remote::connect::connect;
@@ -18,7 +18,7 @@ use crate::remote::session::Ended;
 use crate::remote::smi::FieldList;
 use crate::remote::target::RemoteHost;
 use crate::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
-use crate::telemetry::source::{Backlog, EventSink, SourceHandle, StopFlag, now_ms};
+use crate::telemetry::source::{Backlog, SourceHandle, StopFlag, now_ms};
 use crate::telemetry::{GpuSample, TimestampMs};
 
 /// Events one link may have waiting for the loop before it holds its samples back (the newest
@@ -38,7 +38,7 @@ pub(crate) enum Mode {
 pub(crate) struct Link {
     pub(crate) host: RemoteHost,
     id: HostId,
-    sink: EventSink,
+    sink: HostSink,
     pub(crate) opts: LinkOptions,
     pub(crate) stop: StopFlag,
     pub(crate) mode: Mode,
@@ -67,14 +67,13 @@ pub(crate) struct Link {
     held: RefCell<BTreeMap<u32, (TimestampMs, GpuSample)>>,
 }
 
-/// Starts the link for `host` on its own thread. Events go to `sink` as `Event::Host { host:
-/// id, .. }`; dropping or stopping the handle ends the thread: at once while it streams or
+/// Starts the link for `host` on its own thread. Events go to `sink` as host `id`'s; dropping or stopping the handle ends the thread: at once while it streams or
 /// waits to reconnect, at the end of a connection attempt's current step (bounded by the
 /// connect timeout) or when a pending prompt is answered or cancelled.
 pub fn spawn_link(
     host: RemoteHost,
     id: HostId,
-    sink: EventSink,
+    sink: HostSink,
     opts: LinkOptions,
 ) -> std::io::Result<SourceHandle> {
     let name: String = format!("ssh-{}", host.name)
@@ -94,7 +93,7 @@ pub fn spawn_link(
 pub fn read_once(
     host: &RemoteHost,
     id: HostId,
-    sink: &EventSink,
+    sink: &HostSink,
     opts: &LinkOptions,
 ) -> Result<(), RemoteError> {
     let mut link = Link::new(
@@ -123,7 +122,7 @@ impl Link {
     pub(crate) fn new(
         host: RemoteHost,
         id: HostId,
-        sink: EventSink,
+        sink: HostSink,
         opts: LinkOptions,
         stop: StopFlag,
         mode: Mode,
@@ -250,11 +249,7 @@ impl Link {
     }
 
     fn send(&self, event: HostEvent) {
-        let sent = self.sink.send(Event::Host {
-            host: self.id,
-            event,
-        });
-        if sent.is_err() {
+        if !self.sink.send(self.id, event) {
             self.stop.set();
         }
     }
@@ -300,7 +295,8 @@ mod tests {
         .expect("spawn");
         let backlog = backlog_rx.recv().expect("backlog");
         let backlogs = Backlogs::arm(std::slice::from_ref(&handle));
-        let (sink, events) = mpsc::channel();
+        let (tx, events) = mpsc::channel();
+        let sink = HostSink::from_sender(tx, |host, event| (host, event));
         let host = RemoteHost {
             name: "h".into(),
             target: Endpoint {
@@ -328,34 +324,22 @@ mod tests {
         link.emit(sample(0, 10_001));
         link.emit(sample(1, 10_002));
         link.emit(sample(0, 10_003));
-        let sent: Vec<Event> = events.try_iter().collect();
+        let sent: Vec<(HostId, HostEvent)> = events.try_iter().collect();
         assert_eq!(sent.len(), MAX_QUEUED_EVENTS);
         assert!(link.holds_samples());
         // The loop takes one: one held sample goes.
-        backlogs.taken(&sent[0]);
+        backlogs.taken(sent[0].0);
         link.release_held(false);
-        let next: Vec<Event> = events.try_iter().collect();
-        assert_eq!(
-            next,
-            vec![Event::Host {
-                host: 0,
-                event: sample(0, 10_003)
-            }]
-        );
+        let next: Vec<(HostId, HostEvent)> = events.try_iter().collect();
+        assert_eq!(next, vec![(0, sample(0, 10_003))]);
         // Any other event first sends what is held, so it is never overtaken.
         link.emit(HostEvent::Connecting { attempt: 2 });
-        let last: Vec<Event> = events.try_iter().collect();
+        let last: Vec<(HostId, HostEvent)> = events.try_iter().collect();
         assert_eq!(
             last,
             vec![
-                Event::Host {
-                    host: 0,
-                    event: sample(1, 10_002)
-                },
-                Event::Host {
-                    host: 0,
-                    event: HostEvent::Connecting { attempt: 2 }
-                }
+                (0, sample(1, 10_002)),
+                (0, HostEvent::Connecting { attempt: 2 })
             ]
         );
         assert!(!link.holds_samples());

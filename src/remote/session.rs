@@ -15,7 +15,7 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::app::event::HostEvent;
+use crate::fleet::HostEvent;
 use crate::remote::error::RemoteError;
 use crate::remote::flood::{OTHER_BUDGET, query_budget, stream_budget};
 use crate::remote::job::{Budget, JobEvent};

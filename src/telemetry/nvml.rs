@@ -9,8 +9,8 @@ use nvml_wrapper::enum_wrappers::device::{
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 
-use crate::app::event::{Event, HostEvent, HostId};
-use crate::telemetry::source::{EventSink, SourceHandle, StopFlag, now_ms};
+use crate::fleet::{HostEvent, HostId, HostSink};
+use crate::telemetry::source::{SourceHandle, StopFlag, now_ms};
 use crate::telemetry::{
     ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs,
 };
@@ -319,20 +319,14 @@ fn process_name(pid: u32) -> String {
 pub fn spawn(
     gpus: LocalGpus,
     host: HostId,
-    sink: EventSink,
+    sink: HostSink,
     interval: Duration,
 ) -> std::io::Result<SourceHandle> {
     SourceHandle::spawn("nvml", move |stop| run(gpus, host, sink, interval, stop))
 }
 
-fn run(mut gpus: LocalGpus, host: HostId, sink: EventSink, interval: Duration, stop: StopFlag) {
-    if sink
-        .send(Event::Host {
-            host,
-            event: HostEvent::Connected(gpus.info()),
-        })
-        .is_err()
-    {
+fn run(mut gpus: LocalGpus, host: HostId, sink: HostSink, interval: Duration, stop: StopFlag) {
+    if !sink.send(host, HostEvent::Connected(gpus.info())) {
         return;
     }
     let mut last_processes: Option<Instant> = None;
@@ -343,7 +337,7 @@ fn run(mut gpus: LocalGpus, host: HostId, sink: EventSink, interval: Duration, s
             last_processes = Some(started);
         }
         for event in gpus.read_events(now_ms(), with_processes) {
-            if sink.send(Event::Host { host, event }).is_err() {
+            if !sink.send(host, event) {
                 return;
             }
         }

@@ -4,16 +4,12 @@
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::app::event::{Event, HostId};
+use crate::fleet::HostId;
 use crate::telemetry::TimestampMs;
-
-/// Where sources send their events; the app loop owns the receiving end.
-pub type EventSink = Sender<Event>;
 
 /// The wall clock in milliseconds since the Unix epoch.
 pub fn now_ms() -> TimestampMs {
@@ -150,11 +146,9 @@ impl Backlogs {
         Self(by_host)
     }
 
-    /// The loop took `event` off the channel.
-    pub fn taken(&self, event: &Event) {
-        if let Event::Host { host, .. } = event
-            && let Some(Some(backlog)) = self.0.get(*host)
-        {
+    /// The loop took an event of `host` off the channel.
+    pub fn taken(&self, host: HostId) {
+        if let Some(Some(backlog)) = self.0.get(host) {
             backlog.taken();
         }
     }
@@ -217,7 +211,6 @@ impl Drop for SourceHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::event::HostEvent;
 
     #[test]
     fn a_backlog_counts_only_once_armed_and_holds_back_at_its_cap() {
@@ -232,21 +225,13 @@ mod tests {
         assert!(backlog.try_add(2));
         backlog.add();
         assert!(!backlog.try_add(2), "two wait: the third is held");
-        let event = Event::Host {
-            host: 2,
-            event: HostEvent::Connecting { attempt: 1 },
-        };
-        backlogs.taken(&event);
+        backlogs.taken(2);
         assert_eq!(backlog.queued(), 1);
         assert!(backlog.try_add(2));
-        // Events of other hosts, or not of hosts, change nothing; the count never wraps.
-        backlogs.taken(&Event::Resize);
-        backlogs.taken(&Event::Host {
-            host: 7,
-            event: HostEvent::Connecting { attempt: 1 },
-        });
+        // Events of other hosts change nothing; the count never wraps.
+        backlogs.taken(7);
         for _ in 0..5 {
-            backlogs.taken(&event);
+            backlogs.taken(2);
         }
         assert_eq!(backlog.queued(), 0);
         handle.stop_and_join();

@@ -6,8 +6,8 @@ use ratatui::symbols::Marker;
 use ratatui::text::Span;
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType};
 
-use crate::app::history::Metric;
-use crate::app::host::GpuState;
+use crate::fleet::history::Metric;
+use crate::fleet::host::GpuState;
 use crate::telemetry::TimestampMs;
 use crate::theme::{Series, Theme};
 use crate::ui::format::whole;

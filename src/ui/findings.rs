@@ -5,8 +5,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
-use crate::app::host::HostState;
 use crate::diagnose::Severity;
+use crate::fleet::host::HostState;
 use crate::theme::Theme;
 use crate::ui::format::clean;
 

@@ -7,8 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
 use crate::app::badges::{BadgeLevel, host_badges};
-use crate::app::host::{HostState, HostStatus};
 use crate::app::model::Model;
+use crate::fleet::host::{HostState, HostStatus};
 use crate::theme::{Level, Theme};
 use crate::ui::cost::{hours_cell, money_cell, pct_cell, price_cell};
 use crate::ui::format::{clean, fit, gib, opt_c, opt_pct, whole};

@@ -8,8 +8,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
 
 use crate::app::badges::{BadgeLevel, gpu_badges};
-use crate::app::history::Metric;
-use crate::app::host::{GpuState, short_gpu_name};
+use crate::fleet::history::Metric;
+use crate::fleet::host::{GpuState, short_gpu_name};
 use crate::telemetry::{ClockEventReasons, TimestampMs};
 use crate::theme::{Level, Theme, level_for};
 use crate::ui::format::{clean, fit, gib, whole};

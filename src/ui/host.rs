@@ -5,8 +5,8 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState};
 
-use crate::app::host::{HostState, HostStatus};
 use crate::app::model::{HostFocus, Model};
+use crate::fleet::host::{HostState, HostStatus};
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};
 use crate::ui::{charts, findings, gpu_card};

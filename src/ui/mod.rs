@@ -23,10 +23,10 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use crate::app::host::HostStatus;
 use crate::app::keymap::InputMode;
 use crate::app::model::{Model, View};
 use crate::app::panel::{HostSource, Panel};
+use crate::fleet::host::HostStatus;
 use crate::theme::Theme;
 
 pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {

@@ -8,9 +8,8 @@ use std::path::Path;
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
-use gpufleet::app::event::{Event, HostEvent, HostId};
+use gpufleet::fleet::{HostEvent, HostId, HostSink};
 use gpufleet::remote::LinkOptions;
-use gpufleet::telemetry::source::EventSink;
 
 /// Options that make every timer short enough for a test, without an ssh-agent.
 pub fn test_options(known_hosts: &Path) -> LinkOptions {
@@ -34,14 +33,14 @@ pub fn test_options(known_hosts: &Path) -> LinkOptions {
 
 /// Receives the events of every link in a test and keeps them for assertions.
 pub struct Events {
-    rx: Receiver<Event>,
+    rx: Receiver<(HostId, HostEvent)>,
     pub seen: Vec<(HostId, HostEvent, Instant)>,
 }
 
-pub fn channel() -> (EventSink, Events) {
+pub fn channel() -> (HostSink, Events) {
     let (tx, rx) = mpsc::channel();
     (
-        tx,
+        HostSink::from_sender(tx, |host, event| (host, event)),
         Events {
             rx,
             seen: Vec::new(),
@@ -60,13 +59,12 @@ impl Events {
         loop {
             let left = deadline.checked_duration_since(Instant::now())?;
             match self.rx.recv_timeout(left) {
-                Ok(Event::Host { host, event }) => {
+                Ok((host, event)) => {
                     self.seen.push((host, event.clone(), Instant::now()));
                     if pred(host, &event) {
                         return Some(event);
                     }
                 }
-                Ok(_) => {}
                 Err(_) => return None,
             }
         }

@@ -1,7 +1,7 @@
 //! One simulated host: its connection story, its GPUs, and what it emits on each tick.
 
 use super::gpu::SimGpu;
-use crate::app::event::HostEvent;
+use crate::fleet::HostEvent;
 use crate::telemetry::{HostInfo, LostReason, TimestampMs};
 
 /// `--query-compute-apps` is polled less often than the GPU readings.

@@ -15,9 +15,9 @@ use gpu::{SimGpu, SimProcess, Work};
 use host::{Plan, SimHost};
 use rng::Rng;
 
-use crate::app::event::{Event, HostEvent, HostId};
+use crate::fleet::{HostEvent, HostId, HostSink};
 use crate::telemetry::TimestampMs;
-use crate::telemetry::source::{EventSink, SourceHandle, now_ms};
+use crate::telemetry::source::{SourceHandle, now_ms};
 
 /// Scenario time between two readings, as `nvidia-smi -lms 1000` would give them.
 const INTERVAL_MS: u64 = 1_000;
@@ -290,11 +290,11 @@ pub fn fleet(seed: u64, hosts: usize) -> Simulator {
 }
 
 /// Runs the simulator on its own thread: one tick per `interval_ms / speed` of wall time, scenario
-/// clock advancing `speed` times faster than the wall clock; sends `Event::Host { host, event }`.
+/// clock advancing `speed` times faster than the wall clock; sends each host's events into `sink`.
 ///
 /// Fails with `InvalidInput` unless `speed` is a positive finite number. The thread ends when the
 /// handle is stopped or the receiving end of `sink` is gone.
-pub fn spawn(mut sim: Simulator, sink: EventSink, speed: f64) -> std::io::Result<SourceHandle> {
+pub fn spawn(mut sim: Simulator, sink: HostSink, speed: f64) -> std::io::Result<SourceHandle> {
     if !(speed.is_finite() && speed > 0.0) {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -308,7 +308,7 @@ pub fn spawn(mut sim: Simulator, sink: EventSink, speed: f64) -> std::io::Result
         while !stop.is_set() {
             let scenario_ms = tick * sim.interval_ms();
             for (host, event) in sim.advance(scenario_ms, now_ms()) {
-                if sink.send(Event::Host { host, event }).is_err() {
+                if !sink.send(host, event) {
                     return;
                 }
             }

@@ -351,11 +351,12 @@ fn benchmark_fleet_has_the_requested_size() {
 #[test]
 fn spawned_simulator_streams_samples() {
     let (tx, rx) = mpsc::channel();
-    let handle = spawn(Simulator::demo(29), tx, 50.0).expect("spawn");
+    let sink = HostSink::from_sender(tx, |host, event| (host, event));
+    let handle = spawn(Simulator::demo(29), sink, 50.0).expect("spawn");
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut got_sample = false;
     while Instant::now() < deadline && !got_sample {
-        if let Ok(Event::Host { event, .. }) = rx.recv_timeout(Duration::from_millis(200)) {
+        if let Ok((_, event)) = rx.recv_timeout(Duration::from_millis(200)) {
             got_sample = matches!(event, HostEvent::Sample { .. });
         }
     }
@@ -366,7 +367,7 @@ fn spawned_simulator_streams_samples() {
 #[test]
 fn spawn_rejects_a_bad_speed() {
     for speed in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-        let (tx, _rx) = mpsc::channel();
-        assert!(spawn(Simulator::demo(1), tx, speed).is_err());
+        let sink = HostSink::new(|_, _| true);
+        assert!(spawn(Simulator::demo(1), sink, speed).is_err());
     }
 }

@@ -2,9 +2,9 @@
 
 use std::collections::VecDeque;
 
-use crate::app::event::HostEvent;
-use crate::app::history::{History, HistoryPoint};
 use crate::diagnose::Finding;
+use crate::fleet::HostEvent;
+use crate::fleet::history::{History, HistoryPoint};
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// How many kernel lines a host keeps for the triage views.

@@ -1,0 +1,12 @@
+//! The engine: the fleet's state below any front end. Host identity and events, each host's
+//! link state, GPU samples and history, findings, and the money (ledgers, red lines, the
+//! auto-release countdowns). Sources feed it events; the console and the watcher are two
+//! drivers of it and neither re-implements what it does. It names no pane, key or colour.
+
+pub mod event;
+pub mod history;
+pub mod host;
+pub mod sink;
+
+pub use event::{HostEvent, HostId};
+pub use sink::HostSink;
