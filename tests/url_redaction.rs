@@ -160,6 +160,6 @@ fn a_rejected_base_url_is_quoted_without_its_secrets() {
     let text = everything_shown(&out, state.path());
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("base_url"), "{text}");
-    assert!(text.contains("ftp://***@127.0.0.1/?***"), "{text}");
+    assert!(text.contains("found a ftp:// address"), "{text}");
     assert_no_secret(&text);
 }

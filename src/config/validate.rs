@@ -286,12 +286,18 @@ fn check_release(release: &ReleaseConfig, path: &KeyPath) -> Result<(), Problem>
     if let Some(url) = &release.base_url
         && !(url.starts_with("http://") || url.starts_with("https://"))
     {
+        // Only the scheme is echoed: the rest of the address may hold a token.
+        let scheme = url
+            .split_once("://")
+            .map(|(scheme, _)| scheme)
+            .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()));
+        let found = match scheme {
+            Some(scheme) => format!("found a {scheme}:// address"),
+            None => "found no scheme".to_string(),
+        };
         problem(
             path.key("base_url"),
-            format!(
-                "must start with http:// or https://, found {:?}",
-                crate::redact::url(url)
-            ),
+            format!("must start with http:// or https://, {found}"),
         )?;
     }
     match (&release.command, release.provider) {

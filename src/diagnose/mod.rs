@@ -16,6 +16,7 @@ pub mod render;
 pub mod rules;
 mod smi;
 mod smi_query;
+mod smi_reading;
 pub mod text;
 pub mod xid;
 

@@ -5,7 +5,7 @@
 use crate::diagnose::finding::Findings;
 use crate::diagnose::kernel::normalize_pci;
 use crate::diagnose::labels;
-use crate::diagnose::smi::{LineHints, Reading, Snapshot, is_yes};
+use crate::diagnose::smi_reading::{LineHints, Reading, Snapshot, is_yes};
 use crate::telemetry::ClockEventReasons;
 use crate::telemetry::smi_xml::parse_report;
 

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use crate::diagnose::finding::{Finding, Findings, label};
 use crate::diagnose::kernel::{self, NoResolver};
 use crate::diagnose::needles::NeedleSet;
-use crate::diagnose::{labels, smi};
+use crate::diagnose::{labels, smi, smi_reading};
 use crate::telemetry::LostReason;
 use crate::telemetry::smi_csv::classify_failure;
 
@@ -63,7 +63,7 @@ impl TextDiagnoser {
         classify_line(line, &self.lower, hits, &mut self.lines);
         let [table_header, query_flag, xml_start, xml_end] =
             matcher.smi_bits.map(|bit| hits & bit != 0);
-        let hints = smi::LineHints {
+        let hints = smi_reading::LineHints {
             table_header,
             query_flag,
             xml_start,
@@ -185,7 +185,7 @@ const THERMAL_NEEDLE: &str = "due to thermal violation";
 /// What [`kernel::parse_line`] looks for, in lower case.
 const KERNEL_NEEDLE: &str = "nvrm:";
 
-/// The phrases of the nvidia-smi readers, in lower case, in the order of [`smi::LineHints`].
+/// The phrases of the nvidia-smi readers, in lower case, in the order of [`smi_reading::LineHints`].
 const SMI_NEEDLES: [&str; 4] = [
     "volatile uncorr. ecc",
     "--query-",

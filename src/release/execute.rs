@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use reqwest::blocking::Client;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
 
-use crate::ui::format::clean;
+use crate::remote::sanitize as clean;
 
 use super::request::{AuthScheme, Envelope, HttpMethod, HttpStep, ReleaseRequest, ReleaseStep};
 use super::secret::{REDACTED, Secret};

@@ -8,9 +8,9 @@ use crate::cost::{
     HostCost, LedgerSettings, LedgerStore, StoreError, billing_started_ms, format_duration_ms,
     format_money,
 };
+use crate::remote::sanitize as clean;
 use crate::remote::shell_quote;
 use crate::telemetry::TimestampMs;
-use crate::ui::format::clean;
 
 use super::execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send};
 use super::record::{Closing, Unrecorded};

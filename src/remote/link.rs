@@ -14,7 +14,6 @@ use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
 use crate::remote::flood::FloodState;
 use crate::remote::sanitize::sanitize;
-use crate::remote::session::Ended;
 use crate::remote::smi::FieldList;
 use crate::remote::target::RemoteHost;
 use crate::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
@@ -27,6 +26,14 @@ use crate::telemetry::{GpuSample, TimestampMs};
 const MAX_QUEUED_EVENTS: usize = 512;
 /// GPUs whose samples may be held back.
 const MAX_HELD_GPUS: usize = 256;
+
+/// How one session of a link ended.
+pub(crate) enum Ended {
+    Stopped,
+    /// A one-shot reading completed.
+    Finished,
+    Dropped(RemoteError),
+}
 
 /// Whether the link keeps a stream open or takes one reading and ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,7 +19,7 @@ use crate::fleet::HostEvent;
 use crate::remote::error::RemoteError;
 use crate::remote::flood::{OTHER_BUDGET, query_budget, stream_budget};
 use crate::remote::job::{Budget, JobEvent};
-use crate::remote::link::{Link, Mode};
+use crate::remote::link::{Ended, Link, Mode};
 use crate::remote::mux::{Connection, Mux, Slot};
 use crate::remote::sanitize::{sanitize, sanitize_sample};
 use crate::remote::smi::{self, FieldList};
@@ -45,13 +45,6 @@ const MAX_HELD_EVENTS: usize = 4_096;
 const MAX_GPUS: usize = 256;
 /// While samples are held back for the loop to catch up, how often to offer them again.
 const HELD_RETRY: Duration = Duration::from_millis(50);
-
-pub(crate) enum Ended {
-    Stopped,
-    /// A one-shot reading completed.
-    Finished,
-    Dropped(RemoteError),
-}
 
 /// What one run of the telemetry stream has said besides samples.
 #[derive(Default)]
