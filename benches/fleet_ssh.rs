@@ -253,6 +253,7 @@ fn main() {
     let all_streaming = forwarder.join().ok().flatten();
 
     let streaming = model
+        .fleet
         .hosts
         .iter()
         .filter(|h| h.gpus.len() == plan.gpus)

@@ -167,7 +167,7 @@ const SNAPSHOT_SCENARIO_MS: u64 = 45_000;
 /// True when every host has either reported readings and processes, or failed.
 pub fn settled(model: &Model) -> bool {
     use crate::fleet::host::Link;
-    model.hosts.iter().all(|h| match h.link {
+    model.fleet.hosts.iter().all(|h| match h.link {
         Link::Lost { .. } | Link::Down { .. } => true,
         _ => h.last_sample_ms.is_some() && h.processes_at_ms.is_some(),
     })

@@ -9,7 +9,6 @@ use clap::Parser;
 
 use gpufleet::alerts;
 use gpufleet::app::model::ModelOptions;
-use gpufleet::app::money::MoneyOptions;
 use gpufleet::app::ops_bridge::{OpsFleet, OpsSetup};
 use gpufleet::app::panel::{HostSource, Runbooks};
 use gpufleet::app::release_bridge::{BridgeSetup, SshHostRunner};
@@ -21,6 +20,8 @@ use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
 use gpufleet::diagnose::{self, LiveOptions};
 use gpufleet::error_text;
+use gpufleet::fleet::FleetOptions;
+use gpufleet::fleet::money::MoneyOptions;
 use gpufleet::host_runner::SshRunner;
 use gpufleet::launch::Plan;
 use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
@@ -366,19 +367,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let mut money = MoneyOptions::from_config(&money_config);
     money.persist = !cli.global.demo;
     let mut options = ModelOptions {
-        money,
-        interval_ms,
-        history_minutes: config.history_minutes,
-        read_only: cli.global.read_only || config.read_only,
-        live: LiveOptions {
+        fleet: FleetOptions {
+            money,
             interval_ms,
-            idle_util_pct: config.idle_util_pct,
-            idle_minutes: config.idle_minutes,
-            ..LiveOptions::default()
+            history_minutes: config.history_minutes,
+            read_only: cli.global.read_only || config.read_only,
+            live: LiveOptions {
+                interval_ms,
+                idle_util_pct: config.idle_util_pct,
+                idle_minutes: config.idle_minutes,
+                ..LiveOptions::default()
+            },
         },
         ..ModelOptions::default()
     };
-    let plan = match Plan::choose(&cli.global, &cli.hosts, &config, options.interval_ms) {
+    let plan = match Plan::choose(&cli.global, &cli.hosts, &config, options.fleet.interval_ms) {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("gpufleet: {e}");
@@ -414,9 +417,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .or_else(|| config.theme.clone())
                 .unwrap_or_else(|| "dark".to_string());
             let theme = Theme::load_named(&theme_name, config::themes_dir().as_deref())?;
-            let interval = Duration::from_millis(options.interval_ms);
-            let read_only = options.read_only;
-            let persist = options.money.persist;
+            let interval = Duration::from_millis(options.fleet.interval_ms);
+            let read_only = options.fleet.read_only;
+            let persist = options.fleet.money.persist;
             // The user's runbooks with the curated ones; a bad file leaves the curated set and
             // says why.
             let catalog = playbook::Catalog::load_default();
@@ -425,7 +428,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let mut model = Model::new(plan.host_names(), options, now_ms());
             if let Err(e) = catalog {
-                model.money.notify(format!("runbooks: {e}"), true, now_ms());
+                model.notify(format!("runbooks: {e}"), true);
             }
             let store = LedgerStore::open_default().ok().filter(|_| persist);
             if let Some(store) = &store {
@@ -433,10 +436,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // why in the console.
                 match store.load() {
                     Ok(book) => {
-                        let money = model.options.money.clone();
-                        model.money.resume(&book, &money, now_ms());
+                        let money = model.fleet.options.money.clone();
+                        model.fleet.money.resume(&book, &money, now_ms());
                     }
-                    Err(e) => model.money.notify(e.to_string(), true, now_ms()),
+                    Err(e) => model.notify(e.to_string(), true),
                 }
             }
             let bridge = BridgeSetup {

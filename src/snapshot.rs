@@ -33,9 +33,15 @@ pub struct HostSnapshot {
 impl Snapshot {
     pub fn from_model(model: &Model) -> Self {
         let hosts = model
+            .fleet
             .hosts
             .iter()
-            .map(|h| host_snapshot(h, &h.status(model.now_ms, model.options.interval_ms)))
+            .map(|h| {
+                host_snapshot(
+                    h,
+                    &h.status(model.fleet.now_ms, model.fleet.options.interval_ms),
+                )
+            })
             .collect();
         Self { hosts }
     }

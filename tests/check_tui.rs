@@ -145,7 +145,7 @@ fn the_demo_fleet_refuses_to_check() {
     let mut model = model(HostSource::Demo);
     assert!(press(&mut model, &[KeyCode::Char('c')]).is_empty());
     assert!(model.panel.is_none());
-    let notice = model.money.notice.as_ref().map(|n| n.text.clone());
+    let notice = model.notice.as_ref().map(|n| n.text.clone());
     assert!(
         notice
             .as_deref()

@@ -12,7 +12,6 @@ use ratatui::backend::TestBackend;
 
 use gpufleet::app::keymap::InputMode;
 use gpufleet::app::model::ModelOptions;
-use gpufleet::app::money::MoneyOptions;
 use gpufleet::app::release_bridge::{BridgeSetup, ReleaseBridge};
 use gpufleet::app::release_state::{
     BackupResult, Confirmation, PlanView, ReleaseEvent, ReleaseStage,
@@ -21,7 +20,9 @@ use gpufleet::app::{Command, Event, Model, update};
 use gpufleet::audit::{AuditKind, AuditLog};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::{AutoDecision, Ledger, LedgerStore, RedLine};
+use gpufleet::fleet::FleetOptions;
 use gpufleet::fleet::HostEvent;
+use gpufleet::fleet::money::MoneyOptions;
 use gpufleet::release::{HostRunner, ReleaseAction, SendOptions};
 use gpufleet::telemetry::{GpuProcess, GpuSample, TimestampMs};
 use gpufleet::theme::Theme;
@@ -69,7 +70,10 @@ fn config() -> Config {
 
 fn options(config: &Config) -> ModelOptions {
     ModelOptions {
-        money: MoneyOptions::from_config(config),
+        fleet: FleetOptions {
+            money: MoneyOptions::from_config(config),
+            ..FleetOptions::default()
+        },
         ..ModelOptions::default()
     }
 }
@@ -200,7 +204,7 @@ fn has_send(commands: &[Command]) -> bool {
 }
 
 fn stage(model: &Model) -> Option<ReleaseStage> {
-    model.money.dialog.as_ref().map(|d| d.stage.clone())
+    model.dialog.as_ref().map(|d| d.stage.clone())
 }
 
 // ---- the release dialog, by keys ----
@@ -242,8 +246,8 @@ fn confirmation_defaults_to_cancel() {
     );
     let commands = press(&mut m, &[KeyCode::Enter]);
     assert_eq!(commands, vec![Command::CancelRelease { id }]);
-    assert!(m.money.dialog.is_none());
-    let notice = m.money.notice.as_ref().expect("a notice says so");
+    assert!(m.dialog.is_none());
+    let notice = m.notice.as_ref().expect("a notice says so");
     assert!(notice.text.contains("cancelled"), "{}", notice.text);
 }
 
@@ -255,8 +259,8 @@ fn a_wrong_typed_name_refuses() {
     let commands = press(&mut m, &[KeyCode::Enter]);
     assert!(!has_send(&commands), "{commands:?}");
     assert_eq!(commands, vec![Command::CancelRelease { id }]);
-    assert!(m.money.dialog.is_none());
-    let notice = m.money.notice.as_ref().map(|n| n.text.clone());
+    assert!(m.dialog.is_none());
+    let notice = m.notice.as_ref().map(|n| n.text.clone());
     assert!(
         notice
             .as_deref()
@@ -295,20 +299,21 @@ fn the_right_name_sends_and_marks_the_host_released() {
             problems: Vec::new(),
         }),
     );
-    assert!(m.money.is_released(1), "the ledger is closed");
-    let released = m.money.cost(1).and_then(|c| c.totals.released.clone());
+    assert!(m.fleet.money.is_released(1), "the ledger is closed");
+    let released = m
+        .fleet
+        .money
+        .cost(1)
+        .and_then(|c| c.totals.released.clone());
     assert_eq!(released.map(|r| r.action), Some("stop".to_string()));
     // Closed: the ledger bills no more.
-    let billed = m.money.cost(1).map(|c| c.totals.billed_ms);
+    let billed = m.fleet.money.cost(1).map(|c| c.totals.billed_ms);
     second(&mut m, T0 + 120_000, &[]);
-    assert_eq!(m.money.cost(1).map(|c| c.totals.billed_ms), billed);
+    assert_eq!(m.fleet.money.cost(1).map(|c| c.totals.billed_ms), billed);
     let screen = render(&m, 160, 48);
     assert!(screen.contains("sent and accepted"), "{screen}");
     press(&mut m, &[KeyCode::Char('x')]);
-    assert!(
-        m.money.dialog.is_none(),
-        "any key closes the finished dialog"
-    );
+    assert!(m.dialog.is_none(), "any key closes the finished dialog");
     let screen = render(&m, 160, 48);
     assert!(
         screen.contains("released"),
@@ -320,12 +325,12 @@ fn the_right_name_sends_and_marks_the_host_released() {
 fn read_only_refuses_and_hides_the_hint() {
     let config = config();
     let mut options = options(&config);
-    options.read_only = true;
+    options.fleet.read_only = true;
     let mut m = model_with(options);
     let commands = press(&mut m, &[KeyCode::Char('R')]);
     assert!(commands.is_empty(), "{commands:?}");
-    assert!(m.money.dialog.is_none());
-    let notice = m.money.notice.as_ref().map(|n| n.text.clone());
+    assert!(m.dialog.is_none());
+    let notice = m.notice.as_ref().map(|n| n.text.clone());
     assert!(
         notice.as_deref().is_some_and(|n| n.contains("read-only")),
         "{notice:?}"
@@ -348,13 +353,13 @@ fn esc_cancels_at_every_step_before_sending() {
         commands.as_slice(),
         [Command::CancelRelease { .. }]
     ));
-    assert!(m.money.dialog.is_none());
+    assert!(m.dialog.is_none());
     // Review (a backup is configured).
     let mut m = model();
     open_planned(&mut m, 0, plan(ReleaseAction::Stop, true, None));
     assert_eq!(stage(&m), Some(ReleaseStage::Review));
     press(&mut m, &[KeyCode::Esc]);
-    assert!(m.money.dialog.is_none());
+    assert!(m.dialog.is_none());
     // Backing up.
     let mut m = model();
     open_planned(&mut m, 0, plan(ReleaseAction::Stop, true, None));
@@ -365,14 +370,14 @@ fn esc_cancels_at_every_step_before_sending() {
         commands.as_slice(),
         [Command::CancelRelease { .. }]
     ));
-    assert!(m.money.dialog.is_none());
+    assert!(m.dialog.is_none());
     // Typing, half a name in.
     let mut m = model();
     open_planned(&mut m, 1, plan(ReleaseAction::Stop, false, None));
     type_text(&mut m, "h100");
     let commands = press(&mut m, &[KeyCode::Esc]);
     assert!(!has_send(&commands));
-    assert!(m.money.dialog.is_none());
+    assert!(m.dialog.is_none());
 }
 
 #[test]
@@ -414,7 +419,7 @@ fn a_failed_backup_blocks_unless_overridden() {
     assert!(commands.is_empty() && !has_send(&commands));
     let commands = press(&mut m, &[KeyCode::Enter]);
     assert!(!has_send(&commands), "Enter cancels: {commands:?}");
-    assert!(m.money.dialog.is_none());
+    assert!(m.dialog.is_none());
 
     // Again, overriding explicitly.
     let mut m = model();
@@ -457,7 +462,7 @@ fn tab_and_s_t_switch_the_action_until_the_backup_ran() {
             host: "h100-2".into(),
             action: ReleaseAction::Terminate,
             fallback: false,
-            cost: m.money.cost(1).cloned(),
+            cost: m.fleet.money.cost(1).cloned(),
         }]
     );
     assert_eq!(stage(&m), Some(ReleaseStage::Planning));
@@ -506,7 +511,7 @@ fn tab_and_s_t_switch_the_action_until_the_backup_ran() {
     let commands = press(&mut m, &[KeyCode::Enter]);
     assert!(has_send(&commands));
     assert_eq!(
-        m.money.dialog.as_ref().map(|d| d.action),
+        m.dialog.as_ref().map(|d| d.action),
         Some(ReleaseAction::Terminate)
     );
 }
@@ -519,7 +524,7 @@ fn a_host_not_in_the_config_or_without_release_table_is_refused_in_the_dialog() 
     assert!(matches!(stage(&m), Some(ReleaseStage::Refused { .. })));
     assert!(render(&m, 80, 24).contains("not in the config"));
     press(&mut m, &[KeyCode::Enter]);
-    assert!(m.money.dialog.is_none());
+    assert!(m.dialog.is_none());
 }
 
 // ---- the ledger, on ticks ----
@@ -535,7 +540,7 @@ fn ticks_feed_the_ledger_busy_idle_parked_and_unobserved() {
         }
         second(&mut m, T0 + s * 1000, &readings);
     }
-    let busy = m.money.cost(1).expect("h100-2").clone();
+    let busy = m.fleet.money.cost(1).expect("h100-2").clone();
     assert_eq!(busy.totals.busy_ms, 600_000);
     // h100-2 went silent after 10 minutes: still billed, as unobserved time.
     assert_eq!(busy.totals.billed_ms, 1_200_000);
@@ -547,7 +552,7 @@ fn ticks_feed_the_ledger_busy_idle_parked_and_unobserved() {
         "{spent}"
     );
 
-    let idle = m.money.cost(0).expect("a100-1").clone();
+    let idle = m.fleet.money.cost(0).expect("a100-1").clone();
     assert_eq!(idle.totals.billed_ms, 1_200_000);
     assert_eq!(idle.totals.busy_ms, 0);
     assert_eq!(
@@ -561,12 +566,13 @@ fn ticks_feed_the_ledger_busy_idle_parked_and_unobserved() {
         "20 minutes at 30 CNY/h: {idle_spent}"
     );
     assert!(
-        m.money
+        m.fleet
+            .money
             .red_lines
             .iter()
             .any(|l| matches!(l, RedLine::HostIdle { host, .. } if host == "a100-1")),
         "{:?}",
-        m.money.red_lines
+        m.fleet.money.red_lines
     );
     let screen = render(&m, 160, 48);
     assert!(
@@ -598,19 +604,22 @@ fn ledgers_are_saved_every_30_s_and_on_quit_and_a_release_on_disk_is_kept() {
         [Command::SaveLedgers { last: true, .. }, Command::Quit]
     ));
     // What the store wrote back says `gpufleet release` closed a100-1 meanwhile.
-    let mut book = m.money.book();
+    let mut book = m.fleet.money.book();
     let mut closed = Ledger::resume(
-        m.options.money.settings,
+        m.fleet.options.money.settings,
         book.hosts.get("a100-1").cloned(),
         None,
     );
     closed.close(T0 + 61_000, "stop", "vast");
     book.hosts.insert("a100-1".into(), closed.into_state());
     update(&mut m, Event::LedgersSaved(Ok(book)));
-    assert!(m.money.is_released(0), "released elsewhere stays released");
-    assert!(!m.money.is_released(1));
+    assert!(
+        m.fleet.money.is_released(0),
+        "released elsewhere stays released"
+    );
+    assert!(!m.fleet.money.is_released(1));
     update(&mut m, Event::LedgersSaved(Err("disk full".into())));
-    assert_eq!(m.money.save_error.as_deref(), Some("disk full"));
+    assert_eq!(m.fleet.money.save_error.as_deref(), Some("disk full"));
 }
 
 #[test]
@@ -631,7 +640,7 @@ fn idle_until_countdown(m: &mut Model) -> TimestampMs {
         let at = T0 + s * 1000;
         let commands = acting(second(m, at, &[(2, 0.0, 200, false)]));
         assert!(commands.is_empty(), "{commands:?}");
-        if m.money.counting_down() {
+        if m.fleet.money.counting_down() {
             return at;
         }
         s += 1;
@@ -645,7 +654,7 @@ fn the_countdown_is_shown_and_any_key_cancels_it_and_does_nothing_else() {
     let started = idle_until_countdown(&mut m);
     assert_eq!(started, T0 + 600_000);
     assert_eq!(
-        m.money.hosts[2].auto_decision,
+        m.fleet.money.hosts[2].auto_decision,
         AutoDecision::CountingDown {
             remaining_ms: 300_000
         }
@@ -657,20 +666,20 @@ fn the_countdown_is_shown_and_any_key_cancels_it_and_does_nothing_else() {
     assert_eq!(m.input_mode(), InputMode::Countdown);
     // `q` would quit: here it only cancels.
     assert!(press(&mut m, &[KeyCode::Char('q')]).is_empty());
-    assert!(!m.money.counting_down());
+    assert!(!m.fleet.money.counting_down());
     assert_eq!(m.fleet_cursor, 0);
     // Five more minutes: it does not come back by itself.
     for s in 2..=400 {
         let commands = acting(second(&mut m, started + s * 1000, &[(2, 0.0, 200, false)]));
         assert!(commands.is_empty(), "{commands:?}");
     }
-    assert!(m.money.dialog.is_none());
+    assert!(m.dialog.is_none());
     // The key that cancels is swallowed even when it is Ctrl-C.
     let mut m = model();
     idle_until_countdown(&mut m);
     let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
     assert!(update(&mut m, ctrl_c).is_empty());
-    assert!(!m.money.counting_down());
+    assert!(!m.fleet.money.counting_down());
 }
 
 #[test]
@@ -701,7 +710,7 @@ fn the_countdown_fires_when_not_cancelled_and_runs_the_flow_unattended() {
         }
         other => panic!("{other:?}"),
     };
-    assert!(m.money.dialog.as_ref().is_some_and(|d| d.unattended));
+    assert!(m.dialog.as_ref().is_some_and(|d| d.unattended));
     // With a backup: it runs by itself, and a failed one still blocks.
     let commands = update(
         &mut m,
@@ -721,7 +730,7 @@ fn the_countdown_fires_when_not_cancelled_and_runs_the_flow_unattended() {
     assert!(commands.is_empty(), "blocked: {commands:?}");
     assert!(matches!(stage(&m), Some(ReleaseStage::BackupFailed { .. })));
     press(&mut m, &[KeyCode::Esc]);
-    assert!(m.money.dialog.is_none());
+    assert!(m.dialog.is_none());
 
     // A good backup: sent without a typed name.
     let mut m = model();
@@ -765,13 +774,13 @@ fn the_countdown_never_runs_while_a_user_process_runs_nor_in_read_only() {
         let commands = acting(second(&mut m, T0 + s * 1000, &[(2, 0.0, 9000, true)]));
         assert!(commands.is_empty(), "{commands:?}");
     }
-    assert!(!m.money.counting_down());
-    assert_eq!(m.money.hosts[2].auto_decision, AutoDecision::Held);
+    assert!(!m.fleet.money.counting_down());
+    assert_eq!(m.fleet.money.hosts[2].auto_decision, AutoDecision::Held);
     assert!(render(&m, 160, 48).contains("auto-release of lam-3 held"));
 
     let config = config();
     let mut options = options(&config);
-    options.read_only = true;
+    options.fleet.read_only = true;
     let mut m = model_with(options);
     for s in 0..=1200u64 {
         let commands = second(&mut m, T0 + s * 1000, &[(2, 0.0, 200, false)]);
@@ -781,7 +790,7 @@ fn the_countdown_never_runs_while_a_user_process_runs_nor_in_read_only() {
                 .all(|c| matches!(c, Command::SaveLedgers { .. }))
         );
     }
-    assert!(!m.money.counting_down());
+    assert!(!m.fleet.money.counting_down());
 }
 
 // ---- snapshots ----
@@ -960,7 +969,7 @@ fn the_bridge_backs_up_sends_closes_the_ledger_and_writes_the_audit_log() {
         let commands = second(&mut m, T0 + s * 1000, &[(0, 80.0, 1000, true)]);
         pump(&mut m, &mut bridge, &events, commands);
     }
-    assert!(m.money.save_error.is_none());
+    assert!(m.fleet.money.save_error.is_none());
     let stored = LedgerStore::at(dir.path().join("ledger.json"))
         .load()
         .expect("saved");
@@ -968,13 +977,8 @@ fn the_bridge_backs_up_sends_closes_the_ledger_and_writes_the_audit_log() {
 
     let commands = press(&mut m, &[KeyCode::Char('R')]);
     pump(&mut m, &mut bridge, &events, commands);
-    assert_eq!(
-        stage(&m),
-        Some(ReleaseStage::Review),
-        "{:?}",
-        m.money.dialog
-    );
-    let plan = m.money.dialog.as_ref().and_then(|d| d.plan.clone());
+    assert_eq!(stage(&m), Some(ReleaseStage::Review), "{:?}", m.dialog);
+    let plan = m.dialog.as_ref().and_then(|d| d.plan.clone());
     assert!(
         plan.as_ref()
             .is_some_and(|p| p.request.iter().any(|l| l.contains("released i-9"))),
@@ -984,7 +988,6 @@ fn the_bridge_backs_up_sends_closes_the_ledger_and_writes_the_audit_log() {
     pump(&mut m, &mut bridge, &events, commands);
     assert_eq!(stage(&m), Some(ReleaseStage::Typing));
     let output: Vec<String> = m
-        .money
         .dialog
         .as_ref()
         .map(|d| d.backup_output.iter().cloned().collect())
@@ -1006,7 +1009,7 @@ fn the_bridge_backs_up_sends_closes_the_ledger_and_writes_the_audit_log() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(m.money.is_released(0));
+    assert!(m.fleet.money.is_released(0));
     let stored = LedgerStore::at(dir.path().join("ledger.json"))
         .load()
         .expect("ledger");
@@ -1037,7 +1040,7 @@ fn the_bridge_keeps_a_failed_backup_from_sending_and_refuses_read_only() {
         })
     );
     // Even a send asked for directly is refused by the flow.
-    let id = m.money.dialog.as_ref().map_or(0, |d| d.id);
+    let id = m.dialog.as_ref().map_or(0, |d| d.id);
     pump(
         &mut m,
         &mut bridge,
@@ -1054,7 +1057,7 @@ fn the_bridge_keeps_a_failed_backup_from_sending_and_refuses_read_only() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(!m.money.is_released(0));
+    assert!(!m.fleet.money.is_released(0));
 
     let mut setup = bridge_setup(dir.path(), 0, config.clone());
     setup.read_only = true;

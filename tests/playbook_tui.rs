@@ -3,6 +3,7 @@
 //! runs nothing; snapshots of the picker and of a run waiting for confirmation; and the ops
 //! bridge running a real runbook on this machine, audited step by step.
 
+use gpufleet::fleet::FleetOptions;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -57,7 +58,10 @@ fn render(model: &Model, width: u16, height: u16) -> String {
 fn ssh_model(read_only: bool) -> Model {
     let options = ModelOptions {
         source: HostSource::Ssh,
-        read_only,
+        fleet: FleetOptions {
+            read_only,
+            ..FleetOptions::default()
+        },
         ..ModelOptions::default()
     };
     let mut model = Model::new(vec!["gpu-1".into()], options, T0);
@@ -86,7 +90,7 @@ fn ssh_model(read_only: bool) -> Model {
         "raise the power limit",
     );
     finding.gpu = Some(0);
-    model.hosts[0].findings = vec![
+    model.fleet.hosts[0].findings = vec![
         finding,
         Finding::new("idle_billing", Severity::Info, "idle", "release it"),
     ];
@@ -321,6 +325,7 @@ fn demo_model(seconds: u64) -> Model {
 fn the_demo_fleet_lists_runbooks_but_runs_none() {
     let mut model = demo_model(120);
     let lost = model
+        .fleet
         .hosts
         .iter()
         .position(|h| h.lost_raw().is_some())
@@ -351,7 +356,6 @@ fn the_demo_fleet_lists_runbooks_but_runs_none() {
     );
     assert!(
         model
-            .money
             .notice
             .as_ref()
             .is_some_and(|n| n.text.contains("nothing real to run"))
@@ -448,7 +452,7 @@ fn bridge_run(answer: KeyCode, read_only: bool) -> (Model, Vec<AuditEntry>) {
     };
     let mut bridge = OpsBridge::new(setup, sink);
     let mut model = ssh_model(read_only);
-    model.options.source = HostSource::Local;
+    model.source = HostSource::Local;
     let id = model.next_ops_id();
     let book = parse_runbook(RUNBOOK, "test").expect("runbook");
     model.panel = Some(Panel::Playbook(PlaybookRun {

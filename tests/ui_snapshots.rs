@@ -82,12 +82,13 @@ fn host_view_of_eight_gpus() {
 fn host_view_of_a_lost_gpu() {
     let mut model = demo_model(120);
     let lost = model
+        .fleet
         .hosts
         .iter()
         .position(|h| h.lost_raw().is_some())
         .expect("the demo has a host whose GPU falls off the bus");
     press(&mut model, &[KeyCode::Char('/')]);
-    for c in model.hosts[lost].name.clone().chars() {
+    for c in model.fleet.hosts[lost].name.clone().chars() {
         press(&mut model, &[KeyCode::Char(c)]);
     }
     press(&mut model, &[KeyCode::Enter, KeyCode::Enter]);
@@ -156,7 +157,7 @@ fn a_long_fleet_scrolls_with_the_cursor() {
     let order: Vec<String> = model
         .visible_hosts()
         .iter()
-        .map(|&i| model.hosts[i].name.clone())
+        .map(|&i| model.fleet.hosts[i].name.clone())
         .collect();
     // 80x24: title, banner-free body of 22 lines, status line; the table has borders and a
     // header, so 19 host rows fit.

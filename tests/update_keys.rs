@@ -244,7 +244,10 @@ fn an_unreachable_host_is_a_row_not_a_crash() {
             event: HostEvent::Connecting { attempt: 2 },
         },
     );
-    assert!(matches!(m.hosts[0].link, Link::Down { attempts: 2, .. }));
+    assert!(matches!(
+        m.fleet.hosts[0].link,
+        Link::Down { attempts: 2, .. }
+    ));
     assert_eq!(
         m.status(0),
         Some(HostStatus::Unreachable {

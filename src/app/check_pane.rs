@@ -6,7 +6,7 @@
 use crate::app::check_run::{CheckEvent, CheckRun, CheckStage};
 use crate::app::command::Command;
 use crate::app::model::Model;
-use crate::app::pane_common::{close, notify, refusal, target_host};
+use crate::app::pane_common::{close, refusal, target_host};
 use crate::app::panel::Panel;
 use crate::ui::format::clean;
 
@@ -16,10 +16,10 @@ pub fn start(model: &mut Model) -> Vec<Command> {
         return Vec::new();
     };
     if let Some(reason) = refusal(model) {
-        notify(model, format!("check: {reason}"), true);
+        model.notify(format!("check: {reason}"), true);
         return Vec::new();
     }
-    let Some(host_name) = model.hosts.get(host).map(|h| h.name.clone()) else {
+    let Some(host_name) = model.fleet.hosts.get(host).map(|h| h.name.clone()) else {
         return Vec::new();
     };
     let id = model.next_ops_id();

@@ -10,7 +10,6 @@ pub mod cursor;
 pub mod event;
 pub mod keymap;
 pub mod model;
-pub mod money;
 pub mod ops;
 pub mod ops_bridge;
 pub mod pane_common;

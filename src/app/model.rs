@@ -1,14 +1,25 @@
 //! The whole state the console shows; only `update` changes it.
 
-use crate::fleet::host::{HostState, HostStatus};
 use std::collections::VecDeque;
 
 use crate::app::keymap::InputMode;
-use crate::app::money::{Money, MoneyOptions};
 use crate::app::panel::{HostSource, Panel, Runbooks};
 use crate::app::prompt::Prompt;
-use crate::diagnose::LiveOptions;
+use crate::app::release_state::ReleaseDialog;
+use crate::fleet::host::HostStatus;
+use crate::fleet::{Fleet, FleetOptions, HostId};
 use crate::telemetry::TimestampMs;
+
+/// How long a notice stays in the bottom bar unless a key clears it first.
+pub const NOTICE_MS: u64 = 8_000;
+
+/// A short message in the bottom bar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    pub warning: bool,
+    pub until_ms: TimestampMs,
+}
 
 /// Which screen is on top.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,38 +74,20 @@ impl SortKey {
 }
 
 /// Settings the model is built with.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelOptions {
-    pub interval_ms: u64,
-    pub history_minutes: u32,
-    pub read_only: bool,
-    /// Thresholds of the live findings (idle billing, throttling, ...).
-    pub live: LiveOptions,
-    /// Prices, ledger thresholds, red lines and auto-release of the configured hosts.
-    pub money: MoneyOptions,
+    /// The engine's: interval, history, read-only, live findings, money.
+    pub fleet: FleetOptions,
     /// Where the hosts are: the demo fleet runs no runbook and no check.
     pub source: HostSource,
     /// The runbooks `p` lists.
     pub runbooks: Runbooks,
 }
 
-impl Default for ModelOptions {
-    fn default() -> Self {
-        Self {
-            interval_ms: 1000,
-            history_minutes: 15,
-            read_only: false,
-            live: LiveOptions::default(),
-            money: MoneyOptions::default(),
-            source: HostSource::default(),
-            runbooks: Runbooks::default(),
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Model {
-    pub hosts: Vec<HostState>,
+    /// The engine's state: hosts, findings, money. The console is one driver of it.
+    pub fleet: Fleet,
     pub view: View,
     /// Position in the *visible* (filtered, sorted) fleet list.
     pub fleet_cursor: usize,
@@ -109,10 +102,14 @@ pub struct Model {
     /// What has been typed into a passphrase/password prompt (never drawn, only its length).
     pub secret_input: String,
     pub sort: SortKey,
-    pub now_ms: TimestampMs,
-    pub options: ModelOptions,
-    /// Ledgers, costs, red lines, countdowns and the release dialog.
-    pub money: Money,
+    /// Where the hosts are and the runbooks `p` lists (the engine's options are in `fleet`).
+    pub source: HostSource,
+    pub runbooks: Runbooks,
+    /// The release dialog, when one is open.
+    pub dialog: Option<ReleaseDialog>,
+    /// Hosts whose countdown ran out while a dialog was open; released in turn.
+    pub pending_auto: VecDeque<HostId>,
+    pub notice: Option<Notice>,
     /// The runbook picker, playbook pane, check or audit log, when one is open.
     pub panel: Option<Panel>,
     pub quit: bool,
@@ -127,13 +124,8 @@ pub struct Model {
 
 impl Model {
     pub fn new(host_names: Vec<String>, options: ModelOptions, now_ms: TimestampMs) -> Self {
-        let points = options.history_minutes as usize * 60;
-        let money = Money::new(&host_names, &options.money, now_ms);
         Self {
-            hosts: host_names
-                .into_iter()
-                .map(|n| HostState::new(n, points))
-                .collect(),
+            fleet: Fleet::new(host_names, options.fleet, now_ms),
             view: View::Fleet,
             fleet_cursor: 0,
             gpu_cursor: 0,
@@ -144,9 +136,11 @@ impl Model {
             prompts: VecDeque::new(),
             secret_input: String::new(),
             sort: SortKey::Config,
-            now_ms,
-            options,
-            money,
+            source: options.source,
+            runbooks: options.runbooks,
+            dialog: None,
+            pending_auto: VecDeque::new(),
+            notice: None,
             panel: None,
             quit: false,
             next_ops_id: 1,
@@ -157,19 +151,32 @@ impl Model {
     }
 
     pub fn status(&self, host: usize) -> Option<HostStatus> {
-        self.hosts
-            .get(host)
-            .map(|h| h.status(self.now_ms, self.options.interval_ms))
+        self.fleet.status(host)
+    }
+
+    /// The clock as the fleet knows it.
+    pub fn now_ms(&self) -> TimestampMs {
+        self.fleet.now_ms
+    }
+
+    /// Shows `text` in the bottom bar for a few seconds.
+    pub fn notify(&mut self, text: impl Into<String>, warning: bool) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            warning,
+            until_ms: self.fleet.now_ms.saturating_add(NOTICE_MS),
+        });
+        self.mark_dirty();
     }
 
     /// Host indices as the fleet view lists them: filtered by name/model/status text, sorted.
     pub fn visible_hosts(&self) -> Vec<usize> {
         let needle = self.filter.to_lowercase();
-        let mut ids: Vec<usize> = (0..self.hosts.len())
+        let mut ids: Vec<usize> = (0..self.fleet.hosts.len())
             .filter(|&i| needle.is_empty() || self.matches_filter(i, &needle))
             .collect();
         let key_f64 = |i: usize| -> f64 {
-            let h = &self.hosts[i];
+            let h = &self.fleet.hosts[i];
             match self.sort {
                 SortKey::Utilization => h.mean_utilization_pct().unwrap_or(-1.0),
                 SortKey::Memory => h
@@ -182,7 +189,9 @@ impl Model {
         };
         match self.sort {
             SortKey::Config => {}
-            SortKey::Name => ids.sort_by(|&a, &b| self.hosts[a].name.cmp(&self.hosts[b].name)),
+            SortKey::Name => {
+                ids.sort_by(|&a, &b| self.fleet.hosts[a].name.cmp(&self.fleet.hosts[b].name))
+            }
             SortKey::Status => {
                 ids.sort_by_key(|&i| self.status(i).map_or(u8::MAX, |s| s.severity_rank()))
             }
@@ -192,7 +201,7 @@ impl Model {
     }
 
     fn matches_filter(&self, host: usize, needle: &str) -> bool {
-        let h = &self.hosts[host];
+        let h = &self.fleet.hosts[host];
         h.name.to_lowercase().contains(needle)
             || h.gpus
                 .iter()
@@ -205,13 +214,13 @@ impl Model {
     /// What keys mean right now: a running auto-release countdown takes the next key, then an
     /// open prompt takes every key until answered, then the release dialog, then the open panel.
     pub fn input_mode(&self) -> InputMode {
-        if self.money.counting_down() {
+        if self.fleet.money.counting_down() {
             return InputMode::Countdown;
         }
         match self.prompts.front() {
             Some(p) if p.wants_secret() => InputMode::Secret,
             Some(_) => InputMode::Confirm,
-            None => match (&self.money.dialog, &self.panel) {
+            None => match (&self.dialog, &self.panel) {
                 (Some(dialog), _) => dialog.input_mode(),
                 (None, Some(panel)) => panel.input_mode(),
                 (None, None) => self.mode,
@@ -233,17 +242,17 @@ impl Model {
 
     pub fn mark_dirty(&mut self) {
         self.dirty = true;
-        self.dirty_at_ms = self.now_ms;
+        self.dirty_at_ms = self.fleet.now_ms;
     }
 
     /// Moves the clock forward; asks for a redraw only when a whole second passed without one
     /// (ages and stale states are shown to the second), so a tick that lands between two samples
     /// costs no frame.
     pub fn advance_clock(&mut self, now_ms: TimestampMs) {
-        if now_ms <= self.now_ms {
+        if now_ms <= self.fleet.now_ms {
             return;
         }
-        self.now_ms = now_ms;
+        self.fleet.advance_clock(now_ms);
         if now_ms.saturating_sub(self.dirty_at_ms) >= 1000 {
             self.mark_dirty();
         }

@@ -15,15 +15,8 @@ pub fn target_host(model: &Model) -> Option<usize> {
 
 /// Why nothing can run on the console's hosts, if so.
 pub fn refusal(model: &Model) -> Option<&'static str> {
-    (model.options.source == HostSource::Demo)
+    (model.source == HostSource::Demo)
         .then_some("the demo fleet is simulated: there is nothing real to run on it")
-}
-
-/// Shows `text` in the bottom bar.
-pub fn notify(model: &mut Model, text: impl Into<String>, warning: bool) {
-    let now_ms = model.now_ms;
-    model.money.notify(text, warning, now_ms);
-    model.mark_dirty();
 }
 
 /// Closes the panel; a run still going is told to stop.

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use crate::app::command::Command;
 use crate::app::model::{Model, View};
-use crate::app::pane_common::{close, notify, refusal, target_host};
+use crate::app::pane_common::{close, refusal, target_host};
 use crate::app::panel::Panel;
 use crate::app::playbook_run::{
     LineKind, PaneLine, ParamField, ParamForm, Picker, PickerItem, PlaybookEvent, PlaybookRun,
@@ -22,10 +22,10 @@ pub fn open_picker(model: &mut Model) -> Vec<Command> {
     let Some(host) = target_host(model) else {
         return Vec::new();
     };
-    let Some(state) = model.hosts.get(host) else {
+    let Some(state) = model.fleet.hosts.get(host) else {
         return Vec::new();
     };
-    let catalog = model.options.runbooks.catalog();
+    let catalog = model.runbooks.catalog();
     let mut items: Vec<PickerItem> = Vec::new();
     // Findings are kept most severe first: the first one a runbook addresses leads.
     for finding in &state.findings {
@@ -74,14 +74,14 @@ pub fn choose(model: &mut Model) -> Vec<Command> {
             None => return Vec::new(),
         },
     };
-    let Some(book) = model.options.runbooks.catalog().get(&id).cloned() else {
+    let Some(book) = model.runbooks.catalog().get(&id).cloned() else {
         return Vec::new();
     };
     if let Some(reason) = refusal(model) {
         if let Some(Panel::Picker(picker)) = &mut model.panel {
             picker.note = Some(reason.to_string());
         }
-        notify(model, reason, true);
+        model.notify(reason, true);
         return Vec::new();
     }
     let label = picker.selected().and_then(|item| item.for_label.clone());
@@ -119,7 +119,7 @@ pub fn choose(model: &mut Model) -> Vec<Command> {
 /// The GPU a run is most likely about: the one the finding it was chosen for names, else the
 /// one selected in the host view.
 fn preferred_gpu(model: &Model, host: HostId, label: Option<&str>) -> Option<u32> {
-    let state = model.hosts.get(host)?;
+    let state = model.fleet.hosts.get(host)?;
     let from_finding = label
         .and_then(|label| state.findings.iter().find(|f| f.label == label))
         .and_then(|f| f.gpu);
@@ -190,7 +190,7 @@ fn start(model: &mut Model, book: &Runbook, params: Vec<(String, String)>) -> Ve
     };
     let (host, host_name) = (picker.host, picker.host_name.clone());
     let id = model.next_ops_id();
-    let read_only = model.options.read_only;
+    let read_only = model.fleet.options.read_only;
     let mut run = PlaybookRun {
         id,
         host,

@@ -15,21 +15,16 @@ use crate::release::ReleaseAction;
 
 /// Opens the release dialog for `host` (`R`, or an auto-release whose countdown ran out).
 pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
-    let now_ms = model.now_ms;
-    if model.options.read_only {
-        model.money.notify(
-            "read-only mode: releasing hosts is turned off",
-            true,
-            now_ms,
-        );
+    if model.fleet.options.read_only {
+        model.notify("read-only mode: releasing hosts is turned off", true);
         return Vec::new();
     }
-    let Some(money) = model.money.hosts.get(host) else {
+    let Some(money) = model.fleet.money.hosts.get(host) else {
         return Vec::new();
     };
-    if model.money.dialog.is_some() {
-        if unattended && !model.money.pending_auto.contains(&host) {
-            model.money.pending_auto.push_back(host);
+    if model.dialog.is_some() {
+        if unattended && !model.pending_auto.contains(&host) {
+            model.pending_auto.push_back(host);
         }
         return Vec::new();
     }
@@ -47,14 +42,14 @@ pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
     } else {
         None
     };
-    let id = model.money.next_release_id();
+    let id = model.fleet.money.next_release_id();
     let stage = match &refusal {
         Some(reason) => ReleaseStage::Refused {
             reason: reason.clone(),
         },
         None => ReleaseStage::Planning,
     };
-    model.money.dialog = Some(ReleaseDialog {
+    model.dialog = Some(ReleaseDialog {
         id,
         host,
         host_name: host_name.clone(),
@@ -77,24 +72,19 @@ pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
         action: ReleaseAction::Stop,
         // The user sees the action and types the name; an unattended release only stops.
         fallback: !unattended,
-        cost: model.money.cost(host).cloned(),
+        cost: model.fleet.money.cost(host).cloned(),
     }]
 }
 
 /// A report from the release bridge.
 pub fn on_event(model: &mut Model, event: ReleaseEvent) -> Vec<Command> {
-    let now_ms = model.now_ms;
-    if model
-        .money
-        .dialog
-        .as_ref()
-        .is_none_or(|d| d.id != event.id())
-    {
+    let now_ms = model.fleet.now_ms;
+    if model.dialog.as_ref().is_none_or(|d| d.id != event.id()) {
         // A release cancelled meanwhile: whatever it reports changes nothing.
         return Vec::new();
     }
     model.mark_dirty();
-    let Some(dialog) = model.money.dialog.as_mut() else {
+    let Some(dialog) = model.dialog.as_mut() else {
         return Vec::new();
     };
     let id = dialog.id;
@@ -172,15 +162,14 @@ pub fn on_event(model: &mut Model, event: ReleaseEvent) -> Vec<Command> {
                 .map(|p| p.provider.clone())
                 .unwrap_or_default();
             let name = dialog.host_name.clone();
-            if let Some(money) = model.money.hosts.get_mut(host) {
+            if let Some(money) = model.fleet.money.hosts.get_mut(host) {
                 money.ledger.close(now_ms, action.as_str(), &provider);
             }
-            let limits = model.options.money.fleet_limits;
-            model.money.recompute(now_ms, &limits);
-            model.money.notify(
+            let limits = model.fleet.options.money.fleet_limits;
+            model.fleet.money.recompute(now_ms, &limits);
+            model.notify(
                 format!("{name}: {} sent and accepted", action.as_str()),
                 false,
-                now_ms,
             );
             Vec::new()
         }
@@ -203,7 +192,7 @@ fn send_command(dialog: &ReleaseDialog, confirmation: Confirmation) -> Command {
 
 /// Enter: runs the backup from the plan, or checks the typed name.
 pub fn proceed(model: &mut Model) -> Vec<Command> {
-    let Some(dialog) = model.money.dialog.as_mut() else {
+    let Some(dialog) = model.dialog.as_mut() else {
         return Vec::new();
     };
     match dialog.stage {
@@ -235,7 +224,7 @@ pub fn proceed(model: &mut Model) -> Vec<Command> {
 
 /// Esc: cancels at any step before the request goes out; closes a finished dialog.
 pub fn cancel(model: &mut Model) -> Vec<Command> {
-    match model.money.dialog.as_ref().map(|d| &d.stage) {
+    match model.dialog.as_ref().map(|d| &d.stage) {
         None | Some(ReleaseStage::Sending) => Vec::new(),
         Some(
             ReleaseStage::Sent { .. } | ReleaseStage::Failed { .. } | ReleaseStage::Refused { .. },
@@ -245,14 +234,12 @@ pub fn cancel(model: &mut Model) -> Vec<Command> {
 }
 
 fn cancel_with(model: &mut Model, why: &str) -> Vec<Command> {
-    let Some(dialog) = model.money.dialog.take() else {
+    let Some(dialog) = model.dialog.take() else {
         return Vec::new();
     };
-    let now_ms = model.now_ms;
-    model.money.notify(
+    model.notify(
         format!("release of {}: {why}; nothing was sent", dialog.host_name),
         true,
-        now_ms,
     );
     let mut commands = vec![Command::CancelRelease { id: dialog.id }];
     commands.extend(next_pending(model));
@@ -261,7 +248,7 @@ fn cancel_with(model: &mut Model, why: &str) -> Vec<Command> {
 
 /// Any key on a finished dialog closes it.
 pub fn close(model: &mut Model) -> Vec<Command> {
-    let Some(dialog) = model.money.dialog.take() else {
+    let Some(dialog) = model.dialog.take() else {
         return Vec::new();
     };
     let mut commands = vec![Command::CancelRelease { id: dialog.id }];
@@ -271,7 +258,7 @@ pub fn close(model: &mut Model) -> Vec<Command> {
 
 /// Starts the next auto-release that waited for the dialog.
 fn next_pending(model: &mut Model) -> Vec<Command> {
-    match model.money.pending_auto.pop_front() {
+    match model.pending_auto.pop_front() {
         Some(host) => open(model, host, true),
         None => Vec::new(),
     }
@@ -280,11 +267,10 @@ fn next_pending(model: &mut Model) -> Vec<Command> {
 /// Tab, `s`, `t`: another action, planned afresh (only before the backup ran).
 pub fn switch_action(model: &mut Model, wanted: Option<ReleaseAction>) -> Vec<Command> {
     let cost = model
-        .money
         .dialog
         .as_ref()
-        .and_then(|d| model.money.cost(d.host).cloned());
-    let Some(dialog) = model.money.dialog.as_mut() else {
+        .and_then(|d| model.fleet.money.cost(d.host).cloned());
+    let Some(dialog) = model.dialog.as_mut() else {
         return Vec::new();
     };
     let Some(other) = dialog.plan.as_ref().and_then(|p| p.other_action) else {
@@ -307,7 +293,7 @@ pub fn switch_action(model: &mut Model, wanted: Option<ReleaseAction>) -> Vec<Co
 
 /// `o` after a failed backup: go on to the typed confirmation anyway.
 pub fn override_backup(model: &mut Model) -> Vec<Command> {
-    if let Some(dialog) = model.money.dialog.as_mut()
+    if let Some(dialog) = model.dialog.as_mut()
         && matches!(dialog.stage, ReleaseStage::BackupFailed { .. })
     {
         dialog.backup_overridden = true;

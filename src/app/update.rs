@@ -6,11 +6,10 @@ use crate::app::cursor::step;
 use crate::app::event::Event;
 use crate::app::keymap::{InputMode, action_for};
 use crate::app::model::{HostFocus, Model, View};
-use crate::app::money::{observe, tick_countdowns};
 use crate::app::prompt::PromptAnswer;
 use crate::app::release_dialog;
 use crate::app::{audit_view, check_pane, ops, playbook_pane};
-use crate::diagnose::live_findings;
+use crate::fleet::FleetCommand;
 use crate::fleet::HostEvent;
 
 /// Rows a PageUp/PageDown moves.
@@ -19,22 +18,19 @@ const PAGE_ROWS: usize = 10;
 pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
     match event {
         Event::Host { host, event } => {
-            // Events are stamped by our own reader threads, so they may move the clock forward.
-            if let Some(at_ms) = event.at_ms() {
-                model.now_ms = model.now_ms.max(at_ms);
-            }
             if let HostEvent::Sample { at_ms, .. } = &event {
                 model.note_sample(*at_ms);
             }
-            if let Some(state) = model.hosts.get_mut(host) {
-                state.apply(event);
+            if model.fleet.apply(host, event) {
                 model.mark_dirty();
             }
             Vec::new()
         }
         Event::Tick { now_ms } => {
             model.advance_clock(now_ms);
-            refresh_findings(model);
+            if model.fleet.refresh_findings() {
+                model.mark_dirty();
+            }
             money_tick(model)
         }
         Event::Release(event) => release_dialog::on_event(model, event),
@@ -42,17 +38,15 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         Event::Check(event) => check_pane::on_event(model, event),
         Event::AuditLoaded(read) => audit_view::on_loaded(model, read),
         Event::LedgersSaved(saved) => {
-            let now_ms = model.now_ms;
+            let now_ms = model.now_ms();
             match saved {
                 Ok(book) => {
-                    let options = model.options.money.clone();
-                    model.money.adopt_saved(&book, &options, now_ms);
+                    let fleet = &mut model.fleet;
+                    fleet.money.adopt_saved(&book, &fleet.options.money, now_ms);
                 }
                 Err(why) => {
-                    model
-                        .money
-                        .notify(format!("ledger not saved: {why}"), true, now_ms);
-                    model.money.save_error = Some(why);
+                    model.notify(format!("ledger not saved: {why}"), true);
+                    model.fleet.money.save_error = Some(why);
                 }
             }
             model.mark_dirty();
@@ -71,7 +65,7 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             Some(action) => {
                 model.mark_dirty();
                 if action != Action::CancelCountdown {
-                    model.money.notice = None;
+                    model.notice = None;
                 }
                 apply_action(model, action)
             }
@@ -88,11 +82,8 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
     match action {
         Action::Quit => {
             let mut commands = Vec::new();
-            if model.options.money.persist {
-                commands.push(Command::SaveLedgers {
-                    book: model.money.book(),
-                    last: true,
-                });
+            if let Some(book) = model.fleet.book_to_store() {
+                commands.push(Command::SaveLedgers { book, last: true });
             }
             commands.push(Command::Quit);
             return commands;
@@ -113,9 +104,8 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
             }
         }
         Action::CancelCountdown => {
-            if model.money.cancel_countdowns() {
-                let now_ms = model.now_ms;
-                model.money.notify("auto-release cancelled", false, now_ms);
+            if model.fleet.money.cancel_countdowns() {
+                model.notify("auto-release cancelled", false);
             }
         }
         Action::ReleaseProceed => return release_dialog::proceed(model),
@@ -127,12 +117,12 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
         Action::ReleaseOverride => return release_dialog::override_backup(model),
         Action::ReleaseClose => return release_dialog::close(model),
         Action::TextInput(c) if model.input_mode() == InputMode::ReleaseTyping => {
-            if let Some(dialog) = model.money.dialog.as_mut() {
+            if let Some(dialog) = model.dialog.as_mut() {
                 dialog.typed.push(c);
             }
         }
         Action::TextBackspace if model.input_mode() == InputMode::ReleaseTyping => {
-            if let Some(dialog) = model.money.dialog.as_mut() {
+            if let Some(dialog) = model.dialog.as_mut() {
                 dialog.typed.pop();
             }
         }
@@ -218,56 +208,24 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
     Vec::new()
 }
 
-/// Recomputes every host's live findings (once a second: they are measured over windows of
-/// tens of seconds, so a faster pace would show nothing new).
-fn refresh_findings(model: &mut Model) {
-    let now_ms = model.now_ms;
-    let mut live = model.options.live.clone();
-    live.interval_ms = model.options.interval_ms;
-    let mut changed = false;
-    for host in &mut model.hosts {
-        let findings = live_findings(host, now_ms, &live);
-        if findings != host.findings {
-            host.findings = findings;
-            changed = true;
-        }
-    }
-    if changed {
-        model.mark_dirty();
-    }
-}
-
-/// Once a second: feeds the ledgers, recomputes costs and red lines, advances the auto-release
-/// countdowns (starting the release of a host whose countdown ran out), expires the notice and
-/// asks for the ledgers to be saved every `save_every_ms`.
+/// Once a second: the fleet's money tick (ledgers, costs, red lines, countdowns); a host whose
+/// countdown ran out gets its release dialog (unattended); the notice expires.
 fn money_tick(model: &mut Model) -> Vec<Command> {
-    let now_ms = model.now_ms;
-    let interval_ms = model.options.interval_ms;
-    observe(&mut model.money, &model.hosts, now_ms, interval_ms);
-    let limits = model.options.money.fleet_limits;
-    model.money.recompute(now_ms, &limits);
     let mut commands = Vec::new();
-    // Read-only mode changes no host, automatically least of all.
-    if !model.options.read_only {
-        for host in tick_countdowns(&mut model.money, &model.hosts, now_ms) {
-            commands.extend(release_dialog::open(model, host, true));
+    for command in model.fleet.money_tick() {
+        match command {
+            FleetCommand::SaveLedgers { book } => {
+                commands.push(Command::SaveLedgers { book, last: false });
+            }
+            FleetCommand::AutoRelease { host } => {
+                commands.extend(release_dialog::open(model, host, true));
+            }
         }
     }
-    if model
-        .money
-        .notice
-        .as_ref()
-        .is_some_and(|n| n.until_ms <= now_ms)
-    {
-        model.money.notice = None;
+    let now_ms = model.now_ms();
+    if model.notice.as_ref().is_some_and(|n| n.until_ms <= now_ms) {
+        model.notice = None;
         model.mark_dirty();
-    }
-    let every_ms = model.options.money.save_every_ms;
-    if model.options.money.persist && model.money.save_due(now_ms, every_ms) {
-        commands.push(Command::SaveLedgers {
-            book: model.money.book(),
-            last: false,
-        });
     }
     commands
 }
@@ -306,7 +264,7 @@ fn move_cursor(model: &mut Model, delta: i64) {
         View::Host(host) => match model.host_focus {
             HostFocus::Gpus => move_gpu(model, delta),
             HostFocus::Processes => {
-                let len = model.hosts.get(host).map_or(0, |h| h.processes.len());
+                let len = model.fleet.hosts.get(host).map_or(0, |h| h.processes.len());
                 model.process_cursor = step(model.process_cursor, delta, len);
             }
         },
@@ -315,7 +273,7 @@ fn move_cursor(model: &mut Model, delta: i64) {
 
 fn move_gpu(model: &mut Model, delta: i64) {
     if let View::Host(host) = model.view {
-        let len = model.hosts.get(host).map_or(0, |h| h.gpus.len());
+        let len = model.fleet.hosts.get(host).map_or(0, |h| h.gpus.len());
         model.gpu_cursor = step(model.gpu_cursor, delta, len);
     }
 }

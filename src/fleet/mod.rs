@@ -6,7 +6,10 @@
 pub mod event;
 pub mod history;
 pub mod host;
+pub mod money;
 pub mod sink;
+pub mod state;
 
 pub use event::{HostEvent, HostId};
 pub use sink::HostSink;
+pub use state::{Fleet, FleetCommand, FleetOptions};

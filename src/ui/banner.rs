@@ -23,7 +23,7 @@ fn clock(ms: u64) -> String {
 
 /// The banner's lines, most urgent first, each with its style.
 pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
-    let money = &model.money;
+    let money = &model.fleet.money;
     let mut out = Vec::new();
     for host in &money.hosts {
         if let AutoDecision::CountingDown { remaining_ms } = host.auto_decision {
@@ -54,7 +54,7 @@ pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
             ));
         }
     }
-    for &host in &money.pending_auto {
+    for &host in &model.pending_auto {
         if let Some(name) = money.hosts.get(host).map(|h| clean(&h.config.name)) {
             out.push((
                 format!(" auto-release of {name} waits for the open release dialog"),

@@ -42,7 +42,7 @@ pub fn price_cell(cost: &HostCost) -> String {
 const WIDE_FROM: u16 = 110;
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
-    let fleet = &model.money.fleet;
+    let fleet = &model.fleet.money.fleet;
     let wide = area.width >= WIDE_FROM;
     let mut header = vec!["HOST"];
     if wide {
@@ -154,7 +154,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         }
         rows.push(Row::new(cells).style(theme.title()));
     }
-    let settings = &model.options.money.settings;
+    let settings = &model.fleet.options.money.settings;
     let legend = format!(
         " busy: mean util ≥{:.0}% · idle: every GPU <{:.0}% for {} · parked: idle holding VRAM · EFF = busy / billed ",
         settings.busy_util_pct,

@@ -27,7 +27,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     // for badges.
     let longest_name = visible
         .iter()
-        .map(|&i| model.hosts[i].name.chars().count())
+        .map(|&i| model.fleet.hosts[i].name.chars().count())
         .max()
         .unwrap_or(4) as u16;
     let name_width = longest_name.clamp(8, if wide { 24 } else { 15 });
@@ -89,18 +89,18 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     frame.render_widget(block, area);
     let header = titles.into_iter().map(Line::raw).collect();
     let rows = visible.iter().skip(first).take(rows_fit).map(|&i| {
-        let host = &model.hosts[i];
-        let status = host.status(model.now_ms, model.options.interval_ms);
+        let host = &model.fleet.hosts[i];
+        let status = host.status(model.fleet.now_ms, model.fleet.options.interval_ms);
         let mut row = host_row(
             host,
             &status,
-            model.money.is_released(i),
+            model.fleet.money.is_released(i),
             theme,
             wide,
             name_width as usize,
         );
         if money {
-            let cells = match model.money.cost(i) {
+            let cells = match model.fleet.money.cost(i) {
                 Some(cost) => [
                     Line::raw(price_cell(cost)),
                     Line::raw(money_cell(cost.spent(), cost)),

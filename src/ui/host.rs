@@ -15,7 +15,7 @@ use crate::ui::{charts, findings, gpu_card};
 const MAX_COLUMNS: u16 = 4;
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, theme: &Theme) {
-    let Some(host) = model.hosts.get(host_id) else {
+    let Some(host) = model.fleet.hosts.get(host_id) else {
         return;
     };
     let big = area.height >= 40;
@@ -50,7 +50,13 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, theme:
     } else {
         draw_cards(frame, cards, model, host_id, columns, card_rows, theme);
         let selected = model.gpu_cursor.min(host.gpus.len() - 1);
-        charts::draw(frame, chart_area, &host.gpus[selected], model.now_ms, theme);
+        charts::draw(
+            frame,
+            chart_area,
+            &host.gpus[selected],
+            model.fleet.now_ms,
+            theme,
+        );
     }
     if host.findings.is_empty() {
         draw_processes(frame, procs, model, host, theme);
@@ -129,7 +135,7 @@ fn draw_cards(
     rows: u16,
     theme: &Theme,
 ) {
-    let Some(host) = model.hosts.get(host_id) else {
+    let Some(host) = model.fleet.hosts.get(host_id) else {
         return;
     };
     let last_known = model.status(host_id) != Some(HostStatus::Live);
@@ -156,7 +162,7 @@ fn draw_cards(
         let ctx = gpu_card::CardContext {
             selected: i == selected,
             last_known,
-            now_ms: model.now_ms,
+            now_ms: model.fleet.now_ms,
         };
         gpu_card::draw(frame, rect, gpu, ctx, theme);
     }

@@ -59,7 +59,7 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
         Some(Panel::Audit(view)) => audit::draw(frame, body, view, theme),
         None => {}
     }
-    if model.money.dialog.is_some() {
+    if model.dialog.is_some() {
         release::draw(frame, body, model, theme);
     }
     if !model.prompts.is_empty() {
@@ -70,7 +70,7 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
 fn draw_top(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let (mut live, mut down) = (0, 0);
     let mut gpus = 0;
-    for (i, h) in model.hosts.iter().enumerate() {
+    for (i, h) in model.fleet.hosts.iter().enumerate() {
         gpus += h.gpus.len();
         match model.status(i) {
             Some(HostStatus::Live) => live += 1,
@@ -81,14 +81,17 @@ fn draw_top(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let mut spans = vec![
         Span::styled(" gpufleet ", theme.title()),
         Span::styled(
-            format!(" {} hosts · {gpus} GPUs · {live} live", model.hosts.len()),
+            format!(
+                " {} hosts · {gpus} GPUs · {live} live",
+                model.fleet.hosts.len()
+            ),
             theme.base(),
         ),
     ];
     if down > 0 {
         spans.push(Span::styled(format!(" · {down} down"), theme.critical()));
     }
-    if model.options.read_only {
+    if model.fleet.options.read_only {
         spans.push(Span::styled(" · read-only", theme.warning()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
@@ -105,7 +108,7 @@ fn draw_bottom(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         _ => {
             let mut spans = Vec::new();
             let mut used = 0;
-            if let Some(notice) = &model.money.notice {
+            if let Some(notice) = &model.notice {
                 let text = format!(" {} ", format::clean(&notice.text));
                 used += text.chars().count();
                 let style = if notice.warning {
@@ -143,12 +146,12 @@ fn hints(model: &Model, room: usize) -> String {
     };
     // What acts on a host goes first when room is short (`?` lists it too); the runbooks last.
     items.push(("p", "runbooks", 2));
-    if model.options.source != HostSource::Demo {
+    if model.source != HostSource::Demo {
         items.push(("c", "check", 1));
     }
     items.push(("a", "audit", 0));
     items.push(("$", "cost", 7));
-    if !model.options.read_only {
+    if !model.fleet.options.read_only {
         items.push(("R", "release", 7));
     }
     items.push(("?", "help", 8));

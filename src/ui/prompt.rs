@@ -16,6 +16,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         return;
     };
     let host = model
+        .fleet
         .hosts
         .get(prompt.host)
         .map_or_else(String::new, |h| clean(&h.name));

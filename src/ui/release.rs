@@ -31,7 +31,7 @@ fn rows_of(line: &Line, width: usize) -> usize {
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
-    let Some(dialog) = &model.money.dialog else {
+    let Some(dialog) = &model.dialog else {
         return;
     };
     let width = area.width.min(100);
@@ -123,7 +123,7 @@ fn sections<'a>(
             theme.dialog(),
         ));
     }
-    if let Some(cost) = model.money.cost(dialog.host) {
+    if let Some(cost) = model.fleet.money.cost(dialog.host) {
         let spent = match (cost.spent(), cost.currency()) {
             (Some(spent), Some(currency)) => format_money(spent, currency),
             _ => "unknown (no price in the config)".to_string(),

@@ -43,7 +43,7 @@ pub fn draw(f: &mut Frame, area: Rect, model: &Model, picker: &Picker, theme: &T
     if picker.form.is_none()
         && let Some(book) = picker
             .selected()
-            .and_then(|item| model.options.runbooks.catalog().get(&item.id))
+            .and_then(|item| model.runbooks.catalog().get(&item.id))
     {
         let room = (area.height as usize).saturating_sub(lines.len() + 2 + 2 + 2);
         let changes = book
@@ -117,7 +117,6 @@ fn list_lines<'a>(picker: &Picker, width: usize, theme: &Theme) -> Vec<Line<'a>>
 
 fn form_lines<'a>(model: &Model, form: &ParamForm, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     let title = model
-        .options
         .runbooks
         .catalog()
         .get(&form.runbook)

@@ -1,10 +1,7 @@
-//! Money in the console: each host's ledger fed from its live samples on the clock tick, the
-//! fleet's costs and red lines, the auto-release countdowns and the notices they leave. Pure:
-//! the runtime saves the ledgers and runs releases (see `release_bridge`); this only decides.
+//! The fleet's money: each host's ledger fed from its live samples on the clock tick, the
+//! fleet's costs and red lines, and the auto-release countdowns. Pure: a driver saves the
+//! ledgers and runs releases; this only decides.
 
-use std::collections::VecDeque;
-
-use crate::app::release_state::ReleaseDialog;
 use crate::config::{Config, Provider};
 use crate::cost::{
     AutoDecision, AutoInput, AutoRelease, AutoState, DEFAULT_COUNTDOWN_MS, FleetCost, FleetLimits,
@@ -17,9 +14,6 @@ use crate::telemetry::TimestampMs;
 
 /// How often the ledgers are written to disk while the console runs.
 pub const SAVE_EVERY_MS: u64 = 30_000;
-
-/// How long a notice stays in the bottom bar unless a key clears it first.
-pub const NOTICE_MS: u64 = 8_000;
 
 /// How a configured host is released, as far as the console needs to know before planning.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,15 +114,7 @@ pub struct HostMoney {
     pub auto_decision: AutoDecision,
 }
 
-/// A short message in the bottom bar.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notice {
-    pub text: String,
-    pub warning: bool,
-    pub until_ms: TimestampMs,
-}
-
-/// The fleet's money and what the console is doing about it.
+/// The fleet's money.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Money {
     /// Aligned with `Model::hosts`.
@@ -136,11 +122,6 @@ pub struct Money {
     /// Every host's cost as of the last tick, hosts in model order.
     pub fleet: FleetCost,
     pub red_lines: Vec<RedLine>,
-    /// The release dialog, when one is open.
-    pub dialog: Option<ReleaseDialog>,
-    /// Hosts whose countdown ran out while a dialog was open; released in turn.
-    pub pending_auto: VecDeque<HostId>,
-    pub notice: Option<Notice>,
     /// Why the last save failed, until one succeeds.
     pub save_error: Option<String>,
     next_release_id: u64,
@@ -172,9 +153,6 @@ impl Money {
             hosts,
             fleet: FleetCost::from_hosts(Vec::new()),
             red_lines: Vec::new(),
-            dialog: None,
-            pending_auto: VecDeque::new(),
-            notice: None,
             save_error: None,
             next_release_id: 1,
             last_save_ms: now_ms,
@@ -261,15 +239,6 @@ impl Money {
             }
         }
         cancelled
-    }
-
-    /// Shows `text` in the bottom bar for a few seconds.
-    pub fn notify(&mut self, text: impl Into<String>, warning: bool, now_ms: TimestampMs) {
-        self.notice = Some(Notice {
-            text: text.into(),
-            warning,
-            until_ms: now_ms.saturating_add(NOTICE_MS),
-        });
     }
 
     /// Whether the save timer ran out; restarts it.
