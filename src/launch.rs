@@ -4,11 +4,10 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use crate::app::event::{Event, host_sink};
-use crate::app::model::{Model, ModelOptions};
 use crate::app::prompt_bridge::{self, PendingPrompts};
-use crate::app::update::update;
 use crate::cli::GlobalArgs;
 use crate::config::Config;
+use crate::fleet::{Fleet, FleetOptions, HostSink};
 use crate::remote::{
     self, ChannelPrompter, LinkOptions, RemoteHost, ResolveError, link_options, resolve_named,
 };
@@ -112,18 +111,19 @@ impl Plan {
         })
     }
 
-    /// Reads every host once, synchronously, into a fresh model (for `snapshot`).
-    pub fn read_once(self, options: ModelOptions) -> Model {
-        let mut model = Model::new(self.host_names(), options, now_ms());
+    /// Reads every host once, synchronously, into a fresh fleet (for `snapshot`): the same
+    /// engine the console and the watcher drive, with no screen.
+    pub fn read_once(self, options: FleetOptions) -> Fleet {
+        let mut fleet = Fleet::new(self.host_names(), options, now_ms());
         match self {
             Plan::Demo { mut sim, .. } => {
                 // Step the scenario clock until every host has settled: readings and processes
                 // in, or a failure reported.
                 let step = sim.interval_ms();
                 let mut scenario_ms = 0;
-                while scenario_ms <= SNAPSHOT_SCENARIO_MS && !settled(&model) {
+                while scenario_ms <= SNAPSHOT_SCENARIO_MS && !settled(&fleet) {
                     for (host, event) in sim.advance(scenario_ms, now_ms()) {
-                        update(&mut model, Event::Host { host, event });
+                        fleet.apply(host, event);
                     }
                     scenario_ms += step;
                 }
@@ -132,14 +132,14 @@ impl Plan {
                 let mut events = vec![crate::fleet::HostEvent::Connected(gpus.info())];
                 events.extend(gpus.read_events(now_ms(), true));
                 for event in events {
-                    update(&mut model, Event::Host { host: 0, event });
+                    fleet.apply(0, event);
                 }
             }
             Plan::Ssh { hosts, opts } => {
-                // Every host at once, each on its own thread; the model takes their events as
+                // Every host at once, each on its own thread; the fleet takes their events as
                 // they come, exactly as in the console.
                 let (tx, events) = mpsc::channel();
-                let sink = host_sink(tx);
+                let sink = HostSink::from_sender(tx, |host, event| (host, event));
                 std::thread::scope(|scope| {
                     for (id, host) in hosts.iter().enumerate() {
                         let sink = sink.clone();
@@ -150,14 +150,15 @@ impl Plan {
                         });
                     }
                     drop(sink);
-                    for event in events.iter() {
-                        update(&mut model, event);
+                    for (host, event) in events.iter() {
+                        fleet.apply(host, event);
                     }
                 });
-                update(&mut model, Event::Tick { now_ms: now_ms() });
+                fleet.advance_clock(now_ms());
+                fleet.refresh_findings();
             }
         }
-        model
+        fleet
     }
 }
 
@@ -165,9 +166,9 @@ impl Plan {
 const SNAPSHOT_SCENARIO_MS: u64 = 45_000;
 
 /// True when every host has either reported readings and processes, or failed.
-pub fn settled(model: &Model) -> bool {
+pub fn settled(fleet: &Fleet) -> bool {
     use crate::fleet::host::Link;
-    model.fleet.hosts.iter().all(|h| match h.link {
+    fleet.hosts.iter().all(|h| match h.link {
         Link::Lost { .. } | Link::Down { .. } => true,
         _ => h.last_sample_ms.is_some() && h.processes_at_ms.is_some(),
     })

@@ -24,4 +24,5 @@ pub mod state_file;
 pub mod telemetry;
 pub mod theme;
 pub mod ui;
+pub mod units;
 pub mod utc;

@@ -395,8 +395,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     match cli.command {
         Some(CliCommand::Snapshot { json }) => {
-            let model = plan.read_once(options);
-            let snapshot = Snapshot::from_model(&model);
+            let fleet = plan.read_once(options.fleet);
+            let snapshot = Snapshot::from_fleet(&fleet);
             if json {
                 println!("{}", serde_json::to_string_pretty(&snapshot)?);
             } else {

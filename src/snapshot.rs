@@ -2,10 +2,11 @@
 
 use serde::Serialize;
 
-use crate::app::model::Model;
+use crate::fleet::Fleet;
 use crate::fleet::host::{HostState, HostStatus};
+use crate::remote::sanitize as clean;
 use crate::telemetry::{GpuProcess, GpuSample};
-use crate::ui::format::{clean, gib, opt_c, opt_pct};
+use crate::units::{gib, opt_c, opt_pct};
 
 /// The JSON document: `{"hosts": [...]}`.
 #[derive(Debug, Serialize)]
@@ -31,17 +32,11 @@ pub struct HostSnapshot {
 }
 
 impl Snapshot {
-    pub fn from_model(model: &Model) -> Self {
-        let hosts = model
-            .fleet
+    pub fn from_fleet(fleet: &Fleet) -> Self {
+        let hosts = fleet
             .hosts
             .iter()
-            .map(|h| {
-                host_snapshot(
-                    h,
-                    &h.status(model.fleet.now_ms, model.fleet.options.interval_ms),
-                )
-            })
+            .map(|h| host_snapshot(h, &h.status(fleet.now_ms, fleet.options.interval_ms)))
             .collect();
         Self { hosts }
     }
