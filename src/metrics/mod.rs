@@ -1,8 +1,10 @@
 //! `/metrics` for Prometheus: the fleet in dcgm-exporter's names and labels (so dashboards made
 //! for it work unchanged) plus gpufleet's own `gpufleet_*` series, in the text format 0.0.4.
 
+mod fleet;
 mod serve;
 mod text;
 
+pub use fleet::render;
 pub use serve::{MetricsBridge, MetricsServer, RENDER_WAIT, ServeError};
 pub use text::{CONTENT_TYPE, Kind, Labels, Page};

@@ -1,0 +1,175 @@
+//! The `/metrics` page of a fleet, checked by the real `promtool` (Debian's `prometheus`
+//! package): it parses, gpufleet's own series pass the linter, dcgm-exporter's names and labels
+//! stay as dcgm-exporter spells them, every series names its host in `instance`, a host that is
+//! not streaming has no GPU series, and a value a GPU cannot report is left out.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use gpufleet::fleet::host::HostStatus;
+use gpufleet::fleet::{Fleet, FleetOptions};
+use gpufleet::metrics::render;
+use gpufleet::telemetry::sim::Simulator;
+
+/// The demo fleet after `seconds` of its scenario (it has a host whose GPU falls off the bus).
+fn demo_fleet(seconds: u64) -> Fleet {
+    let mut sim = Simulator::demo(7);
+    let mut fleet = Fleet::new(sim.host_names(), FleetOptions::default(), 0);
+    let step = sim.interval_ms();
+    let mut scenario_ms = 0;
+    while scenario_ms <= seconds * 1000 {
+        for (host, event) in sim.advance(scenario_ms, scenario_ms) {
+            fleet.apply(host, event);
+        }
+        fleet.advance_clock(scenario_ms);
+        fleet.refresh_findings();
+        fleet.money_tick();
+        scenario_ms += step;
+    }
+    fleet
+}
+
+fn promtool(page: &str) -> (bool, String) {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package prometheus; .ci/run installs it)");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(page.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("promtool");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn promtool_parses_the_page_and_finds_nothing_to_lint_in_gpufleet_series() {
+    let fleet = demo_fleet(120);
+    let page = render(&fleet);
+    let (_, report) = promtool(&page);
+    assert!(
+        !report.contains("error while linting") && !report.contains("parse"),
+        "{report}"
+    );
+    let ours: Vec<&str> = report
+        .lines()
+        .filter(|line| line.starts_with("gpufleet_"))
+        .collect();
+    assert!(
+        ours.is_empty(),
+        "lint problems in gpufleet series:\n{report}"
+    );
+    // dcgm-exporter's names are kept as they are, even where the linter prefers snake_case.
+    for name in [
+        "DCGM_FI_DEV_GPU_UTIL",
+        "DCGM_FI_DEV_FB_USED",
+        "DCGM_FI_DEV_GPU_TEMP",
+    ] {
+        assert!(page.contains(&format!("# TYPE {name} gauge\n")), "{name}");
+    }
+    // A page of our own series only passes the linter outright.
+    let own: String = page
+        .lines()
+        .filter(|l| l.contains("gpufleet_"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (clean, report) = promtool(&own);
+    assert!(clean, "{report}");
+}
+
+#[test]
+fn gpu_series_carry_dcgm_labels_and_the_host_as_instance() {
+    let fleet = demo_fleet(60);
+    let page = render(&fleet);
+    let (id, host) = fleet
+        .hosts
+        .iter()
+        .enumerate()
+        .find(|(id, h)| fleet.status(*id) == Some(HostStatus::Live) && !h.gpus.is_empty())
+        .expect("a live host");
+    assert!(
+        page.contains(&format!(
+            "gpufleet_host_streaming{{instance=\"{}\"}} 1\n",
+            host.name
+        )),
+        "host {id}"
+    );
+    let gpu = &host.gpus[0].latest;
+    let line = page
+        .lines()
+        .find(|l| {
+            l.starts_with("DCGM_FI_DEV_GPU_TEMP{")
+                && l.contains(&format!("Hostname=\"{}\"", host.name))
+                && l.contains(&format!("gpu=\"{}\"", gpu.index))
+        })
+        .expect("a temperature line for the host's first GPU");
+    for label in [
+        format!("UUID=\"{}\"", gpu.uuid),
+        format!("device=\"nvidia{}\"", gpu.index),
+        format!("modelName=\"{}\"", gpu.name),
+        format!("instance=\"{}\"", host.name),
+    ] {
+        assert!(line.contains(&label), "{label} missing: {line}");
+    }
+    for sample in page
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        assert!(sample.contains("instance=\""), "no instance: {sample}");
+    }
+}
+
+#[test]
+fn a_host_that_is_not_streaming_has_no_gpu_series_and_unknown_values_are_left_out() {
+    let fleet = demo_fleet(240);
+    let page = render(&fleet);
+    let down: Vec<&str> = fleet
+        .hosts
+        .iter()
+        .enumerate()
+        .filter(|(id, h)| fleet.status(*id) != Some(HostStatus::Live) && !h.gpus.is_empty())
+        .map(|(_, h)| h.name.as_str())
+        .collect();
+    assert!(!down.is_empty(), "the demo has a host that stops streaming");
+    for name in &down {
+        let gpu_lines = page
+            .lines()
+            .filter(|l| l.starts_with("DCGM_") && l.contains(&format!("instance=\"{name}\"")))
+            .count();
+        assert_eq!(gpu_lines, 0, "{name} repeats old GPU values as live");
+        assert!(page.contains(&format!(
+            "gpufleet_host_streaming{{instance=\"{name}\"}} 0\n"
+        )));
+    }
+    // No GPU of the demo reports a memory temperature on every model; where it does not, no
+    // sample is written rather than a zero.
+    let unknown_memory_temp = fleet
+        .hosts
+        .iter()
+        .flat_map(|h| h.gpus.iter().map(move |g| (h, g)))
+        .filter(|(h, g)| {
+            g.latest.temperature_memory_c.is_none() && !down.contains(&h.name.as_str())
+        })
+        .count();
+    let written = page
+        .lines()
+        .filter(|l| l.starts_with("DCGM_FI_DEV_MEMORY_TEMP{"))
+        .count();
+    let live_gpus: usize = fleet
+        .hosts
+        .iter()
+        .filter(|h| !down.contains(&h.name.as_str()))
+        .map(|h| h.gpus.len())
+        .sum();
+    assert_eq!(written, live_gpus - unknown_memory_temp);
+}
