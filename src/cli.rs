@@ -166,6 +166,20 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: AlertAction,
     },
+    /// Watch every configured host with nobody at a terminal: the console's findings, ledgers
+    /// and red lines, alerts to the `[[alerts]]` sinks, `/metrics` for Prometheus; structured
+    /// log lines on stderr. SIGINT/SIGTERM stop it (exit 0).
+    Watch {
+        /// Serve /metrics on ADDRESS:PORT, e.g. 127.0.0.1:9400 (overrides [metrics] listen).
+        #[arg(long, value_name = "ADDR")]
+        metrics: Option<String>,
+        /// More log detail (-v: deliveries and debug lines; -vv: everything).
+        #[arg(short, long, action = clap::ArgAction::Count)]
+        verbose: u8,
+        /// Only warnings and errors in the log.
+        #[arg(short, long, conflicts_with = "verbose")]
+        quiet: bool,
+    },
     /// Read every host once, print a table (or JSON) and exit; non-zero if a host could not be read.
     Snapshot {
         /// Print JSON (schema in the README) instead of a table.

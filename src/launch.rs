@@ -111,6 +111,25 @@ impl Plan {
         })
     }
 
+    /// Starts the sources with nobody at a terminal (`gpufleet watch`): events go to `sink`,
+    /// and a link that would ask a question (an unknown host key, a passphrase) is refused
+    /// instead, with the reason as the host's state.
+    pub fn start_headless(
+        self,
+        sink: HostSink,
+        interval: Duration,
+    ) -> Result<Vec<SourceHandle>, LaunchError> {
+        Ok(match self {
+            Plan::Demo { sim, speed } => vec![sim::spawn(sim, sink, speed)?],
+            Plan::Local(gpus) => vec![nvml::spawn(*gpus, 0, sink, interval)?],
+            Plan::Ssh { hosts, opts } => hosts
+                .into_iter()
+                .enumerate()
+                .map(|(id, host)| remote::spawn_link(host, id, sink.clone(), opts.clone()))
+                .collect::<Result<Vec<_>, _>>()?,
+        })
+    }
+
     /// Reads every host once, synchronously, into a fresh fleet (for `snapshot`): the same
     /// engine the console and the watcher drive, with no screen.
     pub fn read_once(self, options: FleetOptions) -> Fleet {

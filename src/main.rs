@@ -16,6 +16,7 @@ use gpufleet::app::{Model, runtime};
 use gpufleet::audit::AuditLog;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
+use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
 use gpufleet::diagnose::{self, LiveOptions};
@@ -407,6 +408,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::from(1)
             })
+        }
+        Some(CliCommand::Watch {
+            metrics,
+            verbose,
+            quiet,
+        }) => {
+            let args = WatchArgs {
+                metrics,
+                verbosity: if quiet {
+                    -1
+                } else {
+                    i8::try_from(verbose).unwrap_or(i8::MAX)
+                },
+            };
+            watch_command::run(args, &config, options.fleet, plan)
         }
         Some(_) => unreachable_command(),
         None => {

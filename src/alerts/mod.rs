@@ -3,12 +3,14 @@
 //! services (`[[alerts]]` in the config) without ever holding up monitoring.
 
 mod answer;
+mod book;
 mod deliver;
 mod message;
 mod sink;
 mod try_sinks;
 
 pub use answer::{Verdict, judge};
+pub use book::{AlertBook, UNREACHABLE};
 pub use deliver::{Clock, DeliveryEvent, DeliveryOptions, Dispatcher, Reporter, SinkStatus};
 pub use message::{Alert, AlertState, Money, truncate_bytes};
 pub use sink::{HttpRequest, Sink, SinkError};

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::locate::KeyPath;
-use super::validate::{Problem, problem};
+use super::problem::{Problem, problem};
 use super::values::is_env_var_name;
 
 /// One alert destination.

@@ -3,6 +3,7 @@
 
 mod alerts;
 pub(crate) mod locate;
+mod problem;
 mod ssh_target;
 mod validate;
 mod values;
@@ -40,6 +41,18 @@ pub struct Config {
     pub budget: Option<Budget>,
     /// Where alerts go: one `[[alerts]]` table per sink.
     pub alerts: Vec<AlertSink>,
+    /// A host that has sent nothing for this long raises the `unreachable` alert.
+    pub unreachable_minutes: u64,
+    /// `/metrics` for Prometheus.
+    pub metrics: Option<MetricsConfig>,
+}
+
+/// Where `/metrics` is served.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// `ADDRESS:PORT`, such as `127.0.0.1:9400`.
+    pub listen: String,
 }
 
 impl Default for Config {
@@ -55,6 +68,8 @@ impl Default for Config {
             hosts: Vec::new(),
             budget: None,
             alerts: Vec::new(),
+            unreachable_minutes: 5,
+            metrics: None,
         }
     }
 }
@@ -271,7 +286,7 @@ fn parse_error(path: &Path, located: Located) -> ConfigError {
     }
 }
 
-fn invalid(path: &Path, doc: &Document<'_>, problem: validate::Problem) -> ConfigError {
+fn invalid(path: &Path, doc: &Document<'_>, problem: problem::Problem) -> ConfigError {
     ConfigError::Invalid {
         path: path.to_owned(),
         line: doc.line_of(&problem.path),

@@ -4,22 +4,9 @@
 use std::collections::HashMap;
 
 use super::locate::{Document, KeyPath};
+use super::problem::{Problem, problem};
 use super::values::is_env_var_name;
 use super::{Budget, Config, Expect, HostConfig, Provider, ReleaseConfig};
-
-/// A broken rule and the key it is about; the caller turns the key into a line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Problem {
-    pub(super) path: KeyPath,
-    pub(super) message: String,
-}
-
-pub(super) fn problem(path: KeyPath, message: impl Into<String>) -> Result<(), Problem> {
-    Err(Problem {
-        path,
-        message: message.into(),
-    })
-}
 
 const TOKEN_KEYS: &[&str] = &[
     "token",
@@ -104,6 +91,20 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
     }
     if let Some(budget) = &config.budget {
         check_budget(budget, &root.key("budget"))?;
+    }
+    if config.unreachable_minutes == 0 {
+        problem(root.key("unreachable_minutes"), "must be at least 1")?;
+    }
+    if let Some(metrics) = &config.metrics
+        && metrics.listen.parse::<std::net::SocketAddr>().is_err()
+    {
+        problem(
+            root.key("metrics").key("listen"),
+            format!(
+                "must be ADDRESS:PORT such as \"127.0.0.1:9400\", found {:?}",
+                metrics.listen
+            ),
+        )?;
     }
     let host_names: Vec<&str> = config.hosts.iter().map(|h| h.name.as_str()).collect();
     let mut sink_names: HashMap<&str, usize> = HashMap::new();

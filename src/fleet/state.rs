@@ -53,6 +53,8 @@ pub struct Fleet {
     pub money: Money,
     /// The newest time seen: the clock's ticks and the events' stamps.
     pub now_ms: TimestampMs,
+    /// When watching began: a host never heard from has been silent since then.
+    pub started_ms: TimestampMs,
     pub options: FleetOptions,
 }
 
@@ -67,6 +69,7 @@ impl Fleet {
                 .collect(),
             money,
             now_ms,
+            started_ms: now_ms,
             options,
         }
     }

@@ -1,0 +1,176 @@
+//! What is alerting now, and what changed since the last look: one alert per host, GPU and
+//! label while the condition lasts (no storms), and a resolve when it clears.
+//!
+//! Conditions come from the fleet as it stands: every finding of a host (a lost GPU or driver,
+//! an Xid with an action, idle while billed, thermal trouble; the short-lived `stale` is left to
+//! the unreachable rule), a host not streaming for `unreachable_after_ms`, and each red line
+//! crossed. Each alert carries the money at stake.
+
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+
+use crate::diagnose::Severity;
+use crate::diagnose::finding::label;
+use crate::fleet::Fleet;
+use crate::fleet::host::HostStatus;
+use crate::telemetry::TimestampMs;
+
+use super::message::{Alert, AlertState, Money};
+
+/// The label of gpufleet's own "host unreachable" alert.
+pub const UNREACHABLE: &str = "unreachable";
+
+/// Host, GPU, label: what one alert is about.
+type Key = (String, Option<u32>, String);
+
+/// The alerts firing, by what they are about.
+#[derive(Debug, Default)]
+pub struct AlertBook {
+    firing: BTreeMap<Key, Alert>,
+    unreachable_after_ms: u64,
+}
+
+impl AlertBook {
+    pub fn new(unreachable_after_ms: u64) -> Self {
+        Self {
+            firing: BTreeMap::new(),
+            unreachable_after_ms,
+        }
+    }
+
+    /// Looks at `fleet` now: the alerts that started (firing) and ended (resolved) since the
+    /// last look, in that order.
+    pub fn update(&mut self, fleet: &Fleet) -> Vec<Alert> {
+        let now = conditions(fleet, self.unreachable_after_ms);
+        let mut changes = Vec::new();
+        let ended: Vec<Key> = self
+            .firing
+            .keys()
+            .filter(|key| !now.contains_key(*key))
+            .cloned()
+            .collect();
+        for (key, alert) in now {
+            if let Entry::Vacant(slot) = self.firing.entry(key) {
+                changes.push(alert.clone());
+                slot.insert(alert);
+            }
+        }
+        for key in ended {
+            if let Some(mut alert) = self.firing.remove(&key) {
+                alert.state = AlertState::Resolved;
+                alert.at_ms = fleet.now_ms;
+                changes.push(alert);
+            }
+        }
+        changes
+    }
+
+    /// The alerts firing now.
+    pub fn firing(&self) -> impl Iterator<Item = &Alert> {
+        self.firing.values()
+    }
+}
+
+/// Every condition that holds in `fleet` now.
+fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> {
+    let mut out = BTreeMap::new();
+    let at_ms = fleet.now_ms;
+    for (id, host) in fleet.hosts.iter().enumerate() {
+        let money = money_of(fleet, id);
+        let mut add = |gpu, label: &str, severity, summary: String, runbook: Option<String>| {
+            out.insert(
+                (host.name.clone(), gpu, label.to_string()),
+                Alert {
+                    host: host.name.clone(),
+                    gpu,
+                    label: label.to_string(),
+                    severity,
+                    summary,
+                    runbook,
+                    money: money.clone(),
+                    state: AlertState::Firing,
+                    at_ms,
+                },
+            );
+        };
+        for finding in host.findings.iter().filter(|f| f.label != label::STALE) {
+            add(
+                finding.gpu,
+                &finding.label,
+                finding.severity,
+                finding.summary.clone(),
+                finding.runbook.clone(),
+            );
+        }
+        if let Some(silent_ms) = unreachable_for(fleet, id)
+            && silent_ms >= unreachable_after_ms
+        {
+            let reason = fleet
+                .status(id)
+                .and_then(|s| s.reason().map(str::to_string))
+                .unwrap_or_else(|| "no data".to_string());
+            add(
+                None,
+                UNREACHABLE,
+                Severity::Critical,
+                format!(
+                    "no data from the host for {} min ({reason}); it may be stopped, preempted or off the network",
+                    silent_ms / 60_000
+                ),
+                None,
+            );
+        }
+    }
+    for line in &fleet.money.red_lines {
+        let host = line.host().unwrap_or("fleet").to_string();
+        let money = fleet
+            .hosts
+            .iter()
+            .position(|h| h.name == host)
+            .map(|id| money_of(fleet, id))
+            .unwrap_or_default();
+        let label = format!("red_line_{}", line.kind());
+        out.insert(
+            (host.clone(), None, label.clone()),
+            Alert {
+                host,
+                gpu: None,
+                label,
+                severity: Severity::Warning,
+                summary: line.message(),
+                runbook: None,
+                money,
+                state: AlertState::Firing,
+                at_ms,
+            },
+        );
+    }
+    out
+}
+
+/// How long host `id` has sent no reading while not live; `None` while it streams, or before
+/// it ever connected and failed.
+fn unreachable_for(fleet: &Fleet, id: usize) -> Option<u64> {
+    let status = fleet.status(id)?;
+    if matches!(status, HostStatus::Live | HostStatus::Flooding { .. }) {
+        return None;
+    }
+    if matches!(status, HostStatus::Lost { .. }) {
+        // A lost GPU is its own alert (the finding), with its own runbook.
+        return None;
+    }
+    let host = fleet.hosts.get(id)?;
+    let since: TimestampMs = host.last_sample_ms.unwrap_or(fleet.started_ms);
+    Some(fleet.now_ms.saturating_sub(since))
+}
+
+fn money_of(fleet: &Fleet, id: usize) -> Money {
+    let Some(cost) = fleet.money.cost(id) else {
+        return Money::default();
+    };
+    Money {
+        price_per_hour: cost.price.as_ref().map(|p| p.price_per_hour),
+        spent: cost.spent(),
+        currency: cost.currency().map(str::to_string),
+    }
+}

@@ -1,0 +1,3 @@
+//! Subcommands that start a driver of their own (the console is `main`'s default).
+
+pub mod watch;

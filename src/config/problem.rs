@@ -1,0 +1,16 @@
+//! A broken rule of the config and the key it is about; the caller turns the key into a line.
+
+use super::locate::KeyPath;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Problem {
+    pub(super) path: KeyPath,
+    pub(super) message: String,
+}
+
+pub(super) fn problem(path: KeyPath, message: impl Into<String>) -> Result<(), Problem> {
+    Err(Problem {
+        path,
+        message: message.into(),
+    })
+}

@@ -1,0 +1,294 @@
+//! `gpufleet watch`: the fleet with no one at the terminal. The same sources and engine as the
+//! console (findings, ledgers, red lines), driven by a loop that logs structured lines on
+//! stderr, saves the ledgers, sends alerts and serves `/metrics`. SIGINT and SIGTERM end it
+//! cleanly (streams closed, ledgers saved, exit 0 within two seconds).
+
+mod log;
+mod signals;
+
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use crate::alerts::{AlertBook, DeliveryEvent, DeliveryOptions, Dispatcher, Reporter, Sink};
+use crate::cost::LedgerStore;
+use crate::fleet::{Fleet, FleetCommand, FleetOptions, HostEvent, HostId, HostSink};
+use crate::metrics::{MetricsBridge, MetricsServer, render};
+use crate::telemetry::source::{SourceHandle, now_ms};
+
+pub use log::init as init_logging;
+pub use signals::Signal;
+
+/// How often the engine ticks: findings, ledgers, red lines, alerts.
+const TICK: Duration = Duration::from_secs(1);
+/// How long the sources get to close their streams at the end.
+const STOP_WAIT: Duration = Duration::from_millis(1_200);
+/// How long queued alerts get to go out at the end.
+const ALERTS_WAIT: Duration = Duration::from_millis(500);
+
+/// What wakes the loop.
+// Samples are most of the traffic and are moved, not copied, through the channel (as in the
+// console's `Event`); boxing them would cost an allocation per GPU per tick.
+#[allow(clippy::large_enum_variant)]
+pub enum Input {
+    Host(HostId, HostEvent),
+    Signal(Signal),
+    /// A scrape waits for a page.
+    Scrape,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error(transparent)]
+    Metrics(#[from] crate::metrics::ServeError),
+    #[error("could not start the {what}: {source}")]
+    Start {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("could not start the sources: {0}")]
+    Sources(String),
+}
+
+/// Everything the watcher runs with, checked before anything connects.
+pub struct Setup {
+    pub host_names: Vec<String>,
+    pub options: FleetOptions,
+    /// Where ledgers are stored; `None` keeps them in memory (the demo fleet).
+    pub store: Option<LedgerStore>,
+    pub sinks: Vec<Sink>,
+    pub metrics: Option<String>,
+    pub unreachable_after_ms: u64,
+}
+
+/// Runs until SIGINT or SIGTERM. `start` starts the sources into the sink it is given.
+pub fn run(
+    setup: Setup,
+    start: impl FnOnce(HostSink) -> Result<Vec<SourceHandle>, String>,
+) -> Result<(), WatchError> {
+    let (tx, rx) = mpsc::channel::<Input>();
+    signals::forward(tx.clone()).map_err(|source| WatchError::Start {
+        what: "signal handler",
+        source,
+    })?;
+    let bridge = MetricsBridge::default();
+    let server = match &setup.metrics {
+        Some(addr) => {
+            let wake_tx = tx.clone();
+            let wake = Arc::new(move || {
+                let _ = wake_tx.send(Input::Scrape);
+            });
+            let server = MetricsServer::start(addr, bridge.clone(), wake)?;
+            tracing::info!(addr = %server.addr, "serving /metrics");
+            Some(server)
+        }
+        None => None,
+    };
+    let mut fleet = Fleet::new(setup.host_names.clone(), setup.options.clone(), now_ms());
+    if let Some(store) = &setup.store {
+        match store.load() {
+            Ok(book) => {
+                let options = fleet.options.money.clone();
+                let now = fleet.now_ms;
+                fleet.money.resume(&book, &options, now);
+            }
+            Err(e) => tracing::error!(error = %e, "ledger not read; starting fresh ledgers"),
+        }
+    }
+    let auto: Vec<&str> = fleet
+        .money
+        .hosts
+        .iter()
+        .filter(|h| h.auto.is_some())
+        .map(|h| h.config.name.as_str())
+        .collect();
+    if !auto.is_empty() {
+        tracing::warn!(
+            hosts = %auto.join(","),
+            "auto_release is on for these hosts, but the watcher does not release yet: run the console to have them released"
+        );
+    }
+    let reporter: Reporter = Arc::new(log_delivery);
+    let dispatcher = Dispatcher::start(setup.sinks, DeliveryOptions::default(), now_ms, reporter);
+    let sink = HostSink::from_sender(tx, Input::Host);
+    let sources = start(sink).map_err(WatchError::Sources)?;
+    tracing::info!(hosts = fleet.hosts.len(), "watching");
+    let mut firing = AlertBook::new(setup.unreachable_after_ms);
+    let mut next_tick = Instant::now();
+    loop {
+        let wait = next_tick.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(wait) {
+            Ok(Input::Host(host, event)) => {
+                log_event(&fleet, host, &event);
+                fleet.apply(host, event);
+            }
+            Ok(Input::Signal(Signal::Stop(name))) => {
+                tracing::info!(signal = name, "stopping");
+                break;
+            }
+            Ok(Input::Signal(Signal::Reload)) => {
+                tracing::warn!(
+                    "SIGHUP: reloading the config is not supported yet; restart the watcher to apply a changed config"
+                );
+            }
+            Ok(Input::Scrape) => {
+                if bridge.wanted() {
+                    fleet.advance_clock(now_ms());
+                    bridge.publish(render(&fleet));
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if Instant::now() >= next_tick {
+            next_tick += TICK;
+            if next_tick < Instant::now() {
+                next_tick = Instant::now() + TICK;
+            }
+            tick(&mut fleet, setup.store.as_ref(), &mut firing, &dispatcher);
+        }
+    }
+    shut_down(fleet, sources, setup.store.as_ref(), dispatcher, server);
+    Ok(())
+}
+
+/// One second of the engine: findings, money, ledgers saved when due, alerts.
+fn tick(
+    fleet: &mut Fleet,
+    store: Option<&LedgerStore>,
+    firing: &mut AlertBook,
+    alerts: &Dispatcher,
+) {
+    fleet.advance_clock(now_ms());
+    fleet.refresh_findings();
+    for command in fleet.money_tick() {
+        match command {
+            FleetCommand::SaveLedgers { book } => save(fleet, store, &book),
+            FleetCommand::AutoRelease { host } => {
+                let name = fleet.hosts.get(host).map_or("?", |h| h.name.as_str());
+                tracing::warn!(
+                    host = name,
+                    "auto-release due, but the watcher does not release yet"
+                );
+            }
+        }
+    }
+    for alert in firing.update(fleet) {
+        tracing::warn!(
+            host = %alert.host,
+            gpu = ?alert.gpu,
+            label = %alert.label,
+            severity = alert.severity.word(),
+            state = alert.state.as_str(),
+            summary = %alert.summary,
+            "alert"
+        );
+        alerts.send(&alert);
+    }
+}
+
+fn save(fleet: &mut Fleet, store: Option<&LedgerStore>, book: &crate::cost::LedgerBook) {
+    let Some(store) = store else {
+        return;
+    };
+    match store.save_merging(book) {
+        Ok(saved) => {
+            let options = fleet.options.money.clone();
+            let now = fleet.now_ms;
+            fleet.money.adopt_saved(&saved, &options, now);
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "ledger not saved");
+            fleet.money.save_error = Some(e.to_string());
+        }
+    }
+}
+
+/// Stops the sources (each link closes its channels, which ends its commands on the host),
+/// saves the ledgers, lets queued alerts go, closes `/metrics`.
+fn shut_down(
+    fleet: Fleet,
+    sources: Vec<SourceHandle>,
+    store: Option<&LedgerStore>,
+    alerts: Dispatcher,
+    server: Option<MetricsServer>,
+) {
+    let started = Instant::now();
+    let (done_tx, done_rx) = mpsc::channel();
+    let stopping = std::thread::Builder::new()
+        .name("stop-sources".to_string())
+        .spawn(move || {
+            for source in sources {
+                source.stop_and_join();
+            }
+            let _ = done_tx.send(());
+        });
+    if stopping.is_ok() && done_rx.recv_timeout(STOP_WAIT).is_err() {
+        tracing::warn!("some links were still closing; leaving them");
+    }
+    let mut fleet = fleet;
+    if let Some(book) = fleet.book_to_store() {
+        save(&mut fleet, store, &book);
+    }
+    let (_, finished) = alerts.finish(ALERTS_WAIT);
+    if !finished {
+        tracing::warn!("some alerts were still being delivered");
+    }
+    if let Some(server) = server {
+        server.stop();
+    }
+    tracing::info!(took_ms = started.elapsed().as_millis() as u64, "stopped");
+}
+
+/// Link changes worth a line in the log; samples are not.
+fn log_event(fleet: &Fleet, host: HostId, event: &HostEvent) {
+    let name = fleet.hosts.get(host).map_or("?", |h| h.name.as_str());
+    match event {
+        HostEvent::Connected(info) => tracing::info!(
+            host = name,
+            driver = info.driver_version.as_deref().unwrap_or("?"),
+            "connected"
+        ),
+        HostEvent::Disconnected { reason, .. } => {
+            tracing::warn!(host = name, reason = %reason, "disconnected")
+        }
+        HostEvent::Lost { reason, .. } => {
+            tracing::error!(host = name, reason = reason.label(), "GPUs lost")
+        }
+        HostEvent::Unresponsive { silent_ms, .. } => {
+            tracing::warn!(host = name, silent_ms, "unresponsive")
+        }
+        HostEvent::Responsive { .. } => tracing::info!(host = name, "responsive again"),
+        HostEvent::Flooding {
+            detail: Some(detail),
+            ..
+        } => tracing::warn!(host = name, detail = %detail, "flooding"),
+        HostEvent::Flooding { detail: None, .. } => {
+            tracing::info!(host = name, "no longer flooding")
+        }
+        HostEvent::Notice { text, .. } => tracing::info!(host = name, notice = %text, "notice"),
+        _ => {}
+    }
+}
+
+fn log_delivery(event: DeliveryEvent) {
+    match event {
+        DeliveryEvent::Delivered { sink, alert } => {
+            tracing::debug!(sink = %sink, alert = %alert, "alert delivered")
+        }
+        DeliveryEvent::Retrying {
+            sink,
+            alert,
+            why,
+            after,
+        } => {
+            tracing::warn!(sink = %sink, alert = %alert, why = %why, retry_in_ms = after.as_millis() as u64, "alert not delivered yet")
+        }
+        DeliveryEvent::Failed { sink, alert, why } => {
+            tracing::error!(sink = %sink, alert = %alert, why = %why, "alert not delivered")
+        }
+        DeliveryEvent::Dropped { sink, alert } => {
+            tracing::error!(sink = %sink, alert = %alert, "alert dropped: the sink's queue is full")
+        }
+    }
+}
