@@ -173,3 +173,66 @@ fn a_host_that_is_not_streaming_has_no_gpu_series_and_unknown_values_are_left_ou
         .sum();
     assert_eq!(written, live_gpus - unknown_memory_temp);
 }
+
+#[test]
+fn contrib_dashboard_queries_and_scrape_config_pass_promtool_and_name_served_series() {
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string("contrib/grafana-dashboard.json").expect("dashboard"),
+    )
+    .expect("dashboard JSON");
+    let exprs: Vec<String> = dashboard["panels"]
+        .as_array()
+        .expect("panels")
+        .iter()
+        .flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["expr"].as_str().map(str::to_string))
+        .collect();
+    assert!(exprs.len() >= 10, "{exprs:?}");
+    let dir = tempfile::tempdir().expect("temp");
+    // promtool checks PromQL in rule files; each query becomes a recording rule. Grafana's
+    // variables are given a value first.
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    for (i, expr) in exprs.iter().enumerate() {
+        let expr = expr.replace("$instance", ".*");
+        rules.push_str(&format!(
+            "      - record: dashboard_query_{i}\n        expr: '{}'\n",
+            expr.replace('\'', "''")
+        ));
+    }
+    let rules_path = dir.path().join("rules.yml");
+    std::fs::write(&rules_path, rules).expect("rules");
+    let out = Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&rules_path)
+        .output()
+        .expect("promtool");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Every metric a panel asks for is one the page serves.
+    let page = render(&demo_fleet(120));
+    for expr in &exprs {
+        for name in expr
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("gpufleet_") || w.starts_with("DCGM_"))
+        {
+            assert!(
+                page.contains(&format!("# TYPE {name} ")),
+                "{name} in {expr} is not served"
+            );
+        }
+    }
+    let out = Command::new("promtool")
+        .args(["check", "config", "contrib/prometheus-scrape.yml"])
+        .output()
+        .expect("promtool");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
