@@ -313,6 +313,23 @@ fn watch_streams_to_prometheus_alerts_a_lost_gpu_and_stops_cleanly() {
     assert!(ledger.contains("h200-ok"), "{ledger}");
 }
 
+/// `gpufleet watch` with `extra` arguments on `config`, which must refuse to start.
+fn refused(dir: &Path, config: &Path, extra: &[&str]) -> String {
+    let out = Command::new(binary())
+        .arg("watch")
+        .args(extra)
+        .arg("--config")
+        .arg(config)
+        .env("GPUFLEET_STATE_DIR", dir.join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
 #[test]
 fn a_bad_setup_is_refused_before_any_host_is_contacted() {
     let dir = tempfile::tempdir().expect("temp");
@@ -325,44 +342,16 @@ fn a_bad_setup_is_refused_before_any_host_is_contacted() {
         format!("{hosts}[[alerts]]\nkind = \"slack\"\nurl_env = \"NO_SUCH_SLACK_URL\"\n"),
     )
     .expect("config");
-    let out = Command::new(binary())
-        .args(["watch", "--config"])
-        .arg(&config)
-        .env("GPUFLEET_STATE_DIR", dir.path().join("state"))
-        .stdin(Stdio::null())
-        .output()
-        .expect("run");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("NO_SUCH_SLACK_URL") && err.contains("url_env"),
-        "{err}"
-    );
+    let err = refused(dir.path(), &config, &[]);
+    assert!(err.contains("NO_SUCH_SLACK_URL") && err.contains("url_env"), "{err}");
     assert!(!err.contains("connect"), "nothing connected: {err}");
 
     std::fs::write(&config, hosts).expect("config");
-    let out = Command::new(binary())
-        .args(["watch", "--metrics", "localhost-9400", "--config"])
-        .arg(&config)
-        .env("GPUFLEET_STATE_DIR", dir.path().join("state"))
-        .stdin(Stdio::null())
-        .output()
-        .expect("run");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(dir.path(), &config, &["--metrics", "localhost-9400"]);
     assert!(err.contains("localhost-9400"), "{err}");
 
     let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = taken.local_addr().expect("addr").to_string();
-    let out = Command::new(binary())
-        .args(["watch", "--metrics", &addr, "--config"])
-        .arg(&config)
-        .env("GPUFLEET_STATE_DIR", dir.path().join("state"))
-        .stdin(Stdio::null())
-        .output()
-        .expect("run");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(dir.path(), &config, &["--metrics", &addr]);
     assert!(err.contains(&addr) && err.contains("metrics"), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
 }
