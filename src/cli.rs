@@ -75,6 +75,14 @@ pub struct GlobalArgs {
 }
 
 impl GlobalArgs {
+    /// The config file this run reads: `--config`, else the default path when that file
+    /// exists.
+    pub fn config_path(&self) -> Option<std::path::PathBuf> {
+        self.config
+            .clone()
+            .or_else(|| crate::config::default_path().filter(|path| path.exists()))
+    }
+
     /// The SSH settings every connection of this run uses.
     pub fn ssh_settings(&self) -> SshSettings {
         SshSettings {

@@ -7,6 +7,8 @@ use crate::app::event::{Event, host_sink};
 use crate::app::prompt_bridge::{self, PendingPrompts};
 use crate::cli::GlobalArgs;
 use crate::config::Config;
+use crate::diagnose::LiveOptions;
+use crate::fleet::money::MoneyOptions;
 use crate::fleet::{Fleet, FleetOptions, HostSink};
 use crate::remote::{
     self, ChannelPrompter, LinkOptions, RemoteHost, ResolveError, link_options, resolve_named,
@@ -199,4 +201,37 @@ fn local_host_name() -> String {
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "localhost".to_string())
+}
+
+/// The config whose hosts are priced, stored and released: none for the demo fleet, which is
+/// simulated even where a demo host shares a configured host's name.
+pub fn money_config(config: &Config, demo: bool) -> Config {
+    if demo {
+        Config {
+            hosts: Vec::new(),
+            ..config.clone()
+        }
+    } else {
+        config.clone()
+    }
+}
+
+/// The engine's options from the config and the command line (the console's and the
+/// watcher's, at start and when the watcher reloads its config).
+pub fn fleet_options(config: &Config, args: &GlobalArgs) -> FleetOptions {
+    let interval_ms = args.interval_ms.unwrap_or(config.interval_ms);
+    let mut money = MoneyOptions::from_config(&money_config(config, args.demo));
+    money.persist = !args.demo;
+    FleetOptions {
+        money,
+        interval_ms,
+        history_minutes: config.history_minutes,
+        read_only: args.read_only || config.read_only,
+        live: LiveOptions {
+            interval_ms,
+            idle_util_pct: config.idle_util_pct,
+            idle_minutes: config.idle_minutes,
+            ..LiveOptions::default()
+        },
+    }
 }

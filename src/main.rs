@@ -19,12 +19,10 @@ use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
-use gpufleet::diagnose::{self, LiveOptions};
+use gpufleet::diagnose;
 use gpufleet::error_text;
-use gpufleet::fleet::FleetOptions;
-use gpufleet::fleet::money::MoneyOptions;
 use gpufleet::host_runner::SshRunner;
-use gpufleet::launch::Plan;
+use gpufleet::launch::{self, Plan};
 use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
 use gpufleet::playbook;
 use gpufleet::release::{ReleaseAction, SendOptions, process_env};
@@ -355,31 +353,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         _ => {}
     }
-    // The demo fleet is simulated: it is never priced from the config, stored or released, even
-    // where a demo host shares a configured host's name.
-    let money_config = if cli.global.demo {
-        Config {
-            hosts: Vec::new(),
-            ..config.clone()
-        }
-    } else {
-        config.clone()
-    };
-    let mut money = MoneyOptions::from_config(&money_config);
-    money.persist = !cli.global.demo;
+    let money_config = launch::money_config(&config, cli.global.demo);
     let mut options = ModelOptions {
-        fleet: FleetOptions {
-            money,
-            interval_ms,
-            history_minutes: config.history_minutes,
-            read_only: cli.global.read_only || config.read_only,
-            live: LiveOptions {
-                interval_ms,
-                idle_util_pct: config.idle_util_pct,
-                idle_minutes: config.idle_minutes,
-                ..LiveOptions::default()
-            },
-        },
+        fleet: launch::fleet_options(&config, &cli.global),
         ..ModelOptions::default()
     };
     let plan = match Plan::choose(&cli.global, &cli.hosts, &config, options.fleet.interval_ms) {
@@ -422,7 +398,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     i8::try_from(verbose).unwrap_or(i8::MAX)
                 },
             };
-            watch_command::run(args, &config, options.fleet, plan)
+            watch_command::run(args, &cli.global, &cli.hosts, &config, options.fleet, plan)
         }
         Some(_) => unreachable_command(),
         None => {

@@ -343,7 +343,10 @@ fn a_bad_setup_is_refused_before_any_host_is_contacted() {
     )
     .expect("config");
     let err = refused(dir.path(), &config, &[]);
-    assert!(err.contains("NO_SUCH_SLACK_URL") && err.contains("url_env"), "{err}");
+    assert!(
+        err.contains("NO_SUCH_SLACK_URL") && err.contains("url_env"),
+        "{err}"
+    );
     assert!(!err.contains("connect"), "nothing connected: {err}");
 
     std::fs::write(&config, hosts).expect("config");
@@ -354,4 +357,113 @@ fn a_bad_setup_is_refused_before_any_host_is_contacted() {
     let addr = taken.local_addr().expect("addr").to_string();
     let err = refused(dir.path(), &config, &["--metrics", &addr]);
     assert!(err.contains(&addr) && err.contains("metrics"), "{err}");
+}
+
+/// The watcher's own `/metrics` page.
+fn scrape(addr: &str) -> String {
+    reqwest::blocking::get(format!("http://{addr}/metrics"))
+        .and_then(|r| r.text())
+        .unwrap_or_default()
+}
+
+fn wait_until(what: &str, log: &dyn Fn() -> String, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !ok() {
+        assert!(Instant::now() < deadline, "never {what}; log:\n{}", log());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn sighup_adds_and_removes_hosts_without_dropping_the_others_and_keeps_a_broken_config_out() {
+    let Some(first) = Sshd::start() else { return };
+    let Some(second) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let known_hosts = dir.path().join("known_hosts");
+    std::fs::write(
+        &known_hosts,
+        format!(
+            "{}\n{}\n",
+            first.known_hosts_line("ed25519"),
+            second.known_hosts_line("ed25519")
+        ),
+    )
+    .expect("known_hosts");
+    let config = dir.path().join("config.toml");
+    let write = |hosts: &str| {
+        std::fs::write(&config, format!("interval_ms = 500\n\n{hosts}")).expect("config");
+    };
+    write(&host_block("first", &first));
+    let metrics = format!("127.0.0.1:{}", free_port());
+    let mut watcher = Watcher::start(
+        dir.path(),
+        &config,
+        &[
+            "--metrics",
+            &metrics,
+            "--known-hosts",
+            known_hosts.to_str().expect("utf-8"),
+        ],
+        &[],
+    );
+    let log = || watcher.log();
+    let streaming = |name: &str| format!("gpufleet_host_streaming{{instance=\"{name}\"}} 1\n");
+    wait_until("first streams", &log, || {
+        scrape(&metrics).contains(&streaming("first"))
+    });
+    let streams_started = |sshd: &Sshd| {
+        sshd.calls("nvidia-smi")
+            .iter()
+            .filter(|c| c.contains("-lms"))
+            .count()
+    };
+    assert_eq!(streams_started(&first), 1);
+    let hup = |pid: u32| {
+        Command::new("kill")
+            .args(["-HUP", &pid.to_string()])
+            .status()
+            .expect("kill");
+    };
+    let pid = watcher.child.id();
+
+    write(&format!(
+        "{}\n{}",
+        host_block("first", &first),
+        host_block("second", &second)
+    ));
+    hup(pid);
+    wait_until("second streams", &log, || {
+        scrape(&metrics).contains(&streaming("second"))
+    });
+    assert!(scrape(&metrics).contains(&streaming("first")));
+    assert_eq!(
+        streams_started(&first),
+        1,
+        "the first host's stream was not restarted"
+    );
+
+    std::fs::write(&config, "interval_ms = \"fast\"\n").expect("broken config");
+    hup(pid);
+    wait_until("the broken config is reported", &log, || {
+        watcher.log().contains("config not reloaded")
+    });
+    let page = scrape(&metrics);
+    assert!(
+        page.contains(&streaming("first")) && page.contains(&streaming("second")),
+        "{page}"
+    );
+    assert!(
+        watcher.log().contains("config.toml"),
+        "the error names the file"
+    );
+
+    write(&host_block("second", &second));
+    hup(pid);
+    wait_until("first is gone from /metrics", &log, || {
+        let page = scrape(&metrics);
+        !page.contains("instance=\"first\"") && page.contains(&streaming("second"))
+    });
+    assert!(watcher.log().contains("removed=first"), "{}", watcher.log());
+    let (_, code, _) = watcher.terminate();
+    assert_eq!(code, Some(0), "{}", watcher.log());
 }

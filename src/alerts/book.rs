@@ -38,6 +38,11 @@ impl AlertBook {
         }
     }
 
+    /// A host silent this long raises `unreachable` from now on (a config reloaded).
+    pub fn set_unreachable_after_ms(&mut self, ms: u64) {
+        self.unreachable_after_ms = ms;
+    }
+
     /// Looks at `fleet` now: the alerts that started (firing) and ended (resolved) since the
     /// last look, in that order.
     pub fn update(&mut self, fleet: &Fleet) -> Vec<Alert> {
@@ -75,7 +80,7 @@ impl AlertBook {
 fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> {
     let mut out = BTreeMap::new();
     let at_ms = fleet.now_ms;
-    for (id, host) in fleet.hosts.iter().enumerate() {
+    for (id, host) in fleet.watched() {
         let money = money_of(fleet, id);
         let mut add = |gpu, label: &str, severity, summary: String, runbook: Option<String>| {
             out.insert(
@@ -121,13 +126,21 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
             );
         }
     }
-    for line in &fleet.money.red_lines {
+    let retired = |name: &str| {
+        fleet.hosts.iter().any(|h| h.retired && h.name == name)
+            && !fleet.watched().any(|(_, h)| h.name == name)
+    };
+    for line in fleet
+        .money
+        .red_lines
+        .iter()
+        .filter(|l| !l.host().is_some_and(retired))
+    {
         let host = line.host().unwrap_or("fleet").to_string();
         let money = fleet
-            .hosts
-            .iter()
-            .position(|h| h.name == host)
-            .map(|id| money_of(fleet, id))
+            .watched()
+            .find(|(_, h)| h.name == host)
+            .map(|(id, _)| money_of(fleet, id))
             .unwrap_or_default();
         let label = format!("red_line_{}", line.kind());
         out.insert(

@@ -1,17 +1,22 @@
 //! `gpufleet watch [--metrics ADDR] [-v|-q]`: checks everything that can be checked before a
 //! connection is made (the metrics address, every alert sink's secrets), then runs the
-//! headless driver on the sources the command line chose.
+//! headless driver on the sources the command line chose. Watching the config's hosts, SIGHUP
+//! reads the config again (see [`ConfigReloader`]).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::alerts::Sink;
-use crate::config::Config;
+use crate::cli::GlobalArgs;
+use crate::config::{self, Config};
 use crate::cost::LedgerStore;
-use crate::fleet::FleetOptions;
-use crate::launch::Plan;
+use crate::fleet::{FleetOptions, HostId, HostSink};
+use crate::launch::{Plan, fleet_options};
 use crate::release::process_env;
-use crate::watch::{self, Setup};
+use crate::remote::{LinkOptions, RemoteHost, resolve_named, spawn_link};
+use crate::telemetry::source::SourceHandle;
+use crate::watch::{self, Reloaded, Reloader, Setup, Sources, WatchedHost};
 
 /// Exit status for a setup the watcher refuses (bad address, missing secret).
 pub const EXIT_BAD_SETUP: u8 = 2;
@@ -25,6 +30,8 @@ pub struct WatchArgs {
 
 pub fn run(
     args: WatchArgs,
+    global: &GlobalArgs,
+    named: &[String],
     config: &Config,
     options: FleetOptions,
     plan: Plan,
@@ -39,21 +46,13 @@ pub fn run(
         eprintln!("gpufleet watch: --metrics {addr:?} is not ADDRESS:PORT, such as 127.0.0.1:9400");
         return Ok(ExitCode::from(EXIT_BAD_SETUP));
     }
-    let mut sinks = Vec::new();
-    for sink in &config.alerts {
-        match Sink::load(sink, &process_env) {
-            Ok(loaded) => {
-                for warning in &loaded.warnings {
-                    tracing::warn!("{warning}");
-                }
-                sinks.push(loaded);
-            }
-            Err(e) => {
-                eprintln!("gpufleet watch: {e}");
-                return Ok(ExitCode::from(EXIT_BAD_SETUP));
-            }
+    let sinks = match load_sinks(config) {
+        Ok(sinks) => sinks,
+        Err(e) => {
+            eprintln!("gpufleet watch: {e}");
+            return Ok(ExitCode::from(EXIT_BAD_SETUP));
         }
-    }
+    };
     let persist = options.money.persist;
     let interval = Duration::from_millis(options.interval_ms);
     let setup = Setup {
@@ -64,9 +63,91 @@ pub fn run(
         metrics,
         unreachable_after_ms: config.unreachable_minutes.saturating_mul(60_000),
     };
-    watch::run(setup, |sink| {
-        plan.start_headless(sink, interval)
-            .map_err(|e| e.to_string())
-    })?;
+    let sources = match plan {
+        // The config's own hosts can be reloaded; a demo fleet, this machine or hosts named on
+        // the command line cannot.
+        Plan::Ssh { hosts, opts } if named.is_empty() && global.config_path().is_some() => {
+            let path = global.config_path().unwrap_or_default();
+            let watched = watched_hosts(config, &hosts);
+            Sources::PerHost {
+                hosts: watched,
+                reloader: Box::new(ConfigReloader {
+                    path,
+                    global: global.clone(),
+                    link: opts,
+                    remote: hosts,
+                }),
+            }
+        }
+        plan => Sources::Fixed(Box::new(move |sink| {
+            plan.start_headless(sink, interval)
+                .map_err(|e| e.to_string())
+        })),
+    };
+    watch::run(setup, sources)?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn load_sinks(config: &Config) -> Result<Vec<Sink>, crate::alerts::SinkError> {
+    let mut sinks = Vec::new();
+    for sink in &config.alerts {
+        let loaded = Sink::load(sink, &process_env)?;
+        for warning in &loaded.warnings {
+            tracing::warn!("{warning}");
+        }
+        sinks.push(loaded);
+    }
+    Ok(sinks)
+}
+
+/// Each configured host with what, when changed, means it must be restarted: how it is
+/// reached and how it is priced and released.
+fn watched_hosts(config: &Config, remote: &[RemoteHost]) -> Vec<WatchedHost> {
+    remote
+        .iter()
+        .map(|host| WatchedHost {
+            name: host.name.clone(),
+            identity: format!("{host:?} {:?}", config.host(&host.name)),
+        })
+        .collect()
+}
+
+/// Reads the config file again and starts the links of new hosts.
+struct ConfigReloader {
+    path: PathBuf,
+    global: GlobalArgs,
+    link: LinkOptions,
+    /// The hosts as resolved by the last successful load.
+    remote: Vec<RemoteHost>,
+}
+
+impl Reloader for ConfigReloader {
+    fn reload(&mut self) -> Result<Reloaded, String> {
+        let config = config::load(&self.path).map_err(|e| e.to_string())?;
+        let sinks = load_sinks(&config).map_err(|e| e.to_string())?;
+        let remote =
+            resolve_named(&self.global.ssh_settings(), &[], &config).map_err(|e| e.to_string())?;
+        let hosts = watched_hosts(&config, &remote);
+        self.remote = remote;
+        Ok(Reloaded {
+            hosts,
+            options: fleet_options(&config, &self.global),
+            sinks,
+            unreachable_after_ms: config.unreachable_minutes.saturating_mul(60_000),
+        })
+    }
+
+    fn start(
+        &self,
+        host: &WatchedHost,
+        id: HostId,
+        sink: HostSink,
+    ) -> Result<SourceHandle, String> {
+        let remote = self
+            .remote
+            .iter()
+            .find(|r| r.name == host.name)
+            .ok_or_else(|| format!("no host named {} in the config", host.name))?;
+        spawn_link(remote.clone(), id, sink, self.link.clone()).map_err(|e| e.to_string())
+    }
 }

@@ -117,6 +117,8 @@ pub struct HostState {
     pub findings: Vec<Finding>,
     /// What the host floods with, while it does.
     pub flooding: Option<String>,
+    /// No longer watched (gone from a reloaded config); kept so host ids stay stable.
+    pub retired: bool,
     history_points: usize,
 }
 
@@ -134,6 +136,7 @@ impl HostState {
             notices: Vec::new(),
             findings: Vec::new(),
             flooding: None,
+            retired: false,
             history_points,
         }
     }

@@ -128,26 +128,31 @@ pub struct Money {
     last_save_ms: TimestampMs,
 }
 
+impl HostMoney {
+    /// A fresh ledger for `name`, priced and limited as `options` configure it.
+    pub fn new(name: &str, options: &MoneyOptions) -> Self {
+        let configured = options.host(name);
+        let config = configured.cloned().unwrap_or_else(|| HostMoneyConfig {
+            name: name.to_string(),
+            ..HostMoneyConfig::default()
+        });
+        Self {
+            limits: config.limits.unwrap_or(options.default_limits),
+            ledger: Ledger::new(options.settings, config.billing_started_ms),
+            auto: (configured.is_some() && config.auto_release)
+                .then(|| AutoRelease::new(options.countdown_ms, false)),
+            auto_decision: AutoDecision::Nothing,
+            configured: configured.is_some(),
+            config,
+        }
+    }
+}
+
 impl Money {
     pub fn new(names: &[String], options: &MoneyOptions, now_ms: TimestampMs) -> Self {
         let hosts = names
             .iter()
-            .map(|name| {
-                let configured = options.host(name);
-                let config = configured.cloned().unwrap_or_else(|| HostMoneyConfig {
-                    name: name.clone(),
-                    ..HostMoneyConfig::default()
-                });
-                HostMoney {
-                    limits: config.limits.unwrap_or(options.default_limits),
-                    ledger: Ledger::new(options.settings, config.billing_started_ms),
-                    auto: (configured.is_some() && config.auto_release)
-                        .then(|| AutoRelease::new(options.countdown_ms, false)),
-                    auto_decision: AutoDecision::Nothing,
-                    configured: configured.is_some(),
-                    config,
-                }
-            })
+            .map(|name| HostMoney::new(name, options))
             .collect();
         let mut money = Self {
             hosts,
@@ -159,6 +164,12 @@ impl Money {
         };
         money.recompute(now_ms, &options.fleet_limits);
         money
+    }
+
+    /// Adds a host watched from now on (a config reloaded); its ledger starts fresh, and
+    /// [`Money::resume`] continues it from the stored book.
+    pub fn add_host(&mut self, name: &str, options: &MoneyOptions) {
+        self.hosts.push(HostMoney::new(name, options));
     }
 
     /// Continues the configured hosts' ledgers from the stored book (at start).

@@ -78,6 +78,7 @@ impl Fleet {
     pub fn status(&self, host: HostId) -> Option<HostStatus> {
         self.hosts
             .get(host)
+            .filter(|h| !h.retired)
             .map(|h| h.status(self.now_ms, self.options.interval_ms))
     }
 
@@ -94,6 +95,27 @@ impl Fleet {
             }
             None => false,
         }
+    }
+
+    /// Watches one more host (a config reloaded with a new host); returns its id.
+    pub fn add_host(&mut self, name: String) -> HostId {
+        let points = self.options.history_minutes as usize * 60;
+        self.money.add_host(&name, &self.options.money);
+        self.hosts.push(HostState::new(name, points));
+        self.hosts.len() - 1
+    }
+
+    /// Stops watching `host` (gone from a reloaded config). Its slot stays, so other ids keep
+    /// their meaning; a retired host has no status, series or alerts.
+    pub fn retire(&mut self, host: HostId) {
+        if let Some(state) = self.hosts.get_mut(host) {
+            state.retired = true;
+        }
+    }
+
+    /// Hosts watched now, with their ids.
+    pub fn watched(&self) -> impl Iterator<Item = (HostId, &HostState)> {
+        self.hosts.iter().enumerate().filter(|(_, h)| !h.retired)
     }
 
     /// Moves the clock forward (never back).

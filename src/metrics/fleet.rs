@@ -211,7 +211,7 @@ fn own_series(page: &mut Page, fleet: &Fleet) {
     let hosts = &fleet.hosts;
     let statuses: Vec<Option<HostStatus>> = (0..hosts.len()).map(|id| fleet.status(id)).collect();
     let each = |page: &mut Page, name: &str, value: &dyn Fn(usize) -> Option<f64>| {
-        for (id, host) in hosts.iter().enumerate() {
+        for (id, host) in fleet.watched() {
             if let Some(v) = value(id) {
                 page.sample(name, &[("instance", &host.name)], v);
             }
@@ -254,8 +254,9 @@ fn own_series(page: &mut Page, fleet: &Fleet) {
 fn money_series(page: &mut Page, fleet: &Fleet) {
     let money = &fleet.money;
     let costs = &money.fleet.hosts;
+    let watched = |id: usize| fleet.hosts.get(id).is_some_and(|h| !h.retired);
     let with_currency = |page: &mut Page, name: &str, value: &dyn Fn(usize) -> Option<f64>| {
-        for (id, cost) in costs.iter().enumerate() {
+        for (id, cost) in costs.iter().enumerate().filter(|(id, _)| watched(*id)) {
             if let Some(v) = value(id) {
                 let currency = cost.currency().unwrap_or("");
                 page.sample(name, &[("currency", currency), ("instance", &cost.host)], v);
@@ -294,7 +295,7 @@ fn money_series(page: &mut Page, fleet: &Fleet) {
         ),
     ] {
         page.family(name, help, Kind::Counter);
-        for cost in costs {
+        for (_, cost) in costs.iter().enumerate().filter(|(id, _)| watched(*id)) {
             page.sample(
                 name,
                 &[("instance", &cost.host)],
@@ -307,7 +308,7 @@ fn money_series(page: &mut Page, fleet: &Fleet) {
         "Busy time over billed time (0 to 1).",
         Kind::Gauge,
     );
-    for cost in costs {
+    for (_, cost) in costs.iter().enumerate().filter(|(id, _)| watched(*id)) {
         if let Some(ratio) = cost.totals.effective_utilization() {
             page.sample(
                 "gpufleet_effective_utilization_ratio",
@@ -334,7 +335,12 @@ fn money_series(page: &mut Page, fleet: &Fleet) {
         "1 for the auto-release state of each host that has auto_release on.",
         Kind::Gauge,
     );
-    for host in money.hosts.iter().filter(|h| h.auto.is_some()) {
+    for (_, host) in money
+        .hosts
+        .iter()
+        .enumerate()
+        .filter(|(id, h)| h.auto.is_some() && watched(*id))
+    {
         let state = match host.auto_decision {
             AutoDecision::Nothing => "watching",
             AutoDecision::CountingDown { .. } => "counting_down",
@@ -355,7 +361,7 @@ fn findings_series(page: &mut Page, fleet: &Fleet) {
         "1 for each finding firing on a host (label as gpufleet diagnose names it).",
         Kind::Gauge,
     );
-    for host in &fleet.hosts {
+    for (_, host) in fleet.watched() {
         for finding in &host.findings {
             let gpu = finding.gpu.map(|g| g.to_string()).unwrap_or_default();
             page.sample(

@@ -4,6 +4,7 @@
 //! cleanly (streams closed, ledgers saved, exit 0 within two seconds).
 
 mod log;
+mod reload;
 mod signals;
 
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use crate::metrics::{MetricsBridge, MetricsServer, render};
 use crate::telemetry::source::{SourceHandle, now_ms};
 
 pub use log::init as init_logging;
+pub use reload::{Reloaded, Reloader, WatchedHost};
 pub use signals::Signal;
 
 /// How often the engine ticks: findings, ledgers, red lines, alerts.
@@ -50,6 +52,17 @@ pub enum WatchError {
     Sources(String),
 }
 
+/// Where the hosts' events come from.
+pub enum Sources {
+    /// Started once for the whole fleet (the demo fleet, this machine): nothing to reload.
+    Fixed(Box<dyn FnOnce(HostSink) -> Result<Vec<SourceHandle>, String>>),
+    /// The configured hosts, each started on its own, so SIGHUP can add and remove hosts.
+    PerHost {
+        hosts: Vec<WatchedHost>,
+        reloader: Box<dyn Reloader>,
+    },
+}
+
 /// Everything the watcher runs with, checked before anything connects.
 pub struct Setup {
     pub host_names: Vec<String>,
@@ -61,11 +74,8 @@ pub struct Setup {
     pub unreachable_after_ms: u64,
 }
 
-/// Runs until SIGINT or SIGTERM. `start` starts the sources into the sink it is given.
-pub fn run(
-    setup: Setup,
-    start: impl FnOnce(HostSink) -> Result<Vec<SourceHandle>, String>,
-) -> Result<(), WatchError> {
+/// Runs until SIGINT or SIGTERM.
+pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
     let (tx, rx) = mpsc::channel::<Input>();
     signals::forward(tx.clone()).map_err(|source| WatchError::Start {
         what: "signal handler",
@@ -85,16 +95,7 @@ pub fn run(
         None => None,
     };
     let mut fleet = Fleet::new(setup.host_names.clone(), setup.options.clone(), now_ms());
-    if let Some(store) = &setup.store {
-        match store.load() {
-            Ok(book) => {
-                let options = fleet.options.money.clone();
-                let now = fleet.now_ms;
-                fleet.money.resume(&book, &options, now);
-            }
-            Err(e) => tracing::error!(error = %e, "ledger not read; starting fresh ledgers"),
-        }
-    }
+    resume_ledgers(&mut fleet, setup.store.as_ref());
     let auto: Vec<&str> = fleet
         .money
         .hosts
@@ -108,10 +109,23 @@ pub fn run(
             "auto_release is on for these hosts, but the watcher does not release yet: run the console to have them released"
         );
     }
-    let reporter: Reporter = Arc::new(log_delivery);
-    let dispatcher = Dispatcher::start(setup.sinks, DeliveryOptions::default(), now_ms, reporter);
+    let mut dispatcher = start_alerts(setup.sinks);
     let sink = HostSink::from_sender(tx, Input::Host);
-    let sources = start(sink).map_err(WatchError::Sources)?;
+    let mut fixed = Vec::new();
+    let mut running: reload::Running = Vec::new();
+    let mut reloader = None;
+    match sources {
+        Sources::Fixed(start) => fixed = start(sink.clone()).map_err(WatchError::Sources)?,
+        Sources::PerHost { hosts, reloader: r } => {
+            for (id, host) in hosts.into_iter().enumerate() {
+                let handle = r
+                    .start(&host, id, sink.clone())
+                    .map_err(WatchError::Sources)?;
+                running.push(Some((host, handle)));
+            }
+            reloader = Some(r);
+        }
+    }
     tracing::info!(hosts = fleet.hosts.len(), "watching");
     let mut firing = AlertBook::new(setup.unreachable_after_ms);
     let mut next_tick = Instant::now();
@@ -126,11 +140,36 @@ pub fn run(
                 tracing::info!(signal = name, "stopping");
                 break;
             }
-            Ok(Input::Signal(Signal::Reload)) => {
-                tracing::warn!(
-                    "SIGHUP: reloading the config is not supported yet; restart the watcher to apply a changed config"
-                );
-            }
+            Ok(Input::Signal(Signal::Reload)) => match reloader.as_mut() {
+                None => tracing::warn!(
+                    "SIGHUP: this fleet (demo, local GPUs or hosts named on the command line) has no config to reload"
+                ),
+                Some(r) => match r.reload() {
+                    Err(e) => {
+                        tracing::error!(error = %e, "config not reloaded; keeping the one in use")
+                    }
+                    Ok(new) => {
+                        if let Some(book) = fleet.book_to_store() {
+                            save(&mut fleet, setup.store.as_ref(), &book);
+                        }
+                        let changes =
+                            reload::apply(&new, &mut fleet, &mut running, r.as_ref(), &sink);
+                        resume_ledgers(&mut fleet, setup.store.as_ref());
+                        if new.options.interval_ms != fleet.options.interval_ms {
+                            tracing::warn!("interval_ms changed: restart the watcher to apply it");
+                        }
+                        firing.set_unreachable_after_ms(new.unreachable_after_ms);
+                        let old = std::mem::replace(&mut dispatcher, start_alerts(new.sinks));
+                        let _ = old.finish(ALERTS_WAIT);
+                        tracing::info!(
+                            added = %changes.added.join(","),
+                            removed = %changes.removed.join(","),
+                            restarted = %changes.restarted.join(","),
+                            "config reloaded"
+                        );
+                    }
+                },
+            },
             Ok(Input::Scrape) => {
                 if bridge.wanted() {
                     fleet.advance_clock(now_ms());
@@ -148,8 +187,30 @@ pub fn run(
             tick(&mut fleet, setup.store.as_ref(), &mut firing, &dispatcher);
         }
     }
+    let mut sources = fixed;
+    sources.extend(running.into_iter().flatten().map(|(_, handle)| handle));
     shut_down(fleet, sources, setup.store.as_ref(), dispatcher, server);
     Ok(())
+}
+
+/// Continues the ledgers from the stored book.
+fn resume_ledgers(fleet: &mut Fleet, store: Option<&LedgerStore>) {
+    let Some(store) = store else {
+        return;
+    };
+    match store.load() {
+        Ok(book) => {
+            let options = fleet.options.money.clone();
+            let now = fleet.now_ms;
+            fleet.money.resume(&book, &options, now);
+        }
+        Err(e) => tracing::error!(error = %e, "ledger not read; starting fresh ledgers"),
+    }
+}
+
+fn start_alerts(sinks: Vec<Sink>) -> Dispatcher {
+    let reporter: Reporter = Arc::new(log_delivery);
+    Dispatcher::start(sinks, DeliveryOptions::default(), now_ms, reporter)
 }
 
 /// One second of the engine: findings, money, ledgers saved when due, alerts.
