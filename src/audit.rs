@@ -40,6 +40,8 @@ pub enum AuditKind {
     Backup,
     Release,
     AutoRelease,
+    /// `gpufleet hold HOST`: an auto-release countdown asked to stop.
+    AutoReleaseHold,
     HostKeyAccepted,
 }
 

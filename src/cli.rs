@@ -174,6 +174,12 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: AlertAction,
     },
+    /// Cancel HOST's auto-release countdown, from any shell (the console or watcher counting it
+    /// down takes the hold within a second; recorded in the audit log).
+    Hold {
+        /// The host's name in the config.
+        name: String,
+    },
     /// Watch every configured host with nobody at a terminal: the console's findings, ledgers
     /// and red lines, alerts to the `[[alerts]]` sinks, `/metrics` for Prometheus; structured
     /// log lines on stderr. SIGINT/SIGTERM stop it (exit 0).

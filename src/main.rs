@@ -16,6 +16,7 @@ use gpufleet::app::{Model, runtime};
 use gpufleet::audit::AuditLog;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
+use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
@@ -28,9 +29,11 @@ use gpufleet::playbook;
 use gpufleet::release::{ReleaseAction, SendOptions, process_env};
 use gpufleet::remote::{link_options, resolve_named};
 use gpufleet::snapshot::{Snapshot, render_table};
+use gpufleet::state_file::ProcessLock;
 use gpufleet::telemetry::source::StopFlag;
 use gpufleet::telemetry::source::now_ms;
 use gpufleet::theme::Theme;
+use gpufleet::watch::RELEASER_LOCK;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -308,6 +311,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let code = alerts::test_sinks(&config, sink.as_deref(), &process_env, now_ms, &mut out);
             return Ok(ExitCode::from(code));
         }
+        Some(CliCommand::Hold { name }) => {
+            let code = hold_command::run(&config, name, &mut std::io::stdout());
+            return Ok(ExitCode::from(code));
+        }
         Some(CliCommand::Cost { json }) => {
             let (text, code) = money_cli::cost_command(&config, *json, now_ms())?;
             print!("{text}");
@@ -434,6 +441,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     Err(e) => model.notify(e.to_string(), true),
                 }
             }
+            // One process auto-releases a host: a watcher (or another console) that holds the
+            // lock does it, and this console says so.
+            let _releaser_lock = match gpufleet::paths::state_dir() {
+                Some(dir) if persist && model.fleet.money.auto_release_armed() => {
+                    match ProcessLock::try_take(&dir.join(RELEASER_LOCK), "gpufleet console") {
+                        Ok(lock) => Some(lock),
+                        Err(holder) => {
+                            model.fleet.money.disarm_auto_release();
+                            model.notify(
+                                format!("auto-release is done by {holder}, not this console"),
+                                true,
+                            );
+                            None
+                        }
+                    }
+                }
+                _ => None,
+            };
             let bridge = BridgeSetup {
                 runner: Arc::new(SshHostRunner {
                     ssh: cli.global.ssh_settings(),

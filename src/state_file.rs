@@ -239,6 +239,50 @@ impl Locked<'_> {
     }
 }
 
+/// A lock held for as long as a process runs (the one process that auto-releases hosts). The
+/// file says who holds it, so the others can say so.
+#[derive(Debug)]
+pub struct ProcessLock {
+    _file: File,
+}
+
+impl ProcessLock {
+    /// Takes the lock at `path` for this process, described as `who`; `Err` with the holder's
+    /// description when another process has it.
+    pub fn try_take(path: &Path, who: &str) -> Result<Self, String> {
+        if let Some(dir) = path.parent() {
+            create_private_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let mut file = private_options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => {
+                // Ours now: say who we are for the others.
+                let _ = file.set_len(0);
+                let _ = std::io::Seek::rewind(&mut file);
+                let _ = writeln!(file, "{who} (pid {})", std::process::id());
+                let _ = file.sync_data();
+                Ok(Self { _file: file })
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(path).unwrap_or_default();
+                let holder = holder.trim();
+                Err(if holder.is_empty() {
+                    "another gpufleet process".to_string()
+                } else {
+                    crate::remote::sanitize(holder)
+                })
+            }
+            Err(std::fs::TryLockError::Error(e)) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+}
+
 /// Creates `dir` and its missing parents, each `0700`.
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 
+use crate::cost::AutoDecision;
 use crate::diagnose::Severity;
 use crate::diagnose::finding::label;
 use crate::fleet::Fleet;
@@ -19,6 +20,9 @@ use super::message::{Alert, AlertState, Money};
 
 /// The label of gpufleet's own "host unreachable" alert.
 pub const UNREACHABLE: &str = "unreachable";
+
+/// The label of an auto-release countdown running (resolved when it is held or done).
+pub const AUTO_RELEASE: &str = "auto_release";
 
 /// Host, GPU, label: what one alert is about.
 type Key = (String, Option<u32>, String);
@@ -105,6 +109,29 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
                 finding.severity,
                 finding.summary.clone(),
                 finding.runbook.clone(),
+            );
+        }
+        if let Some(AutoDecision::CountingDown { remaining_ms }) =
+            fleet.money.hosts.get(id).map(|m| m.auto_decision)
+        {
+            let why = fleet
+                .money
+                .red_lines
+                .iter()
+                .filter(|line| line.host() == Some(host.name.as_str()))
+                .map(|line| line.message())
+                .collect::<Vec<_>>()
+                .join("; ");
+            add(
+                None,
+                AUTO_RELEASE,
+                Severity::Critical,
+                format!(
+                    "auto-release in {} s ({why}); to keep the host, run: gpufleet hold {}",
+                    remaining_ms.div_ceil(1000),
+                    host.name
+                ),
+                None,
             );
         }
         if let Some(silent_ms) = unreachable_for(fleet, id)

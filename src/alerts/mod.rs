@@ -10,7 +10,7 @@ mod sink;
 mod try_sinks;
 
 pub use answer::{Verdict, judge};
-pub use book::{AlertBook, UNREACHABLE};
+pub use book::{AUTO_RELEASE, AlertBook, UNREACHABLE};
 pub use deliver::{Clock, DeliveryEvent, DeliveryOptions, Dispatcher, Reporter, SinkStatus};
 pub use message::{Alert, AlertState, Money, truncate_bytes};
 pub use sink::{HttpRequest, Sink, SinkError};

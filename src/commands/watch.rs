@@ -8,15 +8,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::alerts::Sink;
+use crate::audit::AuditLog;
 use crate::cli::GlobalArgs;
 use crate::config::{self, Config};
 use crate::cost::LedgerStore;
 use crate::fleet::{FleetOptions, HostId, HostSink};
-use crate::launch::{Plan, fleet_options};
+use crate::launch::{Plan, fleet_options, money_config};
 use crate::release::process_env;
 use crate::remote::{LinkOptions, RemoteHost, resolve_named, spawn_link};
 use crate::telemetry::source::SourceHandle;
-use crate::watch::{self, Reloaded, Reloader, Setup, Sources, WatchedHost};
+use crate::watch::{self, ReleaseSetup, Reloaded, Reloader, Setup, Sources, WatchedHost};
 
 /// Exit status for a setup the watcher refuses (bad address, missing secret).
 pub const EXIT_BAD_SETUP: u8 = 2;
@@ -55,13 +56,25 @@ pub fn run(
     };
     let persist = options.money.persist;
     let interval = Duration::from_millis(options.interval_ms);
+    let store = LedgerStore::open_default().ok().filter(|_| persist);
+    let release = match (&store, AuditLog::open_default()) {
+        (Some(store), Ok(audit)) => Some(ReleaseSetup {
+            config: money_config(config, global.demo),
+            ssh: global.ssh_settings(),
+            interval_ms: options.interval_ms,
+            store: store.clone(),
+            audit,
+        }),
+        _ => None,
+    };
     let setup = Setup {
         host_names: plan.host_names(),
         options,
-        store: LedgerStore::open_default().ok().filter(|_| persist),
+        store,
         sinks,
         metrics,
         unreachable_after_ms: config.unreachable_minutes.saturating_mul(60_000),
+        release,
     };
     let sources = match plan {
         // The config's own hosts can be reloaded; a demo fleet, this machine or hosts named on
@@ -131,6 +144,7 @@ impl Reloader for ConfigReloader {
         self.remote = remote;
         Ok(Reloaded {
             hosts,
+            release_config: money_config(&config, self.global.demo),
             options: fleet_options(&config, &self.global),
             sinks,
             unreachable_after_ms: config.unreachable_minutes.saturating_mul(60_000),

@@ -43,6 +43,8 @@ pub struct Config {
     pub alerts: Vec<AlertSink>,
     /// A host that has sent nothing for this long raises the `unreachable` alert.
     pub unreachable_minutes: u64,
+    /// How long an auto-release counts down (announced, and cancellable with `gpufleet hold`).
+    pub countdown_s: u64,
     /// `/metrics` for Prometheus.
     pub metrics: Option<MetricsConfig>,
 }
@@ -69,6 +71,7 @@ impl Default for Config {
             budget: None,
             alerts: Vec::new(),
             unreachable_minutes: 5,
+            countdown_s: 300,
             metrics: None,
         }
     }
@@ -99,6 +102,11 @@ pub struct HostConfig {
     pub backup: Option<Vec<String>>,
     #[serde(default)]
     pub auto_release: bool,
+    /// This host's auto-release countdown, instead of the top-level `countdown_s`.
+    pub countdown_s: Option<u64>,
+    /// Red lines of this host alone: money spent in this rental, hours billed.
+    pub max_spend: Option<f64>,
+    pub max_hours: Option<f64>,
     pub expect: Option<Expect>,
     pub release: Option<ReleaseConfig>,
 }

@@ -40,6 +40,9 @@ pub(super) fn inline_secret(doc: &Document<'_>) -> Option<Problem> {
     })
 }
 
+/// An automatic release must leave time to notice the announcement and hold it.
+const MIN_COUNTDOWN_S: u64 = 10;
+
 pub(super) fn check(config: &Config) -> Result<(), Problem> {
     let root = KeyPath::root();
     if let Some(theme) = &config.theme {
@@ -91,6 +94,15 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
     }
     if let Some(budget) = &config.budget {
         check_budget(budget, &root.key("budget"))?;
+    }
+    if config.countdown_s < MIN_COUNTDOWN_S {
+        problem(
+            root.key("countdown_s"),
+            format!(
+                "must be at least {MIN_COUNTDOWN_S} seconds, found {}",
+                config.countdown_s
+            ),
+        )?;
     }
     if config.unreachable_minutes == 0 {
         problem(root.key("unreachable_minutes"), "must be at least 1")?;
@@ -175,6 +187,21 @@ fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
         problem(
             path.key("price_per_hour"),
             format!("must be 0 or more, found {price}"),
+        )?;
+    }
+    for (key, limit) in [("max_spend", host.max_spend), ("max_hours", host.max_hours)] {
+        if let Some(v) = limit
+            && !(v.is_finite() && v > 0.0)
+        {
+            problem(path.key(key), format!("must be more than 0, found {v}"))?;
+        }
+    }
+    if let Some(countdown) = host.countdown_s
+        && countdown < MIN_COUNTDOWN_S
+    {
+        problem(
+            path.key("countdown_s"),
+            format!("must be at least {MIN_COUNTDOWN_S} seconds, found {countdown}"),
         )?;
     }
     if let Some(currency) = &host.currency

@@ -16,6 +16,7 @@
 
 mod auto_release;
 mod fleet;
+mod holds;
 mod ledger;
 mod redline;
 mod store;
@@ -24,6 +25,7 @@ pub use auto_release::{AutoDecision, AutoInput, AutoRelease, AutoState, DEFAULT_
 pub use fleet::{
     CurrencyTotal, FleetCost, HostCost, Price, billing_started_ms, fleet_cost, host_ledger,
 };
+pub use holds::{HOLDS_FILE, HoldError, HoldStore};
 pub use ledger::{
     GpuObservation, IdleRun, Ledger, LedgerSettings, LedgerState, LedgerTotals, PARKED_FLOOR_MIB,
     REOPEN_AFTER_MS, Released,

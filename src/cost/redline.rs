@@ -17,10 +17,10 @@ pub struct HostLimits {
 }
 
 impl HostLimits {
-    pub fn from_config(config: &Config, _host: &HostConfig) -> Self {
+    pub fn from_config(config: &Config, host: &HostConfig) -> Self {
         Self {
-            max_spend: None,
-            max_hours: None,
+            max_spend: host.max_spend,
+            max_hours: host.max_hours,
             idle_alert_ms: config.idle_minutes.saturating_mul(60_000),
         }
     }

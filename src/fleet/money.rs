@@ -4,8 +4,8 @@
 
 use crate::config::{Config, Provider};
 use crate::cost::{
-    AutoDecision, AutoInput, AutoRelease, AutoState, DEFAULT_COUNTDOWN_MS, FleetCost, FleetLimits,
-    GpuObservation, HostCost, HostLimits, Ledger, LedgerBook, LedgerSettings, Price, RedLine,
+    AutoDecision, AutoInput, AutoRelease, AutoState, FleetCost, FleetLimits, GpuObservation,
+    HostCost, HostLimits, Ledger, LedgerBook, LedgerSettings, Price, RedLine,
     auto_release_triggered, billing_started_ms, fleet_red_lines, host_red_lines,
 };
 use crate::fleet::HostId;
@@ -32,6 +32,8 @@ pub struct HostMoneyConfig {
     pub auto_release: bool,
     /// Whether a `backup` command runs before a release.
     pub backup: bool,
+    /// This host's own countdown, when the config gives one.
+    pub countdown_ms: Option<u64>,
     pub release: Option<ReleaseTarget>,
 }
 
@@ -80,6 +82,7 @@ impl MoneyOptions {
                     billing_started_ms: billing_started_ms(host),
                     limits: Some(HostLimits::from_config(config, host)),
                     auto_release: host.auto_release,
+                    countdown_ms: host.countdown_s.map(|s| s.saturating_mul(1000)),
                     backup: host.backup.is_some(),
                     release: host.release.as_ref().map(|release| ReleaseTarget {
                         provider: release.provider,
@@ -89,7 +92,7 @@ impl MoneyOptions {
                 .collect(),
             default_limits,
             fleet_limits: FleetLimits::from_config(config),
-            countdown_ms: DEFAULT_COUNTDOWN_MS,
+            countdown_ms: config.countdown_s.saturating_mul(1000),
             save_every_ms: SAVE_EVERY_MS,
             persist: true,
         }
@@ -139,8 +142,9 @@ impl HostMoney {
         Self {
             limits: config.limits.unwrap_or(options.default_limits),
             ledger: Ledger::new(options.settings, config.billing_started_ms),
-            auto: (configured.is_some() && config.auto_release)
-                .then(|| AutoRelease::new(options.countdown_ms, false)),
+            auto: (configured.is_some() && config.auto_release).then(|| {
+                AutoRelease::new(config.countdown_ms.unwrap_or(options.countdown_ms), false)
+            }),
             auto_decision: AutoDecision::Nothing,
             configured: configured.is_some(),
             config,
@@ -236,6 +240,33 @@ impl Money {
             h.auto
                 .is_some_and(|a| matches!(a.state(), AutoState::CountingDown { .. }))
         })
+    }
+
+    /// `gpufleet hold HOST`: cancels that host's countdown. Returns whether one was running.
+    pub fn hold(&mut self, name: &str) -> bool {
+        let mut held = false;
+        for host in self.hosts.iter_mut().filter(|h| h.config.name == name) {
+            if let Some(auto) = &mut host.auto
+                && auto.key_pressed()
+            {
+                host.auto_decision = AutoDecision::Nothing;
+                held = true;
+            }
+        }
+        held
+    }
+
+    /// Stops every countdown for good (another process does the auto-releasing).
+    pub fn disarm_auto_release(&mut self) {
+        for host in &mut self.hosts {
+            host.auto = None;
+            host.auto_decision = AutoDecision::Nothing;
+        }
+    }
+
+    /// Whether any host has auto-release armed.
+    pub fn auto_release_armed(&self) -> bool {
+        self.hosts.iter().any(|h| h.auto.is_some())
     }
 
     /// Any key: cancels every running countdown. Returns whether one was running.

@@ -28,6 +28,7 @@ fn kind_word(kind: AuditKind) -> &'static str {
         AuditKind::Backup => "backup",
         AuditKind::Release => "release",
         AuditKind::AutoRelease => "auto-release",
+        AuditKind::AutoReleaseHold => "hold",
         AuditKind::HostKeyAccepted => "host key",
     }
 }

@@ -4,6 +4,7 @@
 //! cleanly (streams closed, ledgers saved, exit 0 within two seconds).
 
 mod log;
+mod release;
 mod reload;
 mod signals;
 
@@ -11,15 +12,23 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crate::alerts::{AlertBook, DeliveryEvent, DeliveryOptions, Dispatcher, Reporter, Sink};
-use crate::cost::LedgerStore;
+use crate::alerts::{
+    Alert, AlertBook, AlertState, DeliveryEvent, DeliveryOptions, Dispatcher, Money, Reporter, Sink,
+};
+use crate::cost::{HoldStore, LedgerStore};
+use crate::diagnose::Severity;
 use crate::fleet::{Fleet, FleetCommand, FleetOptions, HostEvent, HostId, HostSink};
 use crate::metrics::{MetricsBridge, MetricsServer, render};
+use crate::state_file::ProcessLock;
 use crate::telemetry::source::{SourceHandle, now_ms};
 
 pub use log::init as init_logging;
+pub use release::ReleaseSetup;
 pub use reload::{Reloaded, Reloader, WatchedHost};
 pub use signals::Signal;
+
+/// The lock file whose holder is the one process releasing hosts automatically.
+pub const RELEASER_LOCK: &str = "auto-release.lock";
 
 /// How often the engine ticks: findings, ledgers, red lines, alerts.
 const TICK: Duration = Duration::from_secs(1);
@@ -37,6 +46,11 @@ pub enum Input {
     Signal(Signal),
     /// A scrape waits for a page.
     Scrape,
+    /// An automatic release ended: what the provider did, or why it did not happen.
+    Released {
+        host: String,
+        outcome: Result<String, String>,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +86,8 @@ pub struct Setup {
     pub sinks: Vec<Sink>,
     pub metrics: Option<String>,
     pub unreachable_after_ms: u64,
+    /// How hosts are released automatically; `None` releases nothing (the demo fleet).
+    pub release: Option<ReleaseSetup>,
 }
 
 /// Runs until SIGINT or SIGTERM.
@@ -96,20 +112,28 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
     };
     let mut fleet = Fleet::new(setup.host_names.clone(), setup.options.clone(), now_ms());
     resume_ledgers(&mut fleet, setup.store.as_ref());
-    let auto: Vec<&str> = fleet
-        .money
-        .hosts
-        .iter()
-        .filter(|h| h.auto.is_some())
-        .map(|h| h.config.name.as_str())
-        .collect();
-    if !auto.is_empty() {
-        tracing::warn!(
-            hosts = %auto.join(","),
-            "auto_release is on for these hosts, but the watcher does not release yet: run the console to have them released"
-        );
+    // One process auto-releases a host: the first console or watcher to take the lock.
+    let mut releaser_lock = None;
+    if fleet.money.auto_release_armed() {
+        match take_releaser_lock(setup.release.as_ref()) {
+            Ok(lock) => {
+                tracing::info!("auto-release is armed here");
+                releaser_lock = Some(lock);
+            }
+            Err(holder) => {
+                tracing::warn!(holder = %holder, "auto-release is done by another gpufleet; this watcher will not release");
+                fleet.money.disarm_auto_release();
+            }
+        }
     }
+    let mut release = setup.release;
+    // Holds are for the process that counts down, the holder of the lock: another one taking
+    // them would lose them.
+    let holds = releaser_lock
+        .as_ref()
+        .and_then(|_| HoldStore::open_default().ok());
     let mut dispatcher = start_alerts(setup.sinks);
+    let released_tx = tx.clone();
     let sink = HostSink::from_sender(tx, Input::Host);
     let mut fixed = Vec::new();
     let mut running: reload::Running = Vec::new();
@@ -159,6 +183,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
                             tracing::warn!("interval_ms changed: restart the watcher to apply it");
                         }
                         firing.set_unreachable_after_ms(new.unreachable_after_ms);
+                        if let Some(release) = release.as_mut() {
+                            release.config = new.release_config.clone();
+                        }
                         let old = std::mem::replace(&mut dispatcher, start_alerts(new.sinks));
                         let _ = old.finish(ALERTS_WAIT);
                         tracing::info!(
@@ -170,6 +197,15 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
                     }
                 },
             },
+            Ok(Input::Released { host, outcome }) => {
+                released(
+                    &mut fleet,
+                    setup.store.as_ref(),
+                    &dispatcher,
+                    &host,
+                    outcome,
+                );
+            }
             Ok(Input::Scrape) => {
                 if bridge.wanted() {
                     fleet.advance_clock(now_ms());
@@ -184,7 +220,21 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
             if next_tick < Instant::now() {
                 next_tick = Instant::now() + TICK;
             }
-            tick(&mut fleet, setup.store.as_ref(), &mut firing, &dispatcher);
+            if let Some(holds) = &holds {
+                take_holds(&mut fleet, holds);
+            }
+            for host in tick(&mut fleet, setup.store.as_ref(), &mut firing, &dispatcher) {
+                let Some(release) = release.clone() else {
+                    continue;
+                };
+                let cost = fleet.money.cost(host).cloned();
+                let name = fleet
+                    .hosts
+                    .get(host)
+                    .map_or_else(String::new, |h| h.name.clone());
+                tracing::warn!(host = %name, "auto-release: releasing now");
+                release::spawn(release, name, cost, released_tx.clone());
+            }
         }
     }
     let mut sources = fixed;
@@ -213,25 +263,21 @@ fn start_alerts(sinks: Vec<Sink>) -> Dispatcher {
     Dispatcher::start(sinks, DeliveryOptions::default(), now_ms, reporter)
 }
 
-/// One second of the engine: findings, money, ledgers saved when due, alerts.
+/// One second of the engine: findings, money, ledgers saved when due, alerts. Returns the
+/// hosts whose auto-release countdown ran out.
 fn tick(
     fleet: &mut Fleet,
     store: Option<&LedgerStore>,
     firing: &mut AlertBook,
     alerts: &Dispatcher,
-) {
+) -> Vec<HostId> {
+    let mut due = Vec::new();
     fleet.advance_clock(now_ms());
     fleet.refresh_findings();
     for command in fleet.money_tick() {
         match command {
             FleetCommand::SaveLedgers { book } => save(fleet, store, &book),
-            FleetCommand::AutoRelease { host } => {
-                let name = fleet.hosts.get(host).map_or("?", |h| h.name.as_str());
-                tracing::warn!(
-                    host = name,
-                    "auto-release due, but the watcher does not release yet"
-                );
-            }
+            FleetCommand::AutoRelease { host } => due.push(host),
         }
     }
     for alert in firing.update(fleet) {
@@ -245,6 +291,92 @@ fn tick(
             "alert"
         );
         alerts.send(&alert);
+    }
+    due
+}
+
+/// The lock that makes this watcher the one process releasing hosts automatically.
+fn take_releaser_lock(release: Option<&ReleaseSetup>) -> Result<ProcessLock, String> {
+    if release.is_none() {
+        return Err("nobody: this fleet is never released".to_string());
+    }
+    let dir = crate::paths::state_dir().ok_or("no state directory")?;
+    ProcessLock::try_take(&dir.join(RELEASER_LOCK), "gpufleet watch")
+}
+
+/// `gpufleet hold HOST` requests, taken and applied.
+fn take_holds(fleet: &mut Fleet, holds: &HoldStore) {
+    let taken = match holds.take_all() {
+        Ok(taken) => taken,
+        Err(e) => {
+            tracing::error!(error = %e, "holds not read");
+            return;
+        }
+    };
+    for host in taken.keys() {
+        if fleet.money.hold(host) {
+            tracing::warn!(host = %host, "auto-release held: the countdown is cancelled");
+        } else {
+            tracing::info!(host = %host, "hold asked, but no countdown was running");
+        }
+    }
+}
+
+/// An automatic release ended: logged, alerted, and the ledger the release closed adopted.
+fn released(
+    fleet: &mut Fleet,
+    store: Option<&LedgerStore>,
+    alerts: &Dispatcher,
+    host: &str,
+    outcome: Result<String, String>,
+) {
+    let (label, severity, summary) = match &outcome {
+        Ok(text) => {
+            tracing::warn!(host, outcome = %text, "auto-release done");
+            (
+                "auto_release_done",
+                Severity::Warning,
+                format!("released automatically: {text}"),
+            )
+        }
+        Err(why) => {
+            tracing::error!(host, why = %why, "auto-release failed");
+            (
+                "auto_release_failed",
+                Severity::Critical,
+                format!("the automatic release failed: {why}"),
+            )
+        }
+    };
+    let id = fleet
+        .watched()
+        .find(|(_, h)| h.name == host)
+        .map(|(id, _)| id);
+    let money = id
+        .and_then(|id| fleet.money.cost(id))
+        .map(|cost| Money {
+            price_per_hour: cost.price.as_ref().map(|p| p.price_per_hour),
+            spent: cost.spent(),
+            currency: cost.currency().map(str::to_string),
+        })
+        .unwrap_or_default();
+    alerts.send(&Alert {
+        host: host.to_string(),
+        gpu: None,
+        label: label.to_string(),
+        severity,
+        summary,
+        runbook: None,
+        money,
+        state: AlertState::Firing,
+        at_ms: fleet.now_ms,
+    });
+    if let Some(store) = store
+        && let Ok(book) = store.load()
+    {
+        let options = fleet.options.money.clone();
+        let now = fleet.now_ms;
+        fleet.money.adopt_saved(&book, &options, now);
     }
 }
 

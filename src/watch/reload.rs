@@ -18,6 +18,8 @@ pub struct WatchedHost {
 /// The config as read again.
 pub struct Reloaded {
     pub hosts: Vec<WatchedHost>,
+    /// The hosts that may be released, with their `[hosts.release]` tables.
+    pub release_config: crate::config::Config,
     pub options: FleetOptions,
     pub sinks: Vec<Sink>,
     pub unreachable_after_ms: u64,

@@ -1,0 +1,58 @@
+//! `gpufleet hold HOST`: cancels HOST's auto-release countdown from any shell. The request is
+//! left in the state directory for whichever gpufleet counts the host down (console or
+//! watcher), which takes it within a second; it is written to the audit log.
+
+use std::io::Write;
+
+use crate::audit::{AuditEntry, AuditKind, AuditLog};
+use crate::config::Config;
+use crate::cost::HoldStore;
+use crate::telemetry::source::now_ms;
+
+pub const EXIT_HELD: u8 = 0;
+pub const EXIT_REFUSED: u8 = 2;
+
+/// Records the hold; one line for the user on `out`. Returns an exit status.
+pub fn run(config: &Config, host: &str, out: &mut dyn Write) -> u8 {
+    let Some(configured) = config.host(host) else {
+        let _ = writeln!(out, "gpufleet hold: no host named {host:?} in the config");
+        return EXIT_REFUSED;
+    };
+    if !configured.auto_release {
+        let _ = writeln!(
+            out,
+            "gpufleet hold: {host} has no auto_release; there is no countdown to hold"
+        );
+        return EXIT_REFUSED;
+    }
+    let at_ms = now_ms();
+    let recorded = HoldStore::open_default()
+        .map_err(|e| e.to_string())
+        .and_then(|store| store.hold(host, at_ms).map_err(|e| e.to_string()));
+    if let Err(e) = recorded {
+        let _ = writeln!(out, "gpufleet hold: {e}");
+        return EXIT_REFUSED;
+    }
+    let entry = AuditEntry {
+        at_ms,
+        host: host.to_string(),
+        kind: AuditKind::AutoReleaseHold,
+        command: format!("gpufleet hold {host}"),
+        outcome: "requested".to_string(),
+        exit_status: None,
+        runbook: None,
+        step: None,
+        dry_run: false,
+    };
+    if let Err(e) = AuditLog::open_default()
+        .map_err(|e| e.to_string())
+        .and_then(|log| log.append(&entry).map_err(|e| e.to_string()))
+    {
+        let _ = writeln!(out, "warning: the audit log could not be written: {e}");
+    }
+    let _ = writeln!(
+        out,
+        "hold recorded for {host}: the gpufleet counting it down cancels its auto-release within a second"
+    );
+    EXIT_HELD
+}

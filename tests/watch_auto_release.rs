@@ -1,0 +1,251 @@
+//! Auto-release with nobody at a terminal: a host over its budget (a real sshd host with no
+//! compute process running) is counted down, announced to the webhook, and released through
+//! its `command` provider; `gpufleet hold HOST` from a shell cancels the countdown; and only one
+//! process (here the first of two watchers) releases automatically.
+
+mod common;
+#[path = "release_support/server.rs"]
+mod server;
+#[path = "support/tmux.rs"]
+mod tmux;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::sshd::Sshd;
+use server::{Server, answer};
+use tmux::binary;
+
+const WAIT: Duration = Duration::from_secs(40);
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+    known_hosts: PathBuf,
+    hook: Server,
+    _sshd: Sshd,
+}
+
+impl Fixture {
+    /// One host billed two hours at 100 USD/h with `max_spend = 1`: over budget at once.
+    fn new() -> Option<Self> {
+        let sshd = Sshd::start()?;
+        sshd.set_scenario("idle");
+        let dir = tempfile::tempdir().expect("temp");
+        let known_hosts = dir.path().join("known_hosts");
+        std::fs::write(&known_hosts, sshd.known_hosts_line("ed25519")).expect("known_hosts");
+        let hook = Server::start(vec![answer(200, "{}")]);
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_secs()
+            - 2 * 3600;
+        let billing_started = Command::new("date")
+            .args(["-u", "-d", &format!("@{started}"), "+%Y-%m-%dT%H:%M:%SZ"])
+            .output()
+            .expect("date");
+        let billing_started = String::from_utf8_lossy(&billing_started.stdout)
+            .trim()
+            .to_string();
+        let config = dir.path().join("config.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "interval_ms = 500\ncountdown_s = 10\n\n[[hosts]]\nname = \"h1\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\
+                 price_per_hour = 100.0\ncurrency = \"USD\"\nbilling_started = \"{billing_started}\"\nmax_spend = 1.0\nauto_release = true\n\
+                 [hosts.release]\nprovider = \"command\"\ninstance_id = \"i-1\"\ncommand = [\"touch\", \"{}/released-{{instance_id}}\"]\n\n\
+                 [[alerts]]\nkind = \"webhook\"\nurl = \"{}/hook\"\nmin_severity = \"info\"\n",
+                sshd.user,
+                sshd.port,
+                sshd.client_key().display(),
+                dir.path().display(),
+                hook.base_url
+            ),
+        )
+        .expect("config");
+        Some(Self {
+            dir,
+            config,
+            known_hosts,
+            hook,
+            _sshd: sshd,
+        })
+    }
+
+    fn state(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    fn marker(&self) -> PathBuf {
+        self.dir.path().join("released-i-1")
+    }
+
+    fn watch(&self, log: &str) -> Watcher {
+        let log = self.dir.path().join(log);
+        let child = Command::new(binary())
+            .args(["watch", "--known-hosts"])
+            .arg(&self.known_hosts)
+            .arg("--config")
+            .arg(&self.config)
+            .env("GPUFLEET_STATE_DIR", self.state())
+            .env("SSH_AUTH_SOCK", "")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log"))
+            .spawn()
+            .expect("spawn gpufleet watch");
+        Watcher { child, log }
+    }
+
+    /// The webhook's alerts with `label`, as JSON.
+    fn alerts(&self, label: &str) -> Vec<serde_json::Value> {
+        self.hook
+            .requests()
+            .iter()
+            .map(|r| r.json())
+            .filter(|a| a["label"] == label)
+            .collect()
+    }
+
+    fn audit(&self) -> String {
+        std::fs::read_to_string(self.state().join("audit.jsonl")).unwrap_or_default()
+    }
+}
+
+struct Watcher {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Watcher {
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_until(what: &str, log: &dyn Fn() -> String, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !ok() {
+        assert!(Instant::now() < deadline, "never {what}; log:\n{}", log());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn hold(fx: &Fixture) -> std::process::Output {
+    Command::new(binary())
+        .args(["hold", "h1", "--config"])
+        .arg(&fx.config)
+        .env("GPUFLEET_STATE_DIR", fx.state())
+        .stdin(Stdio::null())
+        .output()
+        .expect("gpufleet hold")
+}
+
+fn exists(path: &Path) -> bool {
+    path.exists()
+}
+
+#[test]
+fn an_over_budget_host_is_announced_counted_down_and_released() {
+    let Some(fx) = Fixture::new() else { return };
+    let watcher = fx.watch("watch.log");
+    let log = || watcher.log();
+    wait_until("the countdown is announced", &log, || {
+        !fx.alerts("auto_release").is_empty()
+    });
+    let started = Instant::now();
+    let announced = fx.alerts("auto_release")[0].clone();
+    assert_eq!(announced["state"], "firing");
+    assert_eq!(announced["severity"], "critical");
+    let summary = announced["summary"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(summary.contains("gpufleet hold h1"), "{summary}");
+    assert!(
+        !exists(&fx.marker()),
+        "released before the countdown ran out"
+    );
+    wait_until("the host is released", &log, || exists(&fx.marker()));
+    assert!(
+        started.elapsed() >= Duration::from_secs(8),
+        "the countdown ran {:?}",
+        started.elapsed()
+    );
+    wait_until("the release is alerted", &log, || {
+        !fx.alerts("auto_release_done").is_empty()
+    });
+    let audit = fx.audit();
+    assert!(audit.contains("\"kind\":\"auto_release\""), "{audit}");
+    wait_until("the ledger is closed", &log, || {
+        std::fs::read_to_string(fx.state().join("ledger.json"))
+            .is_ok_and(|l| l.contains("\"released\": {"))
+    });
+    assert!(
+        fx.alerts("auto_release")
+            .iter()
+            .any(|a| a["state"] == "resolved"),
+        "the countdown alert resolves"
+    );
+}
+
+#[test]
+fn gpufleet_hold_cancels_the_countdown_and_only_one_watcher_releases() {
+    let Some(fx) = Fixture::new() else { return };
+    let first = fx.watch("first.log");
+    let log = || first.log();
+    wait_until("the first watcher arms", &log, || {
+        first.log().contains("auto-release is armed")
+    });
+    let second = fx.watch("second.log");
+    wait_until("the second watcher defers", &|| second.log(), || {
+        second.log().contains("done by another gpufleet")
+    });
+    assert!(
+        second.log().contains("gpufleet watch (pid "),
+        "{}",
+        second.log()
+    );
+
+    wait_until("the countdown is announced", &log, || {
+        !fx.alerts("auto_release").is_empty()
+    });
+    let out = hold(&fx);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    wait_until("the hold is taken", &log, || {
+        first.log().contains("auto-release held")
+    });
+    // Past the 10 s countdown: nothing was released.
+    std::thread::sleep(Duration::from_secs(12));
+    assert!(
+        !exists(&fx.marker()),
+        "released although held:\n{}",
+        first.log()
+    );
+    assert!(
+        fx.audit().contains("\"kind\":\"auto_release_hold\""),
+        "{}",
+        fx.audit()
+    );
+    assert!(
+        fx.alerts("auto_release")
+            .iter()
+            .any(|a| a["state"] == "resolved"),
+        "the countdown alert resolves"
+    );
+    assert!(fx.alerts("auto_release_done").is_empty());
+    drop(second);
+}
