@@ -1,0 +1,192 @@
+//! `gpufleet watch` over real sshd: N hosts of 8 GPUs at a 1 s interval, the release binary as a
+//! child with no terminal. Measures its CPU (user + system ticks of the whole process, so every
+//! link thread counts) and memory over a window once every host streams, then makes one host
+//! lose its GPU and times the alert from the moment the fake `nvidia-smi` prints the failure to
+//! the moment the webhook (a loopback HTTP server) receives it.
+//!
+//! `cargo bench --bench watch_ssh` runs 50 hosts for 60 s and writes
+//! `target/watch-ssh-report.txt`; under `cargo test` it runs a 3-host, 5-second smoke version.
+//! Needs `/usr/sbin/sshd` and the release binary (`cargo build --release`).
+
+#[path = "../tests/release_support/server.rs"]
+mod server;
+#[allow(dead_code)]
+#[path = "../tests/common/sshd.rs"]
+mod sshd;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Plan {
+    hosts: usize,
+    measure: Duration,
+}
+
+fn ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of stat: 12 and 13 after the state field.
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+fn status_kib(pid: u32, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn scrape(addr: &str) -> String {
+    reqwest::blocking::get(format!("http://{addr}/metrics"))
+        .and_then(|r| r.text())
+        .unwrap_or_default()
+}
+
+fn main() {
+    let bench = std::env::args().any(|a| a == "--bench");
+    let plan = if bench {
+        Plan {
+            hosts: 50,
+            measure: Duration::from_secs(60),
+        }
+    } else {
+        Plan {
+            hosts: 3,
+            measure: Duration::from_secs(5),
+        }
+    };
+    let binary = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/gpufleet");
+    if !sshd::available() || !binary.exists() {
+        eprintln!(
+            "watch_ssh: needs sshd and {} (cargo build --release)",
+            binary.display()
+        );
+        return;
+    }
+    let servers: Vec<sshd::Sshd> = (0..plan.hosts)
+        .filter_map(|_| sshd::Sshd::start())
+        .collect();
+    let dir = tempfile::tempdir().expect("temp");
+    let mut config = String::from("interval_ms = 1000\n\n");
+    let mut known = String::new();
+    for (i, s) in servers.iter().enumerate() {
+        std::fs::write(s.dir().join("gpus"), "8").expect("gpus");
+        // The simulated hosts share this machine's cores; at nice 10 they yield to the watcher.
+        if let Ok(pid) = std::fs::read_to_string(s.dir().join("sshd.pid")) {
+            let _ = Command::new("renice")
+                .args(["-n", "10", "-p", pid.trim()])
+                .output();
+        }
+        config.push_str(&format!(
+            "[[hosts]]\nname = \"h{i:02}\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\n",
+            s.user,
+            s.port,
+            s.client_key().display()
+        ));
+        known.push_str(&s.known_hosts_line("ed25519"));
+        known.push('\n');
+    }
+    let hook = server::Server::start(vec![server::answer(200, "{}")]);
+    config.push_str(&format!(
+        "[[alerts]]\nkind = \"webhook\"\nurl = \"{}/hook\"\n",
+        hook.base_url
+    ));
+    std::fs::write(dir.path().join("config.toml"), config).expect("config");
+    std::fs::write(dir.path().join("known_hosts"), known).expect("known_hosts");
+    let metrics = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").to_string()
+    };
+    let mut child = Command::new(&binary)
+        .args(["watch", "-q", "--metrics", &metrics, "--config"])
+        .arg(dir.path().join("config.toml"))
+        .arg("--known-hosts")
+        .arg(dir.path().join("known_hosts"))
+        .env("GPUFLEET_STATE_DIR", dir.path().join("state"))
+        .env("SSH_AUTH_SOCK", "")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("watch");
+    let pid = child.id();
+    let started = Instant::now();
+    let all_streaming = loop {
+        let page = scrape(&metrics);
+        let live = page
+            .lines()
+            .filter(|l| l.starts_with("gpufleet_host_streaming{") && l.ends_with(" 1"))
+            .count();
+        if live == servers.len() {
+            break Some(started.elapsed());
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let ticks_per_s = 100.0; // USER_HZ on Linux
+    let before = ticks(pid).unwrap_or(0);
+    let rss_before = status_kib(pid, "VmRSS:").unwrap_or(0);
+    let window = Instant::now();
+    std::thread::sleep(plan.measure);
+    let cpu_s = (ticks(pid).unwrap_or(0) - before) as f64 / ticks_per_s;
+    let seconds = window.elapsed().as_secs_f64();
+    let rss_after = status_kib(pid, "VmRSS:").unwrap_or(0);
+    let hwm = status_kib(pid, "VmHWM:").unwrap_or(0);
+
+    // One host loses its GPU: from now on its nvidia-smi prints the failure text at once, and
+    // its running stream is ended so that the link's next one does.
+    let lost = &servers[0];
+    lost.set_scenario("gpu-lost");
+    let _ = std::fs::write(lost.dir().join("lost"), "");
+    for pid in lost.host_processes() {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        // The stream's shell and the awk replaying its lines.
+        if (cmdline.contains("nvidia-smi") && cmdline.contains("-lms"))
+            || cmdline.contains("pause=")
+        {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    }
+    let failed_at = Instant::now();
+    let mut alert_after = None;
+    while failed_at.elapsed() < Duration::from_secs(30) {
+        if hook
+            .requests()
+            .iter()
+            .any(|r| r.json()["host"] == "h00" && r.json()["label"] == "gpu_lost")
+        {
+            alert_after = Some(failed_at.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let report = format!(
+        "gpufleet watch over real sshd: {} hosts x 8 GPUs, 1 s interval\n\
+         all hosts streaming after: {}\n\
+         CPU over {seconds:.0} s: {cpu_s:.2} s ({:.2}% of a core)\n\
+         RSS: {:.1} MB at the start of the window, {:.1} MB at its end, peak {:.1} MB\n\
+         GPU lost -> webhook: {}\n",
+        servers.len(),
+        all_streaming.map_or("never".to_string(), |d| format!("{:.2} s", d.as_secs_f64())),
+        cpu_s / seconds * 100.0,
+        rss_before as f64 / 1024.0,
+        rss_after as f64 / 1024.0,
+        hwm as f64 / 1024.0,
+        alert_after.map_or("no alert within 30 s".to_string(), |d| format!(
+            "{:.2} s from ending the host's stream (its next nvidia-smi prints the GPU-lost text) to the webhook",
+            d.as_secs_f64()
+        )),
+    );
+    print!("{report}");
+    if bench {
+        let _ = std::fs::write(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/watch-ssh-report.txt"),
+            &report,
+        );
+    }
+}
