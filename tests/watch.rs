@@ -49,6 +49,19 @@ struct Watcher {
 }
 
 impl Watcher {
+    /// A watcher serving `/metrics` on a free port; the address with it.
+    fn with_metrics(dir: &Path, config: &Path, known_hosts: &Path) -> (Self, String) {
+        let metrics = format!("127.0.0.1:{}", free_port());
+        let known_hosts = known_hosts.to_str().expect("utf-8");
+        let watcher = Self::start(
+            dir,
+            config,
+            &["--metrics", &metrics, "--known-hosts", known_hosts],
+            &[],
+        );
+        (watcher, metrics)
+    }
+
     fn start(dir: &Path, config: &Path, extra: &[&str], env: &[(&str, &str)]) -> Self {
         let stderr = dir.join("watch.log");
         let mut command = Command::new(binary());
@@ -180,6 +193,17 @@ impl Drop for Prometheus {
     }
 }
 
+/// A known_hosts file trusting `servers`' host keys.
+fn known_hosts_of(dir: &Path, servers: &[&Sshd]) -> PathBuf {
+    let path = dir.join("known_hosts");
+    let lines: String = servers
+        .iter()
+        .map(|s| format!("{}\n", s.known_hosts_line("ed25519")))
+        .collect();
+    std::fs::write(&path, lines).expect("known_hosts");
+    path
+}
+
 fn host_block(name: &str, sshd: &Sshd) -> String {
     format!(
         "[[hosts]]\nname = \"{name}\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\nprice_per_hour = 2.5\ncurrency = \"USD\"\n",
@@ -198,16 +222,7 @@ fn watch_streams_to_prometheus_alerts_a_lost_gpu_and_stops_cleanly() {
     let Some(lost) = Sshd::start() else { return };
     lost.set_scenario("gpu-lost");
     let dir = tempfile::tempdir().expect("temp");
-    let known_hosts = dir.path().join("known_hosts");
-    std::fs::write(
-        &known_hosts,
-        format!(
-            "{}\n{}\n",
-            healthy.known_hosts_line("ed25519"),
-            lost.known_hosts_line("ed25519")
-        ),
-    )
-    .expect("known_hosts");
+    let known_hosts = known_hosts_of(dir.path(), &[&healthy, &lost]);
     let hook = Server::start(vec![answer(200, "{}")]);
     let config = dir.path().join("config.toml");
     std::fs::write(
@@ -220,18 +235,7 @@ fn watch_streams_to_prometheus_alerts_a_lost_gpu_and_stops_cleanly() {
         ),
     )
     .expect("config");
-    let metrics = format!("127.0.0.1:{}", free_port());
-    let mut watcher = Watcher::start(
-        dir.path(),
-        &config,
-        &[
-            "--metrics",
-            &metrics,
-            "--known-hosts",
-            known_hosts.to_str().expect("utf-8"),
-        ],
-        &[],
-    );
+    let (mut watcher, metrics) = Watcher::with_metrics(dir.path(), &config, &known_hosts);
     let prometheus = Prometheus::start(dir.path(), &metrics);
 
     // Prometheus stores the healthy host's GPU utilization under its own name.
@@ -379,33 +383,13 @@ fn sighup_adds_and_removes_hosts_without_dropping_the_others_and_keeps_a_broken_
     let Some(first) = Sshd::start() else { return };
     let Some(second) = Sshd::start() else { return };
     let dir = tempfile::tempdir().expect("temp");
-    let known_hosts = dir.path().join("known_hosts");
-    std::fs::write(
-        &known_hosts,
-        format!(
-            "{}\n{}\n",
-            first.known_hosts_line("ed25519"),
-            second.known_hosts_line("ed25519")
-        ),
-    )
-    .expect("known_hosts");
+    let known_hosts = known_hosts_of(dir.path(), &[&first, &second]);
     let config = dir.path().join("config.toml");
     let write = |hosts: &str| {
         std::fs::write(&config, format!("interval_ms = 500\n\n{hosts}")).expect("config");
     };
     write(&host_block("first", &first));
-    let metrics = format!("127.0.0.1:{}", free_port());
-    let mut watcher = Watcher::start(
-        dir.path(),
-        &config,
-        &[
-            "--metrics",
-            &metrics,
-            "--known-hosts",
-            known_hosts.to_str().expect("utf-8"),
-        ],
-        &[],
-    );
+    let (mut watcher, metrics) = Watcher::with_metrics(dir.path(), &config, &known_hosts);
     let log = || watcher.log();
     let streaming = |name: &str| format!("gpufleet_host_streaming{{instance=\"{name}\"}} 1\n");
     wait_until("first streams", &log, || {
