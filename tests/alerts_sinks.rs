@@ -75,6 +75,12 @@ fn exchange(
     (requests[0].clone(), out)
 }
 
+/// The text of the test alert, wherever a service's body keeps it.
+fn assert_says_it_works(text: &serde_json::Value) {
+    let text = text.as_str().expect("the message text");
+    assert!(text.contains("this sink works"), "{text}");
+}
+
 fn python_hmac_base64(key: &str, message: &str) -> String {
     let out = Command::new("python3")
         .args([
@@ -159,12 +165,7 @@ fn feishu_gets_a_text_message_signed_in_the_body() {
     assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
     let body = request.json();
     assert_eq!(body["msg_type"], "text");
-    assert!(
-        body["content"]["text"]
-            .as_str()
-            .expect("text")
-            .contains("this sink works")
-    );
+    assert_says_it_works(&body["content"]["text"]);
     let timestamp = body["timestamp"]
         .as_str()
         .expect("timestamp in seconds, as a string");
@@ -200,12 +201,7 @@ fn dingtalk_gets_text_signed_in_the_query() {
     );
     let body = request.json();
     assert_eq!(body["msgtype"], "text");
-    assert!(
-        body["text"]["content"]
-            .as_str()
-            .expect("content")
-            .contains("this sink works")
-    );
+    assert_says_it_works(&body["text"]["content"]);
 }
 
 #[test]
@@ -240,12 +236,7 @@ fn wecom_gets_text() {
     assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
     let body = request.json();
     assert_eq!(body["msgtype"], "text");
-    assert!(
-        body["text"]["content"]
-            .as_str()
-            .expect("content")
-            .contains("this sink works")
-    );
+    assert_says_it_works(&body["text"]["content"]);
 }
 
 #[test]
@@ -276,12 +267,7 @@ fn telegram_gets_send_message_with_the_chat() {
     assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
     let body = request.json();
     assert_eq!(body["chat_id"], -1_001_234);
-    assert!(
-        body["text"]
-            .as_str()
-            .expect("text")
-            .contains("this sink works")
-    );
+    assert_says_it_works(&body["text"]);
 }
 
 #[test]
