@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use gpufleet::alerts;
+use gpufleet::app::Event;
 use gpufleet::app::model::ModelOptions;
 use gpufleet::app::ops_bridge::{OpsFleet, OpsSetup};
 use gpufleet::app::panel::{HostSource, Runbooks};
@@ -24,6 +25,7 @@ use gpufleet::diagnose;
 use gpufleet::error_text;
 use gpufleet::host_runner::SshRunner;
 use gpufleet::launch::{self, Plan};
+use gpufleet::metrics::{MetricsBridge, MetricsServer};
 use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
 use gpufleet::playbook;
 use gpufleet::release::{ReleaseAction, SendOptions, process_env};
@@ -491,9 +493,36 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 check: check::CheckOptions::default(),
             };
             let (sink, events) = mpsc::channel();
+            // `/metrics` from the console too (`[metrics] listen`): a scrape asks the loop for
+            // a page through the event channel. A port in use stops here, before the terminal.
+            let metrics_bridge = MetricsBridge::default();
+            let server = match &config.metrics {
+                Some(metrics) => {
+                    let wake_sink = sink.clone();
+                    let wake = Arc::new(move || {
+                        let _ = wake_sink.send(Event::Scrape);
+                    });
+                    match MetricsServer::start(&metrics.listen, metrics_bridge.clone(), wake) {
+                        Ok(server) => Some(server),
+                        Err(e) => {
+                            eprintln!("gpufleet: {e}");
+                            return Ok(ExitCode::from(2));
+                        }
+                    }
+                }
+                None => None,
+            };
             let (sources, prompts) = plan.start(sink.clone(), interval)?;
-            let bridges = runtime::Bridges { money: bridge, ops };
-            runtime::run(model, &theme, events, sink, sources, prompts, bridges)?;
+            let bridges = runtime::Bridges {
+                money: bridge,
+                ops,
+                metrics: server.as_ref().map(|_| metrics_bridge),
+            };
+            let ran = runtime::run(model, &theme, events, sink, sources, prompts, bridges);
+            if let Some(server) = server {
+                server.stop();
+            }
+            ran?;
             Ok(ExitCode::SUCCESS)
         }
     }

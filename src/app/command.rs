@@ -77,4 +77,6 @@ pub enum Command {
     },
     /// Read the audit log (a worker thread; answered with `Event::AuditLoaded`).
     LoadAudit,
+    /// Render `/metrics` from the fleet for the scrape that waits.
+    ServeMetrics,
 }

@@ -33,6 +33,8 @@ pub enum Event {
     Check(super::check_run::CheckEvent),
     /// The audit log as read (oldest first), or why it could not be.
     AuditLoaded(Result<Vec<crate::audit::AuditEntry>, String>),
+    /// A Prometheus scrape waits for `/metrics`.
+    Scrape,
 }
 
 /// Where the console's sources, bridges and input thread send their events; the loop owns the

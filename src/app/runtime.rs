@@ -16,6 +16,7 @@ use crate::app::ops_bridge::{OpsBridge, OpsSetup};
 use crate::app::prompt_bridge::PendingPrompts;
 use crate::app::release_bridge::{BridgeSetup, ReleaseBridge};
 use crate::app::update::update;
+use crate::metrics::MetricsBridge;
 use crate::telemetry::TimestampMs;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
 use crate::theme::Theme;
@@ -66,6 +67,8 @@ pub fn spawn_input(sink: EventSink, loop_thread: std::thread::Thread) -> std::io
 pub struct Bridges {
     pub money: BridgeSetup,
     pub ops: OpsSetup,
+    /// Where `/metrics` pages go, when the console serves them (`[metrics] listen`).
+    pub metrics: Option<MetricsBridge>,
 }
 
 /// Runs the console until the user quits. The terminal is restored on return and on panic.
@@ -90,7 +93,7 @@ pub fn run(
         theme,
         (&events, &backlogs),
         &prompts,
-        (&mut bridge, Some(&mut ops)),
+        (&mut bridge, Some(&mut ops), bridges.metrics.as_ref()),
         &mut stats,
     );
     ratatui::restore();
@@ -128,7 +131,7 @@ pub fn event_loop<B: Backend>(
         theme,
         events,
         prompts,
-        (bridge, None),
+        (bridge, None, None),
         stats,
     )
 }
@@ -140,7 +143,11 @@ pub fn event_loop_with_ops<B: Backend>(
     theme: &Theme,
     (events, backlogs): (&Receiver<Event>, &Backlogs),
     prompts: &PendingPrompts,
-    (bridge, mut ops): (&mut ReleaseBridge, Option<&mut OpsBridge>),
+    (bridge, mut ops, metrics): (
+        &mut ReleaseBridge,
+        Option<&mut OpsBridge>,
+        Option<&MetricsBridge>,
+    ),
     stats: &mut FrameStats,
 ) -> Result<(), B::Error> {
     let mut next_tick = Instant::now() + TICK;
@@ -222,6 +229,13 @@ pub fn event_loop_with_ops<B: Backend>(
             match command {
                 Command::Quit => return Ok(()),
                 Command::AnswerPrompt { id, answer } => prompts.answer(id, answer),
+                Command::ServeMetrics => {
+                    if let Some(metrics) = metrics
+                        && metrics.wanted()
+                    {
+                        metrics.publish(crate::metrics::render(&model.fleet));
+                    }
+                }
                 Command::StartPlaybook { .. }
                 | Command::AnswerStep { .. }
                 | Command::StopPlaybook { .. }

@@ -52,6 +52,7 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             model.mark_dirty();
             Vec::new()
         }
+        Event::Scrape => vec![Command::ServeMetrics],
         Event::Resize => {
             model.mark_dirty();
             Vec::new()
