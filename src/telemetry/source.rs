@@ -135,15 +135,23 @@ pub struct Backlogs(Vec<Option<Arc<Backlog>>>);
 impl Backlogs {
     /// Starts counting the backlog of every source in `sources` that keeps one.
     pub fn arm(sources: &[SourceHandle]) -> Self {
-        let mut by_host: Vec<Option<Arc<Backlog>>> = Vec::new();
-        for (host, backlog) in sources.iter().filter_map(|s| s.backlog.as_ref()) {
-            if by_host.len() <= *host {
-                by_host.resize(*host + 1, None);
-            }
-            backlog.armed.store(true, Ordering::Relaxed);
-            by_host[*host] = Some(Arc::clone(backlog));
+        let mut backlogs = Self::default();
+        for source in sources {
+            backlogs.add(source);
         }
-        Self(by_host)
+        backlogs
+    }
+
+    /// Starts counting the backlog of one more source (a host added while running).
+    pub fn add(&mut self, source: &SourceHandle) {
+        let Some((host, backlog)) = source.backlog.as_ref() else {
+            return;
+        };
+        if self.0.len() <= *host {
+            self.0.resize(*host + 1, None);
+        }
+        backlog.armed.store(true, Ordering::Relaxed);
+        self.0[*host] = Some(Arc::clone(backlog));
     }
 
     /// The loop took an event of `host` off the channel.

@@ -20,7 +20,7 @@ use crate::diagnose::Severity;
 use crate::fleet::{Fleet, FleetCommand, FleetOptions, HostEvent, HostId, HostSink};
 use crate::metrics::{MetricsBridge, MetricsServer, render};
 use crate::state_file::ProcessLock;
-use crate::telemetry::source::{SourceHandle, now_ms};
+use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
 
 pub use log::init as init_logging;
 pub use release::ReleaseSetup;
@@ -150,6 +150,12 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
             reloader = Some(r);
         }
     }
+    // Each link holds back its samples (newest per GPU) once this many of its events wait, so a
+    // loop held up (a slow disk under the ledger) never queues without bound.
+    let mut backlogs = Backlogs::arm(&fixed);
+    for (_, handle) in running.iter().flatten() {
+        backlogs.add(handle);
+    }
     tracing::info!(hosts = fleet.hosts.len(), "watching");
     let mut firing = AlertBook::new(setup.unreachable_after_ms);
     let mut next_tick = Instant::now();
@@ -157,6 +163,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
         let wait = next_tick.saturating_duration_since(Instant::now());
         match rx.recv_timeout(wait) {
             Ok(Input::Host(host, event)) => {
+                backlogs.taken(host);
                 log_event(&fleet, host, &event);
                 fleet.apply(host, event);
             }
@@ -178,6 +185,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
                         }
                         let changes =
                             reload::apply(&new, &mut fleet, &mut running, r.as_ref(), &sink);
+                        for (_, handle) in running.iter().flatten() {
+                            backlogs.add(handle);
+                        }
                         resume_ledgers(&mut fleet, setup.store.as_ref());
                         if new.options.interval_ms != fleet.options.interval_ms {
                             tracing::warn!("interval_ms changed: restart the watcher to apply it");
