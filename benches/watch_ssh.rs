@@ -130,6 +130,24 @@ fn main() {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
+    // A soak: RSS once a minute for GPUFLEET_SOAK_MINUTES minutes, before the measured window.
+    let soak_minutes: u64 = std::env::var("GPUFLEET_SOAK_MINUTES")
+        .ok()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    let mut soak = String::new();
+    for minute in 0..=soak_minutes {
+        if soak_minutes == 0 {
+            break;
+        }
+        let rss = status_kib(pid, "VmRSS:").unwrap_or(0) as f64 / 1024.0;
+        let line = format!("soak minute {minute:3}: RSS {rss:.1} MB\n");
+        eprint!("{line}");
+        soak.push_str(&line);
+        if minute < soak_minutes {
+            std::thread::sleep(Duration::from_secs(60));
+        }
+    }
     let ticks_per_s = 100.0; // USER_HZ on Linux
     let before = ticks(pid).unwrap_or(0);
     let rss_before = status_kib(pid, "VmRSS:").unwrap_or(0);
@@ -187,6 +205,7 @@ fn main() {
             d.as_secs_f64()
         )),
     );
+    let report = format!("{report}{soak}");
     print!("{report}");
     if bench {
         let _ = std::fs::write(
