@@ -227,6 +227,7 @@ fn main() {
             }),
             env: Arc::new(|_: &str| None),
             send: SendOptions::default(),
+            holds: None,
         },
         bridge_sink,
     );

@@ -20,7 +20,7 @@ use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::{self, Config};
-use gpufleet::cost::LedgerStore;
+use gpufleet::cost::{HoldStore, LedgerStore};
 use gpufleet::diagnose;
 use gpufleet::error_text;
 use gpufleet::host_runner::SshRunner;
@@ -473,6 +473,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 audit: AuditLog::open_default().ok(),
                 env: Arc::new(process_env),
                 send: SendOptions::default(),
+                holds: _releaser_lock
+                    .as_ref()
+                    .and_then(|_| HoldStore::open_default().ok()),
             };
             let ops = OpsSetup {
                 fleet: match &plan {

@@ -19,7 +19,7 @@ use gpufleet::app::release_state::{
 use gpufleet::app::{Command, Event, Model, update};
 use gpufleet::audit::{AuditKind, AuditLog};
 use gpufleet::config::{self, Config};
-use gpufleet::cost::{AutoDecision, Ledger, LedgerStore, RedLine};
+use gpufleet::cost::{AutoDecision, HoldStore, Ledger, LedgerStore, RedLine};
 use gpufleet::fleet::FleetOptions;
 use gpufleet::fleet::HostEvent;
 use gpufleet::fleet::money::MoneyOptions;
@@ -683,6 +683,44 @@ fn the_countdown_is_shown_and_any_key_cancels_it_and_does_nothing_else() {
 }
 
 #[test]
+fn a_hold_from_a_shell_cancels_the_countdown_through_the_bridge() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = config::parse(BRIDGE_CONFIG, Path::new("b.toml")).expect("config");
+    let (sink, _events) = mpsc::channel();
+    let bridge = ReleaseBridge::new(bridge_setup(dir.path(), 0, config), sink);
+    assert_eq!(
+        bridge.take_holds(),
+        Some(Ok(Vec::new())),
+        "nothing asked yet"
+    );
+    // What `gpufleet hold lam-3` leaves in the state directory.
+    HoldStore::at(dir.path().join("holds.json"))
+        .hold("lam-3", T0)
+        .expect("hold");
+    let mut m = model();
+    let started = idle_until_countdown(&mut m);
+    let holds = bridge.take_holds().expect("this console takes holds");
+    assert!(update(&mut m, Event::Holds(holds)).is_empty());
+    assert!(!m.fleet.money.counting_down(), "held");
+    assert!(
+        m.notice
+            .as_ref()
+            .is_some_and(|n| n.text.contains("lam-3 held")),
+        "{:?}",
+        m.notice
+    );
+    assert_eq!(
+        bridge.take_holds(),
+        Some(Ok(Vec::new())),
+        "a hold is taken once"
+    );
+    for s in 1..=400 {
+        let commands = acting(second(&mut m, started + s * 1000, &[(2, 0.0, 200, false)]));
+        assert!(commands.is_empty(), "released although held: {commands:?}");
+    }
+}
+
+#[test]
 fn the_countdown_fires_when_not_cancelled_and_runs_the_flow_unattended() {
     let mut m = model();
     let started = idle_until_countdown(&mut m);
@@ -955,6 +993,7 @@ fn bridge_setup(dir: &Path, status: i32, config: Config) -> BridgeSetup {
         runner: Arc::new(FakeRunner { status }),
         env: Arc::new(|_| None),
         send: SendOptions::default(),
+        holds: Some(HoldStore::at(dir.join("holds.json"))),
     }
 }
 

@@ -35,6 +35,9 @@ pub enum Event {
     AuditLoaded(Result<Vec<crate::audit::AuditEntry>, String>),
     /// A Prometheus scrape waits for `/metrics`.
     Scrape,
+    /// `gpufleet hold HOST` was run in a shell for these hosts (cancel their auto-release
+    /// countdowns), or why the requests could not be read.
+    Holds(Result<Vec<String>, String>),
 }
 
 /// Where the console's sources, bridges and input thread send their events; the loop owns the

@@ -12,7 +12,7 @@ use crate::app::event::EventSink;
 use crate::app::release_state::{BackupResult, Confirmation, PlanView, ReleaseEvent};
 use crate::audit::AuditLog;
 use crate::config::Config;
-use crate::cost::{HostCost, LedgerBook, LedgerStore};
+use crate::cost::{HoldStore, HostCost, LedgerBook, LedgerStore};
 use crate::host_runner::SshRunner;
 use crate::release::{
     BackupOutcome, BuildError, FlowError, HostRunner, ReleaseAction, ReleaseFlow, ReleaseRequest,
@@ -59,6 +59,8 @@ pub struct BridgeSetup {
     pub runner: Arc<dyn HostRunner + Send + Sync>,
     pub env: EnvLookup,
     pub send: SendOptions,
+    /// Where `gpufleet hold HOST` leaves its requests; `None` takes none.
+    pub holds: Option<HoldStore>,
 }
 
 /// A runner for consoles that run nothing on hosts.
@@ -86,6 +88,7 @@ impl BridgeSetup {
             runner: Arc::new(NoRunner),
             env: Arc::new(|_| None),
             send: SendOptions::default(),
+            holds: None,
         }
     }
 }
@@ -102,6 +105,18 @@ pub struct ReleaseBridge {
 }
 
 impl ReleaseBridge {
+    /// The hosts `gpufleet hold` asked about since the last look (taken from the file), or
+    /// why they could not be read; `None` when this console takes no holds.
+    pub fn take_holds(&self) -> Option<Result<Vec<String>, String>> {
+        let holds = self.setup.holds.as_ref()?;
+        Some(
+            holds
+                .take_all()
+                .map(|taken| taken.into_keys().collect())
+                .map_err(|e| e.to_string()),
+        )
+    }
+
     pub fn new(setup: BridgeSetup, sink: EventSink) -> Self {
         Self {
             setup,

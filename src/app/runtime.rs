@@ -223,6 +223,11 @@ pub fn event_loop_with_ops<B: Backend>(
         }
         if Instant::now() >= next_tick {
             next_tick = Instant::now() + TICK;
+            if model.fleet.money.counting_down()
+                && let Some(holds) = bridge.take_holds()
+            {
+                commands.extend(update(model, Event::Holds(holds)));
+            }
             commands.extend(update(model, Event::Tick { now_ms: now_ms() }));
         }
         for command in commands {

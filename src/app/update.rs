@@ -53,6 +53,21 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             Vec::new()
         }
         Event::Scrape => vec![Command::ServeMetrics],
+        Event::Holds(Ok(hosts)) => {
+            for host in hosts {
+                if model.fleet.money.hold(&host) {
+                    model.notify(
+                        format!("auto-release of {host} held (gpufleet hold)"),
+                        false,
+                    );
+                }
+            }
+            Vec::new()
+        }
+        Event::Holds(Err(why)) => {
+            model.notify(format!("gpufleet hold requests not read: {why}"), true);
+            Vec::new()
+        }
         Event::Resize => {
             model.mark_dirty();
             Vec::new()
