@@ -52,6 +52,20 @@ fn promtool(page: &str) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// `promtool ARGS` succeeds; its output is shown when it does not.
+fn promtool_accepts(args: &[&str]) {
+    let out = Command::new("promtool")
+        .args(args)
+        .output()
+        .expect("promtool");
+    assert!(
+        out.status.success(),
+        "promtool {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn promtool_parses_the_page_and_finds_nothing_to_lint_in_gpufleet_series() {
     let fleet = demo_fleet(120);
@@ -201,17 +215,7 @@ fn contrib_dashboard_queries_and_scrape_config_pass_promtool_and_name_served_ser
     }
     let rules_path = dir.path().join("rules.yml");
     std::fs::write(&rules_path, rules).expect("rules");
-    let out = Command::new("promtool")
-        .args(["check", "rules"])
-        .arg(&rules_path)
-        .output()
-        .expect("promtool");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    promtool_accepts(&["check", "rules", rules_path.to_str().expect("utf-8")]);
     // Every metric a panel asks for is one the page serves.
     let page = render(&demo_fleet(120));
     for expr in &exprs {
@@ -225,14 +229,5 @@ fn contrib_dashboard_queries_and_scrape_config_pass_promtool_and_name_served_ser
             );
         }
     }
-    let out = Command::new("promtool")
-        .args(["check", "config", "contrib/prometheus-scrape.yml"])
-        .output()
-        .expect("promtool");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    promtool_accepts(&["check", "config", "contrib/prometheus-scrape.yml"]);
 }

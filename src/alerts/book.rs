@@ -85,7 +85,7 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
     let mut out = BTreeMap::new();
     let at_ms = fleet.now_ms;
     for (id, host) in fleet.watched() {
-        let money = money_of(fleet, id);
+        let money = Money::of(fleet, id);
         let mut add = |gpu, label: &str, severity, summary: String, runbook: Option<String>| {
             out.insert(
                 (host.name.clone(), gpu, label.to_string()),
@@ -167,7 +167,7 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
         let money = fleet
             .watched()
             .find(|(_, h)| h.name == host)
-            .map(|(id, _)| money_of(fleet, id))
+            .map(|(id, _)| Money::of(fleet, id))
             .unwrap_or_default();
         let label = format!("red_line_{}", line.kind());
         out.insert(
@@ -202,15 +202,4 @@ fn unreachable_for(fleet: &Fleet, id: usize) -> Option<u64> {
     let host = fleet.hosts.get(id)?;
     let since: TimestampMs = host.last_sample_ms.unwrap_or(fleet.started_ms);
     Some(fleet.now_ms.saturating_sub(since))
-}
-
-fn money_of(fleet: &Fleet, id: usize) -> Money {
-    let Some(cost) = fleet.money.cost(id) else {
-        return Money::default();
-    };
-    Money {
-        price_per_hour: cost.price.as_ref().map(|p| p.price_per_hour),
-        spent: cost.spent(),
-        currency: cost.currency().map(str::to_string),
-    }
 }

@@ -33,6 +33,20 @@ pub struct Money {
     pub currency: Option<String>,
 }
 
+impl Money {
+    /// The money at stake on host `id` of `fleet` (nothing known for a host without a cost).
+    pub fn of(fleet: &crate::fleet::Fleet, id: usize) -> Self {
+        let Some(cost) = fleet.money.cost(id) else {
+            return Self::default();
+        };
+        Self {
+            price_per_hour: cost.price.as_ref().map(|p| p.price_per_hour),
+            spent: cost.spent(),
+            currency: cost.currency().map(str::to_string),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Alert {
     pub host: String,

@@ -244,16 +244,7 @@ impl Money {
 
     /// `gpufleet hold HOST`: cancels that host's countdown. Returns whether one was running.
     pub fn hold(&mut self, name: &str) -> bool {
-        let mut held = false;
-        for host in self.hosts.iter_mut().filter(|h| h.config.name == name) {
-            if let Some(auto) = &mut host.auto
-                && auto.key_pressed()
-            {
-                host.auto_decision = AutoDecision::Nothing;
-                held = true;
-            }
-        }
-        held
+        self.cancel_where(|host| host.config.name == name)
     }
 
     /// Stops every countdown for good (another process does the auto-releasing).
@@ -271,8 +262,13 @@ impl Money {
 
     /// Any key: cancels every running countdown. Returns whether one was running.
     pub fn cancel_countdowns(&mut self) -> bool {
+        self.cancel_where(|_| true)
+    }
+
+    /// Cancels the running countdowns of the hosts `which` picks, as a key does.
+    fn cancel_where(&mut self, which: impl Fn(&HostMoney) -> bool) -> bool {
         let mut cancelled = false;
-        for host in &mut self.hosts {
+        for host in self.hosts.iter_mut().filter(|h| which(h)) {
             if let Some(auto) = &mut host.auto
                 && auto.key_pressed()
             {

@@ -362,14 +362,7 @@ fn released(
         .watched()
         .find(|(_, h)| h.name == host)
         .map(|(id, _)| id);
-    let money = id
-        .and_then(|id| fleet.money.cost(id))
-        .map(|cost| Money {
-            price_per_hour: cost.price.as_ref().map(|p| p.price_per_hour),
-            spent: cost.spent(),
-            currency: cost.currency().map(str::to_string),
-        })
-        .unwrap_or_default();
+    let money = id.map(|id| Money::of(fleet, id)).unwrap_or_default();
     alerts.send(&Alert {
         host: host.to_string(),
         gpu: None,
