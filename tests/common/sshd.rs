@@ -98,6 +98,12 @@ pub struct Sshd {
     pub port: u16,
     child: Option<Child>,
     pub user: String,
+    options: SshdOptions,
+}
+
+enum Launch {
+    Listening,
+    PortTaken,
 }
 
 impl Sshd {
@@ -124,17 +130,44 @@ impl Sshd {
         )
         .expect("authorized_keys");
         install_fakes(&root.join("bin"));
-        let port = free_port();
+        let mut sshd = Sshd {
+            dir,
+            port: 0,
+            child: None,
+            user: current_user(),
+            options: options.clone(),
+        };
+        // A port found free may be taken again before sshd binds it (by another test's sshd,
+        // or as a client socket's local port): then sshd exits with "Address already in use"
+        // while the other listener answers, so pick another port rather than talk to it.
+        for _ in 0..5 {
+            sshd.port = free_port();
+            sshd.write_config();
+            match sshd.launch() {
+                Launch::Listening => return Some(sshd),
+                Launch::PortTaken => continue,
+            }
+        }
+        panic!("sshd found no free port in 5 tries: {}", sshd.log());
+    }
+
+    fn write_config(&self) {
+        let root = self.dir.path();
+        let port = self.port;
         // PATH puts the fakes first (a login's ~/.bashrc may prepend more, e.g. pyenv shims,
         // which is harmless). SHLVL=1 makes bash skip ~/.bashrc for sshd commands: root's here
         // runs `pyenv init`, whose rehash holds a lock file, and a test that kills sessions
         // mid-rc would leave it stale and hang every later login on the machine.
-        let login = if options.password_auth {
+        let login = if self.options.password_auth {
             "yes"
         } else {
             "prohibit-password"
         };
-        let password = if options.password_auth { "yes" } else { "no" };
+        let password = if self.options.password_auth {
+            "yes"
+        } else {
+            "no"
+        };
         let d = root.display();
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_ed25519\nHostKey {d}/host_ecdsa\n\
@@ -145,36 +178,39 @@ impl Sshd {
              SetEnv PATH={d}/bin:/usr/local/bin:/usr/bin:/bin GPUFLEET_FAKE_DIR={d} SHLVL=1\n"
         );
         std::fs::write(root.join("sshd_config"), config).expect("sshd_config");
-        let mut sshd = Sshd {
-            dir,
-            port,
-            child: None,
-            user: current_user(),
-        };
-        sshd.launch();
-        Some(sshd)
     }
 
-    fn launch(&mut self) {
+    /// Starts sshd and waits until *this* sshd says it listens (a connect alone could reach
+    /// another test's server that holds the port).
+    fn launch(&mut self) -> Launch {
         let root = self.dir.path();
+        let log = root.join("sshd.log");
+        let _ = std::fs::remove_file(&log);
         let child = Command::new(SSHD)
             .arg("-D")
             .arg("-f")
             .arg(root.join("sshd_config"))
             .arg("-E")
-            .arg(root.join("sshd.log"))
+            .arg(&log)
             .stdin(Stdio::null())
             .spawn()
             .expect("start sshd");
         self.child = Some(child);
+        let listening = format!("Server listening on 127.0.0.1 port {}.", self.port);
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
+            if self.log().contains(&listening)
+                && TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+            {
+                return Launch::Listening;
             }
             if let Some(child) = self.child.as_mut()
                 && let Ok(Some(status)) = child.try_wait()
             {
+                self.child = None;
+                if self.log().contains("Address already in use") {
+                    return Launch::PortTaken;
+                }
                 panic!("sshd exited with {status}: {}", self.log());
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -316,7 +352,9 @@ impl Sshd {
     /// Starts sshd again on the same port with the same keys.
     pub fn restart(&mut self) {
         self.kill();
-        self.launch();
+        if let Launch::PortTaken = self.launch() {
+            panic!("port {} was taken while sshd was down", self.port);
+        }
     }
 
     /// Freezes the sessions (SIGSTOP) while the listener keeps accepting: a link that went
