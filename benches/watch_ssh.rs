@@ -14,7 +14,7 @@ mod server;
 #[path = "../tests/common/sshd.rs"]
 mod sshd;
 
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 struct Plan {
@@ -34,6 +34,36 @@ fn status_kib(pid: u32, key: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with(key))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Where the resident memory is: anonymous (heap, arenas, stacks) and file-backed, from
+/// `smaps_rollup`, and how many anonymous mappings of glibc's 64 MiB arena size exist.
+fn memory_breakdown(pid: u32) -> String {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    let kib = |key: &str| {
+        rollup
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let arenas = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().next()?.split_once('-'))
+        .filter_map(|(a, b)| {
+            Some(u64::from_str_radix(b, 16).ok()? - u64::from_str_radix(a, 16).ok()?)
+        })
+        .filter(|size| *size >= 60 << 20 && *size <= 64 << 20)
+        .count();
+    let threads = status_kib(pid, "Threads:").unwrap_or(0);
+    format!(
+        "RSS {:.1} MB = anonymous {:.1} MB + file {:.1} MB; {threads} threads; {arenas} arena-sized mappings",
+        kib("Rss:") as f64 / 1024.0,
+        kib("Anonymous:") as f64 / 1024.0,
+        (kib("Rss:").saturating_sub(kib("Anonymous:"))) as f64 / 1024.0,
+    )
 }
 
 fn scrape(addr: &str) -> String {
@@ -98,22 +128,48 @@ fn main() {
     ));
     std::fs::write(dir.path().join("config.toml"), config).expect("config");
     std::fs::write(dir.path().join("known_hosts"), known).expect("known_hosts");
-    let metrics = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        l.local_addr().expect("addr").to_string()
+    let spawn = |name: &str, env: &[(String, String)]| {
+        let metrics = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            l.local_addr().expect("addr").to_string()
+        };
+        let child = Command::new(&binary)
+            .args(["watch", "-q", "--metrics", &metrics, "--config"])
+            .arg(dir.path().join("config.toml"))
+            .arg("--known-hosts")
+            .arg(dir.path().join("known_hosts"))
+            .env(
+                "GPUFLEET_STATE_DIR",
+                dir.path().join(format!("state-{name}")),
+            )
+            .env("SSH_AUTH_SOCK", "")
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("watch");
+        (child, metrics)
     };
-    let mut child = Command::new(&binary)
-        .args(["watch", "-q", "--metrics", &metrics, "--config"])
-        .arg(dir.path().join("config.toml"))
-        .arg("--known-hosts")
-        .arg(dir.path().join("known_hosts"))
-        .env("GPUFLEET_STATE_DIR", dir.path().join("state"))
-        .env("SSH_AUTH_SOCK", "")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("watch");
+    let (mut child, metrics) = spawn("main", &[]);
+    // More watchers on the same hosts, each with its own environment (`;` between watchers,
+    // spaces between `KEY=VALUE`s): the soak compares their memory under the same load, e.g.
+    // GPUFLEET_SOAK_VARIANTS="MALLOC_ARENA_MAX=2;MALLOC_ARENA_MAX=1".
+    let variants: Vec<(String, Child)> = std::env::var("GPUFLEET_SOAK_VARIANTS")
+        .unwrap_or_default()
+        .split(';')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .enumerate()
+        .map(|(i, v)| {
+            let env: Vec<(String, String)> = v
+                .split_whitespace()
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, val)| (k.to_string(), val.to_string()))
+                .collect();
+            (v.to_string(), spawn(&format!("v{i}"), &env).0)
+        })
+        .collect();
     let pid = child.id();
     let started = Instant::now();
     let all_streaming = loop {
@@ -141,7 +197,12 @@ fn main() {
             break;
         }
         let rss = status_kib(pid, "VmRSS:").unwrap_or(0) as f64 / 1024.0;
-        let line = format!("soak minute {minute:3}: RSS {rss:.1} MB\n");
+        let mut line = format!("soak minute {minute:3}: RSS {rss:.1} MB");
+        for (name, v) in &variants {
+            let rss = status_kib(v.id(), "VmRSS:").unwrap_or(0) as f64 / 1024.0;
+            line.push_str(&format!(" | {name}: {rss:.1} MB"));
+        }
+        line.push('\n');
         eprint!("{line}");
         soak.push_str(&line);
         if minute < soak_minutes {
@@ -186,8 +247,18 @@ fn main() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    let mut heaps = String::new();
+    for (name, id) in std::iter::once(("default".to_string(), pid))
+        .chain(variants.iter().map(|(n, c)| (n.clone(), c.id())))
+    {
+        heaps.push_str(&format!("{name}: {}\n", memory_breakdown(id)));
+    }
     let _ = child.kill();
     let _ = child.wait();
+    for (_, mut v) in variants {
+        let _ = v.kill();
+        let _ = v.wait();
+    }
     let report = format!(
         "gpufleet watch over real sshd: {} hosts x 8 GPUs, 1 s interval\n\
          all hosts streaming after: {}\n\
@@ -205,7 +276,7 @@ fn main() {
             d.as_secs_f64()
         )),
     );
-    let report = format!("{report}{soak}");
+    let report = format!("{report}{soak}{heaps}");
     print!("{report}");
     if bench {
         let _ = std::fs::write(

@@ -145,7 +145,11 @@ impl Reloader for ConfigReloader {
         Ok(Reloaded {
             hosts,
             release_config: money_config(&config, self.global.demo),
-            options: fleet_options(&config, &self.global),
+            // No charts: the watcher keeps only the history its findings read.
+            options: FleetOptions {
+                history_minutes: 0,
+                ..fleet_options(&config, &self.global)
+            },
             sinks,
             unreachable_after_ms: config.unreachable_minutes.saturating_mul(60_000),
         })

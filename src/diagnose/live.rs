@@ -214,9 +214,9 @@ fn per_gpu(gpu: &GpuState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) 
         .latest
         .power_default_limit_w
         .or(gpu.latest.power_max_limit_w);
-    let mask = |p: &HistoryPoint| p.clock_event_reasons;
+    let mask = |p: &HistoryPoint| p.clock_event_reasons();
     let thermal =
-        |p: &HistoryPoint| rules::thermal(mask(p), p.temperature_c.map(f64::from), slowdown);
+        |p: &HistoryPoint| rules::thermal(mask(p), p.temperature_c().map(f64::from), slowdown);
     let brake = |p: &HistoryPoint| rules::power_brake(mask(p));
     let capped = |p: &HistoryPoint| capped_at(p, default_w).is_some();
     let window = opts.window_s;
@@ -225,7 +225,7 @@ fn per_gpu(gpu: &GpuState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) 
         let hardware = points.iter().any(|(p, _)| rules::hw_thermal(mask(p)));
         let peak = points
             .iter()
-            .filter_map(|(p, _)| p.temperature_c)
+            .filter_map(|(p, _)| p.temperature_c())
             .fold(f32::MIN, f32::max);
         let peak = if peak > f32::MIN {
             format!(", peak {peak:.0} C")
@@ -283,9 +283,9 @@ fn per_gpu(gpu: &GpuState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) 
 
 fn capped_at(p: &HistoryPoint, default_w: Option<f64>) -> Option<rules::PowerCap> {
     rules::power_capped(
-        p.clock_event_reasons,
-        p.power_draw_w.map(f64::from),
-        p.power_limit_w.map(f64::from),
+        p.clock_event_reasons(),
+        p.power_draw_w().map(f64::from),
+        p.power_limit_w().map(f64::from),
         default_w,
     )
 }
@@ -314,7 +314,7 @@ fn idle(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
             return;
         }
         let busy = |p: &HistoryPoint| {
-            p.utilization_gpu_pct
+            p.utilization_gpu_pct()
                 .is_none_or(|u| f64::from(u) >= opts.idle_util_pct)
         };
         // One pass, ending as soon as the GPU proves busy (most GPUs, most of the time).
@@ -326,7 +326,7 @@ fn idle(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
                     return;
                 }
             }
-            peak = peak.max(p.utilization_gpu_pct.unwrap_or(0.0));
+            peak = peak.max(p.utilization_gpu_pct().unwrap_or(0.0));
         }
         let memory = gpu
             .latest
@@ -354,7 +354,7 @@ fn idle(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::history::History;
+    use crate::fleet::history::{History, Readings};
 
     /// The definition, walked from the oldest point: each point weighs the gap since the one
     /// before it (capped), the first point one interval.
@@ -382,15 +382,13 @@ mod tests {
             .map(|s| s * 1000)
             .chain((47..90).map(|s| s * 1000 + 250));
         for at_ms in times {
-            history.push(HistoryPoint {
+            history.push(HistoryPoint::new(
                 at_ms,
-                utilization_gpu_pct: Some(50.0),
-                memory_used_pct: None,
-                temperature_c: None,
-                power_draw_w: None,
-                power_limit_w: None,
-                clock_event_reasons: None,
-            });
+                &Readings {
+                    utilization_gpu_pct: Some(50.0),
+                    ..Readings::default()
+                },
+            ));
         }
         let gpu = GpuState {
             latest: Default::default(),

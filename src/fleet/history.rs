@@ -4,35 +4,114 @@ use std::collections::VecDeque;
 
 use crate::telemetry::{GpuSample, TimestampMs};
 
-/// One charted point; `None` where the sample did not carry the value.
+/// One charted point, packed into 24 bytes (a watcher keeps hundreds of thousands): each value
+/// in fixed point in a `u16` with `u16::MAX` for "the sample did not carry it", precise to a
+/// hundredth of a percent or degree and a tenth of a watt, and the clock-event mask's defined
+/// bits (all below `0x8000`) with a flag for "known".
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HistoryPoint {
     pub at_ms: TimestampMs,
-    pub utilization_gpu_pct: Option<f32>,
-    pub memory_used_pct: Option<f32>,
-    pub temperature_c: Option<f32>,
-    pub power_draw_w: Option<f32>,
+    utilization_gpu: Fixed<100>,
+    memory_used: Fixed<100>,
+    temperature: Fixed<100>,
+    power_draw: Fixed<10>,
     /// The enforced limit at that moment (a playbook may change it mid-history).
-    pub power_limit_w: Option<f32>,
-    /// The raw NVML clock-event mask, so findings can ask "how long has it been throttling".
+    power_limit: Fixed<10>,
+    /// The NVML clock-event mask, so findings can ask "how long has it been throttling".
+    clock_events: u16,
+}
+
+/// A value in `1 / PER_UNIT` steps, `u16::MAX` when unknown; out-of-range values clamp.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Fixed<const PER_UNIT: u32>(u16);
+
+impl<const PER_UNIT: u32> Fixed<PER_UNIT> {
+    const UNKNOWN: u16 = u16::MAX;
+
+    fn new(value: Option<f64>) -> Self {
+        match value.filter(|v| v.is_finite()) {
+            Some(v) => {
+                let steps = (v * f64::from(PER_UNIT)).round();
+                Self(steps.clamp(0.0, f64::from(Self::UNKNOWN - 1)) as u16)
+            }
+            None => Self(Self::UNKNOWN),
+        }
+    }
+
+    fn get(self) -> Option<f32> {
+        (self.0 != Self::UNKNOWN).then(|| f32::from(self.0) / PER_UNIT as f32)
+    }
+}
+
+const MASK_KNOWN: u16 = 0x8000;
+
+/// The readings of one point, unpacked: what [`HistoryPoint::new`] takes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Readings {
+    pub utilization_gpu_pct: Option<f64>,
+    pub memory_used_pct: Option<f64>,
+    pub temperature_c: Option<f64>,
+    pub power_draw_w: Option<f64>,
+    pub power_limit_w: Option<f64>,
     pub clock_event_reasons: Option<u64>,
 }
 
 impl HistoryPoint {
-    pub fn from_sample(at_ms: TimestampMs, gpu: &GpuSample) -> Self {
-        let memory_used_pct = match (gpu.memory_used_mib, gpu.memory_total_mib) {
-            (Some(used), Some(total)) if total > 0 => Some(used as f32 * 100.0 / total as f32),
-            _ => None,
-        };
+    pub fn new(at_ms: TimestampMs, r: &Readings) -> Self {
         Self {
             at_ms,
-            utilization_gpu_pct: gpu.utilization_gpu_pct.map(|v| v as f32),
-            memory_used_pct,
-            temperature_c: gpu.temperature_c.map(|v| v as f32),
-            power_draw_w: gpu.power_draw_w.map(|v| v as f32),
-            power_limit_w: gpu.power_limit_w.map(|v| v as f32),
-            clock_event_reasons: gpu.clock_event_reasons.map(|r| r.0),
+            utilization_gpu: Fixed::new(r.utilization_gpu_pct),
+            memory_used: Fixed::new(r.memory_used_pct),
+            temperature: Fixed::new(r.temperature_c),
+            power_draw: Fixed::new(r.power_draw_w),
+            power_limit: Fixed::new(r.power_limit_w),
+            clock_events: r
+                .clock_event_reasons
+                .map_or(0, |m| MASK_KNOWN | (m & u64::from(!MASK_KNOWN)) as u16),
         }
+    }
+
+    pub fn from_sample(at_ms: TimestampMs, gpu: &GpuSample) -> Self {
+        let memory_used_pct = match (gpu.memory_used_mib, gpu.memory_total_mib) {
+            (Some(used), Some(total)) if total > 0 => Some(used as f64 * 100.0 / total as f64),
+            _ => None,
+        };
+        Self::new(
+            at_ms,
+            &Readings {
+                utilization_gpu_pct: gpu.utilization_gpu_pct,
+                memory_used_pct,
+                temperature_c: gpu.temperature_c,
+                power_draw_w: gpu.power_draw_w,
+                power_limit_w: gpu.power_limit_w,
+                clock_event_reasons: gpu.clock_event_reasons.map(|r| r.0),
+            },
+        )
+    }
+
+    pub fn utilization_gpu_pct(&self) -> Option<f32> {
+        self.utilization_gpu.get()
+    }
+
+    pub fn memory_used_pct(&self) -> Option<f32> {
+        self.memory_used.get()
+    }
+
+    pub fn temperature_c(&self) -> Option<f32> {
+        self.temperature.get()
+    }
+
+    pub fn power_draw_w(&self) -> Option<f32> {
+        self.power_draw.get()
+    }
+
+    pub fn power_limit_w(&self) -> Option<f32> {
+        self.power_limit.get()
+    }
+
+    /// The clock-event mask (its bits below `0x8000`, which hold every reason NVML defines).
+    pub fn clock_event_reasons(&self) -> Option<u64> {
+        (self.clock_events & MASK_KNOWN != 0).then(|| u64::from(self.clock_events & !MASK_KNOWN))
     }
 }
 
@@ -55,10 +134,10 @@ impl Metric {
 
     pub fn read(self, point: &HistoryPoint) -> Option<f32> {
         match self {
-            Metric::Utilization => point.utilization_gpu_pct,
-            Metric::Memory => point.memory_used_pct,
-            Metric::Temperature => point.temperature_c,
-            Metric::Power => point.power_draw_w,
+            Metric::Utilization => point.utilization_gpu_pct(),
+            Metric::Memory => point.memory_used_pct(),
+            Metric::Temperature => point.temperature_c(),
+            Metric::Power => point.power_draw_w(),
         }
     }
 }
@@ -127,15 +206,13 @@ mod tests {
     use super::*;
 
     fn point(at_ms: TimestampMs, util: f32) -> HistoryPoint {
-        HistoryPoint {
+        HistoryPoint::new(
             at_ms,
-            utilization_gpu_pct: Some(util),
-            memory_used_pct: None,
-            temperature_c: None,
-            power_draw_w: None,
-            power_limit_w: None,
-            clock_event_reasons: None,
-        }
+            &Readings {
+                utilization_gpu_pct: Some(f64::from(util)),
+                ..Readings::default()
+            },
+        )
     }
 
     #[test]
@@ -144,7 +221,7 @@ mod tests {
         h.push(point(10_000, 1.0));
         h.push(point(10_500, 2.0));
         h.push(point(11_000, 3.0));
-        let utils: Vec<_> = h.points().map(|p| p.utilization_gpu_pct).collect();
+        let utils: Vec<_> = h.points().map(HistoryPoint::utilization_gpu_pct).collect();
         assert_eq!(utils, vec![Some(2.0), Some(3.0)]);
     }
 
@@ -169,5 +246,60 @@ mod tests {
             series,
             vec![(-3.0, 6.0), (-2.0, 7.0), (-1.0, 8.0), (-0.0, 9.0)]
         );
+    }
+
+    #[test]
+    fn a_point_is_24_bytes_and_keeps_what_the_findings_read() {
+        assert_eq!(std::mem::size_of::<HistoryPoint>(), 24);
+        let p = HistoryPoint::new(
+            5,
+            &Readings {
+                utilization_gpu_pct: Some(97.0),
+                memory_used_pct: Some(33.333),
+                temperature_c: Some(83.0),
+                power_draw_w: Some(699.96),
+                power_limit_w: Some(700.0),
+                clock_event_reasons: Some(0x20 | 0x4),
+            },
+        );
+        assert_eq!(p.utilization_gpu_pct(), Some(97.0));
+        assert!((p.memory_used_pct().unwrap() - 33.33).abs() < 0.001);
+        assert_eq!(p.temperature_c(), Some(83.0));
+        assert_eq!(p.power_draw_w(), Some(700.0));
+        assert_eq!(p.power_limit_w(), Some(700.0));
+        assert_eq!(p.clock_event_reasons(), Some(0x24));
+        let unknown = HistoryPoint::new(5, &Readings::default());
+        assert_eq!(unknown.utilization_gpu_pct(), None);
+        assert_eq!(unknown.clock_event_reasons(), None);
+        let zero = HistoryPoint::new(
+            5,
+            &Readings {
+                clock_event_reasons: Some(0),
+                power_draw_w: Some(0.0),
+                ..Readings::default()
+            },
+        );
+        assert_eq!(
+            zero.clock_event_reasons(),
+            Some(0),
+            "no reason is not unknown"
+        );
+        assert_eq!(zero.power_draw_w(), Some(0.0));
+    }
+
+    #[test]
+    fn values_out_of_range_clamp_instead_of_wrapping() {
+        let p = HistoryPoint::new(
+            0,
+            &Readings {
+                power_draw_w: Some(1.0e6),
+                temperature_c: Some(-5.0),
+                utilization_gpu_pct: Some(f64::NAN),
+                ..Readings::default()
+            },
+        );
+        assert_eq!(p.power_draw_w(), Some(6553.4));
+        assert_eq!(p.temperature_c(), Some(0.0));
+        assert_eq!(p.utilization_gpu_pct(), None);
     }
 }

@@ -15,6 +15,8 @@ use super::money::{Money, MoneyOptions, observe, tick_countdowns};
 #[derive(Debug, Clone, PartialEq)]
 pub struct FleetOptions {
     pub interval_ms: u64,
+    /// History kept per GPU for the charts; 0 with no charts to draw (the watcher). The fleet
+    /// keeps at least what the findings look back over, see [`FleetOptions::history_points`].
     pub history_minutes: u32,
     /// Changes no host: no automatic release either.
     pub read_only: bool,
@@ -33,6 +35,19 @@ impl Default for FleetOptions {
             live: LiveOptions::default(),
             money: MoneyOptions::default(),
         }
+    }
+}
+
+impl FleetOptions {
+    /// Points of history kept per GPU (one a second): the charts' minutes, or the findings'
+    /// longest look back (the idle window, or a duration rule's window and hold) plus a minute
+    /// of slack, whichever is longer. An `idle_minutes` longer than `history_minutes` would
+    /// otherwise never see a whole idle window.
+    pub fn history_points(&self) -> usize {
+        let live = &self.live;
+        let rules_s = (live.idle_minutes * 60).max(live.window_s + live.hold_s) + 60;
+        let charts_s = u64::from(self.history_minutes) * 60;
+        usize::try_from(rules_s.max(charts_s)).unwrap_or(usize::MAX)
     }
 }
 
@@ -60,7 +75,7 @@ pub struct Fleet {
 
 impl Fleet {
     pub fn new(host_names: Vec<String>, options: FleetOptions, now_ms: TimestampMs) -> Self {
-        let points = options.history_minutes as usize * 60;
+        let points = options.history_points();
         let money = Money::new(&host_names, &options.money, now_ms);
         Self {
             hosts: host_names
@@ -99,7 +114,7 @@ impl Fleet {
 
     /// Watches one more host (a config reloaded with a new host); returns its id.
     pub fn add_host(&mut self, name: String) -> HostId {
-        let points = self.options.history_minutes as usize * 60;
+        let points = self.options.history_points();
         self.money.add_host(&name, &self.options.money);
         self.hosts.push(HostState::new(name, points));
         self.hosts.len() - 1
@@ -168,5 +183,37 @@ impl Fleet {
     /// The ledgers as they stand, when they are stored at all (never for the demo fleet).
     pub fn book_to_store(&self) -> Option<LedgerBook> {
         self.options.money.persist.then(|| self.money.book())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_covers_the_longest_look_back_of_charts_and_rules() {
+        let console = FleetOptions::default();
+        assert_eq!(console.history_points(), 15 * 60, "the charts' 15 minutes");
+        let watcher = FleetOptions {
+            history_minutes: 0,
+            ..FleetOptions::default()
+        };
+        assert_eq!(
+            watcher.history_points(),
+            11 * 60,
+            "10 idle minutes and one of slack"
+        );
+        let long_idle = FleetOptions {
+            live: LiveOptions {
+                idle_minutes: 30,
+                ..LiveOptions::default()
+            },
+            ..FleetOptions::default()
+        };
+        assert_eq!(
+            long_idle.history_points(),
+            31 * 60,
+            "an idle window longer than the charts is still seen whole"
+        );
     }
 }
