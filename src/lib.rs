@@ -9,6 +9,7 @@ pub mod commands;
 pub mod config;
 pub mod cost;
 pub mod diagnose;
+pub mod duty;
 pub mod error_text;
 pub mod fleet;
 pub mod host_runner;

@@ -20,8 +20,9 @@ use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::{self, Config};
-use gpufleet::cost::{HoldStore, LedgerStore};
+use gpufleet::cost::LedgerStore;
 use gpufleet::diagnose;
+use gpufleet::duty::Duties;
 use gpufleet::error_text;
 use gpufleet::host_runner::SshRunner;
 use gpufleet::launch::{self, Plan};
@@ -31,11 +32,9 @@ use gpufleet::playbook;
 use gpufleet::release::{ReleaseAction, SendOptions, process_env};
 use gpufleet::remote::{link_options, resolve_named};
 use gpufleet::snapshot::{Snapshot, render_table};
-use gpufleet::state_file::ProcessLock;
 use gpufleet::telemetry::source::StopFlag;
 use gpufleet::telemetry::source::now_ms;
 use gpufleet::theme::Theme;
-use gpufleet::watch::RELEASER_LOCK;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -443,24 +442,37 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     Err(e) => model.notify(e.to_string(), true),
                 }
             }
-            // One process auto-releases a host: a watcher (or another console) that holds the
-            // lock does it, and this console says so.
-            let _releaser_lock = match gpufleet::paths::state_dir() {
-                Some(dir) if persist && model.fleet.money.auto_release_armed() => {
-                    match ProcessLock::try_take(&dir.join(RELEASER_LOCK), "gpufleet console") {
-                        Ok(lock) => Some(lock),
-                        Err(holder) => {
-                            model.fleet.money.disarm_auto_release();
-                            model.notify(
-                                format!("auto-release is done by {holder}, not this console"),
-                                true,
-                            );
-                            None
-                        }
+            // The `[[alerts]]` sinks (none for the demo fleet, which touches no network); a
+            // missing secret stops here, before the terminal.
+            let sinks = if cli.global.demo {
+                Vec::new()
+            } else {
+                match watch_command::load_sinks(&config) {
+                    Ok(sinks) => sinks,
+                    Err(e) => {
+                        eprintln!("gpufleet: {e}");
+                        return Ok(ExitCode::from(2));
                     }
                 }
-                _ => None,
             };
+            for warning in sinks.iter().flat_map(|s| s.warnings.iter()) {
+                model.notify(warning.clone(), true);
+            }
+            // One process auto-releases hosts and one sends alerts: a watcher (or another
+            // console) that holds a duty's lock does it, this console says so and takes it over
+            // when that process stops.
+            let mut duties = persist.then(|| {
+                let (duties, notes) = Duties::start(
+                    "gpufleet console",
+                    &mut model.fleet,
+                    true,
+                    !sinks.is_empty(),
+                );
+                for note in notes.into_iter().filter(|n| n.warning) {
+                    model.notify(note.text, true);
+                }
+                duties
+            });
             let bridge = BridgeSetup {
                 runner: Arc::new(SshHostRunner {
                     ssh: cli.global.ssh_settings(),
@@ -473,9 +485,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 audit: AuditLog::open_default().ok(),
                 env: Arc::new(process_env),
                 send: SendOptions::default(),
-                holds: _releaser_lock
-                    .as_ref()
-                    .and_then(|_| HoldStore::open_default().ok()),
+                holds: duties.as_mut().and_then(|d| d.holds.take()),
             };
             let ops = OpsSetup {
                 fleet: match &plan {
@@ -520,6 +530,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 money: bridge,
                 ops,
                 metrics: server.as_ref().map(|_| metrics_bridge),
+                alerts: (sinks, config.unreachable_minutes.saturating_mul(60_000)),
+                duties,
             };
             let ran = runtime::run(model, &theme, events, sink, sources, prompts, bridges);
             if let Some(server) = server {

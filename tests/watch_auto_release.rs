@@ -207,7 +207,9 @@ fn gpufleet_hold_cancels_the_countdown_and_only_one_watcher_releases() {
     });
     let second = fx.watch("second.log");
     wait_until("the second watcher defers", &|| second.log(), || {
-        second.log().contains("done by another gpufleet")
+        second
+            .log()
+            .contains("auto-release is done by gpufleet watch (pid ")
     });
     assert!(
         second.log().contains("gpufleet watch (pid "),

@@ -54,6 +54,8 @@ pub enum Action {
     CheckHost,
     /// The audit-log view.
     OpenAudit,
+    /// `!`: the alerts panel.
+    OpenAlerts,
     /// Runbook picker: this runbook (then its parameters), or start it with those typed.
     RunbookChoose,
     /// Runbook parameters: back to the list.

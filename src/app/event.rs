@@ -38,6 +38,15 @@ pub enum Event {
     /// `gpufleet hold HOST` was run in a shell for these hosts (cancel their auto-release
     /// countdowns), or why the requests could not be read.
     Holds(Result<Vec<String>, String>),
+    /// Alerts that fired or resolved this tick, and who sent them.
+    Alerts {
+        alerts: Vec<crate::alerts::Alert>,
+        sender: super::alert_log::AlertSender,
+    },
+    /// A sink's worker reports on one alert.
+    AlertDelivery(crate::alerts::DeliveryEvent),
+    /// This console took a duty over (auto-release, alerts) or learnt who holds one.
+    Duties(Vec<crate::duty::DutyNote>),
 }
 
 /// Where the console's sources, bridges and input thread send their events; the loop owns the

@@ -45,6 +45,8 @@ pub enum InputMode {
     CheckDone,
     /// The audit log: ↑↓ scroll, Esc / a close.
     Audit,
+    /// The alerts panel: ↑↓ scroll, Esc / ! close.
+    Alerts,
 }
 
 /// (keys, what they do) for the help screen, in the order shown.
@@ -64,6 +66,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("o", "release: go on although the backup failed"),
     ("any key", "cancels an auto-release countdown"),
     ("p c a", "host runbooks · check the card · audit log"),
+    ("!", "alerts: what fired, who sent it, deliveries"),
     ("y / Esc x", "runbook step: run it / stop it"),
     ("?", "this help"),
     ("q / Ctrl-C", "quit"),
@@ -162,6 +165,11 @@ pub fn action_for(key: KeyEvent, mode: InputMode) -> Option<Action> {
             KeyCode::Char('q') => Some(Action::Quit),
             _ => scroll_action(key),
         },
+        InputMode::Alerts => match key.code {
+            KeyCode::Esc | KeyCode::Enter | KeyCode::Char('!') => Some(Action::PanelClose),
+            KeyCode::Char('q') => Some(Action::Quit),
+            _ => scroll_action(key),
+        },
         InputMode::Normal => normal_action(key),
     }
 }
@@ -213,6 +221,7 @@ fn normal_action(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('p') => Action::OpenRunbooks,
         KeyCode::Char('c') => Action::CheckHost,
         KeyCode::Char('a') => Action::OpenAudit,
+        KeyCode::Char('!') => Action::OpenAlerts,
         _ => return None,
     })
 }

@@ -1,6 +1,9 @@
 //! The app: events in, a pure `update` over the model, commands out.
 
 pub mod action;
+pub mod alert_bridge;
+pub mod alert_log;
+pub mod alerts_view;
 pub mod audit_view;
 pub mod badges;
 pub mod check_pane;

@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 
+use crate::app::alert_log::AlertLog;
 use crate::app::keymap::InputMode;
 use crate::app::panel::{HostSource, Panel, Runbooks};
 use crate::app::prompt::Prompt;
@@ -110,8 +111,10 @@ pub struct Model {
     /// Hosts whose countdown ran out while a dialog was open; released in turn.
     pub pending_auto: VecDeque<HostId>,
     pub notice: Option<Notice>,
-    /// The runbook picker, playbook pane, check or audit log, when one is open.
+    /// The runbook picker, playbook pane, check, audit log or alerts, when one is open.
     pub panel: Option<Panel>,
+    /// The alerts raised since the console started, and how their delivery went.
+    pub alerts: AlertLog,
     pub quit: bool,
     next_ops_id: u64,
     dirty: bool,
@@ -142,6 +145,7 @@ impl Model {
             pending_auto: VecDeque::new(),
             notice: None,
             panel: None,
+            alerts: AlertLog::default(),
             quit: false,
             next_ops_id: 1,
             dirty: true,

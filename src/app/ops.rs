@@ -8,7 +8,7 @@ use crate::app::keymap::InputMode;
 use crate::app::model::Model;
 use crate::app::pane_common::close;
 use crate::app::panel::Panel;
-use crate::app::{audit_view, check_pane, playbook_pane};
+use crate::app::{alerts_view, audit_view, check_pane, playbook_pane};
 
 /// The actions that belong to the open panel (or open one); `None` for the rest.
 pub fn apply(model: &mut Model, action: &Action) -> Option<Vec<Command>> {
@@ -16,6 +16,7 @@ pub fn apply(model: &mut Model, action: &Action) -> Option<Vec<Command>> {
         Action::OpenRunbooks => playbook_pane::open_picker(model),
         Action::CheckHost => check_pane::start(model),
         Action::OpenAudit => audit_view::open(model),
+        Action::OpenAlerts => alerts_view::open(model),
         Action::RunbookChoose => playbook_pane::choose(model),
         Action::PanelBack => playbook_pane::back(model),
         Action::StepConfirm => playbook_pane::answer(model, true),
@@ -71,6 +72,9 @@ fn navigate(model: &mut Model, action: &Action) {
         Some(Panel::Playbook(run)) => run.scroll_by(delta),
         Some(Panel::Check(check)) => check.scroll_by(delta),
         Some(Panel::Audit(view)) => view.scroll_by(delta),
+        Some(Panel::Alerts { scroll }) => {
+            *scroll = crate::app::cursor::step(*scroll, delta, model.alerts.entries.len());
+        }
         None => {}
     }
 }

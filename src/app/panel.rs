@@ -60,6 +60,10 @@ pub enum Panel {
     Playbook(PlaybookRun),
     Check(CheckRun),
     Audit(AuditView),
+    /// The alerts panel (`!`); the alerts themselves are in the model's log.
+    Alerts {
+        scroll: usize,
+    },
 }
 
 impl Panel {
@@ -70,6 +74,7 @@ impl Panel {
             Panel::Playbook(run) => run.input_mode(),
             Panel::Check(check) => check.input_mode(),
             Panel::Audit(_) => InputMode::Audit,
+            Panel::Alerts { .. } => InputMode::Alerts,
         }
     }
 }

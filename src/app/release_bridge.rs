@@ -117,6 +117,11 @@ impl ReleaseBridge {
         )
     }
 
+    /// Starts taking `gpufleet hold` requests (this console took auto-release over).
+    pub fn set_holds(&mut self, holds: Option<HoldStore>) {
+        self.setup.holds = holds;
+    }
+
     pub fn new(setup: BridgeSetup, sink: EventSink) -> Self {
         Self {
             setup,

@@ -8,6 +8,8 @@ use crossterm::event::Event as TermEvent;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 
+use crate::alerts::Sink;
+use crate::app::alert_bridge::AlertBridge;
 use crate::app::command::Command;
 use crate::app::event::Event;
 use crate::app::event::EventSink;
@@ -16,6 +18,7 @@ use crate::app::ops_bridge::{OpsBridge, OpsSetup};
 use crate::app::prompt_bridge::PendingPrompts;
 use crate::app::release_bridge::{BridgeSetup, ReleaseBridge};
 use crate::app::update::update;
+use crate::duty::Duties;
 use crate::metrics::MetricsBridge;
 use crate::telemetry::TimestampMs;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
@@ -69,6 +72,20 @@ pub struct Bridges {
     pub ops: OpsSetup,
     /// Where `/metrics` pages go, when the console serves them (`[metrics] listen`).
     pub metrics: Option<MetricsBridge>,
+    /// The `[[alerts]]` sinks and how long a host may be unreachable before it alerts.
+    pub alerts: (Vec<Sink>, u64),
+    /// What this console holds of the fleet's duties (auto-release, alerts); `None` without a
+    /// state directory (the demo fleet).
+    pub duties: Option<Duties>,
+}
+
+/// The loop's optional parts: runbooks and checks, `/metrics`, alerts, duties.
+#[derive(Default)]
+pub struct Parts<'a> {
+    pub ops: Option<&'a mut OpsBridge>,
+    pub metrics: Option<&'a MetricsBridge>,
+    pub alerts: Option<&'a mut AlertBridge>,
+    pub duties: Option<&'a mut Duties>,
 }
 
 /// Runs the console until the user quits. The terminal is restored on return and on panic.
@@ -83,6 +100,9 @@ pub fn run(
 ) -> std::io::Result<()> {
     let mut bridge = ReleaseBridge::new(bridges.money, sink.clone());
     let mut ops = OpsBridge::new(bridges.ops, sink.clone());
+    let (sinks, unreachable_after_ms) = bridges.alerts;
+    let mut alerts = AlertBridge::new(sinks, unreachable_after_ms, sink.clone());
+    let mut duties = bridges.duties;
     spawn_input(sink, std::thread::current())?;
     let backlogs = Backlogs::arm(&sources);
     let mut terminal = ratatui::init();
@@ -93,10 +113,17 @@ pub fn run(
         theme,
         (&events, &backlogs),
         &prompts,
-        (&mut bridge, Some(&mut ops), bridges.metrics.as_ref()),
+        &mut bridge,
+        Parts {
+            ops: Some(&mut ops),
+            metrics: bridges.metrics.as_ref(),
+            alerts: Some(&mut alerts),
+            duties: duties.as_mut(),
+        },
         &mut stats,
     );
     ratatui::restore();
+    alerts.finish();
     // Dropping every handle first sets every stop flag, so links wind down in parallel.
     drop(sources);
     result
@@ -131,25 +158,31 @@ pub fn event_loop<B: Backend>(
         theme,
         events,
         prompts,
-        (bridge, None, None),
+        bridge,
+        Parts::default(),
         stats,
     )
 }
 
-/// [`event_loop`] with the ops bridge that runs runbooks and checks and reads the audit log.
+/// [`event_loop`] with its optional [`Parts`]: the ops bridge that runs runbooks and checks
+/// and reads the audit log, `/metrics`, alerts and the fleet's duties.
+#[allow(clippy::too_many_arguments)]
 pub fn event_loop_with_ops<B: Backend>(
     terminal: &mut Terminal<B>,
     model: &mut Model,
     theme: &Theme,
     (events, backlogs): (&Receiver<Event>, &Backlogs),
     prompts: &PendingPrompts,
-    (bridge, mut ops, metrics): (
-        &mut ReleaseBridge,
-        Option<&mut OpsBridge>,
-        Option<&MetricsBridge>,
-    ),
+    bridge: &mut ReleaseBridge,
+    parts: Parts,
     stats: &mut FrameStats,
 ) -> Result<(), B::Error> {
+    let Parts {
+        mut ops,
+        metrics,
+        mut alerts,
+        mut duties,
+    } = parts;
     let mut next_tick = Instant::now() + TICK;
     let mut last_frame = Instant::now();
     loop {
@@ -223,12 +256,27 @@ pub fn event_loop_with_ops<B: Backend>(
         }
         if Instant::now() >= next_tick {
             next_tick = Instant::now() + TICK;
+            if let Some(duties) = duties.as_deref_mut() {
+                let notes = duties.poll(&mut model.fleet);
+                if duties.holds.is_some() {
+                    bridge.set_holds(duties.holds.take());
+                }
+                if !notes.is_empty() {
+                    commands.extend(update(model, Event::Duties(notes)));
+                }
+            }
             if model.fleet.money.counting_down()
                 && let Some(holds) = bridge.take_holds()
             {
                 commands.extend(update(model, Event::Holds(holds)));
             }
             commands.extend(update(model, Event::Tick { now_ms: now_ms() }));
+            if let Some(alerts) = alerts.as_deref_mut() {
+                let sent_by = duties.as_deref().and_then(Duties::alerts_sent_by);
+                if let Some(event) = alerts.tick(&model.fleet, sent_by) {
+                    commands.extend(update(model, event));
+                }
+            }
         }
         for command in commands {
             match command {

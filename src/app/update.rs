@@ -8,7 +8,7 @@ use crate::app::keymap::{InputMode, action_for};
 use crate::app::model::{HostFocus, Model, View};
 use crate::app::prompt::PromptAnswer;
 use crate::app::release_dialog;
-use crate::app::{audit_view, check_pane, ops, playbook_pane};
+use crate::app::{alerts_view, audit_view, check_pane, ops, playbook_pane};
 use crate::fleet::FleetCommand;
 use crate::fleet::HostEvent;
 
@@ -66,6 +66,14 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         }
         Event::Holds(Err(why)) => {
             model.notify(format!("gpufleet hold requests not read: {why}"), true);
+            Vec::new()
+        }
+        Event::Alerts { alerts, sender } => alerts_view::on_alerts(model, alerts, sender),
+        Event::AlertDelivery(event) => alerts_view::on_delivery(model, event),
+        Event::Duties(notes) => {
+            for note in notes {
+                model.notify(note.text, note.warning);
+            }
             Vec::new()
         }
         Event::Resize => {
@@ -214,6 +222,7 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
         Action::OpenRunbooks
         | Action::CheckHost
         | Action::OpenAudit
+        | Action::OpenAlerts
         | Action::RunbookChoose
         | Action::PanelBack
         | Action::PanelClose

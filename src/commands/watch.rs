@@ -101,7 +101,7 @@ pub fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-fn load_sinks(config: &Config) -> Result<Vec<Sink>, crate::alerts::SinkError> {
+pub fn load_sinks(config: &Config) -> Result<Vec<Sink>, crate::alerts::SinkError> {
     let mut sinks = Vec::new();
     for sink in &config.alerts {
         let loaded = Sink::load(sink, &process_env)?;

@@ -98,6 +98,11 @@ impl MoneyOptions {
         }
     }
 
+    /// Whether any configured host asks for auto-release.
+    pub fn wants_auto_release(&self) -> bool {
+        self.hosts.iter().any(|host| host.auto_release)
+    }
+
     fn host(&self, name: &str) -> Option<&HostMoneyConfig> {
         self.hosts.iter().find(|host| host.name == name)
     }
@@ -252,6 +257,15 @@ impl Money {
         for host in &mut self.hosts {
             host.auto = None;
             host.auto_decision = AutoDecision::Nothing;
+        }
+    }
+
+    /// Arms auto-release again on the hosts configured for it (this process took the duty
+    /// over from another that held it); a host armed already keeps its countdown.
+    pub fn arm_auto_release(&mut self, options: &MoneyOptions) {
+        for host in self.hosts.iter_mut().filter(|h| h.auto.is_none()) {
+            let fresh = HostMoney::new(&host.config.name, options);
+            host.auto = fresh.auto;
         }
     }
 

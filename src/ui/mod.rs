@@ -1,5 +1,6 @@
 //! Drawing: `draw(&Model, &Theme)` only reads; one file per screen or widget.
 
+pub mod alerts;
 pub mod audit;
 pub mod banner;
 pub mod charts;
@@ -57,6 +58,7 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
         Some(Panel::Playbook(run)) => playbook::draw(frame, body, run, theme),
         Some(Panel::Check(check)) => check::draw(frame, body, check, theme),
         Some(Panel::Audit(view)) => audit::draw(frame, body, view, theme),
+        Some(Panel::Alerts { scroll }) => alerts::draw(frame, body, &model.alerts, *scroll, theme),
         None => {}
     }
     if model.dialog.is_some() {
@@ -150,6 +152,7 @@ fn hints(model: &Model, room: usize) -> String {
         items.push(("c", "check", 1));
     }
     items.push(("a", "audit", 0));
+    items.push(("!", "alerts", 0));
     items.push(("$", "cost", 7));
     if !model.fleet.options.read_only {
         items.push(("R", "release", 7));

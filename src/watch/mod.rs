@@ -17,18 +17,15 @@ use crate::alerts::{
 };
 use crate::cost::{HoldStore, LedgerStore};
 use crate::diagnose::Severity;
+use crate::duty::{Duties, DutyNote};
 use crate::fleet::{Fleet, FleetCommand, FleetOptions, HostEvent, HostId, HostSink};
 use crate::metrics::{MetricsBridge, MetricsServer, render};
-use crate::state_file::ProcessLock;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
 
 pub use log::init as init_logging;
 pub use release::ReleaseSetup;
 pub use reload::{Reloaded, Reloader, WatchedHost};
 pub use signals::Signal;
-
-/// The lock file whose holder is the one process releasing hosts automatically.
-pub const RELEASER_LOCK: &str = "auto-release.lock";
 
 /// How often the engine ticks: findings, ledgers, red lines, alerts.
 const TICK: Duration = Duration::from_secs(1);
@@ -112,26 +109,16 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
     };
     let mut fleet = Fleet::new(setup.host_names.clone(), setup.options.clone(), now_ms());
     resume_ledgers(&mut fleet, setup.store.as_ref());
-    // One process auto-releases a host: the first console or watcher to take the lock.
-    let mut releaser_lock = None;
-    if fleet.money.auto_release_armed() {
-        match take_releaser_lock(setup.release.as_ref()) {
-            Ok(lock) => {
-                tracing::info!("auto-release is armed here");
-                releaser_lock = Some(lock);
-            }
-            Err(holder) => {
-                tracing::warn!(holder = %holder, "auto-release is done by another gpufleet; this watcher will not release");
-                fleet.money.disarm_auto_release();
-            }
-        }
-    }
+    // One process auto-releases hosts and one sends alerts: the first console or watcher to
+    // take each lock; the others take over when it stops.
+    let (mut duties, notes) = Duties::start(
+        "gpufleet watch",
+        &mut fleet,
+        setup.release.is_some(),
+        !setup.sinks.is_empty(),
+    );
+    log_duties(notes);
     let mut release = setup.release;
-    // Holds are for the process that counts down, the holder of the lock: another one taking
-    // them would lose them.
-    let holds = releaser_lock
-        .as_ref()
-        .and_then(|_| HoldStore::open_default().ok());
     let mut dispatcher = start_alerts(setup.sinks);
     let released_tx = tx.clone();
     let sink = HostSink::from_sender(tx, Input::Host);
@@ -185,6 +172,11 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
                         }
                         let changes =
                             reload::apply(&new, &mut fleet, &mut running, r.as_ref(), &sink);
+                        log_duties(duties.reconsider(
+                            &mut fleet,
+                            release.is_some(),
+                            !new.sinks.is_empty(),
+                        ));
                         for (_, handle) in running.iter().flatten() {
                             backlogs.add(handle);
                         }
@@ -230,10 +222,12 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
             if next_tick < Instant::now() {
                 next_tick = Instant::now() + TICK;
             }
-            if let Some(holds) = &holds {
+            log_duties(duties.poll(&mut fleet));
+            if let Some(holds) = &duties.holds {
                 take_holds(&mut fleet, holds);
             }
-            for host in tick(&mut fleet, setup.store.as_ref(), &mut firing, &dispatcher) {
+            let alerts = duties.alerts_sent_by().is_none().then_some(&dispatcher);
+            for host in tick(&mut fleet, setup.store.as_ref(), &mut firing, alerts) {
                 let Some(release) = release.clone() else {
                     continue;
                 };
@@ -273,13 +267,14 @@ fn start_alerts(sinks: Vec<Sink>) -> Dispatcher {
     Dispatcher::start(sinks, DeliveryOptions::default(), now_ms, reporter)
 }
 
-/// One second of the engine: findings, money, ledgers saved when due, alerts. Returns the
-/// hosts whose auto-release countdown ran out.
+/// One second of the engine: findings, money, ledgers saved when due, alerts (sent when this
+/// watcher is the one that sends them: `alerts`). Returns the hosts whose auto-release
+/// countdown ran out.
 fn tick(
     fleet: &mut Fleet,
     store: Option<&LedgerStore>,
     firing: &mut AlertBook,
-    alerts: &Dispatcher,
+    alerts: Option<&Dispatcher>,
 ) -> Vec<HostId> {
     let mut due = Vec::new();
     fleet.advance_clock(now_ms());
@@ -298,20 +293,14 @@ fn tick(
             severity = alert.severity.word(),
             state = alert.state.as_str(),
             summary = %alert.summary,
+            sent_here = alerts.is_some(),
             "alert"
         );
-        alerts.send(&alert);
+        if let Some(alerts) = alerts {
+            alerts.send(&alert);
+        }
     }
     due
-}
-
-/// The lock that makes this watcher the one process releasing hosts automatically.
-fn take_releaser_lock(release: Option<&ReleaseSetup>) -> Result<ProcessLock, String> {
-    if release.is_none() {
-        return Err("nobody: this fleet is never released".to_string());
-    }
-    let dir = crate::paths::state_dir().ok_or("no state directory")?;
-    ProcessLock::try_take(&dir.join(RELEASER_LOCK), "gpufleet watch")
 }
 
 /// `gpufleet hold HOST` requests, taken and applied.
@@ -464,6 +453,16 @@ fn log_event(fleet: &Fleet, host: HostId, event: &HostEvent) {
         }
         HostEvent::Notice { text, .. } => tracing::info!(host = name, notice = %text, "notice"),
         _ => {}
+    }
+}
+
+fn log_duties(notes: Vec<DutyNote>) {
+    for note in notes {
+        if note.warning {
+            tracing::warn!("{}", note.text);
+        } else {
+            tracing::info!("{}", note.text);
+        }
     }
 }
 

@@ -1,0 +1,136 @@
+//! The alerts panel (`!`): who sends the alerts and how each sink is doing, then every alert
+//! since the console started, newest first: when (UTC), state, severity, where, label, summary.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
+
+use crate::alerts::AlertState;
+use crate::app::alert_log::{AlertLog, AlertSender};
+use crate::diagnose::Severity;
+use crate::theme::Theme;
+use crate::ui::audit::utc_time;
+use crate::ui::format::clean;
+use crate::ui::panel::{self, key_hint};
+
+/// From this width the full date and the severity are shown.
+const WIDE_FROM: u16 = 110;
+
+pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Theme) {
+    let firing = log.firing();
+    let title = format!(
+        " Alerts ({} firing, {} logged, newest first) ",
+        firing,
+        log.entries.len()
+    );
+    let inner = panel::frame(f, area, title, theme.border_focused(), theme);
+    let sinks: Vec<Line> = sink_lines(log, theme);
+    let [head, body, foot] = Layout::vertical([
+        Constraint::Length(1 + sinks.len() as u16),
+        Constraint::Min(1),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
+    let sender_style = match log.sender {
+        AlertSender::Here(_) => theme.ok(),
+        AlertSender::Elsewhere(_) => theme.dialog(),
+        AlertSender::Nobody => theme.dim(),
+    };
+    let mut lines = vec![Line::styled(
+        format!(" {}", clean(&log.sender.describe())),
+        sender_style,
+    )];
+    lines.extend(sinks);
+    f.render_widget(Paragraph::new(lines), head);
+    f.render_widget(
+        Paragraph::new(key_hint(
+            &[("↑↓ PgUp PgDn", "scroll"), ("Esc / !", "close")],
+            theme,
+        )),
+        foot,
+    );
+    if log.entries.is_empty() {
+        f.render_widget(
+            Paragraph::new(Line::styled(
+                " no alert yet: a GPU lost, a host unreachable, a red line or an auto-release shows here",
+                theme.dim(),
+            )),
+            body,
+        );
+        return;
+    }
+    let wide = area.width >= WIDE_FROM;
+    let mut widths = vec![
+        Constraint::Length(if wide { 19 } else { 8 }),
+        Constraint::Length(8),
+    ];
+    let mut titles = vec![if wide { "TIME (UTC)" } else { "UTC" }, "STATE"];
+    if wide {
+        widths.push(Constraint::Length(8));
+        titles.push("SEVERITY");
+    }
+    widths.extend([
+        Constraint::Length(if wide { 20 } else { 12 }),
+        Constraint::Length(if wide { 26 } else { 14 }),
+        Constraint::Min(10),
+    ]);
+    titles.extend(["WHERE", "LABEL", "SUMMARY"]);
+    let header =
+        Row::new(titles.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme.header());
+    let rows = log.entries.iter().skip(scroll).map(|a| {
+        let time = utc_time(a.at_ms);
+        // Narrow: `08:01:07`.
+        let time = if wide {
+            time
+        } else {
+            time.get(11..).unwrap_or(&time).to_string()
+        };
+        let (state, style) = match (a.state, a.severity) {
+            (AlertState::Resolved, _) => ("resolved", theme.ok()),
+            (AlertState::Firing, Severity::Critical) => ("FIRING", theme.critical()),
+            (AlertState::Firing, Severity::Warning) => ("FIRING", theme.warning()),
+            (AlertState::Firing, _) => ("firing", theme.dialog()),
+        };
+        let mut cells = vec![Cell::from(time), Cell::from(state).style(style)];
+        if wide {
+            cells.push(Cell::from(a.severity.word()));
+        }
+        cells.extend([
+            Cell::from(clean(&a.place())),
+            Cell::from(clean(&a.label)),
+            Cell::from(clean(&a.summary)),
+        ]);
+        Row::new(cells).style(theme.dialog())
+    });
+    f.render_widget(Table::new(rows, widths).header(header), body);
+}
+
+/// One line per sink that reported a delivery: counts, and the last problem.
+fn sink_lines(log: &AlertLog, theme: &Theme) -> Vec<Line<'static>> {
+    log.sinks
+        .iter()
+        .map(|(name, tally)| {
+            let mut text = format!(" {}: {} delivered", clean(name), tally.delivered);
+            for (n, what) in [
+                (tally.retrying, "retried"),
+                (tally.failed, "failed"),
+                (tally.dropped, "dropped"),
+            ] {
+                if n > 0 {
+                    text.push_str(&format!(", {n} {what}"));
+                }
+            }
+            let style = match &tally.last_error {
+                Some((at_ms, why)) => {
+                    let time = utc_time(*at_ms);
+                    let time = time.get(11..).unwrap_or(&time).to_string();
+                    text.push_str(&format!("; last problem {time}: {}", clean(why)));
+                    theme.warning()
+                }
+                None => theme.ok(),
+            };
+            Line::styled(text, style)
+        })
+        .collect()
+}
