@@ -4,7 +4,7 @@
 //! lose its GPU and times the alert from the moment the fake `nvidia-smi` prints the failure to
 //! the moment the webhook (a loopback HTTP server) receives it.
 //!
-//! `cargo bench --bench watch_ssh` runs 50 hosts for 60 s and writes
+//! `cargo bench --bench watch_ssh` runs 50 hosts (GPUFLEET_BENCH_HOSTS) for 60 s and writes
 //! `target/watch-ssh-report.txt`; under `cargo test` it runs a 3-host, 5-second smoke version.
 //! Needs `/usr/sbin/sshd` and the release binary (`cargo build --release`).
 
@@ -76,7 +76,10 @@ fn main() {
     let bench = std::env::args().any(|a| a == "--bench");
     let plan = if bench {
         Plan {
-            hosts: 50,
+            hosts: std::env::var("GPUFLEET_BENCH_HOSTS")
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(50),
             measure: Duration::from_secs(60),
         }
     } else {
@@ -133,7 +136,21 @@ fn main() {
             let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
             l.local_addr().expect("addr").to_string()
         };
-        let child = Command::new(&binary)
+        // GPUFLEET_BENCH_WRAP runs the watchers under a tool, e.g. "heaptrack -o /tmp/w".
+        let wrap: Vec<String> = std::env::var("GPUFLEET_BENCH_WRAP")
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        let mut command = match wrap.split_first() {
+            Some((tool, args)) => {
+                let mut command = Command::new(tool);
+                command.args(args).arg(&binary);
+                command
+            }
+            None => Command::new(&binary),
+        };
+        let child = command
             .args(["watch", "-q", "--metrics", &metrics, "--config"])
             .arg(dir.path().join("config.toml"))
             .arg("--known-hosts")

@@ -138,21 +138,19 @@ fn timed_points(
     now_ms: u64,
     opts: &LiveOptions,
 ) -> Vec<(HistoryPoint, u64)> {
-    let mut out: Vec<_> = newest_first(gpu, since_ms, now_ms, opts)
-        .map(|(p, w)| (*p, w))
-        .collect();
+    let mut out: Vec<_> = newest_first(gpu, since_ms, now_ms, opts).collect();
     out.reverse();
     out
 }
 
-/// [`timed_points`] from the newest back, without copying: the windows are a tail of a long
-/// history, and a caller may stop early.
+/// [`timed_points`] from the newest back, decoded one at a time: the windows are a tail of a
+/// long history, and a caller may stop early.
 fn newest_first<'a>(
     gpu: &'a GpuState,
     since_ms: u64,
     now_ms: u64,
     opts: &LiveOptions,
-) -> impl Iterator<Item = (&'a HistoryPoint, u64)> {
+) -> impl Iterator<Item = (HistoryPoint, u64)> + 'a {
     let cap = 2 * opts.interval_ms.max(1000);
     let first_weight = opts.interval_ms.max(1000);
     let mut older = gpu
@@ -320,7 +318,7 @@ fn idle(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
         // One pass, ending as soon as the GPU proves busy (most GPUs, most of the time).
         let (mut busy_ms, mut peak) = (0u64, 0.0f32);
         for (p, weight) in newest_first(gpu, since, now_ms, opts) {
-            if busy(p) {
+            if busy(&p) {
                 busy_ms += weight;
                 if busy_ms > opts.idle_blip_s * 1000 {
                     return;

@@ -4,13 +4,19 @@ use std::collections::VecDeque;
 
 use crate::telemetry::{GpuSample, TimestampMs};
 
-/// One charted point, packed into 24 bytes (a watcher keeps hundreds of thousands): each value
+/// One charted point as readers see it. Stored packed in 16 bytes (see [`History`]): each value
 /// in fixed point in a `u16` with `u16::MAX` for "the sample did not carry it", precise to a
 /// hundredth of a percent or degree and a tenth of a watt, and the clock-event mask's defined
 /// bits (all below `0x8000`) with a flag for "known".
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HistoryPoint {
     pub at_ms: TimestampMs,
+    values: Values,
+}
+
+/// The packed readings of one point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Values {
     utilization_gpu: Fixed<100>,
     memory_used: Fixed<100>,
     temperature: Fixed<100>,
@@ -60,14 +66,16 @@ impl HistoryPoint {
     pub fn new(at_ms: TimestampMs, r: &Readings) -> Self {
         Self {
             at_ms,
-            utilization_gpu: Fixed::new(r.utilization_gpu_pct),
-            memory_used: Fixed::new(r.memory_used_pct),
-            temperature: Fixed::new(r.temperature_c),
-            power_draw: Fixed::new(r.power_draw_w),
-            power_limit: Fixed::new(r.power_limit_w),
-            clock_events: r
-                .clock_event_reasons
-                .map_or(0, |m| MASK_KNOWN | (m & u64::from(!MASK_KNOWN)) as u16),
+            values: Values {
+                utilization_gpu: Fixed::new(r.utilization_gpu_pct),
+                memory_used: Fixed::new(r.memory_used_pct),
+                temperature: Fixed::new(r.temperature_c),
+                power_draw: Fixed::new(r.power_draw_w),
+                power_limit: Fixed::new(r.power_limit_w),
+                clock_events: r
+                    .clock_event_reasons
+                    .map_or(0, |m| MASK_KNOWN | (m & u64::from(!MASK_KNOWN)) as u16),
+            },
         }
     }
 
@@ -90,28 +98,29 @@ impl HistoryPoint {
     }
 
     pub fn utilization_gpu_pct(&self) -> Option<f32> {
-        self.utilization_gpu.get()
+        self.values.utilization_gpu.get()
     }
 
     pub fn memory_used_pct(&self) -> Option<f32> {
-        self.memory_used.get()
+        self.values.memory_used.get()
     }
 
     pub fn temperature_c(&self) -> Option<f32> {
-        self.temperature.get()
+        self.values.temperature.get()
     }
 
     pub fn power_draw_w(&self) -> Option<f32> {
-        self.power_draw.get()
+        self.values.power_draw.get()
     }
 
     pub fn power_limit_w(&self) -> Option<f32> {
-        self.power_limit.get()
+        self.values.power_limit.get()
     }
 
     /// The clock-event mask (its bits below `0x8000`, which hold every reason NVML defines).
     pub fn clock_event_reasons(&self) -> Option<u64> {
-        (self.clock_events & MASK_KNOWN != 0).then(|| u64::from(self.clock_events & !MASK_KNOWN))
+        let mask = self.values.clock_events;
+        (mask & MASK_KNOWN != 0).then(|| u64::from(mask & !MASK_KNOWN))
     }
 }
 
@@ -143,34 +152,73 @@ impl Metric {
 }
 
 /// Points at one-second resolution: a sample inside the same second as the last point replaces
-/// it, so a fast stream (or a sped-up simulator) cannot push older history out early.
+/// it, so a fast stream (or a sped-up simulator) cannot push older history out early. Stored in
+/// 16 bytes a point: the time as milliseconds after the history's `base_ms` in a `u32` (49 days;
+/// the base moves forward long before that) and the packed values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct History {
-    points: VecDeque<HistoryPoint>,
+    points: VecDeque<Stored>,
+    base_ms: TimestampMs,
     capacity: usize,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Stored {
+    after_base_ms: u32,
+    values: Values,
+}
+
 const BUCKET_MS: TimestampMs = 1000;
+/// The base moves to the oldest point once a point is this far past it.
+const REBASE_AFTER_MS: u64 = u32::MAX as u64 / 2;
 
 impl History {
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
             points: VecDeque::with_capacity(capacity.min(1024)),
+            base_ms: 0,
             capacity: capacity.max(1),
         }
     }
 
     pub fn push(&mut self, point: HistoryPoint) {
-        if let Some(last) = self.points.back_mut()
-            && last.at_ms / BUCKET_MS == point.at_ms / BUCKET_MS
+        if let Some(last) = self.points.back()
+            && (self.base_ms + u64::from(last.after_base_ms)) / BUCKET_MS == point.at_ms / BUCKET_MS
         {
-            *last = point;
-            return;
+            self.points.pop_back();
         }
         if self.points.len() == self.capacity {
             self.points.pop_front();
         }
-        self.points.push_back(point);
+        if self.points.is_empty() {
+            self.base_ms = point.at_ms;
+        } else if point.at_ms < self.base_ms || point.at_ms - self.base_ms > REBASE_AFTER_MS {
+            self.rebase(point.at_ms);
+        }
+        self.points.push_back(Stored {
+            after_base_ms: (point.at_ms - self.base_ms) as u32,
+            values: point.values,
+        });
+    }
+
+    /// Moves the base to the oldest point that `at_ms` can share it with: a clock that jumped
+    /// back, or a history older than the offsets reach, keeps what it can and drops the rest.
+    fn rebase(&mut self, at_ms: TimestampMs) {
+        let base = self.base_ms;
+        let oldest = self
+            .points
+            .iter()
+            .map(|p| base + u64::from(p.after_base_ms))
+            .find(|&t| t <= at_ms && at_ms - t <= REBASE_AFTER_MS)
+            .unwrap_or(at_ms);
+        self.points.retain(|p| {
+            let t = base + u64::from(p.after_base_ms);
+            t >= oldest && t <= oldest + REBASE_AFTER_MS
+        });
+        for p in &mut self.points {
+            p.after_base_ms = (base + u64::from(p.after_base_ms) - oldest) as u32;
+        }
+        self.base_ms = oldest;
     }
 
     pub fn len(&self) -> usize {
@@ -181,19 +229,23 @@ impl History {
         self.points.is_empty()
     }
 
-    pub fn points(&self) -> impl DoubleEndedIterator<Item = &HistoryPoint> + ExactSizeIterator {
-        self.points.iter()
+    /// The points, oldest first, decoded.
+    pub fn points(&self) -> impl DoubleEndedIterator<Item = HistoryPoint> + ExactSizeIterator + '_ {
+        let base = self.base_ms;
+        self.points.iter().map(move |p| HistoryPoint {
+            at_ms: base + u64::from(p.after_base_ms),
+            values: p.values,
+        })
     }
 
     /// `(seconds before now, value)` pairs of one series inside the last `window_ms`, oldest
     /// first, ready for a chart whose x axis runs from `-window` to 0.
     pub fn series(&self, metric: Metric, now_ms: TimestampMs, window_ms: u64) -> Vec<(f64, f64)> {
         let start = now_ms.saturating_sub(window_ms);
-        self.points
-            .iter()
+        self.points()
             .filter(|p| p.at_ms >= start)
             .filter_map(|p| {
-                let value = metric.read(p)?;
+                let value = metric.read(&p)?;
                 let age_s = now_ms.saturating_sub(p.at_ms) as f64 / 1000.0;
                 Some((-age_s, f64::from(value)))
             })
@@ -221,7 +273,7 @@ mod tests {
         h.push(point(10_000, 1.0));
         h.push(point(10_500, 2.0));
         h.push(point(11_000, 3.0));
-        let utils: Vec<_> = h.points().map(HistoryPoint::utilization_gpu_pct).collect();
+        let utils: Vec<_> = h.points().map(|p| p.utilization_gpu_pct()).collect();
         assert_eq!(utils, vec![Some(2.0), Some(3.0)]);
     }
 
@@ -249,8 +301,8 @@ mod tests {
     }
 
     #[test]
-    fn a_point_is_24_bytes_and_keeps_what_the_findings_read() {
-        assert_eq!(std::mem::size_of::<HistoryPoint>(), 24);
+    fn a_point_is_16_bytes_and_keeps_what_the_findings_read() {
+        assert_eq!(std::mem::size_of::<Stored>(), 16);
         let p = HistoryPoint::new(
             5,
             &Readings {
@@ -301,5 +353,29 @@ mod tests {
         assert_eq!(p.power_draw_w(), Some(6553.4));
         assert_eq!(p.temperature_c(), Some(0.0));
         assert_eq!(p.utilization_gpu_pct(), None);
+    }
+
+    #[test]
+    fn times_survive_a_rebase_and_a_clock_that_jumps_back() {
+        let mut h = History::with_capacity(10);
+        let t0 = 1_800_000_000_000;
+        h.push(point(t0, 1.0));
+        // Past what a u32 of milliseconds after the first point holds.
+        let late = t0 + 3 * REBASE_AFTER_MS;
+        h.push(point(late - 1000, 2.0));
+        h.push(point(late, 3.0));
+        let times: Vec<_> = h.points().map(|p| p.at_ms).collect();
+        assert_eq!(
+            times,
+            vec![late - 1000, late],
+            "the unreachable old point is dropped"
+        );
+        h.push(point(late - 5000, 4.0));
+        let times: Vec<_> = h.points().map(|p| p.at_ms).collect();
+        assert_eq!(
+            times,
+            vec![late - 1000, late, late - 5000],
+            "kept in arrival order"
+        );
     }
 }

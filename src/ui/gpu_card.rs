@@ -238,7 +238,7 @@ fn draw_trail(frame: &mut Frame, area: Rect, gpu: &GpuState, now_ms: TimestampMs
     let start = now_ms.saturating_sub(TRAIL_WINDOW_MS);
     let mut sums = vec![(0.0f32, 0u32); columns as usize];
     for p in gpu.history.points().filter(|p| p.at_ms >= start) {
-        if let Some(v) = Metric::Utilization.read(p) {
+        if let Some(v) = Metric::Utilization.read(&p) {
             let col = ((p.at_ms - start) / slice_ms).min(columns - 1) as usize;
             sums[col].0 += v;
             sums[col].1 += 1;
