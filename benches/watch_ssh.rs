@@ -5,7 +5,10 @@
 //! the moment the webhook (a loopback HTTP server) receives it.
 //!
 //! `cargo bench --bench watch_ssh` runs 50 hosts (GPUFLEET_BENCH_HOSTS) for 60 s and writes
-//! `target/watch-ssh-report.txt`; under `cargo test` it runs a 3-host, 5-second smoke version.
+//! `target/watch-ssh-report.txt`. GPUFLEET_SOAK_MINUTES=N samples RSS once a minute first;
+//! GPUFLEET_SOAK_VARIANTS adds watchers with other environments, GPUFLEET_SOAK_CONSOLE=1 the
+//! console; GPUFLEET_BENCH_WRAP runs the watcher under a tool.
+//! Under `cargo test` it runs a 3-host, 5-second smoke version.
 //! Needs `/usr/sbin/sshd` and the release binary (`cargo build --release`).
 
 #[path = "../tests/release_support/server.rs"]
@@ -64,6 +67,46 @@ fn memory_breakdown(pid: u32) -> String {
         kib("Anonymous:") as f64 / 1024.0,
         (kib("Rss:").saturating_sub(kib("Anonymous:"))) as f64 / 1024.0,
     )
+}
+
+/// The console in a detached tmux session (160x48) on the bench's config.
+struct Console {
+    socket: String,
+}
+
+impl Console {
+    fn start(binary: &std::path::Path, dir: &std::path::Path) -> Self {
+        let socket = format!("gpufleet-soak-{}", std::process::id());
+        let command = format!(
+            "GPUFLEET_STATE_DIR={} SSH_AUTH_SOCK= exec {} --config {} --known-hosts {}",
+            dir.join("state-console").display(),
+            binary.display(),
+            dir.join("config.toml").display(),
+            dir.join("known_hosts").display()
+        );
+        let status = Command::new("tmux")
+            .args(["-L", &socket, "new-session", "-d", "-x", "160", "-y", "48", &command])
+            .status()
+            .expect("tmux");
+        assert!(status.success(), "tmux new-session failed");
+        Self { socket }
+    }
+
+    fn pid(&self) -> Option<u32> {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "display", "-p", "#{pane_pid}"])
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    }
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
 }
 
 fn scrape(addr: &str) -> String {
@@ -188,6 +231,10 @@ fn main() {
         })
         .collect();
     let pid = child.id();
+    // GPUFLEET_SOAK_CONSOLE=1: the console too, in a tmux session of its own, on the same hosts,
+    // its RSS in the soak's table (the two-hour soak covers console and watcher).
+    let console = (std::env::var("GPUFLEET_SOAK_CONSOLE").as_deref() == Ok("1"))
+        .then(|| Console::start(&binary, dir.path()));
     let started = Instant::now();
     let all_streaming = loop {
         let page = scrape(&metrics);
@@ -218,6 +265,10 @@ fn main() {
         for (name, v) in &variants {
             let rss = status_kib(v.id(), "VmRSS:").unwrap_or(0) as f64 / 1024.0;
             line.push_str(&format!(" | {name}: {rss:.1} MB"));
+        }
+        if let Some(pid) = console.as_ref().and_then(Console::pid) {
+            let rss = status_kib(pid, "VmRSS:").unwrap_or(0) as f64 / 1024.0;
+            line.push_str(&format!(" | console: {rss:.1} MB"));
         }
         line.push('\n');
         eprint!("{line}");
@@ -270,6 +321,10 @@ fn main() {
     {
         heaps.push_str(&format!("{name}: {}\n", memory_breakdown(id)));
     }
+    if let Some(pid) = console.as_ref().and_then(Console::pid) {
+        heaps.push_str(&format!("console: {}\n", memory_breakdown(pid)));
+    }
+    drop(console);
     let _ = child.kill();
     let _ = child.wait();
     for (_, mut v) in variants {
