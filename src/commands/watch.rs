@@ -54,6 +54,8 @@ pub fn run(
             return Ok(ExitCode::from(EXIT_BAD_SETUP));
         }
     };
+    // No charts: the watcher keeps only the history its findings read.
+    let options = options.without_charts();
     let persist = options.money.persist;
     let interval = Duration::from_millis(options.interval_ms);
     let store = LedgerStore::open_default().ok().filter(|_| persist);
@@ -145,11 +147,7 @@ impl Reloader for ConfigReloader {
         Ok(Reloaded {
             hosts,
             release_config: money_config(&config, self.global.demo),
-            // No charts: the watcher keeps only the history its findings read.
-            options: FleetOptions {
-                history_minutes: 0,
-                ..fleet_options(&config, &self.global)
-            },
+            options: fleet_options(&config, &self.global).without_charts(),
             sinks,
             unreachable_after_ms: config.unreachable_minutes.saturating_mul(60_000),
         })

@@ -39,6 +39,14 @@ impl Default for FleetOptions {
 }
 
 impl FleetOptions {
+    /// With no charts to draw (the watcher): only the history the findings read.
+    pub fn without_charts(self) -> Self {
+        Self {
+            history_minutes: 0,
+            ..self
+        }
+    }
+
     /// Points of history kept per GPU (one a second): the charts' minutes, or the findings'
     /// longest look back (the idle window, or a duration rule's window and hold) plus a minute
     /// of slack, whichever is longer. An `idle_minutes` longer than `history_minutes` would
