@@ -85,7 +85,17 @@ impl Console {
             dir.join("known_hosts").display()
         );
         let status = Command::new("tmux")
-            .args(["-L", &socket, "new-session", "-d", "-x", "160", "-y", "48", &command])
+            .args([
+                "-L",
+                &socket,
+                "new-session",
+                "-d",
+                "-x",
+                "160",
+                "-y",
+                "48",
+                &command,
+            ])
             .status()
             .expect("tmux");
         assert!(status.success(), "tmux new-session failed");

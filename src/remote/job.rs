@@ -80,6 +80,8 @@ pub(crate) struct Job {
     flooded: bool,
     /// Closing because gpufleet asked (cancel, flood): nothing more is reported.
     quiet: bool,
+    /// A liveness probe: the channel is opened and closed again, nothing runs.
+    probe: bool,
 }
 
 fn again(e: &ssh2::Error) -> bool {
@@ -108,6 +110,28 @@ impl Job {
             window_bytes: 0,
             flooded: false,
             quiet: false,
+            probe: false,
+        }
+    }
+
+    /// Opens a channel and closes it again, reporting nothing: the host's answers (the open's
+    /// confirmation, the close) prove it is alive, and libssh2 consumes them. (A keepalive
+    /// with a reply would do the same, but libssh2 never takes those replies off its packet
+    /// queue: they pile up for as long as the session lives, and every channel read walks
+    /// them.)
+    pub(crate) fn probe() -> Self {
+        Self {
+            quiet: true,
+            probe: true,
+            // Nothing is read from a probe's channel, so nothing can exceed this.
+            ..Self::new(
+                String::new(),
+                Budget {
+                    window: Duration::from_secs(1),
+                    lines: 0,
+                    bytes: 0,
+                },
+            )
         }
     }
 
@@ -179,6 +203,13 @@ impl Job {
     ) -> Result<(Phase, bool), StepError> {
         Ok(match phase {
             Phase::Opening => match session.channel_session() {
+                Ok(channel) if self.probe => (
+                    Phase::Closing {
+                        channel,
+                        close_sent: false,
+                    },
+                    true,
+                ),
                 Ok(channel) => (Phase::Merging(channel), true),
                 Err(e) if again(&e) => (Phase::Opening, false),
                 Err(e) => return Err(classify("opening a channel", &e)),

@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use ssh2::{BlockDirections, ErrorCode, Session};
+use ssh2::{BlockDirections, Session};
 
 use crate::remote::error::RemoteError;
 use crate::remote::job::{Budget, Job, JobEvent, StepError};
@@ -18,7 +18,6 @@ use crate::remote::quote::CommandError;
 use crate::remote::tie::tied;
 use crate::remote::wait::{Wake, wait_readable, wait_socket};
 
-const LIBSSH2_ERROR_EAGAIN: i32 = -37;
 /// Longest wait while a job opens, starts or closes a channel (see `pump`).
 const TRANSIENT_WAIT: Duration = Duration::from_millis(20);
 /// What one channel read may take at once (libssh2 hands out at most one packet's worth).
@@ -68,11 +67,11 @@ pub(crate) struct Mux {
     settled: bool,
     last_rx: Instant,
     next_keepalive: Instant,
+    keepalive_interval: Duration,
 }
 
 impl Mux {
     pub(crate) fn new(connection: Connection, keepalive_interval_s: u32) -> Self {
-        connection.session.set_keepalive(true, keepalive_interval_s);
         connection.session.set_blocking(false);
         let now = Instant::now();
         Self {
@@ -84,6 +83,7 @@ impl Mux {
             settled: false,
             last_rx: now,
             next_keepalive: now,
+            keepalive_interval: Duration::from_secs(u64::from(keepalive_interval_s.max(1))),
         }
     }
 
@@ -282,19 +282,22 @@ impl Mux {
         }
     }
 
-    /// Sends a keepalive when one is due; the server's replies keep `silent_for` low on a
-    /// healthy link even when every command is quiet.
+    /// Probes the host when the link has been quiet for a keepalive interval: a channel opened
+    /// and closed again (see [`Job::probe`]), whose answers keep `silent_for` low on a healthy
+    /// link even when every command is quiet. A busy link (the stream speaks every interval)
+    /// is never probed.
     pub(crate) fn keepalive(&mut self) -> Result<(), RemoteError> {
         let now = Instant::now();
         if now < self.next_keepalive {
             return Ok(());
         }
-        match self.session.keepalive_send() {
-            Ok(secs) => self.next_keepalive = now + Duration::from_secs(u64::from(secs.max(1))),
-            Err(e) if e.code() == ErrorCode::Session(LIBSSH2_ERROR_EAGAIN) => {
-                self.next_keepalive = now + Duration::from_millis(100);
+        self.next_keepalive = now + self.keepalive_interval;
+        if self.silent_for() >= self.keepalive_interval {
+            if self.draining.len() >= MAX_DRAINING {
+                self.draining.remove(0);
             }
-            Err(e) => return Err(RemoteError::ssh("sending a keepalive", &e)),
+            self.draining.push(Job::probe());
+            self.settled = false;
         }
         Ok(())
     }
