@@ -1,6 +1,7 @@
 //! `~/.ssh/config` over real sshd: an alias reached through `Include` resolves and connects;
 //! the options on proxies and host keys are honoured (StrictHostKeyChecking, UserKnownHostsFile,
-//! HostKeyAlias) or refused before anything connects (ProxyCommand), never ignored.
+//! HostKeyAlias) or refused before anything connects (ProxyCommand with ProxyJump), never
+//! ignored.
 
 mod common;
 #[path = "support/tmux.rs"]
@@ -116,9 +117,12 @@ fn streams(host: RemoteHost, opts: LinkOptions) {
 }
 
 #[test]
-fn a_proxy_command_is_refused_before_anything_connects() {
+fn proxy_command_and_proxy_jump_together_are_refused_before_anything_connects() {
     let Some(sshd) = Sshd::start() else { return };
-    let config = ssh_config(&sshd, "    ProxyCommand ssh -W %h:%p bastion.example\n");
+    let config = ssh_config(
+        &sshd,
+        "    ProxyCommand ssh -W %h:%p bastion.example\n    ProxyJump bastion2\n",
+    );
     let dir = tempfile::tempdir().expect("temp");
     let fleet = dir.path().join("config.toml");
     std::fs::write(&fleet, "[[hosts]]\nname = \"rented\"\nssh = \"my-h200\"\n").expect("config");
@@ -142,7 +146,7 @@ fn a_proxy_command_is_refused_before_anything_connects() {
         .expect("snapshot");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
-    assert!(stderr.contains("ProxyCommand"), "{stderr}");
+    assert!(stderr.contains("ProxyJump and ProxyCommand"), "{stderr}");
     assert!(stderr.contains(&config.display().to_string()), "{stderr}");
     assert!(
         !stderr.contains("bastion.example"),

@@ -1,7 +1,7 @@
-//! Opening an authenticated session: TCP (no Nagle delay), a capped number of concurrent
-//! handshakes, host-key verification against known_hosts, then authentication.
+//! Opening an authenticated session: TCP (no Nagle delay), a proxy command or a jump host's
+//! channel (`proxy.rs`), a capped number of concurrent handshakes, host-key verification against known_hosts, then authentication.
 
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Duration;
@@ -10,10 +10,12 @@ use ssh2::{ErrorCode, MethodType, Session};
 
 use crate::remote::LinkOptions;
 use crate::remote::auth::{AuthInput, authenticate};
+use crate::remote::bridge::bridge;
 use crate::remote::credentials::{CredentialCache, HostKeyPrompt, PromptContext, Prompter, Secret};
 use crate::remote::error::RemoteError;
 use crate::remote::known_hosts::{KnownHostsFile, Verdict, append, known_as};
 use crate::remote::mux::Connection;
+use crate::remote::proxy::{Keeper, Proxy, Transport, open_command, open_tcp};
 use crate::remote::ssh_options::StrictHostKeys;
 use crate::remote::target::{RemoteHost, home_dir};
 
@@ -127,7 +129,8 @@ pub(crate) struct Connected {
     pub accepted_key: Option<HostKeyPrompt>,
 }
 
-/// Connects, verifies the host key and logs in; blocking, on the link's own thread.
+/// Connects (directly or through the host's proxy), verifies the host key and logs in;
+/// blocking, on the link's own thread.
 pub(crate) fn connect(
     host: &RemoteHost,
     opts: &LinkOptions,
@@ -140,24 +143,23 @@ pub(crate) fn connect(
         Some(alias) => alias.clone(),
         None => known_as(&target.host, target.port),
     };
-    let addrs: Vec<SocketAddr> = (target.host.as_str(), target.port)
-        .to_socket_addrs()
-        .map_err(|source| RemoteError::Resolve {
-            host: target.host.clone(),
-            source,
-        })?
-        .collect();
-    let permit = HANDSHAKES.acquire(ctx)?;
     let mut attempt = 1;
-    let (session, socket, known_hosts) = loop {
+    let (session, socket, keeper, known_hosts, permit) = loop {
         if ctx.cancelled() {
             return Err(RemoteError::Stopped);
         }
-        match handshake(&addrs, &target.host, &known_as, opts, &known_hosts_paths) {
-            Ok(done) => break done,
+        // A jump host is connected (taking and giving back a slot of its own) before this
+        // host's slot is taken, so links waiting for slots never wait on each other.
+        let transport = open_transport(host, opts, ctx)?;
+        let permit = HANDSHAKES.acquire(ctx)?;
+        match handshake(transport, &known_as, opts, &known_hosts_paths) {
+            Ok((session, socket, keeper, known_hosts)) => {
+                break (session, socket, keeper, known_hosts, permit);
+            }
             Err(HandshakeFailure {
                 retryable: true, ..
             }) if attempt < HANDSHAKE_TRIES => {
+                drop(permit);
                 std::thread::sleep(Duration::from_millis(250 * u64::from(attempt)));
                 attempt += 1;
             }
@@ -234,7 +236,11 @@ pub(crate) fn connect(
     authenticate(&session, &input, cache)?;
     drop(permit);
     Ok(Connected {
-        connection: Connection { session, socket },
+        connection: Connection {
+            session,
+            socket,
+            keeper,
+        },
         accepted_key,
     })
 }
@@ -252,50 +258,69 @@ fn fatal(error: RemoteError) -> HandshakeFailure {
     }
 }
 
-type HandshakeResult = Result<(Session, TcpStream, KnownHostsFile), HandshakeFailure>;
+type HandshakeResult = Result<(Session, OwnedFd, Keeper, KnownHostsFile), HandshakeFailure>;
 
-/// TCP connect and SSH handshake.
+/// The byte stream to `host`: TCP, its proxy command, or a channel of its jump host's
+/// session (connected here, with its own host-key check and login).
+fn open_transport(
+    host: &RemoteHost,
+    opts: &LinkOptions,
+    ctx: &PromptContext,
+) -> Result<Transport, RemoteError> {
+    let target = &host.target;
+    match &host.proxy {
+        Proxy::Direct => open_tcp(
+            &target.host,
+            target.port,
+            Duration::from_millis(opts.connect_timeout_ms),
+        ),
+        Proxy::Command(command) => open_command(command, &target.to_string()),
+        Proxy::Jump(jump) => {
+            let named = |source: RemoteError| RemoteError::JumpHost {
+                host: jump.spec.clone(),
+                source: Box::new(source),
+            };
+            // A jump host's password is its own: it is never offered to the next host.
+            let mut hop_cache = CredentialCache::default();
+            let hop_ctx = ctx.for_hop(jump.host.target.to_string());
+            let hop = connect(&jump.host, opts, &hop_ctx, &mut hop_cache).map_err(|e| match e {
+                RemoteError::Stopped => e,
+                other => named(other),
+            })?;
+            let (stream, bridge) = bridge(
+                hop.connection,
+                &target.host,
+                target.port,
+                opts.keepalive_interval_s,
+            )
+            .map_err(named)?;
+            Ok(Transport {
+                stream,
+                peer: format!("{target} (through jump host {})", jump.spec),
+                keeper: Keeper::Bridge { _running: bridge },
+            })
+        }
+    }
+}
+
+/// The SSH handshake over `transport`, offering the host-key types on file for the host.
 fn handshake(
-    addrs: &[SocketAddr],
-    host: &str,
+    transport: Transport,
     known_as: &str,
     opts: &LinkOptions,
     known_hosts_paths: &[PathBuf],
 ) -> HandshakeResult {
-    let timeout = Duration::from_millis(opts.connect_timeout_ms.max(1));
-    let mut last_error = None;
-    let mut stream = None;
-    for addr in addrs {
-        match TcpStream::connect_timeout(addr, timeout) {
-            Ok(s) => {
-                stream = Some((s, *addr));
-                break;
-            }
-            Err(source) => {
-                last_error = Some(RemoteError::Connect {
-                    addr: addr.to_string(),
-                    source,
-                })
-            }
-        }
-    }
-    let Some((tcp, addr)) = stream else {
-        let e = last_error.unwrap_or_else(|| RemoteError::Resolve {
-            host: host.to_string(),
-            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no address"),
-        });
-        return Err(fatal(e));
-    };
-    let addr_text = addr.to_string();
-    let io_fail = |source: std::io::Error| {
+    let Transport {
+        stream,
+        peer,
+        mut keeper,
+    } = transport;
+    let socket = stream.try_clone().map_err(|source| {
         fatal(RemoteError::Connect {
-            addr: addr_text.clone(),
+            addr: peer.clone(),
             source,
         })
-    };
-    // Nagle plus delayed ACKs cost ~40 ms per handshake round trip.
-    tcp.set_nodelay(true).map_err(io_fail)?;
-    let socket = tcp.try_clone().map_err(io_fail)?;
+    })?;
     let mut session = Session::new().map_err(|e| fatal(RemoteError::ssh("libssh2", &e)))?;
     session.set_timeout(u32::try_from(opts.handshake_timeout_ms).unwrap_or(u32::MAX));
     let known_hosts = KnownHostsFile::load(known_hosts_paths).map_err(fatal)?;
@@ -304,16 +329,20 @@ fn handshake(
             .method_pref(MethodType::HostKey, &prefs)
             .map_err(|e| fatal(RemoteError::ssh("setting host key algorithms", &e)))?;
     }
-    session.set_tcp_stream(tcp);
+    session.set_tcp_stream(stream);
     match session.handshake() {
-        Ok(()) => Ok((session, socket, known_hosts)),
+        Ok(()) => Ok((session, socket, keeper, known_hosts)),
         Err(e) => {
             let retryable =
                 matches!(e.code(), ErrorCode::Session(c) if RETRYABLE_HANDSHAKE.contains(&c));
+            let mut message = e.message().to_string();
+            if let Some(said) = keeper.proxy_said() {
+                message = format!("{message}; the ProxyCommand said: {said}");
+            }
             Err(HandshakeFailure {
                 error: Box::new(RemoteError::Handshake {
-                    addr: addr_text,
-                    message: e.message().to_string(),
+                    addr: peer,
+                    message,
                 }),
                 retryable,
             })

@@ -63,6 +63,14 @@ impl PromptContext {
         }
     }
 
+    /// The same link asking about one of its jump hosts (`target` is the jump host's).
+    pub(crate) fn for_hop(&self, target: String) -> Self {
+        Self {
+            target,
+            ..self.clone()
+        }
+    }
+
     pub fn cancelled(&self) -> bool {
         self.stop.is_set()
     }

@@ -33,6 +33,16 @@ pub enum RemoteError {
         #[source]
         source: std::io::Error,
     },
+    /// A jump host of `ProxyJump` failed; `host` as written there.
+    #[error("jump host {host}: {source}")]
+    JumpHost {
+        host: String,
+        #[source]
+        source: Box<RemoteError>,
+    },
+    /// The host's `ProxyCommand` could not carry the session (its text is not shown).
+    #[error("{host}: {message}")]
+    Proxy { host: String, message: String },
     #[error("ssh handshake with {addr} failed: {message}")]
     Handshake { addr: String, message: String },
     #[error("host key of {known_as} is not known: {key_type} {fingerprint}; {hint}")]
@@ -92,6 +102,9 @@ pub enum RemoteError {
 impl RemoteError {
     /// Errors that retrying cannot fix: the link gives up and waits to be started again.
     pub fn is_permanent(&self) -> bool {
+        if let RemoteError::JumpHost { source, .. } = self {
+            return source.is_permanent();
+        }
         matches!(
             self,
             RemoteError::Target { .. }

@@ -314,6 +314,7 @@ mod tests {
             identity_files: Vec::new(),
             password_env: None,
             host_keys: Default::default(),
+            proxy: Default::default(),
         };
         let mut link = Link::new(
             host,

@@ -5,6 +5,7 @@
 
 mod auth;
 mod backoff;
+mod bridge;
 mod connect;
 mod credentials;
 mod digest;
@@ -18,6 +19,8 @@ mod known_hosts;
 mod link;
 mod mux;
 mod named;
+mod proxy;
+mod proxy_config;
 mod quote;
 mod sanitize;
 mod session;
@@ -40,6 +43,7 @@ pub use error::RemoteError;
 pub use exec::{ExecOutcome, ExecRequest, exec};
 pub use link::{read_once, spawn_link};
 pub use named::{ResolveError, SshSettings, link_options, resolve_named};
+pub use proxy::{JumpHost, Proxy, ProxyCommand};
 pub use quote::{CommandError, RemoteCommand, shell_quote};
 pub use sanitize::sanitize;
 pub use ssh_options::{HostKeySettings, StrictHostKeys};

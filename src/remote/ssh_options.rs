@@ -2,10 +2,9 @@
 //! Each is honoured or refused, never silently ignored:
 //!
 //! - honoured: `StrictHostKeyChecking` `yes`/`ask`/`accept-new`, `UserKnownHostsFile` (files,
-//!   `~`, `%`-tokens, `${VAR}`), `HostKeyAlias`; `none` for `ProxyCommand`, `ProxyJump` and
-//!   `KnownHostsCommand`;
-//! - refused: `ProxyCommand`, `ProxyJump` (gpufleet would connect around the proxy),
-//!   `KnownHostsCommand` (it would not run), `RevokedHostKeys` (a revoked key would be
+//!   `~`, `%`-tokens, `${VAR}`), `HostKeyAlias`, `none` for `KnownHostsCommand`;
+//!   `ProxyCommand` and `ProxyJump` are read by `proxy_config.rs`;
+//! - refused: `KnownHostsCommand` (it would not run), `RevokedHostKeys` (a revoked key would be
 //!   trusted), `StrictHostKeyChecking no`/`off` (gpufleet never
 //!   connects to a changed key), `UserKnownHostsFile none`, and any of these set after a `Match`
 //!   line, which the config reader does not evaluate.
@@ -62,7 +61,7 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
-    fn refuse(&self, option: &'static str, why: impl Into<String>) -> RemoteError {
+    pub(crate) fn refuse(&self, option: &'static str, why: impl Into<String>) -> RemoteError {
         RemoteError::UnsupportedOption {
             host: self.host.to_string(),
             config: self.config.to_path_buf(),
@@ -82,11 +81,11 @@ const DECIDED: [(&str, &str); 6] = [
     ("hostkeyalias", "HostKeyAlias"),
 ];
 
-fn raw<'p>(params: &'p HostParams, key: &str) -> Option<&'p [String]> {
+pub(crate) fn raw<'p>(params: &'p HostParams, key: &str) -> Option<&'p [String]> {
     params.unsupported_fields.get(key).map(Vec::as_slice)
 }
 
-fn is_none(args: &[String]) -> bool {
+pub(crate) fn is_none(args: &[String]) -> bool {
     matches!(args, [one] if one.eq_ignore_ascii_case("none"))
 }
 
@@ -124,25 +123,6 @@ pub(crate) fn host_key_settings(
     source: &Source<'_>,
     tokens: &Tokens<'_>,
 ) -> Result<HostKeySettings, RemoteError> {
-    if params
-        .proxy_jump
-        .as_ref()
-        .is_some_and(|jumps| !jumps.is_empty() && !is_none(jumps))
-    {
-        return Err(source.refuse(
-            "ProxyJump",
-            "it cannot jump through a bastion yet and would connect to the host directly; \
-             reach the host directly, or set `ProxyJump none` for it",
-        ));
-    }
-    if raw(params, "proxycommand").is_some_and(|args| !is_none(args)) {
-        // The command itself is not shown: it may carry a token.
-        return Err(source.refuse(
-            "ProxyCommand",
-            "it cannot run a proxy command yet and would connect to the host directly, \
-             around the proxy; reach the host directly, or set `ProxyCommand none` for it",
-        ));
-    }
     if raw(params, "knownhostscommand").is_some_and(|args| !is_none(args)) {
         return Err(source.refuse(
             "KnownHostsCommand",

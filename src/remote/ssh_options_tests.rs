@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::remote::error::RemoteError;
+use crate::remote::proxy::Proxy;
 use crate::remote::ssh_options::{HostKeySettings, StrictHostKeys};
 use crate::remote::target::{RemoteHost, home_dir, resolve};
 
@@ -34,27 +35,46 @@ fn settings(dir: &Path, config: &str, spec: &str) -> HostKeySettings {
 }
 
 #[test]
-fn proxies_are_refused_unless_none() {
+fn proxies_are_read_with_their_tokens_and_none_is_direct() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
+    let host = resolve_with(
+        d,
+        "Host gpu\n    HostName 10.0.0.5\n    User ubuntu\n    \
+         ProxyCommand ssh -W %h:%p -l %r bastion --secret=abc\n",
+        "gpu",
+    )
+    .expect("resolves");
+    let Proxy::Command(command) = &host.proxy else {
+        panic!("{:?}", host.proxy)
+    };
+    assert_eq!(
+        command.0,
+        "ssh -W 10.0.0.5:22 -l ubuntu bastion --secret=abc"
+    );
+    assert!(
+        !format!("{:?}", host.proxy).contains("secret"),
+        "the command is not printed"
+    );
     let text = refusal(
         d,
-        "Host gpu\n    HostName 10.0.0.5\n    ProxyCommand ssh -W %h:%p bastion --secret=abc\n",
+        "Host gpu\n  ProxyCommand nc %h %p --secret=abc\n  ProxyJump bastion\n",
         "gpu",
-        "ProxyCommand",
+        "ProxyJump",
     );
-    assert!(text.contains("directly"), "{text}");
+    assert!(text.contains("whichever comes first"), "{text}");
     assert!(
         !text.contains("secret=abc"),
         "the command is not echoed: {text}"
     );
-    refusal(d, "Host *\n    ProxyJump bastion\n", "gpu", "ProxyJump");
     refusal(
         d,
-        "ProxyCommand nc %h %p\n",
+        "ProxyCommand nc %h %C\n",
         "root@1.2.3.4:22",
         "ProxyCommand",
     );
+    let jumped = resolve_with(d, "Host * !bastion\n    ProxyJump bastion\n", "gpu").expect("ok");
+    assert!(matches!(jumped.proxy, Proxy::Jump(_)), "{:?}", jumped.proxy);
     refusal(
         d,
         "Host gpu\n  KnownHostsCommand /bin/keys %H\n",
@@ -71,9 +91,17 @@ fn proxies_are_refused_unless_none() {
     let none = "Host gpu\n  ProxyCommand none\n  ProxyJump none\n  KnownHostsCommand none\n\
                 Host *\n  ProxyCommand nc %h %p\n";
     assert_eq!(settings(d, none, "gpu"), HostKeySettings::default());
+    assert_eq!(
+        resolve_with(d, none, "gpu").expect("ok").proxy,
+        Proxy::Direct
+    );
     // A block for another host says nothing about this one.
     let other = "Host bastion-only\n  ProxyCommand nc %h %p\n";
     assert_eq!(settings(d, other, "gpu"), HostKeySettings::default());
+    assert_eq!(
+        resolve_with(d, other, "gpu").expect("ok").proxy,
+        Proxy::Direct
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Which machine to reach and as whom: a host's `ssh` value resolved through `~/.ssh/config`
 //! (HostName, User, Port, IdentityFile; `Include` and `Host` patterns), with the options on
-//! proxies and host keys that `ssh_options` honours or refuses.
+//! host keys that `ssh_options` honours or refuses and the proxies of `proxy_config`.
 
 use crate::paths::expand_tilde;
 use std::fmt;
@@ -12,6 +12,8 @@ use ssh2_config::{ParseRule, SshConfig};
 
 use crate::config::parse_ssh_target;
 use crate::remote::error::RemoteError;
+use crate::remote::proxy::Proxy;
+use crate::remote::proxy_config::proxy_of;
 use crate::remote::ssh_options::{
     HostKeySettings, Source, Tokens, host_key_settings, refuse_match_blocks,
 };
@@ -46,6 +48,8 @@ pub struct RemoteHost {
     pub password_env: Option<String>,
     /// How the host's key is checked, from the ssh config.
     pub host_keys: HostKeySettings,
+    /// How the host is reached: directly, or through a proxy command or jump host.
+    pub proxy: Proxy,
 }
 
 /// Keys OpenSSH tries when nothing names one, in its order.
@@ -64,75 +68,138 @@ pub fn resolve(
     password_env: Option<&str>,
     ssh_config_path: Option<&Path>,
 ) -> Result<RemoteHost, RemoteError> {
-    let spec = parse_ssh_target(ssh_spec).map_err(|e| RemoteError::Target {
-        spec: ssh_spec.to_string(),
-        message: e.to_string(),
-    })?;
     let home = home_dir();
     let config = load_config(ssh_config_path, home.as_deref())?;
-    let params = config.as_ref().map(|(c, _)| c.query(&spec.host));
-    let host = params
-        .as_ref()
-        .and_then(|p| p.host_name.clone())
-        .map(|h| h.replace("%h", &spec.host))
-        .unwrap_or_else(|| spec.host.clone());
-    let user = spec
-        .user
-        .clone()
-        .or_else(|| params.as_ref().and_then(|p| p.user.clone()))
-        .unwrap_or_else(local_user);
-    let port = spec
-        .port
-        .or_else(|| params.as_ref().and_then(|p| p.port))
-        .unwrap_or(22);
-
-    let host_keys = match (&config, &params) {
-        (Some((config, path)), Some(params)) => {
-            let source = Source {
-                host: &spec.host,
-                config: path,
-            };
-            refuse_match_blocks(config.get_hosts(), &source)?;
-            let tokens = Tokens {
-                original: &spec.host,
-                host: &host,
-                port,
-                user: &user,
-                local_user: &local_user(),
-                home: home.as_deref(),
-            };
-            host_key_settings(params, &source, &tokens)?
-        }
-        _ => HostKeySettings::default(),
+    let resolver = Resolver {
+        config: config.as_ref().map(|(c, p)| (c, p.as_path())),
+        home: home.as_deref(),
     };
+    resolver.resolve(
+        Wanted {
+            name,
+            ssh_spec,
+            identity_file,
+            password_env,
+        },
+        None,
+        0,
+    )
+}
 
-    let mut identity_files: Vec<PathBuf> = Vec::new();
-    let configured = params
-        .as_ref()
-        .and_then(|p| p.identity_file.clone())
-        .unwrap_or_default();
-    let explicit = identity_file.map(|p| expand_tilde(p, home.as_deref()));
-    for path in explicit.into_iter().chain(configured) {
-        if !identity_files.contains(&path) {
-            identity_files.push(path);
+/// What a host is asked for as.
+struct Wanted<'a> {
+    name: &'a str,
+    ssh_spec: &'a str,
+    identity_file: Option<&'a Path>,
+    password_env: Option<&'a str>,
+}
+
+/// Resolves hosts, and the jump hosts they are reached through, against one read config.
+pub(crate) struct Resolver<'a> {
+    config: Option<(&'a SshConfig, &'a Path)>,
+    home: Option<&'a Path>,
+}
+
+impl Resolver<'_> {
+    /// A jump host of `ProxyJump`, reached through `through` when it is not the first.
+    pub(crate) fn resolve_hop(
+        &self,
+        spec: &str,
+        through: Option<Proxy>,
+        depth: usize,
+    ) -> Result<RemoteHost, RemoteError> {
+        let wanted = Wanted {
+            name: spec,
+            ssh_spec: spec,
+            identity_file: None,
+            password_env: None,
+        };
+        self.resolve(wanted, through, depth)
+    }
+
+    /// `proxy`, when given, is how the host is reached whatever its config says.
+    fn resolve(
+        &self,
+        wanted: Wanted<'_>,
+        proxy: Option<Proxy>,
+        depth: usize,
+    ) -> Result<RemoteHost, RemoteError> {
+        let ssh_spec = wanted.ssh_spec;
+        let spec = parse_ssh_target(ssh_spec).map_err(|e| RemoteError::Target {
+            spec: ssh_spec.to_string(),
+            message: e.to_string(),
+        })?;
+        let home = self.home;
+        let params = self.config.map(|(c, _)| c.query(&spec.host));
+        let host = params
+            .as_ref()
+            .and_then(|p| p.host_name.clone())
+            .map(|h| h.replace("%h", &spec.host))
+            .unwrap_or_else(|| spec.host.clone());
+        let user = spec
+            .user
+            .clone()
+            .or_else(|| params.as_ref().and_then(|p| p.user.clone()))
+            .unwrap_or_else(local_user);
+        let port = spec
+            .port
+            .or_else(|| params.as_ref().and_then(|p| p.port))
+            .unwrap_or(22);
+
+        let (host_keys, proxy) = match (self.config, &params) {
+            (Some((config, path)), Some(params)) => {
+                let source = Source {
+                    host: &spec.host,
+                    config: path,
+                };
+                refuse_match_blocks(config.get_hosts(), &source)?;
+                let tokens = Tokens {
+                    original: &spec.host,
+                    host: &host,
+                    port,
+                    user: &user,
+                    local_user: &local_user(),
+                    home,
+                };
+                let host_keys = host_key_settings(params, &source, &tokens)?;
+                let proxy = match proxy {
+                    Some(proxy) => proxy,
+                    None => proxy_of(self, params, &source, &tokens, depth)?,
+                };
+                (host_keys, proxy)
+            }
+            _ => (HostKeySettings::default(), proxy.unwrap_or_default()),
+        };
+
+        let mut identity_files: Vec<PathBuf> = Vec::new();
+        let configured = params
+            .as_ref()
+            .and_then(|p| p.identity_file.clone())
+            .unwrap_or_default();
+        let explicit = wanted.identity_file.map(|p| expand_tilde(p, home));
+        for path in explicit.into_iter().chain(configured) {
+            if !identity_files.contains(&path) {
+                identity_files.push(path);
+            }
         }
+        if identity_files.is_empty()
+            && let Some(home) = home
+        {
+            identity_files = DEFAULT_KEYS
+                .iter()
+                .map(|k| home.join(".ssh").join(k))
+                .filter(|p| p.is_file())
+                .collect();
+        }
+        Ok(RemoteHost {
+            name: wanted.name.to_string(),
+            target: Endpoint { user, host, port },
+            identity_files,
+            password_env: wanted.password_env.map(str::to_string),
+            host_keys,
+            proxy,
+        })
     }
-    if identity_files.is_empty()
-        && let Some(home) = &home
-    {
-        identity_files = DEFAULT_KEYS
-            .iter()
-            .map(|k| home.join(".ssh").join(k))
-            .filter(|p| p.is_file())
-            .collect();
-    }
-    Ok(RemoteHost {
-        name: name.to_string(),
-        target: Endpoint { user, host, port },
-        identity_files,
-        password_env: password_env.map(str::to_string),
-        host_keys,
-    })
 }
 
 /// The parsed ssh config and the file it was read from; `None` when there is none.
@@ -261,12 +328,27 @@ mod tests {
     }
 
     #[test]
-    fn proxy_jump_is_refused_clearly() {
+    fn proxy_jump_chains_resolve_each_hop_through_the_config() {
         let dir = tempfile::tempdir().expect("tempdir");
         let config = dir.path().join("config");
-        write(&config, "Host hidden\n    ProxyJump bastion\n");
-        let err = resolve("h", "hidden", None, None, Some(&config)).expect_err("refused");
-        assert!(err.to_string().contains("ProxyJump"), "{err}");
+        write(
+            &config,
+            "Host hidden\n    ProxyJump ssh://ops@a:2201,b\nHost b\n    HostName 10.9.9.9\n",
+        );
+        let host = resolve("h", "hidden", None, None, Some(&config)).expect("resolves");
+        let Proxy::Jump(b) = &host.proxy else {
+            panic!("{:?}", host.proxy)
+        };
+        assert_eq!(
+            (b.spec.as_str(), b.host.target.host.as_str()),
+            ("b", "10.9.9.9")
+        );
+        let Proxy::Jump(a) = &b.host.proxy else {
+            panic!("{:?}", b.host.proxy)
+        };
+        assert_eq!(a.spec, "ssh://ops@a:2201");
+        assert_eq!(a.host.target.to_string(), "ops@a:2201");
+        assert_eq!(a.host.proxy, Proxy::Direct);
     }
 
     #[test]
