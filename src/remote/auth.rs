@@ -20,6 +20,8 @@ pub(crate) struct AuthInput<'a> {
     pub identity_files: &'a [PathBuf],
     pub password_env: Option<&'a str>,
     pub use_agent: bool,
+    /// Passwords and keyboard-interactive may be tried (not to a host whose key changed).
+    pub passwords: bool,
     pub prompter: Option<&'a dyn Prompter>,
     pub ctx: &'a PromptContext,
 }
@@ -50,7 +52,8 @@ pub(crate) fn authenticate(
             }
         }
     }
-    if (offers("password") || offers("keyboard-interactive"))
+    if input.passwords
+        && (offers("password") || offers("keyboard-interactive"))
         && try_passwords(session, input, cache, &offered, &mut tried)
     {
         return Ok(());

@@ -13,7 +13,8 @@ use crate::remote::auth::{AuthInput, authenticate};
 use crate::remote::bridge::bridge;
 use crate::remote::credentials::{CredentialCache, HostKeyPrompt, PromptContext, Prompter, Secret};
 use crate::remote::error::RemoteError;
-use crate::remote::known_hosts::{KnownHostsFile, Verdict, append, known_as};
+use crate::remote::host_key_check::{KeyCheck, check_host_key};
+use crate::remote::known_hosts::{KnownHostsFile, known_as};
 use crate::remote::mux::Connection;
 use crate::remote::proxy::{Keeper, Proxy, Transport, open_command, open_tcp};
 use crate::remote::ssh_options::StrictHostKeys;
@@ -101,32 +102,48 @@ impl Prompter for ReleasingPrompter<'_> {
     }
 }
 
+/// OpenSSH's `GlobalKnownHostsFile` when the config names none.
+const GLOBAL_KNOWN_HOSTS: [&str; 2] = ["/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"];
+
 /// The known_hosts files a link checks, new keys going to the first: `--known-hosts` (which
 /// wins, as `ssh -o` would), else the ssh config's `UserKnownHostsFile`, else
-/// `~/.ssh/known_hosts`.
+/// `~/.ssh/known_hosts` and `~/.ssh/known_hosts2`; then the `GlobalKnownHostsFile`s (default
+/// `/etc/ssh/ssh_known_hosts` and `ssh_known_hosts2`), read but never written.
 pub(crate) fn known_hosts_paths(
     host: &RemoteHost,
     opts: &LinkOptions,
 ) -> Result<Vec<PathBuf>, RemoteError> {
-    if let Some(path) = &opts.known_hosts {
-        return Ok(vec![path.clone()]);
+    let mut paths = if let Some(path) = &opts.known_hosts {
+        vec![path.clone()]
+    } else if !host.host_keys.known_hosts_files.is_empty() {
+        host.host_keys.known_hosts_files.clone()
+    } else {
+        match home_dir() {
+            Some(home) => vec![
+                home.join(".ssh").join("known_hosts"),
+                home.join(".ssh").join("known_hosts2"),
+            ],
+            None => {
+                return Err(RemoteError::KnownHosts {
+                    path: PathBuf::from("~/.ssh/known_hosts"),
+                    message: "no home directory; set the known_hosts path".to_string(),
+                });
+            }
+        }
+    };
+    match &host.host_keys.global_known_hosts_files {
+        Some(files) => paths.extend(files.iter().cloned()),
+        None => paths.extend(GLOBAL_KNOWN_HOSTS.iter().map(PathBuf::from)),
     }
-    if !host.host_keys.known_hosts_files.is_empty() {
-        return Ok(host.host_keys.known_hosts_files.clone());
-    }
-    match home_dir() {
-        Some(home) => Ok(vec![home.join(".ssh").join("known_hosts")]),
-        None => Err(RemoteError::KnownHosts {
-            path: PathBuf::from("~/.ssh/known_hosts"),
-            message: "no home directory; set the known_hosts path".to_string(),
-        }),
-    }
+    Ok(paths)
 }
 
-/// What `connect` achieved besides the session: a host key it added to known_hosts.
+/// What `connect` achieved besides the session: a host key it added to known_hosts, and
+/// what the user must be warned about.
 pub(crate) struct Connected {
     pub connection: Connection,
     pub accepted_key: Option<HostKeyPrompt>,
+    pub warnings: Vec<String>,
 }
 
 /// Connects (directly or through the host's proxy), verifies the host key and logs in;
@@ -138,6 +155,11 @@ pub(crate) fn connect(
     cache: &mut CredentialCache,
 ) -> Result<Connected, RemoteError> {
     let target = &host.target;
+    if host.host_keys.strict == StrictHostKeys::No && !opts.allow_strict_host_key_checking_no {
+        return Err(RemoteError::StrictNoRefused {
+            target: target.to_string(),
+        });
+    }
     let known_hosts_paths = known_hosts_paths(host, opts)?;
     let known_as = match &host.host_keys.alias {
         Some(alias) => alias.clone(),
@@ -175,61 +197,23 @@ pub(crate) fn connect(
     });
     let prompter_ref: Option<&dyn Prompter> = prompter.as_ref().map(|p| p as &dyn Prompter);
 
-    let strict = host.host_keys.strict;
-    let accepted_key = match known_hosts.verify(&session, &known_as)? {
-        Verdict::Trusted => None,
-        Verdict::Unknown { prompt, blob } => {
-            // `StrictHostKeyChecking yes` in the host's ssh config outranks the global flag
-            // and the console: nothing is added for that host.
-            let accept_new = match strict {
-                StrictHostKeys::Yes => false,
-                StrictHostKeys::AcceptNew => true,
-                StrictHostKeys::Ask => opts.accept_new_host_keys,
-            };
-            let asker = prompter_ref.filter(|_| strict != StrictHostKeys::Yes);
-            let headless_ok = accept_new && prompt.other_types_known.is_empty();
-            let accepted = headless_ok || asker.is_some_and(|p| p.confirm_host_key(ctx, &prompt));
-            if accepted {
-                append(known_hosts.path(), &prompt.known_as, &blob)?;
-                Some(prompt)
-            } else if ctx.cancelled() {
-                return Err(RemoteError::Stopped);
-            } else if asker.is_some() {
-                return Err(RemoteError::HostKeyDeclined {
-                    known_as: prompt.known_as,
-                    key_type: prompt.key_type,
-                    fingerprint: prompt.fingerprint,
-                });
-            } else {
-                let hint = if strict == StrictHostKeys::Yes {
-                    format!(
-                        "the ssh config sets StrictHostKeyChecking yes for it, so gpufleet adds \
-                         no key; add it to {} yourself once you have checked it",
-                        known_hosts.path().display()
-                    )
-                } else if prompt.other_types_known.is_empty() {
-                    "accept it in the console or start with --accept-new-host-keys".to_string()
-                } else {
-                    format!(
-                        "known_hosts holds only {} keys for it, so confirm this one in the console",
-                        prompt.other_types_known.join(", ")
-                    )
-                };
-                return Err(RemoteError::HostKeyUnknown {
-                    known_as: prompt.known_as,
-                    key_type: prompt.key_type,
-                    fingerprint: prompt.fingerprint,
-                    hint,
-                });
-            }
-        }
-    };
-
+    let checked = check_host_key(
+        &KeyCheck {
+            host,
+            opts,
+            ctx,
+            prompter: prompter_ref,
+            known_as: &known_as,
+        },
+        &session,
+        &known_hosts,
+    )?;
     let input = AuthInput {
         user: &target.user,
         identity_files: &host.identity_files,
         password_env: host.password_env.as_deref(),
         use_agent: opts.use_agent,
+        passwords: !checked.passwords_off,
         prompter: prompter_ref,
         ctx,
     };
@@ -241,7 +225,8 @@ pub(crate) fn connect(
             socket,
             keeper,
         },
-        accepted_key,
+        accepted_key: checked.accepted_key,
+        warnings: checked.warnings,
     })
 }
 

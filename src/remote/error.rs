@@ -79,6 +79,25 @@ pub enum RemoteError {
         known_hosts: String,
         fingerprint: String,
     },
+    /// `known_hosts` is the file and line of the `@cert-authority` entry.
+    #[error(
+        "{known_as} is known only through a certificate authority ({known_hosts}), and libssh2 \
+         cannot verify certificate host keys, so gpufleet cannot check this host (it presented \
+         a plain key, {fingerprint}); add the host's own key to known_hosts once you have \
+         checked it against its certificate"
+    )]
+    HostKeyCertOnly {
+        known_as: String,
+        known_hosts: String,
+        fingerprint: String,
+    },
+    #[error(
+        "{target}: the ssh config sets StrictHostKeyChecking no, which lets a changed host key \
+         through; gpufleet honours it only with --allow-strict-host-key-checking-no (then, as \
+         OpenSSH does, new keys are added and a changed key is let through with a warning and \
+         password logins turned off); or set StrictHostKeyChecking accept-new"
+    )]
+    StrictNoRefused { target: String },
     #[error("known_hosts {path}: {message}")]
     KnownHosts { path: PathBuf, message: String },
     #[error("authentication failed for {target} (server accepts: {offered}): {}", tried.join("; "))]
@@ -114,6 +133,8 @@ impl RemoteError {
                 | RemoteError::HostKeyDeclined { .. }
                 | RemoteError::HostKeyChanged { .. }
                 | RemoteError::HostKeyRevoked { .. }
+                | RemoteError::HostKeyCertOnly { .. }
+                | RemoteError::StrictNoRefused { .. }
                 | RemoteError::KnownHosts { .. }
                 | RemoteError::Auth { .. }
                 | RemoteError::Command(_)

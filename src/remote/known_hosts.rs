@@ -1,6 +1,7 @@
 //! Host-key checking against OpenSSH known_hosts files, matched as OpenSSH matches them
 //! (patterns with `*`, `?` and `!negation`, `[host]:port` names, hashed `|1|` entries,
-//! `@revoked` keys), and appending a key the user accepted.
+//! `@revoked` keys, `@cert-authority` lines refusing the hosts they cover: libssh2 cannot
+//! check certificates), and appending a key the user accepted.
 //!
 //! libssh2 compares a presented key against entries of any type, so a host known only by its
 //! ecdsa key would read as "changed" when ed25519 gets negotiated: the key types already on
@@ -76,6 +77,8 @@ struct Entry {
     file: usize,
     line_no: usize,
     revoked: bool,
+    /// `@cert-authority`: a CA that signs host certificates, which libssh2 cannot check.
+    cert_authority: bool,
     hosts: HostField,
     key_type: String,
     blob: Vec<u8>,
@@ -163,12 +166,12 @@ impl KnownHostsFile {
     }
 
     /// The host keys on file for `known_as` (hashed names, patterns and negations included;
-    /// `@revoked` lines are not host keys).
+    /// `@revoked` and `@cert-authority` lines are not host keys).
     fn entries_for(&self, known_as: &str) -> Vec<&Entry> {
         let name = known_as.to_ascii_lowercase();
         self.entries
             .iter()
-            .filter(|e| !e.revoked && e.hosts.names(&name))
+            .filter(|e| !e.revoked && !e.cert_authority && e.hosts.names(&name))
             .collect()
     }
 
@@ -243,6 +246,19 @@ impl KnownHostsFile {
                 remedy,
             });
         }
+        // A host vouched for by a CA is known, not new: offering its plain key for trust would
+        // bypass the CA the user set up.
+        if let Some(ca) = self
+            .entries
+            .iter()
+            .find(|e| e.cert_authority && e.hosts.names(&known_as))
+        {
+            return Err(RemoteError::HostKeyCertOnly {
+                known_as,
+                known_hosts: self.place(ca),
+                fingerprint: presented,
+            });
+        }
         let mut other_types_known: Vec<String> =
             on_file.iter().map(|e| e.key_type.clone()).collect();
         other_types_known.sort();
@@ -285,9 +301,9 @@ impl KnownHostsFile {
     }
 }
 
-/// One `[@marker] hosts keytype base64 [comment]` line; comments, blank lines,
-/// `@cert-authority` lines (a CA is no host key; certificates are not honoured), other markers
-/// and unreadable lines are skipped, as OpenSSH skips them.
+/// One `[@marker] hosts keytype base64 [comment]` line (markers `@revoked` and
+/// `@cert-authority`); comments, blank lines, other markers and unreadable lines are skipped,
+/// as OpenSSH skips them.
 fn parse_line(file: usize, line_no: usize, line: &str) -> Option<Entry> {
     let trimmed = line.trim();
     if trimmed.is_empty() || trimmed.starts_with('#') {
@@ -295,12 +311,13 @@ fn parse_line(file: usize, line_no: usize, line: &str) -> Option<Entry> {
     }
     let mut words = trimmed.split_whitespace();
     let mut first = words.next()?;
-    let mut revoked = false;
+    let (mut revoked, mut cert_authority) = (false, false);
     if let Some(marker) = first.strip_prefix('@') {
-        if marker != "revoked" {
-            return None;
+        match marker {
+            "revoked" => revoked = true,
+            "cert-authority" => cert_authority = true,
+            _ => return None,
         }
-        revoked = true;
         first = words.next()?;
     }
     let hosts = HostField::parse(first)?;
@@ -310,6 +327,7 @@ fn parse_line(file: usize, line_no: usize, line: &str) -> Option<Entry> {
         file,
         line_no,
         revoked,
+        cert_authority,
         hosts,
         key_type,
         blob,

@@ -197,6 +197,9 @@ impl Link {
     /// Connects and logs in, telling the user about a host key it added.
     fn open(&mut self) -> Result<crate::remote::mux::Connection, RemoteError> {
         let connected = connect(&self.host, &self.opts, &self.ctx, &mut self.cache)?;
+        for warning in connected.warnings {
+            self.notice(warning);
+        }
         if let Some(key) = connected.accepted_key {
             self.notice(format!(
                 "added {} key {} for {} to known_hosts",

@@ -13,6 +13,7 @@ mod error;
 mod exec;
 mod flood;
 mod guard;
+mod host_key_check;
 mod host_pattern;
 mod job;
 mod known_hosts;
@@ -58,6 +59,9 @@ pub struct LinkOptions {
     pub known_hosts: Option<PathBuf>,
     /// Trust and record keys of hosts not yet on file, without asking (never a changed key).
     pub accept_new_host_keys: bool,
+    /// Honour `StrictHostKeyChecking no` from the ssh config (`--allow-strict-host-key-checking-no`);
+    /// without it such a host is refused.
+    pub allow_strict_host_key_checking_no: bool,
     /// Try the keys of the ssh-agent at `$SSH_AUTH_SOCK` first.
     pub use_agent: bool,
     /// Follow the kernel log for Xid lines.
@@ -92,6 +96,7 @@ impl Default for LinkOptions {
             interval_ms: 1_000,
             known_hosts: None,
             accept_new_host_keys: false,
+            allow_strict_host_key_checking_no: false,
             use_agent: true,
             follow_kernel: true,
             nvidia_smi: "nvidia-smi".to_string(),
@@ -117,6 +122,10 @@ impl fmt::Debug for LinkOptions {
             .field("interval_ms", &self.interval_ms)
             .field("known_hosts", &self.known_hosts)
             .field("accept_new_host_keys", &self.accept_new_host_keys)
+            .field(
+                "allow_strict_host_key_checking_no",
+                &self.allow_strict_host_key_checking_no,
+            )
             .field("use_agent", &self.use_agent)
             .field("follow_kernel", &self.follow_kernel)
             .field("nvidia_smi", &self.nvidia_smi)

@@ -1,13 +1,14 @@
-//! The `~/.ssh/config` options that decide how a host is reached and how its key is checked.
-//! Each is honoured or refused, never silently ignored:
+//! The `~/.ssh/config` options that decide how a host's key is checked. Each is honoured or
+//! refused, never silently ignored:
 //!
-//! - honoured: `StrictHostKeyChecking` `yes`/`ask`/`accept-new`, `UserKnownHostsFile` (files,
-//!   `~`, `%`-tokens, `${VAR}`), `HostKeyAlias`, `none` for `KnownHostsCommand`;
-//!   `ProxyCommand` and `ProxyJump` are read by `proxy_config.rs`;
+//! - honoured: `StrictHostKeyChecking` `yes`/`ask`/`accept-new` (and `no`/`off`, which the
+//!   connection refuses unless `--allow-strict-host-key-checking-no`), `UserKnownHostsFile`
+//!   (files, `~`, `%`-tokens, `${VAR}`), `GlobalKnownHostsFile` (files, `~`, `none`),
+//!   `HostKeyAlias`, `none` for `KnownHostsCommand`; `ProxyCommand` and `ProxyJump` are read
+//!   by `proxy_config.rs`;
 //! - refused: `KnownHostsCommand` (it would not run), `RevokedHostKeys` (a revoked key would be
-//!   trusted), `StrictHostKeyChecking no`/`off` (gpufleet never
-//!   connects to a changed key), `UserKnownHostsFile none`, and any of these set after a `Match`
-//!   line, which the config reader does not evaluate.
+//!   trusted), `UserKnownHostsFile none`, and any of these set after a `Match` line, which the
+//!   config reader does not evaluate.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +27,9 @@ pub enum StrictHostKeys {
     Yes,
     /// Add new keys without asking (never a changed one), as `--accept-new-host-keys` does.
     AcceptNew,
+    /// `no`/`off`: refused unless `--allow-strict-host-key-checking-no`; then, as OpenSSH,
+    /// new keys are added and a changed key is let through with passwords turned off.
+    No,
 }
 
 /// The host-key settings a host's ssh config gives it; `Default` is no setting at all.
@@ -34,6 +38,9 @@ pub struct HostKeySettings {
     pub strict: StrictHostKeys,
     /// `UserKnownHostsFile`: the files to check (new keys go to the first); empty when unset.
     pub known_hosts_files: Vec<PathBuf>,
+    /// `GlobalKnownHostsFile`: read after the user's files, never written; `None` when unset
+    /// (OpenSSH's `/etc/ssh/ssh_known_hosts` and `ssh_known_hosts2`), empty for `none`.
+    pub global_known_hosts_files: Option<Vec<PathBuf>>,
     /// `HostKeyAlias`: the name (lowercased) keys are looked up and filed under instead of
     /// `host` / `[host]:port`.
     pub alias: Option<String>,
@@ -72,7 +79,8 @@ impl Source<'_> {
 }
 
 /// The unsupported-by-the-reader options gpufleet decides on, with their ssh_config spelling.
-const DECIDED: [(&str, &str); 6] = [
+const DECIDED: [(&str, &str); 7] = [
+    ("globalknownhostsfile", "GlobalKnownHostsFile"),
     ("proxycommand", "ProxyCommand"),
     ("knownhostscommand", "KnownHostsCommand"),
     ("revokedhostkeys", "RevokedHostKeys"),
@@ -166,9 +174,19 @@ pub(crate) fn host_key_settings(
                 .collect::<Result<Vec<_>, _>>()?
         }
     };
+    let global_known_hosts_files = raw(params, "globalknownhostsfile").map(|args| {
+        if is_none(args) {
+            Vec::new()
+        } else {
+            args.iter()
+                .map(|file| expand_tilde(Path::new(file), tokens.home))
+                .collect()
+        }
+    });
     Ok(HostKeySettings {
         strict,
         known_hosts_files,
+        global_known_hosts_files,
         alias,
     })
 }
@@ -182,14 +200,7 @@ fn strict_value(args: &[String], source: &Source<'_>) -> Result<StrictHostKeys, 
         "yes" | "true" => Ok(StrictHostKeys::Yes),
         "ask" => Ok(StrictHostKeys::Ask),
         "accept-new" => Ok(StrictHostKeys::AcceptNew),
-        "no" | "off" | "false" => Err(source.refuse(
-            "StrictHostKeyChecking",
-            format!(
-                "`{value}` would let a changed host key through, and gpufleet never connects to \
-                 a host whose key changed; use `StrictHostKeyChecking accept-new` (new keys are \
-                 added, changed ones refused)"
-            ),
-        )),
+        "no" | "off" | "false" => Ok(StrictHostKeys::No),
         _ => Err(source.refuse(
             "StrictHostKeyChecking",
             format!("unknown value {value:?}; use yes, ask or accept-new"),
