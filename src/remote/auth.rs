@@ -9,6 +9,7 @@ use ssh2::{ErrorCode, KeyboardInteractivePrompt, Prompt, Session};
 use crate::remote::credentials::{CredentialCache, PromptContext, Prompter, Secret};
 use crate::remote::digest::base64_decode;
 use crate::remote::error::RemoteError;
+use crate::remote::host_settings::{Agent, HostSettings};
 
 /// libssh2 reports a key it cannot decrypt or parse as a file error.
 const LIBSSH2_ERROR_FILE: i32 = -16;
@@ -20,6 +21,8 @@ pub(crate) struct AuthInput<'a> {
     pub identity_files: &'a [PathBuf],
     pub password_env: Option<&'a str>,
     pub use_agent: bool,
+    /// The ssh config's login settings for the host.
+    pub settings: &'a HostSettings,
     /// Passwords and keyboard-interactive may be tried (not to a host whose key changed).
     pub passwords: bool,
     pub prompter: Option<&'a dyn Prompter>,
@@ -39,9 +42,16 @@ pub(crate) fn authenticate(
     };
     let offers = |m: &str| offered.split(',').any(|o| o == m);
     let mut tried = Vec::new();
-    if offers("publickey") {
-        if input.use_agent && std::env::var_os("SSH_AUTH_SOCK").is_some() {
-            match try_agent(session, input.user) {
+    let settings = input.settings;
+    if offers("publickey") && settings.pubkey_auth {
+        let agent = match &settings.agent {
+            _ if !input.use_agent => None,
+            Agent::Off => None,
+            Agent::FromEnvironment => std::env::var_os("SSH_AUTH_SOCK").map(|_| None),
+            Agent::Socket(path) => Some(Some(path.as_path())),
+        };
+        if let Some(socket) = agent {
+            match try_agent(session, input, socket) {
                 Ok(()) => return Ok(()),
                 Err(why) => tried.push(why),
             }
@@ -52,9 +62,18 @@ pub(crate) fn authenticate(
             }
         }
     }
+    // Only the password methods the ssh config allows.
+    let password_methods = offered
+        .split(',')
+        .filter(|m| {
+            (*m == "password" && settings.password_auth)
+                || (*m == "keyboard-interactive" && settings.kbd_interactive_auth)
+        })
+        .collect::<Vec<_>>()
+        .join(",");
     if input.passwords
-        && (offers("password") || offers("keyboard-interactive"))
-        && try_passwords(session, input, cache, &offered, &mut tried)
+        && !password_methods.is_empty()
+        && try_passwords(session, input, cache, &password_methods, &mut tried)
     {
         return Ok(());
     }
@@ -68,22 +87,52 @@ pub(crate) fn authenticate(
     })
 }
 
-fn try_agent(session: &Session, user: &str) -> Result<(), String> {
+/// Tries the agent's keys (at `socket`, else `$SSH_AUTH_SOCK`); with `IdentitiesOnly`, only
+/// those whose public half is one of the identity files' `.pub`.
+fn try_agent(
+    session: &Session,
+    input: &AuthInput<'_>,
+    socket: Option<&Path>,
+) -> Result<(), String> {
     let fail = |e: ssh2::Error| format!("ssh-agent: {}", e.message());
     let mut agent = session.agent().map_err(fail)?;
+    if let Some(path) = socket {
+        agent.set_identity_path(path).map_err(fail)?;
+    }
     agent.connect().map_err(fail)?;
     agent.list_identities().map_err(fail)?;
-    let identities = agent.identities().map_err(fail)?;
+    let mut identities = agent.identities().map_err(fail)?;
+    if input.settings.identities_only {
+        let allowed: Vec<Vec<u8>> = input
+            .identity_files
+            .iter()
+            .filter_map(|key| public_blob(key))
+            .collect();
+        identities.retain(|id| allowed.iter().any(|blob| blob == id.blob()));
+    }
     for identity in &identities {
-        if agent.userauth(user, identity).is_ok() {
+        if agent.userauth(input.user, identity).is_ok() {
             return Ok(());
         }
     }
     let _ = agent.disconnect();
     Err(format!(
-        "ssh-agent: none of its {} key(s) was accepted",
-        identities.len()
+        "ssh-agent: none of its {} key(s) was accepted{}",
+        identities.len(),
+        if input.settings.identities_only {
+            " (IdentitiesOnly: only the identity files' keys)"
+        } else {
+            ""
+        }
     ))
+}
+
+/// The key blob of `<key>.pub`, when it can be read.
+fn public_blob(key: &Path) -> Option<Vec<u8>> {
+    let mut name = key.as_os_str().to_owned();
+    name.push(".pub");
+    let text = std::fs::read_to_string(name).ok()?;
+    base64_decode(text.split_whitespace().nth(1)?)
 }
 
 /// Tries one key file; true when logged in. Encrypted keys use a remembered passphrase, else

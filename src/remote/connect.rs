@@ -191,7 +191,12 @@ pub(crate) fn connect(
     // The slot is held until logged in (sshd counts a connection as a startup until then),
     // unless a question for the user comes first.
     let mut permit = Some(permit);
-    let prompter = opts.prompter.as_deref().map(|inner| ReleasingPrompter {
+    // `BatchMode yes`: nothing is asked for this host.
+    let asks = opts
+        .prompter
+        .as_deref()
+        .filter(|_| !host.settings.batch_mode);
+    let prompter = asks.map(|inner| ReleasingPrompter {
         inner,
         permit: Mutex::new(permit.take()),
     });
@@ -213,6 +218,7 @@ pub(crate) fn connect(
         identity_files: &host.identity_files,
         password_env: host.password_env.as_deref(),
         use_agent: opts.use_agent,
+        settings: &host.settings,
         passwords: !checked.passwords_off,
         prompter: prompter_ref,
         ctx,
@@ -257,7 +263,11 @@ fn open_transport(
         Proxy::Direct => open_tcp(
             &target.host,
             target.port,
-            Duration::from_millis(opts.connect_timeout_ms),
+            Duration::from_millis(
+                host.settings
+                    .connect_timeout_ms
+                    .unwrap_or(opts.connect_timeout_ms),
+            ),
         ),
         Proxy::Command(command) => open_command(command, &target.to_string()),
         Proxy::Jump(jump) => {

@@ -17,9 +17,21 @@ pub enum RemoteError {
         host: String,
         /// The ssh config file that was read (the option may come from a file it includes).
         config: PathBuf,
-        option: &'static str,
+        option: String,
         /// What gpufleet would do differently, and what to write instead.
         why: String,
+    },
+    #[error(
+        "{host}: the ssh config's `Match {criterion}` block at {place} sets {option}, which \
+         decides how the host is reached, checked or logged into; gpufleet does not evaluate \
+         `Match {criterion}` (it runs no command to read its config), so it cannot tell whether \
+         it applies: move the option into a Host block"
+    )]
+    UnevaluatedMatch {
+        host: String,
+        place: String,
+        criterion: String,
+        option: String,
     },
     #[error("cannot resolve {host}: {source}")]
     Resolve {
@@ -129,6 +141,7 @@ impl RemoteError {
             RemoteError::Target { .. }
                 | RemoteError::SshConfig { .. }
                 | RemoteError::UnsupportedOption { .. }
+                | RemoteError::UnevaluatedMatch { .. }
                 | RemoteError::HostKeyUnknown { .. }
                 | RemoteError::HostKeyDeclined { .. }
                 | RemoteError::HostKeyChanged { .. }

@@ -71,7 +71,12 @@ pub(crate) fn check_host_key(
         accept_new && (prompt.other_types_known.is_empty() || strict == StrictHostKeys::No);
     let accepted = headless_ok || asker.is_some_and(|p| p.confirm_host_key(check.ctx, &prompt));
     if accepted {
-        append(known_hosts.path(), &prompt.known_as, &blob)?;
+        append(
+            known_hosts.path(),
+            &prompt.known_as,
+            &blob,
+            check.host.settings.hash_known_hosts,
+        )?;
         let warnings = if strict == StrictHostKeys::No {
             vec![format!(
                 "added {} key {} for {} to known_hosts unchecked: the ssh config sets \

@@ -334,8 +334,27 @@ fn parse_line(file: usize, line_no: usize, line: &str) -> Option<Entry> {
     })
 }
 
-/// Appends an accepted key, creating the file (0600) and its directory (0700) when missing.
-pub(crate) fn append(path: &Path, known_as: &str, blob: &[u8]) -> Result<(), RemoteError> {
+/// `|1|salt|hash` of a name, as `HashKnownHosts yes` files it: HMAC-SHA1 keyed with a random
+/// 20-byte salt.
+fn hashed_name(known_as: &str) -> std::io::Result<String> {
+    let mut salt = [0u8; 20];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut salt)?;
+    let hash = hmac_sha1(&salt, known_as.as_bytes());
+    Ok(format!(
+        "|1|{}|{}",
+        base64_encode(&salt, true),
+        base64_encode(&hash, true)
+    ))
+}
+
+/// Appends an accepted key (under a hashed name when `hashed`), creating the file (0600) and
+/// its directory (0700) when missing.
+pub(crate) fn append(
+    path: &Path,
+    known_as: &str,
+    blob: &[u8],
+    hashed: bool,
+) -> Result<(), RemoteError> {
     let fail = |e: std::io::Error| RemoteError::KnownHosts {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -362,8 +381,13 @@ pub(crate) fn append(path: &Path, known_as: &str, blob: &[u8]) -> Result<(), Rem
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(path).map_err(fail)?;
+    let name = if hashed {
+        hashed_name(known_as).map_err(fail)?
+    } else {
+        known_as.to_string()
+    };
     let line = format!(
-        "{}{known_as} {key_type} {}\n",
+        "{}{name} {key_type} {}\n",
         if needs_newline { "\n" } else { "" },
         base64_encode(blob, true)
     );

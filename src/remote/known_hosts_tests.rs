@@ -202,13 +202,13 @@ fn append_writes_an_openssh_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("sub/known_hosts");
     let blob = blob(ED25519);
-    append(&path, "[h]:2222", &blob).expect("append");
+    append(&path, "[h]:2222", &blob, false).expect("append");
     std::fs::write(
         &path,
         std::fs::read_to_string(&path).expect("read").trim_end(),
     )
     .expect("strip newline");
-    append(&path, "other", &blob).expect("append");
+    append(&path, "other", &blob, false).expect("append");
     let text = std::fs::read_to_string(&path).expect("read");
     assert_eq!(
         text,

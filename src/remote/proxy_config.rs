@@ -1,4 +1,5 @@
-//! `ProxyCommand` and `ProxyJump` from the ssh config, as OpenSSH reads them.
+//! `ProxyCommand` and `ProxyJump` from the ssh config, as OpenSSH reads them: whichever
+//! comes first wins (`none` included), and a `ProxyCommand` runs as written.
 //!
 //! `ProxyJump a,b` reaches the host through `b`, which is reached through `a`: each jump host
 //! is resolved through the same config (its own `HostName`, `User`, `Port`, keys and host-key
@@ -7,12 +8,11 @@
 //! for either option means a direct connection. A `ProxyCommand` takes the tokens `%%`, `%h`,
 //! `%n`, `%p` and `%r` and runs with the user's shell.
 
-use ssh2_config::HostParams;
-
 use crate::config::parse_ssh_target;
 use crate::remote::error::RemoteError;
 use crate::remote::proxy::{JumpHost, Proxy, ProxyCommand};
-use crate::remote::ssh_options::{Source, Tokens, is_none, raw};
+use crate::remote::ssh_config_file::HostOptions;
+use crate::remote::ssh_options::{Source, Tokens, is_none};
 use crate::remote::target::Resolver;
 
 /// The most jump hosts one connection goes through; more is taken for a loop in the config.
@@ -21,28 +21,35 @@ pub(crate) const MAX_HOPS: usize = 8;
 /// How the host of `params` is reached.
 pub(crate) fn proxy_of(
     resolver: &Resolver<'_>,
-    params: &HostParams,
+    params: &HostOptions,
     source: &Source<'_>,
     tokens: &Tokens<'_>,
     depth: usize,
 ) -> Result<Proxy, RemoteError> {
-    let jumps = params.proxy_jump.as_deref().filter(|j| !j.is_empty());
-    let command = raw(params, "proxycommand");
-    if let (Some(jumps), Some(command)) = (jumps, command)
-        && !(is_none(jumps) && is_none(command))
-    {
-        return Err(source.refuse(
-            "ProxyJump",
-            "both ProxyJump and ProxyCommand apply to it; OpenSSH uses whichever comes first, \
-             which gpufleet's config reader cannot tell; keep one of them for this host",
-        ));
+    // Whichever of the two comes first wins, `none` included, as in OpenSSH.
+    let jump = params.setting("proxyjump");
+    let command = params.setting("proxycommand");
+    let jump_first = match (jump, command) {
+        (Some(j), Some(c)) => j.order < c.order,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    if jump_first {
+        let args = jump.map(|j| j.args.as_slice()).unwrap_or_default();
+        if is_none(args) {
+            return Ok(Proxy::Direct);
+        }
+        let jumps: Vec<String> = args
+            .iter()
+            .flat_map(|a| a.split(','))
+            .filter(|a| !a.is_empty())
+            .map(String::from)
+            .collect();
+        return jump_chain(resolver, &jumps, source, tokens, depth);
     }
-    if let Some(jumps) = jumps.filter(|j| !is_none(j)) {
-        return jump_chain(resolver, jumps, source, tokens, depth);
-    }
-    if let Some(command) = command.filter(|c| !is_none(c)) {
+    if let Some(command) = command.filter(|c| !is_none(&c.args)) {
         let text =
-            expand(&command.join(" "), tokens).map_err(|why| source.refuse("ProxyCommand", why))?;
+            expand(&command.rest, tokens).map_err(|why| source.refuse("ProxyCommand", why))?;
         return Ok(Proxy::Command(ProxyCommand(text)));
     }
     Ok(Proxy::Direct)

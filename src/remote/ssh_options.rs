@@ -7,15 +7,13 @@
 //!   `HostKeyAlias`, `none` for `KnownHostsCommand`; `ProxyCommand` and `ProxyJump` are read
 //!   by `proxy_config.rs`;
 //! - refused: `KnownHostsCommand` (it would not run), `RevokedHostKeys` (a revoked key would be
-//!   trusted), `UserKnownHostsFile none`, and any of these set after a `Match` line, which the
-//!   config reader does not evaluate.
+//!   trusted), `UserKnownHostsFile none`.
 
 use std::path::{Path, PathBuf};
 
-use ssh2_config::{Host, HostParams};
-
 use crate::paths::expand_tilde;
 use crate::remote::error::RemoteError;
+use crate::remote::ssh_config_file::HostOptions;
 
 /// What to do with a host key that is not on file (`StrictHostKeyChecking`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -69,94 +67,61 @@ pub(crate) struct Source<'a> {
 
 impl Source<'_> {
     pub(crate) fn refuse(&self, option: &'static str, why: impl Into<String>) -> RemoteError {
+        self.refuse_named(option, why)
+    }
+
+    pub(crate) fn refuse_named(&self, option: &str, why: impl Into<String>) -> RemoteError {
         RemoteError::UnsupportedOption {
             host: self.host.to_string(),
             config: self.config.to_path_buf(),
-            option,
+            option: option.to_string(),
             why: why.into(),
         }
     }
-}
-
-/// The unsupported-by-the-reader options gpufleet decides on, with their ssh_config spelling.
-const DECIDED: [(&str, &str); 7] = [
-    ("globalknownhostsfile", "GlobalKnownHostsFile"),
-    ("proxycommand", "ProxyCommand"),
-    ("knownhostscommand", "KnownHostsCommand"),
-    ("revokedhostkeys", "RevokedHostKeys"),
-    ("stricthostkeychecking", "StrictHostKeyChecking"),
-    ("userknownhostsfile", "UserKnownHostsFile"),
-    ("hostkeyalias", "HostKeyAlias"),
-];
-
-pub(crate) fn raw<'p>(params: &'p HostParams, key: &str) -> Option<&'p [String]> {
-    params.unsupported_fields.get(key).map(Vec::as_slice)
 }
 
 pub(crate) fn is_none(args: &[String]) -> bool {
     matches!(args, [one] if one.eq_ignore_ascii_case("none"))
 }
 
-/// Refuses a config whose `Match` blocks set any option decided here: the config reader files
-/// a `Match` block's lines under the block before it, so whether they apply cannot be told.
-pub(crate) fn refuse_match_blocks(hosts: &[Host], source: &Source<'_>) -> Result<(), RemoteError> {
-    for block in hosts {
-        let has_match = block
-            .params
-            .ignored_fields
-            .keys()
-            .any(|k| k.eq_ignore_ascii_case("match"));
-        if !has_match {
-            continue;
-        }
-        let proxy_jump = block.params.proxy_jump.is_some().then_some("ProxyJump");
-        let decided = DECIDED
-            .iter()
-            .filter(|(key, _)| block.params.unsupported_fields.contains_key(*key))
-            .map(|(_, name)| *name);
-        if let Some(option) = proxy_jump.into_iter().chain(decided).next() {
-            return Err(source.refuse(
-                option,
-                "it appears in or near a Match block, and gpufleet does not evaluate Match \
-                 blocks, so it cannot tell whether it applies; move it into a Host block",
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Refuses the options gpufleet cannot honour, and reads the ones it honours.
 pub(crate) fn host_key_settings(
-    params: &HostParams,
+    params: &HostOptions,
     source: &Source<'_>,
     tokens: &Tokens<'_>,
 ) -> Result<HostKeySettings, RemoteError> {
-    if raw(params, "knownhostscommand").is_some_and(|args| !is_none(args)) {
+    if params
+        .get("knownhostscommand")
+        .is_some_and(|args| !is_none(args))
+    {
         return Err(source.refuse(
             "KnownHostsCommand",
             "it does not run commands to learn host keys; put the keys in a known_hosts file \
              (UserKnownHostsFile) instead",
         ));
     }
-    if raw(params, "revokedhostkeys").is_some_and(|args| !is_none(args)) {
+    if params
+        .get("revokedhostkeys")
+        .is_some_and(|args| !is_none(args))
+    {
         return Err(source.refuse(
             "RevokedHostKeys",
             "it does not read revoked-key files, so a revoked key would be trusted; mark the \
              keys `@revoked` in known_hosts instead",
         ));
     }
-    let strict = match raw(params, "stricthostkeychecking") {
+    let strict = match params.get("stricthostkeychecking") {
         None => StrictHostKeys::Ask,
         Some(args) => strict_value(args, source)?,
     };
-    let alias = match raw(params, "hostkeyalias") {
+    let alias = match params.get("hostkeyalias") {
         None => None,
         Some([alias]) if !alias.is_empty() => Some(alias.to_ascii_lowercase()),
         Some(_) => {
             return Err(source.refuse("HostKeyAlias", "it takes exactly one name"));
         }
     };
-    let known_hosts_files = match raw(params, "userknownhostsfile") {
+    let known_hosts_files = match params.get("userknownhostsfile") {
         None => Vec::new(),
         Some(args) if is_none(args) => {
             return Err(source.refuse(
@@ -174,7 +139,7 @@ pub(crate) fn host_key_settings(
                 .collect::<Result<Vec<_>, _>>()?
         }
     };
-    let global_known_hosts_files = raw(params, "globalknownhostsfile").map(|args| {
+    let global_known_hosts_files = params.get("globalknownhostsfile").map(|args| {
         if is_none(args) {
             Vec::new()
         } else {
@@ -209,7 +174,11 @@ fn strict_value(args: &[String], source: &Source<'_>) -> Result<StrictHostKeys, 
 }
 
 /// `~`, `${VAR}` and the `%` tokens of one `UserKnownHostsFile` name.
-fn expand_file(file: &str, tokens: &Tokens<'_>, alias_or_name: &str) -> Result<PathBuf, String> {
+pub(crate) fn expand_file(
+    file: &str,
+    tokens: &Tokens<'_>,
+    alias_or_name: &str,
+) -> Result<PathBuf, String> {
     let mut out = String::new();
     let mut chars = file.chars();
     while let Some(c) = chars.next() {

@@ -56,16 +56,14 @@ fn proxies_are_read_with_their_tokens_and_none_is_direct() {
         !format!("{:?}", host.proxy).contains("secret"),
         "the command is not printed"
     );
-    let text = refusal(
-        d,
-        "Host gpu\n  ProxyCommand nc %h %p --secret=abc\n  ProxyJump bastion\n",
-        "gpu",
-        "ProxyJump",
-    );
-    assert!(text.contains("whichever comes first"), "{text}");
-    assert!(
-        !text.contains("secret=abc"),
-        "the command is not echoed: {text}"
+    // Whichever of ProxyCommand and ProxyJump comes first wins, `none` included.
+    let both = "Host gpu\n  ProxyCommand nc %h %p\n  ProxyJump bastion\n";
+    let host = resolve_with(d, both, "gpu").expect("resolves");
+    assert!(matches!(host.proxy, Proxy::Command(_)), "{:?}", host.proxy);
+    let both = "Host gpu\n  ProxyJump none\nHost *\n  ProxyCommand nc %h %p\n";
+    assert_eq!(
+        resolve_with(d, both, "gpu").expect("ok").proxy,
+        Proxy::Direct
     );
     refusal(
         d,
@@ -193,24 +191,44 @@ fn known_hosts_files_and_aliases_are_read() {
 }
 
 #[test]
-fn options_under_a_match_block_are_refused() {
+fn match_blocks_are_evaluated_and_match_exec_refused_when_it_decides_security() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
-    // The reader files the Match block's lines under `Host other`; whether they apply to
-    // `gpu` cannot be told, so nothing connects.
-    let text = refusal(
+    let host = resolve_with(
         d,
         "Host other\n  User x\nMatch host gpu\n  ProxyCommand nc %h %p\n",
         "gpu",
-        "ProxyCommand",
-    );
-    assert!(text.contains("Match"), "{text}");
-    refusal(
+    )
+    .expect("resolves");
+    assert!(matches!(host.proxy, Proxy::Command(_)), "{:?}", host.proxy);
+    let host = resolve_with(
+        d,
+        "Host other\n  User x\nMatch host other\n  ProxyCommand nc %h %p\n",
+        "gpu",
+    )
+    .expect("resolves");
+    assert_eq!(host.proxy, Proxy::Direct);
+    match resolve_with(
         d,
         "Match exec \"true\"\n  StrictHostKeyChecking no\n",
         "gpu",
-        "StrictHostKeyChecking",
+    ) {
+        Err(e @ RemoteError::UnevaluatedMatch { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("stricthostkeychecking"), "{text}");
+            assert!(text.contains("line 1"), "{text}");
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+    // A Match exec block with nothing that decides security is only warned about.
+    let host = resolve_with(d, "Match exec true\n  Compression yes\n", "gpu").expect("ok");
+    assert!(
+        host.settings
+            .warnings
+            .iter()
+            .any(|w| w.contains("Match exec")),
+        "{:?}",
+        host.settings.warnings
     );
-    // A Match block with nothing decided here is left to the reader.
     assert!(resolve_with(d, "Match all\n  ServerAliveInterval 5\n", "gpu").is_ok());
 }

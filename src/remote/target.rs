@@ -1,21 +1,20 @@
 //! Which machine to reach and as whom: a host's `ssh` value resolved through `~/.ssh/config`
-//! (HostName, User, Port, IdentityFile; `Include` and `Host` patterns), with the options on
-//! host keys that `ssh_options` honours or refuses and the proxies of `proxy_config`.
+//! (`ssh_config_file`: `Host`, `Match`, `Include`; HostName, User, Port, IdentityFile), with
+//! the host-key options of `ssh_options`, the proxies of `proxy_config` and the connection
+//! settings of `host_settings`.
 
 use crate::paths::expand_tilde;
 use std::fmt;
-use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
-
-use ssh2_config::{ParseRule, SshConfig};
 
 use crate::config::parse_ssh_target;
 use crate::remote::error::RemoteError;
+use crate::remote::host_settings::{HostSettings, host_settings};
 use crate::remote::proxy::Proxy;
 use crate::remote::proxy_config::proxy_of;
+use crate::remote::ssh_config_file::{HostOptions, expand_host_name, read_host};
 use crate::remote::ssh_options::{
-    HostKeySettings, Source, Tokens, host_key_settings, refuse_match_blocks,
+    HostKeySettings, Source, Tokens, expand_file, host_key_settings, is_none,
 };
 
 /// A fully resolved address: nothing is left for ssh config or defaults to fill in.
@@ -50,6 +49,8 @@ pub struct RemoteHost {
     pub host_keys: HostKeySettings,
     /// How the host is reached: directly, or through a proxy command or jump host.
     pub proxy: Proxy,
+    /// Timeouts, keepalives, the agent and the notes of the ssh config.
+    pub settings: HostSettings,
 }
 
 /// Keys OpenSSH tries when nothing names one, in its order.
@@ -69,10 +70,21 @@ pub fn resolve(
     ssh_config_path: Option<&Path>,
 ) -> Result<RemoteHost, RemoteError> {
     let home = home_dir();
-    let config = load_config(ssh_config_path, home.as_deref())?;
+    let config = config_path(ssh_config_path, home.as_deref())?;
+    // Relative `Include`s are relative to `~/.ssh`; a config that lives in some `<dir>/.ssh`
+    // (tests, alternate homes) has `<dir>` as its home, for its includes and its `~`.
+    let config_home = config
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|dir| dir.file_name().is_some_and(|n| n == ".ssh"))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .or(home);
+    let include_dir = config_home.as_ref().map(|h| h.join(".ssh"));
     let resolver = Resolver {
-        config: config.as_ref().map(|(c, p)| (c, p.as_path())),
-        home: home.as_deref(),
+        config: config.as_deref(),
+        include_dir: include_dir.as_deref(),
+        home: config_home.as_deref(),
     };
     resolver.resolve(
         Wanted {
@@ -96,7 +108,8 @@ struct Wanted<'a> {
 
 /// Resolves hosts, and the jump hosts they are reached through, against one read config.
 pub(crate) struct Resolver<'a> {
-    config: Option<(&'a SshConfig, &'a Path)>,
+    config: Option<&'a Path>,
+    include_dir: Option<&'a Path>,
     home: Option<&'a Path>,
 }
 
@@ -130,52 +143,67 @@ impl Resolver<'_> {
             message: e.to_string(),
         })?;
         let home = self.home;
-        let params = self.config.map(|(c, _)| c.query(&spec.host));
-        let host = params
-            .as_ref()
-            .and_then(|p| p.host_name.clone())
-            .map(|h| h.replace("%h", &spec.host))
-            .unwrap_or_else(|| spec.host.clone());
+        let local = local_user();
+        let params = match self.config {
+            Some(path) => read_host(path, self.include_dir, home, &spec.host, &local)?,
+            None => HostOptions::default(),
+        };
+        let no_config = PathBuf::from("~/.ssh/config");
+        let source = Source {
+            host: &spec.host,
+            config: self.config.unwrap_or(&no_config),
+        };
+        let first = |key: &str| params.get(key).and_then(|a| a.first()).cloned();
+        let host = match first("hostname") {
+            Some(value) => expand_host_name(&value, &spec.host)
+                .map_err(|why| source.refuse("HostName", why))?,
+            None => spec.host.clone(),
+        };
         let user = spec
             .user
             .clone()
-            .or_else(|| params.as_ref().and_then(|p| p.user.clone()))
-            .unwrap_or_else(local_user);
-        let port = spec
-            .port
-            .or_else(|| params.as_ref().and_then(|p| p.port))
-            .unwrap_or(22);
-
-        let (host_keys, proxy) = match (self.config, &params) {
-            (Some((config, path)), Some(params)) => {
-                let source = Source {
-                    host: &spec.host,
-                    config: path,
-                };
-                refuse_match_blocks(config.get_hosts(), &source)?;
-                let tokens = Tokens {
-                    original: &spec.host,
-                    host: &host,
-                    port,
-                    user: &user,
-                    local_user: &local_user(),
-                    home,
-                };
-                let host_keys = host_key_settings(params, &source, &tokens)?;
-                let proxy = match proxy {
-                    Some(proxy) => proxy,
-                    None => proxy_of(self, params, &source, &tokens, depth)?,
-                };
-                (host_keys, proxy)
+            .or_else(|| first("user"))
+            .unwrap_or_else(|| local.clone());
+        let port = match (spec.port, first("port")) {
+            (Some(port), _) => port,
+            (None, Some(text)) => {
+                text.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
+                    source.refuse("Port", format!("{text:?} is not a port number"))
+                })?
             }
-            _ => (HostKeySettings::default(), proxy.unwrap_or_default()),
+            (None, None) => 22,
+        };
+        let tokens = Tokens {
+            original: &spec.host,
+            host: &host,
+            port,
+            user: &user,
+            local_user: &local,
+            home,
+        };
+        let host_keys = host_key_settings(&params, &source, &tokens)?;
+        let settings = host_settings(&params, &source, &tokens)?;
+        let proxy = match proxy {
+            Some(proxy) => proxy,
+            None => proxy_of(self, &params, &source, &tokens, depth)?,
         };
 
         let mut identity_files: Vec<PathBuf> = Vec::new();
-        let configured = params
-            .as_ref()
-            .and_then(|p| p.identity_file.clone())
-            .unwrap_or_default();
+        let mut configured = Vec::new();
+        for setting in params.all("identityfile") {
+            if is_none(&setting.args) {
+                continue;
+            }
+            for file in &setting.args {
+                let path = expand_file(
+                    file,
+                    &tokens,
+                    host_keys.alias.as_deref().unwrap_or(&spec.host),
+                )
+                .map_err(|why| source.refuse("IdentityFile", why))?;
+                configured.push(path);
+            }
+        }
         let explicit = wanted.identity_file.map(|p| expand_tilde(p, home));
         for path in explicit.into_iter().chain(configured) {
             if !identity_files.contains(&path) {
@@ -198,52 +226,25 @@ impl Resolver<'_> {
             password_env: wanted.password_env.map(str::to_string),
             host_keys,
             proxy,
+            settings,
         })
     }
 }
 
-/// The parsed ssh config and the file it was read from; `None` when there is none.
-fn load_config(
-    path: Option<&Path>,
-    home: Option<&Path>,
-) -> Result<Option<(SshConfig, PathBuf)>, RemoteError> {
-    let (path, required) = match path {
-        Some(p) => (p.to_path_buf(), true),
-        None => match home {
-            Some(h) => (h.join(".ssh").join("config"), false),
-            None => return Ok(None),
-        },
-    };
-    let file = match File::open(&path) {
-        Ok(f) => f,
-        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(RemoteError::SshConfig {
-                path,
+/// The ssh config to read: `path`, which must exist, else `~/.ssh/config` when there is one.
+fn config_path(path: Option<&Path>, home: Option<&Path>) -> Result<Option<PathBuf>, RemoteError> {
+    match path {
+        Some(p) => match std::fs::metadata(p) {
+            Ok(_) => Ok(Some(p.to_path_buf())),
+            Err(e) => Err(RemoteError::SshConfig {
+                path: p.to_path_buf(),
                 message: e.to_string(),
-            });
-        }
-    };
-    // Relative `Include`s are relative to `~/.ssh`; a config that lives in some `<dir>/.ssh`
-    // (tests, alternate homes) gets `<dir>` as its home so its includes resolve beside it.
-    let config_home = path
-        .parent()
-        .filter(|dir| dir.file_name().is_some_and(|n| n == ".ssh"))
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .or_else(|| home.map(Path::to_path_buf));
-    let mut parser = SshConfig::default();
-    if let Some(h) = config_home {
-        parser = parser.home_dir(h);
+            }),
+        },
+        None => Ok(home
+            .map(|h| h.join(".ssh").join("config"))
+            .filter(|p| p.exists())),
     }
-    let rules = ParseRule::ALLOW_UNKNOWN_FIELDS | ParseRule::ALLOW_UNSUPPORTED_FIELDS;
-    parser
-        .parse(&mut BufReader::new(file), rules)
-        .map(|config| Some((config, path.clone())))
-        .map_err(|e| RemoteError::SshConfig {
-            path,
-            message: e.to_string(),
-        })
 }
 
 /// The user's home directory, where `~/.ssh` lives.

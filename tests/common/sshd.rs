@@ -280,6 +280,7 @@ impl Sshd {
             password_env: None,
             host_keys: Default::default(),
             proxy: Default::default(),
+            settings: Default::default(),
         }
     }
 
