@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 
 use ssh2::{ErrorCode, KeyboardInteractivePrompt, Prompt, Session};
 
-use crate::remote::credentials::{CredentialCache, PromptContext, Prompter, Secret};
+use crate::remote::credentials::{
+    CredentialCache, PassphraseTurn, PromptContext, Prompter, Secret, forget_passphrase,
+    passphrase_turn, remember_passphrase,
+};
 use crate::remote::digest::base64_decode;
 use crate::remote::error::RemoteError;
 use crate::remote::host_settings::{Agent, HostSettings};
@@ -57,7 +60,7 @@ pub(crate) fn authenticate(
             }
         }
         for key in input.identity_files {
-            if try_key(session, input, cache, key, &mut tried) {
+            if try_key(session, input, key, &mut tried) {
                 return Ok(());
             }
         }
@@ -135,15 +138,9 @@ fn public_blob(key: &Path) -> Option<Vec<u8>> {
     base64_decode(text.split_whitespace().nth(1)?)
 }
 
-/// Tries one key file; true when logged in. Encrypted keys use a remembered passphrase, else
-/// ask the prompter, else are named as needing one.
-fn try_key(
-    session: &Session,
-    input: &AuthInput<'_>,
-    cache: &mut CredentialCache,
-    key: &Path,
-    tried: &mut Vec<String>,
-) -> bool {
+/// Tries one key file; true when logged in. Encrypted keys use the passphrase remembered by
+/// this process, else ask the prompter (once for the process), else are named as needing one.
+fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec<String>) -> bool {
     let shown = key.display();
     let text = match std::fs::read_to_string(key) {
         Ok(t) => t,
@@ -161,15 +158,30 @@ fn try_key(
             }
         };
     }
-    if let Some(secret) = cache.passphrase(key) {
-        if session
-            .userauth_pubkey_file(input.user, None, key, Some(secret.expose()))
-            .is_ok()
-        {
-            return true;
+    let turn = loop {
+        match passphrase_turn(key, input.ctx) {
+            None => {
+                tried.push(format!(
+                    "key {shown}: stopped while its passphrase was asked for"
+                ));
+                return false;
+            }
+            Some(PassphraseTurn::Known(secret)) => {
+                match session.userauth_pubkey_file(input.user, None, key, Some(secret.expose())) {
+                    Ok(()) => return true,
+                    // The key file changed since: ask again.
+                    Err(e) if e.code() == ErrorCode::Session(LIBSSH2_ERROR_FILE) => {
+                        forget_passphrase(key);
+                    }
+                    Err(e) => {
+                        tried.push(key_failure(&shown.to_string(), &e));
+                        return false;
+                    }
+                }
+            }
+            Some(PassphraseTurn::Ask(turn)) => break turn,
         }
-        cache.forget_passphrase(key);
-    }
+    };
     let Some(prompter) = input.prompter else {
         tried.push(format!(
             "key {shown} is encrypted and no passphrase can be asked for here; \
@@ -186,11 +198,15 @@ fn try_key(
         };
         match session.userauth_pubkey_file(input.user, None, key, Some(secret.expose())) {
             Ok(()) => {
-                cache.remember_passphrase(key, &secret);
+                remember_passphrase(key, &secret);
+                drop(turn);
                 return true;
             }
             Err(e) if e.code() == ErrorCode::Session(LIBSSH2_ERROR_FILE) => {}
             Err(e) => {
+                // The key was decrypted (a wrong passphrase is a file error): keep it for the
+                // hosts that do accept the key.
+                remember_passphrase(key, &secret);
                 tried.push(key_failure(&shown.to_string(), &e));
                 return false;
             }
