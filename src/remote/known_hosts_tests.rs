@@ -248,3 +248,28 @@ fn a_host_known_only_through_a_ca_is_refused_and_a_plain_key_still_wins() {
         Verdict::Trusted
     );
 }
+
+#[test]
+fn hash_known_hosts_files_a_hashed_name_that_matches_only_the_host() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("known_hosts");
+    append(&path, "[gpu.example]:2222", &blob(ED25519), true).expect("append");
+    append(&path, "[gpu.example]:2222", &blob(ED25519), true).expect("append");
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(
+        text.starts_with("|1|") && !text.contains("gpu.example"),
+        "{text}"
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert_ne!(lines[0], lines[1], "a fresh salt each time");
+    let file = KnownHostsFile::load(&[path]).expect("load");
+    assert_eq!(
+        file.check("[gpu.example]:2222", &blob(ED25519))
+            .expect("trusted"),
+        Verdict::Trusted
+    );
+    assert!(matches!(
+        file.check("[gpu.example]:22", &blob(ED25519)),
+        Ok(Verdict::Unknown { .. })
+    ));
+}
