@@ -161,7 +161,7 @@ fn login_settings_are_read_and_unsafe_ones_refused() {
     let config = write(
         &dir.path().join("config"),
         "Host agentless\n    IdentityAgent none\n    IdentitiesOnly yes\n    \
-         PreferredAuthentications publickey\n\
+         PreferredAuthentications publickey\n    PubkeyAuthentication host-bound\n\
          Host sock\n    IdentityAgent ~/agent.sock\n\
          Host cert\n    CertificateFile ~/.ssh/id_ed25519-cert.pub\n\
          Host exec\n    HostName 10.0.0.1\n\

@@ -21,6 +21,7 @@ use crate::remote::wait::wait_any;
 
 /// What one read may take at once.
 const BUFFER_BYTES: usize = 32 * 1024;
+const LIBSSH2_ERROR_EAGAIN: i32 = -37;
 /// Longest sleep between looks at both sides when nothing wakes the thread.
 const MAX_WAIT: Duration = Duration::from_secs(5);
 
@@ -194,7 +195,7 @@ impl Copier {
         }
         match self.hop.session.keepalive_send() {
             Ok(secs) => self.next_keepalive = now + Duration::from_secs(u64::from(secs.max(1))),
-            Err(e) if e.code() == ssh2::ErrorCode::Session(-37) => {
+            Err(e) if e.code() == ssh2::ErrorCode::Session(LIBSSH2_ERROR_EAGAIN) => {
                 self.next_keepalive = now + Duration::from_millis(100);
             }
             Err(_) => return Err(()),

@@ -113,7 +113,13 @@ pub(crate) fn host_settings(
     };
     settings.identities_only = flag("identitiesonly", "IdentitiesOnly")?.unwrap_or(false);
     settings.batch_mode = flag("batchmode", "BatchMode")?.unwrap_or(false);
-    settings.pubkey_auth = flag("pubkeyauthentication", "PubkeyAuthentication")?.unwrap_or(true);
+    // `unbound` and `host-bound` (OpenSSH 8.9) are kinds of yes.
+    settings.pubkey_auth = match first("pubkeyauthentication") {
+        Some(v) if v.eq_ignore_ascii_case("unbound") || v.eq_ignore_ascii_case("host-bound") => {
+            true
+        }
+        _ => flag("pubkeyauthentication", "PubkeyAuthentication")?.unwrap_or(true),
+    };
     settings.password_auth =
         flag("passwordauthentication", "PasswordAuthentication")?.unwrap_or(true);
     let kbd = flag(
