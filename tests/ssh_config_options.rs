@@ -190,3 +190,93 @@ fn login_settings_are_read_and_unsafe_ones_refused() {
     let err = resolve("h", "hostkey", None, None, Some(&config)).expect_err("refused");
     assert!(err.to_string().contains("verifyhostkeydns"), "{err}");
 }
+
+/// An ssh-agent of this test's own on `socket`, killed (by PID) on drop.
+struct TestAgent {
+    pid: u32,
+}
+
+impl TestAgent {
+    fn start(socket: &Path, key: &Path) -> Option<TestAgent> {
+        let out = std::process::Command::new("ssh-agent")
+            .arg("-a")
+            .arg(socket)
+            .arg("-s")
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let pid = text
+            .split("SSH_AGENT_PID=")
+            .nth(1)?
+            .split(';')
+            .next()?
+            .parse()
+            .ok()?;
+        let agent = TestAgent { pid };
+        let added = std::process::Command::new("ssh-add")
+            .arg(key)
+            .env("SSH_AUTH_SOCK", socket)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        added.status.success().then_some(agent)
+    }
+}
+
+impl Drop for TestAgent {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .arg(self.pid.to_string())
+            .status();
+    }
+}
+
+#[test]
+fn identity_agent_and_identities_only_pick_the_agent_keys() {
+    let Some(sshd) = Sshd::start() else { return };
+    let socket = sshd.dir().join("agent.sock");
+    let Some(_agent) = TestAgent::start(&socket, &sshd.client_key()) else {
+        eprintln!("skipping: ssh-agent could not be started");
+        return;
+    };
+    let other = sshd.dir().join("other_ed25519");
+    common::sshd::keygen(&other, "ed25519", "");
+    let config = write(
+        &sshd.dir().join("ssh_config"),
+        &format!(
+            // The first value obtained wins: the specific blocks come first.
+            "Host only-other\n    IdentitiesOnly yes\n    IdentityFile {other}\n\
+             Host no-agent\n    IdentityAgent none\n    IdentityFile /nonexistent/key\n\
+             Host *\n    HostName 127.0.0.1\n    Port {port}\n    User {user}\n    \
+             IdentityAgent {sock}\n",
+            port = sshd.port,
+            user = sshd.user,
+            sock = socket.display(),
+            other = other.display()
+        ),
+    );
+    let mut opts = test_options(&sshd.trusted_known_hosts());
+    opts.use_agent = true;
+    let connect = |name: &str| {
+        let host = resolve(name, name, None, None, Some(&config)).expect("resolves");
+        let (sink, mut events) = channel();
+        let link = spawn_link(host, 0, sink, opts.clone()).expect("spawn");
+        let event = events.expect(WAIT, "Sample or Disconnected", |_, e| {
+            is_sample(e) || matches!(e, HostEvent::Disconnected { .. })
+        });
+        link.stop_and_join();
+        match event {
+            HostEvent::Disconnected { reason, .. } => Err(reason),
+            _ => Ok(()),
+        }
+    };
+    // The agent at IdentityAgent holds the authorized key: logged in with it alone.
+    connect("via-agent").expect("logged in through the agent");
+    // IdentitiesOnly: the agent's key is not one of the identity files, so it is not offered.
+    let reason = connect("only-other").expect_err("refused");
+    assert!(reason.contains("IdentitiesOnly"), "{reason}");
+    assert!(reason.contains("none of its 0 key(s)"), "{reason}");
+    // IdentityAgent none: the agent is not asked.
+    let reason = connect("no-agent").expect_err("refused");
+    assert!(!reason.contains("ssh-agent"), "{reason}");
+}
