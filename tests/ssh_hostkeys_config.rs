@@ -224,4 +224,17 @@ fn strict_host_key_checking_no_needs_the_flag_and_then_warns() {
         "{notices:?}"
     );
     assert_eq!(logins(&sshd), 1);
+
+    // A trusted key under `no` still says `no` is in effect.
+    std::fs::write(&known_hosts, sshd.known_hosts_line("ed25519")).expect("kh");
+    let other_host = gpu(&config);
+    let mut opts = test_options(&known_hosts);
+    opts.allow_strict_host_key_checking_no = true;
+    let notices = notices_while_streaming(other_host, opts);
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("StrictHostKeyChecking no is in effect")),
+        "{notices:?}"
+    );
 }

@@ -55,7 +55,20 @@ pub(crate) fn check_host_key(
         }
         other => other?,
     };
+    let in_effect = || {
+        format!(
+            "{}: StrictHostKeyChecking no is in effect (--allow-strict-host-key-checking-no): \
+             new host keys are added unchecked and a changed key would be let through",
+            check.known_as
+        )
+    };
     let (prompt, blob) = match verdict {
+        Verdict::Trusted if strict == StrictHostKeys::No => {
+            return Ok(Checked {
+                warnings: vec![in_effect()],
+                ..Checked::default()
+            });
+        }
         Verdict::Trusted => return Ok(Checked::default()),
         Verdict::Unknown { prompt, blob } => (prompt, blob),
     };

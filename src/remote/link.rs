@@ -215,7 +215,9 @@ impl Link {
     fn open(&mut self) -> Result<crate::remote::mux::Connection, RemoteError> {
         let connected = connect(&self.host, &self.opts, &self.ctx, &mut self.cache)?;
         for warning in connected.warnings {
-            self.notice(warning);
+            if first_time(&warning) {
+                self.notice(warning);
+            }
         }
         if let Some(key) = connected.accepted_key {
             self.notice(format!(
