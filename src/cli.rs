@@ -64,6 +64,12 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub accept_new_host_keys: bool,
 
+    /// Honour `StrictHostKeyChecking no` in the ssh config as OpenSSH does (new host keys added
+    /// unchecked, a changed key let through with a warning and passwords turned off); without
+    /// this flag such a host is refused.
+    #[arg(long, global = true)]
+    pub allow_strict_host_key_checking_no: bool,
+
     /// known_hosts file (default: the ssh config's UserKnownHostsFile, else
     /// ~/.ssh/known_hosts).
     #[arg(long, global = true, value_name = "FILE")]
@@ -89,6 +95,7 @@ impl GlobalArgs {
             ssh_config: self.ssh_config.clone(),
             known_hosts: self.known_hosts.clone(),
             accept_new_host_keys: self.accept_new_host_keys,
+            allow_strict_host_key_checking_no: self.allow_strict_host_key_checking_no,
         }
     }
 }

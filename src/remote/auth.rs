@@ -6,9 +6,13 @@ use std::path::{Path, PathBuf};
 
 use ssh2::{ErrorCode, KeyboardInteractivePrompt, Prompt, Session};
 
-use crate::remote::credentials::{CredentialCache, PromptContext, Prompter, Secret};
+use crate::remote::credentials::{
+    CredentialCache, PassphraseTurn, PromptContext, Prompter, Secret, forget_passphrase,
+    passphrase_turn, remember_passphrase,
+};
 use crate::remote::digest::base64_decode;
 use crate::remote::error::RemoteError;
+use crate::remote::host_settings::{Agent, HostSettings};
 
 /// libssh2 reports a key it cannot decrypt or parse as a file error.
 const LIBSSH2_ERROR_FILE: i32 = -16;
@@ -20,6 +24,10 @@ pub(crate) struct AuthInput<'a> {
     pub identity_files: &'a [PathBuf],
     pub password_env: Option<&'a str>,
     pub use_agent: bool,
+    /// The ssh config's login settings for the host.
+    pub settings: &'a HostSettings,
+    /// Passwords and keyboard-interactive may be tried (not to a host whose key changed).
+    pub passwords: bool,
     pub prompter: Option<&'a dyn Prompter>,
     pub ctx: &'a PromptContext,
 }
@@ -37,21 +45,38 @@ pub(crate) fn authenticate(
     };
     let offers = |m: &str| offered.split(',').any(|o| o == m);
     let mut tried = Vec::new();
-    if offers("publickey") {
-        if input.use_agent && std::env::var_os("SSH_AUTH_SOCK").is_some() {
-            match try_agent(session, input.user) {
+    let settings = input.settings;
+    if offers("publickey") && settings.pubkey_auth {
+        let agent = match &settings.agent {
+            _ if !input.use_agent => None,
+            Agent::Off => None,
+            Agent::FromEnvironment => std::env::var_os("SSH_AUTH_SOCK").map(|_| None),
+            Agent::Socket(path) => Some(Some(path.as_path())),
+        };
+        if let Some(socket) = agent {
+            match try_agent(session, input, socket) {
                 Ok(()) => return Ok(()),
                 Err(why) => tried.push(why),
             }
         }
         for key in input.identity_files {
-            if try_key(session, input, cache, key, &mut tried) {
+            if try_key(session, input, key, &mut tried) {
                 return Ok(());
             }
         }
     }
-    if (offers("password") || offers("keyboard-interactive"))
-        && try_passwords(session, input, cache, &offered, &mut tried)
+    // Only the password methods the ssh config allows.
+    let password_methods = offered
+        .split(',')
+        .filter(|m| {
+            (*m == "password" && settings.password_auth)
+                || (*m == "keyboard-interactive" && settings.kbd_interactive_auth)
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    if input.passwords
+        && !password_methods.is_empty()
+        && try_passwords(session, input, cache, &password_methods, &mut tried)
     {
         return Ok(());
     }
@@ -65,33 +90,57 @@ pub(crate) fn authenticate(
     })
 }
 
-fn try_agent(session: &Session, user: &str) -> Result<(), String> {
+/// Tries the agent's keys (at `socket`, else `$SSH_AUTH_SOCK`); with `IdentitiesOnly`, only
+/// those whose public half is one of the identity files' `.pub`.
+fn try_agent(
+    session: &Session,
+    input: &AuthInput<'_>,
+    socket: Option<&Path>,
+) -> Result<(), String> {
     let fail = |e: ssh2::Error| format!("ssh-agent: {}", e.message());
     let mut agent = session.agent().map_err(fail)?;
+    if let Some(path) = socket {
+        agent.set_identity_path(path).map_err(fail)?;
+    }
     agent.connect().map_err(fail)?;
     agent.list_identities().map_err(fail)?;
-    let identities = agent.identities().map_err(fail)?;
+    let mut identities = agent.identities().map_err(fail)?;
+    if input.settings.identities_only {
+        let allowed: Vec<Vec<u8>> = input
+            .identity_files
+            .iter()
+            .filter_map(|key| public_blob(key))
+            .collect();
+        identities.retain(|id| allowed.iter().any(|blob| blob == id.blob()));
+    }
     for identity in &identities {
-        if agent.userauth(user, identity).is_ok() {
+        if agent.userauth(input.user, identity).is_ok() {
             return Ok(());
         }
     }
     let _ = agent.disconnect();
     Err(format!(
-        "ssh-agent: none of its {} key(s) was accepted",
-        identities.len()
+        "ssh-agent: none of its {} key(s) was accepted{}",
+        identities.len(),
+        if input.settings.identities_only {
+            " (IdentitiesOnly: only the identity files' keys)"
+        } else {
+            ""
+        }
     ))
 }
 
-/// Tries one key file; true when logged in. Encrypted keys use a remembered passphrase, else
-/// ask the prompter, else are named as needing one.
-fn try_key(
-    session: &Session,
-    input: &AuthInput<'_>,
-    cache: &mut CredentialCache,
-    key: &Path,
-    tried: &mut Vec<String>,
-) -> bool {
+/// The key blob of `<key>.pub`, when it can be read.
+fn public_blob(key: &Path) -> Option<Vec<u8>> {
+    let mut name = key.as_os_str().to_owned();
+    name.push(".pub");
+    let text = std::fs::read_to_string(name).ok()?;
+    base64_decode(text.split_whitespace().nth(1)?)
+}
+
+/// Tries one key file; true when logged in. Encrypted keys use the passphrase remembered by
+/// this process, else ask the prompter (once for the process), else are named as needing one.
+fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec<String>) -> bool {
     let shown = key.display();
     let text = match std::fs::read_to_string(key) {
         Ok(t) => t,
@@ -109,15 +158,30 @@ fn try_key(
             }
         };
     }
-    if let Some(secret) = cache.passphrase(key) {
-        if session
-            .userauth_pubkey_file(input.user, None, key, Some(secret.expose()))
-            .is_ok()
-        {
-            return true;
+    let turn = loop {
+        match passphrase_turn(key, input.ctx) {
+            None => {
+                tried.push(format!(
+                    "key {shown}: stopped while its passphrase was asked for"
+                ));
+                return false;
+            }
+            Some(PassphraseTurn::Known(secret)) => {
+                match session.userauth_pubkey_file(input.user, None, key, Some(secret.expose())) {
+                    Ok(()) => return true,
+                    // The key file changed since: ask again.
+                    Err(e) if e.code() == ErrorCode::Session(LIBSSH2_ERROR_FILE) => {
+                        forget_passphrase(key);
+                    }
+                    Err(e) => {
+                        tried.push(key_failure(&shown.to_string(), &e));
+                        return false;
+                    }
+                }
+            }
+            Some(PassphraseTurn::Ask(turn)) => break turn,
         }
-        cache.forget_passphrase(key);
-    }
+    };
     let Some(prompter) = input.prompter else {
         tried.push(format!(
             "key {shown} is encrypted and no passphrase can be asked for here; \
@@ -134,11 +198,15 @@ fn try_key(
         };
         match session.userauth_pubkey_file(input.user, None, key, Some(secret.expose())) {
             Ok(()) => {
-                cache.remember_passphrase(key, &secret);
+                remember_passphrase(key, &secret);
+                drop(turn);
                 return true;
             }
             Err(e) if e.code() == ErrorCode::Session(LIBSSH2_ERROR_FILE) => {}
             Err(e) => {
+                // The key was decrypted (a wrong passphrase is a file error): keep it for the
+                // hosts that do accept the key.
+                remember_passphrase(key, &secret);
                 tried.push(key_failure(&shown.to_string(), &e));
                 return false;
             }

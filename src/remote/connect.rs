@@ -1,7 +1,7 @@
-//! Opening an authenticated session: TCP (no Nagle delay), a capped number of concurrent
-//! handshakes, host-key verification against known_hosts, then authentication.
+//! Opening an authenticated session: TCP (no Nagle delay), a proxy command or a jump host's
+//! channel (`proxy.rs`), a capped number of concurrent handshakes, host-key verification against known_hosts, then authentication.
 
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Duration;
@@ -10,10 +10,13 @@ use ssh2::{ErrorCode, MethodType, Session};
 
 use crate::remote::LinkOptions;
 use crate::remote::auth::{AuthInput, authenticate};
+use crate::remote::bridge::bridge;
 use crate::remote::credentials::{CredentialCache, HostKeyPrompt, PromptContext, Prompter, Secret};
 use crate::remote::error::RemoteError;
-use crate::remote::known_hosts::{KnownHostsFile, Verdict, append, known_as};
+use crate::remote::host_key_check::{KeyCheck, check_host_key};
+use crate::remote::known_hosts::{KnownHostsFile, known_as};
 use crate::remote::mux::Connection;
+use crate::remote::proxy::{Keeper, Proxy, Transport, open_command, open_tcp};
 use crate::remote::ssh_options::StrictHostKeys;
 use crate::remote::target::{RemoteHost, home_dir};
 
@@ -99,35 +102,52 @@ impl Prompter for ReleasingPrompter<'_> {
     }
 }
 
+/// OpenSSH's `GlobalKnownHostsFile` when the config names none.
+const GLOBAL_KNOWN_HOSTS: [&str; 2] = ["/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"];
+
 /// The known_hosts files a link checks, new keys going to the first: `--known-hosts` (which
 /// wins, as `ssh -o` would), else the ssh config's `UserKnownHostsFile`, else
-/// `~/.ssh/known_hosts`.
+/// `~/.ssh/known_hosts` and `~/.ssh/known_hosts2`; then the `GlobalKnownHostsFile`s (default
+/// `/etc/ssh/ssh_known_hosts` and `ssh_known_hosts2`), read but never written.
 pub(crate) fn known_hosts_paths(
     host: &RemoteHost,
     opts: &LinkOptions,
 ) -> Result<Vec<PathBuf>, RemoteError> {
-    if let Some(path) = &opts.known_hosts {
-        return Ok(vec![path.clone()]);
+    let mut paths = if let Some(path) = &opts.known_hosts {
+        vec![path.clone()]
+    } else if !host.host_keys.known_hosts_files.is_empty() {
+        host.host_keys.known_hosts_files.clone()
+    } else {
+        match home_dir() {
+            Some(home) => vec![
+                home.join(".ssh").join("known_hosts"),
+                home.join(".ssh").join("known_hosts2"),
+            ],
+            None => {
+                return Err(RemoteError::KnownHosts {
+                    path: PathBuf::from("~/.ssh/known_hosts"),
+                    message: "no home directory; set the known_hosts path".to_string(),
+                });
+            }
+        }
+    };
+    match &host.host_keys.global_known_hosts_files {
+        Some(files) => paths.extend(files.iter().cloned()),
+        None => paths.extend(GLOBAL_KNOWN_HOSTS.iter().map(PathBuf::from)),
     }
-    if !host.host_keys.known_hosts_files.is_empty() {
-        return Ok(host.host_keys.known_hosts_files.clone());
-    }
-    match home_dir() {
-        Some(home) => Ok(vec![home.join(".ssh").join("known_hosts")]),
-        None => Err(RemoteError::KnownHosts {
-            path: PathBuf::from("~/.ssh/known_hosts"),
-            message: "no home directory; set the known_hosts path".to_string(),
-        }),
-    }
+    Ok(paths)
 }
 
-/// What `connect` achieved besides the session: a host key it added to known_hosts.
+/// What `connect` achieved besides the session: a host key it added to known_hosts, and
+/// what the user must be warned about.
 pub(crate) struct Connected {
     pub connection: Connection,
     pub accepted_key: Option<HostKeyPrompt>,
+    pub warnings: Vec<String>,
 }
 
-/// Connects, verifies the host key and logs in; blocking, on the link's own thread.
+/// Connects (directly or through the host's proxy), verifies the host key and logs in;
+/// blocking, on the link's own thread.
 pub(crate) fn connect(
     host: &RemoteHost,
     opts: &LinkOptions,
@@ -135,29 +155,33 @@ pub(crate) fn connect(
     cache: &mut CredentialCache,
 ) -> Result<Connected, RemoteError> {
     let target = &host.target;
+    if host.host_keys.strict == StrictHostKeys::No && !opts.allow_strict_host_key_checking_no {
+        return Err(RemoteError::StrictNoRefused {
+            target: target.to_string(),
+        });
+    }
     let known_hosts_paths = known_hosts_paths(host, opts)?;
     let known_as = match &host.host_keys.alias {
         Some(alias) => alias.clone(),
         None => known_as(&target.host, target.port),
     };
-    let addrs: Vec<SocketAddr> = (target.host.as_str(), target.port)
-        .to_socket_addrs()
-        .map_err(|source| RemoteError::Resolve {
-            host: target.host.clone(),
-            source,
-        })?
-        .collect();
-    let permit = HANDSHAKES.acquire(ctx)?;
     let mut attempt = 1;
-    let (session, socket, known_hosts) = loop {
+    let (session, socket, keeper, known_hosts, permit) = loop {
         if ctx.cancelled() {
             return Err(RemoteError::Stopped);
         }
-        match handshake(&addrs, &target.host, &known_as, opts, &known_hosts_paths) {
-            Ok(done) => break done,
+        // A jump host is connected (taking and giving back a slot of its own) before this
+        // host's slot is taken, so links waiting for slots never wait on each other.
+        let transport = open_transport(host, opts, ctx)?;
+        let permit = HANDSHAKES.acquire(ctx)?;
+        match handshake(transport, &known_as, opts, &known_hosts_paths) {
+            Ok((session, socket, keeper, known_hosts)) => {
+                break (session, socket, keeper, known_hosts, permit);
+            }
             Err(HandshakeFailure {
                 retryable: true, ..
             }) if attempt < HANDSHAKE_TRIES => {
+                drop(permit);
                 std::thread::sleep(Duration::from_millis(250 * u64::from(attempt)));
                 attempt += 1;
             }
@@ -167,75 +191,48 @@ pub(crate) fn connect(
     // The slot is held until logged in (sshd counts a connection as a startup until then),
     // unless a question for the user comes first.
     let mut permit = Some(permit);
-    let prompter = opts.prompter.as_deref().map(|inner| ReleasingPrompter {
+    // `BatchMode yes`: nothing is asked for this host.
+    let asks = opts
+        .prompter
+        .as_deref()
+        .filter(|_| !host.settings.batch_mode);
+    let prompter = asks.map(|inner| ReleasingPrompter {
         inner,
         permit: Mutex::new(permit.take()),
     });
     let prompter_ref: Option<&dyn Prompter> = prompter.as_ref().map(|p| p as &dyn Prompter);
 
-    let strict = host.host_keys.strict;
-    let accepted_key = match known_hosts.verify(&session, &known_as)? {
-        Verdict::Trusted => None,
-        Verdict::Unknown { prompt, blob } => {
-            // `StrictHostKeyChecking yes` in the host's ssh config outranks the global flag
-            // and the console: nothing is added for that host.
-            let accept_new = match strict {
-                StrictHostKeys::Yes => false,
-                StrictHostKeys::AcceptNew => true,
-                StrictHostKeys::Ask => opts.accept_new_host_keys,
-            };
-            let asker = prompter_ref.filter(|_| strict != StrictHostKeys::Yes);
-            let headless_ok = accept_new && prompt.other_types_known.is_empty();
-            let accepted = headless_ok || asker.is_some_and(|p| p.confirm_host_key(ctx, &prompt));
-            if accepted {
-                append(known_hosts.path(), &prompt.known_as, &blob)?;
-                Some(prompt)
-            } else if ctx.cancelled() {
-                return Err(RemoteError::Stopped);
-            } else if asker.is_some() {
-                return Err(RemoteError::HostKeyDeclined {
-                    known_as: prompt.known_as,
-                    key_type: prompt.key_type,
-                    fingerprint: prompt.fingerprint,
-                });
-            } else {
-                let hint = if strict == StrictHostKeys::Yes {
-                    format!(
-                        "the ssh config sets StrictHostKeyChecking yes for it, so gpufleet adds \
-                         no key; add it to {} yourself once you have checked it",
-                        known_hosts.path().display()
-                    )
-                } else if prompt.other_types_known.is_empty() {
-                    "accept it in the console or start with --accept-new-host-keys".to_string()
-                } else {
-                    format!(
-                        "known_hosts holds only {} keys for it, so confirm this one in the console",
-                        prompt.other_types_known.join(", ")
-                    )
-                };
-                return Err(RemoteError::HostKeyUnknown {
-                    known_as: prompt.known_as,
-                    key_type: prompt.key_type,
-                    fingerprint: prompt.fingerprint,
-                    hint,
-                });
-            }
-        }
-    };
-
+    let checked = check_host_key(
+        &KeyCheck {
+            host,
+            opts,
+            ctx,
+            prompter: prompter_ref,
+            known_as: &known_as,
+        },
+        &session,
+        &known_hosts,
+    )?;
     let input = AuthInput {
         user: &target.user,
         identity_files: &host.identity_files,
         password_env: host.password_env.as_deref(),
         use_agent: opts.use_agent,
+        settings: &host.settings,
+        passwords: !checked.passwords_off,
         prompter: prompter_ref,
         ctx,
     };
     authenticate(&session, &input, cache)?;
     drop(permit);
     Ok(Connected {
-        connection: Connection { session, socket },
-        accepted_key,
+        connection: Connection {
+            session,
+            socket,
+            keeper,
+        },
+        accepted_key: checked.accepted_key,
+        warnings: checked.warnings,
     })
 }
 
@@ -252,50 +249,73 @@ fn fatal(error: RemoteError) -> HandshakeFailure {
     }
 }
 
-type HandshakeResult = Result<(Session, TcpStream, KnownHostsFile), HandshakeFailure>;
+type HandshakeResult = Result<(Session, OwnedFd, Keeper, KnownHostsFile), HandshakeFailure>;
 
-/// TCP connect and SSH handshake.
+/// The byte stream to `host`: TCP, its proxy command, or a channel of its jump host's
+/// session (connected here, with its own host-key check and login).
+fn open_transport(
+    host: &RemoteHost,
+    opts: &LinkOptions,
+    ctx: &PromptContext,
+) -> Result<Transport, RemoteError> {
+    let target = &host.target;
+    match &host.proxy {
+        Proxy::Direct => open_tcp(
+            &target.host,
+            target.port,
+            Duration::from_millis(
+                host.settings
+                    .connect_timeout_ms
+                    .unwrap_or(opts.connect_timeout_ms),
+            ),
+        ),
+        Proxy::Command(command) => open_command(command, &target.to_string()),
+        Proxy::Jump(jump) => {
+            let named = |source: RemoteError| RemoteError::JumpHost {
+                host: jump.spec.clone(),
+                source: Box::new(source),
+            };
+            // A jump host's password is its own: it is never offered to the next host.
+            let mut hop_cache = CredentialCache::default();
+            let hop_ctx = ctx.for_hop(jump.host.target.to_string());
+            let hop = connect(&jump.host, opts, &hop_ctx, &mut hop_cache).map_err(|e| match e {
+                RemoteError::Stopped => e,
+                other => named(other),
+            })?;
+            let (stream, bridge) = bridge(
+                hop.connection,
+                &target.host,
+                target.port,
+                opts.keepalive_interval_s,
+            )
+            .map_err(named)?;
+            Ok(Transport {
+                stream,
+                peer: format!("{target} (through jump host {})", jump.spec),
+                keeper: Keeper::Bridge { _running: bridge },
+            })
+        }
+    }
+}
+
+/// The SSH handshake over `transport`, offering the host-key types on file for the host.
 fn handshake(
-    addrs: &[SocketAddr],
-    host: &str,
+    transport: Transport,
     known_as: &str,
     opts: &LinkOptions,
     known_hosts_paths: &[PathBuf],
 ) -> HandshakeResult {
-    let timeout = Duration::from_millis(opts.connect_timeout_ms.max(1));
-    let mut last_error = None;
-    let mut stream = None;
-    for addr in addrs {
-        match TcpStream::connect_timeout(addr, timeout) {
-            Ok(s) => {
-                stream = Some((s, *addr));
-                break;
-            }
-            Err(source) => {
-                last_error = Some(RemoteError::Connect {
-                    addr: addr.to_string(),
-                    source,
-                })
-            }
-        }
-    }
-    let Some((tcp, addr)) = stream else {
-        let e = last_error.unwrap_or_else(|| RemoteError::Resolve {
-            host: host.to_string(),
-            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no address"),
-        });
-        return Err(fatal(e));
-    };
-    let addr_text = addr.to_string();
-    let io_fail = |source: std::io::Error| {
+    let Transport {
+        stream,
+        peer,
+        mut keeper,
+    } = transport;
+    let socket = stream.try_clone().map_err(|source| {
         fatal(RemoteError::Connect {
-            addr: addr_text.clone(),
+            addr: peer.clone(),
             source,
         })
-    };
-    // Nagle plus delayed ACKs cost ~40 ms per handshake round trip.
-    tcp.set_nodelay(true).map_err(io_fail)?;
-    let socket = tcp.try_clone().map_err(io_fail)?;
+    })?;
     let mut session = Session::new().map_err(|e| fatal(RemoteError::ssh("libssh2", &e)))?;
     session.set_timeout(u32::try_from(opts.handshake_timeout_ms).unwrap_or(u32::MAX));
     let known_hosts = KnownHostsFile::load(known_hosts_paths).map_err(fatal)?;
@@ -304,16 +324,20 @@ fn handshake(
             .method_pref(MethodType::HostKey, &prefs)
             .map_err(|e| fatal(RemoteError::ssh("setting host key algorithms", &e)))?;
     }
-    session.set_tcp_stream(tcp);
+    session.set_tcp_stream(stream);
     match session.handshake() {
-        Ok(()) => Ok((session, socket, known_hosts)),
+        Ok(()) => Ok((session, socket, keeper, known_hosts)),
         Err(e) => {
             let retryable =
                 matches!(e.code(), ErrorCode::Session(c) if RETRYABLE_HANDSHAKE.contains(&c));
+            let mut message = e.message().to_string();
+            if let Some(said) = keeper.proxy_said() {
+                message = format!("{message}; the ProxyCommand said: {said}");
+            }
             Err(HandshakeFailure {
                 error: Box::new(RemoteError::Handshake {
-                    addr: addr_text,
-                    message: e.message().to_string(),
+                    addr: peer,
+                    message,
                 }),
                 retryable,
             })

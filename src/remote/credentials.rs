@@ -1,10 +1,12 @@
 //! How a link asks for what it cannot decide alone: trusting an unknown host key, a key's
-//! passphrase, a password. Answers stay in memory only and are wiped when dropped.
+//! passphrase, a password. Answers stay in memory only and are wiped when dropped; a key's
+//! passphrase is asked for once per process.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::fleet::HostId;
@@ -60,6 +62,14 @@ impl PromptContext {
             host_name: host_name.to_string(),
             target,
             stop,
+        }
+    }
+
+    /// The same link asking about one of its jump hosts (`target` is the jump host's).
+    pub(crate) fn for_hop(&self, target: String) -> Self {
+        Self {
+            target,
+            ..self.clone()
         }
     }
 
@@ -179,27 +189,83 @@ impl Prompter for ChannelPrompter {
     }
 }
 
-/// Answers that worked, kept by one link so a reconnect does not ask the user again.
+/// Key passphrases that worked, kept for the whole process (every link, playbook, check and
+/// release connection), and the keys whose passphrase is being asked for right now.
+struct Passphrases {
+    known: HashMap<PathBuf, Secret>,
+    asking: HashSet<PathBuf>,
+}
+
+static PASSPHRASES: Mutex<Option<Passphrases>> = Mutex::new(None);
+static ANSWERED: Condvar = Condvar::new();
+
+/// What to do about a key's passphrase.
+pub(crate) enum PassphraseTurn {
+    /// Remembered from an earlier answer.
+    Known(Secret),
+    /// Nobody knows it: this caller asks, others wanting it wait until the turn ends.
+    Ask(AskingGuard),
+}
+
+/// Held while one caller asks for a key's passphrase; dropping it lets the others look again.
+pub(crate) struct AskingGuard(PathBuf);
+
+impl Drop for AskingGuard {
+    fn drop(&mut self) {
+        with_passphrases(|p| p.asking.remove(&self.0));
+        ANSWERED.notify_all();
+    }
+}
+
+fn with_passphrases<T>(f: impl FnOnce(&mut Passphrases) -> T) -> T {
+    let mut guard = PASSPHRASES.lock().unwrap_or_else(PoisonError::into_inner);
+    f(guard.get_or_insert_with(|| Passphrases {
+        known: HashMap::new(),
+        asking: HashSet::new(),
+    }))
+}
+
+/// The passphrase of `key_file` if known, else the turn to ask for it: while another caller
+/// asks, this one waits (so the user is asked once), giving up when `ctx` is cancelled.
+pub(crate) fn passphrase_turn(key_file: &Path, ctx: &PromptContext) -> Option<PassphraseTurn> {
+    let mut guard = PASSPHRASES.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        let store = guard.get_or_insert_with(|| Passphrases {
+            known: HashMap::new(),
+            asking: HashSet::new(),
+        });
+        if let Some(secret) = store.known.get(key_file) {
+            return Some(PassphraseTurn::Known(secret.duplicate()));
+        }
+        if store.asking.insert(key_file.to_path_buf()) {
+            return Some(PassphraseTurn::Ask(AskingGuard(key_file.to_path_buf())));
+        }
+        if ctx.cancelled() {
+            return None;
+        }
+        guard = ANSWERED
+            .wait_timeout(guard, Duration::from_millis(100))
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
+}
+
+pub(crate) fn remember_passphrase(key_file: &Path, secret: &Secret) {
+    with_passphrases(|p| p.known.insert(key_file.to_path_buf(), secret.duplicate()));
+}
+
+pub(crate) fn forget_passphrase(key_file: &Path) {
+    with_passphrases(|p| p.known.remove(key_file));
+}
+
+/// A password that worked, kept by one link (passwords are per host) so a reconnect does not
+/// ask the user again.
 #[derive(Debug, Default)]
 pub(crate) struct CredentialCache {
-    passphrases: HashMap<PathBuf, Secret>,
     password: Option<Secret>,
 }
 
 impl CredentialCache {
-    pub(crate) fn passphrase(&self, key_file: &Path) -> Option<Secret> {
-        self.passphrases.get(key_file).map(Secret::duplicate)
-    }
-
-    pub(crate) fn remember_passphrase(&mut self, key_file: &Path, secret: &Secret) {
-        self.passphrases
-            .insert(key_file.to_path_buf(), secret.duplicate());
-    }
-
-    pub(crate) fn forget_passphrase(&mut self, key_file: &Path) {
-        self.passphrases.remove(key_file);
-    }
-
     pub(crate) fn password(&self) -> Option<Secret> {
         self.password.as_ref().map(Secret::duplicate)
     }

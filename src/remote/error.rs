@@ -17,9 +17,21 @@ pub enum RemoteError {
         host: String,
         /// The ssh config file that was read (the option may come from a file it includes).
         config: PathBuf,
-        option: &'static str,
+        option: String,
         /// What gpufleet would do differently, and what to write instead.
         why: String,
+    },
+    #[error(
+        "{host}: the ssh config's `Match {criterion}` block at {place} sets {option}, which \
+         decides how the host is reached, checked or logged into; gpufleet does not evaluate \
+         `Match {criterion}` (it runs no command to read its config), so it cannot tell whether \
+         it applies: move the option into a Host block"
+    )]
+    UnevaluatedMatch {
+        host: String,
+        place: String,
+        criterion: String,
+        option: String,
     },
     #[error("cannot resolve {host}: {source}")]
     Resolve {
@@ -33,6 +45,16 @@ pub enum RemoteError {
         #[source]
         source: std::io::Error,
     },
+    /// A jump host of `ProxyJump` failed; `host` as written there.
+    #[error("jump host {host}: {source}")]
+    JumpHost {
+        host: String,
+        #[source]
+        source: Box<RemoteError>,
+    },
+    /// The host's `ProxyCommand` could not carry the session (its text is not shown).
+    #[error("{host}: {message}")]
+    Proxy { host: String, message: String },
     #[error("ssh handshake with {addr} failed: {message}")]
     Handshake { addr: String, message: String },
     #[error("host key of {known_as} is not known: {key_type} {fingerprint}; {hint}")]
@@ -69,6 +91,25 @@ pub enum RemoteError {
         known_hosts: String,
         fingerprint: String,
     },
+    /// `known_hosts` is the file and line of the `@cert-authority` entry.
+    #[error(
+        "{known_as} is known only through a certificate authority ({known_hosts}), and libssh2 \
+         cannot verify certificate host keys, so gpufleet cannot check this host (it presented \
+         a plain key, {fingerprint}); add the host's own key to known_hosts once you have \
+         checked it against its certificate"
+    )]
+    HostKeyCertOnly {
+        known_as: String,
+        known_hosts: String,
+        fingerprint: String,
+    },
+    #[error(
+        "{target}: the ssh config sets StrictHostKeyChecking no, which lets a changed host key \
+         through; gpufleet honours it only with --allow-strict-host-key-checking-no (then, as \
+         OpenSSH does, new keys are added and a changed key is let through with a warning and \
+         password logins turned off); or set StrictHostKeyChecking accept-new"
+    )]
+    StrictNoRefused { target: String },
     #[error("known_hosts {path}: {message}")]
     KnownHosts { path: PathBuf, message: String },
     #[error("authentication failed for {target} (server accepts: {offered}): {}", tried.join("; "))]
@@ -92,15 +133,21 @@ pub enum RemoteError {
 impl RemoteError {
     /// Errors that retrying cannot fix: the link gives up and waits to be started again.
     pub fn is_permanent(&self) -> bool {
+        if let RemoteError::JumpHost { source, .. } = self {
+            return source.is_permanent();
+        }
         matches!(
             self,
             RemoteError::Target { .. }
                 | RemoteError::SshConfig { .. }
                 | RemoteError::UnsupportedOption { .. }
+                | RemoteError::UnevaluatedMatch { .. }
                 | RemoteError::HostKeyUnknown { .. }
                 | RemoteError::HostKeyDeclined { .. }
                 | RemoteError::HostKeyChanged { .. }
                 | RemoteError::HostKeyRevoked { .. }
+                | RemoteError::HostKeyCertOnly { .. }
+                | RemoteError::StrictNoRefused { .. }
                 | RemoteError::KnownHosts { .. }
                 | RemoteError::Auth { .. }
                 | RemoteError::Command(_)

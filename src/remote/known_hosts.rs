@@ -1,6 +1,7 @@
 //! Host-key checking against OpenSSH known_hosts files, matched as OpenSSH matches them
 //! (patterns with `*`, `?` and `!negation`, `[host]:port` names, hashed `|1|` entries,
-//! `@revoked` keys), and appending a key the user accepted.
+//! `@revoked` keys, `@cert-authority` lines refusing the hosts they cover: libssh2 cannot
+//! check certificates), and appending a key the user accepted.
 //!
 //! libssh2 compares a presented key against entries of any type, so a host known only by its
 //! ecdsa key would read as "changed" when ed25519 gets negotiated: the key types already on
@@ -76,6 +77,8 @@ struct Entry {
     file: usize,
     line_no: usize,
     revoked: bool,
+    /// `@cert-authority`: a CA that signs host certificates, which libssh2 cannot check.
+    cert_authority: bool,
     hosts: HostField,
     key_type: String,
     blob: Vec<u8>,
@@ -163,12 +166,12 @@ impl KnownHostsFile {
     }
 
     /// The host keys on file for `known_as` (hashed names, patterns and negations included;
-    /// `@revoked` lines are not host keys).
+    /// `@revoked` and `@cert-authority` lines are not host keys).
     fn entries_for(&self, known_as: &str) -> Vec<&Entry> {
         let name = known_as.to_ascii_lowercase();
         self.entries
             .iter()
-            .filter(|e| !e.revoked && e.hosts.names(&name))
+            .filter(|e| !e.revoked && !e.cert_authority && e.hosts.names(&name))
             .collect()
     }
 
@@ -243,6 +246,19 @@ impl KnownHostsFile {
                 remedy,
             });
         }
+        // A host vouched for by a CA is known, not new: offering its plain key for trust would
+        // bypass the CA the user set up.
+        if let Some(ca) = self
+            .entries
+            .iter()
+            .find(|e| e.cert_authority && e.hosts.names(&known_as))
+        {
+            return Err(RemoteError::HostKeyCertOnly {
+                known_as,
+                known_hosts: self.place(ca),
+                fingerprint: presented,
+            });
+        }
         let mut other_types_known: Vec<String> =
             on_file.iter().map(|e| e.key_type.clone()).collect();
         other_types_known.sort();
@@ -285,9 +301,9 @@ impl KnownHostsFile {
     }
 }
 
-/// One `[@marker] hosts keytype base64 [comment]` line; comments, blank lines,
-/// `@cert-authority` lines (a CA is no host key; certificates are not honoured), other markers
-/// and unreadable lines are skipped, as OpenSSH skips them.
+/// One `[@marker] hosts keytype base64 [comment]` line (markers `@revoked` and
+/// `@cert-authority`); comments, blank lines, other markers and unreadable lines are skipped,
+/// as OpenSSH skips them.
 fn parse_line(file: usize, line_no: usize, line: &str) -> Option<Entry> {
     let trimmed = line.trim();
     if trimmed.is_empty() || trimmed.starts_with('#') {
@@ -295,12 +311,13 @@ fn parse_line(file: usize, line_no: usize, line: &str) -> Option<Entry> {
     }
     let mut words = trimmed.split_whitespace();
     let mut first = words.next()?;
-    let mut revoked = false;
+    let (mut revoked, mut cert_authority) = (false, false);
     if let Some(marker) = first.strip_prefix('@') {
-        if marker != "revoked" {
-            return None;
+        match marker {
+            "revoked" => revoked = true,
+            "cert-authority" => cert_authority = true,
+            _ => return None,
         }
-        revoked = true;
         first = words.next()?;
     }
     let hosts = HostField::parse(first)?;
@@ -310,14 +327,34 @@ fn parse_line(file: usize, line_no: usize, line: &str) -> Option<Entry> {
         file,
         line_no,
         revoked,
+        cert_authority,
         hosts,
         key_type,
         blob,
     })
 }
 
-/// Appends an accepted key, creating the file (0600) and its directory (0700) when missing.
-pub(crate) fn append(path: &Path, known_as: &str, blob: &[u8]) -> Result<(), RemoteError> {
+/// `|1|salt|hash` of a name, as `HashKnownHosts yes` files it: HMAC-SHA1 keyed with a random
+/// 20-byte salt.
+fn hashed_name(known_as: &str) -> std::io::Result<String> {
+    let mut salt = [0u8; 20];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut salt)?;
+    let hash = hmac_sha1(&salt, known_as.as_bytes());
+    Ok(format!(
+        "|1|{}|{}",
+        base64_encode(&salt, true),
+        base64_encode(&hash, true)
+    ))
+}
+
+/// Appends an accepted key (under a hashed name when `hashed`), creating the file (0600) and
+/// its directory (0700) when missing.
+pub(crate) fn append(
+    path: &Path,
+    known_as: &str,
+    blob: &[u8],
+    hashed: bool,
+) -> Result<(), RemoteError> {
     let fail = |e: std::io::Error| RemoteError::KnownHosts {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -344,8 +381,13 @@ pub(crate) fn append(path: &Path, known_as: &str, blob: &[u8]) -> Result<(), Rem
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(path).map_err(fail)?;
+    let name = if hashed {
+        hashed_name(known_as).map_err(fail)?
+    } else {
+        known_as.to_string()
+    };
     let line = format!(
-        "{}{known_as} {key_type} {}\n",
+        "{}{name} {key_type} {}\n",
         if needs_newline { "\n" } else { "" },
         base64_encode(blob, true)
     );

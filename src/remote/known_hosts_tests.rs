@@ -41,8 +41,10 @@ fn parses_lines_and_markers() {
     let r = parse_line(0, 1, &format!("@revoked * ssh-ed25519 {ED25519}")).expect("entry");
     assert!(r.revoked);
     assert_eq!(parse_line(0, 1, "# comment"), None);
+    let ca = parse_line(0, 1, &format!("@cert-authority * ssh-ed25519 {ED25519}")).expect("ca");
+    assert!(ca.cert_authority && !ca.revoked);
     assert_eq!(
-        parse_line(0, 1, &format!("@cert-authority * ssh-ed25519 {ED25519}")),
+        parse_line(0, 1, &format!("@other * ssh-ed25519 {ED25519}")),
         None
     );
     assert_eq!(parse_line(0, 1, "h ssh-ed25519 not*base64"), None);
@@ -200,13 +202,13 @@ fn append_writes_an_openssh_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("sub/known_hosts");
     let blob = blob(ED25519);
-    append(&path, "[h]:2222", &blob).expect("append");
+    append(&path, "[h]:2222", &blob, false).expect("append");
     std::fs::write(
         &path,
         std::fs::read_to_string(&path).expect("read").trim_end(),
     )
     .expect("strip newline");
-    append(&path, "other", &blob).expect("append");
+    append(&path, "other", &blob, false).expect("append");
     let text = std::fs::read_to_string(&path).expect("read");
     assert_eq!(
         text,
@@ -214,4 +216,60 @@ fn append_writes_an_openssh_line() {
     );
     let file = KnownHostsFile::load(&[path]).expect("load");
     assert_eq!(file.entries.len(), 2);
+}
+
+#[test]
+fn a_host_known_only_through_a_ca_is_refused_and_a_plain_key_still_wins() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = file_with(
+        dir.path(),
+        &format!("@cert-authority *.example ssh-ed25519 {OTHER_ED25519}\n"),
+    );
+    match file.check("gpu.example", &blob(ED25519)) {
+        Err(e @ RemoteError::HostKeyCertOnly { .. }) => {
+            assert!(e.to_string().contains("line 1"), "{e}");
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+    // A host the CA line does not cover is merely unknown.
+    assert!(matches!(
+        file.check("other.org", &blob(ED25519)),
+        Ok(Verdict::Unknown { .. })
+    ));
+    // The host's own key on file is trusted whatever the CA line says.
+    let file = file_with(
+        dir.path(),
+        &format!(
+            "@cert-authority *.example ssh-ed25519 {OTHER_ED25519}\ngpu.example ssh-ed25519 {ED25519}\n"
+        ),
+    );
+    assert_eq!(
+        file.check("gpu.example", &blob(ED25519)).expect("trusted"),
+        Verdict::Trusted
+    );
+}
+
+#[test]
+fn hash_known_hosts_files_a_hashed_name_that_matches_only_the_host() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("known_hosts");
+    append(&path, "[gpu.example]:2222", &blob(ED25519), true).expect("append");
+    append(&path, "[gpu.example]:2222", &blob(ED25519), true).expect("append");
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(
+        text.starts_with("|1|") && !text.contains("gpu.example"),
+        "{text}"
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert_ne!(lines[0], lines[1], "a fresh salt each time");
+    let file = KnownHostsFile::load(&[path]).expect("load");
+    assert_eq!(
+        file.check("[gpu.example]:2222", &blob(ED25519))
+            .expect("trusted"),
+        Verdict::Trusted
+    );
+    assert!(matches!(
+        file.check("[gpu.example]:22", &blob(ED25519)),
+        Ok(Verdict::Unknown { .. })
+    ));
 }

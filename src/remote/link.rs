@@ -13,6 +13,7 @@ use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
 use crate::remote::flood::FloodState;
+use crate::remote::option_policy::first_time;
 use crate::remote::sanitize::sanitize;
 use crate::remote::smi::FieldList;
 use crate::remote::target::RemoteHost;
@@ -130,10 +131,18 @@ impl Link {
         host: RemoteHost,
         id: HostId,
         sink: HostSink,
-        opts: LinkOptions,
+        mut opts: LinkOptions,
         stop: StopFlag,
         mode: Mode,
     ) -> Self {
+        // `ServerAliveInterval`/`CountMax`: a keepalive every interval, the link dead after
+        // that many unanswered.
+        if let Some(interval_s) = host.settings.server_alive_interval_s {
+            opts.keepalive_interval_s = interval_s;
+            opts.dead_after_ms = u64::from(interval_s)
+                * u64::from(host.settings.server_alive_count_max.max(1))
+                * 1_000;
+        }
         let ctx = PromptContext::new(id, &host.name, host.target.to_string(), stop.clone());
         let waker = stop.waker().ok();
         Self {
@@ -159,6 +168,14 @@ impl Link {
     }
 
     fn run(mut self) {
+        for warning in &self.host.settings.warnings {
+            if first_time(warning) {
+                self.emit(HostEvent::Notice {
+                    at_ms: now_ms(),
+                    text: sanitize(warning),
+                });
+            }
+        }
         let mut backoff = Backoff::new(
             self.opts.reconnect_base_ms,
             self.opts.reconnect_cap_ms,
@@ -197,6 +214,11 @@ impl Link {
     /// Connects and logs in, telling the user about a host key it added.
     fn open(&mut self) -> Result<crate::remote::mux::Connection, RemoteError> {
         let connected = connect(&self.host, &self.opts, &self.ctx, &mut self.cache)?;
+        for warning in connected.warnings {
+            if first_time(&warning) {
+                self.notice(warning);
+            }
+        }
         if let Some(key) = connected.accepted_key {
             self.notice(format!(
                 "added {} key {} for {} to known_hosts",
@@ -314,6 +336,8 @@ mod tests {
             identity_files: Vec::new(),
             password_env: None,
             host_keys: Default::default(),
+            proxy: Default::default(),
+            settings: Default::default(),
         };
         let mut link = Link::new(
             host,

@@ -5,6 +5,7 @@
 
 mod auth;
 mod backoff;
+mod bridge;
 mod connect;
 mod credentials;
 mod digest;
@@ -12,16 +13,23 @@ mod error;
 mod exec;
 mod flood;
 mod guard;
+mod host_key_check;
 mod host_pattern;
+mod host_settings;
 mod job;
 mod known_hosts;
 mod link;
 mod mux;
 mod named;
+mod option_policy;
+mod proxy;
+mod proxy_config;
 mod quote;
 mod sanitize;
 mod session;
 mod smi;
+mod ssh_config_file;
+mod ssh_config_match;
 mod ssh_options;
 mod target;
 mod tie;
@@ -38,8 +46,10 @@ pub use credentials::{
 pub use digest::fingerprint;
 pub use error::RemoteError;
 pub use exec::{ExecOutcome, ExecRequest, exec};
+pub use host_settings::{Agent, HostSettings};
 pub use link::{read_once, spawn_link};
 pub use named::{ResolveError, SshSettings, link_options, resolve_named};
+pub use proxy::{JumpHost, Proxy, ProxyCommand};
 pub use quote::{CommandError, RemoteCommand, shell_quote};
 pub use sanitize::sanitize;
 pub use ssh_options::{HostKeySettings, StrictHostKeys};
@@ -54,6 +64,9 @@ pub struct LinkOptions {
     pub known_hosts: Option<PathBuf>,
     /// Trust and record keys of hosts not yet on file, without asking (never a changed key).
     pub accept_new_host_keys: bool,
+    /// Honour `StrictHostKeyChecking no` from the ssh config (`--allow-strict-host-key-checking-no`);
+    /// without it such a host is refused.
+    pub allow_strict_host_key_checking_no: bool,
     /// Try the keys of the ssh-agent at `$SSH_AUTH_SOCK` first.
     pub use_agent: bool,
     /// Follow the kernel log for Xid lines.
@@ -88,6 +101,7 @@ impl Default for LinkOptions {
             interval_ms: 1_000,
             known_hosts: None,
             accept_new_host_keys: false,
+            allow_strict_host_key_checking_no: false,
             use_agent: true,
             follow_kernel: true,
             nvidia_smi: "nvidia-smi".to_string(),
@@ -113,6 +127,10 @@ impl fmt::Debug for LinkOptions {
             .field("interval_ms", &self.interval_ms)
             .field("known_hosts", &self.known_hosts)
             .field("accept_new_host_keys", &self.accept_new_host_keys)
+            .field(
+                "allow_strict_host_key_checking_no",
+                &self.allow_strict_host_key_checking_no,
+            )
             .field("use_agent", &self.use_agent)
             .field("follow_kernel", &self.follow_kernel)
             .field("nvidia_smi", &self.nvidia_smi)

@@ -6,7 +6,7 @@
 //! ends it on the host. A job that is cancelled or floods is closed gracefully (the host must
 //! see the close) and drained apart from the slots, which are free again at once.
 
-use std::net::TcpStream;
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
@@ -14,6 +14,7 @@ use ssh2::{BlockDirections, Session};
 
 use crate::remote::error::RemoteError;
 use crate::remote::job::{Budget, Job, JobEvent, StepError};
+use crate::remote::proxy::Keeper;
 use crate::remote::quote::CommandError;
 use crate::remote::tie::tied;
 use crate::remote::wait::{Wake, wait_readable, wait_socket};
@@ -47,16 +48,18 @@ const SLOTS: [Slot; 5] = [
     Slot::Kernel,
 ];
 
-/// A TCP connection with an authenticated session on it.
+/// A transport with an authenticated session on it.
 pub(crate) struct Connection {
     pub session: Session,
     /// The same socket libssh2 uses (a duplicate handle), for waiting on it.
-    pub socket: TcpStream,
+    pub socket: OwnedFd,
+    /// The proxy command or jump bridge the session runs over; ended after the session.
+    pub keeper: Keeper,
 }
 
 pub(crate) struct Mux {
     session: Session,
-    socket: TcpStream,
+    socket: OwnedFd,
     jobs: [Option<Job>; SLOTS.len()],
     /// Jobs closing on gpufleet's account; what they still say is not reported.
     draining: Vec<Job>,
@@ -68,6 +71,8 @@ pub(crate) struct Mux {
     last_rx: Instant,
     next_keepalive: Instant,
     keepalive_interval: Duration,
+    /// Declared last: dropped after the session and its channels.
+    _keeper: Keeper,
 }
 
 impl Mux {
@@ -84,6 +89,7 @@ impl Mux {
             last_rx: now,
             next_keepalive: now,
             keepalive_interval: Duration::from_secs(u64::from(keepalive_interval_s.max(1))),
+            _keeper: connection.keeper,
         }
     }
 

@@ -16,6 +16,8 @@ pub struct SshSettings {
     pub known_hosts: Option<PathBuf>,
     /// `--accept-new-host-keys`.
     pub accept_new_host_keys: bool,
+    /// `--allow-strict-host-key-checking-no`.
+    pub allow_strict_host_key_checking_no: bool,
 }
 
 /// A host that could not be resolved.
@@ -32,6 +34,7 @@ pub fn link_options(settings: &SshSettings, interval_ms: u64) -> LinkOptions {
         interval_ms: u32::try_from(interval_ms).unwrap_or(u32::MAX),
         known_hosts: settings.known_hosts.clone(),
         accept_new_host_keys: settings.accept_new_host_keys,
+        allow_strict_host_key_checking_no: settings.allow_strict_host_key_checking_no,
         ..LinkOptions::default()
     }
 }

@@ -1,21 +1,19 @@
-//! The `~/.ssh/config` options that decide how a host is reached and how its key is checked.
-//! Each is honoured or refused, never silently ignored:
+//! The `~/.ssh/config` options that decide how a host's key is checked. Each is honoured or
+//! refused, never silently ignored:
 //!
-//! - honoured: `StrictHostKeyChecking` `yes`/`ask`/`accept-new`, `UserKnownHostsFile` (files,
-//!   `~`, `%`-tokens, `${VAR}`), `HostKeyAlias`; `none` for `ProxyCommand`, `ProxyJump` and
-//!   `KnownHostsCommand`;
-//! - refused: `ProxyCommand`, `ProxyJump` (gpufleet would connect around the proxy),
-//!   `KnownHostsCommand` (it would not run), `RevokedHostKeys` (a revoked key would be
-//!   trusted), `StrictHostKeyChecking no`/`off` (gpufleet never
-//!   connects to a changed key), `UserKnownHostsFile none`, and any of these set after a `Match`
-//!   line, which the config reader does not evaluate.
+//! - honoured: `StrictHostKeyChecking` `yes`/`ask`/`accept-new` (and `no`/`off`, which the
+//!   connection refuses unless `--allow-strict-host-key-checking-no`), `UserKnownHostsFile`
+//!   (files, `~`, `%`-tokens, `${VAR}`), `GlobalKnownHostsFile` (files, `~`, `none`),
+//!   `HostKeyAlias`, `none` for `KnownHostsCommand`; `ProxyCommand` and `ProxyJump` are read
+//!   by `proxy_config.rs`;
+//! - refused: `KnownHostsCommand` (it would not run), `RevokedHostKeys` (a revoked key would be
+//!   trusted), `UserKnownHostsFile none`.
 
 use std::path::{Path, PathBuf};
 
-use ssh2_config::{Host, HostParams};
-
 use crate::paths::expand_tilde;
 use crate::remote::error::RemoteError;
+use crate::remote::ssh_config_file::HostOptions;
 
 /// What to do with a host key that is not on file (`StrictHostKeyChecking`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -27,6 +25,9 @@ pub enum StrictHostKeys {
     Yes,
     /// Add new keys without asking (never a changed one), as `--accept-new-host-keys` does.
     AcceptNew,
+    /// `no`/`off`: refused unless `--allow-strict-host-key-checking-no`; then, as OpenSSH,
+    /// new keys are added and a changed key is let through with passwords turned off.
+    No,
 }
 
 /// The host-key settings a host's ssh config gives it; `Default` is no setting at all.
@@ -35,6 +36,9 @@ pub struct HostKeySettings {
     pub strict: StrictHostKeys,
     /// `UserKnownHostsFile`: the files to check (new keys go to the first); empty when unset.
     pub known_hosts_files: Vec<PathBuf>,
+    /// `GlobalKnownHostsFile`: read after the user's files, never written; `None` when unset
+    /// (OpenSSH's `/etc/ssh/ssh_known_hosts` and `ssh_known_hosts2`), empty for `none`.
+    pub global_known_hosts_files: Option<Vec<PathBuf>>,
     /// `HostKeyAlias`: the name (lowercased) keys are looked up and filed under instead of
     /// `host` / `[host]:port`.
     pub alias: Option<String>,
@@ -62,113 +66,62 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
-    fn refuse(&self, option: &'static str, why: impl Into<String>) -> RemoteError {
+    pub(crate) fn refuse(&self, option: &'static str, why: impl Into<String>) -> RemoteError {
+        self.refuse_named(option, why)
+    }
+
+    pub(crate) fn refuse_named(&self, option: &str, why: impl Into<String>) -> RemoteError {
         RemoteError::UnsupportedOption {
             host: self.host.to_string(),
             config: self.config.to_path_buf(),
-            option,
+            option: option.to_string(),
             why: why.into(),
         }
     }
 }
 
-/// The unsupported-by-the-reader options gpufleet decides on, with their ssh_config spelling.
-const DECIDED: [(&str, &str); 6] = [
-    ("proxycommand", "ProxyCommand"),
-    ("knownhostscommand", "KnownHostsCommand"),
-    ("revokedhostkeys", "RevokedHostKeys"),
-    ("stricthostkeychecking", "StrictHostKeyChecking"),
-    ("userknownhostsfile", "UserKnownHostsFile"),
-    ("hostkeyalias", "HostKeyAlias"),
-];
-
-fn raw<'p>(params: &'p HostParams, key: &str) -> Option<&'p [String]> {
-    params.unsupported_fields.get(key).map(Vec::as_slice)
-}
-
-fn is_none(args: &[String]) -> bool {
+pub(crate) fn is_none(args: &[String]) -> bool {
     matches!(args, [one] if one.eq_ignore_ascii_case("none"))
-}
-
-/// Refuses a config whose `Match` blocks set any option decided here: the config reader files
-/// a `Match` block's lines under the block before it, so whether they apply cannot be told.
-pub(crate) fn refuse_match_blocks(hosts: &[Host], source: &Source<'_>) -> Result<(), RemoteError> {
-    for block in hosts {
-        let has_match = block
-            .params
-            .ignored_fields
-            .keys()
-            .any(|k| k.eq_ignore_ascii_case("match"));
-        if !has_match {
-            continue;
-        }
-        let proxy_jump = block.params.proxy_jump.is_some().then_some("ProxyJump");
-        let decided = DECIDED
-            .iter()
-            .filter(|(key, _)| block.params.unsupported_fields.contains_key(*key))
-            .map(|(_, name)| *name);
-        if let Some(option) = proxy_jump.into_iter().chain(decided).next() {
-            return Err(source.refuse(
-                option,
-                "it appears in or near a Match block, and gpufleet does not evaluate Match \
-                 blocks, so it cannot tell whether it applies; move it into a Host block",
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Refuses the options gpufleet cannot honour, and reads the ones it honours.
 pub(crate) fn host_key_settings(
-    params: &HostParams,
+    params: &HostOptions,
     source: &Source<'_>,
     tokens: &Tokens<'_>,
 ) -> Result<HostKeySettings, RemoteError> {
     if params
-        .proxy_jump
-        .as_ref()
-        .is_some_and(|jumps| !jumps.is_empty() && !is_none(jumps))
+        .get("knownhostscommand")
+        .is_some_and(|args| !is_none(args))
     {
-        return Err(source.refuse(
-            "ProxyJump",
-            "it cannot jump through a bastion yet and would connect to the host directly; \
-             reach the host directly, or set `ProxyJump none` for it",
-        ));
-    }
-    if raw(params, "proxycommand").is_some_and(|args| !is_none(args)) {
-        // The command itself is not shown: it may carry a token.
-        return Err(source.refuse(
-            "ProxyCommand",
-            "it cannot run a proxy command yet and would connect to the host directly, \
-             around the proxy; reach the host directly, or set `ProxyCommand none` for it",
-        ));
-    }
-    if raw(params, "knownhostscommand").is_some_and(|args| !is_none(args)) {
         return Err(source.refuse(
             "KnownHostsCommand",
             "it does not run commands to learn host keys; put the keys in a known_hosts file \
              (UserKnownHostsFile) instead",
         ));
     }
-    if raw(params, "revokedhostkeys").is_some_and(|args| !is_none(args)) {
+    if params
+        .get("revokedhostkeys")
+        .is_some_and(|args| !is_none(args))
+    {
         return Err(source.refuse(
             "RevokedHostKeys",
             "it does not read revoked-key files, so a revoked key would be trusted; mark the \
              keys `@revoked` in known_hosts instead",
         ));
     }
-    let strict = match raw(params, "stricthostkeychecking") {
+    let strict = match params.get("stricthostkeychecking") {
         None => StrictHostKeys::Ask,
         Some(args) => strict_value(args, source)?,
     };
-    let alias = match raw(params, "hostkeyalias") {
+    let alias = match params.get("hostkeyalias") {
         None => None,
         Some([alias]) if !alias.is_empty() => Some(alias.to_ascii_lowercase()),
         Some(_) => {
             return Err(source.refuse("HostKeyAlias", "it takes exactly one name"));
         }
     };
-    let known_hosts_files = match raw(params, "userknownhostsfile") {
+    let known_hosts_files = match params.get("userknownhostsfile") {
         None => Vec::new(),
         Some(args) if is_none(args) => {
             return Err(source.refuse(
@@ -186,9 +139,19 @@ pub(crate) fn host_key_settings(
                 .collect::<Result<Vec<_>, _>>()?
         }
     };
+    let global_known_hosts_files = params.get("globalknownhostsfile").map(|args| {
+        if is_none(args) {
+            Vec::new()
+        } else {
+            args.iter()
+                .map(|file| expand_tilde(Path::new(file), tokens.home))
+                .collect()
+        }
+    });
     Ok(HostKeySettings {
         strict,
         known_hosts_files,
+        global_known_hosts_files,
         alias,
     })
 }
@@ -202,14 +165,7 @@ fn strict_value(args: &[String], source: &Source<'_>) -> Result<StrictHostKeys, 
         "yes" | "true" => Ok(StrictHostKeys::Yes),
         "ask" => Ok(StrictHostKeys::Ask),
         "accept-new" => Ok(StrictHostKeys::AcceptNew),
-        "no" | "off" | "false" => Err(source.refuse(
-            "StrictHostKeyChecking",
-            format!(
-                "`{value}` would let a changed host key through, and gpufleet never connects to \
-                 a host whose key changed; use `StrictHostKeyChecking accept-new` (new keys are \
-                 added, changed ones refused)"
-            ),
-        )),
+        "no" | "off" | "false" => Ok(StrictHostKeys::No),
         _ => Err(source.refuse(
             "StrictHostKeyChecking",
             format!("unknown value {value:?}; use yes, ask or accept-new"),
@@ -218,7 +174,11 @@ fn strict_value(args: &[String], source: &Source<'_>) -> Result<StrictHostKeys, 
 }
 
 /// `~`, `${VAR}` and the `%` tokens of one `UserKnownHostsFile` name.
-fn expand_file(file: &str, tokens: &Tokens<'_>, alias_or_name: &str) -> Result<PathBuf, String> {
+pub(crate) fn expand_file(
+    file: &str,
+    tokens: &Tokens<'_>,
+    alias_or_name: &str,
+) -> Result<PathBuf, String> {
     let mut out = String::new();
     let mut chars = file.chars();
     while let Some(c) = chars.next() {

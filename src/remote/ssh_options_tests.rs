@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::remote::error::RemoteError;
+use crate::remote::proxy::Proxy;
 use crate::remote::ssh_options::{HostKeySettings, StrictHostKeys};
 use crate::remote::target::{RemoteHost, home_dir, resolve};
 
@@ -34,27 +35,44 @@ fn settings(dir: &Path, config: &str, spec: &str) -> HostKeySettings {
 }
 
 #[test]
-fn proxies_are_refused_unless_none() {
+fn proxies_are_read_with_their_tokens_and_none_is_direct() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
-    let text = refusal(
+    let host = resolve_with(
         d,
-        "Host gpu\n    HostName 10.0.0.5\n    ProxyCommand ssh -W %h:%p bastion --secret=abc\n",
+        "Host gpu\n    HostName 10.0.0.5\n    User ubuntu\n    \
+         ProxyCommand ssh -W %h:%p -l %r bastion --secret=abc\n",
         "gpu",
-        "ProxyCommand",
+    )
+    .expect("resolves");
+    let Proxy::Command(command) = &host.proxy else {
+        panic!("{:?}", host.proxy)
+    };
+    assert_eq!(
+        command.0,
+        "ssh -W 10.0.0.5:22 -l ubuntu bastion --secret=abc"
     );
-    assert!(text.contains("directly"), "{text}");
     assert!(
-        !text.contains("secret=abc"),
-        "the command is not echoed: {text}"
+        !format!("{:?}", host.proxy).contains("secret"),
+        "the command is not printed"
     );
-    refusal(d, "Host *\n    ProxyJump bastion\n", "gpu", "ProxyJump");
+    // Whichever of ProxyCommand and ProxyJump comes first wins, `none` included.
+    let both = "Host gpu\n  ProxyCommand nc %h %p\n  ProxyJump bastion\n";
+    let host = resolve_with(d, both, "gpu").expect("resolves");
+    assert!(matches!(host.proxy, Proxy::Command(_)), "{:?}", host.proxy);
+    let both = "Host gpu\n  ProxyJump none\nHost *\n  ProxyCommand nc %h %p\n";
+    assert_eq!(
+        resolve_with(d, both, "gpu").expect("ok").proxy,
+        Proxy::Direct
+    );
     refusal(
         d,
-        "ProxyCommand nc %h %p\n",
+        "ProxyCommand nc %h %C\n",
         "root@1.2.3.4:22",
         "ProxyCommand",
     );
+    let jumped = resolve_with(d, "Host * !bastion\n    ProxyJump bastion\n", "gpu").expect("ok");
+    assert!(matches!(jumped.proxy, Proxy::Jump(_)), "{:?}", jumped.proxy);
     refusal(
         d,
         "Host gpu\n  KnownHostsCommand /bin/keys %H\n",
@@ -71,9 +89,17 @@ fn proxies_are_refused_unless_none() {
     let none = "Host gpu\n  ProxyCommand none\n  ProxyJump none\n  KnownHostsCommand none\n\
                 Host *\n  ProxyCommand nc %h %p\n";
     assert_eq!(settings(d, none, "gpu"), HostKeySettings::default());
+    assert_eq!(
+        resolve_with(d, none, "gpu").expect("ok").proxy,
+        Proxy::Direct
+    );
     // A block for another host says nothing about this one.
     let other = "Host bastion-only\n  ProxyCommand nc %h %p\n";
     assert_eq!(settings(d, other, "gpu"), HostKeySettings::default());
+    assert_eq!(
+        resolve_with(d, other, "gpu").expect("ok").proxy,
+        Proxy::Direct
+    );
 }
 
 #[test]
@@ -91,18 +117,9 @@ fn strict_host_key_checking_is_honoured_or_refused() {
     assert_eq!(strict("yes"), StrictHostKeys::Yes);
     assert_eq!(strict("Ask"), StrictHostKeys::Ask);
     assert_eq!(strict("accept-new"), StrictHostKeys::AcceptNew);
-    for value in ["no", "off"] {
-        let text = refusal(
-            d,
-            &format!("Host gpu\n  StrictHostKeyChecking {value}\n"),
-            "gpu",
-            "StrictHostKeyChecking",
-        );
-        assert!(
-            text.contains("accept-new") && text.contains(value),
-            "{text}"
-        );
-    }
+    // `no` is read; whether it is honoured is decided when connecting (the flag).
+    assert_eq!(strict("no"), StrictHostKeys::No);
+    assert_eq!(strict("off"), StrictHostKeys::No);
     refusal(
         d,
         "StrictHostKeyChecking maybe\n",
@@ -134,6 +151,24 @@ fn known_hosts_files_and_aliases_are_read() {
     let s = settings(d, "Host gpu\n  UserKnownHostsFile /tmp/a\n", "gpu");
     assert_eq!(s.known_hosts_files, vec![Path::new("/tmp/a").to_path_buf()]);
     assert_eq!(s.alias, None);
+    assert_eq!(
+        s.global_known_hosts_files, None,
+        "unset: OpenSSH's defaults"
+    );
+    let s = settings(
+        d,
+        "Host gpu\n  GlobalKnownHostsFile ~/fleet_keys /etc/fleet_keys\n",
+        "gpu",
+    );
+    assert_eq!(
+        s.global_known_hosts_files,
+        Some(vec![
+            home.join("fleet_keys"),
+            Path::new("/etc/fleet_keys").to_path_buf()
+        ])
+    );
+    let s = settings(d, "Host gpu\n  GlobalKnownHostsFile none\n", "gpu");
+    assert_eq!(s.global_known_hosts_files, Some(vec![]));
     refusal(
         d,
         "Host gpu\n  UserKnownHostsFile none\n",
@@ -156,24 +191,44 @@ fn known_hosts_files_and_aliases_are_read() {
 }
 
 #[test]
-fn options_under_a_match_block_are_refused() {
+fn match_blocks_are_evaluated_and_match_exec_refused_when_it_decides_security() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
-    // The reader files the Match block's lines under `Host other`; whether they apply to
-    // `gpu` cannot be told, so nothing connects.
-    let text = refusal(
+    let host = resolve_with(
         d,
         "Host other\n  User x\nMatch host gpu\n  ProxyCommand nc %h %p\n",
         "gpu",
-        "ProxyCommand",
-    );
-    assert!(text.contains("Match"), "{text}");
-    refusal(
+    )
+    .expect("resolves");
+    assert!(matches!(host.proxy, Proxy::Command(_)), "{:?}", host.proxy);
+    let host = resolve_with(
+        d,
+        "Host other\n  User x\nMatch host other\n  ProxyCommand nc %h %p\n",
+        "gpu",
+    )
+    .expect("resolves");
+    assert_eq!(host.proxy, Proxy::Direct);
+    match resolve_with(
         d,
         "Match exec \"true\"\n  StrictHostKeyChecking no\n",
         "gpu",
-        "StrictHostKeyChecking",
+    ) {
+        Err(e @ RemoteError::UnevaluatedMatch { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("stricthostkeychecking"), "{text}");
+            assert!(text.contains("line 1"), "{text}");
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+    // A Match exec block with nothing that decides security is only warned about.
+    let host = resolve_with(d, "Match exec true\n  Compression yes\n", "gpu").expect("ok");
+    assert!(
+        host.settings
+            .warnings
+            .iter()
+            .any(|w| w.contains("Match exec")),
+        "{:?}",
+        host.settings.warnings
     );
-    // A Match block with nothing decided here is left to the reader.
     assert!(resolve_with(d, "Match all\n  ServerAliveInterval 5\n", "gpu").is_ok());
 }

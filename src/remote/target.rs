@@ -1,19 +1,20 @@
 //! Which machine to reach and as whom: a host's `ssh` value resolved through `~/.ssh/config`
-//! (HostName, User, Port, IdentityFile; `Include` and `Host` patterns), with the options on
-//! proxies and host keys that `ssh_options` honours or refuses.
+//! (`ssh_config_file`: `Host`, `Match`, `Include`; HostName, User, Port, IdentityFile), with
+//! the host-key options of `ssh_options`, the proxies of `proxy_config` and the connection
+//! settings of `host_settings`.
 
 use crate::paths::expand_tilde;
 use std::fmt;
-use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
-
-use ssh2_config::{ParseRule, SshConfig};
 
 use crate::config::parse_ssh_target;
 use crate::remote::error::RemoteError;
+use crate::remote::host_settings::{HostSettings, host_settings};
+use crate::remote::proxy::Proxy;
+use crate::remote::proxy_config::proxy_of;
+use crate::remote::ssh_config_file::{HostOptions, expand_host_name, read_host};
 use crate::remote::ssh_options::{
-    HostKeySettings, Source, Tokens, host_key_settings, refuse_match_blocks,
+    HostKeySettings, Source, Tokens, expand_file, host_key_settings, is_none,
 };
 
 /// A fully resolved address: nothing is left for ssh config or defaults to fill in.
@@ -46,6 +47,10 @@ pub struct RemoteHost {
     pub password_env: Option<String>,
     /// How the host's key is checked, from the ssh config.
     pub host_keys: HostKeySettings,
+    /// How the host is reached: directly, or through a proxy command or jump host.
+    pub proxy: Proxy,
+    /// Timeouts, keepalives, the agent and the notes of the ssh config.
+    pub settings: HostSettings,
 }
 
 /// Keys OpenSSH tries when nothing names one, in its order.
@@ -64,119 +69,182 @@ pub fn resolve(
     password_env: Option<&str>,
     ssh_config_path: Option<&Path>,
 ) -> Result<RemoteHost, RemoteError> {
-    let spec = parse_ssh_target(ssh_spec).map_err(|e| RemoteError::Target {
-        spec: ssh_spec.to_string(),
-        message: e.to_string(),
-    })?;
     let home = home_dir();
-    let config = load_config(ssh_config_path, home.as_deref())?;
-    let params = config.as_ref().map(|(c, _)| c.query(&spec.host));
-    let host = params
-        .as_ref()
-        .and_then(|p| p.host_name.clone())
-        .map(|h| h.replace("%h", &spec.host))
-        .unwrap_or_else(|| spec.host.clone());
-    let user = spec
-        .user
-        .clone()
-        .or_else(|| params.as_ref().and_then(|p| p.user.clone()))
-        .unwrap_or_else(local_user);
-    let port = spec
-        .port
-        .or_else(|| params.as_ref().and_then(|p| p.port))
-        .unwrap_or(22);
-
-    let host_keys = match (&config, &params) {
-        (Some((config, path)), Some(params)) => {
-            let source = Source {
-                host: &spec.host,
-                config: path,
-            };
-            refuse_match_blocks(config.get_hosts(), &source)?;
-            let tokens = Tokens {
-                original: &spec.host,
-                host: &host,
-                port,
-                user: &user,
-                local_user: &local_user(),
-                home: home.as_deref(),
-            };
-            host_key_settings(params, &source, &tokens)?
-        }
-        _ => HostKeySettings::default(),
-    };
-
-    let mut identity_files: Vec<PathBuf> = Vec::new();
-    let configured = params
-        .as_ref()
-        .and_then(|p| p.identity_file.clone())
-        .unwrap_or_default();
-    let explicit = identity_file.map(|p| expand_tilde(p, home.as_deref()));
-    for path in explicit.into_iter().chain(configured) {
-        if !identity_files.contains(&path) {
-            identity_files.push(path);
-        }
-    }
-    if identity_files.is_empty()
-        && let Some(home) = &home
-    {
-        identity_files = DEFAULT_KEYS
-            .iter()
-            .map(|k| home.join(".ssh").join(k))
-            .filter(|p| p.is_file())
-            .collect();
-    }
-    Ok(RemoteHost {
-        name: name.to_string(),
-        target: Endpoint { user, host, port },
-        identity_files,
-        password_env: password_env.map(str::to_string),
-        host_keys,
-    })
-}
-
-/// The parsed ssh config and the file it was read from; `None` when there is none.
-fn load_config(
-    path: Option<&Path>,
-    home: Option<&Path>,
-) -> Result<Option<(SshConfig, PathBuf)>, RemoteError> {
-    let (path, required) = match path {
-        Some(p) => (p.to_path_buf(), true),
-        None => match home {
-            Some(h) => (h.join(".ssh").join("config"), false),
-            None => return Ok(None),
-        },
-    };
-    let file = match File::open(&path) {
-        Ok(f) => f,
-        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(RemoteError::SshConfig {
-                path,
-                message: e.to_string(),
-            });
-        }
-    };
+    let config = config_path(ssh_config_path, home.as_deref())?;
     // Relative `Include`s are relative to `~/.ssh`; a config that lives in some `<dir>/.ssh`
-    // (tests, alternate homes) gets `<dir>` as its home so its includes resolve beside it.
-    let config_home = path
-        .parent()
+    // (tests, alternate homes) has `<dir>` as its home, for its includes and its `~`.
+    let config_home = config
+        .as_deref()
+        .and_then(Path::parent)
         .filter(|dir| dir.file_name().is_some_and(|n| n == ".ssh"))
         .and_then(Path::parent)
         .map(Path::to_path_buf)
-        .or_else(|| home.map(Path::to_path_buf));
-    let mut parser = SshConfig::default();
-    if let Some(h) = config_home {
-        parser = parser.home_dir(h);
+        .or(home);
+    let include_dir = config_home.as_ref().map(|h| h.join(".ssh"));
+    let resolver = Resolver {
+        config: config.as_deref(),
+        include_dir: include_dir.as_deref(),
+        home: config_home.as_deref(),
+    };
+    resolver.resolve(
+        Wanted {
+            name,
+            ssh_spec,
+            identity_file,
+            password_env,
+        },
+        None,
+        0,
+    )
+}
+
+/// What a host is asked for as.
+struct Wanted<'a> {
+    name: &'a str,
+    ssh_spec: &'a str,
+    identity_file: Option<&'a Path>,
+    password_env: Option<&'a str>,
+}
+
+/// Resolves hosts, and the jump hosts they are reached through, against one read config.
+pub(crate) struct Resolver<'a> {
+    config: Option<&'a Path>,
+    include_dir: Option<&'a Path>,
+    home: Option<&'a Path>,
+}
+
+impl Resolver<'_> {
+    /// A jump host of `ProxyJump`, reached through `through` when it is not the first.
+    pub(crate) fn resolve_hop(
+        &self,
+        spec: &str,
+        through: Option<Proxy>,
+        depth: usize,
+    ) -> Result<RemoteHost, RemoteError> {
+        let wanted = Wanted {
+            name: spec,
+            ssh_spec: spec,
+            identity_file: None,
+            password_env: None,
+        };
+        self.resolve(wanted, through, depth)
     }
-    let rules = ParseRule::ALLOW_UNKNOWN_FIELDS | ParseRule::ALLOW_UNSUPPORTED_FIELDS;
-    parser
-        .parse(&mut BufReader::new(file), rules)
-        .map(|config| Some((config, path.clone())))
-        .map_err(|e| RemoteError::SshConfig {
-            path,
+
+    /// `proxy`, when given, is how the host is reached whatever its config says.
+    fn resolve(
+        &self,
+        wanted: Wanted<'_>,
+        proxy: Option<Proxy>,
+        depth: usize,
+    ) -> Result<RemoteHost, RemoteError> {
+        let ssh_spec = wanted.ssh_spec;
+        let spec = parse_ssh_target(ssh_spec).map_err(|e| RemoteError::Target {
+            spec: ssh_spec.to_string(),
             message: e.to_string(),
+        })?;
+        let home = self.home;
+        let local = local_user();
+        let params = match self.config {
+            Some(path) => read_host(path, self.include_dir, home, &spec.host, &local)?,
+            None => HostOptions::default(),
+        };
+        let no_config = PathBuf::from("~/.ssh/config");
+        let source = Source {
+            host: &spec.host,
+            config: self.config.unwrap_or(&no_config),
+        };
+        let first = |key: &str| params.get(key).and_then(|a| a.first()).cloned();
+        let host = match first("hostname") {
+            Some(value) => expand_host_name(&value, &spec.host)
+                .map_err(|why| source.refuse("HostName", why))?,
+            None => spec.host.clone(),
+        };
+        let user = spec
+            .user
+            .clone()
+            .or_else(|| first("user"))
+            .unwrap_or_else(|| local.clone());
+        let port = match (spec.port, first("port")) {
+            (Some(port), _) => port,
+            (None, Some(text)) => {
+                text.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
+                    source.refuse("Port", format!("{text:?} is not a port number"))
+                })?
+            }
+            (None, None) => 22,
+        };
+        let tokens = Tokens {
+            original: &spec.host,
+            host: &host,
+            port,
+            user: &user,
+            local_user: &local,
+            home,
+        };
+        let host_keys = host_key_settings(&params, &source, &tokens)?;
+        let settings = host_settings(&params, &source, &tokens)?;
+        let proxy = match proxy {
+            Some(proxy) => proxy,
+            None => proxy_of(self, &params, &source, &tokens, depth)?,
+        };
+
+        let mut identity_files: Vec<PathBuf> = Vec::new();
+        let mut configured = Vec::new();
+        for setting in params.all("identityfile") {
+            if is_none(&setting.args) {
+                continue;
+            }
+            for file in &setting.args {
+                let path = expand_file(
+                    file,
+                    &tokens,
+                    host_keys.alias.as_deref().unwrap_or(&spec.host),
+                )
+                .map_err(|why| source.refuse("IdentityFile", why))?;
+                configured.push(path);
+            }
+        }
+        let explicit = wanted.identity_file.map(|p| expand_tilde(p, home));
+        for path in explicit.into_iter().chain(configured) {
+            if !identity_files.contains(&path) {
+                identity_files.push(path);
+            }
+        }
+        if identity_files.is_empty()
+            && let Some(home) = home
+        {
+            identity_files = DEFAULT_KEYS
+                .iter()
+                .map(|k| home.join(".ssh").join(k))
+                .filter(|p| p.is_file())
+                .collect();
+        }
+        Ok(RemoteHost {
+            name: wanted.name.to_string(),
+            target: Endpoint { user, host, port },
+            identity_files,
+            password_env: wanted.password_env.map(str::to_string),
+            host_keys,
+            proxy,
+            settings,
         })
+    }
+}
+
+/// The ssh config to read: `path`, which must exist, else `~/.ssh/config` when there is one.
+fn config_path(path: Option<&Path>, home: Option<&Path>) -> Result<Option<PathBuf>, RemoteError> {
+    match path {
+        Some(p) => match std::fs::metadata(p) {
+            Ok(_) => Ok(Some(p.to_path_buf())),
+            Err(e) => Err(RemoteError::SshConfig {
+                path: p.to_path_buf(),
+                message: e.to_string(),
+            }),
+        },
+        None => Ok(home
+            .map(|h| h.join(".ssh").join("config"))
+            .filter(|p| p.exists())),
+    }
 }
 
 /// The user's home directory, where `~/.ssh` lives.
@@ -261,12 +329,27 @@ mod tests {
     }
 
     #[test]
-    fn proxy_jump_is_refused_clearly() {
+    fn proxy_jump_chains_resolve_each_hop_through_the_config() {
         let dir = tempfile::tempdir().expect("tempdir");
         let config = dir.path().join("config");
-        write(&config, "Host hidden\n    ProxyJump bastion\n");
-        let err = resolve("h", "hidden", None, None, Some(&config)).expect_err("refused");
-        assert!(err.to_string().contains("ProxyJump"), "{err}");
+        write(
+            &config,
+            "Host hidden\n    ProxyJump ssh://ops@a:2201,b\nHost b\n    HostName 10.9.9.9\n",
+        );
+        let host = resolve("h", "hidden", None, None, Some(&config)).expect("resolves");
+        let Proxy::Jump(b) = &host.proxy else {
+            panic!("{:?}", host.proxy)
+        };
+        assert_eq!(
+            (b.spec.as_str(), b.host.target.host.as_str()),
+            ("b", "10.9.9.9")
+        );
+        let Proxy::Jump(a) = &b.host.proxy else {
+            panic!("{:?}", b.host.proxy)
+        };
+        assert_eq!(a.spec, "ssh://ops@a:2201");
+        assert_eq!(a.host.target.to_string(), "ops@a:2201");
+        assert_eq!(a.host.proxy, Proxy::Direct);
     }
 
     #[test]

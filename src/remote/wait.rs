@@ -1,7 +1,6 @@
 //! Sleeping until the SSH socket has something to do, so an idle link costs no CPU: a thin
 //! `poll(2)` over the socket libssh2 reads from.
 
-use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
@@ -44,7 +43,7 @@ pub(crate) enum Wake {
 ///
 /// [`StopFlag::waker`]: crate::telemetry::source::StopFlag::waker
 pub(crate) fn wait_socket(
-    socket: &TcpStream,
+    socket: &impl AsRawFd,
     directions: BlockDirections,
     timeout: Duration,
     stop: Option<&UnixStream>,
@@ -103,6 +102,21 @@ pub(crate) fn wait_readable(stream: &UnixStream, timeout: Duration) -> bool {
     poll_fds(&mut fds, timeout) && fds[0].revents != 0
 }
 
+/// Waits up to `timeout` until any of `fds` is ready for what it is asked about: each is
+/// `(descriptor, readable wanted, writable wanted)`; one asked about nothing is left out.
+pub(crate) fn wait_any(fds: &[(&dyn AsRawFd, bool, bool)], timeout: Duration) {
+    let mut polled: Vec<PollFd> = fds
+        .iter()
+        .filter(|(_, read, write)| *read || *write)
+        .map(|(fd, read, write)| PollFd {
+            fd: fd.as_raw_fd(),
+            events: if *read { POLLIN } else { 0 } | if *write { POLLOUT } else { 0 },
+            revents: 0,
+        })
+        .collect();
+    poll_fds(&mut polled, timeout);
+}
+
 /// One `poll(2)` over `fds` for up to `timeout`; true when any of them is ready.
 fn poll_fds(fds: &mut [PollFd], timeout: Duration) -> bool {
     let nfds = NfdsT::try_from(fds.len()).unwrap_or(0);
@@ -115,7 +129,7 @@ fn poll_fds(fds: &mut [PollFd], timeout: Duration) -> bool {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::net::TcpListener;
+    use std::net::{TcpListener, TcpStream};
     use std::time::Instant;
 
     #[test]

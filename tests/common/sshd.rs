@@ -279,6 +279,8 @@ impl Sshd {
             identity_files: vec![self.client_key()],
             password_env: None,
             host_keys: Default::default(),
+            proxy: Default::default(),
+            settings: Default::default(),
         }
     }
 

@@ -1,0 +1,138 @@
+//! Deciding on the key a host presented, by its `StrictHostKeyChecking`: trusted keys pass; an
+//! unknown key is asked about, added (`accept-new`, `--accept-new-host-keys`) or refused
+//! (`yes`); a changed, revoked or CA-vouched key is refused. `StrictHostKeyChecking no`, only
+//! honoured with `--allow-strict-host-key-checking-no`, does what OpenSSH does: new keys are
+//! added, and a changed key is let through with a warning and password logins turned off.
+
+use ssh2::Session;
+
+use crate::remote::LinkOptions;
+use crate::remote::credentials::{HostKeyPrompt, PromptContext, Prompter};
+use crate::remote::error::RemoteError;
+use crate::remote::known_hosts::{KnownHostsFile, Verdict, append};
+use crate::remote::ssh_options::StrictHostKeys;
+use crate::remote::target::RemoteHost;
+
+/// Who is being checked, and who can be asked.
+pub(crate) struct KeyCheck<'a> {
+    pub host: &'a RemoteHost,
+    pub opts: &'a LinkOptions,
+    pub ctx: &'a PromptContext,
+    pub prompter: Option<&'a dyn Prompter>,
+    /// The name keys are filed under.
+    pub known_as: &'a str,
+}
+
+/// What the check decided besides letting the connection go on.
+#[derive(Debug, Default)]
+pub(crate) struct Checked {
+    /// A key added to known_hosts.
+    pub accepted_key: Option<HostKeyPrompt>,
+    pub warnings: Vec<String>,
+    /// The key changed and `StrictHostKeyChecking no` let it through: no password may be
+    /// sent to what may be an impostor.
+    pub passwords_off: bool,
+}
+
+/// Checks the key presented on `session` against `known_hosts`.
+pub(crate) fn check_host_key(
+    check: &KeyCheck<'_>,
+    session: &Session,
+    known_hosts: &KnownHostsFile,
+) -> Result<Checked, RemoteError> {
+    let strict = check.host.host_keys.strict;
+    let verdict = match known_hosts.verify(session, check.known_as) {
+        Err(changed @ RemoteError::HostKeyChanged { .. }) if strict == StrictHostKeys::No => {
+            return Ok(Checked {
+                warnings: vec![format!(
+                    "{changed} Connecting anyway, with password logins turned off, because the \
+                     ssh config sets StrictHostKeyChecking no and gpufleet runs with \
+                     --allow-strict-host-key-checking-no"
+                )],
+                passwords_off: true,
+                ..Checked::default()
+            });
+        }
+        other => other?,
+    };
+    let in_effect = || {
+        format!(
+            "{}: StrictHostKeyChecking no is in effect (--allow-strict-host-key-checking-no): \
+             new host keys are added unchecked and a changed key would be let through",
+            check.known_as
+        )
+    };
+    let (prompt, blob) = match verdict {
+        Verdict::Trusted if strict == StrictHostKeys::No => {
+            return Ok(Checked {
+                warnings: vec![in_effect()],
+                ..Checked::default()
+            });
+        }
+        Verdict::Trusted => return Ok(Checked::default()),
+        Verdict::Unknown { prompt, blob } => (prompt, blob),
+    };
+    // `StrictHostKeyChecking yes` in the host's ssh config outranks the global flag and the
+    // console: nothing is added for that host.
+    let accept_new = match strict {
+        StrictHostKeys::Yes => false,
+        StrictHostKeys::AcceptNew | StrictHostKeys::No => true,
+        StrictHostKeys::Ask => check.opts.accept_new_host_keys,
+    };
+    let asker = check.prompter.filter(|_| strict != StrictHostKeys::Yes);
+    let headless_ok =
+        accept_new && (prompt.other_types_known.is_empty() || strict == StrictHostKeys::No);
+    let accepted = headless_ok || asker.is_some_and(|p| p.confirm_host_key(check.ctx, &prompt));
+    if accepted {
+        append(
+            known_hosts.path(),
+            &prompt.known_as,
+            &blob,
+            check.host.settings.hash_known_hosts,
+        )?;
+        let warnings = if strict == StrictHostKeys::No {
+            vec![format!(
+                "added {} key {} for {} to known_hosts unchecked: the ssh config sets \
+                 StrictHostKeyChecking no",
+                prompt.key_type, prompt.fingerprint, prompt.known_as
+            )]
+        } else {
+            Vec::new()
+        };
+        return Ok(Checked {
+            accepted_key: Some(prompt),
+            warnings,
+            passwords_off: false,
+        });
+    }
+    if check.ctx.cancelled() {
+        return Err(RemoteError::Stopped);
+    }
+    if asker.is_some() {
+        return Err(RemoteError::HostKeyDeclined {
+            known_as: prompt.known_as,
+            key_type: prompt.key_type,
+            fingerprint: prompt.fingerprint,
+        });
+    }
+    let hint = if strict == StrictHostKeys::Yes {
+        format!(
+            "the ssh config sets StrictHostKeyChecking yes for it, so gpufleet adds no key; add \
+             it to {} yourself once you have checked it",
+            known_hosts.path().display()
+        )
+    } else if prompt.other_types_known.is_empty() {
+        "accept it in the console or start with --accept-new-host-keys".to_string()
+    } else {
+        format!(
+            "known_hosts holds only {} keys for it, so confirm this one in the console",
+            prompt.other_types_known.join(", ")
+        )
+    };
+    Err(RemoteError::HostKeyUnknown {
+        known_as: prompt.known_as,
+        key_type: prompt.key_type,
+        fingerprint: prompt.fingerprint,
+        hint,
+    })
+}

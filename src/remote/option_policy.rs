@@ -1,0 +1,244 @@
+//! Every other ssh_config option that applies to a host: one gpufleet does not implement gets
+//! a warning naming it and the host (shown once per process); one whose being ignored would
+//! make the connection less safe than the config asks (a host-key, algorithm or login setting)
+//! refuses the host. A `Match exec`/`localnetwork` block, which gpufleet does not evaluate, is
+//! refused when it sets an option that decides how the host is reached, checked or logged
+//! into, and warned about otherwise.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
+
+use crate::remote::error::RemoteError;
+use crate::remote::host_pattern::match_pattern;
+use crate::remote::ssh_config_file::HostOptions;
+use crate::remote::ssh_options::Source;
+
+/// Options gpufleet honours (or refuses itself, with its own reason).
+const HONOURED: &[&str] = &[
+    "hostname",
+    "user",
+    "port",
+    "identityfile",
+    "identitiesonly",
+    "identityagent",
+    "certificatefile",
+    "proxycommand",
+    "proxyjump",
+    "stricthostkeychecking",
+    "userknownhostsfile",
+    "globalknownhostsfile",
+    "hostkeyalias",
+    "knownhostscommand",
+    "revokedhostkeys",
+    "connecttimeout",
+    "serveraliveinterval",
+    "serveralivecountmax",
+    "batchmode",
+    "pubkeyauthentication",
+    "passwordauthentication",
+    "kbdinteractiveauthentication",
+    "challengeresponseauthentication",
+    "preferredauthentications",
+    "hashknownhosts",
+    "ignoreunknown",
+    "tag",
+    // Never done by gpufleet, so asking for them not to be done is honoured.
+    "forwardagent",
+    "forwardx11",
+    "forwardx11trusted",
+    "gssapidelegatecredentials",
+    "clearallforwardings",
+];
+
+/// Algorithm lists: ignoring a restriction would allow what the config forbids; a list that
+/// only adds to the defaults (`+...`) is safe to ignore.
+const ALGORITHMS: &[&str] = &[
+    "ciphers",
+    "macs",
+    "kexalgorithms",
+    "hostkeyalgorithms",
+    "pubkeyacceptedalgorithms",
+    "pubkeyacceptedkeytypes",
+    "hostbasedacceptedalgorithms",
+    "hostbasedkeytypes",
+    "casignaturealgorithms",
+];
+
+/// Host-key and login settings, with the one value that asks for nothing gpufleet would skip.
+const SECURITY: &[(&str, &str)] = &[
+    ("verifyhostkeydns", "no"),
+    ("checkhostip", "no"),
+    ("nohostauthenticationforlocalhost", "no"),
+    ("hostbasedauthentication", "no"),
+    ("pkcs11provider", "none"),
+    ("securitykeyprovider", "internal"),
+    ("requiredrsasize", "1024"),
+];
+
+/// OpenSSH options that change nothing safety-wise when ignored (a warning each).
+const IGNORED: &[&str] = &[
+    "addkeystoagent",
+    "addressfamily",
+    "bindaddress",
+    "bindinterface",
+    "canonicaldomains",
+    "canonicalizefallbacklocal",
+    "canonicalizehostname",
+    "canonicalizemaxdots",
+    "canonicalizepermittedcnames",
+    "channeltimeout",
+    "compression",
+    "connectionattempts",
+    "controlmaster",
+    "controlpath",
+    "controlpersist",
+    "dynamicforward",
+    "enableescapecommandline",
+    "enablesshkeysign",
+    "escapechar",
+    "exitonforwardfailure",
+    "fingerprinthash",
+    "forkafterauthentication",
+    "forwardx11timeout",
+    "gatewayports",
+    "gssapiauthentication",
+    "ipqos",
+    "kbdinteractivedevices",
+    "localcommand",
+    "localforward",
+    "loglevel",
+    "logverbose",
+    "numberofpasswordprompts",
+    "obscurekeystroketiming",
+    "permitlocalcommand",
+    "permitremoteopen",
+    "proxyusefdpass",
+    "rekeylimit",
+    "remotecommand",
+    "remoteforward",
+    "requesttty",
+    "sendenv",
+    "sessiontype",
+    "setenv",
+    "stdinnull",
+    "streamlocalbindmask",
+    "streamlocalbindunlink",
+    "syslogfacility",
+    "tcpkeepalive",
+    "tunnel",
+    "tunneldevice",
+    "updatehostkeys",
+    "usekeychain",
+    "visualhostkey",
+];
+
+/// Options that decide how a host is reached, checked or logged into: a `Match exec` block
+/// setting one of them cannot be skipped quietly.
+fn decides_security(key: &str) -> bool {
+    const REACH: &[&str] = &["hostname", "port", "user"];
+    (HONOURED.contains(&key) && !["ignoreunknown", "tag"].contains(&key))
+        || ALGORITHMS.contains(&key)
+        || SECURITY.iter().any(|(k, _)| *k == key)
+        || REACH.contains(&key)
+}
+
+/// Refuses what cannot be ignored safely; returns the warnings for the rest.
+pub(crate) fn review(
+    params: &HostOptions,
+    source: &Source<'_>,
+) -> Result<Vec<String>, RemoteError> {
+    let mut warnings = Vec::new();
+    for block in &params.unevaluated {
+        let place = format!("{} line {}", block.file.display(), block.line);
+        if let Some(key) = block.options.iter().find(|k| decides_security(k)) {
+            return Err(RemoteError::UnevaluatedMatch {
+                host: source.host.to_string(),
+                place,
+                criterion: block.criterion.clone(),
+                option: key.clone(),
+            });
+        }
+        if !block.options.is_empty() {
+            warnings.push(format!(
+                "{}: the ssh config's `Match {}` block at {place} is not evaluated (gpufleet \
+                 runs no command to read its config), so its {} are ignored",
+                source.host,
+                block.criterion,
+                block.options.join(", ")
+            ));
+        }
+    }
+    let ignore_unknown: Vec<String> = params.get("ignoreunknown").unwrap_or_default().to_vec();
+    let mut keys: Vec<&String> = params.keys().collect();
+    keys.sort();
+    for key in keys {
+        let Some(setting) = params.setting(key) else {
+            continue;
+        };
+        let value = setting.args.first().map(String::as_str).unwrap_or_default();
+        let place = format!("{} line {}", setting.file.display(), setting.line);
+        if HONOURED.contains(&key.as_str()) {
+            continue;
+        }
+        if ALGORITHMS.contains(&key.as_str()) {
+            if value.starts_with('+') {
+                warnings.push(ignored(source, key, &place, "it only adds to the defaults"));
+                continue;
+            }
+            return Err(source.refuse_named(
+                key,
+                "gpufleet does not restrict the algorithms libssh2 negotiates, so the \
+                 connection could use one this config rules out; remove it for this host",
+            ));
+        }
+        if let Some((_, safe)) = SECURITY.iter().find(|(k, _)| *k == key.as_str()) {
+            if value.eq_ignore_ascii_case(safe) {
+                continue;
+            }
+            return Err(source.refuse_named(
+                key,
+                format!(
+                    "it changes how host keys or logins are checked, which gpufleet does not \
+                     implement; remove it for this host or set it to {safe}"
+                ),
+            ));
+        }
+        if IGNORED.contains(&key.as_str()) {
+            warnings.push(ignored(
+                source,
+                key,
+                &place,
+                "gpufleet does not implement it",
+            ));
+        } else if !ignore_unknown
+            .iter()
+            .flat_map(|list| list.split(','))
+            .any(|p| match_pattern(key, &p.to_ascii_lowercase()))
+        {
+            warnings.push(ignored(
+                source,
+                key,
+                &place,
+                "it is not an option gpufleet knows",
+            ));
+        }
+    }
+    Ok(warnings)
+}
+
+fn ignored(source: &Source<'_>, key: &str, place: &str, why: &str) -> String {
+    format!(
+        "{}: ssh config option {key} ({place}) is ignored: {why}",
+        source.host
+    )
+}
+
+static SHOWN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+/// Whether `warning` is new to this process (and now shown).
+pub(crate) fn first_time(warning: &str) -> bool {
+    let mut shown = SHOWN.lock().unwrap_or_else(PoisonError::into_inner);
+    shown
+        .get_or_insert_with(HashSet::new)
+        .insert(warning.to_string())
+}

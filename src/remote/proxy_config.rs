@@ -1,0 +1,183 @@
+//! `ProxyCommand` and `ProxyJump` from the ssh config, as OpenSSH reads them: whichever
+//! comes first wins (`none` included), and a `ProxyCommand` runs as written.
+//!
+//! `ProxyJump a,b` reaches the host through `b`, which is reached through `a`: each jump host
+//! is resolved through the same config (its own `HostName`, `User`, `Port`, keys and host-key
+//! settings); the first one's own `ProxyJump`/`ProxyCommand` applies to it, the later ones are
+//! reached through the hop before them whatever their config says (as `ssh -J` does). `none`
+//! for either option means a direct connection. A `ProxyCommand` takes the tokens `%%`, `%h`,
+//! `%n`, `%p` and `%r` and runs with the user's shell.
+
+use crate::config::parse_ssh_target;
+use crate::remote::error::RemoteError;
+use crate::remote::proxy::{JumpHost, Proxy, ProxyCommand};
+use crate::remote::ssh_config_file::HostOptions;
+use crate::remote::ssh_options::{Source, Tokens, is_none};
+use crate::remote::target::Resolver;
+
+/// The most jump hosts one connection goes through; more is taken for a loop in the config.
+pub(crate) const MAX_HOPS: usize = 8;
+
+/// How the host of `params` is reached.
+pub(crate) fn proxy_of(
+    resolver: &Resolver<'_>,
+    params: &HostOptions,
+    source: &Source<'_>,
+    tokens: &Tokens<'_>,
+    depth: usize,
+) -> Result<Proxy, RemoteError> {
+    // Whichever of the two comes first wins, `none` included, as in OpenSSH.
+    let jump = params.setting("proxyjump");
+    let command = params.setting("proxycommand");
+    let jump_first = match (jump, command) {
+        (Some(j), Some(c)) => j.order < c.order,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    if jump_first {
+        let args = jump.map(|j| j.args.as_slice()).unwrap_or_default();
+        if is_none(args) {
+            return Ok(Proxy::Direct);
+        }
+        let jumps: Vec<String> = args
+            .iter()
+            .flat_map(|a| a.split(','))
+            .filter(|a| !a.is_empty())
+            .map(String::from)
+            .collect();
+        return jump_chain(resolver, &jumps, source, tokens, depth);
+    }
+    if let Some(command) = command.filter(|c| !is_none(&c.args)) {
+        let text =
+            expand(&command.rest, tokens).map_err(|why| source.refuse("ProxyCommand", why))?;
+        return Ok(Proxy::Command(ProxyCommand(text)));
+    }
+    Ok(Proxy::Direct)
+}
+
+/// `a,b,c`: `c` reached through `b`, reached through `a`.
+fn jump_chain(
+    resolver: &Resolver<'_>,
+    jumps: &[String],
+    source: &Source<'_>,
+    tokens: &Tokens<'_>,
+    depth: usize,
+) -> Result<Proxy, RemoteError> {
+    if let Some(last) = jumps.last() {
+        refuse_self_jump(last, source, tokens)?;
+    }
+    if depth + jumps.len() > MAX_HOPS {
+        return Err(source.refuse(
+            "ProxyJump",
+            format!(
+                "the jump hosts lead through more than {MAX_HOPS} hops: a `Host` pattern whose \
+                 ProxyJump also covers the jump host itself? Exclude it, as in `Host * !bastion`"
+            ),
+        ));
+    }
+    let mut through: Option<Proxy> = None;
+    for (i, spec) in jumps.iter().enumerate() {
+        let spec = spec.trim();
+        let target = spec.strip_prefix("ssh://").unwrap_or(spec);
+        if target.is_empty() || target.contains('/') {
+            return Err(source.refuse(
+                "ProxyJump",
+                format!("{spec:?} is not a jump host ([user@]host[:port])"),
+            ));
+        }
+        let host = resolver
+            .resolve_hop(target, through.take(), depth + i + 1)
+            .map_err(|e| match e {
+                // A loop says so once, not once per turn.
+                RemoteError::JumpHost { ref host, .. } if host == spec => e,
+                other => RemoteError::JumpHost {
+                    host: spec.to_string(),
+                    source: Box::new(other),
+                },
+            })?;
+        through = Some(Proxy::Jump(Box::new(JumpHost {
+            spec: spec.to_string(),
+            host,
+        })));
+    }
+    Ok(through.unwrap_or_default())
+}
+
+/// OpenSSH's "jumphost loop": the host's last jump host is the host itself (same name, port
+/// and user, a jump host's port and user defaulting to 22 and the host's user).
+fn refuse_self_jump(
+    spec: &str,
+    source: &Source<'_>,
+    tokens: &Tokens<'_>,
+) -> Result<(), RemoteError> {
+    let text = spec.trim();
+    let Ok(jump) = parse_ssh_target(text.strip_prefix("ssh://").unwrap_or(text)) else {
+        return Ok(());
+    };
+    let same = jump.host.eq_ignore_ascii_case(tokens.original)
+        && jump.port.unwrap_or(22) == tokens.port
+        && jump.user.as_deref().unwrap_or(tokens.user) == tokens.user;
+    if same {
+        return Err(source.refuse(
+            "ProxyJump",
+            format!(
+                "it jumps through itself ({text}), a loop OpenSSH refuses too: a `Host` \
+                 pattern whose ProxyJump also covers the jump host? Exclude it, as in \
+                 `Host * !{}`",
+                jump.host
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The `%` tokens OpenSSH expands in a `ProxyCommand`.
+fn expand(command: &str, tokens: &Tokens<'_>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some('h') => out.push_str(tokens.host),
+            Some('n') => out.push_str(tokens.original),
+            Some('p') => out.push_str(&tokens.port.to_string()),
+            Some('r') => out.push_str(tokens.user),
+            other => {
+                let token = other.map(String::from).unwrap_or_default();
+                return Err(format!(
+                    "its command uses the token %{token}, which ProxyCommand does not take \
+                     (%%, %h, %n, %p, %r)"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxy_command_tokens_expand_and_unknown_ones_are_named() {
+        let tokens = Tokens {
+            original: "my-h200",
+            host: "10.0.0.7",
+            port: 2222,
+            user: "ubuntu",
+            local_user: "me",
+            home: None,
+        };
+        assert_eq!(
+            expand("ssh -W %h:%p -l %r bastion # %n 100%%", &tokens).expect("expands"),
+            "ssh -W 10.0.0.7:2222 -l ubuntu bastion # my-h200 100%"
+        );
+        let err = expand("nc %h %k", &tokens).expect_err("refused");
+        assert!(err.contains("%k"), "{err}");
+        assert!(expand("nc %", &tokens).is_err());
+    }
+}

@@ -1,0 +1,413 @@
+//! Reading `~/.ssh/config` for one host as OpenSSH's `ssh` does: lines in order, `Host` and
+//! `Match` blocks deciding which lines apply, `Include` (globs, relative to `~/.ssh`), and the
+//! first value obtained for an option winning (`IdentityFile` and `CertificateFile` add up).
+//!
+//! `Match` criteria are evaluated with what the lines before them set (`host` is the
+//! `HostName` so far, `user` the `User` so far); a `Match final` makes a second pass as OpenSSH
+//! does. `Match exec` and `Match localnetwork` are not evaluated (gpufleet runs no command and
+//! reads no interface while reading the config): such a block is recorded, with the options it
+//! would set, for the caller to warn about or refuse.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::paths::expand_tilde;
+use crate::remote::error::RemoteError;
+use crate::remote::ssh_config_match::{Criteria, Facts, Outcome, include_paths};
+
+/// Nested `Include`s beyond this are taken for a loop (OpenSSH's limit is 16).
+const MAX_INCLUDE_DEPTH: usize = 16;
+/// Options whose every value counts, in order.
+const CUMULATIVE: [&str; 2] = ["identityfile", "certificatefile"];
+
+/// One option line that applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Setting {
+    /// The arguments, unquoted.
+    pub args: Vec<String>,
+    /// The text after the keyword, as written (`ProxyCommand` runs it as is).
+    pub rest: String,
+    pub file: PathBuf,
+    pub line: usize,
+    /// Its place in reading order, to tell which of two options came first.
+    pub order: usize,
+}
+
+/// A block whose `Match` gpufleet cannot evaluate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unevaluated {
+    /// `exec` or `localnetwork`.
+    pub criterion: String,
+    pub file: PathBuf,
+    pub line: usize,
+    /// The options (lowercased) the block sets.
+    pub options: Vec<String>,
+}
+
+/// What the config says about one host.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HostOptions {
+    first: HashMap<String, Setting>,
+    every: HashMap<String, Vec<Setting>>,
+    pub unevaluated: Vec<Unevaluated>,
+}
+
+impl HostOptions {
+    /// The first value obtained for `key` (lowercase).
+    pub(crate) fn setting(&self, key: &str) -> Option<&Setting> {
+        self.first.get(key)
+    }
+
+    /// The arguments of the first value obtained for `key` (lowercase).
+    pub(crate) fn get(&self, key: &str) -> Option<&[String]> {
+        self.first.get(key).map(|s| s.args.as_slice())
+    }
+
+    /// Every value of a cumulative option, in order.
+    pub(crate) fn all(&self, key: &str) -> &[Setting] {
+        self.every.get(key).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every option that applies (lowercased), each once.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &String> {
+        self.first.keys()
+    }
+
+    fn set(&mut self, key: &str, setting: Setting) {
+        if CUMULATIVE.contains(&key) {
+            // A file named twice (or read again by a `Match final` pass) counts once.
+            let every = self.every.entry(key.to_string()).or_default();
+            if !every.iter().any(|s| s.args == setting.args) {
+                every.push(setting.clone());
+            }
+        }
+        self.first.entry(key.to_string()).or_insert(setting);
+    }
+}
+
+/// Whether the lines that follow apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Block {
+    Active,
+    Inactive,
+    /// Under a `Match` not evaluated: index into `unevaluated`.
+    Unknown(usize),
+}
+
+struct Reader<'a> {
+    /// The directory relative `Include`s are resolved in (`~/.ssh`).
+    include_dir: Option<PathBuf>,
+    home: Option<&'a Path>,
+    original: &'a str,
+    local_user: &'a str,
+    final_pass: bool,
+    wants_final: bool,
+    order: usize,
+    options: HostOptions,
+}
+
+/// Reads `path` for `host` (the name as given); `include_dir` is where relative `Include`s
+/// are looked for.
+pub(crate) fn read_host(
+    path: &Path,
+    include_dir: Option<&Path>,
+    home: Option<&Path>,
+    host: &str,
+    local_user: &str,
+) -> Result<HostOptions, RemoteError> {
+    let text = std::fs::read_to_string(path).map_err(|e| RemoteError::SshConfig {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let mut reader = Reader {
+        include_dir: include_dir.map(Path::to_path_buf),
+        home,
+        original: host,
+        local_user,
+        final_pass: false,
+        wants_final: false,
+        order: 0,
+        options: HostOptions::default(),
+    };
+    reader.read_text(path, &text, Block::Active, 0)?;
+    if reader.wants_final {
+        reader.final_pass = true;
+        reader.options.unevaluated.clear();
+        reader.read_text(path, &text, Block::Active, 0)?;
+    }
+    Ok(reader.options)
+}
+
+impl Reader<'_> {
+    fn fail(path: &Path, line: usize, message: impl std::fmt::Display) -> RemoteError {
+        RemoteError::SshConfig {
+            path: path.to_path_buf(),
+            message: format!("line {line}: {message}"),
+        }
+    }
+
+    fn read_text(
+        &mut self,
+        path: &Path,
+        text: &str,
+        start: Block,
+        depth: usize,
+    ) -> Result<(), RemoteError> {
+        let mut block = start;
+        for (i, line) in text.lines().enumerate() {
+            let line_no = i + 1;
+            let Some((keyword, rest)) = split_keyword(line) else {
+                continue;
+            };
+            let args = split_args(rest).map_err(|why| Self::fail(path, line_no, why))?;
+            let key = keyword.to_ascii_lowercase();
+            match key.as_str() {
+                "host" => block = self.host_block(&args, path, line_no)?,
+                "match" => block = self.match_block(&args, path, line_no)?,
+                "include" => {
+                    if block != Block::Inactive {
+                        self.include(&args, path, line_no, depth, block)?;
+                    }
+                }
+                _ => match block {
+                    Block::Inactive => {}
+                    Block::Unknown(at) => {
+                        if let Some(u) = self.options.unevaluated.get_mut(at)
+                            && !u.options.contains(&key)
+                        {
+                            u.options.push(key);
+                        }
+                    }
+                    Block::Active => {
+                        if args.is_empty() {
+                            return Err(Self::fail(
+                                path,
+                                line_no,
+                                format!("{keyword} needs a value"),
+                            ));
+                        }
+                        self.order += 1;
+                        let setting = Setting {
+                            args,
+                            rest: rest.trim().to_string(),
+                            file: path.to_path_buf(),
+                            line: line_no,
+                            order: self.order,
+                        };
+                        self.options.set(&key, setting);
+                    }
+                },
+            }
+        }
+        Ok(())
+    }
+
+    fn host_block(&self, args: &[String], path: &Path, line: usize) -> Result<Block, RemoteError> {
+        if args.is_empty() {
+            return Err(Self::fail(path, line, "Host needs at least one pattern"));
+        }
+        let name = self.original.to_ascii_lowercase();
+        let mut matched = false;
+        for pattern in args {
+            let (negated, pattern) = match pattern.strip_prefix('!') {
+                Some(rest) => (true, rest),
+                None => (false, pattern.as_str()),
+            };
+            if crate::remote::host_pattern::match_pattern(&name, &pattern.to_ascii_lowercase()) {
+                if negated {
+                    return Ok(Block::Inactive);
+                }
+                matched = true;
+            }
+        }
+        Ok(if matched {
+            Block::Active
+        } else {
+            Block::Inactive
+        })
+    }
+
+    fn match_block(
+        &mut self,
+        args: &[String],
+        path: &Path,
+        line: usize,
+    ) -> Result<Block, RemoteError> {
+        let criteria = Criteria::parse(args).map_err(|why| Self::fail(path, line, why))?;
+        if criteria.has_final() {
+            self.wants_final = true;
+        }
+        let facts = Facts {
+            host: self
+                .current_host()
+                .map_err(|why| Self::fail(path, line, why))?,
+            original: self.original.to_string(),
+            user: self
+                .options
+                .get("user")
+                .and_then(|a| a.first().cloned())
+                .unwrap_or_else(|| self.local_user.to_string()),
+            local_user: self.local_user.to_string(),
+            tag: self
+                .options
+                .get("tag")
+                .and_then(|a| a.first().cloned())
+                .unwrap_or_default(),
+            final_pass: self.final_pass,
+        };
+        Ok(match criteria.evaluate(&facts) {
+            Outcome::Yes => Block::Active,
+            Outcome::No => Block::Inactive,
+            Outcome::Unevaluated(criterion) => {
+                self.options.unevaluated.push(Unevaluated {
+                    criterion,
+                    file: path.to_path_buf(),
+                    line,
+                    options: Vec::new(),
+                });
+                Block::Unknown(self.options.unevaluated.len() - 1)
+            }
+        })
+    }
+
+    /// The host `Match host` sees: `HostName` so far (`%h` expanded), else the name given.
+    fn current_host(&self) -> Result<String, String> {
+        match self.options.get("hostname").and_then(|a| a.first()) {
+            Some(name) => expand_host_name(name, self.original),
+            None => Ok(self.original.to_string()),
+        }
+    }
+
+    fn include(
+        &mut self,
+        args: &[String],
+        path: &Path,
+        line: usize,
+        depth: usize,
+        block: Block,
+    ) -> Result<(), RemoteError> {
+        if depth >= MAX_INCLUDE_DEPTH {
+            return Err(Self::fail(
+                path,
+                line,
+                format!("Include nested deeper than {MAX_INCLUDE_DEPTH} (a loop?)"),
+            ));
+        }
+        for arg in args {
+            let expanded = expand_tilde(Path::new(arg), self.home);
+            let pattern = if expanded.is_absolute() {
+                expanded
+            } else {
+                match &self.include_dir {
+                    Some(dir) => dir.join(expanded),
+                    None => continue,
+                }
+            };
+            for file in include_paths(&pattern) {
+                let text = match std::fs::read_to_string(&file) {
+                    Ok(text) => text,
+                    Err(e) if file.is_dir() => {
+                        return Err(Self::fail(path, line, format!("{}: {e}", file.display())));
+                    }
+                    Err(e) => {
+                        return Err(RemoteError::SshConfig {
+                            path: file,
+                            message: e.to_string(),
+                        });
+                    }
+                };
+                self.read_text(&file, &text, block, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `HostName` with its tokens: `%h` (the name given) and `%%`, as OpenSSH expands it.
+pub(crate) fn expand_host_name(value: &str, original: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some('h') => out.push_str(original),
+            other => {
+                let token = other.map(String::from).unwrap_or_default();
+                return Err(format!(
+                    "HostName {value:?} uses %{token}; HostName takes only %h and %%"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The keyword and the rest of a line; `None` for blank lines and comments. The keyword ends
+/// at whitespace or `=` (`Port=22`, `Port = 22`).
+fn split_keyword(line: &str) -> Option<(&str, &str)> {
+    let line = line.trim_start();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    let end = line
+        .find(|c: char| c.is_whitespace() || c == '=')
+        .unwrap_or(line.len());
+    let (keyword, rest) = line.split_at(end);
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix('=').unwrap_or(rest).trim_start();
+    (!keyword.is_empty()).then_some((keyword, rest.trim_end()))
+}
+
+/// Arguments as OpenSSH splits them: whitespace between, `"` and `'` quoting, `\` escaping a
+/// quote, a backslash or (unquoted) a space; an unquoted `#` starting a word ends the line.
+fn split_args(rest: &str) -> Result<Vec<String>, String> {
+    let mut args = Vec::new();
+    let mut current = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quote) {
+            ('\\', _)
+                if matches!(chars.peek(), Some('\'' | '"' | '\\'))
+                    || (quote.is_none() && chars.peek() == Some(&' ')) =>
+            {
+                if let Some(next) = chars.next() {
+                    current.push(next);
+                }
+                in_word = true;
+            }
+            ('"' | '\'', None) => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (c, Some(q)) if c == q => quote = None,
+            (c, None) if c.is_whitespace() => {
+                if in_word {
+                    args.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+            }
+            ('#', None) if !in_word => break,
+            (c, _) => {
+                current.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err("a quote is not closed".to_string());
+    }
+    if in_word {
+        args.push(current);
+    }
+    Ok(args)
+}
+
+#[cfg(test)]
+#[path = "ssh_config_file_tests.rs"]
+mod tests;
