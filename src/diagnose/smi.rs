@@ -5,6 +5,7 @@
 //! least half of a GPU's readings (one reading of one: that reading).
 
 use crate::diagnose::finding::Findings;
+use crate::diagnose::kernel::normalize_pci;
 use crate::diagnose::labels;
 use crate::diagnose::smi_query::{QueryReader, XmlReader};
 use crate::diagnose::smi_reading::{LineHints, Reading, Snapshot, is_yes};
@@ -21,6 +22,10 @@ pub struct Collector {
     /// the paste.
     table_header_seen: bool,
     table: Findings,
+    /// The GPU block of the table being read.
+    table_gpu: Option<TableGpu>,
+    /// GPU rows read in the table.
+    table_gpus: usize,
     csv: CsvReader,
     query: QueryReader,
     xml: XmlReader,
@@ -33,46 +38,95 @@ impl Collector {
             self.table_header_seen = true;
         }
         if line.contains('|') {
-            table_row(line, &mut self.table);
+            self.table_row(line);
         }
         self.csv.line(line, hints.query_flag, &mut self.snapshot);
         self.query.line(line, &mut self.snapshot);
         self.xml.line(line, hints);
     }
 
-    pub fn finish(mut self, out: &mut Findings) {
+    /// Adds the findings to `out`; says whether the paste showed GPUs that nvidia-smi could
+    /// read (a table with GPU rows, CSV rows, a `-q` GPU block or an XML report with GPUs).
+    pub fn finish(mut self, out: &mut Findings) -> bool {
+        self.flush_table_gpu();
+        let table_gpus = self.table_header_seen && self.table_gpus > 0;
         if self.table_header_seen {
             out.absorb(self.table);
         }
+        let csv_gpus = self.csv.rows > 0;
         out.absorb(self.csv.out);
-        self.query.finish(out, &mut self.snapshot);
-        self.xml.finish(out);
+        let query_gpus = self.query.finish(out, &mut self.snapshot);
+        let xml_gpus = self.xml.finish(out);
         self.snapshot.finish(out);
+        table_gpus || csv_gpus || query_gpus || xml_gpus
+    }
+
+    /// A row of the plain `nvidia-smi` table: a non-zero "Volatile Uncorr. ECC" cell on a GPU
+    /// row; and `ERR!` in most cells of one GPU's block, which is a GPU nvidia-smi lost.
+    fn table_row(&mut self, line: &str) {
+        let line = line.trim();
+        // GPU rows have three cells; process and MIG rows have one or four.
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let [first, bus, ecc] = cells.as_slice() else {
+            return;
+        };
+        let errs = line.matches("ERR!").count();
+        let index = first
+            .split_whitespace()
+            .next()
+            .and_then(|i| i.parse::<u32>().ok());
+        let Some(index) = index else {
+            // The second (and third) line of the GPU block above.
+            if let Some(gpu) = &mut self.table_gpu {
+                gpu.errs += errs;
+                gpu.lines.push(line.to_string());
+            }
+            return;
+        };
+        self.flush_table_gpu();
+        self.table_gpus += 1;
+        self.table_gpu = Some(TableGpu {
+            index,
+            pci: bus.split_whitespace().next().and_then(normalize_pci),
+            errs,
+            lines: vec![line.to_string()],
+        });
+        if ecc.parse::<u64>().is_ok_and(|n| n > 0) {
+            self.table.push(
+                labels::ecc_uncorrectable()
+                    .on_gpu(Some(index))
+                    .with_evidence(line),
+            );
+        }
+    }
+
+    fn flush_table_gpu(&mut self) {
+        let Some(gpu) = self.table_gpu.take() else {
+            return;
+        };
+        if gpu.errs < ERR_CELLS_LOST {
+            return;
+        }
+        let mut f = labels::gpu_lost().on_gpu(Some(gpu.index));
+        f.pci = gpu.pci;
+        for line in &gpu.lines {
+            f.add_evidence(line);
+        }
+        self.table.push(f);
     }
 }
 
-/// A row of the plain `nvidia-smi` table: a non-zero "Volatile Uncorr. ECC" cell on a GPU row.
-fn table_row(line: &str, out: &mut Findings) {
-    let line = line.trim();
-    // GPU rows have three cells; process and MIG rows have one or four.
-    let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-    let [first, _, ecc] = cells.as_slice() else {
-        return;
-    };
-    let Some(index) = first
-        .split_whitespace()
-        .next()
-        .and_then(|i| i.parse::<u32>().ok())
-    else {
-        return;
-    };
-    if ecc.parse::<u64>().is_ok_and(|n| n > 0) {
-        out.push(
-            labels::ecc_uncorrectable()
-                .on_gpu(Some(index))
-                .with_evidence(line),
-        );
-    }
+/// `ERR!` cells in one GPU's block of the table from which the GPU counts as lost. nvidia-smi
+/// prints `ERR!` for a single field it cannot read on a working GPU (a fan sensor, the power
+/// reading); a GPU whose every reading fails shows it in most cells.
+const ERR_CELLS_LOST: usize = 4;
+
+/// One GPU's block in the table, read until the next GPU row.
+struct TableGpu {
+    index: u32,
+    pci: Option<String>,
+    errs: usize,
+    lines: Vec<String>,
 }
 
 /// One field name of a CSV header or a `--query-*=` list, its ` [unit]` suffix dropped.
@@ -127,6 +181,8 @@ struct CsvReader {
     /// gpufleet's own field list, made on first use.
     own: Vec<String>,
     out: Findings,
+    /// Rows read as a GPU's reading.
+    rows: usize,
 }
 
 impl CsvReader {
@@ -151,18 +207,22 @@ impl CsvReader {
             return;
         }
         let columns = trimmed.split(',').count();
-        if columns == self.names.len() {
-            csv_row(&self.names, trimmed, &mut self.out, snapshot);
+        let read = if columns == self.names.len() {
+            csv_row(&self.names, trimmed, &mut self.out, snapshot)
         } else if columns == QUERY_FIELDS.len() {
             if self.own.is_empty() {
                 self.own = QUERY_FIELDS.iter().map(|f| f.to_string()).collect();
             }
-            csv_row(&self.own, trimmed, &mut self.out, snapshot);
-        }
+            csv_row(&self.own, trimmed, &mut self.out, snapshot)
+        } else {
+            false
+        };
+        self.rows += usize::from(read);
     }
 }
 
-fn csv_row(names: &[String], line: &str, out: &mut Findings, snapshot: &mut Snapshot) {
+/// Reads one CSV row; says whether it was a GPU's reading (it had an index that parsed).
+fn csv_row(names: &[String], line: &str, out: &mut Findings, snapshot: &mut Snapshot) -> bool {
     let values: Vec<&str> = line.split(',').map(str::trim).collect();
     let value = |name: &str| {
         names
@@ -222,4 +282,5 @@ fn csv_row(names: &[String], line: &str, out: &mut Findings, snapshot: &mut Snap
                 .with_evidence(&format!("{who}: remapped_rows.failure Yes")),
         );
     }
+    gpu.is_some()
 }
