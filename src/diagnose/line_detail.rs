@@ -9,6 +9,7 @@ pub fn gpu_pci(line: &str) -> Option<String> {
     let mut rest = line;
     while let Some(at) = rest.find("GPU") {
         let after = rest[at + 3..].trim_start();
+        let after = after.strip_prefix("at ").unwrap_or(after);
         let token = after
             .split(|c: char| c.is_whitespace() || c == ',')
             .next()
@@ -19,6 +20,15 @@ pub fn gpu_pci(line: &str) -> Option<String> {
         rest = &rest[at + 3..];
     }
     None
+}
+
+/// [`gpu_pci`], or the address of a kernel line's `(PCI:0000:02:00)`.
+pub fn any_pci(line: &str) -> Option<String> {
+    gpu_pci(line).or_else(|| {
+        let at = line.find("PCI:")?;
+        let token = line[at..].split(|c: char| c.is_whitespace() || c == ')').next()?;
+        normalize_pci(token)
+    })
 }
 
 /// The rank, host and peer an NCCL or PyTorch distributed line names.

@@ -179,7 +179,7 @@ impl TextDiagnoser {
                     .any(|f| NVML_LABELS.contains(&f.label.as_str())) => {}
             Some(reason) => found.push(
                 labels::for_lost_reason(reason)
-                    .on_pci(line_detail::gpu_pci(line).as_deref())
+                    .on_pci(line_detail::any_pci(line).as_deref())
                     .with_evidence(line),
             ),
             None => {}
