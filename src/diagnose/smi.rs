@@ -24,8 +24,11 @@ pub struct Collector {
     table: Findings,
     /// The GPU block of the table being read.
     table_gpu: Option<TableGpu>,
-    /// GPU rows read in the table.
+    /// GPU rows (with a bus id) read in the table.
     table_gpus: usize,
+    /// GPUs whose block reads `ERR!` in most cells; `ERR!` is nvidia-smi's own, so these count
+    /// without the header.
+    table_lost: Findings,
     csv: CsvReader,
     query: QueryReader,
     xml: XmlReader,
@@ -49,10 +52,12 @@ impl Collector {
     /// read (a table with GPU rows, CSV rows, a `-q` GPU block or an XML report with GPUs).
     pub fn finish(mut self, out: &mut Findings) -> bool {
         self.flush_table_gpu();
-        let table_gpus = self.table_header_seen && self.table_gpus > 0;
+        // A GPU row with a bus id is nvidia-smi's own even in an excerpt without the header.
+        let table_gpus = self.table_gpus > 0;
         if self.table_header_seen {
             out.absorb(self.table);
         }
+        out.absorb(self.table_lost);
         let csv_gpus = self.csv.rows > 0;
         out.absorb(self.csv.out);
         let query_gpus = self.query.finish(out, &mut self.snapshot);
@@ -84,10 +89,11 @@ impl Collector {
             return;
         };
         self.flush_table_gpu();
-        self.table_gpus += 1;
+        let pci = bus.split_whitespace().next().and_then(normalize_pci);
+        self.table_gpus += usize::from(pci.is_some());
         self.table_gpu = Some(TableGpu {
             index,
-            pci: bus.split_whitespace().next().and_then(normalize_pci),
+            pci,
             errs,
             lines: vec![line.to_string()],
         });
@@ -112,7 +118,7 @@ impl Collector {
         for line in &gpu.lines {
             f.add_evidence(line);
         }
-        self.table.push(f);
+        self.table_lost.push(f);
     }
 }
 
@@ -283,4 +289,53 @@ fn csv_row(names: &[String], line: &str, out: &mut Findings, snapshot: &mut Snap
         );
     }
     gpu.is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GPU 14 of utkuozdemir/nvidia_gpu_exporter#393: one `ERR!` (the fan) on a working GPU.
+    const ONE_ERR: [&str; 3] = [
+        "|  14  NVIDIA RTX 4000 Ada Gene...    On  |   00000000:CC:00.0 Off |                  Off |",
+        "|ERR!   68C    P2             99W /  130W |       1MiB /  20475MiB |     93%      Default |",
+        "|                                         |                        |                  N/A |",
+    ];
+
+    fn read(lines: &[&str]) -> Collector {
+        let mut c = Collector::default();
+        for line in lines {
+            c.table_row(line);
+        }
+        c
+    }
+
+    #[test]
+    fn one_err_cell_is_a_working_gpu() {
+        let mut c = read(&ONE_ERR);
+        let gpu = c.table_gpu.as_ref().expect("block");
+        assert_eq!((gpu.index, gpu.errs), (14, 1));
+        assert_eq!(gpu.pci.as_deref(), Some("0000:cc:00"));
+        let mut out = Findings::default();
+        assert!(c.finish(&mut out), "a GPU row is evidence of a working GPU");
+        assert!(out.is_empty());
+    }
+
+    /// No public report shows a table whose every cell reads `ERR!` (see the fixtures README),
+    /// so the rule is checked on the count it keys on, with the real lines as evidence.
+    #[test]
+    fn err_in_most_cells_is_a_lost_gpu() {
+        let mut c = read(&ONE_ERR);
+        if let Some(gpu) = c.table_gpu.as_mut() {
+            gpu.errs = ERR_CELLS_LOST;
+        }
+        let mut out = Findings::default();
+        c.finish(&mut out);
+        let found = out.into_sorted();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].label, "gpu_lost");
+        assert_eq!(found[0].gpu, Some(14));
+        assert_eq!(found[0].pci.as_deref(), Some("0000:cc:00"));
+        assert_eq!(found[0].evidence.len(), 3);
+    }
 }
