@@ -349,10 +349,7 @@ fn kernel_lines_go_through_the_same_catalogue_as_pasted_text() {
     assert_eq!(got, ["gpu_init_failed", "nouveau_conflict", "pcie_aer"]);
     assert_eq!(find(&live, "gpu_init_failed").gpu, Some(0));
     assert_eq!(find(&live, "pcie_aer").gpu, Some(0));
-    assert_eq!(
-        find(&live, "pcie_aer").pci.as_deref(),
-        Some("0000:00:06")
-    );
+    assert_eq!(find(&live, "pcie_aer").pci.as_deref(), Some("0000:00:06"));
 
     let pasted = gpufleet::diagnose::diagnose_text(&lines.join("\n"));
     let strip = |fs: &[Finding]| {

@@ -56,7 +56,12 @@ fn every_healthy_h200_capture_gives_no_findings() {
             let path = entry.expect("entry").path();
             let text = std::fs::read_to_string(&path).expect("utf-8 capture");
             let d = diagnose(&text);
-            assert!(d.findings.is_empty(), "{}: {:#?}", path.display(), d.findings);
+            assert!(
+                d.findings.is_empty(),
+                "{}: {:#?}",
+                path.display(),
+                d.findings
+            );
             assert_ne!(d.verdict, Verdict::Findings);
             seen += 1;
         }
@@ -137,7 +142,10 @@ fn caused_by_previous_xid_raises_the_cause_too() {
     let xid45: Vec<&Finding> = findings.iter().filter(|f| f.label == "xid_45").collect();
     let mut pcis: Vec<&str> = xid45.iter().filter_map(|f| f.pci.as_deref()).collect();
     pcis.sort_unstable();
-    assert_eq!(pcis, ["0000:97:00", "0000:ba:00", "0000:dc:00", "0000:ed:00"]);
+    assert_eq!(
+        pcis,
+        ["0000:97:00", "0000:ba:00", "0000:dc:00", "0000:ed:00"]
+    );
     for f in &xid45 {
         let pci = f.pci.as_deref().expect("pci");
         assert!(f.evidence.iter().all(|l| l.contains(&pci[5..])), "{f:#?}");

@@ -58,7 +58,10 @@ fn driver_bring_up_failures_per_gpu() {
     let pcis: Vec<_> = d.findings.iter().map(|f| f.pci.as_deref()).collect();
     assert_eq!(pcis, [Some("0000:04:01"), Some("0000:04:02")]);
     assert_eq!(d.findings[0].evidence.len(), 4);
-    expect("kernel/rminitadapter_journal_vmware.txt", &["gpu_init_failed"]);
+    expect(
+        "kernel/rminitadapter_journal_vmware.txt",
+        &["gpu_init_failed"],
+    );
     let d = expect("kernel/rminitadapter_old_no_pci.txt", &["gpu_init_failed"]);
     assert_eq!(d.findings[0].pci, None);
     expect(
@@ -85,10 +88,7 @@ fn pcie_aer_on_a_gpu_but_not_on_other_devices() {
     let d = expect("kernel/aer_cant_recover.txt", &["pcie_aer_fatal"]);
     assert_eq!(d.findings[0].pci.as_deref(), Some("0000:03:00"));
     // Errors of the root port alone name no GPU: the lost GPU is the finding.
-    let d = expect(
-        "kernel/aer_port_then_xid79.txt",
-        &["xid_79", "gpu_lost"],
-    );
+    let d = expect("kernel/aer_port_then_xid79.txt", &["xid_79", "gpu_lost"]);
     assert_eq!(
         find(&d, "xid_79").uuid.as_deref(),
         Some("GPU-660d987e-5b28-3bf6-2a2d-1d5ecae7f6df")
@@ -111,7 +111,10 @@ fn cuda_runtime_errors_blame_the_code_unless_the_gpu_failed() {
     assert!(d.findings[0].action.contains("not the host"));
     expect("traceback/cuda_busy_unavailable.txt", &["cuda_device_busy"]);
     expect("traceback/cuda_busy_thc_46.txt", &["cuda_device_busy"]);
-    expect("traceback/cuda_launch_failure.txt", &["cuda_launch_failure"]);
+    expect(
+        "traceback/cuda_launch_failure.txt",
+        &["cuda_launch_failure"],
+    );
     expect(
         "traceback/cuda_802_bandwidth_test.txt",
         &["fabric_manager_not_ready"],
@@ -129,7 +132,11 @@ fn cuda_runtime_errors_blame_the_code_unless_the_gpu_failed() {
     assert_eq!(labels(&d), ["xid_79", "gpu_lost", "cuda_illegal_address"]);
     let cuda = find(&d, "cuda_illegal_address");
     assert_eq!(cuda.severity, Severity::Critical);
-    assert!(cuda.summary.contains("host is to blame"), "{}", cuda.summary);
+    assert!(
+        cuda.summary.contains("host is to blame"),
+        "{}",
+        cuda.summary
+    );
 }
 
 #[test]
@@ -145,7 +152,10 @@ fn nccl_failures_with_rank_host_and_likely_cause() {
     let d = expect("traceback/nccl_ib_completion_error.txt", &["nccl_network"]);
     assert_eq!(d.findings[0].peer.as_deref(), Some("10.0.35.1"));
     expect("traceback/nccl_remote_error.txt", &["nccl_network"]);
-    expect("traceback/nccl_unhandled_system_error.txt", &["nccl_system"]);
+    expect(
+        "traceback/nccl_unhandled_system_error.txt",
+        &["nccl_system"],
+    );
     // The family label stays for NCCL errors no finer label explains.
     expect("traceback/nccl_unhandled_cuda_error.txt", &["nccl_error"]);
 }

@@ -63,7 +63,6 @@ pub mod label {
     pub const GPU_INIT_FAILED_GFW_BOOT: &str = "gpu_init_failed_gfw_boot";
     pub const DRIVER_PROBE_FAILED: &str = "driver_probe_failed";
     pub const NOUVEAU_CONFLICT: &str = "nouveau_conflict";
-    pub const GSP_TIMEOUT: &str = "gsp_timeout";
     pub const PCIE_AER: &str = "pcie_aer";
     pub const PCIE_AER_FATAL: &str = "pcie_aer_fatal";
     pub const FABRIC_MANAGER: &str = "fabric_manager";
@@ -234,11 +233,7 @@ impl Findings {
     /// later, graver sighting is not hidden behind an earlier, milder one. Past
     /// [`MAX_FINDINGS`] distinct ones, a new one is dropped.
     pub fn push(&mut self, finding: Finding) {
-        let Some(existing) = self
-            .items
-            .iter_mut()
-            .find(|f| f.key_matches(&finding))
-        else {
+        let Some(existing) = self.items.iter_mut().find(|f| f.key_matches(&finding)) else {
             if self.items.len() < MAX_FINDINGS {
                 self.items.push(finding);
             }

@@ -93,7 +93,6 @@ fn is_gpu_fault(name: &str) -> bool {
         label::GPU_LOST,
         label::ECC_UNCORRECTABLE,
         label::PCIE_AER_FATAL,
-        label::GSP_TIMEOUT,
         "xid_48",
         "xid_74",
         "xid_79",

@@ -66,18 +66,6 @@ pub fn nouveau_conflict() -> Finding {
     .with_runbook(runbook::DRIVER_LOST)
 }
 
-pub fn gsp_timeout() -> Finding {
-    Finding::new(
-        label::GSP_TIMEOUT,
-        Severity::Critical,
-        "The GPU's system processor (GSP) stopped answering the driver; nvidia-smi and programs \
-         may hang.",
-        "Stop the jobs on this GPU and reboot the instance. If it recurs on this host, release it \
-         and rent another.",
-    )
-    .with_runbook(runbook::GPU_LOST)
-}
-
 pub fn pcie_aer(fatal: bool) -> Finding {
     if fatal {
         return Finding::new(

@@ -26,7 +26,9 @@ pub fn gpu_pci(line: &str) -> Option<String> {
 pub fn any_pci(line: &str) -> Option<String> {
     gpu_pci(line).or_else(|| {
         let at = line.find("PCI:")?;
-        let token = line[at..].split(|c: char| c.is_whitespace() || c == ')').next()?;
+        let token = line[at..]
+            .split(|c: char| c.is_whitespace() || c == ')')
+            .next()?;
         normalize_pci(token)
     })
 }
@@ -55,7 +57,9 @@ pub fn nccl(line: &str) -> NcclWho {
         // `gpu004:2200689:2200706 [3] misc/socket.cc:49 NCCL WARN ...`: the first word before
         // the device bracket, up to its first colon.
         let head = &line[..at];
-        let word = head.split_whitespace().find(|w| w.matches(':').count() >= 2)?;
+        let word = head
+            .split_whitespace()
+            .find(|w| w.matches(':').count() >= 2)?;
         let host = word.split(':').next()?.trim_start_matches('[');
         (!host.is_empty() && host.chars().all(is_host_char)).then(|| host.to_string())
     });
@@ -154,7 +158,8 @@ mod tests {
         let aer = aer(line).expect("aer");
         assert!(aer.nvidia && !aer.fatal);
         assert_eq!(aer.device.as_deref(), Some("0000:07:00"));
-        let line = "[  +0.000316] pcieport 0000:00:03.0: AER: Corrected error received: 0000:00:03.0";
+        let line =
+            "[  +0.000316] pcieport 0000:00:03.0: AER: Corrected error received: 0000:00:03.0";
         let aer = super::aer(line).expect("aer");
         assert!(!aer.nvidia);
         assert_eq!(aer.source.as_deref(), Some("0000:00:03"));

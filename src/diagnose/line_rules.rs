@@ -210,7 +210,10 @@ pub const LINE_RULES: &[Rule] = &[
         labels_host::gpu_init_failed_gfw_boot,
     ),
     rule(
-        &["probe routine was not called", "kernel driver in use: nouveau"],
+        &[
+            "probe routine was not called",
+            "kernel driver in use: nouveau",
+        ],
         labels_host::nouveau_conflict,
     ),
     rule(
@@ -347,8 +350,7 @@ mod tests {
     #[test]
     fn every_needle_fits_the_set_and_is_lower_case() {
         let count: usize = LINE_RULES.iter().map(|r| r.needles.len()).sum();
-        let others =
-            FAILURE_ANCHORS.len() + WORKING_GPU_NEEDLES.len() + 2 + SMI_NEEDLES.len();
+        let others = FAILURE_ANCHORS.len() + WORKING_GPU_NEEDLES.len() + 2 + SMI_NEEDLES.len();
         assert!(count + others <= crate::diagnose::needles::MAX_NEEDLES);
         for needle in LINE_RULES.iter().flat_map(|r| r.needles) {
             assert_eq!(*needle, needle.to_ascii_lowercase());

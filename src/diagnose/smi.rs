@@ -312,7 +312,7 @@ mod tests {
 
     #[test]
     fn one_err_cell_is_a_working_gpu() {
-        let mut c = read(&ONE_ERR);
+        let c = read(&ONE_ERR);
         let gpu = c.table_gpu.as_ref().expect("block");
         assert_eq!((gpu.index, gpu.errs), (14, 1));
         assert_eq!(gpu.pci.as_deref(), Some("0000:cc:00"));

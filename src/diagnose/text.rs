@@ -104,11 +104,14 @@ impl TextDiagnoser {
         self.kernel.finish(resolver, &mut out);
         out.absorb(self.lines);
         let smi_gpus = self.smi.finish(&mut out);
-        let known: HashSet<String> = out.items_mut().iter().filter_map(|f| f.pci.clone()).collect();
+        let known: HashSet<String> = out
+            .items_mut()
+            .iter()
+            .filter_map(|f| f.pci.clone())
+            .collect();
         let is_gpu = |pci: &Option<String>| {
-            pci.as_ref().is_some_and(|p| {
-                known.contains(p) || resolver.gpu_index(Some(p), None).is_some()
-            })
+            pci.as_ref()
+                .is_some_and(|p| known.contains(p) || resolver.gpu_index(Some(p), None).is_some())
         };
         for (line, aer) in &self.aer_pending {
             let pci = [&aer.source, &aer.device].into_iter().find(|p| is_gpu(p));
@@ -206,7 +209,10 @@ impl TextDiagnoser {
 /// and whom a program's error blames.
 fn settle(out: &mut Findings, resolver: &dyn GpuResolver) {
     let items = out.items_mut();
-    for f in items.iter_mut().filter(|f| f.gpu.is_none() && f.pci.is_some()) {
+    for f in items
+        .iter_mut()
+        .filter(|f| f.gpu.is_none() && f.pci.is_some())
+    {
         f.gpu = resolver.gpu_index(f.pci.as_deref(), f.uuid.as_deref());
     }
     let has = |items: &[Finding], name: &str| items.iter().any(|f| f.label == name);
