@@ -237,3 +237,21 @@ fn unrelated_text_is_unrecognised() {
         assert_eq!(d.exit_code(), 3);
     }
 }
+
+#[test]
+fn out_of_memory_says_who_holds_the_memory_when_the_process_list_is_there() {
+    let text = format!(
+        "{}{}",
+        read("traceback/torch_oom_new.txt"),
+        read("healthy/smi_load.txt")
+    );
+    let d = diagnose(&text);
+    let oom = find(&d, "oom");
+    assert!(
+        oom.evidence
+            .iter()
+            .any(|l| l == "GPU 0: pid 549 python3 holds 58352MiB"),
+        "{:#?}",
+        oom.evidence
+    );
+}

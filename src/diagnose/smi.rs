@@ -26,6 +26,8 @@ pub struct Collector {
     table_gpu: Option<TableGpu>,
     /// GPU rows (with a bus id) read in the table.
     table_gpus: usize,
+    /// The table's process rows, as `GPU 0: pid 549 python3 58352MiB`.
+    processes: Vec<String>,
     /// GPUs whose block reads `ERR!` in most cells; `ERR!` is nvidia-smi's own, so these count
     /// without the header.
     table_lost: Findings,
@@ -72,6 +74,10 @@ impl Collector {
         let line = line.trim();
         // GPU rows have three cells; process and MIG rows have one or four.
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        if let [row] = cells.as_slice() {
+            self.process_row(row);
+            return;
+        }
         let [first, bus, ecc] = cells.as_slice() else {
             return;
         };
@@ -106,6 +112,30 @@ impl Collector {
         }
     }
 
+    /// `0   N/A  N/A   549   C   python3   58352MiB`: GPU, GPU and compute instance, PID,
+    /// type, name, memory.
+    fn process_row(&mut self, row: &str) {
+        let words: Vec<&str> = row.split_whitespace().collect();
+        let [gpu, _, _, pid, _, name @ .., memory] = words.as_slice() else {
+            return;
+        };
+        let numeric = |w: &str| w.parse::<u64>().is_ok();
+        if !numeric(gpu) || !numeric(pid) || !memory.ends_with("MiB") || name.is_empty() {
+            return;
+        }
+        if self.processes.len() < MAX_PROCESSES {
+            self.processes.push(format!(
+                "GPU {gpu}: pid {pid} {} holds {memory}",
+                name.join(" ")
+            ));
+        }
+    }
+
+    /// The process rows of the table read so far.
+    pub fn take_processes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.processes)
+    }
+
     fn flush_table_gpu(&mut self) {
         let Some(gpu) = self.table_gpu.take() else {
             return;
@@ -126,6 +156,9 @@ impl Collector {
 /// prints `ERR!` for a single field it cannot read on a working GPU (a fan sensor, the power
 /// reading); a GPU whose every reading fails shows it in most cells.
 const ERR_CELLS_LOST: usize = 4;
+
+/// Process rows kept from one paste.
+const MAX_PROCESSES: usize = 16;
 
 /// One GPU's block in the table, read until the next GPU row.
 struct TableGpu {

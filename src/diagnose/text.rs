@@ -99,11 +99,18 @@ impl TextDiagnoser {
     }
 
     /// The diagnosis; `resolver` turns PCI addresses into the host's GPU indexes.
-    pub fn finish_with(self, resolver: &dyn GpuResolver) -> Diagnosis {
+    pub fn finish_with(mut self, resolver: &dyn GpuResolver) -> Diagnosis {
         let mut out = Findings::default();
         self.kernel.finish(resolver, &mut out);
         out.absorb(self.lines);
+        let processes = self.smi.take_processes();
         let smi_gpus = self.smi.finish(&mut out);
+        // Out of memory with nvidia-smi's process list in the same paste: who holds the memory.
+        for f in out.items_mut().iter_mut().filter(|f| f.label == label::OOM) {
+            for p in &processes {
+                f.add_evidence(p);
+            }
+        }
         let known: HashSet<String> = out
             .items_mut()
             .iter()
