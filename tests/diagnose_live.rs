@@ -223,6 +223,19 @@ fn a_lost_link_is_gpu_lost_with_the_raw_text() {
     assert_eq!(labels(&findings), vec!["gpu_lost"]);
     assert_eq!(findings[0].evidence, vec![raw]);
     assert_eq!(findings[0].runbook.as_deref(), Some("gpu-lost"));
+    // The GPU the text names, through the same matcher as pasted text.
+    assert_eq!(findings[0].pci.as_deref(), Some("0000:00:06"));
+    assert_eq!(findings[0].gpu, Some(0));
+
+    // nvidia-smi's text in a container that lost its device nodes: the finer label, as in
+    // `gpufleet diagnose` (smi/nvml_init_unknown_error.txt).
+    let mut h = host();
+    h.apply(HostEvent::Lost {
+        at_ms: at(1),
+        reason: LostReason::Other,
+        raw: "Failed to initialize NVML: Unknown Error".to_string(),
+    });
+    assert_eq!(labels(&findings_at(&h, 2)), vec!["nvml_error_unknown"]);
 
     let mut h = host();
     h.apply(HostEvent::Lost {

@@ -73,6 +73,23 @@ pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<F
 fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
     if let Link::Lost { reason, raw, .. } = &host.link {
         let mut f = labels::for_lost_reason(*reason);
+        // The same catalogue as pasted text: a finer label of the same family (nvml_error ->
+        // nvml_error_unknown) and the GPU the text names.
+        let mut text = TextDiagnoser::default();
+        for line in raw.lines() {
+            text.line(line);
+        }
+        let finer = text
+            .finish_with(&HostResolver(host))
+            .findings
+            .into_iter()
+            .find(|t| t.label.starts_with(f.label.as_str()));
+        if let Some(t) = finer {
+            f = Finding {
+                evidence: Vec::new(),
+                ..t
+            };
+        }
         for line in raw.lines() {
             f.add_evidence(line);
         }
