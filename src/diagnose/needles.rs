@@ -13,8 +13,11 @@ pub struct NeedleSet {
     needles: Vec<&'static [u8]>,
     /// For each byte, the needles that start with it.
     by_first: [u128; 256],
-    /// Each needle's second byte (none for one-byte needles), compared before the rest.
-    second: Vec<Option<u8>>,
+    /// For each byte, the needles whose second byte it is, plus every one-byte needle: a
+    /// position is a candidate for a needle only where both of its first two bytes agree.
+    by_second: [u128; 256],
+    /// The one-byte needles, the only candidates at a haystack's last byte.
+    short: u128,
 }
 
 impl NeedleSet {
@@ -22,21 +25,35 @@ impl NeedleSet {
     /// match.
     pub fn new(needles: &[&'static str]) -> Self {
         let mut by_first = [0u128; 256];
+        let mut by_second = [0u128; 256];
+        let mut short = 0u128;
         let needles: Vec<&'static [u8]> = needles
             .iter()
             .take(MAX_NEEDLES)
             .map(|n| n.as_bytes())
             .collect();
         for (i, needle) in needles.iter().enumerate() {
-            if let Some(&first) = needle.first() {
-                by_first[usize::from(first)] |= 1 << i;
+            let bit = 1u128 << i;
+            match needle {
+                [] => {}
+                [first] => {
+                    by_first[usize::from(*first)] |= bit;
+                    short |= bit;
+                    for entry in &mut by_second {
+                        *entry |= bit;
+                    }
+                }
+                [first, second, ..] => {
+                    by_first[usize::from(*first)] |= bit;
+                    by_second[usize::from(*second)] |= bit;
+                }
             }
         }
-        let second = needles.iter().map(|n| n.get(1).copied()).collect();
         Self {
             needles,
             by_first,
-            second,
+            by_second,
+            short,
         }
     }
 
@@ -44,19 +61,20 @@ impl NeedleSet {
     /// the haystack first for a case-blind match).
     pub fn find(&self, haystack: &[u8]) -> u128 {
         let mut found = 0u128;
-        for (at, &byte) in haystack.iter().enumerate() {
-            let mut candidates = self.by_first[usize::from(byte)] & !found;
-            if candidates == 0 {
+        for at in 0..haystack.len() {
+            let first = self.by_first[usize::from(haystack[at])];
+            if first == 0 {
                 continue;
             }
-            let rest = &haystack[at..];
-            // Most candidates fail on the second byte: compare it inline before the rest.
-            let next = rest.get(1).copied();
+            let second = match haystack.get(at + 1) {
+                Some(&b) => self.by_second[usize::from(b)],
+                None => self.short,
+            };
+            let mut candidates = first & second & !found;
             while candidates != 0 {
                 let i = candidates.trailing_zeros() as usize;
                 candidates &= candidates - 1;
-                let second_ok = self.second[i].is_none_or(|b| next == Some(b));
-                if second_ok && rest.starts_with(self.needles[i]) {
+                if haystack[at..].starts_with(self.needles[i]) {
                     found |= 1 << i;
                 }
             }
