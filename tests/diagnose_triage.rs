@@ -255,3 +255,14 @@ fn out_of_memory_says_who_holds_the_memory_when_the_process_list_is_there() {
         oom.evidence
     );
 }
+
+#[test]
+fn nvswitch_sxids_by_their_own_fatal_or_non_fatal_word() {
+    let d = expect("kernel/nvswitch_sxid_nonfatal.txt", &["nvswitch_sxid"]);
+    let f = &d.findings[0];
+    assert_eq!(f.severity, Severity::Info);
+    // Only the lines that say Non-fatal are its evidence; the Data and Severity lines of the
+    // same event are not.
+    assert_eq!(f.evidence.len(), 2);
+    assert!(f.evidence.iter().all(|l| l.contains("Non-fatal")));
+}

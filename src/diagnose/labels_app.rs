@@ -93,6 +93,7 @@ fn is_gpu_fault(name: &str) -> bool {
         label::GPU_LOST,
         label::ECC_UNCORRECTABLE,
         label::PCIE_AER_FATAL,
+        label::NVSWITCH_SXID_FATAL,
         "xid_48",
         "xid_74",
         "xid_79",

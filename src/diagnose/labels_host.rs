@@ -133,3 +133,26 @@ pub fn container_no_gpu_runtime() -> Finding {
          restart docker), or ask the provider for an image where containers get GPUs.",
     )
 }
+
+pub fn nvswitch_sxid_nonfatal() -> Finding {
+    Finding::new(
+        label::NVSWITCH_SXID,
+        Severity::Info,
+        "An NVSwitch (the NVLink fabric of HGX machines) reported a non-fatal error (SXid); \
+         NVLink traffic goes on.",
+        "Nothing to do while jobs run normally; if they repeat or jobs hang in NVLink \
+         collectives, report the host to the provider with these lines.",
+    )
+}
+
+pub fn nvswitch_sxid_fatal() -> Finding {
+    Finding::new(
+        label::NVSWITCH_SXID_FATAL,
+        Severity::Critical,
+        "An NVSwitch reported a fatal error (SXid): NVLink traffic through it stalls, and the \
+         GPUs' jobs abort (usually with Xid 45).",
+        "Reboot the instance to reset the GPUs and NVSwitches; if it recurs, release the host \
+         and rent another, giving the provider these lines.",
+    )
+    .with_runbook(runbook::GPU_LOST)
+}

@@ -20,6 +20,8 @@ pub enum Detail {
     Aer,
     /// Only when the line also says the service failed.
     Failed,
+    /// An NVSwitch SXid: only its `Fatal` / `Non-fatal` line, which says which it is.
+    Sxid,
 }
 
 /// Lower-case phrases and the finding they mean. Every rule is tried on every line, so one
@@ -224,6 +226,11 @@ pub const LINE_RULES: &[Rule] = &[
         labels_host::driver_probe_failed,
     ),
     with(&["pcie bus error", "aer:"], aer_corrected, Detail::Aer),
+    with(
+        &["sxid ("],
+        labels_host::nvswitch_sxid_nonfatal,
+        Detail::Sxid,
+    ),
     // Containers.
     rule(
         &["could not select device driver"],

@@ -149,6 +149,11 @@ impl TextDiagnoser {
                 Detail::Pci => f = f.on_pci(line_detail::gpu_pci(line).as_deref()),
                 Detail::Failed if !lower.contains("fail") => continue,
                 Detail::Failed => {}
+                Detail::Sxid if lower.contains(", non-fatal,") => {}
+                Detail::Sxid if lower.contains(", fatal,") => {
+                    f = labels_host::nvswitch_sxid_fatal().with_evidence(line);
+                }
+                Detail::Sxid => continue,
                 Detail::Nccl => {
                     let who = line_detail::nccl(line);
                     f.rank = who.rank;
