@@ -71,6 +71,13 @@ fn driver_bring_up_failures_per_gpu() {
 }
 
 #[test]
+fn gsp_heartbeat_and_rpc_timeouts() {
+    let d = expect("kernel/gsp_timeout_heartbeat.txt", &["gsp_timeout"]);
+    assert_eq!(d.findings[0].evidence.len(), 3);
+    assert_eq!(d.findings[0].runbook.as_deref(), Some("gpu-lost"));
+}
+
+#[test]
 fn nouveau_and_probe_failures() {
     let d = expect("kernel/nouveau_probe_not_called.txt", &["nouveau_conflict"]);
     assert!(d.findings[0].action.contains("blacklist nouveau"));

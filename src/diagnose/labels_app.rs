@@ -94,6 +94,7 @@ fn is_gpu_fault(name: &str) -> bool {
         label::ECC_UNCORRECTABLE,
         label::PCIE_AER_FATAL,
         label::NVSWITCH_SXID_FATAL,
+        label::GSP_TIMEOUT,
         "xid_48",
         "xid_74",
         "xid_79",

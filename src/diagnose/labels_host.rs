@@ -156,3 +156,15 @@ pub fn nvswitch_sxid_fatal() -> Finding {
     )
     .with_runbook(runbook::GPU_LOST)
 }
+
+pub fn gsp_timeout() -> Finding {
+    Finding::new(
+        label::GSP_TIMEOUT,
+        Severity::Critical,
+        "The GPU's system processor (GSP) stopped answering the driver (heartbeat or RPC \
+         timeout); nvidia-smi and programs may hang.",
+        "Stop the jobs on this GPU and reboot the instance. If it recurs on this host, release \
+         it and rent another, giving the provider these kernel lines.",
+    )
+    .with_runbook(runbook::GPU_LOST)
+}

@@ -208,6 +208,10 @@ pub const LINE_RULES: &[Rule] = &[
         labels_host::gpu_init_failed_gsp,
     ),
     rule(
+        &["_kgsplogrpctimeout", "_kgspisheartbeattimedout"],
+        labels_host::gsp_timeout,
+    ),
+    rule(
         &["failed to wait for gfw_boot", "failed to wait for gfw boot"],
         labels_host::gpu_init_failed_gfw_boot,
     ),
