@@ -136,12 +136,16 @@ pub enum CliCommand {
     /// Findings from pasted text: nvidia-smi output, dmesg/journal lines, Python tracebacks.
     /// Read as a stream (bytes that are not UTF-8 become U+FFFD; only the first 64 KiB of a line
     /// and the first 1 GiB of input are read, and the report says so).
-    /// Exit 0 healthy, 1 something found, 2 bad input (empty or unreadable).
+    /// Says healthy (only with evidence of working GPUs: an nvidia-smi report, `nvidia-smi -L`),
+    /// findings (most severe and root causes first), or nothing recognised (with a hint of what
+    /// to paste). Exit 0 healthy, 1 findings, 2 bad input (empty or unreadable), 3 nothing
+    /// recognised.
     Diagnose {
         /// The file to read; `-` or nothing reads standard input.
         #[arg(value_name = "FILE")]
         file: Option<PathBuf>,
-        /// Print JSON (`{"findings":[...]}`) instead of text.
+        /// Print JSON (`{"verdict":"healthy"|"findings"|"unrecognised","findings":[...]}`)
+        /// instead of text.
         #[arg(long)]
         json: bool,
     },

@@ -74,7 +74,8 @@ fn console_needs_a_terminal() -> Option<ExitCode> {
     Some(ExitCode::from(2))
 }
 
-/// `gpufleet diagnose [FILE|-] [--json]`: exit 0 healthy, 1 findings, 2 bad input. The input
+/// `gpufleet diagnose [FILE|-] [--json]`: exit 0 healthy, 1 findings, 2 bad input, 3 nothing
+/// recognised (no fault and no sign of a working GPU either). The input
 /// is read as a stream (bounded memory, at most `diagnose::input::MAX_INPUT_BYTES`); what was
 /// not read in full is said on stderr and in the report.
 fn diagnose(file: Option<&std::path::Path>, json: bool) -> ExitCode {
@@ -100,18 +101,16 @@ fn diagnose(file: Option<&std::path::Path>, json: bool) -> ExitCode {
     for note in &notes {
         eprintln!("gpufleet diagnose: {note}");
     }
+    let diagnosis = report.diagnosis();
     if json {
-        println!(
-            "{}",
-            diagnose::render_json_with_notes(&report.findings, &notes)
-        );
+        println!("{}", diagnose::render_json(&diagnosis, &notes));
     } else {
-        print!("{}", diagnose::render_text(&report.findings));
+        print!("{}", diagnose::render_text(&diagnosis));
         for note in &notes {
             println!("note: {note}");
         }
     }
-    ExitCode::from(diagnose::exit_code(&report.findings))
+    ExitCode::from(diagnosis.exit_code())
 }
 
 /// `gpufleet check NAME | --local`: progress on stderr, the report on stdout, exit 0/1/2/3.

@@ -2,7 +2,7 @@
 //! taken on a healthy GPU host) must diagnose as healthy. Ignored by default because it needs
 //! such a host; run with `cargo test --test diagnose_device -- --ignored`.
 
-use gpufleet::diagnose::{decode_input, diagnose_text, render_text};
+use gpufleet::diagnose::{decode_input, diagnose, render_text};
 
 #[test]
 #[ignore = "needs GPUFLEET_DIAGNOSE_DIR with captures from a healthy GPU host"]
@@ -17,9 +17,9 @@ fn captures_from_a_healthy_host_give_no_findings() {
             continue;
         };
         read += 1;
-        let findings = diagnose_text(&text);
-        println!("{}: {}", path.display(), render_text(&findings).trim_end());
-        if !findings.is_empty() {
+        let d = diagnose(&text);
+        println!("{}: {}", path.display(), render_text(&d).trim_end());
+        if !d.findings.is_empty() {
             failures.push(path.display().to_string());
         }
     }

@@ -223,6 +223,19 @@ fn a_lost_link_is_gpu_lost_with_the_raw_text() {
     assert_eq!(labels(&findings), vec!["gpu_lost"]);
     assert_eq!(findings[0].evidence, vec![raw]);
     assert_eq!(findings[0].runbook.as_deref(), Some("gpu-lost"));
+    // The GPU the text names, through the same matcher as pasted text.
+    assert_eq!(findings[0].pci.as_deref(), Some("0000:00:06"));
+    assert_eq!(findings[0].gpu, Some(0));
+
+    // nvidia-smi's text in a container that lost its device nodes: the finer label, as in
+    // `gpufleet diagnose` (smi/nvml_init_unknown_error.txt).
+    let mut h = host();
+    h.apply(HostEvent::Lost {
+        at_ms: at(1),
+        reason: LostReason::Other,
+        raw: "Failed to initialize NVML: Unknown Error".to_string(),
+    });
+    assert_eq!(labels(&findings_at(&h, 2)), vec!["nvml_error_unknown"]);
 
     let mut h = host();
     h.apply(HostEvent::Lost {
@@ -325,4 +338,40 @@ fn data_older_than_two_intervals_on_a_down_link_is_stale() {
         findings[0].evidence,
         vec!["last sample 16 s ago (link down: connection reset)"]
     );
+}
+
+/// Kernel lines of the layouts in `kernel/rminitadapter_journal_vmware.txt`,
+/// `kernel/aer_nvidia_correctable.txt` and `kernel/nouveau_probe_not_called.txt`, with the
+/// H200's bus id: the console raises what `gpufleet diagnose` raises for the same lines (one
+/// matcher), and maps the PCI address to the GPU's index.
+#[test]
+fn kernel_lines_go_through_the_same_catalogue_as_pasted_text() {
+    let lines = [
+        "Feb 09 15:47:06 debian kernel: NVRM: GPU 0000:00:06.0: RmInitAdapter failed! (0x26:0x56:1463)",
+        "[68185.875295] nvidia 0000:00:06.0: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)",
+        "[ 9687.215135] NVRM: The NVIDIA probe routine was not called for 1 device(s).",
+    ];
+    let mut h = host();
+    feed(&mut h, 0, 13, |_, _| {});
+    for (i, line) in lines.iter().enumerate() {
+        kernel(&mut h, 10 + i as u64, line);
+    }
+    let live = findings_at(&h, 12);
+    let mut got = labels(&live);
+    got.sort_unstable();
+    assert_eq!(got, ["gpu_init_failed", "nouveau_conflict", "pcie_aer"]);
+    assert_eq!(find(&live, "gpu_init_failed").gpu, Some(0));
+    assert_eq!(find(&live, "pcie_aer").gpu, Some(0));
+    assert_eq!(find(&live, "pcie_aer").pci.as_deref(), Some("0000:00:06"));
+
+    let pasted = gpufleet::diagnose::diagnose_text(&lines.join("\n"));
+    let strip = |fs: &[Finding]| {
+        let mut v: Vec<(String, Option<String>, String)> = fs
+            .iter()
+            .map(|f| (f.label.clone(), f.pci.clone(), f.summary.clone()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(strip(&live), strip(&pasted));
 }

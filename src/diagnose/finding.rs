@@ -56,6 +56,40 @@ pub mod label {
     pub const NCCL_ERROR: &str = "nccl_error";
     pub const IDLE_BILLING: &str = "idle_billing";
     pub const STALE: &str = "stale";
+    // Finer labels keep their family's name as a prefix; new kinds have their own name.
+    pub const NVML_ERROR_UNKNOWN: &str = "nvml_error_unknown";
+    pub const GPU_INIT_FAILED: &str = "gpu_init_failed";
+    pub const GPU_INIT_FAILED_GSP: &str = "gpu_init_failed_gsp";
+    pub const GPU_INIT_FAILED_GFW_BOOT: &str = "gpu_init_failed_gfw_boot";
+    pub const DRIVER_PROBE_FAILED: &str = "driver_probe_failed";
+    pub const NOUVEAU_CONFLICT: &str = "nouveau_conflict";
+    pub const PCIE_AER: &str = "pcie_aer";
+    pub const PCIE_AER_FATAL: &str = "pcie_aer_fatal";
+    pub const FABRIC_MANAGER: &str = "fabric_manager";
+    pub const FABRIC_MANAGER_NOT_READY: &str = "fabric_manager_not_ready";
+    pub const CONTAINER_NO_GPU_RUNTIME: &str = "container_no_gpu_runtime";
+    pub const GSP_TIMEOUT: &str = "gsp_timeout";
+    pub const NVSWITCH_SXID: &str = "nvswitch_sxid";
+    pub const NVSWITCH_SXID_FATAL: &str = "nvswitch_sxid_fatal";
+    pub const CUDA_ILLEGAL_ADDRESS: &str = "cuda_illegal_address";
+    pub const CUDA_DEVICE_ASSERT: &str = "cuda_device_assert";
+    pub const CUDA_DEVICE_BUSY: &str = "cuda_device_busy";
+    pub const CUDA_LAUNCH_FAILURE: &str = "cuda_launch_failure";
+    pub const NCCL_TIMEOUT: &str = "nccl_timeout";
+    pub const NCCL_NETWORK: &str = "nccl_network";
+    pub const NCCL_SYSTEM: &str = "nccl_system";
+}
+
+/// What a multi-GPU (NCCL) failure most likely comes from, as far as the text shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// Sockets, InfiniBand or a peer host that went away.
+    Network,
+    /// A GPU fault (lost GPU, uncorrectable memory error, fatal Xid) in the same text.
+    PeerGpu,
+    /// Nothing on the host explains it: a hang, desync or bug in the program.
+    Code,
 }
 
 /// `xid_79` for Xid 79.
@@ -84,6 +118,24 @@ pub struct Finding {
     /// The GPU index, when the finding belongs to one GPU and its index is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<u32>,
+    /// The GPU's PCI address (`0000:3b:00`, as kernel lines print it), when the text names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pci: Option<String>,
+    /// The GPU's UUID, when the text ties one to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// NCCL: the rank that reported it, when the text names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    /// NCCL: the host that reported it, or the peer it lost, when the text names them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// NCCL: the peer host the connection to was lost, when the text names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer: Option<String>,
+    /// NCCL: whether the cause looks like the network, a peer's GPU or the code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
 }
 
 impl Finding {
@@ -101,6 +153,12 @@ impl Finding {
             action: action.into(),
             runbook: None,
             gpu: None,
+            pci: None,
+            uuid: None,
+            rank: None,
+            host: None,
+            peer: None,
+            cause: None,
         }
     }
 
@@ -111,6 +169,12 @@ impl Finding {
 
     pub fn on_gpu(mut self, gpu: Option<u32>) -> Self {
         self.gpu = gpu;
+        self
+    }
+
+    /// Sets the PCI address (any form [`crate::diagnose::kernel::normalize_pci`] reads).
+    pub fn on_pci(mut self, pci: Option<&str>) -> Self {
+        self.pci = pci.and_then(crate::diagnose::kernel::normalize_pci);
         self
     }
 
@@ -125,8 +189,8 @@ impl Finding {
         push_evidence(&mut self.evidence, line);
     }
 
-    fn key_matches(&self, label: &str, gpu: Option<u32>) -> bool {
-        self.label == label && self.gpu == gpu
+    fn key_matches(&self, other: &Finding) -> bool {
+        self.label == other.label && self.gpu == other.gpu && self.pci == other.pci
     }
 }
 
@@ -159,7 +223,8 @@ fn shorten(line: &str) -> String {
 /// a quadratic merge.
 pub const MAX_FINDINGS: usize = 256;
 
-/// Collects findings so that each (label, GPU) appears once, with the evidence of every sighting.
+/// Collects findings so that each (label, GPU index, PCI address) appears once, with the evidence
+/// of every sighting.
 #[derive(Debug, Default)]
 pub struct Findings {
     items: Vec<Finding>,
@@ -171,11 +236,7 @@ impl Findings {
     /// later, graver sighting is not hidden behind an earlier, milder one. Past
     /// [`MAX_FINDINGS`] distinct ones, a new one is dropped.
     pub fn push(&mut self, finding: Finding) {
-        let Some(existing) = self
-            .items
-            .iter_mut()
-            .find(|f| f.key_matches(&finding.label, finding.gpu))
-        else {
+        let Some(existing) = self.items.iter_mut().find(|f| f.key_matches(&finding)) else {
             if self.items.len() < MAX_FINDINGS {
                 self.items.push(finding);
             }
@@ -190,6 +251,10 @@ impl Findings {
         for line in &finding.evidence {
             existing.add_evidence(line);
         }
+        existing.uuid = existing.uuid.take().or(finding.uuid);
+        existing.rank = existing.rank.or(finding.rank);
+        existing.host = existing.host.take().or(finding.host);
+        existing.peer = existing.peer.take().or(finding.peer);
     }
 
     pub fn extend(&mut self, findings: impl IntoIterator<Item = Finding>) {
@@ -212,9 +277,20 @@ impl Findings {
         self.items.iter().any(|f| f.label == label)
     }
 
-    /// The findings, most severe first; ties keep the order they were first seen in.
+    pub fn items_mut(&mut self) -> &mut Vec<Finding> {
+        &mut self.items
+    }
+
+    /// The findings, most severe first; within a severity, root causes before what they cause
+    /// ([`crate::diagnose::order::tier`]: the bus and bring-up, then the GPU, then the program,
+    /// then NCCL); ties keep the order they were first seen in.
     pub fn into_sorted(mut self) -> Vec<Finding> {
-        self.items.sort_by_key(|f| std::cmp::Reverse(f.severity));
+        self.items.sort_by_key(|f| {
+            (
+                std::cmp::Reverse(f.severity),
+                crate::diagnose::order::tier(&f.label),
+            )
+        });
         self.items
     }
 }

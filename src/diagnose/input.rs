@@ -6,7 +6,9 @@ use std::io::{BufRead, BufReader, Read};
 
 use crate::diagnose::InputError;
 use crate::diagnose::finding::Finding;
+use crate::diagnose::kernel::NoResolver;
 use crate::diagnose::text::TextDiagnoser;
+use crate::diagnose::verdict::Verdict;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -36,6 +38,7 @@ impl Default for ReadLimits {
 /// The findings and what was left unread or cut.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InputReport {
+    pub verdict: Verdict,
     pub findings: Vec<Finding>,
     /// Bytes read.
     pub read_bytes: u64,
@@ -48,6 +51,15 @@ pub struct InputReport {
 }
 
 impl InputReport {
+    /// The verdict and findings, for [`crate::diagnose::render_text`] and
+    /// [`crate::diagnose::render_json`].
+    pub fn diagnosis(&self) -> crate::diagnose::Diagnosis {
+        crate::diagnose::Diagnosis {
+            verdict: self.verdict,
+            findings: self.findings.clone(),
+        }
+    }
+
     /// Sentences for the report and stderr about what was not read in full; none for ordinary
     /// input.
     pub fn notes(&self, limits: &ReadLimits) -> Vec<String> {
@@ -77,6 +89,7 @@ pub fn diagnose_reader(input: impl Read, limits: &ReadLimits) -> Result<InputRep
     let mut diagnoser = TextDiagnoser::default();
     let mut line: Vec<u8> = Vec::new();
     let mut report = InputReport {
+        verdict: Verdict::Unrecognised,
         findings: Vec::new(),
         read_bytes: 0,
         cut_lines: 0,
@@ -147,7 +160,9 @@ pub fn diagnose_reader(input: impl Read, limits: &ReadLimits) -> Result<InputRep
     if !any_text {
         return Err(InputError::Empty);
     }
-    report.findings = diagnoser.finish();
+    let diagnosis = diagnoser.finish_with(&NoResolver);
+    report.verdict = diagnosis.verdict;
+    report.findings = diagnosis.findings;
     Ok(report)
 }
 

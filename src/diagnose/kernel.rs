@@ -272,6 +272,7 @@ impl Collector {
                 KernelEvent::GpuUuid { .. } | KernelEvent::GpuMention { .. } => continue,
             };
             let gpu = gpu_of(pci);
+            let uuid = pci.as_ref().and_then(|p| self.uuids.get(p)).cloned();
             let verdict = self.recovery.get(pci).or_else(|| self.recovery.get(&None));
             for mut finding in found.drain(..) {
                 match verdict {
@@ -284,7 +285,10 @@ impl Collector {
                     Some(action) => action.apply_to(&mut finding),
                     None => {}
                 }
-                out.push(finding.on_gpu(gpu));
+                let mut finding = finding.on_gpu(gpu);
+                finding.pci.clone_from(pci);
+                finding.uuid.clone_from(&uuid);
+                out.push(finding);
             }
         }
         self.events.clear();

@@ -16,7 +16,8 @@
 //! - Kernel-line findings count lines of the last `kernel_minutes`.
 
 use crate::diagnose::finding::{Finding, Findings};
-use crate::diagnose::kernel::{self, GpuResolver, normalize_pci};
+use crate::diagnose::kernel::{GpuResolver, normalize_pci};
+use crate::diagnose::text::TextDiagnoser;
 use crate::diagnose::{labels, rules};
 use crate::fleet::history::HistoryPoint;
 use crate::fleet::host::{GpuState, HostState, HostStatus, Link};
@@ -72,6 +73,23 @@ pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<F
 fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
     if let Link::Lost { reason, raw, .. } = &host.link {
         let mut f = labels::for_lost_reason(*reason);
+        // The same catalogue as pasted text: a finer label of the same family (nvml_error ->
+        // nvml_error_unknown) and the GPU the text names.
+        let mut text = TextDiagnoser::default();
+        for line in raw.lines() {
+            text.line(line);
+        }
+        let finer = text
+            .finish_with(&HostResolver(host))
+            .findings
+            .into_iter()
+            .find(|t| t.label.starts_with(f.label.as_str()));
+        if let Some(t) = finer {
+            f = Finding {
+                evidence: Vec::new(),
+                ..t
+            };
+        }
         for line in raw.lines() {
             f.add_evidence(line);
         }
@@ -120,14 +138,15 @@ impl GpuResolver for HostResolver<'_> {
     }
 }
 
+/// The recent kernel lines go through the same matcher as pasted text ([`TextDiagnoser`]), so
+/// the console and `gpufleet diagnose` raise the same findings for the same lines.
 fn kernel_lines(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
     let since = now_ms.saturating_sub(opts.kernel_minutes * 60_000);
-    let recent = host
-        .kernel_lines
-        .iter()
-        .filter(|(at, _)| *at >= since)
-        .map(|(_, line)| line.as_str());
-    kernel::collect(recent, &HostResolver(host), out);
+    let mut diagnoser = TextDiagnoser::default();
+    for (_, line) in host.kernel_lines.iter().filter(|(at, _)| *at >= since) {
+        diagnoser.line(line);
+    }
+    out.extend(diagnoser.finish_with(&HostResolver(host)).findings);
 }
 
 /// Points of one GPU from `since_ms` to `now_ms`, each with the time it stands for: the gap

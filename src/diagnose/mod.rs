@@ -3,14 +3,21 @@
 //!
 //! Each finding has a stable label (`gpu_lost`, `xid_79`, `power_throttle`, ...), a severity,
 //! the evidence that raised it, what it means, what to do on a rented host, and the runbook
-//! that walks the fix.
+//! that walks the fix. A finer label keeps its family's name as a prefix (`nccl_timeout`,
+//! `gpu_init_failed_gsp`), so scripts matching a family by prefix keep working. A pasted text
+//! gets a [`Verdict`]: healthy only with positive evidence of working GPUs.
 
 pub mod finding;
 pub mod input;
 pub mod kernel;
 pub mod labels;
+pub mod labels_app;
+pub mod labels_host;
+mod line_detail;
+pub mod line_rules;
 pub mod live;
 mod needles;
+pub mod order;
 pub mod recovery;
 pub mod render;
 pub mod rules;
@@ -18,20 +25,21 @@ mod smi;
 mod smi_query;
 mod smi_reading;
 pub mod text;
+pub mod verdict;
 pub mod xid;
 
 use std::borrow::Cow;
 
 use thiserror::Error;
 
-pub use finding::{Finding, Findings, Severity};
+pub use finding::{Cause, Finding, Findings, Severity};
 pub use input::{InputReport, ReadLimits, diagnose_reader};
 pub use live::{LiveOptions, live_findings};
-pub use render::{
-    EXIT_BAD_INPUT, EXIT_FOUND, EXIT_HEALTHY, exit_code, render_json, render_json_with_notes,
-    render_text,
+pub use render::{render_json, render_text};
+pub use text::{TextDiagnoser, diagnose, diagnose_text};
+pub use verdict::{
+    Diagnosis, EXIT_BAD_INPUT, EXIT_FOUND, EXIT_HEALTHY, EXIT_UNRECOGNISED, Verdict,
 };
-pub use text::{TextDiagnoser, diagnose_text};
 
 /// Why pasted input cannot be diagnosed (the caller exits with [`EXIT_BAD_INPUT`]).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -1,40 +1,80 @@
-//! Findings as text for people and as JSON for scripts, and the exit status they map to.
+//! A diagnosis as text for people and as JSON for scripts.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::diagnose::finding::Finding;
+use crate::diagnose::finding::{Cause, Finding};
+use crate::diagnose::verdict::{Diagnosis, HINT, Verdict};
 
-/// Exit status when nothing was found.
-pub const EXIT_HEALTHY: u8 = 0;
-/// Exit status when anything was found.
-pub const EXIT_FOUND: u8 = 1;
-/// Exit status for input that could not be read (empty, unreadable, not UTF-8); the caller's.
-pub const EXIT_BAD_INPUT: u8 = 2;
+/// The words shown for a healthy verdict.
+pub const HEALTHY: &str = "healthy: the GPUs shown work and nothing is wrong with them";
 
-/// The words shown when there is nothing to report.
-pub const HEALTHY: &str = "healthy: no findings";
-
-/// A human-readable report, most severe first; [`HEALTHY`] when there are no findings.
-pub fn render_text(findings: &[Finding]) -> String {
-    if findings.is_empty() {
-        return format!("{HEALTHY}\n");
+fn cause_words(cause: Cause) -> &'static str {
+    match cause {
+        Cause::Network => "the network",
+        Cause::PeerGpu => "a GPU fault",
+        Cause::Code => "the code",
     }
+}
+
+/// Which GPU, rank or host a finding is about, as ` (GPU 0, 0000:3b:00)`; empty when unknown.
+fn whom(f: &Finding) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(g) = f.gpu {
+        parts.push(format!("GPU {g}"));
+    }
+    if let Some(pci) = &f.pci {
+        parts.push(if f.gpu.is_some() {
+            pci.clone()
+        } else {
+            format!("GPU {pci}")
+        });
+    }
+    if let Some(uuid) = &f.uuid {
+        parts.push(uuid.clone());
+    }
+    if let Some(rank) = f.rank {
+        parts.push(format!("rank {rank}"));
+    }
+    if let Some(host) = &f.host {
+        parts.push(format!("host {host}"));
+    }
+    if let Some(peer) = &f.peer {
+        parts.push(format!("peer {peer}"));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+/// A human-readable report: the verdict on the first line, then the findings (most severe and
+/// root causes first) with their action, runbook, likely cause and evidence.
+pub fn render_text(d: &Diagnosis) -> String {
     let mut out = String::new();
-    for (i, f) in findings.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
+    match d.verdict {
+        Verdict::Healthy => return format!("{HEALTHY}\n"),
+        Verdict::Unrecognised => return format!("{HINT}\n"),
+        Verdict::Findings => {
+            let _ = writeln!(out, "findings: {}", d.findings.len());
         }
-        let gpu = f.gpu.map(|g| format!(" (GPU {g})")).unwrap_or_default();
+    }
+    for f in &d.findings {
+        out.push('\n');
         let _ = writeln!(
             out,
-            "{} {}{gpu}: {}",
+            "{} {}{}: {}",
             f.severity.word().to_uppercase(),
             f.label,
+            whom(f),
             f.summary
         );
         let _ = writeln!(out, "  action: {}", f.action);
+        if let Some(cause) = f.cause {
+            let _ = writeln!(out, "  likely cause: {}", cause_words(cause));
+        }
         if let Some(id) = &f.runbook {
             let _ = writeln!(out, "  runbook: {id}");
         }
@@ -50,34 +90,30 @@ pub fn render_text(findings: &[Finding]) -> String {
 
 #[derive(Serialize)]
 struct Report<'a> {
+    verdict: Verdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<&'a str>,
     findings: &'a [Finding],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     notes: &'a [String],
 }
 
-/// `{"findings":[{"label":...,"severity":...,"evidence":[...],"summary":...,"action":...,
-/// "runbook":...,"gpu":...}]}`; `gpu` only when the finding belongs to one GPU, `runbook` is
-/// `null` when there is none.
-pub fn render_json(findings: &[Finding]) -> String {
-    render_json_with_notes(findings, &[])
-}
-
-/// [`render_json`] with `"notes":[...]` (what was not read in full, e.g. "input truncated
-/// after 1024 MiB") when there are any.
-pub fn render_json_with_notes(findings: &[Finding], notes: &[String]) -> String {
-    // Serializing strings, numbers and a unit enum cannot fail; the fallback keeps the output
+/// `{"verdict":"healthy"|"findings"|"unrecognised","hint":...,"findings":[{"label":...,
+/// "severity":...,"evidence":[...],"summary":...,"action":...,"runbook":...,"gpu":...,
+/// "pci":...,"uuid":...,"rank":...,"host":...,"peer":...,"cause":...}],"notes":[...]}`:
+/// `hint` only when unrecognised; `runbook` is `null` when there is none; the GPU, NCCL and
+/// cause fields only when the text says; `notes` (what was not read in full) only when any.
+pub fn render_json(d: &Diagnosis, notes: &[String]) -> String {
+    let report = Report {
+        verdict: d.verdict,
+        hint: (d.verdict == Verdict::Unrecognised).then_some(HINT),
+        findings: &d.findings,
+        notes,
+    };
+    // Serializing strings, numbers and unit enums cannot fail; the fallback keeps the output
     // valid JSON should that ever change.
-    serde_json::to_string(&Report { findings, notes }).unwrap_or_else(|e| {
+    serde_json::to_string(&report).unwrap_or_else(|e| {
         let message = serde_json::Value::from(e.to_string());
-        format!("{{\"findings\":[],\"error\":{message}}}")
+        format!("{{\"verdict\":\"unrecognised\",\"findings\":[],\"error\":{message}}}")
     })
-}
-
-/// [`EXIT_HEALTHY`] when there are no findings, else [`EXIT_FOUND`].
-pub fn exit_code(findings: &[Finding]) -> u8 {
-    if findings.is_empty() {
-        EXIT_HEALTHY
-    } else {
-        EXIT_FOUND
-    }
 }

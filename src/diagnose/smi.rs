@@ -5,6 +5,7 @@
 //! least half of a GPU's readings (one reading of one: that reading).
 
 use crate::diagnose::finding::Findings;
+use crate::diagnose::kernel::normalize_pci;
 use crate::diagnose::labels;
 use crate::diagnose::smi_query::{QueryReader, XmlReader};
 use crate::diagnose::smi_reading::{LineHints, Reading, Snapshot, is_yes};
@@ -21,6 +22,15 @@ pub struct Collector {
     /// the paste.
     table_header_seen: bool,
     table: Findings,
+    /// The GPU block of the table being read.
+    table_gpu: Option<TableGpu>,
+    /// GPU rows (with a bus id) read in the table.
+    table_gpus: usize,
+    /// The table's process rows, as `GPU 0: pid 549 python3 58352MiB`.
+    processes: Vec<String>,
+    /// GPUs whose block reads `ERR!` in most cells; `ERR!` is nvidia-smi's own, so these count
+    /// without the header.
+    table_lost: Findings,
     csv: CsvReader,
     query: QueryReader,
     xml: XmlReader,
@@ -33,46 +43,129 @@ impl Collector {
             self.table_header_seen = true;
         }
         if line.contains('|') {
-            table_row(line, &mut self.table);
+            self.table_row(line);
         }
         self.csv.line(line, hints.query_flag, &mut self.snapshot);
         self.query.line(line, &mut self.snapshot);
         self.xml.line(line, hints);
     }
 
-    pub fn finish(mut self, out: &mut Findings) {
+    /// Adds the findings to `out`; says whether the paste showed GPUs that nvidia-smi could
+    /// read (a table with GPU rows, CSV rows, a `-q` GPU block or an XML report with GPUs).
+    pub fn finish(mut self, out: &mut Findings) -> bool {
+        self.flush_table_gpu();
+        // A GPU row with a bus id is nvidia-smi's own even in an excerpt without the header.
+        let table_gpus = self.table_gpus > 0;
         if self.table_header_seen {
             out.absorb(self.table);
         }
+        out.absorb(self.table_lost);
+        let csv_gpus = self.csv.rows > 0;
         out.absorb(self.csv.out);
-        self.query.finish(out, &mut self.snapshot);
-        self.xml.finish(out);
+        let query_gpus = self.query.finish(out, &mut self.snapshot);
+        let xml_gpus = self.xml.finish(out);
         self.snapshot.finish(out);
+        table_gpus || csv_gpus || query_gpus || xml_gpus
+    }
+
+    /// A row of the plain `nvidia-smi` table: a non-zero "Volatile Uncorr. ECC" cell on a GPU
+    /// row; and `ERR!` in most cells of one GPU's block, which is a GPU nvidia-smi lost.
+    fn table_row(&mut self, line: &str) {
+        let line = line.trim();
+        // GPU rows have three cells; process and MIG rows have one or four.
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        if let [row] = cells.as_slice() {
+            self.process_row(row);
+            return;
+        }
+        let [first, bus, ecc] = cells.as_slice() else {
+            return;
+        };
+        let errs = line.matches("ERR!").count();
+        let index = first
+            .split_whitespace()
+            .next()
+            .and_then(|i| i.parse::<u32>().ok());
+        let Some(index) = index else {
+            // The second (and third) line of the GPU block above.
+            if let Some(gpu) = &mut self.table_gpu {
+                gpu.errs += errs;
+                gpu.lines.push(line.to_string());
+            }
+            return;
+        };
+        self.flush_table_gpu();
+        let pci = bus.split_whitespace().next().and_then(normalize_pci);
+        self.table_gpus += usize::from(pci.is_some());
+        self.table_gpu = Some(TableGpu {
+            index,
+            pci,
+            errs,
+            lines: vec![line.to_string()],
+        });
+        if ecc.parse::<u64>().is_ok_and(|n| n > 0) {
+            self.table.push(
+                labels::ecc_uncorrectable()
+                    .on_gpu(Some(index))
+                    .with_evidence(line),
+            );
+        }
+    }
+
+    /// `0   N/A  N/A   549   C   python3   58352MiB`: GPU, GPU and compute instance, PID,
+    /// type, name, memory.
+    fn process_row(&mut self, row: &str) {
+        let words: Vec<&str> = row.split_whitespace().collect();
+        let [gpu, _, _, pid, _, name @ .., memory] = words.as_slice() else {
+            return;
+        };
+        let numeric = |w: &str| w.parse::<u64>().is_ok();
+        if !numeric(gpu) || !numeric(pid) || !memory.ends_with("MiB") || name.is_empty() {
+            return;
+        }
+        if self.processes.len() < MAX_PROCESSES {
+            self.processes.push(format!(
+                "GPU {gpu}: pid {pid} {} holds {memory}",
+                name.join(" ")
+            ));
+        }
+    }
+
+    /// The process rows of the table read so far.
+    pub fn take_processes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.processes)
+    }
+
+    fn flush_table_gpu(&mut self) {
+        let Some(gpu) = self.table_gpu.take() else {
+            return;
+        };
+        if gpu.errs < ERR_CELLS_LOST {
+            return;
+        }
+        let mut f = labels::gpu_lost().on_gpu(Some(gpu.index));
+        f.pci = gpu.pci;
+        for line in &gpu.lines {
+            f.add_evidence(line);
+        }
+        self.table_lost.push(f);
     }
 }
 
-/// A row of the plain `nvidia-smi` table: a non-zero "Volatile Uncorr. ECC" cell on a GPU row.
-fn table_row(line: &str, out: &mut Findings) {
-    let line = line.trim();
-    // GPU rows have three cells; process and MIG rows have one or four.
-    let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-    let [first, _, ecc] = cells.as_slice() else {
-        return;
-    };
-    let Some(index) = first
-        .split_whitespace()
-        .next()
-        .and_then(|i| i.parse::<u32>().ok())
-    else {
-        return;
-    };
-    if ecc.parse::<u64>().is_ok_and(|n| n > 0) {
-        out.push(
-            labels::ecc_uncorrectable()
-                .on_gpu(Some(index))
-                .with_evidence(line),
-        );
-    }
+/// `ERR!` cells in one GPU's block of the table from which the GPU counts as lost. nvidia-smi
+/// prints `ERR!` for a single field it cannot read on a working GPU (a fan sensor, the power
+/// reading); a GPU whose every reading fails shows it in most cells.
+const ERR_CELLS_LOST: usize = 4;
+
+/// Process rows kept from one paste.
+const MAX_PROCESSES: usize = 16;
+
+/// One GPU's block in the table, read until the next GPU row.
+struct TableGpu {
+    index: u32,
+    pci: Option<String>,
+    errs: usize,
+    lines: Vec<String>,
 }
 
 /// One field name of a CSV header or a `--query-*=` list, its ` [unit]` suffix dropped.
@@ -127,6 +220,8 @@ struct CsvReader {
     /// gpufleet's own field list, made on first use.
     own: Vec<String>,
     out: Findings,
+    /// Rows read as a GPU's reading.
+    rows: usize,
 }
 
 impl CsvReader {
@@ -151,18 +246,22 @@ impl CsvReader {
             return;
         }
         let columns = trimmed.split(',').count();
-        if columns == self.names.len() {
-            csv_row(&self.names, trimmed, &mut self.out, snapshot);
+        let read = if columns == self.names.len() {
+            csv_row(&self.names, trimmed, &mut self.out, snapshot)
         } else if columns == QUERY_FIELDS.len() {
             if self.own.is_empty() {
                 self.own = QUERY_FIELDS.iter().map(|f| f.to_string()).collect();
             }
-            csv_row(&self.own, trimmed, &mut self.out, snapshot);
-        }
+            csv_row(&self.own, trimmed, &mut self.out, snapshot)
+        } else {
+            false
+        };
+        self.rows += usize::from(read);
     }
 }
 
-fn csv_row(names: &[String], line: &str, out: &mut Findings, snapshot: &mut Snapshot) {
+/// Reads one CSV row; says whether it was a GPU's reading (it had an index that parsed).
+fn csv_row(names: &[String], line: &str, out: &mut Findings, snapshot: &mut Snapshot) -> bool {
     let values: Vec<&str> = line.split(',').map(str::trim).collect();
     let value = |name: &str| {
         names
@@ -221,5 +320,55 @@ fn csv_row(names: &[String], line: &str, out: &mut Findings, snapshot: &mut Snap
                 .on_gpu(gpu)
                 .with_evidence(&format!("{who}: remapped_rows.failure Yes")),
         );
+    }
+    gpu.is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GPU 14 of utkuozdemir/nvidia_gpu_exporter#393: one `ERR!` (the fan) on a working GPU.
+    const ONE_ERR: [&str; 3] = [
+        "|  14  NVIDIA RTX 4000 Ada Gene...    On  |   00000000:CC:00.0 Off |                  Off |",
+        "|ERR!   68C    P2             99W /  130W |       1MiB /  20475MiB |     93%      Default |",
+        "|                                         |                        |                  N/A |",
+    ];
+
+    fn read(lines: &[&str]) -> Collector {
+        let mut c = Collector::default();
+        for line in lines {
+            c.table_row(line);
+        }
+        c
+    }
+
+    #[test]
+    fn one_err_cell_is_a_working_gpu() {
+        let c = read(&ONE_ERR);
+        let gpu = c.table_gpu.as_ref().expect("block");
+        assert_eq!((gpu.index, gpu.errs), (14, 1));
+        assert_eq!(gpu.pci.as_deref(), Some("0000:cc:00"));
+        let mut out = Findings::default();
+        assert!(c.finish(&mut out), "a GPU row is evidence of a working GPU");
+        assert!(out.is_empty());
+    }
+
+    /// No public report shows a table whose every cell reads `ERR!` (see the fixtures README),
+    /// so the rule is checked on the count it keys on, with the real lines as evidence.
+    #[test]
+    fn err_in_most_cells_is_a_lost_gpu() {
+        let mut c = read(&ONE_ERR);
+        if let Some(gpu) = c.table_gpu.as_mut() {
+            gpu.errs = ERR_CELLS_LOST;
+        }
+        let mut out = Findings::default();
+        c.finish(&mut out);
+        let found = out.into_sorted();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].label, "gpu_lost");
+        assert_eq!(found[0].gpu, Some(14));
+        assert_eq!(found[0].pci.as_deref(), Some("0000:cc:00"));
+        assert_eq!(found[0].evidence.len(), 3);
     }
 }

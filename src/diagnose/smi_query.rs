@@ -70,6 +70,8 @@ fn number(value: &str) -> Option<f64> {
 #[derive(Default)]
 pub struct QueryReader {
     block: Option<QueryBlock>,
+    /// GPU blocks (`GPU 00000000:4C:00.0` headers) read.
+    blocks: usize,
     sections: Vec<(usize, String)>,
     out: Findings,
 }
@@ -86,6 +88,7 @@ impl QueryReader {
                 if let Some(done) = self.block.take() {
                     snapshot.add(done.reading());
                 }
+                self.blocks += 1;
                 self.block = Some(QueryBlock {
                     bus: bus.to_string(),
                     ..QueryBlock::default()
@@ -159,12 +162,14 @@ impl QueryReader {
         }
     }
 
-    /// Adds the findings to `out` and the last block's reading to `snapshot`.
-    pub fn finish(self, out: &mut Findings, snapshot: &mut Snapshot) {
+    /// Adds the findings to `out` and the last block's reading to `snapshot`; says whether a
+    /// GPU block was read.
+    pub fn finish(self, out: &mut Findings, snapshot: &mut Snapshot) -> bool {
         if let Some(done) = self.block {
             snapshot.add(done.reading());
         }
         out.absorb(self.out);
+        self.blocks > 0
     }
 }
 
@@ -223,12 +228,13 @@ impl XmlReader {
         self.report.push('\n');
     }
 
-    pub fn finish(self, out: &mut Findings) {
+    /// Adds the findings to `out`; says whether a report with GPUs was read.
+    pub fn finish(self, out: &mut Findings) -> bool {
         if matches!(self.state, XmlState::Before | XmlState::TooLong) {
-            return;
+            return false;
         }
         let Ok(report) = parse_report(&self.report) else {
-            return;
+            return false;
         };
         for gpu in &report.gpus {
             let who = format!("GPU {}", gpu.bus_id);
@@ -251,5 +257,6 @@ impl XmlReader {
                 );
             }
         }
+        !report.gpus.is_empty()
     }
 }

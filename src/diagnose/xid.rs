@@ -1,9 +1,11 @@
-//! The Xid catalog: what each NVIDIA Xid means and what a tenant of a rented host should do.
+//! The Xid catalog, kept as data: what each NVIDIA Xid means, NVIDIA's immediate action for
+//! it, and what a tenant of a rented host should do.
 //!
-//! Meanings follow NVIDIA's Xid catalog (Ampere and newer) and the r555 Xid table as summarised
-//! in `shared/research/faults.md` section 1. NVIDIA's RESET_GPU / RESTART_BM buckets become
-//! "reboot the instance" here, because a tenant usually cannot reset bare metal; recurrence
-//! becomes "release the host and rent another".
+//! Source: [`SOURCE`], as of [`SOURCE_DATE`]. Meanings and buckets follow NVIDIA's Xid catalog
+//! (Ampere and newer) and the r555 Xid table as summarised in `shared/research/faults.md`
+//! section 1. NVIDIA's RESET_GPU / RESTART_BM buckets become "reboot the instance" here,
+//! because a tenant usually cannot reset bare metal; recurrence becomes "release the host and
+//! rent another".
 
 use crate::diagnose::finding::{Finding, Severity, runbook, xid_label};
 
@@ -20,6 +22,61 @@ pub struct XidInfo {
     /// What to do on a rented host.
     pub action: &'static str,
     pub runbook: Option<&'static str>,
+}
+
+/// Where the catalog's facts come from.
+pub const SOURCE: &str = "NVIDIA, \"Analyzing Xid Errors with the Xid Catalog\", \
+    https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html (spreadsheet \
+    https://docs.nvidia.com/Xid-Catalog.xlsx); NVIDIA \"XID Errors\" r555, \
+    https://docs.nvidia.com/deploy/xid-errors/index.html";
+
+/// The date of the copy of the catalog the entries were checked against (the generated copy
+/// in leptonai/gpud, "Generated at 2025-10-29", and the r555 table of 2024-09-24).
+pub const SOURCE_DATE: &str = "2025-10-29";
+
+/// NVIDIA's immediate action ("resolution bucket") per Xid, from the catalog's "Resolution
+/// Bucket (Immediate Action)" column; 144-150 share the NVLink5 decode workflow.
+const NVIDIA_ACTIONS: &[(u32, &str)] = &[
+    (8, "RESTART_APP"),
+    (13, "RESTART_APP"),
+    (31, "RESTART_APP"),
+    (32, "RESTART_APP"),
+    (38, "IGNORE"),
+    (43, "IGNORE"),
+    (45, "WORKFLOW_XID_45"),
+    (46, "RESET_GPU"),
+    (48, "WORKFLOW_XID_48"),
+    (54, "CHECK_MECHANICALS"),
+    (61, "CONTACT_SUPPORT"),
+    (62, "RESET_GPU"),
+    (63, "IGNORE"),
+    (64, "RESET_GPU"),
+    (68, "RESTART_APP"),
+    (69, "RESTART_APP"),
+    (74, "WORKFLOW_NVLINK_ERR"),
+    (79, "RESTART_BM"),
+    (92, "IGNORE"),
+    (94, "RESTART_APP"),
+    (95, "RESET_GPU"),
+    (109, "RESET_GPU"),
+    (110, "RESET_GPU"),
+    (119, "RESET_GPU"),
+    (120, "RESET_GPU"),
+    (121, "IGNORE"),
+    (140, "RESET_GPU"),
+    (143, "RESET_GPU"),
+    (154, "XID_154"),
+];
+
+/// NVIDIA's immediate action for `code`, when the catalog copy records one.
+pub fn nvidia_action(code: u32) -> Option<&'static str> {
+    if (144..=150).contains(&code) {
+        return Some("XID_144_150_DECODE");
+    }
+    NVIDIA_ACTIONS
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, a)| *a)
 }
 
 const APP_FAULT: &str = "Not a host fault by itself: restart the application (run it under \
@@ -292,6 +349,22 @@ const CATALOG: &[XidInfo] = &[
         Some(runbook::GPU_LOST),
     ),
     entry(
+        171,
+        "",
+        "Uncorrectable GPU DRAM error, reported in addition to Xid 48 on newer GPUs.",
+        Critical,
+        MEMORY_REPLACE,
+        Some(runbook::ECC_REMAP),
+    ),
+    entry(
+        172,
+        "",
+        "Uncorrectable GPU SRAM error, reported in addition to Xid 48 on newer GPUs.",
+        Critical,
+        MEMORY_REPLACE,
+        Some(runbook::ECC_REMAP),
+    ),
+    entry(
         154,
         "GPU_RECOVERY_ACTION_CHANGED",
         "The driver changed the GPU's recovery action; it always accompanies another Xid.",
@@ -330,10 +403,13 @@ pub fn finding(code: u32) -> Finding {
             } else {
                 format!("Xid {code} ({})", info.mnemonic)
             };
+            let nvidia = nvidia_action(code)
+                .map(|a| format!(" NVIDIA's immediate action: {a}."))
+                .unwrap_or_default();
             let f = Finding::new(
                 label,
                 info.severity,
-                format!("{name}: {}", info.meaning),
+                format!("{name}: {}{nvidia}", info.meaning),
                 info.action,
             );
             match info.runbook {
@@ -365,5 +441,22 @@ mod tests {
         }
         assert_eq!(lookup(147).map(|x| x.code), Some(147));
         assert_eq!(finding(999).label, "xid_999");
+    }
+
+    #[test]
+    fn every_entry_has_nvidias_action_and_the_source_is_dated() {
+        for info in CATALOG {
+            if info.code < 171 {
+                assert!(nvidia_action(info.code).is_some(), "Xid {}", info.code);
+            }
+        }
+        assert!(
+            finding(79)
+                .summary
+                .ends_with("NVIDIA's immediate action: RESTART_BM.")
+        );
+        assert!(finding(172).summary.contains("SRAM"));
+        assert!(SOURCE.contains("docs.nvidia.com"));
+        assert_eq!(SOURCE_DATE.len(), "2025-10-29".len());
     }
 }

@@ -85,9 +85,13 @@ pub(crate) fn rejected_option(output: &str) -> bool {
 }
 
 /// Kernel lines worth forwarding: the NVIDIA driver's (`NVRM: Xid ...`, `NVRM: GPU ... has
-/// fallen off the bus`) and NVSwitch `SXid`s.
+/// fallen off the bus`, `NVRM: ... RmInitAdapter failed!`), NVSwitch `SXid`s, lines the kernel
+/// prints for the `nvidia` device and nouveau, and PCIe AER lines (the triage decides which of
+/// them are about a GPU).
 pub(crate) fn is_gpu_kernel_line(line: &str) -> bool {
-    line.contains("NVRM") || line.contains("Xid")
+    ["NVRM", "Xid", "nvidia", "nouveau", "AER:", "PCIe Bus Error"]
+        .iter()
+        .any(|word| line.contains(word))
 }
 
 #[cfg(test)]
@@ -126,6 +130,13 @@ mod tests {
             "[ 1234.5] NVRM: Xid (PCI:0000:5a:00): 79, GPU has fallen off the bus."
         ));
         assert!(!is_gpu_kernel_line("[ 1.0] usb 1-1: new device"));
+        // AER lines of the GPU and of its root port (rwth-i6/returnn#1486, #1500).
+        assert!(is_gpu_kernel_line(
+            "[  +0.000844] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)"
+        ));
+        assert!(is_gpu_kernel_line(
+            "[  +0.000316] pcieport 0000:00:03.0: AER: Corrected error received: 0000:00:03.0"
+        ));
         assert!(rejected_option("dmesg: unrecognized option '--follow-new'"));
         assert!(!rejected_option(
             "dmesg: read kernel buffer failed: Operation not permitted"

@@ -1,0 +1,370 @@
+//! The catalogue of phrases a line can hold and the finding each one means: one table for
+//! pasted text and for the kernel lines the live console receives, searched in one pass per
+//! line (see [`crate::diagnose::needles`]).
+
+use std::sync::LazyLock;
+
+use crate::diagnose::finding::Finding;
+use crate::diagnose::needles::NeedleSet;
+use crate::diagnose::{labels, labels_app, labels_host};
+
+/// What a rule reads from its line besides the phrase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    None,
+    /// The GPU's PCI address after `GPU ` (`NVRM: GPU 0000:98:00.0: RmInitAdapter failed!`).
+    Pci,
+    /// NCCL's rank, host and peer.
+    Nccl,
+    /// A PCIe AER line: which device, corrected or not.
+    Aer,
+    /// Only when the line also says the service failed.
+    Failed,
+    /// An NVSwitch SXid: only its `Fatal` / `Non-fatal` line, which says which it is.
+    Sxid,
+}
+
+/// Lower-case phrases and the finding they mean. Every rule is tried on every line, so one
+/// line can raise several findings: "NCCL WARN Cuda failure 'out of memory'" is both an NCCL
+/// error and an OOM.
+pub struct Rule {
+    pub needles: &'static [&'static str],
+    pub finding: fn() -> Finding,
+    pub detail: Detail,
+}
+
+const fn rule(needles: &'static [&'static str], finding: fn() -> Finding) -> Rule {
+    Rule {
+        needles,
+        finding,
+        detail: Detail::None,
+    }
+}
+
+const fn with(needles: &'static [&'static str], finding: fn() -> Finding, detail: Detail) -> Rule {
+    Rule {
+        needles,
+        finding,
+        detail,
+    }
+}
+
+fn aer_corrected() -> Finding {
+    labels_host::pcie_aer(false)
+}
+
+pub const LINE_RULES: &[Rule] = &[
+    // pynvml, go-nvml, NVML constants and the Rust nvml-wrapper panic: texts classify_failure
+    // does not cover because they name the error code instead of the nvidia-smi message.
+    rule(
+        &[
+            "nvmlerror_gpuislost",
+            "error_gpu_is_lost",
+            "gpu lost from the bus",
+        ],
+        labels::gpu_lost,
+    ),
+    rule(
+        &[
+            "nvmlerror_drivernotloaded",
+            "drivernotloaded",
+            "error_driver_not_loaded",
+            "found no nvidia driver on your system",
+        ],
+        labels::driver_not_loaded,
+    ),
+    rule(
+        &["nvmlerror_librmversionmismatch", "lib_rm_version_mismatch"],
+        labels::driver_lib_mismatch,
+    ),
+    rule(
+        &[
+            "cuda out of memory",
+            "cuda error: out of memory",
+            "outofmemoryerror",
+            "cuda_error_out_of_memory",
+            "cudaerrormemoryallocation",
+            "cuda failure 'out of memory'",
+        ],
+        labels::oom,
+    ),
+    rule(
+        &[
+            "no kernel image is available for execution",
+            "is not compatible with the current pytorch installation",
+            "no longer supports this gpu because it is too old",
+            "cudaerrornokernelimagefordevice",
+            "cuda_error_no_binary_for_gpu",
+        ],
+        labels::cuda_arch_mismatch,
+    ),
+    rule(
+        &[
+            "nvidia driver on your system is too old",
+            "cuda driver version is insufficient for cuda runtime version",
+            "cudaerrorinsufficientdriver",
+        ],
+        labels::driver_too_old,
+    ),
+    rule(
+        &[
+            "uncorrectable ecc error encountered",
+            "cuda_error_ecc_uncorrectable",
+            "cudaerroreccuncorrectable",
+        ],
+        labels::ecc_uncorrectable,
+    ),
+    // CUDA runtime errors.
+    rule(
+        &[
+            "an illegal memory access was encountered",
+            "cudaerrorillegaladdress",
+            "cuda_error_illegal_address",
+        ],
+        labels_app::cuda_illegal_address,
+    ),
+    rule(
+        &[
+            "device-side assert triggered",
+            "cudaerrorassert",
+            "cuda_error_assert",
+        ],
+        labels_app::cuda_device_assert,
+    ),
+    rule(
+        &[
+            "busy or unavailable",
+            "cudaerrordevicesunavailable",
+            "cuda_error_devices_unavailable",
+        ],
+        labels_app::cuda_device_busy,
+    ),
+    rule(
+        &[
+            "unspecified launch failure",
+            "cudaerrorlaunchfailure",
+            "cuda_error_launch_failed",
+        ],
+        labels_app::cuda_launch_failure,
+    ),
+    rule(
+        &[
+            "system not yet initialized",
+            "cudaerrorsystemnotready",
+            "cuda_error_system_not_ready",
+        ],
+        labels_host::fabric_manager_not_ready,
+    ),
+    with(
+        &["nvidia-fabricmanager.service"],
+        labels_host::fabric_manager,
+        Detail::Failed,
+    ),
+    // NCCL: the finer kinds first; the generic `nccl_error` only stands where none applies.
+    with(
+        &["caught collective operation timeout"],
+        labels_app::nccl_timeout,
+        Detail::Nccl,
+    ),
+    with(
+        &[
+            "ncclremoteerror",
+            "remote process exited or there was a network error",
+            "connection closed by remote peer",
+            "socketprogress",
+            "got completion from peer",
+        ],
+        labels_app::nccl_network,
+        Detail::Nccl,
+    ),
+    with(
+        &["unhandled system error", "ncclsystemerror"],
+        labels_app::nccl_system,
+        Detail::Nccl,
+    ),
+    with(
+        &[
+            "nccl error",
+            "ncclunhandledcudaerror",
+            "ncclinternalerror",
+            "ncclinvalidusage",
+            "ncclinvalidargument",
+            "nccl warn",
+        ],
+        labels::nccl_error,
+        Detail::Nccl,
+    ),
+    // The driver bringing up the card.
+    with(
+        &["rminitadapter failed", "rm_init_adapter failed"],
+        labels_host::gpu_init_failed,
+        Detail::Pci,
+    ),
+    rule(
+        &[
+            "cannot initialize gsp firmware rm",
+            "cannot proceed with booting gsp",
+        ],
+        labels_host::gpu_init_failed_gsp,
+    ),
+    rule(
+        &["_kgsplogrpctimeout", "_kgspisheartbeattimedout"],
+        labels_host::gsp_timeout,
+    ),
+    rule(
+        &["failed to wait for gfw_boot", "failed to wait for gfw boot"],
+        labels_host::gpu_init_failed_gfw_boot,
+    ),
+    rule(
+        &[
+            "probe routine was not called",
+            "kernel driver in use: nouveau",
+        ],
+        labels_host::nouveau_conflict,
+    ),
+    rule(
+        &[
+            "probe routine failed for",
+            "none of the nvidia devices were initialized",
+        ],
+        labels_host::driver_probe_failed,
+    ),
+    with(&["pcie bus error", "aer:"], aer_corrected, Detail::Aer),
+    with(
+        &["sxid ("],
+        labels_host::nvswitch_sxid_nonfatal,
+        Detail::Sxid,
+    ),
+    // Containers.
+    rule(
+        &["could not select device driver"],
+        labels_host::container_no_gpu_runtime,
+    ),
+    rule(
+        &["failed to initialize nvml: unknown error"],
+        labels_host::nvml_error_unknown,
+    ),
+];
+
+/// Phrases no rule names but [`crate::telemetry::smi_csv::classify_failure`] looks for; a line
+/// without any of them (nor a rule's needle) cannot be an nvidia-smi failure text, so the
+/// costlier case-blind scans of `classify_failure` are skipped for it. Each phrase
+/// `classify_failure` matches contains one.
+pub const FAILURE_ANCHORS: &[&str] = &[
+    "unable to determine the device handle",
+    "version mismatch",
+    "couldn't communicate with the nvidia driver",
+    "failed to initialize nvml",
+    "gpu is lost",
+    "has fallen off the bus",
+    "no devices were found",
+    "nvidia-smi has failed",
+];
+
+pub const THERMAL_NEEDLE: &str = "due to thermal violation";
+
+/// What [`crate::diagnose::kernel::parse_line`] looks for, in lower case.
+pub const KERNEL_NEEDLE: &str = "nvrm:";
+
+/// The phrases of the nvidia-smi readers, in lower case, in the order of
+/// [`crate::diagnose::smi_reading::LineHints`].
+pub const SMI_NEEDLES: [&str; 4] = [
+    "volatile uncorr. ecc",
+    "--query-",
+    "<nvidia_smi_log",
+    "</nvidia_smi_log>",
+];
+
+/// Lines that show working GPUs without being an nvidia-smi report: `nvidia-smi -L`, and the
+/// start-up lines of PyTorch Lightning.
+pub const WORKING_GPU_NEEDLES: &[&str] = &[
+    "(uuid: gpu-",
+    "gpu available: true (cuda)",
+    "you are using a cuda device",
+];
+
+/// Every needle of [`LINE_RULES`], then the failure anchors and the other readers' phrases, in
+/// one set; each rule knows its needles' bits.
+pub struct LineMatcher {
+    pub set: NeedleSet,
+    pub rule_bits: Vec<u128>,
+    pub failure_bits: u128,
+    pub thermal_bit: u128,
+    pub kernel_bit: u128,
+    pub smi_bits: [u128; 4],
+    pub working_bits: u128,
+}
+
+pub static MATCHER: LazyLock<LineMatcher> = LazyLock::new(|| {
+    let mut needles: Vec<&'static str> = Vec::new();
+    let mut rule_bits = Vec::with_capacity(LINE_RULES.len());
+    for rule in LINE_RULES {
+        rule_bits.push(NeedleSet::bits(needles.len(), rule.needles.len()));
+        needles.extend(rule.needles);
+    }
+    let failure_bits = NeedleSet::bits(needles.len(), FAILURE_ANCHORS.len());
+    needles.extend(FAILURE_ANCHORS);
+    let working_bits = NeedleSet::bits(needles.len(), WORKING_GPU_NEEDLES.len());
+    needles.extend(WORKING_GPU_NEEDLES);
+    let mut one = |needle: &'static str| {
+        let bit = NeedleSet::bits(needles.len(), 1);
+        needles.push(needle);
+        bit
+    };
+    let thermal_bit = one(THERMAL_NEEDLE);
+    let kernel_bit = one(KERNEL_NEEDLE);
+    let smi_bits = SMI_NEEDLES.map(&mut one);
+    LineMatcher {
+        set: NeedleSet::new(&needles),
+        rule_bits,
+        failure_bits,
+        thermal_bit,
+        kernel_bit,
+        smi_bits,
+        working_bits,
+    }
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::smi_csv::classify_failure;
+
+    /// The texts `classify_failure` recognises: each must pass the anchor check, or its finding
+    /// would be lost.
+    #[test]
+    fn every_failure_text_has_an_anchor() {
+        let texts = [
+            "Failed to initialize NVML: Driver/library version mismatch",
+            "NVML: NVML/RM version mismatch",
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+            "Failed to initialize NVML: Driver Not Loaded",
+            "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.",
+            "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error",
+            "GPU 0000:3b:00.0 has fallen off the bus.",
+            "No devices were found",
+            "Failed to initialize NVML: Insufficient Permissions",
+            "Unable to determine the device handle for gpu 0000:3b:00.0: Not Supported",
+        ];
+        let matcher = &*MATCHER;
+        for text in texts {
+            assert!(classify_failure(text).is_some(), "{text}");
+            let lower = text.to_ascii_lowercase();
+            assert_ne!(
+                matcher.set.find(lower.as_bytes()) & matcher.failure_bits,
+                0,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_needle_fits_the_set_and_is_lower_case() {
+        let count: usize = LINE_RULES.iter().map(|r| r.needles.len()).sum();
+        let others = FAILURE_ANCHORS.len() + WORKING_GPU_NEEDLES.len() + 2 + SMI_NEEDLES.len();
+        assert!(count + others <= crate::diagnose::needles::MAX_NEEDLES);
+        for needle in LINE_RULES.iter().flat_map(|r| r.needles) {
+            assert_eq!(*needle, needle.to_ascii_lowercase());
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! Root cause first: where a finding sits in the chain from the PCIe bus to the program, so that
+//! a report lists a lost GPU before the NCCL timeout it caused.
+
+use crate::diagnose::finding::label;
+
+/// The place of `label` in the causal chain; lower comes first. Within one severity the
+/// report lists findings in this order.
+///
+/// 0. the bus and the driver's bring-up of the card (PCIe AER, RmInitAdapter, GSP, GFW_BOOT,
+///    nouveau, probe failures) and a GPU that fell off the bus;
+/// 1. the driver and the GPU itself (Xids, ECC, NVLink, fabric manager, NVML failures,
+///    clocks);
+/// 2. the container runtime and the program's CUDA errors (they follow from 0 and 1 when
+///    those are present);
+/// 3. NCCL, which reports the failure of whichever rank broke first;
+/// 4. billing and data freshness, which cause nothing.
+pub fn tier(name: &str) -> u8 {
+    const BUS: &[&str] = &[
+        label::PCIE_AER_FATAL,
+        label::PCIE_AER,
+        label::GPU_INIT_FAILED_GFW_BOOT,
+        label::GPU_INIT_FAILED_GSP,
+        label::GPU_INIT_FAILED,
+        label::NOUVEAU_CONFLICT,
+        label::DRIVER_PROBE_FAILED,
+        label::GPU_LOST,
+        "xid_79",
+    ];
+    if BUS.contains(&name) {
+        return 0;
+    }
+    if name.starts_with("nccl") {
+        return 3;
+    }
+    if name.starts_with("cuda_")
+        || name == label::OOM
+        || name == label::CONTAINER_NO_GPU_RUNTIME
+        || name == label::DRIVER_TOO_OLD
+    {
+        return 2;
+    }
+    if name == label::IDLE_BILLING || name == label::STALE {
+        return 4;
+    }
+    1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bus_comes_before_the_gpu_the_program_and_nccl() {
+        let chain = [
+            label::PCIE_AER,
+            "xid_79",
+            "xid_48",
+            label::CUDA_ILLEGAL_ADDRESS,
+            label::NCCL_TIMEOUT,
+            label::IDLE_BILLING,
+        ];
+        let tiers: Vec<u8> = chain.iter().map(|l| tier(l)).collect();
+        assert!(tiers.windows(2).all(|w| w[0] <= w[1]), "{tiers:?}");
+        assert!(tier(label::GPU_LOST) < tier(label::NCCL_ERROR));
+    }
+}
