@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::diagnose::pci::normalize_pci;
 use crate::remote::sanitize;
 
 /// How urgent a finding is. Ordered, so the worst of several is `max`.
@@ -172,9 +173,9 @@ impl Finding {
         self
     }
 
-    /// Sets the PCI address (any form [`crate::diagnose::kernel::normalize_pci`] reads).
+    /// Sets the PCI address (any form [`normalize_pci`] reads).
     pub fn on_pci(mut self, pci: Option<&str>) -> Self {
-        self.pci = pci.and_then(crate::diagnose::kernel::normalize_pci);
+        self.pci = pci.and_then(normalize_pci);
         self
     }
 
@@ -281,16 +282,9 @@ impl Findings {
         &mut self.items
     }
 
-    /// The findings, most severe first; within a severity, root causes before what they cause
-    /// ([`crate::diagnose::order::tier`]: the bus and bring-up, then the GPU, then the program,
-    /// then NCCL); ties keep the order they were first seen in.
-    pub fn into_sorted(mut self) -> Vec<Finding> {
-        self.items.sort_by_key(|f| {
-            (
-                std::cmp::Reverse(f.severity),
-                crate::diagnose::order::tier(&f.label),
-            )
-        });
+    /// The findings in the order they were first seen; a report lists them root cause first
+    /// ([`crate::diagnose::order::root_cause_first`]).
+    pub fn into_items(self) -> Vec<Finding> {
         self.items
     }
 }
@@ -305,7 +299,7 @@ mod tests {
         all.push(Finding::new("x", Severity::Info, "mild", "wait").with_evidence("a"));
         all.push(Finding::new("x", Severity::Critical, "grave", "act").with_evidence("b"));
         all.push(Finding::new("x", Severity::Info, "other", "other").on_gpu(Some(1)));
-        let out = all.into_sorted();
+        let out = all.into_items();
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].summary, "grave");
         assert_eq!(out[0].evidence, vec!["a", "b"]);
@@ -337,7 +331,7 @@ mod tests {
             all.push(Finding::new(xid_label(code), Severity::Info, "", ""));
         }
         all.push(Finding::new(xid_label(0), Severity::Critical, "grave", ""));
-        let out = all.into_sorted();
+        let out = all.into_items();
         assert_eq!(out.len(), MAX_FINDINGS);
         assert_eq!(out[0].summary, "grave", "known ones still merge");
     }

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use crate::diagnose::finding::{Finding, Findings, Severity};
 use crate::diagnose::labels;
+use crate::diagnose::pci::normalize_pci;
 use crate::diagnose::recovery::RecoveryAction;
 use crate::diagnose::xid;
 
@@ -144,28 +145,6 @@ fn pci_after(text: &str, marker: &str) -> Option<String> {
     let at = text.find(marker)?;
     let token = text[at + marker.len()..].split_whitespace().next()?;
     normalize_pci(token.trim_end_matches(':'))
-}
-
-/// `PCI:0000:3B:00`, `0000:3b:00.0`, `00000000:3B:00.0` -> `0000:3b:00`: the domain as four
-/// digits, no function, lower case, so kernel tuples and nvidia-smi bus ids compare equal.
-pub fn normalize_pci(raw: &str) -> Option<String> {
-    let raw = raw.trim().trim_end_matches(':');
-    let raw = raw.strip_prefix("PCI:").unwrap_or(raw);
-    let raw = raw.split('.').next()?;
-    let parts: Vec<&str> = raw.split(':').collect();
-    let [domain, bus, device] = parts.as_slice() else {
-        return None;
-    };
-    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
-    if !(hex(domain) && hex(bus) && hex(device)) {
-        return None;
-    }
-    let domain = u32::from_str_radix(domain, 16).ok()?;
-    Some(format!(
-        "{domain:04x}:{}:{}",
-        bus.to_ascii_lowercase(),
-        device.to_ascii_lowercase()
-    ))
 }
 
 /// How to turn a kernel line's PCI tuple (or the UUID printed for it) into a GPU index.
@@ -336,18 +315,5 @@ mod tests {
         assert_eq!(parse_line("NVRM: Xid : 32, pid=2280636"), None);
         assert_eq!(parse_line("NVRM: Xid (PCI:0000:66:00): abc, pid=1"), None);
         assert_eq!(parse_line("Xid 79 is documented here"), None);
-    }
-
-    #[test]
-    fn normalizes_smi_and_kernel_bus_ids_alike() {
-        assert_eq!(
-            normalize_pci("00000000:3B:00.0").as_deref(),
-            Some("0000:3b:00")
-        );
-        assert_eq!(
-            normalize_pci("PCI:0000:3b:00").as_deref(),
-            Some("0000:3b:00")
-        );
-        assert_eq!(normalize_pci("GPU-1234"), None);
     }
 }

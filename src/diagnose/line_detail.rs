@@ -1,7 +1,7 @@
 //! What a matched line says besides its phrase: the GPU's PCI address, NCCL's rank, host and
 //! peer, and which device a PCIe AER line is about.
 
-use crate::diagnose::kernel::normalize_pci;
+use crate::diagnose::pci::normalize_pci;
 
 /// The PCI address in `... GPU 0000:98:00.0: ...` (nvidia-smi and the kernel driver both write
 /// it so), or after `GPU` with no space (`GPU0000:03:00.0`, older nvidia-smi).

@@ -16,9 +16,10 @@
 //! - Kernel-line findings count lines of the last `kernel_minutes`.
 
 use crate::diagnose::finding::{Finding, Findings};
-use crate::diagnose::kernel::{GpuResolver, normalize_pci};
+use crate::diagnose::kernel::GpuResolver;
+use crate::diagnose::pci::normalize_pci;
 use crate::diagnose::text::TextDiagnoser;
-use crate::diagnose::{labels, rules};
+use crate::diagnose::{labels, order, rules};
 use crate::fleet::history::HistoryPoint;
 use crate::fleet::host::{GpuState, HostState, HostStatus, Link};
 
@@ -67,7 +68,7 @@ pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<F
         per_gpu(gpu, now_ms, opts, &mut out);
     }
     idle(host, now_ms, opts, &mut out);
-    out.into_sorted()
+    order::root_cause_first(out)
 }
 
 fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {

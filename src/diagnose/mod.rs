@@ -18,6 +18,7 @@ pub mod line_rules;
 pub mod live;
 mod needles;
 pub mod order;
+pub mod pci;
 pub mod recovery;
 pub mod render;
 pub mod rules;

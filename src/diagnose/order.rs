@@ -1,7 +1,16 @@
 //! Root cause first: where a finding sits in the chain from the PCIe bus to the program, so that
 //! a report lists a lost GPU before the NCCL timeout it caused.
 
-use crate::diagnose::finding::label;
+use crate::diagnose::finding::{Finding, Findings, label};
+
+/// The findings, most severe first; within a severity, root causes before what they cause
+/// ([`tier`]: the bus and bring-up, then the GPU, then the program, then NCCL); ties keep the
+/// order they were first seen in.
+pub fn root_cause_first(findings: Findings) -> Vec<Finding> {
+    let mut items = findings.into_items();
+    items.sort_by_key(|f| (std::cmp::Reverse(f.severity), tier(&f.label)));
+    items
+}
 
 /// The place of `label` in the causal chain; lower comes first. Within one severity the
 /// report lists findings in this order.
@@ -62,5 +71,32 @@ mod tests {
         let tiers: Vec<u8> = chain.iter().map(|l| tier(l)).collect();
         assert!(tiers.windows(2).all(|w| w[0] <= w[1]), "{tiers:?}");
         assert!(tier(label::GPU_LOST) < tier(label::NCCL_ERROR));
+    }
+
+    #[test]
+    fn reports_list_the_gravest_first_then_root_causes_then_first_seen() {
+        use crate::diagnose::finding::Severity;
+        let mut all = Findings::default();
+        all.push(Finding::new(
+            label::NCCL_TIMEOUT,
+            Severity::Critical,
+            "",
+            "",
+        ));
+        all.push(Finding::new(label::IDLE_BILLING, Severity::Warning, "", ""));
+        all.push(Finding::new("xid_48", Severity::Critical, "", ""));
+        all.push(Finding::new(label::GPU_LOST, Severity::Critical, "", ""));
+        all.push(Finding::new("xid_13", Severity::Critical, "", ""));
+        let labels: Vec<String> = root_cause_first(all).into_iter().map(|f| f.label).collect();
+        assert_eq!(
+            labels,
+            [
+                label::GPU_LOST,
+                "xid_48",
+                "xid_13",
+                label::NCCL_TIMEOUT,
+                label::IDLE_BILLING
+            ]
+        );
     }
 }

@@ -5,8 +5,8 @@
 //! least half of a GPU's readings (one reading of one: that reading).
 
 use crate::diagnose::finding::Findings;
-use crate::diagnose::kernel::normalize_pci;
 use crate::diagnose::labels;
+use crate::diagnose::pci::normalize_pci;
 use crate::diagnose::smi_query::{QueryReader, XmlReader};
 use crate::diagnose::smi_reading::{LineHints, Reading, Snapshot, is_yes};
 use crate::telemetry::smi_csv::{FieldLayout, QUERY_FIELDS, parse_gpu_line};
@@ -364,7 +364,7 @@ mod tests {
         }
         let mut out = Findings::default();
         c.finish(&mut out);
-        let found = out.into_sorted();
+        let found = out.into_items();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].label, "gpu_lost");
         assert_eq!(found[0].gpu, Some(14));

@@ -3,8 +3,8 @@
 //! tag and parses it at the end.
 
 use crate::diagnose::finding::Findings;
-use crate::diagnose::kernel::normalize_pci;
 use crate::diagnose::labels;
+use crate::diagnose::pci::normalize_pci;
 use crate::diagnose::smi_reading::{LineHints, Reading, Snapshot, is_yes};
 use crate::telemetry::ClockEventReasons;
 use crate::telemetry::smi_xml::parse_report;

@@ -9,7 +9,7 @@ use crate::diagnose::kernel::{self, GpuResolver, NoResolver};
 use crate::diagnose::line_detail::{self, AerLine};
 use crate::diagnose::line_rules::{Detail, LINE_RULES, MATCHER};
 use crate::diagnose::verdict::Diagnosis;
-use crate::diagnose::{labels, labels_app, labels_host, smi, smi_reading};
+use crate::diagnose::{labels, labels_app, labels_host, order, smi, smi_reading};
 use crate::telemetry::LostReason;
 use crate::telemetry::smi_csv::classify_failure;
 
@@ -131,7 +131,7 @@ impl TextDiagnoser {
             }
         }
         settle(&mut out, resolver);
-        Diagnosis::new(out.into_sorted(), self.working || smi_gpus)
+        Diagnosis::new(order::root_cause_first(out), self.working || smi_gpus)
     }
 
     /// Runs the line rules on a line whose needles `hits` holds.

@@ -4,19 +4,18 @@
 //!
 //! The thread owns the jump host's session (and whatever carries that one in turn) and copies
 //! both ways until either side ends; dropping the [`Bridge`] shuts the pair down and joins the
-//! thread, which ends the jump host's session and everything under it.
+//! thread, which ends the jump host's session and everything under it (`transport.rs`).
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use ssh2::{BlockDirections, Channel};
 
 use crate::remote::error::RemoteError;
-use crate::remote::mux::Connection;
+use crate::remote::transport::{Bridge, Connection};
 use crate::remote::wait::wait_any;
 
 /// What one read may take at once.
@@ -24,22 +23,6 @@ const BUFFER_BYTES: usize = 32 * 1024;
 const LIBSSH2_ERROR_EAGAIN: i32 = -37;
 /// Longest sleep between looks at both sides when nothing wakes the thread.
 const MAX_WAIT: Duration = Duration::from_secs(5);
-
-/// A running bridge; dropping it ends the jump host's session.
-pub(crate) struct Bridge {
-    /// A handle on the end libssh2 uses, to shut it down.
-    near: UnixStream,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Drop for Bridge {
-    fn drop(&mut self) {
-        let _ = self.near.shutdown(Shutdown::Both);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
 
 /// Opens a channel from the jump host (`hop`, authenticated, in blocking mode) to
 /// `host:port` and starts copying; returns the descriptor for the next session.
@@ -82,13 +65,7 @@ pub(crate) fn bridge(
         .name("ssh-jump".to_string())
         .spawn(move || copier.run())
         .map_err(io)?;
-    Ok((
-        OwnedFd::from(near),
-        Bridge {
-            near: handle,
-            thread: Some(thread),
-        },
-    ))
+    Ok((OwnedFd::from(near), Bridge::new(handle, thread)))
 }
 
 struct Copier {

@@ -1,5 +1,5 @@
-//! Opening an authenticated session: TCP (no Nagle delay), a proxy command or a jump host's
-//! channel (`proxy.rs`), a capped number of concurrent handshakes, host-key verification against known_hosts, then authentication.
+//! Opening an authenticated session: TCP (no Nagle delay), a proxy command (`proxy.rs`) or a
+//! jump host's channel (`bridge.rs`), a capped number of concurrent handshakes, host-key verification against known_hosts, then authentication.
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -13,12 +13,13 @@ use crate::remote::auth::{AuthInput, authenticate};
 use crate::remote::bridge::bridge;
 use crate::remote::credentials::{CredentialCache, HostKeyPrompt, PromptContext, Prompter, Secret};
 use crate::remote::error::RemoteError;
+use crate::remote::host::{Proxy, RemoteHost};
 use crate::remote::host_key_check::{KeyCheck, check_host_key};
 use crate::remote::known_hosts::{KnownHostsFile, known_as};
-use crate::remote::mux::Connection;
-use crate::remote::proxy::{Keeper, Proxy, Transport, open_command, open_tcp};
+use crate::remote::proxy::{open_command, open_tcp};
 use crate::remote::ssh_options::StrictHostKeys;
-use crate::remote::target::{RemoteHost, home_dir};
+use crate::remote::target::home_dir;
+use crate::remote::transport::{Connection, Keeper, Transport};
 
 /// sshd's default `MaxStartups 10:30:100` starts dropping a client's connections beyond ~10
 /// unauthenticated at once; staying under that keeps a large fleet from tripping it.

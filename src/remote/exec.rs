@@ -9,9 +9,9 @@ use crate::remote::LinkOptions;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
+use crate::remote::host::RemoteHost;
 use crate::remote::quote::RemoteCommand;
 use crate::remote::sanitize::sanitize;
-use crate::remote::target::RemoteHost;
 use crate::telemetry::source::StopFlag;
 
 /// How long one blocking read may wait, so a stop request or the deadline is noticed promptly.

@@ -9,9 +9,9 @@ use ssh2::Session;
 use crate::remote::LinkOptions;
 use crate::remote::credentials::{HostKeyPrompt, PromptContext, Prompter};
 use crate::remote::error::RemoteError;
+use crate::remote::host::RemoteHost;
 use crate::remote::known_hosts::{KnownHostsFile, Verdict, append};
 use crate::remote::ssh_options::StrictHostKeys;
-use crate::remote::target::RemoteHost;
 
 /// Who is being checked, and who can be asked.
 pub(crate) struct KeyCheck<'a> {

@@ -13,10 +13,10 @@ use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
 use crate::remote::flood::FloodState;
+use crate::remote::host::RemoteHost;
 use crate::remote::option_policy::first_time;
 use crate::remote::sanitize::sanitize;
 use crate::remote::smi::FieldList;
-use crate::remote::target::RemoteHost;
 use crate::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
 use crate::telemetry::source::{Backlog, SourceHandle, StopFlag, now_ms};
 use crate::telemetry::{GpuSample, TimestampMs};
@@ -212,7 +212,7 @@ impl Link {
     }
 
     /// Connects and logs in, telling the user about a host key it added.
-    fn open(&mut self) -> Result<crate::remote::mux::Connection, RemoteError> {
+    fn open(&mut self) -> Result<crate::remote::transport::Connection, RemoteError> {
         let connected = connect(&self.host, &self.opts, &self.ctx, &mut self.cache)?;
         for warning in connected.warnings {
             if first_time(&warning) {

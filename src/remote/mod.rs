@@ -13,6 +13,7 @@ mod error;
 mod exec;
 mod flood;
 mod guard;
+mod host;
 mod host_key_check;
 mod host_pattern;
 mod host_settings;
@@ -33,6 +34,7 @@ mod ssh_config_match;
 mod ssh_options;
 mod target;
 mod tie;
+mod transport;
 mod wait;
 
 use std::fmt;
@@ -46,14 +48,14 @@ pub use credentials::{
 pub use digest::fingerprint;
 pub use error::RemoteError;
 pub use exec::{ExecOutcome, ExecRequest, exec};
+pub use host::{Endpoint, JumpHost, Proxy, ProxyCommand, RemoteHost};
 pub use host_settings::{Agent, HostSettings};
 pub use link::{read_once, spawn_link};
 pub use named::{ResolveError, SshSettings, link_options, resolve_named};
-pub use proxy::{JumpHost, Proxy, ProxyCommand};
 pub use quote::{CommandError, RemoteCommand, shell_quote};
 pub use sanitize::sanitize;
 pub use ssh_options::{HostKeySettings, StrictHostKeys};
-pub use target::{Endpoint, RemoteHost, resolve};
+pub use target::resolve;
 
 /// How a link behaves; `Default` is what the console uses.
 #[derive(Clone)]

@@ -14,9 +14,9 @@ use ssh2::{BlockDirections, Session};
 
 use crate::remote::error::RemoteError;
 use crate::remote::job::{Budget, Job, JobEvent, StepError};
-use crate::remote::proxy::Keeper;
 use crate::remote::quote::CommandError;
 use crate::remote::tie::tied;
+use crate::remote::transport::{Connection, Keeper};
 use crate::remote::wait::{Wake, wait_readable, wait_socket};
 
 /// Longest wait while a job opens, starts or closes a channel (see `pump`).
@@ -47,15 +47,6 @@ const SLOTS: [Slot; 5] = [
     Slot::Processes,
     Slot::Kernel,
 ];
-
-/// A transport with an authenticated session on it.
-pub(crate) struct Connection {
-    pub session: Session,
-    /// The same socket libssh2 uses (a duplicate handle), for waiting on it.
-    pub socket: OwnedFd,
-    /// The proxy command or jump bridge the session runs over; ended after the session.
-    pub keeper: Keeper,
-}
 
 pub(crate) struct Mux {
     session: Session,

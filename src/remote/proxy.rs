@@ -1,91 +1,26 @@
-//! How the bytes of an SSH session reach a host: a TCP connection, a `ProxyCommand`'s
-//! standard input and output, or a `direct-tcpip` channel of a jump host's own session
-//! (`ProxyJump`, see `bridge.rs`).
+//! Opening the bytes of an SSH session to a host: a TCP connection, or a `ProxyCommand`'s
+//! standard input and output (a jump host's `direct-tcpip` channel, `ProxyJump`, is
+//! `bridge.rs`).
 //!
 //! libssh2 needs a file descriptor to read and write, so a proxy command gets one end of a
 //! Unix socket pair as both its stdin and stdout, and libssh2 the other end; nothing copies
-//! in between. Whatever a transport started (the command, the bridge thread and the jump
-//! host's session) is ended and reaped when the transport is dropped.
+//! in between. The command is killed and reaped when its [`Transport`] is dropped
+//! (`transport.rs`).
 
-use std::fmt;
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::remote::bridge::Bridge;
 use crate::remote::error::RemoteError;
-use crate::remote::sanitize::sanitize;
-use crate::remote::target::RemoteHost;
+use crate::remote::host::ProxyCommand;
+use crate::remote::transport::{CommandGuard, Keeper, Transport};
 
 /// How much of a proxy command's stderr is kept for an error message.
 const STDERR_KEPT_BYTES: usize = 2_048;
-/// How long a failed handshake waits for the proxy command to finish saying why.
-const STDERR_WAIT: Duration = Duration::from_millis(500);
-
-/// How a host is reached (`ProxyCommand` / `ProxyJump` in the ssh config).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Proxy {
-    /// A TCP connection to the host itself.
-    #[default]
-    Direct,
-    /// A command whose stdin and stdout carry the session.
-    Command(ProxyCommand),
-    /// A `direct-tcpip` channel of this jump host's session; the jump host carries how it is
-    /// reached in turn (the chain `ProxyJump a,b` is `b` reached through `a`).
-    Jump(Box<JumpHost>),
-}
-
-/// A jump host: the name it was given in `ProxyJump` and what it resolved to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JumpHost {
-    /// As written in `ProxyJump` (`bastion`, `admin@bastion:2222`), for messages.
-    pub spec: String,
-    pub host: RemoteHost,
-}
-
-/// A proxy command with its `%` tokens expanded, run by the user's shell. Its text is never
-/// printed (it may carry a token), only said to exist.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ProxyCommand(pub(crate) String);
-
-impl fmt::Debug for ProxyCommand {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ProxyCommand(..)")
-    }
-}
-
-/// The byte stream a session runs over and whatever keeps it going.
-pub(crate) struct Transport {
-    /// The descriptor libssh2 reads and writes.
-    pub stream: OwnedFd,
-    /// Where it leads, for messages: `127.0.0.1:2222`, or that it goes through a proxy.
-    pub peer: String,
-    pub keeper: Keeper,
-}
-
-/// What must live as long as the session does, and end with it.
-pub(crate) enum Keeper {
-    Nothing,
-    Command(CommandGuard),
-    /// Kept for its drop: ends the jump host's session.
-    Bridge {
-        _running: Bridge,
-    },
-}
-
-impl Keeper {
-    /// What a proxy command wrote to stderr, once it ended or after a short wait.
-    pub(crate) fn proxy_said(&mut self) -> Option<String> {
-        match self {
-            Keeper::Command(guard) => guard.said(),
-            _ => None,
-        }
-    }
-}
 
 /// Connects to the first address of `host:port` that answers within `timeout`.
 pub(crate) fn open_tcp(host: &str, port: u16, timeout: Duration) -> Result<Transport, RemoteError> {
@@ -166,35 +101,6 @@ pub(crate) fn open_command(command: &ProxyCommand, host: &str) -> Result<Transpo
     Ok(Transport {
         stream: OwnedFd::from(ours),
         peer: format!("{host} (through its ProxyCommand)"),
-        keeper: Keeper::Command(CommandGuard { child, said }),
+        keeper: Keeper::Command(CommandGuard::new(child, said)),
     })
-}
-
-/// A running proxy command: killed and reaped on drop.
-pub(crate) struct CommandGuard {
-    child: Child,
-    said: Arc<Mutex<Vec<u8>>>,
-}
-
-impl CommandGuard {
-    fn said(&mut self) -> Option<String> {
-        let deadline = Instant::now() + STDERR_WAIT;
-        while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // The reader may still hold the last bytes of a command that just ended.
-        std::thread::sleep(Duration::from_millis(20));
-        let bytes = self.said.lock().unwrap_or_else(PoisonError::into_inner);
-        let text = sanitize(String::from_utf8_lossy(&bytes).trim());
-        (!text.is_empty()).then_some(text)
-    }
-}
-
-impl Drop for CommandGuard {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
-    }
 }

@@ -10,17 +10,28 @@
 
 use crate::config::parse_ssh_target;
 use crate::remote::error::RemoteError;
-use crate::remote::proxy::{JumpHost, Proxy, ProxyCommand};
+use crate::remote::host::{JumpHost, Proxy, ProxyCommand, RemoteHost};
 use crate::remote::ssh_config_file::HostOptions;
 use crate::remote::ssh_options::{Source, Tokens, is_none};
-use crate::remote::target::Resolver;
 
 /// The most jump hosts one connection goes through; more is taken for a loop in the config.
 pub(crate) const MAX_HOPS: usize = 8;
 
+/// Resolves the jump hosts of a `ProxyJump` through the same config as the host (`target.rs`).
+pub(crate) trait HopResolver {
+    /// The jump host `spec` (`[user@]host[:port]`, as written), reached through `through`
+    /// whatever its config says when it is not the first hop; `depth` counts the hops so far.
+    fn resolve_hop(
+        &self,
+        spec: &str,
+        through: Option<Proxy>,
+        depth: usize,
+    ) -> Result<RemoteHost, RemoteError>;
+}
+
 /// How the host of `params` is reached.
 pub(crate) fn proxy_of(
-    resolver: &Resolver<'_>,
+    resolver: &dyn HopResolver,
     params: &HostOptions,
     source: &Source<'_>,
     tokens: &Tokens<'_>,
@@ -57,7 +68,7 @@ pub(crate) fn proxy_of(
 
 /// `a,b,c`: `c` reached through `b`, reached through `a`.
 fn jump_chain(
-    resolver: &Resolver<'_>,
+    resolver: &dyn HopResolver,
     jumps: &[String],
     source: &Source<'_>,
     tokens: &Tokens<'_>,

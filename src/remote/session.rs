@@ -20,9 +20,10 @@ use crate::remote::error::RemoteError;
 use crate::remote::flood::{OTHER_BUDGET, query_budget, stream_budget};
 use crate::remote::job::{Budget, JobEvent};
 use crate::remote::link::{Ended, Link, Mode};
-use crate::remote::mux::{Connection, Mux, Slot};
+use crate::remote::mux::{Mux, Slot};
 use crate::remote::sanitize::{sanitize, sanitize_sample};
 use crate::remote::smi::{self, FieldList};
+use crate::remote::transport::Connection;
 use crate::telemetry::smi_csv::{
     FieldLayout, classify_failure, overlay_sample, parse_compute_app_line, parse_gpu_line,
     rejected_field,

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use crate::remote::error::RemoteError;
-use crate::remote::proxy::Proxy;
+use crate::remote::host::{Proxy, RemoteHost};
 use crate::remote::ssh_options::{HostKeySettings, StrictHostKeys};
-use crate::remote::target::{RemoteHost, home_dir, resolve};
+use crate::remote::target::{home_dir, resolve};
 
 fn resolve_with(dir: &Path, config: &str, spec: &str) -> Result<RemoteHost, RemoteError> {
     let path = dir.join("config");

@@ -1,57 +1,18 @@
-//! Which machine to reach and as whom: a host's `ssh` value resolved through `~/.ssh/config`
-//! (`ssh_config_file`: `Host`, `Match`, `Include`; HostName, User, Port, IdentityFile), with
-//! the host-key options of `ssh_options`, the proxies of `proxy_config` and the connection
-//! settings of `host_settings`.
+//! Which machine to reach and as whom (a [`RemoteHost`], `host.rs`): a host's `ssh` value
+//! resolved through `~/.ssh/config` (`ssh_config_file`: `Host`, `Match`, `Include`; HostName,
+//! User, Port, IdentityFile), with the host-key options of `ssh_options`, the proxies of
+//! `proxy_config` and the connection settings of `host_settings`.
 
 use crate::paths::expand_tilde;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::config::parse_ssh_target;
 use crate::remote::error::RemoteError;
-use crate::remote::host_settings::{HostSettings, host_settings};
-use crate::remote::proxy::Proxy;
-use crate::remote::proxy_config::proxy_of;
+use crate::remote::host::{Endpoint, Proxy, RemoteHost};
+use crate::remote::host_settings::host_settings;
+use crate::remote::proxy_config::{HopResolver, proxy_of};
 use crate::remote::ssh_config_file::{HostOptions, expand_host_name, read_host};
-use crate::remote::ssh_options::{
-    HostKeySettings, Source, Tokens, expand_file, host_key_settings, is_none,
-};
-
-/// A fully resolved address: nothing is left for ssh config or defaults to fill in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Endpoint {
-    pub user: String,
-    pub host: String,
-    pub port: u16,
-}
-
-impl fmt::Display for Endpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.host.contains(':') {
-            write!(f, "{}@[{}]:{}", self.user, self.host, self.port)
-        } else {
-            write!(f, "{}@{}:{}", self.user, self.host, self.port)
-        }
-    }
-}
-
-/// One host the link connects to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoteHost {
-    /// The name shown in the UI.
-    pub name: String,
-    pub target: Endpoint,
-    /// Keys to offer, in order; empty means none exist.
-    pub identity_files: Vec<PathBuf>,
-    /// The name of the environment variable holding the password (never the password).
-    pub password_env: Option<String>,
-    /// How the host's key is checked, from the ssh config.
-    pub host_keys: HostKeySettings,
-    /// How the host is reached: directly, or through a proxy command or jump host.
-    pub proxy: Proxy,
-    /// Timeouts, keepalives, the agent and the notes of the ssh config.
-    pub settings: HostSettings,
-}
+use crate::remote::ssh_options::{Source, Tokens, expand_file, host_key_settings, is_none};
 
 /// Keys OpenSSH tries when nothing names one, in its order.
 const DEFAULT_KEYS: [&str; 3] = ["id_ed25519", "id_ecdsa", "id_rsa"];
@@ -107,15 +68,14 @@ struct Wanted<'a> {
 }
 
 /// Resolves hosts, and the jump hosts they are reached through, against one read config.
-pub(crate) struct Resolver<'a> {
+struct Resolver<'a> {
     config: Option<&'a Path>,
     include_dir: Option<&'a Path>,
     home: Option<&'a Path>,
 }
 
-impl Resolver<'_> {
-    /// A jump host of `ProxyJump`, reached through `through` when it is not the first.
-    pub(crate) fn resolve_hop(
+impl HopResolver for Resolver<'_> {
+    fn resolve_hop(
         &self,
         spec: &str,
         through: Option<Proxy>,
@@ -129,7 +89,9 @@ impl Resolver<'_> {
         };
         self.resolve(wanted, through, depth)
     }
+}
 
+impl Resolver<'_> {
     /// `proxy`, when given, is how the host is reached whatever its config says.
     fn resolve(
         &self,
