@@ -25,7 +25,10 @@ fn load_samples() -> Vec<GpuSample> {
 }
 
 fn host() -> HostState {
-    HostState::new("h200", 15 * 60)
+    HostState::new(
+        "h200",
+        gpufleet::fleet::FleetOptions::default().history_shape(),
+    )
 }
 
 /// Feeds one sample per second for `seconds`, starting at `start_s`, shaped by `shape(second)`.
@@ -374,4 +377,35 @@ fn kernel_lines_go_through_the_same_catalogue_as_pasted_text() {
         v
     };
     assert_eq!(strip(&live), strip(&pasted));
+}
+
+#[test]
+fn the_watcher_sees_a_whole_idle_window_with_three_minutes_of_history() {
+    let shape = gpufleet::fleet::FleetOptions::default()
+        .without_charts()
+        .history_shape();
+    assert!(shape.points < 10 * 60, "{shape:?}");
+    let mut h = HostState::new("h200", shape);
+    feed(&mut h, 0, 11 * 60, idle);
+    let findings = findings_at(&h, 11 * 60 - 1);
+    assert_eq!(labels(&findings), vec!["idle_billing"]);
+    assert!(findings[0].evidence[0].starts_with("GPU 0: at most 0% utilization"));
+
+    // Work far older than the points kept still counts: a minute of it at minute 5.
+    let mut h = HostState::new("h200", shape);
+    feed(&mut h, 0, 11 * 60, |s, g| {
+        if !(300..360).contains(&s) {
+            idle(s, g);
+        }
+    });
+    assert!(!labels(&findings_at(&h, 11 * 60 - 1)).contains(&"idle_billing"));
+
+    // A five-second probe does not.
+    let mut h = HostState::new("h200", shape);
+    feed(&mut h, 0, 11 * 60, |s, g| {
+        if !(300..305).contains(&s) {
+            idle(s, g);
+        }
+    });
+    assert!(labels(&findings_at(&h, 11 * 60 - 1)).contains(&"idle_billing"));
 }

@@ -316,36 +316,35 @@ fn idle(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
     let since = now_ms.saturating_sub(idle_ms);
     let slack = 2 * opts.interval_ms.max(1000);
     let mut evidence = Vec::new();
+    let blip_ms = opts.idle_blip_s * 1000;
     for gpu in &host.gpus {
-        // Without history reaching back over the whole window, idleness is not shown yet.
-        let covers = gpu
-            .history
-            .points()
-            .next()
-            .is_some_and(|p| p.at_ms <= since + slack);
-        let fresh = gpu
-            .history
-            .points()
-            .next_back()
-            .is_some_and(|p| now_ms.saturating_sub(p.at_ms) <= slack);
-        if !covers || !fresh {
+        // The idle trail (10-second buckets over the idle window) and the newest point, which
+        // the trail takes once the next one arrives.
+        let (trail, newest) = gpu.history.idle();
+        // Without a trail reaching back over the whole window, idleness is not shown yet.
+        let covers = trail
+            .first_ms()
+            .or(newest.map(|(p, _)| p.at_ms))
+            .is_some_and(|first| first <= since + slack);
+        let Some((newest, newest_weight)) = newest else {
+            return;
+        };
+        if !covers || now_ms.saturating_sub(newest.at_ms) > slack {
             return;
         }
-        let busy = |p: &HistoryPoint| {
-            p.utilization_gpu_pct()
-                .is_none_or(|u| f64::from(u) >= opts.idle_util_pct)
+        let newest_util = newest.utilization_gpu_pct();
+        let mut busy_ms = if trail.is_busy(newest_util) {
+            newest_weight
+        } else {
+            0
         };
-        // One pass, ending as soon as the GPU proves busy (most GPUs, most of the time).
-        let (mut busy_ms, mut peak) = (0u64, 0.0f32);
-        for (p, weight) in newest_first(gpu, since, now_ms, opts) {
-            if busy(&p) {
-                busy_ms += weight;
-                if busy_ms > opts.idle_blip_s * 1000 {
-                    return;
-                }
-            }
-            peak = peak.max(p.utilization_gpu_pct().unwrap_or(0.0));
+        // Ends as soon as the GPU proves busy (most GPUs, most of the time).
+        let window = trail.window(since, blip_ms.saturating_sub(busy_ms));
+        busy_ms += window.busy_ms;
+        if busy_ms > blip_ms {
+            return;
         }
+        let peak = window.peak_pct.max(newest_util.unwrap_or(0.0));
         let memory = gpu
             .latest
             .memory_used_mib

@@ -4,6 +4,8 @@ use std::collections::VecDeque;
 
 use crate::telemetry::{GpuSample, TimestampMs};
 
+use super::idle_trail::{IdleTrail, IdleTrailShape};
+
 /// One charted point as readers see it. Stored packed in 16 bytes (see [`History`]): each value
 /// in fixed point in a `u16` with `u16::MAX` for "the sample did not carry it", precise to a
 /// hundredth of a percent or degree and a tenth of a watt, and the clock-event mask's defined
@@ -160,6 +162,15 @@ pub struct History {
     points: VecDeque<Stored>,
     base_ms: TimestampMs,
     capacity: usize,
+    /// What the idle rule reads, reaching back further than the points may.
+    idle: IdleTrail,
+}
+
+/// How long a history is: points (one a second) and the idle trail.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HistoryShape {
+    pub points: usize,
+    pub idle: IdleTrailShape,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -173,12 +184,23 @@ const BUCKET_MS: TimestampMs = 1000;
 const REBASE_AFTER_MS: u64 = u32::MAX as u64 / 2;
 
 impl History {
-    pub fn with_capacity(capacity: usize) -> Self {
+    pub fn new(shape: HistoryShape) -> Self {
+        // Two points at least: the idle trail accounts the one before the newest.
+        let capacity = shape.points.max(2);
         Self {
             points: VecDeque::with_capacity(capacity.min(1024)),
             base_ms: 0,
-            capacity: capacity.max(1),
+            capacity,
+            idle: IdleTrail::new(shape.idle),
         }
+    }
+
+    /// A history of `points` with the default idle trail (tests, tools).
+    pub fn with_capacity(points: usize) -> Self {
+        Self::new(HistoryShape {
+            points,
+            idle: IdleTrailShape::default(),
+        })
     }
 
     pub fn push(&mut self, point: HistoryPoint) {
@@ -186,6 +208,9 @@ impl History {
             && (self.base_ms + u64::from(last.after_base_ms)) / BUCKET_MS == point.at_ms / BUCKET_MS
         {
             self.points.pop_back();
+        } else {
+            // The newest point is final now: the idle trail takes it.
+            self.account_newest();
         }
         if self.points.len() == self.capacity {
             self.points.pop_front();
@@ -219,6 +244,30 @@ impl History {
             p.after_base_ms = (base + u64::from(p.after_base_ms) - oldest) as u32;
         }
         self.base_ms = oldest;
+    }
+
+    fn account_newest(&mut self) {
+        let (last, previous) = {
+            let mut newest = self.points().rev();
+            let Some(last) = newest.next() else {
+                return;
+            };
+            (last, newest.next().map(|p| p.at_ms))
+        };
+        let weight = self.idle.weight_ms(last.at_ms, previous);
+        self.idle
+            .account(last.at_ms, weight, last.utilization_gpu_pct());
+    }
+
+    /// The idle trail, and the newest point with its weight (not in the trail until the next
+    /// second's point arrives).
+    pub fn idle(&self) -> (&IdleTrail, Option<(HistoryPoint, u64)>) {
+        let mut newest = self.points().rev();
+        let last = newest.next().map(|last| {
+            let previous = newest.next().map(|p| p.at_ms);
+            (last, self.idle.weight_ms(last.at_ms, previous))
+        });
+        (&self.idle, last)
     }
 
     pub fn len(&self) -> usize {

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use crate::diagnose::Finding;
 use crate::fleet::HostEvent;
-use crate::fleet::history::{History, HistoryPoint};
+use crate::fleet::history::{History, HistoryPoint, HistoryShape};
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// How many kernel lines a host keeps for the triage views.
@@ -119,11 +119,11 @@ pub struct HostState {
     pub flooding: Option<String>,
     /// No longer watched (gone from a reloaded config); kept so host ids stay stable.
     pub retired: bool,
-    history_points: usize,
+    history: HistoryShape,
 }
 
 impl HostState {
-    pub fn new(name: impl Into<String>, history_points: usize) -> Self {
+    pub fn new(name: impl Into<String>, history: HistoryShape) -> Self {
         Self {
             name: name.into(),
             link: Link::Connecting { attempt: 1 },
@@ -137,7 +137,7 @@ impl HostState {
             findings: Vec::new(),
             flooding: None,
             retired: false,
-            history_points,
+            history,
         }
     }
 
@@ -230,7 +230,7 @@ impl HostState {
                 state.at_ms = at_ms;
             }
             Err(pos) => {
-                let mut history = History::with_capacity(self.history_points);
+                let mut history = History::new(self.history);
                 history.push(point);
                 self.gpus.insert(
                     pos,
@@ -370,7 +370,7 @@ mod tests {
     use super::*;
 
     fn streaming() -> HostState {
-        let mut h = HostState::new("h", 60);
+        let mut h = HostState::new("h", crate::fleet::FleetOptions::default().history_shape());
         h.apply(HostEvent::Connected(HostInfo::default()));
         h.apply(HostEvent::Sample {
             at_ms: 10_000,

@@ -6,6 +6,7 @@
 pub mod event;
 pub mod history;
 pub mod host;
+pub mod idle_trail;
 pub mod money;
 pub mod sink;
 pub mod state;

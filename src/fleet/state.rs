@@ -8,7 +8,9 @@ use crate::diagnose::{LiveOptions, live_findings};
 use crate::telemetry::TimestampMs;
 
 use super::event::{HostEvent, HostId};
+use super::history::HistoryShape;
 use super::host::{HostState, HostStatus};
+use super::idle_trail::{IDLE_BUCKET_MS, IdleTrailShape};
 use super::money::{Money, MoneyOptions, observe, tick_countdowns};
 
 /// Settings the fleet is built with.
@@ -47,15 +49,29 @@ impl FleetOptions {
         }
     }
 
-    /// Points of history kept per GPU (one a second): the charts' minutes, or the findings'
-    /// longest look back (the idle window, or a duration rule's window and hold) plus a minute
-    /// of slack, whichever is longer. An `idle_minutes` longer than `history_minutes` would
-    /// otherwise never see a whole idle window.
+    /// Points of history kept per GPU (one a second): the charts' minutes, or the duration
+    /// rules' look back (their window and hold) plus a minute of slack, whichever is longer.
+    /// The idle rule reads its own trail (see [`FleetOptions::history_shape`]).
     pub fn history_points(&self) -> usize {
         let live = &self.live;
-        let rules_s = (live.idle_minutes * 60).max(live.window_s + live.hold_s) + 60;
+        let rules_s = live.window_s + live.hold_s + 60;
         let charts_s = u64::from(self.history_minutes) * 60;
         usize::try_from(rules_s.max(charts_s)).unwrap_or(usize::MAX)
+    }
+
+    /// The history each GPU keeps: [`FleetOptions::history_points`], and an idle trail over
+    /// `idle_minutes` and a minute more (an `idle_minutes` longer than the charts' history is
+    /// still seen whole).
+    pub fn history_shape(&self) -> HistoryShape {
+        let idle_s = self.live.idle_minutes.saturating_mul(60) + 60;
+        HistoryShape {
+            points: self.history_points(),
+            idle: IdleTrailShape {
+                buckets: usize::try_from(idle_s * 1000 / IDLE_BUCKET_MS + 1).unwrap_or(usize::MAX),
+                busy_at_pct: self.live.idle_util_pct,
+                interval_ms: self.interval_ms,
+            },
+        }
     }
 }
 
@@ -83,12 +99,12 @@ pub struct Fleet {
 
 impl Fleet {
     pub fn new(host_names: Vec<String>, options: FleetOptions, now_ms: TimestampMs) -> Self {
-        let points = options.history_points();
+        let shape = options.history_shape();
         let money = Money::new(&host_names, &options.money, now_ms);
         Self {
             hosts: host_names
                 .into_iter()
-                .map(|name| HostState::new(name, points))
+                .map(|name| HostState::new(name, shape))
                 .collect(),
             money,
             now_ms,
@@ -122,9 +138,9 @@ impl Fleet {
 
     /// Watches one more host (a config reloaded with a new host); returns its id.
     pub fn add_host(&mut self, name: String) -> HostId {
-        let points = self.options.history_points();
+        let shape = self.options.history_shape();
         self.money.add_host(&name, &self.options.money);
-        self.hosts.push(HostState::new(name, points));
+        self.hosts.push(HostState::new(name, shape));
         self.hosts.len() - 1
     }
 
@@ -202,14 +218,11 @@ mod tests {
     fn history_covers_the_longest_look_back_of_charts_and_rules() {
         let console = FleetOptions::default();
         assert_eq!(console.history_points(), 15 * 60, "the charts' 15 minutes");
-        let watcher = FleetOptions {
-            history_minutes: 0,
-            ..FleetOptions::default()
-        };
+        let watcher = FleetOptions::default().without_charts();
         assert_eq!(
             watcher.history_points(),
-            11 * 60,
-            "10 idle minutes and one of slack"
+            3 * 60,
+            "the duration rules' window and hold, and a minute of slack"
         );
         let long_idle = FleetOptions {
             live: LiveOptions {
@@ -218,10 +231,11 @@ mod tests {
             },
             ..FleetOptions::default()
         };
-        assert_eq!(
-            long_idle.history_points(),
-            31 * 60,
-            "an idle window longer than the charts is still seen whole"
+        let shape = long_idle.history_shape();
+        assert_eq!(shape.points, 15 * 60);
+        assert!(
+            shape.idle.buckets as u64 * IDLE_BUCKET_MS >= 31 * 60_000,
+            "an idle window longer than the charts is still seen whole: {shape:?}"
         );
     }
 }
