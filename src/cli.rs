@@ -9,14 +9,15 @@ use clap::{Args, Parser, Subcommand};
 #[command(
     name = "gpufleet",
     version,
-    about = "Watch, triage and pay for rented GPUs from one terminal"
+    about = "Watch, triage and pay for rented GPUs from one terminal",
+    subcommand_precedence_over_arg = true
 )]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
 
     /// Hosts to watch: `user@host:port`, an `~/.ssh/config` alias, or a host name from the
-    /// config. Without any, every host of the config.
+    /// config. Without any, every host of the config. A subcommand's name is never a host.
     #[arg(value_name = "HOST")]
     pub hosts: Vec<String>,
 
@@ -193,12 +194,18 @@ pub enum CliCommand {
         /// Only warnings and errors in the log.
         #[arg(short, long, conflicts_with = "verbose")]
         quiet: bool,
+        /// Hosts to watch instead of the config's (as for the console).
+        #[arg(value_name = "HOST")]
+        hosts: Vec<String>,
     },
     /// Read every host once, print a table (or JSON) and exit; non-zero if a host could not be read.
     Snapshot {
         /// Print JSON (schema in the README) instead of a table.
         #[arg(long)]
         json: bool,
+        /// Hosts to read instead of the config's (as for the console).
+        #[arg(value_name = "HOST")]
+        hosts: Vec<String>,
     },
 }
 

@@ -1,4 +1,5 @@
 //! Subcommands that start a driver of their own (the console is `main`'s default).
 
 pub mod hold;
+pub mod host_words;
 pub mod watch;
