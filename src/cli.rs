@@ -49,7 +49,8 @@ pub struct GlobalArgs {
     pub read_only: bool,
 
     /// Simulator clock speed (with --demo): 10 runs ten simulated seconds per second.
-    #[arg(long, global = true, default_value_t = 1.0, value_name = "N")]
+    #[arg(long, global = true, default_value_t = 1.0, value_name = "N",
+          value_parser = crate::cli_values::speed, allow_negative_numbers = true)]
     pub speed: f64,
 
     /// Seed of the simulated fleet (with --demo).
@@ -57,7 +58,7 @@ pub struct GlobalArgs {
     pub seed: u64,
 
     /// Sample interval in milliseconds (overrides the config).
-    #[arg(long, global = true, value_name = "MS")]
+    #[arg(long, global = true, value_name = "MS", value_parser = crate::cli_values::interval_ms)]
     pub interval_ms: Option<u64>,
 
     /// Trust and record the keys of hosts not yet in known_hosts without asking (a changed key
@@ -119,7 +120,8 @@ pub enum CliCommand {
         #[arg(long, value_name = "X.Y")]
         min_cuda: Option<String>,
         /// Length of the sustained-load phase in seconds.
-        #[arg(long, value_name = "S", default_value_t = 60.0)]
+        #[arg(long, value_name = "S", default_value_t = 60.0,
+              value_parser = crate::cli_values::sustain_s, allow_negative_numbers = true)]
         sustain_s: f64,
     },
     /// Curated runbooks that walk a fix, every command shown before it runs.

@@ -37,8 +37,8 @@ const PROMPT_TIMEOUT: Duration = Duration::from_secs(600);
 pub enum LaunchError {
     #[error("{0}")]
     Nvml(#[from] NvmlOpenError),
-    #[error("--speed must be a positive number, got {0}")]
-    BadSpeed(f64),
+    #[error("--speed {0}")]
+    BadSpeed(String),
     #[error(transparent)]
     Host(#[from] ResolveError),
     #[error("could not start a worker thread: {0}")]
@@ -55,9 +55,7 @@ impl Plan {
         interval_ms: u64,
     ) -> Result<Self, LaunchError> {
         if args.demo {
-            if !(args.speed.is_finite() && args.speed > 0.0) {
-                return Err(LaunchError::BadSpeed(args.speed));
-            }
+            sim::check_speed(args.speed).map_err(LaunchError::BadSpeed)?;
             return Ok(Plan::Demo {
                 sim: Simulator::demo(args.seed),
                 speed: args.speed,

@@ -5,6 +5,7 @@ pub mod app;
 pub mod audit;
 pub mod check;
 pub mod cli;
+pub mod cli_values;
 pub mod commands;
 pub mod config;
 pub mod cost;
