@@ -200,6 +200,12 @@ pub enum CliCommand {
         #[arg(value_name = "HOST")]
         hosts: Vec<String>,
     },
+    /// The config file: `config init` writes a commented one at the XDG path (never over an
+    /// existing file), `config path` prints where it is, `config check` validates it.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
     /// Read every host once, print a table (or JSON) and exit; non-zero if a host could not be read.
     Snapshot {
         /// Print JSON (schema in the README) instead of a table.
@@ -209,6 +215,18 @@ pub enum CliCommand {
         #[arg(value_name = "HOST")]
         hosts: Vec<String>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Write a commented config (directory 0700, file 0600). Exit 0 written, 1 a file is
+    /// already there (left as it is), 2 could not write.
+    Init,
+    /// Print the config file's path (`--config`, else the XDG path), whether or not it exists.
+    Path,
+    /// Load and validate the config: `ok: N hosts`, exit 0; else the file, line and key of the
+    /// problem, exit 2.
+    Check,
 }
 
 #[derive(Debug, Subcommand)]

@@ -16,7 +16,8 @@ use gpufleet::app::release_bridge::{BridgeSetup, SshHostRunner};
 use gpufleet::app::{Model, runtime};
 use gpufleet::audit::AuditLog;
 use gpufleet::check;
-use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
+use gpufleet::cli::{AlertAction, Cli, CliCommand, ConfigAction, GlobalArgs, PlaybookAction};
+use gpufleet::commands::config_file;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
@@ -296,6 +297,16 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
     };
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
         return Ok(diagnose(file.as_deref(), *json));
+    }
+    if let Some(CliCommand::Config { action }) = &cli.command {
+        let explicit = cli.global.config.as_deref();
+        let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+        let code = match action {
+            ConfigAction::Init => config_file::init(explicit, &mut out, &mut err),
+            ConfigAction::Path => config_file::path(explicit, &mut out, &mut err),
+            ConfigAction::Check => config_file::check(explicit, &mut out, &mut err),
+        };
+        return Ok(ExitCode::from(code));
     }
     let config = load_config(&cli)?;
     if let Err(e) = host_words::check_words(&named, &config, cli.global.ssh_config.as_deref()) {
