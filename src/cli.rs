@@ -5,10 +5,18 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+/// `gpufleet --version`: the package version and the git commit it was built from.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("GPUFLEET_GIT_COMMIT"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "gpufleet",
-    version,
+    version = VERSION,
     about = "Watch, triage and pay for rented GPUs from one terminal",
     subcommand_precedence_over_arg = true
 )]
@@ -206,6 +214,14 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: ConfigAction,
     },
+    /// Print a shell completion script: `gpufleet completions bash > /etc/bash_completion.d/gpufleet`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `gpufleet man > gpufleet.1`, or `gpufleet man | man -l -`.
+    Man,
     /// Read every host once, print a table (or JSON) and exit; non-zero if a host could not be read.
     Snapshot {
         /// Print JSON (schema in the README) instead of a table.

@@ -20,6 +20,7 @@ use gpufleet::cli::{AlertAction, Cli, CliCommand, ConfigAction, GlobalArgs, Play
 use gpufleet::commands::config_file;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
+use gpufleet::commands::shell_docs;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
@@ -297,6 +298,17 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
     };
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
         return Ok(diagnose(file.as_deref(), *json));
+    }
+    match &cli.command {
+        Some(CliCommand::Completions { shell }) => {
+            shell_docs::completions(*shell, &mut std::io::stdout());
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(CliCommand::Man) => {
+            shell_docs::man(&mut std::io::stdout())?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        _ => {}
     }
     if let Some(CliCommand::Config { action }) = &cli.command {
         let explicit = cli.global.config.as_deref();

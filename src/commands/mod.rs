@@ -2,5 +2,6 @@
 
 pub mod config_file;
 pub mod hold;
+pub mod shell_docs;
 pub mod host_words;
 pub mod watch;
