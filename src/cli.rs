@@ -33,8 +33,10 @@ pub struct Cli {
     pub command: Option<CliCommand>,
 }
 
-/// Flags accepted before or after a subcommand.
+/// Flags accepted before or after a subcommand; each subcommand's help lists its own options
+/// first and these under their own heading.
 #[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// A simulated fleet; needs no hosts and no GPU.
     #[arg(long, global = true, conflicts_with = "local")]
@@ -193,7 +195,7 @@ pub enum CliCommand {
     },
     /// Watch every configured host with nobody at a terminal: the console's findings, ledgers
     /// and red lines, alerts to the `[[alerts]]` sinks, `/metrics` for Prometheus; structured
-    /// log lines on stderr. SIGINT/SIGTERM stop it (exit 0).
+    /// log lines on stderr. SIGTERM stops it (exit 0); Ctrl-C (SIGINT) too, with exit 130.
     Watch {
         /// Serve /metrics on ADDRESS:PORT, e.g. 127.0.0.1:9400 (overrides [metrics] listen).
         #[arg(long, value_name = "ADDR")]

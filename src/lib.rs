@@ -12,6 +12,7 @@ pub mod cost;
 pub mod diagnose;
 pub mod duty;
 pub mod error_text;
+pub mod exit_codes;
 pub mod fleet;
 pub mod host_runner;
 pub mod launch;

@@ -270,10 +270,25 @@ fn playbook(
     Ok(ExitCode::from(code))
 }
 
+/// Ctrl-C during a one-shot command (a prompt, a check, a snapshot) exits 130 with nothing more
+/// written, the code of every cancelled action. The console reads Ctrl-C as a key and the
+/// watcher handles SIGINT itself; neither calls this.
+fn exit_cancelled_on_interrupt() {
+    // SAFETY: the handler calls only `_exit`, which is async-signal-safe.
+    let registered = unsafe {
+        signal_hook::low_level::register(signal_hook::consts::SIGINT, || {
+            signal_hook::low_level::exit(i32::from(gpufleet::exit_codes::CANCELLED))
+        })
+    };
+    if let Err(e) = registered {
+        eprintln!("gpufleet: Ctrl-C handler not installed: {e}");
+    }
+}
+
 /// A command line that cannot mean anything: said on stderr, exit 2 (as clap's usage errors).
 fn usage_error(e: &host_words::WordError) -> ExitCode {
     eprintln!("gpufleet: {e}");
-    ExitCode::from(2)
+    ExitCode::from(gpufleet::exit_codes::USAGE)
 }
 
 /// Commands handled before the console starts never reach the console's dispatch.
@@ -292,6 +307,9 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
 }
 
 fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
+    if !matches!(cli.command, None | Some(CliCommand::Watch { .. })) {
+        exit_cancelled_on_interrupt();
+    }
     let named = match host_words::named_hosts(&cli, subcommand) {
         Ok(named) => named,
         Err(e) => return Ok(usage_error(&e)),
@@ -592,8 +610,10 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             if let Some(server) = server {
                 server.stop();
             }
-            ran?;
-            Ok(ExitCode::SUCCESS)
+            Ok(match ran? {
+                runtime::Ended::Quit => ExitCode::SUCCESS,
+                runtime::Ended::Interrupted => ExitCode::from(gpufleet::exit_codes::CANCELLED),
+            })
         }
     }
 }

@@ -24,8 +24,9 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 /// Refused before anything ran: read-only mode, an unknown host, an impossible action, no token.
 pub const EXIT_REFUSED: u8 = 2;
-/// The user did not confirm (empty input, a wrong name, end of input).
-pub const EXIT_CANCELLED: u8 = 3;
+/// The user did not confirm (empty input, a wrong name, end of input): the code every cancelled
+/// action exits with.
+pub const EXIT_CANCELLED: u8 = crate::exit_codes::CANCELLED;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MoneyError {
