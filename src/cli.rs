@@ -170,6 +170,9 @@ pub enum CliCommand {
         /// Show the backup command and the request; run and send nothing.
         #[arg(long)]
         dry_run: bool,
+        /// With --dry-run: print the plan as JSON (schema in docs/CLI.md).
+        #[arg(long, requires = "dry_run")]
+        json: bool,
         /// Skip the typed confirmation (for scripts).
         #[arg(long)]
         yes: bool,
@@ -216,6 +219,16 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: ConfigAction,
     },
+    /// The audit log: every action taken on a host (runbook steps, backups, releases, holds,
+    /// host keys accepted), oldest first. Exit 0, or 2 when the log cannot be read.
+    Audit {
+        /// Print JSON (schema in docs/CLI.md) instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Only the newest N entries.
+        #[arg(long, value_name = "N", value_parser = crate::cli_values::at_least_one)]
+        limit: Option<usize>,
+    },
     /// Print a shell completion script: `gpufleet completions bash > /etc/bash_completion.d/gpufleet`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -259,9 +272,18 @@ pub enum AlertAction {
 #[derive(Debug, Subcommand)]
 pub enum PlaybookAction {
     /// The runbooks there are, and which findings each fixes.
-    List,
+    List {
+        /// Print JSON (schema in docs/CLI.md) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// One runbook's steps, commands, danger levels and checks.
-    Show { id: String },
+    Show {
+        id: String,
+        /// Print JSON (schema in docs/CLI.md) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run a runbook on a host (`--host NAME`) or on this machine (`--local`).
     Run {
         id: String,

@@ -17,6 +17,7 @@ use gpufleet::app::{Model, runtime};
 use gpufleet::audit::AuditLog;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, ConfigAction, GlobalArgs, PlaybookAction};
+use gpufleet::commands::audit as audit_command;
 use gpufleet::commands::config_file;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
@@ -215,12 +216,20 @@ fn playbook(
     let read_only = args.read_only || config.read_only;
     let stop = StopFlag::default();
     let code = match action {
-        PlaybookAction::List => {
+        PlaybookAction::List { json: false } => {
             print!("{}", playbook::list_command(&catalog));
             0
         }
-        PlaybookAction::Show { id } => {
+        PlaybookAction::List { json: true } => {
+            println!("{:#}", playbook::json::list_json(&catalog));
+            0
+        }
+        PlaybookAction::Show { id, json: false } => {
             print!("{}", playbook::show_command(&catalog, id)?);
+            0
+        }
+        PlaybookAction::Show { id, json: true } => {
+            println!("{:#}", playbook::json::show_json(&catalog, id)?);
             0
         }
         PlaybookAction::Run {
@@ -322,6 +331,17 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             shell_docs::completions(*shell, &mut std::io::stdout());
             return Ok(ExitCode::SUCCESS);
         }
+        Some(CliCommand::Audit { json, limit }) => {
+            let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+            let code = match AuditLog::open_default() {
+                Ok(log) => audit_command::run(&log, *json, *limit, &mut out, &mut err),
+                Err(e) => {
+                    eprintln!("gpufleet audit: {e}");
+                    audit_command::EXIT_UNREADABLE
+                }
+            };
+            return Ok(ExitCode::from(code));
+        }
         Some(CliCommand::Man) => {
             shell_docs::man(&mut std::io::stdout())?;
             return Ok(ExitCode::SUCCESS);
@@ -400,6 +420,7 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             yes,
             override_failed_backup,
             force,
+            json,
             ..
         }) => {
             let args = ReleaseArgs {
@@ -414,6 +435,7 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 read_only: cli.global.read_only || config.read_only,
                 override_failed_backup: *override_failed_backup,
                 force: *force,
+                json: *json,
             };
             let ssh = cli.global.ssh_settings();
             let runner = SshRunner {

@@ -81,6 +81,8 @@ pub struct ReleaseArgs {
     pub override_failed_backup: bool,
     /// Release even when the ledger cannot record it.
     pub force: bool,
+    /// With `dry_run`: the plan as JSON (docs/CLI.md) instead of text.
+    pub json: bool,
 }
 
 /// `gpufleet cost [--json]` from the stored ledger and the config's prices. The exit code is
@@ -322,6 +324,10 @@ pub fn release_command(
     };
     if args.dry_run {
         return match flow.dry_run(&env.audit, (env.clock)()) {
+            Ok(_) if args.json => {
+                say!("{:#}", flow.plan().to_json());
+                EXIT_OK
+            }
             Ok(lines) => {
                 lines.iter().for_each(|line| say!("{line}"));
                 EXIT_OK
