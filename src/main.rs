@@ -16,12 +16,10 @@ use gpufleet::app::release_bridge::{BridgeSetup, SshHostRunner};
 use gpufleet::app::{Model, runtime};
 use gpufleet::audit::AuditLog;
 use gpufleet::check;
-use gpufleet::cli::{AlertAction, Cli, CliCommand, ConfigAction, GlobalArgs, PlaybookAction};
-use gpufleet::commands::audit as audit_command;
-use gpufleet::commands::config_file;
+use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
-use gpufleet::commands::shell_docs;
+use gpufleet::commands::standalone;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
@@ -279,21 +277,6 @@ fn playbook(
     Ok(ExitCode::from(code))
 }
 
-/// Ctrl-C during a one-shot command (a prompt, a check, a snapshot) exits 130 with nothing more
-/// written, the code of every cancelled action. The console reads Ctrl-C as a key and the
-/// watcher handles SIGINT itself; neither calls this.
-fn exit_cancelled_on_interrupt() {
-    // SAFETY: the handler calls only `_exit`, which is async-signal-safe.
-    let registered = unsafe {
-        signal_hook::low_level::register(signal_hook::consts::SIGINT, || {
-            signal_hook::low_level::exit(i32::from(gpufleet::exit_codes::CANCELLED))
-        })
-    };
-    if let Err(e) = registered {
-        eprintln!("gpufleet: Ctrl-C handler not installed: {e}");
-    }
-}
-
 /// A command line that cannot mean anything: said on stderr, exit 2 (as clap's usage errors).
 fn usage_error(e: &host_words::WordError) -> ExitCode {
     eprintln!("gpufleet: {e}");
@@ -317,7 +300,7 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
 
 fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
     if !matches!(cli.command, None | Some(CliCommand::Watch { .. })) {
-        exit_cancelled_on_interrupt();
+        standalone::exit_cancelled_on_interrupt();
     }
     let named = match host_words::named_hosts(&cli, subcommand) {
         Ok(named) => named,
@@ -326,37 +309,8 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
         return Ok(diagnose(file.as_deref(), *json));
     }
-    match &cli.command {
-        Some(CliCommand::Completions { shell }) => {
-            shell_docs::completions(*shell, &mut std::io::stdout());
-            return Ok(ExitCode::SUCCESS);
-        }
-        Some(CliCommand::Audit { json, limit }) => {
-            let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
-            let code = match AuditLog::open_default() {
-                Ok(log) => audit_command::run(&log, *json, *limit, &mut out, &mut err),
-                Err(e) => {
-                    eprintln!("gpufleet audit: {e}");
-                    audit_command::EXIT_UNREADABLE
-                }
-            };
-            return Ok(ExitCode::from(code));
-        }
-        Some(CliCommand::Man) => {
-            shell_docs::man(&mut std::io::stdout())?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        _ => {}
-    }
-    if let Some(CliCommand::Config { action }) = &cli.command {
-        let explicit = cli.global.config.as_deref();
-        let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
-        let code = match action {
-            ConfigAction::Init => config_file::init(explicit, &mut out, &mut err),
-            ConfigAction::Path => config_file::path(explicit, &mut out, &mut err),
-            ConfigAction::Check => config_file::check(explicit, &mut out, &mut err),
-        };
-        return Ok(ExitCode::from(code));
+    if let Some(code) = standalone::run(&cli) {
+        return Ok(code);
     }
     let config = load_config(&cli)?;
     if let Err(e) = host_words::check_words(&named, &config, cli.global.ssh_config.as_deref()) {

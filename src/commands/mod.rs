@@ -5,4 +5,5 @@ pub mod config_file;
 pub mod hold;
 pub mod host_words;
 pub mod shell_docs;
+pub mod standalone;
 pub mod watch;
