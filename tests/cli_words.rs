@@ -115,3 +115,19 @@ fn hosts_before_a_subcommand_that_takes_none_are_refused() {
         stderr(&out)
     );
 }
+
+#[test]
+fn an_unusable_ssh_config_is_reported_by_connecting_not_as_an_unknown_word() {
+    let home = Home::new();
+    let missing = home.path().join("no-such-config");
+    let out = home.run(&[
+        "snapshot",
+        "gpu-lab",
+        "--json",
+        "--ssh-config",
+        missing.to_str().expect("utf-8"),
+    ]);
+    let err = stderr(&out);
+    assert!(!err.contains("is not a subcommand"), "{err}");
+    assert!(err.contains("no-such-config"), "{err}");
+}

@@ -74,13 +74,19 @@ pub fn check_words(
     ssh_config: Option<&Path>,
 ) -> Result<(), WordError> {
     let mut aliases: Option<Vec<String>> = None;
-    let mut ssh: Option<Option<SshConfig>> = None;
+    let mut ssh: Option<SshFile> = None;
     for word in words {
         if config.host(word).is_some() {
             continue;
         }
         let ssh = ssh.get_or_insert_with(|| load_ssh_config(ssh_config));
-        if ssh.as_ref().is_some_and(|c| is_alias(c, word)) {
+        let alias = match ssh {
+            SshFile::Read(config) => is_alias(config, word),
+            SshFile::None => false,
+            // Connecting reports why the file is unusable; the word may well be an alias in it.
+            SshFile::Unreadable => true,
+        };
+        if alias {
             continue;
         }
         if looks_like_address(word) {
@@ -90,7 +96,10 @@ pub fn check_words(
             })?;
             continue;
         }
-        let aliases = aliases.get_or_insert_with(|| literal_aliases(ssh.as_ref()));
+        let aliases = aliases.get_or_insert_with(|| match ssh {
+            SshFile::Read(config) => literal_aliases(config),
+            _ => Vec::new(),
+        });
         let candidates = subcommand_names()
             .into_iter()
             .chain(config.hosts.iter().map(|h| h.name.clone()))
@@ -130,15 +139,31 @@ fn looks_like_address(word: &str) -> bool {
     word == "localhost" || word.contains(['@', ':', '.', '['])
 }
 
-/// The ssh config, or `None` when there is none or it cannot be read (connecting reports that
-/// with its own message).
-fn load_ssh_config(path: Option<&Path>) -> Option<SshConfig> {
+/// The ssh config as far as host words are concerned.
+enum SshFile {
+    Read(SshConfig),
+    /// No file (none given and no `~/.ssh/config`).
+    None,
+    /// A file that cannot be opened or parsed: connecting says why.
+    Unreadable,
+}
+
+fn load_ssh_config(path_given: Option<&Path>) -> SshFile {
     let home = std::env::home_dir().filter(|h| !h.as_os_str().is_empty());
-    let path: PathBuf = match path {
-        Some(path) => path.to_path_buf(),
-        None => home.as_ref()?.join(".ssh").join("config"),
+    let path: PathBuf = match (path_given, &home) {
+        (Some(path), _) => path.to_path_buf(),
+        (None, Some(home)) => home.join(".ssh").join("config"),
+        (None, None) => return SshFile::None,
     };
-    let file = File::open(&path).ok()?;
+    let file = match File::open(&path) {
+        Ok(file) => file,
+        // A missing `~/.ssh/config` is no config; a missing `--ssh-config` is an error that
+        // connecting reports.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && path_given.is_none() => {
+            return SshFile::None;
+        }
+        Err(_) => return SshFile::Unreadable,
+    };
     let mut parser = SshConfig::default();
     // Relative `Include`s resolve against the home whose `.ssh` holds the file, as in `remote`.
     let config_home = path
@@ -151,7 +176,10 @@ fn load_ssh_config(path: Option<&Path>) -> Option<SshConfig> {
         parser = parser.home_dir(home);
     }
     let rules = ParseRule::ALLOW_UNKNOWN_FIELDS | ParseRule::ALLOW_UNSUPPORTED_FIELDS;
-    parser.parse(&mut BufReader::new(file), rules).ok()
+    match parser.parse(&mut BufReader::new(file), rules) {
+        Ok(config) => SshFile::Read(config),
+        Err(_) => SshFile::Unreadable,
+    }
 }
 
 /// Whether a `Host` block other than the catch-all `Host *` matches `word`.
@@ -164,17 +192,14 @@ fn is_alias(config: &SshConfig, word: &str) -> bool {
 }
 
 /// The `Host` names written without wildcards, as "did you mean" candidates.
-fn literal_aliases(config: Option<&SshConfig>) -> Vec<String> {
+fn literal_aliases(config: &SshConfig) -> Vec<String> {
     config
-        .map(|c| {
-            c.get_hosts()
-                .iter()
-                .flat_map(|host| host.pattern.iter())
-                .filter(|clause| !clause.negated && !clause.pattern.contains(['*', '?']))
-                .map(|clause| clause.pattern.clone())
-                .collect()
-        })
-        .unwrap_or_default()
+        .get_hosts()
+        .iter()
+        .flat_map(|host| host.pattern.iter())
+        .filter(|clause| !clause.negated && !clause.pattern.contains(['*', '?']))
+        .map(|clause| clause.pattern.clone())
+        .collect()
 }
 
 #[cfg(test)]
