@@ -141,7 +141,7 @@ fn looks_like_address(word: &str) -> bool {
 
 /// The ssh config as far as host words are concerned.
 enum SshFile {
-    Read(SshConfig),
+    Read(Box<SshConfig>),
     /// No file (none given and no `~/.ssh/config`).
     None,
     /// A file that cannot be opened or parsed: connecting says why.
@@ -177,7 +177,7 @@ fn load_ssh_config(path_given: Option<&Path>) -> SshFile {
     }
     let rules = ParseRule::ALLOW_UNKNOWN_FIELDS | ParseRule::ALLOW_UNSUPPORTED_FIELDS;
     match parser.parse(&mut BufReader::new(file), rules) {
-        Ok(config) => SshFile::Read(config),
+        Ok(config) => SshFile::Read(Box::new(config)),
         Err(_) => SshFile::Unreadable,
     }
 }
