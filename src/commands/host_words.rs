@@ -128,7 +128,9 @@ fn subcommand_names() -> Vec<String> {
 fn closest(word: &str, candidates: impl Iterator<Item = String>) -> Option<String> {
     candidates
         .map(|name| (edit_distance(word, &name), name))
-        .filter(|(distance, name)| *distance <= 2.max(name.chars().count() / 3))
+        .filter(|(distance, name)| {
+            *distance <= 2.max(name.chars().count() / 3) && *distance < word.chars().count()
+        })
         .min()
         .map(|(_, name)| name)
 }
@@ -218,6 +220,8 @@ mod tests {
             Some("a100-1".to_string())
         );
         assert_eq!(closest("zzzzzzzz", candidates.into_iter()), None);
+        // A word too short to be a typo of anything.
+        assert_eq!(closest("a", ["man".to_string()].into_iter()), None);
     }
 
     #[test]
