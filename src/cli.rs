@@ -5,18 +5,27 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+/// `gpufleet --version`: the package version and the git commit it was built from.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("GPUFLEET_GIT_COMMIT"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "gpufleet",
-    version,
-    about = "Watch, triage and pay for rented GPUs from one terminal"
+    version = VERSION,
+    about = "Watch, triage and pay for rented GPUs from one terminal",
+    subcommand_precedence_over_arg = true
 )]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
 
     /// Hosts to watch: `user@host:port`, an `~/.ssh/config` alias, or a host name from the
-    /// config. Without any, every host of the config.
+    /// config. Without any, every host of the config. A subcommand's name is never a host.
     #[arg(value_name = "HOST")]
     pub hosts: Vec<String>,
 
@@ -24,8 +33,10 @@ pub struct Cli {
     pub command: Option<CliCommand>,
 }
 
-/// Flags accepted before or after a subcommand.
+/// Flags accepted before or after a subcommand; each subcommand's help lists its own options
+/// first and these under their own heading.
 #[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// A simulated fleet; needs no hosts and no GPU.
     #[arg(long, global = true, conflicts_with = "local")]
@@ -48,7 +59,8 @@ pub struct GlobalArgs {
     pub read_only: bool,
 
     /// Simulator clock speed (with --demo): 10 runs ten simulated seconds per second.
-    #[arg(long, global = true, default_value_t = 1.0, value_name = "N")]
+    #[arg(long, global = true, default_value_t = 1.0, value_name = "N",
+          value_parser = crate::cli_values::speed, allow_negative_numbers = true)]
     pub speed: f64,
 
     /// Seed of the simulated fleet (with --demo).
@@ -56,7 +68,7 @@ pub struct GlobalArgs {
     pub seed: u64,
 
     /// Sample interval in milliseconds (overrides the config).
-    #[arg(long, global = true, value_name = "MS")]
+    #[arg(long, global = true, value_name = "MS", value_parser = crate::cli_values::interval_ms)]
     pub interval_ms: Option<u64>,
 
     /// Trust and record the keys of hosts not yet in known_hosts without asking (a changed key
@@ -125,7 +137,8 @@ pub enum CliCommand {
         #[arg(long, value_name = "X.Y")]
         min_cuda: Option<String>,
         /// Length of the sustained-load phase in seconds.
-        #[arg(long, value_name = "S", default_value_t = 60.0)]
+        #[arg(long, value_name = "S", default_value_t = 60.0,
+              value_parser = crate::cli_values::sustain_s, allow_negative_numbers = true)]
         sustain_s: f64,
     },
     /// Curated runbooks that walk a fix, every command shown before it runs.
@@ -168,6 +181,9 @@ pub enum CliCommand {
         /// Show the backup command and the request; run and send nothing.
         #[arg(long)]
         dry_run: bool,
+        /// With --dry-run: print the plan as JSON (schema in docs/CLI.md).
+        #[arg(long, requires = "dry_run")]
+        json: bool,
         /// Skip the typed confirmation (for scripts).
         #[arg(long)]
         yes: bool,
@@ -193,7 +209,7 @@ pub enum CliCommand {
     },
     /// Watch every configured host with nobody at a terminal: the console's findings, ledgers
     /// and red lines, alerts to the `[[alerts]]` sinks, `/metrics` for Prometheus; structured
-    /// log lines on stderr. SIGINT/SIGTERM stop it (exit 0).
+    /// log lines on stderr. SIGTERM stops it (exit 0); Ctrl-C (SIGINT) too, with exit 130.
     Watch {
         /// Serve /metrics on ADDRESS:PORT, e.g. 127.0.0.1:9400 (overrides [metrics] listen).
         #[arg(long, value_name = "ADDR")]
@@ -204,13 +220,55 @@ pub enum CliCommand {
         /// Only warnings and errors in the log.
         #[arg(short, long, conflicts_with = "verbose")]
         quiet: bool,
+        /// Hosts to watch instead of the config's (as for the console).
+        #[arg(value_name = "HOST")]
+        hosts: Vec<String>,
     },
+    /// The config file: `config init` writes a commented one at the XDG path (never over an
+    /// existing file), `config path` prints where it is, `config check` validates it.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+    /// The audit log: every action taken on a host (runbook steps, backups, releases, holds,
+    /// host keys accepted), oldest first. Exit 0, or 2 when the log cannot be read.
+    Audit {
+        /// Print JSON (schema in docs/CLI.md) instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Only the newest N entries.
+        #[arg(long, value_name = "N", value_parser = crate::cli_values::at_least_one)]
+        limit: Option<usize>,
+    },
+    /// Print a shell completion script: `gpufleet completions bash > /etc/bash_completion.d/gpufleet`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `gpufleet man > gpufleet.1`, or `gpufleet man | man -l -`.
+    Man,
     /// Read every host once, print a table (or JSON) and exit; non-zero if a host could not be read.
     Snapshot {
         /// Print JSON (schema in the README) instead of a table.
         #[arg(long)]
         json: bool,
+        /// Hosts to read instead of the config's (as for the console).
+        #[arg(value_name = "HOST")]
+        hosts: Vec<String>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Write a commented config (directory 0700, file 0600). Exit 0 written, 1 a file is
+    /// already there (left as it is), 2 could not write.
+    Init,
+    /// Print the config file's path (`--config`, else the XDG path), whether or not it exists.
+    Path,
+    /// Load and validate the config: `ok: N hosts`, exit 0; else the file, line and key of the
+    /// problem, exit 2.
+    Check,
 }
 
 #[derive(Debug, Subcommand)]
@@ -225,9 +283,18 @@ pub enum AlertAction {
 #[derive(Debug, Subcommand)]
 pub enum PlaybookAction {
     /// The runbooks there are, and which findings each fixes.
-    List,
+    List {
+        /// Print JSON (schema in docs/CLI.md) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// One runbook's steps, commands, danger levels and checks.
-    Show { id: String },
+    Show {
+        id: String,
+        /// Print JSON (schema in docs/CLI.md) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run a runbook on a host (`--host NAME`) or on this machine (`--local`).
     Run {
         id: String,

@@ -37,8 +37,15 @@ const PROMPT_TIMEOUT: Duration = Duration::from_secs(600);
 pub enum LaunchError {
     #[error("{0}")]
     Nvml(#[from] NvmlOpenError),
-    #[error("--speed must be a positive number, got {0}")]
-    BadSpeed(f64),
+    #[error("--speed {0}")]
+    BadSpeed(String),
+    /// No host named, none configured, no `--local`, and this machine has no GPU to fall back to.
+    #[error("nothing to watch: {}, no host named on the command line, and no local GPU ({nvml})", where_hosts(.config))]
+    NothingToWatch {
+        /// The config file read, or `None` when there was none at the default path.
+        config: Option<std::path::PathBuf>,
+        nvml: NvmlOpenError,
+    },
     #[error(transparent)]
     Host(#[from] ResolveError),
     #[error("could not start a worker thread: {0}")]
@@ -55,9 +62,7 @@ impl Plan {
         interval_ms: u64,
     ) -> Result<Self, LaunchError> {
         if args.demo {
-            if !(args.speed.is_finite() && args.speed > 0.0) {
-                return Err(LaunchError::BadSpeed(args.speed));
-            }
+            sim::check_speed(args.speed).map_err(LaunchError::BadSpeed)?;
             return Ok(Plan::Demo {
                 sim: Simulator::demo(args.seed),
                 speed: args.speed,
@@ -69,7 +74,14 @@ impl Plan {
             let opts = link_options(&ssh, interval_ms);
             return Ok(Plan::Ssh { hosts, opts });
         }
-        Ok(Plan::Local(Box::new(LocalGpus::open()?)))
+        match LocalGpus::open() {
+            Ok(gpus) => Ok(Plan::Local(Box::new(gpus))),
+            Err(nvml) if !args.local => Err(LaunchError::NothingToWatch {
+                config: args.config_path(),
+                nvml,
+            }),
+            Err(nvml) => Err(nvml.into()),
+        }
     }
 
     pub fn host_names(&self) -> Vec<String> {
@@ -180,6 +192,19 @@ impl Plan {
             }
         }
         fleet
+    }
+}
+
+/// Where hosts would have come from, for [`LaunchError::NothingToWatch`]: said once, with what to
+/// do about it.
+fn where_hosts(config: &Option<std::path::PathBuf>) -> String {
+    match (config, crate::config::default_path()) {
+        (Some(path), _) => format!("no [[hosts]] in {}", path.display()),
+        (None, Some(path)) => format!(
+            "no config at {} (`gpufleet config init` writes a commented one)",
+            path.display()
+        ),
+        (None, None) => "no config (no home directory; give one with --config)".to_string(),
     }
 }
 

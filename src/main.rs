@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use gpufleet::alerts;
 use gpufleet::app::Event;
@@ -18,6 +18,8 @@ use gpufleet::audit::AuditLog;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::commands::hold as hold_command;
+use gpufleet::commands::host_words;
+use gpufleet::commands::standalone;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
@@ -50,8 +52,12 @@ fn limit_malloc_arenas() {
 
 fn main() -> ExitCode {
     limit_malloc_arenas();
-    let cli = Cli::parse();
-    match run(cli) {
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    match run(cli, matches.subcommand_name()) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("gpufleet: {}", error_text::chain(e.as_ref()));
@@ -207,12 +213,20 @@ fn playbook(
     let read_only = args.read_only || config.read_only;
     let stop = StopFlag::default();
     let code = match action {
-        PlaybookAction::List => {
+        PlaybookAction::List { json: false } => {
             print!("{}", playbook::list_command(&catalog));
             0
         }
-        PlaybookAction::Show { id } => {
+        PlaybookAction::List { json: true } => {
+            println!("{:#}", playbook::json::list_json(&catalog));
+            0
+        }
+        PlaybookAction::Show { id, json: false } => {
             print!("{}", playbook::show_command(&catalog, id)?);
+            0
+        }
+        PlaybookAction::Show { id, json: true } => {
+            println!("{:#}", playbook::json::show_json(&catalog, id)?);
             0
         }
         PlaybookAction::Run {
@@ -262,6 +276,12 @@ fn playbook(
     Ok(ExitCode::from(code))
 }
 
+/// A command line that cannot mean anything: said on stderr, exit 2 (as clap's usage errors).
+fn usage_error(e: &host_words::WordError) -> ExitCode {
+    eprintln!("gpufleet: {e}");
+    ExitCode::from(gpufleet::exit_codes::USAGE)
+}
+
 /// Commands handled before the console starts never reach the console's dispatch.
 fn unreachable_command() -> anyhow::Result<ExitCode> {
     Err(anyhow::anyhow!("internal: command dispatched twice"))
@@ -277,16 +297,29 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
+    if !matches!(cli.command, None | Some(CliCommand::Watch { .. })) {
+        standalone::exit_cancelled_on_interrupt();
+    }
+    let named = match host_words::named_hosts(&cli, subcommand) {
+        Ok(named) => named,
+        Err(e) => return Ok(usage_error(&e)),
+    };
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
         return Ok(diagnose(file.as_deref(), *json));
+    }
+    if let Some(code) = standalone::run(&cli) {
+        return Ok(code);
+    }
+    let config = load_config(&cli)?;
+    if let Err(e) = host_words::check_words(&named, &config, cli.global.ssh_config.as_deref()) {
+        return Ok(usage_error(&e));
     }
     if cli.command.is_none()
         && let Some(code) = console_needs_a_terminal()
     {
         return Ok(code);
     }
-    let config = load_config(&cli)?;
     let interval_ms = cli.global.interval_ms.unwrap_or(config.interval_ms);
     match &cli.command {
         Some(CliCommand::Playbook { action }) => {
@@ -340,6 +373,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             yes,
             override_failed_backup,
             force,
+            json,
             ..
         }) => {
             let args = ReleaseArgs {
@@ -354,6 +388,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 read_only: cli.global.read_only || config.read_only,
                 override_failed_backup: *override_failed_backup,
                 force: *force,
+                json: *json,
             };
             let ssh = cli.global.ssh_settings();
             let runner = SshRunner {
@@ -378,7 +413,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         fleet: launch::fleet_options(&config, &cli.global),
         ..ModelOptions::default()
     };
-    let plan = match Plan::choose(&cli.global, &cli.hosts, &config, options.fleet.interval_ms) {
+    let plan = match Plan::choose(&cli.global, &named, &config, options.fleet.interval_ms) {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("gpufleet: {e}");
@@ -391,7 +426,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Plan::Ssh { .. } => HostSource::Ssh,
     };
     match cli.command {
-        Some(CliCommand::Snapshot { json }) => {
+        Some(CliCommand::Snapshot { json, .. }) => {
             let fleet = plan.read_once(options.fleet);
             let snapshot = Snapshot::from_fleet(&fleet);
             if json {
@@ -409,6 +444,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             metrics,
             verbose,
             quiet,
+            ..
         }) => {
             let args = WatchArgs {
                 metrics,
@@ -418,7 +454,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     i8::try_from(verbose).unwrap_or(i8::MAX)
                 },
             };
-            watch_command::run(args, &cli.global, &cli.hosts, &config, options.fleet, plan)
+            watch_command::run(args, &cli.global, &named, &config, options.fleet, plan)
         }
         Some(_) => unreachable_command(),
         None => {
@@ -549,8 +585,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(server) = server {
                 server.stop();
             }
-            ran?;
-            Ok(ExitCode::SUCCESS)
+            Ok(match ran? {
+                runtime::Ended::Quit => ExitCode::SUCCESS,
+                runtime::Ended::Interrupted => ExitCode::from(gpufleet::exit_codes::CANCELLED),
+            })
         }
     }
 }

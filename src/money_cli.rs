@@ -24,8 +24,9 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 /// Refused before anything ran: read-only mode, an unknown host, an impossible action, no token.
 pub const EXIT_REFUSED: u8 = 2;
-/// The user did not confirm (empty input, a wrong name, end of input).
-pub const EXIT_CANCELLED: u8 = 3;
+/// The user did not confirm (empty input, a wrong name, end of input): the code every cancelled
+/// action exits with.
+pub const EXIT_CANCELLED: u8 = crate::exit_codes::CANCELLED;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MoneyError {
@@ -80,6 +81,8 @@ pub struct ReleaseArgs {
     pub override_failed_backup: bool,
     /// Release even when the ledger cannot record it.
     pub force: bool,
+    /// With `dry_run`: the plan as JSON (docs/CLI.md) instead of text.
+    pub json: bool,
 }
 
 /// `gpufleet cost [--json]` from the stored ledger and the config's prices. The exit code is
@@ -321,6 +324,10 @@ pub fn release_command(
     };
     if args.dry_run {
         return match flow.dry_run(&env.audit, (env.clock)()) {
+            Ok(_) if args.json => {
+                say!("{:#}", flow.plan().to_json());
+                EXIT_OK
+            }
             Ok(lines) => {
                 lines.iter().for_each(|line| say!("{line}"));
                 EXIT_OK

@@ -102,7 +102,7 @@ fn a_release_without_the_typed_name_is_cancelled() {
         .output()
         .expect("run");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert_eq!(out.status.code(), Some(130), "{text}");
     assert!(text.contains("PUT"), "the request is shown first: {text}");
     assert!(!text.contains("tok-very-secret"), "{text}");
 }

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use gpufleet::audit::AuditLog;
 use gpufleet::playbook::{
-    AssumeYes, Catalog, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, ExecError, Executor, LocalExecutor,
-    RunOptions, RunOutcome, TextObserver, Tools, UndoStore, parse_runbook, run,
+    AssumeYes, Catalog, EXIT_CANCELLED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, ExecError, Executor,
+    LocalExecutor, RunOptions, RunOutcome, TextObserver, Tools, UndoStore, parse_runbook, run,
 };
 use gpufleet::telemetry::source::StopFlag;
 use playbook_common::{FakeDir, Scripted, audit_steps, install_fakes, steps};
@@ -182,7 +182,7 @@ fn an_unconfirmed_change_does_not_run() {
         &RunOptions::default(),
         &mut nobody,
     );
-    assert_eq!(outcome.exit_code(), EXIT_REFUSED, "{text}");
+    assert_eq!(outcome.exit_code(), EXIT_CANCELLED, "{text}");
     assert_eq!(nobody.asked, vec!["apply"]);
     assert_eq!(host.fake.power_limit(), "700.00");
     assert_eq!(

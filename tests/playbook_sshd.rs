@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use common::sshd::Sshd;
 use gpufleet::audit::AuditLog;
 use gpufleet::playbook::{
-    AssumeYes, Catalog, Confirmer, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, RebootOptions,
-    RunRequest, Target, UndoRequest, UndoStore, run_command, undo_command,
+    AssumeYes, Catalog, Confirmer, EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE,
+    RebootOptions, RunRequest, Target, UndoRequest, UndoStore, run_command, undo_command,
 };
 use gpufleet::telemetry::source::StopFlag;
 use playbook_common::{FakeDir, Scripted, audit_steps, install_fakes, steps};
@@ -361,7 +361,7 @@ fn a_driver_that_is_not_loaded_in_a_container_is_explained() {
     let mut answers = Scripted::new(&[]);
     let (code, text) = host.run(host.request("driver-lost", &[]), &mut answers);
     // The reboot is proposed last and declined at its prompt.
-    assert_eq!(code, EXIT_REFUSED, "{text}");
+    assert_eq!(code, EXIT_CANCELLED, "{text}");
     assert_eq!(answers.asked, vec!["reboot"]);
     assert!(
         text.contains("lsmod is not installed on h200 (exit 127)"),

@@ -142,6 +142,7 @@ fn args(action: Option<ReleaseAction>) -> ReleaseArgs {
         read_only: false,
         override_failed_backup: false,
         force: false,
+        json: false,
     }
 }
 

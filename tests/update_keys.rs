@@ -58,7 +58,9 @@ fn q_and_ctrl_c_quit() {
     let mut m = fleet();
     assert_eq!(keys(&mut m, &[KeyCode::Char('q')]), vec![Command::Quit]);
     let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(!m.interrupted, "q is a plain quit");
     assert_eq!(update(&mut m, ctrl_c), vec![Command::Quit]);
+    assert!(m.interrupted, "Ctrl-C exits 130");
 }
 
 #[test]

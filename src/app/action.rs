@@ -4,6 +4,8 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     Quit,
+    /// Ctrl-C: quit, and exit 130 as every cancelled command does.
+    Interrupt,
     Up,
     Down,
     Left,

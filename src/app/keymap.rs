@@ -82,7 +82,7 @@ pub fn action_for(key: KeyEvent, mode: InputMode) -> Option<Action> {
         return Some(Action::CancelCountdown);
     }
     if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
-        return Some(Action::Quit);
+        return Some(Action::Interrupt);
     }
     match mode {
         InputMode::Confirm => Some(match key.code {

@@ -116,6 +116,8 @@ pub struct Model {
     /// The alerts raised since the console started, and how their delivery went.
     pub alerts: AlertLog,
     pub quit: bool,
+    /// The user quit with Ctrl-C: the console exits 130.
+    pub interrupted: bool,
     next_ops_id: u64,
     dirty: bool,
     /// The clock when the screen was last marked for redraw; a tick redraws only once the shown
@@ -147,6 +149,7 @@ impl Model {
             panel: None,
             alerts: AlertLog::default(),
             quit: false,
+            interrupted: false,
             next_ops_id: 1,
             dirty: true,
             dirty_at_ms: now_ms,

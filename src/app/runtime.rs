@@ -97,7 +97,7 @@ pub fn run(
     sources: Vec<SourceHandle>,
     prompts: PendingPrompts,
     bridges: Bridges,
-) -> std::io::Result<()> {
+) -> std::io::Result<Ended> {
     let mut bridge = ReleaseBridge::new(bridges.money, sink.clone());
     let mut ops = OpsBridge::new(bridges.ops, sink.clone());
     let (sinks, unreachable_after_ms) = bridges.alerts;
@@ -126,7 +126,19 @@ pub fn run(
     alerts.finish();
     // Dropping every handle first sets every stop flag, so links wind down in parallel.
     drop(sources);
-    result
+    result.map(|()| match model.interrupted {
+        true => Ended::Interrupted,
+        false => Ended::Quit,
+    })
+}
+
+/// How the console ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// `q`: exit 0.
+    Quit,
+    /// Ctrl-C: exit 130, as every cancelled command.
+    Interrupted,
 }
 
 /// What the loop measured: frames drawn, and for each frame that showed new samples, when it

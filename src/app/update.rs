@@ -104,7 +104,8 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
         return commands;
     }
     match action {
-        Action::Quit => {
+        Action::Quit | Action::Interrupt => {
+            model.interrupted = action == Action::Interrupt;
             let mut commands = Vec::new();
             if let Some(book) = model.fleet.book_to_store() {
                 commands.push(Command::SaveLedgers { book, last: true });

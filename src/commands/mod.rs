@@ -1,4 +1,9 @@
 //! Subcommands that start a driver of their own (the console is `main`'s default).
 
+pub mod audit;
+pub mod config_file;
 pub mod hold;
+pub mod host_words;
+pub mod shell_docs;
+pub mod standalone;
 pub mod watch;

@@ -99,8 +99,12 @@ pub fn run(
                 .map_err(|e| e.to_string())
         })),
     };
-    watch::run(setup, sources)?;
-    Ok(ExitCode::SUCCESS)
+    // SIGTERM is how a service manager stops it: a normal end. Ctrl-C (SIGINT) is 130, as for
+    // every command.
+    Ok(match watch::run(setup, sources)? {
+        "SIGINT" => ExitCode::from(crate::exit_codes::CANCELLED),
+        _ => ExitCode::SUCCESS,
+    })
 }
 
 pub fn load_sinks(config: &Config) -> Result<Vec<Sink>, crate::alerts::SinkError> {

@@ -17,6 +17,7 @@ use locate::{Document, Located};
 
 pub use alerts::{AlertSink, MinSeverity, SinkKind};
 pub use ssh_target::{SshTarget, SshTargetError, parse_ssh_target};
+pub use validate::{INTERVAL_MS_RANGE, check_interval_ms};
 pub use values::{CudaVersion, Rfc3339};
 
 /// Everything the config file can say. `Config::default()` is a valid config with no hosts.

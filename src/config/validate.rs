@@ -43,19 +43,30 @@ pub(super) fn inline_secret(doc: &Document<'_>) -> Option<Problem> {
 /// An automatic release must leave time to notice the announcement and hold it.
 const MIN_COUNTDOWN_S: u64 = 10;
 
+/// How often a host may be sampled, in milliseconds.
+pub const INTERVAL_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=60_000;
+
+/// The one rule for a sample interval (the config's `interval_ms` and `--interval-ms`); the
+/// error says the allowed range.
+pub fn check_interval_ms(interval_ms: u64) -> Result<(), String> {
+    if INTERVAL_MS_RANGE.contains(&interval_ms) {
+        Ok(())
+    } else {
+        Err(format!(
+            "must be from {} to {} milliseconds, found {interval_ms}",
+            INTERVAL_MS_RANGE.start(),
+            INTERVAL_MS_RANGE.end()
+        ))
+    }
+}
+
 pub(super) fn check(config: &Config) -> Result<(), Problem> {
     let root = KeyPath::root();
     if let Some(theme) = &config.theme {
         check_theme_name(theme, root.key("theme"))?;
     }
-    if !(100..=60_000).contains(&config.interval_ms) {
-        problem(
-            root.key("interval_ms"),
-            format!(
-                "must be from 100 to 60000 milliseconds, found {}",
-                config.interval_ms
-            ),
-        )?;
+    if let Err(message) = check_interval_ms(config.interval_ms) {
+        problem(root.key("interval_ms"), message)?;
     }
     if config.history_minutes < 10 {
         problem(

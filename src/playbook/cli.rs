@@ -84,7 +84,7 @@ pub fn list_command(catalog: &Catalog) -> String {
     out
 }
 
-fn find<'c>(catalog: &'c Catalog, id: &str) -> Result<&'c Runbook, PlaybookError> {
+pub(super) fn find<'c>(catalog: &'c Catalog, id: &str) -> Result<&'c Runbook, PlaybookError> {
     catalog
         .get(id)
         .ok_or_else(|| PlaybookError::UnknownRunbook {
@@ -174,7 +174,7 @@ pub fn show_command(catalog: &Catalog, id: &str) -> Result<String, PlaybookError
     Ok(out)
 }
 
-fn describe(c: &Condition) -> String {
+pub(super) fn describe(c: &Condition) -> String {
     match (&c.fact, &c.step, c.is) {
         (Some(fact), _, _) => {
             let test = c

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod confirm;
 pub mod exec;
 pub mod facts;
+pub mod json;
 pub mod model;
 pub mod params;
 pub mod reboot;

@@ -12,10 +12,10 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 /// Unknown runbook, or a parameter that is malformed or out of range: nothing was changed.
 pub const EXIT_USAGE: u8 = 2;
-/// Refused (`--read-only`, a local reboot) or declined at the prompt: nothing was changed.
+/// Refused (`--read-only`, a local reboot): nothing was changed.
 pub const EXIT_REFUSED: u8 = 3;
-/// Cancelled while running.
-pub const EXIT_CANCELLED: u8 = 130;
+/// Declined at a prompt or cancelled while running: the code every cancelled action exits with.
+pub const EXIT_CANCELLED: u8 = crate::exit_codes::CANCELLED;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,8 +48,8 @@ impl RunOutcome {
         match self {
             RunOutcome::Completed => EXIT_OK,
             RunOutcome::Failed { .. } | RunOutcome::Stopped { .. } => EXIT_FAILED,
-            RunOutcome::Refused { .. } | RunOutcome::Declined { .. } => EXIT_REFUSED,
-            RunOutcome::Cancelled => EXIT_CANCELLED,
+            RunOutcome::Refused { .. } => EXIT_REFUSED,
+            RunOutcome::Declined { .. } | RunOutcome::Cancelled => EXIT_CANCELLED,
             RunOutcome::BadInput { .. } => EXIT_USAGE,
         }
     }

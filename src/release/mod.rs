@@ -7,6 +7,7 @@
 
 mod execute;
 mod flow;
+mod plan_json;
 mod record;
 mod request;
 mod secret;

@@ -1,7 +1,8 @@
 //! `gpufleet watch`: the fleet with no one at the terminal. The same sources and engine as the
 //! console (findings, ledgers, red lines), driven by a loop that logs structured lines on
 //! stderr, saves the ledgers, sends alerts and serves `/metrics`. SIGINT and SIGTERM end it
-//! cleanly (streams closed, ledgers saved, exit 0 within two seconds).
+//! cleanly (streams closed, ledgers saved, within two seconds): exit 0 after SIGTERM, 130 after
+//! SIGINT (Ctrl-C), as every command.
 
 mod log;
 mod release;
@@ -87,8 +88,8 @@ pub struct Setup {
     pub release: Option<ReleaseSetup>,
 }
 
-/// Runs until SIGINT or SIGTERM.
-pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
+/// Runs until SIGINT or SIGTERM; returns the name of the signal that stopped it.
+pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     let (tx, rx) = mpsc::channel::<Input>();
     signals::forward(tx.clone()).map_err(|source| WatchError::Start {
         what: "signal handler",
@@ -146,6 +147,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
     tracing::info!(hosts = fleet.hosts.len(), "watching");
     let mut firing = AlertBook::new(setup.unreachable_after_ms);
     let mut next_tick = Instant::now();
+    let stopped_by;
     loop {
         let wait = next_tick.saturating_duration_since(Instant::now());
         match rx.recv_timeout(wait) {
@@ -156,6 +158,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
             }
             Ok(Input::Signal(Signal::Stop(name))) => {
                 tracing::info!(signal = name, "stopping");
+                stopped_by = name;
                 break;
             }
             Ok(Input::Signal(Signal::Reload)) => match reloader.as_mut() {
@@ -215,7 +218,10 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
                 }
             }
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Disconnected) => {
+                stopped_by = "no more input";
+                break;
+            }
         }
         if Instant::now() >= next_tick {
             next_tick += TICK;
@@ -244,7 +250,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<(), WatchError> {
     let mut sources = fixed;
     sources.extend(running.into_iter().flatten().map(|(_, handle)| handle));
     shut_down(fleet, sources, setup.store.as_ref(), dispatcher, server);
-    Ok(())
+    Ok(stopped_by)
 }
 
 /// Continues the ledgers from the stored book.

@@ -289,16 +289,31 @@ pub fn fleet(seed: u64, hosts: usize) -> Simulator {
     Simulator::new(list)
 }
 
+/// The fastest the simulated clock may run: at the default 1 s interval, one tick a millisecond.
+pub const MAX_SPEED: f64 = 1000.0;
+
+/// A simulator speed is more than 0 and at most [`MAX_SPEED`] (the one rule, for `--speed` and
+/// for [`spawn`]); the error says the allowed range.
+pub fn check_speed(speed: f64) -> Result<(), String> {
+    if speed.is_finite() && speed > 0.0 && speed <= MAX_SPEED {
+        Ok(())
+    } else {
+        Err(format!(
+            "must be more than 0 and at most {MAX_SPEED}, found {speed}"
+        ))
+    }
+}
+
 /// Runs the simulator on its own thread: one tick per `interval_ms / speed` of wall time, scenario
 /// clock advancing `speed` times faster than the wall clock; sends each host's events into `sink`.
 ///
-/// Fails with `InvalidInput` unless `speed` is a positive finite number. The thread ends when the
+/// Fails with `InvalidInput` unless [`check_speed`] accepts `speed`. The thread ends when the
 /// handle is stopped or the receiving end of `sink` is gone.
 pub fn spawn(mut sim: Simulator, sink: HostSink, speed: f64) -> std::io::Result<SourceHandle> {
-    if !(speed.is_finite() && speed > 0.0) {
+    if let Err(message) = check_speed(speed) {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
-            format!("simulator speed must be a positive number, got {speed}"),
+            format!("simulator speed {message}"),
         ));
     }
     let tick_s = sim.interval_ms() as f64 / 1000.0 / speed;

@@ -1,0 +1,248 @@
+//! Host words on the command line: which hosts a run names, and a clear refusal with "did you
+//! mean" for a word that is neither a subcommand, a host of the config, an `~/.ssh/config` alias
+//! nor shaped like `user@host[:port]`.
+//!
+//! Clap parses subcommands before host words (`subcommand_precedence_over_arg`), so
+//! `gpufleet snapshot HOST...` and `gpufleet HOST snapshot` both reach `snapshot` with `HOST`;
+//! a mistyped subcommand arrives here as a host word and is caught before any connection.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use clap::CommandFactory;
+use ssh2_config::{ParseRule, SshConfig};
+
+use crate::cli::{Cli, CliCommand};
+use crate::config::locate::edit_distance;
+use crate::config::{Config, parse_ssh_target};
+
+/// A command line whose host words cannot be used.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WordError {
+    /// Hosts written before a subcommand that takes none.
+    #[error(
+        "`{subcommand}` takes no hosts, found {words} before it; hosts go after `snapshot` or \
+         `watch`, or alone for the console"
+    )]
+    HostsBefore { subcommand: String, words: String },
+    /// A word that names nothing this run can reach.
+    #[error(
+        "`{word}` is not a subcommand, a host of the config, an ~/.ssh/config alias or \
+         user@host[:port]{}",
+        suggestion(.closest)
+    )]
+    Unknown {
+        word: String,
+        closest: Option<String>,
+    },
+    /// A word that is meant as an address but is not a valid one.
+    #[error("`{word}` is not a valid host: {message}")]
+    BadTarget { word: String, message: String },
+}
+
+fn suggestion(closest: &Option<String>) -> String {
+    match closest {
+        Some(name) => format!("; did you mean `{name}`?"),
+        None => "; `gpufleet --help` lists the subcommands".to_string(),
+    }
+}
+
+/// The host words of this run: those before the subcommand and those after it, for the console,
+/// `snapshot` and `watch`; an error when hosts come before a subcommand that takes none.
+/// `subcommand` is the name clap matched (`ArgMatches::subcommand_name`).
+pub fn named_hosts(cli: &Cli, subcommand: Option<&str>) -> Result<Vec<String>, WordError> {
+    let after: &[String] = match &cli.command {
+        None => &[],
+        Some(CliCommand::Snapshot { hosts, .. }) | Some(CliCommand::Watch { hosts, .. }) => hosts,
+        Some(_) if cli.hosts.is_empty() => return Ok(Vec::new()),
+        Some(_) => {
+            return Err(WordError::HostsBefore {
+                subcommand: subcommand.unwrap_or_default().to_string(),
+                words: cli.hosts.join(" "),
+            });
+        }
+    };
+    Ok(cli.hosts.iter().chain(after).cloned().collect())
+}
+
+/// Checks every word: a host of the config, an alias of the ssh config (`ssh_config`, else
+/// `~/.ssh/config`), or an address (`user@host`, `host:port`, a dotted name or IP, `localhost`).
+pub fn check_words(
+    words: &[String],
+    config: &Config,
+    ssh_config: Option<&Path>,
+) -> Result<(), WordError> {
+    let mut aliases: Option<Vec<String>> = None;
+    let mut ssh: Option<SshFile> = None;
+    for word in words {
+        if config.host(word).is_some() {
+            continue;
+        }
+        let ssh = ssh.get_or_insert_with(|| load_ssh_config(ssh_config));
+        let alias = match ssh {
+            SshFile::Read(config) => is_alias(config, word),
+            SshFile::None => false,
+            // Connecting reports why the file is unusable; the word may well be an alias in it.
+            SshFile::Unreadable => true,
+        };
+        if alias {
+            continue;
+        }
+        if looks_like_address(word) {
+            parse_ssh_target(word).map_err(|e| WordError::BadTarget {
+                word: word.clone(),
+                message: e.to_string(),
+            })?;
+            continue;
+        }
+        let aliases = aliases.get_or_insert_with(|| match ssh {
+            SshFile::Read(config) => literal_aliases(config),
+            _ => Vec::new(),
+        });
+        let candidates = subcommand_names()
+            .into_iter()
+            .chain(config.hosts.iter().map(|h| h.name.clone()))
+            .chain(aliases.iter().cloned());
+        return Err(WordError::Unknown {
+            word: word.clone(),
+            closest: closest(word, candidates),
+        });
+    }
+    Ok(())
+}
+
+/// Every subcommand's name and visible alias, from the clap definition.
+fn subcommand_names() -> Vec<String> {
+    Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .flat_map(|c| {
+            std::iter::once(c.get_name().to_string())
+                .chain(c.get_visible_aliases().map(str::to_string))
+        })
+        .collect()
+}
+
+/// The candidate closest to `word`, when it is close enough to be a typo of it.
+fn closest(word: &str, candidates: impl Iterator<Item = String>) -> Option<String> {
+    candidates
+        .map(|name| (edit_distance(word, &name), name))
+        .filter(|(distance, name)| {
+            *distance <= 2.max(name.chars().count() / 3) && *distance < word.chars().count()
+        })
+        .min()
+        .map(|(_, name)| name)
+}
+
+/// A word written as an address rather than a name: with a user, a port, a dot (a DNS name or
+/// an IPv4 address), brackets or colons (IPv6), or `localhost`.
+fn looks_like_address(word: &str) -> bool {
+    word == "localhost" || word.contains(['@', ':', '.', '['])
+}
+
+/// The ssh config as far as host words are concerned.
+enum SshFile {
+    Read(Box<SshConfig>),
+    /// No file (none given and no `~/.ssh/config`).
+    None,
+    /// A file that cannot be opened or parsed: connecting says why.
+    Unreadable,
+}
+
+fn load_ssh_config(path_given: Option<&Path>) -> SshFile {
+    let home = std::env::home_dir().filter(|h| !h.as_os_str().is_empty());
+    let path: PathBuf = match (path_given, &home) {
+        (Some(path), _) => path.to_path_buf(),
+        (None, Some(home)) => home.join(".ssh").join("config"),
+        (None, None) => return SshFile::None,
+    };
+    let file = match File::open(&path) {
+        Ok(file) => file,
+        // A missing `~/.ssh/config` is no config; a missing `--ssh-config` is an error that
+        // connecting reports.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && path_given.is_none() => {
+            return SshFile::None;
+        }
+        Err(_) => return SshFile::Unreadable,
+    };
+    let mut parser = SshConfig::default();
+    // Relative `Include`s resolve against the home whose `.ssh` holds the file, as in `remote`.
+    let config_home = path
+        .parent()
+        .filter(|dir| dir.file_name().is_some_and(|n| n == ".ssh"))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .or(home);
+    if let Some(home) = config_home {
+        parser = parser.home_dir(home);
+    }
+    let rules = ParseRule::ALLOW_UNKNOWN_FIELDS | ParseRule::ALLOW_UNSUPPORTED_FIELDS;
+    match parser.parse(&mut BufReader::new(file), rules) {
+        Ok(config) => SshFile::Read(Box::new(config)),
+        Err(_) => SshFile::Unreadable,
+    }
+}
+
+/// Whether a `Host` block other than the catch-all `Host *` matches `word`.
+fn is_alias(config: &SshConfig, word: &str) -> bool {
+    config
+        .get_hosts()
+        .iter()
+        .filter(|host| !host.pattern.iter().all(|clause| clause.pattern == "*"))
+        .any(|host| host.intersects(word))
+}
+
+/// The `Host` names written without wildcards, as "did you mean" candidates.
+fn literal_aliases(config: &SshConfig) -> Vec<String> {
+    config
+        .get_hosts()
+        .iter()
+        .flat_map(|host| host.pattern.iter())
+        .filter(|clause| !clause.negated && !clause.pattern.contains(['*', '?']))
+        .map(|clause| clause.pattern.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typo_of_a_subcommand_is_suggested() {
+        let candidates = ["snapshot", "watch", "a100-1"].map(String::from);
+        assert_eq!(
+            closest("snapsht", candidates.clone().into_iter()),
+            Some("snapshot".to_string())
+        );
+        assert_eq!(
+            closest("a100-2", candidates.clone().into_iter()),
+            Some("a100-1".to_string())
+        );
+        assert_eq!(closest("zzzzzzzz", candidates.into_iter()), None);
+        // A word too short to be a typo of anything.
+        assert_eq!(closest("a", ["man".to_string()].into_iter()), None);
+    }
+
+    #[test]
+    fn addresses_are_told_from_names() {
+        for word in [
+            "root@gpu",
+            "gpu:2222",
+            "10.0.0.5",
+            "box.example.com",
+            "[::1]:22",
+        ] {
+            assert!(looks_like_address(word), "{word}");
+        }
+        for word in ["snapsht", "gpu1"] {
+            assert!(!looks_like_address(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn subcommand_names_come_from_clap() {
+        let names = subcommand_names();
+        assert!(names.contains(&"snapshot".to_string()), "{names:?}");
+    }
+}
