@@ -8,14 +8,17 @@ mod common;
 mod server;
 #[path = "support/tmux.rs"]
 mod tmux;
+#[path = "support/watcher.rs"]
+mod watcher;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use common::sshd::Sshd;
 use server::{Server, answer};
 use tmux::{Tmux, binary};
+use watcher::Watcher;
 
 const WAIT: Duration = Duration::from_secs(40);
 
@@ -62,19 +65,13 @@ impl Fixture {
 
     fn watch(&self) -> Watcher {
         let log = self.dir.path().join("watch.log");
-        let child = Command::new(binary())
-            .args(["watch", "--known-hosts"])
-            .arg(&self.known_hosts)
-            .arg("--config")
-            .arg(&self.config)
-            .env("GPUFLEET_STATE_DIR", self.state())
-            .env("SSH_AUTH_SOCK", "")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("log"))
-            .spawn()
-            .expect("spawn gpufleet watch");
-        Watcher { child, log }
+        Watcher::start(
+            &binary(),
+            &self.config,
+            &self.known_hosts,
+            &self.state(),
+            &log,
+        )
     }
 
     fn console(&self) -> Option<Tmux> {
@@ -153,30 +150,9 @@ fn wait_for_streams(sshd: &Sshd, n: usize) {
     std::thread::sleep(Duration::from_millis(500));
 }
 
-struct Watcher {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Watcher {
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Watcher {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn wait_until(what: &str, why: &dyn Fn() -> String, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !ok() {
-        assert!(Instant::now() < deadline, "never {what}:\n{}", why());
-        std::thread::sleep(Duration::from_millis(200));
-    }
+/// Waits up to `WAIT`.
+fn wait_until(what: &str, why: &dyn Fn() -> String, ok: impl FnMut() -> bool) {
+    watcher::wait_until(what, WAIT, why, ok);
 }
 
 fn exists(path: &Path) -> bool {
@@ -271,18 +247,7 @@ fn a_console_beside_a_watcher_shows_the_alerts_the_watcher_sends() {
 #[test]
 fn the_watcher_takes_auto_release_over_from_a_console_that_quits() {
     // Billed for two hours at 100 USD/h with max_spend = 1: over budget at once.
-    let started = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs()
-        - 2 * 3600;
-    let billing_started = Command::new("date")
-        .args(["-u", "-d", &format!("@{started}"), "+%Y-%m-%dT%H:%M:%SZ"])
-        .output()
-        .expect("date");
-    let billing_started = String::from_utf8_lossy(&billing_started.stdout)
-        .trim()
-        .to_string();
+    let billing_started = watcher::hours_ago(2);
     let marker_dir = tempfile::tempdir().expect("temp");
     let marker = marker_dir.path().join("released-i-1");
     let host_keys = format!(

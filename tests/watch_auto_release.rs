@@ -8,14 +8,17 @@ mod common;
 mod server;
 #[path = "support/tmux.rs"]
 mod tmux;
+#[path = "support/watcher.rs"]
+mod watcher;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::sshd::Sshd;
 use server::{Server, answer};
 use tmux::binary;
+use watcher::Watcher;
 
 const WAIT: Duration = Duration::from_secs(40);
 
@@ -36,18 +39,7 @@ impl Fixture {
         let known_hosts = dir.path().join("known_hosts");
         std::fs::write(&known_hosts, sshd.known_hosts_line("ed25519")).expect("known_hosts");
         let hook = Server::start(vec![answer(200, "{}")]);
-        let started = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("clock")
-            .as_secs()
-            - 2 * 3600;
-        let billing_started = Command::new("date")
-            .args(["-u", "-d", &format!("@{started}"), "+%Y-%m-%dT%H:%M:%SZ"])
-            .output()
-            .expect("date");
-        let billing_started = String::from_utf8_lossy(&billing_started.stdout)
-            .trim()
-            .to_string();
+        let billing_started = watcher::hours_ago(2);
         let config = dir.path().join("config.toml");
         std::fs::write(
             &config,
@@ -83,19 +75,13 @@ impl Fixture {
 
     fn watch(&self, log: &str) -> Watcher {
         let log = self.dir.path().join(log);
-        let child = Command::new(binary())
-            .args(["watch", "--known-hosts"])
-            .arg(&self.known_hosts)
-            .arg("--config")
-            .arg(&self.config)
-            .env("GPUFLEET_STATE_DIR", self.state())
-            .env("SSH_AUTH_SOCK", "")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("log"))
-            .spawn()
-            .expect("spawn gpufleet watch");
-        Watcher { child, log }
+        Watcher::start(
+            &binary(),
+            &self.config,
+            &self.known_hosts,
+            &self.state(),
+            &log,
+        )
     }
 
     /// The webhook's alerts with `label`, as JSON.
@@ -113,30 +99,9 @@ impl Fixture {
     }
 }
 
-struct Watcher {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Watcher {
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Watcher {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn wait_until(what: &str, log: &dyn Fn() -> String, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !ok() {
-        assert!(Instant::now() < deadline, "never {what}; log:\n{}", log());
-        std::thread::sleep(Duration::from_millis(200));
-    }
+/// Waits up to `WAIT`.
+fn wait_until(what: &str, log: &dyn Fn() -> String, ok: impl FnMut() -> bool) {
+    watcher::wait_until(what, WAIT, log, ok);
 }
 
 fn hold(fx: &Fixture) -> std::process::Output {
