@@ -6,16 +6,14 @@
 //! `gpufleet snapshot HOST...` and `gpufleet HOST snapshot` both reach `snapshot` with `HOST`;
 //! a mistyped subcommand arrives here as a host word and is caught before any connection.
 
-use std::fs::File;
-use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use clap::CommandFactory;
-use ssh2_config::{ParseRule, SshConfig};
 
 use crate::cli::{Cli, CliCommand};
 use crate::config::locate::edit_distance;
 use crate::config::{Config, parse_ssh_target};
+use crate::remote;
 
 /// A command line whose host words cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -73,22 +71,18 @@ pub fn check_words(
     config: &Config,
     ssh_config: Option<&Path>,
 ) -> Result<(), WordError> {
-    let mut aliases: Option<Vec<String>> = None;
-    let mut ssh: Option<SshFile> = None;
     for word in words {
         if config.host(word).is_some() {
             continue;
         }
-        let ssh = ssh.get_or_insert_with(|| load_ssh_config(ssh_config));
-        let alias = match ssh {
-            SshFile::Read(config) => is_alias(config, word),
-            SshFile::None => false,
+        // The ssh config is read as the links read it (`Host`, `Match`, `Include`).
+        let aliases = match remote::ssh_config_names(ssh_config, word) {
+            Ok(Some((true, _))) => continue,
+            Ok(Some((false, literal))) => literal,
+            Ok(None) => Vec::new(),
             // Connecting reports why the file is unusable; the word may well be an alias in it.
-            SshFile::Unreadable => true,
+            Err(_) => continue,
         };
-        if alias {
-            continue;
-        }
         if looks_like_address(word) {
             parse_ssh_target(word).map_err(|e| WordError::BadTarget {
                 word: word.clone(),
@@ -96,10 +90,6 @@ pub fn check_words(
             })?;
             continue;
         }
-        let aliases = aliases.get_or_insert_with(|| match ssh {
-            SshFile::Read(config) => literal_aliases(config),
-            _ => Vec::new(),
-        });
         let candidates = subcommand_names()
             .into_iter()
             .chain(config.hosts.iter().map(|h| h.name.clone()))
@@ -139,69 +129,6 @@ fn closest(word: &str, candidates: impl Iterator<Item = String>) -> Option<Strin
 /// an IPv4 address), brackets or colons (IPv6), or `localhost`.
 fn looks_like_address(word: &str) -> bool {
     word == "localhost" || word.contains(['@', ':', '.', '['])
-}
-
-/// The ssh config as far as host words are concerned.
-enum SshFile {
-    Read(Box<SshConfig>),
-    /// No file (none given and no `~/.ssh/config`).
-    None,
-    /// A file that cannot be opened or parsed: connecting says why.
-    Unreadable,
-}
-
-fn load_ssh_config(path_given: Option<&Path>) -> SshFile {
-    let home = std::env::home_dir().filter(|h| !h.as_os_str().is_empty());
-    let path: PathBuf = match (path_given, &home) {
-        (Some(path), _) => path.to_path_buf(),
-        (None, Some(home)) => home.join(".ssh").join("config"),
-        (None, None) => return SshFile::None,
-    };
-    let file = match File::open(&path) {
-        Ok(file) => file,
-        // A missing `~/.ssh/config` is no config; a missing `--ssh-config` is an error that
-        // connecting reports.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && path_given.is_none() => {
-            return SshFile::None;
-        }
-        Err(_) => return SshFile::Unreadable,
-    };
-    let mut parser = SshConfig::default();
-    // Relative `Include`s resolve against the home whose `.ssh` holds the file, as in `remote`.
-    let config_home = path
-        .parent()
-        .filter(|dir| dir.file_name().is_some_and(|n| n == ".ssh"))
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .or(home);
-    if let Some(home) = config_home {
-        parser = parser.home_dir(home);
-    }
-    let rules = ParseRule::ALLOW_UNKNOWN_FIELDS | ParseRule::ALLOW_UNSUPPORTED_FIELDS;
-    match parser.parse(&mut BufReader::new(file), rules) {
-        Ok(config) => SshFile::Read(Box::new(config)),
-        Err(_) => SshFile::Unreadable,
-    }
-}
-
-/// Whether a `Host` block other than the catch-all `Host *` matches `word`.
-fn is_alias(config: &SshConfig, word: &str) -> bool {
-    config
-        .get_hosts()
-        .iter()
-        .filter(|host| !host.pattern.iter().all(|clause| clause.pattern == "*"))
-        .any(|host| host.intersects(word))
-}
-
-/// The `Host` names written without wildcards, as "did you mean" candidates.
-fn literal_aliases(config: &SshConfig) -> Vec<String> {
-    config
-        .get_hosts()
-        .iter()
-        .flat_map(|host| host.pattern.iter())
-        .filter(|clause| !clause.negated && !clause.pattern.contains(['*', '?']))
-        .map(|clause| clause.pattern.clone())
-        .collect()
 }
 
 #[cfg(test)]

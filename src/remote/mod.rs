@@ -55,7 +55,7 @@ pub use named::{ResolveError, SshSettings, link_options, resolve_named};
 pub use quote::{CommandError, RemoteCommand, shell_quote};
 pub use sanitize::sanitize;
 pub use ssh_options::{HostKeySettings, StrictHostKeys};
-pub use target::resolve;
+pub use target::{resolve, ssh_config_names};
 
 /// How a link behaves; `Default` is what the console uses.
 #[derive(Clone)]

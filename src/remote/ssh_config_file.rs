@@ -50,6 +50,10 @@ pub(crate) struct HostOptions {
     first: HashMap<String, Setting>,
     every: HashMap<String, Vec<Setting>>,
     pub unevaluated: Vec<Unevaluated>,
+    /// A `Host` line other than the catch-all `*` matched the host: it is an alias.
+    pub named_by_a_block: bool,
+    /// The `Host` patterns written without wildcards or negation, in reading order.
+    pub literal_hosts: Vec<String>,
 }
 
 impl HostOptions {
@@ -202,12 +206,22 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn host_block(&self, args: &[String], path: &Path, line: usize) -> Result<Block, RemoteError> {
+    fn host_block(
+        &mut self,
+        args: &[String],
+        path: &Path,
+        line: usize,
+    ) -> Result<Block, RemoteError> {
         if args.is_empty() {
             return Err(Self::fail(path, line, "Host needs at least one pattern"));
         }
         let name = self.original.to_ascii_lowercase();
         let mut matched = false;
+        self.options.literal_hosts.extend(
+            args.iter()
+                .filter(|p| !p.starts_with('!') && !p.contains(['*', '?']))
+                .cloned(),
+        );
         for pattern in args {
             let (negated, pattern) = match pattern.strip_prefix('!') {
                 Some(rest) => (true, rest),
@@ -219,6 +233,9 @@ impl Reader<'_> {
                 }
                 matched = true;
             }
+        }
+        if matched && args.iter().any(|p| p != "*") {
+            self.options.named_by_a_block = true;
         }
         Ok(if matched {
             Block::Active

@@ -127,3 +127,20 @@ fn lines_split_as_openssh_splits_them() {
     assert_eq!(expand_host_name("100%%", "gpu").as_deref(), Ok("100%"));
     assert!(expand_host_name("%p", "gpu").is_err());
 }
+
+#[test]
+fn a_host_block_names_an_alias_and_the_catch_all_does_not() {
+    let dir = tempfile::tempdir().expect("temp");
+    let text = "Host *\n  User everyone\nHost gpu-a gpu-b\n  HostName 10.0.0.1\nHost !bad *.corp\n  Port 2222\n";
+    let alias = read(dir.path(), text, "gpu-a");
+    assert!(alias.named_by_a_block);
+    assert_eq!(alias.literal_hosts, vec!["gpu-a", "gpu-b"]);
+    assert!(
+        read(dir.path(), text, "x.corp").named_by_a_block,
+        "a wildcard block names it too"
+    );
+    assert!(
+        !read(dir.path(), text, "somewhere").named_by_a_block,
+        "only `Host *` matched"
+    );
+}

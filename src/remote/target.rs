@@ -32,15 +32,7 @@ pub fn resolve(
 ) -> Result<RemoteHost, RemoteError> {
     let home = home_dir();
     let config = config_path(ssh_config_path, home.as_deref())?;
-    // Relative `Include`s are relative to `~/.ssh`; a config that lives in some `<dir>/.ssh`
-    // (tests, alternate homes) has `<dir>` as its home, for its includes and its `~`.
-    let config_home = config
-        .as_deref()
-        .and_then(Path::parent)
-        .filter(|dir| dir.file_name().is_some_and(|n| n == ".ssh"))
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .or(home);
+    let config_home = config_home(config.as_deref(), home);
     let include_dir = config_home.as_ref().map(|h| h.join(".ssh"));
     let resolver = Resolver {
         config: config.as_deref(),
@@ -57,6 +49,30 @@ pub fn resolve(
         None,
         0,
     )
+}
+
+/// What the ssh config says of a word typed where a host goes: whether a `Host` block other
+/// than the catch-all names it (an alias), and the literal host names it declares (for "did
+/// you mean"). `Ok(None)` without a config file; `Err` when the file cannot be read, so that
+/// connecting can say why.
+pub fn ssh_config_names(
+    ssh_config_path: Option<&Path>,
+    word: &str,
+) -> Result<Option<(bool, Vec<String>)>, RemoteError> {
+    let home = home_dir();
+    let Some(config) = config_path(ssh_config_path, home.as_deref())? else {
+        return Ok(None);
+    };
+    let config_home = config_home(Some(&config), home);
+    let include_dir = config_home.as_ref().map(|h| h.join(".ssh"));
+    let options = read_host(
+        &config,
+        include_dir.as_deref(),
+        config_home.as_deref(),
+        word,
+        &local_user(),
+    )?;
+    Ok(Some((options.named_by_a_block, options.literal_hosts)))
 }
 
 /// What a host is asked for as.
@@ -207,6 +223,17 @@ fn config_path(path: Option<&Path>, home: Option<&Path>) -> Result<Option<PathBu
             .map(|h| h.join(".ssh").join("config"))
             .filter(|p| p.exists())),
     }
+}
+
+/// Relative `Include`s are relative to `~/.ssh`; a config that lives in some `<dir>/.ssh`
+/// (tests, alternate homes) has `<dir>` as its home, for its includes and its `~`.
+fn config_home(config: Option<&Path>, home: Option<PathBuf>) -> Option<PathBuf> {
+    config
+        .and_then(Path::parent)
+        .filter(|dir| dir.file_name().is_some_and(|n| n == ".ssh"))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .or(home)
 }
 
 /// The user's home directory, where `~/.ssh` lives.
