@@ -4,7 +4,7 @@
 //! Nothing here can change the machine: every run is a dry run, read-only, and declines every
 //! confirmation.
 
-#[path = "playbook_common.rs"]
+#[path = "support/playbook_common.rs"]
 mod playbook_common;
 
 use gpufleet::audit::AuditLog;

@@ -2,7 +2,7 @@
 //! PATH: dry runs, range checks before anything changes, read-only, declined confirmations,
 //! timeouts and cancels of the local executor.
 
-#[path = "playbook_common.rs"]
+#[path = "support/playbook_common.rs"]
 mod playbook_common;
 
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! runs that change nothing; one audit line per step that ran.
 
 mod common;
-#[path = "playbook_common.rs"]
+#[path = "support/playbook_common.rs"]
 mod playbook_common;
 
 use std::sync::mpsc;
