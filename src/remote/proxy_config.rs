@@ -11,7 +11,7 @@
 use crate::config::parse_ssh_target;
 use crate::remote::error::RemoteError;
 use crate::remote::host::{JumpHost, Proxy, ProxyCommand, RemoteHost};
-use crate::remote::ssh_config_file::HostOptions;
+use crate::remote::ssh_config_file::{HostOptions, expand_tokens};
 use crate::remote::ssh_options::{Source, Tokens, is_none};
 
 /// The most jump hosts one connection goes through; more is taken for a loop in the config.
@@ -144,29 +144,19 @@ fn refuse_self_jump(
 
 /// The `%` tokens OpenSSH expands in a `ProxyCommand`.
 fn expand(command: &str, tokens: &Tokens<'_>) -> Result<String, String> {
-    let mut out = String::new();
-    let mut chars = command.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('%') => out.push('%'),
-            Some('h') => out.push_str(tokens.host),
-            Some('n') => out.push_str(tokens.original),
-            Some('p') => out.push_str(&tokens.port.to_string()),
-            Some('r') => out.push_str(tokens.user),
-            other => {
-                let token = other.map(String::from).unwrap_or_default();
-                return Err(format!(
-                    "its command uses the token %{token}, which ProxyCommand does not take \
-                     (%%, %h, %n, %p, %r)"
-                ));
-            }
-        }
-    }
-    Ok(out)
+    expand_tokens(command, |token| match token {
+        'h' => Some(tokens.host.to_string()),
+        'n' => Some(tokens.original.to_string()),
+        'p' => Some(tokens.port.to_string()),
+        'r' => Some(tokens.user.to_string()),
+        _ => None,
+    })
+    .map_err(|token| {
+        format!(
+            "its command uses the token %{token}, which ProxyCommand does not take \
+             (%%, %h, %n, %p, %r)"
+        )
+    })
 }
 
 #[cfg(test)]

@@ -342,8 +342,18 @@ impl Reader<'_> {
 
 /// `HostName` with its tokens: `%h` (the name given) and `%%`, as OpenSSH expands it.
 pub(crate) fn expand_host_name(value: &str, original: &str) -> Result<String, String> {
+    expand_tokens(value, |token| (token == 'h').then(|| original.to_string()))
+        .map_err(|token| format!("HostName {value:?} uses %{token}; HostName takes only %h and %%"))
+}
+
+/// Expands OpenSSH's `%` tokens in `text`: `%%` is `%`, `%x` is `value_of('x')`. `Err` with the
+/// token (empty for a `%` at the end) that `value_of` does not know.
+pub(crate) fn expand_tokens(
+    text: &str,
+    value_of: impl Fn(char) -> Option<String>,
+) -> Result<String, String> {
     let mut out = String::new();
-    let mut chars = value.chars();
+    let mut chars = text.chars();
     while let Some(c) = chars.next() {
         if c != '%' {
             out.push(c);
@@ -351,13 +361,11 @@ pub(crate) fn expand_host_name(value: &str, original: &str) -> Result<String, St
         }
         match chars.next() {
             Some('%') => out.push('%'),
-            Some('h') => out.push_str(original),
-            other => {
-                let token = other.map(String::from).unwrap_or_default();
-                return Err(format!(
-                    "HostName {value:?} uses %{token}; HostName takes only %h and %%"
-                ));
-            }
+            Some(token) => match value_of(token) {
+                Some(value) => out.push_str(&value),
+                None => return Err(token.to_string()),
+            },
+            None => return Err(String::new()),
         }
     }
     Ok(out)
