@@ -90,6 +90,11 @@ pub struct GlobalArgs {
     /// ssh config file for aliases (default ~/.ssh/config).
     #[arg(long, global = true, value_name = "FILE")]
     pub ssh_config: Option<PathBuf>,
+
+    /// More log detail: -v adds debug lines (deliveries, kernel lines), -vv everything. The
+    /// console logs to gpufleet.log in the state directory; `watch` logs on stderr.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 impl GlobalArgs {
@@ -214,9 +219,6 @@ pub enum CliCommand {
         /// Serve /metrics on ADDRESS:PORT, e.g. 127.0.0.1:9400 (overrides [metrics] listen).
         #[arg(long, value_name = "ADDR")]
         metrics: Option<String>,
-        /// More log detail (-v: deliveries and debug lines; -vv: everything).
-        #[arg(short, long, action = clap::ArgAction::Count)]
-        verbose: u8,
         /// Only warnings and errors in the log.
         #[arg(short, long, conflicts_with = "verbose")]
         quiet: bool,

@@ -19,6 +19,7 @@ use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
+use gpufleet::commands::logging;
 use gpufleet::commands::standalone;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::{self, Config};
@@ -425,6 +426,7 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         Plan::Local(_) => HostSource::Local,
         Plan::Ssh { .. } => HostSource::Ssh,
     };
+    let verbosity = i8::try_from(cli.global.verbose).unwrap_or(i8::MAX);
     match cli.command {
         Some(CliCommand::Snapshot { json, .. }) => {
             let fleet = plan.read_once(options.fleet);
@@ -440,19 +442,10 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
-        Some(CliCommand::Watch {
-            metrics,
-            verbose,
-            quiet,
-            ..
-        }) => {
+        Some(CliCommand::Watch { metrics, quiet, .. }) => {
             let args = WatchArgs {
                 metrics,
-                verbosity: if quiet {
-                    -1
-                } else {
-                    i8::try_from(verbose).unwrap_or(i8::MAX)
-                },
+                verbosity: if quiet { -1 } else { verbosity },
             };
             watch_command::run(args, &cli.global, &named, &config, options.fleet, plan)
         }
@@ -475,6 +468,17 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 options.runbooks = Runbooks::new(catalog.clone());
             }
             let mut model = Model::new(plan.host_names(), options, now_ms());
+            // The terminal is the console's: its log lines go to a file in the state directory.
+            match gpufleet::paths::state_dir().map(|dir| logging::to_file(&dir, verbosity)) {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => model.notify(format!("log file not written: {e}"), false),
+                None => model.notify("log file not written: no state directory", false),
+            }
+            tracing::info!(
+                version = gpufleet::cli::VERSION,
+                hosts = plan.host_names().len(),
+                "console started"
+            );
             if let Err(e) = catalog {
                 model.notify(format!("runbooks: {e}"), true);
             }
@@ -582,6 +586,10 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 duties,
             };
             let ran = runtime::run(model, &theme, events, sink, sources, prompts, bridges);
+            match &ran {
+                Ok(ended) => tracing::info!(how = ?ended, "console stopped"),
+                Err(e) => tracing::error!(error = %e, "console stopped"),
+            }
             if let Some(server) = server {
                 server.stop();
             }

@@ -4,6 +4,7 @@ pub mod audit;
 pub mod config_file;
 pub mod hold;
 pub mod host_words;
+pub mod logging;
 pub mod shell_docs;
 pub mod standalone;
 pub mod watch;

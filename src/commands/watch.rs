@@ -37,7 +37,7 @@ pub fn run(
     options: FleetOptions,
     plan: Plan,
 ) -> anyhow::Result<ExitCode> {
-    watch::init_logging(args.verbosity);
+    super::logging::to_stderr(args.verbosity);
     let metrics = args
         .metrics
         .or_else(|| config.metrics.as_ref().map(|m| m.listen.clone()));

@@ -4,6 +4,7 @@
 //! drivers of it and neither re-implements what it does. It names no pane, key or colour.
 
 pub mod event;
+pub mod event_log;
 pub mod history;
 pub mod host;
 pub mod idle_trail;

@@ -5,6 +5,7 @@
 
 use crate::cost::LedgerBook;
 use crate::diagnose::{LiveOptions, live_findings};
+use crate::fleet::event_log::log_host_event;
 use crate::telemetry::TimestampMs;
 
 use super::event::{HostEvent, HostId};
@@ -129,6 +130,8 @@ impl Fleet {
         }
         match self.hosts.get_mut(host) {
             Some(state) => {
+                // Both drivers' log: the watcher's stderr, the console's log file.
+                log_host_event(&state.name, &event);
                 state.apply(event);
                 true
             }

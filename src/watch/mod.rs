@@ -4,7 +4,6 @@
 //! cleanly (streams closed, ledgers saved, within two seconds): exit 0 after SIGTERM, 130 after
 //! SIGINT (Ctrl-C), as every command.
 
-mod log;
 mod release;
 mod reload;
 mod signals;
@@ -23,7 +22,6 @@ use crate::fleet::{Fleet, FleetCommand, FleetOptions, HostEvent, HostId, HostSin
 use crate::metrics::{MetricsBridge, MetricsServer, render};
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
 
-pub use log::init as init_logging;
 pub use release::ReleaseSetup;
 pub use reload::{Reloaded, Reloader, WatchedHost};
 pub use signals::Signal;
@@ -153,7 +151,6 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
         match rx.recv_timeout(wait) {
             Ok(Input::Host(host, event)) => {
                 backlogs.taken(host);
-                log_event(&fleet, host, &event);
                 fleet.apply(host, event);
             }
             Ok(Input::Signal(Signal::Stop(name))) => {
@@ -429,37 +426,6 @@ fn shut_down(
         server.stop();
     }
     tracing::info!(took_ms = started.elapsed().as_millis() as u64, "stopped");
-}
-
-/// Link changes worth a line in the log; samples are not.
-fn log_event(fleet: &Fleet, host: HostId, event: &HostEvent) {
-    let name = fleet.hosts.get(host).map_or("?", |h| h.name.as_str());
-    match event {
-        HostEvent::Connected(info) => tracing::info!(
-            host = name,
-            driver = info.driver_version.as_deref().unwrap_or("?"),
-            "connected"
-        ),
-        HostEvent::Disconnected { reason, .. } => {
-            tracing::warn!(host = name, reason = %reason, "disconnected")
-        }
-        HostEvent::Lost { reason, .. } => {
-            tracing::error!(host = name, reason = reason.label(), "GPUs lost")
-        }
-        HostEvent::Unresponsive { silent_ms, .. } => {
-            tracing::warn!(host = name, silent_ms, "unresponsive")
-        }
-        HostEvent::Responsive { .. } => tracing::info!(host = name, "responsive again"),
-        HostEvent::Flooding {
-            detail: Some(detail),
-            ..
-        } => tracing::warn!(host = name, detail = %detail, "flooding"),
-        HostEvent::Flooding { detail: None, .. } => {
-            tracing::info!(host = name, "no longer flooding")
-        }
-        HostEvent::Notice { text, .. } => tracing::info!(host = name, notice = %text, "notice"),
-        _ => {}
-    }
 }
 
 fn log_duties(notes: Vec<DutyNote>) {
