@@ -92,6 +92,7 @@ fn a_quiet_healthy_link_is_kept_alive_by_keepalives() {
     // Nothing but keepalive replies will arrive after the first sample.
     opts.interval_ms = 60_000;
     opts.processes_interval_ms = 60_000;
+    opts.processes_unwatched_interval_ms = 60_000;
     opts.follow_kernel = false;
     let dead_after = Duration::from_millis(opts.dead_after_ms);
     let link = spawn_link(sshd.remote_host("quiet"), 0, sink, opts).expect("spawn");

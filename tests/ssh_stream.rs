@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use common::sshd::Sshd;
 use common::{channel, is_sample, test_options};
-use gpufleet::fleet::HostEvent;
+use gpufleet::fleet::{HostEvent, HostId};
 use gpufleet::remote::{read_once, spawn_link};
 use gpufleet::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
+use gpufleet::telemetry::source::Backlogs;
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -333,4 +334,41 @@ fn a_field_both_lists_ask_for_is_dropped_from_both_and_stays_dropped() {
     let notices = notices(&events);
     assert_eq!(notices.len(), reasons, "one per field: {notices:?}");
     assert_eq!(events.count(|_, e| matches!(e, HostEvent::Lost { .. })), 0);
+}
+
+#[test]
+fn the_process_list_is_fetched_often_only_while_the_host_is_looked_at() {
+    let Some(sshd) = Sshd::start() else { return };
+    let (sink, mut events) = channel();
+    let mut opts = test_options(&sshd.trusted_known_hosts());
+    opts.processes_interval_ms = 500;
+    opts.processes_unwatched_interval_ms = 60_000;
+    let link = spawn_link(sshd.remote_host("h200"), 0, sink, opts).expect("spawn");
+    let backlogs = Backlogs::arm(std::slice::from_ref(&link));
+    let is_processes = |_: HostId, e: &HostEvent| matches!(e, HostEvent::Processes { .. });
+    events.expect(WAIT, "Processes", is_processes);
+    events.drain_for(Duration::from_secs(3));
+    assert_eq!(
+        events.count(is_processes),
+        1,
+        "nobody looks: once at connect, then not for a minute"
+    );
+    backlogs.look_at(Some(0));
+    events.drain_for(Duration::from_secs(3));
+    let looked = events.count(is_processes) - 1;
+    assert!(
+        looked >= 3,
+        "looked at: at once and every 500 ms, got {looked} in 3 s"
+    );
+    backlogs.look_at(None);
+    // A fetch already under way may still report.
+    events.drain_for(Duration::from_secs(1));
+    let before = events.count(is_processes);
+    events.drain_for(Duration::from_secs(3));
+    assert_eq!(
+        events.count(is_processes),
+        before,
+        "looked away: no more fetches"
+    );
+    link.stop_and_join();
 }

@@ -13,12 +13,13 @@ use crate::app::alert_bridge::AlertBridge;
 use crate::app::command::Command;
 use crate::app::event::Event;
 use crate::app::event::EventSink;
-use crate::app::model::Model;
+use crate::app::model::{Model, View};
 use crate::app::ops_bridge::{OpsBridge, OpsSetup};
 use crate::app::prompt_bridge::PendingPrompts;
 use crate::app::release_bridge::{BridgeSetup, ReleaseBridge};
 use crate::app::update::update;
 use crate::duty::Duties;
+use crate::fleet::HostId;
 use crate::metrics::MetricsBridge;
 use crate::telemetry::TimestampMs;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
@@ -197,6 +198,7 @@ pub fn event_loop_with_ops<B: Backend>(
     } = parts;
     let mut next_tick = Instant::now() + TICK;
     let mut last_frame = Instant::now();
+    let mut looked_at: Option<Option<HostId>> = None;
     loop {
         if model.take_dirty() {
             terminal.draw(|frame| crate::ui::draw(frame, model, theme))?;
@@ -265,6 +267,16 @@ pub fn event_loop_with_ops<B: Backend>(
                 nap = nap.min(LOOK_FOR_SAMPLES);
             }
             std::thread::park_timeout(nap);
+        }
+        // The host whose view is open gets its process list every few seconds, the others
+        // twice a minute (each fetch is an `nvidia-smi` on the host).
+        let open = match model.view {
+            View::Host(host) => Some(host),
+            View::Fleet => None,
+        };
+        if looked_at != Some(open) {
+            backlogs.look_at(open);
+            looked_at = Some(open);
         }
         if Instant::now() >= next_tick {
             next_tick = Instant::now() + TICK;

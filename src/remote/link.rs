@@ -70,7 +70,7 @@ pub(crate) struct Link {
     /// `None` if the socket pair could not be made (the wait then ends by timeout).
     pub(crate) waker: Option<UnixStream>,
     /// What this link has waiting for the loop.
-    backlog: Arc<Backlog>,
+    pub(crate) backlog: Arc<Backlog>,
     /// Samples held back while the backlog is full: the newest of each GPU.
     held: RefCell<BTreeMap<u32, (TimestampMs, GpuSample)>>,
 }

@@ -81,7 +81,12 @@ pub struct LinkOptions {
     pub keepalive_interval_s: u32,
     /// Silence after which the link is declared dead and reconnected.
     pub dead_after_ms: u64,
+    /// How often the process list is fetched while someone looks at the host (its view open in
+    /// the console); every fetch starts an `nvidia-smi` on the host, the link's main cost there.
     pub processes_interval_ms: u64,
+    /// How often otherwise (the watcher, a console showing the fleet): enough for the findings
+    /// that name who holds a GPU's memory.
+    pub processes_unwatched_interval_ms: u64,
     /// How often the full query refreshes the fields the stream leaves out (names, totals,
     /// limits, ECC); the stream carries only what changes every tick, to keep nvidia-smi cheap.
     pub detail_interval_ms: u64,
@@ -112,6 +117,7 @@ impl Default for LinkOptions {
             keepalive_interval_s: 5,
             dead_after_ms: 15_000,
             processes_interval_ms: 5_000,
+            processes_unwatched_interval_ms: 30_000,
             detail_interval_ms: 30_000,
             versions_wait_ms: 3_000,
             telemetry_retry_ms: 10_000,

@@ -98,6 +98,8 @@ pub(super) struct SessionState {
     last_lost: Option<(LostReason, String)>,
     pub(super) apps_lines: Vec<String>,
     processes_due: Option<Instant>,
+    /// Whether someone looked at the host when the process list was last scheduled.
+    processes_looked_at: bool,
     kernel_stage: usize,
     pub(super) kernel_lines: Vec<String>,
     deadline: Option<Instant>,
@@ -136,6 +138,7 @@ impl Link {
             last_lost: None,
             apps_lines: Vec::new(),
             processes_due: Some(now),
+            processes_looked_at: false,
             kernel_stage: 0,
             kernel_lines: Vec::new(),
             deadline: (self.mode == Mode::Once)
@@ -573,6 +576,12 @@ impl Link {
                     Some(now + Duration::from_millis(self.opts.detail_interval_ms.max(1_000)));
             }
         }
+        // Someone just opened this host: its process list now, not up to 30 s later.
+        let looked_at = self.backlog.looked_at();
+        if looked_at && !st.processes_looked_at {
+            st.processes_due = st.processes_due.map(|t| t.min(now));
+        }
+        st.processes_looked_at = looked_at;
         if st.processes_due.is_some_and(|t| now >= t) {
             if healthy && !mux.running(Slot::Processes) {
                 mux.start(
@@ -581,8 +590,13 @@ impl Link {
                     OTHER_BUDGET,
                 )?;
             }
-            st.processes_due = (self.mode == Mode::Follow)
-                .then(|| now + Duration::from_millis(self.opts.processes_interval_ms.max(100)));
+            let every_ms = if looked_at {
+                self.opts.processes_interval_ms
+            } else {
+                self.opts.processes_unwatched_interval_ms
+            };
+            st.processes_due =
+                (self.mode == Mode::Follow).then(|| now + Duration::from_millis(every_ms.max(100)));
         }
         Ok(())
     }

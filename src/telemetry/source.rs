@@ -88,13 +88,23 @@ impl StopFlag {
 /// terminal) never has more than that per source queued. Counting starts only once the loop
 /// [arms](Backlogs::arm) it: a consumer that does not count (`snapshot`, tests) sees every
 /// event.
+///
+/// It also carries the one thing the loop tells a running source: whether someone looks at its
+/// host now (the console's host view is open on it), so the link fetches what only a person
+/// reads (the process list) often while looked at and seldom otherwise.
 #[derive(Debug, Default)]
 pub struct Backlog {
     armed: AtomicBool,
     queued: AtomicUsize,
+    looked_at: AtomicBool,
 }
 
 impl Backlog {
+    /// Whether someone looks at this source's host now.
+    pub fn looked_at(&self) -> bool {
+        self.looked_at.load(Ordering::Relaxed)
+    }
+
     /// Counts one more event about to be sent if fewer than `cap` wait (or nobody counts);
     /// false when the source should hold it back.
     pub fn try_add(&self, cap: usize) -> bool {
@@ -152,6 +162,15 @@ impl Backlogs {
         }
         backlog.armed.store(true, Ordering::Relaxed);
         self.0[*host] = Some(Arc::clone(backlog));
+    }
+
+    /// Tells every source whether its host is the one looked at now (`None`: none is).
+    pub fn look_at(&self, host: Option<HostId>) {
+        for (id, backlog) in self.0.iter().enumerate() {
+            if let Some(backlog) = backlog {
+                backlog.looked_at.store(host == Some(id), Ordering::Relaxed);
+            }
+        }
     }
 
     /// The loop took an event of `host` off the channel.

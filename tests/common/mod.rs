@@ -22,6 +22,7 @@ pub fn test_options(known_hosts: &Path) -> LinkOptions {
         keepalive_interval_s: 1,
         dead_after_ms: 4_000,
         processes_interval_ms: 1_000,
+        processes_unwatched_interval_ms: 1_000,
         versions_wait_ms: 3_000,
         telemetry_retry_ms: 700,
         reconnect_base_ms: 200,
