@@ -118,7 +118,7 @@ impl Default for LinkOptions {
             dead_after_ms: 15_000,
             processes_interval_ms: 5_000,
             processes_unwatched_interval_ms: 30_000,
-            detail_interval_ms: 30_000,
+            detail_interval_ms: 60_000,
             versions_wait_ms: 3_000,
             telemetry_retry_ms: 10_000,
             reconnect_base_ms: 1_000,

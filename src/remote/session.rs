@@ -4,7 +4,7 @@
 //!
 //! The stream asks only for the fields that change every tick (`STREAM_FIELDS`), because
 //! nvidia-smi's cost per tick grows with the field count; a full query at connect, every
-//! `detail_interval_ms` and after a stream restart supplies the rest, and each streamed line is
+//! `detail_interval_ms` (60 s) and after a stream restart supplies the rest, and each streamed line is
 //! laid over its GPU's last full sample before it goes out.
 //!
 //! Every command has a budget (`flood.rs`): one that floods is stopped and the host reported as
