@@ -153,7 +153,7 @@ fn hints(model: &Model, room: usize) -> String {
             ("s", "sort", 4),
         ],
         // Tab stays longest: on a short screen it is how the processes and findings get room.
-        View::Host(_) => vec![("←→", "GPU", 4), ("Tab", "pane", 7), ("Esc", "back", 6)],
+        View::Host(_) => vec![("←→", "GPU", 4), ("Tab", "pane", 9), ("Esc", "back", 6)],
     };
     // What acts on a host goes first when room is short (`?` lists it too); the runbooks last.
     items.push(("p", "runbooks", 2));
