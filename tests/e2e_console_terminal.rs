@@ -75,7 +75,7 @@ fn findings_at_80x24_scroll_with_the_wheel_and_keys() {
     tmux.keys(&["/", "f", "l", "a", "k", "y", "Enter", "Enter"]);
     let screen = tmux.wait_for("Findings 1-", WAIT);
     assert!(screen.contains(" of "), "a scroll position: {screen}");
-    assert_eq!(mouse_reporting(&tmux), "1001", "clicks and wheel, SGR reports");
+    assert_eq!(mouse_reporting(&tmux), "1011", "clicks and wheel, SGR reports");
 
     // One notch down with the pointer inside the findings pane.
     let pane_row = row_of(&screen, "Findings 1-") + 2;
@@ -133,15 +133,34 @@ fn no_color_means_no_colour_escapes_and_the_selection_stays_visible() {
     tmux.wait_for("EXIT=0", WAIT);
 }
 
+/// The palette indices of `38;5;N` / `48;5;N` colours, and whether any 24-bit colour was used.
+fn indexed_and_rgb(params: &[String]) -> (Vec<u8>, bool) {
+    let mut indices = Vec::new();
+    let mut rgb = false;
+    for p in params {
+        let parts: Vec<&str> = p.split(';').collect();
+        for (k, part) in parts.iter().enumerate() {
+            if matches!(*part, "38" | "48") {
+                match parts.get(k + 1) {
+                    Some(&"5") => indices.extend(parts.get(k + 2).and_then(|n| n.parse::<u8>().ok())),
+                    Some(&"2") => rgb = true,
+                    _ => {}
+                }
+            }
+        }
+    }
+    (indices, rgb)
+}
+
 #[test]
 fn colours_follow_the_terminal_depth() {
-    // (environment, an SGR colour form that must appear, forms that must not)
-    let cases: [(&str, &str, &[&str]); 3] = [
-        ("TERM=xterm-256color COLORTERM=truecolor", "38;2;", &[]),
-        ("TERM=xterm-256color", "38;5;", &["38;2;", "48;2;"]),
-        ("TERM=xterm", "", &["38;2;", "48;2;", "38;5;", "48;5;"]),
+    // (environment, 24-bit colour expected, the highest palette index allowed)
+    let cases = [
+        ("TERM=xterm-256color COLORTERM=truecolor", true, 255u8),
+        ("TERM=xterm-256color", false, 255),
+        ("TERM=xterm", false, 15),
     ];
-    for (env, wanted, refused) in cases {
+    for (env, want_rgb, highest) in cases {
         let Some(tmux) = console(env, 100, 30) else {
             return;
         };
@@ -149,16 +168,15 @@ fn colours_follow_the_terminal_depth() {
         std::thread::sleep(Duration::from_millis(500));
         let captured = tmux.screen_with_escapes();
         let params = colour_params(&captured);
-        assert!(!params.is_empty(), "{env}: some colour");
-        assert!(
-            params.iter().any(|p| p.contains(wanted)),
-            "{env}: {wanted} in {params:?}"
-        );
-        for form in refused {
-            assert!(
-                !params.iter().any(|p| p.contains(form)),
-                "{env}: no {form} in {params:?}"
-            );
+        let (indices, rgb) = indexed_and_rgb(&params);
+        assert_eq!(rgb, want_rgb, "{env}: 24-bit colour in {params:?}");
+        if !want_rgb {
+            assert!(!indices.is_empty(), "{env}: palette colours in {params:?}");
+            assert!(indices.iter().all(|&i| i <= highest), "{env}: {indices:?}");
+        }
+        if env == "TERM=xterm-256color" {
+            // The theme's own shades, from the cube and the grey ramp, not only the 16 names.
+            assert!(indices.iter().any(|&i| i >= 16), "{env}: {indices:?}");
         }
         tmux.keys(&["q"]);
         tmux.wait_for("EXIT=0", WAIT);
@@ -171,7 +189,7 @@ fn sigterm_quits_cleanly_and_gives_the_terminal_back() {
         return;
     };
     tmux.wait_for("train-h100x8", WAIT);
-    assert_eq!(mouse_reporting(&tmux), "1001");
+    assert_eq!(mouse_reporting(&tmux), "1011");
     let shell = tmux.format("#{pane_pid}");
     let children = std::process::Command::new("pgrep")
         .args(["-P", &shell])
