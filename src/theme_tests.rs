@@ -124,6 +124,12 @@ fn every_bundled_theme_reduces_to_each_depth() {
         assert_eq!(theme.for_depth(ColorDepth::TrueColor), theme);
     }
     // Without colour the selected row stays visible: bold and reversed.
-    let selected = Theme::default_theme().for_depth(ColorDepth::None).selected();
-    assert!(selected.add_modifier.contains(Modifier::REVERSED | Modifier::BOLD));
+    let selected = Theme::default_theme()
+        .for_depth(ColorDepth::None)
+        .selected();
+    assert!(
+        selected
+            .add_modifier
+            .contains(Modifier::REVERSED | Modifier::BOLD)
+    );
 }

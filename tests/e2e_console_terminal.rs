@@ -57,7 +57,10 @@ fn colour_params(captured: &str) -> Vec<String> {
         }
         let params = &sequence[..end];
         let colour = params.split(';').any(|p| {
-            matches!(p.parse::<u16>(), Ok(30..=38 | 40..=48 | 90..=97 | 100..=107))
+            matches!(
+                p.parse::<u16>(),
+                Ok(30..=38 | 40..=48 | 90..=97 | 100..=107)
+            )
         });
         if colour {
             found.push(params.to_string());
@@ -75,7 +78,11 @@ fn findings_at_80x24_scroll_with_the_wheel_and_keys() {
     tmux.keys(&["/", "f", "l", "a", "k", "y", "Enter", "Enter"]);
     let screen = tmux.wait_for("Findings 1-", WAIT);
     assert!(screen.contains(" of "), "a scroll position: {screen}");
-    assert_eq!(mouse_reporting(&tmux), "1011", "clicks and wheel, SGR reports");
+    assert_eq!(
+        mouse_reporting(&tmux),
+        "1011",
+        "clicks and wheel, SGR reports"
+    );
 
     // One notch down with the pointer inside the findings pane.
     let pane_row = row_of(&screen, "Findings 1-") + 2;
@@ -104,10 +111,16 @@ fn a_click_selects_a_host_and_a_second_click_opens_it() {
     tmux.send_bytes(&sgr_mouse(0, 3, row));
     std::thread::sleep(Duration::from_millis(300));
     let selected = tmux.screen();
-    assert!(selected.contains("Fleet ·"), "one click only selects:\n{selected}");
+    assert!(
+        selected.contains("Fleet ·"),
+        "one click only selects:\n{selected}"
+    );
     tmux.send_bytes(&sgr_mouse(0, 3, row));
     let host = tmux.wait_for("Processes", WAIT);
-    assert!(host.contains(" idle-a100 "), "the clicked host opened:\n{host}");
+    assert!(
+        host.contains(" idle-a100 "),
+        "the clicked host opened:\n{host}"
+    );
     assert!(host.contains("A100"), "{host}");
     tmux.keys(&["q"]);
     tmux.wait_for("EXIT=0", WAIT);
@@ -115,8 +128,11 @@ fn a_click_selects_a_host_and_a_second_click_opens_it() {
 
 #[test]
 fn no_color_means_no_colour_escapes_and_the_selection_stays_visible() {
-    let Some(tmux) = console("NO_COLOR=1 TERM=xterm-256color COLORTERM=truecolor", 100, 30)
-    else {
+    let Some(tmux) = console(
+        "NO_COLOR=1 TERM=xterm-256color COLORTERM=truecolor",
+        100,
+        30,
+    ) else {
         return;
     };
     tmux.wait_for("unreachable-box", WAIT);
@@ -142,7 +158,9 @@ fn indexed_and_rgb(params: &[String]) -> (Vec<u8>, bool) {
         for (k, part) in parts.iter().enumerate() {
             if matches!(*part, "38" | "48") {
                 match parts.get(k + 1) {
-                    Some(&"5") => indices.extend(parts.get(k + 2).and_then(|n| n.parse::<u8>().ok())),
+                    Some(&"5") => {
+                        indices.extend(parts.get(k + 2).and_then(|n| n.parse::<u8>().ok()))
+                    }
                     Some(&"2") => rgb = true,
                     _ => {}
                 }
@@ -207,6 +225,9 @@ fn sigterm_quits_cleanly_and_gives_the_terminal_back() {
     assert!(status.success());
     let after = tmux.wait_for("EXIT=", WAIT);
     assert!(after.contains("EXIT=0"), "{after}");
-    assert!(!after.contains("Fleet ·"), "alternate screen left:\n{after}");
+    assert!(
+        !after.contains("Fleet ·"),
+        "alternate screen left:\n{after}"
+    );
     assert_eq!(mouse_reporting(&tmux), "0000", "mouse reporting off again");
 }

@@ -252,7 +252,10 @@ fn findings_at_80x24_are_readable_and_scroll() {
     assert!(shown.contains("Processes (1)"), "{shown}");
     press(&mut model, &[KeyCode::Tab, KeyCode::Tab]);
     let top = render(&model, 80, 24);
-    assert!(top.contains("has fallen off the bus or is otherwise"), "{top}");
+    assert!(
+        top.contains("has fallen off the bus or is otherwise"),
+        "{top}"
+    );
     assert!(top.contains("restarts."), "the whole summary: {top}");
     insta::assert_snapshot!("host_findings_80x24", top);
     press(&mut model, &[KeyCode::Down]);

@@ -194,7 +194,12 @@ fn question_mark_opens_help_and_only_esc_or_question_mark_closes_it() {
     // What the help says closes it (`HELP_CLOSE_HINT`) and nothing else.
     keys(
         &mut m,
-        &[KeyCode::Down, KeyCode::Char('x'), KeyCode::Enter, KeyCode::Tab],
+        &[
+            KeyCode::Down,
+            KeyCode::Char('x'),
+            KeyCode::Enter,
+            KeyCode::Tab,
+        ],
     );
     assert_eq!(m.input_mode(), InputMode::Help, "other keys leave it open");
     assert_eq!(m.fleet_cursor, 0, "keys in the help did not move the fleet");

@@ -17,12 +17,12 @@ use crate::app::model::Model;
 use crate::app::ops_bridge::{OpsBridge, OpsSetup};
 use crate::app::prompt_bridge::PendingPrompts;
 use crate::app::release_bridge::{BridgeSetup, ReleaseBridge};
+use crate::app::terminal::{TerminalGuard, forward_signals};
 use crate::app::update::update;
 use crate::duty::Duties;
 use crate::metrics::MetricsBridge;
 use crate::telemetry::TimestampMs;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
-use crate::app::terminal::{TerminalGuard, forward_signals};
 use crate::theme::{ColorDepth, Theme};
 
 /// How often the clock ticks (stale ages, chart windows) when nothing else happens.
@@ -342,7 +342,10 @@ pub fn event_loop_with_ops<B: Backend>(
 /// Whether the user made this event (a key, a resize): it is answered without waiting for
 /// telemetry's frame.
 fn is_from_user(event: &Event) -> bool {
-    matches!(event, Event::Key(_) | Event::Mouse(_) | Event::Resize | Event::Stop)
+    matches!(
+        event,
+        Event::Key(_) | Event::Mouse(_) | Event::Resize | Event::Stop
+    )
 }
 
 /// When the next frame that only shows telemetry is due: `MIN_FRAME` after the last one, or

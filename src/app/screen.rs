@@ -88,7 +88,10 @@ mod tests {
     fn scrolling_stops_where_the_last_frame_said() {
         let mut screen = Screen::default();
         screen.scroll_findings(10, 5);
-        assert_eq!(screen.findings_scroll, 4, "no frame yet: up to the last finding");
+        assert_eq!(
+            screen.findings_scroll, 4,
+            "no frame yet: up to the last finding"
+        );
         screen.regions.findings = Some(ScrollArea {
             area: Rect::new(0, 0, 10, 5),
             max_scroll: 2,

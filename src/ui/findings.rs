@@ -207,12 +207,22 @@ mod tests {
             .iter()
             .map(text)
             .collect();
-        assert_eq!(rows, vec![" CRIT  XID 79: the", "       GPU fell off", "       the bus"]);
+        assert_eq!(
+            rows,
+            vec![
+                " CRIT  XID 79: the",
+                "       GPU fell off",
+                "       the bus"
+            ]
+        );
         for row in &rows {
             assert!(row.chars().count() <= 20, "{row:?}");
         }
         let long = [piece("abcdefghijklmnopqrstuvwxyz".into(), Style::default())];
         let rows: Vec<String> = wrap(Span::raw("> "), &long, 10).iter().map(text).collect();
-        assert_eq!(rows, vec!["> ", "   abcdefg", "   hijklmn", "   opqrstu", "   vwxyz"]);
+        assert_eq!(
+            rows,
+            vec!["> ", "   abcdefg", "   hijklmn", "   opqrstu", "   vwxyz"]
+        );
     }
 }

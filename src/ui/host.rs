@@ -61,7 +61,9 @@ pub fn layout(area: Rect, model: &Model, host: &HostState, theme: &Theme) -> Hos
     if focus != HostFocus::Gpus && rest.height < card_rows * gpu_card::CARD_HEIGHT + panes_min {
         card_rows = 0;
     }
-    let below_cards = rest.height.saturating_sub(card_rows * gpu_card::CARD_HEIGHT);
+    let below_cards = rest
+        .height
+        .saturating_sub(card_rows * gpu_card::CARD_HEIGHT);
     let charts_h = if below_cards >= charts_wanted + panes_min {
         charts_wanted
     } else {
@@ -88,7 +90,9 @@ pub fn layout(area: Rect, model: &Model, host: &HostState, theme: &Theme) -> Hos
         } else {
             findings::height_wanted(host, panes.width, theme)
         };
-        let most = panes.height.saturating_sub(procs_min.min(panes.height - FINDINGS_MIN));
+        let most = panes
+            .height
+            .saturating_sub(procs_min.min(panes.height - FINDINGS_MIN));
         let height = wanted.clamp(FINDINGS_MIN.min(most), most);
         let [top, bottom] =
             Layout::vertical([Constraint::Length(height), Constraint::Min(0)]).areas(panes);

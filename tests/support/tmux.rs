@@ -99,7 +99,15 @@ impl Tmux {
     /// A tmux format evaluated for the pane (`display-message -p`), e.g. `#{pane_pid}`.
     pub fn format(&self, format: &str) -> String {
         let out = Command::new("tmux")
-            .args(["-L", &self.socket, "display-message", "-p", "-t", "e2e", format])
+            .args([
+                "-L",
+                &self.socket,
+                "display-message",
+                "-p",
+                "-t",
+                "e2e",
+                format,
+            ])
             .output()
             .expect("tmux display-message");
         String::from_utf8_lossy(&out.stdout).trim().to_string()
