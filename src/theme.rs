@@ -9,6 +9,11 @@ use thiserror::Error;
 
 use crate::config::locate::{Document, KeyPath, Located};
 
+#[path = "theme_depth.rs"]
+pub mod depth;
+
+pub use depth::ColorDepth;
+
 /// The theme used when none is configured.
 pub const DEFAULT_THEME: &str = "dark";
 
@@ -136,6 +141,11 @@ macro_rules! style_slots {
 
             fn entries(&self) -> Vec<(&'static str, Style)> {
                 vec![$((stringify!($name), self.$name)),*]
+            }
+
+            /// Every slot passed through `f` (given the slot's name).
+            fn map(&self, f: impl Fn(&'static str, Style) -> Style) -> Styles {
+                Styles { $($name: f(stringify!($name), self.$name)),* }
             }
         }
     };
@@ -388,6 +398,20 @@ impl Theme {
                 .unwrap_or_default()
         });
         Ok(Theme { name, styles })
+    }
+
+    /// This theme as a terminal of `depth` can show it: true colour unchanged, `#rrggbb` to the
+    /// nearest xterm-256 entry, everything to the 16 names, or no colour at all (the selection
+    /// and the badges, set apart by their background, are then drawn reversed).
+    pub fn for_depth(&self, depth: ColorDepth) -> Theme {
+        Theme {
+            name: self.name.clone(),
+            styles: self.styles.map(|slot, style| {
+                let marked_by_background =
+                    matches!(slot, "selected" | "badge_critical" | "badge_warning");
+                depth.reduce(style, marked_by_background)
+            }),
+        }
     }
 
     /// The name the theme file gives itself, else its file name without `.toml`.

@@ -100,3 +100,36 @@ fn unsafe_names_never_touch_the_file_system() {
         );
     }
 }
+
+#[test]
+fn every_bundled_theme_reduces_to_each_depth() {
+    for name in Theme::bundled_names() {
+        let Some(theme) = bundled(name) else {
+            panic!("{name} is bundled");
+        };
+        for (slot, style) in theme.for_depth(ColorDepth::None).entries() {
+            assert_eq!((style.fg, style.bg), (None, None), "{name}.{slot}");
+        }
+        for (slot, style) in theme.for_depth(ColorDepth::Indexed256).entries() {
+            for color in [style.fg, style.bg].into_iter().flatten() {
+                assert!(!matches!(color, Color::Rgb(..)), "{name}.{slot}: {color:?}");
+            }
+        }
+        for (slot, style) in theme.for_depth(ColorDepth::Ansi16).entries() {
+            for color in [style.fg, style.bg].into_iter().flatten() {
+                let indexed = matches!(color, Color::Rgb(..) | Color::Indexed(_));
+                assert!(!indexed, "{name}.{slot}: {color:?}");
+            }
+        }
+        assert_eq!(theme.for_depth(ColorDepth::TrueColor), theme);
+    }
+    // Without colour the selected row stays visible: bold and reversed.
+    let selected = Theme::default_theme()
+        .for_depth(ColorDepth::None)
+        .selected();
+    assert!(
+        selected
+            .add_modifier
+            .contains(Modifier::REVERSED | Modifier::BOLD)
+    );
+}

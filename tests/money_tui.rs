@@ -925,6 +925,10 @@ fn release_dialog_snapshots() {
     assert!(typing.contains("type a100-1 to stop it"), "{typing}");
     insta::assert_snapshot!("release_typing_160x48", typing);
     insta::assert_snapshot!("release_typing_80x24", render(&m, 80, 24));
+    // 60x15: the plan gives way, what to type and the keys stay on screen.
+    let small = render(&m, 60, 15);
+    assert!(small.contains("type a100-1 to stop it"), "{small}");
+    assert!(small.contains("Esc cancel"), "{small}");
 }
 
 // ---- the runtime's bridge, with a local `command` provider ----

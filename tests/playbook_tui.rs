@@ -415,6 +415,10 @@ $ $ nvidia-smi -i 0 -pl 250";
     assert!(small.contains("cancel (default)"), "{small}");
     insta::assert_snapshot!("playbook_confirm_80x24", small);
     insta::assert_snapshot!("playbook_confirm_160x48", render(&model, 160, 48));
+    // 60x15: the answer keys wrap onto a line of their own instead of being cut off.
+    let narrow = render(&model, 60, 15);
+    assert!(narrow.contains("cancel (default)"), "{narrow}");
+    assert!(narrow.contains("Run it on the host?"), "{narrow}");
 }
 
 const RUNBOOK: &str = r#"

@@ -187,16 +187,28 @@ fn s_cycles_sort_and_keeps_the_selected_host() {
 }
 
 #[test]
-fn question_mark_opens_help_and_any_key_closes_it() {
+fn question_mark_opens_help_and_only_esc_or_question_mark_closes_it() {
     let mut m = fleet();
     keys(&mut m, &[KeyCode::Char('?')]);
     assert_eq!(m.input_mode(), InputMode::Help);
-    keys(&mut m, &[KeyCode::Down]);
-    assert_eq!(m.input_mode(), InputMode::Normal);
-    assert_eq!(
-        m.fleet_cursor, 0,
-        "the key that closed help did not also move"
+    // What the help says closes it (`HELP_CLOSE_HINT`) and nothing else.
+    keys(
+        &mut m,
+        &[
+            KeyCode::Down,
+            KeyCode::Char('x'),
+            KeyCode::Enter,
+            KeyCode::Tab,
+        ],
     );
+    assert_eq!(m.input_mode(), InputMode::Help, "other keys leave it open");
+    assert_eq!(m.fleet_cursor, 0, "keys in the help did not move the fleet");
+    keys(&mut m, &[KeyCode::Esc]);
+    assert_eq!(m.input_mode(), InputMode::Normal);
+    keys(&mut m, &[KeyCode::Char('?'), KeyCode::Char('?')]);
+    assert_eq!(m.input_mode(), InputMode::Normal);
+    let hint = gpufleet::app::keymap::HELP_CLOSE_HINT;
+    assert!(hint.contains("Esc or ? closes"), "{hint}");
 }
 
 #[test]

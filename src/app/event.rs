@@ -14,6 +14,10 @@ pub enum Event {
     },
     /// A key press, as the terminal reported it; `update` asks the keymap what it means.
     Key(crossterm::event::KeyEvent),
+    /// A mouse click or wheel notch; `update` asks `pointer` what is under it.
+    Mouse(crossterm::event::MouseEvent),
+    /// SIGTERM or SIGHUP: quit as `q` does.
+    Stop,
     /// The clock moved (drives stale ages and countdowns); carries the current time.
     Tick {
         now_ms: TimestampMs,

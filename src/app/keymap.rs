@@ -10,6 +10,8 @@ use crate::release::ReleaseAction;
 pub enum InputMode {
     Normal,
     Filter,
+    /// The help overlay: Esc or `?` closes it, `q` quits, ↑↓ PgUp PgDn g G scroll it; other keys
+    /// do nothing.
     Help,
     /// A host-key question: y accepts, anything else declines.
     Confirm,
@@ -57,7 +59,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("g / G", "first / last"),
     ("Enter", "open the selected host"),
     ("Esc / Backspace", "back to the fleet; clear the filter"),
-    ("Tab", "switch pane (GPUs / processes)"),
+    ("Tab", "next pane: GPUs, processes, findings"),
     ("/", "filter hosts by name, GPU model or status"),
     ("s", "cycle the fleet sort order"),
     ("$", "cost panel: spent, busy, idle hours per host"),
@@ -68,6 +70,8 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("p c a", "host runbooks · check the card · audit log"),
     ("!", "alerts: what fired, who sent it, deliveries"),
     ("y / Esc x", "runbook step: run it / stop it"),
+    ("wheel", "scroll the list or pane under the pointer"),
+    ("click", "select; a second click on a host opens it"),
     ("?", "this help"),
     ("q / Ctrl-C", "quit"),
 ];
@@ -98,8 +102,9 @@ pub fn action_for(key: KeyEvent, mode: InputMode) -> Option<Action> {
         },
         InputMode::Filter => filter_action(key),
         InputMode::Help => match key.code {
+            KeyCode::Esc | KeyCode::Char('?') => Some(Action::ToggleHelp),
             KeyCode::Char('q') => Some(Action::Quit),
-            _ => Some(Action::ToggleHelp),
+            _ => scroll_action(key),
         },
         InputMode::Cost => match key.code {
             KeyCode::Char('q') => Some(Action::Quit),
@@ -173,6 +178,9 @@ pub fn action_for(key: KeyEvent, mode: InputMode) -> Option<Action> {
         InputMode::Normal => normal_action(key),
     }
 }
+
+/// What the help overlay says closes it; `Help` mode's keys are exactly these.
+pub const HELP_CLOSE_HINT: &str = "Esc or ? closes · ↑↓ scroll · q quits";
 
 /// Moving through a list or scrolling a panel's text.
 fn scroll_action(key: KeyEvent) -> Option<Action> {

@@ -20,12 +20,15 @@ pub mod panel;
 pub mod playbook_bridge;
 pub mod playbook_pane;
 pub mod playbook_run;
+pub mod pointer;
 pub mod prompt;
 pub mod prompt_bridge;
 pub mod release_bridge;
 pub mod release_dialog;
 pub mod release_state;
 pub mod runtime;
+pub mod screen;
+pub mod terminal;
 
 pub mod update;
 

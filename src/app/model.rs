@@ -7,6 +7,7 @@ use crate::app::keymap::InputMode;
 use crate::app::panel::{HostSource, Panel, Runbooks};
 use crate::app::prompt::Prompt;
 use crate::app::release_state::ReleaseDialog;
+use crate::app::screen::Screen;
 use crate::fleet::host::HostStatus;
 use crate::fleet::{Fleet, FleetOptions, HostId};
 use crate::telemetry::TimestampMs;
@@ -34,6 +35,8 @@ pub enum View {
 pub enum HostFocus {
     Gpus,
     Processes,
+    /// The findings pane (only while the host has findings).
+    Findings,
 }
 
 /// Fleet view ordering; `s` cycles through them.
@@ -95,6 +98,8 @@ pub struct Model {
     pub gpu_cursor: usize,
     pub process_cursor: usize,
     pub host_focus: HostFocus,
+    /// Scroll positions of the findings and the help, and where the last frame drew what.
+    pub screen: Screen,
     pub filter: String,
     /// The mode chosen by the user (filter, help); an open prompt overrides it, see `input_mode`.
     pub mode: InputMode,
@@ -136,6 +141,7 @@ impl Model {
             gpu_cursor: 0,
             process_cursor: 0,
             host_focus: HostFocus::Gpus,
+            screen: Screen::default(),
             filter: String::new(),
             mode: InputMode::Normal,
             prompts: VecDeque::new(),

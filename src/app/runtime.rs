@@ -4,7 +4,7 @@
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
-use crossterm::event::Event as TermEvent;
+use crossterm::event::{Event as TermEvent, MouseButton, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 
@@ -17,13 +17,14 @@ use crate::app::model::{Model, View};
 use crate::app::ops_bridge::{OpsBridge, OpsSetup};
 use crate::app::prompt_bridge::PendingPrompts;
 use crate::app::release_bridge::{BridgeSetup, ReleaseBridge};
+use crate::app::terminal::{TerminalGuard, forward_signals};
 use crate::app::update::update;
 use crate::duty::Duties;
 use crate::fleet::HostId;
 use crate::metrics::MetricsBridge;
 use crate::telemetry::TimestampMs;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
-use crate::theme::Theme;
+use crate::theme::{ColorDepth, Theme};
 
 /// How often the clock ticks (stale ages, chart windows) when nothing else happens.
 const TICK: Duration = Duration::from_secs(1);
@@ -55,6 +56,18 @@ pub fn spawn_input(sink: EventSink, loop_thread: std::thread::Thread) -> std::io
                 let event = match ev {
                     TermEvent::Key(key) => Event::Key(key),
                     TermEvent::Resize(_, _) => Event::Resize,
+                    // Clicks and the wheel; releases (and motion, should a terminal send it)
+                    // would only wake the loop.
+                    TermEvent::Mouse(mouse)
+                        if matches!(
+                            mouse.kind,
+                            MouseEventKind::Down(MouseButton::Left)
+                                | MouseEventKind::ScrollUp
+                                | MouseEventKind::ScrollDown
+                        ) =>
+                    {
+                        Event::Mouse(mouse)
+                    }
                     _ => continue,
                 };
                 if sink.send(event).is_err() {
@@ -89,7 +102,9 @@ pub struct Parts<'a> {
     pub duties: Option<&'a mut Duties>,
 }
 
-/// Runs the console until the user quits. The terminal is restored on return and on panic.
+/// Runs the console until the user quits or SIGTERM / SIGHUP stops it. The terminal is restored
+/// on return, on error and on panic (see [`TerminalGuard`]). `theme` is drawn in the colours the
+/// terminal has (`NO_COLOR`, `COLORTERM`, `TERM`: [`ColorDepth::from_env`]).
 pub fn run(
     mut model: Model,
     theme: &Theme,
@@ -104,12 +119,14 @@ pub fn run(
     let (sinks, unreachable_after_ms) = bridges.alerts;
     let mut alerts = AlertBridge::new(sinks, unreachable_after_ms, sink.clone());
     let mut duties = bridges.duties;
+    let theme = &theme.for_depth(ColorDepth::from_env());
+    forward_signals(sink.clone(), std::thread::current())?;
     spawn_input(sink, std::thread::current())?;
     let backlogs = Backlogs::arm(&sources);
-    let mut terminal = ratatui::init();
+    let mut guard = TerminalGuard::enter()?;
     let mut stats = FrameStats::default();
     let result = event_loop_with_ops(
-        &mut terminal,
+        guard.terminal(),
         &mut model,
         theme,
         (&events, &backlogs),
@@ -123,7 +140,7 @@ pub fn run(
         },
         &mut stats,
     );
-    ratatui::restore();
+    drop(guard);
     alerts.finish();
     // Dropping every handle first sets every stop flag, so links wind down in parallel.
     drop(sources);
@@ -201,7 +218,11 @@ pub fn event_loop_with_ops<B: Backend>(
     let mut looked_at: Option<Option<HostId>> = None;
     loop {
         if model.take_dirty() {
-            terminal.draw(|frame| crate::ui::draw(frame, model, theme))?;
+            let area = terminal
+                .draw(|frame| crate::ui::draw(frame, model, theme))?
+                .area;
+            // Where this frame put what the mouse can point at; not a change to redraw for.
+            model.screen.regions = crate::ui::regions::of(model, theme, area);
             last_frame = Instant::now();
             stats.frames += 1;
             if let Some(arrived_ms) = model.take_undrawn_sample_ms() {
@@ -333,7 +354,10 @@ pub fn event_loop_with_ops<B: Backend>(
 /// Whether the user made this event (a key, a resize): it is answered without waiting for
 /// telemetry's frame.
 fn is_from_user(event: &Event) -> bool {
-    matches!(event, Event::Key(_) | Event::Resize)
+    matches!(
+        event,
+        Event::Key(_) | Event::Mouse(_) | Event::Resize | Event::Stop
+    )
 }
 
 /// When the next frame that only shows telemetry is due: `MIN_FRAME` after the last one, or

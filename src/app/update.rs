@@ -4,11 +4,11 @@ use crate::app::action::Action;
 use crate::app::command::Command;
 use crate::app::cursor::step;
 use crate::app::event::Event;
-use crate::app::keymap::{InputMode, action_for};
+use crate::app::keymap::{BINDINGS, InputMode, action_for};
 use crate::app::model::{HostFocus, Model, View};
 use crate::app::prompt::PromptAnswer;
 use crate::app::release_dialog;
-use crate::app::{alerts_view, audit_view, check_pane, ops, playbook_pane};
+use crate::app::{alerts_view, audit_view, check_pane, ops, playbook_pane, pointer};
 use crate::fleet::FleetCommand;
 use crate::fleet::HostEvent;
 
@@ -85,6 +85,15 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             model.mark_dirty();
             Vec::new()
         }
+        Event::Stop => apply_action(model, Action::Quit),
+        Event::Mouse(mouse) => {
+            let mut commands = Vec::new();
+            for action in pointer::on_mouse(model, mouse) {
+                model.mark_dirty();
+                commands.extend(apply_action(model, action));
+            }
+            commands
+        }
         Event::Key(key) => match action_for(key, model.input_mode()) {
             Some(action) => {
                 model.mark_dirty();
@@ -156,6 +165,7 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
                 InputMode::Help => InputMode::Normal,
                 _ => InputMode::Help,
             };
+            model.screen.help_scroll = 0;
         }
         Action::StartFilter => {
             model.view = View::Fleet;
@@ -196,6 +206,7 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
                 model.gpu_cursor = 0;
                 model.process_cursor = 0;
                 model.host_focus = HostFocus::Gpus;
+                model.screen.findings_scroll = 0;
             }
         }
         Action::Back => match model.view {
@@ -206,9 +217,18 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
             }
         },
         Action::NextPane => {
+            let has_findings = match model.view {
+                View::Host(host) => model
+                    .fleet
+                    .hosts
+                    .get(host)
+                    .is_some_and(|h| !h.findings.is_empty()),
+                View::Fleet => false,
+            };
             model.host_focus = match model.host_focus {
                 HostFocus::Gpus => HostFocus::Processes,
-                HostFocus::Processes => HostFocus::Gpus,
+                HostFocus::Processes if has_findings => HostFocus::Findings,
+                HostFocus::Processes | HostFocus::Findings => HostFocus::Gpus,
             };
         }
         Action::Up => move_cursor(model, -1),
@@ -282,6 +302,10 @@ fn keep_selection(model: &mut Model, selected: Option<usize>) {
 }
 
 fn move_cursor(model: &mut Model, delta: i64) {
+    if model.mode == InputMode::Help {
+        model.screen.scroll_help(delta, BINDINGS.len());
+        return;
+    }
     match model.view {
         View::Fleet => {
             let len = model.visible_hosts().len();
@@ -292,6 +316,10 @@ fn move_cursor(model: &mut Model, delta: i64) {
             HostFocus::Processes => {
                 let len = model.fleet.hosts.get(host).map_or(0, |h| h.processes.len());
                 model.process_cursor = step(model.process_cursor, delta, len);
+            }
+            HostFocus::Findings => {
+                let len = model.fleet.hosts.get(host).map_or(0, |h| h.findings.len());
+                model.screen.scroll_findings(delta, len);
             }
         },
     }

@@ -1,35 +1,58 @@
-//! The help overlay, generated from the keymap so it always lists every key.
+//! The help overlay, generated from the keymap so it always lists every key. It says on its
+//! frame which keys close it (the keymap's `Help` mode takes exactly those) and scrolls when
+//! the screen is too short for the list.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::app::keymap::BINDINGS;
+use crate::app::keymap::{BINDINGS, HELP_CLOSE_HINT};
+use crate::app::screen::ScrollArea;
 use crate::theme::Theme;
+use crate::ui::format::fit;
+use crate::ui::scroll;
 
-pub fn draw(frame: &mut Frame, area: Rect, theme: &Theme) {
+/// Where the overlay sits in `area`, and how far its list can scroll there.
+pub fn placement(area: Rect) -> ScrollArea {
     let width = area.width.min(64);
-    let height = (BINDINGS.len() as u16 + 4).min(area.height);
+    let height = (BINDINGS.len() as u16 + 2).min(area.height);
     let rect = crate::ui::panel::centred(area, width, height);
-    let mut lines: Vec<Line> = BINDINGS
+    let rows = usize::from(rect.height.saturating_sub(2));
+    ScrollArea {
+        area: rect,
+        max_scroll: BINDINGS.len().saturating_sub(rows),
+    }
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, scroll: usize, theme: &Theme) {
+    let ScrollArea {
+        area: rect,
+        max_scroll,
+    } = placement(area);
+    let first = scroll.min(max_scroll);
+    let rows = usize::from(rect.height.saturating_sub(2));
+    let lines: Vec<Line> = BINDINGS
         .iter()
+        .skip(first)
+        .take(rows)
         .map(|(keys, what)| {
+            let room = usize::from(rect.width.saturating_sub(2 + 18));
             Line::from(vec![
                 Span::styled(format!(" {keys:<17}"), theme.help_key()),
-                Span::styled(*what, theme.dialog()),
+                Span::styled(fit(what, room), theme.dialog()),
             ])
         })
         .collect();
-    lines.push(Line::from(""));
-    lines.push(Line::styled(" any key closes this help", theme.dim()));
+    let title = scroll::title("Keys", first, rows, BINDINGS.len());
     frame.render_widget(Clear, rect);
     frame.render_widget(
         Paragraph::new(lines).style(theme.dialog()).block(
             Block::default()
                 .borders(Borders::ALL)
                 .border_style(theme.border_focused())
-                .title(Span::styled(" Keys ", theme.title())),
+                .title(Span::styled(title, theme.title()))
+                .title_bottom(Span::styled(format!(" {HELP_CLOSE_HINT} "), theme.title())),
         ),
         rect,
     );

@@ -1,4 +1,5 @@
-//! The host view: a header, a grid of GPU cards, charts of the selected GPU and its processes.
+//! The host view: a header, a grid of GPU cards, charts of the selected GPU, its findings and
+//! its processes, laid out so that each keeps a useful height (see [`layout`]).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -9,31 +10,115 @@ use crate::app::model::{HostFocus, Model};
 use crate::fleet::host::{HostState, HostStatus};
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};
-use crate::ui::{charts, findings, gpu_card};
+use crate::ui::{charts, findings, gpu_card, scroll};
 
 /// Most cards per grid row (8 GPUs fit as two rows of four on a 160-column terminal).
 const MAX_COLUMNS: u16 = 4;
+/// From this width the findings sit beside the processes rather than above them.
+const SIDE_BY_SIDE_FROM: u16 = 120;
+/// The fewest rows of a findings pane worth drawing above the processes (three of text).
+const FINDINGS_MIN: u16 = 5;
+
+/// Where the host view puts its parts; a part left out has no area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HostAreas {
+    pub header: Rect,
+    /// The GPU cards: `columns` per row, `card_rows` rows (none when the panes below need the
+    /// room and have the focus).
+    pub cards: Rect,
+    pub columns: u16,
+    pub card_rows: u16,
+    pub charts: Option<Rect>,
+    pub findings: Option<Rect>,
+    pub processes: Option<Rect>,
+}
+
+/// The host view's layout. On a short screen (80x24) what matters goes first: the GPU cards,
+/// then the findings, then the processes; the charts only where all three keep a useful
+/// height. Below that (60x15) the cards give their room to the processes and findings while
+/// one of those has the focus (Tab).
+pub fn layout(area: Rect, model: &Model, host: &HostState, theme: &Theme) -> HostAreas {
+    let big = area.height >= 40;
+    let has_findings = !host.findings.is_empty();
+    let focus = match model.host_focus {
+        HostFocus::Findings if !has_findings => HostFocus::Gpus,
+        focus => focus,
+    };
+    let side_by_side = has_findings && area.width >= SIDE_BY_SIDE_FROM;
+    let procs_min: u16 = if big { 8 } else { 5 };
+    let panes_min = if has_findings && !side_by_side {
+        procs_min + FINDINGS_MIN
+    } else {
+        procs_min
+    };
+    let columns = (area.width / gpu_card::CARD_MIN_WIDTH).clamp(1, MAX_COLUMNS);
+    let [header, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    let card_rows_needed = (host.gpus.len() as u16).div_ceil(columns).max(1);
+    let charts_wanted: u16 = if big { 14 } else { 7 };
+    // A second row of cards only where the charts and panes keep their room.
+    let room = rest.height.saturating_sub(charts_wanted + panes_min);
+    let mut card_rows = card_rows_needed.min(room / gpu_card::CARD_HEIGHT).max(1);
+    if focus != HostFocus::Gpus && rest.height < card_rows * gpu_card::CARD_HEIGHT + panes_min {
+        card_rows = 0;
+    }
+    let below_cards = rest
+        .height
+        .saturating_sub(card_rows * gpu_card::CARD_HEIGHT);
+    let charts_h = if below_cards >= charts_wanted + panes_min {
+        charts_wanted
+    } else {
+        0
+    };
+    let [cards, charts, panes] = Layout::vertical([
+        Constraint::Length(card_rows * gpu_card::CARD_HEIGHT),
+        Constraint::Length(charts_h),
+        Constraint::Min(0),
+    ])
+    .areas(rest);
+    let (findings, processes) = if !has_findings {
+        (None, Some(panes))
+    } else if side_by_side {
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)])
+                .areas(panes);
+        (Some(right), Some(left))
+    } else if panes.height >= FINDINGS_MIN + 3 {
+        // The findings get what their text wants, the processes keep at least two rows; the
+        // focused findings take all but those.
+        let wanted = if focus == HostFocus::Findings {
+            u16::MAX
+        } else {
+            findings::height_wanted(host, panes.width, theme)
+        };
+        let most = panes
+            .height
+            .saturating_sub(procs_min.min(panes.height - FINDINGS_MIN));
+        let height = wanted.clamp(FINDINGS_MIN.min(most), most);
+        let [top, bottom] =
+            Layout::vertical([Constraint::Length(height), Constraint::Min(0)]).areas(panes);
+        (Some(top), Some(bottom))
+    } else if focus == HostFocus::Processes {
+        (None, Some(panes))
+    } else {
+        (Some(panes), None)
+    };
+    HostAreas {
+        header,
+        cards,
+        columns,
+        card_rows,
+        charts: (charts_h > 0).then_some(charts),
+        findings,
+        processes,
+    }
+}
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, theme: &Theme) {
     let Some(host) = model.fleet.hosts.get(host_id) else {
         return;
     };
-    let big = area.height >= 40;
-    let charts_h: u16 = if big { 14 } else { 7 };
-    let procs_min: u16 = if big { 8 } else { 5 };
-    let columns = (area.width / gpu_card::CARD_MIN_WIDTH).clamp(1, MAX_COLUMNS);
-    let card_rows_needed = (host.gpus.len() as u16).div_ceil(columns).max(1);
-    let room = area.height.saturating_sub(1 + charts_h + procs_min);
-    let card_rows = card_rows_needed.min((room / gpu_card::CARD_HEIGHT).max(1));
-    let [header, cards, chart_area, procs] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Length(card_rows * gpu_card::CARD_HEIGHT),
-        Constraint::Length(charts_h),
-        Constraint::Min(3),
-    ])
-    .areas(area);
-
-    draw_header(frame, header, model, host, host_id, theme);
+    let areas = layout(area, model, host, theme);
+    draw_header(frame, areas.header, model, host, host_id, theme);
     if host.gpus.is_empty() {
         let text = match host.lost_raw() {
             Some(raw) => format!("no readings: {}", clean(raw)),
@@ -45,33 +130,28 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, theme:
                     .borders(Borders::ALL)
                     .border_style(theme.border()),
             ),
-            cards,
+            areas.cards,
         );
     } else {
-        draw_cards(frame, cards, model, host_id, columns, card_rows, theme);
-        let selected = model.gpu_cursor.min(host.gpus.len() - 1);
-        charts::draw(
-            frame,
-            chart_area,
-            &host.gpus[selected],
-            model.fleet.now_ms,
-            theme,
-        );
+        draw_cards(frame, &areas, model, host_id, theme);
+        if let Some(chart_area) = areas.charts {
+            let selected = model.gpu_cursor.min(host.gpus.len() - 1);
+            charts::draw(
+                frame,
+                chart_area,
+                &host.gpus[selected],
+                model.fleet.now_ms,
+                theme,
+            );
+        }
     }
-    if host.findings.is_empty() {
+    if let Some(findings_area) = areas.findings {
+        let focused = model.host_focus == HostFocus::Findings;
+        let scroll = model.screen.findings_scroll;
+        findings::draw(frame, findings_area, host, (scroll, focused), theme);
+    }
+    if let Some(procs) = areas.processes {
         draw_processes(frame, procs, model, host, theme);
-    } else if procs.width >= 120 {
-        let [left, right] =
-            Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)])
-                .areas(procs);
-        draw_processes(frame, left, model, host, theme);
-        findings::draw(frame, right, host, theme);
-    } else {
-        let wanted = (host.findings.len() as u16 * 2 + 2).min(procs.height.saturating_sub(3));
-        let [top, bottom] =
-            Layout::vertical([Constraint::Length(wanted), Constraint::Min(3)]).areas(procs);
-        findings::draw(frame, top, host, theme);
-        draw_processes(frame, bottom, model, host, theme);
     }
 }
 
@@ -94,11 +174,18 @@ fn draw_header(
             theme.base(),
         ),
     ];
+    let mut used: usize = spans.iter().map(Span::width).sum();
+    let room = usize::from(area.width);
+    // Facts are shown whole or not at all: a version cut short reads as another version.
+    let mut whole_or_none = |spans: &mut Vec<Span<'static>>, text: String, style| {
+        let width = Span::raw(text.as_str()).width();
+        if used + width <= room {
+            used += width;
+            spans.push(Span::styled(text, style));
+        }
+    };
     if let Some(reason) = status.as_ref().and_then(|s| s.reason()) {
-        spans.push(Span::styled(
-            format!("({}) ", clean(reason)),
-            theme.warning(),
-        ));
+        whole_or_none(&mut spans, format!("({}) ", clean(reason)), theme.warning());
     }
     let info = &host.info;
     let mut facts = Vec::new();
@@ -112,64 +199,98 @@ fn draw_header(
         facts.push(format!("CUDA {}", clean(c)));
     }
     facts.push(format!("{} GPU", host.gpus.len()));
-    spans.push(Span::styled(facts.join(" · "), theme.dim()));
-    if let Some(raw) = host.lost_raw() {
-        spans.push(Span::styled(format!("  {}", clean(raw)), theme.critical()));
+    for (i, fact) in facts.into_iter().enumerate() {
+        let text = if i == 0 { fact } else { format!(" · {fact}") };
+        whole_or_none(&mut spans, text, theme.dim());
+    }
+    let message = if let Some(raw) = host.lost_raw() {
+        Some((clean(raw), theme.critical()))
     } else if let Some((_, line)) = host.kernel_lines.back() {
-        spans.push(Span::styled(format!("  {}", clean(line)), theme.critical()));
-    } else if let Some(notice) = host.notices.last() {
-        spans.push(Span::styled(
-            format!("  {}", clean(notice)),
-            theme.warning(),
-        ));
+        Some((clean(line), theme.critical()))
+    } else {
+        host.notices
+            .last()
+            .map(|notice| (clean(notice), theme.warning()))
+    };
+    // Text, cut with an ellipsis where the line ends.
+    if let Some((text, style)) = message {
+        let left = room.saturating_sub(used + 2);
+        if left >= 8 {
+            spans.push(Span::styled(format!("  {}", fit(&text, left)), style));
+        }
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn draw_cards(
-    frame: &mut Frame,
-    area: Rect,
-    model: &Model,
-    host_id: usize,
-    columns: u16,
-    rows: u16,
-    theme: &Theme,
-) {
+/// Where each visible card is, with the GPU it shows: the rows around the selected GPU.
+pub fn card_rects(areas: &HostAreas, model: &Model, host: &HostState) -> Vec<(Rect, usize)> {
+    let (area, columns, rows) = (areas.cards, areas.columns, areas.card_rows);
+    if rows == 0 || host.gpus.is_empty() {
+        return Vec::new();
+    }
+    let selected = model.gpu_cursor.min(host.gpus.len() - 1);
+    let selected_row = selected as u16 / columns;
+    let first_row = selected_row.saturating_sub(rows - 1);
+    let card_width = area.width / columns;
+    (0..host.gpus.len())
+        .filter_map(|i| {
+            let row = i as u16 / columns;
+            if row < first_row || row >= first_row + rows {
+                return None;
+            }
+            let col = i as u16 % columns;
+            let rect = Rect {
+                x: area.x + col * card_width,
+                y: area.y + (row - first_row) * gpu_card::CARD_HEIGHT,
+                width: if col == columns - 1 {
+                    area.width - col * card_width
+                } else {
+                    card_width
+                },
+                height: gpu_card::CARD_HEIGHT,
+            };
+            Some((rect, i))
+        })
+        .collect()
+}
+
+fn draw_cards(frame: &mut Frame, areas: &HostAreas, model: &Model, host_id: usize, theme: &Theme) {
     let Some(host) = model.fleet.hosts.get(host_id) else {
         return;
     };
     let last_known = model.status(host_id) != Some(HostStatus::Live);
     let selected = model.gpu_cursor.min(host.gpus.len().saturating_sub(1));
-    let selected_row = selected as u16 / columns;
-    let first_row = selected_row.saturating_sub(rows - 1);
-    let card_width = area.width / columns;
-    for (i, gpu) in host.gpus.iter().enumerate() {
-        let row = i as u16 / columns;
-        if row < first_row || row >= first_row + rows {
-            continue;
-        }
-        let col = i as u16 % columns;
-        let rect = Rect {
-            x: area.x + col * card_width,
-            y: area.y + (row - first_row) * gpu_card::CARD_HEIGHT,
-            width: if col == columns - 1 {
-                area.width - col * card_width
-            } else {
-                card_width
-            },
-            height: gpu_card::CARD_HEIGHT,
-        };
+    for (rect, i) in card_rects(areas, model, host) {
         let ctx = gpu_card::CardContext {
             selected: i == selected,
             last_known,
             now_ms: model.fleet.now_ms,
         };
-        gpu_card::draw(frame, rect, gpu, ctx, theme);
+        gpu_card::draw(frame, rect, &host.gpus[i], ctx, theme);
     }
+}
+
+/// The process table's rows (below its border and header) and the index of the first shown:
+/// from the top, or scrolled as far as keeps the cursor on screen while the table has focus.
+pub fn process_rows(area: Rect, model: &Model, host: &HostState) -> (Rect, usize) {
+    let rows = Rect {
+        x: area.x + 1,
+        y: area.y + 2,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(3),
+    };
+    let first = if model.host_focus == HostFocus::Processes && !host.processes.is_empty() {
+        let cursor = model.process_cursor.min(host.processes.len() - 1);
+        scroll::window_start(cursor, usize::from(rows.height))
+    } else {
+        0
+    };
+    (rows, first)
 }
 
 fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host: &HostState, theme: &Theme) {
     let focused = model.host_focus == HostFocus::Processes;
+    let (rows_area, first) = process_rows(area, model, host);
     let header =
         Row::new(["PID", "GPU", "PROCESS", "VRAM MiB"].map(Cell::from)).style(theme.header());
     let rows = host.processes.iter().map(|p| {
@@ -212,11 +333,16 @@ fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host: &HostState
                 theme.border()
             })
             .title(Span::styled(
-                format!(" Processes ({}) ", host.processes.len()),
+                scroll::title(
+                    "Processes",
+                    first,
+                    usize::from(rows_area.height),
+                    host.processes.len(),
+                ),
                 theme.title(),
             )),
     );
-    let mut state = TableState::default();
+    let mut state = TableState::default().with_offset(first);
     if focused && !host.processes.is_empty() {
         state.select(Some(model.process_cursor.min(host.processes.len() - 1)));
     }

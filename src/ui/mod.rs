@@ -16,8 +16,10 @@ pub mod host;
 pub mod panel;
 pub mod playbook;
 pub mod prompt;
+pub mod regions;
 pub mod release;
 pub mod runbooks;
+pub mod scroll;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -30,16 +32,22 @@ use crate::app::panel::{HostSource, Panel};
 use crate::fleet::host::HostStatus;
 use crate::theme::Theme;
 
-pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
-    let area = frame.area();
-    frame.render_widget(Block::default().style(theme.base()), area);
-    let [top, warnings, body, bottom] = Layout::vertical([
+/// The screen's rows: the top bar, the warning banner, the body (a view and whatever is open
+/// over it) and the bottom bar.
+pub fn areas(area: Rect, model: &Model, theme: &Theme) -> [Rect; 4] {
+    Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(banner::height(model, theme)),
         Constraint::Min(3),
         Constraint::Length(1),
     ])
-    .areas(area);
+    .areas(area)
+}
+
+pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
+    let area = frame.area();
+    frame.render_widget(Block::default().style(theme.base()), area);
+    let [top, warnings, body, bottom] = areas(area, model, theme);
     draw_top(frame, top, model, theme);
     banner::draw(frame, warnings, model, theme);
     match model.view {
@@ -48,7 +56,7 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     }
     draw_bottom(frame, bottom, model, theme);
     if model.mode == InputMode::Help {
-        help::draw(frame, body, theme);
+        help::draw(frame, body, model.screen.help_scroll, theme);
     }
     if model.mode == InputMode::Cost {
         cost::draw(frame, body, model, theme);
@@ -144,7 +152,8 @@ fn hints(model: &Model, room: usize) -> String {
             ("/", "filter", 5),
             ("s", "sort", 4),
         ],
-        View::Host(_) => vec![("←→", "GPU", 4), ("Tab", "pane", 3), ("Esc", "back", 6)],
+        // Tab stays longest: on a short screen it is how the processes and findings get room.
+        View::Host(_) => vec![("←→", "GPU", 4), ("Tab", "pane", 9), ("Esc", "back", 6)],
     };
     // What acts on a host goes first when room is short (`?` lists it too); the runbooks last.
     items.push(("p", "runbooks", 2));

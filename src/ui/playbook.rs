@@ -113,13 +113,21 @@ fn ask_lines<'a>(ask: &StepAsk, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     ) {
         lines.push(Line::styled(format!("   {row}"), theme.help_key()));
     }
-    lines.push(Line::from(vec![
-        Span::styled(" Run it on the host?  ", style),
+    let question = Span::styled(" Run it on the host?  ", style);
+    let answers = vec![
         Span::styled("y", theme.help_key()),
         Span::styled(" run it · ", theme.dialog()),
         Span::styled("any other key", theme.help_key()),
         Span::styled(" cancel (default)", theme.dialog()),
-    ]));
+    ];
+    let one_line = question.width() + answers.iter().map(Span::width).sum::<usize>();
+    if one_line <= width {
+        lines.push(Line::from([vec![question], answers].concat()));
+    } else {
+        // A narrow pane: the keys on a line of their own rather than cut off.
+        lines.push(Line::from(question));
+        lines.push(Line::from([vec![Span::raw("   ")], answers].concat()));
+    }
     lines
 }
 

@@ -59,6 +59,10 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     lines.extend(tail);
     let used: usize = lines.iter().map(|l| rows_of(l, inner_width)).sum();
     let height = (used as u16 + 2).min(area.height);
+    // On a short screen the end stays in view: what to type or press now, and the action it
+    // names; the plan's first lines give way.
+    let hidden = u16::try_from(used.saturating_sub(usize::from(height.saturating_sub(2))))
+        .unwrap_or(u16::MAX);
     let rect = crate::ui::panel::centred(area, width, height);
     let title = if dialog.unattended {
         format!(" Auto-release {} ", clean(&dialog.host_name))
@@ -70,6 +74,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         Paragraph::new(lines)
             .style(theme.dialog())
             .wrap(Wrap { trim: false })
+            .scroll((hidden, 0))
             .block(
                 Block::default()
                     .borders(Borders::ALL)

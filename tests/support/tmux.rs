@@ -74,6 +74,45 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The screen with its attributes and colours as SGR escapes (`capture-pane -e`).
+    pub fn screen_with_escapes(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-e", "-p", "-t", "e2e"])
+            .output()
+            .expect("tmux capture-pane -e");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Types `bytes` into the pane as they are (`send-keys -H`), for input no key name
+    /// covers, such as a terminal's mouse report.
+    pub fn send_bytes(&self, bytes: &[u8]) {
+        let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "e2e", "-H"])
+            .args(&hex)
+            .status()
+            .expect("tmux send-keys -H");
+        assert!(status.success());
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    /// A tmux format evaluated for the pane (`display-message -p`), e.g. `#{pane_pid}`.
+    pub fn format(&self, format: &str) -> String {
+        let out = Command::new("tmux")
+            .args([
+                "-L",
+                &self.socket,
+                "display-message",
+                "-p",
+                "-t",
+                "e2e",
+                format,
+            ])
+            .output()
+            .expect("tmux display-message");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
     /// Waits until the screen contains `needle`, returning the screen; panics with the last
     /// screen after `timeout`.
     pub fn wait_for(&self, needle: &str, timeout: Duration) -> String {
