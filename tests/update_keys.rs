@@ -236,6 +236,8 @@ fn an_unreachable_host_is_a_row_not_a_crash() {
             event: HostEvent::Disconnected {
                 at_ms: 10,
                 reason: "Connection timed out".into(),
+                summary: "connection timed out".into(),
+                retry_at_ms: Some(5_010),
             },
         },
     );
