@@ -61,6 +61,7 @@ fn fleet_view() {
     let model = demo_model(90);
     insta::assert_snapshot!("fleet_80x24", render(&model, 80, 24));
     insta::assert_snapshot!("fleet_160x48", render(&model, 160, 48));
+    insta::assert_snapshot!("fleet_60x15", render(&model, 60, 15));
 }
 
 #[test]
