@@ -175,7 +175,7 @@ fn wants<'a>(rows: impl Iterator<Item = &'a HostRow> + Clone, two_lines: bool, m
         Want::text(Column::Host, name.min(15), name.min(24)),
         // At least as wide as `unreachable` when there is room, so the columns do not move
         // each time a host's status changes.
-        Want::text(Column::Status, status.min(8), status.max(11).min(17)),
+        Want::text(Column::Status, status.min(11), status.max(11).min(17)),
         Want::numbers(Column::Util, widest(Column::Util)),
         Want::text(Column::Badges, 7, u16::MAX),
         Want::numbers(Column::Vram, widest(Column::Vram)),
