@@ -25,6 +25,8 @@ const WIDE_FROM: u16 = 110;
 const COST_FROM: u16 = 140;
 /// The trail under a host covers this much time.
 const TRAIL_WINDOW_MS: u64 = 10 * 60 * 1000;
+/// The figure columns widen for an outage's words up to this many columns.
+const OUTAGE_MAX_COLUMNS: usize = 48;
 /// The trail is at most this many columns.
 const TRAIL_MAX_COLUMNS: usize = 60;
 
@@ -171,12 +173,36 @@ fn wants<'a>(rows: impl Iterator<Item = &'a HostRow> + Clone, two_lines: bool, m
     let name = widest_text(|r| width_of(&r.name)).max(4);
     let status = widest_text(|r| width_of(&r.status.0)).max(6);
     let gpus = widest_text(|r| width_of(&r.gpus)).max(4);
+    // A host that is not streaming says why across the figure columns (and the badges', but
+    // the money columns come between when shown): when there is room, the utilization column
+    // widens until they hold its words.
+    let figures: usize = [Column::Util, Column::Vram, Column::Hot, Column::Power]
+        .iter()
+        .map(|&c| Want::numbers(c, widest(c)).min as usize + 1)
+        .sum::<usize>()
+        - 1;
+    let outage = if money {
+        rows.clone()
+            .map(HostRow::outage_width)
+            .max()
+            .unwrap_or(0)
+            .min(OUTAGE_MAX_COLUMNS)
+    } else {
+        0
+    };
+    let util = Want::numbers(Column::Util, widest(Column::Util));
+    let util = Want::text(
+        Column::Util,
+        util.min,
+        util.max
+            .saturating_add(u16::try_from(outage.saturating_sub(figures)).unwrap_or(0)),
+    );
     let mut wants = vec![
         Want::text(Column::Host, name.min(15), name.min(24)),
         // At least as wide as `unreachable` when there is room, so the columns do not move
         // each time a host's status changes.
         Want::text(Column::Status, status.min(11), status.max(11).min(17)),
-        Want::numbers(Column::Util, widest(Column::Util)),
+        util,
         Want::text(Column::Badges, 7, u16::MAX),
         Want::numbers(Column::Vram, widest(Column::Vram)),
         Want::text(Column::Gpus, gpus.min(9), gpus.min(18)),

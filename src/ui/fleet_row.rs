@@ -146,6 +146,17 @@ impl HostRow {
         }
     }
 
+    /// The width this row's outage text wants across the figure columns (0 while it streams).
+    pub fn outage_width(&self) -> usize {
+        match &self.figures {
+            Figures::Outage(pieces) => {
+                let text: usize = pieces.iter().map(|p| width_of(&p.text)).sum();
+                text + 3 * pieces.len().saturating_sub(1)
+            }
+            Figures::Numbers { .. } => 0,
+        }
+    }
+
     /// The cells for the columns of `plan`, in its order.
     pub fn cells(&self, plan: &[(Column, u16)], theme: &Theme, wide: bool) -> Vec<Cell<'static>> {
         let has_money = plan.iter().any(|(c, _)| is_money(*c));
