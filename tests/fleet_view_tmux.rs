@@ -196,12 +196,16 @@ fn the_demo_at_80x24_cuts_no_number_and_totals_the_fleet() {
     assert_boxed(&screen, 80);
     let lost = row(&screen, "flaky-h200");
     assert!(lost.contains("last reading"), "{screen}");
-    assert!(!lost.contains("/700"), "no live-looking power on a lost GPU: {screen}");
+    assert!(
+        !lost.contains("/700"),
+        "no live-looking power on a lost GPU: {screen}"
+    );
     let totals = row(&screen, "Total");
     assert!(totals.contains("12 GPUs"), "{screen}");
     // One line per host and one under it: bars per GPU for the eight H100s.
     assert!(
-        screen.lines().any(|l| l.contains("GPU ") && l.matches(['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']).count() >= 8),
+        screen.lines().any(|l| l.contains("GPU ")
+            && l.matches(['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']).count() >= 8),
         "per-GPU bars:\n{screen}"
     );
     let unreachable = row(&screen, "unreachable-box");

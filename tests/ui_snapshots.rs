@@ -172,7 +172,10 @@ fn a_long_fleet_scrolls_with_the_cursor() {
     assert_eq!(row_of(&screen, &order[17]), Some(20), "{screen}");
     assert_eq!(row_of(&screen, &order[18]), None, "{screen}");
     assert!(
-        screen.lines().nth(21).is_some_and(|l| l.starts_with("│Total")),
+        screen
+            .lines()
+            .nth(21)
+            .is_some_and(|l| l.starts_with("│Total")),
         "{screen}"
     );
 

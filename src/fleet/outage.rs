@@ -140,7 +140,10 @@ mod tests {
             summary: "HOST KEY CHANGED".into(),
             retry_at_ms: None,
         });
-        assert_eq!(outage(&h, 9_600, 1_000).expect("down").retry, Some(Retry::Never));
+        assert_eq!(
+            outage(&h, 9_600, 1_000).expect("down").retry,
+            Some(Retry::Never)
+        );
     }
 
     #[test]

@@ -164,7 +164,11 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
 }
 
 /// What each column asks for, most needed first; numbers as wide as their widest value.
-fn wants<'a>(rows: impl Iterator<Item = &'a HostRow> + Clone, two_lines: bool, money: bool) -> Vec<Want> {
+fn wants<'a>(
+    rows: impl Iterator<Item = &'a HostRow> + Clone,
+    two_lines: bool,
+    money: bool,
+) -> Vec<Want> {
     let widest = |column: Column| rows.clone().map(|r| r.width_in(column)).max().unwrap_or(0);
     let widest_text = |f: fn(&HostRow) -> usize| {
         let w = rows.clone().map(f).max().unwrap_or(0);
@@ -201,7 +205,7 @@ fn wants<'a>(rows: impl Iterator<Item = &'a HostRow> + Clone, two_lines: bool, m
         Want::text(Column::Host, name.min(15), name.min(24)),
         // At least as wide as `unreachable` when there is room, so the columns do not move
         // each time a host's status changes.
-        Want::text(Column::Status, status.min(11), status.max(11).min(17)),
+        Want::text(Column::Status, status.min(11), status.clamp(11, 17)),
         util,
         Want::text(Column::Badges, 7, u16::MAX),
         Want::numbers(Column::Vram, widest(Column::Vram)),

@@ -178,7 +178,11 @@ mod tests {
             assert!(total(&plan) <= width, "{width}: {plan:?}");
             for want in wants().iter().filter(|w| w.min == w.max) {
                 if let Some((_, given)) = plan.iter().find(|(c, _)| *c == want.column) {
-                    assert_eq!(*given, want.min, "{width}: {:?} keeps its width", want.column);
+                    assert_eq!(
+                        *given, want.min,
+                        "{width}: {:?} keeps its width",
+                        want.column
+                    );
                 }
             }
         }
@@ -198,6 +202,10 @@ mod tests {
         assert_eq!(Column::Vram.header(9), "VRAM GiB");
         assert_eq!(Column::Vram.header(7), "VRAM");
         assert_eq!(Column::Power.header(6), "PWR W");
-        assert_eq!(Want::numbers(Column::Power, 3).min, 3, "`W` is the shortest header");
+        assert_eq!(
+            Want::numbers(Column::Power, 3).min,
+            3,
+            "`W` is the shortest header"
+        );
     }
 }

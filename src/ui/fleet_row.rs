@@ -315,7 +315,10 @@ fn numbers(host: &HostState, theme: &Theme) -> Figures {
         util: (opt_pct(host.mean_utilization_pct()), theme.base()),
         bars,
         vram: (
-            memory.map_or_else(|| "-".to_string(), |(u, t)| format!("{}/{}", gib(u), gib(t))),
+            memory.map_or_else(
+                || "-".to_string(),
+                |(u, t)| format!("{}/{}", gib(u), gib(t)),
+            ),
             theme.gauge(memory_level),
         ),
         hot: (opt_c(host.hottest_c()), theme.gauge(hot_level)),
@@ -424,10 +427,19 @@ mod tests {
         let theme = Theme::default_theme();
         let lost = [badge("GPU LOST")];
         assert_eq!(text(&badge_spans(&lost, None, 7, false, &theme)), "GPU LO…");
-        assert_eq!(text(&badge_spans(&lost, None, 8, false, &theme)), "GPU LOST");
+        assert_eq!(
+            text(&badge_spans(&lost, None, 8, false, &theme)),
+            "GPU LOST"
+        );
         let two = [badge("XID 79"), badge("ECC")];
-        assert_eq!(text(&badge_spans(&two, None, 10, false, &theme)), "XID 79 ECC");
-        assert_eq!(text(&badge_spans(&two, None, 9, false, &theme)), "XID 79 +1");
+        assert_eq!(
+            text(&badge_spans(&two, None, 10, false, &theme)),
+            "XID 79 ECC"
+        );
+        assert_eq!(
+            text(&badge_spans(&two, None, 9, false, &theme)),
+            "XID 79 +1"
+        );
         assert_eq!(text(&badge_spans(&two, None, 7, false, &theme)), "XID… +1");
         let note = badge_spans(&[], Some("over budget: 33 lines"), 12, false, &theme);
         assert_eq!(text(&note), "over budget…");

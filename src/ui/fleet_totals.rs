@@ -48,7 +48,11 @@ pub fn line(model: &Model, theme: &Theme, width: usize) -> Line<'static> {
     for host in fleet.hosts.iter().filter(|h| !h.retired) {
         gpus += host.gpus.len();
         if outage(host, fleet.now_ms, fleet.options.interval_ms).is_none() {
-            for u in host.gpus.iter().filter_map(|g| g.latest.utilization_gpu_pct) {
+            for u in host
+                .gpus
+                .iter()
+                .filter_map(|g| g.latest.utilization_gpu_pct)
+            {
                 util_sum += u;
                 util_n += 1;
             }
@@ -68,11 +72,7 @@ pub fn line(model: &Model, theme: &Theme, width: usize) -> Line<'static> {
     }
     let rates = rates(model);
     if rates.is_empty() {
-        pieces.push(Piece::text(
-            "no prices set",
-            theme.dim(),
-            1,
-        ));
+        pieces.push(Piece::text("no prices set", theme.dim(), 1));
     } else {
         pieces.push(Piece::new(per_currency(&rates, "/h"), theme.base(), 8));
     }

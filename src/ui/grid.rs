@@ -119,7 +119,11 @@ mod tests {
     fn a_spanning_cell_covers_its_columns_and_the_gaps_between() {
         let area = Rect::new(0, 0, 20, 3);
         let mut buf = Buffer::empty(area);
-        let widths = [Constraint::Length(4), Constraint::Length(4), Constraint::Length(4)];
+        let widths = [
+            Constraint::Length(4),
+            Constraint::Length(4),
+            Constraint::Length(4),
+        ];
         let header = vec![Line::raw("A"), Line::raw("B"), Line::raw("C")];
         let rows = vec![
             vec![Cell::from("1"), Cell::from("2"), Cell::from("3")],

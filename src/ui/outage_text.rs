@@ -51,11 +51,7 @@ pub fn row_pieces(outage: &Outage, status_text: &str, theme: &Theme) -> Vec<Piec
 /// In full: the last reading, the last attempt and its number, the next retry, then the whole
 /// message, which is cut first (with an ellipsis) when the line is short.
 pub fn full_pieces(outage: &Outage, theme: &Theme) -> Vec<Piece> {
-    let mut pieces = vec![Piece::text(
-        clean(&outage.summary),
-        style(outage, theme),
-        9,
-    )];
+    let mut pieces = vec![Piece::text(clean(&outage.summary), style(outage, theme), 9)];
     match outage.last_reading_ms {
         Some(at_ms) => pieces.push(Piece::new(
             format!("last reading {} UTC", clock(at_ms)),
@@ -109,7 +105,11 @@ mod tests {
         };
         assert_eq!(
             texts(&row_pieces(&outage, "unreachable", &theme)),
-            ["connection refused", "last reading 07:59:50", "retry 08:00:05"]
+            [
+                "connection refused",
+                "last reading 07:59:50",
+                "retry 08:00:05"
+            ]
         );
         assert_eq!(
             texts(&full_pieces(&outage, &theme)),

@@ -9,7 +9,11 @@ const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█
 
 /// The block for a percentage: `▁` for 0 %, `█` for 100 % (out-of-range values are clamped).
 pub fn level_char(pct: f64) -> char {
-    let pct = if pct.is_finite() { pct.clamp(0.0, 100.0) } else { 0.0 };
+    let pct = if pct.is_finite() {
+        pct.clamp(0.0, 100.0)
+    } else {
+        0.0
+    };
     LEVELS[(pct / 100.0 * 7.0).round() as usize]
 }
 
@@ -44,10 +48,7 @@ pub fn utilization_slices<'a>(
 
 /// Slices as a line of blocks, a space where nothing was read.
 pub fn blocks(slices: &[Option<f64>]) -> String {
-    slices
-        .iter()
-        .map(|v| v.map_or(' ', level_char))
-        .collect()
+    slices.iter().map(|v| v.map_or(' ', level_char)).collect()
 }
 
 #[cfg(test)]

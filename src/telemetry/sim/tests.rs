@@ -289,7 +289,10 @@ fn unreachable_box_never_connects_and_backs_off() {
                 "connect to 203.0.113.7 port 22: Connection timed out"
             );
             assert_eq!(summary, "connection timed out");
-            assert!(retry_at_ms.is_some_and(|r| r > *at_ms), "a retry is announced");
+            assert!(
+                retry_at_ms.is_some_and(|r| r > *at_ms),
+                "a retry is announced"
+            );
             disconnects.push(*at_ms);
         }
     }
