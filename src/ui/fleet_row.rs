@@ -185,7 +185,10 @@ impl HostRow {
                     .is_some_and(|(c, _)| *c == Column::Badges);
                 let mut pieces = pieces.clone();
                 if takes_badges {
-                    pieces.extend(self.badges.iter().enumerate().map(|(n, b)| {
+                    // Not the badge that only repeats the status column (`UNREACHABLE`).
+                    let status = self.status.0.to_uppercase();
+                    let badges = self.badges.iter().filter(|b| b.text != status);
+                    pieces.extend(badges.enumerate().map(|(n, b)| {
                         crate::ui::format::Piece::text(
                             b.text.clone(),
                             badge_style(b, theme),

@@ -1,6 +1,7 @@
 //! Why a host is not streaming, as pieces of a line: short for a fleet row (`connection refused
-//! · retry 14:03:37`), in full for the line under it and the host view's banner (`last reading
-//! … · tried … (attempt 4) · retry … · cannot connect to …: Connection refused`). Times are UTC.
+//! · retry 14:03:37`), in full for the line under it and the host view's banner (`connection
+//! refused · retry … · tried … (attempt 4) · last reading … · cannot connect to …: Connection
+//! refused`). Times are UTC.
 
 use ratatui::style::Style;
 
@@ -48,20 +49,13 @@ pub fn row_pieces(outage: &Outage, status_text: &str, theme: &Theme) -> Vec<Piec
     pieces
 }
 
-/// In full: the last reading, the last attempt and its number, the next retry, then the whole
-/// message, which is cut first (with an ellipsis) when the line is short.
+/// In full: the few words, when the link retries, when it last tried and how often, the last
+/// reading, then the whole message, which is cut first (with an ellipsis) when the line is
+/// short.
 pub fn full_pieces(outage: &Outage, theme: &Theme) -> Vec<Piece> {
     let mut pieces = vec![Piece::text(clean(&outage.summary), style(outage, theme), 9)];
-    match outage.last_reading_ms {
-        Some(at_ms) => pieces.push(Piece::new(
-            format!("last reading {} UTC", clock(at_ms)),
-            theme.stale(),
-            8,
-        )),
-        None if outage.last_attempt_ms.is_some() => {
-            pieces.push(Piece::new("never read", theme.dim(), 3));
-        }
-        None => {}
+    if let Some(retry) = outage.retry {
+        pieces.push(Piece::new(retry_text(retry, true), theme.dim(), 7));
     }
     if let Some(at_ms) = outage.last_attempt_ms {
         let attempt = if outage.attempts > 1 {
@@ -75,8 +69,16 @@ pub fn full_pieces(outage: &Outage, theme: &Theme) -> Vec<Piece> {
             6,
         ));
     }
-    if let Some(retry) = outage.retry {
-        pieces.push(Piece::new(retry_text(retry, true), theme.dim(), 7));
+    match outage.last_reading_ms {
+        Some(at_ms) => pieces.push(Piece::new(
+            format!("last reading {} UTC", clock(at_ms)),
+            theme.stale(),
+            8,
+        )),
+        None if outage.last_attempt_ms.is_some() => {
+            pieces.push(Piece::new("never read", theme.dim(), 3));
+        }
+        None => {}
     }
     if let Some(detail) = &outage.detail {
         pieces.push(Piece::text(clean(detail), theme.dim(), 5));
@@ -115,9 +117,9 @@ mod tests {
             texts(&full_pieces(&outage, &theme)),
             [
                 "connection refused",
-                "last reading 07:59:50 UTC",
-                "tried 08:00:00 UTC (attempt 4)",
                 "retry 08:00:05 UTC",
+                "tried 08:00:00 UTC (attempt 4)",
+                "last reading 07:59:50 UTC",
                 "cannot connect to 127.0.0.1:9: Connection refused"
             ]
         );
