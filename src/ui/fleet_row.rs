@@ -168,13 +168,14 @@ impl HostRow {
         };
         while let Some(&(column, width)) = plan.get(i) {
             let width = usize::from(width);
-            if let (Some(pieces), true) = (outage, is_figure(column)) {
+            if let (Some(pieces), true) = (outage, is_figure(column) || column == Column::Badges) {
                 // One cell across the figure columns, and the badges too when no money
-                // column comes between.
+                // column comes between (or in the badges alone, when no figure column fits).
                 let mut span = 0;
                 let mut span_width = 0;
                 while let Some(&(c, w)) = plan.get(i + span) {
-                    if !(is_figure(c) || (c == Column::Badges && !has_money)) {
+                    let badges = c == Column::Badges && (!has_money || span == 0);
+                    if !(is_figure(c) || badges) {
                         break;
                     }
                     span_width += usize::from(w) + usize::from(span > 0);
@@ -411,40 +412,5 @@ pub fn badge_spans(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn text(spans: &[Span]) -> String {
-        spans.iter().map(|s| s.content.as_ref()).collect()
-    }
-
-    fn badge(text: &str) -> Badge {
-        Badge {
-            level: BadgeLevel::Critical,
-            text: text.into(),
-        }
-    }
-
-    #[test]
-    fn a_cut_badge_ends_in_an_ellipsis_and_left_out_ones_are_counted() {
-        let theme = Theme::default_theme();
-        let lost = [badge("GPU LOST")];
-        assert_eq!(text(&badge_spans(&lost, None, 7, false, &theme)), "GPU LO…");
-        assert_eq!(
-            text(&badge_spans(&lost, None, 8, false, &theme)),
-            "GPU LOST"
-        );
-        let two = [badge("XID 79"), badge("ECC")];
-        assert_eq!(
-            text(&badge_spans(&two, None, 10, false, &theme)),
-            "XID 79 ECC"
-        );
-        assert_eq!(
-            text(&badge_spans(&two, None, 9, false, &theme)),
-            "XID 79 +1"
-        );
-        assert_eq!(text(&badge_spans(&two, None, 7, false, &theme)), "XID… +1");
-        let note = badge_spans(&[], Some("over budget: 33 lines"), 12, false, &theme);
-        assert_eq!(text(&note), "over budget…");
-    }
-}
+#[path = "fleet_row_tests.rs"]
+mod tests;
