@@ -61,6 +61,7 @@ fn fleet_view() {
     let model = demo_model(90);
     insta::assert_snapshot!("fleet_80x24", render(&model, 80, 24));
     insta::assert_snapshot!("fleet_160x48", render(&model, 160, 48));
+    insta::assert_snapshot!("fleet_60x15", render(&model, 60, 15));
 }
 
 #[test]
@@ -165,8 +166,8 @@ fn a_long_fleet_scrolls_with_the_cursor() {
         .iter()
         .map(|&i| model.fleet.hosts[i].name.clone())
         .collect();
-    // 80x24: title, banner-free body of 22 lines, status line; the table has borders and a
-    // header, so 19 host rows fit.
+    // 80x24: title, banner-free body of 22 lines, status line; the table has borders, a
+    // header and the totals line, so 18 host rows fit.
     let row_of = |screen: &str, name: &str| {
         screen
             .lines()
@@ -174,24 +175,31 @@ fn a_long_fleet_scrolls_with_the_cursor() {
     };
     let screen = render(&model, 80, 24);
     assert_eq!(row_of(&screen, &order[0]), Some(3), "{screen}");
-    assert_eq!(row_of(&screen, &order[18]), Some(21), "{screen}");
-    assert_eq!(row_of(&screen, &order[19]), None, "{screen}");
+    assert_eq!(row_of(&screen, &order[17]), Some(20), "{screen}");
+    assert_eq!(row_of(&screen, &order[18]), None, "{screen}");
+    assert!(
+        screen
+            .lines()
+            .nth(21)
+            .is_some_and(|l| l.starts_with("│Total")),
+        "{screen}"
+    );
 
     press(&mut model, &vec![KeyCode::Down; 30]);
     let screen = render(&model, 80, 24);
     assert_eq!(
         row_of(&screen, &order[30]),
-        Some(21),
+        Some(20),
         "cursor on the last line: {screen}"
     );
-    assert_eq!(row_of(&screen, &order[12]), Some(3), "{screen}");
-    assert_eq!(row_of(&screen, &order[11]), None, "{screen}");
+    assert_eq!(row_of(&screen, &order[13]), Some(3), "{screen}");
+    assert_eq!(row_of(&screen, &order[12]), None, "{screen}");
 
     press(&mut model, &vec![KeyCode::Down; 100]);
     let screen = render(&model, 80, 24);
     assert_eq!(
         row_of(&screen, &order[59]),
-        Some(21),
+        Some(20),
         "the last host: {screen}"
     );
 }
@@ -294,7 +302,10 @@ fn sixty_by_fifteen_has_no_overlap() {
     press(&mut model, &[KeyCode::Char('?')]);
     let help = render(&model, 60, 15);
     assert!(help.contains("Esc or ? closes"), "{help}");
-    assert!(help.contains("Keys 1-11 of 21"), "{help}");
+    assert!(
+        help.contains("Keys 1-") && help.contains(" of 21 "),
+        "the help scrolls and says where: {help}"
+    );
     assert!(boxes_are_whole(&help).is_ok(), "{help}");
     insta::assert_snapshot!("help_60x15", help);
     press(&mut model, &[KeyCode::Esc, KeyCode::Char('$')]);

@@ -187,6 +187,42 @@ fn s_cycles_sort_and_keeps_the_selected_host() {
 }
 
 #[test]
+fn problems_first_puts_hosts_down_on_top_worst_first() {
+    let mut m = fleet();
+    update(
+        &mut m,
+        Event::Host {
+            host: 1,
+            event: HostEvent::Disconnected {
+                at_ms: 1_000_100,
+                reason: "cannot connect to 10.0.0.2:22: Connection refused (os error 111)".into(),
+                summary: "connection refused".into(),
+                retry_at_ms: Some(1_005_000),
+            },
+        },
+    );
+    update(
+        &mut m,
+        Event::Host {
+            host: 2,
+            event: HostEvent::Lost {
+                at_ms: 1_000_200,
+                reason: LostReason::GpuLost,
+                raw: "Unable to determine the device handle for GPU0000:01:00.0: GPU is lost"
+                    .into(),
+            },
+        },
+    );
+    update(&mut m, Event::Tick { now_ms: 1_000_500 });
+    keys(&mut m, &[KeyCode::Char('s'), KeyCode::Char('s')]);
+    assert_eq!(m.sort, SortKey::Problems);
+    assert_eq!(m.sort.label(), "problems first");
+    // Both down hosts count one critical problem; the lost GPUs rank before the lost link,
+    // and the healthy host comes last.
+    assert_eq!(m.visible_hosts(), vec![2, 1, 0]);
+}
+
+#[test]
 fn question_mark_opens_help_and_only_esc_or_question_mark_closes_it() {
     let mut m = fleet();
     keys(&mut m, &[KeyCode::Char('?')]);
@@ -248,6 +284,8 @@ fn an_unreachable_host_is_a_row_not_a_crash() {
             event: HostEvent::Disconnected {
                 at_ms: 10,
                 reason: "Connection timed out".into(),
+                summary: "connection timed out".into(),
+                retry_at_ms: Some(5_010),
             },
         },
     );

@@ -1,5 +1,5 @@
 //! Short badges: for a GPU card, what its latest sample shows right now; for a host row, its
-//! status and its live findings.
+//! status and its live findings; and how many problems a host has, for sorting problems first.
 
 use crate::diagnose::{Finding, Severity};
 use crate::fleet::host::{HostState, HostStatus};
@@ -80,4 +80,53 @@ pub fn host_badges(host: &HostState, status: &HostStatus) -> Vec<Badge> {
     }
     out.sort_by_key(|b| std::cmp::Reverse(b.level));
     out
+}
+
+/// How many problems a host has, for "problems first": (critical, warning). Its badges count
+/// (an unreachable link, each live finding); a lost GPU stream is critical and a stale or
+/// flooding host a warning, whether or not a finding says so yet.
+pub fn problem_count(host: &HostState, status: &HostStatus) -> (usize, usize) {
+    let badges = host_badges(host, status);
+    let mut critical = badges
+        .iter()
+        .filter(|b| b.level == BadgeLevel::Critical)
+        .count();
+    let mut warning = badges.len() - critical;
+    match status {
+        HostStatus::Lost { .. } if critical == 0 => critical += 1,
+        HostStatus::Stale { .. } | HostStatus::Flooding { .. } => warning += 1,
+        _ => {}
+    }
+    (critical, warning)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::HostEvent;
+    use crate::telemetry::LostReason;
+
+    #[test]
+    fn problems_count_the_link_and_the_findings() {
+        let shape = crate::fleet::FleetOptions::default().history_shape();
+        let mut host = HostState::new("h", shape);
+        assert_eq!(problem_count(&host, &HostStatus::Live), (0, 0));
+        let unreachable = HostStatus::Unreachable {
+            reason: "refused".into(),
+        };
+        assert_eq!(problem_count(&host, &unreachable), (1, 0));
+        host.apply(HostEvent::Lost {
+            at_ms: 1,
+            reason: LostReason::GpuLost,
+            raw: String::new(),
+        });
+        let lost = HostStatus::Lost {
+            reason: LostReason::GpuLost,
+        };
+        assert_eq!(problem_count(&host, &lost), (1, 0));
+        assert_eq!(
+            problem_count(&host, &HostStatus::Stale { age_ms: 5_000 }),
+            (0, 1)
+        );
+    }
 }

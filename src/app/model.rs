@@ -1,8 +1,10 @@
 //! The whole state the console shows; only `update` changes it.
 
+use std::cmp::Reverse;
 use std::collections::VecDeque;
 
 use crate::app::alert_log::AlertLog;
+use crate::app::badges::problem_count;
 use crate::app::keymap::InputMode;
 use crate::app::panel::{HostSource, Panel, Runbooks};
 use crate::app::prompt::Prompt;
@@ -44,7 +46,9 @@ pub enum HostFocus {
 pub enum SortKey {
     Config,
     Name,
-    Status,
+    /// The most problems first: critical ones (a host down, a GPU lost, critical findings),
+    /// then warnings; ties by status, worst first.
+    Problems,
     Utilization,
     Memory,
     Temperature,
@@ -55,8 +59,8 @@ impl SortKey {
     pub fn next(self) -> Self {
         match self {
             SortKey::Config => SortKey::Name,
-            SortKey::Name => SortKey::Status,
-            SortKey::Status => SortKey::Utilization,
+            SortKey::Name => SortKey::Problems,
+            SortKey::Problems => SortKey::Utilization,
             SortKey::Utilization => SortKey::Memory,
             SortKey::Memory => SortKey::Temperature,
             SortKey::Temperature => SortKey::Power,
@@ -68,7 +72,7 @@ impl SortKey {
         match self {
             SortKey::Config => "config order",
             SortKey::Name => "name",
-            SortKey::Status => "status",
+            SortKey::Problems => "problems first",
             SortKey::Utilization => "utilization",
             SortKey::Memory => "VRAM",
             SortKey::Temperature => "temperature",
@@ -205,9 +209,16 @@ impl Model {
             SortKey::Name => {
                 ids.sort_by(|&a, &b| self.fleet.hosts[a].name.cmp(&self.fleet.hosts[b].name))
             }
-            SortKey::Status => {
-                ids.sort_by_key(|&i| self.status(i).map_or(u8::MAX, |s| s.severity_rank()))
-            }
+            SortKey::Problems => ids.sort_by_cached_key(|&i| {
+                let host = &self.fleet.hosts[i];
+                match self.status(i) {
+                    Some(status) => {
+                        let (critical, warning) = problem_count(host, &status);
+                        (Reverse(critical), Reverse(warning), status.severity_rank())
+                    }
+                    None => (Reverse(0), Reverse(0), u8::MAX),
+                }
+            }),
             _ => ids.sort_by(|&a, &b| key_f64(b).total_cmp(&key_f64(a))),
         }
         ids

@@ -21,6 +21,8 @@ pub struct Screen {
 pub struct ListArea {
     pub rows: Rect,
     pub first: usize,
+    /// Lines each item takes (the fleet table gives a host two when there is room).
+    pub lines_per_item: u16,
 }
 
 impl ListArea {
@@ -28,7 +30,7 @@ impl ListArea {
     pub fn item_at(&self, at: Position) -> Option<usize> {
         self.rows
             .contains(at)
-            .then(|| self.first + usize::from(at.y - self.rows.y))
+            .then(|| self.first + usize::from((at.y - self.rows.y) / self.lines_per_item.max(1)))
     }
 }
 
@@ -103,6 +105,7 @@ mod tests {
         let list = ListArea {
             rows: Rect::new(1, 3, 20, 4),
             first: 7,
+            lines_per_item: 1,
         };
         assert_eq!(list.item_at(Position::new(5, 3)), Some(7));
         assert_eq!(list.item_at(Position::new(5, 6)), Some(10));

@@ -32,8 +32,15 @@ pub enum HostEvent {
         reason: LostReason,
         raw: String,
     },
-    /// The link to the host is down (refused, timed out, dropped); the source retries by itself.
-    Disconnected { at_ms: TimestampMs, reason: String },
+    /// The link to the host is down (refused, timed out, dropped): `reason` is the whole
+    /// message, `summary` a few words of it (`connection refused`, `auth failed (tried key)`).
+    /// The source retries by itself at `retry_at_ms`; `None` when it will not retry.
+    Disconnected {
+        at_ms: TimestampMs,
+        reason: String,
+        summary: String,
+        retry_at_ms: Option<TimestampMs>,
+    },
     /// Nothing has come from the host for `silent_ms` although the stream should have spoken:
     /// the host is unreachable for now (the link waits, and reconnects if it stays so).
     Unresponsive { at_ms: TimestampMs, silent_ms: u64 },

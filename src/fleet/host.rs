@@ -20,7 +20,12 @@ pub enum Link {
     Down {
         since_ms: TimestampMs,
         reason: String,
+        /// A few words of `reason` (`connection refused`).
+        summary: String,
         attempts: u32,
+        /// When the latest attempt failed.
+        last_attempt_ms: TimestampMs,
+        retry: Retry,
     },
     Lost {
         since_ms: TimestampMs,
@@ -32,6 +37,17 @@ pub enum Link {
     Silent {
         since_ms: TimestampMs,
     },
+}
+
+/// When a link that is down tries again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// The next attempt is due then.
+    At(TimestampMs),
+    /// An attempt is under way.
+    Trying,
+    /// The source gave up (a host key, a login, a config that retrying cannot fix).
+    Never,
 }
 
 /// What the fleet view shows in the status column, derived from the link and the clock.
@@ -147,8 +163,12 @@ impl HostState {
             HostEvent::Connecting { attempt } => {
                 if !matches!(self.link, Link::Down { .. } | Link::Lost { .. }) {
                     self.link = Link::Connecting { attempt };
-                } else if let Link::Down { attempts, .. } = &mut self.link {
+                } else if let Link::Down {
+                    attempts, retry, ..
+                } = &mut self.link
+                {
                     *attempts = attempt;
+                    *retry = Retry::Trying;
                 }
             }
             HostEvent::Connected(info) => {
@@ -173,7 +193,12 @@ impl HostState {
                     raw,
                 };
             }
-            HostEvent::Disconnected { at_ms, reason } => {
+            HostEvent::Disconnected {
+                at_ms,
+                reason,
+                summary,
+                retry_at_ms,
+            } => {
                 let (since_ms, attempts) = match &self.link {
                     Link::Down {
                         since_ms, attempts, ..
@@ -185,7 +210,10 @@ impl HostState {
                     self.link = Link::Down {
                         since_ms,
                         reason,
+                        summary,
                         attempts,
+                        last_attempt_ms: at_ms,
+                        retry: retry_at_ms.map_or(Retry::Never, Retry::At),
                     };
                 }
             }
@@ -385,6 +413,8 @@ mod tests {
         h.apply(HostEvent::Disconnected {
             at_ms: 10_500,
             reason: "connection reset".into(),
+            summary: "connection reset".into(),
+            retry_at_ms: Some(12_000),
         });
         let unreachable = HostStatus::Unreachable {
             reason: "connection reset".into(),
@@ -442,6 +472,8 @@ mod tests {
         h.apply(HostEvent::Disconnected {
             at_ms: 10_300,
             reason: "reset".into(),
+            summary: "reset".into(),
+            retry_at_ms: None,
         });
         assert_eq!(h.status(10_300, 1_000).text(), "unreachable");
         h.apply(HostEvent::Sample {

@@ -155,10 +155,113 @@ impl RemoteError {
         )
     }
 
+    /// A few words for a status line (`connection refused`, `auth failed (tried key, agent)`,
+    /// `HOST KEY CHANGED`); the whole message says the rest.
+    pub fn summary(&self) -> String {
+        use std::io::ErrorKind;
+        let words = match self {
+            RemoteError::Target { .. } => "bad ssh target",
+            RemoteError::SshConfig { .. }
+            | RemoteError::UnsupportedOption { .. }
+            | RemoteError::UnevaluatedMatch { .. } => "ssh config not usable",
+            RemoteError::Resolve { .. } => "DNS: name not resolved",
+            RemoteError::Connect { source, .. } => match source.kind() {
+                ErrorKind::ConnectionRefused => "connection refused",
+                ErrorKind::TimedOut => "connection timed out",
+                ErrorKind::HostUnreachable => "no route to host",
+                ErrorKind::NetworkUnreachable => "network unreachable",
+                ErrorKind::ConnectionReset => "connection reset",
+                _ => "cannot connect",
+            },
+            RemoteError::JumpHost { source, .. } => {
+                return format!("jump host: {}", source.summary());
+            }
+            RemoteError::Proxy { .. } => "proxy command failed",
+            RemoteError::Handshake { .. } => "SSH handshake failed",
+            RemoteError::HostKeyUnknown { .. } => "host key unknown",
+            RemoteError::HostKeyDeclined { .. } => "host key declined",
+            RemoteError::HostKeyChanged { .. } => "HOST KEY CHANGED",
+            RemoteError::HostKeyRevoked { .. } => "host key revoked",
+            RemoteError::HostKeyCertOnly { .. } => "host key not checkable",
+            RemoteError::StrictNoRefused { .. } => "StrictHostKeyChecking no refused",
+            RemoteError::KnownHosts { .. } => "known_hosts unreadable",
+            RemoteError::Auth { tried, .. } => return auth_summary(tried),
+            RemoteError::Ssh { .. } => "SSH error",
+            RemoteError::LinkDead { .. } => "no answer to keepalives",
+            RemoteError::Incomplete { .. } => "no complete reading",
+            RemoteError::Command(_) => "command refused",
+            RemoteError::Stopped => "stopped",
+        };
+        words.to_string()
+    }
+
     pub(crate) fn ssh(context: impl Into<String>, err: &ssh2::Error) -> Self {
         RemoteError::Ssh {
             context: context.into(),
             message: err.message().to_string(),
         }
+    }
+}
+
+/// `auth failed (tried key, agent)`: the methods named by the attempts `auth` recorded.
+fn auth_summary(tried: &[String]) -> String {
+    let mut methods: Vec<&str> = Vec::new();
+    for attempt in tried {
+        let method = if attempt.starts_with("ssh-agent") {
+            "agent"
+        } else if attempt.starts_with("key ") {
+            "key"
+        } else if attempt.contains("password") && !attempt.starts_with("nothing to try") {
+            "password"
+        } else {
+            continue;
+        };
+        if !methods.contains(&method) {
+            methods.push(method);
+        }
+    }
+    if methods.is_empty() {
+        "auth failed (nothing to try)".to_string()
+    } else {
+        format!("auth failed (tried {})", methods.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_name_the_cause_in_a_few_words() {
+        let refused = RemoteError::Connect {
+            addr: "127.0.0.1:1".into(),
+            source: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+        };
+        assert_eq!(refused.summary(), "connection refused");
+        let jump = RemoteError::JumpHost {
+            host: "bastion".into(),
+            source: Box::new(RemoteError::Connect {
+                addr: "10.0.0.1:22".into(),
+                source: std::io::Error::from(std::io::ErrorKind::TimedOut),
+            }),
+        };
+        assert_eq!(jump.summary(), "jump host: connection timed out");
+        let auth = RemoteError::Auth {
+            target: "root@h".into(),
+            offered: "publickey,password".into(),
+            tried: vec![
+                "ssh-agent: none of its 2 key(s) was accepted".into(),
+                "key /k/id_ed25519: rejected".into(),
+                "key /k/id_rsa: rejected".into(),
+                "the password in $PW was rejected".into(),
+            ],
+        };
+        assert_eq!(auth.summary(), "auth failed (tried agent, key, password)");
+        let nothing = RemoteError::Auth {
+            target: "root@h".into(),
+            offered: "publickey".into(),
+            tried: vec!["nothing to try: no ssh-agent, no key file, no password_env".into()],
+        };
+        assert_eq!(nothing.summary(), "auth failed (nothing to try)");
     }
 }

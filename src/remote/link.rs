@@ -121,7 +121,7 @@ pub fn read_once(
         Err(e) => Err(e),
     };
     if let Err(e) = &result {
-        link.disconnected(e);
+        link.disconnected(e, None);
     }
     result
 }
@@ -185,14 +185,14 @@ impl Link {
         while !self.stop.is_set() {
             attempt = attempt.saturating_add(1);
             self.emit(HostEvent::Connecting { attempt });
-            match self.open() {
+            let failure = match self.open() {
                 Ok(connection) => {
                     attempt = 0;
                     backoff.reset();
                     match self.serve(connection) {
                         Ended::Stopped => return,
-                        Ended::Finished => {}
-                        Ended::Dropped(e) => self.disconnected(&e),
+                        Ended::Finished => None,
+                        Ended::Dropped(e) => Some(e),
                     }
                 }
                 Err(RemoteError::Stopped) => return,
@@ -200,12 +200,19 @@ impl Link {
                     self.emit(HostEvent::Disconnected {
                         at_ms: now_ms(),
                         reason: sanitize(&format!("{e} (not retrying)")),
+                        summary: sanitize(&e.summary()),
+                        retry_at_ms: None,
                     });
                     return;
                 }
-                Err(e) => self.disconnected(&e),
+                Err(e) => Some(e),
+            };
+            // The delay is drawn first so the event can say when the next attempt comes.
+            let delay = backoff.next_delay();
+            if let Some(e) = failure {
+                self.disconnected(&e, Some(delay));
             }
-            if self.stop.sleep(backoff.next_delay()) {
+            if self.stop.sleep(delay) {
                 return;
             }
         }
@@ -228,10 +235,15 @@ impl Link {
         Ok(connected.connection)
     }
 
-    fn disconnected(&self, e: &RemoteError) {
+    /// Reports the link down; `retry_in` is when it tries again, `None` when it will not.
+    fn disconnected(&self, e: &RemoteError, retry_in: Option<std::time::Duration>) {
+        let at_ms = now_ms();
         self.emit(HostEvent::Disconnected {
-            at_ms: now_ms(),
+            at_ms,
             reason: sanitize(&e.to_string()),
+            summary: sanitize(&e.summary()),
+            retry_at_ms: retry_in
+                .map(|d| at_ms.saturating_add(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))),
         });
     }
 

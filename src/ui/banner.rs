@@ -1,5 +1,6 @@
 //! The warning banner under the top bar: running auto-release countdowns first (any key cancels
-//! them), then held or waiting auto-releases, then the red lines crossed.
+//! them), then, in a host's view, why that host is not streaming, then held or waiting
+//! auto-releases, then the red lines crossed.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,10 +8,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::app::model::Model;
+use crate::app::model::{Model, View};
 use crate::cost::{AutoDecision, RedLine};
+use crate::fleet::outage::outage;
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};
+use crate::ui::outage_text;
 
 /// The banner never takes more rows than this; the last one then says how many are left out.
 pub const MAX_ROWS: usize = 3;
@@ -43,6 +46,9 @@ pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
             ));
         }
     }
+    if let Some(line) = host_line(model, theme) {
+        out.push(line);
+    }
     for host in &money.hosts {
         if host.auto_decision == AutoDecision::Held {
             out.push((
@@ -70,6 +76,29 @@ pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
         out.push((format!(" ▲ {}", clean(&line.message())), style));
     }
     out
+}
+
+/// In a host's view, why that host is not streaming, in full: ` ▲ NAME: connection refused ·
+/// tried … (attempt 4) · retry … · the whole message`.
+fn host_line(model: &Model, theme: &Theme) -> Option<(String, Style)> {
+    let View::Host(id) = model.view else {
+        return None;
+    };
+    let fleet = &model.fleet;
+    let host = fleet.hosts.get(id)?;
+    if fleet.money.is_released(id) {
+        return None;
+    }
+    let down = outage(host, fleet.now_ms, fleet.options.interval_ms)?;
+    let text = outage_text::full_pieces(&down, theme)
+        .into_iter()
+        .map(|p| p.text)
+        .collect::<Vec<_>>()
+        .join(" · ");
+    Some((
+        format!(" ▲ {}: {text}", clean(&host.name)),
+        outage_text::style(&down, theme),
+    ))
 }
 
 /// How many rows the banner needs.

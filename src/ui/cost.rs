@@ -8,13 +8,24 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Row, Table};
 
 use crate::app::model::Model;
-use crate::cost::{HostCost, format_duration_ms, format_money, hours};
+use crate::cost::{HostCost, LedgerTotals, format_duration_ms, format_money};
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};
 
-/// Hours with one decimal: `12.5`.
+/// A billed, busy or idle time: minutes under an hour (`12m`), then hours and minutes
+/// (`3h05m`), then days (`2d04h`).
 pub fn hours_cell(ms: u64) -> String {
-    format!("{:.1}", hours(ms))
+    format_duration_ms(ms)
+}
+
+/// Effective utilization, `-` for a host never observed (all its billed time unobserved), whose
+/// use is unknown rather than nil.
+pub fn eff_cell(totals: &LedgerTotals) -> String {
+    if totals.billed_ms > 0 && totals.unobserved_ms >= totals.billed_ms {
+        "-".to_string()
+    } else {
+        pct_cell(totals.effective_utilization())
+    }
 }
 
 /// A share as a whole percentage, `-` when nothing was billed yet.
@@ -49,9 +60,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         header.push("$/h");
     }
     header.extend([
-        "BILLED h",
-        "BUSY h",
-        "IDLE h",
+        "BILLED",
+        "BUSY",
+        "IDLE",
         "PARKED",
         "EFF",
         "SPENT",
@@ -71,11 +82,12 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     if wide {
         widths.push(Constraint::Length(12));
     }
+    // Durations up to `999d23h`, whole.
     widths.extend([
         Constraint::Length(8),
-        Constraint::Length(6),
-        Constraint::Length(6),
-        Constraint::Length(6),
+        Constraint::Length(7),
+        Constraint::Length(7),
+        Constraint::Length(7),
         Constraint::Length(4),
         Constraint::Length(13),
         Constraint::Length(13),
@@ -104,7 +116,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
                 theme.dialog()
             }),
             Cell::from(hours_cell(t.parked_ms)),
-            Cell::from(pct_cell(t.effective_utilization())),
+            Cell::from(eff_cell(t)),
             Cell::from(money_cell(cost.spent(), cost)),
             Cell::from(money_cell(cost.spent_idle(), cost)),
         ]);

@@ -8,11 +8,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
 
 use crate::app::badges::{BadgeLevel, gpu_badges};
-use crate::fleet::history::Metric;
 use crate::fleet::host::{GpuState, short_gpu_name};
 use crate::telemetry::{ClockEventReasons, TimestampMs};
 use crate::theme::{Level, Theme, level_for};
-use crate::ui::format::{clean, fit, gib, whole};
+use crate::ui::format::{clean, clock, fit, gib, whole};
+use crate::ui::trail::utilization_slices;
 
 /// Rows a card takes, borders included.
 pub const CARD_HEIGHT: u16 = 8;
@@ -45,7 +45,11 @@ pub fn draw(frame: &mut Frame, area: Rect, gpu: &GpuState, ctx: CardContext, the
         theme.title(),
     )];
     if ctx.last_known {
-        title.push(Span::styled(" last reading ", theme.stale()));
+        // The numbers below are this old: they must not pass for live ones.
+        title.push(Span::styled(
+            format!(" last reading {} ", clock(gpu.at_ms)),
+            theme.stale(),
+        ));
     }
     for b in gpu_badges(s).into_iter().take(2) {
         let style = match b.level {
@@ -230,23 +234,19 @@ fn reasons_line(reasons: Option<ClockEventReasons>, width: usize, theme: &Theme)
 
 /// A one-row utilization trail over the last ten minutes, one column per time slice.
 fn draw_trail(frame: &mut Frame, area: Rect, gpu: &GpuState, now_ms: TimestampMs, theme: &Theme) {
-    let columns = area.width.saturating_sub(5) as u64;
+    let columns = area.width.saturating_sub(5) as usize;
     if columns == 0 {
         return;
     }
-    let slice_ms = (TRAIL_WINDOW_MS / columns).max(1);
-    let start = now_ms.saturating_sub(TRAIL_WINDOW_MS);
-    let mut sums = vec![(0.0f32, 0u32); columns as usize];
-    for p in gpu.history.points().filter(|p| p.at_ms >= start) {
-        if let Some(v) = Metric::Utilization.read(&p) {
-            let col = ((p.at_ms - start) / slice_ms).min(columns - 1) as usize;
-            sums[col].0 += v;
-            sums[col].1 += 1;
-        }
-    }
-    let data: Vec<Option<u64>> = sums
+    let slices = utilization_slices(
+        std::iter::once(&gpu.history),
+        now_ms,
+        TRAIL_WINDOW_MS,
+        columns,
+    );
+    let data: Vec<u64> = slices
         .iter()
-        .map(|&(sum, n)| (n > 0).then(|| (sum / n as f32).round() as u64))
+        .map(|v| v.map_or(0, |v| v.round() as u64))
         .collect();
     frame.render_widget(
         Paragraph::new(Span::styled("10m ", theme.dim())),
@@ -254,7 +254,7 @@ fn draw_trail(frame: &mut Frame, area: Rect, gpu: &GpuState, now_ms: TimestampMs
     );
     frame.render_widget(
         Sparkline::default()
-            .data(data.iter().map(|v| v.unwrap_or(0)).collect::<Vec<_>>())
+            .data(data)
             .max(100)
             .style(theme.chart(crate::theme::Series::Utilization)),
         Rect {

@@ -10,14 +10,39 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
 
-/// Draws a header line and then one line per row into `area`, each cell clipped to its column;
-/// `selected` is a row index (0 = the first row drawn) and the style laid over that whole line.
+/// One cell of a row: its text and how many columns it spans (1 for an ordinary cell; a wider
+/// one covers the gaps between its columns too).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell<'a> {
+    pub line: Line<'a>,
+    pub span: usize,
+}
+
+impl<'a> Cell<'a> {
+    /// A cell spanning `span` columns.
+    pub fn spanning(line: impl Into<Line<'a>>, span: usize) -> Self {
+        Self {
+            line: line.into(),
+            span: span.max(1),
+        }
+    }
+}
+
+impl<'a, T: Into<Line<'a>>> From<T> for Cell<'a> {
+    fn from(line: T) -> Self {
+        Self::spanning(line, 1)
+    }
+}
+
+/// Draws a header line and then one line per row into `area`, each cell clipped to its column
+/// (or columns, for a spanning cell); `selected` is a row index (0 = the first row drawn) and
+/// the style laid over that whole line.
 pub fn draw<'a>(
     buf: &mut Buffer,
     area: Rect,
     widths: &[Constraint],
     (header, header_style): (Vec<Line<'a>>, Style),
-    rows: impl Iterator<Item = Vec<Line<'a>>>,
+    rows: impl Iterator<Item = Vec<Cell<'a>>>,
     selected: Option<(usize, Style)>,
 ) {
     if area.is_empty() {
@@ -34,7 +59,12 @@ pub fn draw<'a>(
     };
     let header_area = line_area(area.y);
     buf.set_style(header_area, header_style);
-    draw_cells(buf, header_area, &columns, header);
+    draw_cells(
+        buf,
+        header_area,
+        &columns,
+        header.into_iter().map(Cell::from).collect(),
+    );
     let bottom = area.bottom();
     for (index, cells) in rows.enumerate() {
         let Some(y) = u16::try_from(index)
@@ -54,14 +84,61 @@ pub fn draw<'a>(
     }
 }
 
-fn draw_cells(buf: &mut Buffer, row_area: Rect, columns: &[Rect], cells: Vec<Line<'_>>) {
-    for (column, cell) in columns.iter().zip(cells) {
+fn draw_cells(buf: &mut Buffer, row_area: Rect, columns: &[Rect], cells: Vec<Cell<'_>>) {
+    let mut next = 0;
+    for cell in cells {
+        let Some(first) = columns.get(next) else {
+            break;
+        };
+        let last = columns
+            .get(next + cell.span - 1)
+            .or(columns.last())
+            .unwrap_or(first);
+        next += cell.span;
         let cell_area = Rect {
-            x: row_area.x + column.x,
-            width: column.width,
+            x: row_area.x + first.x,
+            width: last.right().saturating_sub(first.x),
             ..row_area
         }
         .intersection(row_area);
-        cell.render(cell_area, buf);
+        cell.line.render(cell_area, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(buf: &Buffer, y: u16) -> String {
+        (0..buf.area.width)
+            .map(|x| buf[(x, y)].symbol())
+            .collect::<String>()
+    }
+
+    #[test]
+    fn a_spanning_cell_covers_its_columns_and_the_gaps_between() {
+        let area = Rect::new(0, 0, 20, 3);
+        let mut buf = Buffer::empty(area);
+        let widths = [
+            Constraint::Length(4),
+            Constraint::Length(4),
+            Constraint::Length(4),
+        ];
+        let header = vec![Line::raw("A"), Line::raw("B"), Line::raw("C")];
+        let rows = vec![
+            vec![Cell::from("1"), Cell::from("2"), Cell::from("3")],
+            vec![Cell::from("x"), Cell::spanning("a long reason", 2)],
+        ];
+        draw(
+            &mut buf,
+            area,
+            &widths,
+            (header, Style::default()),
+            rows.into_iter(),
+            None,
+        );
+        assert_eq!(text(&buf, 1), "1    2    3         ");
+        // Columns 2 and 3 with the gap between: nine cells.
+        assert_eq!(text(&buf, 2), "x    a long re      ");
     }
 }

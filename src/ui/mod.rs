@@ -8,11 +8,15 @@ pub mod check;
 pub mod cost;
 pub mod findings;
 pub mod fleet;
+pub mod fleet_columns;
+pub mod fleet_row;
+pub mod fleet_totals;
 pub mod format;
 pub mod gpu_card;
 pub mod grid;
 pub mod help;
 pub mod host;
+pub mod outage_text;
 pub mod panel;
 pub mod playbook;
 pub mod prompt;
@@ -20,6 +24,7 @@ pub mod regions;
 pub mod release;
 pub mod runbooks;
 pub mod scroll;
+pub mod trail;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -92,8 +97,9 @@ fn draw_top(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         Span::styled(" gpufleet ", theme.title()),
         Span::styled(
             format!(
-                " {} hosts · {gpus} GPUs · {live} live",
-                model.fleet.hosts.len()
+                " {} · {} · {live} live",
+                format::count(model.fleet.hosts.len(), "host"),
+                format::count(gpus, "GPU")
             ),
             theme.base(),
         ),

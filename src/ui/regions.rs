@@ -8,7 +8,7 @@ use crate::app::keymap::InputMode;
 use crate::app::model::{Model, View};
 use crate::app::screen::{ListArea, Regions, ScrollArea};
 use crate::theme::Theme;
-use crate::ui::{findings, help, host, scroll};
+use crate::ui::{findings, help, host};
 
 /// The regions of a frame of `area` drawn from `model`.
 pub fn of(model: &Model, theme: &Theme, area: Rect) -> Regions {
@@ -18,7 +18,7 @@ pub fn of(model: &Model, theme: &Theme, area: Rect) -> Regions {
         regions.help = Some(help::placement(body));
     }
     match model.view {
-        View::Fleet => regions.fleet_rows = Some(fleet_rows(body, model)),
+        View::Fleet => regions.fleet_rows = Some(crate::ui::fleet::host_rows(body, model)),
         View::Host(id) => {
             let Some(state) = model.fleet.hosts.get(id) else {
                 return regions;
@@ -31,26 +31,13 @@ pub fn of(model: &Model, theme: &Theme, area: Rect) -> Regions {
             });
             regions.processes = areas.processes.map(|pane| {
                 let (rows, first) = host::process_rows(pane, model, state);
-                ListArea { rows, first }
+                ListArea {
+                    rows,
+                    first,
+                    lines_per_item: 1,
+                }
             });
         }
     }
     regions
-}
-
-/// The fleet table's host rows: inside its frame, under the header line, scrolled as
-/// `ui::fleet` scrolls them (the cursor's host on screen, from the top or on the last row).
-fn fleet_rows(body: Rect, model: &Model) -> ListArea {
-    let rows = Rect {
-        x: body.x + 1,
-        y: body.y + 2,
-        width: body.width.saturating_sub(2),
-        height: body.height.saturating_sub(3),
-    };
-    let visible = model.visible_hosts().len();
-    let cursor = model.fleet_cursor.min(visible.saturating_sub(1));
-    ListArea {
-        rows,
-        first: scroll::window_start(cursor, usize::from(rows.height)),
-    }
 }

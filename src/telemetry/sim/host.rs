@@ -87,12 +87,14 @@ impl SimHost {
         }
     }
 
-    /// Everything this host emits on the tick at scenario time `t_ms`, stamped `at_ms`.
+    /// Everything this host emits on the tick at scenario time `t_ms`, stamped `at_ms`; the
+    /// scenario runs `speed` times faster than the wall clock.
     pub(super) fn tick(
         &mut self,
         t_ms: u64,
         interval_ms: u64,
         at_ms: TimestampMs,
+        speed: f64,
     ) -> Vec<HostEvent> {
         let mut out = Vec::new();
         if let Link::NotStarted = self.link {
@@ -150,10 +152,17 @@ impl SimHost {
                         }
                         _ => "Connection timed out".to_string(),
                     };
-                    out.push(HostEvent::Disconnected { at_ms, reason });
+                    let wait_ms = backoff_ms(attempt);
+                    let wall_wait_ms = (wait_ms as f64 / speed.max(f64::MIN_POSITIVE)) as u64;
+                    out.push(HostEvent::Disconnected {
+                        at_ms,
+                        reason,
+                        summary: "connection timed out".to_string(),
+                        retry_at_ms: Some(at_ms.saturating_add(wall_wait_ms)),
+                    });
                     self.link = Link::Waiting {
                         attempt,
-                        retry_at_ms: t_ms + backoff_ms(attempt),
+                        retry_at_ms: t_ms + wait_ms,
                     };
                 }
             }

@@ -39,6 +39,9 @@ pub struct Simulator {
     interval_ms: u64,
     /// Scenario time of the next tick not yet emitted.
     next_tick_ms: u64,
+    /// Scenario milliseconds per wall millisecond (`--speed`), so a retry announced in
+    /// scenario time is placed right on the wall clock.
+    speed: f64,
 }
 
 /// Builds the GPUs of one host; `work` picks each GPU's job from its index.
@@ -89,6 +92,7 @@ impl Simulator {
             hosts,
             interval_ms: INTERVAL_MS,
             next_tick_ms: 0,
+            speed: 1.0,
         }
     }
 
@@ -227,7 +231,7 @@ impl Simulator {
             let at_ms = wall_ms.saturating_sub(scenario_ms - t_ms);
             for (id, host) in self.hosts.iter_mut().enumerate() {
                 out.extend(
-                    host.tick(t_ms, self.interval_ms, at_ms)
+                    host.tick(t_ms, self.interval_ms, at_ms, self.speed)
                         .into_iter()
                         .map(|event| (id, event)),
                 );
@@ -317,6 +321,7 @@ pub fn spawn(mut sim: Simulator, sink: HostSink, speed: f64) -> std::io::Result<
         ));
     }
     let tick_s = sim.interval_ms() as f64 / 1000.0 / speed;
+    sim.speed = speed;
     SourceHandle::spawn("gpufleet-sim", move |stop| {
         let started = Instant::now();
         let mut tick: u64 = 0;

@@ -277,10 +277,21 @@ fn unreachable_box_never_connects_and_backs_off() {
                 attempt: i as u32 + 1
             }
         );
-        if let Some(HostEvent::Disconnected { at_ms, reason }) = pair.get(1) {
+        if let Some(HostEvent::Disconnected {
+            at_ms,
+            reason,
+            summary,
+            retry_at_ms,
+        }) = pair.get(1)
+        {
             assert_eq!(
                 reason,
                 "connect to 203.0.113.7 port 22: Connection timed out"
+            );
+            assert_eq!(summary, "connection timed out");
+            assert!(
+                retry_at_ms.is_some_and(|r| r > *at_ms),
+                "a retry is announced"
             );
             disconnects.push(*at_ms);
         }

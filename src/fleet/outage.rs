@@ -1,0 +1,195 @@
+//! Why a host is not streaming, in words: a few words for a row (`connection refused`,
+//! `GPU lost`, `nvidia-smi missing`), the whole message, when the link last tried and when it
+//! tries next, and when the newest reading came. Derived from the link and the clock, like the
+//! status.
+
+use crate::fleet::host::{HostState, Link, Retry, format_age};
+use crate::telemetry::{LostReason, TimestampMs};
+
+/// What a host that is not streaming says about itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outage {
+    /// A few words: `connection refused`, `GPU lost`, `no reading for 12s`.
+    pub summary: String,
+    /// The whole message, when it says more than the summary.
+    pub detail: Option<String>,
+    /// When the latest connection attempt failed, for a link that is down.
+    pub last_attempt_ms: Option<TimestampMs>,
+    /// Attempts made since the link went down (0 when not counted).
+    pub attempts: u32,
+    /// When the link tries again; `None` when nothing is being retried.
+    pub retry: Option<Retry>,
+    /// When the newest reading came; `None` for a host never observed.
+    pub last_reading_ms: Option<TimestampMs>,
+}
+
+/// The exit status a POSIX shell gives a command it cannot find.
+const COMMAND_NOT_FOUND: &str = "exited with status 127";
+
+/// Why `host` is not streaming at `now_ms`, or `None` while it streams (live or flooding).
+pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option<Outage> {
+    let last_reading_ms = host.last_sample_ms;
+    let quiet = |summary: String| Outage {
+        summary,
+        detail: None,
+        last_attempt_ms: None,
+        attempts: 0,
+        retry: None,
+        last_reading_ms,
+    };
+    match &host.link {
+        Link::Down {
+            reason,
+            summary,
+            attempts,
+            last_attempt_ms,
+            retry,
+            ..
+        } => Some(Outage {
+            summary: if summary.is_empty() {
+                reason.clone()
+            } else {
+                summary.clone()
+            },
+            detail: (reason != summary).then(|| reason.clone()),
+            last_attempt_ms: Some(*last_attempt_ms),
+            attempts: *attempts,
+            retry: Some(*retry),
+            last_reading_ms,
+        }),
+        Link::Lost { reason, raw, .. } => Some(Outage {
+            summary: lost_summary(*reason, raw).to_string(),
+            detail: raw
+                .lines()
+                .map(str::trim)
+                .find(|line| !line.is_empty())
+                .map(str::to_string),
+            ..quiet(String::new())
+        }),
+        Link::Silent { since_ms } => Some(quiet(format!(
+            "no data for {}",
+            format_age(now_ms.saturating_sub(*since_ms))
+        ))),
+        Link::Connecting { attempt } => Some(match last_reading_ms {
+            Some(at) => quiet(format!(
+                "no reading for {}",
+                format_age(now_ms.saturating_sub(at))
+            )),
+            None if *attempt > 1 => quiet(format!("connecting (attempt {attempt})")),
+            None => quiet("connecting".to_string()),
+        }),
+        // A flooding host streams (too much); its status says so.
+        Link::Up if host.flooding.is_some() => None,
+        Link::Up => match last_reading_ms {
+            Some(at) if now_ms.saturating_sub(at) > 2 * interval_ms => Some(quiet(format!(
+                "no reading for {}",
+                format_age(now_ms.saturating_sub(at))
+            ))),
+            Some(_) => None,
+            None => Some(quiet("waiting for the first reading".to_string())),
+        },
+    }
+}
+
+/// A lost stream's few words: the reason's label, or `nvidia-smi missing` when the shell could
+/// not find it.
+fn lost_summary(reason: LostReason, raw: &str) -> &'static str {
+    if reason == LostReason::Other
+        && (raw.contains(COMMAND_NOT_FOUND) || raw.contains("command not found"))
+    {
+        "nvidia-smi missing"
+    } else {
+        reason.label()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::HostEvent;
+    use crate::telemetry::{GpuSample, HostInfo};
+
+    fn host() -> HostState {
+        HostState::new("h", crate::fleet::FleetOptions::default().history_shape())
+    }
+
+    #[test]
+    fn a_refused_link_says_so_with_its_attempts_and_next_retry() {
+        let mut h = host();
+        h.apply(HostEvent::Connecting { attempt: 1 });
+        h.apply(HostEvent::Disconnected {
+            at_ms: 5_000,
+            reason: "cannot connect to 127.0.0.1:9: Connection refused (os error 111)".into(),
+            summary: "connection refused".into(),
+            retry_at_ms: Some(9_000),
+        });
+        let o = outage(&h, 6_000, 1_000).expect("down");
+        assert_eq!(o.summary, "connection refused");
+        assert!(o.detail.is_some_and(|d| d.contains("127.0.0.1:9")));
+        assert_eq!(o.last_attempt_ms, Some(5_000));
+        assert_eq!(o.retry, Some(Retry::At(9_000)));
+        assert_eq!(o.last_reading_ms, None);
+        // The retry starts: under way, counted.
+        h.apply(HostEvent::Connecting { attempt: 2 });
+        let o = outage(&h, 9_100, 1_000).expect("down");
+        assert_eq!((o.retry, o.attempts), (Some(Retry::Trying), 2));
+        // A permanent failure is not retried.
+        h.apply(HostEvent::Disconnected {
+            at_ms: 9_500,
+            reason: "HOST KEY CHANGED for h (not retrying)".into(),
+            summary: "HOST KEY CHANGED".into(),
+            retry_at_ms: None,
+        });
+        assert_eq!(
+            outage(&h, 9_600, 1_000).expect("down").retry,
+            Some(Retry::Never)
+        );
+    }
+
+    #[test]
+    fn a_missing_nvidia_smi_and_an_unloaded_driver_are_named() {
+        let mut h = host();
+        h.apply(HostEvent::Connected(HostInfo::default()));
+        h.apply(HostEvent::Lost {
+            at_ms: 1_000,
+            reason: LostReason::Other,
+            raw: "bash: line 1: nvidia-smi: command not found\nnvidia-smi exited with status 127"
+                .into(),
+        });
+        let o = outage(&h, 2_000, 1_000).expect("lost");
+        assert_eq!(o.summary, "nvidia-smi missing");
+        assert_eq!(
+            o.detail.as_deref(),
+            Some("bash: line 1: nvidia-smi: command not found")
+        );
+        let mut h = host();
+        h.apply(HostEvent::Lost {
+            at_ms: 1_000,
+            reason: LostReason::DriverNotLoaded,
+            raw: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
+                .into(),
+        });
+        assert_eq!(
+            outage(&h, 2_000, 1_000).expect("lost").summary,
+            "driver not loaded"
+        );
+    }
+
+    #[test]
+    fn a_streaming_host_has_no_outage_and_a_late_one_says_since_when() {
+        let mut h = host();
+        assert_eq!(
+            outage(&h, 0, 1_000).map(|o| o.summary),
+            Some("connecting".to_string())
+        );
+        h.apply(HostEvent::Connected(HostInfo::default()));
+        h.apply(HostEvent::Sample {
+            at_ms: 10_000,
+            gpu: GpuSample::default(),
+        });
+        assert_eq!(outage(&h, 11_000, 1_000), None);
+        let late = outage(&h, 15_000, 1_000).expect("stale");
+        assert_eq!(late.summary, "no reading for 5s");
+        assert_eq!(late.last_reading_ms, Some(10_000));
+    }
+}
