@@ -77,11 +77,13 @@ const CLICK: MouseEventKind = MouseEventKind::Down(MouseButton::Left);
 #[test]
 fn a_click_selects_a_fleet_row_and_a_second_click_opens_it() {
     let mut m = fleet();
-    // Top bar, the table's border and header: the first host is on row 3.
-    mouse(&mut m, CLICK, 5, 4);
+    // Top bar, the table's border and header: the first host is on rows 3 and 4 (three hosts
+    // leave room for a second line each, their per-GPU bars), the second on 5 and 6.
+    mouse(&mut m, CLICK, 5, 5);
     assert_eq!(m.fleet_cursor, 1);
     assert_eq!(m.view, View::Fleet);
-    mouse(&mut m, CLICK, 5, 4);
+    // A click on the selected host's second line opens it.
+    mouse(&mut m, CLICK, 5, 6);
     assert_eq!(m.view, View::Host(1));
     // Below the last host: nothing.
     let mut m = fleet();
