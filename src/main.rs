@@ -18,6 +18,8 @@ use gpufleet::audit::AuditLog;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::commands::hold as hold_command;
+use gpufleet::commands::record as record_command;
+use gpufleet::commands::report as report_command;
 use gpufleet::commands::host_words;
 use gpufleet::commands::standalone;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
@@ -31,6 +33,7 @@ use gpufleet::launch::{self, Plan};
 use gpufleet::metrics::{MetricsBridge, MetricsServer};
 use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
 use gpufleet::playbook;
+use gpufleet::recording::Replay;
 use gpufleet::release::{ReleaseAction, SendOptions, process_env};
 use gpufleet::remote::{link_options, resolve_named};
 use gpufleet::snapshot::{Snapshot, render_table};
@@ -297,8 +300,11 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     }
 }
 
-fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
-    if !matches!(cli.command, None | Some(CliCommand::Watch { .. })) {
+fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
+    if !matches!(
+        cli.command,
+        None | Some(CliCommand::Watch { .. }) | Some(CliCommand::Replay { .. })
+    ) {
         standalone::exit_cancelled_on_interrupt();
     }
     let named = match host_words::named_hosts(&cli, subcommand) {
@@ -361,6 +367,21 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             let code = hold_command::run(&config, name, &mut std::io::stdout());
             return Ok(ExitCode::from(code));
         }
+        Some(CliCommand::Report {
+            name,
+            since,
+            out,
+            from,
+        }) => {
+            let request = report_command::Request {
+                host: name.clone(),
+                since_ms: *since,
+                out: out.clone(),
+                from: from.clone(),
+                demo: cli.global.demo,
+            };
+            return Ok(report_command::run(&request, &config, now_ms()));
+        }
         Some(CliCommand::Cost { json }) => {
             let (text, code) = money_cli::cost_command(&config, *json, now_ms())?;
             print!("{text}");
@@ -408,22 +429,53 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         }
         _ => {}
     }
+    // A replay is the console on a recording: read-only and as offline as the demo fleet
+    // (nothing priced, stored, alerted or sent to a host).
+    let replay = match &cli.command {
+        Some(CliCommand::Replay { file, .. }) => match Replay::open(file) {
+            Ok(replay) => Some(replay),
+            Err(e) => {
+                eprintln!("gpufleet replay: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        },
+        _ => None,
+    };
+    if replay.is_some() {
+        // The file is checked first, so a bad one is said wherever it is run.
+        if let Some(code) = console_needs_a_terminal() {
+            return Ok(code);
+        }
+        cli.global.demo = true;
+        cli.global.read_only = true;
+    }
     let money_config = launch::money_config(&config, cli.global.demo);
     let mut options = ModelOptions {
         fleet: launch::fleet_options(&config, &cli.global),
         ..ModelOptions::default()
     };
-    let plan = match Plan::choose(&cli.global, &named, &config, options.fleet.interval_ms) {
-        Ok(plan) => plan,
-        Err(e) => {
-            eprintln!("gpufleet: {e}");
-            return Ok(ExitCode::from(1));
-        }
+    let plan = match replay {
+        Some(replay) => Plan::Replay {
+            replay,
+            speed: cli.global.speed,
+        },
+        None => match Plan::choose(&cli.global, &named, &config, options.fleet.interval_ms) {
+            Ok(plan) => plan,
+            Err(e) => {
+                eprintln!("gpufleet: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        },
     };
     options.source = match &plan {
-        Plan::Demo { .. } => HostSource::Demo,
+        Plan::Demo { .. } | Plan::Replay { .. } => HostSource::Demo,
         Plan::Local(_) => HostSource::Local,
         Plan::Ssh { .. } => HostSource::Ssh,
+    };
+    let console = matches!(cli.command, None | Some(CliCommand::Replay { .. }));
+    let record = match &cli.command {
+        Some(CliCommand::Replay { record, .. }) => record.clone().or(cli.record.clone()),
+        _ => cli.record.clone(),
     };
     match cli.command {
         Some(CliCommand::Snapshot { json, .. }) => {
@@ -444,9 +496,11 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             metrics,
             verbose,
             quiet,
+            record,
             ..
         }) => {
             let args = WatchArgs {
+                record: record.or(cli.record),
                 metrics,
                 verbosity: if quiet {
                     -1
@@ -456,8 +510,8 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             };
             watch_command::run(args, &cli.global, &named, &config, options.fleet, plan)
         }
-        Some(_) => unreachable_command(),
-        None => {
+        _ if !console => unreachable_command(),
+        _ => {
             let theme_name = cli
                 .global
                 .theme
@@ -537,7 +591,7 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             };
             let ops = OpsSetup {
                 fleet: match &plan {
-                    Plan::Demo { .. } => OpsFleet::Demo,
+                    Plan::Demo { .. } | Plan::Replay { .. } => OpsFleet::Demo,
                     Plan::Local(_) => OpsFleet::Local,
                     Plan::Ssh { hosts, opts } => OpsFleet::Ssh {
                         hosts: hosts.clone(),
@@ -573,7 +627,21 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 }
                 None => None,
             };
-            let (sources, prompts) = plan.start(sink.clone(), interval)?;
+            let replaying = matches!(plan, Plan::Replay { .. });
+            let recorder = match record_command::start(
+                record,
+                !replaying,
+                cli.global.demo,
+                "gpufleet console",
+                plan.host_names(),
+            ) {
+                Ok(recorder) => recorder,
+                Err(e) => {
+                    eprintln!("gpufleet: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let (sources, prompts) = plan.start(sink.clone(), interval, recorder.as_ref())?;
             let bridges = runtime::Bridges {
                 money: bridge,
                 ops,
@@ -584,6 +652,9 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             let ran = runtime::run(model, &theme, events, sink, sources, prompts, bridges);
             if let Some(server) = server {
                 server.stop();
+            }
+            for problem in recorder.map(|r| r.finish()).unwrap_or_default() {
+                eprintln!("gpufleet: {problem}");
             }
             Ok(match ran? {
                 runtime::Ended::Quit => ExitCode::SUCCESS,

@@ -21,6 +21,7 @@ use crate::diagnose::Severity;
 use crate::duty::{Duties, DutyNote};
 use crate::fleet::{Fleet, FleetCommand, FleetOptions, HostEvent, HostId, HostSink};
 use crate::metrics::{MetricsBridge, MetricsServer, render};
+use crate::recording::Recorder;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
 
 pub use log::init as init_logging;
@@ -77,6 +78,8 @@ pub enum Sources {
 
 /// Everything the watcher runs with, checked before anything connects.
 pub struct Setup {
+    /// `--record FILE` and the black box: every host event is handed to it.
+    pub recorder: Option<Recorder>,
     pub host_names: Vec<String>,
     pub options: FleetOptions,
     /// Where ledgers are stored; `None` keeps them in memory (the demo fleet).
@@ -122,7 +125,12 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     let mut release = setup.release;
     let mut dispatcher = start_alerts(setup.sinks);
     let released_tx = tx.clone();
+    let recorder = setup.recorder;
     let sink = HostSink::from_sender(tx, Input::Host);
+    let sink = match &recorder {
+        Some(recorder) => recorder.wrap(sink),
+        None => sink,
+    };
     let mut fixed = Vec::new();
     let mut running: reload::Running = Vec::new();
     let mut reloader = None;
@@ -174,7 +182,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                             save(&mut fleet, setup.store.as_ref(), &book);
                         }
                         let changes =
-                            reload::apply(&new, &mut fleet, &mut running, r.as_ref(), &sink);
+                            reload::apply(&new, &mut fleet, &mut running, r.as_ref(), &sink, recorder.as_ref());
                         log_duties(duties.reconsider(
                             &mut fleet,
                             release.is_some(),
@@ -250,6 +258,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     let mut sources = fixed;
     sources.extend(running.into_iter().flatten().map(|(_, handle)| handle));
     shut_down(fleet, sources, setup.store.as_ref(), dispatcher, server);
+    for problem in recorder.map(Recorder::finish).unwrap_or_default() {
+        tracing::error!("{problem}");
+    }
     Ok(stopped_by)
 }
 
