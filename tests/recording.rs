@@ -17,8 +17,8 @@ const DEMO_HOSTS: [&str; 6] = [
     "train-h100x8",
     "idle-a100",
     "hot-4090",
-    "flaky-h200",
     "leaky-t4",
+    "flaky-h200",
     "unreachable-box",
 ];
 
