@@ -44,7 +44,11 @@ fn demo_watch(state: &Path, record: Option<&Path>, seconds: u64) {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
     let status = child.wait().expect("wait watch");
-    assert_eq!(status.code(), Some(0), "the watcher ends cleanly on SIGTERM");
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "the watcher ends cleanly on SIGTERM"
+    );
 }
 
 fn gpufleet(args: &[&str], state: &Path) -> Output {
@@ -65,7 +69,11 @@ fn lines_of(path: &Path) -> Vec<Line> {
 }
 
 fn mode(path: &Path) -> u32 {
-    std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
+    std::fs::metadata(path)
+        .expect("metadata")
+        .permissions()
+        .mode()
+        & 0o777
 }
 
 /// The event with its time stamp taken out, to compare a replay with its recording.
@@ -88,13 +96,17 @@ fn a_recorded_demo_session_replays_in_the_console_as_the_same_events() {
     assert_eq!(reader.header.format, "gpufleet-recording");
     assert_eq!(reader.header.version, 1);
     assert_eq!(reader.header.hosts, DEMO_HOSTS);
-    assert!(reader.header.gpufleet.starts_with(env!("CARGO_PKG_VERSION")));
+    assert!(
+        reader
+            .header
+            .gpufleet
+            .starts_with(env!("CARGO_PKG_VERSION"))
+    );
     assert_eq!(mode(&first), 0o600, "the recording is private");
     let recorded = lines_of(&first);
     assert!(
-        recorded
-            .iter()
-            .any(|l| l.host == "flaky-h200" && matches!(l.event, gpufleet::recording::wire::Event::Lost { .. })),
+        recorded.iter().any(|l| l.host == "flaky-h200"
+            && matches!(l.event, gpufleet::recording::wire::Event::Lost { .. })),
         "the GPU loss is recorded"
     );
     let segments_before = count_files(&state.join("blackbox"));
@@ -127,12 +139,16 @@ fn a_recorded_demo_session_replays_in_the_console_as_the_same_events() {
         "the replay sends the recorded events, in order"
     );
     // The spacing of the events, four times closer.
-    let stamps = |lines: &[Line]| -> Vec<u64> { lines.iter().filter_map(|l| l.event.at_ms()).collect() };
+    let stamps =
+        |lines: &[Line]| -> Vec<u64> { lines.iter().filter_map(|l| l.event.at_ms()).collect() };
     let (a, b) = (stamps(&recorded), stamps(&replayed));
     for i in 1..a.len() {
         let want = (a[i] as i64 - a[0] as i64) as f64 / 4.0;
         let got = (b[i] as i64 - b[0] as i64) as f64;
-        assert!((want - got).abs() <= 2.0, "event {i}: {got} ms apart, want {want}");
+        assert!(
+            (want - got).abs() <= 2.0,
+            "event {i}: {got} ms apart, want {want}"
+        );
     }
     assert_eq!(
         count_files(&state.join("blackbox")),
@@ -240,10 +256,16 @@ fn a_report_of_a_recorded_gpu_loss_has_the_evidence_and_nothing_of_other_hosts_o
     }
     let md = file("report.md");
     assert!(md.contains("gpu_lost"), "{md}");
-    assert!(md.contains("GPU is lost"), "the failure text verbatim:\n{md}");
+    assert!(
+        md.contains("GPU is lost"),
+        "the failure text verbatim:\n{md}"
+    );
     assert!(md.contains("Xid"), "the kernel lines verbatim:\n{md}");
     assert!(md.contains("USD"), "money billed while broken:\n{md}");
-    assert!(md.contains("## Ticket (English)") && md.contains("请为我们更换机器"), "{md}");
+    assert!(
+        md.contains("## Ticket (English)") && md.contains("请为我们更换机器"),
+        "{md}"
+    );
     let json: serde_json::Value = serde_json::from_str(file("report.json")).expect("json");
     assert_eq!(json["verdict"], "fault");
     assert_eq!(json["host"], "flaky-h200");
@@ -254,7 +276,10 @@ fn a_report_of_a_recorded_gpu_loss_has_the_evidence_and_nothing_of_other_hosts_o
         .find(|f| f["label"] == "gpu_lost")
         .expect("gpu_lost finding");
     assert!(lost["gpu"].is_u64(), "which GPU: {lost}");
-    assert!(json["billing"]["cost"].as_f64().is_some_and(|c| c > 0.0), "{json}");
+    assert!(
+        json["billing"]["cost"].as_f64().is_some_and(|c| c > 0.0),
+        "{json}"
+    );
     assert!(file("kernel.log").contains("Xid"), "{}", file("kernel.log"));
     assert!(file("failure.txt").contains("GPU is lost"));
     let csv = file("samples.csv");
@@ -264,11 +289,20 @@ fn a_report_of_a_recorded_gpu_loss_has_the_evidence_and_nothing_of_other_hosts_o
     let own = bundle.join("recording.ndjson");
     let reader = RecordingReader::open(&own).expect("replayable");
     assert_eq!(reader.header.hosts, ["flaky-h200"]);
-    assert!(reader.map(|l| l.expect("line")).all(|l| l.host == "flaky-h200"));
+    assert!(
+        reader
+            .map(|l| l.expect("line"))
+            .all(|l| l.host == "flaky-h200")
+    );
 
     // A host with nothing recorded: exit 1 and a plain reason.
     let none = gpufleet(
-        &["report", "no-such-host", "--from", recording.to_str().expect("utf-8")],
+        &[
+            "report",
+            "no-such-host",
+            "--from",
+            recording.to_str().expect("utf-8"),
+        ],
         &state,
     );
     assert_eq!(none.status.code(), Some(1));
@@ -295,7 +329,13 @@ fn the_black_box_keeps_both_runs_of_a_restarted_watcher_for_a_report_after_the_f
     let out_dir = dir.path().join("out");
     std::fs::create_dir(&out_dir).expect("out");
     let out = gpufleet(
-        &["--demo", "report", "flaky-h200", "--out", out_dir.to_str().expect("utf-8")],
+        &[
+            "--demo",
+            "report",
+            "flaky-h200",
+            "--out",
+            out_dir.to_str().expect("utf-8"),
+        ],
         &state,
     );
     let bundle = written_bundle(&out);
@@ -316,11 +356,21 @@ fn damaged_newer_or_foreign_recordings_are_refused_with_file_and_line() {
     let header = r#"{"format":"gpufleet-recording","version":1,"gpufleet":"0.1.0","started_ms":1,"started":"x","hosts":["a"]}"#;
     let good = r#"{"t_ms":2,"host":"a","event":{"kind":"kernel","at_ms":2,"line":"NVRM: Xid 79"}}"#;
     let cases: [(&str, String, &str); 4] = [
-        ("foreign.txt", "hello world\n".to_string(), ":1: not a gpufleet recording"),
-        ("empty.ndjson", String::new(), "empty: not a gpufleet recording"),
+        (
+            "foreign.txt",
+            "hello world\n".to_string(),
+            ":1: not a gpufleet recording",
+        ),
+        (
+            "empty.ndjson",
+            String::new(),
+            "empty: not a gpufleet recording",
+        ),
         (
             "damaged.ndjson",
-            format!("{header}\n{good}\n{{\"t_ms\":3,\"host\":\"a\",\"event\":{{\"kind\":\"bogus\"}}}}\n{good}\n"),
+            format!(
+                "{header}\n{good}\n{{\"t_ms\":3,\"host\":\"a\",\"event\":{{\"kind\":\"bogus\"}}}}\n{good}\n"
+            ),
             ":3: not a recorded event",
         ),
         (
@@ -333,11 +383,17 @@ fn damaged_newer_or_foreign_recordings_are_refused_with_file_and_line() {
         let path = dir.path().join(name);
         std::fs::write(&path, text).expect("write");
         let path_text = path.to_str().expect("utf-8");
-        for args in [vec!["replay", path_text], vec!["report", "a", "--from", path_text]] {
+        for args in [
+            vec!["replay", path_text],
+            vec!["report", "a", "--from", path_text],
+        ] {
             let out = gpufleet(&args, &state);
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-            assert!(stderr.contains(path_text), "{args:?} names the file: {stderr}");
+            assert!(
+                stderr.contains(path_text),
+                "{args:?} names the file: {stderr}"
+            );
             assert!(stderr.contains(want), "{args:?}: {stderr}");
         }
     }

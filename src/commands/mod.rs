@@ -3,9 +3,9 @@
 pub mod audit;
 pub mod config_file;
 pub mod hold;
+pub mod host_words;
 pub mod record;
 pub mod report;
-pub mod host_words;
 pub mod shell_docs;
 pub mod standalone;
 pub mod watch;

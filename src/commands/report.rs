@@ -68,7 +68,11 @@ pub fn run(request: &Request, config: &Config, now_ms: u64) -> ExitCode {
         .flatten()
         .unwrap_or_default();
     let check = (!request.demo)
-        .then(|| crate::check::storage::load_latest(&request.host).ok().flatten())
+        .then(|| {
+            crate::check::storage::load_latest(&request.host)
+                .ok()
+                .flatten()
+        })
         .flatten();
     let ctx = Context {
         config,

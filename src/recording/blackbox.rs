@@ -232,7 +232,7 @@ fn start_segment(
     )
     .map_err(|e| format!("{}: {e}", dir.display()))?;
     let path = dir.join(segment_name(t_ms));
-    let file = super::writer::open_private_append(&path)
+    let file = crate::state_file::open_private_append(&path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let mut writer = BufWriter::with_capacity(64 << 10, file);
     let header = Header::new(t_ms, vec![host.to_string()]);

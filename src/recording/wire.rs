@@ -12,6 +12,9 @@ pub const FORMAT_NAME: &str = "gpufleet-recording";
 /// The newest version this build writes and reads; a newer file is refused with a clear error.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// The gpufleet version written into headers and reports.
+pub const WRITER: &str = env!("CARGO_PKG_VERSION");
+
 /// The first line of a recording (and of each black-box segment).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Header {
@@ -31,7 +34,7 @@ impl Header {
         Self {
             format: FORMAT_NAME.to_string(),
             version: FORMAT_VERSION,
-            gpufleet: crate::cli::VERSION.to_string(),
+            gpufleet: WRITER.to_string(),
             started_ms,
             started: crate::utc::rfc3339(started_ms),
             hosts,
@@ -49,6 +52,9 @@ pub struct Line {
 }
 
 /// [`HostEvent`] as written. `at_ms` is the time the source stamped it with.
+// Samples are most lines and are read and written one at a time; boxing them would cost an
+// allocation each for nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Event {
@@ -332,7 +338,9 @@ impl From<Event> for HostEvent {
                 raw,
             },
             Event::Disconnected { at_ms, reason } => HostEvent::Disconnected { at_ms, reason },
-            Event::Unresponsive { at_ms, silent_ms } => HostEvent::Unresponsive { at_ms, silent_ms },
+            Event::Unresponsive { at_ms, silent_ms } => {
+                HostEvent::Unresponsive { at_ms, silent_ms }
+            }
             Event::Responsive { at_ms } => HostEvent::Responsive { at_ms },
             Event::Flooding { at_ms, detail } => HostEvent::Flooding { at_ms, detail },
             Event::Notice { at_ms, text } => HostEvent::Notice { at_ms, text },

@@ -7,7 +7,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
@@ -15,6 +15,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::fleet::{HostEvent, HostId, HostSink};
+use crate::state_file::open_private_append;
 use crate::telemetry::source::now_ms;
 
 use super::blackbox::{BlackBox, BlackBoxOptions};
@@ -45,6 +46,8 @@ pub enum RecordError {
     Thread(std::io::Error),
 }
 
+// Events are nearly every message, moved through the queue as the sources send them.
+#[allow(clippy::large_enum_variant)]
 enum Msg {
     Event {
         host: HostId,
@@ -60,24 +63,6 @@ pub struct Recorder {
     tx: SyncSender<Msg>,
     dropped: Arc<AtomicU64>,
     join: Option<JoinHandle<Vec<String>>>,
-}
-
-/// Opens `path` for appending, created `0600` (an existing file loses group and other bits).
-pub fn open_private_append(path: &Path) -> std::io::Result<File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.append(true).create(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let file = options.open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = file.metadata()?.permissions().mode();
-        if mode & 0o077 != 0 {
-            file.set_permissions(std::fs::Permissions::from_mode(mode & 0o600))?;
-        }
-    }
-    Ok(file)
 }
 
 impl Recorder {
@@ -230,7 +215,8 @@ impl Writing {
         if let Some((path, writer)) = &mut self.file
             && let Err(e) = writer.write_all(&bytes)
         {
-            self.errors.push(format!("--record {}: {e}", path.display()));
+            self.errors
+                .push(format!("--record {}: {e}", path.display()));
             self.file = None;
         }
         if to_box && let Some(blackbox) = self.blackbox.as_mut() {
@@ -242,7 +228,8 @@ impl Writing {
         if let Some((path, writer)) = &mut self.file
             && let Err(e) = writer.flush()
         {
-            self.errors.push(format!("--record {}: {e}", path.display()));
+            self.errors
+                .push(format!("--record {}: {e}", path.display()));
             self.file = None;
         }
         if let Some(blackbox) = self.blackbox.as_mut() {

@@ -136,7 +136,10 @@ fn sample_spacing_ms(lines: &[Line]) -> u64 {
         previous = at;
     }
     gaps.sort_unstable();
-    gaps.get(gaps.len() / 2).copied().unwrap_or(1_000).max(1_000)
+    gaps.get(gaps.len() / 2)
+        .copied()
+        .unwrap_or(1_000)
+        .max(1_000)
 }
 
 fn refresh(fleet: &mut Fleet, now_ms: u64, out: &mut Analysis) {
@@ -160,12 +163,7 @@ fn refresh(fleet: &mut Fleet, now_ms: u64, out: &mut Analysis) {
                 moment(
                     out,
                     now_ms,
-                    format!(
-                        "{} {}{gpu}: {}",
-                        f.severity.word(),
-                        f.label,
-                        f.summary
-                    ),
+                    format!("{} {}{gpu}: {}", f.severity.word(), f.label, f.summary),
                 );
                 out.findings.push(FindingSeen {
                     label: f.label.clone(),
@@ -231,7 +229,11 @@ fn note_event(line: &Line, at_ms: u64, out: &mut Analysis) {
         Event::Kernel { line, .. } => evidence(out, at_ms, "kernel", line),
         Event::Lost { reason, raw, .. } => {
             let reason = crate::telemetry::LostReason::from(*reason);
-            moment(out, at_ms, format!("GPUs could not be read: {}", reason.label()));
+            moment(
+                out,
+                at_ms,
+                format!("GPUs could not be read: {}", reason.label()),
+            );
             for text in raw.lines().filter(|l| !l.trim().is_empty()) {
                 evidence(out, at_ms, "lost", text);
             }

@@ -50,14 +50,17 @@ pub fn write(
         move |source| BundleError { path, source }
     };
     crate::state_file::create_private_dir(&dir).map_err(fail(&dir))?;
-    let json = serde_json::to_string_pretty(report)
-        .map_err(|e| fail(&dir)(std::io::Error::other(e)))?;
+    let json =
+        serde_json::to_string_pretty(report).map_err(|e| fail(&dir)(std::io::Error::other(e)))?;
     let files: [(&str, String); 6] = [
         ("report.md", markdown::render(report)),
         ("report.json", json + "\n"),
         ("samples.csv", samples_csv(&gathered.lines)),
         ("kernel.log", evidence_text(report, &["kernel"])),
-        ("failure.txt", evidence_text(report, &["lost", "disconnected", "notice"])),
+        (
+            "failure.txt",
+            evidence_text(report, &["lost", "disconnected", "notice"]),
+        ),
         ("recording.ndjson", recording(report, gathered)),
     ];
     for (file, text) in files {

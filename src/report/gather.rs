@@ -23,8 +23,10 @@ impl Source {
             Source::BlackBox(_) => "the black box".to_string(),
             Source::File(path) => format!(
                 "the recording {}",
-                path.file_name()
-                    .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into())
+                path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |n| n.to_string_lossy().into()
+                )
             ),
         }
     }

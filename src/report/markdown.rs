@@ -17,7 +17,11 @@ pub fn render(r: &Report) -> String {
         None => "no fault recorded".to_string(),
     };
     let _ = writeln!(md, "| Verdict | {verdict} |");
-    let _ = writeln!(md, "| Window (UTC) | {} to {} |", r.window.from, r.window.to);
+    let _ = writeln!(
+        md,
+        "| Window (UTC) | {} to {} |",
+        r.window.from, r.window.to
+    );
     let _ = writeln!(md, "| From | {} |", r.source);
     if let Some(driver) = &r.analysis.driver_version {
         let cuda = r.analysis.cuda_version.as_deref().unwrap_or("?");
@@ -26,7 +30,11 @@ pub fn render(r: &Report) -> String {
     if let Some(b) = &r.billing {
         let _ = writeln!(md, "| Billed while broken | {} |", b.text());
     }
-    let _ = writeln!(md, "| Written | {} by gpufleet {} |\n", r.generated_at, r.gpufleet);
+    let _ = writeln!(
+        md,
+        "| Written | {} by gpufleet {} |\n",
+        r.generated_at, r.gpufleet
+    );
 
     let _ = writeln!(md, "## What happened\n");
     if r.analysis.timeline.is_empty() {
@@ -46,7 +54,11 @@ pub fn render(r: &Report) -> String {
     }
     for f in &r.analysis.findings {
         let gpu = f.gpu.map(|g| format!(", GPU {g}")).unwrap_or_default();
-        let pci = f.pci.as_deref().map(|p| format!(", PCI {p}")).unwrap_or_default();
+        let pci = f
+            .pci
+            .as_deref()
+            .map(|p| format!(", PCI {p}"))
+            .unwrap_or_default();
         let _ = writeln!(
             md,
             "- **{}** ({}{gpu}{pci}), first {} last {}: {}  \n  What to do: {}{}",
@@ -65,7 +77,10 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(md);
 
     let _ = writeln!(md, "## GPUs\n");
-    let _ = writeln!(md, "| GPU | Model | PCI | UUID |\n| --- | --- | --- | --- |");
+    let _ = writeln!(
+        md,
+        "| GPU | Model | PCI | UUID |\n| --- | --- | --- | --- |"
+    );
     for g in &r.analysis.gpus {
         let _ = writeln!(
             md,
@@ -76,7 +91,11 @@ pub fn render(r: &Report) -> String {
             cell(&g.uuid)
         );
     }
-    let _ = writeln!(md, "\n{} samples in the window (`samples.csv`).\n", r.analysis.samples);
+    let _ = writeln!(
+        md,
+        "\n{} samples in the window (`samples.csv`).\n",
+        r.analysis.samples
+    );
 
     let _ = writeln!(md, "## Evidence, verbatim\n");
     if r.analysis.evidence.is_empty() {
@@ -100,7 +119,11 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(md, "No `gpufleet check` of this host was kept.\n");
         }
         Some(c) => {
-            let _ = writeln!(md, "Newest check: {}, result **{}**.\n", c.started_at, c.result);
+            let _ = writeln!(
+                md,
+                "Newest check: {}, result **{}**.\n",
+                c.started_at, c.result
+            );
             for l in &c.not_passed {
                 let gpu = l.gpu.map(|g| format!(" GPU {g}")).unwrap_or_default();
                 let _ = writeln!(
@@ -146,8 +169,16 @@ pub fn render(r: &Report) -> String {
         }
     }
 
-    let _ = writeln!(md, "## Ticket (English)\n\n```text\n{}```\n", fence_safe(&r.ticket.en));
-    let _ = writeln!(md, "## 工单（简体中文）\n\n```text\n{}```\n", fence_safe(&r.ticket.zh));
+    let _ = writeln!(
+        md,
+        "## Ticket (English)\n\n```text\n{}```\n",
+        fence_safe(&r.ticket.en)
+    );
+    let _ = writeln!(
+        md,
+        "## 工单（简体中文）\n\n```text\n{}```\n",
+        fence_safe(&r.ticket.zh)
+    );
 
     let _ = writeln!(md, "## Files\n");
     for f in &r.files {

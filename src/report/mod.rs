@@ -98,8 +98,7 @@ pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) ->
     let analysis = analyse::analyse(host, &gathered.lines);
     let broken_since_ms = analysis.broken_since_ms;
     let (from_ms, to_ms) = (gathered.from_ms, gathered.to_ms);
-    let billing =
-        billing::billed_while_broken(host, broken_since_ms, to_ms, ctx.config, ctx.book);
+    let billing = billing::billed_while_broken(host, broken_since_ms, to_ms, ctx.config, ctx.book);
     let runbook_steps = ctx
         .audit
         .iter()
@@ -121,7 +120,7 @@ pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) ->
     let mut report = Report {
         schema: SCHEMA,
         host: host.to_string(),
-        gpufleet: crate::cli::VERSION.to_string(),
+        gpufleet: crate::recording::wire::WRITER.to_string(),
         generated_at: rfc3339(ctx.now_ms),
         source: source.describe(),
         window: WindowText {

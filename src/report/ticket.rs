@@ -69,7 +69,9 @@ fn quoted_evidence(report: &Report) -> String {
     }
     let more = report.analysis.evidence.len().saturating_sub(TICKET_LINES);
     if more > 0 {
-        out.push_str(&format!("    (+{more} more lines in the attached report)\n"));
+        out.push_str(&format!(
+            "    (+{more} more lines in the attached report)\n"
+        ));
     }
     out
 }
@@ -111,7 +113,10 @@ pub fn english(report: &Report) -> String {
         );
     };
     let since = report.broken_since.as_deref().unwrap_or(&f.first_seen);
-    let mut t = format!("Subject: GPU fault on {host}: {} since {since}\n\nHello,\n\n", f.label);
+    let mut t = format!(
+        "Subject: GPU fault on {host}: {} since {since}\n\nHello,\n\n",
+        f.label
+    );
     t.push_str(&format!(
         "Our rented machine {host} ({}) has been faulty since {since} (UTC): {}\n",
         machine(report),
@@ -177,7 +182,10 @@ pub fn chinese(report: &Report) -> String {
     if let Some(billing) = &report.billing {
         t.push_str(&format!(
             "\n机器故障期间我们被计费 {}。\n",
-            billing.text().replace(" h", " 小时").replace(" min", " 分钟")
+            billing
+                .text()
+                .replace(" h", " 小时")
+                .replace(" min", " 分钟")
         ));
     }
     t.push_str(

@@ -181,8 +181,14 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                         if let Some(book) = fleet.book_to_store() {
                             save(&mut fleet, setup.store.as_ref(), &book);
                         }
-                        let changes =
-                            reload::apply(&new, &mut fleet, &mut running, r.as_ref(), &sink, recorder.as_ref());
+                        let changes = reload::apply(
+                            &new,
+                            &mut fleet,
+                            &mut running,
+                            r.as_ref(),
+                            &sink,
+                            recorder.as_ref(),
+                        );
                         log_duties(duties.reconsider(
                             &mut fleet,
                             release.is_some(),
