@@ -3,7 +3,8 @@
 //! [`Recorder::wrap`]ped sinks (the console's and the watcher's), so both drivers record the
 //! same way. Handing over never blocks a source: when the disk falls behind and
 //! [`QUEUE_EVENTS`] wait, events are dropped from the recording (counted, and said at the end).
-//! Writes are buffered and flushed at least once a second.
+//! The thread takes events in batches (a few wake-ups a second however busy the fleet); writes
+//! are buffered and flushed at least once a second.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -25,6 +26,8 @@ use super::wire::{Header, Line};
 pub const QUEUE_EVENTS: usize = 65_536;
 /// Buffered lines reach the files at least this often.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// After the first of a burst, how long the thread lets the rest gather before taking them.
+const BATCH: Duration = Duration::from_millis(200);
 
 /// What to record into.
 #[derive(Debug, Clone, Default)]
@@ -169,16 +172,24 @@ impl Writing {
     fn run(&mut self, rx: mpsc::Receiver<Msg>) {
         let mut flushed = Instant::now();
         loop {
-            match rx.recv_timeout(FLUSH_EVERY.saturating_sub(flushed.elapsed())) {
-                Ok(Msg::Event { host, t_ms, event }) => self.write(host, t_ms, &event),
-                Ok(Msg::Name(id, name)) => {
-                    if self.names.len() <= id {
-                        self.names.resize(id + 1, String::new());
+            let mut stop = match rx.recv_timeout(FLUSH_EVERY.saturating_sub(flushed.elapsed())) {
+                Ok(msg) => self.take(msg),
+                Err(RecvTimeoutError::Disconnected) => true,
+                Err(RecvTimeoutError::Timeout) => false,
+            };
+            if !stop {
+                // What came meanwhile, in one go: a busy fleet wakes this thread a few times a
+                // second, not once per event.
+                std::thread::sleep(BATCH);
+                for msg in rx.try_iter() {
+                    if self.take(msg) {
+                        stop = true;
+                        break;
                     }
-                    self.names[id] = name;
                 }
-                Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
-                Err(RecvTimeoutError::Timeout) => {}
+            }
+            if stop {
+                break;
             }
             if flushed.elapsed() >= FLUSH_EVERY {
                 self.flush();
@@ -189,6 +200,21 @@ impl Writing {
         if let Some(error) = self.blackbox.as_mut().and_then(|b| b.error.take()) {
             self.errors.push(format!("black box: {error}"));
         }
+    }
+
+    /// Handles one message; true on the last one.
+    fn take(&mut self, msg: Msg) -> bool {
+        match msg {
+            Msg::Event { host, t_ms, event } => self.write(host, t_ms, &event),
+            Msg::Name(id, name) => {
+                if self.names.len() <= id {
+                    self.names.resize(id + 1, String::new());
+                }
+                self.names[id] = name;
+            }
+            Msg::Stop => return true,
+        }
+        false
     }
 
     fn write(&mut self, host: HostId, t_ms: u64, event: &HostEvent) {
