@@ -1,9 +1,11 @@
 //! The black box: a bounded rolling recording per host in the state directory
 //! (`blackbox/<host>/<start>.ndjson`, `blackbox/demo/...` for the demo fleet), so an incident
 //! report can be written after the fact, across restarts. Each segment is a recording of its
-//! own (header first). Every event is kept except samples, which are thinned to one per GPU
-//! every [`BlackBoxOptions::sample_every_ms`] (and any whose error counters or clock-event
-//! reasons changed). Old segments go once they are older than `keep_ms`, and the oldest go
+//! own (header first). Every event is kept except samples and process lists, which are
+//! thinned to one per GPU (one list) every [`BlackBoxOptions::sample_every_ms`], and any whose
+//! error counters or clock-event reasons (whose processes) changed. At ~750 bytes a sample,
+//! an 8-GPU host fills about 60 MB a day, so the defaults keep a day of one within the cap.
+//! Old segments go once they are older than `keep_ms`, and the oldest go
 //! while a host's segments pass `max_bytes`. One process writes a host's box at a time (a lock
 //! per host); another that watches the same host leaves it alone and takes over when the
 //! first stops.
@@ -25,7 +27,8 @@ pub const DEFAULT_SAMPLE_EVERY_MS: u64 = 10_000;
 /// A segment is closed after an hour, or at a sixteenth of the host's cap.
 const SEGMENT_MS: u64 = 3_600_000;
 const SEGMENTS_PER_CAP: u64 = 16;
-/// How often a host whose box another process holds is tried again.
+/// How often a host whose box another process holds (or whose segment could not be started)
+/// is tried again.
 const LOCK_RETRY_MS: u64 = 30_000;
 const SEGMENT_EXT: &str = "ndjson";
 const LOCK_FILE: &str = "lock";
@@ -107,6 +110,10 @@ struct HostBox {
     segment: Option<Segment>,
     /// Per GPU index: when its last sample was kept and the fields whose change is kept at once.
     last_sample: HashMap<u32, (u64, SampleMarks)>,
+    /// When the last process list was kept, and which processes it had (hashed).
+    last_processes: Option<(u64, u64)>,
+    /// After a segment could not be started (a full disk, no permission): when to try again.
+    retry_at_ms: u64,
 }
 
 struct Segment {
@@ -130,12 +137,31 @@ impl BlackBox {
         &self.options
     }
 
-    /// Whether `event` goes into `host`'s box (samples are thinned); updates the thinning.
+    /// Whether `event` goes into `host`'s box (samples and process lists are thinned);
+    /// updates the thinning.
     pub fn wants(&mut self, host: &str, t_ms: u64, event: &HostEvent) -> bool {
+        let every = self.options.sample_every_ms;
+        if let HostEvent::Processes { processes, .. } = event {
+            let mut who: Vec<(u32, &str)> = processes
+                .iter()
+                .map(|p| (p.pid, p.gpu_uuid.as_str()))
+                .collect();
+            who.sort_unstable();
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            std::hash::Hash::hash(&who, &mut hasher);
+            let who = std::hash::Hasher::finish(&hasher);
+            let state = self.hosts.entry(host.to_string()).or_default();
+            let keep = state
+                .last_processes
+                .is_none_or(|(kept_ms, kept)| kept != who || t_ms.saturating_sub(kept_ms) >= every);
+            if keep {
+                state.last_processes = Some((t_ms, who));
+            }
+            return keep;
+        }
         let HostEvent::Sample { gpu, .. } = event else {
             return true;
         };
-        let every = self.options.sample_every_ms;
         let marks = (
             gpu.ecc_uncorrected_volatile,
             gpu.retired_pages_pending,
@@ -181,10 +207,14 @@ impl BlackBox {
             if let Some(mut old) = state.segment.take() {
                 let _ = old.writer.flush();
             }
+            if t_ms < state.retry_at_ms {
+                return;
+            }
             match start_segment(&options, host, t_ms, segment_cap) {
                 Ok(segment) => state.segment = Some(segment),
                 Err(e) => {
                     self.error.get_or_insert(e);
+                    state.retry_at_ms = t_ms + LOCK_RETRY_MS;
                     return;
                 }
             }

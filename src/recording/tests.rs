@@ -198,7 +198,7 @@ fn only_one_process_writes_a_hosts_black_box() {
 }
 
 #[test]
-fn the_black_box_thins_samples_but_keeps_a_changed_error_counter_at_once() {
+fn the_black_box_thins_samples_and_process_lists_but_keeps_a_change_at_once() {
     let dir = tempfile::tempdir().expect("temp");
     let mut bb = BlackBox::new(options(dir.path(), 64 << 20));
     let sample = |ecc| HostEvent::Sample {
@@ -213,4 +213,17 @@ fn the_black_box_thins_samples_but_keeps_a_changed_error_counter_at_once() {
     assert!(bb.wants("h", 2_000, &sample(1)), "a new ECC error is kept");
     assert!(!bb.wants("h", 3_000, &sample(1)));
     assert!(bb.wants("h", 12_000, &sample(1)), "ten seconds on");
+    let processes = |pid| HostEvent::Processes {
+        at_ms: 0,
+        processes: vec![GpuProcess {
+            pid,
+            name: "python".into(),
+            gpu_uuid: "GPU-1".into(),
+            used_memory_mib: Some(1),
+        }],
+    };
+    assert!(bb.wants("h", 0, &processes(7)));
+    assert!(!bb.wants("h", 5_000, &processes(7)));
+    assert!(bb.wants("h", 6_000, &processes(8)), "a new process is kept");
+    assert!(bb.wants("h", 16_000, &processes(8)), "ten seconds on");
 }
