@@ -28,11 +28,12 @@ pub enum RecordingError {
         message: String,
     },
     #[error(
-        "{}:1: recording format version {found} is newer than this gpufleet reads (version {FORMAT_VERSION}); it was written by gpufleet {writer}: replay it with that version or newer",
+        "{}:{line}: recording format version {found} is newer than this gpufleet reads (version {FORMAT_VERSION}); it was written by gpufleet {writer}: replay it with that version or newer",
         .path.display()
     )]
     Newer {
         path: PathBuf,
+        line: usize,
         found: u64,
         writer: String,
     },
@@ -45,6 +46,9 @@ pub struct RecordingReader {
     /// Number of the line read last (1 is the header).
     line_no: usize,
     pub header: Header,
+    /// Sessions read so far: a file recorded into twice has a second header where the second
+    /// session begins.
+    pub sessions: usize,
 }
 
 impl RecordingReader {
@@ -54,11 +58,6 @@ impl RecordingReader {
             source,
         })?;
         let mut reader = BufReader::new(file);
-        let bad = |message: String| RecordingError::Bad {
-            path: path.to_path_buf(),
-            line: 1,
-            message,
-        };
         let first = match read_line(&mut reader, path, 1)? {
             Some((text, _)) => text,
             None => {
@@ -67,38 +66,13 @@ impl RecordingReader {
                 });
             }
         };
-        let value: serde_json::Value = serde_json::from_str(&first).map_err(|_| {
-            bad("not a gpufleet recording: the first line is not its JSON header".to_string())
-        })?;
-        if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT_NAME) {
-            return Err(bad(format!(
-                "not a gpufleet recording: the header's \"format\" is not \"{FORMAT_NAME}\""
-            )));
-        }
-        match value.get("version").and_then(|v| v.as_u64()) {
-            Some(found) if found > u64::from(FORMAT_VERSION) => {
-                return Err(RecordingError::Newer {
-                    path: path.to_path_buf(),
-                    found,
-                    writer: value
-                        .get("gpufleet")
-                        .and_then(|v| v.as_str())
-                        .map(crate::remote::sanitize)
-                        .unwrap_or_else(|| "?".to_string()),
-                });
-            }
-            Some(0) | None => {
-                return Err(bad("the header has no valid \"version\"".to_string()));
-            }
-            Some(_) => {}
-        }
-        let header: Header =
-            serde_json::from_value(value).map_err(|e| bad(format!("bad header: {e}")))?;
+        let header = check_header(&first, path, 1)?;
         Ok(Self {
             path: path.to_path_buf(),
             reader,
             line_no: 1,
             header,
+            sessions: 1,
         })
     }
 
@@ -121,6 +95,17 @@ impl RecordingReader {
                 Ok(line) => Ok(Some(line)),
                 // Cut short by a writer that stopped mid-line: the end of the recording.
                 Err(_) if !complete => Ok(None),
+                // The next session appended to the same file.
+                Err(_) if is_header(&text) => {
+                    let header = check_header(&text, &self.path, self.line_no)?;
+                    for host in header.hosts {
+                        if !self.header.hosts.contains(&host) {
+                            self.header.hosts.push(host);
+                        }
+                    }
+                    self.sessions += 1;
+                    continue;
+                }
                 Err(e) => Err(RecordingError::Bad {
                     path: self.path.clone(),
                     line: self.line_no,
@@ -137,6 +122,44 @@ impl Iterator for RecordingReader {
     fn next(&mut self) -> Option<Self::Item> {
         self.next_line().transpose()
     }
+}
+
+fn is_header(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.get("format").is_some())
+}
+
+/// A header line: a gpufleet recording's, of a version this build reads.
+fn check_header(text: &str, path: &Path, line: usize) -> Result<Header, RecordingError> {
+    let bad = |message: String| RecordingError::Bad {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|_| {
+        bad("not a gpufleet recording: the first line is not its JSON header".to_string())
+    })?;
+    if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT_NAME) {
+        return Err(bad(format!(
+            "not a gpufleet recording: the header's \"format\" is not \"{FORMAT_NAME}\""
+        )));
+    }
+    match value.get("version").and_then(|v| v.as_u64()) {
+        Some(found) if found > u64::from(FORMAT_VERSION) => {
+            return Err(RecordingError::Newer {
+                path: path.to_path_buf(),
+                line,
+                found,
+                writer: value
+                    .get("gpufleet")
+                    .and_then(|v| v.as_str())
+                    .map(crate::remote::sanitize)
+                    .unwrap_or_else(|| "?".to_string()),
+            });
+        }
+        Some(0) | None => return Err(bad("the header has no valid \"version\"".to_string())),
+        Some(_) => {}
+    }
+    serde_json::from_value(value).map_err(|e| bad(format!("bad header: {e}")))
 }
 
 /// One line without its newline, and whether it ended with one; `None` at the end of input.

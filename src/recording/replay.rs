@@ -2,7 +2,8 @@
 //! simulator. The file is read through once before anything starts (every line checked, the
 //! hosts collected), then played on its own thread: each event is sent when its recorded time
 //! comes round (divided by the speed) and stamped with the time it is played, so the console
-//! sees it as live. Nothing reaches a real host: the console runs read-only.
+//! sees it as live. Nothing reaches a real host: the console runs read-only. A file recorded
+//! into twice plays its second session straight after the first.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -75,9 +76,17 @@ fn play(replay: &Replay, sink: &HostSink, speed: f64, stop: &StopFlag) {
     };
     let began = Instant::now();
     let began_ms = now_ms();
+    // Between two sessions recorded into one file nothing was watched: that time is skipped.
+    let (mut sessions, mut skipped_ms, mut last_t_ms) = (reader.sessions, 0, replay.first_ms);
     // Ends quietly on a line that no longer reads: the file changed after it was checked.
     while let Ok(Some(Line { t_ms, host, event })) = reader.next_line() {
-        let due_ms = scaled(t_ms.saturating_sub(replay.first_ms), speed);
+        if reader.sessions != sessions {
+            sessions = reader.sessions;
+            skipped_ms += t_ms.saturating_sub(last_t_ms);
+        }
+        last_t_ms = t_ms;
+        let base_ms = replay.first_ms + skipped_ms;
+        let due_ms = scaled(t_ms.saturating_sub(base_ms), speed);
         let elapsed_ms = began.elapsed().as_millis() as u64;
         if due_ms > elapsed_ms && stop.sleep(std::time::Duration::from_millis(due_ms - elapsed_ms))
         {
@@ -91,7 +100,7 @@ fn play(replay: &Replay, sink: &HostSink, speed: f64, stop: &StopFlag) {
         };
         let event = match event.at_ms() {
             Some(at_ms) => {
-                let offset = at_ms as i128 - replay.first_ms as i128;
+                let offset = at_ms as i128 - base_ms as i128;
                 let moved = began_ms as i128 + (offset as f64 / speed) as i128;
                 event.restamped(u64::try_from(moved.max(0)).unwrap_or(0))
             }

@@ -227,3 +227,27 @@ fn the_black_box_thins_samples_and_process_lists_but_keeps_a_change_at_once() {
     assert!(bb.wants("h", 6_000, &processes(8)), "a new process is kept");
     assert!(bb.wants("h", 16_000, &processes(8)), "ten seconds on");
 }
+
+#[test]
+fn a_file_recorded_into_twice_reads_as_two_sessions_and_a_newer_one_is_refused() {
+    let dir = tempfile::tempdir().expect("temp");
+    let good = r#"{"t_ms":2,"host":"h","event":{"kind":"responsive","at_ms":2}}"#;
+    let second = serde_json::to_string(&Header::new(9, vec!["g".into()])).expect("header");
+    let path = write_recording(dir.path(), &format!("{good}\n{second}\n{good}\n"));
+    let mut reader = RecordingReader::open(&path).expect("open");
+    let lines: Vec<_> = reader.by_ref().map(|l| l.expect("line")).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(reader.sessions, 2);
+    assert_eq!(reader.header.hosts, ["h", "g"]);
+    let newer = second.replace("\"version\":1", "\"version\":2");
+    let path = write_recording(dir.path(), &format!("{good}\n{newer}\n{good}\n"));
+    let err = RecordingReader::open(&path)
+        .expect("open")
+        .find_map(Result::err)
+        .expect("an error")
+        .to_string();
+    assert!(
+        err.contains("r.ndjson:3: recording format version 2 is newer"),
+        "{err}"
+    );
+}
