@@ -311,6 +311,18 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         Ok(named) => named,
         Err(e) => return Ok(usage_error(&e)),
     };
+    if cli.record.is_some()
+        && !matches!(
+            cli.command,
+            None | Some(CliCommand::Watch { .. }) | Some(CliCommand::Replay { .. })
+        )
+    {
+        eprintln!(
+            "gpufleet: --record records the console, `watch` or `replay`; not `{}`",
+            subcommand.unwrap_or_default()
+        );
+        return Ok(ExitCode::from(gpufleet::exit_codes::USAGE));
+    }
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
         return Ok(diagnose(file.as_deref(), *json));
     }

@@ -398,3 +398,21 @@ fn damaged_newer_or_foreign_recordings_are_refused_with_file_and_line() {
         }
     }
 }
+
+#[test]
+fn record_is_refused_where_nothing_would_be_recorded() {
+    let dir = tempfile::tempdir().expect("temp");
+    let file = dir.path().join("x.ndjson");
+    let out = gpufleet(
+        &[
+            "--record",
+            file.to_str().expect("utf-8"),
+            "snapshot",
+            "--demo",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--record records the console"));
+    assert!(!file.exists(), "no file left behind");
+}
