@@ -160,8 +160,8 @@ fn check_seen(report: &CheckReport) -> CheckSeen {
         started_at_ms: report.started_at_ms,
         started_at: rfc3339(report.started_at_ms),
         result: match crate::check::exit_code(report) {
-            0 => "pass",
-            1 => "warning",
+            crate::check::EXIT_PASS => "pass",
+            crate::check::EXIT_WARN => "warning",
             _ => "failure",
         },
         not_passed: report
