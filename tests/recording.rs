@@ -220,6 +220,27 @@ fn a_report_of_a_recorded_gpu_loss_has_the_evidence_and_nothing_of_other_hosts_o
          [hosts.release]\nprovider = \"vast\"\ninstance_id = \"12345\"\ntoken_env = \"GPUFLEET_TEST_TOKEN\"\n",
     )
     .expect("config");
+    // The host's acceptance check (a real one, of an H200) and actions in the audit log, one
+    // of them on another host.
+    let checks = state.join("checks/flaky-h200");
+    std::fs::create_dir_all(&checks).expect("checks dir");
+    let check = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/h200/check-local.json"
+    ))
+    .expect("check report")
+    .replace("\"host\": \"local\"", "\"host\": \"flaky-h200\"");
+    std::fs::write(checks.join("2026-11-29T13-38-35.123Z.json"), check).expect("check");
+    let step = |host: &str, command: &str| {
+        format!(
+            "{{\"at_ms\":{last_t},\"host\":\"{host}\",\"kind\":\"playbook_step\",\"command\":\"{command}\",\"outcome\":\"ok\",\"exit_status\":0,\"runbook\":\"gpu-lost\",\"step\":\"reset\",\"dry_run\":false}}\n"
+        )
+    };
+    std::fs::write(
+        state.join("audit.jsonl"),
+        step("flaky-h200", "nvidia-smi -r -i 0") + &step("train-h100x8", "nvidia-smi -r -i 5"),
+    )
+    .expect("audit");
     let out_dir = dir.path().join("out");
     std::fs::create_dir(&out_dir).expect("out");
     let out = Command::new(binary())
@@ -262,6 +283,15 @@ fn a_report_of_a_recorded_gpu_loss_has_the_evidence_and_nothing_of_other_hosts_o
     );
     assert!(md.contains("Xid"), "the kernel lines verbatim:\n{md}");
     assert!(md.contains("USD"), "money billed while broken:\n{md}");
+    assert!(
+        md.contains("result **pass**"),
+        "the acceptance check:\n{md}"
+    );
+    assert!(
+        md.contains("gpu-lost / reset: `nvidia-smi -r -i 0`"),
+        "the runbook step:\n{md}"
+    );
+    assert!(!md.contains("-i 5"), "another host's step:\n{md}");
     assert!(
         md.contains("## Ticket (English)") && md.contains("请为我们更换机器"),
         "{md}"
