@@ -29,6 +29,11 @@ pub struct Cli {
     #[arg(value_name = "HOST")]
     pub hosts: Vec<String>,
 
+    /// Record every host event of this console session to FILE (NDJSON; `gpufleet replay FILE`
+    /// plays it back). The file is private (0600) and appended to.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Option<CliCommand>,
 }
@@ -58,7 +63,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub read_only: bool,
 
-    /// Simulator clock speed (with --demo): 10 runs ten simulated seconds per second.
+    /// Simulator clock speed (with --demo) or replay speed (with `replay`): 10 runs ten simulated seconds per second.
     #[arg(long, global = true, default_value_t = 1.0, value_name = "N",
           value_parser = crate::cli_values::speed, allow_negative_numbers = true)]
     pub speed: f64,
@@ -225,6 +230,41 @@ pub enum CliCommand {
         /// Hosts to watch instead of the config's (as for the console).
         #[arg(value_name = "HOST")]
         hosts: Vec<String>,
+        /// Record every host event to FILE (NDJSON, private, appended; see `replay`).
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
+    },
+    /// Play a recording (`--record FILE`, or a black-box segment) in the console, read-only:
+    /// nothing is sent to any host. `--speed N` plays N times faster. A file that is not a
+    /// recording, is damaged or is of a newer format is refused with its file and line (exit 2).
+    Replay {
+        /// The recording to play.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Record what is played to another FILE (as `--record`).
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
+    },
+    /// Write an incident bundle for HOST: a Markdown report (what happened and when, which GPU,
+    /// the evidence lines, the last acceptance check, runbook steps from the audit log, hours
+    /// and money billed while broken, a ticket text in English and Simplified Chinese), its
+    /// JSON twin, the samples as CSV, the kernel lines and the recording of the window. Read
+    /// from the black box (what the console and `watch` kept), or from a `--record` file with
+    /// `--from`. Exit 0 written, 1 nothing recorded for HOST in the window, 2 an error.
+    Report {
+        /// The host's name (as in the config or the console).
+        #[arg(value_name = "HOST")]
+        name: String,
+        /// How far back from the newest event recorded: `90m`, `2h`, `1d`, `45s`.
+        #[arg(long, value_name = "DURATION", default_value = "2h",
+              value_parser = crate::cli_values::duration_ms)]
+        since: u64,
+        /// Where to write the bundle's folder (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Read this recording instead of the black box.
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
     },
     /// The config file: `config init` writes a commented one at the XDG path (never over an
     /// existing file), `config path` prints where it is, `config check` validates it.

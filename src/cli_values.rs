@@ -47,6 +47,24 @@ fn range_words(message: Option<String>) -> String {
     }
 }
 
+/// `--since`: a whole number and a unit (`s`, `m`, `h`, `d`), as milliseconds.
+pub fn duration_ms(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let unit_ms: u64 = match text.chars().last() {
+        Some('s') => 1_000,
+        Some('m') => 60_000,
+        Some('h') => 3_600_000,
+        Some('d') => 86_400_000,
+        _ => return Err("must be a number and a unit: 45s, 90m, 2h or 1d".to_string()),
+    };
+    match text[..text.len() - 1].parse::<u64>() {
+        Ok(n) if n > 0 => n
+            .checked_mul(unit_ms)
+            .ok_or_else(|| "is too long".to_string()),
+        _ => Err("must be a number above 0 and a unit: 45s, 90m, 2h or 1d".to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

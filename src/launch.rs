@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::diagnose::LiveOptions;
 use crate::fleet::money::MoneyOptions;
 use crate::fleet::{Fleet, FleetOptions, HostSink};
+use crate::recording::{Recorder, Replay, replay};
 use crate::remote::{
     self, ChannelPrompter, LinkOptions, RemoteHost, ResolveError, link_options, resolve_named,
 };
@@ -27,6 +28,11 @@ pub enum Plan {
     Ssh {
         hosts: Vec<RemoteHost>,
         opts: LinkOptions,
+    },
+    /// `gpufleet replay FILE`: a recording played back (read-only, like the demo fleet).
+    Replay {
+        replay: Replay,
+        speed: f64,
     },
 }
 
@@ -89,19 +95,33 @@ impl Plan {
             Plan::Demo { sim, .. } => sim.host_names(),
             Plan::Local(_) => vec![local_host_name()],
             Plan::Ssh { hosts, .. } => hosts.iter().map(|h| h.name.clone()).collect(),
+            Plan::Replay { replay, .. } => replay.host_names(),
         }
     }
 
-    /// Starts the sources on their own threads, sending into `sink`; links' questions (host
-    /// keys, passphrases, passwords) come back through the returned pending-prompt store.
+    /// Starts the sources on their own threads, sending into `sink` (through `recorder` when
+    /// the session is recorded); links' questions (host keys, passphrases, passwords) come
+    /// back through the returned pending-prompt store.
     pub fn start(
         self,
         sink: mpsc::Sender<Event>,
         interval: Duration,
+        recorder: Option<&Recorder>,
     ) -> Result<(Vec<SourceHandle>, PendingPrompts), LaunchError> {
+        let host_sink = |sink| {
+            let sink = host_sink(sink);
+            match recorder {
+                Some(recorder) => recorder.wrap(sink),
+                None => sink,
+            }
+        };
         Ok(match self {
             Plan::Demo { sim, speed } => (
                 vec![sim::spawn(sim, host_sink(sink), speed)?],
+                PendingPrompts::default(),
+            ),
+            Plan::Replay { replay, speed } => (
+                vec![replay::spawn(replay, host_sink(sink), speed)?],
                 PendingPrompts::default(),
             ),
             Plan::Local(gpus) => (
@@ -135,6 +155,7 @@ impl Plan {
     ) -> Result<Vec<SourceHandle>, LaunchError> {
         Ok(match self {
             Plan::Demo { sim, speed } => vec![sim::spawn(sim, sink, speed)?],
+            Plan::Replay { replay, speed } => vec![replay::spawn(replay, sink, speed)?],
             Plan::Local(gpus) => vec![nvml::spawn(*gpus, 0, sink, interval)?],
             Plan::Ssh { hosts, opts } => hosts
                 .into_iter()
@@ -161,6 +182,8 @@ impl Plan {
                     scenario_ms += step;
                 }
             }
+            // `replay` plays in the console; no one-shot command reads a recording this way.
+            Plan::Replay { .. } => {}
             Plan::Local(mut gpus) => {
                 let mut events = vec![crate::fleet::HostEvent::Connected(gpus.info())];
                 events.extend(gpus.read_events(now_ms(), true));

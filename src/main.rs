@@ -20,6 +20,8 @@ use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
 use gpufleet::commands::logging;
+use gpufleet::commands::record as record_command;
+use gpufleet::commands::report as report_command;
 use gpufleet::commands::standalone;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::{self, Config};
@@ -32,6 +34,7 @@ use gpufleet::launch::{self, Plan};
 use gpufleet::metrics::{MetricsBridge, MetricsServer};
 use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
 use gpufleet::playbook;
+use gpufleet::recording::Replay;
 use gpufleet::release::{ReleaseAction, SendOptions, process_env};
 use gpufleet::remote::{link_options, resolve_named};
 use gpufleet::snapshot::{Snapshot, render_table};
@@ -298,14 +301,29 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     }
 }
 
-fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
-    if !matches!(cli.command, None | Some(CliCommand::Watch { .. })) {
+fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
+    if !matches!(
+        cli.command,
+        None | Some(CliCommand::Watch { .. }) | Some(CliCommand::Replay { .. })
+    ) {
         standalone::exit_cancelled_on_interrupt();
     }
     let named = match host_words::named_hosts(&cli, subcommand) {
         Ok(named) => named,
         Err(e) => return Ok(usage_error(&e)),
     };
+    if cli.record.is_some()
+        && !matches!(
+            cli.command,
+            None | Some(CliCommand::Watch { .. }) | Some(CliCommand::Replay { .. })
+        )
+    {
+        eprintln!(
+            "gpufleet: --record records the console, `watch` or `replay`; not `{}`",
+            subcommand.unwrap_or_default()
+        );
+        return Ok(ExitCode::from(gpufleet::exit_codes::USAGE));
+    }
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
         return Ok(diagnose(file.as_deref(), *json));
     }
@@ -362,6 +380,21 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             let code = hold_command::run(&config, name, &mut std::io::stdout());
             return Ok(ExitCode::from(code));
         }
+        Some(CliCommand::Report {
+            name,
+            since,
+            out,
+            from,
+        }) => {
+            let request = report_command::Request {
+                host: name.clone(),
+                since_ms: *since,
+                out: out.clone(),
+                from: from.clone(),
+                demo: cli.global.demo,
+            };
+            return Ok(report_command::run(&request, &config, now_ms()));
+        }
         Some(CliCommand::Cost { json }) => {
             let (text, code) = money_cli::cost_command(&config, *json, now_ms())?;
             print!("{text}");
@@ -409,24 +442,55 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         }
         _ => {}
     }
+    // A replay is the console on a recording: read-only and as offline as the demo fleet
+    // (nothing priced, stored, alerted or sent to a host).
+    let replay = match &cli.command {
+        Some(CliCommand::Replay { file, .. }) => match Replay::open(file) {
+            Ok(replay) => Some(replay),
+            Err(e) => {
+                eprintln!("gpufleet replay: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        },
+        _ => None,
+    };
+    if replay.is_some() {
+        // The file is checked first, so a bad one is said wherever it is run.
+        if let Some(code) = console_needs_a_terminal() {
+            return Ok(code);
+        }
+        cli.global.demo = true;
+        cli.global.read_only = true;
+    }
     let money_config = launch::money_config(&config, cli.global.demo);
     let mut options = ModelOptions {
         fleet: launch::fleet_options(&config, &cli.global),
         ..ModelOptions::default()
     };
-    let plan = match Plan::choose(&cli.global, &named, &config, options.fleet.interval_ms) {
-        Ok(plan) => plan,
-        Err(e) => {
-            eprintln!("gpufleet: {e}");
-            return Ok(ExitCode::from(1));
-        }
+    let plan = match replay {
+        Some(replay) => Plan::Replay {
+            replay,
+            speed: cli.global.speed,
+        },
+        None => match Plan::choose(&cli.global, &named, &config, options.fleet.interval_ms) {
+            Ok(plan) => plan,
+            Err(e) => {
+                eprintln!("gpufleet: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        },
     };
     options.source = match &plan {
-        Plan::Demo { .. } => HostSource::Demo,
+        Plan::Demo { .. } | Plan::Replay { .. } => HostSource::Demo,
         Plan::Local(_) => HostSource::Local,
         Plan::Ssh { .. } => HostSource::Ssh,
     };
     let verbosity = i8::try_from(cli.global.verbose).unwrap_or(i8::MAX);
+    let console = matches!(cli.command, None | Some(CliCommand::Replay { .. }));
+    let record = match &cli.command {
+        Some(CliCommand::Replay { record, .. }) => record.clone().or(cli.record.clone()),
+        _ => cli.record.clone(),
+    };
     match cli.command {
         Some(CliCommand::Snapshot { json, .. }) => {
             let fleet = plan.read_once(options.fleet);
@@ -442,15 +506,21 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
-        Some(CliCommand::Watch { metrics, quiet, .. }) => {
+        Some(CliCommand::Watch {
+            metrics,
+            quiet,
+            record,
+            ..
+        }) => {
             let args = WatchArgs {
+                record: record.or(cli.record),
                 metrics,
                 verbosity: if quiet { -1 } else { verbosity },
             };
             watch_command::run(args, &cli.global, &named, &config, options.fleet, plan)
         }
-        Some(_) => unreachable_command(),
-        None => {
+        _ if !console => unreachable_command(),
+        _ => {
             let theme_name = cli
                 .global
                 .theme
@@ -541,7 +611,7 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             };
             let ops = OpsSetup {
                 fleet: match &plan {
-                    Plan::Demo { .. } => OpsFleet::Demo,
+                    Plan::Demo { .. } | Plan::Replay { .. } => OpsFleet::Demo,
                     Plan::Local(_) => OpsFleet::Local,
                     Plan::Ssh { hosts, opts } => OpsFleet::Ssh {
                         hosts: hosts.clone(),
@@ -577,7 +647,21 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 }
                 None => None,
             };
-            let (sources, prompts) = plan.start(sink.clone(), interval)?;
+            let replaying = matches!(plan, Plan::Replay { .. });
+            let recorder = match record_command::start(
+                record,
+                !replaying,
+                cli.global.demo,
+                "gpufleet console",
+                plan.host_names(),
+            ) {
+                Ok(recorder) => recorder,
+                Err(e) => {
+                    eprintln!("gpufleet: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let (sources, prompts) = plan.start(sink.clone(), interval, recorder.as_ref())?;
             let bridges = runtime::Bridges {
                 money: bridge,
                 ops,
@@ -592,6 +676,9 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             }
             if let Some(server) = server {
                 server.stop();
+            }
+            for problem in recorder.map(|r| r.finish()).unwrap_or_default() {
+                eprintln!("gpufleet: {problem}");
             }
             Ok(match ran? {
                 runtime::Ended::Quit => ExitCode::SUCCESS,

@@ -283,6 +283,14 @@ impl ProcessLock {
     }
 }
 
+/// Opens `path` for appending (recordings, the black box): created `0600`, and an existing
+/// file loses its group and other bits.
+pub fn open_private_append(path: &Path) -> std::io::Result<File> {
+    let file = private_options().append(true).create(true).open(path)?;
+    tighten_file(&file)?;
+    Ok(file)
+}
+
 /// Creates `dir` and its missing parents, each `0700`.
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();

@@ -5,6 +5,8 @@ pub mod config_file;
 pub mod hold;
 pub mod host_words;
 pub mod logging;
+pub mod record;
+pub mod report;
 pub mod shell_docs;
 pub mod standalone;
 pub mod watch;

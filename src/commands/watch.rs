@@ -24,6 +24,8 @@ pub const EXIT_BAD_SETUP: u8 = 2;
 
 /// What the command line says about the watcher.
 pub struct WatchArgs {
+    /// `--record FILE`.
+    pub record: Option<std::path::PathBuf>,
     pub metrics: Option<String>,
     /// `-v` count minus `-q`.
     pub verbosity: i8,
@@ -69,7 +71,21 @@ pub fn run(
         }),
         _ => None,
     };
+    let recorder = match super::record::start(
+        args.record,
+        true,
+        global.demo,
+        "gpufleet watch",
+        plan.host_names(),
+    ) {
+        Ok(recorder) => recorder,
+        Err(e) => {
+            eprintln!("gpufleet watch: {e}");
+            return Ok(ExitCode::from(EXIT_BAD_SETUP));
+        }
+    };
     let setup = Setup {
+        recorder,
         host_names: plan.host_names(),
         options,
         store,

@@ -20,6 +20,7 @@ use crate::diagnose::Severity;
 use crate::duty::{Duties, DutyNote};
 use crate::fleet::{Fleet, FleetCommand, FleetOptions, HostEvent, HostId, HostSink};
 use crate::metrics::{MetricsBridge, MetricsServer, render};
+use crate::recording::Recorder;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
 
 pub use release::ReleaseSetup;
@@ -75,6 +76,8 @@ pub enum Sources {
 
 /// Everything the watcher runs with, checked before anything connects.
 pub struct Setup {
+    /// `--record FILE` and the black box: every host event is handed to it.
+    pub recorder: Option<Recorder>,
     pub host_names: Vec<String>,
     pub options: FleetOptions,
     /// Where ledgers are stored; `None` keeps them in memory (the demo fleet).
@@ -120,7 +123,12 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     let mut release = setup.release;
     let mut dispatcher = start_alerts(setup.sinks);
     let released_tx = tx.clone();
+    let recorder = setup.recorder;
     let sink = HostSink::from_sender(tx, Input::Host);
+    let sink = match &recorder {
+        Some(recorder) => recorder.wrap(sink),
+        None => sink,
+    };
     let mut fixed = Vec::new();
     let mut running: reload::Running = Vec::new();
     let mut reloader = None;
@@ -170,8 +178,14 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                         if let Some(book) = fleet.book_to_store() {
                             save(&mut fleet, setup.store.as_ref(), &book);
                         }
-                        let changes =
-                            reload::apply(&new, &mut fleet, &mut running, r.as_ref(), &sink);
+                        let changes = reload::apply(
+                            &new,
+                            &mut fleet,
+                            &mut running,
+                            r.as_ref(),
+                            &sink,
+                            recorder.as_ref(),
+                        );
                         log_duties(duties.reconsider(
                             &mut fleet,
                             release.is_some(),
@@ -247,6 +261,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     let mut sources = fixed;
     sources.extend(running.into_iter().flatten().map(|(_, handle)| handle));
     shut_down(fleet, sources, setup.store.as_ref(), dispatcher, server);
+    for problem in recorder.map(Recorder::finish).unwrap_or_default() {
+        tracing::error!("{problem}");
+    }
     Ok(stopped_by)
 }
 

@@ -51,6 +51,7 @@ pub fn apply(
     running: &mut Running,
     reloader: &dyn Reloader,
     sink: &HostSink,
+    recorder: Option<&crate::recording::Recorder>,
 ) -> Changes {
     let mut changes = Changes::default();
     for slot in running.iter_mut() {
@@ -84,6 +85,9 @@ pub fn apply(
             changes.added.push(host.name.clone());
         }
         let id = fleet.add_host(host.name.clone());
+        if let Some(recorder) = recorder {
+            recorder.name_host(id, &host.name);
+        }
         match reloader.start(host, id, sink.clone()) {
             Ok(handle) => {
                 if running.len() <= id {

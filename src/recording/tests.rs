@@ -1,0 +1,253 @@
+//! Tests of the recording format, the reader and the black box's bounds.
+
+use super::blackbox::{BlackBox, BlackBoxOptions, segments};
+use super::read::RecordingReader;
+use super::wire::{Event, Header, Line};
+use crate::fleet::HostEvent;
+use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
+
+fn every_event() -> Vec<HostEvent> {
+    let gpu = GpuSample {
+        index: 3,
+        uuid: "GPU-1".into(),
+        name: "NVIDIA H200".into(),
+        bus_id: "00000000:1B:00.0".into(),
+        memory_total_mib: Some(143_771),
+        utilization_gpu_pct: Some(97.5),
+        pstate: Some("P0".into()),
+        clock_event_reasons: Some(ClockEventReasons(0x24)),
+        retired_pages_pending: Some(false),
+        driver_version: Some("570.86.15".into()),
+        ..GpuSample::default()
+    };
+    vec![
+        HostEvent::Connecting { attempt: 2 },
+        HostEvent::Connected(HostInfo {
+            driver_version: Some("570.86.15".into()),
+            cuda_version: None,
+            source: "ssh root@h:22".into(),
+        }),
+        HostEvent::Sample { at_ms: 5, gpu },
+        HostEvent::Processes {
+            at_ms: 6,
+            processes: vec![GpuProcess {
+                pid: 7,
+                name: "python".into(),
+                gpu_uuid: "GPU-1".into(),
+                used_memory_mib: None,
+            }],
+        },
+        HostEvent::Kernel {
+            at_ms: 8,
+            line: "NVRM: Xid (PCI:0000:1b:00): 79".into(),
+        },
+        HostEvent::Lost {
+            at_ms: 9,
+            reason: LostReason::GpuLost,
+            raw: "GPU is lost".into(),
+        },
+        HostEvent::Disconnected {
+            at_ms: 10,
+            reason: "refused".into(),
+        },
+        HostEvent::Unresponsive {
+            at_ms: 11,
+            silent_ms: 30_000,
+        },
+        HostEvent::Responsive { at_ms: 12 },
+        HostEvent::Flooding {
+            at_ms: 13,
+            detail: None,
+        },
+        HostEvent::Notice {
+            at_ms: 14,
+            text: "kernel log not readable".into(),
+        },
+    ]
+}
+
+#[test]
+fn every_host_event_survives_a_trip_through_a_recording_line() {
+    for event in every_event() {
+        let line = Line {
+            t_ms: 1,
+            host: "h".into(),
+            event: Event::from(&event),
+        };
+        let text = serde_json::to_string(&line).expect("serialize");
+        let back: Line = serde_json::from_str(&text).expect("parse");
+        assert_eq!(HostEvent::from(back.event), event, "{text}");
+    }
+}
+
+fn write_recording(dir: &std::path::Path, body: &str) -> std::path::PathBuf {
+    let path = dir.join("r.ndjson");
+    let header = serde_json::to_string(&Header::new(1, vec!["h".into()])).expect("header");
+    std::fs::write(&path, format!("{header}\n{body}")).expect("write");
+    path
+}
+
+#[test]
+fn a_last_line_cut_short_ends_the_recording_but_a_bad_line_inside_is_named() {
+    let dir = tempfile::tempdir().expect("temp");
+    let good = r#"{"t_ms":2,"host":"h","event":{"kind":"responsive","at_ms":2}}"#;
+    let path = write_recording(dir.path(), &format!("{good}\n{{\"t_ms\":3,\"ho"));
+    let lines: Vec<_> = RecordingReader::open(&path).expect("open").collect();
+    assert_eq!(lines.len(), 1);
+    assert!(lines[0].is_ok());
+    let path = write_recording(dir.path(), &format!("{good}\n{{\"t_ms\":3,\"ho\n{good}\n"));
+    let err = RecordingReader::open(&path)
+        .expect("open")
+        .find_map(Result::err)
+        .expect("an error")
+        .to_string();
+    assert!(err.contains("r.ndjson:3: not a recorded event"), "{err}");
+}
+
+fn options(dir: &std::path::Path, max_bytes: u64) -> BlackBoxOptions {
+    BlackBoxOptions {
+        dir: dir.to_path_buf(),
+        keep_ms: 24 * 3_600_000,
+        max_bytes,
+        sample_every_ms: 10_000,
+        who: "test".into(),
+    }
+}
+
+fn kernel_line(t_ms: u64) -> Vec<u8> {
+    let line = Line {
+        t_ms,
+        host: "h".into(),
+        event: Event::Kernel {
+            at_ms: t_ms,
+            line: format!("NVRM: Xid 79 at {t_ms} {}", "x".repeat(200)),
+        },
+    };
+    let mut bytes = serde_json::to_vec(&line).expect("json");
+    bytes.push(b'\n');
+    bytes
+}
+
+#[test]
+fn the_black_box_stays_under_its_cap_and_keeps_the_newest_events() {
+    let dir = tempfile::tempdir().expect("temp");
+    let cap = 64 << 10;
+    let mut bb = BlackBox::new(options(dir.path(), cap));
+    let mut t = 1_000_000;
+    for _ in 0..2_000 {
+        t += 1_000;
+        bb.write("h", t, &kernel_line(t));
+    }
+    bb.flush();
+    assert!(bb.error.is_none(), "{:?}", bb.error);
+    let segs = segments(dir.path(), "h").expect("segments");
+    let total: u64 = segs.iter().map(|(_, len)| len).sum();
+    assert!(total <= cap, "{total} bytes kept over a cap of {cap}");
+    assert!(segs.len() > 2, "rotated into segments: {segs:?}");
+    let newest = RecordingReader::open(&segs.last().expect("one").0)
+        .expect("open")
+        .last()
+        .expect("a line")
+        .expect("parses");
+    assert_eq!(newest.t_ms, t, "the newest event is kept");
+}
+
+#[test]
+fn the_black_box_forgets_what_is_older_than_it_keeps_and_survives_a_restart() {
+    let dir = tempfile::tempdir().expect("temp");
+    let mut opts = options(dir.path(), 64 << 20);
+    opts.keep_ms = 3_600_000;
+    let mut bb = BlackBox::new(opts.clone());
+    bb.write("h", 1_000, &kernel_line(1_000));
+    bb.flush();
+    drop(bb);
+    // A restart an hour and a half later: a new segment, the old one still there...
+    let mut bb = BlackBox::new(opts.clone());
+    let later = 1_000 + 90 * 60_000;
+    bb.write("h", later, &kernel_line(later));
+    bb.flush();
+    drop(bb);
+    assert_eq!(segments(dir.path(), "h").expect("segments").len(), 2);
+    // ...until the next one starts after it passed out of the hour kept.
+    let mut bb = BlackBox::new(opts);
+    let much_later = later + 2 * 3_600_000 + 1;
+    bb.write("h", much_later, &kernel_line(much_later));
+    bb.flush();
+    let segs = segments(dir.path(), "h").expect("segments");
+    let starts: Vec<String> = segs
+        .iter()
+        .map(|(p, _)| p.file_name().expect("name").to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(starts.len(), 2, "{starts:?}");
+    assert!(
+        !starts.iter().any(|s| s.starts_with("00000000000000001000")),
+        "the first run's segment is gone: {starts:?}"
+    );
+}
+
+#[test]
+fn only_one_process_writes_a_hosts_black_box() {
+    let dir = tempfile::tempdir().expect("temp");
+    let mut first = BlackBox::new(options(dir.path(), 64 << 20));
+    first.write("h", 1_000, &kernel_line(1_000));
+    let mut second = BlackBox::new(options(dir.path(), 64 << 20));
+    second.write("h", 2_000, &kernel_line(2_000));
+    first.flush();
+    second.flush();
+    assert_eq!(segments(dir.path(), "h").expect("segments").len(), 1);
+}
+
+#[test]
+fn the_black_box_thins_samples_and_process_lists_but_keeps_a_change_at_once() {
+    let dir = tempfile::tempdir().expect("temp");
+    let mut bb = BlackBox::new(options(dir.path(), 64 << 20));
+    let sample = |ecc| HostEvent::Sample {
+        at_ms: 0,
+        gpu: GpuSample {
+            ecc_uncorrected_volatile: Some(ecc),
+            ..GpuSample::default()
+        },
+    };
+    assert!(bb.wants("h", 0, &sample(0)));
+    assert!(!bb.wants("h", 1_000, &sample(0)));
+    assert!(bb.wants("h", 2_000, &sample(1)), "a new ECC error is kept");
+    assert!(!bb.wants("h", 3_000, &sample(1)));
+    assert!(bb.wants("h", 12_000, &sample(1)), "ten seconds on");
+    let processes = |pid| HostEvent::Processes {
+        at_ms: 0,
+        processes: vec![GpuProcess {
+            pid,
+            name: "python".into(),
+            gpu_uuid: "GPU-1".into(),
+            used_memory_mib: Some(1),
+        }],
+    };
+    assert!(bb.wants("h", 0, &processes(7)));
+    assert!(!bb.wants("h", 5_000, &processes(7)));
+    assert!(bb.wants("h", 6_000, &processes(8)), "a new process is kept");
+    assert!(bb.wants("h", 16_000, &processes(8)), "ten seconds on");
+}
+
+#[test]
+fn a_file_recorded_into_twice_reads_as_two_sessions_and_a_newer_one_is_refused() {
+    let dir = tempfile::tempdir().expect("temp");
+    let good = r#"{"t_ms":2,"host":"h","event":{"kind":"responsive","at_ms":2}}"#;
+    let second = serde_json::to_string(&Header::new(9, vec!["g".into()])).expect("header");
+    let path = write_recording(dir.path(), &format!("{good}\n{second}\n{good}\n"));
+    let mut reader = RecordingReader::open(&path).expect("open");
+    let lines: Vec<_> = reader.by_ref().map(|l| l.expect("line")).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(reader.sessions, 2);
+    assert_eq!(reader.header.hosts, ["h", "g"]);
+    let newer = second.replace("\"version\":1", "\"version\":2");
+    let path = write_recording(dir.path(), &format!("{good}\n{newer}\n{good}\n"));
+    let err = RecordingReader::open(&path)
+        .expect("open")
+        .find_map(Result::err)
+        .expect("an error")
+        .to_string();
+    assert!(
+        err.contains("r.ndjson:3: recording format version 2 is newer"),
+        "{err}"
+    );
+}

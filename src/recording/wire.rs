@@ -1,0 +1,417 @@
+//! The recording's line format (NDJSON): a header line, then one line per host event. The
+//! types mirror [`HostEvent`] and its parts with serde derives, apart from the engine's own
+//! types, so the file format changes only on purpose (and then [`FORMAT_VERSION`] with it).
+
+use serde::{Deserialize, Serialize};
+
+use crate::fleet::HostEvent;
+use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
+
+/// The `format` word of every recording's header.
+pub const FORMAT_NAME: &str = "gpufleet-recording";
+/// The newest version this build writes and reads; a newer file is refused with a clear error.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The gpufleet version written into headers and reports.
+pub const WRITER: &str = env!("CARGO_PKG_VERSION");
+
+/// The first line of a recording (and of each black-box segment).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub format: String,
+    pub version: u32,
+    /// `gpufleet --version` of the writer.
+    pub gpufleet: String,
+    pub started_ms: u64,
+    /// `started_ms` as RFC 3339 UTC, for people reading the file.
+    pub started: String,
+    /// The hosts watched when the recording began (more may appear later, by name, in lines).
+    pub hosts: Vec<String>,
+}
+
+impl Header {
+    pub fn new(started_ms: u64, hosts: Vec<String>) -> Self {
+        Self {
+            format: FORMAT_NAME.to_string(),
+            version: FORMAT_VERSION,
+            gpufleet: WRITER.to_string(),
+            started_ms,
+            started: crate::utc::rfc3339(started_ms),
+            hosts,
+        }
+    }
+}
+
+/// One recorded event: when it was recorded (`t_ms`, the recorder's wall clock), the host by
+/// name, and the event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    pub t_ms: u64,
+    pub host: String,
+    pub event: Event,
+}
+
+/// [`HostEvent`] as written. `at_ms` is the time the source stamped it with.
+// Samples are most lines and are read and written one at a time; boxing them would cost an
+// allocation each for nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Event {
+    Connecting {
+        attempt: u32,
+    },
+    Connected {
+        info: Info,
+    },
+    Sample {
+        at_ms: u64,
+        gpu: Sample,
+    },
+    Processes {
+        at_ms: u64,
+        processes: Vec<Process>,
+    },
+    Kernel {
+        at_ms: u64,
+        line: String,
+    },
+    Lost {
+        at_ms: u64,
+        reason: Lost,
+        raw: String,
+    },
+    Disconnected {
+        at_ms: u64,
+        reason: String,
+        /// The few words the fleet row shows ("connection refused").
+        #[serde(default)]
+        summary: String,
+        /// When the link tries again; absent when it will not.
+        #[serde(default)]
+        retry_at_ms: Option<u64>,
+    },
+    Unresponsive {
+        at_ms: u64,
+        silent_ms: u64,
+    },
+    Responsive {
+        at_ms: u64,
+    },
+    Flooding {
+        at_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
+    Notice {
+        at_ms: u64,
+        text: String,
+    },
+}
+
+/// [`HostInfo`] as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Info {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_version: Option<String>,
+    pub source: String,
+}
+
+/// [`GpuProcess`] as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Process {
+    pub pid: u32,
+    pub name: String,
+    pub gpu_uuid: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_memory_mib: Option<u64>,
+}
+
+/// [`LostReason`] as written (its machine word).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lost {
+    GpuLost,
+    DriverNotLoaded,
+    DriverLibraryMismatch,
+    NoDevices,
+    TelemetryFailed,
+}
+
+/// Writes `Option` fields only when known, which keeps a sample line short.
+macro_rules! sample_struct {
+    ($($field:ident: $ty:ty),* $(,)?) => {
+        /// [`GpuSample`] as written; unknown fields are left out. `clock_event_reasons` is the
+        /// NVML bit mask.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct Sample {
+            pub index: u32,
+            pub uuid: String,
+            pub name: String,
+            pub bus_id: String,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub clock_event_reasons: Option<u64>,
+            $(
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $field: Option<$ty>,
+            )*
+        }
+
+        impl From<&GpuSample> for Sample {
+            fn from(s: &GpuSample) -> Self {
+                Self {
+                    index: s.index,
+                    uuid: s.uuid.clone(),
+                    name: s.name.clone(),
+                    bus_id: s.bus_id.clone(),
+                    clock_event_reasons: s.clock_event_reasons.map(|r| r.0),
+                    $($field: s.$field.clone(),)*
+                }
+            }
+        }
+
+        impl From<Sample> for GpuSample {
+            fn from(s: Sample) -> Self {
+                Self {
+                    index: s.index,
+                    uuid: s.uuid,
+                    name: s.name,
+                    bus_id: s.bus_id,
+                    clock_event_reasons: s.clock_event_reasons.map(ClockEventReasons),
+                    $($field: s.$field,)*
+                }
+            }
+        }
+    };
+}
+
+sample_struct! {
+    memory_total_mib: u64,
+    memory_used_mib: u64,
+    utilization_gpu_pct: f64,
+    utilization_memory_pct: f64,
+    temperature_c: f64,
+    temperature_memory_c: f64,
+    power_draw_w: f64,
+    power_limit_w: f64,
+    power_min_limit_w: f64,
+    power_max_limit_w: f64,
+    power_default_limit_w: f64,
+    clock_sm_mhz: u32,
+    clock_sm_max_mhz: u32,
+    clock_mem_mhz: u32,
+    pstate: String,
+    fan_speed_pct: f64,
+    ecc_uncorrected_volatile: u64,
+    retired_pages_pending: bool,
+    persistence_mode: bool,
+    temperature_slowdown_c: f64,
+    temperature_shutdown_c: f64,
+    driver_version: String,
+}
+
+impl From<LostReason> for Lost {
+    fn from(reason: LostReason) -> Self {
+        match reason {
+            LostReason::GpuLost => Lost::GpuLost,
+            LostReason::DriverNotLoaded => Lost::DriverNotLoaded,
+            LostReason::DriverLibraryMismatch => Lost::DriverLibraryMismatch,
+            LostReason::NoDevices => Lost::NoDevices,
+            LostReason::Other => Lost::TelemetryFailed,
+        }
+    }
+}
+
+impl From<Lost> for LostReason {
+    fn from(reason: Lost) -> Self {
+        match reason {
+            Lost::GpuLost => LostReason::GpuLost,
+            Lost::DriverNotLoaded => LostReason::DriverNotLoaded,
+            Lost::DriverLibraryMismatch => LostReason::DriverLibraryMismatch,
+            Lost::NoDevices => LostReason::NoDevices,
+            Lost::TelemetryFailed => LostReason::Other,
+        }
+    }
+}
+
+impl From<&HostInfo> for Info {
+    fn from(info: &HostInfo) -> Self {
+        Self {
+            driver_version: info.driver_version.clone(),
+            cuda_version: info.cuda_version.clone(),
+            source: info.source.clone(),
+        }
+    }
+}
+
+impl From<Info> for HostInfo {
+    fn from(info: Info) -> Self {
+        Self {
+            driver_version: info.driver_version,
+            cuda_version: info.cuda_version,
+            source: info.source,
+        }
+    }
+}
+
+impl From<&GpuProcess> for Process {
+    fn from(p: &GpuProcess) -> Self {
+        Self {
+            pid: p.pid,
+            name: p.name.clone(),
+            gpu_uuid: p.gpu_uuid.clone(),
+            used_memory_mib: p.used_memory_mib,
+        }
+    }
+}
+
+impl From<Process> for GpuProcess {
+    fn from(p: Process) -> Self {
+        Self {
+            pid: p.pid,
+            name: p.name,
+            gpu_uuid: p.gpu_uuid,
+            used_memory_mib: p.used_memory_mib,
+        }
+    }
+}
+
+impl From<&HostEvent> for Event {
+    fn from(event: &HostEvent) -> Self {
+        match event {
+            HostEvent::Connecting { attempt } => Event::Connecting { attempt: *attempt },
+            HostEvent::Connected(info) => Event::Connected { info: info.into() },
+            HostEvent::Sample { at_ms, gpu } => Event::Sample {
+                at_ms: *at_ms,
+                gpu: gpu.into(),
+            },
+            HostEvent::Processes { at_ms, processes } => Event::Processes {
+                at_ms: *at_ms,
+                processes: processes.iter().map(Process::from).collect(),
+            },
+            HostEvent::Kernel { at_ms, line } => Event::Kernel {
+                at_ms: *at_ms,
+                line: line.clone(),
+            },
+            HostEvent::Lost { at_ms, reason, raw } => Event::Lost {
+                at_ms: *at_ms,
+                reason: (*reason).into(),
+                raw: raw.clone(),
+            },
+            HostEvent::Disconnected {
+                at_ms,
+                reason,
+                summary,
+                retry_at_ms,
+            } => Event::Disconnected {
+                at_ms: *at_ms,
+                reason: reason.clone(),
+                summary: summary.clone(),
+                retry_at_ms: *retry_at_ms,
+            },
+            HostEvent::Unresponsive { at_ms, silent_ms } => Event::Unresponsive {
+                at_ms: *at_ms,
+                silent_ms: *silent_ms,
+            },
+            HostEvent::Responsive { at_ms } => Event::Responsive { at_ms: *at_ms },
+            HostEvent::Flooding { at_ms, detail } => Event::Flooding {
+                at_ms: *at_ms,
+                detail: detail.clone(),
+            },
+            HostEvent::Notice { at_ms, text } => Event::Notice {
+                at_ms: *at_ms,
+                text: text.clone(),
+            },
+        }
+    }
+}
+
+impl From<Event> for HostEvent {
+    fn from(event: Event) -> Self {
+        match event {
+            Event::Connecting { attempt } => HostEvent::Connecting { attempt },
+            Event::Connected { info } => HostEvent::Connected(info.into()),
+            Event::Sample { at_ms, gpu } => HostEvent::Sample {
+                at_ms,
+                gpu: gpu.into(),
+            },
+            Event::Processes { at_ms, processes } => HostEvent::Processes {
+                at_ms,
+                processes: processes.into_iter().map(GpuProcess::from).collect(),
+            },
+            Event::Kernel { at_ms, line } => HostEvent::Kernel { at_ms, line },
+            Event::Lost { at_ms, reason, raw } => HostEvent::Lost {
+                at_ms,
+                reason: reason.into(),
+                raw,
+            },
+            Event::Disconnected {
+                at_ms,
+                reason,
+                summary,
+                retry_at_ms,
+            } => HostEvent::Disconnected {
+                at_ms,
+                reason,
+                summary,
+                retry_at_ms,
+            },
+            Event::Unresponsive { at_ms, silent_ms } => {
+                HostEvent::Unresponsive { at_ms, silent_ms }
+            }
+            Event::Responsive { at_ms } => HostEvent::Responsive { at_ms },
+            Event::Flooding { at_ms, detail } => HostEvent::Flooding { at_ms, detail },
+            Event::Notice { at_ms, text } => HostEvent::Notice { at_ms, text },
+        }
+    }
+}
+
+impl Event {
+    /// The source's own stamp, when the event has one.
+    pub fn at_ms(&self) -> Option<u64> {
+        match self {
+            Event::Connecting { .. } | Event::Connected { .. } => None,
+            Event::Sample { at_ms, .. }
+            | Event::Processes { at_ms, .. }
+            | Event::Kernel { at_ms, .. }
+            | Event::Lost { at_ms, .. }
+            | Event::Disconnected { at_ms, .. }
+            | Event::Unresponsive { at_ms, .. }
+            | Event::Responsive { at_ms }
+            | Event::Flooding { at_ms, .. }
+            | Event::Notice { at_ms, .. } => Some(*at_ms),
+        }
+    }
+
+    /// The same event stamped `at_ms` instead (replay moves events to the time they are
+    /// played).
+    pub fn restamped(mut self, to_ms: u64) -> Self {
+        // A retry time moves with its event, so the row still says "retry in 4 s".
+        if let Event::Disconnected {
+            at_ms,
+            retry_at_ms: Some(retry),
+            ..
+        } = &mut self
+        {
+            *retry = to_ms.saturating_add(retry.saturating_sub(*at_ms));
+        }
+        match &mut self {
+            Event::Connecting { .. } | Event::Connected { .. } => {}
+            Event::Sample { at_ms, .. }
+            | Event::Processes { at_ms, .. }
+            | Event::Kernel { at_ms, .. }
+            | Event::Lost { at_ms, .. }
+            | Event::Disconnected { at_ms, .. }
+            | Event::Unresponsive { at_ms, .. }
+            | Event::Responsive { at_ms }
+            | Event::Flooding { at_ms, .. }
+            | Event::Notice { at_ms, .. } => *at_ms = to_ms,
+        }
+        self
+    }
+}

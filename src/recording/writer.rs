@@ -1,0 +1,265 @@
+//! The recorder: a thread that writes every host event it is handed, as NDJSON, to a
+//! `--record` file and to the black box. Sources hand events over through
+//! [`Recorder::wrap`]ped sinks (the console's and the watcher's), so both drivers record the
+//! same way. Handing over never blocks a source: when the disk falls behind and
+//! [`QUEUE_EVENTS`] wait, events are dropped from the recording (counted, and said at the end).
+//! The thread takes events in batches (a few wake-ups a second however busy the fleet); writes
+//! are buffered and flushed at least once a second.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::fleet::{HostEvent, HostId, HostSink};
+use crate::state_file::open_private_append;
+use crate::telemetry::source::now_ms;
+
+use super::blackbox::{BlackBox, BlackBoxOptions};
+use super::wire::{Header, Line};
+
+/// Events that may wait for the recorder before new ones are dropped from the recording.
+pub const QUEUE_EVENTS: usize = 65_536;
+/// Buffered lines reach the files at least this often.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// After the first of a burst, how long the thread lets the rest gather before taking them.
+const BATCH: Duration = Duration::from_millis(200);
+
+/// What to record into.
+#[derive(Debug, Clone, Default)]
+pub struct RecordOptions {
+    /// `--record FILE`.
+    pub file: Option<PathBuf>,
+    pub blackbox: Option<BlackBoxOptions>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("--record {}: {source}", .path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("could not start the recorder: {0}")]
+    Thread(std::io::Error),
+}
+
+// Events are nearly every message, moved through the queue as the sources send them.
+#[allow(clippy::large_enum_variant)]
+enum Msg {
+    Event {
+        host: HostId,
+        t_ms: u64,
+        event: HostEvent,
+    },
+    Name(HostId, String),
+    Stop,
+}
+
+/// A running recorder; [`Recorder::finish`] writes what is left and says what went wrong.
+pub struct Recorder {
+    tx: SyncSender<Msg>,
+    dropped: Arc<AtomicU64>,
+    join: Option<JoinHandle<Vec<String>>>,
+}
+
+impl Recorder {
+    /// Opens the `--record` file (its header written at once) and starts the thread; `hosts`
+    /// are the names of host ids 0, 1, ... (more come by [`Recorder::name_host`]).
+    pub fn start(options: RecordOptions, hosts: Vec<String>) -> Result<Self, RecordError> {
+        let started_ms = now_ms();
+        let file = match &options.file {
+            Some(path) => {
+                let open = |source| RecordError::Open {
+                    path: path.clone(),
+                    source,
+                };
+                let file = open_private_append(path).map_err(open)?;
+                let mut writer = BufWriter::with_capacity(64 << 10, file);
+                let mut header = serde_json::to_vec(&Header::new(started_ms, hosts.clone()))
+                    .map_err(|e| open(std::io::Error::other(e)))?;
+                header.push(b'\n');
+                writer
+                    .write_all(&header)
+                    .and_then(|()| writer.flush())
+                    .map_err(open)?;
+                Some((path.clone(), writer))
+            }
+            None => None,
+        };
+        let blackbox = options.blackbox.map(BlackBox::new);
+        let (tx, rx) = mpsc::sync_channel(QUEUE_EVENTS);
+        let join = std::thread::Builder::new()
+            .name("recorder".to_string())
+            .spawn(move || {
+                let mut writing = Writing {
+                    names: hosts,
+                    file,
+                    blackbox,
+                    errors: Vec::new(),
+                };
+                writing.run(rx);
+                writing.errors
+            })
+            .map_err(RecordError::Thread)?;
+        Ok(Self {
+            tx,
+            dropped: Arc::default(),
+            join: Some(join),
+        })
+    }
+
+    /// `sink`, with every event also handed to the recorder first.
+    pub fn wrap(&self, sink: HostSink) -> HostSink {
+        let tx = self.tx.clone();
+        let dropped = Arc::clone(&self.dropped);
+        HostSink::new(move |host, event| {
+            let msg = Msg::Event {
+                host,
+                t_ms: now_ms(),
+                event: event.clone(),
+            };
+            if let Err(TrySendError::Full(_)) = tx.try_send(msg) {
+                dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            sink.send(host, event)
+        })
+    }
+
+    /// Names host `id` (a host added while running), before its source starts.
+    pub fn name_host(&self, id: HostId, name: &str) {
+        let _ = self.tx.send(Msg::Name(id, name.to_string()));
+    }
+
+    /// Writes what waits, closes the files; the problems met, one line each.
+    pub fn finish(mut self) -> Vec<String> {
+        let _ = self.tx.send(Msg::Stop);
+        let mut problems = self
+            .join
+            .take()
+            .and_then(|join| join.join().ok())
+            .unwrap_or_default();
+        let dropped = self.dropped.load(Ordering::Relaxed);
+        if dropped > 0 {
+            problems.push(format!(
+                "recording: {dropped} events were left out (the disk fell behind)"
+            ));
+        }
+        problems
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let _ = self.tx.try_send(Msg::Stop);
+    }
+}
+
+/// The recorder thread's state.
+struct Writing {
+    names: Vec<String>,
+    file: Option<(PathBuf, BufWriter<File>)>,
+    blackbox: Option<BlackBox>,
+    errors: Vec<String>,
+}
+
+impl Writing {
+    fn run(&mut self, rx: mpsc::Receiver<Msg>) {
+        let mut flushed = Instant::now();
+        loop {
+            let mut stop = match rx.recv_timeout(FLUSH_EVERY.saturating_sub(flushed.elapsed())) {
+                Ok(msg) => self.take(msg),
+                Err(RecvTimeoutError::Disconnected) => true,
+                Err(RecvTimeoutError::Timeout) => false,
+            };
+            if !stop {
+                // What came meanwhile, in one go: a busy fleet wakes this thread a few times a
+                // second, not once per event.
+                std::thread::sleep(BATCH);
+                for msg in rx.try_iter() {
+                    if self.take(msg) {
+                        stop = true;
+                        break;
+                    }
+                }
+            }
+            if stop {
+                break;
+            }
+            if flushed.elapsed() >= FLUSH_EVERY {
+                self.flush();
+                flushed = Instant::now();
+            }
+        }
+        self.flush();
+        if let Some(error) = self.blackbox.as_mut().and_then(|b| b.error.take()) {
+            self.errors.push(format!("black box: {error}"));
+        }
+    }
+
+    /// Handles one message; true on the last one.
+    fn take(&mut self, msg: Msg) -> bool {
+        match msg {
+            Msg::Event { host, t_ms, event } => self.write(host, t_ms, &event),
+            Msg::Name(id, name) => {
+                if self.names.len() <= id {
+                    self.names.resize(id + 1, String::new());
+                }
+                self.names[id] = name;
+            }
+            Msg::Stop => return true,
+        }
+        false
+    }
+
+    fn write(&mut self, host: HostId, t_ms: u64, event: &HostEvent) {
+        let Some(name) = self.names.get(host).filter(|n| !n.is_empty()) else {
+            return;
+        };
+        let to_box = self
+            .blackbox
+            .as_mut()
+            .is_some_and(|b| b.wants(name, t_ms, event));
+        if self.file.is_none() && !to_box {
+            return;
+        }
+        let line = Line {
+            t_ms,
+            host: name.clone(),
+            event: event.into(),
+        };
+        let mut bytes = match serde_json::to_vec(&line) {
+            Ok(bytes) => bytes,
+            Err(_) => return,
+        };
+        bytes.push(b'\n');
+        if let Some((path, writer)) = &mut self.file
+            && let Err(e) = writer.write_all(&bytes)
+        {
+            self.errors
+                .push(format!("--record {}: {e}", path.display()));
+            self.file = None;
+        }
+        if to_box && let Some(blackbox) = self.blackbox.as_mut() {
+            blackbox.write(name, t_ms, &bytes);
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some((path, writer)) = &mut self.file
+            && let Err(e) = writer.flush()
+        {
+            self.errors
+                .push(format!("--record {}: {e}", path.display()));
+            self.file = None;
+        }
+        if let Some(blackbox) = self.blackbox.as_mut() {
+            blackbox.flush();
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! Writing the bundle: a private folder (`0700`) of private files (`0600`), each scrubbed of
+//! known secrets on the way out, named after the host and the time it was written.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::recording::wire::Event;
+use crate::recording::{Header, Line};
+
+use super::{Gathered, Report, markdown, secrets};
+
+/// The files of a bundle.
+pub const FILES: [&str; 6] = [
+    "report.md",
+    "report.json",
+    "samples.csv",
+    "kernel.log",
+    "failure.txt",
+    "recording.ndjson",
+];
+
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", .path.display())]
+pub struct BundleError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Writes the bundle of `report` under `out`; returns its folder.
+pub fn write(
+    report: &Report,
+    gathered: &Gathered,
+    out: &Path,
+    known_secrets: &[String],
+) -> Result<PathBuf, BundleError> {
+    let (y, mo, d, h, mi, s, _) = crate::utc::utc_parts(crate::telemetry::source::now_ms());
+    let name = format!(
+        "gpufleet-report-{}-{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z",
+        crate::check::storage::host_dir_name(&report.host)
+    );
+    let mut dir = out.join(&name);
+    let mut n = 1;
+    while dir.exists() {
+        n += 1;
+        dir = out.join(format!("{name}-{n}"));
+    }
+    let fail = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BundleError { path, source }
+    };
+    crate::state_file::create_private_dir(&dir).map_err(fail(&dir))?;
+    let json =
+        serde_json::to_string_pretty(report).map_err(|e| fail(&dir)(std::io::Error::other(e)))?;
+    let files: [(&str, String); 6] = [
+        ("report.md", markdown::render(report)),
+        ("report.json", json + "\n"),
+        ("samples.csv", samples_csv(&gathered.lines)),
+        ("kernel.log", evidence_text(report, &["kernel"])),
+        (
+            "failure.txt",
+            evidence_text(report, &["lost", "disconnected", "notice"]),
+        ),
+        ("recording.ndjson", recording(report, gathered)),
+    ];
+    for (file, text) in files {
+        let path = dir.join(file);
+        let clean = secrets::clean(&text, known_secrets);
+        write_private(&path, clean.as_bytes()).map_err(fail(&path))?;
+    }
+    Ok(dir)
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// `time_utc,gpu,...`: every recorded sample of the window, one row each.
+pub fn samples_csv(lines: &[Line]) -> String {
+    let mut out = String::from(
+        "time_utc,at_ms,gpu,uuid,bus_id,name,utilization_gpu_pct,memory_used_mib,\
+         memory_total_mib,temperature_c,temperature_memory_c,power_draw_w,power_limit_w,\
+         clock_sm_mhz,clock_mem_mhz,pstate,fan_speed_pct,ecc_uncorrected_volatile,\
+         retired_pages_pending,clock_event_reasons\n",
+    );
+    for line in lines {
+        let Event::Sample { at_ms, gpu: g } = &line.event else {
+            continue;
+        };
+        let reasons = g
+            .clock_event_reasons
+            .map(|r| crate::telemetry::ClockEventReasons(r).words().join(" "));
+        let row = [
+            crate::utc::rfc3339(*at_ms),
+            at_ms.to_string(),
+            g.index.to_string(),
+            csv(&g.uuid),
+            csv(&g.bus_id),
+            csv(&g.name),
+            opt(g.utilization_gpu_pct),
+            opt(g.memory_used_mib),
+            opt(g.memory_total_mib),
+            opt(g.temperature_c),
+            opt(g.temperature_memory_c),
+            opt(g.power_draw_w),
+            opt(g.power_limit_w),
+            opt(g.clock_sm_mhz),
+            opt(g.clock_mem_mhz),
+            g.pstate.as_deref().map(csv).unwrap_or_default(),
+            opt(g.fan_speed_pct),
+            opt(g.ecc_uncorrected_volatile),
+            opt(g.retired_pages_pending),
+            reasons.map(|r| csv(&r)).unwrap_or_default(),
+        ];
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+fn opt<T: ToString>(value: Option<T>) -> String {
+    value.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// A CSV field, quoted when it must be.
+fn csv(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+fn evidence_text(report: &Report, kinds: &[&str]) -> String {
+    let mut out = String::new();
+    for e in &report.analysis.evidence {
+        if kinds.contains(&e.kind) {
+            out.push_str(&format!("{} {}\n", e.at, e.text));
+        }
+    }
+    out
+}
+
+/// The window's recording: a header naming only this host, then its lines.
+fn recording(report: &Report, gathered: &Gathered) -> String {
+    let header = Header::new(gathered.from_ms, vec![report.host.clone()]);
+    let mut out = serde_json::to_string(&header).unwrap_or_default();
+    out.push('\n');
+    for line in &gathered.lines {
+        if let Ok(text) = serde_json::to_string(line) {
+            out.push_str(&text);
+            out.push('\n');
+        }
+    }
+    out
+}

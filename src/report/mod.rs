@@ -1,0 +1,181 @@
+//! `gpufleet report HOST`: an incident bundle for a provider's ticket, built from what the
+//! console or the watcher recorded (the black box, or a `--record` file). One host's data
+//! only; every file passes through the secret scrubber on its way out.
+
+pub mod analyse;
+pub mod billing;
+pub mod bundle;
+pub mod gather;
+pub mod markdown;
+pub mod secrets;
+pub mod ticket;
+
+use serde::Serialize;
+
+use crate::audit::AuditEntry;
+use crate::check::CheckReport;
+use crate::config::Config;
+use crate::cost::LedgerBook;
+use crate::utc::rfc3339;
+
+pub use analyse::Analysis;
+pub use billing::Billing;
+pub use gather::{GatherError, Gathered, Source};
+
+/// The version of `report.json`'s layout.
+pub const SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WindowText {
+    pub from_ms: u64,
+    pub to_ms: u64,
+    pub from: String,
+    pub to: String,
+}
+
+/// The newest acceptance check of the host, with what did not pass.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckSeen {
+    pub started_at_ms: u64,
+    pub started_at: String,
+    /// `pass`, `warning` or `failure` (as `gpufleet check` exits 0, 1, 2).
+    pub result: &'static str,
+    pub not_passed: Vec<CheckLine>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckLine {
+    pub id: String,
+    pub gpu: Option<u32>,
+    pub status: &'static str,
+    pub measured: String,
+    pub expected: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tickets {
+    pub en: String,
+    pub zh: String,
+}
+
+/// Everything the bundle says; `report.json` is this, `report.md` its rendering.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub schema: u32,
+    pub host: String,
+    pub gpufleet: String,
+    pub generated_at: String,
+    /// `the black box` or `the recording FILE`.
+    pub source: String,
+    pub window: WindowText,
+    /// `fault` or `no_fault_recorded`.
+    pub verdict: &'static str,
+    pub broken_since_ms: Option<u64>,
+    pub broken_since: Option<String>,
+    pub analysis: Analysis,
+    pub check: Option<CheckSeen>,
+    /// Audit-log entries of this host in the window: runbook steps, backups, releases.
+    pub runbook_steps: Vec<AuditEntry>,
+    pub billing: Option<Billing>,
+    pub ticket: Tickets,
+    /// The bundle's files, by name.
+    pub files: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// What the report is built from besides the recording.
+pub struct Context<'a> {
+    pub config: &'a Config,
+    pub book: Option<&'a LedgerBook>,
+    pub audit: &'a [AuditEntry],
+    pub check: Option<&'a CheckReport>,
+    pub now_ms: u64,
+}
+
+/// Builds the report of `host` from its gathered lines.
+pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) -> Report {
+    let analysis = analyse::analyse(host, &gathered.lines);
+    let broken_since_ms = analysis.broken_since_ms;
+    let (from_ms, to_ms) = (gathered.from_ms, gathered.to_ms);
+    let billing = billing::billed_while_broken(host, broken_since_ms, to_ms, ctx.config, ctx.book);
+    let runbook_steps = ctx
+        .audit
+        .iter()
+        .filter(|e| e.host == host && e.at_ms >= from_ms)
+        .cloned()
+        .collect();
+    let mut notes = gathered.warnings.clone();
+    if !analysis.evidence.iter().any(|e| e.kind == "kernel") {
+        notes.push(
+            "no kernel lines were recorded (the kernel log may not be readable on the host)"
+                .to_string(),
+        );
+    }
+    notes.push(
+        "nvidia-smi -q: not in the recording (gpufleet streams its fields, not the report); \
+         run `nvidia-smi -q` on the host and attach its output if the provider asks for it"
+            .to_string(),
+    );
+    let mut report = Report {
+        schema: SCHEMA,
+        host: host.to_string(),
+        gpufleet: crate::recording::wire::WRITER.to_string(),
+        generated_at: rfc3339(ctx.now_ms),
+        source: source.describe(),
+        window: WindowText {
+            from_ms,
+            to_ms,
+            from: rfc3339(from_ms),
+            to: rfc3339(to_ms),
+        },
+        verdict: if broken_since_ms.is_some() {
+            "fault"
+        } else {
+            "no_fault_recorded"
+        },
+        broken_since_ms,
+        broken_since: broken_since_ms.map(rfc3339),
+        analysis,
+        check: ctx.check.map(check_seen),
+        runbook_steps,
+        billing,
+        ticket: Tickets {
+            en: String::new(),
+            zh: String::new(),
+        },
+        files: bundle::FILES.iter().map(|f| f.to_string()).collect(),
+        notes,
+    };
+    report.ticket = Tickets {
+        en: ticket::english(&report),
+        zh: ticket::chinese(&report),
+    };
+    report
+}
+
+fn check_seen(report: &CheckReport) -> CheckSeen {
+    use crate::check::report::Status;
+    CheckSeen {
+        started_at_ms: report.started_at_ms,
+        started_at: rfc3339(report.started_at_ms),
+        result: match crate::check::exit_code(report) {
+            crate::check::EXIT_PASS => "pass",
+            crate::check::EXIT_WARN => "warning",
+            _ => "failure",
+        },
+        not_passed: report
+            .checks
+            .iter()
+            .filter(|c| matches!(c.status, Status::Warn | Status::Fail))
+            .map(|c| CheckLine {
+                id: c.id.clone(),
+                gpu: c.gpu,
+                status: c.status.word(),
+                measured: c.measured.clone(),
+                expected: c.expected.clone(),
+                message: c.message.clone(),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,448 @@
+//! Record, replay, black box and incident report, through the built binary: a demo watcher's
+//! session recorded and played back in the console (tmux), a report built from the recorded
+//! GPU loss, the black box across a restart, and damaged recordings refused clearly.
+
+#[path = "support/tmux.rs"]
+mod tmux;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use gpufleet::recording::{Line, RecordingReader};
+use tmux::{Tmux, binary};
+
+const DEMO_HOSTS: [&str; 6] = [
+    "train-h100x8",
+    "idle-a100",
+    "hot-4090",
+    "leaky-t4",
+    "flaky-h200",
+    "unreachable-box",
+];
+
+/// Runs the demo fleet's watcher at 20x for `seconds` (the flaky H200 loses its GPU after a
+/// minute of scenario time, three seconds here), recording to `record` when given; ends it
+/// with SIGTERM as a service manager would.
+fn demo_watch(state: &Path, record: Option<&Path>, seconds: u64) {
+    let mut cmd = Command::new(binary());
+    cmd.args(["--demo", "--speed", "20", "watch", "-q"]);
+    if let Some(record) = record {
+        cmd.arg("--record").arg(record);
+    }
+    let mut child = cmd
+        .env("GPUFLEET_STATE_DIR", state)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn watch");
+    std::thread::sleep(Duration::from_secs(seconds));
+    // SAFETY: signalling the child this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = child.wait().expect("wait watch");
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "the watcher ends cleanly on SIGTERM"
+    );
+}
+
+fn gpufleet(args: &[&str], state: &Path) -> Output {
+    Command::new(binary())
+        .args(args)
+        .env("GPUFLEET_STATE_DIR", state)
+        .env_remove("GPUFLEET_TEST_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run gpufleet")
+}
+
+fn lines_of(path: &Path) -> Vec<Line> {
+    RecordingReader::open(path)
+        .expect("a recording")
+        .map(|l| l.expect("a line"))
+        .collect()
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path)
+        .expect("metadata")
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+/// The event with its time stamp taken out, to compare a replay with its recording.
+fn unstamped(line: &Line) -> (String, serde_json::Value) {
+    let event = line.event.clone().restamped(0);
+    (
+        line.host.clone(),
+        serde_json::to_value(event).expect("json"),
+    )
+}
+
+#[test]
+fn a_recorded_demo_session_replays_in_the_console_as_the_same_events() {
+    let dir = tempfile::tempdir().expect("temp");
+    let state = dir.path().join("state");
+    let first = dir.path().join("session.ndjson");
+    demo_watch(&state, Some(&first), 4);
+
+    let reader = RecordingReader::open(&first).expect("header");
+    assert_eq!(reader.header.format, "gpufleet-recording");
+    assert_eq!(reader.header.version, 1);
+    assert_eq!(reader.header.hosts, DEMO_HOSTS);
+    assert!(
+        reader
+            .header
+            .gpufleet
+            .starts_with(env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(mode(&first), 0o600, "the recording is private");
+    let recorded = lines_of(&first);
+    assert!(
+        recorded.iter().any(|l| l.host == "flaky-h200"
+            && matches!(l.event, gpufleet::recording::wire::Event::Lost { .. })),
+        "the GPU loss is recorded"
+    );
+    let segments_before = count_files(&state.join("blackbox"));
+
+    // Played back at 4x in the console, recorded again.
+    let second = dir.path().join("replayed.ndjson");
+    let command = format!(
+        "env GPUFLEET_STATE_DIR={} {} replay {} --speed 4 --record {}; echo EXIT=$?; sleep 30",
+        state.display(),
+        binary().display(),
+        first.display(),
+        second.display()
+    );
+    let Some(tmux) = Tmux::start(&command, 120, 30) else {
+        return;
+    };
+    let wait = Duration::from_secs(20);
+    let screen = tmux.wait_for("GPU lost", wait);
+    assert!(screen.contains("train-h100x8"), "{screen}");
+    // Let the rest of the file play (four seconds at 4x), then quit.
+    std::thread::sleep(Duration::from_secs(3));
+    tmux.keys(&["q"]);
+    let after = tmux.wait_for("EXIT=", wait);
+    assert!(after.contains("EXIT=0"), "{after}");
+
+    let replayed = lines_of(&second);
+    assert_eq!(
+        replayed.iter().map(unstamped).collect::<Vec<_>>(),
+        recorded.iter().map(unstamped).collect::<Vec<_>>(),
+        "the replay sends the recorded events, in order"
+    );
+    // The spacing of the events, four times closer.
+    let stamps =
+        |lines: &[Line]| -> Vec<u64> { lines.iter().filter_map(|l| l.event.at_ms()).collect() };
+    let (a, b) = (stamps(&recorded), stamps(&replayed));
+    for i in 1..a.len() {
+        let want = (a[i] as i64 - a[0] as i64) as f64 / 4.0;
+        let got = (b[i] as i64 - b[0] as i64) as f64;
+        assert!(
+            (want - got).abs() <= 2.0,
+            "event {i}: {got} ms apart, want {want}"
+        );
+    }
+    assert_eq!(
+        count_files(&state.join("blackbox")),
+        segments_before,
+        "a replay writes nothing into the black box"
+    );
+}
+
+fn count_files(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| {
+            if e.path().is_dir() {
+                count_files(&e.path())
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+fn bundle_files(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("bundle dir").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert_eq!(mode(&entry.path()), 0o600, "{name} is private");
+        out.push((
+            name,
+            std::fs::read_to_string(entry.path()).expect("text file"),
+        ));
+    }
+    out.sort();
+    out
+}
+
+fn written_bundle(out: &Output) -> PathBuf {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "report: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    assert_eq!(mode(&dir), 0o700, "the bundle folder is private");
+    dir
+}
+
+#[test]
+fn a_report_of_a_recorded_gpu_loss_has_the_evidence_and_nothing_of_other_hosts_or_secrets() {
+    let dir = tempfile::tempdir().expect("temp");
+    let state = dir.path().join("state");
+    let recording = dir.path().join("session.ndjson");
+    demo_watch(&state, Some(&recording), 5);
+    // A text from the host that quotes a token the config names (an error echoing a URL).
+    let token = "tok-0123456789-SECRET";
+    let mut text = std::fs::read_to_string(&recording).expect("read");
+    let last_t = lines_of(&recording).last().expect("lines").t_ms;
+    text.push_str(&format!(
+        "{{\"t_ms\":{last_t},\"host\":\"flaky-h200\",\"event\":{{\"kind\":\"notice\",\"at_ms\":{last_t},\"text\":\"proxy said: GET https://api.example/x?key={token}\"}}}}\n"
+    ));
+    std::fs::write(&recording, text).expect("write");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[[hosts]]\nname = \"flaky-h200\"\nssh = \"root@127.0.0.1:1\"\nprice_per_hour = 3.5\ncurrency = \"USD\"\n\
+         [hosts.release]\nprovider = \"vast\"\ninstance_id = \"12345\"\ntoken_env = \"GPUFLEET_TEST_TOKEN\"\n",
+    )
+    .expect("config");
+    // The host's acceptance check (a real one, of an H200) and actions in the audit log, one
+    // of them on another host.
+    let checks = state.join("checks/flaky-h200");
+    std::fs::create_dir_all(&checks).expect("checks dir");
+    let check = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/h200/check-local.json"
+    ))
+    .expect("check report")
+    .replace("\"host\": \"local\"", "\"host\": \"flaky-h200\"");
+    std::fs::write(checks.join("2026-11-29T13-38-35.123Z.json"), check).expect("check");
+    let step = |host: &str, command: &str| {
+        format!(
+            "{{\"at_ms\":{last_t},\"host\":\"{host}\",\"kind\":\"playbook_step\",\"command\":\"{command}\",\"outcome\":\"ok\",\"exit_status\":0,\"runbook\":\"gpu-lost\",\"step\":\"reset\",\"dry_run\":false}}\n"
+        )
+    };
+    std::fs::write(
+        state.join("audit.jsonl"),
+        step("flaky-h200", "nvidia-smi -r -i 0") + &step("train-h100x8", "nvidia-smi -r -i 5"),
+    )
+    .expect("audit");
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).expect("out");
+    let out = Command::new(binary())
+        .args(["report", "flaky-h200", "--since", "1h", "--from"])
+        .arg(&recording)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("--config")
+        .arg(&config)
+        .env("GPUFLEET_STATE_DIR", &state)
+        .env("GPUFLEET_TEST_TOKEN", token)
+        .output()
+        .expect("report");
+    let bundle = written_bundle(&out);
+    let files = bundle_files(&bundle);
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "failure.txt",
+            "kernel.log",
+            "recording.ndjson",
+            "report.json",
+            "report.md",
+            "samples.csv"
+        ]
+    );
+    let file = |name: &str| &files.iter().find(|(n, _)| n == name).expect(name).1;
+    for (name, text) in &files {
+        assert!(!text.contains(token), "{name} holds the token");
+        for other in DEMO_HOSTS.iter().filter(|h| **h != "flaky-h200") {
+            assert!(!text.contains(other), "{name} names {other}");
+        }
+    }
+    let md = file("report.md");
+    assert!(md.contains("gpu_lost"), "{md}");
+    assert!(
+        md.contains("GPU is lost"),
+        "the failure text verbatim:\n{md}"
+    );
+    assert!(md.contains("Xid"), "the kernel lines verbatim:\n{md}");
+    assert!(md.contains("USD"), "money billed while broken:\n{md}");
+    assert!(
+        md.contains("result **pass**"),
+        "the acceptance check:\n{md}"
+    );
+    assert!(
+        md.contains("gpu-lost / reset: `nvidia-smi -r -i 0`"),
+        "the runbook step:\n{md}"
+    );
+    assert!(!md.contains("-i 5"), "another host's step:\n{md}");
+    assert!(
+        md.contains("## Ticket (English)") && md.contains("请为我们更换机器"),
+        "{md}"
+    );
+    let json: serde_json::Value = serde_json::from_str(file("report.json")).expect("json");
+    assert_eq!(json["verdict"], "fault");
+    assert_eq!(json["host"], "flaky-h200");
+    let lost = json["analysis"]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["label"] == "gpu_lost")
+        .expect("gpu_lost finding");
+    assert!(lost["gpu"].is_u64(), "which GPU: {lost}");
+    assert!(
+        json["billing"]["cost"].as_f64().is_some_and(|c| c > 0.0),
+        "{json}"
+    );
+    assert!(file("kernel.log").contains("Xid"), "{}", file("kernel.log"));
+    assert!(file("failure.txt").contains("GPU is lost"));
+    let csv = file("samples.csv");
+    assert!(csv.starts_with("time_utc,at_ms,gpu,"), "{csv}");
+    assert!(csv.lines().count() > 10, "{csv}");
+    // The bundle's recording is itself a recording of this host alone.
+    let own = bundle.join("recording.ndjson");
+    let reader = RecordingReader::open(&own).expect("replayable");
+    assert_eq!(reader.header.hosts, ["flaky-h200"]);
+    assert!(
+        reader
+            .map(|l| l.expect("line"))
+            .all(|l| l.host == "flaky-h200")
+    );
+
+    // A host with nothing recorded: exit 1 and a plain reason.
+    let none = gpufleet(
+        &[
+            "report",
+            "no-such-host",
+            "--from",
+            recording.to_str().expect("utf-8"),
+        ],
+        &state,
+    );
+    assert_eq!(none.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("nothing recorded for no-such-host"));
+}
+
+#[test]
+fn the_black_box_keeps_both_runs_of_a_restarted_watcher_for_a_report_after_the_fact() {
+    let dir = tempfile::tempdir().expect("temp");
+    let state = dir.path().join("state");
+    demo_watch(&state, None, 2);
+    demo_watch(&state, None, 4);
+    let host_dir = state.join("blackbox/demo/flaky-h200");
+    let segments: Vec<PathBuf> = std::fs::read_dir(&host_dir)
+        .expect("the black box of flaky-h200")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
+        .collect();
+    assert_eq!(segments.len(), 2, "a segment per run: {segments:?}");
+    for segment in &segments {
+        assert_eq!(mode(segment), 0o600);
+    }
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).expect("out");
+    let out = gpufleet(
+        &[
+            "--demo",
+            "report",
+            "flaky-h200",
+            "--out",
+            out_dir.to_str().expect("utf-8"),
+        ],
+        &state,
+    );
+    let bundle = written_bundle(&out);
+    let lines = lines_of(&bundle.join("recording.ndjson"));
+    let connected = lines
+        .iter()
+        .filter(|l| matches!(l.event, gpufleet::recording::wire::Event::Connected { .. }))
+        .count();
+    assert_eq!(connected, 2, "both runs are in the report's window");
+    let md = std::fs::read_to_string(bundle.join("report.md")).expect("md");
+    assert!(md.contains("gpu_lost"), "{md}");
+}
+
+#[test]
+fn damaged_newer_or_foreign_recordings_are_refused_with_file_and_line() {
+    let dir = tempfile::tempdir().expect("temp");
+    let state = dir.path().join("state");
+    let header = r#"{"format":"gpufleet-recording","version":1,"gpufleet":"0.1.0","started_ms":1,"started":"x","hosts":["a"]}"#;
+    let good = r#"{"t_ms":2,"host":"a","event":{"kind":"kernel","at_ms":2,"line":"NVRM: Xid 79"}}"#;
+    let cases: [(&str, String, &str); 4] = [
+        (
+            "foreign.txt",
+            "hello world\n".to_string(),
+            ":1: not a gpufleet recording",
+        ),
+        (
+            "empty.ndjson",
+            String::new(),
+            "empty: not a gpufleet recording",
+        ),
+        (
+            "damaged.ndjson",
+            format!(
+                "{header}\n{good}\n{{\"t_ms\":3,\"host\":\"a\",\"event\":{{\"kind\":\"bogus\"}}}}\n{good}\n"
+            ),
+            ":3: not a recorded event",
+        ),
+        (
+            "newer.ndjson",
+            header.replace("\"version\":1", "\"version\":99") + "\n",
+            "version 99 is newer than this gpufleet reads",
+        ),
+    ];
+    for (name, text, want) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        let path_text = path.to_str().expect("utf-8");
+        for args in [
+            vec!["replay", path_text],
+            vec!["report", "a", "--from", path_text],
+        ] {
+            let out = gpufleet(&args, &state);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains(path_text),
+                "{args:?} names the file: {stderr}"
+            );
+            assert!(stderr.contains(want), "{args:?}: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn record_is_refused_where_nothing_would_be_recorded() {
+    let dir = tempfile::tempdir().expect("temp");
+    let file = dir.path().join("x.ndjson");
+    let out = gpufleet(
+        &[
+            "--record",
+            file.to_str().expect("utf-8"),
+            "snapshot",
+            "--demo",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--record records the console"));
+    assert!(!file.exists(), "no file left behind");
+}
