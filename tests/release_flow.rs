@@ -110,6 +110,7 @@ impl Fixture {
         let no_env = |_: &str| None;
         let clock = || NOW_MS;
         let env = MoneyEnv {
+            simulated: false,
             store: self.store(),
             audit: self.audit(),
             runner,

@@ -16,6 +16,7 @@ pub mod reboot;
 pub mod remote_exec;
 pub mod report;
 pub mod runner;
+pub mod sim_exec;
 pub mod undo;
 pub mod validate;
 
@@ -30,6 +31,7 @@ pub use exec::{ExecError, ExecResult, Executor, LocalExecutor};
 pub use model::{Danger, Runbook, Step};
 pub use reboot::RebootOptions;
 pub use remote_exec::RemoteExecutor;
+pub use sim_exec::SimExecutor;
 pub use report::{
     EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, NoteKind, Observer, RunEvent,
     RunOutcome, TextObserver,
