@@ -118,15 +118,20 @@ impl SimHost {
         }
     }
 
-    /// The host's NVIDIA kernel lines: the driver loading, and a GPU falling off the bus once
-    /// it has.
-    pub(super) fn kernel_lines(&self) -> Vec<String> {
-        let mut lines = vec![format!(
-            "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  {}  Release Build  (nixbld@)",
-            self.driver_version
+    /// The host's NVIDIA kernel lines with their seconds since boot: the driver loading (when
+    /// a real H200 host's log has it), and a GPU falling off the bus once it has.
+    pub(super) fn kernel_lines(&self) -> Vec<(f64, String)> {
+        let mut lines = vec![(
+            0.538_629,
+            format!(
+                "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  {}  Release Build  \
+                 (nixbld@)",
+                self.driver_version
+            ),
         )];
-        if self.gpu_lost() {
-            lines.extend(self.fall_off_bus_lines());
+        if let (true, Plan::FallsOffBus { at_ms, .. }) = (self.gpu_lost(), &self.plan) {
+            let at_s = *at_ms as f64 / 1000.0;
+            lines.extend(self.fall_off_bus_lines().into_iter().map(|l| (at_s, l)));
         }
         lines
     }

@@ -71,7 +71,6 @@ impl Simulator {
     /// Runs `argv` on the simulated host `host` at the scenario's current time. `Err` is why
     /// the host could not be reached (no such demo host, or one that never answers).
     pub fn run_command(&mut self, host: &str, argv: &[String]) -> Result<SimAnswer, String> {
-        let now_s = self.next_tick_ms as f64 / 1000.0;
         let host = self
             .hosts
             .iter_mut()
@@ -87,7 +86,7 @@ impl Simulator {
         Ok(match words.as_slice() {
             ["id", "-u"] => SimAnswer::ok(vec!["0".to_string()]),
             ["cat", "/proc/sys/kernel/random/boot_id"] => SimAnswer::ok(vec![boot_id(host)]),
-            ["dmesg", ..] => SimAnswer::ok(dmesg(host, now_s)),
+            ["dmesg", ..] => SimAnswer::ok(dmesg(host)),
             ["reboot"] => {
                 host.reboot();
                 SimAnswer {
@@ -125,18 +124,11 @@ fn boot_id(host: &SimHost) -> String {
     )
 }
 
-/// `dmesg`: the NVIDIA kernel lines with their seconds since boot.
-fn dmesg(host: &SimHost, now_s: f64) -> Vec<String> {
-    let lines = host.kernel_lines();
-    let last = lines.len().saturating_sub(1).max(1) as f64;
-    lines
+/// `dmesg`: the NVIDIA kernel lines with their seconds since boot, as dmesg prints them.
+fn dmesg(host: &SimHost) -> Vec<String> {
+    host.kernel_lines()
         .into_iter()
-        .enumerate()
-        .map(|(i, line)| {
-            // The driver loads half a second into the boot; later lines are spread up to now.
-            let at_s = 0.538_629 + (now_s - 0.538_629).max(0.0) * i as f64 / last;
-            format!("[{at_s:>12.6}] {line}")
-        })
+        .map(|(at_s, line)| format!("[{at_s:>12.6}] {line}"))
         .collect()
 }
 
@@ -289,4 +281,81 @@ fn field(s: &GpuSample, driver: &str, name: &str, units: bool) -> Option<String>
         "pstate" => s.pstate.clone().unwrap_or_else(na),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::HostEvent;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn the_lost_gpu_answers_as_lost_until_a_reboot_brings_it_back() {
+        let mut sim = Simulator::demo(7);
+        let smi = argv(&[
+            "nvidia-smi",
+            "--query-gpu=index,pci.bus_id,name",
+            "--format=csv,noheader",
+        ]);
+        let before = sim.run_command("flaky-h200", &smi).expect("reachable");
+        assert_eq!(before.lines, ["0, 00000000:00:06.0, NVIDIA H200"]);
+        sim.advance(90_000, 90_000);
+        let lost = sim.run_command("flaky-h200", &smi).expect("reachable");
+        assert_eq!(lost.exit_status, Some(SMI_GPU_LOST));
+        assert!(lost.lines[0].contains("GPU is lost"), "{lost:?}");
+        let dmesg = sim
+            .run_command("flaky-h200", &argv(&["dmesg"]))
+            .expect("dmesg");
+        assert!(
+            dmesg
+                .lines
+                .iter()
+                .any(|l| l.starts_with("[   60.000000] NVRM: Xid")),
+            "{dmesg:?}"
+        );
+        let boot = argv(&["cat", "/proc/sys/kernel/random/boot_id"]);
+        let boot_before = sim.run_command("flaky-h200", &boot).expect("boot id");
+        let reboot = sim.run_command("flaky-h200", &argv(&["sudo", "-n", "reboot"]));
+        assert_eq!(reboot.expect("reboot").exit_status, None);
+        assert_ne!(
+            sim.run_command("flaky-h200", &boot).expect("boot id"),
+            boot_before
+        );
+        let back = sim.run_command("flaky-h200", &smi).expect("reachable");
+        assert_eq!(back.lines, ["0, 00000000:00:06.0, NVIDIA H200"]);
+        // The live fleet sees the host reconnect with its GPU reporting again.
+        let events = sim.advance(92_000, 92_000);
+        assert!(
+            events
+                .iter()
+                .any(|(host, e)| *host == 4 && matches!(e, HostEvent::Sample { .. })),
+            "{events:?}"
+        );
+    }
+
+    #[test]
+    fn unknown_and_unreachable_hosts_and_programs_are_said_so() {
+        let mut sim = Simulator::demo(7);
+        let id = argv(&["id", "-u"]);
+        assert!(sim.run_command("nosuch", &id).is_err());
+        let why = sim
+            .run_command("unreachable-box", &id)
+            .expect_err("unreachable");
+        assert!(why.contains("Connection timed out"), "{why}");
+        let other = sim
+            .run_command("idle-a100", &argv(&["rm", "-rf", "/"]))
+            .expect("reachable");
+        assert_eq!(other.exit_status, Some(NOT_FOUND));
+        assert!(other.lines[0].contains("not simulated"), "{other:?}");
+        let field = sim
+            .run_command(
+                "idle-a100",
+                &argv(&["nvidia-smi", "--query-gpu=bogus", "--format=csv"]),
+            )
+            .expect("reachable");
+        assert_eq!(field.exit_status, Some(SMI_INVALID_ARGUMENT));
+    }
 }
