@@ -464,7 +464,7 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         }
     };
     options.source = match &plan {
-        Plan::Demo { .. } => HostSource::Demo,
+        Plan::Demo { .. } => HostSource::Simulated,
         Plan::Local(_) => HostSource::Local,
         Plan::Ssh { .. } => HostSource::Ssh,
     };

@@ -220,7 +220,19 @@ pub fn spawn_run(spec: RunSpec, sink: EventSink) -> std::io::Result<(RunHandle, 
     let handle = std::thread::Builder::new()
         .name(format!("playbook-{}", spec.id))
         .spawn(move || {
+            let simulated = matches!(spec.target, Target::Simulated { .. });
             let mut exec: Box<dyn Executor> = spec.target.executor();
+            if simulated {
+                let text = format!(
+                    "[simulated] {} is a demo host: the simulator answers every command below; \
+                     nothing runs on this machine or any other",
+                    exec.host()
+                );
+                let _ = sink.send(Event::Playbook(PlaybookEvent::Line {
+                    id: spec.id,
+                    line: PaneLine::new(LineKind::Note, clean(&text)),
+                }));
+            }
             let mut confirmer = PaneConfirmer {
                 id: spec.id,
                 sink: sink.clone(),
