@@ -43,7 +43,17 @@ fn the_demo_console_shows_prices_spend_a_red_line_and_a_simulated_release() {
         "{screen}"
     );
     assert!(screen.contains("<redacted>"), "{screen}");
+    // Typing the host's name confirms, as for a real host; the simulated provider accepts.
+    tmux.keys(&["train-h100x8"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("sent and accepted", Duration::from_secs(10));
+    assert!(
+        screen.contains("/api/v1/instance-operations/terminate (simulated): 200"),
+        "{screen}"
+    );
     tmux.keys(&["Escape"]);
+    let screen = tmux.wait_for("released", Duration::from_secs(10));
+    assert!(screen.contains("train-h100x8"), "{screen}");
     tmux.keys(&["q"]);
     // Nothing of the demo's reached the state directory.
     let state = dir.path().join("state");

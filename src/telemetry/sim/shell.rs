@@ -12,6 +12,8 @@ use crate::telemetry::GpuSample;
 const SMI_GPU_LOST: i32 = 15;
 /// nvidia-smi's exit status for a bad argument, such as an unknown field (RETURN VALUE 2).
 const SMI_INVALID_ARGUMENT: i32 = 2;
+/// nvidia-smi's exit status when the GPU asked for does not exist (RETURN VALUE 6).
+const SMI_NOT_FOUND: i32 = 6;
 /// What POSIX shells exit with for a command they cannot find.
 const NOT_FOUND: i32 = 127;
 
@@ -166,17 +168,19 @@ fn nvidia_smi(host: &mut SimHost, args: &[&str]) -> SimAnswer {
         .filter(|g| only.is_none_or(|i| g.index == i))
         .collect();
     if gpus.is_empty() {
-        return SimAnswer::failed(
-            6,
-            "No devices were found".to_string(), // nvidia-smi RETURN VALUE 6: not found
-        );
+        return SimAnswer::failed(SMI_NOT_FOUND, "No devices were found".to_string());
     }
     let units = !format.split(',').any(|f| f == "nounits");
     if reset {
-        let busy = gpus.iter().any(|g| g.process().is_some());
         let gpu = gpus[0];
-        return if busy {
-            SimAnswer::failed(255, format!("GPU {}: In use by another client", gpu.bus_id))
+        return if gpus.iter().any(|g| g.process().is_some()) {
+            SimAnswer::failed(
+                255,
+                format!(
+                    "simulated: GPU {} is in use by a process; not reset",
+                    gpu.bus_id
+                ),
+            )
         } else {
             SimAnswer::ok(vec![
                 format!("GPU {} was successfully reset.", gpu.bus_id),
