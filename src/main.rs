@@ -329,6 +329,10 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         Ok(named) => named,
         Err(e) => return Ok(usage_error(&e)),
     };
+    if let Some(refusal) = demo_command::refusal(&cli) {
+        eprintln!("gpufleet: {refusal}");
+        return Ok(ExitCode::from(gpufleet::exit_codes::USAGE));
+    }
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
         return Ok(diagnose(file.as_deref(), *json));
     }
@@ -629,7 +633,8 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             // `/metrics` from the console too (`[metrics] listen`): a scrape asks the loop for
             // a page through the event channel. A port in use stops here, before the terminal.
             let metrics_bridge = MetricsBridge::default();
-            let server = match &config.metrics {
+            // The config's `[metrics]` is the real fleet's; the demo listens on nothing.
+            let server = match config.metrics.as_ref().filter(|_| !cli.global.demo) {
                 Some(metrics) => {
                     let wake_sink = sink.clone();
                     let wake = Arc::new(move || {

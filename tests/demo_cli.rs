@@ -286,6 +286,16 @@ fn no_demo_subcommand_opens_an_internet_socket_or_connects_anywhere() {
         control.iter().any(|call| call.contains("connect(")),
         "strace saw no connect for a real host: {control:?}"
     );
+    // The real fleet's outside world, which the demo must leave alone: an alert sink and a
+    // metrics address (both loopback), and a host.
+    std::fs::create_dir_all(home.config_path().parent().expect("dir")).expect("mkdir");
+    std::fs::write(
+        home.config_path(),
+        "[metrics]\nlisten = \"127.0.0.1:9\"\n\n\
+         [[alerts]]\nkind = \"webhook\"\nurl = \"http://127.0.0.1:9/alerts\"\n\n\
+         [[hosts]]\nname = \"flaky-h200\"\nssh = \"root@127.0.0.1:9\"\n",
+    )
+    .expect("config");
     let runs: [(&[&str], &[u8]); 7] = [
         (&["snapshot", "--demo"], b""),
         (&["cost", "--demo"], b""),
@@ -304,7 +314,7 @@ fn no_demo_subcommand_opens_an_internet_socket_or_connects_anywhere() {
             ],
             b"",
         ),
-        (&["watch", "--demo", "--speed", "50"], b""),
+        (&["watch", "--demo", "--speed", "100"], b""),
     ];
     for (args, stdin) in runs {
         let (out, calls) = if args[0] == "watch" {
@@ -367,4 +377,20 @@ fn watch_briefly(home: &Home, args: &[&str]) -> (Output, Vec<String>) {
         .map(str::to_string)
         .collect();
     (out, calls)
+}
+
+#[test]
+fn subcommands_that_act_on_the_real_world_have_no_demo() {
+    let home = Home::new();
+    for args in [
+        &["alert", "test", "--demo"][..],
+        &["hold", "idle-a100", "--demo"],
+        &["audit", "--demo"],
+    ] {
+        let out = home.run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+        assert!(stderr(&out).contains("demo"), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{args:?}");
+    }
+    assert_state_untouched(&home);
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::check::sim_runner::SimCheckRunner;
 use crate::check::{self, CheckProgress, CheckTarget, ExpectFlags};
-use crate::cli::GlobalArgs;
+use crate::cli::{AlertAction, Cli, CliCommand, GlobalArgs};
 use crate::config::Config;
 use crate::demo::{self, PREVIEW_MS, Scratch, SimHostRunner};
 use crate::fleet::Fleet;
@@ -231,5 +231,28 @@ pub fn ops_fleet(sim: &SharedSim, speed: f64) -> crate::app::ops_bridge::OpsFlee
                 SimCheckRunner::new(Arc::clone(sim), host, speed).map(CheckTarget::Simulated)
             })
             .collect(),
+    }
+}
+
+/// Why a subcommand has no demo: each acts on the real fleet's outside world or state (alert
+/// sinks on the network, auto-release holds, the real audit log), which `--demo` never touches.
+pub fn refusal(cli: &Cli) -> Option<&'static str> {
+    if !cli.global.demo {
+        return None;
+    }
+    match &cli.command {
+        Some(CliCommand::Alert {
+            action: AlertAction::Test { .. },
+        }) => Some(
+            "`alert test` sends to your real alert sinks; it has no --demo (the demo alerts no one)",
+        ),
+        Some(CliCommand::Hold { .. }) => {
+            Some("`hold` acts on real auto-release countdowns; the demo fleet arms none")
+        }
+        Some(CliCommand::Audit { .. }) => Some(
+            "`audit` reads the real audit log; the demo keeps its audit lines in a scratch \
+             directory removed when it ends (the console's `a` shows them while it runs)",
+        ),
+        _ => None,
     }
 }

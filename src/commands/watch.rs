@@ -38,9 +38,15 @@ pub fn run(
     plan: Plan,
 ) -> anyhow::Result<ExitCode> {
     watch::init_logging(args.verbosity);
-    let metrics = args
-        .metrics
-        .or_else(|| config.metrics.as_ref().map(|m| m.listen.clone()));
+    // The demo serves `/metrics` only where `--metrics` asks, and alerts no one: the config's
+    // `[metrics]` and `[[alerts]]` are the real fleet's, and the demo touches no network.
+    let metrics = args.metrics.or_else(|| {
+        config
+            .metrics
+            .as_ref()
+            .filter(|_| !global.demo)
+            .map(|m| m.listen.clone())
+    });
     if let Some(addr) = &metrics
         && addr.parse::<std::net::SocketAddr>().is_err()
     {
@@ -48,6 +54,7 @@ pub fn run(
         return Ok(ExitCode::from(EXIT_BAD_SETUP));
     }
     let sinks = match load_sinks(config) {
+        Ok(_) if global.demo => Vec::new(),
         Ok(sinks) => sinks,
         Err(e) => {
             eprintln!("gpufleet watch: {e}");
