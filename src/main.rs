@@ -633,8 +633,7 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             // `/metrics` from the console too (`[metrics] listen`): a scrape asks the loop for
             // a page through the event channel. A port in use stops here, before the terminal.
             let metrics_bridge = MetricsBridge::default();
-            // The config's `[metrics]` is the real fleet's; the demo listens on nothing.
-            let server = match config.metrics.as_ref().filter(|_| !cli.global.demo) {
+            let server = match &config.metrics {
                 Some(metrics) => {
                     let wake_sink = sink.clone();
                     let wake = Arc::new(move || {

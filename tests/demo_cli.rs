@@ -130,6 +130,12 @@ fn release_demo_dry_run_shows_the_real_request_marked_simulated() {
     assert!(text.contains("dry run: nothing was run or sent"), "{text}");
     assert!(!text.contains("simulated-demo-token"), "{text}");
     assert_state_untouched(&home);
+
+    // With --json, one JSON document that says it is simulated.
+    let json = home.run(&["release", "--demo", "idle-a100", "--dry-run", "--json"]);
+    let plan: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON document");
+    assert_eq!(plan["simulated"], true, "{plan}");
+    assert_eq!(plan["provider"], "vast", "{plan}");
 }
 
 #[test]
@@ -286,13 +292,12 @@ fn no_demo_subcommand_opens_an_internet_socket_or_connects_anywhere() {
         control.iter().any(|call| call.contains("connect(")),
         "strace saw no connect for a real host: {control:?}"
     );
-    // The real fleet's outside world, which the demo must leave alone: an alert sink and a
-    // metrics address (both loopback), and a host.
+    // The real fleet's outside world, which the demo must leave alone: an alert sink
+    // (loopback here) and a host.
     std::fs::create_dir_all(home.config_path().parent().expect("dir")).expect("mkdir");
     std::fs::write(
         home.config_path(),
-        "[metrics]\nlisten = \"127.0.0.1:9\"\n\n\
-         [[alerts]]\nkind = \"webhook\"\nurl = \"http://127.0.0.1:9/alerts\"\n\n\
+        "[[alerts]]\nkind = \"webhook\"\nurl = \"http://127.0.0.1:9/alerts\"\n\n\
          [[hosts]]\nname = \"flaky-h200\"\nssh = \"root@127.0.0.1:9\"\n",
     )
     .expect("config");

@@ -63,11 +63,11 @@ fn the_demo_console_shows_prices_spend_a_red_line_and_a_simulated_release() {
     assert!(entries.is_empty(), "{entries:?}");
 }
 
-/// The console with `--demo` opens no internet socket even where the config has a metrics
-/// address and an alert sink (loopback here): strace follows every thread while the demo runs
+/// The console with `--demo` opens no internet socket even where the config has an alert sink
+/// (loopback here): strace follows every thread while the demo runs
 /// through its alerts (a thermal throttle, a GPU lost).
 #[test]
-fn the_demo_console_touches_no_network_even_with_a_configured_sink_and_metrics() {
+fn the_demo_console_touches_no_network_even_with_a_configured_alert_sink() {
     let traced = std::process::Command::new("strace")
         .args(["-qq", "-e", "trace=none", "true"])
         .status()
@@ -82,8 +82,7 @@ fn the_demo_console_touches_no_network_even_with_a_configured_sink_and_metrics()
     std::fs::create_dir_all(d.join("cfg/gpufleet")).expect("mkdir");
     std::fs::write(
         d.join("cfg/gpufleet/config.toml"),
-        "[metrics]\nlisten = \"127.0.0.1:9\"\n\n\
-         [[alerts]]\nkind = \"webhook\"\nurl = \"http://127.0.0.1:9/alerts\"\n",
+        "[[alerts]]\nkind = \"webhook\"\nurl = \"http://127.0.0.1:9/alerts\"\n",
     )
     .expect("config");
     let trace = d.join("trace.txt");

@@ -115,11 +115,14 @@ pub fn release(
         simulated: true,
     };
     let code = money_cli::release_command(&demo::demo_config(config), args, &env, input, out);
-    let _ = writeln!(
-        out,
-        "[simulated] nothing was sent; the demo's ledger and audit lines were kept in a scratch \
-         directory, removed now"
-    );
+    // `--dry-run --json` prints one JSON document (its `simulated` says it); text says it here.
+    if !args.json {
+        let _ = writeln!(
+            out,
+            "[simulated] nothing was sent; the demo's ledger and audit lines were kept in a \
+             scratch directory, removed now"
+        );
+    }
     Ok(code)
 }
 

@@ -38,21 +38,17 @@ pub fn run(
     plan: Plan,
 ) -> anyhow::Result<ExitCode> {
     watch::init_logging(args.verbosity);
-    // The demo serves `/metrics` only where `--metrics` asks, and alerts no one: the config's
-    // `[metrics]` and `[[alerts]]` are the real fleet's, and the demo touches no network.
-    let metrics = args.metrics.or_else(|| {
-        config
-            .metrics
-            .as_ref()
-            .filter(|_| !global.demo)
-            .map(|m| m.listen.clone())
-    });
+    let metrics = args
+        .metrics
+        .or_else(|| config.metrics.as_ref().map(|m| m.listen.clone()));
     if let Some(addr) = &metrics
         && addr.parse::<std::net::SocketAddr>().is_err()
     {
         eprintln!("gpufleet watch: --metrics {addr:?} is not ADDRESS:PORT, such as 127.0.0.1:9400");
         return Ok(ExitCode::from(EXIT_BAD_SETUP));
     }
+    // The demo alerts no one: the `[[alerts]]` sinks are the real fleet's, and the demo dials
+    // nothing (it still serves `/metrics` where asked: a listener on the address given).
     let sinks = match load_sinks(config) {
         Ok(_) if global.demo => Vec::new(),
         Ok(sinks) => sinks,
