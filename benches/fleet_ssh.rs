@@ -228,6 +228,7 @@ fn main() {
             env: Arc::new(|_: &str| None),
             send: SendOptions::default(),
             holds: None,
+            simulated: false,
         },
         bridge_sink,
     );

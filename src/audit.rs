@@ -59,6 +59,13 @@ pub struct AuditEntry {
     pub runbook: Option<String>,
     pub step: Option<String>,
     pub dry_run: bool,
+    /// On a simulated demo host: nothing ran anywhere. Left out of the line when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub simulated: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// The log file; appends are atomic per line (O_APPEND) and synced before returning.
@@ -150,6 +157,7 @@ mod tests {
             runbook: Some("power-limit".into()),
             step: Some(step.into()),
             dry_run: false,
+            simulated: false,
         }
     }
 

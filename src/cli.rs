@@ -128,8 +128,9 @@ pub enum CliCommand {
     /// sustained load, on a host (`check NAME`) or this machine (`check --local`).
     /// Exit 0 all pass, 1 a warning, 2 a failure, 3 could not run.
     Check {
-        /// A host of the config (or an ssh target / alias); omit with --local.
-        #[arg(value_name = "NAME", required_unless_present = "local")]
+        /// A host of the config (or an ssh target / alias); omit with --local. With --demo,
+        /// a demo host (default flaky-h200).
+        #[arg(value_name = "NAME", required_unless_present_any = ["local", "demo"])]
         name: Option<String>,
         /// Print the report as JSON (schema in the README).
         #[arg(long)]

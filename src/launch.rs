@@ -15,13 +15,14 @@ use crate::remote::{
     self, ChannelPrompter, LinkOptions, RemoteHost, ResolveError, link_options, resolve_named,
 };
 use crate::telemetry::nvml::{self, LocalGpus, NvmlOpenError};
-use crate::telemetry::sim::{self, Simulator};
+use crate::telemetry::sim::{self, SharedSim, Simulator};
 use crate::telemetry::source::{SourceHandle, now_ms};
 
 /// Where the fleet's telemetry comes from.
 pub enum Plan {
     Demo {
-        sim: Simulator,
+        /// Shared with the demo's runbooks, checks and releases, which run on its hosts.
+        sim: SharedSim,
         speed: f64,
     },
     Local(Box<LocalGpus>),
@@ -70,7 +71,7 @@ impl Plan {
         if args.demo {
             sim::check_speed(args.speed).map_err(LaunchError::BadSpeed)?;
             return Ok(Plan::Demo {
-                sim: Simulator::demo(args.seed),
+                sim: Arc::new(std::sync::Mutex::new(Simulator::demo(args.seed))),
                 speed: args.speed,
             });
         }
@@ -92,7 +93,7 @@ impl Plan {
 
     pub fn host_names(&self) -> Vec<String> {
         match self {
-            Plan::Demo { sim, .. } => sim.host_names(),
+            Plan::Demo { sim, .. } => sim::lock(sim).host_names(),
             Plan::Local(_) => vec![local_host_name()],
             Plan::Ssh { hosts, .. } => hosts.iter().map(|h| h.name.clone()).collect(),
             Plan::Replay { replay, .. } => replay.host_names(),
@@ -117,7 +118,7 @@ impl Plan {
         };
         Ok(match self {
             Plan::Demo { sim, speed } => (
-                vec![sim::spawn(sim, host_sink(sink), speed)?],
+                vec![sim::spawn_shared(sim, host_sink(sink), speed)?],
                 PendingPrompts::default(),
             ),
             Plan::Replay { replay, speed } => (
@@ -154,7 +155,7 @@ impl Plan {
         interval: Duration,
     ) -> Result<Vec<SourceHandle>, LaunchError> {
         Ok(match self {
-            Plan::Demo { sim, speed } => vec![sim::spawn(sim, sink, speed)?],
+            Plan::Demo { sim, speed } => vec![sim::spawn_shared(sim, sink, speed)?],
             Plan::Replay { replay, speed } => vec![replay::spawn(replay, sink, speed)?],
             Plan::Local(gpus) => vec![nvml::spawn(*gpus, 0, sink, interval)?],
             Plan::Ssh { hosts, opts } => hosts
@@ -170,7 +171,8 @@ impl Plan {
     pub fn read_once(self, options: FleetOptions) -> Fleet {
         let mut fleet = Fleet::new(self.host_names(), options, now_ms());
         match self {
-            Plan::Demo { mut sim, .. } => {
+            Plan::Demo { sim, .. } => {
+                let mut sim = sim::lock(&sim);
                 // Step the scenario clock until every host has settled: readings and processes
                 // in, or a failure reported.
                 let step = sim.interval_ms();
@@ -251,14 +253,11 @@ fn local_host_name() -> String {
         .unwrap_or_else(|| "localhost".to_string())
 }
 
-/// The config whose hosts are priced, stored and released: none for the demo fleet, which is
-/// simulated even where a demo host shares a configured host's name.
+/// The config whose hosts are priced, stored and released: for the demo fleet its own simulated
+/// hosts ([`crate::demo::demo_config`]), never a configured host that shares a demo host's name.
 pub fn money_config(config: &Config, demo: bool) -> Config {
     if demo {
-        Config {
-            hosts: Vec::new(),
-            ..config.clone()
-        }
+        crate::demo::demo_config(config)
     } else {
         config.clone()
     }
@@ -268,8 +267,12 @@ pub fn money_config(config: &Config, demo: bool) -> Config {
 /// watcher's, at start and when the watcher reloads its config).
 pub fn fleet_options(config: &Config, args: &GlobalArgs) -> FleetOptions {
     let interval_ms = args.interval_ms.unwrap_or(config.interval_ms);
-    let mut money = MoneyOptions::from_config(&money_config(config, args.demo));
-    money.persist = !args.demo;
+    // The demo's ledgers start now, on the simulated clock, and are never stored.
+    let money = if args.demo {
+        crate::demo::money_options(config, now_ms())
+    } else {
+        MoneyOptions::from_config(config)
+    };
     FleetOptions {
         money,
         interval_ms,

@@ -9,6 +9,7 @@ pub mod cli_values;
 pub mod commands;
 pub mod config;
 pub mod cost;
+pub mod demo;
 pub mod diagnose;
 pub mod duty;
 pub mod error_text;

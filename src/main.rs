@@ -17,6 +17,7 @@ use gpufleet::app::{Model, runtime};
 use gpufleet::audit::AuditLog;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
+use gpufleet::commands::demo as demo_command;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
 use gpufleet::commands::logging;
@@ -26,6 +27,7 @@ use gpufleet::commands::standalone;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
+use gpufleet::demo::{self, Scratch};
 use gpufleet::diagnose;
 use gpufleet::duty::Duties;
 use gpufleet::error_text;
@@ -214,6 +216,26 @@ fn playbook(
             )),
         }
     };
+    // With --demo, a simulated demo host, with a scratch directory for the audit log.
+    let demo_or = |host: &Option<String>| -> anyhow::Result<(playbook::Target, Option<Scratch>)> {
+        if args.demo {
+            let (target, scratch) = demo_command::playbook_target(
+                config,
+                args,
+                host.as_deref(),
+                &mut std::io::stdout(),
+            )?;
+            Ok((target, Some(scratch)))
+        } else {
+            Ok((target(host)?, None))
+        }
+    };
+    let audit_log = |scratch: Option<&Scratch>| -> anyhow::Result<AuditLog> {
+        Ok(match scratch {
+            Some(scratch) => scratch.audit(),
+            None => AuditLog::open_default()?,
+        })
+    };
     let read_only = args.read_only || config.read_only;
     let stop = StopFlag::default();
     let code = match action {
@@ -241,9 +263,10 @@ fn playbook(
             dry_run,
             yes,
         } => {
+            let (target, scratch) = demo_or(host)?;
             let request = playbook::RunRequest {
                 runbook: id.clone(),
-                target: target(host)?,
+                target,
                 params: param.clone(),
                 gpu: *gpu,
                 dry_run: *dry_run,
@@ -256,13 +279,14 @@ fn playbook(
                 request,
                 confirmer.as_mut(),
                 &mut std::io::stdout(),
-                &AuditLog::open_default()?,
+                &audit_log(scratch.as_ref())?,
                 &stop,
             )
         }
         PlaybookAction::Undo { host, dry_run, yes } => {
+            let (target, scratch) = demo_or(host)?;
             let request = playbook::UndoRequest {
-                target: target(host)?,
+                target,
                 dry_run: *dry_run,
                 read_only,
             };
@@ -272,7 +296,7 @@ fn playbook(
                 request,
                 confirmer.as_mut(),
                 &mut std::io::stdout(),
-                &AuditLog::open_default()?,
+                &audit_log(scratch.as_ref())?,
                 &stop,
             )
         }
@@ -324,6 +348,10 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(gpufleet::exit_codes::USAGE));
     }
+    if let Some(refusal) = demo_command::refusal(&cli) {
+        eprintln!("gpufleet: {refusal}");
+        return Ok(ExitCode::from(gpufleet::exit_codes::USAGE));
+    }
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
         return Ok(diagnose(file.as_deref(), *json));
     }
@@ -359,6 +387,11 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 memory_gib: expect_memory_gib.clone(),
                 min_cuda: min_cuda.clone(),
             };
+            if cli.global.demo {
+                let code =
+                    demo_command::check(&cli.global, name.as_deref(), &flags, *sustain_s, *json);
+                return Ok(ExitCode::from(code));
+            }
             return Ok(run_check(
                 &cli.global,
                 &config,
@@ -396,7 +429,11 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             return Ok(report_command::run(&request, &config, now_ms()));
         }
         Some(CliCommand::Cost { json }) => {
-            let (text, code) = money_cli::cost_command(&config, *json, now_ms())?;
+            let (text, code) = if cli.global.demo {
+                demo_command::cost(&config, &cli.global, *json)?
+            } else {
+                money_cli::cost_command(&config, *json, now_ms())?
+            };
             print!("{text}");
             return Ok(ExitCode::from(code));
         }
@@ -424,6 +461,16 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 force: *force,
                 json: *json,
             };
+            if cli.global.demo {
+                let code = demo_command::release(
+                    &config,
+                    &cli.global,
+                    &args,
+                    &mut std::io::stdin().lock(),
+                    &mut std::io::stdout(),
+                )?;
+                return Ok(ExitCode::from(code));
+            }
             let ssh = cli.global.ssh_settings();
             let runner = SshRunner {
                 ssh: &ssh,
@@ -481,7 +528,8 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         },
     };
     options.source = match &plan {
-        Plan::Demo { .. } | Plan::Replay { .. } => HostSource::Demo,
+        Plan::Demo { .. } => HostSource::Simulated,
+        Plan::Replay { .. } => HostSource::Demo,
         Plan::Local(_) => HostSource::Local,
         Plan::Ssh { .. } => HostSource::Ssh,
     };
@@ -595,23 +643,47 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 }
                 duties
             });
-            let bridge = BridgeSetup {
-                runner: Arc::new(SshHostRunner {
-                    ssh: cli.global.ssh_settings(),
-                    config: money_config.clone(),
-                    interval_ms,
-                }),
-                config: money_config,
-                read_only,
-                store,
-                audit: AuditLog::open_default().ok(),
-                env: Arc::new(process_env),
-                send: SendOptions::default(),
-                holds: duties.as_mut().and_then(|d| d.holds.take()),
+            // The demo's releases, runbooks and checks run on its simulated hosts, and keep
+            // their ledger, audit lines and reports in a scratch directory removed on exit.
+            let demo_sim = match &plan {
+                Plan::Demo { sim, speed } => Some((Arc::clone(sim), *speed)),
+                _ => None,
+            };
+            let scratch = demo_sim.as_ref().map(|_| Scratch::new()).transpose()?;
+            let bridge = match (&demo_sim, &scratch) {
+                (Some((sim, _)), Some(scratch)) => BridgeSetup {
+                    runner: Arc::new(demo::SimHostRunner {
+                        sim: Arc::clone(sim),
+                    }),
+                    config: money_config,
+                    read_only,
+                    store: Some(scratch.store()),
+                    audit: Some(scratch.audit()),
+                    env: Arc::new(demo::demo_env),
+                    send: SendOptions::default(),
+                    holds: None,
+                    simulated: true,
+                },
+                _ => BridgeSetup {
+                    runner: Arc::new(SshHostRunner {
+                        ssh: cli.global.ssh_settings(),
+                        config: money_config.clone(),
+                        interval_ms,
+                    }),
+                    config: money_config,
+                    read_only,
+                    store,
+                    audit: AuditLog::open_default().ok(),
+                    env: Arc::new(process_env),
+                    send: SendOptions::default(),
+                    holds: duties.as_mut().and_then(|d| d.holds.take()),
+                    simulated: false,
+                },
             };
             let ops = OpsSetup {
                 fleet: match &plan {
-                    Plan::Demo { .. } | Plan::Replay { .. } => OpsFleet::Demo,
+                    Plan::Demo { sim, speed } => demo_command::ops_fleet(sim, *speed),
+                    Plan::Replay { .. } => OpsFleet::Demo,
                     Plan::Local(_) => OpsFleet::Local,
                     Plan::Ssh { hosts, opts } => OpsFleet::Ssh {
                         hosts: hosts.clone(),
@@ -623,8 +695,14 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                     .iter()
                     .filter_map(|h| Some((h.name.clone(), h.expect.clone()?)))
                     .collect(),
-                audit: AuditLog::open_default().ok(),
-                checks_dir: check::storage::checks_dir().ok(),
+                audit: match &scratch {
+                    Some(scratch) => Some(scratch.audit()),
+                    None => AuditLog::open_default().ok(),
+                },
+                checks_dir: match &scratch {
+                    Some(scratch) => Some(scratch.path().join("checks")),
+                    None => check::storage::checks_dir().ok(),
+                },
                 check: check::CheckOptions::default(),
             };
             let (sink, events) = mpsc::channel();

@@ -49,6 +49,8 @@ pub struct MoneyEnv<'a> {
     pub env: &'a dyn Fn(&str) -> Option<String>,
     /// The wall clock; read again after the backup, which may take minutes.
     pub clock: &'a dyn Fn() -> TimestampMs,
+    /// A demo host: the release is marked simulated and the simulated provider answers.
+    pub simulated: bool,
 }
 
 impl<'a> MoneyEnv<'a> {
@@ -64,6 +66,7 @@ impl<'a> MoneyEnv<'a> {
             send: SendOptions::default(),
             env: &process_env,
             clock,
+            simulated: false,
         })
     }
 }
@@ -105,17 +108,41 @@ pub fn cost_report(
 ) -> Result<(String, u8), MoneyError> {
     let fleet = fleet_cost(config, book, now_ms);
     let lines = red_lines(config, &fleet);
+    cost_output(&fleet, &lines, json, now_ms, None)
+}
+
+/// The `cost` report of `fleet` and its red lines, with the exit code. `simulated` is how far
+/// into the demo's scenario the figures are (ms): the report then says it is simulated.
+pub fn cost_output(
+    fleet: &FleetCost,
+    lines: &[RedLine],
+    json: bool,
+    now_ms: TimestampMs,
+    simulated: Option<u64>,
+) -> Result<(String, u8), MoneyError> {
     let code = if lines.is_empty() {
         EXIT_OK
     } else {
         EXIT_FAILED
     };
     let text = if json {
-        let mut text = serde_json::to_string_pretty(&cost_json(&fleet, &lines, now_ms))?;
+        let mut value = cost_json(fleet, lines, now_ms);
+        if let Some(scenario_ms) = simulated {
+            value["simulated"] = json!({ "scenario_ms": scenario_ms });
+        }
+        let mut text = serde_json::to_string_pretty(&value)?;
         text.push('\n');
         text
     } else {
-        cost_table(&fleet, &lines)
+        let mut text = String::new();
+        if let Some(scenario_ms) = simulated {
+            text.push_str(&format!(
+                "[simulated] the demo fleet {} after its start; nothing is billed\n",
+                format_duration_ms(scenario_ms)
+            ));
+        }
+        text.push_str(&cost_table(fleet, lines));
+        text
     };
     Ok((text, code))
 }
@@ -316,7 +343,12 @@ pub fn release_command(
         env.env,
     );
     let mut flow = match started {
-        Ok(flow) => flow,
+        Ok(mut flow) => {
+            if env.simulated {
+                flow.simulate();
+            }
+            flow
+        }
         Err(e) => {
             say!("gpufleet release: {e}");
             return EXIT_REFUSED;

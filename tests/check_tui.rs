@@ -290,6 +290,7 @@ fn the_audit_view_lists_what_it_is_given_newest_first() {
         runbook: Some("power-limit".into()),
         step: Some(step.into()),
         dry_run: false,
+        simulated: false,
     };
     update(
         &mut model,

@@ -41,7 +41,12 @@ fn demo_runs_navigates_and_exits_cleanly() {
     tmux.keys(&["/", "t", "4"]);
     let filtered = tmux.wait_for("filter: /t4", wait);
     assert!(filtered.contains("leaky-t4"), "{filtered}");
-    assert!(!filtered.contains("train-h100x8"), "{filtered}");
+    // The table (the red-line banner above it may still name train-h100x8).
+    let rows: Vec<&str> = filtered.lines().filter(|l| l.starts_with('│')).collect();
+    assert!(
+        !rows.iter().any(|row| row.contains("train-h100x8")),
+        "{filtered}"
+    );
 
     tmux.keys(&["Enter", "q"]);
     let after = tmux.wait_for("EXIT=", wait);

@@ -998,6 +998,7 @@ fn bridge_setup(dir: &Path, status: i32, config: Config) -> BridgeSetup {
         env: Arc::new(|_| None),
         send: SendOptions::default(),
         holds: Some(HoldStore::at(dir.join("holds.json"))),
+        simulated: false,
     }
 }
 

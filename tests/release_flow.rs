@@ -107,9 +107,21 @@ impl Fixture {
 
     /// Runs `gpufleet release` with `typed` on stdin; returns the exit code and the screen.
     fn release(&self, args: &ReleaseArgs, runner: &FakeSsh, typed: &str) -> (u8, String) {
+        self.release_as(args, runner, typed, false)
+    }
+
+    /// [`Fixture::release`], as the demo runs it when `simulated`.
+    fn release_as(
+        &self,
+        args: &ReleaseArgs,
+        runner: &FakeSsh,
+        typed: &str,
+        simulated: bool,
+    ) -> (u8, String) {
         let no_env = |_: &str| None;
         let clock = || NOW_MS;
         let env = MoneyEnv {
+            simulated,
             store: self.store(),
             audit: self.audit(),
             runner,
@@ -484,4 +496,28 @@ fn an_auto_release_is_audited_as_such() {
     .unwrap();
     let entries = fx.audit().read_all().unwrap();
     assert_eq!(entries[0].kind, AuditKind::AutoRelease);
+}
+
+/// The demo's releases: the same plan, backup and typed confirmation, but the provider that
+/// answers is the simulated one, in-process; the loopback provider of the config is never
+/// asked, and every audit line says it was simulated.
+#[test]
+fn a_simulated_release_asks_no_server_and_marks_its_audit_lines_simulated() {
+    let fx = Fixture::with_backup(vec![answer(500, "a simulated release must not get here")]);
+    let runner = FakeSsh::exiting(0);
+    let (code, screen) = fx.release_as(&args(None), &runner, "a100-1\n", true);
+    assert_eq!(code, EXIT_OK, "{screen}");
+    assert!(screen.starts_with("[simulated] a demo host"), "{screen}");
+    assert!(
+        screen.contains("/api/v0/instances/12345/ (simulated): 200 {\"success\": true}"),
+        "{screen}"
+    );
+    assert!(fx.server.requests().is_empty(), "the provider was asked");
+    let entries = fx.audit().read_all().expect("audit");
+    assert_eq!(entries.len(), 2, "backup and release: {entries:?}");
+    assert!(entries.iter().all(|e| e.simulated), "{entries:?}");
+    assert!(fx.audit_text().contains("\"simulated\":true"));
+    // The (scratch) ledger records the release as for a real one.
+    let book = fx.store().load().expect("ledger");
+    assert!(book.hosts[HOST].released.is_some());
 }

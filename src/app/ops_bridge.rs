@@ -37,6 +37,12 @@ pub enum OpsFleet {
         hosts: Vec<RemoteHost>,
         link: LinkOptions,
     },
+    /// The demo fleet, in the model's host order: where each host's runbooks run and its check
+    /// (or why it has none); the simulator answers, nothing runs anywhere.
+    Simulated {
+        runbooks: Vec<Target>,
+        checks: Vec<Result<CheckTarget, String>>,
+    },
 }
 
 /// What the ops bridge works with; tests give it temporary directories.
@@ -150,6 +156,10 @@ impl OpsBridge {
             OpsFleet::Demo => Err("the demo fleet is simulated".to_string()),
             OpsFleet::Local => Ok(Target::Local),
             OpsFleet::Ssh { .. } => self.remote(host).map(|(h, l)| Target::Remote(h, l)),
+            OpsFleet::Simulated { runbooks, .. } => runbooks
+                .get(host)
+                .cloned()
+                .ok_or_else(|| format!("no host {host}")),
         };
         let target = match target {
             Ok(target) => target,
@@ -187,6 +197,11 @@ impl OpsBridge {
                 let expect = self.setup.expects.get(&h.name).cloned();
                 (CheckTarget::Remote(h, l), expect)
             }),
+            OpsFleet::Simulated { checks, .. } => match checks.get(host) {
+                Some(Ok(target)) => Ok((target.clone(), None)),
+                Some(Err(why)) => Err(why.clone()),
+                None => Err(format!("no host {host}")),
+            },
         };
         let (target, base) = match target {
             Ok(found) => found,

@@ -21,6 +21,9 @@ pub enum HostSource {
     Local,
     /// SSH hosts.
     Ssh,
+    /// The demo fleet (`--demo`) whose simulator answers runbooks, checks and releases:
+    /// they run as on real hosts, marked simulated, and nothing runs anywhere.
+    Simulated,
 }
 
 /// The runbooks the picker lists, shared; two are equal when they list the same runbooks.

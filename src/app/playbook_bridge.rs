@@ -14,8 +14,8 @@ use crate::audit::AuditLog;
 use crate::playbook::check::StepState;
 use crate::playbook::model::{Danger, Runbook};
 use crate::playbook::{
-    ConfirmRequest, Confirmer, Executor, LocalExecutor, NoteKind, Observer, RemoteExecutor,
-    RunEvent, RunOptions, RunOutcome, Target, Tools, UndoStore, run,
+    ConfirmRequest, Confirmer, Executor, NoteKind, Observer, RunEvent, RunOptions, RunOutcome,
+    Target, Tools, UndoStore, run,
 };
 use crate::telemetry::source::StopFlag;
 use crate::ui::format::clean;
@@ -220,10 +220,19 @@ pub fn spawn_run(spec: RunSpec, sink: EventSink) -> std::io::Result<(RunHandle, 
     let handle = std::thread::Builder::new()
         .name(format!("playbook-{}", spec.id))
         .spawn(move || {
-            let mut exec: Box<dyn Executor> = match spec.target {
-                Target::Local => Box::new(LocalExecutor::default()),
-                Target::Remote(host, link) => Box::new(RemoteExecutor::new(host, link)),
-            };
+            let simulated = matches!(spec.target, Target::Simulated { .. });
+            let mut exec: Box<dyn Executor> = spec.target.executor();
+            if simulated {
+                let text = format!(
+                    "[simulated] {} is a demo host: the simulator answers every command below; \
+                     nothing runs on this machine or any other",
+                    exec.host()
+                );
+                let _ = sink.send(Event::Playbook(PlaybookEvent::Line {
+                    id: spec.id,
+                    line: PaneLine::new(LineKind::Note, clean(&text)),
+                }));
+            }
             let mut confirmer = PaneConfirmer {
                 id: spec.id,
                 sink: sink.clone(),

@@ -61,6 +61,8 @@ pub struct BridgeSetup {
     pub send: SendOptions,
     /// Where `gpufleet hold HOST` leaves its requests; `None` takes none.
     pub holds: Option<HoldStore>,
+    /// The demo fleet: releases are marked simulated and the simulated provider answers them.
+    pub simulated: bool,
 }
 
 /// A runner for consoles that run nothing on hosts.
@@ -89,6 +91,7 @@ impl BridgeSetup {
             env: Arc::new(|_| None),
             send: SendOptions::default(),
             holds: None,
+            simulated: false,
         }
     }
 }
@@ -254,7 +257,10 @@ impl ReleaseBridge {
             started = start(other(action));
         }
         match started {
-            Ok(flow) => {
+            Ok(mut flow) => {
+                if setup.simulated {
+                    flow.simulate();
+                }
                 let plan = plan_view(&flow, &setup.config);
                 self.flows.insert(id, Arc::new(Mutex::new(flow)));
                 self.report(ReleaseEvent::Planned { id, plan });
@@ -399,7 +405,11 @@ fn plan_view(flow: &ReleaseFlow, config: &Config) -> PlanView {
             ReleaseRequest::build(&plan.host, release, other_action, None).is_ok()
         });
     PlanView {
-        provider: plan.provider.as_str().to_string(),
+        provider: if plan.simulated {
+            format!("{} (simulated)", plan.provider.as_str())
+        } else {
+            plan.provider.as_str().to_string()
+        },
         instance_id: plan.instance_id.as_deref().map(clean),
         action: plan.action,
         effect: plan.effect.clone(),

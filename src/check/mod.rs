@@ -14,6 +14,7 @@ pub mod reference;
 mod render;
 pub mod report;
 mod runner;
+pub mod sim_runner;
 pub mod storage;
 mod verdict;
 #[cfg(test)]
@@ -48,6 +49,8 @@ pub enum CheckTarget {
     Local,
     /// A host over SSH; each step opens its own session.
     Remote(RemoteHost, LinkOptions),
+    /// A simulated demo host: the simulator answers ([`sim_runner`]); nothing runs anywhere.
+    Simulated(sim_runner::SimCheckRunner),
 }
 
 /// How the check runs. `Default` is a real check (about 60 s of sustained load).
@@ -226,6 +229,9 @@ pub enum CheckError {
     Expect(#[from] ExpectError),
     #[error("the check was stopped")]
     Stopped,
+    /// A simulated demo host could not be reached (the simulator's words).
+    #[error("{0}")]
+    Simulated(String),
 }
 
 /// Runs the whole check on `target` and grades it against `expect` (whose empty fields fall
@@ -248,6 +254,10 @@ pub fn run_check(
             let name = host.name.clone();
             let text = format!("ssh {}", host.target);
             (Box::new(RemoteRunner { host, opts: link }), name, text)
+        }
+        CheckTarget::Simulated(runner) => {
+            let name = runner.host().to_string();
+            (Box::new(runner), name, "simulated (demo)".to_string())
         }
     };
     run_check_with(

@@ -43,6 +43,7 @@ pub fn run(config: &Config, host: &str, out: &mut dyn Write) -> u8 {
         runbook: None,
         step: None,
         dry_run: false,
+        simulated: false,
     };
     if let Err(e) = AuditLog::open_default()
         .map_err(|e| e.to_string())

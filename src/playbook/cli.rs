@@ -15,8 +15,10 @@ use crate::playbook::reboot::RebootOptions;
 use crate::playbook::remote_exec::RemoteExecutor;
 use crate::playbook::report::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, RunOutcome, TextObserver};
 use crate::playbook::runner::{RunOptions, Tools, run};
+use crate::playbook::sim_exec::SimExecutor;
 use crate::playbook::undo::{UndoRecord, UndoStore};
 use crate::remote::{LinkOptions, RemoteHost};
+use crate::telemetry::sim::SharedSim;
 use crate::telemetry::source::StopFlag;
 
 /// Where a runbook runs.
@@ -28,13 +30,17 @@ pub enum Target {
     Local,
     /// An SSH host, one session per command.
     Remote(RemoteHost, LinkOptions),
+    /// A simulated demo host: the simulator answers every command, nothing runs anywhere.
+    Simulated { sim: SharedSim, host: String },
 }
 
 impl Target {
-    fn executor(self) -> Box<dyn Executor> {
+    /// What runs the target's commands.
+    pub fn executor(self) -> Box<dyn Executor> {
         match self {
             Target::Local => Box::new(LocalExecutor::default()),
             Target::Remote(host, options) => Box::new(RemoteExecutor::new(host, options)),
+            Target::Simulated { sim, host } => Box::new(SimExecutor::new(sim, host)),
         }
     }
 }

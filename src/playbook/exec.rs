@@ -40,6 +40,9 @@ pub enum ExecError {
     Empty,
     #[error("cancelled")]
     Stopped,
+    /// A simulated demo host could not be reached (the simulator's words).
+    #[error("{0}")]
+    Simulated(String),
 }
 
 /// Runs commands on one host.
@@ -48,6 +51,10 @@ pub trait Executor {
     fn host(&self) -> &str;
     /// Whether this is the machine gpufleet itself runs on (it never reboots that one).
     fn is_local(&self) -> bool;
+    /// Whether the host is a simulated demo host (nothing runs anywhere; the audit log says so).
+    fn simulated(&self) -> bool {
+        false
+    }
     /// Runs `argv` (program, then arguments, passed as they are), calling `on_line` with each
     /// line of merged stdout/stderr, already free of control characters.
     fn run(

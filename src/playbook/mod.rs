@@ -16,6 +16,7 @@ pub mod reboot;
 pub mod remote_exec;
 pub mod report;
 pub mod runner;
+pub mod sim_exec;
 pub mod undo;
 pub mod validate;
 
@@ -35,6 +36,7 @@ pub use report::{
     RunOutcome, TextObserver,
 };
 pub use runner::{RunOptions, RunReport, StepRecord, Tools, run};
+pub use sim_exec::SimExecutor;
 pub use undo::{UndoRecord, UndoStore};
 
 #[derive(Debug, Error)]

@@ -49,6 +49,8 @@ fn every_event() -> Vec<HostEvent> {
         HostEvent::Disconnected {
             at_ms: 10,
             reason: "refused".into(),
+            summary: "connection refused".into(),
+            retry_at_ms: Some(4_010),
         },
         HostEvent::Unresponsive {
             at_ms: 11,

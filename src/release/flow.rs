@@ -16,6 +16,11 @@ use super::execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer
 use super::record::{Closing, Unrecorded};
 use super::request::{BuildError, ReleaseAction, ReleaseRequest, effect};
 use super::secret::load_token;
+use super::simulated;
+
+/// What a simulated release says about itself, atop its plan and among its warnings.
+pub const SIMULATED_NOTE: &str =
+    "simulated: a demo host; the provider answers in-process, nothing is sent";
 
 #[derive(Debug, thiserror::Error)]
 pub enum FlowError {
@@ -82,6 +87,8 @@ pub struct ReleasePlan {
     pub warnings: Vec<String>,
     /// Why the token could not be loaded; sending is refused while this is set.
     pub token_problem: Option<String>,
+    /// A demo host: the simulated provider answers, nothing is sent or run anywhere.
+    pub simulated: bool,
     settings: LedgerSettings,
     billing_started_ms: Option<TimestampMs>,
 }
@@ -94,7 +101,11 @@ impl ReleasePlan {
             .as_deref()
             .map(|id| format!(", instance {}", clean(id)))
             .unwrap_or_default();
-        let mut lines = vec![
+        let mut lines = Vec::new();
+        if self.simulated {
+            lines.push("[simulated] a demo host: the provider answers in-process".to_string());
+        }
+        lines.extend([
             format!(
                 "{} {} ({}{instance})",
                 self.action.as_str(),
@@ -108,7 +119,7 @@ impl ReleasePlan {
                 format_duration_ms(self.billed_ms),
                 format_duration_ms(self.current_idle_ms)
             ),
-        ];
+        ]);
         match &self.backup {
             Some(argv) => lines.push(format!(
                 "  backup first, on {}: {}",
@@ -225,6 +236,7 @@ impl ReleaseFlow {
             request,
             warnings,
             token_problem,
+            simulated: false,
             settings: LedgerSettings::from_config(config),
             billing_started_ms: billing_started_ms(host_config),
         };
@@ -240,6 +252,13 @@ impl ReleaseFlow {
 
     pub fn plan(&self) -> &ReleasePlan {
         &self.plan
+    }
+
+    /// Marks the release as one of a simulated demo host: the plan says so, and
+    /// [`ReleaseFlow::send`] asks the simulated provider, in-process, instead of the real one.
+    pub fn simulate(&mut self) {
+        self.plan.simulated = true;
+        self.plan.warnings.insert(0, SIMULATED_NOTE.to_string());
     }
 
     pub fn backup_outcome(&self) -> Option<&BackupOutcome> {
@@ -369,7 +388,12 @@ impl ReleaseFlow {
             _ => AuditKind::Release,
         };
         let summary = self.plan.request.summary();
-        match send(&self.plan.request, &self.plan.host, runner, options) {
+        let sent = if self.plan.simulated {
+            simulated::send(&self.plan.request, &self.plan.host, runner)
+        } else {
+            send(&self.plan.request, &self.plan.host, runner, options)
+        };
+        match sent {
             Ok(answers) => {
                 let mut problems = Vec::new();
                 let unrecorded = self.closing(now_ms).record(store).err();
@@ -437,6 +461,7 @@ impl ReleaseFlow {
             runbook: None,
             step: Some(self.plan.action.as_str().to_string()),
             dry_run,
+            simulated: self.plan.simulated,
         }
     }
 }

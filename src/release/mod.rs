@@ -11,9 +11,12 @@ mod plan_json;
 mod record;
 mod request;
 mod secret;
+mod simulated;
 
 pub use execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send, shown_text};
-pub use flow::{BackupOutcome, FlowError, ReleaseFlow, ReleasePlan, ReleaseReport, Unattended};
+pub use flow::{
+    BackupOutcome, FlowError, ReleaseFlow, ReleasePlan, ReleaseReport, SIMULATED_NOTE, Unattended,
+};
 pub use record::Unrecorded;
 pub use request::{
     AUTODL_BASE_URL, AuthScheme, BuildError, Envelope, HttpMethod, HttpStep, LAMBDA_BASE_URL,

@@ -42,6 +42,7 @@ impl ReleasePlan {
             "steps": steps,
             "warnings": self.warnings,
             "token_problem": self.token_problem,
+            "simulated": self.simulated,
         })
     }
 }

@@ -98,7 +98,17 @@ pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) ->
     let analysis = analyse::analyse(host, &gathered.lines);
     let broken_since_ms = analysis.broken_since_ms;
     let (from_ms, to_ms) = (gathered.from_ms, gathered.to_ms);
-    let billing = billing::billed_while_broken(host, broken_since_ms, to_ms, ctx.config, ctx.book);
+    // Events carry their source's clock (the demo's runs ahead of the wall at `--speed`), the
+    // window the recorder's: the broken time runs to whichever ends later.
+    let events_end_ms = gathered
+        .lines
+        .iter()
+        .map(|l| l.event.at_ms().unwrap_or(l.t_ms))
+        .max()
+        .unwrap_or(to_ms)
+        .max(to_ms);
+    let billing =
+        billing::billed_while_broken(host, broken_since_ms, events_end_ms, ctx.config, ctx.book);
     let runbook_steps = ctx
         .audit
         .iter()

@@ -31,6 +31,7 @@ impl Runner<'_, '_> {
             runbook: Some(self.book.id.clone()),
             step: Some(step.id.clone()),
             dry_run: self.options.dry_run,
+            simulated: self.tools.exec.simulated(),
         };
         match self.tools.audit.append(&entry) {
             Ok(()) => true,

@@ -49,6 +49,8 @@ pub(super) struct SimHost {
     pub gpus: Vec<SimGpu>,
     plan: Plan,
     link: Link,
+    /// Boots so far, for `/proc/sys/kernel/random/boot_id` (a reboot counts one more).
+    boots: u32,
 }
 
 /// Wait before attempt `attempt + 1`: 5 s, 10 s, 20 s, then 30 s, like a reconnecting client.
@@ -76,7 +78,62 @@ impl SimHost {
             gpus,
             plan,
             link: Link::NotStarted,
+            boots: 1,
         }
+    }
+
+    pub(super) fn driver_version(&self) -> &'static str {
+        self.driver_version
+    }
+
+    /// Whether a connection to the host gets anywhere; `Err` says why not, as `ssh` would.
+    pub(super) fn reachable(&self) -> Result<(), String> {
+        match &self.plan {
+            Plan::Unreachable { address, .. } => Err(format!(
+                "connect to {address} port 22: Connection timed out"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the host's GPU fell off the bus (the kernel lines are out).
+    pub(super) fn gpu_lost(&self) -> bool {
+        matches!(self.link, Link::FallenOff { .. } | Link::Lost)
+    }
+
+    /// How many times the host has booted.
+    pub(super) fn boots(&self) -> u32 {
+        self.boots
+    }
+
+    /// A reboot: a lost GPU is back on the bus (for good: the fault does not recur in the demo),
+    /// and the link reconnects on the next tick, as a rebooted host's does.
+    pub(super) fn reboot(&mut self) {
+        self.boots += 1;
+        if let Plan::FallsOffBus { .. } = self.plan {
+            self.plan = Plan::Healthy;
+        }
+        if !matches!(self.plan, Plan::Unreachable { .. }) {
+            self.link = Link::NotStarted;
+        }
+    }
+
+    /// The host's NVIDIA kernel lines with their seconds since boot: the driver loading (when
+    /// a real H200 host's log has it), and a GPU falling off the bus once it has.
+    pub(super) fn kernel_lines(&self) -> Vec<(f64, String)> {
+        let mut lines = vec![(
+            0.538_629,
+            format!(
+                "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  {}  Release Build  \
+                 (nixbld@)",
+                self.driver_version
+            ),
+        )];
+        if let (true, Plan::FallsOffBus { at_ms, .. }) = (self.gpu_lost(), &self.plan) {
+            let at_s = *at_ms as f64 / 1000.0;
+            lines.extend(self.fall_off_bus_lines().into_iter().map(|l| (at_s, l)));
+        }
+        lines
     }
 
     fn info(&self) -> HostInfo {
@@ -87,14 +144,13 @@ impl SimHost {
         }
     }
 
-    /// Everything this host emits on the tick at scenario time `t_ms`, stamped `at_ms`; the
-    /// scenario runs `speed` times faster than the wall clock.
+    /// Everything this host emits on the tick at scenario time `t_ms`, stamped `at_ms` (the
+    /// simulated clock, which the fleet follows at any `--speed`).
     pub(super) fn tick(
         &mut self,
         t_ms: u64,
         interval_ms: u64,
         at_ms: TimestampMs,
-        speed: f64,
     ) -> Vec<HostEvent> {
         let mut out = Vec::new();
         if let Link::NotStarted = self.link {
@@ -153,12 +209,11 @@ impl SimHost {
                         _ => "Connection timed out".to_string(),
                     };
                     let wait_ms = backoff_ms(attempt);
-                    let wall_wait_ms = (wait_ms as f64 / speed.max(f64::MIN_POSITIVE)) as u64;
                     out.push(HostEvent::Disconnected {
                         at_ms,
                         reason,
                         summary: "connection timed out".to_string(),
-                        retry_at_ms: Some(at_ms.saturating_add(wall_wait_ms)),
+                        retry_at_ms: Some(at_ms.saturating_add(wait_ms)),
                     });
                     self.link = Link::Waiting {
                         attempt,
@@ -192,6 +247,14 @@ impl SimHost {
     /// The kernel log of a GPU dropping off the bus, in the order the driver prints it: the
     /// once-per-GPU UUID and serial lines, the Xid itself, then `osHandleGpuLost`'s line.
     fn fall_off_bus(&self, at_ms: TimestampMs) -> Vec<HostEvent> {
+        self.fall_off_bus_lines()
+            .into_iter()
+            .map(|line| HostEvent::Kernel { at_ms, line })
+            .collect()
+    }
+
+    /// The lines of [`SimHost::fall_off_bus`].
+    fn fall_off_bus_lines(&self) -> Vec<String> {
         let Some(gpu) = self.gpus.first() else {
             return Vec::new();
         };
@@ -210,24 +273,27 @@ impl SimHost {
             ),
             format!("NVRM: GPU {bus}: GPU has fallen off the bus."),
         ]
-        .into_iter()
-        .map(|line| HostEvent::Kernel { at_ms, line })
-        .collect()
+        .into()
     }
 
     /// What the next nvidia-smi query prints once the GPU is gone.
     fn lost(&self, at_ms: TimestampMs) -> HostEvent {
+        HostEvent::Lost {
+            at_ms,
+            reason: LostReason::GpuLost,
+            raw: self.lost_text(),
+        }
+    }
+
+    /// nvidia-smi's words for a GPU that fell off the bus.
+    pub(super) fn lost_text(&self) -> String {
         let bus = self
             .gpus
             .first()
             .map_or("", |gpu| short_bus_id(&gpu.bus_id));
-        HostEvent::Lost {
-            at_ms,
-            reason: LostReason::GpuLost,
-            raw: format!(
-                "Unable to determine the device handle for GPU {bus}: GPU is lost. \
-                 Reboot the system to recover this GPU"
-            ),
-        }
+        format!(
+            "Unable to determine the device handle for GPU {bus}: GPU is lost. \
+             Reboot the system to recover this GPU"
+        )
     }
 }

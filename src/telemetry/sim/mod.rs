@@ -5,10 +5,14 @@ mod cards;
 mod gpu;
 mod host;
 mod rng;
+mod shell;
 #[cfg(test)]
 mod tests;
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+
+pub use shell::{SimAnswer, SimHostFacts};
 
 use cards::{CardSpec, FLEET_MODELS, HGX_BUSES, PCIE_BUSES, bus_id};
 use gpu::{SimGpu, SimProcess, Work};
@@ -39,9 +43,6 @@ pub struct Simulator {
     interval_ms: u64,
     /// Scenario time of the next tick not yet emitted.
     next_tick_ms: u64,
-    /// Scenario milliseconds per wall millisecond (`--speed`), so a retry announced in
-    /// scenario time is placed right on the wall clock.
-    speed: f64,
 }
 
 /// Builds the GPUs of one host; `work` picks each GPU's job from its index.
@@ -92,7 +93,6 @@ impl Simulator {
             hosts,
             interval_ms: INTERVAL_MS,
             next_tick_ms: 0,
-            speed: 1.0,
         }
     }
 
@@ -216,6 +216,28 @@ impl Simulator {
         self.interval_ms
     }
 
+    /// Scenario time of the next tick not yet played: how far the scenario has run.
+    pub fn scenario_ms(&self) -> u64 {
+        self.next_tick_ms
+    }
+
+    /// Plays the scenario up to `scenario_ms` with the events stamped on the simulated clock
+    /// (`started_ms` plus scenario time) and hands each to `apply`; a one-shot command's way to
+    /// run the demo forward without waiting.
+    pub fn run_to(
+        &mut self,
+        scenario_ms: u64,
+        started_ms: TimestampMs,
+        apply: &mut dyn FnMut(HostId, HostEvent),
+    ) {
+        while self.next_tick_ms <= scenario_ms {
+            let tick_ms = self.next_tick_ms;
+            for (host, event) in self.advance(tick_ms, started_ms + tick_ms) {
+                apply(host, event);
+            }
+        }
+    }
+
     /// Advance the scenario clock to `scenario_ms` (ms since the scenario started) and return the
     /// events produced since the last call, stamped with `wall_ms` (the wall clock now).
     ///
@@ -231,7 +253,7 @@ impl Simulator {
             let at_ms = wall_ms.saturating_sub(scenario_ms - t_ms);
             for (id, host) in self.hosts.iter_mut().enumerate() {
                 out.extend(
-                    host.tick(t_ms, self.interval_ms, at_ms, self.speed)
+                    host.tick(t_ms, self.interval_ms, at_ms)
                         .into_iter()
                         .map(|event| (id, event)),
                 );
@@ -308,26 +330,47 @@ pub fn check_speed(speed: f64) -> Result<(), String> {
     }
 }
 
+/// A simulator shared between its source thread and whoever runs commands on its hosts (the
+/// demo's runbooks, checks and releases), so a simulated reboot shows in the live fleet.
+pub type SharedSim = Arc<Mutex<Simulator>>;
+
+/// Locks a shared simulator; a thread that panicked holding it left a consistent simulator
+/// (every tick is applied whole), so the poison is ignored.
+pub fn lock(sim: &SharedSim) -> std::sync::MutexGuard<'_, Simulator> {
+    sim.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// Runs the simulator on its own thread: one tick per `interval_ms / speed` of wall time, scenario
 /// clock advancing `speed` times faster than the wall clock; sends each host's events into `sink`.
 ///
+/// Events are stamped on the simulated clock, the wall clock at the start plus scenario time,
+/// so everything that reads the fleet's clock (findings, ledgers, red lines) runs `speed` times
+/// faster too; at speed 1 the simulated clock is the wall clock.
+///
 /// Fails with `InvalidInput` unless [`check_speed`] accepts `speed`. The thread ends when the
 /// handle is stopped or the receiving end of `sink` is gone.
-pub fn spawn(mut sim: Simulator, sink: HostSink, speed: f64) -> std::io::Result<SourceHandle> {
+pub fn spawn(sim: Simulator, sink: HostSink, speed: f64) -> std::io::Result<SourceHandle> {
+    spawn_shared(Arc::new(Mutex::new(sim)), sink, speed)
+}
+
+/// [`spawn`] for a simulator others may run commands on meanwhile.
+pub fn spawn_shared(sim: SharedSim, sink: HostSink, speed: f64) -> std::io::Result<SourceHandle> {
     if let Err(message) = check_speed(speed) {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             format!("simulator speed {message}"),
         ));
     }
-    let tick_s = sim.interval_ms() as f64 / 1000.0 / speed;
-    sim.speed = speed;
+    let interval_ms = lock(&sim).interval_ms();
+    let tick_s = interval_ms as f64 / 1000.0 / speed;
     SourceHandle::spawn("gpufleet-sim", move |stop| {
         let started = Instant::now();
+        let started_ms = now_ms();
         let mut tick: u64 = 0;
         while !stop.is_set() {
-            let scenario_ms = tick * sim.interval_ms();
-            for (host, event) in sim.advance(scenario_ms, now_ms()) {
+            let scenario_ms = tick * interval_ms;
+            let events = lock(&sim).advance(scenario_ms, started_ms + scenario_ms);
+            for (host, event) in events {
                 if !sink.send(host, event) {
                     return;
                 }

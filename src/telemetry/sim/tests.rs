@@ -382,3 +382,40 @@ fn spawn_rejects_a_bad_speed() {
         assert!(spawn(Simulator::demo(1), sink, speed).is_err());
     }
 }
+
+/// `--speed` speeds the fleet's clock, not only the readings: at speed 100, samples read in
+/// about a quarter of a second of wall time are stamped some 25 simulated seconds apart, so
+/// findings and ledgers (which read the stamps) run a hundred times faster too.
+#[test]
+fn a_fast_simulator_stamps_its_events_on_the_simulated_clock() {
+    let (tx, rx) = mpsc::channel();
+    let sink = HostSink::from_sender(tx, |host, event| (host, event));
+    let wall_before_ms = now_ms();
+    let handle = spawn(Simulator::demo(29), sink, 100.0).expect("spawn");
+    let mut stamps = Vec::new();
+    let deadline = Instant::now() + Duration::from_millis(250);
+    while Instant::now() < deadline {
+        if let Ok((0, HostEvent::Sample { at_ms, .. })) = rx.recv_timeout(Duration::from_millis(50))
+        {
+            stamps.push(at_ms);
+        }
+    }
+    handle.stop_and_join();
+    let wall_after_ms = now_ms();
+    // One stamp per tick for the host's eight GPUs.
+    stamps.dedup();
+    let (Some(first), Some(last)) = (stamps.first(), stamps.last()) else {
+        panic!("no samples");
+    };
+    let wall_ms = wall_after_ms - wall_before_ms;
+    assert!(
+        last - first >= 10 * wall_ms,
+        "{} ms of stamps in {wall_ms} ms of wall time",
+        last - first
+    );
+    // One reading per simulated second, each a second after the last.
+    assert!(
+        stamps.windows(2).all(|w| w[1] - w[0] == 1_000),
+        "{stamps:?}"
+    );
+}
