@@ -10,7 +10,7 @@ use clap::{CommandFactory, FromArgMatches};
 use gpufleet::alerts;
 use gpufleet::app::Event;
 use gpufleet::app::model::ModelOptions;
-use gpufleet::app::ops_bridge::{OpsFleet, OpsSetup};
+use gpufleet::app::ops_bridge::{OpsFleet, OpsSetup, ReportSetup};
 use gpufleet::app::panel::{HostSource, Runbooks};
 use gpufleet::app::release_bridge::{BridgeSetup, SshHostRunner};
 use gpufleet::app::{Model, runtime};
@@ -703,6 +703,10 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                     Some(scratch) => Some(scratch.path().join("checks")),
                     None => check::storage::checks_dir().ok(),
                 },
+                report: (!matches!(plan, Plan::Replay { .. })).then(|| ReportSetup {
+                    config: launch::money_config(&config, cli.global.demo),
+                    demo: cli.global.demo,
+                }),
                 check: check::CheckOptions::default(),
             };
             let (sink, events) = mpsc::channel();

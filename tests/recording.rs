@@ -446,3 +446,37 @@ fn record_is_refused_where_nothing_would_be_recorded() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--record records the console"));
     assert!(!file.exists(), "no file left behind");
 }
+
+/// `e` in the console writes the selected host's bundle from the black box the console keeps,
+/// into the directory the console runs in, and says where.
+#[test]
+fn e_in_the_console_writes_the_hosts_incident_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let command = format!(
+        "cd {} && GPUFLEET_STATE_DIR={} {} --demo --speed 20",
+        work.display(),
+        state.display(),
+        binary().display()
+    );
+    let Some(tmux) = Tmux::start(&command, 160, 40) else {
+        return;
+    };
+    tmux.wait_for("GPU lost", Duration::from_secs(20));
+    // The black box writes in batches; give it a moment to hold the loss.
+    std::thread::sleep(Duration::from_secs(2));
+    tmux.keys(&["/", "f", "l", "a", "k", "y", "Enter", "e"]);
+    let screen = tmux.wait_for("report written", Duration::from_secs(20));
+    assert!(screen.contains("gpufleet-report-flaky-h200"), "{screen}");
+    let bundle = std::fs::read_dir(&work)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains("gpufleet-report-flaky-h200"))
+        .expect("the bundle's folder in the console's directory");
+    let md = std::fs::read_to_string(bundle.join("report.md")).expect("report.md");
+    assert!(md.contains("gpu_lost"), "{md}");
+    tmux.keys(&["q"]);
+}

@@ -56,6 +56,8 @@ pub enum Action {
     CheckHost,
     /// The audit-log view.
     OpenAudit,
+    /// `e`: write the selected host's incident report (`gpufleet report`).
+    WriteReport,
     /// `!`: the alerts panel.
     OpenAlerts,
     /// Runbook picker: this runbook (then its parameters), or start it with those typed.

@@ -77,6 +77,10 @@ pub enum Command {
     },
     /// Read the audit log (a worker thread; answered with `Event::AuditLoaded`).
     LoadAudit,
+    /// Write `host`'s incident bundle (a worker thread; answered with `Event::ReportWritten`).
+    WriteReport {
+        host: String,
+    },
     /// Render `/metrics` from the fleet for the scrape that waits.
     ServeMetrics,
 }

@@ -37,6 +37,8 @@ pub enum Event {
     Check(super::check_run::CheckEvent),
     /// The audit log as read (oldest first), or why it could not be.
     AuditLoaded(Result<Vec<crate::audit::AuditEntry>, String>),
+    /// An incident bundle was written (its folder and what it says), or why not.
+    ReportWritten(Result<String, String>),
     /// A Prometheus scrape waits for `/metrics`.
     Scrape,
     /// `gpufleet hold HOST` was run in a shell for these hosts (cancel their auto-release

@@ -69,6 +69,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("any key", "cancels an auto-release countdown"),
     ("p c a", "host runbooks · check the card · audit log"),
     ("!", "alerts: what fired, who sent it, deliveries"),
+    ("e", "incident report of the host, for a ticket"),
     ("y / Esc x", "runbook step: run it / stop it"),
     ("wheel", "scroll the list or pane under the pointer"),
     ("click", "select; a second click on a host opens it"),
@@ -229,6 +230,7 @@ fn normal_action(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('p') => Action::OpenRunbooks,
         KeyCode::Char('c') => Action::CheckHost,
         KeyCode::Char('a') => Action::OpenAudit,
+        KeyCode::Char('e') => Action::WriteReport,
         KeyCode::Char('!') => Action::OpenAlerts,
         _ => return None,
     })

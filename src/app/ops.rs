@@ -16,6 +16,7 @@ pub fn apply(model: &mut Model, action: &Action) -> Option<Vec<Command>> {
         Action::OpenRunbooks => playbook_pane::open_picker(model),
         Action::CheckHost => check_pane::start(model),
         Action::OpenAudit => audit_view::open(model),
+        Action::WriteReport => write_report(model),
         Action::OpenAlerts => alerts_view::open(model),
         Action::RunbookChoose => playbook_pane::choose(model),
         Action::PanelBack => playbook_pane::back(model),
@@ -77,4 +78,17 @@ fn navigate(model: &mut Model, action: &Action) {
         }
         None => {}
     }
+}
+
+/// `e`: the selected host's incident bundle, written in the background (the answer is a
+/// notice with the folder).
+fn write_report(model: &mut Model) -> Vec<Command> {
+    let Some(host) = crate::app::pane_common::target_host(model)
+        .and_then(|h| model.fleet.hosts.get(h))
+        .map(|h| h.name.clone())
+    else {
+        return Vec::new();
+    };
+    model.notify(format!("writing the incident report of {host}…"), false);
+    vec![Command::WriteReport { host }]
 }

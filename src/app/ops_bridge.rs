@@ -56,6 +56,16 @@ pub struct OpsSetup {
     /// Where check reports are kept; `None` keeps none.
     pub checks_dir: Option<PathBuf>,
     pub check: CheckOptions,
+    /// What `e` writes incident reports with; `None` where there is nothing to report on (a
+    /// replay).
+    pub report: Option<ReportSetup>,
+}
+
+/// The config (prices, secrets to scrub) and which black box the console's reports read.
+#[derive(Debug, Clone)]
+pub struct ReportSetup {
+    pub config: crate::config::Config,
+    pub demo: bool,
 }
 
 /// Executes the runbook, check and audit-log commands of `update`.
@@ -106,7 +116,43 @@ impl OpsBridge {
                 }
             }
             Command::LoadAudit => self.load_audit(),
+            Command::WriteReport { host } => self.write_report(host),
             _ => {}
+        }
+    }
+
+    /// Writes `host`'s incident bundle (the last two hours, into the current directory) on a
+    /// worker thread.
+    fn write_report(&mut self, host: String) {
+        let Some(setup) = self.setup.report.clone() else {
+            self.report(Event::ReportWritten(Err(
+                "nothing recorded to report on here (a replay keeps no black box)".to_string(),
+            )));
+            return;
+        };
+        let sink = self.sink.clone();
+        let worker = std::thread::Builder::new()
+            .name("gpufleet-report".to_string())
+            .spawn(move || {
+                let request = crate::report::write::Request {
+                    host,
+                    since_ms: 2 * 3_600_000,
+                    out: None,
+                    from: None,
+                    demo: setup.demo,
+                };
+                let written = crate::report::write::write(
+                    &request,
+                    &setup.config,
+                    crate::telemetry::source::now_ms(),
+                )
+                .map(|w| format!("{} · {}", w.dir.display(), w.summary))
+                .map_err(|e| e.to_string());
+                let _ = sink.send(Event::ReportWritten(written));
+            });
+        match worker {
+            Ok(worker) => self.keep(worker),
+            Err(e) => self.report(Event::ReportWritten(Err(e.to_string()))),
         }
     }
 

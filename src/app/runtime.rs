@@ -339,7 +339,8 @@ pub fn event_loop_with_ops<B: Backend>(
                 | Command::StopPlaybook { .. }
                 | Command::StartCheck { .. }
                 | Command::StopCheck { .. }
-                | Command::LoadAudit => {
+                | Command::LoadAudit
+                | Command::WriteReport { .. } => {
                     if let Some(ops) = ops.as_deref_mut() {
                         ops.execute(command);
                     }

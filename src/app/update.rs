@@ -37,6 +37,13 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         Event::Playbook(event) => playbook_pane::on_event(model, event),
         Event::Check(event) => check_pane::on_event(model, event),
         Event::AuditLoaded(read) => audit_view::on_loaded(model, read),
+        Event::ReportWritten(written) => {
+            match written {
+                Ok(text) => model.notify(format!("report written: {text}"), false),
+                Err(why) => model.notify(format!("report: {why}"), true),
+            }
+            Vec::new()
+        }
         Event::LedgersSaved(saved) => {
             let now_ms = model.now_ms();
             match saved {
@@ -243,6 +250,7 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
         Action::OpenRunbooks
         | Action::CheckHost
         | Action::OpenAudit
+        | Action::WriteReport
         | Action::OpenAlerts
         | Action::RunbookChoose
         | Action::PanelBack
