@@ -1,5 +1,7 @@
 //! Render cost per frame: the fleet view of 50 and 256 hosts and the host view of 8 GPUs with
-//! ten minutes of history (goal: under 2 ms each).
+//! ten minutes of history (goal: under 2 ms each); one second of a 50-host fleet through
+//! `update`; and one wall second of `gpufleet replay --speed 100` of a 50-host recording
+//! (decoding a hundred seconds of NDJSON lines, and feeding them through `update`).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -8,6 +10,9 @@ use ratatui::backend::TestBackend;
 
 use gpufleet::app::model::ModelOptions;
 use gpufleet::app::{Event, Model, update};
+use gpufleet::fleet::HostEvent;
+use gpufleet::recording::Line;
+use gpufleet::recording::wire::Event as WireEvent;
 use gpufleet::telemetry::sim::{self, Simulator};
 use gpufleet::theme::Theme;
 
@@ -81,5 +86,59 @@ fn bench_update(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench_render, bench_update);
+/// `gpufleet replay --speed 100` of a 50-host, 8-GPU recording: each wall second the replay
+/// thread decodes a hundred seconds of recorded lines and the loop feeds them through `update`
+/// (then its one tick). Measured apart, as they run on two threads.
+fn bench_replay(c: &mut Criterion) {
+    let mut sim = sim::fleet(7, 50);
+    let names = sim.host_names();
+    let mut model = Model::new(names.clone(), ModelOptions::default(), WALL_START_MS);
+    let t = feed(&mut model, &mut sim, 0, 600_000);
+    // A hundred seconds of the fleet, as `--record` writes it.
+    let mut lines = Vec::new();
+    let mut at = t;
+    while at < t + 100_000 {
+        for (host, event) in sim.advance(at, WALL_START_MS + at) {
+            let line = Line {
+                t_ms: WALL_START_MS + at,
+                host: names[host].clone(),
+                event: WireEvent::from(&event),
+            };
+            lines.push(serde_json::to_string(&line).expect("encode"));
+        }
+        at += sim.interval_ms();
+    }
+    let by_name = |name: &str| names.iter().position(|n| n == name).expect("host");
+    c.bench_function("replay_50_hosts_100x_decode_one_wall_second", |b| {
+        b.iter(|| {
+            lines
+                .iter()
+                .map(|l| serde_json::from_str::<Line>(l).expect("decode"))
+                .count()
+        })
+    });
+    let decoded: Vec<(usize, Line)> = lines
+        .iter()
+        .map(|l| {
+            let line: Line = serde_json::from_str(l).expect("decode");
+            (by_name(&line.host), line)
+        })
+        .collect();
+    let mut now = WALL_START_MS + t;
+    c.bench_function("replay_50_hosts_100x_update_one_wall_second", |b| {
+        b.iter(|| {
+            // Replayed events are stamped with the time they play: a hundred seconds of the
+            // recording within this one.
+            for (host, line) in &decoded {
+                let offset = line.t_ms - (WALL_START_MS + t);
+                let event = HostEvent::from(line.event.clone().restamped(now + offset / 100));
+                update(&mut model, Event::Host { host: *host, event });
+            }
+            now += 1_000;
+            update(&mut model, Event::Tick { now_ms: now });
+        })
+    });
+}
+
+criterion_group!(benches, bench_render, bench_update, bench_replay);
 criterion_main!(benches);

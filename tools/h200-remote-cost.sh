@@ -22,19 +22,8 @@ SOURCE=src/telemetry/smi_csv.rs
 [ -r "$SOURCE" ] || { echo "$SOURCE not found: run from the repository root" >&2; exit 2; }
 command -v nvidia-smi >/dev/null || { echo "nvidia-smi not on PATH" >&2; exit 1; }
 
-fields_of() {
-  awk -v name="$1" '
-    index($0, "pub const " name ":") == 1 { on = 1 }
-    on { buf = buf $0 "\n"; if (index($0, "];")) exit }
-    END {
-      sub(/^[^=]*=/, "", buf)
-      n = 0
-      while (match(buf, /"[^"]*"/)) {
-        printf "%s%s", (n++ ? "," : ""), substr(buf, RSTART + 1, RLENGTH - 2)
-        buf = substr(buf, RSTART + RLENGTH)
-      }
-    }' "$SOURCE"
-}
+# shellcheck source=tools/smi-fields.sh
+. "$(dirname "$0")/smi-fields.sh"
 STREAM=$(fields_of STREAM_FIELDS)
 ALL=$(fields_of QUERY_FIELDS)
 APPS=$(fields_of COMPUTE_APPS_FIELDS)

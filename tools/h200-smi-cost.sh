@@ -32,20 +32,8 @@ if [ "$DURATION" -lt 30 ] || [ $((DURATION % 30)) -ne 0 ]; then
 fi
 SOURCE=src/telemetry/smi_csv.rs
 
-# The quoted names of `pub const NAME: &[&str] = &[ ... ];`, joined with commas.
-fields_of() {
-  awk -v name="$1" '
-    index($0, "pub const " name ":") == 1 { on = 1 }
-    on { buf = buf $0 "\n"; if (index($0, "];")) exit }
-    END {
-      sub(/^[^=]*=/, "", buf)
-      n = 0
-      while (match(buf, /"[^"]*"/)) {
-        printf "%s%s", (n++ ? "," : ""), substr(buf, RSTART + 1, RLENGTH - 2)
-        buf = substr(buf, RSTART + RLENGTH)
-      }
-    }' "$SOURCE"
-}
+# shellcheck source=tools/smi-fields.sh
+. "$(dirname "$0")/smi-fields.sh"
 
 if [ $# -eq 3 ]; then
   STREAM=$2
