@@ -9,7 +9,7 @@ use crate::audit::{AuditError, AuditLog};
 use crate::config::Config;
 use crate::cost::{
     FleetCost, HostCost, LedgerBook, LedgerStore, RedLine, StoreError, fleet_cost,
-    format_duration_ms, format_money, host_ledger, hours, red_lines,
+    format_duration_ms, format_money, host_ledger, red_lines,
 };
 use crate::release::{
     BackupOutcome, FlowError, HostRunner, ReleaseAction, ReleaseFlow, SendOptions, Unattended,
@@ -208,8 +208,9 @@ fn cost_json(fleet: &FleetCost, lines: &[RedLine], now_ms: TimestampMs) -> serde
     })
 }
 
+/// Billed, busy, idle and parked time as the console shows it: `12m`, `3h05m`, `2d04h`.
 fn hours_cell(ms: u64) -> String {
-    format!("{:.1}h", hours(ms))
+    format_duration_ms(ms)
 }
 
 fn pct_cell(fraction: Option<f64>) -> String {

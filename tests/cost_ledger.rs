@@ -313,9 +313,9 @@ fn the_cost_command_prints_a_table_and_json() {
     let cn = table.lines().find(|l| l.starts_with("cn ")).unwrap();
     for cell in [
         "30.00 CNY",
-        "1.3h",
-        "1.0h",
-        "0.3h",
+        "1h20m",
+        "1h00m",
+        " 20m",
         "75%",
         "40.00 CNY",
         "10.00 CNY",

@@ -198,7 +198,7 @@ fn draw_header(
     if let Some(c) = &info.cuda_version {
         facts.push(format!("CUDA {}", clean(c)));
     }
-    facts.push(format!("{} GPU", host.gpus.len()));
+    facts.push(crate::ui::format::count(host.gpus.len(), "GPU"));
     for (i, fact) in facts.into_iter().enumerate() {
         let text = if i == 0 { fact } else { format!(" · {fact}") };
         whole_or_none(&mut spans, text, theme.dim());
