@@ -212,7 +212,7 @@ fn main() {
 
     let theme = Theme::default_theme();
     let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("backend");
-    let mut stats = FrameStats::default();
+    let mut stats = FrameStats::recording();
     // Nothing to release in a benchmark: no state directory, read-only, no runner needed.
     let mut bridge = ReleaseBridge::new(
         BridgeSetup {
