@@ -249,7 +249,8 @@ pub enum CliCommand {
     /// Write an incident bundle for HOST: a Markdown report (what happened and when, which GPU,
     /// the evidence lines, the last acceptance check, runbook steps from the audit log, hours
     /// and money billed while broken, a ticket text in English and Simplified Chinese), its
-    /// JSON twin, the samples as CSV, the kernel lines and the recording of the window. Read
+    /// JSON twin, the samples as CSV, the kernel lines, `nvidia-smi -q` as taken at the first
+    /// fault, and the recording of the window. Read
     /// from the black box (what the console and `watch` kept), or from a `--record` file with
     /// `--from`. Exit 0 written, 1 nothing recorded for HOST in the window, 2 an error.
     Report {

@@ -94,7 +94,7 @@ fn a_recorded_demo_session_replays_in_the_console_as_the_same_events() {
 
     let reader = RecordingReader::open(&first).expect("header");
     assert_eq!(reader.header.format, "gpufleet-recording");
-    assert_eq!(reader.header.version, 1);
+    assert_eq!(reader.header.version, gpufleet::recording::FORMAT_VERSION);
     assert_eq!(reader.header.hosts, DEMO_HOSTS);
     assert!(
         reader
@@ -262,6 +262,7 @@ fn a_report_of_a_recorded_gpu_loss_has_the_evidence_and_nothing_of_other_hosts_o
         [
             "failure.txt",
             "kernel.log",
+            "nvidia-smi-q.txt",
             "recording.ndjson",
             "report.json",
             "report.md",

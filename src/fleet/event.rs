@@ -54,7 +54,18 @@ pub enum HostEvent {
     },
     /// A one-time informational message (e.g. "kernel log not readable here").
     Notice { at_ms: TimestampMs, text: String },
+    /// What a command printed when the session saw the host's first fault
+    /// ([`SMI_QUERY_ALL`]), sanitized and capped: kept by recordings and the black box for the
+    /// incident report, not shown live.
+    Evidence {
+        at_ms: TimestampMs,
+        command: String,
+        output: String,
+    },
 }
+
+/// The evidence command a link runs on a host's first fault.
+pub const SMI_QUERY_ALL: &str = "nvidia-smi -q";
 
 impl HostEvent {
     /// The time the event was stamped with, for events that carry one.
@@ -69,7 +80,8 @@ impl HostEvent {
             | HostEvent::Unresponsive { at_ms, .. }
             | HostEvent::Responsive { at_ms }
             | HostEvent::Flooding { at_ms, .. }
-            | HostEvent::Notice { at_ms, .. } => Some(*at_ms),
+            | HostEvent::Notice { at_ms, .. }
+            | HostEvent::Evidence { at_ms, .. } => Some(*at_ms),
         }
     }
 }

@@ -31,6 +31,14 @@ pub fn log_host_event(name: &str, event: &HostEvent) {
         }
         HostEvent::Notice { text, .. } => tracing::info!(host = name, notice = %text, "notice"),
         HostEvent::Kernel { line, .. } => tracing::debug!(host = name, line = %line, "kernel"),
+        HostEvent::Evidence {
+            command, output, ..
+        } => tracing::info!(
+            host = name,
+            command = %command,
+            lines = output.lines().count(),
+            "evidence taken for the incident report"
+        ),
         HostEvent::Connecting { .. } | HostEvent::Sample { .. } | HostEvent::Processes { .. } => {}
     }
 }

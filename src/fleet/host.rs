@@ -235,6 +235,8 @@ impl HostState {
                     self.notices.push(text);
                 }
             }
+            // For the incident report (recordings keep it); nothing on screen changes.
+            HostEvent::Evidence { .. } => {}
         }
     }
 

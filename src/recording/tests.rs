@@ -2,7 +2,7 @@
 
 use super::blackbox::{BlackBox, BlackBoxOptions, segments};
 use super::read::RecordingReader;
-use super::wire::{Event, Header, Line};
+use super::wire::{Event, FORMAT_VERSION, Header, Line};
 use crate::fleet::HostEvent;
 use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
 
@@ -65,7 +65,27 @@ fn every_event() -> Vec<HostEvent> {
             at_ms: 14,
             text: "kernel log not readable".into(),
         },
+        HostEvent::Evidence {
+            at_ms: 15,
+            command: "nvidia-smi -q".into(),
+            output: "==============NVSMI LOG==============\n[exit 0]\n".into(),
+        },
     ]
+}
+
+#[test]
+fn a_version_1_recording_still_reads() {
+    let dir = tempfile::tempdir().expect("temp");
+    let header = serde_json::to_string(&Header::new(1, vec!["h".into()]))
+        .expect("header")
+        .replace(&format!("\"version\":{FORMAT_VERSION}"), "\"version\":1");
+    let good = r#"{"t_ms":2,"host":"h","event":{"kind":"responsive","at_ms":2}}"#;
+    let path = write_recording(dir.path(), &format!("{header}\n{good}\n"));
+    let lines: Vec<_> = RecordingReader::open(&path)
+        .expect("open")
+        .map(|l| l.expect("line"))
+        .collect();
+    assert_eq!(lines.len(), 1);
 }
 
 #[test]
@@ -241,7 +261,10 @@ fn a_file_recorded_into_twice_reads_as_two_sessions_and_a_newer_one_is_refused()
     assert_eq!(lines.len(), 2);
     assert_eq!(reader.sessions, 2);
     assert_eq!(reader.header.hosts, ["h", "g"]);
-    let newer = second.replace("\"version\":1", "\"version\":2");
+    let newer = second.replace(
+        &format!("\"version\":{FORMAT_VERSION}"),
+        &format!("\"version\":{}", FORMAT_VERSION + 1),
+    );
     let path = write_recording(dir.path(), &format!("{good}\n{newer}\n{good}\n"));
     let err = RecordingReader::open(&path)
         .expect("open")
@@ -249,7 +272,10 @@ fn a_file_recorded_into_twice_reads_as_two_sessions_and_a_newer_one_is_refused()
         .expect("an error")
         .to_string();
     assert!(
-        err.contains("r.ndjson:3: recording format version 2 is newer"),
+        err.contains(&format!(
+            "r.ndjson:3: recording format version {} is newer",
+            FORMAT_VERSION + 1
+        )),
         "{err}"
     );
 }

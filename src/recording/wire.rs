@@ -10,7 +10,8 @@ use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostR
 /// The `format` word of every recording's header.
 pub const FORMAT_NAME: &str = "gpufleet-recording";
 /// The newest version this build writes and reads; a newer file is refused with a clear error.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+// Version 2 added `evidence` lines; version 1 files read unchanged.
 
 /// The gpufleet version written into headers and reports.
 pub const WRITER: &str = env!("CARGO_PKG_VERSION");
@@ -106,6 +107,11 @@ pub enum Event {
     Notice {
         at_ms: u64,
         text: String,
+    },
+    Evidence {
+        at_ms: u64,
+        command: String,
+        output: String,
     },
 }
 
@@ -327,6 +333,15 @@ impl From<&HostEvent> for Event {
                 at_ms: *at_ms,
                 text: text.clone(),
             },
+            HostEvent::Evidence {
+                at_ms,
+                command,
+                output,
+            } => Event::Evidence {
+                at_ms: *at_ms,
+                command: command.clone(),
+                output: output.clone(),
+            },
         }
     }
 }
@@ -367,6 +382,15 @@ impl From<Event> for HostEvent {
             Event::Responsive { at_ms } => HostEvent::Responsive { at_ms },
             Event::Flooding { at_ms, detail } => HostEvent::Flooding { at_ms, detail },
             Event::Notice { at_ms, text } => HostEvent::Notice { at_ms, text },
+            Event::Evidence {
+                at_ms,
+                command,
+                output,
+            } => HostEvent::Evidence {
+                at_ms,
+                command,
+                output,
+            },
         }
     }
 }
@@ -384,7 +408,8 @@ impl Event {
             | Event::Unresponsive { at_ms, .. }
             | Event::Responsive { at_ms }
             | Event::Flooding { at_ms, .. }
-            | Event::Notice { at_ms, .. } => Some(*at_ms),
+            | Event::Notice { at_ms, .. }
+            | Event::Evidence { at_ms, .. } => Some(*at_ms),
         }
     }
 
@@ -410,7 +435,8 @@ impl Event {
             | Event::Unresponsive { at_ms, .. }
             | Event::Responsive { at_ms }
             | Event::Flooding { at_ms, .. }
-            | Event::Notice { at_ms, .. } => *at_ms = to_ms,
+            | Event::Notice { at_ms, .. }
+            | Event::Evidence { at_ms, .. } => *at_ms = to_ms,
         }
         self
     }

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::fleet::HostEvent;
+use crate::remote::evidence::EVIDENCE_BUDGET;
 use crate::remote::flood::{OTHER_BUDGET, describe, query_budget, stream_window};
 use crate::remote::job::Flood;
 use crate::remote::link::{Link, Mode};
@@ -28,6 +29,7 @@ impl Link {
             Slot::Processes => ("the nvidia-smi process query", OTHER_BUDGET),
             Slot::Versions => ("nvidia-smi", OTHER_BUDGET),
             Slot::Kernel => ("the kernel log", OTHER_BUDGET),
+            Slot::Evidence => ("nvidia-smi -q", EVIDENCE_BUDGET),
         };
         if self.flood.flooded(Instant::now()) {
             let detail = sanitize(&describe(what, flood, budget.lines));
@@ -56,6 +58,13 @@ impl Link {
                 }
             }
             Slot::Processes => st.apps_lines.clear(),
+            // What it sent so far goes out, cut; the session does not ask again.
+            Slot::Evidence => {
+                let event = st
+                    .evidence
+                    .finish(None, Some("it sent more than its budget"));
+                self.emit_or_hold(st, event);
+            }
             Slot::Kernel => {
                 st.kernel_lines.clear();
                 self.notice_once(

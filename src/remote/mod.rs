@@ -10,6 +10,7 @@ mod connect;
 mod credentials;
 mod digest;
 mod error;
+mod evidence;
 mod exec;
 mod flood;
 mod guard;

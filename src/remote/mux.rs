@@ -38,14 +38,17 @@ pub(crate) enum Slot {
     Stream,
     Processes,
     Kernel,
+    /// `nvidia-smi -q`, once, at the session's first fault (`evidence.rs`).
+    Evidence,
 }
 
-const SLOTS: [Slot; 5] = [
+const SLOTS: [Slot; 6] = [
     Slot::Versions,
     Slot::Detail,
     Slot::Stream,
     Slot::Processes,
     Slot::Kernel,
+    Slot::Evidence,
 ];
 
 pub(crate) struct Mux {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::fleet::HostEvent;
 use crate::remote::error::RemoteError;
+use crate::remote::evidence::{self, EVIDENCE_BUDGET, EvidenceRun};
 use crate::remote::flood::{OTHER_BUDGET, query_budget, stream_budget};
 use crate::remote::job::{Budget, JobEvent};
 use crate::remote::link::{Ended, Link, Mode};
@@ -109,6 +110,8 @@ pub(super) struct SessionState {
     pub(super) after_flood: bool,
     /// `Unresponsive` was sent and nothing has come since.
     pub(super) unresponsive: bool,
+    /// `nvidia-smi -q` at the session's first fault.
+    pub(super) evidence: EvidenceRun,
 }
 
 fn keep(lines: &mut Vec<String>, line: String) {
@@ -146,6 +149,7 @@ impl Link {
             stream_budget: OTHER_BUDGET,
             after_flood: false,
             unresponsive: false,
+            evidence: EvidenceRun::default(),
         };
         let ended = self.serve_loop(&mut mux, &mut st);
         mux.close();
@@ -327,6 +331,9 @@ impl Link {
             (Slot::Processes, JobEvent::Refused(_)) => st.apps_lines.clear(),
             (Slot::Kernel, JobEvent::Line(line)) => {
                 if smi::is_gpu_kernel_line(&line) {
+                    if evidence::is_fault_line(&line) {
+                        st.evidence.want();
+                    }
                     let line = sanitize(&line);
                     self.emit_or_hold(
                         st,
@@ -343,6 +350,15 @@ impl Link {
             (Slot::Kernel, JobEvent::Refused(why)) => {
                 st.kernel_lines.push(why);
                 self.on_kernel_exit(mux, st, None);
+            }
+            (Slot::Evidence, JobEvent::Line(line)) => st.evidence.line(&line),
+            (Slot::Evidence, JobEvent::Exited { status }) => {
+                let event = st.evidence.finish(status, None);
+                self.emit_or_hold(st, event);
+            }
+            (Slot::Evidence, JobEvent::Refused(why)) => {
+                let event = st.evidence.finish(None, Some(&why));
+                self.emit_or_hold(st, event);
             }
         }
         Ok(())
@@ -567,6 +583,13 @@ impl Link {
                 },
             );
         }
+        if self.mode == Mode::Follow && st.evidence.start_now() {
+            mux.start(
+                Slot::Evidence,
+                &evidence::evidence_command(&self.opts.nvidia_smi)?,
+                EVIDENCE_BUDGET,
+            )?;
+        }
         let healthy = st.last_lost.is_none() && st.run.failure.is_none();
         if st.detail_due.is_some_and(|t| now >= t) {
             if healthy && !mux.running(Slot::Detail) {
@@ -669,6 +692,7 @@ impl Link {
             return;
         }
         st.last_lost = Some(key);
+        st.evidence.want();
         self.emit_or_hold(
             st,
             HostEvent::Lost {

@@ -253,6 +253,17 @@ fn note_event(line: &Line, at_ms: u64, out: &mut Analysis) {
             ..
         } => moment(out, at_ms, format!("flooding: {detail}")),
         Event::Notice { text, .. } => evidence(out, at_ms, "notice", text),
+        Event::Evidence {
+            command, output, ..
+        } => moment(
+            out,
+            at_ms,
+            format!(
+                "`{command}` taken ({} lines, in {})",
+                output.lines().count(),
+                super::bundle::SMI_Q_FILE
+            ),
+        ),
         Event::Connecting { .. }
         | Event::Processes { .. }
         | Event::Flooding { detail: None, .. } => {}

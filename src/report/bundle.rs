@@ -9,13 +9,17 @@ use crate::recording::{Header, Line};
 
 use super::{Gathered, Report, markdown, secrets};
 
+/// The file with `nvidia-smi -q` as the link took it at the host's first fault.
+pub const SMI_Q_FILE: &str = "nvidia-smi-q.txt";
+
 /// The files of a bundle.
-pub const FILES: [&str; 6] = [
+pub const FILES: [&str; 7] = [
     "report.md",
     "report.json",
     "samples.csv",
     "kernel.log",
     "failure.txt",
+    SMI_Q_FILE,
     "recording.ndjson",
 ];
 
@@ -52,7 +56,7 @@ pub fn write(
     crate::state_file::create_private_dir(&dir).map_err(fail(&dir))?;
     let json =
         serde_json::to_string_pretty(report).map_err(|e| fail(&dir)(std::io::Error::other(e)))?;
-    let files: [(&str, String); 6] = [
+    let files: [(&str, String); 7] = [
         ("report.md", markdown::render(report)),
         ("report.json", json + "\n"),
         ("samples.csv", samples_csv(&gathered.lines)),
@@ -61,6 +65,7 @@ pub fn write(
             "failure.txt",
             evidence_text(report, &["lost", "disconnected", "notice"]),
         ),
+        (SMI_Q_FILE, smi_q_text(&gathered.lines)),
         ("recording.ndjson", recording(report, gathered)),
     ];
     for (file, text) in files {
@@ -136,6 +141,39 @@ fn csv(text: &str) -> String {
         text.to_string()
     }
 }
+
+/// Each `nvidia-smi -q` of the window, headed by when it was taken; a line saying why there is
+/// none otherwise.
+pub fn smi_q_text(lines: &[Line]) -> String {
+    let mut out = String::new();
+    for line in lines {
+        if let Event::Evidence {
+            at_ms,
+            command,
+            output,
+        } = &line.event
+            && command == crate::fleet::event::SMI_QUERY_ALL
+        {
+            out.push_str(&format!(
+                "# `{command}` on {}, taken by gpufleet at {} (the first fault of its session)\n",
+                line.host,
+                crate::utc::rfc3339(*at_ms)
+            ));
+            out.push_str(output);
+            out.push('\n');
+        }
+    }
+    if out.is_empty() {
+        out.push_str(NO_SMI_Q);
+        out.push('\n');
+    }
+    out
+}
+
+/// Why a bundle may have no `nvidia-smi -q`.
+pub const NO_SMI_Q: &str = "# no `nvidia-smi -q` in this window: gpufleet takes one when a session sees the \
+     host's first fault (GPUs lost, an Xid); run `nvidia-smi -q` on the host and attach its \
+     output if the provider asks for it";
 
 fn evidence_text(report: &Report, kinds: &[&str]) -> String {
     let mut out = String::new();

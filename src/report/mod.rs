@@ -123,11 +123,13 @@ pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) ->
                 .to_string(),
         );
     }
-    notes.push(
-        "nvidia-smi -q: not in the recording (gpufleet streams its fields, not the report); \
-         run `nvidia-smi -q` on the host and attach its output if the provider asks for it"
-            .to_string(),
-    );
+    let smi_q_taken = gathered
+        .lines
+        .iter()
+        .any(|l| matches!(&l.event, crate::recording::wire::Event::Evidence { command, .. } if command == crate::fleet::event::SMI_QUERY_ALL));
+    if !smi_q_taken {
+        notes.push(bundle::NO_SMI_Q.trim_start_matches("# ").to_string());
+    }
     let mut report = Report {
         schema: SCHEMA,
         host: host.to_string(),
