@@ -6,8 +6,8 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
-/// An RFC 3339 date and time with its offset, read without a date library. Keeps the text as
-/// written so that it can be shown back unchanged.
+/// An RFC 3339 date and time with its offset (read by `crate::utc`, with the jiff crate). Keeps
+/// the text as written so that it can be shown back unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Rfc3339 {
     text: String,
@@ -17,7 +17,7 @@ pub struct Rfc3339 {
 impl Rfc3339 {
     /// Reads `2026-11-29T08:00:00Z`, `2026-11-29 16:00:00.5+08:00` and the like.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let unix_ms = parse_rfc3339_ms(text).map_err(|why| {
+        let unix_ms = crate::utc::parse_rfc3339_ms(text).map_err(|why| {
             format!("{text:?} is not an RFC 3339 time like 2026-11-29T08:00:00Z: {why}")
         })?;
         Ok(Self {
@@ -68,105 +68,6 @@ impl<'de> Deserialize<'de> for Rfc3339 {
 
         deserializer.deserialize_any(TimeVisitor)
     }
-}
-
-fn parse_rfc3339_ms(text: &str) -> Result<i64, &'static str> {
-    let bytes = text.as_bytes();
-    let digits = |from: usize, len: usize| -> Result<i64, &'static str> {
-        let part = bytes.get(from..from + len).ok_or("too short")?;
-        if !part.iter().all(u8::is_ascii_digit) {
-            return Err("expected digits where a number belongs");
-        }
-        Ok(part.iter().fold(0, |acc, b| acc * 10 + i64::from(b - b'0')))
-    };
-    let separator = |at: usize, allowed: &[u8], why: &'static str| match bytes.get(at) {
-        Some(b) if allowed.contains(b) => Ok(()),
-        _ => Err(why),
-    };
-    let year = digits(0, 4)?;
-    separator(4, b"-", "the date must be YYYY-MM-DD")?;
-    let month = digits(5, 2)?;
-    separator(7, b"-", "the date must be YYYY-MM-DD")?;
-    let day = digits(8, 2)?;
-    separator(10, b"Tt ", "date and time must be separated by 'T'")?;
-    let hour = digits(11, 2)?;
-    separator(13, b":", "the time must be HH:MM:SS")?;
-    let minute = digits(14, 2)?;
-    separator(16, b":", "the time must be HH:MM:SS")?;
-    let second = digits(17, 2)?;
-
-    if !(1..=12).contains(&month) {
-        return Err("the month is out of range");
-    }
-    if day < 1 || day > days_in_month(year, month) {
-        return Err("the day is out of range for its month");
-    }
-    // 60 is a leap second, which RFC 3339 allows.
-    if hour > 23 || minute > 59 || second > 60 {
-        return Err("the time of day is out of range");
-    }
-
-    let mut at = 19;
-    let mut millis = 0;
-    if bytes.get(at) == Some(&b'.') {
-        let start = at + 1;
-        let len = bytes[start..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        if len == 0 {
-            return Err("a '.' must be followed by fractional seconds");
-        }
-        let kept = len.min(3);
-        let scale = [100, 10, 1][kept - 1];
-        millis = digits(start, kept)? * scale;
-        at = start + len;
-    }
-
-    let offset_minutes = match bytes.get(at) {
-        Some(b'Z' | b'z') if at + 1 == bytes.len() => 0,
-        Some(sign @ (b'+' | b'-')) if at + 6 == bytes.len() => {
-            let hours = digits(at + 1, 2)?;
-            separator(at + 3, b":", "the offset must be +HH:MM")?;
-            let minutes = digits(at + 4, 2)?;
-            if hours > 23 || minutes > 59 {
-                return Err("the offset is out of range");
-            }
-            let total = hours * 60 + minutes;
-            if *sign == b'-' { -total } else { total }
-        }
-        None => return Err("it needs a UTC offset such as Z or +08:00"),
-        _ => return Err("it must end in Z or an offset such as +08:00"),
-    };
-
-    let days = days_from_civil(year, month, day);
-    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset_minutes * 60;
-    Ok(seconds * 1_000 + millis)
-}
-
-fn is_leap_year(year: i64) -> bool {
-    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-}
-
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if is_leap_year(year) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's algorithm,
-/// which shifts the year to start in March so the leap day falls last).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let month_from_march = (month + 9) % 12;
-    let day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
 }
 
 /// A CUDA version as `nvidia-smi` prints it (`12.1`), compared numerically.
