@@ -8,7 +8,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
@@ -201,8 +201,8 @@ impl Copier {
             .min(MAX_WAIT);
         wait_any(
             &[
-                (&self.hop.socket, hop_read, outbound),
-                (&self.far, far_read, far_write),
+                (self.hop.socket.as_fd(), hop_read, outbound),
+                (self.far.as_fd(), far_read, far_write),
             ],
             timeout,
         );

@@ -1,30 +1,12 @@
-//! Sleeping until the SSH socket has something to do, so an idle link costs no CPU: a thin
-//! `poll(2)` over the socket libssh2 reads from.
+//! Sleeping until the SSH socket has something to do, so an idle link costs no CPU: `poll(2)`
+//! over the socket libssh2 reads from, through rustix's safe wrapper.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
+use rustix::event::{PollFd, PollFlags, Timespec};
 use ssh2::BlockDirections;
-
-#[repr(C)]
-struct PollFd {
-    fd: std::ffi::c_int,
-    events: std::ffi::c_short,
-    revents: std::ffi::c_short,
-}
-
-const POLLIN: std::ffi::c_short = 0x1;
-const POLLOUT: std::ffi::c_short = 0x4;
-
-#[cfg(target_os = "linux")]
-type NfdsT = std::ffi::c_ulong;
-#[cfg(not(target_os = "linux"))]
-type NfdsT = std::ffi::c_uint;
-
-unsafe extern "C" {
-    fn poll(fds: *mut PollFd, nfds: NfdsT, timeout: std::ffi::c_int) -> std::ffi::c_int;
-}
 
 /// Why [`wait_socket`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,86 +25,81 @@ pub(crate) enum Wake {
 ///
 /// [`StopFlag::waker`]: crate::telemetry::source::StopFlag::waker
 pub(crate) fn wait_socket(
-    socket: &impl AsRawFd,
+    socket: &impl AsFd,
     directions: BlockDirections,
     timeout: Duration,
     stop: Option<&UnixStream>,
 ) -> Wake {
-    let mut events = POLLIN;
+    let mut events = PollFlags::IN;
     if matches!(
         directions,
         BlockDirections::Outbound | BlockDirections::Both
     ) {
-        events |= POLLOUT;
+        events |= PollFlags::OUT;
     }
-    let mut fds = [
-        PollFd {
-            fd: socket.as_raw_fd(),
-            events,
-            revents: 0,
-        },
-        PollFd {
-            fd: stop.map_or(-1, AsRawFd::as_raw_fd),
-            events: POLLIN,
-            revents: 0,
-        },
-    ];
-    let nfds = if stop.is_some() { 2 } else { 1 };
-    let ready = poll_fds(&mut fds[..nfds], timeout);
-    let [socket_fd, stop_fd] = fds;
-    if !ready {
-        Wake::Timeout
-    } else if stop_fd.revents != 0 {
+    let mut fds = vec![PollFd::new(socket, events)];
+    if let Some(stop) = stop {
+        fds.push(PollFd::new(stop, PollFlags::IN));
+    }
+    if !poll_fds(&mut fds, timeout) {
+        return Wake::Timeout;
+    }
+    let socket_ready = fds[0].revents();
+    if fds.get(1).is_some_and(|f| !f.revents().is_empty()) {
         Wake::Stopped
-    } else if socket_fd.revents & !POLLOUT != 0 {
+    } else if !(socket_ready - PollFlags::OUT).is_empty() {
         Wake::Readable
-    } else if socket_fd.revents != 0 {
+    } else if !socket_ready.is_empty() {
         Wake::Writable
     } else {
         Wake::Timeout
     }
 }
 
-/// `timeout` in whole milliseconds for `poll(2)`, rounded up: rounded down, a wait for a timer
+/// `timeout` for `poll(2)`, rounded up to whole milliseconds: rounded down, a wait for a timer
 /// due in under a millisecond would be a zero timeout, and the caller would spin until it fell
-/// due.
-fn poll_millis(timeout: Duration) -> std::ffi::c_int {
+/// due. (poll counts in milliseconds; rustix passes the rest on as they are.)
+fn poll_timeout(timeout: Duration) -> Timespec {
     let millis = timeout.as_micros().div_ceil(1000);
-    std::ffi::c_int::try_from(millis).unwrap_or(std::ffi::c_int::MAX)
+    // poll(2) takes at most i32::MAX milliseconds (~24 days); longer waits wake and wait again.
+    let millis = millis.min(i32::MAX as u128) as i64;
+    Timespec {
+        tv_sec: millis / 1000,
+        tv_nsec: (millis % 1000) * 1_000_000,
+    }
 }
 
 /// Waits up to `timeout` for `stream` alone to become readable (a stop waker while no socket
 /// needs watching). True when it did.
 pub(crate) fn wait_readable(stream: &UnixStream, timeout: Duration) -> bool {
-    let mut fds = [PollFd {
-        fd: stream.as_raw_fd(),
-        events: POLLIN,
-        revents: 0,
-    }];
-    poll_fds(&mut fds, timeout) && fds[0].revents != 0
+    let mut fds = [PollFd::new(stream, PollFlags::IN)];
+    poll_fds(&mut fds, timeout) && !fds[0].revents().is_empty()
 }
 
 /// Waits up to `timeout` until any of `fds` is ready for what it is asked about: each is
 /// `(descriptor, readable wanted, writable wanted)`; one asked about nothing is left out.
-pub(crate) fn wait_any(fds: &[(&dyn AsRawFd, bool, bool)], timeout: Duration) {
+pub(crate) fn wait_any(fds: &[(BorrowedFd<'_>, bool, bool)], timeout: Duration) {
     let mut polled: Vec<PollFd> = fds
         .iter()
         .filter(|(_, read, write)| *read || *write)
-        .map(|(fd, read, write)| PollFd {
-            fd: fd.as_raw_fd(),
-            events: if *read { POLLIN } else { 0 } | if *write { POLLOUT } else { 0 },
-            revents: 0,
+        .map(|(fd, read, write)| {
+            let mut events = PollFlags::empty();
+            if *read {
+                events |= PollFlags::IN;
+            }
+            if *write {
+                events |= PollFlags::OUT;
+            }
+            PollFd::from_borrowed_fd(*fd, events)
         })
         .collect();
     poll_fds(&mut polled, timeout);
 }
 
-/// One `poll(2)` over `fds` for up to `timeout`; true when any of them is ready.
-fn poll_fds(fds: &mut [PollFd], timeout: Duration) -> bool {
-    let nfds = NfdsT::try_from(fds.len()).unwrap_or(0);
-    // SAFETY: `fds` is a slice of `nfds` valid, initialised pollfds that outlives the call.
-    let ready = unsafe { poll(fds.as_mut_ptr(), nfds, poll_millis(timeout)) };
-    ready > 0
+/// One `poll(2)` over `fds` for up to `timeout`; true when any of them is ready. An interrupted
+/// or failed poll counts as nothing ready (the callers wait again or look at their timers).
+fn poll_fds(fds: &mut [PollFd<'_>], timeout: Duration) -> bool {
+    rustix::event::poll(fds, Some(&poll_timeout(timeout))).is_ok_and(|ready| ready > 0)
 }
 
 #[cfg(test)]
@@ -158,13 +135,14 @@ mod tests {
 
     #[test]
     fn a_wait_under_a_millisecond_is_not_a_zero_timeout() {
-        assert_eq!(poll_millis(Duration::ZERO), 0);
-        assert_eq!(poll_millis(Duration::from_micros(1)), 1);
-        assert_eq!(poll_millis(Duration::from_micros(999)), 1);
-        assert_eq!(poll_millis(Duration::from_micros(1001)), 2);
+        let ms = |t: Timespec| t.tv_sec * 1000 + t.tv_nsec / 1_000_000;
+        assert_eq!(ms(poll_timeout(Duration::ZERO)), 0);
+        assert_eq!(ms(poll_timeout(Duration::from_micros(1))), 1);
+        assert_eq!(ms(poll_timeout(Duration::from_micros(999))), 1);
+        assert_eq!(ms(poll_timeout(Duration::from_micros(1001))), 2);
         assert_eq!(
-            poll_millis(Duration::from_secs(u64::MAX)),
-            std::ffi::c_int::MAX
+            ms(poll_timeout(Duration::from_secs(u64::MAX))),
+            i64::from(i32::MAX)
         );
     }
 
