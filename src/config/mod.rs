@@ -26,6 +26,9 @@ pub use values::{CudaVersion, Rfc3339};
 pub struct Config {
     /// A bundled theme name or the stem of a file in the user's theme directory.
     pub theme: Option<String>,
+    /// The interface's language, `en` or `zh-CN`; `--lang` overrides it, the locale stands in
+    /// when it is missing.
+    pub language: Option<String>,
     /// How often each host is sampled, 100..=60000.
     pub interval_ms: u64,
     /// How much history is kept per GPU, at least 10.
@@ -62,6 +65,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             theme: None,
+            language: None,
             interval_ms: 1_000,
             history_minutes: 15,
             read_only: false,
@@ -79,6 +83,11 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The language the config asks for (checked when the file was read).
+    pub fn lang(&self) -> Option<crate::lang::Lang> {
+        self.language.as_deref().and_then(crate::lang::Lang::from_tag)
+    }
+
     pub fn host(&self, name: &str) -> Option<&HostConfig> {
         self.hosts.iter().find(|host| host.name == name)
     }
