@@ -225,6 +225,74 @@ fn a_chinese_locale_chooses_chinese() {
     tour(160, 48, Lang::Locale);
 }
 
+/// What a row of the demo fleet may end with when its text reaches the right border: the
+/// whole of a badge or a time, never a piece of one (a cut is marked by an ellipsis).
+const WHOLE_ENDS: [&str; 8] = [
+    "…",
+    "GPU LOST",
+    "XID 79",
+    "THERMAL THROTTLE",
+    "IDLE BILLING",
+    "VRAM FULL",
+    "连不上",
+    "重试",
+];
+
+/// At 60x15 text is cut: by display cells, with an ellipsis, and never a number or an amount.
+#[test]
+fn a_narrow_chinese_fleet_cuts_text_with_an_ellipsis_and_no_number() {
+    let Some(tmux) = demo(60, 15, Lang::Flag) else {
+        return;
+    };
+    let screen = tmux.wait_for("掉卡", WAIT);
+    let screen = if screen.contains("最后读数") {
+        screen
+    } else {
+        tmux.wait_for("最后读数", WAIT)
+    };
+    assert_box_edges(&screen, 60, "┌ 机群");
+    for line in screen.lines().filter(|l| l.starts_with('│')) {
+        let inner = line.trim_start_matches('│').trim_end_matches('│');
+        // A row filled to the border ends in an ellipsis or a whole badge or word.
+        if char_at(line, 58).is_none_or(|c| c != ' ') {
+            assert!(
+                WHOLE_ENDS.iter().any(|end| inner.trim_end().ends_with(end))
+                    || inner.trim_end().ends_with(|c: char| c.is_ascii_digit()),
+                "cut without an ellipsis: {line:?}\n{screen}"
+            );
+        }
+        // A time is whole: `最后读数 04:39:31`.
+        if let Some(at) = inner.find("最后读数 ") {
+            let time: String = inner[at + "最后读数 ".len()..].chars().take(8).collect();
+            assert!(
+                time.len() == 8 && time.chars().filter(|c| *c == ':').count() == 2,
+                "a cut time {time:?} in {line:?}\n{screen}"
+            );
+        }
+    }
+    // The totals: whole pieces only, every amount with its currency.
+    let totals = screen
+        .lines()
+        .find(|l| l.contains("合计"))
+        .unwrap_or_else(|| panic!("no totals:\n{screen}"));
+    let inner = totals.trim_start_matches('│').trim_end_matches('│').trim_end();
+    for piece in inner.split(" · ") {
+        for part in piece.split(" + ") {
+            let ok = part == "合计"
+                || part.ends_with("张卡")
+                || part == "未设单价"
+                || part.ends_with("CNY")
+                || part.ends_with("USD")
+                || part.ends_with("/h")
+                || (part.starts_with("利用率 ") && part.ends_with('%'))
+                || (part.starts_with("空闲 ") && part.len() > "空闲 ".len());
+            assert!(ok, "a cut piece {part:?} in the totals:\n{screen}");
+        }
+    }
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=", WAIT);
+}
+
 /// The English console is unchanged by the catalogue: the same words at the same places.
 #[test]
 fn english_stays_english() {
