@@ -70,7 +70,11 @@ impl Lang {
     }
 
     /// The language to use: the flag, else the config, else the locale.
-    pub fn choose(flag: Option<Lang>, config: Option<Lang>, env: impl Fn(&str) -> Option<String>) -> Lang {
+    pub fn choose(
+        flag: Option<Lang>,
+        config: Option<Lang>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Lang {
         flag.or(config).unwrap_or_else(|| Lang::from_env(env))
     }
 
@@ -89,7 +93,10 @@ impl fmt::Display for Lang {
 /// `--lang`'s value parser: `en` or `zh-CN`.
 pub fn parse_flag(value: &str) -> Result<Lang, String> {
     Lang::from_tag(value).ok_or_else(|| {
-        format!("{value:?} is not a language gpufleet speaks; use one of: {}", TAGS.join(", "))
+        format!(
+            "{value:?} is not a language gpufleet speaks; use one of: {}",
+            TAGS.join(", ")
+        )
     })
 }
 
@@ -109,7 +116,10 @@ mod tests {
     #[test]
     fn the_flag_wins_then_the_config_then_the_locale() {
         let zh = [("LANG", "zh_CN.UTF-8")];
-        assert_eq!(Lang::choose(Some(Lang::En), Some(Lang::ZhCn), env(&zh)), Lang::En);
+        assert_eq!(
+            Lang::choose(Some(Lang::En), Some(Lang::ZhCn), env(&zh)),
+            Lang::En
+        );
         assert_eq!(Lang::choose(None, Some(Lang::En), env(&zh)), Lang::En);
         assert_eq!(Lang::choose(None, None, env(&zh)), Lang::ZhCn);
         assert_eq!(Lang::choose(None, None, env(&[])), Lang::En);
@@ -119,7 +129,11 @@ mod tests {
     fn lc_all_then_lc_messages_then_lang_and_empty_ones_are_skipped() {
         let all = [("LC_ALL", "en_US.UTF-8"), ("LC_MESSAGES", "zh_CN.UTF-8")];
         assert_eq!(Lang::from_env(env(&all)), Lang::En);
-        let messages = [("LC_ALL", ""), ("LC_MESSAGES", "zh_CN.UTF-8"), ("LANG", "C")];
+        let messages = [
+            ("LC_ALL", ""),
+            ("LC_MESSAGES", "zh_CN.UTF-8"),
+            ("LANG", "C"),
+        ];
         assert_eq!(Lang::from_env(env(&messages)), Lang::ZhCn);
         let lang = [("LC_ALL", ""), ("LANG", "zh_CN.GB18030")];
         assert_eq!(Lang::from_env(env(&lang)), Lang::ZhCn);
@@ -127,10 +141,24 @@ mod tests {
 
     #[test]
     fn simplified_chinese_locales_are_chinese_traditional_and_unknown_are_english() {
-        for zh in ["zh_CN.UTF-8", "zh_CN", "zh", "zh_SG.UTF-8", "zh-Hans", "zh_CN@pinyin"] {
+        for zh in [
+            "zh_CN.UTF-8",
+            "zh_CN",
+            "zh",
+            "zh_SG.UTF-8",
+            "zh-Hans",
+            "zh_CN@pinyin",
+        ] {
             assert_eq!(Lang::from_locale(zh), Some(Lang::ZhCn), "{zh}");
         }
-        for other in ["zh_TW.UTF-8", "zh_HK", "zh-Hant-TW", "fr_FR.UTF-8", "de", ""] {
+        for other in [
+            "zh_TW.UTF-8",
+            "zh_HK",
+            "zh-Hant-TW",
+            "fr_FR.UTF-8",
+            "de",
+            "",
+        ] {
             assert_eq!(Lang::from_locale(other), None, "{other}");
             assert_eq!(Lang::from_env(env(&[("LANG", other)])), Lang::En, "{other}");
         }

@@ -19,12 +19,47 @@ use std::path::{Path, PathBuf};
 /// Words that are not language: key names, units, product and protocol names.
 const NOT_TEXT: &[&str] = &[
     // Keys, as the keyboard labels them, and the letters the keymap binds.
-    "Enter", "Esc", "Tab", "Backspace", "PgUp", "PgDn", "Ctrl", "C", "a", "c", "e", "g", "G", "h",
-    "j", "k", "l", "o", "p", "q", "R", "s", "t", "x", "y",
+    "Enter",
+    "Esc",
+    "Tab",
+    "Backspace",
+    "PgUp",
+    "PgDn",
+    "Ctrl",
+    "C",
+    "a",
+    "c",
+    "e",
+    "g",
+    "G",
+    "h",
+    "j",
+    "k",
+    "l",
+    "o",
+    "p",
+    "q",
+    "R",
+    "s",
+    "t",
+    "x",
+    "y",
     // Units and time.
-    "GiB", "MiB", "MHz", "W", "m", "ms", "d", "UTC",
+    "GiB",
+    "MiB",
+    "MHz",
+    "W",
+    "m",
+    "ms",
+    "d",
+    "UTC",
     // Names of things.
-    "GPU", "CUDA", "ECC", "SM", "TFLOP", "gpufleet",
+    "GPU",
+    "CUDA",
+    "ECC",
+    "SM",
+    "TFLOP",
+    "gpufleet",
 ];
 
 /// Literals kept in the source on purpose: (file, literal, why).
@@ -116,7 +151,11 @@ fn placeholders(text: &str) -> BTreeSet<String> {
 fn both_catalogues_hold_the_same_keys_none_empty_with_the_same_placeholders() {
     let en = catalogue("en");
     let zh = catalogue("zh-CN");
-    assert!(en.len() > 100, "the English catalogue holds {} texts", en.len());
+    assert!(
+        en.len() > 100,
+        "the English catalogue holds {} texts",
+        en.len()
+    );
     let only_en: Vec<&String> = en.keys().filter(|k| !zh.contains_key(*k)).collect();
     let only_zh: Vec<&String> = zh.keys().filter(|k| !en.contains_key(*k)).collect();
     assert!(only_en.is_empty(), "missing from zh-CN.toml: {only_en:?}");
@@ -262,8 +301,7 @@ fn literals(source: &str) -> Vec<Literal> {
             j += 1;
             let start_line = line;
             let mut text = String::new();
-            loop {
-                let Some(&d) = chars.get(j) else { break };
+            while let Some(&d) = chars.get(j) {
                 if d == '\n' {
                     line += 1;
                 }
@@ -384,8 +422,8 @@ fn never_shown(lit: &Literal) -> bool {
             "!=",
             "starts_with(",
         ]
-            .iter()
-            .any(|end| before.ends_with(end))
+        .iter()
+        .any(|end| before.ends_with(end))
         || after.starts_with("=>")
         || after.starts_with("|\"_\"")
         || after.starts_with("==")
@@ -415,7 +453,10 @@ fn hard_coded(file: &str, source: &str, keys: &BTreeMap<String, String>) -> Vec<
     for lit in literals(source) {
         if looks_like_key(&lit.text) {
             if !keys.contains_key(&lit.text) {
-                problems.push(format!("{file}:{}: no catalogue text {:?}", lit.line, lit.text));
+                problems.push(format!(
+                    "{file}:{}: no catalogue text {:?}",
+                    lit.line, lit.text
+                ));
             }
             continue;
         }
@@ -510,12 +551,19 @@ fn every_key_the_source_names_is_in_both_catalogues() {
 fn the_scan_catches_text_and_lets_keys_and_symbols_through() {
     let keys: BTreeMap<String, String> = [("fleet.title".to_string(), "x".to_string())].into();
     let caught = |source: &str| hard_coded("src/ui/x.rs", source, &keys);
-    assert_eq!(caught(r#"let a = Span::raw("waiting for the first sample…");"#).len(), 1);
+    assert_eq!(
+        caught(r#"let a = Span::raw("waiting for the first sample…");"#).len(),
+        1
+    );
     assert_eq!(caught(r#"let a = format!(" {} live", n);"#).len(), 1);
     assert_eq!(caught(r#"let a = Line::from("等待");"#).len(), 1);
     assert_eq!(caught("let a = \"no \\\n    hosts\";").len(), 1);
     assert_eq!(caught(r#"let a = r"raw text";"#).len(), 1);
-    assert_eq!(caught(r#"let a = t!("fleet.missing");"#).len(), 1, "an unknown key");
+    assert_eq!(
+        caught(r#"let a = t!("fleet.missing");"#).len(),
+        1,
+        "an unknown key"
+    );
     assert!(caught(r#"let a = t!("fleet.title", n = 1);"#).is_empty());
     assert!(caught(r#"let a = format!("{}/{} GiB", u, t); let b = " · ";"#).is_empty());
     assert!(caught(r#"let a = ("Esc / Enter", x); let b = "▏";"#).is_empty());

@@ -61,7 +61,10 @@ fn char_at(line: &str, col: usize) -> Option<char> {
 fn assert_box_edges(screen: &str, width: usize, top: &str) {
     let lines: Vec<&str> = screen.lines().collect();
     for line in &lines {
-        assert!(cells::width(line) <= width, "wider than {width}: {line:?}\n{screen}");
+        assert!(
+            cells::width(line) <= width,
+            "wider than {width}: {line:?}\n{screen}"
+        );
     }
     let first = lines
         .iter()
@@ -102,7 +105,13 @@ fn assert_fleet_aligned(screen: &str, width: usize) {
     let model_col = column_of(header, "卡型").expect("GPU model header");
     assert!(header.contains("显存"), "{header}");
     let mut rows = 0;
-    for name in ["train-h100x8", "idle-a100", "hot-4090", "leaky-t4", "flaky-h200"] {
+    for name in [
+        "train-h100x8",
+        "idle-a100",
+        "hot-4090",
+        "leaky-t4",
+        "flaky-h200",
+    ] {
         let Some(row) = screen
             .lines()
             .find(|l| l.starts_with('│') && l.contains(name))
@@ -172,7 +181,9 @@ fn tour(width: u16, height: u16, how: Lang) {
         })
         .collect();
     assert!(
-        label_cols.iter().all(|c| c.is_some() && *c == label_cols[0]),
+        label_cols
+            .iter()
+            .all(|c| c.is_some() && *c == label_cols[0]),
         "{label_cols:?}:\n{host}"
     );
 
@@ -181,8 +192,18 @@ fn tour(width: u16, height: u16, how: Lang) {
     tmux.wait_for("┌ 机群 · 1 台主机", WAIT);
     tmux.keys(&["R"]);
     let dialog = tmux.wait_for("┌ 释放 hot-4090", WAIT);
-    for word in ["平台", "操作", "关机", "花费", "输入 hot-4090 以关机", "取消"] {
-        assert!(dialog.contains(word), "{word} in the release dialog:\n{dialog}");
+    for word in [
+        "平台",
+        "操作",
+        "关机",
+        "花费",
+        "输入 hot-4090 以关机",
+        "取消",
+    ] {
+        assert!(
+            dialog.contains(word),
+            "{word} in the release dialog:\n{dialog}"
+        );
     }
     assert_box_edges(&dialog, w, "┌ 释放 hot-4090");
     // The labels of the plan are padded to one column in cells: the values line up.
@@ -200,7 +221,9 @@ fn tour(width: u16, height: u16, how: Lang) {
         })
         .collect();
     assert!(
-        value_cols.iter().all(|c| c.is_some() && *c == value_cols[0]),
+        value_cols
+            .iter()
+            .all(|c| c.is_some() && *c == value_cols[0]),
         "{value_cols:?}:\n{dialog}"
     );
 
@@ -275,7 +298,10 @@ fn a_narrow_chinese_fleet_cuts_text_with_an_ellipsis_and_no_number() {
         .lines()
         .find(|l| l.contains("合计"))
         .unwrap_or_else(|| panic!("no totals:\n{screen}"));
-    let inner = totals.trim_start_matches('│').trim_end_matches('│').trim_end();
+    let inner = totals
+        .trim_start_matches('│')
+        .trim_end_matches('│')
+        .trim_end();
     for piece in inner.split(" · ") {
         for part in piece.split(" + ") {
             let ok = part == "合计"
@@ -304,8 +330,14 @@ fn english_stays_english() {
         return;
     };
     let screen = tmux.wait_for("GPU lost", WAIT);
-    assert!(screen.contains("┌ Fleet · 6 hosts · sort: config order"), "{screen}");
-    assert!(!screen.chars().any(|c| cells::char_width(c) == 2), "{screen}");
+    assert!(
+        screen.contains("┌ Fleet · 6 hosts · sort: config order"),
+        "{screen}"
+    );
+    assert!(
+        !screen.chars().any(|c| cells::char_width(c) == 2),
+        "{screen}"
+    );
     tmux.keys(&["q"]);
     tmux.wait_for("EXIT=", WAIT);
 }

@@ -101,7 +101,13 @@ impl AlertLog {
                 self.sinks.entry(sink.clone()).or_default().failed += 1;
                 (
                     sink.clone(),
-                    t!("alerts.not_delivered", alert = alert, sink = sink, why = why).into_owned(),
+                    t!(
+                        "alerts.not_delivered",
+                        alert = alert,
+                        sink = sink,
+                        why = why
+                    )
+                    .into_owned(),
                 )
             }
             DeliveryEvent::Dropped { sink, alert } => {

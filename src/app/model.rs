@@ -234,12 +234,12 @@ impl Model {
             || h.gpus
                 .iter()
                 .any(|g| g.latest.name.to_lowercase().contains(needle))
-            || self
-                .status(host)
-                .is_some_and(|s| {
-                    s.text().to_lowercase().contains(needle)
-                        || crate::app::words::status(&s).to_lowercase().contains(needle)
-                })
+            || self.status(host).is_some_and(|s| {
+                s.text().to_lowercase().contains(needle)
+                    || crate::app::words::status(&s)
+                        .to_lowercase()
+                        .contains(needle)
+            })
     }
 
     /// What keys mean right now: a running auto-release countdown takes the next key, then an

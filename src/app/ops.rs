@@ -91,6 +91,9 @@ fn write_report(model: &mut Model) -> Vec<Command> {
     else {
         return Vec::new();
     };
-    model.notify(t!("notice.writing_report", host = host.as_str()).into_owned(), false);
+    model.notify(
+        t!("notice.writing_report", host = host.as_str()).into_owned(),
+        false,
+    );
     vec![Command::WriteReport { host }]
 }

@@ -128,7 +128,7 @@ impl OpsBridge {
     fn write_report(&mut self, host: String) {
         let Some(setup) = self.setup.report.clone() else {
             self.report(Event::ReportWritten(Err(
-                t!("ops.no_black_box").into_owned(),
+                t!("ops.no_black_box").into_owned()
             )));
             return;
         };
@@ -315,9 +315,7 @@ impl OpsBridge {
 
     fn load_audit(&mut self) {
         let Some(audit) = self.setup.audit.clone() else {
-            return self.report(Event::AuditLoaded(Err(
-                t!("ops.no_state").into_owned(),
-            )));
+            return self.report(Event::AuditLoaded(Err(t!("ops.no_state").into_owned())));
         };
         let sink = self.sink.clone();
         let spawned = std::thread::Builder::new()
@@ -329,7 +327,7 @@ impl OpsBridge {
         match spawned {
             Ok(worker) => self.keep(worker),
             Err(e) => self.report(Event::AuditLoaded(Err(
-                t!("ops.no_worker", error = e).into_owned(),
+                t!("ops.no_worker", error = e).into_owned()
             ))),
         }
     }

@@ -96,7 +96,12 @@ pub fn pane_lines(event: &RunEvent<'_>) -> Vec<PaneLine> {
             reason,
         } => vec![line(
             LineKind::Advice,
-            clean(&t!("run.proposed", param = param, value = value, reason = reason)),
+            clean(&t!(
+                "run.proposed",
+                param = param,
+                value = value,
+                reason = reason
+            )),
         )],
         RunEvent::Step {
             number,
@@ -112,7 +117,10 @@ pub fn pane_lines(event: &RunEvent<'_>) -> Vec<PaneLine> {
                     danger_tag(step.danger)
                 )),
             ),
-            line(LineKind::Why, clean(&t!("playbook.why", why = step.why.trim()))),
+            line(
+                LineKind::Why,
+                clean(&t!("playbook.why", why = step.why.trim())),
+            ),
             line(LineKind::Command, clean(&format!("$ {command}"))),
         ],
         RunEvent::Output { line: text } => vec![line(LineKind::Output, clean(text))],
@@ -136,7 +144,12 @@ pub fn pane_lines(event: &RunEvent<'_>) -> Vec<PaneLine> {
                 }
                 (_, Some(why)) => vec![line(
                     LineKind::Failed,
-                    clean(&t!("run.failed_why", exit = exit, ms = elapsed_ms, why = why)),
+                    clean(&t!(
+                        "run.failed_why",
+                        exit = exit,
+                        ms = elapsed_ms,
+                        why = why
+                    )),
                 )],
                 _ => vec![line(
                     LineKind::Failed,
@@ -146,7 +159,11 @@ pub fn pane_lines(event: &RunEvent<'_>) -> Vec<PaneLine> {
         }
         RunEvent::Skipped { step, reason } => vec![line(
             LineKind::Skipped,
-            clean(&t!("run.skipped", title = step.title.as_str(), reason = reason)),
+            clean(&t!(
+                "run.skipped",
+                title = step.title.as_str(),
+                reason = reason
+            )),
         )],
         RunEvent::Note { kind, text } => {
             let (kind, tag) = match kind {

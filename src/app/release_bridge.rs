@@ -180,9 +180,9 @@ impl ReleaseBridge {
 
     fn save(&mut self, book: LedgerBook, last: bool) {
         let Some(store) = self.setup.store.clone() else {
-            let _ = self.sink.send(Event::LedgersSaved(Err(
-                t!("ops.no_state").into_owned(),
-            )));
+            let _ = self
+                .sink
+                .send(Event::LedgersSaved(Err(t!("ops.no_state").into_owned())));
             return;
         };
         let previous = self.saving.take();
@@ -212,11 +212,11 @@ impl ReleaseBridge {
         match spawned {
             Ok(handle) => self.saving = Some(handle),
             Err(e) => {
-                let _ = self
-                    .sink
-                    .send(Event::LedgersSaved(Err(
-                        t!("release.no_save_thread", error = e).into_owned(),
-                    )));
+                let _ = self.sink.send(Event::LedgersSaved(Err(t!(
+                    "release.no_save_thread",
+                    error = e
+                )
+                .into_owned())));
             }
         }
     }

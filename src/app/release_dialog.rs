@@ -239,7 +239,12 @@ fn cancel_with(model: &mut Model, why: &str) -> Vec<Command> {
         return Vec::new();
     };
     model.notify(
-        t!("release.cancel_notice", host = dialog.host_name.as_str(), why = why).into_owned(),
+        t!(
+            "release.cancel_notice",
+            host = dialog.host_name.as_str(),
+            why = why
+        )
+        .into_owned(),
         true,
     );
     let mut commands = vec![Command::CancelRelease { id: dialog.id }];

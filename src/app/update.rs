@@ -41,7 +41,9 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         Event::AuditLoaded(read) => audit_view::on_loaded(model, read),
         Event::ReportWritten(written) => {
             match written {
-                Ok(text) => model.notify(t!("notice.report_written", text = text).into_owned(), false),
+                Ok(text) => {
+                    model.notify(t!("notice.report_written", text = text).into_owned(), false)
+                }
                 Err(why) => model.notify(t!("notice.report_failed", why = why).into_owned(), true),
             }
             Vec::new()
@@ -54,7 +56,10 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
                     fleet.money.adopt_saved(&book, &fleet.options.money, now_ms);
                 }
                 Err(why) => {
-                    model.notify(t!("notice.ledger_not_saved", why = why.as_str()).into_owned(), true);
+                    model.notify(
+                        t!("notice.ledger_not_saved", why = why.as_str()).into_owned(),
+                        true,
+                    );
                     model.fleet.money.save_error = Some(why);
                 }
             }
@@ -65,10 +70,7 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         Event::Holds(Ok(hosts)) => {
             for host in hosts {
                 if model.fleet.money.hold(&host) {
-                    model.notify(
-                        t!("notice.held", host = host.as_str()).into_owned(),
-                        false,
-                    );
+                    model.notify(t!("notice.held", host = host.as_str()).into_owned(), false);
                 }
             }
             Vec::new()

@@ -6,8 +6,8 @@ use rust_i18n::t;
 
 use crate::config::Provider;
 use crate::cost::{RedLine, format_duration_ms, format_money};
-use crate::release::ReleaseAction;
 use crate::fleet::host::{HostStatus, format_age};
+use crate::release::ReleaseAction;
 
 /// The status column's words: `live`, `stale 12s`, `GPU lost` (`在线`, `无数据 12s`, `掉卡`).
 pub fn status(status: &HostStatus) -> String {
@@ -109,7 +109,11 @@ pub fn red_line(line: &RedLine) -> String {
         RedLine::FleetOverHours {
             billed_ms,
             max_hours,
-        } => t!("redline.fleet_hours", hours = hours(*billed_ms), max = max_hours),
+        } => t!(
+            "redline.fleet_hours",
+            hours = hours(*billed_ms),
+            max = max_hours
+        ),
     };
     text.into_owned()
 }
@@ -130,9 +134,7 @@ mod tests {
             HostStatus::Unreachable {
                 reason: "refused".into(),
             },
-            HostStatus::Flooding {
-                detail: "x".into(),
-            },
+            HostStatus::Flooding { detail: "x".into() },
             HostStatus::Lost {
                 reason: LostReason::GpuLost,
             },

@@ -21,12 +21,7 @@ const WIDE_FROM: u16 = 110;
 
 pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Theme) {
     let firing = log.firing();
-    let title = t!(
-        "alerts.title",
-        firing = firing,
-        logged = log.entries.len()
-    )
-    .into_owned();
+    let title = t!("alerts.title", firing = firing, logged = log.entries.len()).into_owned();
     let inner = panel::frame(f, area, title, theme.border_focused(), theme);
     let sinks: Vec<Line> = sink_lines(log, theme);
     let [head, body, foot] = Layout::vertical([
@@ -58,10 +53,7 @@ pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Th
     );
     if log.entries.is_empty() {
         f.render_widget(
-            Paragraph::new(Line::styled(
-                t!("alerts.none"),
-                theme.dim(),
-            )),
+            Paragraph::new(Line::styled(t!("alerts.none"), theme.dim())),
             body,
         );
         return;
@@ -97,7 +89,9 @@ pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Th
         };
         let (state, style) = match (a.state, a.severity) {
             (AlertState::Resolved, _) => (t!("alerts.resolved"), theme.ok()),
-            (AlertState::Firing, Severity::Critical) => (t!("alerts.firing_loud"), theme.critical()),
+            (AlertState::Firing, Severity::Critical) => {
+                (t!("alerts.firing_loud"), theme.critical())
+            }
             (AlertState::Firing, Severity::Warning) => (t!("alerts.firing_loud"), theme.warning()),
             (AlertState::Firing, _) => (t!("alerts.firing"), theme.dialog()),
         };

@@ -74,7 +74,10 @@ pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
             RedLine::HostIdle { .. } => theme.warning(),
             _ => theme.critical(),
         };
-        out.push((format!(" ▲ {}", clean(&crate::app::words::red_line(line))), style));
+        out.push((
+            format!(" ▲ {}", clean(&crate::app::words::red_line(line))),
+            style,
+        ));
     }
     out
 }
@@ -118,10 +121,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         }
         if shown.len() + 1 == rows && all.len() > i + 1 {
             shown.push(Line::from(Span::styled(
-                fit(
-                    &t!("banner.more", n = all.len() - i),
-                    width,
-                ),
+                fit(&t!("banner.more", n = all.len() - i), width),
                 theme.warning(),
             )));
             break;

@@ -64,7 +64,11 @@ fn draw_one(
     let mut x_axis = Axis::default().bounds([-window_s, 0.0]).style(theme.dim());
     let mut y_axis = Axis::default().bounds([0.0, y_max]).style(theme.dim());
     if tall {
-        x_axis = x_axis.labels(["-10m".to_string(), "-5m".to_string(), t!("chart.now").into_owned()]);
+        x_axis = x_axis.labels([
+            "-10m".to_string(),
+            "-5m".to_string(),
+            t!("chart.now").into_owned(),
+        ]);
         y_axis = y_axis.labels(["0".to_string(), whole(y_max)]);
     }
     let chart = Chart::new(vec![dataset])

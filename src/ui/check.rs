@@ -108,10 +108,7 @@ fn draw_progress(f: &mut Frame, area: Rect, check: &CheckRun, theme: &Theme) {
         Line::from(""),
     ];
     if check.readings.is_empty() {
-        lines.push(Line::styled(
-            t!("check.readings_wait"),
-            theme.dim(),
-        ));
+        lines.push(Line::styled(t!("check.readings_wait"), theme.dim()));
     } else {
         lines.push(Line::styled(readings_header(), theme.header()));
         for reading in &check.readings {

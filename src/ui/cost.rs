@@ -91,7 +91,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     for cost in &fleet.hosts {
         let t = &cost.totals;
         let now = match (&t.released, t.current_idle_ms) {
-            (Some(released), _) => t!("cost.released", action = released.action.as_str()).into_owned(),
+            (Some(released), _) => {
+                t!("cost.released", action = released.action.as_str()).into_owned()
+            }
             (None, 0) => String::new(),
             (None, idle_ms) => t!("cost.idle", time = format_duration_ms(idle_ms)).into_owned(),
         };

@@ -79,7 +79,10 @@ impl HostRow {
         let status_cell = if released {
             (crate::app::words::released(), theme.dim())
         } else {
-            (crate::app::words::status(status), status_style(status, theme))
+            (
+                crate::app::words::status(status),
+                status_style(status, theme),
+            )
         };
         // The outage's summary is the engine's English words; it is left out where the status
         // column already says them.

@@ -171,7 +171,10 @@ fn draw_header(
         Span::styled(
             format!(
                 " {} ",
-                status.as_ref().map(crate::app::words::status).unwrap_or_default()
+                status
+                    .as_ref()
+                    .map(crate::app::words::status)
+                    .unwrap_or_default()
             ),
             theme.base(),
         ),
@@ -200,7 +203,10 @@ fn draw_header(
     if let Some(c) = &info.cuda_version {
         facts.push(format!("CUDA {}", clean(c)));
     }
-    facts.push(crate::ui::format::count(host.gpus.len(), crate::ui::format::Noun::Gpu));
+    facts.push(crate::ui::format::count(
+        host.gpus.len(),
+        crate::ui::format::Noun::Gpu,
+    ));
     for (i, fact) in facts.into_iter().enumerate() {
         let text = if i == 0 { fact } else { format!(" · {fact}") };
         whole_or_none(&mut spans, text, theme.dim());
@@ -293,9 +299,12 @@ pub fn process_rows(area: Rect, model: &Model, host: &HostState) -> (Rect, usize
 fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host: &HostState, theme: &Theme) {
     let focused = model.host_focus == HostFocus::Processes;
     let (rows_area, first) = process_rows(area, model, host);
-    let header =
-        Row::new(t!("host.processes_header").split('|').map(|h| Cell::from(h.to_string())))
-            .style(theme.header());
+    let header = Row::new(
+        t!("host.processes_header")
+            .split('|')
+            .map(|h| Cell::from(h.to_string())),
+    )
+    .style(theme.header());
     let rows = host.processes.iter().map(|p| {
         let gpu = host
             .gpus

@@ -164,7 +164,11 @@ fn hints(model: &Model, room: usize) -> String {
             ("s", t!("hint.sort"), 4),
         ],
         // Tab stays longest: on a short screen it is how the processes and findings get room.
-        View::Host(_) => vec![("←→", t!("hint.gpu"), 4), ("Tab", t!("hint.pane"), 9), ("Esc", t!("hint.back"), 6)],
+        View::Host(_) => vec![
+            ("←→", t!("hint.gpu"), 4),
+            ("Tab", t!("hint.pane"), 9),
+            ("Esc", t!("hint.back"), 6),
+        ],
     };
     // What acts on a host goes first when room is short (`?` lists it too); the runbooks last.
     items.push(("p", t!("hint.runbooks"), 2));

@@ -135,7 +135,10 @@ mod tests {
         assert_eq!(wrap_rows("掉卡残血卡", 4), vec!["掉卡", "残血", "卡"]);
         // An odd width leaves a cell free rather than splitting a character.
         assert_eq!(wrap_rows("掉卡残血卡", 5), vec!["掉卡", "残血", "卡"]);
-        assert_eq!(word_rows("先备份 再释放实例", 6), vec!["先备份", "再释放", "实例"]);
+        assert_eq!(
+            word_rows("先备份 再释放实例", 6),
+            vec!["先备份", "再释放", "实例"]
+        );
         // A row narrower than one character still moves on.
         assert_eq!(wrap_rows("掉卡", 1), vec!["掉", "卡"]);
     }

@@ -32,8 +32,12 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         } => {
             let mut lines = vec![
                 Line::from(
-                    t!("prompt.authenticity", host = host.as_str(), known_as = clean(known_as))
-                        .into_owned(),
+                    t!(
+                        "prompt.authenticity",
+                        host = host.as_str(),
+                        known_as = clean(known_as)
+                    )
+                    .into_owned(),
                 ),
                 Line::from(vec![
                     Span::raw(t!("prompt.fingerprint", key_type = clean(key_type)).into_owned()),
@@ -71,7 +75,12 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         PromptKind::Password => (
             t!("prompt.password_title"),
             vec![Line::from(
-                t!("prompt.password", host = host.as_str(), target = target.as_str()).into_owned(),
+                t!(
+                    "prompt.password",
+                    host = host.as_str(),
+                    target = target.as_str()
+                )
+                .into_owned(),
             )],
         ),
     };
@@ -85,10 +94,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             ),
             Span::styled("▏", theme.filter()),
         ]));
-        lines.push(Line::styled(
-            t!("prompt.secret_keys"),
-            theme.dim(),
-        ));
+        lines.push(Line::styled(t!("prompt.secret_keys"), theme.dim()));
     }
     let width = area.width.min(84);
     // Room for the long lines (fingerprints, paths) to wrap once each.

@@ -233,7 +233,14 @@ fn sections<'a>(
                 ));
             }
             tail.push(Line::from(vec![
-                Span::raw(t!("release.type_name", host = name.as_str(), action = action.as_str()).into_owned()),
+                Span::raw(
+                    t!(
+                        "release.type_name",
+                        host = name.as_str(),
+                        action = action.as_str()
+                    )
+                    .into_owned(),
+                ),
                 Span::styled(clean(&dialog.typed), theme.filter()),
                 Span::styled("▏", theme.filter()),
             ]));
@@ -253,7 +260,12 @@ fn sections<'a>(
         }
         ReleaseStage::Sent { answers, problems } => {
             tail.push(Line::styled(
-                t!("release.sent", host = name.as_str(), action = action.as_str()).into_owned(),
+                t!(
+                    "release.sent",
+                    host = name.as_str(),
+                    action = action.as_str()
+                )
+                .into_owned(),
                 theme.ok(),
             ));
             for answer in answers {
@@ -265,7 +277,10 @@ fn sections<'a>(
                     theme.warning(),
                 ));
             }
-            tail.push(key_hint(&[(&t!("keyname.any_key"), &t!("keyhint.close"))], theme));
+            tail.push(key_hint(
+                &[(&t!("keyname.any_key"), &t!("keyhint.close"))],
+                theme,
+            ));
         }
         ReleaseStage::Failed { reason, answers } => {
             for answer in answers {
@@ -275,14 +290,20 @@ fn sections<'a>(
                 t!("release.not_released", reason = reason).into_owned(),
                 theme.critical(),
             ));
-            tail.push(key_hint(&[(&t!("keyname.any_key"), &t!("keyhint.close"))], theme));
+            tail.push(key_hint(
+                &[(&t!("keyname.any_key"), &t!("keyhint.close"))],
+                theme,
+            ));
         }
         ReleaseStage::Refused { reason } => {
             tail.push(Line::styled(
                 t!("release.not_released", reason = reason).into_owned(),
                 theme.critical(),
             ));
-            tail.push(key_hint(&[(&t!("keyname.any_key"), &t!("keyhint.close"))], theme));
+            tail.push(key_hint(
+                &[(&t!("keyname.any_key"), &t!("keyhint.close"))],
+                theme,
+            ));
         }
     }
     (head, tail)

@@ -112,7 +112,10 @@ fn list_lines<'a>(picker: &Picker, width: usize, theme: &Theme) -> Vec<Line<'a>>
         };
         lines.push(Line::from(vec![
             Span::styled(
-                format!(" {marker} {}  ", crate::cells::pad(&fit(&item.id, id_width), id_width)),
+                format!(
+                    " {marker} {}  ",
+                    crate::cells::pad(&fit(&item.id, id_width), id_width)
+                ),
                 text_style,
             ),
             Span::styled(fit(&clean(&item.title), room), text_style),
@@ -131,10 +134,7 @@ fn form_lines<'a>(model: &Model, form: &ParamForm, width: usize, theme: &Theme) 
         .unwrap_or_default();
     let mut lines = vec![
         Line::styled(format!(" {}: {title}", clean(&form.runbook)), theme.title()),
-        Line::styled(
-            t!("runbooks.type_value"),
-            theme.dim(),
-        ),
+        Line::styled(t!("runbooks.type_value"), theme.dim()),
     ];
     let name_width = form
         .fields

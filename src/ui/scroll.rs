@@ -10,7 +10,14 @@ pub fn title(label: &str, first: usize, shown: usize, total: usize) -> String {
     }
     let from = (first + 1).min(total);
     let to = (first + shown).clamp(from, total);
-    t!("scroll.range", label = label, from = from, to = to, total = total).into_owned()
+    t!(
+        "scroll.range",
+        label = label,
+        from = from,
+        to = to,
+        total = total
+    )
+    .into_owned()
 }
 
 /// The first item of a window of `rows` that keeps `cursor` on screen, scrolled only as far as
