@@ -56,6 +56,24 @@ pub fn effect(provider: Provider, action: ReleaseAction) -> String {
     .into_owned()
 }
 
+/// An outage's few words (the engine's English, `fleet::outage`) in the interface's language,
+/// for the fixed ones: a lost stream's reason, a missing nvidia-smi, waiting to connect. Words
+/// that carry what a host or the network said (`connection refused`) stay as they came.
+pub fn outage_summary(summary: &str) -> String {
+    let key = match summary {
+        "GPU lost" => "status.lost.gpu_lost",
+        "driver not loaded" => "status.lost.driver_not_loaded",
+        "driver/library mismatch" => "status.lost.driver_library_mismatch",
+        "no devices" => "status.lost.no_devices",
+        "telemetry failed" => "status.lost.telemetry_failed",
+        "nvidia-smi missing" => "outage.smi_missing",
+        "connecting" => "status.connecting",
+        "waiting for the first reading" => "outage.waiting",
+        other => return other.to_string(),
+    };
+    t!(key).into_owned()
+}
+
 /// The word for a released host in the status column.
 pub fn released() -> String {
     t!("status.released").into_owned()
@@ -153,6 +171,30 @@ mod tests {
         ] {
             assert_eq!(status(&s), s.text());
         }
+    }
+
+    /// In English the engine's words come back as they are, each through its own text.
+    #[test]
+    fn english_outage_words_are_the_engines() {
+        for reason in [
+            LostReason::GpuLost,
+            LostReason::DriverNotLoaded,
+            LostReason::DriverLibraryMismatch,
+            LostReason::NoDevices,
+            LostReason::Other,
+        ] {
+            assert_eq!(outage_summary(reason.label()), reason.label());
+        }
+        for words in [
+            "nvidia-smi missing",
+            "connecting",
+            "waiting for the first reading",
+            "connection refused",
+        ] {
+            assert_eq!(outage_summary(words), words);
+        }
+        // Chinese for the fixed words, from the catalogue compiled in.
+        assert_eq!(t!("status.lost.gpu_lost", locale = "zh-CN"), "掉卡");
     }
 
     #[test]

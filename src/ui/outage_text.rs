@@ -37,7 +37,11 @@ pub fn row_pieces(outage: &Outage, status_text: &str, theme: &Theme) -> Vec<Piec
     let mut pieces = Vec::new();
     let summary = clean(&outage.summary);
     if summary != status_text {
-        pieces.push(Piece::text(summary, style(outage, theme), 9));
+        pieces.push(Piece::text(
+            crate::app::words::outage_summary(&summary),
+            style(outage, theme),
+            9,
+        ));
     }
     pieces.extend(last_reading_piece(outage, theme));
     if let Some(retry) = outage.retry {
@@ -61,7 +65,8 @@ pub fn last_reading_piece(outage: &Outage, theme: &Theme) -> Option<Piece> {
 /// reading, then the whole message, which is cut first (with an ellipsis) when the line is
 /// short.
 pub fn full_pieces(outage: &Outage, theme: &Theme) -> Vec<Piece> {
-    let mut pieces = vec![Piece::text(clean(&outage.summary), style(outage, theme), 9)];
+    let summary = crate::app::words::outage_summary(&clean(&outage.summary));
+    let mut pieces = vec![Piece::text(summary, style(outage, theme), 9)];
     if let Some(retry) = outage.retry {
         pieces.push(Piece::new(retry_text(retry, true), theme.dim(), 7));
     }
