@@ -59,6 +59,11 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "NAME")]
     pub theme: Option<String>,
 
+    /// Language of the interface: en or zh-CN (default: `language` in the config, else the
+    /// locale, LC_ALL / LC_MESSAGES / LANG; English when neither says).
+    #[arg(long, global = true, value_name = "LANG", value_parser = crate::lang::parse_flag)]
+    pub lang: Option<crate::lang::Lang>,
+
     /// Refuse every action that changes a host.
     #[arg(long, global = true)]
     pub read_only: bool,

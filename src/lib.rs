@@ -1,8 +1,17 @@
 //! gpufleet: a terminal console for rented GPUs.
 
+// The message catalogues (`locales/en.toml`, `locales/zh-CN.toml`), compiled in; a key missing
+// from Chinese falls back to English. `lang` picks the one `t!` reads.
+rust_i18n::i18n!("locales", fallback = "en");
+// The macro reads the catalogues at compile time without telling cargo; these make an edited
+// catalogue rebuild the crate.
+const _: &str = include_str!("../locales/en.toml");
+const _: &str = include_str!("../locales/zh-CN.toml");
+
 pub mod alerts;
 pub mod app;
 pub mod audit;
+pub mod cells;
 pub mod check;
 pub mod cli;
 pub mod cli_values;
@@ -16,6 +25,7 @@ pub mod error_text;
 pub mod exit_codes;
 pub mod fleet;
 pub mod host_runner;
+pub mod lang;
 pub mod launch;
 pub mod metrics;
 pub mod money_cli;

@@ -32,6 +32,7 @@ use gpufleet::diagnose;
 use gpufleet::duty::Duties;
 use gpufleet::error_text;
 use gpufleet::host_runner::SshRunner;
+use gpufleet::lang::Lang;
 use gpufleet::launch::{self, Plan};
 use gpufleet::metrics::{MetricsBridge, MetricsServer};
 use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
@@ -325,7 +326,15 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     }
 }
 
+/// Reads the locale variables for [`Lang::choose`].
+fn locale_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
 fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
+    // The flag or the locale until the config is read, so that what is said before it (or
+    // about it) is in the language asked for where one was.
+    Lang::choose(cli.global.lang, None, locale_var).apply();
     if !matches!(
         cli.command,
         None | Some(CliCommand::Watch { .. }) | Some(CliCommand::Replay { .. })
@@ -359,6 +368,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         return Ok(code);
     }
     let config = load_config(&cli)?;
+    Lang::choose(cli.global.lang, config.lang(), locale_var).apply();
     if let Err(e) = host_words::check_words(&named, &config, cli.global.ssh_config.as_deref()) {
         return Ok(usage_error(&e));
     }

@@ -33,17 +33,10 @@ pub fn opt_w(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{}W", whole(v)))
 }
 
-/// Cuts `text` to `width` characters, marking the cut with an ellipsis.
+/// Cuts `text` to `width` terminal cells (a CJK character takes two), marking the cut with an
+/// ellipsis; a character is never cut in half.
 pub fn fit(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    if width == 0 {
-        return String::new();
-    }
-    let mut out: String = text.chars().take(width - 1).collect();
-    out.push('…');
-    out
+    crate::cells::fit(text, width)
 }
 
 #[cfg(test)]

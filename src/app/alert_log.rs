@@ -3,6 +3,8 @@
 //! the alerts duty, or nobody when no `[[alerts]]` sink is configured), and how each sink is
 //! doing. Data only; `update` fills it from the alert bridge's events.
 
+use rust_i18n::t;
+
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::alerts::{Alert, DeliveryEvent};
@@ -26,10 +28,11 @@ impl AlertSender {
     /// Where an alert went, for its row and the panel's title.
     pub fn describe(&self) -> String {
         match self {
-            AlertSender::Here(sinks) => format!("sent by this console to {}", sinks.join(", ")),
-            AlertSender::Elsewhere(holder) => format!("sent by {holder}"),
-            AlertSender::Nobody => "shown only: no [[alerts]] sink in the config".to_string(),
+            AlertSender::Here(sinks) => t!("alerts.sender_here", sinks = sinks.join(", ")),
+            AlertSender::Elsewhere(holder) => t!("alerts.sender_elsewhere", holder = holder),
+            AlertSender::Nobody => t!("alerts.sender_nobody"),
         }
+        .into_owned()
     }
 }
 
@@ -84,22 +87,32 @@ impl AlertLog {
                 after,
             } => {
                 self.sinks.entry(sink.clone()).or_default().retrying += 1;
-                let text = format!(
-                    "alert {alert} not delivered to {sink} yet: {why}; retrying in {} s",
-                    after.as_secs().max(1)
-                );
+                let text = t!(
+                    "alerts.retrying",
+                    alert = alert,
+                    sink = sink,
+                    why = why,
+                    s = after.as_secs().max(1)
+                )
+                .into_owned();
                 (sink, text)
             }
             DeliveryEvent::Failed { sink, alert, why } => {
                 self.sinks.entry(sink.clone()).or_default().failed += 1;
                 (
                     sink.clone(),
-                    format!("alert {alert} not delivered to {sink}: {why}"),
+                    t!(
+                        "alerts.not_delivered",
+                        alert = alert,
+                        sink = sink,
+                        why = why
+                    )
+                    .into_owned(),
                 )
             }
             DeliveryEvent::Dropped { sink, alert } => {
                 self.sinks.entry(sink.clone()).or_default().dropped += 1;
-                let text = format!("alert {alert} dropped: {sink}'s queue is full");
+                let text = t!("alerts.queue_full", alert = alert, sink = sink).into_owned();
                 (sink, text)
             }
         };

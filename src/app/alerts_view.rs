@@ -1,6 +1,8 @@
 //! The alerts panel (`!`) and the alert events: each alert that fires is logged and, when it is
 //! a warning or worse, shown as a notice; a sink that fails says so in the bottom bar. Pure.
 
+use rust_i18n::t;
+
 use crate::alerts::{Alert, AlertState, DeliveryEvent};
 use crate::app::alert_log::AlertSender;
 use crate::app::command::Command;
@@ -24,9 +26,15 @@ pub fn on_alerts(model: &mut Model, alerts: Vec<Alert>, sender: AlertSender) -> 
     if let Some(first) = firing.first() {
         let more = match firing.len() {
             1 => String::new(),
-            n => format!(" (+{} more, ! lists them)", n - 1),
+            n => t!("alerts.more", n = n - 1).into_owned(),
         };
-        let text = format!("alert: {} {}{more}", first.place(), first.summary);
+        let text = t!(
+            "alerts.notice",
+            place = first.place(),
+            summary = first.summary.as_str(),
+            more = more
+        )
+        .into_owned();
         model.notify(text, true);
     }
     model.alerts.sender = sender;

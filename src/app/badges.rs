@@ -1,6 +1,8 @@
 //! Short badges: for a GPU card, what its latest sample shows right now; for a host row, its
 //! status and its live findings; and how many problems a host has, for sorting problems first.
 
+use rust_i18n::t;
+
 use crate::diagnose::{Finding, Severity};
 use crate::fleet::host::{HostState, HostStatus};
 use crate::telemetry::{ClockEventReasons, GpuSample};
@@ -34,25 +36,25 @@ pub fn gpu_badges(gpu: &GpuSample) -> Vec<Badge> {
     let mut out = Vec::new();
     if let Some(reasons) = gpu.clock_event_reasons {
         if reasons.contains(ClockEventReasons::HW_POWER_BRAKE) {
-            out.push(badge(BadgeLevel::Critical, "POWER BRAKE"));
+            out.push(badge(BadgeLevel::Critical, t!("badge.power_brake")));
         }
         if reasons.is_thermal() {
-            out.push(badge(BadgeLevel::Critical, "THERMAL"));
+            out.push(badge(BadgeLevel::Critical, t!("badge.thermal")));
         } else if reasons.contains(ClockEventReasons::HW_SLOWDOWN) {
-            out.push(badge(BadgeLevel::Critical, "HW SLOWDOWN"));
+            out.push(badge(BadgeLevel::Critical, t!("badge.hw_slowdown")));
         }
     }
     if gpu.ecc_uncorrected_volatile.is_some_and(|n| n > 0) {
-        out.push(badge(BadgeLevel::Critical, "ECC"));
+        out.push(badge(BadgeLevel::Critical, t!("badge.ecc")));
     }
     if gpu.retired_pages_pending == Some(true) {
-        out.push(badge(BadgeLevel::Warning, "RETIRE PENDING"));
+        out.push(badge(BadgeLevel::Warning, t!("badge.retire_pending")));
     }
     if let (Some(used), Some(total)) = (gpu.memory_used_mib, gpu.memory_total_mib)
         && total > 0
         && used as f64 * 100.0 / total as f64 >= VRAM_FULL_PCT
     {
-        out.push(badge(BadgeLevel::Warning, "VRAM FULL"));
+        out.push(badge(BadgeLevel::Warning, t!("badge.vram_full")));
     }
     out
 }
@@ -71,7 +73,7 @@ pub fn finding_badge(finding: &Finding) -> Option<Badge> {
 pub fn host_badges(host: &HostState, status: &HostStatus) -> Vec<Badge> {
     let mut out = Vec::new();
     if let HostStatus::Unreachable { .. } = status {
-        out.push(badge(BadgeLevel::Critical, "UNREACHABLE"));
+        out.push(badge(BadgeLevel::Critical, t!("badge.unreachable")));
     }
     for b in host.findings.iter().filter_map(finding_badge) {
         if !out.contains(&b) {

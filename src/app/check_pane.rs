@@ -3,6 +3,8 @@
 //! previous one side by side. Pure: the ops bridge runs the check, keeps the report and reports
 //! back.
 
+use rust_i18n::t;
+
 use crate::app::check_run::{CheckEvent, CheckRun, CheckStage};
 use crate::app::command::Command;
 use crate::app::model::Model;
@@ -16,7 +18,7 @@ pub fn start(model: &mut Model) -> Vec<Command> {
         return Vec::new();
     };
     if let Some(reason) = refusal(model) {
-        model.notify(format!("check: {reason}"), true);
+        model.notify(t!("notice.check", reason = reason).into_owned(), true);
         return Vec::new();
     }
     let Some(host_name) = model.fleet.hosts.get(host).map(|h| h.name.clone()) else {
@@ -28,7 +30,7 @@ pub fn start(model: &mut Model) -> Vec<Command> {
         host,
         host_name,
         stage: CheckStage::Running,
-        phase: "starting".to_string(),
+        phase: t!("check.starting").into_owned(),
         fraction: 0.0,
         message: String::new(),
         readings: Vec::new(),
@@ -102,7 +104,7 @@ pub fn stop(model: &mut Model) -> Vec<Command> {
     match check.stage {
         CheckStage::Running => {
             check.stage = CheckStage::Stopping;
-            check.message = "stopping…".to_string();
+            check.message = t!("check.stopping").into_owned();
             vec![Command::StopCheck { id: check.id }]
         }
         CheckStage::Stopping => close(model),

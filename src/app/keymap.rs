@@ -51,30 +51,32 @@ pub enum InputMode {
     Alerts,
 }
 
-/// (keys, what they do) for the help screen, in the order shown.
+/// (keys, the catalogue key of what they do) for the help screen, in the order shown. The
+/// keys are written as the keyboard says them (`Esc`, `PgUp`); the help overlay translates the
+/// few that are words (`any key`, `wheel`, `click`).
 pub const BINDINGS: &[(&str, &str)] = &[
-    ("↑ ↓ / k j", "move the selection"),
-    ("← → / h l", "previous / next GPU in the host view"),
-    ("PgUp PgDn", "move a page"),
-    ("g / G", "first / last"),
-    ("Enter", "open the selected host"),
-    ("Esc / Backspace", "back to the fleet; clear the filter"),
-    ("Tab", "next pane: GPUs, processes, findings"),
-    ("/", "filter hosts by name, GPU model or status"),
-    ("s", "cycle the fleet sort order"),
-    ("$", "cost panel: spent, busy, idle hours per host"),
-    ("R", "release the host (typed name confirms)"),
-    ("Tab / s t", "release: switch between stop and terminate"),
-    ("o", "release: go on although the backup failed"),
-    ("any key", "cancels an auto-release countdown"),
-    ("p c a", "host runbooks · check the card · audit log"),
-    ("!", "alerts: what fired, who sent it, deliveries"),
-    ("e", "incident report of the host, for a ticket"),
-    ("y / Esc x", "runbook step: run it / stop it"),
-    ("wheel", "scroll the list or pane under the pointer"),
-    ("click", "select; a second click on a host opens it"),
-    ("?", "this help"),
-    ("q / Ctrl-C", "quit"),
+    ("↑ ↓ / k j", "help.move"),
+    ("← → / h l", "help.prev_next_gpu"),
+    ("PgUp PgDn", "help.page"),
+    ("g / G", "help.first_last"),
+    ("Enter", "help.open"),
+    ("Esc / Backspace", "help.back"),
+    ("Tab", "help.next_pane"),
+    ("/", "help.filter"),
+    ("s", "help.sort"),
+    ("$", "help.cost"),
+    ("R", "help.release"),
+    ("Tab / s t", "help.release_switch"),
+    ("o", "help.release_override"),
+    ("any key", "help.cancel_countdown"),
+    ("p c a", "help.panes"),
+    ("!", "help.alerts"),
+    ("e", "help.report"),
+    ("y / Esc x", "help.step"),
+    ("wheel", "help.wheel"),
+    ("click", "help.click"),
+    ("?", "help.this_help"),
+    ("q / Ctrl-C", "help.quit"),
 ];
 
 /// Translates a key press into an action for the given mode; `None` for keys with no meaning.
@@ -180,7 +182,9 @@ pub fn action_for(key: KeyEvent, mode: InputMode) -> Option<Action> {
     }
 }
 
-/// What the help overlay says closes it; `Help` mode's keys are exactly these.
+/// What the help overlay says closes it; `Help` mode's keys are exactly these. This is the
+/// English text of the catalogue's `help.close_hint`, which the overlay shows (a test holds
+/// the two equal).
 pub const HELP_CLOSE_HINT: &str = "Esc or ? closes · ↑↓ scroll · q quits";
 
 /// Moving through a list or scrolling a panel's text.

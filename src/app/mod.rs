@@ -31,6 +31,7 @@ pub mod screen;
 pub mod terminal;
 
 pub mod update;
+pub mod words;
 
 pub use command::Command;
 pub use event::Event;

@@ -1,5 +1,7 @@
 //! The whole state the console shows; only `update` changes it.
 
+use rust_i18n::t;
+
 use std::cmp::Reverse;
 use std::collections::VecDeque;
 
@@ -68,16 +70,18 @@ impl SortKey {
         }
     }
 
-    pub fn label(self) -> &'static str {
-        match self {
-            SortKey::Config => "config order",
-            SortKey::Name => "name",
-            SortKey::Problems => "problems first",
-            SortKey::Utilization => "utilization",
-            SortKey::Memory => "VRAM",
-            SortKey::Temperature => "temperature",
-            SortKey::Power => "power",
-        }
+    /// The order's name in the fleet's title, in the interface's language.
+    pub fn label(self) -> String {
+        let label = match self {
+            SortKey::Config => t!("sort.config"),
+            SortKey::Name => t!("sort.name"),
+            SortKey::Problems => t!("sort.problems"),
+            SortKey::Utilization => t!("sort.utilization"),
+            SortKey::Memory => t!("sort.memory"),
+            SortKey::Temperature => t!("sort.temperature"),
+            SortKey::Power => t!("sort.power"),
+        };
+        label.into_owned()
     }
 }
 
@@ -230,9 +234,12 @@ impl Model {
             || h.gpus
                 .iter()
                 .any(|g| g.latest.name.to_lowercase().contains(needle))
-            || self
-                .status(host)
-                .is_some_and(|s| s.text().to_lowercase().contains(needle))
+            || self.status(host).is_some_and(|s| {
+                s.text().to_lowercase().contains(needle)
+                    || crate::app::words::status(&s)
+                        .to_lowercase()
+                        .contains(needle)
+            })
     }
 
     /// What keys mean right now: a running auto-release countdown takes the next key, then an

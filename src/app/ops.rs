@@ -2,6 +2,8 @@
 //! playbook pane, check, audit log) go to its handler. Pure: the runtime's ops bridge runs what
 //! these panels ask for.
 
+use rust_i18n::t;
+
 use crate::app::action::Action;
 use crate::app::command::Command;
 use crate::app::keymap::InputMode;
@@ -89,6 +91,9 @@ fn write_report(model: &mut Model) -> Vec<Command> {
     else {
         return Vec::new();
     };
-    model.notify(format!("writing the incident report of {host}…"), false);
+    model.notify(
+        t!("notice.writing_report", host = host.as_str()).into_owned(),
+        false,
+    );
     vec![Command::WriteReport { host }]
 }

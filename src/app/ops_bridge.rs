@@ -2,6 +2,8 @@
 //! worker threads, keeps each check's report, and reads the audit log for its view, reporting
 //! back as events. Where each host is (this machine or an SSH host) is known only here.
 
+use rust_i18n::t;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::thread::JoinHandle;
@@ -126,7 +128,7 @@ impl OpsBridge {
     fn write_report(&mut self, host: String) {
         let Some(setup) = self.setup.report.clone() else {
             self.report(Event::ReportWritten(Err(
-                "nothing recorded to report on here (a replay keeps no black box)".to_string(),
+                t!("ops.no_black_box").into_owned()
             )));
             return;
         };
@@ -178,8 +180,8 @@ impl OpsBridge {
             OpsFleet::Ssh { hosts, link } => hosts
                 .get(host)
                 .map(|h| (h.clone(), link.clone()))
-                .ok_or_else(|| format!("no host {host}")),
-            _ => Err("not an SSH host".to_string()),
+                .ok_or_else(|| t!("ops.no_host", host = host).into_owned()),
+            _ => Err(t!("ops.not_ssh").into_owned()),
         }
     }
 
@@ -194,27 +196,25 @@ impl OpsBridge {
         let refuse = |text: &str| {
             Event::Playbook(PlaybookEvent::Finished {
                 id,
-                text: format!("not started: {text}"),
+                text: t!("ops.not_started", why = text).into_owned(),
                 good: false,
             })
         };
         let target = match &self.setup.fleet {
-            OpsFleet::Demo => Err("the demo fleet is simulated".to_string()),
+            OpsFleet::Demo => Err(t!("ops.demo_simulated").into_owned()),
             OpsFleet::Local => Ok(Target::Local),
             OpsFleet::Ssh { .. } => self.remote(host).map(|(h, l)| Target::Remote(h, l)),
             OpsFleet::Simulated { runbooks, .. } => runbooks
                 .get(host)
                 .cloned()
-                .ok_or_else(|| format!("no host {host}")),
+                .ok_or_else(|| t!("ops.no_host", host = host).into_owned()),
         };
         let target = match target {
             Ok(target) => target,
             Err(why) => return self.report(refuse(&why)),
         };
         let Some(audit) = self.setup.audit.clone() else {
-            return self.report(refuse(
-                "no state directory for the audit log (set GPUFLEET_STATE_DIR or HOME)",
-            ));
+            return self.report(refuse(&t!("ops.no_state_audit")));
         };
         let spec = RunSpec {
             id,
@@ -230,14 +230,14 @@ impl OpsBridge {
                 self.runs.insert(id, handle);
                 self.keep(worker);
             }
-            Err(e) => self.report(refuse(&format!("no worker thread: {e}"))),
+            Err(e) => self.report(refuse(&t!("ops.no_worker", error = e))),
         }
     }
 
     fn start_check(&mut self, id: u64, host: HostId) {
         let failed = |reason: String| Event::Check(CheckEvent::Failed { id, reason });
         let target = match &self.setup.fleet {
-            OpsFleet::Demo => Err("the demo fleet is simulated".to_string()),
+            OpsFleet::Demo => Err(t!("ops.demo_simulated").into_owned()),
             OpsFleet::Local => Ok((CheckTarget::Local, None)),
             OpsFleet::Ssh { .. } => self.remote(host).map(|(h, l)| {
                 let expect = self.setup.expects.get(&h.name).cloned();
@@ -246,7 +246,7 @@ impl OpsBridge {
             OpsFleet::Simulated { checks, .. } => match checks.get(host) {
                 Some(Ok(target)) => Ok((target.clone(), None)),
                 Some(Err(why)) => Err(why.clone()),
-                None => Err(format!("no host {host}")),
+                None => Err(t!("ops.no_host", host = host).into_owned()),
             },
         };
         let (target, base) = match target {
@@ -282,18 +282,20 @@ impl OpsBridge {
                             Some(root) => {
                                 let previous = load_latest_in(root, &report.host).ok().flatten();
                                 let note = match save_in(root, &report) {
-                                    Ok(path) => format!("kept in {}", path.display()),
-                                    Err(e) => format!("the report was not kept: {e}"),
+                                    Ok(path) => {
+                                        t!("ops.kept_in", path = path.display()).into_owned()
+                                    }
+                                    Err(e) => t!("ops.not_kept", error = e).into_owned(),
                                 };
                                 (previous, note)
                             }
-                            None => (None, "the report was not kept: no state directory".into()),
+                            None => (None, t!("ops.not_kept_no_state").into_owned()),
                         };
                         done_event(id, &report, previous.as_ref(), Some(note))
                     }
                     Err(CheckError::Stopped) => CheckEvent::Failed {
                         id,
-                        reason: "stopped: the check was cancelled".to_string(),
+                        reason: t!("ops.check_cancelled").into_owned(),
                     },
                     Err(e) => CheckEvent::Failed {
                         id,
@@ -307,15 +309,13 @@ impl OpsBridge {
                 self.checks.insert(id, stop);
                 self.keep(worker);
             }
-            Err(e) => self.report(failed(format!("no worker thread: {e}"))),
+            Err(e) => self.report(failed(t!("ops.no_worker", error = e).into_owned())),
         }
     }
 
     fn load_audit(&mut self) {
         let Some(audit) = self.setup.audit.clone() else {
-            return self.report(Event::AuditLoaded(Err(
-                "no state directory: set GPUFLEET_STATE_DIR or HOME".to_string(),
-            )));
+            return self.report(Event::AuditLoaded(Err(t!("ops.no_state").into_owned())));
         };
         let sink = self.sink.clone();
         let spawned = std::thread::Builder::new()
@@ -326,7 +326,9 @@ impl OpsBridge {
             });
         match spawned {
             Ok(worker) => self.keep(worker),
-            Err(e) => self.report(Event::AuditLoaded(Err(format!("no worker thread: {e}")))),
+            Err(e) => self.report(Event::AuditLoaded(Err(
+                t!("ops.no_worker", error = e).into_owned()
+            ))),
         }
     }
 }

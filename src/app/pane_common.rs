@@ -1,6 +1,8 @@
 //! What the panes share: the host they act on, the refusal on the demo fleet, a notice in the
 //! bottom bar, and closing the panel.
 
+use rust_i18n::t;
+
 use crate::app::command::Command;
 use crate::app::model::{Model, View};
 use crate::app::panel::{HostSource, Panel};
@@ -14,9 +16,8 @@ pub fn target_host(model: &Model) -> Option<usize> {
 }
 
 /// Why nothing can run on the console's hosts, if so.
-pub fn refusal(model: &Model) -> Option<&'static str> {
-    (model.source == HostSource::Demo)
-        .then_some("the demo fleet is simulated: there is nothing real to run on it")
+pub fn refusal(model: &Model) -> Option<String> {
+    (model.source == HostSource::Demo).then(|| t!("ops.demo_nothing_real").into_owned())
 }
 
 /// Closes the panel; a run still going is told to stop.

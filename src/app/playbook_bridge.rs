@@ -3,6 +3,8 @@
 //! question the pane asks (the worker waits for the answer; a stop or a closed pane is "no").
 //! The runner audits every step that ran.
 
+use rust_i18n::t;
+
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -52,12 +54,13 @@ impl Observer for PaneObserver {
     }
 }
 
-fn danger_tag(danger: Danger) -> &'static str {
+fn danger_tag(danger: Danger) -> String {
     match danger {
-        Danger::Read => "read",
-        Danger::Change => "CHANGE",
-        Danger::Disruptive => "DISRUPTIVE",
+        Danger::Read => t!("run.danger_read"),
+        Danger::Change => t!("run.danger_change"),
+        Danger::Disruptive => t!("run.danger_disruptive"),
     }
+    .into_owned()
 }
 
 /// The pane lines of one event (all but `Finished`), every text sanitized.
@@ -72,13 +75,19 @@ pub fn pane_lines(event: &RunEvent<'_>) -> Vec<PaneLine> {
             read_only,
         } => {
             let mode = match (dry_run, read_only) {
-                (true, _) => " (dry run)",
-                (false, true) => " (read-only: change and disruptive steps are refused)",
-                _ => "",
+                (true, _) => t!("run.dry_run"),
+                (false, true) => t!("run.read_only"),
+                _ => "".into(),
             };
             vec![line(
                 LineKind::Heading,
-                clean(&format!("{runbook} on {host}: {title}{mode}")),
+                clean(&t!(
+                    "run.started",
+                    runbook = runbook,
+                    host = host,
+                    title = title,
+                    mode = mode
+                )),
             )]
         }
         RunEvent::Proposed {
@@ -87,7 +96,12 @@ pub fn pane_lines(event: &RunEvent<'_>) -> Vec<PaneLine> {
             reason,
         } => vec![line(
             LineKind::Advice,
-            clean(&format!("proposed {param}={value}: {reason}")),
+            clean(&t!(
+                "run.proposed",
+                param = param,
+                value = value,
+                reason = reason
+            )),
         )],
         RunEvent::Step {
             number,
@@ -103,7 +117,10 @@ pub fn pane_lines(event: &RunEvent<'_>) -> Vec<PaneLine> {
                     danger_tag(step.danger)
                 )),
             ),
-            line(LineKind::Why, clean(&format!("why: {}", step.why.trim()))),
+            line(
+                LineKind::Why,
+                clean(&t!("playbook.why", why = step.why.trim())),
+            ),
             line(LineKind::Command, clean(&format!("$ {command}"))),
         ],
         RunEvent::Output { line: text } => vec![line(LineKind::Output, clean(text))],
@@ -114,32 +131,47 @@ pub fn pane_lines(event: &RunEvent<'_>) -> Vec<PaneLine> {
             failure,
             ..
         } => {
-            let exit = exit_status.map_or("no exit status".to_string(), |c| format!("exit {c}"));
+            let exit = exit_status.map_or_else(
+                || t!("run.no_exit").into_owned(),
+                |c| t!("run.exit", code = c).into_owned(),
+            );
             match (state, failure) {
                 (StepState::Ok, _) => {
-                    vec![line(LineKind::Ok, format!("ok ({exit}, {elapsed_ms} ms)"))]
+                    vec![line(
+                        LineKind::Ok,
+                        t!("run.ok", exit = exit, ms = elapsed_ms).into_owned(),
+                    )]
                 }
                 (_, Some(why)) => vec![line(
                     LineKind::Failed,
-                    clean(&format!("FAILED ({exit}, {elapsed_ms} ms): {why}")),
+                    clean(&t!(
+                        "run.failed_why",
+                        exit = exit,
+                        ms = elapsed_ms,
+                        why = why
+                    )),
                 )],
                 _ => vec![line(
                     LineKind::Failed,
-                    format!("FAILED ({exit}, {elapsed_ms} ms)"),
+                    t!("run.failed", exit = exit, ms = elapsed_ms).into_owned(),
                 )],
             }
         }
         RunEvent::Skipped { step, reason } => vec![line(
             LineKind::Skipped,
-            clean(&format!("skipped: {} ({reason})", step.title)),
+            clean(&t!(
+                "run.skipped",
+                title = step.title.as_str(),
+                reason = reason
+            )),
         )],
         RunEvent::Note { kind, text } => {
             let (kind, tag) = match kind {
-                NoteKind::Explain => (LineKind::Note, "=> "),
-                NoteKind::Advice => (LineKind::Advice, "advice: "),
-                NoteKind::Progress => (LineKind::Note, "... "),
-                NoteKind::DryRun => (LineKind::Skipped, "dry run: "),
-                NoteKind::Warning => (LineKind::Warning, "warning: "),
+                NoteKind::Explain => (LineKind::Note, "=> ".into()),
+                NoteKind::Advice => (LineKind::Advice, t!("run.tag_advice")),
+                NoteKind::Progress => (LineKind::Note, "... ".into()),
+                NoteKind::DryRun => (LineKind::Skipped, t!("run.tag_dry_run")),
+                NoteKind::Warning => (LineKind::Warning, t!("run.tag_warning")),
             };
             vec![line(kind, clean(&format!("{tag}{text}")))]
         }
@@ -150,16 +182,19 @@ pub fn pane_lines(event: &RunEvent<'_>) -> Vec<PaneLine> {
 /// How a run ended, in words, and whether that is good news.
 pub fn outcome_text(outcome: &RunOutcome) -> (String, bool) {
     let (text, good) = match outcome {
-        RunOutcome::Completed => ("done".to_string(), true),
-        RunOutcome::Failed { step, reason } => (format!("failed at {step}: {reason}"), false),
-        RunOutcome::Stopped { step, reason } => (format!("stopped at {step}: {reason}"), false),
-        RunOutcome::Refused { step, reason } => (format!("refused {step}: {reason}"), false),
-        RunOutcome::Declined { step } => (
-            format!("cancelled at {step}: not confirmed; nothing more ran"),
-            false,
-        ),
-        RunOutcome::Cancelled => ("cancelled".to_string(), false),
-        RunOutcome::BadInput { message } => (format!("refused: {message}"), false),
+        RunOutcome::Completed => (t!("run.done"), true),
+        RunOutcome::Failed { step, reason } => {
+            (t!("run.failed_at", step = step, reason = reason), false)
+        }
+        RunOutcome::Stopped { step, reason } => {
+            (t!("run.stopped_at", step = step, reason = reason), false)
+        }
+        RunOutcome::Refused { step, reason } => {
+            (t!("run.refused_step", step = step, reason = reason), false)
+        }
+        RunOutcome::Declined { step } => (t!("run.declined", step = step), false),
+        RunOutcome::Cancelled => (t!("run.cancelled"), false),
+        RunOutcome::BadInput { message } => (t!("run.refused", message = message), false),
     };
     (clean(&text), good)
 }
@@ -223,11 +258,7 @@ pub fn spawn_run(spec: RunSpec, sink: EventSink) -> std::io::Result<(RunHandle, 
             let simulated = matches!(spec.target, Target::Simulated { .. });
             let mut exec: Box<dyn Executor> = spec.target.executor();
             if simulated {
-                let text = format!(
-                    "[simulated] {} is a demo host: the simulator answers every command below; \
-                     nothing runs on this machine or any other",
-                    exec.host()
-                );
+                let text = t!("run.simulated", host = exec.host());
                 let _ = sink.send(Event::Playbook(PlaybookEvent::Line {
                     id: spec.id,
                     line: PaneLine::new(LineKind::Note, clean(&text)),

@@ -3,6 +3,8 @@
 //! before it runs, its output as it streams in, a confirmation for anything but a read (only `y`
 //! runs it), and how the run ended. Pure: the ops bridge runs the runbook and reports back.
 
+use rust_i18n::t;
+
 use std::collections::VecDeque;
 
 use crate::app::command::Command;
@@ -79,7 +81,7 @@ pub fn choose(model: &mut Model) -> Vec<Command> {
     };
     if let Some(reason) = refusal(model) {
         if let Some(Panel::Picker(picker)) = &mut model.panel {
-            picker.note = Some(reason.to_string());
+            picker.note = Some(reason.clone());
         }
         model.notify(reason, true);
         return Vec::new();
@@ -140,11 +142,11 @@ fn field(param: &Param, gpu: Option<u32>) -> ParamField {
     let hint = if let Some(reason) = &param.suggest_reason {
         // The reason may name facts read during the run ({enforced_w}); show the words only.
         let words = reason.split(['(', '{']).next().unwrap_or("").trim();
-        format!("proposed by the runbook once read: {words}")
+        t!("param.proposed", words = words).into_owned()
     } else if let Some(default) = &param.default {
-        format!("default: {default}")
+        t!("param.default", value = default).into_owned()
     } else if !param.choices.is_empty() {
-        format!("one of {}", param.choices.join(", "))
+        t!("param.one_of", choices = param.choices.join(", ")).into_owned()
     } else {
         param.help.trim().to_string()
     };
@@ -206,7 +208,7 @@ fn start(model: &mut Model, book: &Runbook, params: Vec<(String, String)>) -> Ve
         let given: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
         run.push(PaneLine::new(
             LineKind::Note,
-            format!("given: {}", given.join(" ")),
+            t!("run.given", params = given.join(" ")).into_owned(),
         ));
     }
     model.panel = Some(Panel::Playbook(run));
@@ -237,14 +239,14 @@ pub fn on_event(model: &mut Model, event: PlaybookEvent) -> Vec<Command> {
         PlaybookEvent::Line { line, .. } => run.push(line),
         PlaybookEvent::Confirm { id, ask } => {
             let refuse = match run.stage {
-                RunStage::Stopping | RunStage::Finished { .. } => Some("stopping"),
-                _ if run.read_only && ask.danger != Danger::Read => Some("read-only"),
+                RunStage::Stopping | RunStage::Finished { .. } => Some(t!("run.why_stopping")),
+                _ if run.read_only && ask.danger != Danger::Read => Some(t!("run.why_read_only")),
                 _ => None,
             };
             if let Some(why) = refuse {
                 run.push(PaneLine::new(
                     LineKind::Warning,
-                    format!("{why}: {} not run", ask.title),
+                    t!("run.not_run", why = why, title = ask.title.as_str()).into_owned(),
                 ));
                 return vec![Command::AnswerStep {
                     id,
@@ -270,11 +272,14 @@ pub fn answer(model: &mut Model, confirmed: bool) -> Vec<Command> {
         return Vec::new();
     };
     let line = if confirmed {
-        PaneLine::new(LineKind::Note, format!("confirmed: {}", ask.title))
+        PaneLine::new(
+            LineKind::Note,
+            t!("run.confirmed", title = ask.title.as_str()).into_owned(),
+        )
     } else {
         PaneLine::new(
             LineKind::Warning,
-            format!("not confirmed: {} (cancelled)", ask.title),
+            t!("run.not_confirmed", title = ask.title.as_str()).into_owned(),
         )
     };
     run.push(line);
@@ -293,7 +298,7 @@ pub fn stop(model: &mut Model) -> Vec<Command> {
     match run.stage {
         RunStage::Running | RunStage::Confirm(_) => {
             run.stage = RunStage::Stopping;
-            run.push(PaneLine::new(LineKind::Warning, "stopping the run…"));
+            run.push(PaneLine::new(LineKind::Warning, t!("run.stopping_run")));
             vec![Command::StopPlaybook { id: run.id }]
         }
         RunStage::Stopping => close(model),

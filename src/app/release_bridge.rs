@@ -2,6 +2,8 @@
 //! backup over SSH, send), on worker threads wherever they may block, reporting back as events.
 //! The release flows, and the tokens in them, stay here; the model only gets what can be shown.
 
+use rust_i18n::t;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -75,7 +77,7 @@ impl HostRunner for NoRunner {
         _: &[String],
         _: &mut dyn FnMut(&str),
     ) -> Result<Option<i32>, String> {
-        Err(format!("no SSH runner for {host} here"))
+        Err(t!("release.no_runner", host = host).into_owned())
     }
 }
 
@@ -178,9 +180,9 @@ impl ReleaseBridge {
 
     fn save(&mut self, book: LedgerBook, last: bool) {
         let Some(store) = self.setup.store.clone() else {
-            let _ = self.sink.send(Event::LedgersSaved(Err(
-                "no state directory: set GPUFLEET_STATE_DIR or HOME".to_string(),
-            )));
+            let _ = self
+                .sink
+                .send(Event::LedgersSaved(Err(t!("ops.no_state").into_owned())));
             return;
         };
         let previous = self.saving.take();
@@ -210,9 +212,11 @@ impl ReleaseBridge {
         match spawned {
             Ok(handle) => self.saving = Some(handle),
             Err(e) => {
-                let _ = self
-                    .sink
-                    .send(Event::LedgersSaved(Err(format!("no thread to save: {e}"))));
+                let _ = self.sink.send(Event::LedgersSaved(Err(t!(
+                    "release.no_save_thread",
+                    error = e
+                )
+                .into_owned())));
             }
         }
     }
@@ -229,9 +233,7 @@ impl ReleaseBridge {
         if setup.store.is_none() || setup.audit.is_none() {
             self.report(ReleaseEvent::PlanFailed {
                 id,
-                reason: "no state directory for the ledger and the audit log: set \
-                         GPUFLEET_STATE_DIR or HOME"
-                    .to_string(),
+                reason: t!("release.no_state").into_owned(),
             });
             return;
         }
@@ -277,7 +279,7 @@ impl ReleaseBridge {
         else {
             return self.report(ReleaseEvent::BackupDone {
                 id,
-                result: BackupResult::Failed("this release is gone".to_string()),
+                result: BackupResult::Failed(t!("release.gone").into_owned()),
             });
         };
         let runner = Arc::clone(&self.setup.runner);
@@ -286,7 +288,7 @@ impl ReleaseBridge {
             let Ok(mut flow) = flow.lock() else {
                 return ReleaseEvent::BackupDone {
                     id,
-                    result: BackupResult::Failed("the release state was lost".to_string()),
+                    result: BackupResult::Failed(t!("release.state_lost").into_owned()),
                 };
             };
             let mut on_line = |line: &str| {
@@ -313,7 +315,7 @@ impl ReleaseBridge {
         ) else {
             return self.report(ReleaseEvent::SendFailed {
                 id,
-                reason: "this release is gone; nothing was sent".to_string(),
+                reason: t!("release.gone_nothing_sent").into_owned(),
                 answers: Vec::new(),
             });
         };
@@ -326,7 +328,7 @@ impl ReleaseBridge {
                 answers,
             };
             let Ok(mut flow) = flow.lock() else {
-                return failed("the release state was lost".to_string(), Vec::new());
+                return failed(t!("release.state_lost").into_owned(), Vec::new());
             };
             if override_backup {
                 flow.override_failed_backup();
@@ -334,7 +336,10 @@ impl ReleaseBridge {
             match confirmation {
                 Confirmation::Typed(typed) => {
                     if let Err(e) = flow.confirm(&typed) {
-                        return failed(format!("{e}; nothing was sent"), Vec::new());
+                        return failed(
+                            t!("release.nothing_sent", error = e).into_owned(),
+                            Vec::new(),
+                        );
                     }
                 }
                 Confirmation::Unattended => flow.confirm_unattended(Unattended::AutoRelease),
@@ -348,10 +353,7 @@ impl ReleaseBridge {
                 Err(FlowError::Send { failure, audit }) => {
                     let mut reason = clean(&failure.error.to_string());
                     if let Some(why) = audit {
-                        reason.push_str(&format!(
-                            " (and the audit log could not be written: {})",
-                            clean(&why)
-                        ));
+                        reason.push_str(&t!("release.audit_unwritten", why = clean(&why)));
                     }
                     failed(reason, failure.done.iter().map(answer_line).collect())
                 }
@@ -375,7 +377,7 @@ impl ReleaseBridge {
             }
             Err(e) => self.report(ReleaseEvent::SendFailed {
                 id,
-                reason: format!("could not start a worker thread: {e}; nothing was run"),
+                reason: t!("release.no_worker", error = e).into_owned(),
                 answers: Vec::new(),
             }),
         }
@@ -406,13 +408,13 @@ fn plan_view(flow: &ReleaseFlow, config: &Config) -> PlanView {
         });
     PlanView {
         provider: if plan.simulated {
-            format!("{} (simulated)", plan.provider.as_str())
+            t!("release.simulated", provider = plan.provider.as_str()).into_owned()
         } else {
             plan.provider.as_str().to_string()
         },
         instance_id: plan.instance_id.as_deref().map(clean),
         action: plan.action,
-        effect: plan.effect.clone(),
+        effect: crate::app::words::effect(plan.provider, plan.action),
         backup: plan.backup.as_ref().map(|argv| {
             clean(
                 &argv

@@ -3,6 +3,8 @@
 //! shown. Pure: each step that does something is a `Command` the runtime's release bridge runs,
 //! and its outcome comes back as a `ReleaseEvent`.
 
+use rust_i18n::t;
+
 use std::collections::VecDeque;
 
 use crate::app::command::Command;
@@ -16,7 +18,7 @@ use crate::release::ReleaseAction;
 /// Opens the release dialog for `host` (`R`, or an auto-release whose countdown ran out).
 pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
     if model.fleet.options.read_only {
-        model.notify("read-only mode: releasing hosts is turned off", true);
+        model.notify(t!("release.read_only").into_owned(), true);
         return Vec::new();
     }
     let Some(money) = model.fleet.money.hosts.get(host) else {
@@ -30,15 +32,11 @@ pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
     }
     let host_name = money.config.name.clone();
     let refusal = if !money.configured {
-        Some(format!(
-            "{host_name} is not in the config, so nothing says how to release it"
-        ))
+        Some(t!("release.not_in_config", host = host_name.as_str()).into_owned())
     } else if money.config.release.is_none() {
-        Some(format!(
-            "{host_name} has no [hosts.release] table saying how to release it"
-        ))
+        Some(t!("release.no_table", host = host_name.as_str()).into_owned())
     } else if money.ledger.is_released() {
-        Some(format!("{host_name} was already released"))
+        Some(t!("release.already", host = host_name.as_str()).into_owned())
     } else {
         None
     };
@@ -99,7 +97,7 @@ pub fn on_event(model: &mut Model, event: ReleaseEvent) -> Vec<Command> {
             dialog.plan = Some(plan);
             if let Some(problem) = token_problem {
                 dialog.stage = ReleaseStage::Refused {
-                    reason: format!("cannot release without the API token: {problem}"),
+                    reason: t!("release.no_token", problem = problem).into_owned(),
                 };
                 return vec![Command::CancelRelease { id }];
             }
@@ -168,7 +166,12 @@ pub fn on_event(model: &mut Model, event: ReleaseEvent) -> Vec<Command> {
             let limits = model.fleet.options.money.fleet_limits;
             model.fleet.money.recompute(now_ms, &limits);
             model.notify(
-                format!("{name}: {} sent and accepted", action.as_str()),
+                t!(
+                    "release.sent_notice",
+                    host = name.as_str(),
+                    action = crate::app::words::action(action)
+                )
+                .into_owned(),
                 false,
             );
             Vec::new()
@@ -207,17 +210,15 @@ pub fn proceed(model: &mut Model) -> Vec<Command> {
                 vec![send_command(dialog, Confirmation::Typed(typed))]
             } else {
                 let why = if typed.is_empty() {
-                    "cancelled".to_string()
+                    t!("release.cancelled").into_owned()
                 } else {
-                    format!(
-                        "{:?} is not the host name, cancelled",
-                        crate::ui::format::clean(&typed)
-                    )
+                    let typed = format!("{:?}", crate::ui::format::clean(&typed));
+                    t!("release.wrong_name", typed = typed).into_owned()
                 };
                 cancel_with(model, &why)
             }
         }
-        ReleaseStage::BackupFailed { .. } => cancel_with(model, "cancelled"),
+        ReleaseStage::BackupFailed { .. } => cancel_with(model, &t!("release.cancelled")),
         _ => Vec::new(),
     }
 }
@@ -229,7 +230,7 @@ pub fn cancel(model: &mut Model) -> Vec<Command> {
         Some(
             ReleaseStage::Sent { .. } | ReleaseStage::Failed { .. } | ReleaseStage::Refused { .. },
         ) => close(model),
-        Some(_) => cancel_with(model, "cancelled"),
+        Some(_) => cancel_with(model, &t!("release.cancelled")),
     }
 }
 
@@ -238,7 +239,12 @@ fn cancel_with(model: &mut Model, why: &str) -> Vec<Command> {
         return Vec::new();
     };
     model.notify(
-        format!("release of {}: {why}; nothing was sent", dialog.host_name),
+        t!(
+            "release.cancel_notice",
+            host = dialog.host_name.as_str(),
+            why = why
+        )
+        .into_owned(),
         true,
     );
     let mut commands = vec![Command::CancelRelease { id: dialog.id }];

@@ -1,5 +1,7 @@
 //! The pure state transition: `update(&mut Model, Event) -> Vec<Command>`; no I/O, no clocks.
 
+use rust_i18n::t;
+
 use crate::app::action::Action;
 use crate::app::command::Command;
 use crate::app::cursor::step;
@@ -39,8 +41,10 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         Event::AuditLoaded(read) => audit_view::on_loaded(model, read),
         Event::ReportWritten(written) => {
             match written {
-                Ok(text) => model.notify(format!("report written: {text}"), false),
-                Err(why) => model.notify(format!("report: {why}"), true),
+                Ok(text) => {
+                    model.notify(t!("notice.report_written", text = text).into_owned(), false)
+                }
+                Err(why) => model.notify(t!("notice.report_failed", why = why).into_owned(), true),
             }
             Vec::new()
         }
@@ -52,7 +56,10 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
                     fleet.money.adopt_saved(&book, &fleet.options.money, now_ms);
                 }
                 Err(why) => {
-                    model.notify(format!("ledger not saved: {why}"), true);
+                    model.notify(
+                        t!("notice.ledger_not_saved", why = why.as_str()).into_owned(),
+                        true,
+                    );
                     model.fleet.money.save_error = Some(why);
                 }
             }
@@ -63,16 +70,13 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         Event::Holds(Ok(hosts)) => {
             for host in hosts {
                 if model.fleet.money.hold(&host) {
-                    model.notify(
-                        format!("auto-release of {host} held (gpufleet hold)"),
-                        false,
-                    );
+                    model.notify(t!("notice.held", host = host.as_str()).into_owned(), false);
                 }
             }
             Vec::new()
         }
         Event::Holds(Err(why)) => {
-            model.notify(format!("gpufleet hold requests not read: {why}"), true);
+            model.notify(t!("notice.holds_unread", why = why).into_owned(), true);
             Vec::new()
         }
         Event::Alerts { alerts, sender } => alerts_view::on_alerts(model, alerts, sender),
@@ -146,7 +150,7 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
         }
         Action::CancelCountdown => {
             if model.fleet.money.cancel_countdowns() {
-                model.notify("auto-release cancelled", false);
+                model.notify(t!("notice.countdown_cancelled").into_owned(), false);
             }
         }
         Action::ReleaseProceed => return release_dialog::proceed(model),

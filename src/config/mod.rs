@@ -26,6 +26,9 @@ pub use values::{CudaVersion, Rfc3339};
 pub struct Config {
     /// A bundled theme name or the stem of a file in the user's theme directory.
     pub theme: Option<String>,
+    /// The interface's language, `en` or `zh-CN`; `--lang` overrides it, the locale stands in
+    /// when it is missing.
+    pub language: Option<String>,
     /// How often each host is sampled, 100..=60000.
     pub interval_ms: u64,
     /// How much history is kept per GPU, at least 10.
@@ -62,6 +65,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             theme: None,
+            language: None,
             interval_ms: 1_000,
             history_minutes: 15,
             read_only: false,
@@ -79,6 +83,13 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The language the config asks for (checked when the file was read).
+    pub fn lang(&self) -> Option<crate::lang::Lang> {
+        self.language
+            .as_deref()
+            .and_then(crate::lang::Lang::from_tag)
+    }
+
     pub fn host(&self, name: &str) -> Option<&HostConfig> {
         self.hosts.iter().find(|host| host.name == name)
     }
@@ -325,6 +336,24 @@ mod tests {
         let config = parse(text, Path::new("c.toml")).map_err(|e| e.to_string());
         let started = config.map(|c| c.hosts[0].billing_started.as_ref().map(Rfc3339::unix_ms));
         assert_eq!(started, Ok(Some(1_795_939_200_000)));
+    }
+
+    #[test]
+    fn the_language_is_en_or_zh_cn_and_a_wrong_one_names_its_line() {
+        let chinese = parse(
+            "theme = \"dark\"\nlanguage = \"zh-CN\"\n",
+            Path::new("c.toml"),
+        );
+        assert_eq!(
+            chinese.map(|c| c.lang()).map_err(|e| e.to_string()),
+            Ok(Some(crate::lang::Lang::ZhCn))
+        );
+        let wrong =
+            parse("\nlanguage = \"zh_CN\"\n", Path::new("c.toml")).map_err(|e| e.to_string());
+        let message = wrong.expect_err("zh_CN is not a tag");
+        assert!(message.contains("c.toml:2"), "{message}");
+        assert!(message.contains("language"), "{message}");
+        assert!(message.contains("en, zh-CN"), "{message}");
     }
 
     #[test]

@@ -65,6 +65,17 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
     if let Some(theme) = &config.theme {
         check_theme_name(theme, root.key("theme"))?;
     }
+    if let Some(language) = &config.language
+        && crate::lang::Lang::from_tag(language).is_none()
+    {
+        problem(
+            root.key("language"),
+            format!(
+                "{language:?} is not a language gpufleet speaks; use one of: {}",
+                crate::lang::TAGS.join(", ")
+            ),
+        )?;
+    }
     if let Err(message) = check_interval_ms(config.interval_ms) {
         problem(root.key("interval_ms"), message)?;
     }

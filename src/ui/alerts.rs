@@ -1,6 +1,8 @@
 //! The alerts panel (`!`): who sends the alerts and how each sink is doing, then every alert
 //! since the console started, newest first: when (UTC), state, severity, where, label, summary.
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
@@ -19,11 +21,7 @@ const WIDE_FROM: u16 = 110;
 
 pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Theme) {
     let firing = log.firing();
-    let title = format!(
-        " Alerts ({} firing, {} logged, newest first) ",
-        firing,
-        log.entries.len()
-    );
+    let title = t!("alerts.title", firing = firing, logged = log.entries.len()).into_owned();
     let inner = panel::frame(f, area, title, theme.border_focused(), theme);
     let sinks: Vec<Line> = sink_lines(log, theme);
     let [head, body, foot] = Layout::vertical([
@@ -45,17 +43,17 @@ pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Th
     f.render_widget(Paragraph::new(lines), head);
     f.render_widget(
         Paragraph::new(key_hint(
-            &[("↑↓ PgUp PgDn", "scroll"), ("Esc / !", "close")],
+            &[
+                ("↑↓ PgUp PgDn", t!("keyhint.scroll")),
+                ("Esc / !", t!("keyhint.close")),
+            ],
             theme,
         )),
         foot,
     );
     if log.entries.is_empty() {
         f.render_widget(
-            Paragraph::new(Line::styled(
-                " no alert yet: a GPU lost, a host unreachable, a red line or an auto-release shows here",
-                theme.dim(),
-            )),
+            Paragraph::new(Line::styled(t!("alerts.none"), theme.dim())),
             body,
         );
         return;
@@ -65,17 +63,20 @@ pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Th
         Constraint::Length(if wide { 19 } else { 8 }),
         Constraint::Length(8),
     ];
-    let mut titles = vec![if wide { "TIME (UTC)" } else { "UTC" }, "STATE"];
+    let titles = if wide {
+        t!("alerts.header_wide")
+    } else {
+        t!("alerts.header")
+    };
+    let titles: Vec<String> = titles.split('|').map(str::to_string).collect();
     if wide {
         widths.push(Constraint::Length(8));
-        titles.push("SEVERITY");
     }
     widths.extend([
         Constraint::Length(if wide { 20 } else { 12 }),
         Constraint::Length(if wide { 26 } else { 14 }),
         Constraint::Min(10),
     ]);
-    titles.extend(["WHERE", "LABEL", "SUMMARY"]);
     let header =
         Row::new(titles.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme.header());
     let rows = log.entries.iter().skip(scroll).map(|a| {
@@ -87,10 +88,12 @@ pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Th
             time.get(11..).unwrap_or(&time).to_string()
         };
         let (state, style) = match (a.state, a.severity) {
-            (AlertState::Resolved, _) => ("resolved", theme.ok()),
-            (AlertState::Firing, Severity::Critical) => ("FIRING", theme.critical()),
-            (AlertState::Firing, Severity::Warning) => ("FIRING", theme.warning()),
-            (AlertState::Firing, _) => ("firing", theme.dialog()),
+            (AlertState::Resolved, _) => (t!("alerts.resolved"), theme.ok()),
+            (AlertState::Firing, Severity::Critical) => {
+                (t!("alerts.firing_loud"), theme.critical())
+            }
+            (AlertState::Firing, Severity::Warning) => (t!("alerts.firing_loud"), theme.warning()),
+            (AlertState::Firing, _) => (t!("alerts.firing"), theme.dialog()),
         };
         let mut cells = vec![Cell::from(time), Cell::from(state).style(style)];
         if wide {
@@ -111,21 +114,22 @@ fn sink_lines(log: &AlertLog, theme: &Theme) -> Vec<Line<'static>> {
     log.sinks
         .iter()
         .map(|(name, tally)| {
-            let mut text = format!(" {}: {} delivered", clean(name), tally.delivered);
-            for (n, what) in [
-                (tally.retrying, "retried"),
-                (tally.failed, "failed"),
-                (tally.dropped, "dropped"),
-            ] {
-                if n > 0 {
-                    text.push_str(&format!(", {n} {what}"));
-                }
+            let mut text =
+                t!("alerts.delivered", sink = clean(name), n = tally.delivered).into_owned();
+            if tally.retrying > 0 {
+                text.push_str(&t!("alerts.retried", n = tally.retrying));
+            }
+            if tally.failed > 0 {
+                text.push_str(&t!("alerts.failed", n = tally.failed));
+            }
+            if tally.dropped > 0 {
+                text.push_str(&t!("alerts.dropped", n = tally.dropped));
             }
             let style = match &tally.last_error {
                 Some((at_ms, why)) => {
                     let time = utc_time(*at_ms);
                     let time = time.get(11..).unwrap_or(&time).to_string();
-                    text.push_str(&format!("; last problem {time}: {}", clean(why)));
+                    text.push_str(&t!("alerts.last_problem", time = time, why = clean(why)));
                     theme.warning()
                 }
                 None => theme.ok(),

@@ -1,6 +1,8 @@
 //! The audit-log view: the newest entries first, one row each: when (UTC), host, kind,
 //! runbook/step, the exact command, and how it ended.
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -22,15 +24,16 @@ pub fn utc_time(unix_ms: u64) -> String {
     format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02}")
 }
 
-fn kind_word(kind: AuditKind) -> &'static str {
+fn kind_word(kind: AuditKind) -> String {
     match kind {
-        AuditKind::PlaybookStep => "playbook",
-        AuditKind::Backup => "backup",
-        AuditKind::Release => "release",
-        AuditKind::AutoRelease => "auto-release",
-        AuditKind::AutoReleaseHold => "hold",
-        AuditKind::HostKeyAccepted => "host key",
+        AuditKind::PlaybookStep => t!("audit.kind_playbook"),
+        AuditKind::Backup => t!("audit.kind_backup"),
+        AuditKind::Release => t!("audit.kind_release"),
+        AuditKind::AutoRelease => t!("audit.kind_auto_release"),
+        AuditKind::AutoReleaseHold => t!("audit.kind_hold"),
+        AuditKind::HostKeyAccepted => t!("audit.kind_host_key"),
     }
+    .into_owned()
 }
 
 fn outcome_style(entry: &AuditEntry, theme: &Theme) -> Style {
@@ -45,12 +48,15 @@ fn outcome_style(entry: &AuditEntry, theme: &Theme) -> Style {
 }
 
 pub fn draw(f: &mut Frame, area: Rect, view: &AuditView, theme: &Theme) {
-    let title = format!(" Audit log ({} newest first) ", view.entries.len());
+    let title = t!("audit.title", n = view.entries.len()).into_owned();
     let inner = panel::frame(f, area, title, theme.border_focused(), theme);
     let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
     f.render_widget(
         Paragraph::new(key_hint(
-            &[("↑↓ PgUp PgDn", "scroll"), ("Esc / a", "close")],
+            &[
+                ("↑↓ PgUp PgDn", t!("keyhint.scroll")),
+                ("Esc / a", t!("keyhint.close")),
+            ],
             theme,
         )),
         foot,
@@ -58,15 +64,11 @@ pub fn draw(f: &mut Frame, area: Rect, view: &AuditView, theme: &Theme) {
     if view.loading || view.error.is_some() || view.entries.is_empty() {
         let (text, style) = match &view.error {
             Some(why) => (
-                format!(" the audit log could not be read: {}", clean(why)),
+                t!("audit.unreadable", why = clean(why)).into_owned(),
                 theme.critical(),
             ),
-            None if view.loading => (" reading the audit log…".to_string(), theme.dim()),
-            None => (
-                " nothing was run on a host yet: runbook steps and releases are logged here"
-                    .to_string(),
-                theme.dim(),
-            ),
+            None if view.loading => (t!("audit.reading").into_owned(), theme.dim()),
+            None => (t!("audit.empty").into_owned(), theme.dim()),
         };
         f.render_widget(Paragraph::new(Line::styled(text, style)), body);
         return;
@@ -77,17 +79,20 @@ pub fn draw(f: &mut Frame, area: Rect, view: &AuditView, theme: &Theme) {
     } else {
         vec![Constraint::Length(11), Constraint::Length(10)]
     };
-    let mut titles = vec![if wide { "TIME (UTC)" } else { "UTC" }, "HOST"];
+    let titles = if wide {
+        t!("audit.header_wide")
+    } else {
+        t!("audit.header")
+    };
+    let titles: Vec<String> = titles.split('|').map(str::to_string).collect();
     if wide {
         widths.push(Constraint::Length(12));
-        titles.push("KIND");
     }
     widths.extend([
         Constraint::Length(if wide { 28 } else { 18 }),
         Constraint::Min(10),
         Constraint::Length(if wide { 14 } else { 10 }),
     ]);
-    titles.extend(["RUNBOOK / STEP", "COMMAND", "OUTCOME"]);
     let header =
         Row::new(titles.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme.header());
     let rows = view.entries.iter().skip(view.scroll).map(|e| {
@@ -102,7 +107,7 @@ pub fn draw(f: &mut Frame, area: Rect, view: &AuditView, theme: &Theme) {
             outcome.push_str(&format!(" ({status})"));
         }
         if e.dry_run && e.outcome != "dry_run" {
-            outcome.push_str(" dry");
+            outcome.push_str(&t!("audit.dry"));
         }
         let time = utc_time(e.at_ms);
         // Narrow: `01-15 08:01`.

@@ -2,6 +2,8 @@
 //! them), then, in a host's view, why that host is not streaming, then held or waiting
 //! auto-releases, then the red lines crossed.
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -34,14 +36,16 @@ pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
                 .red_lines
                 .iter()
                 .find(|line| line.host() == Some(host.config.name.as_str()))
-                .map(|line| format!(" ({})", line.message()))
+                .map(|line| format!(" ({})", crate::app::words::red_line(line)))
                 .unwrap_or_default();
             out.push((
-                format!(
-                    " AUTO-RELEASE  {} will be stopped in {}{why} · press any key to cancel",
-                    clean(&host.config.name),
-                    clock(remaining_ms)
-                ),
+                t!(
+                    "banner.countdown",
+                    host = clean(&host.config.name),
+                    time = clock(remaining_ms),
+                    why = why
+                )
+                .into_owned(),
                 theme.badge_critical(),
             ));
         }
@@ -52,10 +56,7 @@ pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
     for host in &money.hosts {
         if host.auto_decision == AutoDecision::Held {
             out.push((
-                format!(
-                    " auto-release of {} held: a GPU process is running on it",
-                    clean(&host.config.name)
-                ),
+                t!("banner.held", host = clean(&host.config.name)).into_owned(),
                 theme.warning(),
             ));
         }
@@ -63,7 +64,7 @@ pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
     for &host in &model.pending_auto {
         if let Some(name) = money.hosts.get(host).map(|h| clean(&h.config.name)) {
             out.push((
-                format!(" auto-release of {name} waits for the open release dialog"),
+                t!("banner.waits", host = name).into_owned(),
                 theme.warning(),
             ));
         }
@@ -73,7 +74,10 @@ pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
             RedLine::HostIdle { .. } => theme.warning(),
             _ => theme.critical(),
         };
-        out.push((format!(" ▲ {}", clean(&line.message())), style));
+        out.push((
+            format!(" ▲ {}", clean(&crate::app::words::red_line(line))),
+            style,
+        ));
     }
     out
 }
@@ -117,10 +121,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         }
         if shown.len() + 1 == rows && all.len() > i + 1 {
             shown.push(Line::from(Span::styled(
-                fit(
-                    &format!(" ▲ {} more warnings: $ shows the cost panel", all.len() - i),
-                    width,
-                ),
+                fit(&t!("banner.more", n = all.len() - i), width),
                 theme.warning(),
             )));
             break;

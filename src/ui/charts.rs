@@ -1,5 +1,7 @@
 //! History charts of the selected GPU: utilization, VRAM, temperature and power over 10 minutes.
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
@@ -32,24 +34,24 @@ fn draw_one(
 ) {
     let s = &gpu.latest;
     let (title, series, y_max, unit) = match metric {
-        Metric::Utilization => ("UTIL", Series::Utilization, 100.0, "%"),
-        Metric::Memory => ("VRAM", Series::Memory, 100.0, "%"),
+        Metric::Utilization => (t!("chart.util"), Series::Utilization, 100.0, "%"),
+        Metric::Memory => (t!("chart.vram"), Series::Memory, 100.0, "%"),
         Metric::Temperature => {
             let top = s
                 .temperature_shutdown_c
                 .or(s.temperature_slowdown_c.map(|t| t + 5.0))
                 .unwrap_or(100.0);
-            ("TEMP", Series::Temperature, top, "°C")
+            (t!("chart.temp"), Series::Temperature, top, "°C")
         }
         Metric::Power => {
             let top = s.power_max_limit_w.or(s.power_limit_w).unwrap_or(100.0);
-            ("POWER", Series::Power, top, "W")
+            (t!("chart.power"), Series::Power, top, "W")
         }
     };
     let data = gpu.history.series(metric, now_ms, WINDOW_MS);
     let y_max = data.iter().fold(y_max, |m, &(_, y)| m.max(y));
     let last = data.last().map_or_else(
-        || "n/a".to_string(),
+        || t!("card.na").into_owned(),
         |&(_, y)| format!("{}{unit}", whole(y)),
     );
     let dataset = Dataset::default()
@@ -62,7 +64,11 @@ fn draw_one(
     let mut x_axis = Axis::default().bounds([-window_s, 0.0]).style(theme.dim());
     let mut y_axis = Axis::default().bounds([0.0, y_max]).style(theme.dim());
     if tall {
-        x_axis = x_axis.labels(["-10m", "-5m", "now"]);
+        x_axis = x_axis.labels([
+            "-10m".to_string(),
+            "-5m".to_string(),
+            t!("chart.now").into_owned(),
+        ]);
         y_axis = y_axis.labels(["0".to_string(), whole(y_max)]);
     }
     let chart = Chart::new(vec![dataset])

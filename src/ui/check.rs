@@ -2,6 +2,8 @@
 //! live reading (temperature, power, SM clock, TFLOP/s); then the report, with the host's
 //! previous report beside it where there is room (below it where there is not).
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -27,7 +29,7 @@ fn status_style(status: Status, theme: &Theme) -> Style {
 }
 
 pub fn draw(f: &mut Frame, area: Rect, check: &CheckRun, theme: &Theme) {
-    let title = format!(" Check {} ", clean(&check.host_name));
+    let title = t!("check.title", host = clean(&check.host_name)).into_owned();
     let inner = panel::frame(f, area, title, theme.border_focused(), theme);
     match &check.stage {
         CheckStage::Running | CheckStage::Stopping => draw_progress(f, inner, check, theme),
@@ -41,7 +43,7 @@ pub fn draw(f: &mut Frame, area: Rect, check: &CheckRun, theme: &Theme) {
                 Layout::vertical([Constraint::Min(1), Constraint::Length(2)]).areas(inner);
             draw_report(f, body, check.scroll, report, previous.as_deref(), theme);
             let mut verdict = vec![Span::styled(
-                format!(" {} ", status.word().to_uppercase()),
+                format!(" {} ", verdict_word(*status)),
                 status_style(*status, theme),
             )];
             if let Some(note) = note {
@@ -50,18 +52,24 @@ pub fn draw(f: &mut Frame, area: Rect, check: &CheckRun, theme: &Theme) {
             }
             let lines = vec![
                 Line::from(verdict),
-                key_hint(&[("↑↓ PgUp PgDn g G", "scroll"), ("Esc", "close")], theme),
+                key_hint(
+                    &[
+                        ("↑↓ PgUp PgDn g G", t!("keyhint.scroll")),
+                        ("Esc", t!("keyhint.close")),
+                    ],
+                    theme,
+                ),
             ];
             f.render_widget(Paragraph::new(lines), foot);
         }
         CheckStage::Failed { reason } => {
             let lines = vec![
                 Line::styled(
-                    format!(" the check did not finish: {reason}"),
+                    t!("check.not_finished", reason = reason).into_owned(),
                     theme.critical(),
                 ),
                 Line::from(""),
-                key_hint(&[("Esc", "close")], theme),
+                key_hint(&[("Esc", t!("keyhint.close"))], theme),
             ];
             f.render_widget(
                 Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
@@ -74,7 +82,7 @@ pub fn draw(f: &mut Frame, area: Rect, check: &CheckRun, theme: &Theme) {
 fn draw_progress(f: &mut Frame, area: Rect, check: &CheckRun, theme: &Theme) {
     let width = area.width as usize;
     let pct = format!(" {:>3.0}%", check.fraction * 100.0);
-    let bar_width = width.saturating_sub(pct.len() + 2);
+    let bar_width = width.saturating_sub(crate::cells::width(&pct) + 2);
     let mut bar_line = vec![Span::raw(" ")];
     bar_line.extend(bar(
         check.fraction,
@@ -85,7 +93,7 @@ fn draw_progress(f: &mut Frame, area: Rect, check: &CheckRun, theme: &Theme) {
     bar_line.push(Span::styled(pct, theme.title()));
     let mut lines = vec![
         Line::from(vec![
-            Span::styled(" phase ", theme.header()),
+            Span::styled(t!("check.phase"), theme.header()),
             Span::styled(check.phase.clone(), theme.title()),
         ]),
         Line::from(bar_line),
@@ -100,28 +108,49 @@ fn draw_progress(f: &mut Frame, area: Rect, check: &CheckRun, theme: &Theme) {
         Line::from(""),
     ];
     if check.readings.is_empty() {
-        lines.push(Line::styled(
-            " live readings start with the load (matrix multiply, copy, sustained load)",
-            theme.dim(),
-        ));
+        lines.push(Line::styled(t!("check.readings_wait"), theme.dim()));
     } else {
-        lines.push(Line::styled(
-            format!(
-                " {:<4} {:>6} {:>14} {:>10} {:>8} {:>6}",
-                "GPU", "TEMP", "POWER", "SM CLOCK", "TFLOP/s", "UTIL"
-            ),
-            theme.header(),
-        ));
+        lines.push(Line::styled(readings_header(), theme.header()));
         for reading in &check.readings {
             lines.push(reading_line(reading, theme));
         }
     }
     lines.push(Line::from(""));
     lines.push(match check.stage {
-        CheckStage::Stopping => key_hint(&[("Esc", "close and leave it")], theme),
-        _ => key_hint(&[("Esc / x", "stop the check")], theme),
+        CheckStage::Stopping => key_hint(&[("Esc", t!("keyhint.close_leave"))], theme),
+        _ => key_hint(&[("Esc / x", t!("keyhint.stop_check"))], theme),
     });
     f.render_widget(Paragraph::new(lines), area);
+}
+
+/// The readings' header, its columns as wide (in cells) as the readings' own.
+fn readings_header() -> String {
+    let titles = t!("check.readings_header");
+    let mut out = String::new();
+    for (i, title) in titles.split('|').enumerate() {
+        let cell = match i {
+            0 => crate::cells::pad(title, 4),
+            1 => crate::cells::pad_left(title, 6),
+            2 => crate::cells::pad_left(title, 14),
+            3 => crate::cells::pad_left(title, 10),
+            4 => crate::cells::pad_left(title, 8),
+            _ => crate::cells::pad_left(title, 6),
+        };
+        out.push(' ');
+        out.push_str(&cell);
+    }
+    out
+}
+
+/// The verdict as the pane's footer says it: `PASS`, `WARN`, `FAIL`, `SKIP`.
+fn verdict_word(status: Status) -> String {
+    match status {
+        Status::Pass => t!("check.pass"),
+        Status::Skip => t!("check.skip"),
+        Status::Warn => t!("check.warn"),
+        Status::Fail => t!("check.fail"),
+    }
+    .into_owned()
 }
 
 fn reading_line<'a>(r: &LiveReading, theme: &Theme) -> Line<'a> {
@@ -174,8 +203,8 @@ fn draw_report(
                     .areas(area);
             let lw = left.width as usize;
             let rw = right.width.saturating_sub(1) as usize;
-            f.render_widget(Paragraph::new(column(report, " this check", lw)), left);
-            let right_lines: Vec<Line> = column(previous, " previous check", rw)
+            f.render_widget(Paragraph::new(column(report, &t!("check.this"), lw)), left);
+            let right_lines: Vec<Line> = column(previous, &t!("check.previous"), rw)
                 .into_iter()
                 .map(|l| {
                     let mut spans = vec![Span::styled("│", theme.border())];
@@ -190,10 +219,10 @@ fn draw_report(
             let mut all: Vec<String> = report.to_vec();
             if let Some(previous) = previous {
                 all.push(String::new());
-                all.push("── previous check ──".to_string());
+                all.push(t!("check.previous_rule").into_owned());
                 all.extend(previous.iter().cloned());
             }
-            f.render_widget(Paragraph::new(column(&all, " this check", width)), area);
+            f.render_widget(Paragraph::new(column(&all, &t!("check.this"), width)), area);
         }
     }
 }

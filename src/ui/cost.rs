@@ -2,6 +2,8 @@
 //! spending and effective utilization, and the fleet's totals per currency (never summed across
 //! currencies); and the cells the wide fleet table borrows.
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
@@ -55,26 +57,16 @@ const WIDE_FROM: u16 = 110;
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let fleet = &model.fleet.money.fleet;
     let wide = area.width >= WIDE_FROM;
-    let mut header = vec!["HOST"];
-    if wide {
-        header.push("$/h");
-    }
-    header.extend([
-        "BILLED",
-        "BUSY",
-        "IDLE",
-        "PARKED",
-        "EFF",
-        "SPENT",
-        "IDLE SPENT",
-    ]);
-    if wide {
-        header.push("NOW");
-    }
+    let header_text = if wide {
+        t!("cost.header_wide")
+    } else {
+        t!("cost.header")
+    };
+    let header: Vec<String> = header_text.split('|').map(str::to_string).collect();
     let name_width = fleet
         .hosts
         .iter()
-        .map(|h| h.host.chars().count())
+        .map(|h| crate::cells::width(&h.host))
         .max()
         .unwrap_or(4)
         .clamp(6, if wide { 20 } else { 12 });
@@ -99,9 +91,11 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     for cost in &fleet.hosts {
         let t = &cost.totals;
         let now = match (&t.released, t.current_idle_ms) {
-            (Some(released), _) => format!("released ({})", released.action),
+            (Some(released), _) => {
+                t!("cost.released", action = released.action.as_str()).into_owned()
+            }
             (None, 0) => String::new(),
-            (None, idle_ms) => format!("idle {}", format_duration_ms(idle_ms)),
+            (None, idle_ms) => t!("cost.idle", time = format_duration_ms(idle_ms)).into_owned(),
         };
         let mut cells = vec![Cell::from(fit(&clean(&cost.host), name_width))];
         if wide {
@@ -148,7 +142,11 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     for (i, (spent, spent_idle)) in currencies.into_iter().enumerate() {
         let first = i == 0;
         let text = |s: String| if first { s } else { String::new() };
-        let mut cells = vec![Cell::from(if first { "fleet" } else { "" })];
+        let mut cells = vec![Cell::from(if first {
+            t!("cost.fleet").into_owned()
+        } else {
+            String::new()
+        })];
         if wide {
             cells.push(Cell::from(""));
         }
@@ -167,11 +165,11 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         rows.push(Row::new(cells).style(theme.title()));
     }
     let settings = &model.fleet.options.money.settings;
-    let legend = format!(
-        " busy: mean util ≥{:.0}% · idle: every GPU <{:.0}% for {} · parked: idle holding VRAM · EFF = busy / billed ",
-        settings.busy_util_pct,
-        settings.idle_util_pct,
-        format_duration_ms(settings.idle_after_ms)
+    let legend = t!(
+        "cost.legend",
+        busy = format!("{:.0}", settings.busy_util_pct),
+        idle = format!("{:.0}", settings.idle_util_pct),
+        after = format_duration_ms(settings.idle_after_ms)
     );
     let needed_width: u16 = widths
         .iter()
@@ -194,7 +192,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             Block::default()
                 .borders(Borders::ALL)
                 .border_style(theme.border_focused())
-                .title(Span::styled(" Cost · any key closes ", theme.title()))
+                .title(Span::styled(t!("cost.title"), theme.title()))
                 .title_bottom(Line::styled(
                     fit(&legend, width.saturating_sub(2) as usize),
                     theme.dim(),

@@ -2,6 +2,8 @@
 //! text is wrapped here (at spaces, continuation rows indented) so the pane knows how many rows
 //! each finding takes: it scrolls a finding at a time and says which ones are in view.
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -35,9 +37,9 @@ fn finding_rows(host: &HostState, width: usize, theme: &Theme) -> Vec<Vec<Line<'
         .iter()
         .map(|f| {
             let (tag, tag_style) = match f.severity {
-                Severity::Critical => ("CRIT", theme.badge_critical()),
-                Severity::Warning => ("WARN", theme.badge_warning()),
-                Severity::Info => ("INFO", theme.dim()),
+                Severity::Critical => (t!("finding.crit"), theme.badge_critical()),
+                Severity::Warning => (t!("finding.warn"), theme.badge_warning()),
+                Severity::Info => (t!("finding.info"), theme.dim()),
             };
             let gpu = f.gpu.map(|g| format!(" GPU {g}")).unwrap_or_default();
             let head = [
@@ -94,9 +96,18 @@ fn wrap(prefix: Span<'static>, pieces: &[Piece], width: usize) -> Vec<Line<'stat
                     fresh = true;
                     continue;
                 }
+                // Cut by display cells, never inside a character; a row too narrow for even
+                // one wide character still takes one, so the loop always moves on.
                 let room = width.saturating_sub(col).max(1);
-                let head: String = word.chars().take(room).collect();
-                let rest: String = word.chars().skip(room).collect();
+                let mut head = crate::cells::take(&word, room);
+                if head.is_empty() {
+                    head = word
+                        .char_indices()
+                        .nth(1)
+                        .map_or(word.as_str(), |(at, _)| &word[..at]);
+                }
+                let rest = word[head.len()..].to_string();
+                let head = head.to_string();
                 row.push(Span::styled(head, p.style));
                 rows.push(Line::from(std::mem::take(&mut row)));
                 row.push(Span::raw(" ".repeat(indent)));
@@ -172,7 +183,7 @@ pub fn draw(
     } else {
         last + 1 - first
     };
-    let title = scroll::title("Findings", first, shown, host.findings.len());
+    let title = scroll::title(&t!("pane.findings"), first, shown, host.findings.len());
     let border = if focused {
         theme.border_focused()
     } else {

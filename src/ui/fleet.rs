@@ -2,6 +2,8 @@
 //! streaming), a line under each host with a bar per GPU and the last ten minutes of load when
 //! there is room for it, and the fleet's totals on the last line.
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
@@ -15,7 +17,7 @@ use crate::telemetry::TimestampMs;
 use crate::theme::Theme;
 use crate::ui::fleet_columns::{Column, Want, plan};
 use crate::ui::fleet_row::{HostRow, MAX_BARS, RowInput};
-use crate::ui::format::{count, fit_pieces, width_of};
+use crate::ui::format::{Noun, count, fit_pieces, width_of};
 use crate::ui::grid::{self, Cell};
 use crate::ui::trail::{blocks, level_char, utilization_slices};
 use crate::ui::{fleet_totals, outage_text};
@@ -94,10 +96,10 @@ pub fn host_rows(area: Rect, model: &Model) -> ListArea {
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let visible = model.visible_hosts();
-    let title = format!(
-        " Fleet · {} · sort: {} ",
-        count(visible.len(), "host"),
-        model.sort.label()
+    let title = t!(
+        "fleet.title",
+        hosts = count(visible.len(), Noun::Host),
+        sort = model.sort.label()
     );
     let block = Block::default()
         .borders(Borders::ALL)
@@ -200,9 +202,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         );
     } else {
         let message = if model.filter.is_empty() {
-            "no hosts configured: add [[hosts]] to the config, name hosts on the command line, or try --demo"
+            t!("fleet.no_hosts")
         } else {
-            "no host matches the filter (Esc clears it)"
+            t!("fleet.no_match")
         };
         let line = Rect {
             x: inner.x + 1,
@@ -212,7 +214,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         };
         frame.render_widget(
             Line::styled(
-                crate::ui::format::fit(message, usize::from(line.width)),
+                crate::ui::format::fit(&message, usize::from(line.width)),
                 theme.dim(),
             ),
             line,
@@ -293,7 +295,7 @@ fn detail_line(
     theme: &Theme,
 ) -> Line<'static> {
     const INDENT: &str = "  ";
-    let room = width.saturating_sub(INDENT.len());
+    let room = width.saturating_sub(width_of(INDENT));
     let mut spans = vec![Span::raw(INDENT)];
     if let Some(down) = down {
         spans.extend(fit_pieces(
@@ -320,7 +322,7 @@ fn detail_line(
     let pad = bars_width.saturating_sub(width_of(&bars));
     bars.extend(std::iter::repeat_n(' ', pad));
     let label = "GPU ";
-    let used = label.len() + width_of(&bars);
+    let used = width_of(label) + width_of(&bars);
     if used > room {
         return Line::from(spans);
     }
@@ -339,7 +341,7 @@ fn detail_line(
         .clamp(1, TRAIL_WINDOW_MS / 60_000);
     let trail_label = format!("  {minutes}m ");
     let columns = room
-        .saturating_sub(used + trail_label.len())
+        .saturating_sub(used + width_of(&trail_label))
         .min(TRAIL_MAX_COLUMNS);
     if columns >= 10 {
         let slices = utilization_slices(

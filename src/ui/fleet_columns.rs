@@ -3,6 +3,8 @@
 //! column, the least needed columns are left out whole. Text columns (host, GPU model, badges)
 //! share what is left, down to a minimum, and cut their text with an ellipsis.
 
+use rust_i18n::t;
+
 /// The fleet table's columns, in the order they are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Column {
@@ -24,34 +26,37 @@ pub enum Column {
 }
 
 impl Column {
-    /// Header texts, longest first; the first that fits the column is drawn.
-    pub fn headers(self) -> &'static [&'static str] {
-        match self {
-            Column::Host => &["HOST"],
-            Column::Status => &["STATUS"],
-            Column::Gpus => &["GPUS"],
-            Column::Util => &["UTIL"],
-            Column::Bars => &["PER GPU", "GPU"],
-            Column::Vram => &["VRAM GiB", "VRAM", "GiB"],
-            Column::Hot => &["HOT"],
-            Column::Power => &["POWER W", "PWR W", "W"],
-            Column::Price => &["$/h"],
-            Column::Spent => &["SPENT"],
-            Column::Idle => &["IDLE"],
-            Column::Eff => &["EFF%", "EFF"],
-            Column::Badges => &["BADGES", "WHY"],
-        }
+    /// Header texts, longest first; the first that fits the column is drawn. The catalogue
+    /// holds them as one text, the choices parted by `|`.
+    pub fn headers(self) -> Vec<String> {
+        let all = match self {
+            Column::Host => t!("column.host"),
+            Column::Status => t!("column.status"),
+            Column::Gpus => t!("column.gpus"),
+            Column::Util => t!("column.util"),
+            Column::Bars => t!("column.bars"),
+            Column::Vram => t!("column.vram"),
+            Column::Hot => t!("column.hot"),
+            Column::Power => t!("column.power"),
+            Column::Price => t!("column.price"),
+            Column::Spent => t!("column.spent"),
+            Column::Idle => t!("column.idle"),
+            Column::Eff => t!("column.eff"),
+            Column::Badges => t!("column.badges"),
+        };
+        all.split('|').map(str::to_string).collect()
     }
 
     /// The header drawn in a column `width` wide.
-    pub fn header(self, width: u16) -> &'static str {
-        let headers = self.headers();
-        headers
+    pub fn header(self, width: u16) -> String {
+        let mut headers = self.headers();
+        let fits = headers
             .iter()
-            .find(|h| h.chars().count() <= usize::from(width))
-            .or(headers.last())
-            .copied()
-            .unwrap_or("")
+            .position(|h| crate::cells::width(h) <= usize::from(width));
+        match fits {
+            Some(i) => headers.swap_remove(i),
+            None => headers.pop().unwrap_or_default(),
+        }
     }
 }
 
@@ -69,7 +74,7 @@ impl Want {
         let header = column
             .headers()
             .iter()
-            .map(|h| h.chars().count())
+            .map(|h| crate::cells::width(h))
             .min()
             .unwrap_or(0);
         let width = u16::try_from(widest_value.max(header)).unwrap_or(u16::MAX);

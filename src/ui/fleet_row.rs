@@ -77,18 +77,22 @@ impl HostRow {
         } = input;
         // A released host no longer bills; whatever its link says matters less.
         let status_cell = if released {
-            ("released".to_string(), theme.dim())
+            (crate::app::words::released(), theme.dim())
         } else {
-            (status.text(), status_style(status, theme))
+            (
+                crate::app::words::status(status),
+                status_style(status, theme),
+            )
         };
+        // The outage's summary is the engine's English words; it is left out where the status
+        // column already says them.
         let figures = match &outage {
             Some(outage) => Figures::Outage(if released {
-                outage_text::row_pieces(outage, &status_cell.0, theme)
+                outage_text::last_reading_piece(outage, theme)
                     .into_iter()
-                    .filter(|p| p.text.starts_with("last reading"))
                     .collect()
             } else {
-                outage_text::row_pieces(outage, &status_cell.0, theme)
+                outage_text::row_pieces(outage, &status.text(), theme)
             }),
             None => numbers(host, theme),
         };

@@ -2,13 +2,15 @@
 //! hour (per currency, never summed across currencies), what it has spent and how long it sat
 //! idle. The same money the cost panel (`$`) shows.
 
+use rust_i18n::t;
+
 use ratatui::text::Line;
 
 use crate::app::model::Model;
 use crate::cost::{format_duration_ms, format_money};
 use crate::fleet::outage::outage;
 use crate::theme::Theme;
-use crate::ui::format::{Piece, count, fit_pieces, whole};
+use crate::ui::format::{Noun, Piece, count, fit_pieces, whole};
 
 /// `30.00 CNY + 3.79 USD`: amounts per currency, in currency order.
 fn per_currency(amounts: &[(String, f64)], suffix: &str) -> String {
@@ -60,19 +62,19 @@ pub fn line(model: &Model, theme: &Theme, width: usize) -> Line<'static> {
     }
     let cost = &fleet.money.fleet;
     let mut pieces = vec![
-        Piece::new("Total", theme.title(), 10),
-        Piece::new(count(gpus, "GPU"), theme.base(), 2),
+        Piece::new(t!("totals.total"), theme.title(), 10),
+        Piece::new(count(gpus, Noun::Gpu), theme.base(), 2),
     ];
     if util_n > 0 {
         pieces.push(Piece::new(
-            format!("util {}%", whole(util_sum / util_n as f64)),
+            t!("totals.util", pct = whole(util_sum / util_n as f64)),
             theme.base(),
             3,
         ));
     }
     let rates = rates(model);
     if rates.is_empty() {
-        pieces.push(Piece::text("no prices set", theme.dim(), 1));
+        pieces.push(Piece::text(t!("totals.no_prices"), theme.dim(), 1));
     } else {
         pieces.push(Piece::new(per_currency(&rates, "/h"), theme.base(), 8));
     }
@@ -83,7 +85,7 @@ pub fn line(model: &Model, theme: &Theme, width: usize) -> Line<'static> {
             .map(|c| (c.currency.clone(), c.spent))
             .collect();
         pieces.push(Piece::new(
-            format!("spent {}", per_currency(&spent, "")),
+            t!("totals.spent", money = per_currency(&spent, "")),
             theme.base(),
             7,
         ));
@@ -95,12 +97,12 @@ pub fn line(model: &Model, theme: &Theme, width: usize) -> Line<'static> {
         .map(|c| (c.currency.clone(), c.spent_idle))
         .collect();
     let idle = if idle_money.is_empty() {
-        format!("idle {}", format_duration_ms(cost.idle_ms))
+        t!("totals.idle", time = format_duration_ms(cost.idle_ms))
     } else {
-        format!(
-            "idle {} = {}",
-            format_duration_ms(cost.idle_ms),
-            per_currency(&idle_money, "")
+        t!(
+            "totals.idle_money",
+            time = format_duration_ms(cost.idle_ms),
+            money = per_currency(&idle_money, "")
         )
     };
     let idle_style = if cost.idle_ms > 0 {

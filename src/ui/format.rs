@@ -1,6 +1,8 @@
 //! Turning numbers and states into short text for cells; every string the UI shows from a
 //! remote host passes through `clean` first.
 
+use rust_i18n::t;
+
 /// Strips control characters and escape sequences from untrusted text before it reaches the
 /// terminal; the one sanitizer the SSH link also uses, so nothing a host prints is judged twice
 /// by different rules.
@@ -11,13 +13,22 @@ pub use crate::units::{fit, gib, opt_c, opt_pct, opt_w, whole};
 use ratatui::style::Style;
 use ratatui::text::Span;
 
-/// `1 host`, `2 hosts`, `0 GPUs`.
-pub fn count(n: usize, singular: &str) -> String {
-    if n == 1 {
-        format!("1 {singular}")
-    } else {
-        format!("{n} {singular}s")
-    }
+/// What [`count`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Noun {
+    Host,
+    Gpu,
+}
+
+/// `1 host`, `2 hosts`, `0 GPUs` (`3 台主机`, `8 张卡`).
+pub fn count(n: usize, noun: Noun) -> String {
+    let text = match (noun, n) {
+        (Noun::Host, 1) => t!("count.host_one"),
+        (Noun::Host, _) => t!("count.host_other", n = n),
+        (Noun::Gpu, 1) => t!("count.gpu_one"),
+        (Noun::Gpu, _) => t!("count.gpu_other", n = n),
+    };
+    text.into_owned()
 }
 
 /// `14:03:07`: the time of day in UTC of a Unix time in ms (the console's times are UTC, as the
@@ -27,9 +38,9 @@ pub fn clock(unix_ms: u64) -> String {
     format!("{hour:02}:{minute:02}:{second:02}")
 }
 
-/// The width of `text` in terminal columns, as this UI counts them (one per char).
+/// The width of `text` in terminal columns: display cells, two for a CJK character.
 pub fn width_of(text: &str) -> usize {
-    text.chars().count()
+    crate::cells::width(text)
 }
 
 /// One piece of a line fitted by [`fit_pieces`]: whole or not at all, except a piece allowed
@@ -133,9 +144,9 @@ mod tests {
 
     #[test]
     fn counts_are_singular_for_one() {
-        assert_eq!(count(1, "host"), "1 host");
-        assert_eq!(count(0, "GPU"), "0 GPUs");
-        assert_eq!(count(12, "GPU"), "12 GPUs");
+        assert_eq!(count(1, Noun::Host), "1 host");
+        assert_eq!(count(0, Noun::Gpu), "0 GPUs");
+        assert_eq!(count(12, Noun::Gpu), "12 GPUs");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! One GPU as a card: VRAM, utilization and power bars, temperature against the card's own
 //! slowdown threshold, SM clock against max, clock-event reasons in words, a utilization trail.
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -47,7 +49,7 @@ pub fn draw(frame: &mut Frame, area: Rect, gpu: &GpuState, ctx: CardContext, the
     if ctx.last_known {
         // The numbers below are this old: they must not pass for live ones.
         title.push(Span::styled(
-            format!(" last reading {} ", clock(gpu.at_ms)),
+            t!("card.last_reading", time = clock(gpu.at_ms)),
             theme.stale(),
         ));
     }
@@ -77,7 +79,7 @@ pub fn draw(frame: &mut Frame, area: Rect, gpu: &GpuState, ctx: CardContext, the
         (Some(used), Some(total)) if total > 0 => {
             let pct = used as f64 * 100.0 / total as f64;
             bar_line(
-                "VRAM",
+                &t!("card.vram"),
                 pct / 100.0,
                 format!("{}/{} GiB", gib(used), gib(total)),
                 bar_width,
@@ -85,25 +87,25 @@ pub fn draw(frame: &mut Frame, area: Rect, gpu: &GpuState, ctx: CardContext, the
                 theme,
             )
         }
-        _ => unknown_line("VRAM", theme),
+        _ => unknown_line(&t!("card.vram"), theme),
     };
     let util_line = match s.utilization_gpu_pct {
         Some(u) => bar_line(
-            "UTIL",
+            &t!("card.util"),
             u / 100.0,
             format!("{}%", whole(u)),
             bar_width,
             theme.gauge(Level::Ok),
             theme,
         ),
-        None => unknown_line("UTIL", theme),
+        None => unknown_line(&t!("card.util"), theme),
     };
     let brake = s
         .clock_event_reasons
         .is_some_and(|r| r.contains(ClockEventReasons::HW_POWER_BRAKE));
     let power_line = match (s.power_draw_w, s.power_limit_w) {
         (Some(draw), Some(limit)) if limit > 0.0 => bar_line(
-            "POWR",
+            &t!("card.power"),
             draw / limit,
             format!("{}/{} W", whole(draw), whole(limit)),
             bar_width,
@@ -111,10 +113,10 @@ pub fn draw(frame: &mut Frame, area: Rect, gpu: &GpuState, ctx: CardContext, the
             theme,
         ),
         (Some(draw), _) => Line::from(vec![
-            Span::styled("POWR ", theme.dim()),
-            Span::styled(format!("{} W, limit unknown", whole(draw)), theme.base()),
+            Span::styled(format!("{} ", t!("card.power")), theme.dim()),
+            Span::styled(t!("card.limit_unknown", draw = whole(draw)), theme.base()),
         ]),
-        _ => unknown_line("POWR", theme),
+        _ => unknown_line(&t!("card.power"), theme),
     };
     let lines = vec![
         memory_line,
@@ -157,7 +159,7 @@ pub fn draw(frame: &mut Frame, area: Rect, gpu: &GpuState, ctx: CardContext, the
 }
 
 fn bar_line(
-    label: &'static str,
+    label: &str,
     ratio: f64,
     value: String,
     width: usize,
@@ -178,16 +180,16 @@ fn bar_line(
     ])
 }
 
-fn unknown_line(label: &'static str, theme: &Theme) -> Line<'static> {
+fn unknown_line(label: &str, theme: &Theme) -> Line<'static> {
     Line::from(vec![
         Span::styled(format!("{label} "), theme.dim()),
-        Span::styled("n/a", theme.dim()),
+        Span::styled(t!("card.na"), theme.dim()),
     ])
 }
 
 fn temperature_clock_line(gpu: &GpuState, theme: &Theme) -> Line<'static> {
     let s = &gpu.latest;
-    let mut spans = vec![Span::styled("TEMP ", theme.dim())];
+    let mut spans = vec![Span::styled(format!("{} ", t!("card.temp")), theme.dim())];
     match s.temperature_c {
         Some(t) => {
             spans.push(Span::styled(
@@ -198,13 +200,13 @@ fn temperature_clock_line(gpu: &GpuState, theme: &Theme) -> Line<'static> {
                 spans.push(Span::styled(format!("/{}", whole(slow)), theme.dim()));
             }
         }
-        None => spans.push(Span::styled("n/a", theme.dim())),
+        None => spans.push(Span::styled(t!("card.na"), theme.dim())),
     }
     spans.push(Span::styled("  SM ", theme.dim()));
     let clock = match (s.clock_sm_mhz, s.clock_sm_max_mhz) {
         (Some(c), Some(m)) => format!("{c}/{m} MHz"),
         (Some(c), None) => format!("{c} MHz"),
-        _ => "n/a".to_string(),
+        _ => t!("card.na").into_owned(),
     };
     spans.push(Span::styled(clock, theme.base()));
     if let Some(p) = &s.pstate {
@@ -215,20 +217,22 @@ fn temperature_clock_line(gpu: &GpuState, theme: &Theme) -> Line<'static> {
 
 fn reasons_line(reasons: Option<ClockEventReasons>, width: usize, theme: &Theme) -> Line<'static> {
     let Some(reasons) = reasons else {
-        return Line::from(Span::styled("clocks: reasons unknown", theme.dim()));
+        return Line::from(Span::styled(t!("card.clocks_unknown"), theme.dim()));
     };
     let labels = reasons.labels();
     if labels.is_empty() {
-        return Line::from(Span::styled("clocks: full speed", theme.ok()));
+        return Line::from(Span::styled(t!("card.clocks_full"), theme.ok()));
     }
     let style = if reasons.is_hardware_slowdown() || reasons.is_thermal() {
         theme.critical()
     } else {
         theme.base()
     };
+    let prefix = t!("card.clocks");
+    let room = width.saturating_sub(crate::cells::width(&prefix));
     Line::from(vec![
-        Span::styled("clocks: ", theme.dim()),
-        Span::styled(fit(&labels.join(", "), width.saturating_sub(8)), style),
+        Span::styled(prefix, theme.dim()),
+        Span::styled(fit(&labels.join(", "), room), style),
     ])
 }
 

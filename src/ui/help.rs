@@ -2,12 +2,16 @@
 //! frame which keys close it (the keymap's `Help` mode takes exactly those) and scrolls when
 //! the screen is too short for the list.
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::app::keymap::{BINDINGS, HELP_CLOSE_HINT};
+use std::borrow::Cow;
+
+use crate::app::keymap::BINDINGS;
 use crate::app::screen::ScrollArea;
 use crate::theme::Theme;
 use crate::ui::format::fit;
@@ -39,12 +43,15 @@ pub fn draw(frame: &mut Frame, area: Rect, scroll: usize, theme: &Theme) {
         .map(|(keys, what)| {
             let room = usize::from(rect.width.saturating_sub(2 + 18));
             Line::from(vec![
-                Span::styled(format!(" {keys:<17}"), theme.help_key()),
-                Span::styled(fit(what, room), theme.dialog()),
+                Span::styled(
+                    format!(" {}", crate::cells::pad(&key_name(keys), 17)),
+                    theme.help_key(),
+                ),
+                Span::styled(fit(&t!(*what), room), theme.dialog()),
             ])
         })
         .collect();
-    let title = scroll::title("Keys", first, rows, BINDINGS.len());
+    let title = scroll::title(&t!("pane.keys"), first, rows, BINDINGS.len());
     frame.render_widget(Clear, rect);
     frame.render_widget(
         Paragraph::new(lines).style(theme.dialog()).block(
@@ -52,8 +59,21 @@ pub fn draw(frame: &mut Frame, area: Rect, scroll: usize, theme: &Theme) {
                 .borders(Borders::ALL)
                 .border_style(theme.border_focused())
                 .title(Span::styled(title, theme.title()))
-                .title_bottom(Span::styled(format!(" {HELP_CLOSE_HINT} "), theme.title())),
+                .title_bottom(Span::styled(
+                    format!(" {} ", t!("help.close_hint")),
+                    theme.title(),
+                )),
         ),
         rect,
     );
+}
+
+/// The keys as the help shows them: the few that are words in the interface's language.
+fn key_name(keys: &str) -> Cow<'_, str> {
+    match keys {
+        "any key" => t!("keyname.any_key"),
+        "wheel" => t!("keyname.wheel"),
+        "click" => t!("keyname.click"),
+        keys => Cow::Borrowed(keys),
+    }
 }

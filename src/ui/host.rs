@@ -1,6 +1,8 @@
 //! The host view: a header, a grid of GPU cards, charts of the selected GPU, its findings and
 //! its processes, laid out so that each keeps a useful height (see [`layout`]).
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -121,8 +123,8 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, theme:
     draw_header(frame, areas.header, model, host, host_id, theme);
     if host.gpus.is_empty() {
         let text = match host.lost_raw() {
-            Some(raw) => format!("no readings: {}", clean(raw)),
-            None => "waiting for the first sample…".to_string(),
+            Some(raw) => t!("host.no_readings", raw = clean(raw)),
+            None => t!("host.waiting"),
         };
         frame.render_widget(
             Paragraph::new(Span::styled(text, theme.dim())).block(
@@ -169,7 +171,10 @@ fn draw_header(
         Span::styled(
             format!(
                 " {} ",
-                status.as_ref().map(|s| s.text()).unwrap_or_default()
+                status
+                    .as_ref()
+                    .map(crate::app::words::status)
+                    .unwrap_or_default()
             ),
             theme.base(),
         ),
@@ -193,12 +198,15 @@ fn draw_header(
         facts.push(clean(&info.source));
     }
     if let Some(d) = &info.driver_version {
-        facts.push(format!("driver {}", clean(d)));
+        facts.push(t!("host.driver", version = clean(d)).into_owned());
     }
     if let Some(c) = &info.cuda_version {
         facts.push(format!("CUDA {}", clean(c)));
     }
-    facts.push(crate::ui::format::count(host.gpus.len(), "GPU"));
+    facts.push(crate::ui::format::count(
+        host.gpus.len(),
+        crate::ui::format::Noun::Gpu,
+    ));
     for (i, fact) in facts.into_iter().enumerate() {
         let text = if i == 0 { fact } else { format!(" · {fact}") };
         whole_or_none(&mut spans, text, theme.dim());
@@ -291,8 +299,12 @@ pub fn process_rows(area: Rect, model: &Model, host: &HostState) -> (Rect, usize
 fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host: &HostState, theme: &Theme) {
     let focused = model.host_focus == HostFocus::Processes;
     let (rows_area, first) = process_rows(area, model, host);
-    let header =
-        Row::new(["PID", "GPU", "PROCESS", "VRAM MiB"].map(Cell::from)).style(theme.header());
+    let header = Row::new(
+        t!("host.processes_header")
+            .split('|')
+            .map(|h| Cell::from(h.to_string())),
+    )
+    .style(theme.header());
     let rows = host.processes.iter().map(|p| {
         let gpu = host
             .gpus
@@ -334,7 +346,7 @@ fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host: &HostState
             })
             .title(Span::styled(
                 scroll::title(
-                    "Processes",
+                    &t!("pane.processes"),
                     first,
                     usize::from(rows_area.height),
                     host.processes.len(),

@@ -1,5 +1,7 @@
 //! Drawing: `draw(&Model, &Theme)` only reads; one file per screen or widget.
 
+use rust_i18n::t;
+
 pub mod alerts;
 pub mod audit;
 pub mod banner;
@@ -25,6 +27,8 @@ pub mod release;
 pub mod runbooks;
 pub mod scroll;
 pub mod trail;
+
+use std::borrow::Cow;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -96,19 +100,20 @@ fn draw_top(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let mut spans = vec![
         Span::styled(" gpufleet ", theme.title()),
         Span::styled(
-            format!(
-                " {} · {} · {live} live",
-                format::count(model.fleet.hosts.len(), "host"),
-                format::count(gpus, "GPU")
+            t!(
+                "top.summary",
+                hosts = format::count(model.fleet.hosts.len(), format::Noun::Host),
+                gpus = format::count(gpus, format::Noun::Gpu),
+                live = live
             ),
             theme.base(),
         ),
     ];
     if down > 0 {
-        spans.push(Span::styled(format!(" · {down} down"), theme.critical()));
+        spans.push(Span::styled(t!("top.down", down = down), theme.critical()));
     }
     if model.fleet.options.read_only {
-        spans.push(Span::styled(" · read-only", theme.warning()));
+        spans.push(Span::styled(t!("top.read_only"), theme.warning()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
@@ -116,17 +121,17 @@ fn draw_top(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
 fn draw_bottom(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let line = match model.input_mode() {
         InputMode::Filter => Line::from(vec![
-            Span::styled(" filter: /", theme.filter()),
+            Span::styled(t!("bottom.filter"), theme.filter()),
             Span::styled(format::clean(&model.filter), theme.filter()),
             Span::styled("▏", theme.filter()),
-            Span::styled("  Enter keeps · Esc clears", theme.dim()),
+            Span::styled(t!("bottom.filter_keys"), theme.dim()),
         ]),
         _ => {
             let mut spans = Vec::new();
             let mut used = 0;
             if let Some(notice) = &model.notice {
                 let text = format!(" {} ", format::clean(&notice.text));
-                used += text.chars().count();
+                used += format::width_of(&text);
                 let style = if notice.warning {
                     theme.warning()
                 } else {
@@ -136,7 +141,7 @@ fn draw_bottom(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             }
             if !model.filter.is_empty() {
                 let text = format!(" /{} ", format::clean(&model.filter));
-                used += text.chars().count();
+                used += format::width_of(&text);
                 spans.push(Span::styled(text, theme.filter()));
             }
             let room = (area.width as usize).saturating_sub(used);
@@ -151,30 +156,34 @@ fn draw_bottom(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
 /// release hint only where releasing is possible.
 fn hints(model: &Model, room: usize) -> String {
     // (keys, what, drop order: lower goes first)
-    let mut items: Vec<(&str, &str, u8)> = match model.view {
+    let mut items: Vec<(&str, Cow<str>, u8)> = match model.view {
         View::Fleet => vec![
-            ("↑↓", "select", 3),
-            ("Enter", "open", 6),
-            ("/", "filter", 5),
-            ("s", "sort", 4),
+            ("↑↓", t!("hint.select"), 3),
+            ("Enter", t!("hint.open"), 6),
+            ("/", t!("hint.filter"), 5),
+            ("s", t!("hint.sort"), 4),
         ],
         // Tab stays longest: on a short screen it is how the processes and findings get room.
-        View::Host(_) => vec![("←→", "GPU", 4), ("Tab", "pane", 9), ("Esc", "back", 6)],
+        View::Host(_) => vec![
+            ("←→", t!("hint.gpu"), 4),
+            ("Tab", t!("hint.pane"), 9),
+            ("Esc", t!("hint.back"), 6),
+        ],
     };
     // What acts on a host goes first when room is short (`?` lists it too); the runbooks last.
-    items.push(("p", "runbooks", 2));
+    items.push(("p", t!("hint.runbooks"), 2));
     if model.source != HostSource::Demo {
-        items.push(("c", "check", 1));
+        items.push(("c", t!("hint.check"), 1));
     }
-    items.push(("a", "audit", 0));
-    items.push(("!", "alerts", 0));
-    items.push(("$", "cost", 7));
+    items.push(("a", t!("hint.audit"), 0));
+    items.push(("!", t!("hint.alerts"), 0));
+    items.push(("$", t!("hint.cost"), 7));
     if !model.fleet.options.read_only {
-        items.push(("R", "release", 7));
+        items.push(("R", t!("hint.release"), 7));
     }
-    items.push(("?", "help", 8));
-    items.push(("q", "quit", 8));
-    let text = |items: &[(&str, &str, u8)]| {
+    items.push(("?", t!("hint.help"), 8));
+    items.push(("q", t!("hint.quit"), 8));
+    let text = |items: &[(&str, Cow<str>, u8)]| {
         let joined = items
             .iter()
             .map(|(key, what, _)| format!("{key} {what}"))
@@ -182,7 +191,7 @@ fn hints(model: &Model, room: usize) -> String {
             .join(" · ");
         format!(" {joined}")
     };
-    while text(&items).chars().count() > room && !items.is_empty() {
+    while format::width_of(&text(&items)) > room && !items.is_empty() {
         let Some(pos) = items
             .iter()
             .enumerate()

@@ -3,6 +3,8 @@
 //! refused · retry … · tried … (attempt 4) · last reading … · cannot connect to …: Connection
 //! refused`). Times are UTC.
 
+use rust_i18n::t;
+
 use ratatui::style::Style;
 
 use crate::fleet::host::Retry;
@@ -21,11 +23,12 @@ pub fn style(outage: &Outage, theme: &Theme) -> Style {
 
 fn retry_text(retry: Retry, with_zone: bool) -> String {
     match retry {
-        Retry::At(at_ms) if with_zone => format!("retry {} UTC", clock(at_ms)),
-        Retry::At(at_ms) => format!("retry {}", clock(at_ms)),
-        Retry::Trying => "retrying now".to_string(),
-        Retry::Never => "not retrying".to_string(),
+        Retry::At(at_ms) if with_zone => t!("outage.retry_at_utc", time = clock(at_ms)),
+        Retry::At(at_ms) => t!("outage.retry_at", time = clock(at_ms)),
+        Retry::Trying => t!("outage.retrying"),
+        Retry::Never => t!("outage.not_retrying"),
     }
+    .into_owned()
 }
 
 /// For a row: the few words (left out when the status column already says them), the last
@@ -34,49 +37,59 @@ pub fn row_pieces(outage: &Outage, status_text: &str, theme: &Theme) -> Vec<Piec
     let mut pieces = Vec::new();
     let summary = clean(&outage.summary);
     if summary != status_text {
-        pieces.push(Piece::text(summary, style(outage, theme), 9));
-    }
-    if let Some(at_ms) = outage.last_reading_ms {
-        pieces.push(Piece::new(
-            format!("last reading {}", clock(at_ms)),
-            theme.stale(),
-            8,
+        pieces.push(Piece::text(
+            crate::app::words::outage_summary(&summary),
+            style(outage, theme),
+            9,
         ));
     }
+    pieces.extend(last_reading_piece(outage, theme));
     if let Some(retry) = outage.retry {
         pieces.push(Piece::new(retry_text(retry, false), theme.dim(), 7));
     }
     pieces
 }
 
+/// The last reading's time, for a row (what a released host still shows).
+pub fn last_reading_piece(outage: &Outage, theme: &Theme) -> Option<Piece> {
+    outage.last_reading_ms.map(|at_ms| {
+        Piece::new(
+            t!("outage.last_reading", time = clock(at_ms)),
+            theme.stale(),
+            8,
+        )
+    })
+}
+
 /// In full: the few words, when the link retries, when it last tried and how often, the last
 /// reading, then the whole message, which is cut first (with an ellipsis) when the line is
 /// short.
 pub fn full_pieces(outage: &Outage, theme: &Theme) -> Vec<Piece> {
-    let mut pieces = vec![Piece::text(clean(&outage.summary), style(outage, theme), 9)];
+    let summary = crate::app::words::outage_summary(&clean(&outage.summary));
+    let mut pieces = vec![Piece::text(summary, style(outage, theme), 9)];
     if let Some(retry) = outage.retry {
         pieces.push(Piece::new(retry_text(retry, true), theme.dim(), 7));
     }
     if let Some(at_ms) = outage.last_attempt_ms {
         let attempt = if outage.attempts > 1 {
-            format!(" (attempt {})", outage.attempts)
+            t!("outage.attempt", n = outage.attempts).into_owned()
         } else {
             String::new()
         };
         pieces.push(Piece::new(
-            format!("tried {} UTC{attempt}", clock(at_ms)),
+            t!("outage.tried", time = clock(at_ms), attempt = attempt),
             theme.dim(),
             6,
         ));
     }
     match outage.last_reading_ms {
         Some(at_ms) => pieces.push(Piece::new(
-            format!("last reading {} UTC", clock(at_ms)),
+            t!("outage.last_reading_utc", time = clock(at_ms)),
             theme.stale(),
             8,
         )),
         None if outage.last_attempt_ms.is_some() => {
-            pieces.push(Piece::new("never read", theme.dim(), 3));
+            pieces.push(Piece::new(t!("outage.never_read"), theme.dim(), 3));
         }
         None => {}
     }

@@ -35,49 +35,67 @@ pub fn frame(frame: &mut Frame, rect: Rect, title: String, border: Style, theme:
 }
 
 /// ` Enter run · Esc close`.
-pub fn key_hint<'a>(pairs: &[(&str, &str)], theme: &Theme) -> Line<'a> {
+pub fn key_hint<'a, K: AsRef<str>, W: AsRef<str>>(pairs: &[(K, W)], theme: &Theme) -> Line<'a> {
     let mut spans = vec![Span::raw(" ")];
     for (i, (key, what)) in pairs.iter().enumerate() {
         if i > 0 {
             spans.push(Span::styled(" · ", theme.dim()));
         }
-        spans.push(Span::styled(key.to_string(), theme.help_key()));
-        spans.push(Span::styled(format!(" {what}"), theme.dialog()));
+        spans.push(Span::styled(key.as_ref().to_string(), theme.help_key()));
+        spans.push(Span::styled(format!(" {}", what.as_ref()), theme.dialog()));
     }
     Line::from(spans)
 }
 
-/// `text` cut into rows of `width` characters (at least one row).
+/// `text` cut into rows of `width` cells (at least one row), never inside a character.
 pub fn wrap_rows(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
-    let chars: Vec<char> = text.chars().collect();
-    if chars.is_empty() {
-        return vec![String::new()];
+    let mut rows = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let row = take_row(rest, width);
+        rows.push(row.to_string());
+        rest = &rest[row.len()..];
     }
-    chars
-        .chunks(width)
-        .map(|chunk| chunk.iter().collect())
-        .collect()
+    if rows.is_empty() {
+        rows.push(String::new());
+    }
+    rows
 }
 
-/// `text` wrapped at spaces into rows of at most `width` characters (a longer word is cut).
+/// The start of `text` that fits in `width` cells, at least one character (a wide character
+/// in a one-cell row), so that cutting always moves on.
+fn take_row(text: &str, width: usize) -> &str {
+    let row = crate::cells::take(text, width);
+    if row.is_empty() {
+        text.char_indices()
+            .nth(1)
+            .map_or(text, |(at, _)| &text[..at])
+    } else {
+        row
+    }
+}
+
+/// `text` wrapped at spaces into rows of at most `width` cells (a longer word, or Chinese
+/// text, which has no spaces, is cut between characters).
 pub fn word_rows(text: &str, width: usize) -> Vec<String> {
+    use crate::cells::width as cells;
     let width = width.max(1);
     let mut rows: Vec<String> = Vec::new();
     let mut row = String::new();
     for word in text.split_whitespace() {
-        let len = row.chars().count();
-        if len > 0 && len + 1 + word.chars().count() > width {
+        let len = cells(&row);
+        if len > 0 && len + 1 + cells(word) > width {
             rows.push(std::mem::take(&mut row));
         }
         if !row.is_empty() {
             row.push(' ');
         }
         row.push_str(word);
-        while row.chars().count() > width {
-            let rest: String = row.chars().skip(width).collect();
-            rows.push(row.chars().take(width).collect());
-            row = rest;
+        while cells(&row) > width {
+            let head = take_row(&row, width).to_string();
+            row = row[head.len()..].to_string();
+            rows.push(head);
         }
     }
     if !row.is_empty() || rows.is_empty() {
@@ -110,5 +128,18 @@ mod tests {
         assert_eq!(wrap_rows("", 3), vec![""]);
         assert_eq!(word_rows("ab cd efgh", 5), vec!["ab cd", "efgh"]);
         assert_eq!(word_rows("abcdefg", 3), vec!["abc", "def", "g"]);
+    }
+
+    #[test]
+    fn chinese_rows_are_cut_by_cells_between_characters() {
+        assert_eq!(wrap_rows("掉卡残血卡", 4), vec!["掉卡", "残血", "卡"]);
+        // An odd width leaves a cell free rather than splitting a character.
+        assert_eq!(wrap_rows("掉卡残血卡", 5), vec!["掉卡", "残血", "卡"]);
+        assert_eq!(
+            word_rows("先备份 再释放实例", 6),
+            vec!["先备份", "再释放", "实例"]
+        );
+        // A row narrower than one character still moves on.
+        assert_eq!(wrap_rows("掉卡", 1), vec!["掉", "卡"]);
     }
 }

@@ -2,6 +2,8 @@
 //! it streams in, outcomes and explanations), newest at the bottom unless scrolled back, and
 //! under them the confirmation a change or disruptive step waits for, or how the run ended.
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -50,11 +52,12 @@ pub fn draw(f: &mut Frame, area: Rect, run: &PlaybookRun, theme: &Theme) {
         RunStage::Confirm(ask) => danger_style(ask.danger, theme),
         _ => theme.border_focused(),
     };
-    let title = format!(
-        " Runbook {} on {} ",
-        clean(&run.runbook),
-        clean(&run.host_name)
-    );
+    let title = t!(
+        "playbook.title",
+        runbook = clean(&run.runbook),
+        host = clean(&run.host_name)
+    )
+    .into_owned();
     let inner = panel::frame(f, area, title, border, theme);
     let width = inner.width as usize;
     let footer = footer_lines(run, width, theme);
@@ -67,12 +70,12 @@ pub fn draw(f: &mut Frame, area: Rect, run: &PlaybookRun, theme: &Theme) {
     for line in &run.lines {
         let prefix = indent(line.kind);
         let style = line_style(line, theme);
-        let room = width.saturating_sub(prefix.chars().count()).max(1);
+        let room = width.saturating_sub(crate::cells::width(prefix)).max(1);
         for (i, row) in wrap_rows(&line.text, room).into_iter().enumerate() {
             let lead = if i == 0 {
                 prefix.to_string()
             } else {
-                " ".repeat(prefix.chars().count())
+                " ".repeat(crate::cells::width(prefix))
             };
             rows.push((format!("{lead}{row}"), style));
         }
@@ -95,14 +98,18 @@ fn ask_lines<'a>(ask: &StepAsk, width: usize, theme: &Theme) -> Vec<Line<'a>> {
         Line::from(""),
         Line::from(vec![
             Span::styled(
-                format!(" {} step ", ask.danger.word().to_uppercase()),
+                match ask.danger {
+                    Danger::Read => t!("playbook.step_read"),
+                    Danger::Change => t!("playbook.step_change"),
+                    Danger::Disruptive => t!("playbook.step_disruptive"),
+                },
                 style,
             ),
             Span::styled(clean(&ask.title), theme.title()),
         ]),
     ];
     for row in wrap_rows(
-        &format!("why: {}", clean(&ask.why)),
+        &t!("playbook.why", why = clean(&ask.why)),
         width.saturating_sub(3),
     ) {
         lines.push(Line::styled(format!("   {row}"), theme.dim()));
@@ -113,12 +120,12 @@ fn ask_lines<'a>(ask: &StepAsk, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     ) {
         lines.push(Line::styled(format!("   {row}"), theme.help_key()));
     }
-    let question = Span::styled(" Run it on the host?  ", style);
+    let question = Span::styled(t!("playbook.question"), style);
     let answers = vec![
         Span::styled("y", theme.help_key()),
-        Span::styled(" run it · ", theme.dialog()),
-        Span::styled("any other key", theme.help_key()),
-        Span::styled(" cancel (default)", theme.dialog()),
+        Span::styled(t!("playbook.run_it"), theme.dialog()),
+        Span::styled(t!("keyname.any_other_key"), theme.help_key()),
+        Span::styled(t!("playbook.cancel_default"), theme.dialog()),
     ];
     let one_line = question.width() + answers.iter().map(Span::width).sum::<usize>();
     if one_line <= width {
@@ -133,29 +140,38 @@ fn ask_lines<'a>(ask: &StepAsk, width: usize, theme: &Theme) -> Vec<Line<'a>> {
 
 fn footer_lines<'a>(run: &PlaybookRun, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     let scrolled = if run.scroll > 0 {
-        format!(" (scrolled back {} lines)", run.scroll)
+        t!("playbook.scrolled", n = run.scroll).into_owned()
     } else {
         String::new()
     };
     match &run.stage {
         RunStage::Confirm(ask) => ask_lines(ask, width, theme),
         RunStage::Running => vec![
-            Line::styled(format!(" running…{scrolled}"), theme.warning()),
+            Line::styled(t!("playbook.running", scrolled = scrolled), theme.warning()),
             key_hint(
-                &[("Esc / x", "stop the step"), ("↑↓ PgUp", "scroll")],
+                &[
+                    ("Esc / x", t!("keyhint.stop_step")),
+                    ("↑↓ PgUp", t!("keyhint.scroll")),
+                ],
                 theme,
             ),
         ],
         RunStage::Stopping => vec![
-            Line::styled(" stopping the step…", theme.warning()),
-            key_hint(&[("Esc", "close and leave it")], theme),
+            Line::styled(t!("playbook.stopping"), theme.warning()),
+            key_hint(&[("Esc", t!("keyhint.close_leave"))], theme),
         ],
         RunStage::Finished { text, good } => vec![
             Line::styled(
                 format!(" {}{scrolled}", clean(text)),
                 if *good { theme.ok() } else { theme.critical() },
             ),
-            key_hint(&[("Esc / Enter", "close"), ("↑↓ PgUp", "scroll")], theme),
+            key_hint(
+                &[
+                    ("Esc / Enter", t!("keyhint.close")),
+                    ("↑↓ PgUp", t!("keyhint.scroll")),
+                ],
+                theme,
+            ),
         ],
     }
 }

@@ -1,6 +1,8 @@
 //! The dialog for a link's question: trust an unknown host key (default No), or type a
 //! passphrase / password (shown only as dots).
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -29,44 +31,57 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             other_types_known,
         } => {
             let mut lines = vec![
-                Line::from(format!(
-                    "{host}: the authenticity of host '{}' can't be established.",
-                    clean(known_as)
-                )),
+                Line::from(
+                    t!(
+                        "prompt.authenticity",
+                        host = host.as_str(),
+                        known_as = clean(known_as)
+                    )
+                    .into_owned(),
+                ),
                 Line::from(vec![
-                    Span::raw(format!("{} key fingerprint is ", clean(key_type))),
+                    Span::raw(t!("prompt.fingerprint", key_type = clean(key_type)).into_owned()),
                     Span::styled(clean(fingerprint), theme.title()),
                 ]),
             ];
             if !other_types_known.is_empty() {
                 lines.push(Line::styled(
-                    format!(
-                        "known_hosts already holds {} for this host: a new key type is worth a look.",
-                        other_types_known.join(", ")
-                    ),
+                    t!("prompt.other_types", types = other_types_known.join(", ")).into_owned(),
                     theme.warning(),
                 ));
             }
             lines.push(Line::from(""));
             lines.push(Line::from(vec![
-                Span::raw("Trust it and add it to known_hosts? "),
+                Span::raw(t!("prompt.trust").into_owned()),
                 Span::styled("y", theme.help_key()),
-                Span::raw(" yes · "),
-                Span::styled("any other key", theme.help_key()),
-                Span::raw(" no (default)"),
+                Span::raw(t!("prompt.yes").into_owned()),
+                Span::styled(t!("keyname.any_other_key").into_owned(), theme.help_key()),
+                Span::raw(t!("prompt.no_default").into_owned()),
             ]));
-            (" Unknown host key ", lines)
+            (t!("prompt.unknown_key"), lines)
         }
         PromptKind::Passphrase { key_file } => (
-            " Key passphrase ",
-            vec![Line::from(format!(
-                "{host} ({target}): passphrase for {}",
-                clean(key_file)
-            ))],
+            t!("prompt.passphrase_title"),
+            vec![Line::from(
+                t!(
+                    "prompt.passphrase",
+                    host = host.as_str(),
+                    target = target.as_str(),
+                    key_file = clean(key_file)
+                )
+                .into_owned(),
+            )],
         ),
         PromptKind::Password => (
-            " Password ",
-            vec![Line::from(format!("{host}: password for {target}"))],
+            t!("prompt.password_title"),
+            vec![Line::from(
+                t!(
+                    "prompt.password",
+                    host = host.as_str(),
+                    target = target.as_str()
+                )
+                .into_owned(),
+            )],
         ),
     };
     if prompt.wants_secret() {
@@ -79,10 +94,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             ),
             Span::styled("▏", theme.filter()),
         ]));
-        lines.push(Line::styled(
-            "Enter submits · Esc cancels · kept in memory only",
-            theme.dim(),
-        ));
+        lines.push(Line::styled(t!("prompt.secret_keys"), theme.dim()));
     }
     let width = area.width.min(84);
     // Room for the long lines (fingerprints, paths) to wrap once each.

@@ -2,6 +2,8 @@
 //! exact request (token `<redacted>`), the backup's output as it streams in, then the typed
 //! confirmation or the provider's answer.
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -20,7 +22,10 @@ const LABEL: usize = 10;
 
 fn labelled<'a>(label: &str, value: String, theme: &Theme, style: Style) -> Line<'a> {
     Line::from(vec![
-        Span::styled(format!(" {label:<LABEL$}"), theme.header()),
+        Span::styled(
+            format!(" {}", crate::cells::pad(label, LABEL)),
+            theme.header(),
+        ),
         Span::styled(value, style),
     ])
 }
@@ -65,9 +70,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         .unwrap_or(u16::MAX);
     let rect = crate::ui::panel::centred(area, width, height);
     let title = if dialog.unattended {
-        format!(" Auto-release {} ", clean(&dialog.host_name))
+        t!("release.title_auto", host = clean(&dialog.host_name))
     } else {
-        format!(" Release {} ", clean(&dialog.host_name))
+        t!("release.title", host = clean(&dialog.host_name))
     };
     frame.render_widget(Clear, rect);
     frame.render_widget(
@@ -93,37 +98,43 @@ fn sections<'a>(
 ) -> (Vec<Line<'a>>, Vec<Line<'a>>) {
     let mut head = Vec::new();
     let name = clean(&dialog.host_name);
-    let action = dialog.action.as_str();
+    let action = crate::app::words::action(dialog.action);
     if let Some(plan) = &dialog.plan {
         let instance = plan
             .instance_id
             .as_deref()
-            .map(|id| format!(" · instance {id}"))
+            .map(|id| t!("release.instance", id = id).into_owned())
             .unwrap_or_default();
         head.push(labelled(
-            "provider",
+            &t!("release.label_provider"),
             format!("{}{instance}", plan.provider),
             theme,
             theme.dialog(),
         ));
         let mut spans = vec![
-            Span::styled(format!(" {:<LABEL$}", "action"), theme.header()),
+            Span::styled(
+                format!(" {}", crate::cells::pad(&t!("release.label_action"), LABEL)),
+                theme.header(),
+            ),
             Span::styled(action.to_uppercase(), theme.danger()),
-            Span::styled(format!(": this {}", plan.effect), theme.dialog()),
+            Span::styled(
+                t!("release.this", effect = plan.effect.as_str()),
+                theme.dialog(),
+            ),
         ];
         if dialog.can_switch()
             && let Some(other) = plan.other_action
         {
             spans.push(Span::styled(
-                format!("  (Tab: {})", other.as_str()),
+                format!("  (Tab: {})", crate::app::words::action(other)),
                 theme.help_key(),
             ));
         }
         head.push(Line::from(spans));
     } else {
         head.push(labelled(
-            "action",
-            action.to_string(),
+            &t!("release.label_action"),
+            action.clone(),
             theme,
             theme.dialog(),
         ));
@@ -131,15 +142,17 @@ fn sections<'a>(
     if let Some(cost) = model.fleet.money.cost(dialog.host) {
         let spent = match (cost.spent(), cost.currency()) {
             (Some(spent), Some(currency)) => format_money(spent, currency),
-            _ => "unknown (no price in the config)".to_string(),
+            _ => t!("release.spent_unknown").into_owned(),
         };
         head.push(labelled(
-            "spent",
-            format!(
-                "{spent} over {} billed · idle now {}",
-                format_duration_ms(cost.totals.billed_ms),
-                format_duration_ms(cost.totals.current_idle_ms)
-            ),
+            &t!("release.label_spent"),
+            t!(
+                "release.spent_value",
+                spent = spent,
+                billed = format_duration_ms(cost.totals.billed_ms),
+                idle = format_duration_ms(cost.totals.current_idle_ms)
+            )
+            .into_owned(),
             theme,
             theme.dialog(),
         ));
@@ -147,21 +160,22 @@ fn sections<'a>(
     if let Some(plan) = &dialog.plan {
         match &plan.backup {
             Some(backup) => head.push(labelled(
-                "backup",
-                format!("{backup}  (runs first, on {name})"),
+                &t!("release.label_backup"),
+                t!("release.backup_runs", backup = backup, host = name).into_owned(),
                 theme,
                 theme.dialog(),
             )),
             None => head.push(labelled(
-                "backup",
-                "none configured".to_string(),
+                &t!("release.label_backup"),
+                t!("release.backup_none").into_owned(),
                 theme,
                 theme.dim(),
             )),
         }
+        let request_label = t!("release.label_request");
         for (i, line) in plan.request.iter().enumerate() {
             head.push(labelled(
-                if i == 0 { "request" } else { "" },
+                if i == 0 { &request_label } else { "" },
                 line.clone(),
                 theme,
                 theme.title(),
@@ -169,7 +183,7 @@ fn sections<'a>(
         }
         for warning in &plan.warnings {
             head.push(Line::styled(
-                format!(" warning: {warning}"),
+                t!("release.warning", text = warning).into_owned(),
                 theme.warning(),
             ));
         }
@@ -177,67 +191,81 @@ fn sections<'a>(
     let mut tail = vec![Line::from("")];
     match &dialog.stage {
         ReleaseStage::Planning => {
-            tail.push(Line::styled(" planning…", theme.dim()));
-            tail.push(key_hint(&[("Esc", "cancel")], theme));
+            tail.push(Line::styled(t!("release.planning"), theme.dim()));
+            tail.push(key_hint(&[("Esc", &t!("keyhint.cancel"))], theme));
         }
         ReleaseStage::Review => {
-            let mut keys = vec![("Enter", "run the backup, then confirm")];
+            let cancel = t!("keyhint.cancel");
+            let mut keys = vec![("Enter", t!("keyhint.backup_then_confirm"))];
             if dialog.can_switch() {
-                keys.push(("Tab / s t", "stop or terminate"));
+                keys.push(("Tab / s t", t!("keyhint.stop_or_terminate")));
             }
-            keys.push(("Esc", "cancel"));
+            keys.push(("Esc", cancel));
             tail.push(key_hint(&keys, theme));
         }
         ReleaseStage::BackingUp => {
             tail.push(Line::styled(
-                format!(" backing up on {name}…"),
+                t!("release.backing_up", host = name).into_owned(),
                 theme.warning(),
             ));
-            tail.push(key_hint(&[("Esc", "cancel the release")], theme));
+            tail.push(key_hint(&[("Esc", &t!("keyhint.cancel_release"))], theme));
         }
         ReleaseStage::BackupFailed { reason } => {
             tail.push(Line::styled(
-                format!(
-                    " the backup failed ({}): the release is blocked",
-                    clean(reason)
-                ),
+                t!("release.backup_failed", reason = clean(reason)).into_owned(),
                 theme.critical(),
             ));
             tail.push(key_hint(
-                &[("o", "release anyway"), ("Esc / Enter", "cancel")],
+                &[
+                    ("o", &t!("keyhint.release_anyway")),
+                    ("Esc / Enter", &t!("keyhint.cancel")),
+                ],
                 theme,
             ));
         }
         ReleaseStage::Typing => {
             if dialog.backup_ran && !dialog.backup_overridden {
-                tail.push(Line::styled(" backup done", theme.ok()));
+                tail.push(Line::styled(t!("release.backup_done"), theme.ok()));
             } else if dialog.backup_overridden {
                 tail.push(Line::styled(
-                    " the backup FAILED and is overridden",
+                    t!("release.backup_overridden"),
                     theme.critical(),
                 ));
             }
             tail.push(Line::from(vec![
-                Span::raw(format!(" type {name} to {action} it: ")),
+                Span::raw(
+                    t!(
+                        "release.type_name",
+                        host = name.as_str(),
+                        action = action.as_str()
+                    )
+                    .into_owned(),
+                ),
                 Span::styled(clean(&dialog.typed), theme.filter()),
                 Span::styled("▏", theme.filter()),
             ]));
-            let mut keys = vec![("Enter", "confirm (anything else cancels)")];
+            let cancel = t!("keyhint.cancel");
+            let mut keys = vec![("Enter", t!("keyhint.confirm"))];
             if dialog.can_switch() {
-                keys.push(("Tab", "stop / terminate"));
+                keys.push(("Tab", t!("keyhint.stop_terminate")));
             }
-            keys.push(("Esc", "cancel"));
+            keys.push(("Esc", cancel));
             tail.push(key_hint(&keys, theme));
         }
         ReleaseStage::Sending => {
             tail.push(Line::styled(
-                format!(" sending the {action} request…"),
+                t!("release.sending", action = action.as_str()).into_owned(),
                 theme.warning(),
             ));
         }
         ReleaseStage::Sent { answers, problems } => {
             tail.push(Line::styled(
-                format!(" {name}: {action} sent and accepted; the host is marked released"),
+                t!(
+                    "release.sent",
+                    host = name.as_str(),
+                    action = action.as_str()
+                )
+                .into_owned(),
                 theme.ok(),
             ));
             for answer in answers {
@@ -245,28 +273,37 @@ fn sections<'a>(
             }
             for problem in problems {
                 tail.push(Line::styled(
-                    format!(" warning: {problem}"),
+                    t!("release.warning", text = problem).into_owned(),
                     theme.warning(),
                 ));
             }
-            tail.push(key_hint(&[("any key", "close")], theme));
+            tail.push(key_hint(
+                &[(&t!("keyname.any_key"), &t!("keyhint.close"))],
+                theme,
+            ));
         }
         ReleaseStage::Failed { reason, answers } => {
             for answer in answers {
                 tail.push(Line::styled(format!("   {answer}"), theme.dialog()));
             }
             tail.push(Line::styled(
-                format!(" not released: {reason}"),
+                t!("release.not_released", reason = reason).into_owned(),
                 theme.critical(),
             ));
-            tail.push(key_hint(&[("any key", "close")], theme));
+            tail.push(key_hint(
+                &[(&t!("keyname.any_key"), &t!("keyhint.close"))],
+                theme,
+            ));
         }
         ReleaseStage::Refused { reason } => {
             tail.push(Line::styled(
-                format!(" not released: {reason}"),
+                t!("release.not_released", reason = reason).into_owned(),
                 theme.critical(),
             ));
-            tail.push(key_hint(&[("any key", "close")], theme));
+            tail.push(key_hint(
+                &[(&t!("keyname.any_key"), &t!("keyhint.close"))],
+                theme,
+            ));
         }
     }
     (head, tail)

@@ -1,6 +1,8 @@
 //! The runbook picker: every runbook with its title, the ones for the host's most severe finding
 //! first and marked; the selected one's summary; then the parameters that may be typed.
 
+use rust_i18n::t;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -27,14 +29,18 @@ pub fn draw(f: &mut Frame, area: Rect, model: &Model, picker: &Picker, theme: &T
     }
     let hint = match picker.form {
         Some(_) => key_hint(
-            &[("Enter", "run"), ("↑↓ Tab", "parameter"), ("Esc", "back")],
+            &[
+                ("Enter", t!("keyhint.run")),
+                ("↑↓ Tab", t!("keyhint.parameter")),
+                ("Esc", t!("keyhint.back")),
+            ],
             theme,
         ),
         None => key_hint(
             &[
-                ("↑↓", "choose"),
-                ("Enter", "run on this host"),
-                ("Esc", "close"),
+                ("↑↓", t!("keyhint.choose")),
+                ("Enter", t!("keyhint.run_here")),
+                ("Esc", t!("keyhint.close")),
             ],
             theme,
         ),
@@ -51,9 +57,10 @@ pub fn draw(f: &mut Frame, area: Rect, model: &Model, picker: &Picker, theme: &T
             .iter()
             .filter(|s| s.danger != Danger::Read)
             .count();
-        let counts = format!(
-            "{} steps, {changes} of them change or disrupt the host (each asks first).",
-            book.steps.len()
+        let counts = t!(
+            "runbooks.counts",
+            steps = book.steps.len(),
+            changes = changes
         );
         // Whitespace first: `clean` drops the summary's line breaks.
         let summary: Vec<&str> = book.summary.split_whitespace().collect();
@@ -75,7 +82,7 @@ pub fn draw(f: &mut Frame, area: Rect, model: &Model, picker: &Picker, theme: &T
     lines.push(Line::from(""));
     lines.push(hint);
     let rect = centred(area, width, lines.len() as u16 + 2);
-    let title = format!(" Runbooks for {} ", clean(&picker.host_name));
+    let title = t!("runbooks.title", host = clean(&picker.host_name)).into_owned();
     let inner = panel::frame(f, rect, title, theme.border_focused(), theme);
     f.render_widget(Paragraph::new(lines), inner);
 }
@@ -84,7 +91,7 @@ fn list_lines<'a>(picker: &Picker, width: usize, theme: &Theme) -> Vec<Line<'a>>
     let id_width = picker
         .items
         .iter()
-        .map(|i| i.id.chars().count())
+        .map(|i| crate::cells::width(&i.id))
         .max()
         .unwrap_or(8)
         .min(20);
@@ -95,9 +102,9 @@ fn list_lines<'a>(picker: &Picker, width: usize, theme: &Theme) -> Vec<Line<'a>>
         let tag = item
             .for_label
             .as_ref()
-            .map(|label| format!("  for {label}"))
+            .map(|label| t!("runbooks.for", label = label).into_owned())
             .unwrap_or_default();
-        let room = width.saturating_sub(id_width + 5 + tag.chars().count());
+        let room = width.saturating_sub(id_width + 5 + crate::cells::width(&tag));
         let text_style = if selected {
             theme.selected()
         } else {
@@ -105,7 +112,10 @@ fn list_lines<'a>(picker: &Picker, width: usize, theme: &Theme) -> Vec<Line<'a>>
         };
         lines.push(Line::from(vec![
             Span::styled(
-                format!(" {marker} {:<id_width$}  ", fit(&item.id, id_width)),
+                format!(
+                    " {marker} {}  ",
+                    crate::cells::pad(&fit(&item.id, id_width), id_width)
+                ),
                 text_style,
             ),
             Span::styled(fit(&clean(&item.title), room), text_style),
@@ -124,34 +134,34 @@ fn form_lines<'a>(model: &Model, form: &ParamForm, width: usize, theme: &Theme) 
         .unwrap_or_default();
     let mut lines = vec![
         Line::styled(format!(" {}: {title}", clean(&form.runbook)), theme.title()),
-        Line::styled(
-            " Type a value, or leave it empty for the runbook's proposal:",
-            theme.dim(),
-        ),
+        Line::styled(t!("runbooks.type_value"), theme.dim()),
     ];
     let name_width = form
         .fields
         .iter()
-        .map(|f| f.name.chars().count())
+        .map(|f| crate::cells::width(&f.name))
         .max()
         .unwrap_or(4);
     for (i, field) in form.fields.iter().enumerate() {
         let selected = i == form.cursor;
         let marker = if selected { "▸" } else { " " };
         let mut spans = vec![Span::styled(
-            format!(" {marker} {:<name_width$}  ", field.name),
+            format!(" {marker} {}  ", crate::cells::pad(&field.name, name_width)),
             if selected {
                 theme.selected()
             } else {
                 theme.dialog()
             },
         )];
-        spans.push(Span::styled(format!("[{:<6}", field.value), theme.filter()));
+        spans.push(Span::styled(
+            format!("[{}", crate::cells::pad(&field.value, 6)),
+            theme.filter(),
+        ));
         spans.push(Span::styled(
             if selected { "▏]" } else { " ]" },
             theme.filter(),
         ));
-        let room = width.saturating_sub(name_width + 16 + field.value.len().max(6));
+        let room = width.saturating_sub(name_width + 16 + crate::cells::width(&field.value).max(6));
         spans.push(Span::styled(
             format!("  {}", fit(&clean(&field.hint), room)),
             theme.dim(),

@@ -1,5 +1,7 @@
 //! Where a scrolled pane is, said the same way in every pane's title: `Findings 3-7 of 12`.
 
+use rust_i18n::t;
+
 /// ` {label} 3-7 of 12 ` while some of `total` items are out of view (`first` counts from 0,
 /// `shown` items are visible), else ` {label} (12) `.
 pub fn title(label: &str, first: usize, shown: usize, total: usize) -> String {
@@ -8,7 +10,14 @@ pub fn title(label: &str, first: usize, shown: usize, total: usize) -> String {
     }
     let from = (first + 1).min(total);
     let to = (first + shown).clamp(from, total);
-    format!(" {label} {from}-{to} of {total} ")
+    t!(
+        "scroll.range",
+        label = label,
+        from = from,
+        to = to,
+        total = total
+    )
+    .into_owned()
 }
 
 /// The first item of a window of `rows` that keeps `cursor` on screen, scrolled only as far as

@@ -48,6 +48,16 @@ impl Tmux {
                 "e2e",
             ])
             .args(["-x", &width.to_string(), "-y", &height.to_string()])
+            // The console follows the locale (LC_ALL, LC_MESSAGES, LANG): English unless a
+            // test's command says otherwise, whatever the locale of the machine running it.
+            .args([
+                "-e",
+                "LC_ALL=C.UTF-8",
+                "-e",
+                "LC_MESSAGES=",
+                "-e",
+                "LANG=C.UTF-8",
+            ])
             .arg(command)
             .status()
             .expect("tmux new-session");

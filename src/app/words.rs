@@ -1,0 +1,244 @@
+//! The words the console shows for the engine's states (a host's status, the sort order) in
+//! the language of the interface. The engine keeps its own English words for logs, JSON and
+//! `snapshot`; these are for the screen only.
+
+use rust_i18n::t;
+
+use crate::config::Provider;
+use crate::cost::{RedLine, format_duration_ms, format_money};
+use crate::fleet::host::{HostStatus, format_age};
+use crate::release::ReleaseAction;
+
+/// The status column's words: `live`, `stale 12s`, `GPU lost` (`在线`, `无数据 12s`, `掉卡`).
+pub fn status(status: &HostStatus) -> String {
+    let text = match status {
+        HostStatus::Connecting { attempt } if *attempt <= 1 => t!("status.connecting"),
+        HostStatus::Connecting { attempt } => t!("status.connecting_again", attempt = attempt),
+        HostStatus::Live => t!("status.live"),
+        HostStatus::Stale { age_ms } => t!("status.stale", age = format_age(*age_ms)),
+        HostStatus::Unreachable { .. } => t!("status.unreachable"),
+        HostStatus::Lost { reason } => match reason.word() {
+            "gpu_lost" => t!("status.lost.gpu_lost"),
+            "driver_not_loaded" => t!("status.lost.driver_not_loaded"),
+            "driver_library_mismatch" => t!("status.lost.driver_library_mismatch"),
+            "no_devices" => t!("status.lost.no_devices"),
+            _ => t!("status.lost.telemetry_failed"),
+        },
+        HostStatus::Flooding { .. } => t!("status.flooding"),
+    };
+    text.into_owned()
+}
+
+/// A release action as the dialog names it: `stop` / `terminate` (`关机` / `释放`).
+pub fn action(action: ReleaseAction) -> String {
+    match action {
+        ReleaseAction::Stop => t!("action.stop"),
+        ReleaseAction::Terminate => t!("action.terminate"),
+    }
+    .into_owned()
+}
+
+/// What a release action does to the instance and its data (the release module's `effect` is
+/// the English one that the plan's JSON keeps).
+pub fn effect(provider: Provider, action: ReleaseAction) -> String {
+    use ReleaseAction::{Stop, Terminate};
+    match (provider, action) {
+        (Provider::Vast, Stop) => t!("effect.vast_stop"),
+        (Provider::Vast, Terminate) => t!("effect.vast_terminate"),
+        (Provider::RunPod, Stop) => t!("effect.runpod_stop"),
+        (Provider::RunPod, Terminate) => t!("effect.runpod_terminate"),
+        (Provider::Lambda, _) => t!("effect.lambda"),
+        (Provider::AutoDl, Stop) => t!("effect.autodl_stop"),
+        (Provider::AutoDl, Terminate) => t!("effect.autodl_terminate"),
+        (Provider::Command, _) => t!("effect.command"),
+        (Provider::Ssh, _) => t!("effect.ssh"),
+    }
+    .into_owned()
+}
+
+/// An outage's few words (the engine's English, `fleet::outage`) in the interface's language,
+/// for the fixed ones: a lost stream's reason, a missing nvidia-smi, waiting to connect. Words
+/// that carry what a host or the network said (`connection refused`) stay as they came.
+pub fn outage_summary(summary: &str) -> String {
+    let key = match summary {
+        "GPU lost" => "status.lost.gpu_lost",
+        "driver not loaded" => "status.lost.driver_not_loaded",
+        "driver/library mismatch" => "status.lost.driver_library_mismatch",
+        "no devices" => "status.lost.no_devices",
+        "telemetry failed" => "status.lost.telemetry_failed",
+        "nvidia-smi missing" => "outage.smi_missing",
+        "connecting" => "status.connecting",
+        "waiting for the first reading" => "outage.waiting",
+        other => return other.to_string(),
+    };
+    t!(key).into_owned()
+}
+
+/// The word for a released host in the status column.
+pub fn released() -> String {
+    t!("status.released").into_owned()
+}
+
+/// A crossed red line as the banner says it (the cost module's `RedLine::message` is the
+/// English one that alerts and logs keep).
+pub fn red_line(line: &RedLine) -> String {
+    let hours = |ms: u64| format!("{:.1}", crate::cost::hours(ms));
+    let text = match line {
+        RedLine::HostIdle {
+            host,
+            idle_ms,
+            limit_ms,
+        } => t!(
+            "redline.host_idle",
+            host = host,
+            idle = format_duration_ms(*idle_ms),
+            limit = format_duration_ms(*limit_ms)
+        ),
+        RedLine::HostOverBudget {
+            host,
+            spent,
+            max_spend,
+            currency,
+        } => t!(
+            "redline.host_budget",
+            host = host,
+            spent = format_money(*spent, currency),
+            max = format_money(*max_spend, currency)
+        ),
+        RedLine::HostOverHours {
+            host,
+            billed_ms,
+            max_hours,
+        } => t!(
+            "redline.host_hours",
+            host = host,
+            hours = hours(*billed_ms),
+            max = max_hours
+        ),
+        RedLine::FleetOverBudget {
+            currency,
+            spent,
+            max_spend,
+        } => t!(
+            "redline.fleet_budget",
+            spent = format_money(*spent, currency),
+            max = format_money(*max_spend, currency)
+        ),
+        RedLine::FleetOverHours {
+            billed_ms,
+            max_hours,
+        } => t!(
+            "redline.fleet_hours",
+            hours = hours(*billed_ms),
+            max = max_hours
+        ),
+    };
+    text.into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::model::LostReason;
+
+    /// The English words are the engine's own, so the screen and `snapshot` agree.
+    #[test]
+    fn english_status_words_are_the_engines() {
+        for s in [
+            HostStatus::Connecting { attempt: 1 },
+            HostStatus::Connecting { attempt: 3 },
+            HostStatus::Live,
+            HostStatus::Stale { age_ms: 12_000 },
+            HostStatus::Unreachable {
+                reason: "refused".into(),
+            },
+            HostStatus::Flooding { detail: "x".into() },
+            HostStatus::Lost {
+                reason: LostReason::GpuLost,
+            },
+            HostStatus::Lost {
+                reason: LostReason::DriverNotLoaded,
+            },
+            HostStatus::Lost {
+                reason: LostReason::DriverLibraryMismatch,
+            },
+            HostStatus::Lost {
+                reason: LostReason::NoDevices,
+            },
+            HostStatus::Lost {
+                reason: LostReason::Other,
+            },
+        ] {
+            assert_eq!(status(&s), s.text());
+        }
+    }
+
+    /// In English the engine's words come back as they are, each through its own text.
+    #[test]
+    fn english_outage_words_are_the_engines() {
+        for reason in [
+            LostReason::GpuLost,
+            LostReason::DriverNotLoaded,
+            LostReason::DriverLibraryMismatch,
+            LostReason::NoDevices,
+            LostReason::Other,
+        ] {
+            assert_eq!(outage_summary(reason.label()), reason.label());
+        }
+        for words in [
+            "nvidia-smi missing",
+            "connecting",
+            "waiting for the first reading",
+            "connection refused",
+        ] {
+            assert_eq!(outage_summary(words), words);
+        }
+        // Chinese for the fixed words, from the catalogue compiled in.
+        assert_eq!(t!("status.lost.gpu_lost", locale = "zh-CN"), "掉卡");
+    }
+
+    #[test]
+    fn english_effects_and_actions_are_the_release_modules() {
+        use crate::config::Provider::*;
+        for provider in [Vast, RunPod, Lambda, AutoDl, Command, Ssh] {
+            for a in [ReleaseAction::Stop, ReleaseAction::Terminate] {
+                assert_eq!(effect(provider, a), crate::release::effect(provider, a));
+                assert_eq!(action(a), a.as_str());
+            }
+        }
+    }
+
+    #[test]
+    fn english_red_lines_are_the_cost_modules() {
+        let host = "a100-1".to_string();
+        for line in [
+            RedLine::HostIdle {
+                host: host.clone(),
+                idle_ms: 1_800_000,
+                limit_ms: 1_200_000,
+            },
+            RedLine::HostOverBudget {
+                host: host.clone(),
+                spent: 101.5,
+                max_spend: 100.0,
+                currency: "CNY".into(),
+            },
+            RedLine::HostOverHours {
+                host,
+                billed_ms: 37_000_000,
+                max_hours: 10.0,
+            },
+            RedLine::FleetOverBudget {
+                currency: "USD".into(),
+                spent: 12.0,
+                max_spend: 10.0,
+            },
+            RedLine::FleetOverHours {
+                billed_ms: 90_000_000,
+                max_hours: 24.5,
+            },
+        ] {
+            assert_eq!(red_line(&line), line.message());
+        }
+    }
+}

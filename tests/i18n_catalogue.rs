@@ -1,0 +1,423 @@
+//! The message catalogues (`locales/en.toml`, `locales/zh-CN.toml`) and the console's source:
+//! both catalogues hold the same keys, none empty, with the same placeholders; every key the
+//! source names exists; and no text a user reads is written into `src/ui/` or `src/app/`
+//! outside the catalogues.
+//!
+//! What counts as hard-coded text: a string literal in the code of a file under `src/ui/` or
+//! `src/app/` (comments, `#[cfg(test)]` modules and `*_tests.rs` files left out) that holds a
+//! word (a run of letters, Latin or CJK, once `{...}` format placeholders are taken out) not in
+//! [`NOT_TEXT`], the short list of what is not language: key names, units, product names.
+//! A literal that is never shown is not counted: the key of `t!("...")`, a literal compared
+//! (`==`, `!=`, a `match` arm's pattern, `starts_with(...)`), a thread's name (`.name(...)`), a
+//! `Debug` impl's text (`write!(f, ...)`, `f.write_str(...)`), a byte string. A literal that
+//! looks like a catalogue key (`help.move`) must be one. [`ALLOWED`] lists, with the reason,
+//! the few literals kept in the source on purpose.
+
+#[path = "support/literals.rs"]
+mod literals;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use literals::{Literal, literals};
+use std::path::{Path, PathBuf};
+
+/// Words that are not language: key names, units, product and protocol names.
+const NOT_TEXT: &[&str] = &[
+    // Keys, as the keyboard labels them, and the letters the keymap binds.
+    "Enter",
+    "Esc",
+    "Tab",
+    "Backspace",
+    "PgUp",
+    "PgDn",
+    "Ctrl",
+    "C",
+    "a",
+    "c",
+    "e",
+    "g",
+    "G",
+    "h",
+    "j",
+    "k",
+    "l",
+    "o",
+    "p",
+    "q",
+    "R",
+    "s",
+    "t",
+    "x",
+    "y",
+    // Units and time.
+    "GiB",
+    "MiB",
+    "MHz",
+    "W",
+    "m",
+    "ms",
+    "d",
+    "UTC",
+    // Names of things.
+    "GPU",
+    "CUDA",
+    "ECC",
+    "SM",
+    "TFLOP",
+    "gpufleet",
+];
+
+/// Literals kept in the source on purpose: (file, literal, why).
+const ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "src/app/release_bridge.rs",
+        "release-backup",
+        "a worker thread's name, given to ReleaseBridge::spawn",
+    ),
+    (
+        "src/app/release_bridge.rs",
+        "release-send",
+        "a worker thread's name, given to ReleaseBridge::spawn",
+    ),
+    (
+        "src/app/keymap.rs",
+        "Esc or ? closes · ↑↓ scroll · q quits",
+        "HELP_CLOSE_HINT: the English text of help.close_hint, held equal by a test here",
+    ),
+    (
+        "src/app/keymap.rs",
+        "any key",
+        "a key of BINDINGS; the help overlay shows it through keyname.any_key",
+    ),
+    (
+        "src/app/keymap.rs",
+        "wheel",
+        "a key of BINDINGS; the help overlay shows it through keyname.wheel",
+    ),
+    (
+        "src/app/keymap.rs",
+        "click",
+        "a key of BINDINGS; the help overlay shows it through keyname.click",
+    ),
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A catalogue as flat `key -> text`, nested tables joined with dots as rust-i18n reads them.
+fn catalogue(lang: &str) -> BTreeMap<String, String> {
+    let path = root().join("locales").join(format!("{lang}.toml"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let table: toml::Table =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = BTreeMap::new();
+    flatten("", &toml::Value::Table(table), &mut out, &path);
+    out
+}
+
+fn flatten(prefix: &str, value: &toml::Value, out: &mut BTreeMap<String, String>, path: &Path) {
+    match value {
+        toml::Value::Table(table) => {
+            for (k, v) in table {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, out, path);
+            }
+        }
+        toml::Value::String(s) => {
+            out.insert(prefix.to_string(), s.clone());
+        }
+        other => panic!("{}: {prefix} is not text: {other:?}", path.display()),
+    }
+}
+
+/// The `%{name}` placeholders of a catalogue text.
+fn placeholders(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("%{") {
+        let after = &rest[at + 2..];
+        match after.find('}') {
+            Some(end) => {
+                out.insert(after[..end].to_string());
+                rest = &after[end + 1..];
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+#[test]
+fn both_catalogues_hold_the_same_keys_none_empty_with_the_same_placeholders() {
+    let en = catalogue("en");
+    let zh = catalogue("zh-CN");
+    assert!(
+        en.len() > 100,
+        "the English catalogue holds {} texts",
+        en.len()
+    );
+    let only_en: Vec<&String> = en.keys().filter(|k| !zh.contains_key(*k)).collect();
+    let only_zh: Vec<&String> = zh.keys().filter(|k| !en.contains_key(*k)).collect();
+    assert!(only_en.is_empty(), "missing from zh-CN.toml: {only_en:?}");
+    assert!(only_zh.is_empty(), "missing from en.toml: {only_zh:?}");
+    for (lang, texts) in [("en", &en), ("zh-CN", &zh)] {
+        let empty: Vec<&String> = texts
+            .iter()
+            .filter(|(_, v)| v.trim().is_empty())
+            .map(|(k, _)| k)
+            .collect();
+        assert!(empty.is_empty(), "empty texts in {lang}.toml: {empty:?}");
+    }
+    for (key, text) in &en {
+        assert_eq!(
+            placeholders(text),
+            placeholders(&zh[key]),
+            "{key}: the two languages put in different values"
+        );
+    }
+    for (lang, texts) in [("en", &en), ("zh-CN", &zh)] {
+        // Texts with choices (`VRAM GiB|VRAM|GiB`, longest first) have no empty choice.
+        for (key, text) in texts.iter().filter(|(_, v)| v.contains('|')) {
+            assert!(
+                text.split('|').all(|choice| !choice.trim().is_empty()),
+                "{lang}.toml {key}: an empty choice in {text:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn chinese_texts_are_chinese() {
+    let zh = catalogue("zh-CN");
+    let en = catalogue("en");
+    // A text copied over untranslated is a missing translation, except where the English is
+    // all names and units (`$/h`, `ECC`, `GPU|...`).
+    let untranslated: Vec<&String> = zh
+        .iter()
+        .filter(|(k, v)| en[*k] == **v && words(v).iter().any(|w| !NOT_TEXT.contains(&w.as_str())))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(untranslated.is_empty(), "same as English: {untranslated:?}");
+}
+
+#[test]
+fn the_help_close_hint_is_the_catalogues_english() {
+    assert_eq!(
+        catalogue("en")["help.close_hint"],
+        gpufleet::app::keymap::HELP_CLOSE_HINT
+    );
+}
+
+#[test]
+fn every_help_binding_names_a_catalogue_text() {
+    let en = catalogue("en");
+    for (keys, what) in gpufleet::app::keymap::BINDINGS {
+        assert!(en.contains_key(*what), "{keys}: no text {what}");
+    }
+}
+
+/// The words of a text: runs of letters once `{...}` placeholders are taken out.
+fn words(text: &str) -> Vec<String> {
+    let mut bare = String::new();
+    let mut depth = 0;
+    for c in text.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth > 0 => depth -= 1,
+            _ if depth == 0 => bare.push(c),
+            _ => {}
+        }
+    }
+    bare.split(|c: char| !c.is_alphabetic())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `text` reads like a catalogue key: `section.name`, lower case.
+fn looks_like_key(text: &str) -> bool {
+    let mut parts = text.split('.');
+    let valid = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    text.contains('.') && parts.all(valid)
+}
+
+/// A literal that never reaches the screen: a `t!` key, compared, a thread name, Debug text.
+fn never_shown(lit: &Literal) -> bool {
+    let before = lit.before.as_str();
+    let after = lit.after.as_str();
+    let t_key = before.strip_suffix("t!(").is_some_and(|rest| {
+        !rest
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    });
+    lit.byte
+        || t_key
+        || [
+            ".name(",
+            ".name(format!(",
+            "write!(f,",
+            "f.write_str(",
+            "==",
+            "!=",
+            "starts_with(",
+        ]
+        .iter()
+        .any(|end| before.ends_with(end))
+        || after.starts_with("=>")
+        || after.starts_with("|\"_\"")
+        || after.starts_with("==")
+        || (before.ends_with('|') && after.starts_with("=>"))
+}
+
+fn source_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in ["src/ui", "src/app"] {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.extension().is_some_and(|e| e == "rs")
+                    && !p.to_string_lossy().ends_with("_tests.rs")
+            })
+            .collect();
+        entries.sort();
+        files.extend(entries);
+    }
+    files
+}
+
+/// The problems the scan finds in one file's source.
+fn hard_coded(file: &str, source: &str, keys: &BTreeMap<String, String>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for lit in literals(source) {
+        if looks_like_key(&lit.text) {
+            if !keys.contains_key(&lit.text) {
+                problems.push(format!(
+                    "{file}:{}: no catalogue text {:?}",
+                    lit.line, lit.text
+                ));
+            }
+            continue;
+        }
+        if never_shown(&lit) {
+            continue;
+        }
+        let text_words: Vec<String> = words(&lit.text)
+            .into_iter()
+            .filter(|w| !NOT_TEXT.contains(&w.as_str()))
+            .collect();
+        if text_words.is_empty() {
+            continue;
+        }
+        if ALLOWED.iter().any(|(f, l, _)| *f == file && *l == lit.text) {
+            continue;
+        }
+        problems.push(format!(
+            "{file}:{}: {:?} (words {:?})",
+            lit.line, lit.text, text_words
+        ));
+    }
+    problems
+}
+
+#[test]
+fn no_user_facing_text_is_written_into_the_console_outside_the_catalogue() {
+    let en = catalogue("en");
+    let mut problems = Vec::new();
+    for path in source_files() {
+        let file = path
+            .strip_prefix(root())
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        problems.extend(hard_coded(&file, &source, &en));
+    }
+    assert!(
+        problems.is_empty(),
+        "text outside the catalogue ({}):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn every_key_the_source_names_is_in_both_catalogues() {
+    let en = catalogue("en");
+    let zh = catalogue("zh-CN");
+    let mut missing = Vec::new();
+    let mut used = BTreeSet::new();
+    let mut stack = vec![root().join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).unwrap_or_default();
+            for (at, _) in source.match_indices("t!(\"") {
+                let word_before = source[..at]
+                    .chars()
+                    .last()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_');
+                if word_before {
+                    continue; // format!(, print!(, ...
+                }
+                let rest = &source[at + 4..];
+                let key = &rest[..rest.find('"').unwrap_or(0)];
+                used.insert(key.to_string());
+                if !en.contains_key(key) || !zh.contains_key(key) {
+                    missing.push(format!("{}: {key}", path.display()));
+                }
+            }
+            for lit in literals(&source) {
+                if looks_like_key(&lit.text) && en.contains_key(&lit.text) {
+                    used.insert(lit.text);
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "keys with no text: {missing:?}");
+    let unused: Vec<&String> = en.keys().filter(|k| !used.contains(*k)).collect();
+    assert!(unused.is_empty(), "texts no code uses: {unused:?}");
+}
+
+/// The scan itself: what it must catch and what it must let through.
+#[test]
+fn the_scan_catches_text_and_lets_keys_and_symbols_through() {
+    let keys: BTreeMap<String, String> = [("fleet.title".to_string(), "x".to_string())].into();
+    let caught = |source: &str| hard_coded("src/ui/x.rs", source, &keys);
+    assert_eq!(
+        caught(r#"let a = Span::raw("waiting for the first sample…");"#).len(),
+        1
+    );
+    assert_eq!(caught(r#"let a = format!(" {} live", n);"#).len(), 1);
+    assert_eq!(caught(r#"let a = Line::from("等待");"#).len(), 1);
+    assert_eq!(caught("let a = \"no \\\n    hosts\";").len(), 1);
+    assert_eq!(caught(r#"let a = r"raw text";"#).len(), 1);
+    assert_eq!(
+        caught(r#"let a = t!("fleet.missing");"#).len(),
+        1,
+        "an unknown key"
+    );
+    assert!(caught(r#"let a = t!("fleet.title", n = 1);"#).is_empty());
+    assert!(caught(r#"let a = format!("{}/{} GiB", u, t); let b = " · ";"#).is_empty());
+    assert!(caught(r#"let a = ("Esc / Enter", x); let b = "▏";"#).is_empty());
+    assert!(caught(r#"match s { "ok" => 1, _ => 2 }; if o == "dry_run" {}"#).is_empty());
+    assert!(caught(r#"b.name("ledger-save".to_string()); write!(f, "Typed({t:?})")"#).is_empty());
+    assert!(caught(r#"let c = '"'; let d = "ok"; // "comment text""#).len() == 1);
+    assert!(caught("#[cfg(test)]\nmod tests { const A: &str = \"test text\"; }").is_empty());
+}
