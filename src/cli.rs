@@ -61,8 +61,8 @@ pub struct GlobalArgs {
 
     /// Language of the interface: en or zh-CN (default: `language` in the config, else the
     /// locale, LC_ALL / LC_MESSAGES / LANG; English when neither says).
-    #[arg(long, global = true, value_name = "LANG", value_parser = crate::lang::parse_flag)]
-    pub lang: Option<crate::lang::Lang>,
+    #[arg(long, global = true, value_name = "LANG", value_parser = crate::config::lang::parse_flag)]
+    pub lang: Option<crate::config::lang::Lang>,
 
     /// Refuse every action that changes a host.
     #[arg(long, global = true)]

@@ -1,7 +1,7 @@
 //! gpufleet: a terminal console for rented GPUs.
 
 // The message catalogues (`locales/en.toml`, `locales/zh-CN.toml`), compiled in; a key missing
-// from Chinese falls back to English. `lang` picks the one `t!` reads.
+// from Chinese falls back to English. `config::lang` picks the one `t!` reads.
 rust_i18n::i18n!("locales", fallback = "en");
 // The macro reads the catalogues at compile time without telling cargo; these make an edited
 // catalogue rebuild the crate.
@@ -25,7 +25,6 @@ pub mod error_text;
 pub mod exit_codes;
 pub mod fleet;
 pub mod host_runner;
-pub mod lang;
 pub mod launch;
 pub mod metrics;
 pub mod money_cli;

@@ -2,6 +2,7 @@
 //! lines, checked strictly with messages of the form `file:line: key: message`.
 
 mod alerts;
+pub mod lang;
 pub(crate) mod locate;
 mod problem;
 mod ssh_target;
@@ -84,10 +85,10 @@ impl Default for Config {
 
 impl Config {
     /// The language the config asks for (checked when the file was read).
-    pub fn lang(&self) -> Option<crate::lang::Lang> {
+    pub fn lang(&self) -> Option<crate::config::lang::Lang> {
         self.language
             .as_deref()
-            .and_then(crate::lang::Lang::from_tag)
+            .and_then(crate::config::lang::Lang::from_tag)
     }
 
     pub fn host(&self, name: &str) -> Option<&HostConfig> {
@@ -346,7 +347,7 @@ mod tests {
         );
         assert_eq!(
             chinese.map(|c| c.lang()).map_err(|e| e.to_string()),
-            Ok(Some(crate::lang::Lang::ZhCn))
+            Ok(Some(crate::config::lang::Lang::ZhCn))
         );
         let wrong =
             parse("\nlanguage = \"zh_CN\"\n", Path::new("c.toml")).map_err(|e| e.to_string());

@@ -66,13 +66,13 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
         check_theme_name(theme, root.key("theme"))?;
     }
     if let Some(language) = &config.language
-        && crate::lang::Lang::from_tag(language).is_none()
+        && crate::config::lang::Lang::from_tag(language).is_none()
     {
         problem(
             root.key("language"),
             format!(
                 "{language:?} is not a language gpufleet speaks; use one of: {}",
-                crate::lang::TAGS.join(", ")
+                crate::config::lang::TAGS.join(", ")
             ),
         )?;
     }
