@@ -21,6 +21,7 @@ use gpufleet::commands::demo as demo_command;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
 use gpufleet::commands::logging;
+use gpufleet::commands::providers as providers_command;
 use gpufleet::commands::record as record_command;
 use gpufleet::commands::report as report_command;
 use gpufleet::commands::standalone;
@@ -408,6 +409,13 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             let mut out = std::io::stdout();
             let code = alerts::test_sinks(&config, sink.as_deref(), &process_env, now_ms, &mut out);
             return Ok(ExitCode::from(code));
+        }
+        Some(CliCommand::Providers { action }) => {
+            return Ok(ExitCode::from(providers_command::run(
+                action,
+                &config,
+                cli.global.demo,
+            )));
         }
         Some(CliCommand::Hold { name }) => {
             let code = hold_command::run(&config, name, &mut std::io::stdout());

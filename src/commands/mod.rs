@@ -6,6 +6,7 @@ pub mod demo;
 pub mod hold;
 pub mod host_words;
 pub mod logging;
+pub mod providers;
 pub mod record;
 pub mod report;
 pub mod shell_docs;

@@ -4,6 +4,7 @@
 mod alerts;
 pub(crate) mod locate;
 mod problem;
+mod providers;
 mod ssh_target;
 mod validate;
 mod values;
@@ -16,6 +17,7 @@ use thiserror::Error;
 use locate::{Document, Located};
 
 pub use alerts::{AlertSink, MinSeverity, SinkKind};
+pub use providers::{DEFAULT_SYNC_INTERVAL_S, ProviderAccount, ProviderKind};
 pub use ssh_target::{SshTarget, SshTargetError, parse_ssh_target};
 pub use validate::{INTERVAL_MS_RANGE, check_interval_ms};
 pub use values::{CudaVersion, Rfc3339};
@@ -48,6 +50,8 @@ pub struct Config {
     pub countdown_s: u64,
     /// `/metrics` for Prometheus.
     pub metrics: Option<MetricsConfig>,
+    /// Provider accounts whose instances are synced: one `[[providers]]` table per account.
+    pub providers: Vec<ProviderAccount>,
 }
 
 /// Where `/metrics` is served.
@@ -74,6 +78,7 @@ impl Default for Config {
             unreachable_minutes: 5,
             countdown_s: 300,
             metrics: None,
+            providers: Vec::new(),
         }
     }
 }
