@@ -152,7 +152,7 @@ fn a_second_sync_records_the_new_price_marks_the_gone_and_keeps_a_failed_account
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
     let table = stdout(&first);
     assert!(table.starts_with("PROVIDER"), "{table}");
-    assert!(table.contains("root@203.0.113.7:10600"), "{table}");
+    assert!(table.contains("root@ssh5.vast.ai:10600 (proxy)"), "{table}");
     assert!(
         table.contains("7h9k2m4n6p-64411eb2@ssh.runpod.io:22 (proxy)"),
         "{table}"

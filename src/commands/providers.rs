@@ -135,7 +135,7 @@ pub fn render_json(stored: &Stored, names: &[&str], now_ms: u64) -> serde_json::
 const HEADER: [&str; 9] = [
     "PROVIDER", "ACCOUNT", "INSTANCE", "LABEL", "STATE", "GPUS", "SSH", "PRICE", "STARTED",
 ];
-const WIDTHS: [usize; 9] = [8, 12, 16, 18, 8, 16, 30, 14, 17];
+const WIDTHS: [usize; 9] = [8, 12, 16, 18, 8, 20, 46, 14, 17];
 
 /// The table: one line per instance, then one line per account saying how fresh it is.
 pub fn render_table(stored: &Stored, names: &[&str], now_ms: u64) -> String {

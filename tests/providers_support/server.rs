@@ -6,7 +6,6 @@
 // Each test file uses a different part of the server.
 #![allow(dead_code)]
 
-use std::io::Read;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Instant;
