@@ -7,7 +7,6 @@
 //!
 //! `cargo bench --bench providers_sync` (one run; no statistics needed for a budget check).
 
-use std::io::Read;
 use std::process::Command;
 use std::sync::Arc;
 use std::thread;
