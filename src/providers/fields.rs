@@ -32,13 +32,13 @@ pub fn number(value: &Value, key: &str) -> Option<f64> {
 /// A non-negative whole number that fits `u32`.
 pub fn count(value: &Value, key: &str) -> Option<u32> {
     let n = number(value, key)?;
-    (n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX)).then(|| n as u32)
+    ((0.0..=f64::from(u32::MAX)).contains(&n) && n.fract() == 0.0).then_some(n as u32)
 }
 
 /// A TCP port (1..=65535).
 pub fn port(value: &Value, key: &str) -> Option<u16> {
     let n = number(value, key)?;
-    (n >= 1.0 && n <= 65_535.0 && n.fract() == 0.0).then(|| n as u16)
+    ((1.0..=65_535.0).contains(&n) && n.fract() == 0.0).then_some(n as u16)
 }
 
 /// An RFC 3339 time field as Unix milliseconds (before 1970 is `None`).
