@@ -293,8 +293,9 @@ pub enum CliCommand {
     Man,
     /// Provider accounts (`[[providers]]` in the config): `providers sync` lists every
     /// account's instances (state, GPUs, SSH, price, start) and keeps them in the state
-    /// directory. Exit 0 all synced, 1 an account failed (its last inventory shown with its
-    /// age), 2 nothing to sync or the inventory cannot be stored.
+    /// directory (exit 0 all synced, 1 an account failed: its last inventory shown with its
+    /// age, 2 nothing to sync or the inventory cannot be stored); `providers import [--write]`
+    /// shows (and appends to the config) the running instances that are not hosts yet.
     Providers {
         #[command(subcommand)]
         action: crate::commands::providers::ProvidersAction,

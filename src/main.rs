@@ -411,9 +411,11 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(code));
         }
         Some(CliCommand::Providers { action }) => {
+            let config_path = cli.global.config_path();
             return Ok(ExitCode::from(providers_command::run(
                 action,
                 &config,
+                config_path.as_deref(),
                 cli.global.demo,
             )));
         }

@@ -7,6 +7,7 @@ pub mod hold;
 pub mod host_words;
 pub mod logging;
 pub mod providers;
+pub mod providers_import;
 pub mod record;
 pub mod report;
 pub mod shell_docs;

@@ -23,6 +23,14 @@ pub enum ProvidersAction {
         #[arg(long)]
         json: bool,
     },
+    /// The running instances of the last synced inventory that are not hosts yet, as
+    /// `[[hosts]]` tables (a diff); `--write` appends them to the config file, keeping its
+    /// comments and layout (never a token).
+    Import {
+        /// Append the hosts shown to the config file.
+        #[arg(long)]
+        write: bool,
+    },
 }
 
 /// Every account synced.
@@ -248,7 +256,12 @@ fn age(ms: u64) -> String {
 
 /// `gpufleet providers ACTION` as the binary runs it: the process environment, the wall
 /// clock, the state directory's store, stdout and stderr.
-pub fn run(action: &ProvidersAction, config: &Config, demo: bool) -> u8 {
+pub fn run(
+    action: &ProvidersAction,
+    config: &Config,
+    config_path: Option<&std::path::Path>,
+    demo: bool,
+) -> u8 {
     let mut err = std::io::stderr();
     if demo {
         let _ = writeln!(
@@ -257,12 +270,25 @@ pub fn run(action: &ProvidersAction, config: &Config, demo: bool) -> u8 {
         );
         return crate::exit_codes::USAGE;
     }
-    let ProvidersAction::Sync { json } = action;
     let store = match InventoryStore::open_default() {
         Ok(store) => store,
         Err(e) => {
-            let _ = writeln!(err, "gpufleet providers sync: {e}");
+            let _ = writeln!(err, "gpufleet providers: {e}");
             return EXIT_SETUP;
+        }
+    };
+    let json = match action {
+        ProvidersAction::Sync { json } => json,
+        ProvidersAction::Import { write } => {
+            let mut out = std::io::stdout();
+            return super::providers_import::run(
+                config,
+                config_path,
+                &store,
+                *write,
+                &mut out,
+                &mut err,
+            );
         }
     };
     let env = |name: &str| std::env::var(name).ok();
