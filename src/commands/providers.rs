@@ -67,20 +67,9 @@ pub fn sync(
     let results = sync_all(&config.providers, setup.env, &setup.options);
     let now_ms = (setup.now_ms)();
     let mut failed = false;
-    let stored = setup.store.update(|stored| {
-        for (account, result) in config.providers.iter().zip(&results) {
-            let name = account.display_name();
-            let kind = account.kind.as_str();
-            let previous = stored.accounts.get(name);
-            let record = match result {
-                Ok(listing) => {
-                    store::merge_success(previous, kind, listing.instances.clone(), now_ms)
-                }
-                Err(e) => store::merge_failure(previous, kind, e.failure.to_string(), now_ms),
-            };
-            stored.accounts.insert(name.to_string(), record);
-        }
-    });
+    let stored = setup
+        .store
+        .update(|stored| store::record_results(stored, &config.providers, &results, now_ms));
     let stored = match stored {
         Ok(stored) => stored,
         Err(e) => {

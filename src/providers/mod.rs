@@ -9,6 +9,7 @@
 
 mod account;
 pub mod autodl;
+pub mod background;
 pub mod command;
 pub mod fetch;
 mod fields;
@@ -19,6 +20,7 @@ pub mod store;
 pub mod vast;
 
 pub use account::{SyncError, SyncFailure, base_url, pace, sync_account, sync_all};
+pub use background::{BackgroundSync, SyncNote};
 pub use model::{Instance, InstanceState, SshEndpoint, SshRoute};
 pub use store::{AccountRecord, InventoryStore, PricePoint, StoreError, Stored, StoredInstance};
 

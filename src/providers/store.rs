@@ -181,6 +181,25 @@ pub fn merge_failure(
     }
 }
 
+/// Records one sync of `accounts` (their results in the same order) into `stored`.
+pub fn record_results(
+    stored: &mut Stored,
+    accounts: &[crate::config::ProviderAccount],
+    results: &[Result<super::Listing, super::SyncError>],
+    now_ms: u64,
+) {
+    for (account, result) in accounts.iter().zip(results) {
+        let name = account.display_name();
+        let kind = account.kind.as_str();
+        let previous = stored.accounts.get(name);
+        let record = match result {
+            Ok(listing) => merge_success(previous, kind, listing.instances.clone(), now_ms),
+            Err(e) => merge_failure(previous, kind, e.failure.to_string(), now_ms),
+        };
+        stored.accounts.insert(name.to_string(), record);
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("no state directory (set GPUFLEET_STATE_DIR or HOME)")]
