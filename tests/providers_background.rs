@@ -1,9 +1,12 @@
 //! The background sync the watcher runs: each account synced again every `sync_interval_s`
 //! into the stored inventory, a note per account and round, nothing sent once it is stopped,
-//! and an account not synced again before its interval after a restart.
+//! an account not synced again before its interval after a restart, and `gpufleet watch`
+//! running it: the inventory stored and a log line per account, the token in neither.
 
 #[path = "providers_support/server.rs"]
 mod server;
+#[path = "support/cli.rs"]
+mod support;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -92,4 +95,46 @@ fn a_restart_waits_for_the_interval_since_the_last_attempt() {
     assert_eq!(server.seen().len(), before, "not at once after a restart");
     wait_for("the next sync", || server.seen().len() > before);
     sync.stop(Duration::from_secs(1));
+}
+
+#[test]
+fn the_watcher_syncs_the_accounts_and_logs_each_without_the_token() {
+    let server = Server::start(|_, _| json(200, ROWS));
+    let home = support::Home::new();
+    let config = home.write(
+        "c.toml",
+        &format!(
+            "[[hosts]]\nname = \"away\"\nssh = \"root@127.0.0.1:1\"\n\n\
+             [[providers]]\nkind = \"vast\"\ntoken_env = \"BG_KEY\"\nbase_url = \"{}\"\n",
+            server.base_url
+        ),
+    );
+    let log = home.path().join("watch.log");
+    let mut child = home
+        .command(&["--config", &config, "watch"])
+        .env("BG_KEY", "bg-token-watch-987")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let inventory = home.path().join("state/inventory.json");
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    let started = Instant::now();
+    while !(inventory.exists() && read_log().contains("provider account synced")) {
+        if started.elapsed() > Duration::from_secs(15) {
+            let _ = child.kill();
+            panic!("no sync logged: {}", read_log());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = read_log();
+    assert!(text.contains("instances=1"), "{text}");
+    for written in [text, std::fs::read_to_string(&inventory).unwrap()] {
+        assert!(
+            !written.contains("bg-token-watch-987"),
+            "token leaked: {written}"
+        );
+    }
 }
