@@ -442,7 +442,15 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             let (text, code) = if cli.global.demo {
                 demo_command::cost(&config, &cli.global, *json)?
             } else {
-                money_cli::cost_command(&config, *json, now_ms())?
+                let (text, code) = money_cli::cost_command(&config, *json, now_ms())?;
+                gpufleet::commands::cost_inventory::extend(
+                    &config,
+                    text,
+                    code,
+                    *json,
+                    &now_ms,
+                    &mut std::io::stderr(),
+                )
             };
             print!("{text}");
             return Ok(ExitCode::from(code));

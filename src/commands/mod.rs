@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod config_file;
+pub mod cost_inventory;
 pub mod demo;
 pub mod hold;
 pub mod host_words;

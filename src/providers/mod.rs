@@ -17,6 +17,7 @@ pub mod lambda;
 pub mod model;
 pub mod runpod;
 pub mod store;
+pub mod unwatched;
 pub mod vast;
 
 pub use account::{SyncError, SyncFailure, base_url, pace, sync_account, sync_all};
