@@ -297,6 +297,15 @@ pub enum CliCommand {
     },
     /// Print the man page (roff): `gpufleet man > gpufleet.1`, or `gpufleet man | man -l -`.
     Man,
+    /// Provider accounts (`[[providers]]` in the config): `providers sync` lists every
+    /// account's instances (state, GPUs, SSH, price, start) and keeps them in the state
+    /// directory (exit 0 all synced, 1 an account failed: its last inventory shown with its
+    /// age, 2 nothing to sync or the inventory cannot be stored); `providers import [--write]`
+    /// shows (and appends to the config) the running instances that are not hosts yet.
+    Providers {
+        #[command(subcommand)]
+        action: crate::commands::providers::ProvidersAction,
+    },
     /// Read every host once, print a table (or JSON) and exit; non-zero if a host could not be read.
     Snapshot {
         /// Print JSON (schema in the README) instead of a table.

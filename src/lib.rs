@@ -30,6 +30,7 @@ pub mod metrics;
 pub mod money_cli;
 pub mod paths;
 pub mod playbook;
+pub mod providers;
 pub mod recording;
 pub mod redact;
 pub mod release;

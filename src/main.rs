@@ -21,6 +21,7 @@ use gpufleet::commands::demo as demo_command;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
 use gpufleet::commands::logging;
+use gpufleet::commands::providers as providers_command;
 use gpufleet::commands::record as record_command;
 use gpufleet::commands::report as report_command;
 use gpufleet::commands::standalone;
@@ -419,6 +420,15 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             let code = alerts::test_sinks(&config, sink.as_deref(), &process_env, now_ms, &mut out);
             return Ok(ExitCode::from(code));
         }
+        Some(CliCommand::Providers { action }) => {
+            let config_path = cli.global.config_path();
+            return Ok(ExitCode::from(providers_command::run(
+                action,
+                &config,
+                config_path.as_deref(),
+                cli.global.demo,
+            )));
+        }
         Some(CliCommand::Hold { name }) => {
             let code = hold_command::run(&config, name, &mut std::io::stdout());
             return Ok(ExitCode::from(code));
@@ -442,7 +452,15 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             let (text, code) = if cli.global.demo {
                 demo_command::cost(&config, &cli.global, *json)?
             } else {
-                money_cli::cost_command(&config, *json, now_ms())?
+                let (text, code) = money_cli::cost_command(&config, *json, now_ms())?;
+                gpufleet::commands::cost_inventory::extend(
+                    &config,
+                    text,
+                    code,
+                    *json,
+                    &now_ms,
+                    &mut std::io::stderr(),
+                )
             };
             print!("{text}");
             return Ok(ExitCode::from(code));

@@ -2,10 +2,13 @@
 
 pub mod audit;
 pub mod config_file;
+pub mod cost_inventory;
 pub mod demo;
 pub mod hold;
 pub mod host_words;
 pub mod logging;
+pub mod providers;
+pub mod providers_import;
 pub mod record;
 pub mod report;
 pub mod shell_docs;

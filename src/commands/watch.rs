@@ -16,7 +16,7 @@ use crate::fleet::{FleetOptions, HostId, HostSink};
 use crate::launch::{Plan, fleet_options, money_config};
 use crate::release::process_env;
 use crate::remote::{LinkOptions, RemoteHost, resolve_named, spawn_link};
-use crate::telemetry::source::SourceHandle;
+use crate::telemetry::source::{SourceHandle, now_ms};
 use crate::watch::{self, ReleaseSetup, Reloaded, Reloader, Setup, Sources, WatchedHost};
 
 /// Exit status for a setup the watcher refuses (bad address, missing secret).
@@ -120,10 +120,56 @@ pub fn run(
     };
     // SIGTERM is how a service manager stops it: a normal end. Ctrl-C (SIGINT) is 130, as for
     // every command.
-    Ok(match watch::run(setup, sources)? {
+    let providers = start_provider_sync(config, global.demo);
+    let stopped = watch::run(setup, sources);
+    if let Some(sync) = providers {
+        sync.stop(Duration::from_millis(200));
+    }
+    Ok(match stopped? {
         "SIGINT" => ExitCode::from(crate::exit_codes::CANCELLED),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// The `[[providers]]` accounts synced in the background, each every `sync_interval_s`, into
+/// the stored inventory, one log line per account and round. Not for the demo fleet.
+fn start_provider_sync(config: &Config, demo: bool) -> Option<crate::providers::BackgroundSync> {
+    if demo || config.providers.is_empty() {
+        return None;
+    }
+    let store = match crate::providers::InventoryStore::open_default() {
+        Ok(store) => store,
+        Err(e) => {
+            tracing::warn!("provider accounts are not synced: {e}");
+            return None;
+        }
+    };
+    let report = |note: Result<crate::providers::SyncNote, String>| match note {
+        Ok(crate::providers::SyncNote {
+            provider,
+            account,
+            outcome: Ok(instances),
+        }) => tracing::info!(provider, account, instances, "provider account synced"),
+        Ok(crate::providers::SyncNote {
+            outcome: Err(why), ..
+        }) => tracing::warn!("provider sync failed: {why}"),
+        Err(why) => tracing::warn!("{why}"),
+    };
+    let started = crate::providers::BackgroundSync::start(
+        config.providers.clone(),
+        store,
+        Box::new(|name: &str| std::env::var(name).ok()),
+        crate::release::SendOptions::default(),
+        now_ms,
+        Box::new(report),
+    );
+    match started {
+        Ok(sync) => Some(sync),
+        Err(e) => {
+            tracing::warn!("provider accounts are not synced: {e}");
+            None
+        }
+    }
 }
 
 pub fn load_sinks(config: &Config) -> Result<Vec<Sink>, crate::alerts::SinkError> {

@@ -5,6 +5,7 @@ mod alerts;
 pub mod lang;
 pub(crate) mod locate;
 mod problem;
+mod providers;
 mod ssh_target;
 mod validate;
 mod values;
@@ -17,6 +18,7 @@ use thiserror::Error;
 use locate::{Document, Located};
 
 pub use alerts::{AlertSink, MinSeverity, SinkKind};
+pub use providers::{DEFAULT_SYNC_INTERVAL_S, ProviderAccount, ProviderKind};
 pub use ssh_target::{SshTarget, SshTargetError, parse_ssh_target};
 pub use validate::{INTERVAL_MS_RANGE, check_interval_ms};
 pub use values::{CudaVersion, Rfc3339};
@@ -52,6 +54,8 @@ pub struct Config {
     pub countdown_s: u64,
     /// `/metrics` for Prometheus.
     pub metrics: Option<MetricsConfig>,
+    /// Provider accounts whose instances are synced: one `[[providers]]` table per account.
+    pub providers: Vec<ProviderAccount>,
 }
 
 /// Where `/metrics` is served.
@@ -79,6 +83,7 @@ impl Default for Config {
             unreachable_minutes: 5,
             countdown_s: 300,
             metrics: None,
+            providers: Vec::new(),
         }
     }
 }

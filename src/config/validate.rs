@@ -155,6 +155,7 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
             )?;
         }
     }
+    super::providers::check_accounts(&config.providers, &root.key("providers"))?;
     Ok(())
 }
 
@@ -333,22 +334,8 @@ fn check_release(release: &ReleaseConfig, path: &KeyPath) -> Result<(), Problem>
             )?;
         }
     }
-    if let Some(url) = &release.base_url
-        && !(url.starts_with("http://") || url.starts_with("https://"))
-    {
-        // Only the scheme is echoed: the rest of the address may hold a token.
-        let scheme = url
-            .split_once("://")
-            .map(|(scheme, _)| scheme)
-            .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()));
-        let found = match scheme {
-            Some(scheme) => format!("found a {scheme}:// address"),
-            None => "found no scheme".to_string(),
-        };
-        problem(
-            path.key("base_url"),
-            format!("must start with http:// or https://, {found}"),
-        )?;
+    if let Some(url) = &release.base_url {
+        check_base_url(url, path.key("base_url"))?;
     }
     match (&release.command, release.provider) {
         (Some(argv), Provider::Command) => check_argv(argv, path.key("command"))?,
@@ -363,6 +350,32 @@ fn check_release(release: &ReleaseConfig, path: &KeyPath) -> Result<(), Problem>
         (None, _) => {}
     }
     Ok(())
+}
+
+/// An API address: `http://` or `https://` with a host. Only the scheme is echoed in the
+/// error: the rest of the address may hold a token.
+pub(super) fn check_base_url(url: &str, path: KeyPath) -> Result<(), Problem> {
+    let scheme = url
+        .split_once("://")
+        .map(|(scheme, _)| scheme)
+        .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()));
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        let found = match scheme {
+            Some(scheme) => format!("found a {scheme}:// address"),
+            None => "found no scheme".to_string(),
+        };
+        return problem(
+            path,
+            format!("must start with http:// or https://, {found}"),
+        );
+    }
+    match reqwest::Url::parse(url) {
+        Ok(parsed) if parsed.host_str().is_some_and(|h| !h.is_empty()) => Ok(()),
+        _ => problem(
+            path,
+            "is not a valid address; write it like https://api.example.com or http://127.0.0.1:8080",
+        ),
+    }
 }
 
 fn check_budget(budget: &Budget, path: &KeyPath) -> Result<(), Problem> {

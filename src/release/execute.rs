@@ -130,16 +130,9 @@ pub fn send(
         if token.is_none() {
             return Err(fail(done, SendError::NoToken("none was loaded".into())));
         }
-        let built = Client::builder()
-            .connect_timeout(Duration::from_millis(options.connect_timeout_ms))
-            .timeout(Duration::from_millis(options.total_timeout_ms))
-            // A redirect could carry the token to another host; none of these APIs sends one.
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("gpufleet/", env!("CARGO_PKG_VERSION")))
-            .build();
-        match built {
+        match http_client(options) {
             Ok(client) => Some(client),
-            Err(e) => return Err(fail(done, SendError::Client(root_cause(&e)))),
+            Err(e) => return Err(fail(done, e)),
         }
     } else {
         None
@@ -166,6 +159,31 @@ pub fn send(
     Ok(done)
 }
 
+/// The HTTP client every provider call uses (releases and inventory syncs): the timeouts of
+/// `options`, no redirects (one could carry the token to another host; none of these APIs
+/// sends one), gpufleet's user agent.
+pub(crate) fn http_client(options: &SendOptions) -> Result<Client, SendError> {
+    Client::builder()
+        .connect_timeout(Duration::from_millis(options.connect_timeout_ms))
+        .timeout(Duration::from_millis(options.total_timeout_ms))
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("gpufleet/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| SendError::Client(root_cause(&e)))
+}
+
+/// The `Authorization` header for `token` in the provider's scheme, marked sensitive so
+/// reqwest never prints it.
+pub(crate) fn auth_header(auth: AuthScheme, token: &Secret) -> Result<HeaderValue, SendError> {
+    let header = match auth {
+        AuthScheme::Bearer => format!("Bearer {}", token.expose()),
+        AuthScheme::Bare => token.expose().to_string(),
+    };
+    let mut value = HeaderValue::from_str(&header).map_err(|_| SendError::BadToken)?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
 fn refusal_ok(step: &ReleaseStep) -> bool {
     matches!(step, ReleaseStep::Http(http) if http.refusal_ok)
 }
@@ -181,12 +199,7 @@ fn send_http(
         HttpMethod::Put => reqwest::Method::PUT,
         HttpMethod::Delete => reqwest::Method::DELETE,
     };
-    let header = match step.auth {
-        AuthScheme::Bearer => format!("Bearer {}", token.expose()),
-        AuthScheme::Bare => token.expose().to_string(),
-    };
-    let mut auth = HeaderValue::from_str(&header).map_err(|_| SendError::BadToken)?;
-    auth.set_sensitive(true);
+    let auth = auth_header(step.auth, token)?;
     let mut request = client
         .request(method, &step.url)
         .header(ACCEPT, "application/json")
@@ -271,7 +284,7 @@ fn transport_error(error: &reqwest::Error, step: &HttpStep, options: &SendOption
 
 /// The innermost cause ("Connection refused (os error 111)"), which says more than reqwest's
 /// own "error sending request".
-fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
     let mut cause = error;
     while let Some(next) = cause.source() {
         cause = next;
@@ -297,7 +310,23 @@ pub fn shown_text(raw: &str, token: Option<&Secret>) -> String {
     }
 }
 
-fn run_local(argv: &[String], options: &SendOptions) -> Result<StepAnswer, SendError> {
+/// What a local program printed and how it ended.
+pub(crate) struct Captured {
+    pub status: std::process::ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// Standard output went past the limit: what is in `stdout` is its first part only.
+    pub stdout_cut: bool,
+}
+
+/// Runs `argv` (no shell), stdin empty, for at most `timeout_ms`; keeps at most `limit_bytes`
+/// of each output stream (a program that prints more has its pipe closed on it). A background
+/// grandchild holding the pipes open is waited for only briefly after the program exits.
+pub(crate) fn capture(
+    argv: &[String],
+    timeout_ms: u64,
+    limit_bytes: u64,
+) -> Result<Captured, SendError> {
     let Some((program, args)) = argv.split_first() else {
         return Err(SendError::Spawn {
             program: String::new(),
@@ -315,29 +344,31 @@ fn run_local(argv: &[String], options: &SendOptions) -> Result<StepAnswer, SendE
         .stderr(Stdio::piped())
         .spawn()
         .map_err(spawn_error)?;
-    let (sender, output) = mpsc::channel();
-    for pipe in [
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        let (sender, receiver) = mpsc::channel();
+        if let Some(pipe) = pipe {
+            thread::spawn(move || {
+                let mut bytes = Vec::new();
+                // One byte past the limit tells a long output from one exactly at it.
+                let _ = pipe.take(limit_bytes + 1).read_to_end(&mut bytes);
+                let _ = sender.send(bytes);
+            });
+        }
+        receiver
+    };
+    let stdout = reader(
         child
             .stdout
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = reader(
         child
             .stderr
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        let sender = sender.clone();
-        thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.take(READ_LIMIT_BYTES).read_to_end(&mut bytes);
-            let _ = sender.send(bytes);
-        });
-    }
-    drop(sender);
-    let deadline = Instant::now() + Duration::from_millis(options.total_timeout_ms);
+    );
+    let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let status = loop {
         match child.try_wait().map_err(spawn_error)? {
             Some(status) => break status,
@@ -346,24 +377,43 @@ fn run_local(argv: &[String], options: &SendOptions) -> Result<StepAnswer, SendE
                 let _ = child.wait();
                 return Err(SendError::CommandTimeout {
                     program: program.clone(),
-                    timeout_ms: options.total_timeout_ms,
+                    timeout_ms,
                 });
             }
             None => thread::sleep(Duration::from_millis(20)),
         }
     };
-    // A background grandchild may hold the pipes open for ever; wait only briefly for them.
-    let mut raw = Vec::new();
     let grace = Instant::now() + Duration::from_millis(500);
-    while let Ok(bytes) = output.recv_timeout(grace.saturating_duration_since(Instant::now())) {
-        raw.extend_from_slice(&bytes);
-        raw.push(b' ');
-    }
+    let collect = |receiver: mpsc::Receiver<Vec<u8>>| {
+        receiver
+            .recv_timeout(grace.saturating_duration_since(Instant::now()))
+            .unwrap_or_default()
+    };
+    let mut stdout = collect(stdout);
+    let mut stderr = collect(stderr);
+    let limit = usize::try_from(limit_bytes).unwrap_or(usize::MAX);
+    let stdout_cut = stdout.len() > limit;
+    stdout.truncate(limit);
+    stderr.truncate(limit);
+    Ok(Captured {
+        status,
+        stdout,
+        stderr,
+        stdout_cut,
+    })
+}
+
+fn run_local(argv: &[String], options: &SendOptions) -> Result<StepAnswer, SendError> {
+    let captured = capture(argv, options.total_timeout_ms, READ_LIMIT_BYTES)?;
+    let mut raw = captured.stdout;
+    raw.push(b' ');
+    raw.extend_from_slice(&captured.stderr);
     let text = shown_text(&String::from_utf8_lossy(&raw), None);
     let command = ReleaseStep::Local {
         argv: argv.to_vec(),
     }
     .summary();
+    let status = captured.status;
     if status.success() {
         Ok(StepAnswer {
             step: command,

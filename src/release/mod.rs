@@ -14,6 +14,7 @@ mod secret;
 mod simulated;
 
 pub use execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send, shown_text};
+pub(crate) use execute::{auth_header, capture, http_client, root_cause};
 pub use flow::{
     BackupOutcome, FlowError, ReleaseFlow, ReleasePlan, ReleaseReport, SIMULATED_NOTE, Unattended,
 };

@@ -1,0 +1,129 @@
+//! The provider inventory's part of `gpufleet cost`: the accounts synced first when their last
+//! sync is older than their `sync_interval_s` (a failure leaves the cached inventory, said with
+//! its age), then the money nobody watches (`providers::unwatched`) as red lines: stopped
+//! instances whose storage still bills, running instances that are no host, recent price
+//! changes. Only when the config has `[[providers]]`.
+
+use std::io::Write;
+
+use serde_json::json;
+
+use crate::config::Config;
+use crate::providers::{InventoryStore, Stored, store, sync_all, unwatched};
+use crate::release::SendOptions;
+
+/// The cost report (`text`, exit `code`) with the inventory's section added; notes about the
+/// sync go to `err`.
+pub fn extend(
+    config: &Config,
+    text: String,
+    code: u8,
+    json: bool,
+    now_ms: &dyn Fn() -> u64,
+    err: &mut dyn Write,
+) -> (String, u8) {
+    if config.providers.is_empty() {
+        return (text, code);
+    }
+    let stored = match InventoryStore::open_default() {
+        Ok(store) => refreshed(config, &store, now_ms, err),
+        Err(e) => {
+            let _ = writeln!(err, "gpufleet cost: provider inventory: {e}");
+            return (text, code);
+        }
+    };
+    let now = now_ms();
+    let found = unwatched::find(config, &stored, now);
+    let code = if found.is_empty() { code } else { code.max(1) };
+    let accounts: Vec<serde_json::Value> = config
+        .providers
+        .iter()
+        .filter_map(|a| stored.accounts.get(a.display_name()).map(|r| (a, r)))
+        .map(|(a, r)| {
+            json!({
+                "account": a.display_name(),
+                "provider": r.provider,
+                "synced_ms": r.synced_ms,
+                "age_s": r.synced_ms.map(|at| now.saturating_sub(at) / 1000),
+                "error": r.error,
+            })
+        })
+        .collect();
+    if json {
+        let Ok(mut value) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return (text, code);
+        };
+        value["inventory"] = json!({"accounts": accounts, "unwatched": found});
+        let mut out = serde_json::to_string_pretty(&value).unwrap_or(text);
+        out.push('\n');
+        return (out, code);
+    }
+    let mut out = text;
+    out.push_str("\nProvider accounts:\n");
+    for account in &accounts {
+        let age = account["age_s"]
+            .as_u64()
+            .map_or("never synced".to_string(), |s| format!("synced {s} s ago"));
+        let failed = account["error"]
+            .as_str()
+            .map(|e| format!("; the last sync failed: {e}"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {} {}: {age}{failed}\n",
+            account["provider"].as_str().unwrap_or_default(),
+            account["account"].as_str().unwrap_or_default()
+        ));
+    }
+    let lines = unwatched::render_text(&found);
+    if lines.is_empty() {
+        out.push_str("  nothing billing unwatched\n");
+    }
+    for line in lines.lines() {
+        out.push_str(&format!("  {line}\n"));
+    }
+    (out, code)
+}
+
+/// The stored inventory, after syncing the accounts whose last attempt is older than their
+/// interval; on any failure, what is stored.
+fn refreshed(
+    config: &Config,
+    inventory: &InventoryStore,
+    now_ms: &dyn Fn() -> u64,
+    err: &mut dyn Write,
+) -> Stored {
+    let stored = match inventory.load() {
+        Ok(stored) => stored,
+        Err(e) => {
+            let _ = writeln!(err, "gpufleet cost: provider inventory: {e}");
+            return Stored::default();
+        }
+    };
+    let now = now_ms();
+    let stale: Vec<_> = config
+        .providers
+        .iter()
+        .filter(|a| {
+            stored.accounts.get(a.display_name()).is_none_or(|r| {
+                now.saturating_sub(r.attempted_ms) >= a.sync_interval_s.saturating_mul(1000)
+            })
+        })
+        .cloned()
+        .collect();
+    if stale.is_empty() {
+        return stored;
+    }
+    let env = |name: &str| std::env::var(name).ok();
+    let results = sync_all(&stale, &env, &SendOptions::default());
+    for e in results.iter().filter_map(|r| r.as_ref().err()) {
+        let _ = writeln!(err, "gpufleet cost: {e}; using the last synced inventory");
+    }
+    let at = now_ms();
+    match inventory.update(|s| store::record_results(s, &stale, &results, at)) {
+        Ok(updated) => updated,
+        Err(e) => {
+            let _ = writeln!(err, "gpufleet cost: the inventory was not stored: {e}");
+            stored
+        }
+    }
+}

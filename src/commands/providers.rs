@@ -1,0 +1,291 @@
+//! `gpufleet providers sync [--json]`: every `[[providers]]` account synced at once, the
+//! inventory stored in the state directory (locked, atomic, private), then shown as a table or
+//! JSON. An account that fails keeps its last good inventory, shown with its age and the reason;
+//! the exit code says so.
+
+use std::io::Write;
+
+use serde_json::json;
+
+use crate::config::Config;
+use crate::providers::{
+    AccountRecord, InstanceState, InventoryStore, SshRoute, Stored, StoredInstance, store, sync_all,
+};
+use crate::release::SendOptions;
+use crate::units::fit;
+
+/// `gpufleet providers ...`.
+#[derive(Debug, clap::Subcommand)]
+pub enum ProvidersAction {
+    /// Sync every account now, store the inventory and print it.
+    Sync {
+        /// Print JSON (schema in docs/INVENTORY.md) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The running instances of the last synced inventory that are not hosts yet, as
+    /// `[[hosts]]` tables (a diff); `--write` appends them to the config file, keeping its
+    /// comments and layout (never a token).
+    Import {
+        /// Append the hosts shown to the config file.
+        #[arg(long)]
+        write: bool,
+    },
+}
+
+/// Every account synced.
+pub const EXIT_OK: u8 = 0;
+/// At least one account failed; its last good inventory is shown, marked with its age.
+pub const EXIT_ACCOUNT_FAILED: u8 = 1;
+/// Nothing to sync, or the stored inventory cannot be read or written.
+pub const EXIT_SETUP: u8 = 2;
+
+/// What a sync needs from outside: environment variables (tokens), the clock, the store.
+pub struct SyncEnv<'a> {
+    pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    pub now_ms: &'a dyn Fn() -> u64,
+    pub store: &'a InventoryStore,
+    pub options: SendOptions,
+}
+
+/// Syncs, stores and prints; returns the exit code.
+pub fn sync(
+    config: &Config,
+    json: bool,
+    setup: &SyncEnv<'_>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    if config.providers.is_empty() {
+        let _ = writeln!(
+            err,
+            "gpufleet providers sync: no [[providers]] accounts in the config (see \
+             config.example.toml)"
+        );
+        return EXIT_SETUP;
+    }
+    let results = sync_all(&config.providers, setup.env, &setup.options);
+    let now_ms = (setup.now_ms)();
+    let mut failed = false;
+    let stored = setup
+        .store
+        .update(|stored| store::record_results(stored, &config.providers, &results, now_ms));
+    let stored = match stored {
+        Ok(stored) => stored,
+        Err(e) => {
+            let _ = writeln!(
+                err,
+                "gpufleet providers sync: the inventory was not stored: {e}"
+            );
+            return EXIT_SETUP;
+        }
+    };
+    for result in &results {
+        match result {
+            Ok(listing) => {
+                for note in &listing.notes {
+                    let _ = writeln!(err, "gpufleet providers sync: note: {note}");
+                }
+                if listing.skipped > 0 {
+                    let _ = writeln!(
+                        err,
+                        "gpufleet providers sync: note: {} entries without an id were skipped",
+                        listing.skipped
+                    );
+                }
+            }
+            Err(e) => {
+                failed = true;
+                let _ = writeln!(err, "gpufleet providers sync: {e}");
+            }
+        }
+    }
+    let names: Vec<&str> = config.providers.iter().map(|a| a.display_name()).collect();
+    if json {
+        let _ = writeln!(out, "{:#}", render_json(&stored, &names, now_ms));
+    } else {
+        let _ = write!(out, "{}", render_table(&stored, &names, now_ms));
+    }
+    if failed { EXIT_ACCOUNT_FAILED } else { EXIT_OK }
+}
+
+/// The stored accounts named, in that order, as JSON (docs/INVENTORY.md).
+pub fn render_json(stored: &Stored, names: &[&str], now_ms: u64) -> serde_json::Value {
+    let accounts: Vec<serde_json::Value> = names
+        .iter()
+        .filter_map(|name| stored.accounts.get(*name).map(|r| (name, r)))
+        .map(|(name, record)| {
+            json!({
+                "account": name,
+                "provider": record.provider,
+                "ok": record.error.is_none(),
+                "error": record.error,
+                "synced_ms": record.synced_ms,
+                "age_s": record.synced_ms.map(|at| now_ms.saturating_sub(at) / 1000),
+                "instances": record.instances,
+            })
+        })
+        .collect();
+    json!({"version": store::STORE_VERSION, "now_ms": now_ms, "accounts": accounts})
+}
+
+const HEADER: [&str; 9] = [
+    "PROVIDER", "ACCOUNT", "INSTANCE", "LABEL", "STATE", "GPUS", "SSH", "PRICE", "STARTED",
+];
+const WIDTHS: [usize; 9] = [8, 12, 16, 18, 8, 20, 46, 14, 17];
+
+/// The table: one line per instance, then one line per account saying how fresh it is.
+pub fn render_table(stored: &Stored, names: &[&str], now_ms: u64) -> String {
+    let mut text = String::new();
+    push_row(&mut text, &HEADER.map(str::to_string));
+    for name in names {
+        let Some(record) = stored.accounts.get(*name) else {
+            continue;
+        };
+        for instance in &record.instances {
+            push_row(&mut text, &row(record, name, instance));
+        }
+    }
+    text.push('\n');
+    for name in names {
+        if let Some(record) = stored.accounts.get(*name) {
+            text.push_str(&account_line(record, name, now_ms));
+            text.push('\n');
+        }
+    }
+    text
+}
+
+fn push_row(text: &mut String, cells: &[String; 9]) {
+    let line: Vec<String> = cells
+        .iter()
+        .zip(WIDTHS)
+        .map(|(cell, width)| format!("{:<width$}", fit(cell, width)))
+        .collect();
+    text.push_str(line.join(" ").trim_end());
+    text.push('\n');
+}
+
+fn row(record: &AccountRecord, name: &str, stored: &StoredInstance) -> [String; 9] {
+    let i = &stored.instance;
+    let state = match stored.gone_ms {
+        Some(at) => format!("gone {}", short_time(at)),
+        None => match i.state {
+            InstanceState::Other => i.status.to_lowercase(),
+            state => state.as_str().to_string(),
+        },
+    };
+    let gpus = match (i.gpu_count, &i.gpu_model) {
+        (Some(n), Some(model)) => format!("{n}× {model}"),
+        (None, Some(model)) => model.clone(),
+        (Some(n), None) => format!("{n}× ?"),
+        (None, None) => "-".to_string(),
+    };
+    let ssh = match &i.ssh {
+        Some(ssh) if ssh.route == SshRoute::Proxy => format!("{} (proxy)", ssh.target()),
+        Some(ssh) => ssh.target(),
+        None => "-".to_string(),
+    };
+    let price = match i.price_per_hour {
+        Some(p) => format!("{p:.3} {}/h", i.currency.as_deref().unwrap_or("")),
+        None => "-".to_string(),
+    };
+    let (started_ms, from_api) = stored.started_or_first_seen_ms();
+    let started = if from_api {
+        short_time(started_ms)
+    } else {
+        format!("~{}", short_time(started_ms))
+    };
+    [
+        record.provider.clone(),
+        name.to_string(),
+        i.id.clone(),
+        i.label.clone().unwrap_or_else(|| "-".to_string()),
+        state,
+        gpus,
+        ssh,
+        price,
+        started,
+    ]
+}
+
+fn account_line(record: &AccountRecord, name: &str, now_ms: u64) -> String {
+    let count = record
+        .instances
+        .iter()
+        .filter(|i| i.gone_ms.is_none())
+        .count();
+    let who = format!("{} account {name}", record.provider);
+    match (&record.error, record.synced_ms) {
+        (None, _) => format!("{who}: synced, {count} instances"),
+        (Some(why), Some(at)) => format!(
+            "{who}: FAILED: {why}; showing the inventory synced {} ago",
+            age(now_ms.saturating_sub(at))
+        ),
+        (Some(why), None) => format!("{who}: FAILED: {why}; never synced"),
+    }
+}
+
+/// `2026-12-02 04:12` (UTC).
+fn short_time(ms: u64) -> String {
+    let (y, mo, d, h, mi, _, _) = crate::utc::utc_parts(ms);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}")
+}
+
+/// `45 s`, `12 min`, `3 h`, `2 d`.
+fn age(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..=119 => format!("{s} s"),
+        120..=7_199 => format!("{} min", s / 60),
+        7_200..=172_799 => format!("{} h", s / 3600),
+        _ => format!("{} d", s / 86_400),
+    }
+}
+
+/// `gpufleet providers ACTION` as the binary runs it: the process environment, the wall
+/// clock, the state directory's store, stdout and stderr.
+pub fn run(
+    action: &ProvidersAction,
+    config: &Config,
+    config_path: Option<&std::path::Path>,
+    demo: bool,
+) -> u8 {
+    let mut err = std::io::stderr();
+    if demo {
+        let _ = writeln!(
+            err,
+            "gpufleet: `providers` reads your real provider accounts; the demo fleet has none"
+        );
+        return crate::exit_codes::USAGE;
+    }
+    let store = match InventoryStore::open_default() {
+        Ok(store) => store,
+        Err(e) => {
+            let _ = writeln!(err, "gpufleet providers: {e}");
+            return EXIT_SETUP;
+        }
+    };
+    let json = match action {
+        ProvidersAction::Sync { json } => json,
+        ProvidersAction::Import { write } => {
+            let mut out = std::io::stdout();
+            return super::providers_import::run(
+                config,
+                config_path,
+                &store,
+                *write,
+                &mut out,
+                &mut err,
+            );
+        }
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    let setup = SyncEnv {
+        env: &env,
+        now_ms: &crate::telemetry::source::now_ms,
+        store: &store,
+        options: SendOptions::default(),
+    };
+    sync(config, *json, &setup, &mut std::io::stdout(), &mut err)
+}

@@ -1,0 +1,194 @@
+//! `[[providers]]` tables: the provider accounts whose instances `gpufleet providers sync`
+//! lists. Each names its platform (`kind`), how it is known when there are two accounts on one
+//! platform (`name`), where its token comes from (`token_env` / `token_file`, as for
+//! `[hosts.release]`), and optionally another API address or, for `kind = "command"`, the
+//! program that prints the inventory.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::locate::KeyPath;
+use super::problem::{Problem, problem};
+use super::values::is_env_var_name;
+
+/// How often an account is synced unless it says otherwise: five minutes.
+pub const DEFAULT_SYNC_INTERVAL_S: u64 = 300;
+/// The allowed `sync_interval_s`: a minute (the providers' rate limits) to a day.
+pub const SYNC_INTERVAL_S_RANGE: std::ops::RangeInclusive<u64> = 60..=86_400;
+
+/// One account at one provider.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderAccount {
+    pub kind: ProviderKind,
+    /// Tells two accounts on one platform apart; the kind when absent. Unique.
+    pub name: Option<String>,
+    /// The name of the environment variable holding the API token.
+    pub token_env: Option<String>,
+    /// A file holding the API token; `~` is left for `expand_home`.
+    pub token_file: Option<PathBuf>,
+    /// Overrides the provider's API address (a local test server, a proxy).
+    pub base_url: Option<String>,
+    /// For `kind = "command"`: the argv (no shell) of a program that prints the inventory JSON.
+    pub command: Option<Vec<String>>,
+    /// How often the account is synced by the console and the watcher, in seconds.
+    #[serde(default = "default_sync_interval_s")]
+    pub sync_interval_s: u64,
+}
+
+fn default_sync_interval_s() -> u64 {
+    DEFAULT_SYNC_INTERVAL_S
+}
+
+impl ProviderAccount {
+    /// The name it is known by: `name`, else the kind.
+    pub fn display_name(&self) -> &str {
+        self.name.as_deref().unwrap_or(self.kind.as_str())
+    }
+}
+
+/// The platforms gpufleet can list instances of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+pub enum ProviderKind {
+    #[serde(rename = "vast")]
+    Vast,
+    #[serde(rename = "runpod")]
+    RunPod,
+    #[serde(rename = "lambda")]
+    Lambda,
+    #[serde(rename = "autodl")]
+    AutoDl,
+    /// A program of the user's prints gpufleet's inventory JSON (docs/INVENTORY.md).
+    #[serde(rename = "command")]
+    Command,
+}
+
+impl ProviderKind {
+    /// The spelling used in the config file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Vast => "vast",
+            Self::RunPod => "runpod",
+            Self::Lambda => "lambda",
+            Self::AutoDl => "autodl",
+            Self::Command => "command",
+        }
+    }
+
+    /// Whether the account is read through the provider's web API with a token.
+    pub fn uses_api(self) -> bool {
+        !matches!(self, Self::Command)
+    }
+}
+
+/// Checks every account and that their names are unique.
+pub(super) fn check_accounts(accounts: &[ProviderAccount], path: &KeyPath) -> Result<(), Problem> {
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    for (index, account) in accounts.iter().enumerate() {
+        let path = path.index(index);
+        check_account(account, &path)?;
+        if let Some(first) = names.insert(account.display_name(), index) {
+            problem(
+                path.key("name"),
+                format!(
+                    "two accounts are called {:?} (providers[{first}] too); give each a name",
+                    account.display_name()
+                ),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn check_account(account: &ProviderAccount, path: &KeyPath) -> Result<(), Problem> {
+    let kind = account.kind.as_str();
+    if let Some(name) = &account.name {
+        let fits = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !fits {
+            problem(
+                path.key("name"),
+                "must be 1 to 64 letters, digits, '-', '_' or '.', such as \"vast-team\"",
+            )?;
+        }
+    }
+    if account.token_env.is_some() && account.token_file.is_some() {
+        problem(
+            path.key("token_file"),
+            "give either token_env or token_file, not both",
+        )?;
+    }
+    if let Some(name) = &account.token_env
+        && !is_env_var_name(name)
+    {
+        problem(
+            path.key("token_env"),
+            "must be the NAME of an environment variable that holds the token (capitals, \
+             digits and '_', like VAST_API_KEY), not the token itself",
+        )?;
+    }
+    if account
+        .token_file
+        .as_ref()
+        .is_some_and(|file| file.as_os_str().is_empty())
+    {
+        problem(path.key("token_file"), "must not be empty")?;
+    }
+    if let Some(url) = &account.base_url {
+        super::validate::check_base_url(url, path.key("base_url"))?;
+    }
+    if !SYNC_INTERVAL_S_RANGE.contains(&account.sync_interval_s) {
+        problem(
+            path.key("sync_interval_s"),
+            format!(
+                "must be from {} to {} seconds, found {}",
+                SYNC_INTERVAL_S_RANGE.start(),
+                SYNC_INTERVAL_S_RANGE.end(),
+                account.sync_interval_s
+            ),
+        )?;
+    }
+    if account.kind.uses_api() {
+        if account.token_env.is_none() && account.token_file.is_none() {
+            problem(
+                path.key("kind"),
+                format!("kind = \"{kind}\" needs token_env or token_file"),
+            )?;
+        }
+        if account.command.is_some() {
+            problem(
+                path.key("command"),
+                format!("is only used with kind = \"command\", not \"{kind}\""),
+            )?;
+        }
+        return Ok(());
+    }
+    match &account.command {
+        Some(argv) if argv.first().is_some_and(|p| !p.trim().is_empty()) => {}
+        Some(_) => problem(
+            path.key("command"),
+            "must be a command as a list of words, such as [\"contrib/providers/aliyun-ecs-inventory\", \"cn-hangzhou\"]",
+        )?,
+        None => problem(path.key("command"), "is required with kind = \"command\"")?,
+    }
+    for key in ["token_env", "token_file", "base_url"] {
+        let given = match key {
+            "token_env" => account.token_env.is_some(),
+            "token_file" => account.token_file.is_some(),
+            _ => account.base_url.is_some(),
+        };
+        if given {
+            problem(
+                path.key(key),
+                "is not used with kind = \"command\": the command reads its own credentials \
+                 (such as the aliyun or tccli profile)",
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,166 @@
+//! The money nobody watches, from the synced inventory: stopped instances whose storage still
+//! bills (per day, where the provider gives the price), running instances that are no host of
+//! the config (gpufleet does not watch them), and prices that changed lately. Pure: the caller
+//! loads the inventory and reads the clock.
+
+use serde::Serialize;
+
+use crate::config::Config;
+
+use super::model::InstanceState;
+use super::store::{Stored, StoredInstance};
+
+/// How far back a price change is reported: a week.
+pub const PRICE_CHANGE_WINDOW_MS: u64 = 7 * 24 * 3600 * 1000;
+
+/// One instance, as the cost report names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Named {
+    pub provider: String,
+    pub account: String,
+    pub instance_id: String,
+    pub label: Option<String>,
+    pub currency: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoppedBilling {
+    #[serde(flatten)]
+    pub instance: Named,
+    /// What its storage costs a day; `None` where the provider gives no storage price.
+    pub storage_per_day: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunningUnwatched {
+    #[serde(flatten)]
+    pub instance: Named,
+    pub price_per_hour: Option<f64>,
+    /// Whether the API gives an SSH endpoint (without one gpufleet could not reach it anyway).
+    pub has_ssh: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PriceChange {
+    #[serde(flatten)]
+    pub instance: Named,
+    pub from_price: f64,
+    pub to_price: f64,
+    pub at_ms: u64,
+}
+
+/// Everything worth a red line.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Unwatched {
+    pub stopped_billing: Vec<StoppedBilling>,
+    pub running_unwatched: Vec<RunningUnwatched>,
+    pub price_changes: Vec<PriceChange>,
+}
+
+impl Unwatched {
+    pub fn is_empty(&self) -> bool {
+        self.stopped_billing.is_empty()
+            && self.running_unwatched.is_empty()
+            && self.price_changes.is_empty()
+    }
+}
+
+/// Reads the inventory of the config's accounts (gone instances left out).
+pub fn find(config: &Config, stored: &Stored, now_ms: u64) -> Unwatched {
+    let mut found = Unwatched::default();
+    for account in &config.providers {
+        let Some(record) = stored.accounts.get(account.display_name()) else {
+            continue;
+        };
+        for entry in record.instances.iter().filter(|i| i.gone_ms.is_none()) {
+            let i = &entry.instance;
+            let named = Named {
+                provider: record.provider.clone(),
+                account: account.display_name().to_string(),
+                instance_id: i.id.clone(),
+                label: i.label.clone(),
+                currency: i.currency.clone(),
+            };
+            match i.state {
+                InstanceState::Stopped => found.stopped_billing.push(StoppedBilling {
+                    instance: named.clone(),
+                    storage_per_day: i.stopped_storage_per_hour.map(|h| h * 24.0),
+                }),
+                InstanceState::Running if !is_host(config, &record.provider, entry) => {
+                    found.running_unwatched.push(RunningUnwatched {
+                        instance: named.clone(),
+                        price_per_hour: i.price_per_hour,
+                        has_ssh: i.ssh.is_some(),
+                    });
+                }
+                _ => {}
+            }
+            if let [.., before, last] = entry.prices.as_slice()
+                && now_ms.saturating_sub(last.from_ms) <= PRICE_CHANGE_WINDOW_MS
+            {
+                found.price_changes.push(PriceChange {
+                    instance: named,
+                    from_price: before.price_per_hour,
+                    to_price: last.price_per_hour,
+                    at_ms: last.from_ms,
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Whether a `[[hosts]]` entry is this instance: its release names the provider and id, or
+/// its ssh target is the instance's endpoint.
+fn is_host(config: &Config, provider: &str, entry: &StoredInstance) -> bool {
+    let target = entry.instance.ssh.as_ref().map(|s| s.target());
+    config.hosts.iter().any(|host| {
+        let by_id = host.release.as_ref().is_some_and(|r| {
+            r.provider.as_str() == provider
+                && r.instance_id.as_deref() == Some(entry.instance.id.as_str())
+        });
+        by_id || target.as_deref() == Some(host.ssh.to_string().as_str())
+    })
+}
+
+/// The report's section, one line each; empty when there is nothing to say.
+pub fn render_text(found: &Unwatched) -> String {
+    let name = |n: &Named| {
+        let label = n
+            .label
+            .as_deref()
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default();
+        format!("{} {} {}{label}", n.provider, n.account, n.instance_id)
+    };
+    let money = |v: f64, n: &Named| format!("{v:.2} {}", n.currency.as_deref().unwrap_or(""));
+    let mut text = String::new();
+    for s in &found.stopped_billing {
+        let cost = match s.storage_per_day {
+            Some(day) => format!("storage still bills {}/day", money(day, &s.instance)),
+            None => "its disk may still bill (the provider gives no storage price)".to_string(),
+        };
+        text.push_str(&format!("stopped: {}: {cost}\n", name(&s.instance)));
+    }
+    for r in &found.running_unwatched {
+        let price = r
+            .price_per_hour
+            .map(|p| format!(" at {}/h", money(p, &r.instance)))
+            .unwrap_or_default();
+        let ssh = if r.has_ssh { "" } else { ", no SSH endpoint" };
+        text.push_str(&format!(
+            "running, not a host gpufleet watches: {}{price}{ssh}\n",
+            name(&r.instance)
+        ));
+    }
+    for p in &found.price_changes {
+        text.push_str(&format!(
+            "price changed: {}: {} -> {}/h at {}\n",
+            name(&p.instance),
+            money(p.from_price, &p.instance),
+            money(p.to_price, &p.instance),
+            crate::utc::rfc3339(p.at_ms)
+        ));
+    }
+    text
+}
