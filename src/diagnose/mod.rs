@@ -21,11 +21,14 @@ pub mod order;
 pub mod pci;
 pub mod recovery;
 pub mod render;
+mod render_training;
 pub mod rules;
 mod smi;
 mod smi_query;
 mod smi_reading;
+pub mod labels_job;
 pub mod text;
+pub mod training;
 pub mod verdict;
 pub mod xid;
 
