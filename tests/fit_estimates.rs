@@ -116,7 +116,7 @@ fn fit_command_text_json_and_the_fleet_marked() {
     assert!(text.contains("optimizer    "), "{text}");
     assert!(text.contains("activations"), "{text}");
     // 7B full AdamW: 112 GB of states, so 160 GB by the 70 % rule.
-    assert!(text.contains("at least 160 GB"), "{text}");
+    assert!(text.contains("smallest card: 160 GB"), "{text}");
     let h100 = text
         .lines()
         .find(|l| l.starts_with("H100 SXM"))

@@ -4,6 +4,9 @@
 //! `gpufleet diagnose` gives each. Only transformers 5 was captured, so only its string-valued
 //! `Trainer` dicts are tested here.
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::path::{Path, PathBuf};
 
 use gpufleet::diagnose::{Verdict, diagnose, diagnose_reader, render_json, render_text};
@@ -232,7 +235,42 @@ fn any_chunking_gives_the_same_report() {
 }
 
 #[test]
-fn a_user_pattern_reads_what_no_built_in_reader_knows() {
+fn diagnose_command_on_training_logs() {
+    let home = cli::Home::new();
+    let path = |name: &str| dir().join(name).to_string_lossy().into_owned();
+    let out = home.run(&["diagnose", &path("hf_lora.log")]);
+    assert_eq!(out.status.code(), Some(0), "{}", cli::stderr(&out));
+    let text = cli::stdout(&out);
+    assert!(text.starts_with("healthy: the training run"), "{text}");
+    assert!(text.contains("step 150 of 150 (100 %)"), "{text}");
+
+    let out = home.run(&["diagnose", "--json", &path("hf_plateau.log")]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(json["verdict"], "findings");
+    assert_eq!(json["findings"][0]["label"], "training_plateau");
+    assert_eq!(json["training"]["judgement"]["plateau"]["since_step"], 1750);
+    assert_eq!(json["training"]["best_eval_loss"]["step"], 3000);
+    assert_eq!(json["training"]["state"], "completed");
+    assert_eq!(json["training"]["checkpoints"], serde_json::json!([1000, 2000, 3000]));
+
+    // From standard input, as pasted.
+    let mut child = home
+        .command(&["diagnose", "-"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(&bytes("plain.log")).expect("write");
+    }
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0), "{}", cli::stdout(&out));
+}
+
+#[test]
+fn a_user_pattern_reads_steps_and_losses() {
     // plain.log's own lines, read through a pattern instead of the built-in reader: the same
     // steps and losses.
     let pattern =

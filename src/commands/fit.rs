@@ -119,11 +119,11 @@ fn render_text(e: &Estimate, rows: &[Row]) -> String {
     let i = &e.input;
     let _ = writeln!(
         out,
-        "{:.2}B parameters, {}, {:?}, {:?}",
+        "{:.2}B parameters, {}, {}, {}",
         i.params / 1e9,
         method_words(e),
-        i.precision,
-        i.optimizer
+        i.precision.word(),
+        i.optimizer.word()
     );
     let _ = writeln!(out, "  weights      {:>10}", gb(e.weights_bytes));
     let _ = writeln!(out, "  gradients    {:>10}", gb(e.gradients_bytes));
@@ -156,9 +156,10 @@ fn render_text(e: &Estimate, rows: &[Row]) -> String {
     let _ = writeln!(out, "  total        {:>10}", gb(e.total_bytes()));
     let _ = writeln!(
         out,
-        "70 % rule: weights + gradients + optimizer ({}) need a card of at least {:.0} GB.\n",
-        gb(e.static_bytes()),
-        e.min_vram_gb()
+        "smallest card: {:.0} GB (weights + gradients + optimizer, {}, within 70 % of it; the \
+         total within all of it)\n",
+        e.min_vram_gb().ceil(),
+        gb(e.static_bytes())
     );
     let _ = writeln!(
         out,

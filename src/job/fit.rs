@@ -41,6 +41,16 @@ pub enum Precision {
     Fp32,
 }
 
+impl Precision {
+    pub fn word(self) -> &'static str {
+        match self {
+            Precision::Bf16 => "bf16",
+            Precision::Fp16 => "fp16",
+            Precision::Fp32 => "fp32",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Optimizer {
@@ -48,6 +58,16 @@ pub enum Optimizer {
     Adamw8bit,
     /// SGD with momentum (one state per parameter).
     Sgd,
+}
+
+impl Optimizer {
+    pub fn word(self) -> &'static str {
+        match self {
+            Optimizer::Adamw => "AdamW",
+            Optimizer::Adamw8bit => "8-bit AdamW",
+            Optimizer::Sgd => "SGD with momentum",
+        }
+    }
 }
 
 /// Why a `--params` value was refused.
