@@ -47,7 +47,12 @@ fn qlora_paper_sixty_five_billion() {
     // QLoRA abstract: 16-bit fine-tuning of a 65B model needs more than 780 GB; QLoRA less
     // than 48 GB.
     assert!(full_adam(65e9, Precision::Bf16) > 780.0 * GB);
-    let q = estimate(input(65e9, Method::Qlora, Precision::Bf16, Optimizer::Adamw));
+    let q = estimate(input(
+        65e9,
+        Method::Qlora,
+        Precision::Bf16,
+        Optimizer::Adamw,
+    ));
     assert!(q.static_bytes() < 48.0 * GB, "{}", q.static_bytes() / GB);
     // The 4-bit base with double quantization's 0.127 bits per parameter.
     let base = q.weights_bytes - q.trainable_params * 2.0;
@@ -62,11 +67,23 @@ fn qlora_paper_sixty_five_billion() {
 fn optimizer_states_as_hugging_face_counts_them() {
     // "GPU memory usage": AdamW 8 bytes/param, 8-bit AdamW 2, SGD with momentum 4; in fp32
     // there is no master copy, so these are the whole optimizer cost.
-    assert_eq!(optimizer_bytes_per_param(Optimizer::Adamw, Precision::Fp32), 8.0);
-    assert_eq!(optimizer_bytes_per_param(Optimizer::Adamw8bit, Precision::Fp32), 2.0);
-    assert_eq!(optimizer_bytes_per_param(Optimizer::Sgd, Precision::Fp32), 4.0);
+    assert_eq!(
+        optimizer_bytes_per_param(Optimizer::Adamw, Precision::Fp32),
+        8.0
+    );
+    assert_eq!(
+        optimizer_bytes_per_param(Optimizer::Adamw8bit, Precision::Fp32),
+        2.0
+    );
+    assert_eq!(
+        optimizer_bytes_per_param(Optimizer::Sgd, Precision::Fp32),
+        4.0
+    );
     // Mixed precision adds the fp32 master copy of the weights.
-    assert_eq!(optimizer_bytes_per_param(Optimizer::Adamw, Precision::Bf16), 12.0);
+    assert_eq!(
+        optimizer_bytes_per_param(Optimizer::Adamw, Precision::Bf16),
+        12.0
+    );
 }
 
 #[test]
@@ -131,8 +148,16 @@ fn fit_command_text_json_and_the_fleet_marked() {
     let rows = json["gpus"].as_array().expect("gpus");
     let l4 = rows.iter().find(|r| r["model"] == "L4").expect("L4");
     assert_eq!(l4["fit"], "fits");
-    assert!(l4["source"].as_str().expect("source").starts_with("https://"));
-    let h100 = rows.iter().find(|r| r["model"] == "H100 SXM").expect("H100");
+    assert!(
+        l4["source"]
+            .as_str()
+            .expect("source")
+            .starts_with("https://")
+    );
+    let h100 = rows
+        .iter()
+        .find(|r| r["model"] == "H100 SXM")
+        .expect("H100");
     assert_eq!(h100["hosts"][0]["name"], "big");
 
     let bad = home.run(&["fit", "--params", "seven"]);

@@ -178,7 +178,10 @@ fn out_of_memory_traceback_is_classified_by_triage() {
     );
     // Alone, the traceback is what it always was for diagnose: an out-of-memory error.
     assert!(!r.is_training_log());
-    assert_eq!(labels("oom.log"), (Verdict::Findings, vec!["oom".to_string()]));
+    assert_eq!(
+        labels("oom.log"),
+        (Verdict::Findings, vec!["oom".to_string()])
+    );
 }
 
 #[test]
@@ -188,14 +191,30 @@ fn a_run_that_dies_mid_training_is_job_finished_with_the_triage_label() {
     let full = bytes("hf_full.log");
     let text = String::from_utf8_lossy(&full);
     let cut = text.find("{'eval_loss'").expect("first eval");
-    let log = format!("{}\n{}", &text[..cut], String::from_utf8_lossy(&bytes("oom.log")));
+    let log = format!(
+        "{}\n{}",
+        &text[..cut],
+        String::from_utf8_lossy(&bytes("oom.log"))
+    );
     let d = diagnose(&log);
     let found: Vec<&str> = d.findings.iter().map(|f| f.label.as_str()).collect();
     assert_eq!(found, vec!["oom", "job_finished"], "root cause first");
     let finished = &d.findings[1];
-    assert!(finished.summary.contains("at step 200"), "{}", finished.summary);
-    assert!(finished.summary.contains("triage: oom"), "{}", finished.summary);
-    assert!(finished.action.contains("oom finding"), "{}", finished.action);
+    assert!(
+        finished.summary.contains("at step 200"),
+        "{}",
+        finished.summary
+    );
+    assert!(
+        finished.summary.contains("triage: oom"),
+        "{}",
+        finished.summary
+    );
+    assert!(
+        finished.action.contains("oom finding"),
+        "{}",
+        finished.action
+    );
     assert!(finished.evidence[0].starts_with("torch.OutOfMemoryError"));
     let job = d.training.expect("a training log");
     assert_eq!(job.state, JobState::Crashed);
@@ -203,7 +222,12 @@ fn a_run_that_dies_mid_training_is_job_finished_with_the_triage_label() {
 
 #[test]
 fn streamed_and_whole_text_agree_and_render() {
-    for name in ["hf_full.log", "hf_plateau.log", "plain.log", "lightning.log"] {
+    for name in [
+        "hf_full.log",
+        "hf_plateau.log",
+        "plain.log",
+        "lightning.log",
+    ] {
         let b = bytes(name);
         let whole = diagnose(&String::from_utf8_lossy(&b));
         let streamed = diagnose_reader(b.as_slice(), &Default::default()).expect("read");
@@ -217,7 +241,10 @@ fn streamed_and_whole_text_agree_and_render() {
     let text = render_text(&diagnose(&String::from_utf8_lossy(&bytes("hf_full.log"))));
     assert!(text.starts_with("healthy: the training run"), "{text}");
     assert!(text.contains("step 600 of 600 (100 %)"), "{text}");
-    assert!(text.contains("checkpoints written at steps 200, 400, 600"), "{text}");
+    assert!(
+        text.contains("checkpoints written at steps 200, 400, 600"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -252,7 +279,10 @@ fn diagnose_command_on_training_logs() {
     assert_eq!(json["training"]["judgement"]["plateau"]["since_step"], 1750);
     assert_eq!(json["training"]["best_eval_loss"]["step"], 3000);
     assert_eq!(json["training"]["state"], "completed");
-    assert_eq!(json["training"]["checkpoints"], serde_json::json!([1000, 2000, 3000]));
+    assert_eq!(
+        json["training"]["checkpoints"],
+        serde_json::json!([1000, 2000, 3000])
+    );
 
     // From standard input, as pasted.
     let mut child = home

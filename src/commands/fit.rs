@@ -147,10 +147,7 @@ fn render_text(e: &Estimate, rows: &[Row]) -> String {
             );
         }
         None => {
-            let _ = writeln!(
-                out,
-                "  activations  not estimated (give --seq and --batch)"
-            );
+            let _ = writeln!(out, "  activations  not estimated (give --seq and --batch)");
         }
     }
     let _ = writeln!(out, "  total        {:>10}", gb(e.total_bytes()));

@@ -9,8 +9,8 @@ use crate::diagnose::finding::Finding;
 use crate::diagnose::kernel::NoResolver;
 use crate::diagnose::text::TextDiagnoser;
 use crate::diagnose::training::{self, TrainingReader};
-use crate::job::JobReport;
 use crate::diagnose::verdict::Verdict;
+use crate::job::JobReport;
 
 const MIB: u64 = 1024 * 1024;
 

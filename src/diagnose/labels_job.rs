@@ -25,7 +25,7 @@ fn group(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -140,7 +140,10 @@ pub fn job_finished(crash: &Crash, causes: &[String], report: &JobReport) -> Fin
          billed."
     );
     let restart = match report.checkpoints.last() {
-        Some(c) => format!(" then restart from the checkpoint written at step {}", group(*c)),
+        Some(c) => format!(
+            " then restart from the checkpoint written at step {}",
+            group(*c)
+        ),
         None => " then restart it".to_string(),
     };
     let action = if causes.is_empty() {

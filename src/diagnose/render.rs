@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use crate::diagnose::finding::{Cause, Finding};
 use crate::diagnose::render_training::training_text;
-use crate::job::JobReport;
 use crate::diagnose::verdict::{Diagnosis, HINT, Verdict};
+use crate::job::JobReport;
 
 /// The words shown for a healthy verdict.
 pub const HEALTHY: &str = "healthy: the GPUs shown work and nothing is wrong with them";

@@ -61,7 +61,12 @@ pub fn training_text(r: &JobReport) -> String {
             .best_eval_loss
             .map(|b| format!("; best {}", point(&b)))
             .unwrap_or_default();
-        let _ = writeln!(out, "  eval loss: {} → {}{best}", point(first), point(&last));
+        let _ = writeln!(
+            out,
+            "  eval loss: {} → {}{best}",
+            point(first),
+            point(&last)
+        );
     }
     if !r.checkpoints.is_empty() {
         let steps: Vec<String> = r.checkpoints.iter().map(u64::to_string).collect();

@@ -94,7 +94,7 @@ pub fn parse_params(text: &str) -> Result<f64, ParamsError> {
         .parse()
         .map_err(|_| ParamsError::Invalid(text.to_string()))?;
     let params = value * scale;
-    if !params.is_finite() || params < 1.0 || params > 1e14 {
+    if !(1.0..=1e14).contains(&params) {
         return Err(ParamsError::OutOfRange(text.to_string()));
     }
     Ok(params)
@@ -246,10 +246,22 @@ mod tests {
         assert_eq!(parse_params("1.5b"), Ok(1.5e9));
         assert_eq!(parse_params("350M"), Ok(350e6));
         assert_eq!(parse_params("7000000000"), Ok(7e9));
-        assert!(matches!(parse_params("seven"), Err(ParamsError::Invalid(_))));
-        assert!(matches!(parse_params("0B"), Err(ParamsError::OutOfRange(_))));
-        assert!(matches!(parse_params("-1B"), Err(ParamsError::OutOfRange(_))));
-        assert!(matches!(parse_params("1e9T"), Err(ParamsError::OutOfRange(_))));
+        assert!(matches!(
+            parse_params("seven"),
+            Err(ParamsError::Invalid(_))
+        ));
+        assert!(matches!(
+            parse_params("0B"),
+            Err(ParamsError::OutOfRange(_))
+        ));
+        assert!(matches!(
+            parse_params("-1B"),
+            Err(ParamsError::OutOfRange(_))
+        ));
+        assert!(matches!(
+            parse_params("1e9T"),
+            Err(ParamsError::OutOfRange(_))
+        ));
     }
 
     #[test]

@@ -365,12 +365,16 @@ mod tests {
 
     #[test]
     fn lightning_rich_bar_and_metrics() {
-        let line = "Epoch 5/5  ━━━━━━━━━━━━━━━━ 64/64 0:00:00 • 0:00:00 245.78it/s v_num: 0.000     ";
+        let line =
+            "Epoch 5/5  ━━━━━━━━━━━━━━━━ 64/64 0:00:00 • 0:00:00 245.78it/s v_num: 0.000     ";
         let b = rich_bar(line).expect("bar");
         assert_eq!((b.epoch, b.last_epoch, b.n, b.batches), (5, 5, 64, 64));
         assert_eq!(b.rate_per_s, Some(245.78));
         assert_eq!(b.remaining_s, Some(0.0));
-        assert_eq!(rich_metric("       train_loss: 0.006", "train_loss"), Some(0.006));
+        assert_eq!(
+            rich_metric("       train_loss: 0.006", "train_loss"),
+            Some(0.006)
+        );
         assert_eq!(rich_metric("{'train_loss': '0.4'}", "train_loss"), None);
         assert_eq!(rich_metric("my_train_loss: 1", "train_loss"), None);
     }

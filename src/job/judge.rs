@@ -183,13 +183,19 @@ fn judge_evals(train: &Series, evals: &EvalTrack, opts: &JudgeOptions) -> Judgem
                 latest,
                 train_at_best: at_best,
                 train_latest: now,
-                evidence: evidence.into_iter().filter(|p| p.step >= best.step).collect(),
+                evidence: evidence
+                    .into_iter()
+                    .filter(|p| p.step >= best.step)
+                    .collect(),
             });
             return out;
         }
     }
     let gain = evals.last_gain.unwrap_or(best);
-    let evidence = evidence.into_iter().filter(|p| p.step >= gain.step).collect();
+    let evidence = evidence
+        .into_iter()
+        .filter(|p| p.step >= gain.step)
+        .collect();
     out.plateau = Some(Plateau {
         since_step: gain.step,
         at_step: latest.step,
@@ -233,7 +239,10 @@ fn judge_train(train: &Series, opts: &JudgeOptions) -> Option<Plateau> {
         by_eval: false,
         improvement,
         threshold: opts.train_min_improvement,
-        evidence: points.into_iter().filter(|p| p.step >= since_step).collect(),
+        evidence: points
+            .into_iter()
+            .filter(|p| p.step >= since_step)
+            .collect(),
     })
 }
 
@@ -294,13 +303,22 @@ mod tests {
         // Three evaluations of less than 0.2 % each after the gain at 200.
         let mut values = vec![(100, 4.0), (200, 3.0), (300, 2.999), (400, 2.998)];
         assert_eq!(
-            judge(&falling_train(400), &evals(&values), &JudgeOptions::default()).plateau,
+            judge(
+                &falling_train(400),
+                &evals(&values),
+                &JudgeOptions::default()
+            )
+            .plateau,
             None
         );
         values.push((500, 2.997));
-        let p = judge(&falling_train(500), &evals(&values), &JudgeOptions::default())
-            .plateau
-            .expect("plateau");
+        let p = judge(
+            &falling_train(500),
+            &evals(&values),
+            &JudgeOptions::default(),
+        )
+        .plateau
+        .expect("plateau");
         assert_eq!((p.since_step, p.at_step, p.by_eval), (200, 500, true));
     }
 
@@ -313,7 +331,11 @@ mod tests {
         let p = judge(&flat, &EvalTrack::default(), &JudgeOptions::default()).plateau;
         assert_eq!(p.map(|p| p.by_eval), Some(false));
         assert_eq!(
-            judge(&falling_train(1000), &EvalTrack::default(), &JudgeOptions::default()),
+            judge(
+                &falling_train(1000),
+                &EvalTrack::default(),
+                &JudgeOptions::default()
+            ),
             Judgement::default()
         );
     }

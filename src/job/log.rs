@@ -128,7 +128,11 @@ impl JobReport {
 
     /// The newest checkpoint written at or before `step`.
     pub fn checkpoint_at_or_before(&self, step: u64) -> Option<u64> {
-        self.checkpoints.iter().copied().filter(|c| *c <= step).max()
+        self.checkpoints
+            .iter()
+            .copied()
+            .filter(|c| *c <= step)
+            .max()
     }
 }
 
@@ -257,13 +261,13 @@ impl JobLog {
     fn bar(&mut self, bar: &Bar<'_>, nested: bool) {
         self.mark(Format::Tqdm);
         if bar.desc.starts_with("Writing model shards") && bar.n == bar.total {
-            if let Some(step) = self.main_n {
-                if self.checkpoints.back() != Some(&step) {
-                    if self.checkpoints.len() == CHECKPOINTS {
-                        self.checkpoints.pop_front();
-                    }
-                    self.checkpoints.push_back(step);
+            if let Some(step) = self.main_n
+                && self.checkpoints.back() != Some(&step)
+            {
+                if self.checkpoints.len() == CHECKPOINTS {
+                    self.checkpoints.pop_front();
                 }
+                self.checkpoints.push_back(step);
             }
             return;
         }
@@ -359,7 +363,12 @@ impl JobLog {
             .tail
             .iter()
             .position(|(at, l)| *at > self.progress_at && l.starts_with(TRACEBACK))?;
-        let lines: Vec<String> = self.tail.iter().skip(start).map(|(_, l)| l.clone()).collect();
+        let lines: Vec<String> = self
+            .tail
+            .iter()
+            .skip(start)
+            .map(|(_, l)| l.clone())
+            .collect();
         let exception = lines
             .iter()
             .rev()
@@ -381,11 +390,13 @@ impl JobLog {
     pub fn report(&self) -> JobReport {
         let bar_step = self.main_n;
         let step = self.named_step.or(bar_step);
-        let total = self.named_total.or(match (self.named_step, self.main_total) {
-            (Some(named), Some(total)) if named <= total => Some(total),
-            (None, total) => total,
-            _ => None,
-        });
+        let total = self
+            .named_total
+            .or(match (self.named_step, self.main_total) {
+                (Some(named), Some(total)) if named <= total => Some(total),
+                (None, total) => total,
+                _ => None,
+            });
         let crash = self.crash();
         let state = if crash.is_some() {
             JobState::Crashed

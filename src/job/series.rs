@@ -141,6 +141,12 @@ mod tests {
         s.push(1, f64::NAN);
         s.push(2, 1.0);
         assert_eq!(s.count(), 1);
-        assert_eq!(s.points(), vec![StepValue { step: 2, value: 1.0 }]);
+        assert_eq!(
+            s.points(),
+            vec![StepValue {
+                step: 2,
+                value: 1.0
+            }]
+        );
     }
 }
