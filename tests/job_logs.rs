@@ -315,3 +315,30 @@ fn a_user_pattern_reads_steps_and_losses() {
     assert!(r.formats.contains(&Format::UserPattern));
     assert_eq!(r.loss, Some(sv(240, 0.0130)));
 }
+
+#[test]
+fn memory_stays_bounded_and_hostile_bytes_do_not_panic() {
+    // plain.log's step prints, a hundred thousand times over (the same real line format).
+    let mut job = JobLog::new(JobOptions::default());
+    for step in 0..100_000u64 {
+        job.feed(format!("step {step} loss {:.4}\n", 3.0 / (step + 1) as f64).as_bytes());
+    }
+    job.finish();
+    let r = job.report();
+    assert!(r.loss_series.len() <= gpufleet::job::log::SERIES_POINTS);
+    assert_eq!(r.loss.map(|p| p.step), Some(99_999));
+    assert!(job.tail().count() <= gpufleet::job::log::TAIL_LINES);
+    // Bytes that are no format at all, and numbers meant to overflow.
+    let mut job = JobLog::new(JobOptions::default());
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..200_000 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        job.feed(&state.to_le_bytes());
+    }
+    job.feed("Epoch 18446744073709551615/18446744073709551615 ━ 18446744073709551615/18446744073709551615 0:00 • 0:00 1it/s\n".as_bytes());
+    job.feed(b"\x1b[999999999999999999A\x1b]0;\x07 1/18446744073709551615 [00:00<00:00, 1it/s]\n");
+    job.finish();
+    let _ = job.report();
+}

@@ -56,8 +56,10 @@ fn rate(text: &str) -> Option<f64> {
 fn trailing_number(text: &str) -> Option<(u64, usize)> {
     let trimmed = text.trim_end_matches(' ');
     let start = trimmed
-        .rfind(|c: char| !c.is_ascii_digit())
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !c.is_ascii_digit())
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let digits = &trimmed[start..];
     if digits.is_empty() || digits.len() > 18 {
         return None;
@@ -389,6 +391,57 @@ mod tests {
         assert_eq!(plain_step("step 2x loss 1"), None);
         assert_eq!(plain_step("substep 2 loss 1"), None);
         assert_eq!(plain_step("step 2 train_loss 1"), None);
+    }
+
+    /// Untrusted text: any mix of the formats' own characters, multi-byte ones next to digits,
+    /// never panics a reader.
+    #[test]
+    fn no_text_panics_a_reader() {
+        let pieces = [
+            "▏",
+            "█",
+            "━",
+            "•",
+            "7",
+            "42",
+            "/",
+            " [",
+            "]",
+            "<",
+            ",",
+            ":",
+            "%|",
+            "{'",
+            "'",
+            ": ",
+            "}",
+            "step ",
+            "loss ",
+            "Epoch ",
+            "it/s",
+            "s/it",
+            "?",
+            " ",
+            "é",
+            "99999999999999999999",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..12 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                text.push_str(pieces[(state % pieces.len() as u64) as usize]);
+            }
+            let _ = tqdm_bar(&text);
+            let _ = hf_dict(&text);
+            let _ = rich_bar(&text);
+            let _ = rich_metric(&text, "train_loss");
+            let _ = plain_step(&text);
+        }
+        let b = tqdm_bar("▏14/600 [00:01<00:02, 3.00it/s]").expect("bar");
+        assert_eq!((b.n, b.total), (14, 600));
     }
 
     #[test]

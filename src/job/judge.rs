@@ -174,7 +174,7 @@ fn judge_evals(train: &Series, evals: &EvalTrack, opts: &JudgeOptions) -> Judgem
             .rev()
             .find(|p| p.step <= best.step)
             .map(|p| p.value);
-        let after = mean_between(&points, best.step + 1, latest.step);
+        let after = mean_between(&points, best.step.saturating_add(1), latest.step);
         if let (Some(at_best), Some(now)) = (before, after)
             && at_best - now >= opts.min_delta * at_best.abs()
         {

@@ -320,10 +320,10 @@ impl JobLog {
         } else if let Some(bar) = formats::rich_bar(trimmed) {
             self.mark(Format::Lightning);
             self.progress_at = self.segments;
-            let step = bar.epoch * bar.batches + bar.n;
+            let step = bar.epoch.saturating_mul(bar.batches).saturating_add(bar.n);
             self.lightning_step = Some(step);
             self.named_step = Some(step);
-            self.named_total = Some((bar.last_epoch + 1) * bar.batches);
+            self.named_total = Some(bar.last_epoch.saturating_add(1).saturating_mul(bar.batches));
             self.main_timing = Timing {
                 rate_per_s: bar.rate_per_s,
                 elapsed_s: bar.elapsed_s,
@@ -347,14 +347,19 @@ impl JobLog {
         if text.trim().is_empty() {
             return;
         }
-        if self.tail.len() == TAIL_LINES {
-            self.tail.pop_front();
-        }
         let kept = match text.char_indices().nth(TAIL_LINE_CHARS) {
             Some((cut, _)) => &text[..cut],
             None => text,
         };
-        self.tail.push_back((self.segments, kept.to_string()));
+        // The oldest line's buffer is reused: no allocation per line once the tail is full.
+        let mut slot = if self.tail.len() == TAIL_LINES {
+            self.tail.pop_front().map(|(_, s)| s).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        slot.clear();
+        slot.push_str(kept);
+        self.tail.push_back((self.segments, slot));
     }
 
     /// The log's end, when it is a traceback.
