@@ -259,6 +259,23 @@ fn any_chunking_gives_the_same_report() {
         job.finish();
         assert_eq!(job.report(), whole, "chunks of {size}");
     }
+    // Line by line, decoded, as `diagnose` hands lines over: the same report for every log.
+    for name in [
+        "hf_full.log",
+        "hf_plateau.log",
+        "lightning.log",
+        "plain.log",
+        "oom.log",
+    ] {
+        let b = bytes(name);
+        let text = String::from_utf8_lossy(&b);
+        let mut job = JobLog::new(JobOptions::default());
+        for line in text.lines() {
+            job.feed_text_line(line);
+        }
+        job.finish();
+        assert_eq!(job.report(), read_log(&b, JobOptions::default()), "{name}");
+    }
 }
 
 #[test]

@@ -154,7 +154,7 @@ pub fn diagnose_reader(input: impl Read, limits: &ReadLimits) -> Result<InputRep
         };
         any_text |= !text.trim().is_empty();
         diagnoser.line(&text);
-        training.line(&line);
+        training.line(&text);
     }
     if report.read_bytes >= limits.input_bytes {
         // The limit was reached: is there more?

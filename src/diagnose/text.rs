@@ -49,7 +49,7 @@ pub fn diagnose(text: &str) -> Diagnosis {
     let mut training = TrainingReader::default();
     for line in text.lines() {
         diagnoser.line(line);
-        training.line(line.as_bytes());
+        training.line(line);
     }
     training::merge(diagnoser.finish_with(&NoResolver), training.finish())
 }

@@ -29,8 +29,8 @@ impl TrainingReader {
     }
 
     /// One line, without its line ending (`\r` updates inside it are the log's own).
-    pub fn line(&mut self, line: &[u8]) {
-        self.log.feed_line(line);
+    pub fn line(&mut self, line: &str) {
+        self.log.feed_text_line(line);
     }
 
     /// The job's report, when the text was a training log.

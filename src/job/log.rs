@@ -146,7 +146,8 @@ struct Timing {
 /// The stream reader.
 pub struct JobLog {
     opts: JobOptions,
-    splitter: Splitter,
+    /// Taken out while it hands segments to `self` (always there otherwise).
+    splitter: Option<Splitter>,
     formats: Vec<Format>,
     /// The main tqdm bar: the one with the largest total that is not nested.
     main_total: Option<u64>,
@@ -176,7 +177,7 @@ impl JobLog {
     pub fn new(opts: JobOptions) -> Self {
         Self {
             opts,
-            splitter: Splitter::default(),
+            splitter: Some(Splitter::default()),
             formats: Vec::new(),
             main_total: None,
             main_n: None,
@@ -199,9 +200,10 @@ impl JobLog {
 
     /// Reads the next bytes of the log (any chunking).
     pub fn feed(&mut self, bytes: &[u8]) {
-        let mut splitter = std::mem::take(&mut self.splitter);
-        splitter.feed(bytes, &mut |seg| self.segment(seg));
-        self.splitter = splitter;
+        if let Some(mut splitter) = self.splitter.take() {
+            splitter.feed(bytes, &mut |seg| self.segment(seg));
+            self.splitter = Some(splitter);
+        }
     }
 
     /// Reads one line (without its line ending), as a reader split on `\n` hands it over.
@@ -210,12 +212,30 @@ impl JobLog {
         self.feed(b"\n");
     }
 
+    /// Reads one line already decoded (as `gpufleet diagnose` has it). A line without `\r` or
+    /// escape sequences is one segment and skips the byte splitter; others go through it.
+    pub fn feed_text_line(&mut self, line: &str) {
+        let bytes = line.as_bytes();
+        let plain = !bytes.contains(&b'\r') && !bytes.contains(&0x1b);
+        if plain && self.splitter.as_ref().is_some_and(Splitter::is_idle) {
+            if !line.trim().is_empty() {
+                self.segment(Segment {
+                    text: std::borrow::Cow::Borrowed(line),
+                    nested: false,
+                });
+            }
+        } else {
+            self.feed_line(bytes);
+        }
+    }
+
     /// Ends the input: the last unfinished segment is read and waiting `Trainer` dicts take
     /// the last step the bar showed.
     pub fn finish(&mut self) {
-        let mut splitter = std::mem::take(&mut self.splitter);
-        splitter.finish(&mut |seg| self.segment(seg));
-        self.splitter = splitter;
+        if let Some(mut splitter) = self.splitter.take() {
+            splitter.finish(&mut |seg| self.segment(seg));
+            self.splitter = Some(splitter);
+        }
         let step = self.main_n.unwrap_or(0);
         self.settle_pending(step);
     }
@@ -347,9 +367,14 @@ impl JobLog {
         if text.trim().is_empty() {
             return;
         }
-        let kept = match text.char_indices().nth(TAIL_LINE_CHARS) {
-            Some((cut, _)) => &text[..cut],
-            None => text,
+        // A line of no more bytes than the limit has no more characters either.
+        let kept = if text.len() <= TAIL_LINE_CHARS {
+            text
+        } else {
+            match text.char_indices().nth(TAIL_LINE_CHARS) {
+                Some((cut, _)) => &text[..cut],
+                None => text,
+            }
         };
         // The oldest line's buffer is reused: no allocation per line once the tail is full.
         let mut slot = if self.tail.len() == TAIL_LINES {

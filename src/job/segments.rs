@@ -117,6 +117,11 @@ impl Splitter {
         }
     }
 
+    /// Whether nothing is held: no partial segment and no escape sequence under way.
+    pub fn is_idle(&self) -> bool {
+        self.buf.is_empty() && !self.has_text && self.escape == Escape::None
+    }
+
     /// Emits what is left of the last segment (a log that does not end in a line break).
     pub fn finish(&mut self, emit: &mut impl FnMut(Segment<'_>)) {
         self.escape = Escape::None;
@@ -129,7 +134,9 @@ impl Splitter {
             self.cut = true;
         }
         let kept = &bytes[..bytes.len().min(room)];
-        self.has_text |= kept.iter().any(|&b| b != b' ');
+        if !self.has_text {
+            self.has_text = kept.iter().any(|&b| b != b' ');
+        }
         self.buf.extend_from_slice(kept);
     }
 
