@@ -306,6 +306,36 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: crate::commands::providers::ProvidersAction,
     },
+    /// The VRAM a fine-tuning run needs (weights, gradients, optimizer state, activations) and
+    /// which GPU models hold it by the 70 % rule (weights + gradients + optimizer ≤ 70 % of
+    /// VRAM), with the config's hosts and prices marked. Formulas and sources: docs/FIT.md.
+    /// Exit 0, or 2 for a value that cannot be read.
+    Fit {
+        /// Parameter count: 7B, 1.5B, 350M or a plain number.
+        #[arg(long, value_name = "N")]
+        params: String,
+        /// full, lora or qlora.
+        #[arg(long, default_value = "full",
+              value_parser = clap::builder::PossibleValuesParser::new(["full", "lora", "qlora"]))]
+        method: String,
+        /// bf16, fp16 or fp32.
+        #[arg(long, default_value = "bf16",
+              value_parser = clap::builder::PossibleValuesParser::new(["bf16", "fp16", "fp32"]))]
+        precision: String,
+        /// adamw, adamw8bit or sgd (with momentum).
+        #[arg(long, default_value = "adamw",
+              value_parser = clap::builder::PossibleValuesParser::new(["adamw", "adamw8bit", "sgd"]))]
+        optimizer: String,
+        /// Sequence length, for the activations (with --batch).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+        seq: Option<u64>,
+        /// Micro-batch size per GPU, for the activations (with --seq).
+        #[arg(long, value_name = "B", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        batch: Option<u64>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Read every host once, print a table (or JSON) and exit; non-zero if a host could not be read.
     Snapshot {
         /// Print JSON (schema in the README) instead of a table.

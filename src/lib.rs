@@ -25,6 +25,7 @@ pub mod error_text;
 pub mod exit_codes;
 pub mod fleet;
 pub mod host_runner;
+pub mod job;
 pub mod launch;
 pub mod metrics;
 pub mod money_cli;

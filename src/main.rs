@@ -18,6 +18,7 @@ use gpufleet::audit::AuditLog;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::commands::demo as demo_command;
+use gpufleet::commands::fit as fit_command;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
 use gpufleet::commands::logging;
@@ -447,6 +448,22 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 demo: cli.global.demo,
             };
             return Ok(report_command::run(&request, &config, now_ms()));
+        }
+        Some(CliCommand::Fit {
+            params,
+            method,
+            precision,
+            optimizer,
+            seq,
+            batch,
+            json,
+        }) => {
+            let args = fit_command::args_from_words(
+                params, method, precision, optimizer, *seq, *batch, *json,
+            );
+            let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+            let code = fit_command::run(&args, &config, &mut out, &mut err);
+            return Ok(ExitCode::from(code));
         }
         Some(CliCommand::Cost { json }) => {
             let (text, code) = if cli.global.demo {

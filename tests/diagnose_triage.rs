@@ -218,26 +218,23 @@ fn healthy_needs_positive_evidence() {
         assert_eq!(d.verdict, Verdict::Healthy, "{rel}: {:#?}", d.findings);
         assert_eq!(d.exit_code(), 0);
     }
-    let lightning = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/training-logs/lightning.log");
-    if let Ok(text) = std::fs::read_to_string(lightning) {
-        assert_eq!(diagnose(&text).verdict, Verdict::Healthy);
+    // Training logs of runs that learn (issue 19): recognised, and healthy.
+    let logs = fixtures().join("training-logs");
+    for name in ["lightning.log", "plain.log", "hf_full.log"] {
+        let text = std::fs::read_to_string(logs.join(name)).expect("training log");
+        let d = diagnose(&text);
+        assert_eq!(d.verdict, Verdict::Healthy, "{name}: {:#?}", d.findings);
+        assert!(d.training.is_some(), "{name}");
     }
 }
 
 #[test]
 fn unrelated_text_is_unrecognised() {
-    let mut texts = vec![
+    let texts = [
         "hello world".to_string(),
         read("unrelated/module_not_found.txt"),
         read("healthy/help.txt"),
     ];
-    let logs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/training-logs");
-    for name in ["plain.log", "hf_full.log"] {
-        if let Ok(text) = std::fs::read_to_string(logs.join(name)) {
-            texts.push(text);
-        }
-    }
     for text in &texts {
         let d = diagnose(text);
         assert_eq!(d.verdict, Verdict::Unrecognised, "{text:.80}");

@@ -79,6 +79,10 @@ pub mod label {
     pub const NCCL_TIMEOUT: &str = "nccl_timeout";
     pub const NCCL_NETWORK: &str = "nccl_network";
     pub const NCCL_SYSTEM: &str = "nccl_system";
+    // What a training job's own log shows (issue 19).
+    pub const TRAINING_PLATEAU: &str = "training_plateau";
+    pub const TRAINING_OVERFIT: &str = "training_overfit";
+    pub const JOB_FINISHED: &str = "job_finished";
 }
 
 /// What a multi-GPU (NCCL) failure most likely comes from, as far as the text shows.

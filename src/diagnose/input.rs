@@ -8,7 +8,9 @@ use crate::diagnose::InputError;
 use crate::diagnose::finding::Finding;
 use crate::diagnose::kernel::NoResolver;
 use crate::diagnose::text::TextDiagnoser;
+use crate::diagnose::training::{self, TrainingReader};
 use crate::diagnose::verdict::Verdict;
+use crate::job::JobReport;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -48,6 +50,8 @@ pub struct InputReport {
     pub truncated: bool,
     /// Whether some byte was not UTF-8 (shown as U+FFFD).
     pub replaced_bytes: bool,
+    /// What the text said of a training job, when it was a training log.
+    pub training: Option<JobReport>,
 }
 
 impl InputReport {
@@ -57,6 +61,7 @@ impl InputReport {
         crate::diagnose::Diagnosis {
             verdict: self.verdict,
             findings: self.findings.clone(),
+            training: self.training.clone(),
         }
     }
 
@@ -87,6 +92,7 @@ impl InputReport {
 pub fn diagnose_reader(input: impl Read, limits: &ReadLimits) -> Result<InputReport, InputError> {
     let mut reader = BufReader::with_capacity(64 * 1024, input.take(limits.input_bytes));
     let mut diagnoser = TextDiagnoser::default();
+    let mut training = TrainingReader::default();
     let mut line: Vec<u8> = Vec::new();
     let mut report = InputReport {
         verdict: Verdict::Unrecognised,
@@ -95,6 +101,7 @@ pub fn diagnose_reader(input: impl Read, limits: &ReadLimits) -> Result<InputRep
         cut_lines: 0,
         truncated: false,
         replaced_bytes: false,
+        training: None,
     };
     let mut any_text = false;
     loop {
@@ -147,6 +154,7 @@ pub fn diagnose_reader(input: impl Read, limits: &ReadLimits) -> Result<InputRep
         };
         any_text |= !text.trim().is_empty();
         diagnoser.line(&text);
+        training.line(&text);
     }
     if report.read_bytes >= limits.input_bytes {
         // The limit was reached: is there more?
@@ -160,9 +168,10 @@ pub fn diagnose_reader(input: impl Read, limits: &ReadLimits) -> Result<InputRep
     if !any_text {
         return Err(InputError::Empty);
     }
-    let diagnosis = diagnoser.finish_with(&NoResolver);
+    let diagnosis = training::merge(diagnoser.finish_with(&NoResolver), training.finish());
     report.verdict = diagnosis.verdict;
     report.findings = diagnosis.findings;
+    report.training = diagnosis.training;
     Ok(report)
 }
 

@@ -22,7 +22,8 @@ pub fn root_cause_first(findings: Findings) -> Vec<Finding> {
 /// 2. the container runtime and the program's CUDA errors (they follow from 0 and 1 when
 ///    those are present);
 /// 3. NCCL, which reports the failure of whichever rank broke first;
-/// 4. billing and data freshness, which cause nothing.
+/// 4. billing and data freshness, and what a training job's log shows (a crash follows from
+///    the program's errors above it; a plateau causes nothing).
 pub fn tier(name: &str) -> u8 {
     const BUS: &[&str] = &[
         label::PCIE_AER_FATAL,
@@ -48,7 +49,11 @@ pub fn tier(name: &str) -> u8 {
     {
         return 2;
     }
-    if name == label::IDLE_BILLING || name == label::STALE {
+    if name == label::IDLE_BILLING
+        || name == label::STALE
+        || name == label::JOB_FINISHED
+        || name.starts_with("training_")
+    {
         return 4;
     }
     1

@@ -5,10 +5,16 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::diagnose::finding::{Cause, Finding};
+use crate::diagnose::render_training::training_text;
 use crate::diagnose::verdict::{Diagnosis, HINT, Verdict};
+use crate::job::JobReport;
 
 /// The words shown for a healthy verdict.
 pub const HEALTHY: &str = "healthy: the GPUs shown work and nothing is wrong with them";
+
+/// The words shown for a healthy training log.
+pub const HEALTHY_TRAINING: &str =
+    "healthy: the training run shown is learning and nothing is wrong with it";
 
 fn cause_words(cause: Cause) -> &'static str {
     match cause {
@@ -54,11 +60,17 @@ fn whom(f: &Finding) -> String {
 /// root causes first) with their action, runbook, likely cause and evidence.
 pub fn render_text(d: &Diagnosis) -> String {
     let mut out = String::new();
-    match d.verdict {
-        Verdict::Healthy => return format!("{HEALTHY}\n"),
-        Verdict::Unrecognised => return format!("{HINT}\n"),
-        Verdict::Findings => {
+    match (d.verdict, &d.training) {
+        (Verdict::Healthy, None) => return format!("{HEALTHY}\n"),
+        (Verdict::Healthy, Some(job)) => {
+            return format!("{HEALTHY_TRAINING}\n{}", training_text(job));
+        }
+        (Verdict::Unrecognised, _) => return format!("{HINT}\n"),
+        (Verdict::Findings, job) => {
             let _ = writeln!(out, "findings: {}", d.findings.len());
+            if let Some(job) = job {
+                out.push_str(&training_text(job));
+            }
         }
     }
     for f in &d.findings {
@@ -94,6 +106,8 @@ struct Report<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     hint: Option<&'a str>,
     findings: &'a [Finding],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    training: Option<&'a JobReport>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     notes: &'a [String],
 }
@@ -103,11 +117,17 @@ struct Report<'a> {
 /// "pci":...,"uuid":...,"rank":...,"host":...,"peer":...,"cause":...}],"notes":[...]}`:
 /// `hint` only when unrecognised; `runbook` is `null` when there is none; the GPU, NCCL and
 /// cause fields only when the text says; `notes` (what was not read in full) only when any.
+/// A training log adds `"training":{"formats":[...],"step":...,"total":...,"rate_per_s":...,
+/// "elapsed_s":...,"eta_s":...,"loss":{"step":...,"value":...},"eval_loss":...,
+/// "best_eval_loss":...,"loss_series":[...],"eval_series":[...],"checkpoints":[...],
+/// "state":"running"|"completed"|"crashed","crash":{"exception":...,"lines":[...]},
+/// "judgement":{"plateau":{...},"overfit":{...}}}`.
 pub fn render_json(d: &Diagnosis, notes: &[String]) -> String {
     let report = Report {
         verdict: d.verdict,
         hint: (d.verdict == Verdict::Unrecognised).then_some(HINT),
         findings: &d.findings,
+        training: d.training.as_ref(),
         notes,
     };
     // Serializing strings, numbers and unit enums cannot fail; the fallback keeps the output

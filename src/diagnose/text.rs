@@ -8,6 +8,7 @@ use crate::diagnose::finding::{Finding, Findings, label};
 use crate::diagnose::kernel::{self, GpuResolver, NoResolver};
 use crate::diagnose::line_detail::{self, AerLine};
 use crate::diagnose::line_rules::{Detail, LINE_RULES, MATCHER};
+use crate::diagnose::training::{self, TrainingReader};
 use crate::diagnose::verdict::Diagnosis;
 use crate::diagnose::{labels, labels_app, labels_host, order, smi, smi_reading};
 use crate::telemetry::LostReason;
@@ -39,12 +40,18 @@ pub fn diagnose_text(text: &str) -> Vec<Finding> {
 }
 
 /// [`diagnose_text`] with the verdict: healthy needs positive evidence of working GPUs.
+///
+/// A training log (Hugging Face `Trainer`, Lightning, tqdm with losses, `step N loss X` prints)
+/// is recognised as such: its progress comes with the diagnosis and its findings
+/// (`training_plateau`, `training_overfit`, `job_finished`) join the others.
 pub fn diagnose(text: &str) -> Diagnosis {
     let mut diagnoser = TextDiagnoser::default();
+    let mut training = TrainingReader::default();
     for line in text.lines() {
         diagnoser.line(line);
+        training.line(line);
     }
-    diagnoser.finish_with(&NoResolver)
+    training::merge(diagnoser.finish_with(&NoResolver), training.finish())
 }
 
 /// [`diagnose_text`] a line at a time, for input read as a stream: memory stays bounded

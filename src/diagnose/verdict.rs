@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::diagnose::finding::Finding;
+use crate::job::JobReport;
 
 /// Exit status for a healthy verdict, the only one that exits 0.
 pub const EXIT_HEALTHY: u8 = 0;
@@ -24,7 +25,7 @@ pub const HINT: &str = "nothing recognised: paste the output of `nvidia-smi` (or
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// No finding, and the text shows working GPUs (an nvidia-smi report, `nvidia-smi -L`, a
-    /// framework saying it uses the GPU).
+    /// framework saying it uses the GPU) or is the log of a training run that is learning.
     Healthy,
     /// At least one finding.
     Findings,
@@ -66,6 +67,8 @@ pub struct Diagnosis {
     pub verdict: Verdict,
     /// Most severe first; within a severity, root causes first.
     pub findings: Vec<Finding>,
+    /// What the text said of a training job, when it was a training log.
+    pub training: Option<JobReport>,
 }
 
 impl Diagnosis {
@@ -73,6 +76,7 @@ impl Diagnosis {
         Self {
             verdict: Verdict::of(&findings, saw_working_gpus),
             findings,
+            training: None,
         }
     }
 

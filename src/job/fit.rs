@@ -1,0 +1,282 @@
+//! How much GPU memory a fine-tuning run needs, before renting the card: weights, gradients,
+//! optimizer state and activations, and the guide's rule that weights + gradients + optimizer
+//! state stay within 70 % of the card's memory. The formulas and the published figures they are
+//! checked against are in docs/FIT.md.
+
+use serde::Serialize;
+use thiserror::Error;
+
+/// Bytes in a GB, as GPU datasheets count them.
+pub const GB: f64 = 1e9;
+
+/// The guide's rule: weights + gradients + optimizer state at most this share of VRAM.
+pub const STATIC_SHARE: f64 = 0.70;
+
+/// Share of the parameters a LoRA adapter trains, when nothing else is known (rank 16 on every
+/// projection of a 7B Llama-shaped model is about 0.6 %; this rounds up).
+pub const LORA_TRAINABLE_SHARE: f64 = 0.01;
+
+/// QLoRA's NF4 weights with double quantization: 4 bits plus 0.127 bits of constants per
+/// parameter (Dettmers et al. 2023, section 3, "Double Quantization").
+pub const NF4_BITS: f64 = 4.127;
+
+/// Activation bytes per layer per token per hidden unit in 16-bit training without
+/// recomputation, leaving out the attention-score term that FlashAttention / PyTorch SDPA do
+/// not store (Korthikanti et al. 2022, eq. 1: `sbh(34 + 5as/h)`).
+pub const ACTIVATION_BYTES: f64 = 34.0;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    Full,
+    Lora,
+    Qlora,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    Bf16,
+    Fp16,
+    Fp32,
+}
+
+impl Precision {
+    pub fn word(self) -> &'static str {
+        match self {
+            Precision::Bf16 => "bf16",
+            Precision::Fp16 => "fp16",
+            Precision::Fp32 => "fp32",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Optimizer {
+    Adamw,
+    Adamw8bit,
+    /// SGD with momentum (one state per parameter).
+    Sgd,
+}
+
+impl Optimizer {
+    pub fn word(self) -> &'static str {
+        match self {
+            Optimizer::Adamw => "AdamW",
+            Optimizer::Adamw8bit => "8-bit AdamW",
+            Optimizer::Sgd => "SGD with momentum",
+        }
+    }
+}
+
+/// Why a `--params` value was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ParamsError {
+    #[error("`{0}` is not a parameter count: write 7B, 1.5B, 350M or 7000000000")]
+    Invalid(String),
+    #[error("`{0}`: the parameter count must be above zero and at most 100T")]
+    OutOfRange(String),
+}
+
+/// `7B`, `1.5b`, `350M`, `7000000000`: a parameter count.
+pub fn parse_params(text: &str) -> Result<f64, ParamsError> {
+    let t = text.trim();
+    let (number, scale) = match t.char_indices().last() {
+        Some((i, 'B' | 'b')) => (&t[..i], 1e9),
+        Some((i, 'M' | 'm')) => (&t[..i], 1e6),
+        Some((i, 'K' | 'k')) => (&t[..i], 1e3),
+        Some((i, 'T' | 't')) => (&t[..i], 1e12),
+        _ => (t, 1.0),
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| ParamsError::Invalid(text.to_string()))?;
+    let params = value * scale;
+    if !(1.0..=1e14).contains(&params) {
+        return Err(ParamsError::OutOfRange(text.to_string()));
+    }
+    Ok(params)
+}
+
+/// What the estimate is for.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FitInput {
+    pub params: f64,
+    pub method: Method,
+    pub precision: Precision,
+    pub optimizer: Optimizer,
+    /// Sequence length and micro-batch size, for the activations.
+    pub seq: Option<u64>,
+    pub batch: Option<u64>,
+}
+
+/// The estimate in bytes, and the assumptions behind each part.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Estimate {
+    pub input: FitInput,
+    pub trainable_params: f64,
+    pub weights_bytes: f64,
+    pub gradients_bytes: f64,
+    pub optimizer_bytes: f64,
+    /// `None` without `seq` and `batch`.
+    pub activations_bytes: Option<f64>,
+    /// The model shape assumed for the activations (Llama-like: hidden = 128 × layers).
+    pub layers: f64,
+    pub hidden: f64,
+}
+
+impl Estimate {
+    /// Weights + gradients + optimizer state: what the 70 % rule is about.
+    pub fn static_bytes(&self) -> f64 {
+        self.weights_bytes + self.gradients_bytes + self.optimizer_bytes
+    }
+
+    pub fn total_bytes(&self) -> f64 {
+        self.static_bytes() + self.activations_bytes.unwrap_or(0.0)
+    }
+
+    /// The smallest VRAM (GB) that holds the run by the 70 % rule and in total.
+    pub fn min_vram_gb(&self) -> f64 {
+        (self.static_bytes() / STATIC_SHARE).max(self.total_bytes()) / GB
+    }
+
+    /// How a card of `vram_gb` holds the run.
+    pub fn verdict(&self, vram_gb: f64) -> CardFit {
+        let vram = vram_gb * GB;
+        if self.total_bytes() > vram {
+            CardFit::TooSmall
+        } else if self.static_bytes() > STATIC_SHARE * vram {
+            CardFit::Tight
+        } else {
+            CardFit::Fits
+        }
+    }
+}
+
+/// A card against the estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CardFit {
+    /// Within the 70 % rule, activations included in the total.
+    Fits,
+    /// Fits in memory, but weights + gradients + optimizer take more than 70 %: little room
+    /// for activations, fragmentation and the CUDA context.
+    Tight,
+    TooSmall,
+}
+
+impl CardFit {
+    pub fn word(self) -> &'static str {
+        match self {
+            CardFit::Fits => "fits",
+            CardFit::Tight => "tight",
+            CardFit::TooSmall => "too small",
+        }
+    }
+}
+
+fn bytes_per_value(precision: Precision) -> f64 {
+    match precision {
+        Precision::Bf16 | Precision::Fp16 => 2.0,
+        Precision::Fp32 => 4.0,
+    }
+}
+
+/// Optimizer bytes per trained parameter: the states, plus the fp32 master copy of the weights
+/// that mixed-precision training keeps next to the 16-bit ones.
+pub fn optimizer_bytes_per_param(optimizer: Optimizer, precision: Precision) -> f64 {
+    let states = match optimizer {
+        Optimizer::Adamw => 8.0,
+        Optimizer::Adamw8bit => 2.0,
+        Optimizer::Sgd => 4.0,
+    };
+    let master = match precision {
+        Precision::Bf16 | Precision::Fp16 => 4.0,
+        Precision::Fp32 => 0.0,
+    };
+    states + master
+}
+
+/// The estimate for `input`.
+pub fn estimate(input: FitInput) -> Estimate {
+    let p = input.params;
+    let value = bytes_per_value(input.precision);
+    let (trainable, frozen_bytes) = match input.method {
+        Method::Full => (p, 0.0),
+        Method::Lora => (p * LORA_TRAINABLE_SHARE, p * value),
+        Method::Qlora => (p * LORA_TRAINABLE_SHARE, p * NF4_BITS / 8.0),
+    };
+    let weights_bytes = frozen_bytes + trainable * value;
+    let gradients_bytes = trainable * value;
+    let optimizer_bytes = trainable * optimizer_bytes_per_param(input.optimizer, input.precision);
+    // Llama-shaped: parameters ≈ 12 · layers · hidden², hidden = 128 · layers.
+    let layers = (p / (12.0 * 128.0 * 128.0)).cbrt();
+    let hidden = 128.0 * layers;
+    let activation_scale = match input.precision {
+        Precision::Fp32 => 2.0,
+        _ => 1.0,
+    };
+    let activations_bytes = match (input.seq, input.batch) {
+        (Some(s), Some(b)) => {
+            Some(layers * s as f64 * b as f64 * hidden * ACTIVATION_BYTES * activation_scale)
+        }
+        _ => None,
+    };
+    Estimate {
+        input,
+        trainable_params: trainable,
+        weights_bytes,
+        gradients_bytes,
+        optimizer_bytes,
+        activations_bytes,
+        layers,
+        hidden,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_counts() {
+        assert_eq!(parse_params("7B"), Ok(7e9));
+        assert_eq!(parse_params("1.5b"), Ok(1.5e9));
+        assert_eq!(parse_params("350M"), Ok(350e6));
+        assert_eq!(parse_params("7000000000"), Ok(7e9));
+        assert!(matches!(
+            parse_params("seven"),
+            Err(ParamsError::Invalid(_))
+        ));
+        assert!(matches!(
+            parse_params("0B"),
+            Err(ParamsError::OutOfRange(_))
+        ));
+        assert!(matches!(
+            parse_params("-1B"),
+            Err(ParamsError::OutOfRange(_))
+        ));
+        assert!(matches!(
+            parse_params("1e9T"),
+            Err(ParamsError::OutOfRange(_))
+        ));
+    }
+
+    #[test]
+    fn model_shape_of_a_7b_model_is_llama_like() {
+        let e = estimate(FitInput {
+            params: 6.7e9,
+            method: Method::Full,
+            precision: Precision::Bf16,
+            optimizer: Optimizer::Adamw,
+            seq: None,
+            batch: None,
+        });
+        // Llama 7B: 32 layers, hidden 4096.
+        assert!((e.layers - 32.0).abs() < 1.5, "{}", e.layers);
+        assert!((e.hidden - 4096.0).abs() < 200.0, "{}", e.hidden);
+        assert_eq!(e.activations_bytes, None);
+    }
+}
