@@ -92,6 +92,7 @@ pub struct AccelReading {
     pub power_limit_w: Option<f64>,
     pub clock_core_mhz: Option<u32>,
     pub clock_mem_mhz: Option<u32>,
+    pub fan_speed_pct: Option<f64>,
     pub health: Option<Health>,
     /// PCIe replay count (`rocm-smi`), a link-health counter.
     pub pcie_replay_count: Option<u64>,
@@ -118,6 +119,7 @@ impl AccelReading {
             power_limit_w: None,
             clock_core_mhz: None,
             clock_mem_mhz: None,
+            fan_speed_pct: None,
             health: None,
             pcie_replay_count: None,
             driver_version: None,

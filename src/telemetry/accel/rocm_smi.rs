@@ -91,7 +91,8 @@ fn read_card(index: u32, card: &Map<String, Value>) -> Result<AccelReading, Stri
     };
 
     let mut r = AccelReading::new(Vendor::Amd, index);
-    r.name = text(&["Card Series", "Card series", "Device Name"]);
+    // ROCm 4.3.0 printed the PCI vendor id (`0x1002`) as `Card series`: an id is not a name.
+    r.name = text(&["Card Series", "Card series", "Device Name"]).filter(|n| !is_hex_id(n));
     r.bus_id = text(&["PCI Bus"]);
     r.utilization_pct = number(&["GPU use (%)"])?;
     r.utilization_memory_pct = number(&["GPU Memory Read/Write Activity (%)"])?;
@@ -109,8 +110,15 @@ fn read_card(index: u32, card: &Map<String, Value>) -> Result<AccelReading, Stri
     r.power_limit_w = number(&["Max Graphics Package Power (W)"])?;
     r.clock_core_mhz = clock("sclk clock speed:")?;
     r.clock_mem_mhz = clock("mclk clock speed:")?;
+    r.fan_speed_pct = number(&["Fan speed (%)"])?;
     r.pcie_replay_count = count("PCIe Replay Count")?;
     Ok(r)
+}
+
+/// `0x1002`-style identifiers.
+fn is_hex_id(text: &str) -> bool {
+    text.strip_prefix("0x")
+        .is_some_and(|hex| !hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 /// Bytes to MiB, rounded to the nearest MiB.
@@ -124,6 +132,10 @@ mod tests {
 
     const MI100_ROCM602: &str =
         include_str!("../../../tests/fixtures/accelerators/rocm-smi/mi100_rocm602.json");
+    const RX6700XT_ROCM430: &str =
+        include_str!("../../../tests/fixtures/accelerators/rocm-smi/rx6700xt_rocm430.json");
+    const VEGA20_MI50: &str =
+        include_str!("../../../tests/fixtures/accelerators/rocm-smi/vega-20-WKS-GL-XE.json");
     const RX6700XT_ROCM612: &str =
         include_str!("../../../tests/fixtures/accelerators/rocm-smi/rx6700xt_rocm612.json");
 
@@ -154,6 +166,8 @@ mod tests {
         // 6.0.2 has no read/write activity key: unknown, not 0.
         assert_eq!(first.utilization_memory_pct, None);
         assert_eq!(first.health, None);
+        // Passively cooled MI100s print no fan key.
+        assert_eq!(first.fan_speed_pct, None);
         let last = &readings[3];
         assert_eq!(last.index, 3);
         assert_eq!(last.bus_id.as_deref(), Some("0000:E3:00.0"));
@@ -180,6 +194,39 @@ mod tests {
         assert_eq!(r.utilization_memory_pct, Some(0.0));
         assert_eq!(r.clock_core_mhz, Some(0));
         assert_eq!(r.clock_mem_mhz, Some(96));
+    }
+
+    #[test]
+    fn rocm430_vendor_id_in_card_series_is_not_taken_for_a_name() {
+        let readings = parse_json(RX6700XT_ROCM430).unwrap();
+        let r = &readings[0];
+        assert_eq!(r.name, None);
+        assert_eq!(r.clock_core_mhz, Some(500));
+        assert_eq!(r.memory_used_mib, Some(1548));
+        assert_eq!(r.memory_total_mib, Some(12272));
+        assert_eq!(r.temperature_c, Some(45.0));
+        assert_eq!(r.utilization_memory_pct, None);
+    }
+
+    #[test]
+    fn vega20_reads_fan_and_its_driver() {
+        let readings = parse_json(VEGA20_MI50).unwrap();
+        assert_eq!(readings.len(), 1);
+        let r = &readings[0];
+        assert_eq!(r.name.as_deref(), Some("Radeon Instinct MI50 32GB"));
+        assert_eq!(r.bus_id.as_deref(), Some("0000:63:00.0"));
+        assert_eq!(r.fan_speed_pct, Some(0.0));
+        assert_eq!(
+            (r.clock_core_mhz, r.clock_mem_mhz),
+            (Some(1725), Some(1000))
+        );
+        assert_eq!((r.power_draw_w, r.power_limit_w), (Some(26.0), Some(225.0)));
+        assert_eq!(
+            (r.memory_used_mib, r.memory_total_mib),
+            (Some(10), Some(32752))
+        );
+        assert_eq!(r.temperature_c, Some(36.0));
+        assert_eq!(r.driver_version.as_deref(), Some("5.9.17"));
     }
 
     #[test]
