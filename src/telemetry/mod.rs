@@ -1,5 +1,6 @@
 //! Telemetry: the GPU model types, nvidia-smi parsers, and the sources that produce samples.
 
+pub mod accel;
 pub mod model;
 pub mod nvml;
 pub mod sim;
