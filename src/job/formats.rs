@@ -69,6 +69,11 @@ fn trailing_number(text: &str) -> Option<(u64, usize)> {
 
 /// A tqdm bar anywhere in `seg` (the first one).
 pub fn tqdm_bar(seg: &str) -> Option<Bar<'_>> {
+    // Most lines of a log are not bars: `contains` (vectorised) turns them away before
+    // `find`, which sets up a searcher per call.
+    if !seg.contains(" [") {
+        return None;
+    }
     let mut from = 0;
     while let Some(found) = seg[from..].find(" [") {
         let open = from + found;
@@ -225,6 +230,9 @@ fn word_start(text: &str, at: usize) -> bool {
 
 /// `name: value` as Lightning's Rich bar prints its metrics (`train_loss: 0.006`).
 pub fn rich_metric(seg: &str, name: &str) -> Option<f64> {
+    if !seg.contains(name) {
+        return None;
+    }
     let mut from = 0;
     while let Some(found) = seg[from..].find(name) {
         let at = from + found;
@@ -240,6 +248,9 @@ pub fn rich_metric(seg: &str, name: &str) -> Option<f64> {
 
 /// A plain print: `step 20 loss 3.6064` (text may stand between the two).
 pub fn plain_step(seg: &str) -> Option<(u64, f64)> {
+    if !seg.contains("step ") {
+        return None;
+    }
     let mut from = 0;
     while let Some(found) = seg[from..].find("step ") {
         let at = from + found;
