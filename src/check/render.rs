@@ -207,14 +207,18 @@ fn write_comparison(out: &mut String, now: &CheckReport, before: &CheckReport) {
             ("check_report.row_vram", |f| {
                 f.usable_vram_gib.map(|v| format!("{v:.1} GiB"))
             }),
-            ("check_report.row_sustained", |f| f.sustained_tflops.map(tflops)),
+            ("check_report.row_sustained", |f| {
+                f.sustained_tflops.map(tflops)
+            }),
             ("check_report.row_temperature", |f| {
                 f.load_temperature_max_c.map(|t| format!("{t:.0} °C"))
             }),
             ("check_report.row_sm_clock", |f| {
                 f.load_sm_clock_mean_mhz.map(|c| format!("{c:.0} MHz"))
             }),
-            ("check_report.row_power_limit", |f| f.power_limit_w.map(watts)),
+            ("check_report.row_power_limit", |f| {
+                f.power_limit_w.map(watts)
+            }),
             ("check_report.row_pcie", |f| {
                 Some(format!("Gen{} x{}", f.pcie_gen?, f.pcie_width?))
             }),
