@@ -81,7 +81,10 @@ pub fn memory(g: &GpuStatic, expect: &Expect) -> CheckResult {
     let r = r.measured(format!("{gib:.1} GiB ({mib} MiB)"));
     let (want, source) = match (expect.memory_gib, reference::lookup(&g.name)) {
         (Some(want), _) => (want, String::new()),
-        (None, Some(refr)) => (refr.memory_label_gb, format!(" ({} label)", refr.model)),
+        (None, Some(refr)) => (
+            refr.memory_label_gb,
+            format!(" ({})", t!("check_value.label", model = refr.model)),
+        ),
         (None, None) => return r.message(t!("check_msg.memory_none")),
     };
     let ratio = gib.max(gb) / want;
@@ -107,10 +110,10 @@ pub fn memory(g: &GpuStatic, expect: &Expect) -> CheckResult {
 
 /// `identity.cuda`: the newest CUDA the driver supports against `min_cuda`.
 pub fn cuda(driver: Option<&str>, cuda: Option<&str>, expect: &Expect) -> CheckResult {
-    let r = result("identity.cuda", Category::Identity, None, Status::Pass).measured(format!(
-        "driver {}, CUDA {}",
-        driver.unwrap_or("unknown"),
-        cuda.unwrap_or("unknown")
+    let r = result("identity.cuda", Category::Identity, None, Status::Pass).measured(t!(
+        "check_report.driver",
+        driver = driver.map_or_else(|| t!("check_value.unknown"), Into::into),
+        cuda = cuda.map_or_else(|| t!("check_value.unknown"), Into::into)
     ));
     let Some(min) = expect.min_cuda else {
         return r.message(t!("check_msg.cuda_none"));
@@ -140,12 +143,13 @@ pub fn torch(probe: &ProbeData, driver_cuda: Option<&str>) -> CheckResult {
         return r.with_status(Status::Skip).message(why);
     };
     let torch_cuda = probe.torch_cuda.as_deref();
-    let r = r.measured(format!(
-        "PyTorch {version} (CUDA {})",
-        torch_cuda.unwrap_or("none")
+    let r = r.measured(t!(
+        "check_report.torch",
+        version = version,
+        cuda = torch_cuda.map_or_else(|| t!("check_report.none"), Into::into)
     ));
     let r = match driver_cuda {
-        Some(d) => r.expected(format!("CUDA ≤ {d} (driver)")),
+        Some(d) => r.expected(t!("check_value.cuda_at_most", cuda = d)),
         None => r,
     };
     let parse = |v: Option<&str>| v.and_then(|v| CudaVersion::parse(v).ok());
@@ -187,16 +191,17 @@ pub fn torch(probe: &ProbeData, driver_cuda: Option<&str>) -> CheckResult {
 pub fn ecc(g: &GpuStatic, reference: Option<&Reference>) -> CheckResult {
     let r = result("health.ecc", Category::Health, Some(g.index), Status::Pass);
     let mode = match g.ecc_enabled {
-        Some(true) => "on",
-        Some(false) => "off",
-        None => "not supported",
+        Some(true) => t!("check_value.on"),
+        Some(false) => t!("check_value.off"),
+        None => t!("check_value.not_supported"),
     };
-    let r = r.measured(format!(
-        "ECC {mode}; uncorrectable {} since driver load, {} lifetime",
-        count_text(g.ecc_volatile),
-        count_text(g.ecc_aggregate)
+    let r = r.measured(t!(
+        "check_value.ecc",
+        mode = mode,
+        now = count_text(g.ecc_volatile),
+        lifetime = count_text(g.ecc_aggregate)
     ));
-    let r = r.expected("0 uncorrectable");
+    let r = r.expected(t!("check_value.ecc_expected"));
     match (g.ecc_volatile, g.ecc_aggregate) {
         (Some(v), _) if v > 0 => r
             .with_status(Status::Fail)
@@ -213,16 +218,16 @@ pub fn ecc(g: &GpuStatic, reference: Option<&Reference>) -> CheckResult {
 }
 
 fn count_text(n: Option<u64>) -> String {
-    n.map_or_else(|| "n/a".to_string(), |n| n.to_string())
+    n.map_or_else(|| t!("check_value.na").into_owned(), |n| n.to_string())
 }
 
 /// `health.retirement`: row remapping that failed fails; pending remaps or page retirements
 /// (which need a reset) warn.
 pub fn retirement(g: &GpuStatic) -> CheckResult {
     let yes = |v: Option<bool>| match v {
-        Some(true) => "yes",
-        Some(false) => "no",
-        None => "n/a",
+        Some(true) => t!("check_value.yes"),
+        Some(false) => t!("check_value.no"),
+        None => t!("check_value.na"),
     };
     let r = result(
         "health.retirement",
@@ -230,13 +235,13 @@ pub fn retirement(g: &GpuStatic) -> CheckResult {
         Some(g.index),
         Status::Pass,
     )
-    .measured(format!(
-        "remap failed: {}, remap pending: {}, retired pages pending: {}",
-        yes(g.remap_failure),
-        yes(g.remap_pending),
-        yes(g.retired_pending)
+    .measured(t!(
+        "check_value.retirement",
+        failed = yes(g.remap_failure),
+        pending = yes(g.remap_pending),
+        retired = yes(g.retired_pending)
     ))
-    .expected("none");
+    .expected(t!("check_report.none"));
     if g.remap_failure == Some(true) {
         return r
             .with_status(Status::Fail)
@@ -260,20 +265,21 @@ pub fn persistence(g: &GpuStatic) -> CheckResult {
     );
     match g.persistence {
         Some(true) => r
-            .measured("enabled")
+            .measured(t!("check_value.enabled"))
             .message(t!("check_msg.persistence_on")),
         Some(false) => r
-            .measured("disabled")
+            .measured(t!("check_value.disabled"))
             .message(t!("check_msg.persistence_off")),
         None => r
-            .measured("n/a")
+            .measured(t!("check_value.na"))
             .message(t!("check_msg.persistence_unknown")),
     }
 }
 
 /// `health.xid`: Xid lines in the kernel log, graded by the Xid catalog.
 pub fn xid_lines(log: &KernelLog) -> CheckResult {
-    let r = result("health.xid", Category::Health, None, Status::Pass).expected("no Xid errors");
+    let r = result("health.xid", Category::Health, None, Status::Pass)
+        .expected(t!("check_value.no_xid"));
     let events = match log {
         KernelLog::NotRead => {
             return r
@@ -312,7 +318,9 @@ pub fn xid_lines(log: &KernelLog) -> CheckResult {
         }
     }
     if codes.is_empty() {
-        return r.measured("none").message(t!("check_msg.xid_ok"));
+        return r
+            .measured(t!("check_report.none"))
+            .message(t!("check_msg.xid_ok"));
     }
     let listed: Vec<String> = codes.iter().map(|(c, n)| format!("Xid {c} ×{n}")).collect();
     let r = r.measured(listed.join(", ")).with_status(worst);
@@ -338,9 +346,13 @@ pub fn power(g: &GpuStatic) -> CheckResult {
     };
     let max = g
         .power_max_w
-        .map(|m| format!(", max {}", watts(m)))
+        .map(|m| t!("check_value.power_max", watts = watts(m)))
         .unwrap_or_default();
-    let r = r.expected(format!("{} (default{max})", watts(default)));
+    let r = r.expected(t!(
+        "check_value.power_default",
+        watts = watts(default),
+        max = max
+    ));
     let ratio = enforced / default;
     if ratio >= 0.98 {
         r.message(t!("check_msg.power_ok"))
@@ -389,7 +401,11 @@ pub fn pcie(g: &GpuStatic, samples: &[&LoadSample]) -> (CheckResult, PcieFigures
     };
     let gen_max = fig.gen_max.unwrap_or(gen_now);
     let width_max = fig.width_max.unwrap_or(width);
-    let when = if loaded { "under load" } else { "at rest" };
+    let when = if loaded {
+        t!("check_value.under_load")
+    } else {
+        t!("check_value.at_rest")
+    };
     let r = r
         .measured(format!("Gen{gen_now} x{width} ({when})"))
         .expected(format!("Gen{gen_max} x{width_max}"));
