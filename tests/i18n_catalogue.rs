@@ -452,6 +452,7 @@ fn every_key_the_source_names_is_in_both_catalogues() {
         }
     }
     assert!(missing.is_empty(), "keys with no text: {missing:?}");
+    used.extend(curated_runbook_texts().into_keys());
     let unused: Vec<&String> = en.keys().filter(|k| !used.contains(*k)).collect();
     assert!(unused.is_empty(), "texts no code uses: {unused:?}");
 }
@@ -489,4 +490,45 @@ fn the_scan_catches_text_and_lets_keys_and_symbols_through() {
         1,
         "a JSON value is text"
     );
+}
+
+/// The readable texts of the curated runbooks as their files write them, by catalogue key.
+fn curated_runbook_texts() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (name, text) in gpufleet::playbook::catalog::CURATED {
+        let book = gpufleet::playbook::parse_runbook(text, name).expect("a curated runbook");
+        for t in gpufleet::playbook::localize::texts(&book) {
+            out.insert(t.key, t.text.to_string());
+        }
+    }
+    out
+}
+
+/// The runbook files stay the English source: the catalogue's English of each runbook text is
+/// the file's text, and every runbook text of the catalogue belongs to a curated runbook.
+#[test]
+fn the_runbooks_english_in_the_catalogue_is_the_runbook_files_text() {
+    let en = catalogue("en");
+    let zh = catalogue("zh-CN");
+    let files = curated_runbook_texts();
+    assert!(files.len() > 100, "{} runbook texts", files.len());
+    for (key, text) in &files {
+        assert_eq!(en.get(key), Some(text), "en.toml {key}");
+        let facts = |t: &str| -> BTreeSet<String> {
+            t.split('{')
+                .skip(1)
+                .filter_map(|rest| rest.split_once('}').map(|(name, _)| name.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            facts(&zh[key]),
+            facts(text),
+            "zh-CN.toml {key}: facts named"
+        );
+    }
+    let stray: Vec<&String> = en
+        .keys()
+        .filter(|k| k.starts_with("runbook_text.") && !files.contains_key(*k))
+        .collect();
+    assert!(stray.is_empty(), "runbook texts of no runbook: {stray:?}");
 }
