@@ -85,6 +85,8 @@ fn the_check_report_in_chinese() {
         "\n可用显存\n",
         "  通过  ",
         "未指定卡数；这是主机实际的卡。",
+        "几乎全部显存都能分配，且写入的内容能正确保存。",
+        "达到健康 H200 的 ",
         "结果：通过 — ",
         " 项通过，",
         "驱动 ",
@@ -96,6 +98,8 @@ fn the_check_report_in_chinese() {
         "Health",
         "Result:",
         "Expected:",
+        "of what a healthy",
+        "Almost all",
         " pass ",
         "driver ",
     ] {
