@@ -143,3 +143,56 @@ fn a_runbook_in_chinese_keeps_its_id_and_commands() {
     let english = stdout(&home.run(&["playbook", "show", "gpu-lost", "--lang", "en"]));
     assert!(english.contains("Recover a lost GPU"), "{english}");
 }
+
+#[test]
+fn the_snapshot_table_header_in_chinese_lines_up_with_its_rows() {
+    let home = Home::new();
+    let table = |lang: &str| {
+        let out = home.run(&["snapshot", "--demo", "--lang", lang]);
+        // 1: a demo host is not live, as the demo fleet has it.
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let zh = table("zh-CN");
+    let en = table("en");
+    let header = zh.lines().next().unwrap_or_default();
+    for title in [
+        "主机",
+        "状态",
+        "卡型",
+        "利用",
+        "显存 GiB",
+        "温度",
+        "功耗 W",
+        "时钟事件",
+    ] {
+        assert!(header.contains(title), "{title} missing: {header}");
+    }
+    // The same columns in display cells as the English header: each title ends where it does.
+    let english = en.lines().next().unwrap_or_default();
+    let ends = |line: &str| -> Vec<usize> {
+        let mut at = 0;
+        let mut out = Vec::new();
+        for word in line.split_inclusive(' ') {
+            at += gpufleet::cells::width(word);
+            if !word.trim().is_empty() {
+                out.push(at - (word.len() - word.trim_end().len()));
+            }
+        }
+        out
+    };
+    let (zh_ends, en_ends) = (ends(header), ends(english));
+    // Right-aligned columns (GPU, UTIL, VRAM GiB, TEMP, POWER W, SM MHz) end at the same cells.
+    for end in [35, 64, 80, 87, 101, 112] {
+        assert!(
+            en_ends.contains(&end),
+            "english {end}: {en_ends:?}\n{english}"
+        );
+        assert!(
+            zh_ends.contains(&end),
+            "chinese {end}: {zh_ends:?}\n{header}"
+        );
+    }
+    // The rows are the same in both languages.
+    assert_eq!(zh.lines().nth(1), en.lines().nth(1));
+}
