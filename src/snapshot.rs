@@ -68,21 +68,42 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
     }
 }
 
+/// The table's header in the interface's language, padded in display cells as the rows are
+/// padded in characters (the rows are ASCII but for host and GPU names).
+fn header() -> String {
+    // (cells, left-aligned) of each column but the last, as the rows' format has them.
+    const COLUMNS: [(usize, bool); 9] = [
+        (18, true),
+        (12, true),
+        (3, false),
+        (22, true),
+        (5, false),
+        (15, false),
+        (6, false),
+        (13, false),
+        (10, false),
+    ];
+    let titles = rust_i18n::t!("oneshot.snapshot_header");
+    let mut titles = titles.split('|');
+    let mut out = String::new();
+    for (cells, left) in COLUMNS {
+        let title = titles.next().unwrap_or_default();
+        out.push_str(&if left {
+            crate::cells::pad(title, cells)
+        } else {
+            crate::cells::pad_left(title, cells)
+        });
+        out.push(' ');
+    }
+    out.push(' ');
+    out.push_str(titles.next().unwrap_or_default());
+    out.push('\n');
+    out
+}
+
 /// A fixed-width table, one line per GPU (a host without readings gets one line with its status).
 pub fn render_table(snapshot: &Snapshot) -> String {
-    let mut out = format!(
-        "{:<18} {:<12} {:>3} {:<22} {:>5} {:>15} {:>6} {:>13} {:>10}  {}\n",
-        "HOST",
-        "STATUS",
-        "GPU",
-        "NAME",
-        "UTIL",
-        "VRAM GiB",
-        "TEMP",
-        "POWER W",
-        "SM MHz",
-        "CLOCK EVENTS"
-    );
+    let mut out = header();
     for h in &snapshot.hosts {
         if h.gpus.is_empty() {
             let detail = h.status_detail.as_deref().unwrap_or("");

@@ -9,6 +9,8 @@
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 
+use rust_i18n::t;
+
 use crate::cost::AutoDecision;
 use crate::diagnose::Severity;
 use crate::diagnose::finding::label;
@@ -126,11 +128,13 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
                 None,
                 AUTO_RELEASE,
                 Severity::Critical,
-                format!(
-                    "auto-release in {} s ({why}); to keep the host, run: gpufleet hold {}",
-                    remaining_ms.div_ceil(1000),
-                    host.name
-                ),
+                t!(
+                    "alert_text.auto_release",
+                    s = remaining_ms.div_ceil(1000),
+                    why = why,
+                    host = host.name
+                )
+                .into_owned(),
                 None,
             );
         }
@@ -140,15 +144,17 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
             let reason = fleet
                 .status(id)
                 .and_then(|s| s.reason().map(str::to_string))
-                .unwrap_or_else(|| "no data".to_string());
+                .unwrap_or_else(|| t!("alert_text.no_data").into_owned());
             add(
                 None,
                 UNREACHABLE,
                 Severity::Critical,
-                format!(
-                    "no data from the host for {} min ({reason}); it may be stopped, preempted or off the network",
-                    silent_ms / 60_000
-                ),
+                t!(
+                    "alert_text.unreachable",
+                    min = silent_ms / 60_000,
+                    reason = reason
+                )
+                .into_owned(),
                 None,
             );
         }

@@ -2,6 +2,7 @@
 //! severity), a one-line summary, the runbook to run, the money at stake, and whether it is
 //! firing or resolved; plus the plain text chat services show.
 
+use rust_i18n::t;
 use serde::Serialize;
 
 use crate::cost::format_money;
@@ -77,15 +78,22 @@ impl Alert {
     /// The first line of a chat message: `[FIRING critical] h1 GPU 0: gpu_lost`.
     pub fn title(&self) -> String {
         let state = match self.state {
-            AlertState::Firing => "FIRING",
-            AlertState::Resolved => "RESOLVED",
+            AlertState::Firing => t!("alerts.firing_loud"),
+            AlertState::Resolved => t!("alert_text.resolved_loud"),
         };
-        format!(
-            "[{state} {}] {}: {}",
-            self.severity.word(),
-            self.place(),
-            self.label
+        let severity = match self.severity {
+            Severity::Critical => t!("alert_text.severity_critical"),
+            Severity::Warning => t!("alert_text.severity_warning"),
+            Severity::Info => t!("alert_text.severity_info"),
+        };
+        t!(
+            "alert_text.title",
+            state = state,
+            severity = severity,
+            place = self.place(),
+            label = self.label
         )
+        .into_owned()
     }
 
     /// The money line, or nothing when the host has no price.
@@ -97,7 +105,7 @@ impl Alert {
             .map(|p| format!("{}/h", format_money(p, currency)));
         let spent = money
             .spent
-            .map(|s| format!("{} spent", format_money(s, currency)));
+            .map(|s| t!("alert_text.spent", money = format_money(s, currency)).into_owned());
         match (price, spent) {
             (Some(price), Some(spent)) => Some(format!("{price}, {spent}")),
             (Some(one), None) | (None, Some(one)) => Some(one),
@@ -111,15 +119,12 @@ impl Alert {
         if let Some(runbook) = &self.runbook
             && self.state == AlertState::Firing
         {
-            lines.push(format!(
-                "runbook: gpufleet playbook run {runbook} --host {}",
-                self.host
-            ));
+            lines.push(t!("alert_text.runbook", runbook = runbook, host = self.host).into_owned());
         }
         if let Some(money) = self.money_line() {
             lines.push(money);
         }
-        lines.push(format!("at {}", crate::utc::rfc3339(self.at_ms)));
+        lines.push(t!("alert_text.at", time = crate::utc::rfc3339(self.at_ms)).into_owned());
         lines.join("\n")
     }
 

@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::time::Duration;
 
+use rust_i18n::t;
+
 use crate::config::Config;
 use crate::diagnose::Severity;
 use crate::telemetry::TimestampMs;
@@ -37,8 +39,12 @@ pub fn test_sinks(
         .collect();
     if chosen.is_empty() {
         let _ = match only {
-            Some(name) => writeln!(out, "gpufleet alert test: no alert sink named {name:?}"),
-            None => writeln!(out, "gpufleet alert test: no [[alerts]] in the config"),
+            Some(name) => writeln!(
+                out,
+                "{}",
+                t!("alert_text.test_no_sink_named", name = format!("{name:?}"))
+            ),
+            None => writeln!(out, "{}", t!("alert_text.test_no_sinks")),
         };
         return EXIT_BAD_SETUP;
     }
@@ -47,12 +53,12 @@ pub fn test_sinks(
         match Sink::load(config, env) {
             Ok(sink) => {
                 for warning in &sink.warnings {
-                    let _ = writeln!(out, "warning: {warning}");
+                    let _ = writeln!(out, "{}", t!("alert_text.test_warning", warning = warning));
                 }
                 sinks.push(sink);
             }
             Err(e) => {
-                let _ = writeln!(out, "gpufleet alert test: {e}");
+                let _ = writeln!(out, "{}", t!("alert_text.test_failed", why = e));
                 return EXIT_BAD_SETUP;
             }
         }
@@ -72,13 +78,17 @@ pub fn test_sinks(
     let mut code = EXIT_DELIVERED;
     for (name, status) in statuses {
         if status.delivered > 0 {
-            let _ = writeln!(out, "{name}: delivered");
+            let _ = writeln!(out, "{}", t!("alert_text.test_delivered", name = name));
         } else {
             code = EXIT_UNDELIVERED;
-            let why = status
-                .last_error
-                .unwrap_or_else(|| format!("no answer within {} s", WAIT.as_secs()));
-            let _ = writeln!(out, "{name}: NOT delivered: {why}");
+            let why = status.last_error.unwrap_or_else(|| {
+                t!("alert_text.test_no_answer", s = WAIT.as_secs()).into_owned()
+            });
+            let _ = writeln!(
+                out,
+                "{}",
+                t!("alert_text.test_not_delivered", name = name, why = why)
+            );
         }
     }
     code
@@ -90,7 +100,7 @@ fn test_alert(at_ms: TimestampMs) -> Alert {
         gpu: None,
         label: "test".to_string(),
         severity: Severity::Info,
-        summary: "a test alert from `gpufleet alert test`: this sink works".to_string(),
+        summary: t!("alert_text.test_summary").into_owned(),
         runbook: None,
         money: Money::default(),
         state: AlertState::Firing,

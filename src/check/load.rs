@@ -7,6 +7,7 @@ use crate::check::probe::{LoadSample, ProbeData, Window};
 use crate::check::reference::{Reference, grade};
 use crate::check::report::{Category, CheckResult, Status};
 use crate::telemetry::ClockEventReasons;
+use rust_i18n::t;
 
 /// Seconds at the start of the sustained load left out of its verdict: clocks and power ramp.
 pub const RAMP_S: f64 = 2.0;
@@ -26,20 +27,21 @@ fn missing(
         return r.message(skip.clone());
     }
     if let Some(e) = torch_gpu.and_then(|t| probe.error_for(stage, t)) {
-        return r.with_status(Status::Fail).message(format!(
-            "The {stage} stage failed on this GPU: {}",
-            e.message
+        return r.with_status(Status::Fail).message(t!(
+            "check_msg.stage_failed",
+            stage = stage,
+            why = e.message
         ));
     }
     if let Some(failure) = &probe.failure {
         return r
             .with_status(Status::Fail)
-            .message(format!("The probe ended before measuring this: {failure}"));
+            .message(t!("check_msg.probe_ended", why = failure));
     }
     if torch_gpu.is_none() {
-        return r.message("PyTorch does not see this GPU (CUDA_VISIBLE_DEVICES?).");
+        return r.message(t!("check_msg.torch_unseen"));
     }
-    r.message("Not measured.")
+    r.message(t!("check_msg.not_measured"))
 }
 
 /// `vram.usable`: how much of the card could be allocated, written and read back. The share
@@ -67,30 +69,32 @@ pub fn vram(gpu: u32, torch_gpu: Option<u32>, probe: &ProbeData) -> (CheckResult
         ))
         .expected("≥ 85% of the card, read back intact");
     if v.mismatched_elements > 0 {
-        let r = r.with_status(Status::Fail).message(format!(
-            "{} of {} values read back wrong: this card's memory corrupts data.",
-            v.mismatched_elements, v.checked_elements
+        let r = r.with_status(Status::Fail).message(t!(
+            "check_msg.vram_corrupt",
+            wrong = v.mismatched_elements,
+            checked = v.checked_elements
         ));
         return (r, Some(usable));
     }
     if let Some(e) = &v.verify_error {
         let r = r
             .with_status(Status::Fail)
-            .message(format!("Reading the memory back failed: {e}"));
+            .message(t!("check_msg.vram_read_failed", why = e));
         return (r, Some(usable));
     }
     let r = if share >= 0.85 {
-        r.message("Almost all of the memory can be allocated and holds what is written.")
+        r.message(t!("check_msg.vram_ok"))
     } else if share >= 0.7 {
-        r.with_status(Status::Warn).message(format!(
-            "Only {:.0}% of the card could be allocated: {others:.1} GiB was taken before the \
-             check (another process or tenant?).",
-            share * 100.0
+        r.with_status(Status::Warn).message(t!(
+            "check_msg.vram_taken",
+            percent = format!("{:.0}", share * 100.0),
+            others = format!("{others:.1}")
         ))
     } else {
-        r.with_status(Status::Fail).message(format!(
-            "Only {usable:.1} GiB of the {total:.1} GiB card could be allocated: the card is \
-             shared or partly reserved, so jobs sized for the label will run out of memory."
+        r.with_status(Status::Fail).message(t!(
+            "check_msg.vram_shared",
+            usable = format!("{usable:.1}"),
+            total = format!("{total:.1}")
         ))
     };
     (r, Some(usable))
@@ -124,7 +128,7 @@ pub fn matmul(
     let Some(measured) = m.tflops else {
         return (
             r.with_status(Status::Fail)
-                .message("The matrix multiply could not be timed."),
+                .message(t!("check_msg.matmul_untimed")),
             None,
             Some(m.dtype.clone()),
         );
@@ -140,10 +144,9 @@ pub fn matmul(
         m.n
     ));
     if m.correct == Some(false) || m.finite == Some(false) {
-        let r = r.with_status(Status::Fail).message(
-            "The matrix multiply gave wrong results (a product of ones that is not n, or NaN \
-             from finite inputs): the GPU computes wrong answers.",
-        );
+        let r = r
+            .with_status(Status::Fail)
+            .message(t!("check_msg.matmul_wrong"));
         return (r, Some(measured), Some(m.dtype.clone()));
     }
     let r = match reference.filter(|r| r.dtype == m.dtype) {
@@ -164,18 +167,19 @@ pub fn matmul(
                 .with_status(status);
             let pct = measured / want * 100.0;
             match status {
-                Status::Pass => r.message(format!(
-                    "{pct:.0}% of what a healthy {} reaches.",
-                    refr.model
+                Status::Pass => r.message(t!(
+                    "check_msg.healthy_share",
+                    percent = format!("{pct:.0}"),
+                    model = refr.model
                 )),
-                _ => r.message(format!(
-                    "Only {pct:.0}% of what a healthy {} reaches: throttled, capped, shared, or \
-                     not the card it claims to be.",
-                    refr.model
+                _ => r.message(t!(
+                    "check_msg.matmul_slow",
+                    percent = format!("{pct:.0}"),
+                    model = refr.model
                 )),
             }
         }
-        None => r.message("No reference figure for this model; recorded for later comparison."),
+        None => r.message(t!("check_msg.no_reference")),
     };
     (r, Some(measured), Some(m.dtype.clone()))
 }
@@ -210,7 +214,7 @@ pub fn copy(
     let Some(measured) = c.gb_per_s else {
         return (
             r.with_status(Status::Fail)
-                .message("The copy could not be timed."),
+                .message(t!("check_msg.copy_untimed")),
             None,
         );
     };
@@ -222,7 +226,7 @@ pub fn copy(
     if !c.verified {
         let r = r
             .with_status(Status::Fail)
-            .message("The copied data differs from the source: the GPU's memory corrupts data.");
+            .message(t!("check_msg.copy_corrupt"));
         return (r, Some(measured));
     }
     let r = match reference {
@@ -239,18 +243,19 @@ pub fn copy(
                 .with_status(status);
             let pct = measured / want * 100.0;
             match status {
-                Status::Pass => r.message(format!(
-                    "{pct:.0}% of what a healthy {} reaches.",
-                    refr.model
+                Status::Pass => r.message(t!(
+                    "check_msg.healthy_share",
+                    percent = format!("{pct:.0}"),
+                    model = refr.model
                 )),
-                _ => r.message(format!(
-                    "Only {pct:.0}% of a healthy {}'s memory bandwidth: memory clocks held low, \
-                     or the card is shared.",
-                    refr.model
+                _ => r.message(t!(
+                    "check_msg.copy_slow",
+                    percent = format!("{pct:.0}"),
+                    model = refr.model
                 )),
             }
         }
-        None => r.message("No reference figure for this model; recorded for later comparison."),
+        None => r.message(t!("check_msg.no_reference")),
     };
     (r, Some(measured))
 }
@@ -300,7 +305,7 @@ pub fn sustained(
                 Some(gpu),
                 Status::Skip,
             )
-            .message("The sustained load was turned off.")
+            .message(t!("check_msg.sustained_off"))
         } else {
             missing(
                 "sustained.load",
@@ -379,24 +384,25 @@ pub fn sustained(
         .count();
     if hw > 0 {
         let what = if seen.contains(ClockEventReasons::HW_POWER_BRAKE) {
-            "the platform's power brake (a power supply or datacenter power event)"
+            t!("check_msg.cut_power_brake")
         } else if seen.contains(ClockEventReasons::HW_THERMAL_SLOWDOWN) {
-            "hardware thermal slowdown (the card overheats)"
+            t!("check_msg.cut_hw_thermal")
         } else {
-            "hardware slowdown"
+            t!("check_msg.cut_hw")
         };
-        let r = r.with_status(Status::Fail).message(format!(
-            "Under load the clocks were cut by {what} in {hw} of {} samples: this host cannot \
-             hold the card's rated speed; rent another.",
-            masks.len()
+        let r = r.with_status(Status::Fail).message(t!(
+            "check_msg.sustained_hw",
+            what = what,
+            hw = hw,
+            samples = masks.len()
         ));
         return (r, figures);
     }
     if sw_thermal >= 2 {
-        let r = r.with_status(Status::Fail).message(format!(
-            "Thermal slowdown held the clocks down in {sw_thermal} of {} samples: the cooling \
-             cannot carry a sustained load.",
-            masks.len()
+        let r = r.with_status(Status::Fail).message(t!(
+            "check_msg.sustained_thermal",
+            hot = sw_thermal,
+            samples = masks.len()
         ));
         return (r, figures);
     }
@@ -404,35 +410,36 @@ pub fn sustained(
         || matches!((figures.sm_clock_mean_mhz, clock_max), (Some(c), Some(m)) if c < 0.7 * m);
     let power_low = matches!((figures.power_mean_w, limit), (Some(p), Some(l)) if p < 0.7 * l);
     if clock_drop && power_low {
-        let r = r.with_status(Status::Warn).message(
-            "The clocks dropped while power stayed far under the limit: something other than \
-             power holds the card back (a clock cap, another tenant, or cooling).",
-        );
+        let r = r
+            .with_status(Status::Warn)
+            .message(t!("check_msg.sustained_clock_drop"));
         return (r, figures);
     }
     if sw_thermal == 1 {
         let r = r
             .with_status(Status::Warn)
-            .message("Thermal slowdown appeared once under load: the cooling is at its edge.");
+            .message(t!("check_msg.sustained_thermal_once"));
         return (r, figures);
     }
     if let Some((first, last)) = thirds(&rates)
         && last < 0.8 * first
     {
-        let r = r.with_status(Status::Warn).message(format!(
-            "Throughput faded from {} to {} over the load: the card does not hold its speed.",
-            tflops(first),
-            tflops(last)
+        let r = r.with_status(Status::Warn).message(t!(
+            "check_msg.sustained_fade",
+            first = tflops(first),
+            last = tflops(last)
         ));
         return (r, figures);
     }
     let note = if samples.is_empty() {
-        " (nvidia-smi could not be sampled, so only throughput was watched)"
+        format!(" {}", t!("check_msg.sustained_no_smi"))
     } else {
-        ""
+        String::new()
     };
-    let r = r.message(format!(
-        "The card held its clocks and throughput for {sustain_s:.0} s{note}."
+    let r = r.message(t!(
+        "check_msg.sustained_ok",
+        s = format!("{sustain_s:.0}"),
+        note = note
     ));
     (r, figures)
 }

@@ -60,16 +60,17 @@ impl Category {
         Category::Sustained,
     ];
 
-    pub fn title(self) -> &'static str {
+    pub fn title(self) -> String {
         match self {
-            Category::Identity => "Identity",
-            Category::Health => "Health",
-            Category::Power => "Power",
-            Category::Pcie => "PCIe",
-            Category::Vram => "Usable VRAM",
-            Category::Throughput => "Throughput",
-            Category::Sustained => "Sustained load",
+            Category::Identity => rust_i18n::t!("check_report.category_identity"),
+            Category::Health => rust_i18n::t!("check_report.category_health"),
+            Category::Power => rust_i18n::t!("check_report.category_power"),
+            Category::Pcie => rust_i18n::t!("check_report.category_pcie"),
+            Category::Vram => rust_i18n::t!("check_report.category_vram"),
+            Category::Throughput => rust_i18n::t!("check_report.category_throughput"),
+            Category::Sustained => rust_i18n::t!("check_report.category_sustained"),
         }
+        .into_owned()
     }
 }
 

@@ -11,6 +11,7 @@ use crate::config::{CudaVersion, Expect};
 use crate::diagnose::finding::Severity;
 use crate::diagnose::kernel::KernelEvent;
 use crate::diagnose::xid;
+use rust_i18n::t;
 
 fn result(id: &str, category: Category, gpu: Option<u32>, status: Status) -> CheckResult {
     CheckResult::new(id, category, gpu, status)
@@ -26,15 +27,12 @@ pub fn count(gpus: &[GpuStatic], expect: &Expect) -> CheckResult {
     match expect.count {
         Some(want) if found < want => r
             .expected(want.to_string())
-            .message(format!(
-                "Only {found} of the {want} GPUs rented are visible: the rest are missing, \
-                 hidden from this container, or failed."
-            ))
+            .message(t!("check_msg.count_missing", found = found, want = want))
             .with_status(Status::Fail),
         Some(want) => r
             .expected(want.to_string())
-            .message("All the GPUs rented are visible."),
-        None => r.message("No GPU count was expected; this is what the host has."),
+            .message(t!("check_msg.count_ok")),
+        None => r.message(t!("check_msg.count_none")),
     }
 }
 
@@ -49,21 +47,18 @@ pub fn model(g: &GpuStatic, expect: &Expect) -> CheckResult {
     )
     .measured(g.name.clone());
     let about = match reference {
-        Some(r) => format!("reference figures: {}", r.model),
-        None => "not in the reference table, so throughput is recorded but not graded".to_string(),
+        Some(r) => t!("check_msg.model_reference", model = r.model).into_owned(),
+        None => t!("check_msg.model_unknown").into_owned(),
     };
     match &expect.gpu {
         Some(want) if !model_matches(want, &g.name) => r
             .expected(want.clone())
             .with_status(Status::Fail)
-            .message(format!(
-                "This is a {}, not the {want} that was rented.",
-                g.name
-            )),
+            .message(t!("check_msg.model_wrong", name = g.name, want = want)),
         Some(want) => r
             .expected(want.clone())
-            .message(format!("The model rented ({about}).")),
-        None => r.message(format!("No model was expected ({about}).")),
+            .message(t!("check_msg.model_ok", about = about)),
+        None => r.message(t!("check_msg.model_none", about = about)),
     }
 }
 
@@ -79,56 +74,60 @@ pub fn memory(g: &GpuStatic, expect: &Expect) -> CheckResult {
     let Some(mib) = g.memory_total_mib else {
         return r
             .with_status(Status::Warn)
-            .message("nvidia-smi did not report the memory size.");
+            .message(t!("check_msg.memory_unknown"));
     };
     let gib = gib_of_mib(mib);
     let gb = mib as f64 * 1_048_576.0 / 1e9;
     let r = r.measured(format!("{gib:.1} GiB ({mib} MiB)"));
     let (want, source) = match (expect.memory_gib, reference::lookup(&g.name)) {
         (Some(want), _) => (want, String::new()),
-        (None, Some(refr)) => (refr.memory_label_gb, format!(" ({} label)", refr.model)),
-        (None, None) => return r.message("No memory size was expected for this model."),
+        (None, Some(refr)) => (
+            refr.memory_label_gb,
+            format!(" ({})", t!("check_value.label", model = refr.model)),
+        ),
+        (None, None) => return r.message(t!("check_msg.memory_none")),
     };
     let ratio = gib.max(gb) / want;
     let r = r.expected(format!("{want} GiB{source}"));
     if ratio > 1.15 {
-        r.message("More memory than expected: a larger card than the one rented.")
+        r.message(t!("check_msg.memory_more"))
     } else if ratio >= 0.95 {
-        r.message("The memory matches the label.")
+        r.message(t!("check_msg.memory_ok"))
     } else if ratio >= 0.85 {
-        r.with_status(Status::Warn).message(format!(
-            "{:.0}% of the {want} GiB expected: a different memory configuration or part of \
-             the card reserved.",
-            ratio * 100.0
+        r.with_status(Status::Warn).message(t!(
+            "check_msg.memory_less",
+            percent = format!("{:.0}", ratio * 100.0),
+            want = want
         ))
     } else {
-        r.with_status(Status::Fail).message(format!(
-            "Only {:.0}% of the {want} GiB expected: a smaller card or a slice of one (vGPU, MIG).",
-            ratio * 100.0
+        r.with_status(Status::Fail).message(t!(
+            "check_msg.memory_slice",
+            percent = format!("{:.0}", ratio * 100.0),
+            want = want
         ))
     }
 }
 
 /// `identity.cuda`: the newest CUDA the driver supports against `min_cuda`.
 pub fn cuda(driver: Option<&str>, cuda: Option<&str>, expect: &Expect) -> CheckResult {
-    let r = result("identity.cuda", Category::Identity, None, Status::Pass).measured(format!(
-        "driver {}, CUDA {}",
-        driver.unwrap_or("unknown"),
-        cuda.unwrap_or("unknown")
+    let r = result("identity.cuda", Category::Identity, None, Status::Pass).measured(t!(
+        "check_report.driver",
+        driver = driver.map_or_else(|| t!("check_value.unknown"), Into::into),
+        cuda = cuda.map_or_else(|| t!("check_value.unknown"), Into::into)
     ));
     let Some(min) = expect.min_cuda else {
-        return r.message("The newest CUDA this driver supports; no minimum was expected.");
+        return r.message(t!("check_msg.cuda_none"));
     };
     let r = r.expected(format!("CUDA ≥ {min}"));
     match cuda.and_then(|c| CudaVersion::parse(c).ok()) {
-        Some(have) if have >= min => r.message("The driver is new enough."),
-        Some(have) => r.with_status(Status::Fail).message(format!(
-            "The driver supports CUDA {have} at most: programs built for CUDA {min} will not \
-             start; a newer driver or another host is needed."
-        )),
+        Some(have) if have >= min => r.message(t!("check_msg.cuda_ok")),
+        Some(have) => {
+            r.with_status(Status::Fail)
+                .message(t!("check_msg.cuda_old", have = have, min = min))
+        }
         None => r
             .with_status(Status::Warn)
-            .message("nvidia-smi did not say which CUDA version the driver supports."),
+            .message(t!("check_msg.cuda_unknown")),
     }
 }
 
@@ -140,26 +139,28 @@ pub fn torch(probe: &ProbeData, driver_cuda: Option<&str>) -> CheckResult {
         let why = probe
             .skip
             .clone()
-            .unwrap_or_else(|| "the probe did not report PyTorch".to_string());
+            .unwrap_or_else(|| t!("check_msg.torch_unknown").into_owned());
         return r.with_status(Status::Skip).message(why);
     };
     let torch_cuda = probe.torch_cuda.as_deref();
-    let r = r.measured(format!(
-        "PyTorch {version} (CUDA {})",
-        torch_cuda.unwrap_or("none")
+    let r = r.measured(t!(
+        "check_report.torch",
+        version = version,
+        cuda = torch_cuda.map_or_else(|| t!("check_report.none"), Into::into)
     ));
     let r = match driver_cuda {
-        Some(d) => r.expected(format!("CUDA ≤ {d} (driver)")),
+        Some(d) => r.expected(t!("check_value.cuda_at_most", cuda = d)),
         None => r,
     };
     let parse = |v: Option<&str>| v.and_then(|v| CudaVersion::parse(v).ok());
     if let (Some(t), Some(d)) = (parse(torch_cuda), parse(driver_cuda))
         && t.major > d.major
     {
-        return r.with_status(Status::Fail).message(format!(
-            "PyTorch was built for CUDA {t} but the driver supports {d} at most: it cannot use \
-             the GPUs until the driver is upgraded or a build for CUDA {}.x is installed.",
-            d.major
+        return r.with_status(Status::Fail).message(t!(
+            "check_msg.torch_too_new",
+            torch = t,
+            driver = d,
+            major = d.major
         ));
     }
     let no_kernels: Vec<String> = probe
@@ -175,62 +176,58 @@ pub fn torch(probe: &ProbeData, driver_cuda: Option<&str>) -> CheckResult {
         })
         .collect();
     if !no_kernels.is_empty() {
-        return r.with_status(Status::Fail).message(format!(
-            "This PyTorch has no kernels for {}: expect \"no kernel image is available\"; \
-             install a build that supports the architecture.",
-            no_kernels.join(", ")
+        return r.with_status(Status::Fail).message(t!(
+            "check_msg.torch_no_kernels",
+            gpus = no_kernels.join(", ")
         ));
     }
     if let Some(skip) = &probe.skip {
         return r.with_status(Status::Skip).message(skip.clone());
     }
-    r.message("PyTorch can use these GPUs.")
+    r.message(t!("check_msg.torch_ok"))
 }
 
 /// `health.ecc`: uncorrectable errors since the driver loaded fail; over the card's life warn.
 pub fn ecc(g: &GpuStatic, reference: Option<&Reference>) -> CheckResult {
     let r = result("health.ecc", Category::Health, Some(g.index), Status::Pass);
     let mode = match g.ecc_enabled {
-        Some(true) => "on",
-        Some(false) => "off",
-        None => "not supported",
+        Some(true) => t!("check_value.on"),
+        Some(false) => t!("check_value.off"),
+        None => t!("check_value.not_supported"),
     };
-    let r = r.measured(format!(
-        "ECC {mode}; uncorrectable {} since driver load, {} lifetime",
-        count_text(g.ecc_volatile),
-        count_text(g.ecc_aggregate)
+    let r = r.measured(t!(
+        "check_value.ecc",
+        mode = mode,
+        now = count_text(g.ecc_volatile),
+        lifetime = count_text(g.ecc_aggregate)
     ));
-    let r = r.expected("0 uncorrectable");
+    let r = r.expected(t!("check_value.ecc_expected"));
     match (g.ecc_volatile, g.ecc_aggregate) {
-        (Some(v), _) if v > 0 => r.with_status(Status::Fail).message(format!(
-            "{v} uncorrectable memory errors since the driver loaded: data on this card may be \
-             corrupt; reboot, and rent another host if they come back."
-        )),
-        (_, Some(a)) if a > 0 => r.with_status(Status::Warn).message(format!(
-            "{a} uncorrectable memory errors over the card's life (none since the driver \
-             loaded): watch it."
-        )),
+        (Some(v), _) if v > 0 => r
+            .with_status(Status::Fail)
+            .message(t!("check_msg.ecc_now", n = v)),
+        (_, Some(a)) if a > 0 => r
+            .with_status(Status::Warn)
+            .message(t!("check_msg.ecc_lifetime", n = a)),
         _ if g.ecc_enabled == Some(false) && reference.is_some_and(|r| r.ecc) => {
-            r.with_status(Status::Warn).message(
-                "ECC is off on a card that normally runs with it: memory errors go unnoticed.",
-            )
+            r.with_status(Status::Warn).message(t!("check_msg.ecc_off"))
         }
-        _ if g.ecc_enabled.is_none() => r.message("This card has no ECC to report."),
-        _ => r.message("No uncorrectable memory errors."),
+        _ if g.ecc_enabled.is_none() => r.message(t!("check_msg.ecc_none")),
+        _ => r.message(t!("check_msg.ecc_ok")),
     }
 }
 
 fn count_text(n: Option<u64>) -> String {
-    n.map_or_else(|| "n/a".to_string(), |n| n.to_string())
+    n.map_or_else(|| t!("check_value.na").into_owned(), |n| n.to_string())
 }
 
 /// `health.retirement`: row remapping that failed fails; pending remaps or page retirements
 /// (which need a reset) warn.
 pub fn retirement(g: &GpuStatic) -> CheckResult {
     let yes = |v: Option<bool>| match v {
-        Some(true) => "yes",
-        Some(false) => "no",
-        None => "n/a",
+        Some(true) => t!("check_value.yes"),
+        Some(false) => t!("check_value.no"),
+        None => t!("check_value.na"),
     };
     let r = result(
         "health.retirement",
@@ -238,26 +235,24 @@ pub fn retirement(g: &GpuStatic) -> CheckResult {
         Some(g.index),
         Status::Pass,
     )
-    .measured(format!(
-        "remap failed: {}, remap pending: {}, retired pages pending: {}",
-        yes(g.remap_failure),
-        yes(g.remap_pending),
-        yes(g.retired_pending)
+    .measured(t!(
+        "check_value.retirement",
+        failed = yes(g.remap_failure),
+        pending = yes(g.remap_pending),
+        retired = yes(g.retired_pending)
     ))
-    .expected("none");
+    .expected(t!("check_report.none"));
     if g.remap_failure == Some(true) {
-        return r.with_status(Status::Fail).message(
-            "A memory row could not be remapped: the card has run out of spare rows, an RMA \
-             case; rent another host.",
-        );
+        return r
+            .with_status(Status::Fail)
+            .message(t!("check_msg.remap_failed"));
     }
     if g.remap_pending == Some(true) || g.retired_pending == Some(true) {
-        return r.with_status(Status::Warn).message(
-            "Memory rows or pages wait to be retired at the next GPU reset: reboot the \
-             instance before long jobs.",
-        );
+        return r
+            .with_status(Status::Warn)
+            .message(t!("check_msg.remap_pending"));
     }
-    r.message("No failed or pending memory repairs.")
+    r.message(t!("check_msg.remap_ok"))
 }
 
 /// `health.persistence`: reported for what it means; not a fault on its own.
@@ -270,31 +265,31 @@ pub fn persistence(g: &GpuStatic) -> CheckResult {
     );
     match g.persistence {
         Some(true) => r
-            .measured("enabled")
-            .message("The driver stays loaded between programs."),
-        Some(false) => r.measured("disabled").message(
-            "The driver unloads when no program uses the GPU: each start pays ~1-2 s and \
-             volatile ECC counters reset per run (harmless for long jobs).",
-        ),
+            .measured(t!("check_value.enabled"))
+            .message(t!("check_msg.persistence_on")),
+        Some(false) => r
+            .measured(t!("check_value.disabled"))
+            .message(t!("check_msg.persistence_off")),
         None => r
-            .measured("n/a")
-            .message("Persistence mode is not reported here."),
+            .measured(t!("check_value.na"))
+            .message(t!("check_msg.persistence_unknown")),
     }
 }
 
 /// `health.xid`: Xid lines in the kernel log, graded by the Xid catalog.
 pub fn xid_lines(log: &KernelLog) -> CheckResult {
-    let r = result("health.xid", Category::Health, None, Status::Pass).expected("no Xid errors");
+    let r = result("health.xid", Category::Health, None, Status::Pass)
+        .expected(t!("check_value.no_xid"));
     let events = match log {
         KernelLog::NotRead => {
             return r
                 .with_status(Status::Skip)
-                .message("The kernel log was not read.");
+                .message(t!("check_msg.xid_not_read"));
         }
         KernelLog::Unreadable(why) => {
             return r
                 .with_status(Status::Skip)
-                .message(format!("The kernel log is not readable here: {why}"));
+                .message(t!("check_msg.xid_unreadable", why = why));
         }
         KernelLog::Read(events) => events,
     };
@@ -323,21 +318,17 @@ pub fn xid_lines(log: &KernelLog) -> CheckResult {
         }
     }
     if codes.is_empty() {
-        return r.measured("none").message("No Xid errors since boot.");
+        return r
+            .measured(t!("check_report.none"))
+            .message(t!("check_msg.xid_ok"));
     }
     let listed: Vec<String> = codes.iter().map(|(c, n)| format!("Xid {c} ×{n}")).collect();
     let r = r.measured(listed.join(", ")).with_status(worst);
     let line = first_bad.map(|l| format!(" ({l})")).unwrap_or_default();
     match worst {
-        Status::Fail => r.message(format!(
-            "The kernel log shows a hardware-class GPU error since boot{line}: reboot, and rent \
-             another host if it recurs."
-        )),
-        Status::Warn => r.message(format!(
-            "The kernel log shows GPU errors since boot{line}, usually from programs; watch for \
-             repeats."
-        )),
-        _ => r.message("Only informational Xid lines since boot (programs stopped or killed)."),
+        Status::Fail => r.message(t!("check_msg.xid_hardware", line = line)),
+        Status::Warn => r.message(t!("check_msg.xid_program", line = line)),
+        _ => r.message(t!("check_msg.xid_info")),
     }
 }
 
@@ -347,30 +338,33 @@ pub fn power(g: &GpuStatic) -> CheckResult {
     let Some(enforced) = g.power_enforced_w else {
         return r
             .with_status(Status::Skip)
-            .message("The power limit is not reported for this card (laptop parts, some vGPUs).");
+            .message(t!("check_msg.power_unknown"));
     };
     let r = r.measured(watts(enforced));
     let Some(default) = g.power_default_w else {
-        return r.message("The default limit is not reported, so the cap cannot be compared.");
+        return r.message(t!("check_msg.power_no_default"));
     };
     let max = g
         .power_max_w
-        .map(|m| format!(", max {}", watts(m)))
+        .map(|m| t!("check_value.power_max", watts = watts(m)))
         .unwrap_or_default();
-    let r = r.expected(format!("{} (default{max})", watts(default)));
+    let r = r.expected(t!(
+        "check_value.power_default",
+        watts = watts(default),
+        max = max
+    ));
     let ratio = enforced / default;
     if ratio >= 0.98 {
-        r.message("The card runs at its default power limit.")
+        r.message(t!("check_msg.power_ok"))
     } else if ratio >= 0.9 {
-        r.with_status(Status::Warn).message(format!(
-            "The power limit is lowered to {:.0}% of the default: slightly slower under load.",
-            ratio * 100.0
+        r.with_status(Status::Warn).message(t!(
+            "check_msg.power_lowered",
+            percent = format!("{:.0}", ratio * 100.0)
         ))
     } else {
-        r.with_status(Status::Fail).message(format!(
-            "The power limit is cut to {:.0}% of the default: the card cannot reach its rated \
-             throughput; ask the provider to restore it or rent another host.",
-            ratio * 100.0
+        r.with_status(Status::Fail).message(t!(
+            "check_msg.power_cut",
+            percent = format!("{:.0}", ratio * 100.0)
         ))
     }
 }
@@ -401,34 +395,37 @@ pub fn pcie(g: &GpuStatic, samples: &[&LoadSample]) -> (CheckResult, PcieFigures
     let (Some(gen_now), Some(width)) = (fig.generation, fig.width) else {
         return (
             r.with_status(Status::Skip)
-                .message("The PCIe link is not reported (virtualized or SXM-only parts)."),
+                .message(t!("check_msg.pcie_unknown")),
             fig,
         );
     };
     let gen_max = fig.gen_max.unwrap_or(gen_now);
     let width_max = fig.width_max.unwrap_or(width);
-    let when = if loaded { "under load" } else { "at rest" };
+    let when = if loaded {
+        t!("check_value.under_load")
+    } else {
+        t!("check_value.at_rest")
+    };
     let r = r
         .measured(format!("Gen{gen_now} x{width} ({when})"))
         .expected(format!("Gen{gen_max} x{width_max}"));
     let r = if width < width_max {
         let status = if loaded { Status::Fail } else { Status::Warn };
-        r.with_status(status).message(format!(
-            "The link trained to x{width} of x{width_max} lanes: host-to-GPU transfers get \
-             {:.0}% of the bandwidth; usually a seating or riser fault.",
-            width as f64 / width_max as f64 * 100.0
+        r.with_status(status).message(t!(
+            "check_msg.pcie_narrow",
+            width = width,
+            width_max = width_max,
+            percent = format!("{:.0}", width as f64 / width_max as f64 * 100.0)
         ))
     } else if gen_now < gen_max && loaded {
-        r.with_status(Status::Warn).message(format!(
-            "The link runs at Gen{gen_now} under load though Gen{gen_max} is possible: \
-             host-to-GPU transfers are slower than they should be."
-        ))
+        r.with_status(Status::Warn)
+            .message(t!("check_msg.pcie_slow", now = gen_now, max = gen_max))
     } else if gen_now < gen_max {
-        r.message("Read at rest, where links slow down to save power; not checked under load.")
+        r.message(t!("check_msg.pcie_rest"))
     } else if loaded {
-        r.message("The link runs at full generation and width under load.")
+        r.message(t!("check_msg.pcie_ok"))
     } else {
-        r.message("Full generation and width (read at rest; no load was run).")
+        r.message(t!("check_msg.pcie_ok_rest"))
     };
     (r, fig)
 }

@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use rust_i18n::t;
 use serde_json::json;
 
 use crate::audit::{AuditEntry, AuditLog};
@@ -23,7 +24,7 @@ pub fn run(
     let entries = match log.read_all() {
         Ok(entries) => entries,
         Err(e) => {
-            let _ = writeln!(err, "gpufleet audit: {e}");
+            let _ = writeln!(err, "{}", t!("oneshot.audit_unreadable", why = e));
             return EXIT_UNREADABLE;
         }
     };
@@ -37,7 +38,11 @@ pub fn run(
         });
         let _ = writeln!(out, "{doc:#}");
     } else if entries.is_empty() {
-        let _ = writeln!(out, "no actions recorded yet ({})", log.path().display());
+        let _ = writeln!(
+            out,
+            "{}",
+            t!("oneshot.audit_empty", path = log.path().display())
+        );
     } else {
         for entry in shown {
             let _ = writeln!(out, "{}", line(entry));
@@ -60,10 +65,10 @@ fn line(entry: &AuditEntry) -> String {
         clean(&entry.outcome)
     );
     if let Some(status) = entry.exit_status {
-        text.push_str(&format!(" (exit {status})"));
+        text.push_str(&format!(" ({})", t!("oneshot.exit", status = status)));
     }
     if entry.dry_run && entry.outcome != "dry_run" {
-        text.push_str(" (dry run)");
+        text.push_str(&format!(" ({})", t!("oneshot.dry_run")));
     }
     match (&entry.runbook, &entry.step) {
         (Some(runbook), Some(step)) => {

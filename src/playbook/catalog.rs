@@ -9,7 +9,7 @@ use crate::playbook::model::Runbook;
 use crate::playbook::validate::validate;
 
 /// The curated runbooks, as (file name, text).
-const CURATED: [(&str, &str); 6] = [
+pub const CURATED: [(&str, &str); 6] = [
     (
         "power-limit.toml",
         include_str!("../../runbooks/power-limit.toml"),
@@ -94,12 +94,12 @@ pub fn user_dir() -> Option<PathBuf> {
 }
 
 impl Catalog {
-    /// Only the embedded runbooks.
+    /// Only the embedded runbooks, their texts in the interface's language.
     pub fn curated() -> Result<Self, CatalogError> {
         let mut catalog = Catalog::default();
         for (name, text) in CURATED {
             let origin = format!("embedded:{name}");
-            let runbook = parse_runbook(text, &origin)?;
+            let runbook = crate::playbook::localize::localized(parse_runbook(text, &origin)?);
             catalog.add(Entry { runbook, origin })?;
         }
         Ok(catalog)

@@ -10,6 +10,7 @@ pub mod confirm;
 pub mod exec;
 pub mod facts;
 pub mod json;
+pub mod localize;
 pub mod model;
 pub mod params;
 pub mod reboot;

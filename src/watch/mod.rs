@@ -355,7 +355,7 @@ fn released(
             (
                 "auto_release_done",
                 Severity::Warning,
-                format!("released automatically: {text}"),
+                rust_i18n::t!("alert_text.released", text = text).into_owned(),
             )
         }
         Err(why) => {
@@ -363,7 +363,7 @@ fn released(
             (
                 "auto_release_failed",
                 Severity::Critical,
-                format!("the automatic release failed: {why}"),
+                rust_i18n::t!("alert_text.release_failed", why = why).into_owned(),
             )
         }
     };
