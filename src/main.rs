@@ -18,6 +18,7 @@ use gpufleet::audit::AuditLog;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::commands::demo as demo_command;
+use gpufleet::commands::fleet_inventory;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
 use gpufleet::commands::logging;
@@ -370,6 +371,8 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
     }
     let config = load_config(&cli)?;
     Lang::choose(cli.global.lang, config.lang(), locale_var).apply();
+    // The synced instances join the fleet here, once, for every driver.
+    let (config, gone) = fleet_inventory::for_command(&cli, config);
     if let Err(e) = host_words::check_words(&named, &config, cli.global.ssh_config.as_deref()) {
         return Ok(usage_error(&e));
     }
@@ -555,6 +558,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             }
         },
     };
+    let plan = fleet_inventory::mark_gone(plan, &mut options.fleet.money, &gone);
     options.source = match &plan {
         Plan::Demo { .. } => HostSource::Simulated,
         Plan::Replay { .. } => HostSource::Demo,
@@ -713,7 +717,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                     Plan::Demo { sim, speed } => demo_command::ops_fleet(sim, *speed),
                     Plan::Replay { .. } => OpsFleet::Demo,
                     Plan::Local(_) => OpsFleet::Local,
-                    Plan::Ssh { hosts, opts } => OpsFleet::Ssh {
+                    Plan::Ssh { hosts, opts, .. } => OpsFleet::Ssh {
                         hosts: hosts.clone(),
                         link: opts.clone(),
                     },

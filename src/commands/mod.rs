@@ -4,6 +4,7 @@ pub mod audit;
 pub mod config_file;
 pub mod cost_inventory;
 pub mod demo;
+pub mod fleet_inventory;
 pub mod hold;
 pub mod host_words;
 pub mod logging;
