@@ -783,7 +783,17 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 alerts: (sinks, config.unreachable_minutes.saturating_mul(60_000)),
                 duties,
             };
+            // The provider accounts synced on their own thread; the cost panel hears the money
+            // nobody watches after each round.
+            let providers = if cli.global.demo {
+                None
+            } else {
+                fleet_inventory::start_console_sync(&config, sink.clone())
+            };
             let ran = runtime::run(model, &theme, events, sink, sources, prompts, bridges);
+            if let Some(sync) = providers {
+                sync.stop(Duration::from_millis(200));
+            }
             match &ran {
                 Ok(ended) => tracing::info!(how = ?ended, "console stopped"),
                 Err(e) => tracing::error!(error = %e, "console stopped"),

@@ -6,10 +6,13 @@
 
 use std::io::Write;
 
+use crate::app::event::Event;
+use crate::app::unwatched::{UnwatchedKind, UnwatchedLine};
 use crate::cli::{Cli, CliCommand};
 use crate::config::Config;
 use crate::providers::InventoryStore;
 use crate::providers::fleet_hosts::{self, GoneHost};
+use crate::providers::unwatched::Named;
 
 /// How a command takes the inventory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,5 +122,105 @@ pub fn close_ledgers(money: &mut crate::fleet::money::MoneyOptions, gone: &[Gone
         if let Some(g) = gone.iter().find(|g| g.name == host.name) {
             host.gone_ms = Some(g.gone_ms);
         }
+    }
+}
+
+/// The money nobody watches, as the console's cost panel lists it (`providers::unwatched`,
+/// the computation `gpufleet cost` makes), from `config` (the fleet's hosts joined).
+pub fn unwatched_lines(
+    config: &Config,
+    stored: &crate::providers::Stored,
+    now_ms: u64,
+) -> Vec<UnwatchedLine> {
+    use crate::cost::format_money;
+    let found = crate::providers::unwatched::find(config, stored, now_ms);
+    let who = |n: &Named| {
+        let label = n
+            .label
+            .as_deref()
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default();
+        format!("{} {} {}{label}", n.provider, n.account, n.instance_id)
+    };
+    let money = |v: f64, n: &Named| format_money(v, n.currency.as_deref().unwrap_or(""));
+    let mut lines = Vec::new();
+    for s in &found.stopped_billing {
+        lines.push(UnwatchedLine {
+            who: who(&s.instance),
+            kind: UnwatchedKind::StoppedBilling {
+                per_day: s.storage_per_day.map(|d| money(d, &s.instance)),
+            },
+        });
+    }
+    for r in &found.running_unwatched {
+        lines.push(UnwatchedLine {
+            who: who(&r.instance),
+            kind: UnwatchedKind::Running {
+                price: r.price_per_hour.map(|p| money(p, &r.instance)),
+                has_ssh: r.has_ssh,
+            },
+        });
+    }
+    for p in &found.price_changes {
+        lines.push(UnwatchedLine {
+            who: who(&p.instance),
+            kind: UnwatchedKind::PriceChange {
+                from: money(p.from_price, &p.instance),
+                to: money(p.to_price, &p.instance),
+                at: crate::utc::rfc3339(p.at_ms),
+            },
+        });
+    }
+    lines
+}
+
+/// The console's provider sync: the cost panel hears the money nobody watches at once (the
+/// cached inventory) and after each background round; the accounts sync on a thread of their
+/// own (`providers::BackgroundSync`), never in a frame's way. `None` without accounts.
+pub fn start_console_sync(
+    config: &Config,
+    sink: crate::app::event::EventSink,
+) -> Option<crate::providers::BackgroundSync> {
+    if config.providers.is_empty() {
+        return None;
+    }
+    let store = InventoryStore::open_default().ok()?;
+    let now_ms = crate::telemetry::source::now_ms;
+    if let Ok(stored) = store.load() {
+        let _ = sink.send(Event::Unwatched(unwatched_lines(config, &stored, now_ms())));
+    }
+    let (reader, config_seen) = (store.clone(), config.clone());
+    let report = move |note: Result<crate::providers::SyncNote, String>| {
+        log_sync_note(note);
+        if let Ok(stored) = reader.load() {
+            let lines = unwatched_lines(&config_seen, &stored, now_ms());
+            let _ = sink.send(Event::Unwatched(lines));
+        }
+    };
+    crate::providers::BackgroundSync::start(
+        config.providers.clone(),
+        store,
+        Box::new(|name: &str| std::env::var(name).ok()),
+        crate::release::SendOptions::default(),
+        now_ms,
+        Box::new(report),
+    )
+    .map_err(|e| tracing::warn!("provider accounts are not synced: {e}"))
+    .ok()
+}
+
+/// One log line for how an account's background sync went (the console's log file, the
+/// watcher's stderr).
+pub fn log_sync_note(note: Result<crate::providers::SyncNote, String>) {
+    match note {
+        Ok(crate::providers::SyncNote {
+            provider,
+            account,
+            outcome: Ok(instances),
+        }) => tracing::info!(provider, account, instances, "provider account synced"),
+        Ok(crate::providers::SyncNote {
+            outcome: Err(why), ..
+        }) => tracing::warn!("provider sync failed: {why}"),
+        Err(why) => tracing::warn!("{why}"),
     }
 }

@@ -147,17 +147,7 @@ fn start_provider_sync(config: &Config, demo: bool) -> Option<crate::providers::
             return None;
         }
     };
-    let report = |note: Result<crate::providers::SyncNote, String>| match note {
-        Ok(crate::providers::SyncNote {
-            provider,
-            account,
-            outcome: Ok(instances),
-        }) => tracing::info!(provider, account, instances, "provider account synced"),
-        Ok(crate::providers::SyncNote {
-            outcome: Err(why), ..
-        }) => tracing::warn!("provider sync failed: {why}"),
-        Err(why) => tracing::warn!("{why}"),
-    };
+    let report = super::fleet_inventory::log_sync_note;
     let started = crate::providers::BackgroundSync::start(
         config.providers.clone(),
         store,
