@@ -14,7 +14,11 @@ pub enum UnwatchedKind {
         has_ssh: bool,
     },
     /// The price changed `from` -> `to` (per hour) at `at` (UTC).
-    PriceChange { from: String, to: String, at: String },
+    PriceChange {
+        from: String,
+        to: String,
+        at: String,
+    },
 }
 
 /// One instance: who it is (`provider account id (label)`) and what it costs unwatched.

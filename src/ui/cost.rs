@@ -213,13 +213,12 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let bottom = rect.y + rect.height.saturating_sub(1);
     let inner = width.saturating_sub(2);
     let mut y = top;
-    let title = Line::styled(
-        fit(&t!("unwatched.title"), inner as usize),
-        theme.warning(),
-    );
-    for line in std::iter::once(title).chain(unwatched.into_iter().map(|text| {
-        Line::styled(fit(&clean(&text), inner as usize), theme.critical())
-    })) {
+    let title = Line::styled(fit(&t!("unwatched.title"), inner as usize), theme.warning());
+    for line in std::iter::once(title).chain(
+        unwatched
+            .into_iter()
+            .map(|text| Line::styled(fit(&clean(&text), inner as usize), theme.critical())),
+    ) {
         if extra == 0 || y >= bottom {
             break;
         }
@@ -236,7 +235,9 @@ fn unwatched_lines(model: &Model) -> Vec<String> {
         .map(|line| {
             let who = line.who.as_str();
             match &line.kind {
-                UnwatchedKind::StoppedBilling { per_day: Some(money) } => {
+                UnwatchedKind::StoppedBilling {
+                    per_day: Some(money),
+                } => {
                     t!("unwatched.stopped", who = who, money = money.as_str())
                 }
                 UnwatchedKind::StoppedBilling { per_day: None } => {
