@@ -262,7 +262,7 @@ mod tests {
     fn running_instances_join_and_the_users_entry_wins_field_by_field() {
         let config = config(
             "[[hosts]]\nname = \"mine\"\nssh = \"me@10.0.0.1:22\"\nprice_per_hour = 9.0\n\
-             [hosts.release]\nprovider = \"vast\"\ninstance_id = \"2\"\n",
+             [hosts.release]\nprovider = \"vast\"\ninstance_id = \"2\"\ntoken_env = \"MY_KEY\"\n",
         );
         let mut stopped = running("3", Some("off"), 3, 1.0);
         stopped.state = InstanceState::Stopped;
@@ -288,7 +288,8 @@ mod tests {
         assert_eq!(mine.price_per_hour, Some(9.0));
         assert_eq!(mine.currency.as_deref(), Some("USD"));
         let release = mine.release.as_ref().unwrap();
-        assert_eq!(release.token_env.as_deref(), Some("VAST_KEY"));
+        assert_eq!(release.token_env.as_deref(), Some("MY_KEY"), "the user's word");
+        assert_eq!(release.base_url.as_deref(), Some("http://127.0.0.1:9"));
         let synced = &joined.config.hosts[1];
         assert_eq!(synced.ssh.to_string(), "root@ssh5.vast.ai:10600");
         assert_eq!(synced.price_per_hour, Some(0.7));
