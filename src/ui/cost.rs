@@ -212,18 +212,17 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let top = rect.y + 2 + table_rows;
     let bottom = rect.y + rect.height.saturating_sub(1);
     let inner = width.saturating_sub(2);
-    let mut y = top;
+    if extra == 0 {
+        return;
+    }
     let title = Line::styled(fit(&t!("unwatched.title"), inner as usize), theme.warning());
-    for line in std::iter::once(title).chain(
+    let lines = std::iter::once(title).chain(
         unwatched
             .into_iter()
             .map(|text| Line::styled(fit(&clean(&text), inner as usize), theme.critical())),
-    ) {
-        if extra == 0 || y >= bottom {
-            break;
-        }
+    );
+    for (y, line) in (top..bottom).zip(lines) {
         frame.render_widget(line, Rect::new(rect.x + 1, y, inner, 1));
-        y += 1;
     }
 }
 
