@@ -187,3 +187,58 @@ fn a_pod_that_disappears_is_a_host_marked_gone_and_its_ledger_is_closed() {
     assert_eq!(released["action"], "gone", "{ledger:#}\n{log}");
     assert_eq!(released["at_ms"].as_u64(), Some(gone_ms), "{ledger:#}");
 }
+
+#[test]
+fn a_synced_instance_is_released_with_its_accounts_token() {
+    const VAST_TOKEN: &str = "vast-KEY-release-7373";
+    let rows = r#"{"success": true, "next_token": null, "instances": [
+ {"id": 101, "label": "train a", "actual_status": "running", "gpu_name": "RTX 4090", "num_gpus": 1,
+  "ssh_host": "ssh5.vast.ai", "ssh_port": 10600, "start_date": 1764633600, "dph_total": 0.712}]}"#;
+    let server = Server::start(move |seen, _| match seen.method.as_str() {
+        "GET" => json(200, rows),
+        _ => json(200, r#"{"success": true}"#),
+    });
+    let home = Home::new();
+    let config = home.write(
+        "c.toml",
+        &format!(
+            "[[providers]]\nkind = \"vast\"\ntoken_env = \"VAST_KEY\"\nbase_url = \"{}\"\n",
+            server.base_url
+        ),
+    );
+    let release = |args: &[&str]| {
+        let mut all = vec!["--config", config.as_str(), "release", "train-a"];
+        all.extend_from_slice(args);
+        let out = home
+            .command(&all)
+            .env("VAST_KEY", VAST_TOKEN)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!stdout(&out).contains(VAST_TOKEN) && !stderr(&out).contains(VAST_TOKEN));
+        out
+    };
+    let dry = release(&["--dry-run", "--json"]);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&dry))
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&dry), stderr(&dry)));
+    assert_eq!(plan["provider"], "vast", "{plan:#}");
+    assert_eq!(plan["instance_id"], "101");
+    assert_eq!(plan["token_problem"], serde_json::Value::Null);
+    assert_eq!(
+        plan["steps"][0]["url"],
+        format!("{}/api/v0/instances/101/", server.base_url)
+    );
+
+    let sent = release(&["--yes"]);
+    assert_eq!(sent.status.code(), Some(0), "{}", stderr(&sent));
+    let put = server
+        .seen()
+        .into_iter()
+        .find(|s| s.method == "PUT")
+        .expect("the release request");
+    assert_eq!(put.path, "/api/v0/instances/101/");
+    assert_eq!(
+        put.header("authorization"),
+        Some(format!("Bearer {VAST_TOKEN}").as_str())
+    );
+}
