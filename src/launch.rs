@@ -29,6 +29,9 @@ pub enum Plan {
     Ssh {
         hosts: Vec<RemoteHost>,
         opts: LinkOptions,
+        /// Hosts whose instance is gone from its provider account, by name, with why: no link
+        /// is opened to them, they are shown down with the reason.
+        gone: Gone,
     },
     /// `gpufleet replay FILE`: a recording played back (read-only, like the demo fleet).
     Replay {
@@ -79,7 +82,11 @@ impl Plan {
             let ssh = args.ssh_settings();
             let hosts = resolve_named(&ssh, named, config)?;
             let opts = link_options(&ssh, interval_ms);
-            return Ok(Plan::Ssh { hosts, opts });
+            return Ok(Plan::Ssh {
+                hosts,
+                opts,
+                gone: Gone::default(),
+            });
         }
         match LocalGpus::open() {
             Ok(gpus) => Ok(Plan::Local(Box::new(gpus))),
@@ -129,7 +136,11 @@ impl Plan {
                 vec![nvml::spawn(*gpus, 0, host_sink(sink), interval)?],
                 PendingPrompts::default(),
             ),
-            Plan::Ssh { hosts, mut opts } => {
+            Plan::Ssh {
+                hosts,
+                mut opts,
+                gone,
+            } => {
                 let (to_ui, requests) = mpsc::channel();
                 opts.prompter = Some(Arc::new(ChannelPrompter::new(to_ui, PROMPT_TIMEOUT)));
                 let pending = prompt_bridge::spawn(requests, sink.clone())?;
@@ -137,8 +148,9 @@ impl Plan {
                 let handles = hosts
                     .into_iter()
                     .enumerate()
-                    .map(|(id, host)| {
-                        remote::spawn_link(host, id, hosts_sink.clone(), opts.clone())
+                    .map(|(id, host)| match gone.get(&host.name) {
+                        Some(why) => gone_source(id, hosts_sink.clone(), why.clone()),
+                        None => remote::spawn_link(host, id, hosts_sink.clone(), opts.clone()),
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 (handles, pending)
@@ -158,10 +170,13 @@ impl Plan {
             Plan::Demo { sim, speed } => vec![sim::spawn_shared(sim, sink, speed)?],
             Plan::Replay { replay, speed } => vec![replay::spawn(replay, sink, speed)?],
             Plan::Local(gpus) => vec![nvml::spawn(*gpus, 0, sink, interval)?],
-            Plan::Ssh { hosts, opts } => hosts
+            Plan::Ssh { hosts, opts, gone } => hosts
                 .into_iter()
                 .enumerate()
-                .map(|(id, host)| remote::spawn_link(host, id, sink.clone(), opts.clone()))
+                .map(|(id, host)| match gone.get(&host.name) {
+                    Some(why) => gone_source(id, sink.clone(), why.clone()),
+                    None => remote::spawn_link(host, id, sink.clone(), opts.clone()),
+                })
                 .collect::<Result<Vec<_>, _>>()?,
         })
     }
@@ -193,13 +208,17 @@ impl Plan {
                     fleet.apply(0, event);
                 }
             }
-            Plan::Ssh { hosts, opts } => {
+            Plan::Ssh { hosts, opts, gone } => {
                 // Every host at once, each on its own thread; the fleet takes their events as
                 // they come, exactly as in the console.
                 let (tx, events) = mpsc::channel();
                 let sink = HostSink::from_sender(tx, |host, event| (host, event));
                 std::thread::scope(|scope| {
                     for (id, host) in hosts.iter().enumerate() {
+                        if let Some(why) = gone.get(&host.name) {
+                            fleet.apply(id, gone_event(why, now_ms()));
+                            continue;
+                        }
                         let sink = sink.clone();
                         let opts = &opts;
                         scope.spawn(move || {
@@ -218,6 +237,26 @@ impl Plan {
         }
         fleet
     }
+}
+
+/// Hosts whose instance is gone from its provider account: name -> why.
+pub type Gone = std::collections::HashMap<String, String>;
+
+/// What a host whose instance is gone says in place of a connection: down, for good.
+fn gone_event(why: &str, at_ms: u64) -> crate::fleet::HostEvent {
+    crate::fleet::HostEvent::Disconnected {
+        at_ms,
+        reason: why.to_string(),
+        summary: "gone from the provider account".to_string(),
+        retry_at_ms: None,
+    }
+}
+
+/// The source of a host whose instance is gone: it says so once and ends.
+pub fn gone_source(id: usize, sink: HostSink, why: String) -> Result<SourceHandle, std::io::Error> {
+    SourceHandle::spawn("gone-host", move |_stop| {
+        sink.send(id, gone_event(&why, now_ms()));
+    })
 }
 
 /// Where hosts would have come from, for [`LaunchError::NothingToWatch`]: said once, with what to

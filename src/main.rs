@@ -19,6 +19,7 @@ use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::commands::demo as demo_command;
 use gpufleet::commands::fit as fit_command;
+use gpufleet::commands::fleet_inventory;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
 use gpufleet::commands::logging;
@@ -371,6 +372,8 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
     }
     let config = load_config(&cli)?;
     Lang::choose(cli.global.lang, config.lang(), locale_var).apply();
+    // The synced instances join the fleet here, once, for every driver.
+    let (config, gone) = fleet_inventory::for_command(&cli, config);
     if let Err(e) = host_words::check_words(&named, &config, cli.global.ssh_config.as_deref()) {
         return Ok(usage_error(&e));
     }
@@ -572,6 +575,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             }
         },
     };
+    let plan = fleet_inventory::mark_gone(plan, &mut options.fleet.money, &gone);
     options.source = match &plan {
         Plan::Demo { .. } => HostSource::Simulated,
         Plan::Replay { .. } => HostSource::Demo,
@@ -730,7 +734,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                     Plan::Demo { sim, speed } => demo_command::ops_fleet(sim, *speed),
                     Plan::Replay { .. } => OpsFleet::Demo,
                     Plan::Local(_) => OpsFleet::Local,
-                    Plan::Ssh { hosts, opts } => OpsFleet::Ssh {
+                    Plan::Ssh { hosts, opts, .. } => OpsFleet::Ssh {
                         hosts: hosts.clone(),
                         link: opts.clone(),
                     },
@@ -796,7 +800,17 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 alerts: (sinks, config.unreachable_minutes.saturating_mul(60_000)),
                 duties,
             };
+            // The provider accounts synced on their own thread; the cost panel hears the money
+            // nobody watches after each round.
+            let providers = if cli.global.demo {
+                None
+            } else {
+                fleet_inventory::start_console_sync(&config, sink.clone())
+            };
             let ran = runtime::run(model, &theme, events, sink, sources, prompts, bridges);
+            if let Some(sync) = providers {
+                sync.stop(Duration::from_millis(200));
+            }
             match &ran {
                 Ok(ended) => tracing::info!(how = ?ended, "console stopped"),
                 Err(e) => tracing::error!(error = %e, "console stopped"),

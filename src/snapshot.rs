@@ -29,6 +29,14 @@ pub struct HostSnapshot {
     pub cuda_version: Option<String>,
     pub gpus: Vec<GpuSample>,
     pub processes: Vec<GpuProcess>,
+    /// The price in force (the config's, else the provider's as synced).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_per_hour: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
+    /// When its instance disappeared from the provider account (status `gone`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gone_ms: Option<u64>,
 }
 
 impl Snapshot {
@@ -36,14 +44,29 @@ impl Snapshot {
         let hosts = fleet
             .hosts
             .iter()
-            .map(|h| host_snapshot(h, &h.status(fleet.now_ms, fleet.options.interval_ms)))
+            .enumerate()
+            .map(|(id, h)| {
+                let mut host = host_snapshot(h, &h.status(fleet.now_ms, fleet.options.interval_ms));
+                if let Some(money) = fleet.money.hosts.get(id) {
+                    let price = money.config.price.as_ref();
+                    host.price_per_hour = price.map(|p| p.price_per_hour);
+                    host.currency = price.map(|p| p.currency.clone()).filter(|c| !c.is_empty());
+                    host.gone_ms = money.config.gone_ms;
+                    if host.gone_ms.is_some() {
+                        host.status = "gone".to_string();
+                    }
+                }
+                host
+            })
             .collect();
         Self { hosts }
     }
 
-    /// True when every host was read.
+    /// True when every host was read (a host whose instance is gone has nothing to read).
     pub fn all_read(&self) -> bool {
-        self.hosts.iter().all(|h| h.status == "live")
+        self.hosts
+            .iter()
+            .all(|h| h.status == "live" || h.gone_ms.is_some())
     }
 }
 
@@ -65,6 +88,9 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
         cuda_version: host.info.cuda_version.clone(),
         gpus: host.gpus.iter().map(|g| g.latest.clone()).collect(),
         processes: host.processes.clone(),
+        price_per_hour: None,
+        currency: None,
+        gone_ms: None,
     }
 }
 

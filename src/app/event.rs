@@ -53,6 +53,8 @@ pub enum Event {
     AlertDelivery(crate::alerts::DeliveryEvent),
     /// This console took a duty over (auto-release, alerts) or learnt who holds one.
     Duties(Vec<crate::duty::DutyNote>),
+    /// The money nobody watches, from the provider inventory just synced.
+    Unwatched(Vec<super::unwatched::UnwatchedLine>),
 }
 
 /// Where the console's sources, bridges and input thread send their events; the loop owns the

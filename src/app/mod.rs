@@ -30,6 +30,7 @@ pub mod runtime;
 pub mod screen;
 pub mod terminal;
 
+pub mod unwatched;
 pub mod update;
 pub mod words;
 

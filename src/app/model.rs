@@ -128,6 +128,8 @@ pub struct Model {
     pub panel: Option<Panel>,
     /// The alerts raised since the console started, and how their delivery went.
     pub alerts: AlertLog,
+    /// The money nobody watches in the provider accounts (the cost panel lists it).
+    pub unwatched: Vec<super::unwatched::UnwatchedLine>,
     pub quit: bool,
     /// The user quit with Ctrl-C: the console exits 130.
     pub interrupted: bool,
@@ -162,6 +164,7 @@ impl Model {
             notice: None,
             panel: None,
             alerts: AlertLog::default(),
+            unwatched: Vec::new(),
             quit: false,
             interrupted: false,
             next_ops_id: 1,

@@ -81,6 +81,13 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         }
         Event::Alerts { alerts, sender } => alerts_view::on_alerts(model, alerts, sender),
         Event::AlertDelivery(event) => alerts_view::on_delivery(model, event),
+        Event::Unwatched(lines) => {
+            if model.unwatched != lines {
+                model.unwatched = lines;
+                model.mark_dirty();
+            }
+            Vec::new()
+        }
         Event::Duties(notes) => {
             for note in notes {
                 model.notify(note.text, note.warning);

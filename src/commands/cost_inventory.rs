@@ -26,7 +26,7 @@ pub fn extend(
         return (text, code);
     }
     let stored = match InventoryStore::open_default() {
-        Ok(store) => refreshed(config, &store, now_ms, err),
+        Ok(store) => refreshed(config, &store, "cost", now_ms, err),
         Err(e) => {
             let _ = writeln!(err, "gpufleet cost: provider inventory: {e}");
             return (text, code);
@@ -85,17 +85,19 @@ pub fn extend(
 }
 
 /// The stored inventory, after syncing the accounts whose last attempt is older than their
-/// interval; on any failure, what is stored.
-fn refreshed(
+/// interval; on any failure, what is stored. Notes go to `err` as `gpufleet WHO: ...`, a
+/// failed account's with the age of the inventory it leaves.
+pub fn refreshed(
     config: &Config,
     inventory: &InventoryStore,
+    who: &str,
     now_ms: &dyn Fn() -> u64,
     err: &mut dyn Write,
 ) -> Stored {
     let stored = match inventory.load() {
         Ok(stored) => stored,
         Err(e) => {
-            let _ = writeln!(err, "gpufleet cost: provider inventory: {e}");
+            let _ = writeln!(err, "gpufleet {who}: provider inventory: {e}");
             return Stored::default();
         }
     };
@@ -115,14 +117,25 @@ fn refreshed(
     }
     let env = |name: &str| std::env::var(name).ok();
     let results = sync_all(&stale, &env, &SendOptions::default());
-    for e in results.iter().filter_map(|r| r.as_ref().err()) {
-        let _ = writeln!(err, "gpufleet cost: {e}; using the last synced inventory");
+    for (account, result) in stale.iter().zip(&results) {
+        let Err(e) = result else { continue };
+        let age = stored
+            .accounts
+            .get(account.display_name())
+            .and_then(|r| r.synced_ms)
+            .map_or("never synced".to_string(), |at| {
+                format!("synced {} s ago", now.saturating_sub(at) / 1000)
+            });
+        let _ = writeln!(
+            err,
+            "gpufleet {who}: {e}; using the last synced inventory ({age})"
+        );
     }
     let at = now_ms();
     match inventory.update(|s| store::record_results(s, &stale, &results, at)) {
         Ok(updated) => updated,
         Err(e) => {
-            let _ = writeln!(err, "gpufleet cost: the inventory was not stored: {e}");
+            let _ = writeln!(err, "gpufleet {who}: the inventory was not stored: {e}");
             stored
         }
     }

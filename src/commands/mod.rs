@@ -5,6 +5,7 @@ pub mod config_file;
 pub mod cost_inventory;
 pub mod demo;
 pub mod fit;
+pub mod fleet_inventory;
 pub mod hold;
 pub mod host_words;
 pub mod logging;

@@ -13,6 +13,7 @@ use std::path::Path;
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
 
 use crate::config::{Config, ProviderAccount, ProviderKind};
+use crate::providers::fleet_hosts::host_name;
 use crate::providers::{InstanceState, InventoryStore, StoredInstance};
 
 /// Nothing to add, or the hosts were added (or shown, without `--write`).
@@ -141,22 +142,6 @@ fn discover<'a>(config: &'a Config, stored: &'a crate::providers::Stored) -> Vec
         }
     }
     found
-}
-
-/// Letters, digits, `.`, `_` and `-`; anything else becomes `-`.
-fn host_name(text: &str) -> String {
-    let name: String = text
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(64)
-        .collect();
-    name.trim_matches('-').to_string()
 }
 
 fn appended(old: &str, hosts: &[NewHost<'_>]) -> Result<String, String> {

@@ -100,7 +100,9 @@ pub fn run(
     let sources = match plan {
         // The config's own hosts can be reloaded; a demo fleet, this machine or hosts named on
         // the command line cannot.
-        Plan::Ssh { hosts, opts } if named.is_empty() && global.config_path().is_some() => {
+        Plan::Ssh {
+            hosts, opts, gone, ..
+        } if named.is_empty() && global.config_path().is_some() => {
             let path = global.config_path().unwrap_or_default();
             let watched = watched_hosts(config, &hosts);
             Sources::PerHost {
@@ -110,6 +112,7 @@ pub fn run(
                     global: global.clone(),
                     link: opts,
                     remote: hosts,
+                    gone,
                 }),
             }
         }
@@ -144,17 +147,7 @@ fn start_provider_sync(config: &Config, demo: bool) -> Option<crate::providers::
             return None;
         }
     };
-    let report = |note: Result<crate::providers::SyncNote, String>| match note {
-        Ok(crate::providers::SyncNote {
-            provider,
-            account,
-            outcome: Ok(instances),
-        }) => tracing::info!(provider, account, instances, "provider account synced"),
-        Ok(crate::providers::SyncNote {
-            outcome: Err(why), ..
-        }) => tracing::warn!("provider sync failed: {why}"),
-        Err(why) => tracing::warn!("{why}"),
-    };
+    let report = super::fleet_inventory::log_sync_note;
     let started = crate::providers::BackgroundSync::start(
         config.providers.clone(),
         store,
@@ -203,20 +196,37 @@ struct ConfigReloader {
     link: LinkOptions,
     /// The hosts as resolved by the last successful load.
     remote: Vec<RemoteHost>,
+    /// The hosts whose instance is gone from its provider account: no link, the reason shown.
+    gone: crate::launch::Gone,
 }
 
 impl Reloader for ConfigReloader {
     fn reload(&mut self) -> Result<Reloaded, String> {
         let config = config::load(&self.path).map_err(|e| e.to_string())?;
+        // The synced instances join again, from the inventory the background sync keeps.
+        let mut notes = Vec::new();
+        let (config, gone) = super::fleet_inventory::join(
+            config,
+            super::fleet_inventory::Freshness::Cached,
+            "watch",
+            &now_ms,
+            &mut notes,
+        );
+        for line in String::from_utf8_lossy(&notes).lines() {
+            tracing::warn!("{line}");
+        }
         let sinks = load_sinks(&config).map_err(|e| e.to_string())?;
         let remote =
             resolve_named(&self.global.ssh_settings(), &[], &config).map_err(|e| e.to_string())?;
         let hosts = watched_hosts(&config, &remote);
         self.remote = remote;
+        self.gone = gone.iter().map(|g| (g.name.clone(), g.reason())).collect();
+        let mut options = fleet_options(&config, &self.global).without_charts();
+        super::fleet_inventory::close_ledgers(&mut options.money, &gone);
         Ok(Reloaded {
             hosts,
             release_config: money_config(&config, self.global.demo),
-            options: fleet_options(&config, &self.global).without_charts(),
+            options,
             sinks,
             unreachable_after_ms: config.unreachable_minutes.saturating_mul(60_000),
         })
@@ -233,6 +243,9 @@ impl Reloader for ConfigReloader {
             .iter()
             .find(|r| r.name == host.name)
             .ok_or_else(|| format!("no host named {} in the config", host.name))?;
+        if let Some(why) = self.gone.get(&host.name) {
+            return crate::launch::gone_source(id, sink, why.clone()).map_err(|e| e.to_string());
+        }
         spawn_link(remote.clone(), id, sink, self.link.clone()).map_err(|e| e.to_string())
     }
 }

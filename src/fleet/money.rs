@@ -35,6 +35,8 @@ pub struct HostMoneyConfig {
     /// This host's own countdown, when the config gives one.
     pub countdown_ms: Option<u64>,
     pub release: Option<ReleaseTarget>,
+    /// When its instance disappeared from the provider account: its ledger is closed then.
+    pub gone_ms: Option<TimestampMs>,
 }
 
 /// The money settings the model is built with.
@@ -88,6 +90,7 @@ impl MoneyOptions {
                         provider: release.provider,
                         instance_id: release.instance_id.clone(),
                     }),
+                    gone_ms: None,
                 })
                 .collect(),
             default_limits,
@@ -144,7 +147,7 @@ impl HostMoney {
             name: name.to_string(),
             ..HostMoneyConfig::default()
         });
-        Self {
+        let mut host = Self {
             limits: config.limits.unwrap_or(options.default_limits),
             ledger: Ledger::new(options.settings, config.billing_started_ms),
             auto: (configured.is_some() && config.auto_release).then(|| {
@@ -153,6 +156,20 @@ impl HostMoney {
             auto_decision: AutoDecision::Nothing,
             configured: configured.is_some(),
             config,
+        };
+        host.close_if_gone();
+        host
+    }
+
+    /// Closes the ledger at the time the instance disappeared from its account, if it did.
+    fn close_if_gone(&mut self) {
+        if let Some(at_ms) = self.config.gone_ms {
+            let provider = self
+                .config
+                .release
+                .as_ref()
+                .map_or("", |r| r.provider.as_str());
+            self.ledger.close(at_ms, "gone", provider);
         }
     }
 }
@@ -189,6 +206,7 @@ impl Money {
                 book.hosts.get(&host.config.name).cloned(),
                 host.config.billing_started_ms,
             );
+            host.close_if_gone();
         }
         self.recompute(now_ms, &options.fleet_limits);
     }

@@ -13,6 +13,7 @@ pub mod background;
 pub mod command;
 pub mod fetch;
 mod fields;
+pub mod fleet_hosts;
 pub mod lambda;
 pub mod model;
 pub mod runpod;

@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Row, Table};
 
 use crate::app::model::Model;
+use crate::app::unwatched::UnwatchedKind;
 use crate::cost::{HostCost, LedgerTotals, format_duration_ms, format_money};
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};
@@ -179,8 +180,15 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         })
         .sum::<u16>()
         + 2;
+    let unwatched = unwatched_lines(model);
+    let extra = if unwatched.is_empty() {
+        0
+    } else {
+        unwatched.len() as u16 + 1
+    };
     let width = area.width.min(needed_width.max(60));
-    let height = (rows.len() as u16 + 3).min(area.height);
+    let table_rows = rows.len() as u16;
+    let height = (table_rows + 3 + extra).min(area.height);
     let rect = crate::ui::panel::centred(area, width, height);
     let table = Table::new(rows, widths)
         .header(
@@ -200,4 +208,57 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         );
     frame.render_widget(Clear, rect);
     frame.render_widget(table, rect);
+    // Under the table, inside its frame: the money nobody watches.
+    let top = rect.y + 2 + table_rows;
+    let bottom = rect.y + rect.height.saturating_sub(1);
+    let inner = width.saturating_sub(2);
+    if extra == 0 {
+        return;
+    }
+    let title = Line::styled(fit(&t!("unwatched.title"), inner as usize), theme.warning());
+    let lines = std::iter::once(title).chain(
+        unwatched
+            .into_iter()
+            .map(|text| Line::styled(fit(&clean(&text), inner as usize), theme.critical())),
+    );
+    for (y, line) in (top..bottom).zip(lines) {
+        frame.render_widget(line, Rect::new(rect.x + 1, y, inner, 1));
+    }
+}
+
+/// The cost panel's lines about the money nobody watches, one per instance.
+fn unwatched_lines(model: &Model) -> Vec<String> {
+    model
+        .unwatched
+        .iter()
+        .map(|line| {
+            let who = line.who.as_str();
+            match &line.kind {
+                UnwatchedKind::StoppedBilling {
+                    per_day: Some(money),
+                } => {
+                    t!("unwatched.stopped", who = who, money = money.as_str())
+                }
+                UnwatchedKind::StoppedBilling { per_day: None } => {
+                    t!("unwatched.stopped_unpriced", who = who)
+                }
+                UnwatchedKind::Running { price, has_ssh } => {
+                    let price = price.as_deref().unwrap_or("-");
+                    if *has_ssh {
+                        t!("unwatched.running", who = who, price = price)
+                    } else {
+                        t!("unwatched.running_no_ssh", who = who, price = price)
+                    }
+                }
+                UnwatchedKind::PriceChange { from, to, at } => t!(
+                    "unwatched.price",
+                    who = who,
+                    from = from.as_str(),
+                    to = to.as_str(),
+                    at = at.as_str()
+                ),
+            }
+            .into_owned()
+        })
+        .collect()
 }

@@ -1,0 +1,226 @@
+//! The synced inventory joined to the fleet, once, for every driver: the console and `watch`
+//! take the cached inventory (their background sync keeps it fresh), `snapshot` and `release`
+//! sync the accounts whose last attempt is older than their interval first (offline: the cached
+//! inventory, said with its age). Everything downstream (links, prices, ledgers, releases)
+//! reads the joined config; `providers` and `cost` read the user's own.
+
+use std::io::Write;
+
+use crate::app::event::Event;
+use crate::app::unwatched::{UnwatchedKind, UnwatchedLine};
+use crate::cli::{Cli, CliCommand};
+use crate::config::Config;
+use crate::providers::InventoryStore;
+use crate::providers::fleet_hosts::{self, GoneHost};
+use crate::providers::unwatched::Named;
+
+/// How a command takes the inventory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// As stored (the console, the watcher: a background sync refreshes it).
+    Cached,
+    /// Synced first where older than the account's interval (one-shot commands).
+    SyncStale,
+}
+
+/// Which commands build a fleet from the inventory, and how; `None` for the others and for
+/// the demo fleet.
+pub fn freshness(cli: &Cli) -> Option<Freshness> {
+    if cli.global.demo {
+        return None;
+    }
+    match &cli.command {
+        None | Some(CliCommand::Watch { .. }) => Some(Freshness::Cached),
+        Some(CliCommand::Snapshot { .. } | CliCommand::Release { .. }) => {
+            Some(Freshness::SyncStale)
+        }
+        _ => None,
+    }
+}
+
+/// `config` with the inventory's hosts joined, and the hosts whose instance is gone; the
+/// config as it is when there are no accounts or no inventory (said on `err`).
+pub fn join(
+    config: Config,
+    freshness: Freshness,
+    who: &str,
+    now_ms: &dyn Fn() -> u64,
+    err: &mut dyn Write,
+) -> (Config, Vec<GoneHost>) {
+    if config.providers.is_empty() {
+        return (config, Vec::new());
+    }
+    let store = match InventoryStore::open_default() {
+        Ok(store) => store,
+        Err(e) => {
+            let _ = writeln!(err, "gpufleet {who}: provider inventory: {e}");
+            return (config, Vec::new());
+        }
+    };
+    let stored = match freshness {
+        Freshness::SyncStale => super::cost_inventory::refreshed(&config, &store, who, now_ms, err),
+        Freshness::Cached => match store.load() {
+            Ok(stored) => stored,
+            Err(e) => {
+                let _ = writeln!(err, "gpufleet {who}: provider inventory: {e}");
+                return (config, Vec::new());
+            }
+        },
+    };
+    let joined = fleet_hosts::join(&config, &stored);
+    (joined.config, joined.gone)
+}
+
+/// [`join`] as `main` runs it for `cli`'s command, notes on stderr.
+pub fn for_command(cli: &Cli, config: Config) -> (Config, Vec<GoneHost>) {
+    let Some(freshness) = freshness(cli) else {
+        return (config, Vec::new());
+    };
+    let who = match &cli.command {
+        Some(CliCommand::Snapshot { .. }) => "snapshot",
+        Some(CliCommand::Release { .. }) => "release",
+        Some(CliCommand::Watch { .. }) => "watch",
+        _ => "console",
+    };
+    join(
+        config,
+        freshness,
+        who,
+        &crate::telemetry::source::now_ms,
+        &mut std::io::stderr(),
+    )
+}
+
+/// `plan` with the gone hosts marked (no link opened to them), and their ledgers closed at
+/// the time their instance disappeared.
+pub fn mark_gone(
+    plan: crate::launch::Plan,
+    money: &mut crate::fleet::money::MoneyOptions,
+    gone: &[GoneHost],
+) -> crate::launch::Plan {
+    close_ledgers(money, gone);
+    match plan {
+        crate::launch::Plan::Ssh {
+            hosts,
+            opts,
+            gone: mut marked,
+        } => {
+            marked.extend(gone.iter().map(|g| (g.name.clone(), g.reason())));
+            crate::launch::Plan::Ssh {
+                hosts,
+                opts,
+                gone: marked,
+            }
+        }
+        other => other,
+    }
+}
+
+/// Each gone host's ledger closed at the time its instance disappeared.
+pub fn close_ledgers(money: &mut crate::fleet::money::MoneyOptions, gone: &[GoneHost]) {
+    for host in &mut money.hosts {
+        if let Some(g) = gone.iter().find(|g| g.name == host.name) {
+            host.gone_ms = Some(g.gone_ms);
+        }
+    }
+}
+
+/// The money nobody watches, as the console's cost panel lists it (`providers::unwatched`,
+/// the computation `gpufleet cost` makes), from `config` (the fleet's hosts joined).
+pub fn unwatched_lines(
+    config: &Config,
+    stored: &crate::providers::Stored,
+    now_ms: u64,
+) -> Vec<UnwatchedLine> {
+    use crate::cost::format_money;
+    let found = crate::providers::unwatched::find(config, stored, now_ms);
+    let who = |n: &Named| {
+        let label = n
+            .label
+            .as_deref()
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default();
+        format!("{} {} {}{label}", n.provider, n.account, n.instance_id)
+    };
+    let money = |v: f64, n: &Named| format_money(v, n.currency.as_deref().unwrap_or(""));
+    let mut lines = Vec::new();
+    for s in &found.stopped_billing {
+        lines.push(UnwatchedLine {
+            who: who(&s.instance),
+            kind: UnwatchedKind::StoppedBilling {
+                per_day: s.storage_per_day.map(|d| money(d, &s.instance)),
+            },
+        });
+    }
+    for r in &found.running_unwatched {
+        lines.push(UnwatchedLine {
+            who: who(&r.instance),
+            kind: UnwatchedKind::Running {
+                price: r.price_per_hour.map(|p| money(p, &r.instance)),
+                has_ssh: r.has_ssh,
+            },
+        });
+    }
+    for p in &found.price_changes {
+        lines.push(UnwatchedLine {
+            who: who(&p.instance),
+            kind: UnwatchedKind::PriceChange {
+                from: money(p.from_price, &p.instance),
+                to: money(p.to_price, &p.instance),
+                at: crate::utc::rfc3339(p.at_ms),
+            },
+        });
+    }
+    lines
+}
+
+/// The console's provider sync: the cost panel hears the money nobody watches at once (the
+/// cached inventory) and after each background round; the accounts sync on a thread of their
+/// own (`providers::BackgroundSync`), never in a frame's way. `None` without accounts.
+pub fn start_console_sync(
+    config: &Config,
+    sink: crate::app::event::EventSink,
+) -> Option<crate::providers::BackgroundSync> {
+    if config.providers.is_empty() {
+        return None;
+    }
+    let store = InventoryStore::open_default().ok()?;
+    let now_ms = crate::telemetry::source::now_ms;
+    if let Ok(stored) = store.load() {
+        let _ = sink.send(Event::Unwatched(unwatched_lines(config, &stored, now_ms())));
+    }
+    let (reader, config_seen) = (store.clone(), config.clone());
+    let report = move |note: Result<crate::providers::SyncNote, String>| {
+        log_sync_note(note);
+        if let Ok(stored) = reader.load() {
+            let lines = unwatched_lines(&config_seen, &stored, now_ms());
+            let _ = sink.send(Event::Unwatched(lines));
+        }
+    };
+    crate::providers::BackgroundSync::start(
+        config.providers.clone(),
+        store,
+        Box::new(|name: &str| std::env::var(name).ok()),
+        crate::release::SendOptions::default(),
+        now_ms,
+        Box::new(report),
+    )
+    .map_err(|e| tracing::warn!("provider accounts are not synced: {e}"))
+    .ok()
+}
+
+/// One log line for how an account's background sync went (the console's log file, the
+/// watcher's stderr).
+pub fn log_sync_note(note: Result<crate::providers::SyncNote, String>) {
+    match note {
+        Ok(crate::providers::SyncNote {
+            provider,
+            account,
+            outcome: Ok(instances),
+        }) => tracing::info!(provider, account, instances, "provider account synced"),
+        Ok(crate::providers::SyncNote {
+            outcome: Err(why), ..
+        }) => tracing::warn!("provider sync failed: {why}"),
+        Err(why) => tracing::warn!("{why}"),
+    }
+}
