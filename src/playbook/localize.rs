@@ -85,9 +85,10 @@ pub fn texts(book: &Runbook) -> Vec<Text<'_>> {
 /// `book` with each readable text from the current language's catalogue; a text with no
 /// entry keeps the file's words.
 pub fn localized(book: Runbook) -> Runbook {
-    let locale = rust_i18n::locale();
+    // `t!` gives the key back when the catalogue has no such entry: the file's words stay.
     let find = |key: &str, text: &mut String| {
-        if let Some(found) = crate::_rust_i18n_try_translate(&locale, key) {
+        let found = rust_i18n::t!(key);
+        if found != key {
             *text = found.into_owned();
         }
     };
