@@ -13,7 +13,7 @@ use std::path::Path;
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
 
 use crate::config::{Config, ProviderAccount, ProviderKind};
-use crate::providers::fleet_hosts::host_name;
+use crate::providers::fleet_hosts::unique_name;
 use crate::providers::{InstanceState, InventoryStore, StoredInstance};
 
 /// Nothing to add, or the hosts were added (or shown, without `--write`).
@@ -122,18 +122,7 @@ fn discover<'a>(config: &'a Config, stored: &'a crate::providers::Stored) -> Vec
             if instance.gone_ms.is_some() || i.state != InstanceState::Running || configured {
                 continue;
             }
-            let base = i
-                .label
-                .as_deref()
-                .map(host_name)
-                .filter(|n| !n.is_empty())
-                .unwrap_or_else(|| host_name(&format!("{}-{}", account.kind.as_str(), i.id)));
-            let mut name = base.clone();
-            let mut n = 2;
-            while !names.insert(name.clone()) {
-                name = format!("{base}-{n}");
-                n += 1;
-            }
+            let name = unique_name(&mut names, account, instance);
             found.push(NewHost {
                 name,
                 account,

@@ -183,8 +183,9 @@ fn release_provider(kind: ProviderKind) -> Option<Provider> {
     }
 }
 
-/// The label made safe, else `provider-id`; `-2`, `-3`, ... until no host has it.
-fn unique_name(
+/// The label made safe, else `provider-id`; `-2`, `-3`, ... until no host has it. The fleet's
+/// synced hosts and `providers import` name instances alike.
+pub fn unique_name(
     names: &mut HashSet<String>,
     account: &ProviderAccount,
     entry: &StoredInstance,
