@@ -134,14 +134,7 @@ pub fn unwatched_lines(
 ) -> Vec<UnwatchedLine> {
     use crate::cost::format_money;
     let found = crate::providers::unwatched::find(config, stored, now_ms);
-    let who = |n: &Named| {
-        let label = n
-            .label
-            .as_deref()
-            .map(|l| format!(" ({l})"))
-            .unwrap_or_default();
-        format!("{} {} {}{label}", n.provider, n.account, n.instance_id)
-    };
+    let who = Named::describe;
     let money = |v: f64, n: &Named| format_money(v, n.currency.as_deref().unwrap_or(""));
     let mut lines = Vec::new();
     for s in &found.stopped_billing {
@@ -197,13 +190,23 @@ pub fn start_console_sync(
             let _ = sink.send(Event::Unwatched(lines));
         }
     };
+    start_sync(config, store, Box::new(report))
+}
+
+/// Starts the accounts' background sync with the tokens from the environment, `report` told of
+/// each account's round; a failure to start is logged (the console and the watcher run on).
+pub fn start_sync(
+    config: &Config,
+    store: InventoryStore,
+    report: Box<dyn Fn(Result<crate::providers::SyncNote, String>) + Send>,
+) -> Option<crate::providers::BackgroundSync> {
     crate::providers::BackgroundSync::start(
         config.providers.clone(),
         store,
         Box::new(|name: &str| std::env::var(name).ok()),
         crate::release::SendOptions::default(),
-        now_ms,
-        Box::new(report),
+        crate::telemetry::source::now_ms,
+        report,
     )
     .map_err(|e| tracing::warn!("provider accounts are not synced: {e}"))
     .ok()

@@ -147,22 +147,11 @@ fn start_provider_sync(config: &Config, demo: bool) -> Option<crate::providers::
             return None;
         }
     };
-    let report = super::fleet_inventory::log_sync_note;
-    let started = crate::providers::BackgroundSync::start(
-        config.providers.clone(),
+    super::fleet_inventory::start_sync(
+        config,
         store,
-        Box::new(|name: &str| std::env::var(name).ok()),
-        crate::release::SendOptions::default(),
-        now_ms,
-        Box::new(report),
-    );
-    match started {
-        Ok(sync) => Some(sync),
-        Err(e) => {
-            tracing::warn!("provider accounts are not synced: {e}");
-            None
-        }
-    }
+        Box::new(super::fleet_inventory::log_sync_note),
+    )
 }
 
 pub fn load_sinks(config: &Config) -> Result<Vec<Sink>, crate::alerts::SinkError> {

@@ -23,6 +23,21 @@ pub struct Named {
     pub currency: Option<String>,
 }
 
+impl Named {
+    /// `provider account id (label)`, as the cost report and the console's panel name it.
+    pub fn describe(&self) -> String {
+        let label = self
+            .label
+            .as_deref()
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default();
+        format!(
+            "{} {} {}{label}",
+            self.provider, self.account, self.instance_id
+        )
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoppedBilling {
     #[serde(flatten)]
@@ -125,14 +140,7 @@ fn is_host(config: &Config, provider: &str, entry: &StoredInstance) -> bool {
 
 /// The report's section, one line each; empty when there is nothing to say.
 pub fn render_text(found: &Unwatched) -> String {
-    let name = |n: &Named| {
-        let label = n
-            .label
-            .as_deref()
-            .map(|l| format!(" ({l})"))
-            .unwrap_or_default();
-        format!("{} {} {}{label}", n.provider, n.account, n.instance_id)
-    };
+    let name = Named::describe;
     let money = |v: f64, n: &Named| format!("{v:.2} {}", n.currency.as_deref().unwrap_or(""));
     let mut text = String::new();
     for s in &found.stopped_billing {
