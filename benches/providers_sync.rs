@@ -6,6 +6,8 @@
 //! (vast's eight pages at one a second), which costs no CPU.
 //!
 //! `cargo bench --bench providers_sync` (one run; no statistics needed for a budget check).
+//! Under `cargo test` the same run checks that every instance syncs and prints the CPU time of
+//! the debug build without judging it.
 
 use std::process::Command;
 use std::sync::Arc;
@@ -206,7 +208,11 @@ fn main() {
         "providers sync: {synced} instances, 4 accounts: {cpu_s:.3} s CPU (goal <= 0.5 s), \
          {wall_s:.1} s wall (pacing)"
     );
-    if cpu_s > 0.5 {
+    // `cargo bench` passes `--bench` and builds with the release profile: the budget holds
+    // there. `cargo test` (CI) runs this same file as a smoke test on a debug build, where the
+    // figure is only printed: a debug build's CPU time says nothing about the goal.
+    let measured_build = std::env::args().any(|a| a == "--bench");
+    if measured_build && cpu_s > 0.5 {
         println!("over the CPU goal");
         std::process::exit(1);
     }
