@@ -248,7 +248,8 @@ fn playbook(
             0
         }
         PlaybookAction::List { json: true } => {
-            println!("{:#}", playbook::json::list_json(&catalog));
+            let text = format!("{:#}\n", playbook::json::list_json(&catalog));
+            print!("{text}");
             0
         }
         PlaybookAction::Show { id, json: false } => {
@@ -256,7 +257,8 @@ fn playbook(
             0
         }
         PlaybookAction::Show { id, json: true } => {
-            println!("{:#}", playbook::json::show_json(&catalog, id)?);
+            let text = format!("{:#}\n", playbook::json::show_json(&catalog, id)?);
+            print!("{text}");
             0
         }
         PlaybookAction::Run {

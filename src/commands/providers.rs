@@ -102,7 +102,10 @@ pub fn sync(
     }
     let names: Vec<&str> = config.providers.iter().map(|a| a.display_name()).collect();
     if json {
-        let _ = writeln!(out, "{:#}", render_json(&stored, &names, now_ms));
+        // One write, not one a line: formatting straight into a line-buffered stdout costs a
+        // system call per line (14,500 for 500 instances, most of the sync's CPU time).
+        let text = format!("{:#}\n", render_json(&stored, &names, now_ms));
+        let _ = out.write_all(text.as_bytes());
     } else {
         let _ = write!(out, "{}", render_table(&stored, &names, now_ms));
     }

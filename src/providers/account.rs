@@ -5,7 +5,11 @@
 use std::thread;
 
 use crate::config::{ProviderAccount, ProviderKind};
-use crate::release::{AuthScheme, SecretSource, SendOptions, TokenError, http_client, load_secret};
+use reqwest::blocking::Client;
+
+use crate::release::{
+    AuthScheme, SecretSource, SendError, SendOptions, TokenError, http_client, load_secret,
+};
 
 use super::Listing;
 use super::command::{self, CommandError};
@@ -60,6 +64,17 @@ pub fn sync_account(
     env: &dyn Fn(&str) -> Option<String>,
     options: &SendOptions,
 ) -> Result<Listing, SyncError> {
+    list_with(account, env, options, &http_client(options))
+}
+
+/// [`sync_account`] with a client made once for every account: building one loads the
+/// system's CA certificates, which cost more CPU than parsing 500 instances.
+fn list_with(
+    account: &ProviderAccount,
+    env: &dyn Fn(&str) -> Option<String>,
+    options: &SendOptions,
+    client: &Result<Client, SendError>,
+) -> Result<Listing, SyncError> {
     let fail = |failure: SyncFailure| SyncError {
         provider: account.kind.as_str(),
         account: account.display_name().to_string(),
@@ -79,14 +94,16 @@ pub fn sync_account(
     };
     let loaded = load_secret(&source, env)
         .map_err(|e: TokenError| fail(SyncFailure::Token(e.to_string())))?;
-    let client = http_client(options).map_err(|e| fail(FetchError::Send(e).into()))?;
+    let client = client
+        .as_ref()
+        .map_err(|e| fail(FetchError::Send(e.clone()).into()))?;
     let auth = match account.kind {
         ProviderKind::AutoDl => AuthScheme::Bare,
         _ => AuthScheme::Bearer,
     };
     let base = base_url(account).unwrap_or_default();
     let mut fetcher = Fetcher::new(
-        &client,
+        client,
         &loaded.secret,
         auth,
         pace(account.kind),
@@ -117,10 +134,12 @@ pub fn sync_all(
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     options: &SendOptions,
 ) -> Vec<Result<Listing, SyncError>> {
+    let client = http_client(options);
+    let client = &client;
     thread::scope(|scope| {
         let handles: Vec<_> = accounts
             .iter()
-            .map(|account| scope.spawn(move || sync_account(account, env, options)))
+            .map(|account| scope.spawn(move || list_with(account, env, options, client)))
             .collect();
         handles
             .into_iter()
