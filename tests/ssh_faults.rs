@@ -134,3 +134,63 @@ fn kernel_xid_lines_are_forwarded() {
         "NVRM: Xid (PCI:0000:5a:00): 79, GPU has fallen off the bus."
     );
 }
+
+/// The host's running stream replays (the awk behind the fake `nvidia-smi -lms`), by pid.
+fn stream_replays(sshd: &Sshd) -> Vec<u32> {
+    sshd.host_processes()
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("pause="))
+        })
+        .collect()
+}
+
+#[test]
+fn a_stream_killed_on_the_host_is_restarted_without_a_fault() {
+    let Some(sshd) = Sshd::start() else { return };
+    let (sink, mut events) = channel();
+    let opts = test_options(&sshd.trusted_known_hosts());
+    let link = spawn_link(sshd.remote_host("killed"), 0, sink, opts).expect("spawn");
+    events.expect(WAIT, "a sample", |_, e| is_sample(e));
+    // Killing the replay makes the fake nvidia-smi exit 143 with no text: a stream that was
+    // reading the GPUs and ended without saying why.
+    let replays = stream_replays(&sshd);
+    assert!(!replays.is_empty(), "a stream runs on the host");
+    for pid in replays {
+        let _ = std::process::Command::new("kill")
+            .arg(pid.to_string())
+            .status();
+    }
+    let before = events.count(|_, e| is_sample(e));
+    events.drain_for(Duration::from_millis(2_500));
+    link.stop_and_join();
+    assert_eq!(lost_count(&events), 0, "{:#?}", events.kinds());
+    assert!(
+        events.count(|_, e| is_sample(e)) > before,
+        "samples resume from a new stream: {:#?}",
+        events.kinds()
+    );
+    let streams = sshd
+        .calls("nvidia-smi")
+        .iter()
+        .filter(|c| c.contains("-lms"))
+        .count();
+    assert!(streams >= 2, "the stream was started again: {streams}");
+}
+
+#[test]
+fn a_stream_that_fails_before_any_sample_without_text_is_a_telemetry_fault() {
+    let Some(sshd) = Sshd::start() else { return };
+    sshd.set_scenario("silent-exit");
+    let (sink, mut events) = channel();
+    let opts = test_options(&sshd.trusted_known_hosts());
+    let link = spawn_link(sshd.remote_host("silent"), 0, sink, opts).expect("spawn");
+    let lost = events.expect(WAIT, "Lost", |_, e| matches!(e, HostEvent::Lost { .. }));
+    link.stop_and_join();
+    let HostEvent::Lost { reason, raw, .. } = lost else {
+        unreachable!()
+    };
+    assert_eq!(reason, LostReason::Other);
+    assert!(raw.contains("nvidia-smi exited with status 3"), "{raw}");
+}

@@ -57,6 +57,8 @@ struct StreamRun {
     lost_sent: bool,
     rejected: Option<String>,
     other_lines: Vec<String>,
+    /// The run read at least one sample: the GPUs were readable when it began.
+    sampled: bool,
 }
 
 /// What one run of the full query has said besides samples.
@@ -460,6 +462,7 @@ impl Link {
                     st.first_driver.clone_from(&gpu.driver_version);
                 }
                 st.last_lost = None;
+                st.run.sampled = true;
                 self.emit_sample(st, now_ms(), gpu);
                 if st.detail_on_sample {
                     st.detail_on_sample = false;
@@ -505,6 +508,14 @@ impl Link {
             if !run.lost_sent {
                 self.emit_lost(st, reason, &run.failure_lines);
             }
+        } else if status != Some(0) && run.sampled {
+            // A stream that was reading the GPUs ended without saying why (killed on the host,
+            // say): not yet a fault. The next run, one interval on, reads them or names the
+            // failure; only a run that never read a sample raises `nvml_error`.
+            if self.mode == Mode::Follow {
+                self.schedule_restart(st, self.opts.interval_ms.into());
+            }
+            return Ok(());
         } else if status != Some(0) {
             let mut raw = run.other_lines;
             raw.push(match status {
