@@ -1,5 +1,7 @@
-//! The per-host link: a worker thread that connects, serves one session until it drops, and
-//! reconnects with backoff; plus `read_once`, the same machinery run for a single reading.
+//! The per-host link: what it knows of its host across sessions and how it reports to the
+//! fleet. A followed link runs as a task on the links' runtime (`task.rs`): it connects,
+//! serves one session until it drops, and reconnects with backoff. `read_once` runs the same
+//! machinery on the caller's thread for a single reading.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
@@ -8,7 +10,6 @@ use std::sync::Arc;
 
 use crate::fleet::{HostEvent, HostId, HostSink};
 use crate::remote::LinkOptions;
-use crate::remote::backoff::Backoff;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
@@ -18,6 +19,7 @@ use crate::remote::option_policy::first_time;
 use crate::remote::sanitize::sanitize;
 use crate::remote::smi::FieldList;
 use crate::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
+use crate::remote::task;
 use crate::telemetry::source::{Backlog, SourceHandle, StopFlag, now_ms};
 use crate::telemetry::{GpuSample, TimestampMs};
 
@@ -45,7 +47,7 @@ pub(crate) enum Mode {
 
 pub(crate) struct Link {
     pub(crate) host: RemoteHost,
-    id: HostId,
+    pub(crate) id: HostId,
     sink: HostSink,
     pub(crate) opts: LinkOptions,
     pub(crate) stop: StopFlag,
@@ -75,24 +77,28 @@ pub(crate) struct Link {
     held: RefCell<BTreeMap<u32, (TimestampMs, GpuSample)>>,
 }
 
-/// Starts the link for `host` on its own thread. Events go to `sink` as host `id`'s; dropping or stopping the handle ends the thread: at once while it streams or
-/// waits to reconnect, at the end of a connection attempt's current step (bounded by the
-/// connect timeout) or when a pending prompt is answered or cancelled.
+/// Starts following `host` as a task on the links' runtime (no thread of its own). Events go
+/// to `sink` as host `id`'s; dropping or stopping the handle ends the link: at once while it
+/// streams or waits to reconnect, at the end of a connection attempt's current step (bounded
+/// by the connect timeout) or when a pending prompt is answered or cancelled.
 pub fn spawn_link(
     host: RemoteHost,
     id: HostId,
     sink: HostSink,
     opts: LinkOptions,
 ) -> std::io::Result<SourceHandle> {
-    let name: String = format!("ssh-{}", host.name)
-        .chars()
-        .filter(|c| !c.is_control())
-        .collect();
-    SourceHandle::spawn_counted(&name, id, move |stop, backlog| {
-        let mut link = Link::new(host, id, sink, opts, stop, Mode::Follow);
-        link.backlog = backlog;
-        link.run();
-    })
+    let runtime = task::runtime()?;
+    let stop = StopFlag::default();
+    let backlog = Arc::new(Backlog::default());
+    let mut link = Link::new(host, id, sink, opts, stop.clone(), Mode::Follow);
+    link.backlog = Arc::clone(&backlog);
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    runtime.spawn(async move {
+        // Dropped when the task ends, however it ends: that is what `stop_and_join` waits for.
+        let _done = done;
+        task::follow(link).await;
+    });
+    Ok(SourceHandle::for_task(stop, id, backlog, ended))
 }
 
 /// Connects once and reports one reading of every GPU, the processes and the versions as the
@@ -167,7 +173,9 @@ impl Link {
         }
     }
 
-    fn run(mut self) {
+    /// Warns once per process about each ssh_config setting of this host gpufleet does not
+    /// apply.
+    pub(crate) fn warn_settings(&self) {
         for warning in &self.host.settings.warnings {
             if first_time(warning) {
                 self.emit(HostEvent::Notice {
@@ -176,50 +184,10 @@ impl Link {
                 });
             }
         }
-        let mut backoff = Backoff::new(
-            self.opts.reconnect_base_ms,
-            self.opts.reconnect_cap_ms,
-            self.id as u64,
-        );
-        let mut attempt = 0u32;
-        while !self.stop.is_set() {
-            attempt = attempt.saturating_add(1);
-            self.emit(HostEvent::Connecting { attempt });
-            let failure = match self.open() {
-                Ok(connection) => {
-                    attempt = 0;
-                    backoff.reset();
-                    match self.serve(connection) {
-                        Ended::Stopped => return,
-                        Ended::Finished => None,
-                        Ended::Dropped(e) => Some(e),
-                    }
-                }
-                Err(RemoteError::Stopped) => return,
-                Err(e) if e.is_permanent() => {
-                    self.emit(HostEvent::Disconnected {
-                        at_ms: now_ms(),
-                        reason: sanitize(&format!("{e} (not retrying)")),
-                        summary: sanitize(&e.summary()),
-                        retry_at_ms: None,
-                    });
-                    return;
-                }
-                Err(e) => Some(e),
-            };
-            // The delay is drawn first so the event can say when the next attempt comes.
-            let delay = backoff.next_delay();
-            if let Some(e) = failure {
-                self.disconnected(&e, Some(delay));
-            }
-            if self.stop.sleep(delay) {
-                return;
-            }
-        }
     }
 
     /// Connects and logs in, telling the user about a host key it added.
-    fn open(&mut self) -> Result<crate::remote::transport::Connection, RemoteError> {
+    pub(crate) fn open(&mut self) -> Result<crate::remote::transport::Connection, RemoteError> {
         let connected = connect(&self.host, &self.opts, &self.ctx, &mut self.cache)?;
         for warning in connected.warnings {
             if first_time(&warning) {
@@ -236,7 +204,7 @@ impl Link {
     }
 
     /// Reports the link down; `retry_in` is when it tries again, `None` when it will not.
-    fn disconnected(&self, e: &RemoteError, retry_in: Option<std::time::Duration>) {
+    pub(crate) fn disconnected(&self, e: &RemoteError, retry_in: Option<std::time::Duration>) {
         let at_ms = now_ms();
         self.emit(HostEvent::Disconnected {
             at_ms,

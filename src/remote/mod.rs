@@ -34,6 +34,7 @@ mod ssh_config_file;
 mod ssh_config_match;
 mod ssh_options;
 mod target;
+mod task;
 mod tie;
 mod transport;
 mod wait;

@@ -142,7 +142,8 @@ impl Mux {
 
     /// Steps every job until none can move, then waits up to `max_wait` for the socket unless
     /// events are ready; `stop` (the link's stop waker) cuts the wait short. A session-level
-    /// failure ends the link.
+    /// failure ends the link. The blocking form of [`Mux::round`], for a one-shot reading on
+    /// the caller's thread; a followed link waits on the runtime instead (`task.rs`).
     pub(crate) fn pump(
         &mut self,
         max_wait: Duration,
@@ -154,9 +155,36 @@ impl Mux {
         // at the socket just before the jobs do. (Later rounds follow a wake-up that counted.)
         if wait_socket(&self.socket, BlockDirections::None, Duration::ZERO, None) == Wake::Readable
         {
-            self.last_rx = Instant::now();
-            self.settled = false;
+            self.woke(Wake::Readable);
         }
+        loop {
+            self.round(out)?;
+            let now = Instant::now();
+            if !out.is_empty() || now >= deadline {
+                return Ok(());
+            }
+            if self.is_idle() {
+                // Nothing reads the socket now, so silence says nothing about the link.
+                if let Some(stop) = stop {
+                    wait_readable(stop, deadline - now);
+                } else {
+                    std::thread::sleep(deadline - now);
+                }
+                self.idle_waited();
+                return Ok(());
+            }
+            let wait = self.bounded_wait(deadline - now);
+            match wait_socket(&self.socket, self.session.block_directions(), wait, stop) {
+                Wake::Timeout | Wake::Stopped => return Ok(()),
+                wake => self.woke(wake),
+            }
+        }
+    }
+
+    /// Steps every job until none can move, without waiting: what they said goes to `out`.
+    /// Hands over early once `out` holds `MAX_PUMP_EVENTS`, so a flooding channel cannot grow
+    /// it without bound.
+    pub(crate) fn round(&mut self, out: &mut Vec<(Slot, JobEvent)>) -> Result<(), RemoteError> {
         let mut rechecked = false;
         loop {
             let mut progressed = false;
@@ -198,14 +226,12 @@ impl Mux {
                 out.extend(events.into_iter().map(|e| (slot, e)));
             }
             progressed |= self.step_draining()?;
-            let now = Instant::now();
-            if progressed && out.len() >= MAX_PUMP_EVENTS {
-                self.last_rx = now;
-                self.settled = false;
-                return Ok(());
-            }
             if progressed {
-                self.last_rx = now;
+                self.last_rx = Instant::now();
+                if out.len() >= MAX_PUMP_EVENTS {
+                    self.settled = false;
+                    return Ok(());
+                }
                 rechecked = false;
                 // Another job's read may have queued packets for one already stepped.
                 continue;
@@ -222,38 +248,65 @@ impl Mux {
                 rechecked = true;
                 continue;
             }
-            // A job opening, starting or closing a channel waits for a reply another job's
-            // read may already have taken in; such a job is stepped again soon, not only when
-            // the socket wakes.
-            let transient =
-                self.jobs.iter().flatten().any(|j| !j.is_reading()) || !self.draining.is_empty();
-            self.settled = !transient;
-            if !out.is_empty() || now >= deadline {
-                return Ok(());
-            }
-            if self.jobs.iter().all(Option::is_none) && self.draining.is_empty() {
-                // Nothing reads the socket now, so silence says nothing about the link.
-                if let Some(stop) = stop {
-                    wait_readable(stop, deadline - now);
-                } else {
-                    std::thread::sleep(deadline - now);
-                }
-                self.last_rx = Instant::now();
-                return Ok(());
-            }
-            let mut wait = deadline - now;
-            if transient {
-                wait = wait.min(TRANSIENT_WAIT);
-            }
-            match wait_socket(&self.socket, self.session.block_directions(), wait, stop) {
-                Wake::Timeout | Wake::Stopped => return Ok(()),
-                Wake::Readable => {
-                    self.last_rx = Instant::now();
-                    self.settled = false;
-                }
-                Wake::Writable => self.settled = false,
-            }
+            self.settled = !self.transient();
+            return Ok(());
         }
+    }
+
+    /// A job opening, starting or closing a channel waits for a reply another job's read may
+    /// already have taken in; such a job is stepped again soon, not only when the socket wakes.
+    fn transient(&self) -> bool {
+        self.jobs.iter().flatten().any(|j| !j.is_reading()) || !self.draining.is_empty()
+    }
+
+    /// `wait`, cut to `TRANSIENT_WAIT` while a job opens, starts or closes a channel.
+    pub(crate) fn bounded_wait(&self, wait: Duration) -> Duration {
+        if self.transient() {
+            wait.min(TRANSIENT_WAIT)
+        } else {
+            wait
+        }
+    }
+
+    /// No job and nothing draining: nothing reads the socket.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.jobs.iter().all(Option::is_none) && self.draining.is_empty()
+    }
+
+    /// A wait while idle ended: silence during it says nothing about the link.
+    pub(crate) fn idle_waited(&mut self) {
+        self.last_rx = Instant::now();
+    }
+
+    /// The socket woke the link: bytes arrived (the link is alive) or pending output can go.
+    pub(crate) fn woke(&mut self, wake: Wake) {
+        match wake {
+            Wake::Readable => {
+                self.last_rx = Instant::now();
+                self.settled = false;
+            }
+            Wake::Writable => self.settled = false,
+            Wake::Timeout | Wake::Stopped => {}
+        }
+    }
+
+    /// The session's socket, for waiting on it.
+    pub(crate) fn socket(&self) -> &OwnedFd {
+        &self.socket
+    }
+
+    /// Whether the session runs straight over TCP (not over a proxy command's or a jump
+    /// bridge's socket pair).
+    pub(crate) fn is_direct(&self) -> bool {
+        matches!(self._keeper, Keeper::Nothing)
+    }
+
+    /// Whether libssh2 waits to write (as well as to read).
+    pub(crate) fn wants_write(&self) -> bool {
+        matches!(
+            self.session.block_directions(),
+            BlockDirections::Outbound | BlockDirections::Both
+        )
     }
 
     /// Steps the closing jobs, dropping what they say; true when any moved.

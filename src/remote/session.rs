@@ -12,7 +12,7 @@
 //! stream runs is reported unresponsive after two intervals, long before the link gives up on
 //! it (`dead_after_ms`).
 
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::fleet::HostEvent;
@@ -75,11 +75,11 @@ enum Held {
     Streamed {
         at_ms: TimestampMs,
         gpu: GpuSample,
-        layout: Rc<FieldLayout>,
+        layout: Arc<FieldLayout>,
     },
 }
 
-pub(super) struct SessionState {
+pub(crate) struct SessionState {
     pub(super) connected: bool,
     held: Vec<Held>,
     version_lines: Vec<String>,
@@ -89,7 +89,7 @@ pub(super) struct SessionState {
     pub(super) detail_pending: bool,
     versions_deadline: Instant,
     /// The layout of the stream now running.
-    stream_layout: Rc<FieldLayout>,
+    stream_layout: Arc<FieldLayout>,
     detail_run: DetailRun,
     detail_due: Option<Instant>,
     /// A restarted stream asks for a full query with its first sample, not before: while the
@@ -123,17 +123,26 @@ fn keep(lines: &mut Vec<String>, line: String) {
 }
 
 impl Link {
+    /// Serves one session on the caller's thread until it ends (a one-shot reading).
     pub(crate) fn serve(&mut self, connection: Connection) -> Ended {
-        let mut mux = Mux::new(connection, self.opts.keepalive_interval_s);
+        let (mut mux, mut st) = self.begin(connection);
+        let ended = self.serve_loop(&mut mux, &mut st);
+        mux.close();
+        ended
+    }
+
+    /// A fresh session over `connection`: its channels and what it has learned so far.
+    pub(crate) fn begin(&self, connection: Connection) -> (Mux, SessionState) {
+        let mux = Mux::new(connection, self.opts.keepalive_interval_s);
         let now = Instant::now();
-        let mut st = SessionState {
+        let st = SessionState {
             connected: false,
             held: Vec::new(),
             version_lines: Vec::new(),
             versions_done: false,
             detail_pending: false,
             versions_deadline: now + Duration::from_millis(self.opts.versions_wait_ms),
-            stream_layout: Rc::new(self.stream_list().layout().clone()),
+            stream_layout: Arc::new(self.stream_list().layout().clone()),
             detail_run: DetailRun::default(),
             detail_due: None,
             detail_on_sample: false,
@@ -153,16 +162,13 @@ impl Link {
             unresponsive: false,
             evidence: EvidenceRun::default(),
         };
-        let ended = self.serve_loop(&mut mux, &mut st);
-        mux.close();
-        ended
+        (mux, st)
     }
 
     fn serve_loop(&mut self, mux: &mut Mux, st: &mut SessionState) -> Ended {
         if let Err(e) = self.start_session(mux, st) {
             return Ended::Dropped(e);
         }
-        let dead_after = Duration::from_millis(self.opts.dead_after_ms);
         let mut events = Vec::new();
         loop {
             if self.stop.is_set() {
@@ -172,38 +178,53 @@ impl Link {
             if let Err(e) = mux.pump(wait, &mut events, self.waker.as_ref()) {
                 return Ended::Dropped(e);
             }
-            self.check_silence(mux, st);
-            for (slot, event) in events.drain(..) {
-                if let Err(e) = self.on_event(slot, event, mux, st) {
-                    return Ended::Dropped(e);
-                }
-            }
-            if let Err(e) = self.on_timers(mux, st).and_then(|()| mux.keepalive()) {
-                return Ended::Dropped(e);
-            }
-            self.release_held(false);
-            if mux.silent_for() > dead_after {
-                return Ended::Dropped(RemoteError::LinkDead {
-                    silent_s: mux.silent_for().as_secs(),
-                });
-            }
-            if self.mode == Mode::Once {
-                let busy = [Slot::Versions, Slot::Stream, Slot::Processes]
-                    .iter()
-                    .any(|s| mux.running(*s));
-                if st.connected && !busy && st.stream_restart_at.is_none() {
-                    return Ended::Finished;
-                }
-                if st.deadline.is_some_and(|d| Instant::now() >= d) {
-                    return Ended::Dropped(RemoteError::Incomplete {
-                        timeout_ms: self.opts.snapshot_timeout_ms,
-                    });
-                }
+            if let Some(ended) = self.after_round(mux, st, &mut events) {
+                return ended;
             }
         }
     }
 
-    fn start_session(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
+    /// Acts on what a round of the channels brought and on the timers due; `Some` when the
+    /// session is over.
+    pub(crate) fn after_round(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+        events: &mut Vec<(Slot, JobEvent)>,
+    ) -> Option<Ended> {
+        let dead_after = Duration::from_millis(self.opts.dead_after_ms);
+        self.check_silence(mux, st);
+        for (slot, event) in events.drain(..) {
+            if let Err(e) = self.on_event(slot, event, mux, st) {
+                return Some(Ended::Dropped(e));
+            }
+        }
+        if let Err(e) = self.on_timers(mux, st).and_then(|()| mux.keepalive()) {
+            return Some(Ended::Dropped(e));
+        }
+        self.release_held(false);
+        if mux.silent_for() > dead_after {
+            return Some(Ended::Dropped(RemoteError::LinkDead {
+                silent_s: mux.silent_for().as_secs(),
+            }));
+        }
+        if self.mode == Mode::Once {
+            let busy = [Slot::Versions, Slot::Stream, Slot::Processes]
+                .iter()
+                .any(|s| mux.running(*s));
+            if st.connected && !busy && st.stream_restart_at.is_none() {
+                return Some(Ended::Finished);
+            }
+            if st.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Some(Ended::Dropped(RemoteError::Incomplete {
+                    timeout_ms: self.opts.snapshot_timeout_ms,
+                }));
+            }
+        }
+        None
+    }
+
+    pub(crate) fn start_session(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
         mux.start(
             Slot::Versions,
             &smi::versions_command(&self.opts.nvidia_smi)?,
@@ -236,7 +257,7 @@ impl Link {
         let interval = (self.mode == Mode::Follow).then_some(self.opts.interval_ms.max(1));
         let list = self.stream_list();
         let command = smi::query_command(&self.opts.nvidia_smi, list.names(), interval)?;
-        st.stream_layout = Rc::new(list.layout().clone());
+        st.stream_layout = Arc::new(list.layout().clone());
         st.stream_budget = match interval {
             Some(ms) => stream_budget(ms, self.details.len()),
             None => query_budget(self.details.len()),
@@ -254,7 +275,7 @@ impl Link {
         Ok(())
     }
 
-    fn next_wait(&self, mux: &Mux, st: &SessionState) -> Duration {
+    pub(crate) fn next_wait(&self, mux: &Mux, st: &SessionState) -> Duration {
         let now = Instant::now();
         let mut due = vec![st.stream_restart_at, st.processes_due, st.detail_due];
         if !st.connected {
@@ -677,7 +698,7 @@ impl Link {
             let gpu = self.complete(&st.stream_layout, gpu);
             self.emit(HostEvent::Sample { at_ms, gpu });
         } else if st.held.len() < MAX_HELD_EVENTS {
-            let layout = Rc::clone(&st.stream_layout);
+            let layout = Arc::clone(&st.stream_layout);
             st.held.push(Held::Streamed { at_ms, gpu, layout });
         }
     }

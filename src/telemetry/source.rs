@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -181,11 +181,20 @@ impl Backlogs {
     }
 }
 
-/// A running source thread; dropping it asks the thread to stop without waiting for it.
+/// What a running source runs on.
+#[derive(Debug)]
+enum Running {
+    Thread(JoinHandle<()>),
+    /// A task on a runtime: the channel's sender is dropped when the task ends.
+    Task(mpsc::Receiver<()>),
+}
+
+/// A running source (a thread or a task); dropping it asks the source to stop without waiting
+/// for it.
 #[derive(Debug)]
 pub struct SourceHandle {
     stop: StopFlag,
-    join: Option<JoinHandle<()>>,
+    running: Option<Running>,
     /// The host this source reports on and its backlog, for sources that count one.
     backlog: Option<(HostId, Arc<Backlog>)>,
 }
@@ -203,9 +212,24 @@ impl SourceHandle {
             .spawn(move || run(flag))?;
         Ok(Self {
             stop,
-            join: Some(join),
+            running: Some(Running::Thread(join)),
             backlog: None,
         })
+    }
+
+    /// A source of `host` already running as a task: `stop` ends it, and `ended` reports
+    /// (its sender dropped) once it has.
+    pub fn for_task(
+        stop: StopFlag,
+        host: HostId,
+        backlog: Arc<Backlog>,
+        ended: mpsc::Receiver<()>,
+    ) -> Self {
+        Self {
+            stop,
+            running: Some(Running::Task(ended)),
+            backlog: Some((host, backlog)),
+        }
     }
 
     /// [`SourceHandle::spawn`] for a source of one host that counts its [`Backlog`].
@@ -220,11 +244,19 @@ impl SourceHandle {
         Ok(handle)
     }
 
-    /// Asks the source to stop and waits for its thread.
+    /// Asks the source to stop and waits until it has. Not for a thread of the runtime the
+    /// source runs on.
     pub fn stop_and_join(mut self) {
         self.stop.set();
-        if let Some(join) = self.join.take() {
-            let _ = join.join();
+        match self.running.take() {
+            Some(Running::Thread(join)) => {
+                let _ = join.join();
+            }
+            Some(Running::Task(ended)) => {
+                // Only ever dropped, never sent on: this returns when the task is over.
+                let _ = ended.recv();
+            }
+            None => {}
         }
     }
 }

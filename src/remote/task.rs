@@ -1,0 +1,295 @@
+//! Followed links as tasks on one small tokio runtime, not a thread each. A session's socket is
+//! registered with the runtime; a link wakes when its socket is readable (or writable while
+//! libssh2 has output pending), when a timer of its own is due, or when it is stopped, and
+//! costs nothing in between.
+//!
+//! Connecting (TCP, the handshake, authentication, perhaps a prompt on the console) blocks, so
+//! it runs on the runtime's blocking pool, at most [`CONNECT_SLOTS`] at once: sshd's default
+//! `MaxStartups 10:30:100` starts dropping unauthenticated connections past ten, and a fleet
+//! behind one bastion must not trip it. A thousand hosts still all connect within seconds.
+
+use std::io::ErrorKind;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use tokio::io::{Interest, Ready};
+use tokio::net::{TcpStream, UnixStream};
+use tokio::runtime::{Builder, Runtime};
+use tokio::sync::Semaphore;
+
+use crate::fleet::HostEvent;
+use crate::remote::backoff::Backoff;
+use crate::remote::error::RemoteError;
+use crate::remote::link::{Ended, Link};
+use crate::remote::mux::Mux;
+use crate::remote::sanitize::sanitize;
+use crate::remote::session::SessionState;
+use crate::remote::wait::{Wake, wait_socket};
+use crate::telemetry::source::{StopFlag, now_ms};
+
+/// Threads that run every followed link. The work per link is small (a 1,000-host fleet
+/// needs a fraction of one core); two keep one slow round from delaying the others.
+const WORKER_THREADS: usize = 2;
+/// Connection attempts in progress at once (below sshd's default `MaxStartups` of 10).
+pub const CONNECT_SLOTS: usize = 8;
+/// How often a link whose stop waker could not be made looks at its stop flag.
+const STOP_POLL: Duration = Duration::from_millis(200);
+
+static CONNECTS: Semaphore = Semaphore::const_new(CONNECT_SLOTS);
+
+/// The runtime of the followed links, made on first use.
+pub(crate) fn runtime() -> std::io::Result<&'static Runtime> {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    if let Some(runtime) = RUNTIME.get() {
+        return Ok(runtime);
+    }
+    let runtime = Builder::new_multi_thread()
+        .worker_threads(WORKER_THREADS)
+        // Connections blocked in a handshake or a prompt, plus room for those ending.
+        .max_blocking_threads(CONNECT_SLOTS * 2)
+        .thread_name("ssh-links")
+        .enable_io()
+        .enable_time()
+        .build()?;
+    // Two first callers at once: one runtime is kept, the other is dropped unused.
+    Ok(RUNTIME.get_or_init(|| runtime))
+}
+
+/// The session's socket registered with the runtime, through a duplicate handle: only its
+/// readiness is used here; libssh2 does the reading and writing on the original.
+enum Watched {
+    Tcp(TcpStream),
+    /// A proxy command's or a jump bridge's socket pair.
+    Unix(UnixStream),
+}
+
+impl Watched {
+    fn of(mux: &Mux) -> std::io::Result<Self> {
+        let fd = mux.socket().try_clone()?;
+        Ok(if mux.is_direct() {
+            Self::Tcp(TcpStream::from_std(std::net::TcpStream::from(fd))?)
+        } else {
+            Self::Unix(UnixStream::from_std(
+                std::os::unix::net::UnixStream::from(fd),
+            )?)
+        })
+    }
+
+    async fn ready(&self, interest: Interest) -> std::io::Result<Ready> {
+        match self {
+            Self::Tcp(s) => s.ready(interest).await,
+            Self::Unix(s) => s.ready(interest).await,
+        }
+    }
+
+    /// Forgets the readiness the runtime holds (an I/O attempt that would block is how tokio
+    /// is told); what the socket holds now is then read with a level check.
+    fn forget(&self) {
+        let would_block = || Err::<(), _>(std::io::Error::from(ErrorKind::WouldBlock));
+        // One direction at a time: tokio clears nothing for a combined interest.
+        for interest in [Interest::READABLE, Interest::WRITABLE] {
+            let _ = match self {
+                Self::Tcp(s) => s.try_io(interest, would_block),
+                Self::Unix(s) => s.try_io(interest, would_block),
+            };
+        }
+    }
+}
+
+/// The link's stop, awaitable.
+struct Stop {
+    flag: StopFlag,
+    waker: Option<UnixStream>,
+}
+
+impl Stop {
+    /// Returns once the link is asked to stop.
+    async fn requested(&self) {
+        if let Some(waker) = &self.waker
+            && waker.readable().await.is_ok()
+        {
+            return;
+        }
+        while !self.flag.is_set() {
+            tokio::time::sleep(STOP_POLL).await;
+        }
+    }
+}
+
+/// Follows the host until stopped: connects (paced), serves each session, and reconnects
+/// with backoff, as the link's events tell the fleet.
+pub(crate) async fn follow(mut link: Link) {
+    let stop = Stop {
+        flag: link.stop.clone(),
+        waker: link.waker.take().and_then(|w| UnixStream::from_std(w).ok()),
+    };
+    link.warn_settings();
+    let mut backoff = Backoff::new(
+        link.opts.reconnect_base_ms,
+        link.opts.reconnect_cap_ms,
+        link.id as u64,
+    );
+    let mut attempt = 0u32;
+    while !stop.flag.is_set() {
+        attempt = attempt.saturating_add(1);
+        link.emit(HostEvent::Connecting { attempt });
+        let permit = tokio::select! {
+            biased;
+            () = stop.requested() => return,
+            permit = CONNECTS.acquire() => permit,
+        };
+        let opened = tokio::task::spawn_blocking(move || {
+            let result = link.open();
+            (link, result)
+        })
+        .await;
+        drop(permit);
+        // The connection step panicked: the link is gone with it.
+        let Ok((back, result)) = opened else { return };
+        link = back;
+        let failure = match result {
+            Ok(connection) => {
+                attempt = 0;
+                backoff.reset();
+                let (mut mux, mut st) = link.begin(connection);
+                let ended = serve(&mut link, &mut mux, &mut st, &stop).await;
+                mux.close();
+                match ended {
+                    Ended::Stopped => return,
+                    Ended::Finished => None,
+                    Ended::Dropped(e) => Some(e),
+                }
+            }
+            Err(RemoteError::Stopped) => return,
+            Err(e) if e.is_permanent() => {
+                link.emit(HostEvent::Disconnected {
+                    at_ms: now_ms(),
+                    reason: sanitize(&format!("{e} (not retrying)")),
+                    summary: sanitize(&e.summary()),
+                    retry_at_ms: None,
+                });
+                return;
+            }
+            Err(e) => Some(e),
+        };
+        // The delay is drawn first so the event can say when the next attempt comes.
+        let delay = backoff.next_delay();
+        if let Some(e) = failure {
+            link.disconnected(&e, Some(delay));
+        }
+        tokio::select! {
+            biased;
+            () = stop.requested() => return,
+            () = tokio::time::sleep(delay) => {}
+        }
+    }
+}
+
+/// Serves one session until it ends: rounds of the channels, each followed by what the link
+/// does with their events and its timers, with the waits between on the runtime.
+async fn serve(link: &mut Link, mux: &mut Mux, st: &mut SessionState, stop: &Stop) -> Ended {
+    let socket = match Watched::of(mux) {
+        Ok(socket) => socket,
+        Err(e) => {
+            return Ended::Dropped(RemoteError::Ssh {
+                context: "watching the session's socket".to_string(),
+                message: e.to_string(),
+            });
+        }
+    };
+    if let Err(e) = link.start_session(mux, st) {
+        return Ended::Dropped(e);
+    }
+    let mut events = Vec::new();
+    loop {
+        if stop.flag.is_set() {
+            return Ended::Stopped;
+        }
+        let deadline = Instant::now() + link.next_wait(mux, st);
+        match round(mux, &socket, stop, deadline, &mut events).await {
+            Ok(true) => {}
+            Ok(false) => return Ended::Stopped,
+            Err(e) => return Ended::Dropped(e),
+        }
+        if let Some(ended) = link.after_round(mux, st, &mut events) {
+            return ended;
+        }
+    }
+}
+
+/// Steps the channels until they have events or `deadline` passes, waiting on the runtime
+/// between rounds. False when the link was stopped meanwhile.
+async fn round(
+    mux: &mut Mux,
+    socket: &Watched,
+    stop: &Stop,
+    deadline: Instant,
+    events: &mut Vec<(crate::remote::mux::Slot, crate::remote::job::JobEvent)>,
+) -> Result<bool, RemoteError> {
+    // A keepalive reply is swallowed by whichever job reads next, without a trace; so look at
+    // the socket just before the jobs do.
+    if wait_socket(mux.socket(), ssh2::BlockDirections::None, Duration::ZERO, None)
+        == Wake::Readable
+    {
+        mux.woke(Wake::Readable);
+    }
+    loop {
+        mux.round(events)?;
+        let now = Instant::now();
+        if !events.is_empty() || now >= deadline {
+            return Ok(true);
+        }
+        if mux.is_idle() {
+            // Nothing reads the socket now, so silence says nothing about the link.
+            tokio::select! {
+                biased;
+                () = stop.requested() => return Ok(false),
+                () = tokio::time::sleep(deadline - now) => {}
+            }
+            mux.idle_waited();
+            return Ok(true);
+        }
+        // What the runtime saw before is forgotten first; the level check that follows says
+        // what the socket holds now (libssh2 may have left bytes in it), and anything that
+        // arrives later wakes the wait below.
+        socket.forget();
+        let directions = if mux.wants_write() {
+            ssh2::BlockDirections::Both
+        } else {
+            ssh2::BlockDirections::Inbound
+        };
+        match wait_socket(mux.socket(), directions, Duration::ZERO, None) {
+            wake @ (Wake::Readable | Wake::Writable) => {
+                mux.woke(wake);
+                continue;
+            }
+            Wake::Timeout | Wake::Stopped => {}
+        }
+        let interest = if mux.wants_write() {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        let wait = mux.bounded_wait(deadline - now);
+        tokio::select! {
+            biased;
+            () = stop.requested() => return Ok(false),
+            ready = socket.ready(interest) => match ready {
+                Ok(seen) => {
+                    mux.woke(if seen.is_readable() || seen.is_read_closed() || seen.is_error() {
+                        Wake::Readable
+                    } else {
+                        Wake::Writable
+                    });
+                }
+                Err(e) => {
+                    return Err(RemoteError::Ssh {
+                        context: "waiting on the session's socket".to_string(),
+                        message: e.to_string(),
+                    });
+                }
+            },
+            () = tokio::time::sleep(wait) => return Ok(true),
+        }
+    }
+}
