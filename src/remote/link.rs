@@ -19,8 +19,7 @@ use crate::remote::option_policy::first_time;
 use crate::remote::sanitize::sanitize;
 use crate::remote::smi::FieldList;
 use crate::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
-use crate::remote::task;
-use crate::telemetry::source::{Backlog, SourceHandle, StopFlag, now_ms};
+use crate::telemetry::source::{Backlog, StopFlag, now_ms};
 use crate::telemetry::{GpuSample, TimestampMs};
 
 /// Events one link may have waiting for the loop before it holds its samples back (the newest
@@ -75,30 +74,6 @@ pub(crate) struct Link {
     pub(crate) backlog: Arc<Backlog>,
     /// Samples held back while the backlog is full: the newest of each GPU.
     held: RefCell<BTreeMap<u32, (TimestampMs, GpuSample)>>,
-}
-
-/// Starts following `host` as a task on the links' runtime (no thread of its own). Events go
-/// to `sink` as host `id`'s; dropping or stopping the handle ends the link: at once while it
-/// streams or waits to reconnect, at the end of a connection attempt's current step (bounded
-/// by the connect timeout) or when a pending prompt is answered or cancelled.
-pub fn spawn_link(
-    host: RemoteHost,
-    id: HostId,
-    sink: HostSink,
-    opts: LinkOptions,
-) -> std::io::Result<SourceHandle> {
-    let runtime = task::runtime()?;
-    let stop = StopFlag::default();
-    let backlog = Arc::new(Backlog::default());
-    let mut link = Link::new(host, id, sink, opts, stop.clone(), Mode::Follow);
-    link.backlog = Arc::clone(&backlog);
-    let (done, ended) = std::sync::mpsc::channel::<()>();
-    runtime.spawn(async move {
-        // Dropped when the task ends, however it ends: that is what `stop_and_join` waits for.
-        let _done = done;
-        task::follow(link).await;
-    });
-    Ok(SourceHandle::for_task(stop, id, backlog, ended))
 }
 
 /// Connects once and reports one reading of every GPU, the processes and the versions as the
@@ -282,7 +257,7 @@ impl Link {
 mod tests {
     use super::*;
     use crate::remote::Endpoint;
-    use crate::telemetry::source::Backlogs;
+    use crate::telemetry::source::{Backlogs, SourceHandle};
     use std::sync::mpsc;
 
     fn sample(index: u32, at_ms: TimestampMs) -> HostEvent {

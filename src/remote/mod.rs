@@ -52,12 +52,13 @@ pub use error::RemoteError;
 pub use exec::{ExecOutcome, ExecRequest, exec};
 pub use host::{Endpoint, JumpHost, Proxy, ProxyCommand, RemoteHost};
 pub use host_settings::{Agent, HostSettings};
-pub use link::{read_once, spawn_link};
+pub use link::read_once;
 pub use named::{ResolveError, SshSettings, link_options, resolve_named};
 pub use quote::{CommandError, RemoteCommand, shell_quote};
 pub use sanitize::sanitize;
 pub use ssh_options::{HostKeySettings, StrictHostKeys};
 pub use target::{resolve, ssh_config_names};
+pub use task::spawn_link;
 
 /// How a link behaves; `Default` is what the console uses.
 #[derive(Clone)]

@@ -224,7 +224,11 @@ impl Link {
         None
     }
 
-    pub(crate) fn start_session(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
+    pub(crate) fn start_session(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+    ) -> Result<(), RemoteError> {
         mux.start(
             Slot::Versions,
             &smi::versions_command(&self.opts.nvidia_smi)?,

@@ -17,15 +17,19 @@ use tokio::net::{TcpStream, UnixStream};
 use tokio::runtime::{Builder, Runtime};
 use tokio::sync::Semaphore;
 
-use crate::fleet::HostEvent;
+use std::sync::Arc;
+
+use crate::fleet::{HostEvent, HostId, HostSink};
+use crate::remote::LinkOptions;
 use crate::remote::backoff::Backoff;
 use crate::remote::error::RemoteError;
-use crate::remote::link::{Ended, Link};
+use crate::remote::host::RemoteHost;
+use crate::remote::link::{Ended, Link, Mode};
 use crate::remote::mux::Mux;
 use crate::remote::sanitize::sanitize;
 use crate::remote::session::SessionState;
 use crate::remote::wait::{Wake, wait_socket};
-use crate::telemetry::source::{StopFlag, now_ms};
+use crate::telemetry::source::{Backlog, SourceHandle, StopFlag, now_ms};
 
 /// Threads that run every followed link. The work per link is small (a 1,000-host fleet
 /// needs a fraction of one core); two keep one slow round from delaying the others.
@@ -69,9 +73,9 @@ impl Watched {
         Ok(if mux.is_direct() {
             Self::Tcp(TcpStream::from_std(std::net::TcpStream::from(fd))?)
         } else {
-            Self::Unix(UnixStream::from_std(
-                std::os::unix::net::UnixStream::from(fd),
-            )?)
+            Self::Unix(UnixStream::from_std(std::os::unix::net::UnixStream::from(
+                fd,
+            ))?)
         })
     }
 
@@ -114,6 +118,30 @@ impl Stop {
             tokio::time::sleep(STOP_POLL).await;
         }
     }
+}
+
+/// Starts following `host` as a task on the links' runtime (no thread of its own). Events go
+/// to `sink` as host `id`'s; dropping or stopping the handle ends the link: at once while it
+/// streams or waits to reconnect, at the end of a connection attempt's current step (bounded
+/// by the connect timeout) or when a pending prompt is answered or cancelled.
+pub fn spawn_link(
+    host: RemoteHost,
+    id: HostId,
+    sink: HostSink,
+    opts: LinkOptions,
+) -> std::io::Result<SourceHandle> {
+    let runtime = runtime()?;
+    let stop = StopFlag::default();
+    let backlog = Arc::new(Backlog::default());
+    let mut link = Link::new(host, id, sink, opts, stop.clone(), Mode::Follow);
+    link.backlog = Arc::clone(&backlog);
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    runtime.spawn(async move {
+        // Dropped when the task ends, however it ends: that is what `stop_and_join` waits for.
+        let _done = done;
+        follow(link).await;
+    });
+    Ok(SourceHandle::for_task(stop, id, backlog, ended))
 }
 
 /// Follows the host until stopped: connects (paced), serves each session, and reconnects
@@ -228,8 +256,12 @@ async fn round(
 ) -> Result<bool, RemoteError> {
     // A keepalive reply is swallowed by whichever job reads next, without a trace; so look at
     // the socket just before the jobs do.
-    if wait_socket(mux.socket(), ssh2::BlockDirections::None, Duration::ZERO, None)
-        == Wake::Readable
+    if wait_socket(
+        mux.socket(),
+        ssh2::BlockDirections::None,
+        Duration::ZERO,
+        None,
+    ) == Wake::Readable
     {
         mux.woke(Wake::Readable);
     }
