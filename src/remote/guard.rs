@@ -10,7 +10,7 @@ use crate::remote::job::Flood;
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
 use crate::remote::sanitize::sanitize;
-use crate::remote::session::SessionState;
+use crate::remote::session_state::SessionState;
 use crate::telemetry::source::now_ms;
 
 /// The shortest silence that makes a streaming host unresponsive, whatever the interval (a

@@ -19,108 +19,27 @@ use crate::fleet::HostEvent;
 use crate::remote::error::RemoteError;
 use crate::remote::evidence::{self, EVIDENCE_BUDGET, EvidenceRun};
 use crate::remote::flood::{OTHER_BUDGET, query_budget, stream_budget};
-use crate::remote::job::{Budget, JobEvent};
+use crate::remote::job::JobEvent;
 use crate::remote::link::{Ended, Link, Mode};
 use crate::remote::mux::{Mux, Slot};
-use crate::remote::sanitize::{sanitize, sanitize_sample};
+use crate::remote::sanitize::sanitize;
+use crate::remote::session_state::{DetailRun, Held, SessionState, StreamRun, keep};
 use crate::remote::smi::{self, FieldList};
 use crate::remote::transport::Connection;
-use crate::telemetry::smi_csv::{
-    FieldLayout, classify_failure, overlay_sample, parse_compute_app_line, parse_gpu_line,
-    rejected_field,
-};
+use crate::telemetry::smi_csv::{FieldLayout, overlay_sample, parse_compute_app_line};
 use crate::telemetry::smi_table::parse_versions;
 use crate::telemetry::source::now_ms;
-use crate::telemetry::{GpuSample, HostInfo, LostReason, TimestampMs};
+use crate::telemetry::{GpuSample, HostInfo, TimestampMs};
 
 /// Failure texts can span lines ("...version mismatch" then "NVML library version: ..."):
 /// the `Lost` goes out this long after the first one, or at exit if that comes first.
-const LOST_GATHER: Duration = Duration::from_millis(300);
+pub(super) const LOST_GATHER: Duration = Duration::from_millis(300);
 /// Longest wait between checks of the timers and the link's silence; a stop wakes the wait at
 /// once through the stop waker, and due timers shorten it.
 const MAX_WAIT: Duration = Duration::from_secs(5);
-/// Bounds on what one session keeps of remote output.
-const MAX_KEPT_LINES: usize = 64;
-const MAX_HELD_EVENTS: usize = 4_096;
-/// GPU indices a full query may add to the kept details; a host has a handful, a hostile one
-/// must not grow the map without bound.
-const MAX_GPUS: usize = 256;
+pub(super) const MAX_HELD_EVENTS: usize = 4_096;
 /// While samples are held back for the loop to catch up, how often to offer them again.
 const HELD_RETRY: Duration = Duration::from_millis(50);
-
-/// What one run of the telemetry stream has said besides samples.
-#[derive(Default)]
-struct StreamRun {
-    failure: Option<LostReason>,
-    failure_lines: Vec<String>,
-    failure_since: Option<Instant>,
-    lost_sent: bool,
-    rejected: Option<String>,
-    other_lines: Vec<String>,
-    /// The run read at least one sample: the GPUs were readable when it began.
-    sampled: bool,
-}
-
-/// What one run of the full query has said besides samples.
-#[derive(Default)]
-struct DetailRun {
-    rejected: Option<String>,
-    other_lines: Vec<String>,
-}
-
-/// Something waiting for `Connected`. A streamed sample waits raw and is completed when it goes
-/// out, so the full query that answers while it waits still fills its names and limits.
-enum Held {
-    Event(HostEvent),
-    Streamed {
-        at_ms: TimestampMs,
-        gpu: GpuSample,
-        layout: Arc<FieldLayout>,
-    },
-}
-
-pub(crate) struct SessionState {
-    pub(super) connected: bool,
-    held: Vec<Held>,
-    version_lines: Vec<String>,
-    pub(super) versions_done: bool,
-    /// The session's first full query has not answered yet; `Connected` waits for it (up to
-    /// `versions_deadline`) so that the first samples shown are complete.
-    pub(super) detail_pending: bool,
-    versions_deadline: Instant,
-    /// The layout of the stream now running.
-    stream_layout: Arc<FieldLayout>,
-    detail_run: DetailRun,
-    detail_due: Option<Instant>,
-    /// A restarted stream asks for a full query with its first sample, not before: while the
-    /// GPUs are unreadable a full query only fails again.
-    detail_on_sample: bool,
-    first_driver: Option<String>,
-    run: StreamRun,
-    stream_restart_at: Option<Instant>,
-    last_lost: Option<(LostReason, String)>,
-    pub(super) apps_lines: Vec<String>,
-    processes_due: Option<Instant>,
-    /// Whether someone looked at the host when the process list was last scheduled.
-    processes_looked_at: bool,
-    kernel_stage: usize,
-    pub(super) kernel_lines: Vec<String>,
-    deadline: Option<Instant>,
-    /// The budget the running stream was started with.
-    pub(super) stream_budget: Budget,
-    /// The stream was stopped for flooding: its restart asks for no full query.
-    pub(super) after_flood: bool,
-    /// `Unresponsive` was sent and nothing has come since.
-    pub(super) unresponsive: bool,
-    /// `nvidia-smi -q` at the session's first fault.
-    pub(super) evidence: EvidenceRun,
-}
-
-fn keep(lines: &mut Vec<String>, line: String) {
-    if lines.len() < MAX_KEPT_LINES {
-        lines.push(line);
-    }
-}
 
 impl Link {
     /// Serves one session on the caller's thread until it ends (a one-shot reading).
@@ -257,7 +176,11 @@ impl Link {
         }
     }
 
-    fn start_stream(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
+    pub(super) fn start_stream(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+    ) -> Result<(), RemoteError> {
         let interval = (self.mode == Mode::Follow).then_some(self.opts.interval_ms.max(1));
         let list = self.stream_list();
         let command = smi::query_command(&self.opts.nvidia_smi, list.names(), interval)?;
@@ -270,7 +193,11 @@ impl Link {
         Ok(())
     }
 
-    fn start_detail(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
+    pub(super) fn start_detail(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+    ) -> Result<(), RemoteError> {
         let command = smi::query_command(&self.opts.nvidia_smi, self.detail.names(), None)?;
         st.detail_run = DetailRun::default();
         st.detail_due =
@@ -387,175 +314,6 @@ impl Link {
                 let event = st.evidence.finish(None, Some(&why));
                 self.emit_or_hold(st, event);
             }
-        }
-        Ok(())
-    }
-
-    fn on_detail_line(&mut self, st: &mut SessionState, line: String) {
-        match parse_gpu_line(self.detail.layout(), &line) {
-            Ok(mut gpu) => {
-                sanitize_sample(&mut gpu);
-                if st.first_driver.is_none() {
-                    st.first_driver.clone_from(&gpu.driver_version);
-                }
-                if self.details.len() < MAX_GPUS || self.details.contains_key(&gpu.index) {
-                    self.details.insert(gpu.index, gpu);
-                }
-            }
-            Err(_) => {
-                if let Some(field) = rejected_field(&line) {
-                    st.detail_run.rejected = Some(field);
-                }
-                keep(&mut st.detail_run.other_lines, line);
-            }
-        }
-    }
-
-    fn on_detail_exit(
-        &mut self,
-        mux: &mut Mux,
-        st: &mut SessionState,
-        status: Option<i32>,
-    ) -> Result<(), RemoteError> {
-        let run = std::mem::take(&mut st.detail_run);
-        if let Some(field) = &run.rejected
-            && self.drop_rejected(field)
-        {
-            return self.start_detail(mux, st);
-        }
-        let output = run.other_lines.join("\n");
-        // Unreadable GPUs are the stream's to report; the kept details stay meanwhile.
-        if status != Some(0) && classify_failure(&output).is_none() {
-            let why = match status {
-                Some(code) => format!("exit status {code}"),
-                None => "no exit status".to_string(),
-            };
-            self.notice_once(
-                "detail-failed",
-                format!(
-                    "the full nvidia-smi query failed ({why}), so names and limits may be \
-                     missing: {output}"
-                ),
-            );
-        }
-        self.detail_answered(st);
-        Ok(())
-    }
-
-    /// The session's first full query is over, one way or another.
-    pub(super) fn detail_answered(&mut self, st: &mut SessionState) {
-        if st.detail_pending {
-            st.detail_pending = false;
-            if st.versions_done {
-                self.announce(st);
-            }
-        }
-    }
-
-    /// Forgets a field this host's nvidia-smi refused, in every list that has it (an old
-    /// driver refuses it in any query). True when the command that asked for it can run again
-    /// without it; false when the refused name was never asked for, so a rerun would fail alike.
-    fn drop_rejected(&mut self, field: &str) -> bool {
-        let dropped = self.detail.remove(field) | self.stream.remove(field);
-        if dropped {
-            self.rejected.insert(field.to_string());
-            self.notice_once(
-                &format!("field:{field}"),
-                format!(
-                    "nvidia-smi on this host does not know the field {field}; reading the others"
-                ),
-            );
-        }
-        // Both queries may have been refused at once; the second finds the field gone already.
-        dropped || self.rejected.contains(field)
-    }
-
-    fn on_stream_line(
-        &mut self,
-        mux: &mut Mux,
-        st: &mut SessionState,
-        line: String,
-    ) -> Result<(), RemoteError> {
-        if st.run.failure.is_some() {
-            keep(&mut st.run.failure_lines, line);
-            return Ok(());
-        }
-        match parse_gpu_line(&st.stream_layout, &line) {
-            Ok(mut gpu) => {
-                sanitize_sample(&mut gpu);
-                if st.first_driver.is_none() {
-                    st.first_driver.clone_from(&gpu.driver_version);
-                }
-                st.last_lost = None;
-                st.run.sampled = true;
-                self.emit_sample(st, now_ms(), gpu);
-                if st.detail_on_sample {
-                    st.detail_on_sample = false;
-                    if !mux.running(Slot::Detail) {
-                        self.start_detail(mux, st)?;
-                    }
-                }
-            }
-            Err(_) => {
-                if let Some(reason) = classify_failure(&line) {
-                    st.run.failure = Some(reason);
-                    st.run.failure_since = Some(Instant::now());
-                    st.run.failure_lines.push(line);
-                } else if let Some(field) = rejected_field(&line) {
-                    st.run.rejected = Some(field);
-                    keep(&mut st.run.other_lines, line);
-                } else {
-                    self.notice_once(
-                        "odd-line",
-                        format!("nvidia-smi printed a line gpufleet cannot read: {line}"),
-                    );
-                    keep(&mut st.run.other_lines, line);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn on_stream_exit(
-        &mut self,
-        mux: &mut Mux,
-        st: &mut SessionState,
-        status: Option<i32>,
-    ) -> Result<(), RemoteError> {
-        let run = std::mem::take(&mut st.run);
-        if let Some(field) = &run.rejected
-            && self.drop_rejected(field)
-        {
-            // An older driver: probe again without the field and keep the shorter list.
-            return self.start_stream(mux, st);
-        }
-        if let Some(reason) = run.failure {
-            if !run.lost_sent {
-                self.emit_lost(st, reason, &run.failure_lines);
-            }
-        } else if status != Some(0) && run.sampled {
-            // A stream that was reading the GPUs ended without saying why (killed on the host,
-            // say): not yet a fault. The next run, one interval on, reads them or names the
-            // failure; only a run that never read a sample raises `nvml_error`.
-            if self.mode == Mode::Follow {
-                self.schedule_restart(st, self.opts.interval_ms.into());
-            }
-            return Ok(());
-        } else if status != Some(0) {
-            let mut raw = run.other_lines;
-            raw.push(match status {
-                Some(code) => format!("nvidia-smi exited with status {code}"),
-                None => "nvidia-smi ended without an exit status".to_string(),
-            });
-            self.emit_lost(st, LostReason::Other, &raw);
-        }
-        let retry_ms = if status == Some(0) {
-            self.opts.interval_ms.into()
-        } else {
-            self.opts.telemetry_retry_ms
-        };
-        if self.mode == Mode::Follow {
-            self.schedule_restart(st, retry_ms);
         }
         Ok(())
     }
@@ -697,7 +455,7 @@ impl Link {
         }
     }
 
-    fn emit_sample(&self, st: &mut SessionState, at_ms: TimestampMs, gpu: GpuSample) {
+    pub(super) fn emit_sample(&self, st: &mut SessionState, at_ms: TimestampMs, gpu: GpuSample) {
         if st.connected {
             let gpu = self.complete(&st.stream_layout, gpu);
             self.emit(HostEvent::Sample { at_ms, gpu });
@@ -713,29 +471,5 @@ impl Link {
             Some(detail) => overlay_sample(layout, gpu, detail),
             None => gpu,
         }
-    }
-
-    /// Reports the GPUs unreadable, once per distinct failure in a session (a retry that fails
-    /// the same way stays quiet).
-    fn emit_lost(&self, st: &mut SessionState, reason: LostReason, lines: &[String]) {
-        let raw = lines
-            .iter()
-            .map(|l| sanitize(l))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let key = (reason, raw.clone());
-        if st.last_lost.as_ref() == Some(&key) {
-            return;
-        }
-        st.last_lost = Some(key);
-        st.evidence.want();
-        self.emit_or_hold(
-            st,
-            HostEvent::Lost {
-                at_ms: now_ms(),
-                reason,
-                raw,
-            },
-        );
     }
 }

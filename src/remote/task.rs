@@ -27,7 +27,7 @@ use crate::remote::host::RemoteHost;
 use crate::remote::link::{Ended, Link, Mode};
 use crate::remote::mux::Mux;
 use crate::remote::sanitize::sanitize;
-use crate::remote::session::SessionState;
+use crate::remote::session_state::SessionState;
 use crate::remote::wait::{Wake, wait_socket};
 use crate::telemetry::source::{Backlog, SourceHandle, StopFlag, now_ms};
 
