@@ -4,9 +4,9 @@
 //! costs nothing in between.
 //!
 //! Connecting (TCP, the handshake, authentication, perhaps a prompt on the console) blocks, so
-//! it runs on the runtime's blocking pool, at most [`CONNECT_SLOTS`] at once: sshd's default
-//! `MaxStartups 10:30:100` starts dropping unauthenticated connections past ten, and a fleet
-//! behind one bastion must not trip it. A thousand hosts still all connect within seconds.
+//! it runs on the runtime's blocking pool; `connect.rs` lets at most
+//! [`MAX_CONCURRENT_HANDSHAKES`](crate::remote::connect::MAX_CONCURRENT_HANDSHAKES) handshake at
+//! once (sshd's `MaxStartups`) and gives its slot back while a prompt waits for the user.
 
 use std::io::ErrorKind;
 use std::sync::OnceLock;
@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use tokio::io::{Interest, Ready};
 use tokio::net::{TcpStream, UnixStream};
 use tokio::runtime::{Builder, Runtime};
-use tokio::sync::Semaphore;
 
 use std::sync::Arc;
 
@@ -34,12 +33,11 @@ use crate::telemetry::source::{Backlog, SourceHandle, StopFlag, now_ms};
 /// Threads that run every followed link. The work per link is small (a 1,000-host fleet
 /// needs a fraction of one core); two keep one slow round from delaying the others.
 const WORKER_THREADS: usize = 2;
-/// Connection attempts in progress at once (below sshd's default `MaxStartups` of 10).
-pub const CONNECT_SLOTS: usize = 8;
+/// Threads for connection attempts: those handshaking, those waiting for a handshake slot or
+/// for the user to answer a prompt. Made on demand, ended after ten idle seconds.
+const CONNECT_THREADS: usize = 64;
 /// How often a link whose stop waker could not be made looks at its stop flag.
 const STOP_POLL: Duration = Duration::from_millis(200);
-
-static CONNECTS: Semaphore = Semaphore::const_new(CONNECT_SLOTS);
 
 /// The runtime of the followed links, made on first use.
 pub(crate) fn runtime() -> std::io::Result<&'static Runtime> {
@@ -49,8 +47,7 @@ pub(crate) fn runtime() -> std::io::Result<&'static Runtime> {
     }
     let runtime = Builder::new_multi_thread()
         .worker_threads(WORKER_THREADS)
-        // Connections blocked in a handshake or a prompt, plus room for those ending.
-        .max_blocking_threads(CONNECT_SLOTS * 2)
+        .max_blocking_threads(CONNECT_THREADS)
         .thread_name("ssh-links")
         .enable_io()
         .enable_time()
@@ -161,17 +158,11 @@ pub(crate) async fn follow(mut link: Link) {
     while !stop.flag.is_set() {
         attempt = attempt.saturating_add(1);
         link.emit(HostEvent::Connecting { attempt });
-        let permit = tokio::select! {
-            biased;
-            () = stop.requested() => return,
-            permit = CONNECTS.acquire() => permit,
-        };
         let opened = tokio::task::spawn_blocking(move || {
             let result = link.open();
             (link, result)
         })
         .await;
-        drop(permit);
         // The connection step panicked: the link is gone with it.
         let Ok((back, result)) = opened else { return };
         link = back;
