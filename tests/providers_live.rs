@@ -74,8 +74,8 @@ fn setup(home: &Home, sshd: &Sshd, server: &Server) -> (String, String) {
     (config, ssh_config)
 }
 
-/// `providers sync`, then the stored attempt made two minutes old, so a driver started now
-/// syncs again at once (not a `sync_interval_s` later).
+/// `providers sync`, then the stored attempt made ten minutes old, so a driver started now
+/// syncs again at once (the default `sync_interval_s` is five minutes).
 fn sync_and_age(home: &Home, config: &str) {
     let out = home
         .command(&["--config", config, "providers", "sync"])
@@ -87,7 +87,7 @@ fn sync_and_age(home: &Home, config: &str) {
     let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let account = &mut doc["accounts"]["runpod"];
     let attempted = account["attempted_ms"].as_u64().expect("attempted_ms");
-    account["attempted_ms"] = (attempted - 120_000).into();
+    account["attempted_ms"] = (attempted - 600_000).into();
     std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
 }
 
