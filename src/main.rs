@@ -818,8 +818,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             let watched = live_reloader.as_ref().map(|r| {
                 gpufleet::commands::fleet_reload::watched_hosts(&config, &r.remote, &r.gone)
             });
-            let (sources, prompts, link) =
-                plan.start(sink.clone(), interval, recorder.as_ref())?;
+            let (sources, prompts, link) = plan.start(sink.clone(), interval, recorder.as_ref())?;
             let (sources, live) = match (live_reloader, watched) {
                 (Some(mut reloader), Some(watched)) => {
                     if let Some(link) = link {

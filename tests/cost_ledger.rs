@@ -400,7 +400,11 @@ fn a_price_change_bills_the_time_before_at_the_old_price_and_after_at_the_new() 
     };
     assert_eq!(cost.totals.billed_ms, 2 * HOUR);
     // 1.5 h at 2.0 and 0.5 h at 4.0 (not 2 h at 4.0).
-    assert!((cost.spent().unwrap() - 5.0).abs() < 1e-9, "{:?}", cost.spent());
+    assert!(
+        (cost.spent().unwrap() - 5.0).abs() < 1e-9,
+        "{:?}",
+        cost.spent()
+    );
     // The idle hour was at the old price.
     assert_eq!(cost.totals.idle_ms, HOUR);
     assert!((cost.spent_idle().unwrap() - 2.0).abs() < 1e-9);

@@ -125,9 +125,16 @@ fn cost_names_the_money_nobody_watches() {
         .unwrap();
     assert!((per_day - 0.048).abs() < 1e-9, "{per_day}");
     assert_eq!(unwatched["running_unwatched"][0]["instance_id"], "104");
-    assert_eq!(unwatched["running_unwatched"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        unwatched["running_unwatched"].as_array().map(Vec::len),
+        Some(1)
+    );
     assert!(
-        doc["hosts"].as_array().unwrap().iter().any(|h| h["name"] == "forgotten"),
+        doc["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["name"] == "forgotten"),
         "{doc:#}"
     );
     assert_eq!(unwatched["price_changes"][0]["to_price"], 0.80);
@@ -181,7 +188,10 @@ fn cost_offline_uses_the_stored_inventory_marked_with_its_age() {
         .find(|l| l.contains("using the last synced inventory"))
         .unwrap_or_else(|| panic!("no offline note: {errors}"));
     assert!(note.starts_with("gpufleet cost: "), "{note}");
-    assert!(note.contains("vast") && note.contains("500"), "names the account: {note}");
+    assert!(
+        note.contains("vast") && note.contains("500"),
+        "names the account: {note}"
+    );
     let s = age(note, "(synced ");
     assert!((7_200..7_260).contains(&s), "{note}");
     // The report says it too, and still lists what the stored inventory holds.
@@ -190,7 +200,10 @@ fn cost_offline_uses_the_stored_inventory_marked_with_its_age() {
         .find(|l| l.contains("vast vast: synced"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(account.contains("the last sync failed"), "{account}");
-    assert!((7_200..7_260).contains(&age(account, "synced ")), "{account}");
+    assert!(
+        (7_200..7_260).contains(&age(account, "synced ")),
+        "{account}"
+    );
     assert!(
         text.contains("stopped: vast vast 102 (idle): storage still bills 0.05 USD/day"),
         "{text}"

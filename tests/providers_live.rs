@@ -153,7 +153,10 @@ fn the_running_watcher_starts_new_instances_marks_gone_ones_and_bills_a_new_pric
         .unwrap_or_else(|| panic!("no join logged:\n{text}"));
     assert!(joined.contains("added=second"), "{joined}");
     assert!(joined.contains("gone=old"), "{joined}");
-    assert!(joined.contains("restarted=gpu-train"), "new price: {joined}");
+    assert!(
+        joined.contains("restarted=gpu-train"),
+        "new price: {joined}"
+    );
     std::thread::sleep(Duration::from_millis(1500));
     Command::new("kill")
         .args(["-TERM", &watcher.id().to_string()])
@@ -176,7 +179,10 @@ fn the_running_watcher_starts_new_instances_marks_gone_ones_and_bills_a_new_pric
     assert_eq!(hosts["old"]["released"]["action"], "gone", "{ledger:#}");
     let train = &hosts["gpu-train"];
     assert_eq!(train["price_per_hour"], 0.88, "{ledger:#}");
-    assert_eq!(train["earlier_prices"][0]["price_per_hour"], 0.44, "{ledger:#}");
+    assert_eq!(
+        train["earlier_prices"][0]["price_per_hour"], 0.44,
+        "{ledger:#}"
+    );
     let at_old_ms = train["earlier_prices"][0]["billed_ms"].as_u64().unwrap();
     assert!(at_old_ms > 0, "{ledger:#}");
 
@@ -201,7 +207,10 @@ fn the_running_watcher_starts_new_instances_marks_gone_ones_and_bills_a_new_pric
     let billed_ms = train["billed_ms"].as_u64().unwrap();
     let expected = 0.44 * hours(at_old_ms) + 0.88 * hours(billed_ms - at_old_ms);
     let spent = train["spent"].as_f64().unwrap();
-    assert!((spent - expected).abs() < 0.02, "{spent} vs {expected}: {doc:#}");
+    assert!(
+        (spent - expected).abs() < 0.02,
+        "{spent} vs {expected}: {doc:#}"
+    );
     let sum: f64 = doc["hosts"]
         .as_array()
         .unwrap()
@@ -249,7 +258,10 @@ fn the_running_console_starts_a_new_instance_and_says_which_one_went() {
         {
             break;
         }
-        assert!(Instant::now() < deadline, "second never streamed:\n{screen}");
+        assert!(
+            Instant::now() < deadline,
+            "second never streamed:\n{screen}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(!tmux.screen().contains(TOKEN));

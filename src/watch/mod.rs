@@ -24,8 +24,8 @@ use crate::recording::Recorder;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
 
 pub use release::ReleaseSetup;
-pub use reload::{Changes, LiveHosts, Reloaded, Reloader, Running, WatchedHost};
 use reload::Why;
+pub use reload::{Changes, LiveHosts, Reloaded, Reloader, Running, WatchedHost};
 pub use signals::Signal;
 
 /// How often the engine ticks: findings, ledgers, red lines, alerts.
@@ -220,14 +220,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
         }
         if let (Some((result, why)), Some(r)) = (reloaded, reloader.as_ref()) {
             match result {
-                Err(e) => match why {
-                    Why::Sighup => {
-                        tracing::error!(error = %e, "config not reloaded; keeping the one in use")
-                    }
-                    Why::Inventory => {
-                        tracing::error!(error = %e, "provider inventory not joined; keeping the hosts in use")
-                    }
-                },
+                Err(e) => why.failed(&e),
                 // A sync that changed no host (most rounds) leaves everything as it runs.
                 Ok(new) if why == Why::Inventory && !reload::changes_hosts(&new, &running) => {}
                 Ok(new) => {

@@ -60,6 +60,19 @@ impl Why {
             Why::Inventory => "provider inventory joined: hosts changed",
         }
     }
+
+    /// Logs why the hosts could not be joined again (the ones in use stay).
+    pub fn failed(self, error: &str) {
+        match self {
+            Why::Sighup => tracing::error!(error, "config not reloaded; keeping the one in use"),
+            Why::Inventory => {
+                tracing::error!(
+                    error,
+                    "provider inventory not joined; keeping the hosts in use"
+                )
+            }
+        }
+    }
 }
 
 /// What a reload changed, for the log.
