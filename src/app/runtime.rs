@@ -368,11 +368,14 @@ pub fn event_loop_with_ops<B: Backend>(
                     if let Some(live) = live.as_deref_mut() {
                         let joined = match live.rejoin(&mut model.fleet) {
                             Ok(None) => None,
-                            Ok(Some(changes)) => Some(Ok(JoinedHosts {
-                                joined: [changes.added, changes.restarted].concat(),
-                                gone: changes.gone,
-                                left: changes.removed,
-                            })),
+                            Ok(Some((changes, release_config))) => {
+                                bridge.set_config(release_config);
+                                Some(Ok(JoinedHosts {
+                                    joined: [changes.added, changes.restarted].concat(),
+                                    gone: changes.gone,
+                                    left: changes.removed,
+                                }))
+                            }
                             Err(why) => Some(Err(why)),
                         };
                         if let Some(joined) = joined {

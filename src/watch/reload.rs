@@ -173,8 +173,12 @@ pub struct LiveHosts {
 }
 
 impl LiveHosts {
-    /// Joins the inventory again and applies it to `fleet`; `None` when no host changes.
-    pub fn rejoin(&mut self, fleet: &mut Fleet) -> Result<Option<Changes>, String> {
+    /// Joins the inventory again and applies it to `fleet`; what changed and the hosts that
+    /// may be released now, or `None` when no host changes.
+    pub fn rejoin(
+        &mut self,
+        fleet: &mut Fleet,
+    ) -> Result<Option<(Changes, crate::config::Config)>, String> {
         let new = self.reloader.rejoin()?;
         if !changes_hosts(&new, &self.running) {
             return Ok(None);
@@ -187,6 +191,6 @@ impl LiveHosts {
             &self.sink,
             None,
         );
-        Ok(Some(changes))
+        Ok(Some((changes, new.release_config)))
     }
 }
