@@ -127,26 +127,15 @@ pub fn close_ledgers(money: &mut crate::fleet::money::MoneyOptions, gone: &[Gone
     }
 }
 
-/// The money nobody watches with the fleet as it is joined from `config` (the user's, or one
-/// already joined: joining again adds nothing) and `stored`: a synced instance the fleet
-/// watches is no line. The one computation behind the console's cost panel and `gpufleet cost`.
-pub fn unwatched(
-    config: &Config,
-    stored: &crate::providers::Stored,
-    now_ms: u64,
-) -> crate::providers::unwatched::Unwatched {
-    let joined = fleet_hosts::join(config, stored);
-    crate::providers::unwatched::find(&joined.config, stored, now_ms)
-}
-
-/// The money nobody watches ([`unwatched`]), as the console's cost panel lists it.
+/// The money nobody watches (`providers::unwatched::in_fleet`, as `gpufleet cost` finds it),
+/// as the console's cost panel lists it.
 pub fn unwatched_lines(
     config: &Config,
     stored: &crate::providers::Stored,
     now_ms: u64,
 ) -> Vec<UnwatchedLine> {
     use crate::cost::format_money;
-    let found = unwatched(config, stored, now_ms);
+    let found = crate::providers::unwatched::in_fleet(config, stored, now_ms);
     let who = Named::describe;
     let money = |v: f64, n: &Named| format_money(v, n.currency.as_deref().unwrap_or(""));
     let mut lines = Vec::new();

@@ -32,6 +32,19 @@ pub fn watched_hosts(config: &Config, remote: &[RemoteHost], gone: &Gone) -> Vec
         .collect()
 }
 
+/// The config's `[[alerts]]` sinks with their secrets loaded (their warnings logged).
+pub fn load_sinks(config: &Config) -> Result<Vec<crate::alerts::Sink>, crate::alerts::SinkError> {
+    let mut sinks = Vec::new();
+    for sink in &config.alerts {
+        let loaded = crate::alerts::Sink::load(sink, &crate::release::process_env)?;
+        for warning in &loaded.warnings {
+            tracing::warn!("{warning}");
+        }
+        sinks.push(loaded);
+    }
+    Ok(sinks)
+}
+
 /// Joins the provider inventory to the user's config and starts the links of new hosts.
 pub struct FleetReloader {
     /// The config file SIGHUP reads again; `None` where nothing reads it again (the console).
@@ -89,7 +102,7 @@ impl Reloader for FleetReloader {
             .clone()
             .ok_or_else(|| "no config file to read again".to_string())?;
         let user = config::load(&path).map_err(|e| e.to_string())?;
-        let sinks = super::watch::load_sinks(&user).map_err(|e| e.to_string())?;
+        let sinks = load_sinks(&user).map_err(|e| e.to_string())?;
         let mut reloaded = self.joined(&user)?;
         self.user = user;
         reloaded.sinks = Some(sinks);

@@ -7,16 +7,15 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::alerts::Sink;
 use crate::audit::AuditLog;
 use crate::cli::GlobalArgs;
 use crate::config::Config;
 use crate::cost::LedgerStore;
 use crate::fleet::FleetOptions;
 use crate::launch::{Plan, money_config};
-use crate::release::process_env;
 use crate::watch::{self, ReleaseSetup, Setup, Sources};
 
+pub use super::fleet_reload::load_sinks;
 use super::fleet_reload::{FleetReloader, watched_hosts};
 
 /// Exit status for a setup the watcher refuses (bad address, missing secret).
@@ -164,16 +163,4 @@ fn start_provider_sync(config: &Config, demo: bool) -> Option<watch::StartSync> 
             }),
         )
     }))
-}
-
-pub fn load_sinks(config: &Config) -> Result<Vec<Sink>, crate::alerts::SinkError> {
-    let mut sinks = Vec::new();
-    for sink in &config.alerts {
-        let loaded = Sink::load(sink, &process_env)?;
-        for warning in &loaded.warnings {
-            tracing::warn!("{warning}");
-        }
-        sinks.push(loaded);
-    }
-    Ok(sinks)
 }
