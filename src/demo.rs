@@ -138,6 +138,7 @@ fn host_config(host: &DemoHost) -> HostConfig {
         countdown_s: None,
         max_spend: host.max_spend,
         max_hours: None,
+        price_since_ms: None,
         expect: None,
         release: Some(ReleaseConfig {
             provider: host.provider,

@@ -109,13 +109,14 @@ impl Plan {
 
     /// Starts the sources on their own threads, sending into `sink` (through `recorder` when
     /// the session is recorded); links' questions (host keys, passphrases, passwords) come
-    /// back through the returned pending-prompt store.
+    /// back through the returned pending-prompt store. For SSH hosts, also the options the
+    /// links were opened with (their prompter included), to open more alike.
     pub fn start(
         self,
         sink: mpsc::Sender<Event>,
         interval: Duration,
         recorder: Option<&Recorder>,
-    ) -> Result<(Vec<SourceHandle>, PendingPrompts), LaunchError> {
+    ) -> Result<(Vec<SourceHandle>, PendingPrompts, Option<LinkOptions>), LaunchError> {
         let host_sink = |sink| {
             let sink = host_sink(sink);
             match recorder {
@@ -127,14 +128,17 @@ impl Plan {
             Plan::Demo { sim, speed } => (
                 vec![sim::spawn_shared(sim, host_sink(sink), speed)?],
                 PendingPrompts::default(),
+                None,
             ),
             Plan::Replay { replay, speed } => (
                 vec![replay::spawn(replay, host_sink(sink), speed)?],
                 PendingPrompts::default(),
+                None,
             ),
             Plan::Local(gpus) => (
                 vec![nvml::spawn(*gpus, 0, host_sink(sink), interval)?],
                 PendingPrompts::default(),
+                None,
             ),
             Plan::Ssh {
                 hosts,
@@ -153,7 +157,7 @@ impl Plan {
                         None => remote::spawn_link(host, id, hosts_sink.clone(), opts.clone()),
                     })
                     .collect::<Result<Vec<_>, _>>()?;
-                (handles, pending)
+                (handles, pending, Some(opts))
             }
         })
     }

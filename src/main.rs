@@ -374,7 +374,9 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
     }
     let config = load_config(&cli)?;
     Lang::choose(cli.global.lang, config.lang(), locale_var).apply();
-    // The synced instances join the fleet here, once, for every driver.
+    // The synced instances join the fleet here, once, for every driver (the console and the
+    // watcher join them again after each background sync, from the user's config as loaded).
+    let user_config = config.clone();
     let (config, gone) = fleet_inventory::for_command(&cli, config);
     if let Err(e) = host_words::check_words(&named, &config, cli.global.ssh_config.as_deref()) {
         return Ok(usage_error(&e));
@@ -476,7 +478,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             } else {
                 let (text, code) = money_cli::cost_command(&config, *json, now_ms())?;
                 gpufleet::commands::cost_inventory::extend(
-                    &config,
+                    &user_config,
                     text,
                     code,
                     *json,
@@ -615,6 +617,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 record: record.or(cli.record),
                 metrics,
                 verbosity: if quiet { -1 } else { verbosity },
+                user_config,
             };
             watch_command::run(args, &cli.global, &named, &config, options.fleet, plan)
         }
@@ -794,20 +797,66 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                     return Ok(ExitCode::from(2));
                 }
             };
-            let (sources, prompts) = plan.start(sink.clone(), interval, recorder.as_ref())?;
+            // The configured hosts, kept for the provider inventory joined again while the
+            // console runs (not the demo fleet, this machine or hosts named on the command line).
+            let live_reloader = match &plan {
+                Plan::Ssh { hosts, opts, gone }
+                    if named.is_empty() && !user_config.providers.is_empty() =>
+                {
+                    Some(gpufleet::commands::fleet_reload::FleetReloader {
+                        path: None,
+                        user: user_config.clone(),
+                        global: cli.global.clone(),
+                        link: opts.clone(),
+                        remote: hosts.clone(),
+                        gone: gone.clone(),
+                        who: "console",
+                    })
+                }
+                _ => None,
+            };
+            let watched = live_reloader.as_ref().map(|r| {
+                gpufleet::commands::fleet_reload::watched_hosts(&config, &r.remote, &r.gone)
+            });
+            let (sources, prompts, link) = plan.start(sink.clone(), interval, recorder.as_ref())?;
+            let (sources, live) = match (live_reloader, watched) {
+                (Some(mut reloader), Some(watched)) => {
+                    if let Some(link) = link {
+                        reloader.link = link;
+                    }
+                    let host_sink = gpufleet::app::event::host_sink(sink.clone());
+                    let host_sink = match &recorder {
+                        Some(recorder) => recorder.wrap(host_sink),
+                        None => host_sink,
+                    };
+                    let running = watched
+                        .into_iter()
+                        .zip(sources)
+                        .map(|(host, handle)| Some((host, handle)))
+                        .collect();
+                    let live = gpufleet::watch::LiveHosts {
+                        reloader: Box::new(reloader),
+                        running,
+                        sink: host_sink,
+                    };
+                    (Vec::new(), Some(live))
+                }
+                (_, _) => (sources, None),
+            };
             let bridges = runtime::Bridges {
                 money: bridge,
                 ops,
                 metrics: server.as_ref().map(|_| metrics_bridge),
                 alerts: (sinks, config.unreachable_minutes.saturating_mul(60_000)),
                 duties,
+                live,
             };
             // The provider accounts synced on their own thread; the cost panel hears the money
             // nobody watches after each round.
             let providers = if cli.global.demo {
                 None
             } else {
-                fleet_inventory::start_console_sync(&config, sink.clone())
+                fleet_inventory::start_console_sync(&user_config, sink.clone())
             };
             let ran = runtime::run(model, &theme, events, sink, sources, prompts, bridges);
             if let Some(sync) = providers {

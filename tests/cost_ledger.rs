@@ -5,7 +5,7 @@ use std::path::Path;
 
 use gpufleet::config::{self, Config};
 use gpufleet::cost::{
-    FleetCost, GpuObservation, HostCost, Ledger, LedgerBook, LedgerSettings, LedgerTotals,
+    FleetCost, GpuObservation, HostCost, Ledger, LedgerBook, LedgerSettings, LedgerTotals, Price,
     REOPEN_AFTER_MS, RedLine, auto_release_triggered, fleet_cost, red_lines,
 };
 use gpufleet::money_cli::cost_report;
@@ -368,4 +368,54 @@ fn a_release_recorded_before_any_observation_is_kept_and_a_reopened_ledger_survi
     let after_restart =
         Ledger::resume(LedgerSettings::default(), Some(reopened.into_state()), None);
     assert_eq!(after_restart.totals(later + STEP).busy_ms, STEP);
+}
+
+/// The provider's price changed at a sync: the time billed before is priced at the old price,
+/// the time after at the new one, in the host's spending, its idle spending and the fleet's
+/// total; the ledger keeps it through a save and a resume, and a ledger stored before prices
+/// were recorded reads as billed at one price throughout.
+#[test]
+fn a_price_change_bills_the_time_before_at_the_old_price_and_after_at_the_new() {
+    let mut ledger = Ledger::new(settings(), Some(0));
+    ledger.reprice(Some(2.0), None);
+    // Idle from the start (10 minutes make an idle stretch), watched for the first hour.
+    let mut at = 0;
+    while at < HOUR {
+        at += STEP;
+        ledger.observe(at, &[IDLE_EMPTY]);
+    }
+    // Half an hour unwatched, then the sync sees the new price: it bills from then on.
+    ledger.reprice(Some(4.0), Some(HOUR + 30 * MIN));
+    let stored = serde_json::to_string(ledger.state()).unwrap();
+    let resumed = Ledger::resume(settings(), serde_json::from_str(&stored).unwrap(), Some(0));
+    let mut ledger = resumed;
+    ledger.reprice(Some(4.0), None);
+    let cost = HostCost {
+        host: "a".into(),
+        price: Some(Price {
+            price_per_hour: 4.0,
+            currency: "USD".into(),
+        }),
+        totals: ledger.totals(2 * HOUR),
+    };
+    assert_eq!(cost.totals.billed_ms, 2 * HOUR);
+    // 1.5 h at 2.0 and 0.5 h at 4.0 (not 2 h at 4.0).
+    assert!(
+        (cost.spent().unwrap() - 5.0).abs() < 1e-9,
+        "{:?}",
+        cost.spent()
+    );
+    // The idle hour was at the old price.
+    assert_eq!(cost.totals.idle_ms, HOUR);
+    assert!((cost.spent_idle().unwrap() - 2.0).abs() < 1e-9);
+    let fleet = FleetCost::from_hosts(vec![cost]);
+    assert!((fleet.by_currency[0].spent - 5.0).abs() < 1e-9);
+
+    // A ledger from before prices were recorded: one price for all its time.
+    let old = r#"{"billing_started_ms": 0, "accounted_to_ms": 3600000, "billed_ms": 3600000,
+        "busy_ms": 0, "idle_ms": 0, "parked_ms": 0, "unobserved_ms": 3600000}"#;
+    let mut old = Ledger::resume(settings(), serde_json::from_str(old).unwrap(), Some(0));
+    old.reprice(Some(3.0), Some(2 * HOUR));
+    assert!(old.totals(HOUR).earlier_prices.is_empty());
+    assert_eq!(old.state().price_per_hour, Some(3.0));
 }

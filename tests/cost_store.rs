@@ -26,6 +26,7 @@ fn book(generation: u64) -> LedgerBook {
                 unobserved_ms: 0,
                 idle_run: None,
                 released: None,
+                ..LedgerState::default()
             };
             (format!("host-{i:04}"), state)
         })

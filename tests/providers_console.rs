@@ -1,7 +1,7 @@
 //! The console syncs the provider accounts on its own thread and its cost panel (`$`) lists
 //! the money nobody watches, as `gpufleet cost` does: a RunPod account on a loopback server
-//! with a stopped pod whose volume disk still bills and a running pod that is no host of this
-//! console, next to a configured host streaming from a real sshd.
+//! with a stopped pod whose volume disk still bills and a running pod without an SSH endpoint
+//! (no host the console can watch), next to a configured host streaming from a real sshd.
 
 mod common;
 #[path = "providers_support/server.rs"]
@@ -19,8 +19,7 @@ const WAIT: Duration = Duration::from_secs(20);
 
 const PODS: &str = r#"{"pods": [
  {"id": "pod9", "name": "elsewhere", "status": "RUNNING", "gpu": {"id": "NVIDIA A40", "count": 1},
-  "ssh": {"proxy": null, "direct": {"host": "10.9.8.7", "port": 40022, "username": "root",
-  "command": "ssh root@10.9.8.7 -p 40022"}}, "cost": 0.39, "mounts": {},
+  "ssh": {"proxy": null, "direct": null}, "cost": 0.39, "mounts": {},
   "createdAt": "2026-06-01T12:00:00Z", "startedAt": "2026-06-01T12:02:00Z"},
  {"id": "exited0001", "name": "paused", "status": "EXITED", "gpu": {"id": "NVIDIA A100 80GB PCIe", "count": 1},
   "ssh": {"proxy": null, "direct": null}, "cost": 0.0, "mounts": {"persistent": {"size": 100, "path": "/workspace"}},
@@ -66,7 +65,7 @@ fn the_cost_panel_lists_what_the_accounts_bill_unwatched() {
         panel.contains("stopped: runpod runpod exited0001 (paused)"),
         "{panel}"
     );
-    let panel = tmux.wait_for("running, not watched: runpod runpod pod9", WAIT);
+    let panel = tmux.wait_for("running, no SSH endpoint: runpod runpod pod9", WAIT);
     assert!(panel.contains("at 0.39 USD/h"), "{panel}");
     assert!(!panel.contains("rp-console-key"), "{panel}");
     assert_eq!(server.seen()[0].path, "/v2/pods", "synced by the console");

@@ -83,4 +83,7 @@ pub enum Command {
     },
     /// Render `/metrics` from the fleet for the scrape that waits.
     ServeMetrics,
+    /// Join the synced provider inventory to the fleet again: new instances start streaming,
+    /// gone ones are marked (answered with `Event::HostsJoined` when hosts changed).
+    Rejoin,
 }

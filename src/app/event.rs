@@ -55,6 +55,10 @@ pub enum Event {
     Duties(Vec<crate::duty::DutyNote>),
     /// The money nobody watches, from the provider inventory just synced.
     Unwatched(Vec<super::unwatched::UnwatchedLine>),
+    /// A provider account was synced: the inventory is to be joined to the fleet again.
+    InventorySynced,
+    /// The inventory joined again changed the fleet's hosts, or could not be joined.
+    HostsJoined(Result<super::unwatched::JoinedHosts, String>),
 }
 
 /// Where the console's sources, bridges and input thread send their events; the loop owns the

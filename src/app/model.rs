@@ -197,6 +197,7 @@ impl Model {
     pub fn visible_hosts(&self) -> Vec<usize> {
         let needle = self.filter.to_lowercase();
         let mut ids: Vec<usize> = (0..self.fleet.hosts.len())
+            .filter(|&i| !self.fleet.hosts[i].retired)
             .filter(|&i| needle.is_empty() || self.matches_filter(i, &needle))
             .collect();
         let key_f64 = |i: usize| -> f64 {

@@ -127,6 +127,13 @@ impl ReleaseBridge {
         self.setup.holds = holds;
     }
 
+    /// The hosts that may be released, after the provider inventory was joined again (a
+    /// synced host's release is planned and sent from it; a `backup` still runs through the
+    /// runner as it was set up).
+    pub fn set_config(&mut self, config: Config) {
+        self.setup.config = config;
+    }
+
     pub fn new(setup: BridgeSetup, sink: EventSink) -> Self {
         Self {
             setup,

@@ -18,6 +18,7 @@ use crate::app::ops_bridge::{OpsBridge, OpsSetup};
 use crate::app::prompt_bridge::PendingPrompts;
 use crate::app::release_bridge::{BridgeSetup, ReleaseBridge};
 use crate::app::terminal::{TerminalGuard, forward_signals};
+use crate::app::unwatched::JoinedHosts;
 use crate::app::update::update;
 use crate::duty::Duties;
 use crate::fleet::HostId;
@@ -25,6 +26,7 @@ use crate::metrics::MetricsBridge;
 use crate::telemetry::TimestampMs;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
 use crate::theme::{ColorDepth, Theme};
+use crate::watch::LiveHosts;
 
 /// How often the clock ticks (stale ages, chart windows) when nothing else happens.
 const TICK: Duration = Duration::from_secs(1);
@@ -91,6 +93,9 @@ pub struct Bridges {
     /// What this console holds of the fleet's duties (auto-release, alerts); `None` without a
     /// state directory (the demo fleet).
     pub duties: Option<Duties>,
+    /// The configured hosts' links, when the provider inventory is joined again after each
+    /// sync (their handles are here, not in `sources`).
+    pub live: Option<LiveHosts>,
 }
 
 /// The loop's optional parts: runbooks and checks, `/metrics`, alerts, duties.
@@ -100,6 +105,8 @@ pub struct Parts<'a> {
     pub metrics: Option<&'a MetricsBridge>,
     pub alerts: Option<&'a mut AlertBridge>,
     pub duties: Option<&'a mut Duties>,
+    /// The hosts the synced provider inventory adds to and marks gone in the fleet.
+    pub live: Option<&'a mut LiveHosts>,
 }
 
 /// Runs the console until the user quits or SIGTERM / SIGHUP stops it. The terminal is restored
@@ -119,10 +126,14 @@ pub fn run(
     let (sinks, unreachable_after_ms) = bridges.alerts;
     let mut alerts = AlertBridge::new(sinks, unreachable_after_ms, sink.clone());
     let mut duties = bridges.duties;
+    let mut live = bridges.live;
     let theme = &theme.for_depth(ColorDepth::from_env());
     forward_signals(sink.clone(), std::thread::current())?;
     spawn_input(sink, std::thread::current())?;
-    let backlogs = Backlogs::arm(&sources);
+    let mut backlogs = Backlogs::arm(&sources);
+    for (_, handle) in live.iter().flat_map(|l| l.running.iter().flatten()) {
+        backlogs.add(handle);
+    }
     let mut guard = TerminalGuard::enter()?;
     let mut stats = FrameStats::default();
     let result = event_loop_with_ops(
@@ -137,6 +148,7 @@ pub fn run(
             metrics: bridges.metrics.as_ref(),
             alerts: Some(&mut alerts),
             duties: duties.as_mut(),
+            live: live.as_mut(),
         },
         &mut stats,
     );
@@ -144,6 +156,7 @@ pub fn run(
     alerts.finish();
     // Dropping every handle first sets every stop flag, so links wind down in parallel.
     drop(sources);
+    drop(live);
     result.map(|()| match model.interrupted {
         true => Ended::Interrupted,
         false => Ended::Quit,
@@ -235,6 +248,7 @@ pub fn event_loop_with_ops<B: Backend>(
         metrics,
         mut alerts,
         mut duties,
+        mut live,
     } = parts;
     let mut next_tick = Instant::now() + TICK;
     let mut last_frame = Instant::now();
@@ -348,6 +362,26 @@ pub fn event_loop_with_ops<B: Backend>(
                         && metrics.wanted()
                     {
                         metrics.publish(crate::metrics::render(&model.fleet));
+                    }
+                }
+                Command::Rejoin => {
+                    if let Some(live) = live.as_deref_mut() {
+                        let joined = match live.rejoin(&mut model.fleet) {
+                            Ok(None) => None,
+                            Ok(Some((changes, release_config))) => {
+                                bridge.set_config(release_config);
+                                Some(Ok(JoinedHosts {
+                                    joined: [changes.added, changes.restarted].concat(),
+                                    gone: changes.gone,
+                                    left: changes.removed,
+                                }))
+                            }
+                            Err(why) => Some(Err(why)),
+                        };
+                        if let Some(joined) = joined {
+                            // Answered with a notice only: no command follows.
+                            let _ = update(model, Event::HostsJoined(joined));
+                        }
                     }
                 }
                 Command::StartPlaybook { .. }

@@ -88,6 +88,22 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             }
             Vec::new()
         }
+        Event::InventorySynced => vec![Command::Rejoin],
+        Event::HostsJoined(Ok(joined)) => {
+            // One notice shows at a time: every change in it.
+            let notices = super::unwatched::notices(&joined);
+            if !notices.is_empty() {
+                let warning = notices.iter().any(|(_, warning)| *warning);
+                let text: Vec<String> = notices.into_iter().map(|(text, _)| text).collect();
+                model.notify(text.join(" · "), warning);
+            }
+            model.mark_dirty();
+            Vec::new()
+        }
+        Event::HostsJoined(Err(why)) => {
+            model.notify(t!("inventory.not_joined", why = why).into_owned(), true);
+            Vec::new()
+        }
         Event::Duties(notes) => {
             for note in notes {
                 model.notify(note.text, note.warning);

@@ -33,7 +33,7 @@ pub fn extend(
         }
     };
     let now = now_ms();
-    let found = unwatched::find(config, &stored, now);
+    let found = unwatched::in_fleet(config, &stored, now);
     let code = if found.is_empty() { code } else { code.max(1) };
     let accounts: Vec<serde_json::Value> = config
         .providers

@@ -1,8 +1,9 @@
 //! The synced inventory joined to the fleet, once, for every driver: the console and `watch`
-//! take the cached inventory (their background sync keeps it fresh), `snapshot` and `release`
-//! sync the accounts whose last attempt is older than their interval first (offline: the cached
-//! inventory, said with its age). Everything downstream (links, prices, ledgers, releases)
-//! reads the joined config; `providers` and `cost` read the user's own.
+//! take the cached inventory (their background sync keeps it fresh, and joins it again after
+//! each round: `fleet_reload`), `snapshot`, `release` and `cost` sync the accounts whose last
+//! attempt is older than their interval first (offline: the cached inventory, said with its
+//! age). Everything downstream (links, prices, ledgers, releases, the money nobody watches)
+//! reads the joined config; `providers` reads the user's own.
 
 use std::io::Write;
 
@@ -31,9 +32,9 @@ pub fn freshness(cli: &Cli) -> Option<Freshness> {
     }
     match &cli.command {
         None | Some(CliCommand::Watch { .. }) => Some(Freshness::Cached),
-        Some(CliCommand::Snapshot { .. } | CliCommand::Release { .. }) => {
-            Some(Freshness::SyncStale)
-        }
+        Some(
+            CliCommand::Snapshot { .. } | CliCommand::Release { .. } | CliCommand::Cost { .. },
+        ) => Some(Freshness::SyncStale),
         _ => None,
     }
 }
@@ -79,6 +80,7 @@ pub fn for_command(cli: &Cli, config: Config) -> (Config, Vec<GoneHost>) {
     let who = match &cli.command {
         Some(CliCommand::Snapshot { .. }) => "snapshot",
         Some(CliCommand::Release { .. }) => "release",
+        Some(CliCommand::Cost { .. }) => "cost",
         Some(CliCommand::Watch { .. }) => "watch",
         _ => "console",
     };
@@ -125,15 +127,15 @@ pub fn close_ledgers(money: &mut crate::fleet::money::MoneyOptions, gone: &[Gone
     }
 }
 
-/// The money nobody watches, as the console's cost panel lists it (`providers::unwatched`,
-/// the computation `gpufleet cost` makes), from `config` (the fleet's hosts joined).
+/// The money nobody watches (`providers::unwatched::in_fleet`, as `gpufleet cost` finds it),
+/// as the console's cost panel lists it.
 pub fn unwatched_lines(
     config: &Config,
     stored: &crate::providers::Stored,
     now_ms: u64,
 ) -> Vec<UnwatchedLine> {
     use crate::cost::format_money;
-    let found = crate::providers::unwatched::find(config, stored, now_ms);
+    let found = crate::providers::unwatched::in_fleet(config, stored, now_ms);
     let who = Named::describe;
     let money = |v: f64, n: &Named| format_money(v, n.currency.as_deref().unwrap_or(""));
     let mut lines = Vec::new();
@@ -168,8 +170,10 @@ pub fn unwatched_lines(
 }
 
 /// The console's provider sync: the cost panel hears the money nobody watches at once (the
-/// cached inventory) and after each background round; the accounts sync on a thread of their
-/// own (`providers::BackgroundSync`), never in a frame's way. `None` without accounts.
+/// cached inventory) and after each background round, and the loop is told to join the
+/// inventory to the fleet again after each account synced; the accounts sync on a thread of
+/// their own (`providers::BackgroundSync`), never in a frame's way. `config` is the user's
+/// (not joined). `None` without accounts.
 pub fn start_console_sync(
     config: &Config,
     sink: crate::app::event::EventSink,
@@ -184,10 +188,14 @@ pub fn start_console_sync(
     }
     let (reader, config_seen) = (store.clone(), config.clone());
     let report = move |note: Result<crate::providers::SyncNote, String>| {
+        let synced = matches!(&note, Ok(n) if n.outcome.is_ok());
         log_sync_note(note);
         if let Ok(stored) = reader.load() {
             let lines = unwatched_lines(&config_seen, &stored, now_ms());
             let _ = sink.send(Event::Unwatched(lines));
+        }
+        if synced {
+            let _ = sink.send(Event::InventorySynced);
         }
     };
     start_sync(config, store, Box::new(report))

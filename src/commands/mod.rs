@@ -6,6 +6,7 @@ pub mod cost_inventory;
 pub mod demo;
 pub mod fit;
 pub mod fleet_inventory;
+pub mod fleet_reload;
 pub mod hold;
 pub mod host_words;
 pub mod logging;

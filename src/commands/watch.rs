@@ -1,23 +1,22 @@
 //! `gpufleet watch [--metrics ADDR] [-v|-q]`: checks everything that can be checked before a
 //! connection is made (the metrics address, every alert sink's secrets), then runs the
 //! headless driver on the sources the command line chose. Watching the config's hosts, SIGHUP
-//! reads the config again (see [`ConfigReloader`]).
+//! reads the config again and each provider sync joins the inventory again (see
+//! [`FleetReloader`]).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::alerts::Sink;
 use crate::audit::AuditLog;
 use crate::cli::GlobalArgs;
-use crate::config::{self, Config};
+use crate::config::Config;
 use crate::cost::LedgerStore;
-use crate::fleet::{FleetOptions, HostId, HostSink};
-use crate::launch::{Plan, fleet_options, money_config};
-use crate::release::process_env;
-use crate::remote::{LinkOptions, RemoteHost, resolve_named, spawn_link};
-use crate::telemetry::source::{SourceHandle, now_ms};
-use crate::watch::{self, ReleaseSetup, Reloaded, Reloader, Setup, Sources, WatchedHost};
+use crate::fleet::FleetOptions;
+use crate::launch::{Plan, money_config};
+use crate::watch::{self, ReleaseSetup, Setup, Sources};
+
+pub use super::fleet_reload::load_sinks;
+use super::fleet_reload::{FleetReloader, watched_hosts};
 
 /// Exit status for a setup the watcher refuses (bad address, missing secret).
 pub const EXIT_BAD_SETUP: u8 = 2;
@@ -29,6 +28,9 @@ pub struct WatchArgs {
     pub metrics: Option<String>,
     /// `-v` count minus `-q`.
     pub verbosity: i8,
+    /// The config as loaded, before the provider inventory was joined to it (joined again
+    /// after each background sync).
+    pub user_config: Config,
 }
 
 pub fn run(
@@ -87,7 +89,9 @@ pub fn run(
             return Ok(ExitCode::from(EXIT_BAD_SETUP));
         }
     };
+    let sync = start_provider_sync(config, global.demo);
     let setup = Setup {
+        sync,
         recorder,
         host_names: plan.host_names(),
         options,
@@ -103,16 +107,17 @@ pub fn run(
         Plan::Ssh {
             hosts, opts, gone, ..
         } if named.is_empty() && global.config_path().is_some() => {
-            let path = global.config_path().unwrap_or_default();
-            let watched = watched_hosts(config, &hosts);
+            let watched = watched_hosts(config, &hosts, &gone);
             Sources::PerHost {
                 hosts: watched,
-                reloader: Box::new(ConfigReloader {
-                    path,
+                reloader: Box::new(FleetReloader {
+                    path: global.config_path(),
+                    user: args.user_config,
                     global: global.clone(),
                     link: opts,
                     remote: hosts,
                     gone,
+                    who: "watch",
                 }),
             }
         }
@@ -123,11 +128,7 @@ pub fn run(
     };
     // SIGTERM is how a service manager stops it: a normal end. Ctrl-C (SIGINT) is 130, as for
     // every command.
-    let providers = start_provider_sync(config, global.demo);
     let stopped = watch::run(setup, sources);
-    if let Some(sync) = providers {
-        sync.stop(Duration::from_millis(200));
-    }
     Ok(match stopped? {
         "SIGINT" => ExitCode::from(crate::exit_codes::CANCELLED),
         _ => ExitCode::SUCCESS,
@@ -135,106 +136,31 @@ pub fn run(
 }
 
 /// The `[[providers]]` accounts synced in the background, each every `sync_interval_s`, into
-/// the stored inventory, one log line per account and round. Not for the demo fleet.
-fn start_provider_sync(config: &Config, demo: bool) -> Option<crate::providers::BackgroundSync> {
+/// the stored inventory, one log line per account and round; after an account synced, the
+/// watcher joins the inventory to its fleet again. Not for the demo fleet.
+fn start_provider_sync(config: &Config, demo: bool) -> Option<watch::StartSync> {
     if demo || config.providers.is_empty() {
         return None;
     }
-    let store = match crate::providers::InventoryStore::open_default() {
-        Ok(store) => store,
-        Err(e) => {
-            tracing::warn!("provider accounts are not synced: {e}");
-            return None;
-        }
-    };
-    super::fleet_inventory::start_sync(
-        config,
-        store,
-        Box::new(super::fleet_inventory::log_sync_note),
-    )
-}
-
-pub fn load_sinks(config: &Config) -> Result<Vec<Sink>, crate::alerts::SinkError> {
-    let mut sinks = Vec::new();
-    for sink in &config.alerts {
-        let loaded = Sink::load(sink, &process_env)?;
-        for warning in &loaded.warnings {
-            tracing::warn!("{warning}");
-        }
-        sinks.push(loaded);
-    }
-    Ok(sinks)
-}
-
-/// Each configured host with what, when changed, means it must be restarted: how it is
-/// reached and how it is priced and released.
-fn watched_hosts(config: &Config, remote: &[RemoteHost]) -> Vec<WatchedHost> {
-    remote
-        .iter()
-        .map(|host| WatchedHost {
-            name: host.name.clone(),
-            identity: format!("{host:?} {:?}", config.host(&host.name)),
-        })
-        .collect()
-}
-
-/// Reads the config file again and starts the links of new hosts.
-struct ConfigReloader {
-    path: PathBuf,
-    global: GlobalArgs,
-    link: LinkOptions,
-    /// The hosts as resolved by the last successful load.
-    remote: Vec<RemoteHost>,
-    /// The hosts whose instance is gone from its provider account: no link, the reason shown.
-    gone: crate::launch::Gone,
-}
-
-impl Reloader for ConfigReloader {
-    fn reload(&mut self) -> Result<Reloaded, String> {
-        let config = config::load(&self.path).map_err(|e| e.to_string())?;
-        // The synced instances join again, from the inventory the background sync keeps.
-        let mut notes = Vec::new();
-        let (config, gone) = super::fleet_inventory::join(
-            config,
-            super::fleet_inventory::Freshness::Cached,
-            "watch",
-            &now_ms,
-            &mut notes,
-        );
-        for line in String::from_utf8_lossy(&notes).lines() {
-            tracing::warn!("{line}");
-        }
-        let sinks = load_sinks(&config).map_err(|e| e.to_string())?;
-        let remote =
-            resolve_named(&self.global.ssh_settings(), &[], &config).map_err(|e| e.to_string())?;
-        let hosts = watched_hosts(&config, &remote);
-        self.remote = remote;
-        self.gone = gone.iter().map(|g| (g.name.clone(), g.reason())).collect();
-        let mut options = fleet_options(&config, &self.global).without_charts();
-        super::fleet_inventory::close_ledgers(&mut options.money, &gone);
-        Ok(Reloaded {
-            hosts,
-            release_config: money_config(&config, self.global.demo),
-            options,
-            sinks,
-            unreachable_after_ms: config.unreachable_minutes.saturating_mul(60_000),
-        })
-    }
-
-    fn start(
-        &self,
-        host: &WatchedHost,
-        id: HostId,
-        sink: HostSink,
-    ) -> Result<SourceHandle, String> {
-        let remote = self
-            .remote
-            .iter()
-            .find(|r| r.name == host.name)
-            .ok_or_else(|| format!("no host named {} in the config", host.name))?;
-        if let Some(why) = self.gone.get(&host.name) {
-            return crate::launch::gone_source(id, sink, why.clone()).map_err(|e| e.to_string());
-        }
-        spawn_link(remote.clone(), id, sink, self.link.clone()).map_err(|e| e.to_string())
-    }
+    let config = config.clone();
+    Some(Box::new(move |synced: Box<dyn Fn() + Send>| {
+        let store = match crate::providers::InventoryStore::open_default() {
+            Ok(store) => store,
+            Err(e) => {
+                tracing::warn!("provider accounts are not synced: {e}");
+                return None;
+            }
+        };
+        super::fleet_inventory::start_sync(
+            &config,
+            store,
+            Box::new(move |note| {
+                let ok = matches!(&note, Ok(n) if n.outcome.is_ok());
+                super::fleet_inventory::log_sync_note(note);
+                if ok {
+                    synced();
+                }
+            }),
+        )
+    }))
 }

@@ -127,6 +127,10 @@ pub struct HostConfig {
     pub max_hours: Option<f64>,
     pub expect: Option<Expect>,
     pub release: Option<ReleaseConfig>,
+    /// When `price_per_hour` took effect, where the provider inventory says (a synced
+    /// instance's price history); never read from the file.
+    #[serde(skip)]
+    pub price_since_ms: Option<u64>,
 }
 
 /// What the host was rented as, checked against what it reports.

@@ -7,7 +7,7 @@ use crate::config::{Config, HostConfig};
 use crate::telemetry::TimestampMs;
 
 use super::hours;
-use super::ledger::{Ledger, LedgerSettings, LedgerTotals};
+use super::ledger::{Ledger, LedgerSettings, LedgerTotals, PriceSpan};
 use super::store::LedgerBook;
 
 /// What a host costs per hour, in the currency as written in the config (`""` when none given).
@@ -38,24 +38,31 @@ impl HostCost {
         }
     }
 
-    /// Money spent so far: billed hours times the price.
+    /// Money spent so far: billed hours times the price in force for each (earlier prices
+    /// for the time billed under them, the current one for the rest).
     pub fn spent(&self) -> Option<f64> {
-        self.money(self.totals.billed_ms)
+        self.money(self.totals.billed_ms, |span| span.billed_ms)
     }
 
-    /// Money spent on idle time (parked time included).
+    /// Money spent on idle time (parked time included), priced as [`HostCost::spent`].
     pub fn spent_idle(&self) -> Option<f64> {
-        self.money(self.totals.idle_ms)
+        self.money(self.totals.idle_ms, |span| span.idle_ms)
     }
 
     pub fn currency(&self) -> Option<&str> {
         self.price.as_ref().map(|price| price.currency.as_str())
     }
 
-    fn money(&self, ms: u64) -> Option<f64> {
-        self.price
-            .as_ref()
-            .map(|price| hours(ms) * price.price_per_hour)
+    fn money(&self, total_ms: u64, share: impl Fn(&PriceSpan) -> u64) -> Option<f64> {
+        let price = self.price.as_ref()?;
+        let mut rest_ms = total_ms;
+        let mut spent = 0.0;
+        for span in &self.totals.earlier_prices {
+            let ms = share(span).min(rest_ms);
+            rest_ms -= ms;
+            spent += hours(ms) * span.price_per_hour;
+        }
+        Some(spent + hours(rest_ms) * price.price_per_hour)
     }
 }
 
@@ -137,13 +144,16 @@ pub fn billing_started_ms(host: &HostConfig) -> Option<TimestampMs> {
         .and_then(|started| TimestampMs::try_from(started.unix_ms()).ok())
 }
 
-/// The ledger of `host`, continued from what `book` stored.
+/// The ledger of `host`, continued from what `book` stored, billed from its last accounted
+/// instant at the price the config (joined with the provider inventory) gives now.
 pub fn host_ledger(config: &Config, host: &HostConfig, book: &LedgerBook) -> Ledger {
-    Ledger::resume(
+    let mut ledger = Ledger::resume(
         LedgerSettings::from_config(config),
         book.hosts.get(&host.name).cloned(),
         billing_started_ms(host),
-    )
+    );
+    ledger.reprice(host.price_per_hour, host.price_since_ms);
+    ledger
 }
 
 /// Every configured host priced from the stored ledgers, as of `now_ms`. Ledgers of hosts no

@@ -86,8 +86,23 @@ pub struct Released {
     pub provider: String,
 }
 
+/// What was billed while an earlier price was in force: the counters' share up to the time
+/// the price changed, priced at that price.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PriceSpan {
+    pub price_per_hour: f64,
+    /// When the next price took over (the ledger's last accounted instant then).
+    pub until_ms: TimestampMs,
+    /// Billed time at this price.
+    pub billed_ms: u64,
+    /// Idle time (parked included) at this price.
+    pub idle_ms: u64,
+}
+
 /// The stored part of a ledger: plain counters, so the file stays readable and mergeable.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Files written before prices were recorded (no `price_per_hour`, no `earlier_prices`) read
+/// as ledgers billed at one price throughout.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LedgerState {
     /// When billing started: the config's `billing_started`, else the first observation.
@@ -101,11 +116,17 @@ pub struct LedgerState {
     pub unobserved_ms: u64,
     pub idle_run: Option<IdleRun>,
     pub released: Option<Released>,
+    /// The price the counters since the last [`PriceSpan`] are billed at, as last set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_per_hour: Option<f64>,
+    /// The shares billed at earlier prices, oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub earlier_prices: Vec<PriceSpan>,
 }
 
 /// A ledger's counters as of some instant, with the time since the last observation added as
 /// unobserved billing (the host keeps billing while nobody watches).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LedgerTotals {
     pub billed_ms: u64,
     pub busy_ms: u64,
@@ -115,6 +136,8 @@ pub struct LedgerTotals {
     /// The idle stretch in progress, counted or not yet (0 when the host is not idle).
     pub current_idle_ms: u64,
     pub released: Option<Released>,
+    /// The shares billed at earlier prices (the rest is at the current price).
+    pub earlier_prices: Vec<PriceSpan>,
 }
 
 impl LedgerTotals {
@@ -233,6 +256,44 @@ impl Ledger {
         self.account(activity, elapsed_ms);
     }
 
+    /// Bills from `since_ms` (when the provider's price changed, as its inventory says; else
+    /// the last accounted instant) at `price_per_hour`: when it differs from the price the
+    /// ledger bills at, what was billed before stays at the old price (a [`PriceSpan`]; the
+    /// unwatched time up to `since_ms` is billed as unobserved first). A ledger that never had a
+    /// price (a fresh one, or one stored before prices were recorded) takes this one for all
+    /// its time.
+    pub fn reprice(&mut self, price_per_hour: Option<f64>, since_ms: Option<TimestampMs>) {
+        let state = &mut self.state;
+        if state.price_per_hour == price_per_hour {
+            return;
+        }
+        if let (Some(_), Some(at_ms), Some(last_ms), None) = (
+            state.price_per_hour,
+            since_ms,
+            state.accounted_to_ms,
+            &state.released,
+        ) && at_ms > last_ms
+        {
+            state.billed_ms += at_ms - last_ms;
+            state.unobserved_ms += at_ms - last_ms;
+            state.accounted_to_ms = Some(at_ms);
+            state.idle_run = None;
+        }
+        let earlier_billed: u64 = state.earlier_prices.iter().map(|p| p.billed_ms).sum();
+        let earlier_idle: u64 = state.earlier_prices.iter().map(|p| p.idle_ms).sum();
+        if let (Some(old), Some(until_ms)) = (state.price_per_hour, state.accounted_to_ms)
+            && state.billed_ms > earlier_billed
+        {
+            state.earlier_prices.push(PriceSpan {
+                price_per_hour: old,
+                until_ms,
+                billed_ms: state.billed_ms - earlier_billed,
+                idle_ms: state.idle_ms.saturating_sub(earlier_idle),
+            });
+        }
+        state.price_per_hour = price_per_hour;
+    }
+
     /// Closes the ledger at `at_ms`: time since the last observation is billed as unobserved and
     /// nothing more is added afterwards.
     pub fn close(&mut self, at_ms: TimestampMs, action: &str, provider: &str) {
@@ -334,5 +395,6 @@ pub(crate) fn totals_of(state: &LedgerState, now_ms: TimestampMs) -> LedgerTotal
         unobserved_ms: state.unobserved_ms + tail_ms,
         current_idle_ms: state.idle_run.map_or(0, |run| run.length_ms),
         released: state.released.clone(),
+        earlier_prices: state.earlier_prices.clone(),
     }
 }

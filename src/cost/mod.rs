@@ -28,7 +28,7 @@ pub use fleet::{
 pub use holds::{HOLDS_FILE, HoldError, HoldStore};
 pub use ledger::{
     GpuObservation, IdleRun, Ledger, LedgerSettings, LedgerState, LedgerTotals, PARKED_FLOOR_MIB,
-    REOPEN_AFTER_MS, Released,
+    PriceSpan, REOPEN_AFTER_MS, Released,
 };
 pub use redline::{
     FleetLimits, HostLimits, RedLine, auto_release_triggered, fleet_red_lines, host_red_lines,

@@ -32,7 +32,7 @@ pub enum StoreError {
 }
 
 /// Every host's stored ledger.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LedgerBook {
     pub version: u32,

@@ -5,7 +5,7 @@
 use crate::config::{Config, Provider};
 use crate::cost::{
     AutoDecision, AutoInput, AutoRelease, AutoState, FleetCost, FleetLimits, GpuObservation,
-    HostCost, HostLimits, Ledger, LedgerBook, LedgerSettings, Price, RedLine,
+    HostCost, HostLimits, Ledger, LedgerBook, LedgerSettings, LedgerState, Price, RedLine,
     auto_release_triggered, billing_started_ms, fleet_red_lines, host_red_lines,
 };
 use crate::fleet::HostId;
@@ -37,6 +37,8 @@ pub struct HostMoneyConfig {
     pub release: Option<ReleaseTarget>,
     /// When its instance disappeared from the provider account: its ledger is closed then.
     pub gone_ms: Option<TimestampMs>,
+    /// When the price took effect, where the provider inventory says.
+    pub price_since_ms: Option<TimestampMs>,
 }
 
 /// The money settings the model is built with.
@@ -91,6 +93,7 @@ impl MoneyOptions {
                         instance_id: release.instance_id.clone(),
                     }),
                     gone_ms: None,
+                    price_since_ms: host.price_since_ms,
                 })
                 .collect(),
             default_limits,
@@ -123,6 +126,9 @@ pub struct HostMoney {
     pub auto: Option<AutoRelease>,
     /// What the countdown said at the last tick (for the banner).
     pub auto_decision: AutoDecision,
+    /// No longer watched (gone from a reloaded or rejoined config, or restarted under a new
+    /// id): it costs nothing more and its ledger is not stored from this slot.
+    pub retired: bool,
 }
 
 /// The fleet's money.
@@ -156,9 +162,25 @@ impl HostMoney {
             auto_decision: AutoDecision::Nothing,
             configured: configured.is_some(),
             config,
+            retired: false,
         };
+        host.ledger
+            .reprice(host.price_per_hour(), host.config.price_since_ms);
         host.close_if_gone();
         host
+    }
+
+    fn price_per_hour(&self) -> Option<f64> {
+        self.config.price.as_ref().map(|p| p.price_per_hour)
+    }
+
+    /// Continues `stored` as this host's ledger, billed from now on at its price (the price
+    /// before stays on the time billed under it), closed if its instance is gone.
+    fn continue_ledger(&mut self, settings: LedgerSettings, stored: Option<LedgerState>) {
+        self.ledger = Ledger::resume(settings, stored, self.config.billing_started_ms);
+        self.ledger
+            .reprice(self.price_per_hour(), self.config.price_since_ms);
+        self.close_if_gone();
     }
 
     /// Closes the ledger at the time the instance disappeared from its account, if it did.
@@ -192,21 +214,35 @@ impl Money {
         money
     }
 
-    /// Adds a host watched from now on (a config reloaded); its ledger starts fresh, and
-    /// [`Money::resume`] continues it from the stored book.
+    /// Adds a host watched from now on (a config reloaded or the provider inventory joined
+    /// again). A host of that name restarted (retired just before: reached, priced or released
+    /// differently) continues its ledger, at its new price from now on; any other starts fresh,
+    /// and [`Money::resume`] continues it from the stored book.
     pub fn add_host(&mut self, name: &str, options: &MoneyOptions) {
-        self.hosts.push(HostMoney::new(name, options));
+        let mut host = HostMoney::new(name, options);
+        if let Some(old) = self
+            .hosts
+            .iter()
+            .rev()
+            .find(|h| h.retired && h.config.name == name)
+        {
+            host.continue_ledger(options.settings, Some(old.ledger.state().clone()));
+        }
+        self.hosts.push(host);
+    }
+
+    /// Stops counting `host` (no longer watched).
+    pub fn retire(&mut self, host: HostId) {
+        if let Some(money) = self.hosts.get_mut(host) {
+            money.retired = true;
+            money.auto = None;
+        }
     }
 
     /// Continues the configured hosts' ledgers from the stored book (at start).
     pub fn resume(&mut self, book: &LedgerBook, options: &MoneyOptions, now_ms: TimestampMs) {
-        for host in self.hosts.iter_mut().filter(|h| h.configured) {
-            host.ledger = Ledger::resume(
-                options.settings,
-                book.hosts.get(&host.config.name).cloned(),
-                host.config.billing_started_ms,
-            );
-            host.close_if_gone();
+        for host in self.hosts.iter_mut().filter(|h| h.configured && !h.retired) {
+            host.continue_ledger(options.settings, book.hosts.get(&host.config.name).cloned());
         }
         self.recompute(now_ms, &options.fleet_limits);
     }
@@ -214,7 +250,7 @@ impl Money {
     /// The stored ledgers of the configured hosts.
     pub fn book(&self) -> LedgerBook {
         let mut book = LedgerBook::default();
-        for host in self.hosts.iter().filter(|h| h.configured) {
+        for host in self.hosts.iter().filter(|h| h.configured && !h.retired) {
             book.hosts
                 .insert(host.config.name.clone(), host.ledger.state().clone());
         }
@@ -224,16 +260,12 @@ impl Money {
     /// After a save: a host another gpufleet released meanwhile (the merged book says released,
     /// this ledger does not) takes the stored, closed ledger.
     pub fn adopt_saved(&mut self, saved: &LedgerBook, options: &MoneyOptions, now_ms: TimestampMs) {
-        for host in self.hosts.iter_mut().filter(|h| h.configured) {
+        for host in self.hosts.iter_mut().filter(|h| h.configured && !h.retired) {
             let Some(stored) = saved.hosts.get(&host.config.name) else {
                 continue;
             };
             if stored.released.is_some() && !host.ledger.is_released() {
-                host.ledger = Ledger::resume(
-                    options.settings,
-                    Some(stored.clone()),
-                    host.config.billing_started_ms,
-                );
+                host.continue_ledger(options.settings, Some(stored.clone()));
             }
         }
         self.save_error = None;
@@ -328,8 +360,13 @@ impl Money {
             .iter()
             .map(|host| HostCost {
                 host: host.config.name.clone(),
-                price: host.config.price.clone(),
-                totals: host.ledger.totals(now_ms),
+                // A retired slot costs nothing: the host's money is on its current slot.
+                price: host.config.price.clone().filter(|_| !host.retired),
+                totals: if host.retired {
+                    crate::cost::LedgerTotals::default()
+                } else {
+                    host.ledger.totals(now_ms)
+                },
             })
             .collect();
         let mut lines: Vec<RedLine> = hosts

@@ -153,6 +153,7 @@ impl Fleet {
         if let Some(state) = self.hosts.get_mut(host) {
             state.retired = true;
         }
+        self.money.retire(host);
     }
 
     /// Hosts watched now, with their ids.

@@ -110,6 +110,7 @@ pub fn join(config: &Config, stored: &Stored) -> Joined {
                 max_hours: None,
                 expect: None,
                 release: None,
+                price_since_ms: None,
             };
             fill(&mut host, account, entry);
             if let Some(at) = entry.gone_ms {
@@ -139,6 +140,7 @@ fn fill(host: &mut HostConfig, account: &ProviderAccount, entry: &StoredInstance
     let i = &entry.instance;
     if host.price_per_hour.is_none() {
         host.price_per_hour = i.price_per_hour;
+        host.price_since_ms = entry.prices.last().map(|p| p.from_ms);
     }
     if host.currency.is_none() {
         host.currency = i.currency.clone();

@@ -80,6 +80,14 @@ impl Unwatched {
     }
 }
 
+/// The money nobody watches with the fleet as it is joined from `config` (the user's, or one
+/// already joined: joining again adds nothing) and `stored`: a synced instance the fleet
+/// watches is no line. The one computation behind the console's cost panel and `gpufleet cost`.
+pub fn in_fleet(config: &Config, stored: &Stored, now_ms: u64) -> Unwatched {
+    let joined = super::fleet_hosts::join(config, stored);
+    find(&joined.config, stored, now_ms)
+}
+
 /// Reads the inventory of the config's accounts (gone instances left out).
 pub fn find(config: &Config, stored: &Stored, now_ms: u64) -> Unwatched {
     let mut found = Unwatched::default();

@@ -89,7 +89,13 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         widths.push(Constraint::Min(10));
     }
     let mut rows: Vec<Row> = Vec::new();
-    for cost in &fleet.hosts {
+    let retired = |id: usize| model.fleet.hosts.get(id).is_some_and(|h| h.retired);
+    for (_, cost) in fleet
+        .hosts
+        .iter()
+        .enumerate()
+        .filter(|(id, _)| !retired(*id))
+    {
         let t = &cost.totals;
         let now = match (&t.released, t.current_idle_ms) {
             (Some(released), _) => {

@@ -89,7 +89,7 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
 fn draw_top(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let (mut live, mut down) = (0, 0);
     let mut gpus = 0;
-    for (i, h) in model.fleet.hosts.iter().enumerate() {
+    for (i, h) in model.fleet.watched() {
         gpus += h.gpus.len();
         match model.status(i) {
             Some(HostStatus::Live) => live += 1,
@@ -102,7 +102,7 @@ fn draw_top(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         Span::styled(
             t!(
                 "top.summary",
-                hosts = format::count(model.fleet.hosts.len(), format::Noun::Host),
+                hosts = format::count(model.fleet.watched().count(), format::Noun::Host),
                 gpus = format::count(gpus, format::Noun::Gpu),
                 live = live
             ),

@@ -24,7 +24,8 @@ use crate::recording::Recorder;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
 
 pub use release::ReleaseSetup;
-pub use reload::{Reloaded, Reloader, WatchedHost};
+use reload::Why;
+pub use reload::{Changes, LiveHosts, Reloaded, Reloader, Running, WatchedHost};
 pub use signals::Signal;
 
 /// How often the engine ticks: findings, ledgers, red lines, alerts.
@@ -48,7 +49,14 @@ pub enum Input {
         host: String,
         outcome: Result<String, String>,
     },
+    /// A provider account was synced: its inventory is joined to the fleet again.
+    InventorySynced,
 }
+
+/// Starts the provider accounts' background sync, handed what to call after each account
+/// synced; what it returns is stopped when the watcher ends.
+pub type StartSync =
+    Box<dyn FnOnce(Box<dyn Fn() + Send>) -> Option<crate::providers::BackgroundSync>>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {
@@ -87,6 +95,8 @@ pub struct Setup {
     pub unreachable_after_ms: u64,
     /// How hosts are released automatically; `None` releases nothing (the demo fleet).
     pub release: Option<ReleaseSetup>,
+    /// The provider accounts' background sync, when the config has accounts.
+    pub sync: Option<StartSync>,
 }
 
 /// Runs until SIGINT or SIGTERM; returns the name of the signal that stopped it.
@@ -121,8 +131,17 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     );
     log_duties(notes);
     let mut release = setup.release;
+    let mut have_sinks = !setup.sinks.is_empty();
     let mut dispatcher = start_alerts(setup.sinks);
     let released_tx = tx.clone();
+    let synced_tx = std::sync::Mutex::new(tx.clone());
+    let provider_sync = setup.sync.and_then(|start| {
+        start(Box::new(move || {
+            if let Ok(tx) = synced_tx.lock() {
+                let _ = tx.send(Input::InventorySynced);
+            }
+        }))
+    });
     let recorder = setup.recorder;
     let sink = HostSink::from_sender(tx, Input::Host);
     let sink = match &recorder {
@@ -156,6 +175,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     let stopped_by;
     loop {
         let wait = next_tick.saturating_duration_since(Instant::now());
+        let mut reloaded = None;
         match rx.recv_timeout(wait) {
             Ok(Input::Host(host, event)) => {
                 backlogs.taken(host);
@@ -170,49 +190,13 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                 None => tracing::warn!(
                     "SIGHUP: this fleet (demo, local GPUs or hosts named on the command line) has no config to reload"
                 ),
-                Some(r) => match r.reload() {
-                    Err(e) => {
-                        tracing::error!(error = %e, "config not reloaded; keeping the one in use")
-                    }
-                    Ok(new) => {
-                        if let Some(book) = fleet.book_to_store() {
-                            save(&mut fleet, setup.store.as_ref(), &book);
-                        }
-                        let changes = reload::apply(
-                            &new,
-                            &mut fleet,
-                            &mut running,
-                            r.as_ref(),
-                            &sink,
-                            recorder.as_ref(),
-                        );
-                        log_duties(duties.reconsider(
-                            &mut fleet,
-                            release.is_some(),
-                            !new.sinks.is_empty(),
-                        ));
-                        for (_, handle) in running.iter().flatten() {
-                            backlogs.add(handle);
-                        }
-                        resume_ledgers(&mut fleet, setup.store.as_ref());
-                        if new.options.interval_ms != fleet.options.interval_ms {
-                            tracing::warn!("interval_ms changed: restart the watcher to apply it");
-                        }
-                        firing.set_unreachable_after_ms(new.unreachable_after_ms);
-                        if let Some(release) = release.as_mut() {
-                            release.config = new.release_config.clone();
-                        }
-                        let old = std::mem::replace(&mut dispatcher, start_alerts(new.sinks));
-                        let _ = old.finish(ALERTS_WAIT);
-                        tracing::info!(
-                            added = %changes.added.join(","),
-                            removed = %changes.removed.join(","),
-                            restarted = %changes.restarted.join(","),
-                            "config reloaded"
-                        );
-                    }
-                },
+                Some(r) => reloaded = Some((r.reload(), Why::Sighup)),
             },
+            Ok(Input::InventorySynced) => {
+                if let Some(r) = reloader.as_mut() {
+                    reloaded = Some((r.rejoin(), Why::Inventory));
+                }
+            }
             Ok(Input::Released { host, outcome }) => {
                 released(
                     &mut fleet,
@@ -232,6 +216,53 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
             Err(RecvTimeoutError::Disconnected) => {
                 stopped_by = "no more input";
                 break;
+            }
+        }
+        if let (Some((result, why)), Some(r)) = (reloaded, reloader.as_ref()) {
+            match result {
+                Err(e) => why.failed(&e),
+                // A sync that changed no host (most rounds) leaves everything as it runs.
+                Ok(new) if why == Why::Inventory && !reload::changes_hosts(&new, &running) => {}
+                Ok(new) => {
+                    if let Some(book) = fleet.book_to_store() {
+                        save(&mut fleet, setup.store.as_ref(), &book);
+                    }
+                    let changes = reload::apply(
+                        &new,
+                        &mut fleet,
+                        &mut running,
+                        r.as_ref(),
+                        &sink,
+                        recorder.as_ref(),
+                    );
+                    if let Some(sinks) = &new.sinks {
+                        have_sinks = !sinks.is_empty();
+                    }
+                    log_duties(duties.reconsider(&mut fleet, release.is_some(), have_sinks));
+                    for (_, handle) in running.iter().flatten() {
+                        backlogs.add(handle);
+                    }
+                    resume_ledgers(&mut fleet, setup.store.as_ref());
+                    if new.options.interval_ms != fleet.options.interval_ms {
+                        tracing::warn!("interval_ms changed: restart the watcher to apply it");
+                    }
+                    firing.set_unreachable_after_ms(new.unreachable_after_ms);
+                    if let Some(release) = release.as_mut() {
+                        release.config = new.release_config.clone();
+                    }
+                    if let Some(sinks) = new.sinks {
+                        let old = std::mem::replace(&mut dispatcher, start_alerts(sinks));
+                        let _ = old.finish(ALERTS_WAIT);
+                    }
+                    tracing::info!(
+                        added = %changes.added.join(","),
+                        removed = %changes.removed.join(","),
+                        restarted = %changes.restarted.join(","),
+                        gone = %changes.gone.join(","),
+                        "{}",
+                        why.message()
+                    );
+                }
             }
         }
         if Instant::now() >= next_tick {
@@ -260,6 +291,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     }
     let mut sources = fixed;
     sources.extend(running.into_iter().flatten().map(|(_, handle)| handle));
+    if let Some(sync) = provider_sync {
+        sync.stop(Duration::from_millis(200));
+    }
     shut_down(fleet, sources, setup.store.as_ref(), dispatcher, server);
     for problem in recorder.map(Recorder::finish).unwrap_or_default() {
         tracing::error!("{problem}");
