@@ -6,6 +6,8 @@
 //! watcher closes its ledger with the time it went.
 
 mod common;
+#[path = "providers_support/fleet_setup.rs"]
+mod fleet_setup;
 #[path = "providers_support/server.rs"]
 mod server;
 #[path = "support/cli.rs"]
@@ -16,6 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::sshd::Sshd;
+use fleet_setup::setup;
 use server::{Server, json};
 use support::{Home, stderr, stdout};
 
@@ -37,26 +40,6 @@ fn pods(sshd: &Sshd) -> String {
         port = sshd.port,
         user = sshd.user
     )
-}
-
-/// The config (`hosts` first) and an ssh config giving the sshd's client key.
-fn setup(home: &Home, sshd: &Sshd, server: &Server, hosts: &str) -> (String, String) {
-    let config = home.write(
-        "c.toml",
-        &format!(
-            "interval_ms = 500\n{hosts}\n[[providers]]\nkind = \"runpod\"\n\
-             token_env = \"RUNPOD_KEY\"\nbase_url = \"{}\"\n",
-            server.base_url
-        ),
-    );
-    let ssh_config = home.write(
-        "ssh_config",
-        &format!(
-            "Host 127.0.0.1\n  IdentityFile {}\n",
-            sshd.client_key().display()
-        ),
-    );
-    (config, ssh_config)
 }
 
 fn snapshot(home: &Home, config: &str, ssh_config: &str) -> (Option<i32>, serde_json::Value) {

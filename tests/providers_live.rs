@@ -6,6 +6,8 @@
 //! pods' direct SSH endpoint is a real sshd on 127.0.0.1; the console in tmux.
 
 mod common;
+#[path = "providers_support/fleet_setup.rs"]
+mod fleet_setup;
 #[path = "providers_support/server.rs"]
 mod server;
 #[path = "support/cli.rs"]
@@ -19,6 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::sshd::Sshd;
+use fleet_setup::setup;
 use serde_json::Value;
 use server::{Server, json};
 use support::{Home, stderr, stdout};
@@ -51,27 +54,6 @@ fn server(first: String, later: String) -> (Server, Arc<AtomicUsize>) {
         _ => json(200, &later),
     });
     (server, phase)
-}
-
-/// The config (no `[[hosts]]`: the fleet is the account's) and an ssh config giving the
-/// sshd's client key.
-fn setup(home: &Home, sshd: &Sshd, server: &Server) -> (String, String) {
-    let config = home.write(
-        "c.toml",
-        &format!(
-            "interval_ms = 500\n\n[[providers]]\nkind = \"runpod\"\n\
-             token_env = \"RUNPOD_KEY\"\nbase_url = \"{}\"\n",
-            server.base_url
-        ),
-    );
-    let ssh_config = home.write(
-        "ssh_config",
-        &format!(
-            "Host 127.0.0.1\n  IdentityFile {}\n",
-            sshd.client_key().display()
-        ),
-    );
-    (config, ssh_config)
 }
 
 /// `providers sync`, then the stored attempt made ten minutes old, so a driver started now
@@ -117,7 +99,7 @@ fn the_running_watcher_starts_new_instances_marks_gone_ones_and_bills_a_new_pric
     ]);
     let (server, phase) = server(first, later);
     let home = Home::new();
-    let (config, ssh_config) = setup(&home, &sshd, &server);
+    let (config, ssh_config) = setup(&home, &sshd, &server, "");
     sync_and_age(&home, &config);
     phase.store(1, Ordering::SeqCst);
 
@@ -230,7 +212,7 @@ fn the_running_console_starts_a_new_instance_and_says_which_one_went() {
     let later = pods(&[pod(&sshd, "pod2", "second", 0.50)]);
     let (server, phase) = server(first, later);
     let home = Home::new();
-    let (config, ssh_config) = setup(&home, &sshd, &server);
+    let (config, ssh_config) = setup(&home, &sshd, &server, "");
     sync_and_age(&home, &config);
     phase.store(1, Ordering::SeqCst);
     let command = format!(
