@@ -18,6 +18,7 @@ use gpufleet::audit::AuditLog;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
 use gpufleet::commands::demo as demo_command;
+use gpufleet::commands::diagnose_file;
 use gpufleet::commands::fit as fit_command;
 use gpufleet::commands::fleet_inventory;
 use gpufleet::commands::hold as hold_command;
@@ -32,7 +33,6 @@ use gpufleet::config::lang::Lang;
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
 use gpufleet::demo::{self, Scratch};
-use gpufleet::diagnose;
 use gpufleet::duty::Duties;
 use gpufleet::error_text;
 use gpufleet::host_runner::SshRunner;
@@ -88,45 +88,6 @@ fn console_needs_a_terminal() -> Option<ExitCode> {
          `gpufleet snapshot --json` (or `cost --json`, `diagnose --json`, `check --json`)"
     );
     Some(ExitCode::from(2))
-}
-
-/// `gpufleet diagnose [FILE|-] [--json]`: exit 0 healthy, 1 findings, 2 bad input, 3 nothing
-/// recognised (no fault and no sign of a working GPU either). The input
-/// is read as a stream (bounded memory, at most `diagnose::input::MAX_INPUT_BYTES`); what was
-/// not read in full is said on stderr and in the report.
-fn diagnose(file: Option<&std::path::Path>, json: bool) -> ExitCode {
-    let limits = diagnose::ReadLimits::default();
-    let report = match file {
-        Some(path) if path != std::path::Path::new("-") => std::fs::File::open(path)
-            .map_err(|e| format!("{}: {e}", path.display()))
-            .and_then(|f| {
-                diagnose::diagnose_reader(f, &limits)
-                    .map_err(|e| format!("{}: {e}", path.display()))
-            }),
-        _ => diagnose::diagnose_reader(std::io::stdin().lock(), &limits)
-            .map_err(|e| format!("standard input: {e}")),
-    };
-    let report = match report {
-        Ok(report) => report,
-        Err(e) => {
-            eprintln!("gpufleet diagnose: {e}");
-            return ExitCode::from(diagnose::EXIT_BAD_INPUT);
-        }
-    };
-    let notes = report.notes(&limits);
-    for note in &notes {
-        eprintln!("gpufleet diagnose: {note}");
-    }
-    let diagnosis = report.diagnosis();
-    if json {
-        println!("{}", diagnose::render_json(&diagnosis, &notes));
-    } else {
-        print!("{}", diagnose::render_text(&diagnosis));
-        for note in &notes {
-            println!("note: {note}");
-        }
-    }
-    ExitCode::from(diagnosis.exit_code())
 }
 
 /// `gpufleet check NAME | --local`: progress on stderr, the report on stdout, exit 0/1/2/3.
@@ -366,8 +327,21 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         eprintln!("gpufleet: {refusal}");
         return Ok(ExitCode::from(gpufleet::exit_codes::USAGE));
     }
+    if cli.global.lang.is_none()
+        && matches!(
+            cli.command,
+            Some(
+                CliCommand::Diagnose { .. } | CliCommand::Audit { .. } | CliCommand::Config { .. }
+            )
+        )
+    {
+        // These run without the config, but speak its language when it names one and can be
+        // read; one that cannot is left to the command itself (`config check` reports it).
+        let config_lang = load_config(&cli).ok().and_then(|c| c.lang());
+        Lang::choose(None, config_lang, locale_var).apply();
+    }
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
-        return Ok(diagnose(file.as_deref(), *json));
+        return Ok(diagnose_file::run(file.as_deref(), *json));
     }
     if let Some(code) = standalone::run(&cli) {
         return Ok(code);

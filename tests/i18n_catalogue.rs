@@ -326,7 +326,7 @@ fn never_shown(lit: &Literal) -> bool {
 }
 
 /// Folders whose every file is scanned.
-const SCANNED_DIRS: &[&str] = &["src/ui", "src/app"];
+const SCANNED_DIRS: &[&str] = &["src/ui", "src/app", "src/diagnose", "src/commands"];
 
 /// Files scanned in folders not yet done as a whole: the alerts', the check report's and the
 /// audit command's texts.

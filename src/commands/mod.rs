@@ -4,6 +4,7 @@ pub mod audit;
 pub mod config_file;
 pub mod cost_inventory;
 pub mod demo;
+pub mod diagnose_file;
 pub mod fit;
 pub mod fleet_inventory;
 pub mod hold;
