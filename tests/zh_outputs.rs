@@ -390,3 +390,66 @@ fn a_lost_gpus_alert_from_the_watcher_follows_the_configs_language() {
     assert!(summary.starts_with("掉卡："), "{body}");
     assert!(!summary.contains("fallen off the bus"), "{body}");
 }
+
+#[test]
+fn the_checks_measured_figures_in_chinese_keep_their_numbers() {
+    let home = Home::new();
+    let run = |lang: &str| {
+        let out = home.run(&["check", "--demo", "--speed", "1000", "--lang", lang]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let (zh, en) = (run("zh-CN"), run("en"));
+    for needle in [
+        " GiB 已被占用（含探针的 CUDA 上下文）",
+        "≥ 卡的 85%，读回内容无误",
+        "全 1 矩阵",
+        "GiB 缓冲区，读 + 写",
+        "SM 平均 ",
+        "无过热降频、无硬件降频、无功耗制动",
+    ] {
+        assert!(zh.contains(needle), "{needle:?} missing:\n{zh}");
+    }
+    for english in [
+        "already in use",
+        "read back intact",
+        "of ones",
+        "buffers, read + write",
+        " MHz mean",
+        "no power brake",
+        "datasheet",
+    ] {
+        assert!(!zh.contains(english), "{english:?} left in:\n{zh}");
+    }
+    for needle in [
+        "already in use (incl. the probe's CUDA context)",
+        " MHz mean",
+    ] {
+        assert!(en.contains(needle), "{needle:?} missing:\n{en}");
+    }
+}
+
+#[test]
+fn a_crossed_budget_red_line_in_chinese_keeps_its_money_figures() {
+    let home = Home::new();
+    let red_line = |lang: &str| {
+        let out = home.run(&["cost", "--demo", "--lang", lang]);
+        stdout(&out)
+            .lines()
+            .find(|l| l.starts_with("! train-h100x8"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (zh, en) = (red_line("zh-CN"), red_line("en"));
+    assert!(en.contains(": spent "), "{en}");
+    assert!(zh.contains("：已花费 "), "{zh}");
+    assert!(zh.contains("，超过预算 "), "{zh}");
+    let money = |line: &str| -> Vec<String> {
+        line.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|w| w.contains('.'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(money(&zh), money(&en), "{zh}\n{en}");
+    assert_eq!(zh.matches(" USD").count(), 2, "{zh}");
+}
