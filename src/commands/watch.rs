@@ -3,6 +3,7 @@
 //! headless driver on the sources the command line chose. Watching the config's hosts, SIGHUP
 //! reads the config again (see [`ConfigReloader`]).
 
+use rust_i18n::t;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -46,7 +47,11 @@ pub fn run(
     if let Some(addr) = &metrics
         && addr.parse::<std::net::SocketAddr>().is_err()
     {
-        eprintln!("gpufleet watch: --metrics {addr:?} is not ADDRESS:PORT, such as 127.0.0.1:9400");
+        let addr = format!("{addr:?}");
+        eprintln!(
+            "gpufleet watch: {}",
+            t!("cli.bad_metrics_address", addr = addr)
+        );
         return Ok(ExitCode::from(EXIT_BAD_SETUP));
     }
     // The demo alerts no one: the `[[alerts]]` sinks are the real fleet's, and the demo dials
@@ -231,7 +236,7 @@ impl Reloader for ConfigReloader {
             .remote
             .iter()
             .find(|r| r.name == host.name)
-            .ok_or_else(|| format!("no host named {} in the config", host.name))?;
+            .ok_or_else(|| t!("cli.no_host_named", host = host.name).into_owned())?;
         if let Some(why) = self.gone.get(&host.name) {
             return crate::launch::gone_source(id, sink, why.clone()).map_err(|e| e.to_string());
         }
