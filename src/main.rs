@@ -17,6 +17,7 @@ use gpufleet::app::{Model, runtime};
 use gpufleet::audit::AuditLog;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
+use gpufleet::commands::cli_words;
 use gpufleet::commands::demo as demo_command;
 use gpufleet::commands::diagnose_file;
 use gpufleet::commands::fit as fit_command;
@@ -83,10 +84,7 @@ fn console_needs_a_terminal() -> Option<ExitCode> {
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         return None;
     }
-    eprintln!(
-        "gpufleet: the console needs a terminal on stdin and stdout; without one, use \
-         `gpufleet snapshot --json` (or `cost --json`, `diagnose --json`, `check --json`)"
-    );
+    eprintln!("gpufleet: {}", cli_words::needs_a_terminal());
     Some(ExitCode::from(2))
 }
 
@@ -109,7 +107,7 @@ fn run_check(
             let remote = match resolve_named(&args.ssh_settings(), &[name.to_string()], config) {
                 Ok(mut hosts) => match hosts.pop() {
                     Some(h) => h,
-                    None => return could_not_run(format!("no host named {name}")),
+                    None => return could_not_run(cli_words::no_host_named(name)),
                 },
                 Err(e) => return could_not_run(e.to_string()),
             };
@@ -145,7 +143,10 @@ fn run_check(
     };
     let previous = check::storage::load_latest(&host_name).ok().flatten();
     if let Err(e) = check::storage::save(&report) {
-        eprintln!("gpufleet check: the report was not kept: {e}");
+        eprintln!(
+            "gpufleet check: {}",
+            cli_words::report_not_kept(&e.to_string())
+        );
     }
     if json {
         println!("{}", check::render_json(&report));
@@ -169,16 +170,14 @@ fn playbook(
                 let remote =
                     resolve_named(&args.ssh_settings(), std::slice::from_ref(name), config)?
                         .pop()
-                        .ok_or_else(|| anyhow::anyhow!("no host named {name}"))?;
+                        .ok_or_else(|| anyhow::anyhow!(cli_words::no_host_named(name)))?;
                 Ok(playbook::Target::Remote(
                     remote,
                     link_options(&args.ssh_settings(), interval_ms),
                 ))
             }
             None if args.local => Ok(playbook::Target::Local),
-            _ => Err(anyhow::anyhow!(
-                "say where to run it: --host NAME or --local"
-            )),
+            _ => Err(anyhow::anyhow!(cli_words::say_where_to_run())),
         }
     };
     // With --demo, a simulated demo host, with a scratch directory for the audit log.
@@ -317,10 +316,8 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             None | Some(CliCommand::Watch { .. }) | Some(CliCommand::Replay { .. })
         )
     {
-        eprintln!(
-            "gpufleet: --record records the console, `watch` or `replay`; not `{}`",
-            subcommand.unwrap_or_default()
-        );
+        let refused = cli_words::record_refused(subcommand.unwrap_or_default());
+        eprintln!("gpufleet: {refused}");
         return Ok(ExitCode::from(gpufleet::exit_codes::USAGE));
     }
     if let Some(refusal) = demo_command::refusal(&cli) {
@@ -614,8 +611,10 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             // The terminal is the console's: its log lines go to a file in the state directory.
             match gpufleet::paths::state_dir().map(|dir| logging::to_file(&dir, verbosity)) {
                 Some(Ok(_)) => {}
-                Some(Err(e)) => model.notify(format!("log file not written: {e}"), false),
-                None => model.notify("log file not written: no state directory", false),
+                Some(Err(e)) => {
+                    model.notify(cli_words::log_not_written(Some(&e.to_string())), false)
+                }
+                None => model.notify(cli_words::log_not_written(None), false),
             }
             tracing::info!(
                 version = gpufleet::cli::VERSION,

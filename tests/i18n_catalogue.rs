@@ -527,6 +527,7 @@ const SCANNED_FILES: &[&str] = &[
     "src/check/verdict.rs",
     "src/commands/audit.rs",
     "src/commands/diagnose_file.rs",
+    "src/commands/cli_words.rs",
     "src/commands/config_file.rs",
     "src/commands/demo.rs",
     "src/commands/hold.rs",

@@ -453,3 +453,44 @@ fn a_crossed_budget_red_line_in_chinese_keeps_its_money_figures() {
     assert_eq!(money(&zh), money(&en), "{zh}\n{en}");
     assert_eq!(zh.matches(" USD").count(), 2, "{zh}");
 }
+
+#[test]
+fn command_line_errors_and_config_check_in_chinese() {
+    let home = Home::new();
+    // A mistyped subcommand: the refusal and its suggestion, the words as typed.
+    let out = home.run(&["--lang", "zh-CN", "snapshott"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("`snapshott` 既不是子命令"), "{said}");
+    assert!(said.contains("你是不是想输入 `snapshot`"), "{said}");
+    let english = stderr(&home.run(&["--lang", "en", "snapshott"]));
+    assert!(
+        english.contains("`snapshott` is not a subcommand"),
+        "{english}"
+    );
+    assert!(english.contains("did you mean `snapshot`?"), "{english}");
+
+    // `config check` runs before the config is loaded, yet speaks the config's language.
+    let config = home.write(
+        "config.toml",
+        "language = \"zh-CN\"\n\n[[hosts]]\nname = \"a100\"\nssh = \"root@127.0.0.1:22\"\n",
+    );
+    let out = home
+        .command(&["config", "check", "--config", &config])
+        .env("LANG", "C.UTF-8")
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .output()
+        .expect("run gpufleet");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("正常：1 台主机（{config}）\n"));
+
+    // `hold` on a host the config lacks.
+    let out = home.run(&["--lang", "zh-CN", "--config", &config, "hold", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains("gpufleet hold: 配置中没有名为 \"nosuch\" 的主机"),
+        "{said}"
+    );
+}

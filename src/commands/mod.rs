@@ -1,6 +1,7 @@
 //! Subcommands that start a driver of their own (the console is `main`'s default).
 
 pub mod audit;
+pub mod cli_words;
 pub mod config_file;
 pub mod cost_inventory;
 pub mod demo;
