@@ -17,7 +17,9 @@ use gpufleet::app::{Model, runtime};
 use gpufleet::audit::AuditLog;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
+use gpufleet::commands::cli_words;
 use gpufleet::commands::demo as demo_command;
+use gpufleet::commands::diagnose_file;
 use gpufleet::commands::fit as fit_command;
 use gpufleet::commands::fleet_inventory;
 use gpufleet::commands::hold as hold_command;
@@ -32,7 +34,6 @@ use gpufleet::config::lang::Lang;
 use gpufleet::config::{self, Config};
 use gpufleet::cost::LedgerStore;
 use gpufleet::demo::{self, Scratch};
-use gpufleet::diagnose;
 use gpufleet::duty::Duties;
 use gpufleet::error_text;
 use gpufleet::host_runner::SshRunner;
@@ -83,50 +84,8 @@ fn console_needs_a_terminal() -> Option<ExitCode> {
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         return None;
     }
-    eprintln!(
-        "gpufleet: the console needs a terminal on stdin and stdout; without one, use \
-         `gpufleet snapshot --json` (or `cost --json`, `diagnose --json`, `check --json`)"
-    );
+    eprintln!("gpufleet: {}", cli_words::needs_a_terminal());
     Some(ExitCode::from(2))
-}
-
-/// `gpufleet diagnose [FILE|-] [--json]`: exit 0 healthy, 1 findings, 2 bad input, 3 nothing
-/// recognised (no fault and no sign of a working GPU either). The input
-/// is read as a stream (bounded memory, at most `diagnose::input::MAX_INPUT_BYTES`); what was
-/// not read in full is said on stderr and in the report.
-fn diagnose(file: Option<&std::path::Path>, json: bool) -> ExitCode {
-    let limits = diagnose::ReadLimits::default();
-    let report = match file {
-        Some(path) if path != std::path::Path::new("-") => std::fs::File::open(path)
-            .map_err(|e| format!("{}: {e}", path.display()))
-            .and_then(|f| {
-                diagnose::diagnose_reader(f, &limits)
-                    .map_err(|e| format!("{}: {e}", path.display()))
-            }),
-        _ => diagnose::diagnose_reader(std::io::stdin().lock(), &limits)
-            .map_err(|e| format!("standard input: {e}")),
-    };
-    let report = match report {
-        Ok(report) => report,
-        Err(e) => {
-            eprintln!("gpufleet diagnose: {e}");
-            return ExitCode::from(diagnose::EXIT_BAD_INPUT);
-        }
-    };
-    let notes = report.notes(&limits);
-    for note in &notes {
-        eprintln!("gpufleet diagnose: {note}");
-    }
-    let diagnosis = report.diagnosis();
-    if json {
-        println!("{}", diagnose::render_json(&diagnosis, &notes));
-    } else {
-        print!("{}", diagnose::render_text(&diagnosis));
-        for note in &notes {
-            println!("note: {note}");
-        }
-    }
-    ExitCode::from(diagnosis.exit_code())
 }
 
 /// `gpufleet check NAME | --local`: progress on stderr, the report on stdout, exit 0/1/2/3.
@@ -148,7 +107,7 @@ fn run_check(
             let remote = match resolve_named(&args.ssh_settings(), &[name.to_string()], config) {
                 Ok(mut hosts) => match hosts.pop() {
                     Some(h) => h,
-                    None => return could_not_run(format!("no host named {name}")),
+                    None => return could_not_run(cli_words::no_host_named(name)),
                 },
                 Err(e) => return could_not_run(e.to_string()),
             };
@@ -184,7 +143,10 @@ fn run_check(
     };
     let previous = check::storage::load_latest(&host_name).ok().flatten();
     if let Err(e) = check::storage::save(&report) {
-        eprintln!("gpufleet check: the report was not kept: {e}");
+        eprintln!(
+            "gpufleet check: {}",
+            cli_words::report_not_kept(&e.to_string())
+        );
     }
     if json {
         println!("{}", check::render_json(&report));
@@ -208,16 +170,14 @@ fn playbook(
                 let remote =
                     resolve_named(&args.ssh_settings(), std::slice::from_ref(name), config)?
                         .pop()
-                        .ok_or_else(|| anyhow::anyhow!("no host named {name}"))?;
+                        .ok_or_else(|| anyhow::anyhow!(cli_words::no_host_named(name)))?;
                 Ok(playbook::Target::Remote(
                     remote,
                     link_options(&args.ssh_settings(), interval_ms),
                 ))
             }
             None if args.local => Ok(playbook::Target::Local),
-            _ => Err(anyhow::anyhow!(
-                "say where to run it: --host NAME or --local"
-            )),
+            _ => Err(anyhow::anyhow!(cli_words::say_where_to_run())),
         }
     };
     // With --demo, a simulated demo host, with a scratch directory for the audit log.
@@ -356,18 +316,29 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             None | Some(CliCommand::Watch { .. }) | Some(CliCommand::Replay { .. })
         )
     {
-        eprintln!(
-            "gpufleet: --record records the console, `watch` or `replay`; not `{}`",
-            subcommand.unwrap_or_default()
-        );
+        let refused = cli_words::record_refused(subcommand.unwrap_or_default());
+        eprintln!("gpufleet: {refused}");
         return Ok(ExitCode::from(gpufleet::exit_codes::USAGE));
     }
     if let Some(refusal) = demo_command::refusal(&cli) {
         eprintln!("gpufleet: {refusal}");
         return Ok(ExitCode::from(gpufleet::exit_codes::USAGE));
     }
+    if cli.global.lang.is_none()
+        && matches!(
+            cli.command,
+            Some(
+                CliCommand::Diagnose { .. } | CliCommand::Audit { .. } | CliCommand::Config { .. }
+            )
+        )
+    {
+        // These run without the config, but speak its language when it names one and can be
+        // read; one that cannot is left to the command itself (`config check` reports it).
+        let config_lang = load_config(&cli).ok().and_then(|c| c.lang());
+        Lang::choose(None, config_lang, locale_var).apply();
+    }
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
-        return Ok(diagnose(file.as_deref(), *json));
+        return Ok(diagnose_file::run(file.as_deref(), *json));
     }
     if let Some(code) = standalone::run(&cli) {
         return Ok(code);
@@ -643,8 +614,10 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             // The terminal is the console's: its log lines go to a file in the state directory.
             match gpufleet::paths::state_dir().map(|dir| logging::to_file(&dir, verbosity)) {
                 Some(Ok(_)) => {}
-                Some(Err(e)) => model.notify(format!("log file not written: {e}"), false),
-                None => model.notify("log file not written: no state directory", false),
+                Some(Err(e)) => {
+                    model.notify(cli_words::log_not_written(Some(&e.to_string())), false)
+                }
+                None => model.notify(cli_words::log_not_written(None), false),
             }
             tracing::info!(
                 version = gpufleet::cli::VERSION,

@@ -1,16 +1,24 @@
 //! What a Chinese reader gets outside the console, through the real binary with `--lang zh-CN`:
 //! an alert's body as a real HTTP server on loopback receives it (identifiers and JSON keys
 //! English, the human-readable text Chinese), the acceptance check's report on the demo's
-//! simulated H200, and a curated runbook as `playbook show` prints it. Each is compared with
+//! simulated H200, a curated runbook as `playbook show` prints it, `diagnose` on real logs
+//! (text and JSON), and the alert `gpufleet watch` sends when a real sshd host loses its GPU. Each is compared with
 //! the same command in English, so a text left untranslated shows.
 
 #[path = "support/cli.rs"]
 mod cli;
+mod common;
 #[path = "release_support/server.rs"]
 mod server;
+#[path = "support/watcher.rs"]
+mod watcher;
+
+use std::time::Duration;
 
 use cli::{Home, stderr, stdout};
+use common::sshd::Sshd;
 use server::{Server, answer};
+use watcher::Watcher;
 
 /// `gpufleet alert test --lang LANG` against one `kind` sink on a loopback server: the body
 /// the server received and the command's stdout.
@@ -195,4 +203,294 @@ fn the_snapshot_table_header_in_chinese_lines_up_with_its_rows() {
     }
     // The rows are the same in both languages.
     assert_eq!(zh.lines().nth(1), en.lines().nth(1));
+}
+
+/// A real kernel log of a GPU that fell off the bus (an AER error, then Xid 79).
+const XID_79: &str = "tests/fixtures/diagnose/kernel/aer_port_then_xid79.txt";
+
+fn fixture(path: &str) -> String {
+    format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn diagnose_in_chinese_gives_the_meaning_and_action_in_chinese_with_english_labels() {
+    let home = Home::new();
+    let file = fixture(XID_79);
+    let out = home.run(&["--lang", "zh-CN", "diagnose", &file]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}\n{}", stderr(&out));
+    for needle in [
+        "发现：2 条\n",
+        "严重 xid_79 (GPU 0000:02:00",
+        "Xid 79（ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS）：GPU 从总线上掉了（掉卡）",
+        "NVIDIA 的即时处理建议：RESTART_BM。",
+        "\n  处理：重启实例（重置 GPU 救不回来）",
+        "严重 gpu_lost (GPU 0000:02:00",
+        "\n  运维手册：gpu-lost\n",
+        "\n  证据：\n    [74889.644138] NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing:\n{text}");
+    }
+    for english in [
+        "findings:",
+        "action:",
+        "Reboot the instance",
+        "CRITICAL",
+        "runbook:",
+    ] {
+        assert!(!text.contains(english), "{english:?} left in:\n{text}");
+    }
+    // English is as it always was.
+    let english = stdout(&home.run(&["--lang", "en", "diagnose", &file]));
+    assert!(english.starts_with("findings: 2\n"), "{english}");
+    assert!(
+        english.contains(
+            "\n  action: Reboot the instance (a GPU reset cannot bring it back). If it falls off \
+             again on this host, release the host and rent another, and give the provider the \
+             Xid lines.\n"
+        ),
+        "{english}"
+    );
+}
+
+#[test]
+fn diagnose_json_in_chinese_keeps_its_keys_and_identifiers_english() {
+    let home = Home::new();
+    let file = fixture(XID_79);
+    let json = |lang: &str| -> serde_json::Value {
+        let out = home.run(&["--lang", lang, "diagnose", "--json", &file]);
+        serde_json::from_str(&stdout(&out)).expect("JSON")
+    };
+    let (zh, en) = (json("zh-CN"), json("en"));
+    assert_eq!(zh["verdict"], "findings", "{zh}");
+    let (zh_findings, en_findings) = (
+        zh["findings"].as_array().expect("findings"),
+        en["findings"].as_array().expect("findings"),
+    );
+    assert_eq!(zh_findings.len(), en_findings.len());
+    for (z, e) in zh_findings.iter().zip(en_findings) {
+        let keys = |v: &serde_json::Value| -> Vec<String> {
+            v.as_object().expect("object").keys().cloned().collect()
+        };
+        assert_eq!(keys(z), keys(e), "{z}");
+        for identifier in ["label", "severity", "runbook", "pci", "uuid", "evidence"] {
+            assert_eq!(z[identifier], e[identifier], "{identifier}: {z}");
+        }
+        assert_ne!(z["summary"], e["summary"], "{z}");
+        assert_ne!(z["action"], e["action"], "{z}");
+    }
+    let gpu_lost = zh_findings
+        .iter()
+        .find(|f| f["label"] == "gpu_lost")
+        .expect("gpu_lost");
+    assert!(
+        gpu_lost["summary"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("掉卡：")),
+        "{gpu_lost}"
+    );
+    assert!(
+        gpu_lost["action"]
+            .as_str()
+            .is_some_and(|s| s.contains("释放")),
+        "{gpu_lost}"
+    );
+}
+
+#[test]
+fn diagnose_speaks_the_configs_language_and_keeps_figures_as_they_are() {
+    let home = Home::new();
+    let config = home.write("config.toml", "language = \"zh-CN\"\n");
+    let file = fixture("tests/fixtures/training-logs/hf_plateau.log");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--config", config.as_str()];
+        args.extend_from_slice(extra);
+        args.extend(["diagnose", file.as_str()]);
+        let out = home
+            .command(&args)
+            .env("LANG", "C.UTF-8")
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
+            .output()
+            .expect("run gpufleet");
+        stdout(&out)
+    };
+    let zh = run(&[]);
+    let en = run(&["--lang", "en"]);
+    assert!(zh.contains("训练日志（"), "{zh}");
+    assert!(zh.contains("training_plateau"), "{zh}");
+    assert!(zh.contains("再跑下去多半不值这个钱"), "{zh}");
+    assert!(en.contains("training log ("), "{en}");
+    assert!(
+        en.contains("More steps are unlikely to pay for themselves"),
+        "{en}"
+    );
+    // Every figure of the English report is in the Chinese one, written the same way.
+    let figures = |text: &str| -> Vec<String> {
+        text.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+            .map(|w| w.trim_matches(|c| c == '.' || c == ','))
+            .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+            .map(str::to_string)
+            .collect()
+    };
+    let zh_figures = figures(&zh);
+    for figure in figures(&en) {
+        assert!(zh_figures.contains(&figure), "{figure} missing:\n{zh}");
+    }
+}
+
+/// `gpufleet watch` on a config that says `language = "zh-CN"`, with a real sshd host whose
+/// GPU falls off the bus: the webhook's alert carries the finding's meaning and action in
+/// Chinese, its label, severity and keys as in English.
+#[test]
+fn a_lost_gpus_alert_from_the_watcher_follows_the_configs_language() {
+    let Some(sshd) = Sshd::start() else { return };
+    sshd.set_scenario("gpu-lost");
+    let home = Home::new();
+    let known_hosts = home.write("known_hosts", &sshd.known_hosts_line("ed25519"));
+    let hook = Server::start(vec![answer(200, "{}")]);
+    let config = home.write(
+        "config.toml",
+        &format!(
+            "language = \"zh-CN\"\ninterval_ms = 500\n\n[[hosts]]\nname = \"h200-lost\"\n\
+             ssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\n\
+             [[alerts]]\nkind = \"webhook\"\nurl = \"{}/hook\"\n",
+            sshd.user,
+            sshd.port,
+            sshd.client_key().display(),
+            hook.base_url
+        ),
+    );
+    let log = home.path().join("watch.log");
+    let watching = Watcher::start(
+        &cli::binary(),
+        std::path::Path::new(&config),
+        std::path::Path::new(&known_hosts),
+        &home.path().join("state"),
+        &log,
+    );
+    let alert = || {
+        hook.requests()
+            .into_iter()
+            .map(|r| r.json())
+            .find(|a| a["label"] == "gpu_lost")
+    };
+    watcher::wait_until(
+        "a gpu_lost alert",
+        Duration::from_secs(40),
+        &|| watching.log(),
+        || alert().is_some(),
+    );
+    let body = alert().unwrap_or_default();
+    assert_eq!(body["host"], "h200-lost", "{body}");
+    assert_eq!(body["severity"], "critical", "{body}");
+    assert_eq!(body["state"], "firing", "{body}");
+    assert_eq!(body["runbook"], "gpu-lost", "{body}");
+    let summary = body["summary"].as_str().unwrap_or_default();
+    assert!(summary.starts_with("掉卡："), "{body}");
+    assert!(!summary.contains("fallen off the bus"), "{body}");
+}
+
+#[test]
+fn the_checks_measured_figures_in_chinese_keep_their_numbers() {
+    let home = Home::new();
+    let run = |lang: &str| {
+        let out = home.run(&["check", "--demo", "--speed", "1000", "--lang", lang]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let (zh, en) = (run("zh-CN"), run("en"));
+    for needle in [
+        " GiB 已被占用（含探针的 CUDA 上下文）",
+        "≥ 卡的 85%，读回内容无误",
+        "全 1 矩阵",
+        "GiB 缓冲区，读 + 写",
+        "SM 平均 ",
+        "无过热降频、无硬件降频、无功耗制动",
+    ] {
+        assert!(zh.contains(needle), "{needle:?} missing:\n{zh}");
+    }
+    for english in [
+        "already in use",
+        "read back intact",
+        "of ones",
+        "buffers, read + write",
+        " MHz mean",
+        "no power brake",
+        "datasheet",
+    ] {
+        assert!(!zh.contains(english), "{english:?} left in:\n{zh}");
+    }
+    for needle in [
+        "already in use (incl. the probe's CUDA context)",
+        " MHz mean",
+    ] {
+        assert!(en.contains(needle), "{needle:?} missing:\n{en}");
+    }
+}
+
+#[test]
+fn a_crossed_budget_red_line_in_chinese_keeps_its_money_figures() {
+    let home = Home::new();
+    let red_line = |lang: &str| {
+        let out = home.run(&["cost", "--demo", "--lang", lang]);
+        stdout(&out)
+            .lines()
+            .find(|l| l.starts_with("! train-h100x8"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (zh, en) = (red_line("zh-CN"), red_line("en"));
+    assert!(en.contains(": spent "), "{en}");
+    assert!(zh.contains("：已花费 "), "{zh}");
+    assert!(zh.contains("，超过预算 "), "{zh}");
+    let money = |line: &str| -> Vec<String> {
+        line.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|w| w.contains('.'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(money(&zh), money(&en), "{zh}\n{en}");
+    assert_eq!(zh.matches(" USD").count(), 2, "{zh}");
+}
+
+#[test]
+fn command_line_errors_and_config_check_in_chinese() {
+    let home = Home::new();
+    // A mistyped subcommand: the refusal and its suggestion, the words as typed.
+    let out = home.run(&["--lang", "zh-CN", "snapshott"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("`snapshott` 既不是子命令"), "{said}");
+    assert!(said.contains("你是不是想输入 `snapshot`"), "{said}");
+    let english = stderr(&home.run(&["--lang", "en", "snapshott"]));
+    assert!(
+        english.contains("`snapshott` is not a subcommand"),
+        "{english}"
+    );
+    assert!(english.contains("did you mean `snapshot`?"), "{english}");
+
+    // `config check` runs before the config is loaded, yet speaks the config's language.
+    let config = home.write(
+        "config.toml",
+        "language = \"zh-CN\"\n\n[[hosts]]\nname = \"a100\"\nssh = \"root@127.0.0.1:22\"\n",
+    );
+    let out = home
+        .command(&["config", "check", "--config", &config])
+        .env("LANG", "C.UTF-8")
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .output()
+        .expect("run gpufleet");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("正常：1 台主机（{config}）\n"));
+
+    // `hold` on a host the config lacks.
+    let out = home.run(&["--lang", "zh-CN", "--config", &config, "hold", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains("gpufleet hold: 配置中没有名为 \"nosuch\" 的主机"),
+        "{said}"
+    );
 }

@@ -5,7 +5,6 @@
 use rust_i18n::t;
 
 use crate::config::Provider;
-use crate::cost::{RedLine, format_duration_ms, format_money};
 use crate::fleet::host::{HostStatus, format_age};
 use crate::release::ReleaseAction;
 
@@ -79,63 +78,6 @@ pub fn released() -> String {
     t!("status.released").into_owned()
 }
 
-/// A crossed red line as the banner says it (the cost module's `RedLine::message` is the
-/// English one that alerts and logs keep).
-pub fn red_line(line: &RedLine) -> String {
-    let hours = |ms: u64| format!("{:.1}", crate::cost::hours(ms));
-    let text = match line {
-        RedLine::HostIdle {
-            host,
-            idle_ms,
-            limit_ms,
-        } => t!(
-            "redline.host_idle",
-            host = host,
-            idle = format_duration_ms(*idle_ms),
-            limit = format_duration_ms(*limit_ms)
-        ),
-        RedLine::HostOverBudget {
-            host,
-            spent,
-            max_spend,
-            currency,
-        } => t!(
-            "redline.host_budget",
-            host = host,
-            spent = format_money(*spent, currency),
-            max = format_money(*max_spend, currency)
-        ),
-        RedLine::HostOverHours {
-            host,
-            billed_ms,
-            max_hours,
-        } => t!(
-            "redline.host_hours",
-            host = host,
-            hours = hours(*billed_ms),
-            max = max_hours
-        ),
-        RedLine::FleetOverBudget {
-            currency,
-            spent,
-            max_spend,
-        } => t!(
-            "redline.fleet_budget",
-            spent = format_money(*spent, currency),
-            max = format_money(*max_spend, currency)
-        ),
-        RedLine::FleetOverHours {
-            billed_ms,
-            max_hours,
-        } => t!(
-            "redline.fleet_hours",
-            hours = hours(*billed_ms),
-            max = max_hours
-        ),
-    };
-    text.into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,40 +147,6 @@ mod tests {
                 assert_eq!(effect(provider, a), crate::release::effect(provider, a));
                 assert_eq!(action(a), a.as_str());
             }
-        }
-    }
-
-    #[test]
-    fn english_red_lines_are_the_cost_modules() {
-        let host = "a100-1".to_string();
-        for line in [
-            RedLine::HostIdle {
-                host: host.clone(),
-                idle_ms: 1_800_000,
-                limit_ms: 1_200_000,
-            },
-            RedLine::HostOverBudget {
-                host: host.clone(),
-                spent: 101.5,
-                max_spend: 100.0,
-                currency: "CNY".into(),
-            },
-            RedLine::HostOverHours {
-                host,
-                billed_ms: 37_000_000,
-                max_hours: 10.0,
-            },
-            RedLine::FleetOverBudget {
-                currency: "USD".into(),
-                spent: 12.0,
-                max_spend: 10.0,
-            },
-            RedLine::FleetOverHours {
-                billed_ms: 90_000_000,
-                max_hours: 24.5,
-            },
-        ] {
-            assert_eq!(red_line(&line), line.message());
         }
     }
 }

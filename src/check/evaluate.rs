@@ -1,6 +1,8 @@
 //! From what was observed to the report's checks and per-GPU figures: ties PyTorch's device
 //! numbers to nvidia-smi's, picks each GPU's samples, and runs every verdict.
 
+use rust_i18n::t;
+
 use crate::check::inventory::{GpuStatic, Inventory, KernelLog};
 use crate::check::load::{self, RAMP_S};
 use crate::check::probe::{LoadSample, ProbeData};
@@ -30,9 +32,9 @@ pub fn evaluate(
     if let Some(failure) = &inv.failure {
         checks.push(
             CheckResult::new("identity.count", Category::Identity, None, Status::Fail)
-                .measured("no GPU readable")
+                .measured(t!("check_value.no_gpu_readable"))
                 .expected(expect.count.map(|c| c.to_string()).unwrap_or_default())
-                .message(format!("{failure}. Nothing else can be checked.")),
+                .message(t!("check_msg.nothing_else", failure = failure)),
         );
         checks.push(verdict::xid_lines(&observed.kernel));
         return (checks, Vec::new());

@@ -62,12 +62,14 @@ pub fn vram(gpu: u32, torch_gpu: Option<u32>, probe: &ProbeData) -> (CheckResult
         0.0
     };
     let r = CheckResult::new("vram.usable", Category::Vram, Some(gpu), Status::Pass)
-        .measured(format!(
-            "{usable:.1} GiB of {total:.1} GiB ({:.0}%); {others:.1} GiB already in use \
-             (incl. the probe's CUDA context)",
-            share * 100.0
+        .measured(t!(
+            "check_value.vram_measured",
+            usable = format!("{usable:.1}"),
+            total = format!("{total:.1}"),
+            percent = format!("{:.0}", share * 100.0),
+            others = format!("{others:.1}")
         ))
-        .expected("≥ 85% of the card, read back intact");
+        .expected(t!("check_value.vram_expected"));
     if v.mismatched_elements > 0 {
         let r = r.with_status(Status::Fail).message(t!(
             "check_msg.vram_corrupt",
@@ -135,13 +137,14 @@ pub fn matmul(
     };
     let random = m
         .tflops_random
-        .map(|t| format!("; random data {}", tflops(t)))
+        .map(|t| t!("check_value.matmul_random", tflops = tflops(t)).into_owned())
         .unwrap_or_default();
-    let r = r.measured(format!(
-        "{} {} ({}³ of ones{random})",
-        tflops(measured),
-        m.dtype,
-        m.n
+    let r = r.measured(t!(
+        "check_value.matmul_measured",
+        tflops = tflops(measured),
+        dtype = m.dtype,
+        n = m.n,
+        random = random
     ));
     if m.correct == Some(false) || m.finite == Some(false) {
         let r = r
@@ -154,16 +157,21 @@ pub fn matmul(
             let want = refr.expected_tflops();
             let status = grade(measured, want);
             let basis = if refr.is_measured() {
-                "measured".to_string()
+                t!("check_value.basis_measured")
             } else {
-                format!(
-                    "{:.0}% of the {} datasheet peak",
-                    want / refr.datasheet_tflops * 100.0,
-                    tflops(refr.datasheet_tflops)
+                t!(
+                    "check_value.basis_datasheet_peak",
+                    percent = format!("{:.0}", want / refr.datasheet_tflops * 100.0),
+                    peak = tflops(refr.datasheet_tflops)
                 )
             };
             let r = r
-                .expected(format!("{} ({}, {basis})", tflops(want), refr.model))
+                .expected(t!(
+                    "check_value.expected_basis",
+                    value = tflops(want),
+                    model = refr.model,
+                    basis = basis
+                ))
                 .with_status(status);
             let pct = measured / want * 100.0;
             match status {
@@ -218,10 +226,10 @@ pub fn copy(
             None,
         );
     };
-    let r = r.measured(format!(
-        "{} ({:.1} GiB buffers, read + write)",
-        bandwidth(measured),
-        gib_of_bytes(c.bytes)
+    let r = r.measured(t!(
+        "check_value.copy_measured",
+        bandwidth = bandwidth(measured),
+        gib = format!("{:.1}", gib_of_bytes(c.bytes))
     ));
     if !c.verified {
         let r = r
@@ -234,12 +242,17 @@ pub fn copy(
             let want = refr.expected_copy_gb_per_s();
             let status = grade(measured, want);
             let basis = if refr.measured_copy_gb_per_s.is_some() {
-                "measured"
+                t!("check_value.basis_measured")
             } else {
-                "of datasheet"
+                t!("check_value.basis_datasheet")
             };
             let r = r
-                .expected(format!("{} ({}, {basis})", bandwidth(want), refr.model))
+                .expected(t!(
+                    "check_value.expected_basis",
+                    value = bandwidth(want),
+                    model = refr.model,
+                    basis = basis
+                ))
                 .with_status(status);
             let pct = measured / want * 100.0;
             match status {
@@ -350,23 +363,23 @@ pub fn sustained(
 
     let mut parts = Vec::new();
     if let Some(t) = figures.temperature_max_c {
-        parts.push(format!("{t:.0} °C max"));
+        parts.push(t!("check_value.temperature_max", t = format!("{t:.0}")).into_owned());
     }
     if let Some(c) = figures.sm_clock_mean_mhz {
-        parts.push(format!("SM {c:.0} MHz mean"));
+        parts.push(t!("check_value.sm_clock_mean", mhz = format!("{c:.0}")).into_owned());
     }
     if let Some(p) = figures.power_mean_w {
         let of = limit
-            .map(|l| format!(" of {}", watts(l)))
+            .map(|l| t!("check_value.power_of", limit = watts(l)).into_owned())
             .unwrap_or_default();
-        parts.push(format!("{} mean{of}", watts(p)));
+        parts.push(t!("check_value.power_mean", watts = watts(p), of = of).into_owned());
     }
     if let Some(t) = figures.tflops_mean {
         parts.push(tflops(t));
     }
     let labels = seen.labels();
     if !labels.is_empty() {
-        parts.push(format!("reasons: {}", labels.join(", ")));
+        parts.push(t!("check_value.reasons", reasons = labels.join(", ")).into_owned());
     }
     let r = CheckResult::new(
         "sustained.load",
@@ -375,7 +388,7 @@ pub fn sustained(
         Status::Pass,
     )
     .measured(parts.join(", "))
-    .expected("no thermal or hardware slowdown, no power brake");
+    .expected(t!("check_value.sustained_expected"));
 
     let hw = masks.iter().filter(|m| m.is_hardware_slowdown()).count();
     let sw_thermal = masks

@@ -1,6 +1,7 @@
 //! `gpufleet config init | path | check`: write a commented config where gpufleet looks for it,
 //! say where that is, and load and validate one without starting anything.
 
+use rust_i18n::t;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -46,7 +47,7 @@ fn target(explicit: Option<&Path>) -> Result<PathBuf, String> {
     explicit
         .map(Path::to_path_buf)
         .or_else(config::default_path)
-        .ok_or_else(|| "no home directory, so no config path; give one with --config".to_string())
+        .ok_or_else(|| t!("cli.config_no_home").into_owned())
 }
 
 /// `config init`: writes [`template`] at the path (directory `0700`, file `0600`), never over
@@ -57,28 +58,27 @@ pub fn init(explicit: Option<&Path>, out: &mut dyn Write, err: &mut dyn Write) -
         Err(e) => return fail(err, "config init", &e),
     };
     if path.exists() {
+        let path = path.display().to_string();
         let _ = writeln!(
             err,
-            "gpufleet config init: {} already exists; it was left as it is (`gpufleet config \
-             check` validates it)",
-            path.display()
+            "gpufleet config init: {}",
+            t!("cli.config_exists_check", path = path)
         );
         return EXIT_EXISTS;
     }
     match write_new(&path, &template()) {
         Ok(()) => {
-            let _ = writeln!(out, "wrote {}", path.display());
-            let _ = writeln!(
-                out,
-                "next: add a [[hosts]] block, then `gpufleet config check`"
-            );
+            let path = path.display().to_string();
+            let _ = writeln!(out, "{}", t!("cli.config_wrote", path = path));
+            let _ = writeln!(out, "{}", t!("cli.config_next"));
             EXIT_OK
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let path = path.display().to_string();
             let _ = writeln!(
                 err,
-                "gpufleet config init: {} already exists; it was left as it is",
-                path.display()
+                "gpufleet config init: {}",
+                t!("cli.config_exists", path = path)
             );
             EXIT_EXISTS
         }
@@ -118,17 +118,20 @@ pub fn check(explicit: Option<&Path>, out: &mut dyn Write, err: &mut dyn Write) 
         Err(e) => return fail(err, "config check", &e),
     };
     if explicit.is_none() && !path.exists() {
-        let message = format!(
-            "no config at {}; `gpufleet config init` writes a commented one",
-            path.display()
-        );
+        let path = path.display().to_string();
+        let message = t!("cli.config_none_at", path = path);
         return fail(err, "config check", &message);
     }
     match config::load(&path) {
         Ok(config) => {
             let count = config.hosts.len();
-            let noun = if count == 1 { "host" } else { "hosts" };
-            let _ = writeln!(out, "ok: {count} {noun} ({})", path.display());
+            let path = path.display().to_string();
+            let line = if count == 1 {
+                t!("cli.config_ok_one", path = path)
+            } else {
+                t!("cli.config_ok", count = count, path = path)
+            };
+            let _ = writeln!(out, "{line}");
             EXIT_OK
         }
         Err(e) => fail(err, "config check", &e.to_string()),

@@ -3,6 +3,7 @@
 //! for real hosts, against simulated hosts and a simulated provider. Nothing touches the
 //! network, DNS or the user's state directory; everything printed says it is simulated.
 
+use rust_i18n::t;
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
 
@@ -23,12 +24,17 @@ use crate::telemetry::source::{StopFlag, now_ms};
 pub enum DemoError {
     #[error("--speed {0}")]
     BadSpeed(String),
-    #[error("{0:?} is not a host of the demo fleet (its hosts: {1})")]
+    #[error("{}", unknown_host(.0, .1))]
     UnknownHost(String, String),
-    #[error("the demo's scratch directory: {0}")]
+    #[error("{}", t!("demo.scratch", why = .0))]
     Scratch(#[from] std::io::Error),
     #[error(transparent)]
     Money(#[from] MoneyError),
+}
+
+fn unknown_host(host: &str, hosts: &str) -> String {
+    let host = format!("{host:?}");
+    t!("demo.unknown_host", host = host, hosts = hosts).into_owned()
 }
 
 /// The demo fleet run forward: the simulator, and the fleet as the console would show it.
@@ -117,11 +123,7 @@ pub fn release(
     let code = money_cli::release_command(&demo::demo_config(config), args, &env, input, out);
     // `--dry-run --json` prints one JSON document (its `simulated` says it); text says it here.
     if !args.json {
-        let _ = writeln!(
-            out,
-            "[simulated] nothing was sent; the demo's ledger and audit lines were kept in a \
-             scratch directory, removed now"
-        );
+        let _ = writeln!(out, "{}", t!("demo.nothing_sent"));
     }
     Ok(code)
 }
@@ -136,15 +138,15 @@ pub fn playbook_target(
     out: &mut dyn Write,
 ) -> anyhow::Result<(crate::playbook::Target, Scratch)> {
     let Some(host) = host else {
-        anyhow::bail!("with --demo, name a demo host: --host NAME");
+        anyhow::bail!("{}", t!("demo.name_a_host"));
     };
     let preview = preview(config, args, PREVIEW_MS)?;
     let host = demo_host(&preview.sim, host)?;
+    let into = crate::cost::format_duration_ms(preview.scenario_ms);
     writeln!(
         out,
-        "[simulated] {host} is a demo host {} into the scenario: every command below is \
-         answered by the simulator; nothing runs on this machine or any other",
-        crate::cost::format_duration_ms(preview.scenario_ms)
+        "{}",
+        t!("demo.playbook_host", host = host, into = into)
     )?;
     Ok((
         crate::playbook::Target::Simulated {
@@ -189,10 +191,7 @@ pub fn check(
         sustain_s,
         ..check::CheckOptions::default()
     };
-    eprintln!(
-        "[simulated] checking the demo host {host}: the simulator answers, with a real H200's \
-         captured readings and benchmark; nothing runs anywhere"
-    );
+    eprintln!("{}", t!("demo.checking", host = host));
     let mut progress = |p: CheckProgress| {
         eprintln!(
             "[{:>3.0}%] {}: {}",
@@ -210,7 +209,7 @@ pub fn check(
     if json {
         println!("{}", check::render_json(&report));
     } else {
-        println!("[simulated] acceptance check of the demo host {host} (not kept)");
+        println!("{}", t!("demo.check_head", host = host));
         print!("{}", check::render_text(&report, None));
     }
     check::exit_code(&report)
@@ -239,23 +238,17 @@ pub fn ops_fleet(sim: &SharedSim, speed: f64) -> crate::app::ops_bridge::OpsFlee
 
 /// Why a subcommand has no demo: each acts on the real fleet's outside world or state (alert
 /// sinks on the network, auto-release holds, the real audit log), which `--demo` never touches.
-pub fn refusal(cli: &Cli) -> Option<&'static str> {
+pub fn refusal(cli: &Cli) -> Option<String> {
     if !cli.global.demo {
         return None;
     }
     match &cli.command {
         Some(CliCommand::Alert {
             action: AlertAction::Test { .. },
-        }) => Some(
-            "`alert test` sends to your real alert sinks; it has no --demo (the demo alerts no one)",
-        ),
-        Some(CliCommand::Hold { .. }) => {
-            Some("`hold` acts on real auto-release countdowns; the demo fleet arms none")
-        }
-        Some(CliCommand::Audit { .. }) => Some(
-            "`audit` reads the real audit log; the demo keeps its audit lines in a scratch \
-             directory removed when it ends (the console's `a` shows them while it runs)",
-        ),
+        }) => Some(t!("demo.refuse_alert_test")),
+        Some(CliCommand::Hold { .. }) => Some(t!("demo.refuse_hold")),
+        Some(CliCommand::Audit { .. }) => Some(t!("demo.refuse_audit")),
         _ => None,
     }
+    .map(|text| text.into_owned())
 }

@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 
+use rust_i18n::t;
+
 use crate::cli::GlobalArgs;
 use crate::config::{self, Config};
 use crate::fleet::{HostId, HostSink};
@@ -124,7 +126,7 @@ impl Reloader for FleetReloader {
             .remote
             .iter()
             .find(|r| r.name == host.name)
-            .ok_or_else(|| format!("no host named {} in the config", host.name))?;
+            .ok_or_else(|| t!("cli.no_host_named", host = host.name).into_owned())?;
         if let Some(why) = self.gone.get(&host.name) {
             return gone_source(id, sink, why.clone()).map_err(|e| e.to_string());
         }

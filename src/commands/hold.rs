@@ -2,6 +2,7 @@
 //! left in the state directory for whichever gpufleet counts the host down (console or
 //! watcher), which takes it within a second; it is written to the audit log.
 
+use rust_i18n::t;
 use std::io::Write;
 
 use crate::audit::{AuditEntry, AuditKind, AuditLog};
@@ -15,13 +16,19 @@ pub const EXIT_REFUSED: u8 = 2;
 /// Records the hold; one line for the user on `out`. Returns an exit status.
 pub fn run(config: &Config, host: &str, out: &mut dyn Write) -> u8 {
     let Some(configured) = config.host(host) else {
-        let _ = writeln!(out, "gpufleet hold: no host named {host:?} in the config");
+        let host = format!("{host:?}");
+        let _ = writeln!(
+            out,
+            "gpufleet hold: {}",
+            t!("cli.no_host_named", host = host)
+        );
         return EXIT_REFUSED;
     };
     if !configured.auto_release {
         let _ = writeln!(
             out,
-            "gpufleet hold: {host} has no auto_release; there is no countdown to hold"
+            "gpufleet hold: {}",
+            t!("cli.hold_no_auto_release", host = host)
         );
         return EXIT_REFUSED;
     }
@@ -49,11 +56,8 @@ pub fn run(config: &Config, host: &str, out: &mut dyn Write) -> u8 {
         .map_err(|e| e.to_string())
         .and_then(|log| log.append(&entry).map_err(|e| e.to_string()))
     {
-        let _ = writeln!(out, "warning: the audit log could not be written: {e}");
+        let _ = writeln!(out, "{}", t!("cli.audit_not_written", why = e));
     }
-    let _ = writeln!(
-        out,
-        "hold recorded for {host}: the gpufleet counting it down cancels its auto-release within a second"
-    );
+    let _ = writeln!(out, "{}", t!("cli.hold_recorded", host = host));
     EXIT_HELD
 }

@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use clap::CommandFactory;
+use rust_i18n::t;
 
 use crate::cli::{Cli, CliCommand};
 use crate::config::locate::edit_distance;
@@ -16,33 +17,44 @@ use crate::config::{Config, parse_ssh_target};
 use crate::remote;
 
 /// A command line whose host words cannot be used.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum WordError {
     /// Hosts written before a subcommand that takes none.
-    #[error(
-        "`{subcommand}` takes no hosts, found {words} before it; hosts go after `snapshot` or \
-         `watch`, or alone for the console"
-    )]
     HostsBefore { subcommand: String, words: String },
     /// A word that names nothing this run can reach.
-    #[error(
-        "`{word}` is not a subcommand, a host of the config, an ~/.ssh/config alias or \
-         user@host[:port]{}",
-        suggestion(.closest)
-    )]
     Unknown {
         word: String,
         closest: Option<String>,
     },
     /// A word that is meant as an address but is not a valid one.
-    #[error("`{word}` is not a valid host: {message}")]
     BadTarget { word: String, message: String },
 }
 
+impl std::fmt::Display for WordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = match self {
+            WordError::HostsBefore { subcommand, words } => {
+                t!("cli.hosts_before", subcommand = subcommand, words = words)
+            }
+            WordError::Unknown { word, closest } => t!(
+                "cli.unknown_word",
+                word = word,
+                suggestion = suggestion(closest)
+            ),
+            WordError::BadTarget { word, message } => {
+                t!("cli.bad_target", word = word, message = message)
+            }
+        };
+        f.write_str(&text)
+    }
+}
+
+impl std::error::Error for WordError {}
+
 fn suggestion(closest: &Option<String>) -> String {
     match closest {
-        Some(name) => format!("; did you mean `{name}`?"),
-        None => "; `gpufleet --help` lists the subcommands".to_string(),
+        Some(name) => t!("cli.did_you_mean", name = name).into_owned(),
+        None => t!("cli.see_help").into_owned(),
     }
 }
 

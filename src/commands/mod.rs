@@ -1,9 +1,11 @@
 //! Subcommands that start a driver of their own (the console is `main`'s default).
 
 pub mod audit;
+pub mod cli_words;
 pub mod config_file;
 pub mod cost_inventory;
 pub mod demo;
+pub mod diagnose_file;
 pub mod fit;
 pub mod fleet_inventory;
 pub mod fleet_reload;

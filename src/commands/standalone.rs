@@ -1,6 +1,7 @@
 //! Subcommands that need no config and no host: `config`, `completions`, `man`, `audit`; and
 //! the Ctrl-C handler every one-shot command gets.
 
+use rust_i18n::t;
 use std::process::ExitCode;
 
 use crate::audit::AuditLog;
@@ -54,6 +55,6 @@ pub fn exit_cancelled_on_interrupt() {
         })
     };
     if let Err(e) = registered {
-        eprintln!("gpufleet: Ctrl-C handler not installed: {e}");
+        eprintln!("gpufleet: {}", t!("cli.no_interrupt_handler", why = e));
     }
 }

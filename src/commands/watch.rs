@@ -4,6 +4,7 @@
 //! reads the config again and each provider sync joins the inventory again (see
 //! [`FleetReloader`]).
 
+use rust_i18n::t;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -48,7 +49,11 @@ pub fn run(
     if let Some(addr) = &metrics
         && addr.parse::<std::net::SocketAddr>().is_err()
     {
-        eprintln!("gpufleet watch: --metrics {addr:?} is not ADDRESS:PORT, such as 127.0.0.1:9400");
+        let addr = format!("{addr:?}");
+        eprintln!(
+            "gpufleet watch: {}",
+            t!("cli.bad_metrics_address", addr = addr)
+        );
         return Ok(ExitCode::from(EXIT_BAD_SETUP));
     }
     // The demo alerts no one: the `[[alerts]]` sinks are the real fleet's, and the demo dials

@@ -1,6 +1,8 @@
 //! Red lines: a host idle for too long, a budget or an hour limit crossed. Each becomes a
 //! warning banner; host red lines can also arm a host's auto-release.
 
+use rust_i18n::t;
+
 use crate::config::{Config, HostConfig};
 
 use super::fleet::{FleetCost, HostCost};
@@ -98,53 +100,61 @@ impl RedLine {
         }
     }
 
-    /// The banner text.
+    /// The text of a crossed red line, in the interface's language: the banner's, the
+    /// alert's, `gpufleet cost`'s. Figures are written as in English in every language.
     pub fn message(&self) -> String {
-        match self {
+        let hours = |ms: u64| format!("{:.1}", hours(ms));
+        let text = match self {
             Self::HostIdle {
                 host,
                 idle_ms,
                 limit_ms,
-            } => format!(
-                "{host}: GPUs idle for {} (red line {})",
-                format_duration_ms(*idle_ms),
-                format_duration_ms(*limit_ms)
+            } => t!(
+                "redline.host_idle",
+                host = host,
+                idle = format_duration_ms(*idle_ms),
+                limit = format_duration_ms(*limit_ms)
             ),
             Self::HostOverBudget {
                 host,
                 spent,
                 max_spend,
                 currency,
-            } => format!(
-                "{host}: spent {}, over its budget of {}",
-                format_money(*spent, currency),
-                format_money(*max_spend, currency)
+            } => t!(
+                "redline.host_budget",
+                host = host,
+                spent = format_money(*spent, currency),
+                max = format_money(*max_spend, currency)
             ),
             Self::HostOverHours {
                 host,
                 billed_ms,
                 max_hours,
-            } => format!(
-                "{host}: billed {:.1} h, over its limit of {max_hours} h",
-                hours(*billed_ms)
+            } => t!(
+                "redline.host_hours",
+                host = host,
+                hours = hours(*billed_ms),
+                max = max_hours
             ),
             Self::FleetOverBudget {
                 currency,
                 spent,
                 max_spend,
-            } => format!(
-                "fleet: spent {}, over the budget of {}",
-                format_money(*spent, currency),
-                format_money(*max_spend, currency)
+            } => t!(
+                "redline.fleet_budget",
+                spent = format_money(*spent, currency),
+                max = format_money(*max_spend, currency)
             ),
             Self::FleetOverHours {
                 billed_ms,
                 max_hours,
-            } => format!(
-                "fleet: {:.1} billed host-hours, over the limit of {max_hours} h",
-                hours(*billed_ms)
+            } => t!(
+                "redline.fleet_hours",
+                hours = hours(*billed_ms),
+                max = max_hours
             ),
-        }
+        };
+        text.into_owned()
     }
 }
 
@@ -227,4 +237,64 @@ pub fn red_lines(config: &Config, fleet: &FleetCost) -> Vec<RedLine> {
 /// countdown (fleet red lines name no host to release).
 pub fn auto_release_triggered(lines: &[RedLine], host: &str) -> bool {
     lines.iter().any(|line| line.host() == Some(host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The English texts are what they were before the catalogue held them, figure for figure.
+    #[test]
+    fn english_red_line_texts_are_unchanged() {
+        let host = "a100-1".to_string();
+        let cases = [
+            (
+                RedLine::HostIdle {
+                    host: host.clone(),
+                    idle_ms: 1_800_000,
+                    limit_ms: 1_200_000,
+                },
+                format!(
+                    "a100-1: GPUs idle for {} (red line {})",
+                    format_duration_ms(1_800_000),
+                    format_duration_ms(1_200_000)
+                ),
+            ),
+            (
+                RedLine::HostOverBudget {
+                    host: host.clone(),
+                    spent: 101.5,
+                    max_spend: 100.0,
+                    currency: "CNY".into(),
+                },
+                "a100-1: spent 101.50 CNY, over its budget of 100.00 CNY".to_string(),
+            ),
+            (
+                RedLine::HostOverHours {
+                    host,
+                    billed_ms: 37_000_000,
+                    max_hours: 10.0,
+                },
+                "a100-1: billed 10.3 h, over its limit of 10 h".to_string(),
+            ),
+            (
+                RedLine::FleetOverBudget {
+                    currency: "USD".into(),
+                    spent: 12.0,
+                    max_spend: 10.0,
+                },
+                "fleet: spent 12.00 USD, over the budget of 10.00 USD".to_string(),
+            ),
+            (
+                RedLine::FleetOverHours {
+                    billed_ms: 90_000_000,
+                    max_hours: 24.5,
+                },
+                "fleet: 25.0 billed host-hours, over the limit of 24.5 h".to_string(),
+            ),
+        ];
+        for (line, english) in cases {
+            assert_eq!(line.message(), english);
+        }
+    }
 }

@@ -70,18 +70,14 @@ impl InputReport {
     pub fn notes(&self, limits: &ReadLimits) -> Vec<String> {
         let mut notes = Vec::new();
         if self.truncated {
-            notes.push(format!(
-                "input truncated after {} MiB: the rest was not read",
-                limits.input_bytes / MIB
-            ));
+            let mib = limits.input_bytes / MIB;
+            notes.push(rust_i18n::t!("diagnose_text.note_truncated", mib = mib).into_owned());
         }
         if self.cut_lines > 0 {
-            notes.push(format!(
-                "{} line(s) longer than {} KiB: only their first {} KiB were read",
-                self.cut_lines,
-                limits.line_bytes / 1024,
-                limits.line_bytes / 1024
-            ));
+            let kib = limits.line_bytes / 1024;
+            let lines = self.cut_lines;
+            let note = rust_i18n::t!("diagnose_text.note_cut_lines", lines = lines, kib = kib);
+            notes.push(note.into_owned());
         }
         notes
     }

@@ -257,9 +257,7 @@ impl Collector {
                 match verdict {
                     Some(RecoveryAction::None) if finding.label == "xid_154" => {
                         finding.severity = Severity::Info;
-                        finding.action = "The driver's latest recovery action is None: the \
-                            GPU needs nothing more."
-                            .to_string();
+                        finding.action = rust_i18n::t!("finding_text.recovery.none").into_owned();
                     }
                     Some(action) => action.apply_to(&mut finding),
                     None => {}

@@ -2,6 +2,8 @@
 //! overfits, one that ended in a traceback. Kept with the other labels' wording so triage is one
 //! catalogue; the judgement itself is [`crate::job::judge`], on steps.
 
+use rust_i18n::t;
+
 use crate::diagnose::finding::{Finding, Severity, label};
 use crate::job::{Crash, JobReport, Overfit, Plateau, StepValue};
 
@@ -10,13 +12,14 @@ fn steps_after(since: u64, report: &JobReport) -> String {
     let now = report.step.unwrap_or(since).max(since);
     let after = now - since;
     match report.total.filter(|t| *t > 0) {
-        Some(total) => format!(
-            "{} of {} steps ({:.0} %)",
-            group(after),
-            group(total),
-            after as f64 * 100.0 / total as f64
-        ),
-        None => format!("{} steps", group(after)),
+        Some(total) => t!(
+            "finding_text.job.steps_of",
+            steps = group(after),
+            total = group(total),
+            percent = format!("{:.0}", after as f64 * 100.0 / total as f64)
+        )
+        .into_owned(),
+        None => t!("finding_text.job.steps", steps = group(after)).into_owned(),
     }
 }
 
@@ -37,17 +40,25 @@ fn group(n: u64) -> String {
 /// or before `step`.
 fn keep_checkpoint(report: &JobReport, step: u64) -> String {
     match report.checkpoint_at_or_before(step) {
-        Some(c) if report.formats.contains(&crate::job::Format::HfTrainer) => format!(
-            " Keep the checkpoint written at step {} (the Trainer's checkpoint-{c}).",
-            group(c)
-        ),
-        Some(c) => format!(" Keep the checkpoint written at step {}.", group(c)),
+        Some(c) if report.formats.contains(&crate::job::Format::HfTrainer) => t!(
+            "finding_text.job.keep_trainer_checkpoint",
+            step = group(c),
+            checkpoint = c
+        )
+        .into_owned(),
+        Some(c) => t!("finding_text.job.keep_checkpoint", step = group(c)).into_owned(),
         None => String::new(),
     }
 }
 
 fn evidence_line(what: &str, p: &StepValue) -> String {
-    format!("{what} {:.4} at step {}", p.value, group(p.step))
+    t!(
+        "finding_text.job.point",
+        what = what,
+        value = format!("{:.4}", p.value),
+        step = group(p.step)
+    )
+    .into_owned()
 }
 
 /// The first point and the newest ones, as many as a finding keeps.
@@ -63,64 +74,67 @@ pub fn training_plateau(p: &Plateau, report: &JobReport) -> Finding {
     let (summary, evidence_name) = if p.by_eval {
         let best = report
             .best_eval_loss
-            .map(|b| format!(" (best {:.4} at step {})", b.value, group(b.step)))
+            .map(|b| {
+                t!(
+                    "finding_text.job.best",
+                    value = format!("{:.4}", b.value),
+                    step = group(b.step)
+                )
+                .into_owned()
+            })
             .unwrap_or_default();
         (
-            format!(
-                "Eval loss has stopped improving: no evaluation after step {} beat the best by \
-                 {:.1} % or more{best}; {} have run since.",
-                group(p.since_step),
-                p.threshold * 100.0,
-                steps_after(p.since_step, report)
-            ),
-            "eval loss",
+            t!(
+                "finding_text.training_plateau.summary_eval",
+                step = group(p.since_step),
+                threshold = format!("{:.1}", p.threshold * 100.0),
+                best = best,
+                run = steps_after(p.since_step, report)
+            )
+            .into_owned(),
+            t!("finding_text.job.eval_loss").into_owned(),
         )
     } else {
         (
-            format!(
-                "Training loss has flattened: over the last quarter of the steps logged it fell \
-                 by {:.2} % (smoothed), less than {:.2} %; {} have run since step {}.",
-                p.improvement * 100.0,
-                p.threshold * 100.0,
-                steps_after(p.since_step, report),
-                group(p.since_step)
-            ),
-            "training loss",
+            t!(
+                "finding_text.training_plateau.summary_loss",
+                improvement = format!("{:.2}", p.improvement * 100.0),
+                threshold = format!("{:.2}", p.threshold * 100.0),
+                run = steps_after(p.since_step, report),
+                step = group(p.since_step)
+            )
+            .into_owned(),
+            t!("finding_text.job.training_loss").into_owned(),
         )
     };
     let best_step = report.best_eval_loss.map_or(p.at_step, |b| b.step);
-    let action = format!(
-        "More steps are unlikely to pay for themselves: stop the run (or change the learning \
-         rate, data or model if it should still learn) and release the GPU.{}",
-        keep_checkpoint(report, best_step)
+    let action = t!(
+        "finding_text.training_plateau.action",
+        keep = keep_checkpoint(report, best_step)
     );
     let mut f = Finding::new(label::TRAINING_PLATEAU, Severity::Warning, summary, action);
-    add_points(&mut f, evidence_name, &p.evidence);
+    add_points(&mut f, &evidence_name, &p.evidence);
     f
 }
 
 pub fn training_overfit(o: &Overfit, report: &JobReport) -> Finding {
-    let summary = format!(
-        "The run is overfitting: eval loss was best at step {} ({:.4}) and has risen to {:.4} \
-         at step {}, while training loss kept falling ({:.4} to {:.4}); {} have run since the \
-         best evaluation.",
-        group(o.best.step),
-        o.best.value,
-        o.latest.value,
-        group(o.latest.step),
-        o.train_at_best,
-        o.train_latest,
-        steps_after(o.best.step, report)
+    let summary = t!(
+        "finding_text.training_overfit.summary",
+        best_step = group(o.best.step),
+        best = format!("{:.4}", o.best.value),
+        latest = format!("{:.4}", o.latest.value),
+        latest_step = group(o.latest.step),
+        train_best = format!("{:.4}", o.train_at_best),
+        train_latest = format!("{:.4}", o.train_latest),
+        run = steps_after(o.best.step, report)
     );
-    let action = format!(
-        "Stop the run and release the GPU: further steps make the model worse on held-out data. \
-         Use the model as it was at step {}.{} Next time: early stopping, more data or more \
-         regularisation.",
-        group(o.best.step),
-        keep_checkpoint(report, o.best.step)
+    let action = t!(
+        "finding_text.training_overfit.action",
+        step = group(o.best.step),
+        keep = keep_checkpoint(report, o.best.step)
     );
     let mut f = Finding::new(label::TRAINING_OVERFIT, Severity::Warning, summary, action);
-    add_points(&mut f, "eval loss", &o.evidence);
+    add_points(&mut f, &t!("finding_text.job.eval_loss"), &o.evidence);
     f
 }
 
@@ -128,34 +142,29 @@ pub fn training_overfit(o: &Overfit, report: &JobReport) -> Finding {
 pub fn job_finished(crash: &Crash, causes: &[String], report: &JobReport) -> Finding {
     let at = report
         .step
-        .map(|s| format!(" at step {}", group(s)))
+        .map(|s| t!("finding_text.job.at_step", step = group(s)).into_owned())
         .unwrap_or_default();
     let classified = if causes.is_empty() {
         String::new()
     } else {
-        format!(" (triage: {})", causes.join(", "))
+        t!("finding_text.job.triage", labels = causes.join(", ")).into_owned()
     };
-    let summary = format!(
-        "The training job ended with an error{at}{classified}; its GPU is now idle and still \
-         billed."
+    let summary = t!(
+        "finding_text.job_finished.summary",
+        at = at,
+        triage = classified
     );
     let restart = match report.checkpoints.last() {
-        Some(c) => format!(
-            " then restart from the checkpoint written at step {}",
-            group(*c)
-        ),
-        None => " then restart it".to_string(),
+        Some(c) => t!("finding_text.job.restart_from", step = group(*c)).into_owned(),
+        None => t!("finding_text.job.restart").into_owned(),
     };
     let action = if causes.is_empty() {
-        format!(
-            "Read the traceback (evidence) and fix its cause,{restart}; if nothing is to run \
-             now, release the host."
-        )
+        t!("finding_text.job_finished.action", restart = restart)
     } else {
-        format!(
-            "Act on the {} finding listed with this one,{restart}; if nothing is to run now, \
-             release the host.",
-            causes.join(" / ")
+        t!(
+            "finding_text.job_finished.action_triaged",
+            labels = causes.join(" / "),
+            restart = restart
         )
     };
     let mut f = Finding::new(label::JOB_FINISHED, Severity::Warning, summary, action);

@@ -15,6 +15,10 @@
 //!   test) so that a blip neither hides nor clears it; sustained work clears it.
 //! - Kernel-line findings count lines of the last `kernel_minutes`.
 
+use std::borrow::Cow;
+
+use rust_i18n::t;
+
 use crate::diagnose::finding::{Finding, Findings};
 use crate::diagnose::kernel::GpuResolver;
 use crate::diagnose::pci::normalize_pci;
@@ -95,7 +99,8 @@ fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
             f.add_evidence(line);
         }
         if f.evidence.is_empty() {
-            f.add_evidence(&format!("telemetry stopped: {}", reason.label()));
+            let why = reason.label();
+            f.add_evidence(&t!("live_evidence.telemetry_stopped", why = why));
         }
         out.push(f);
         return;
@@ -111,13 +116,13 @@ fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
         && age_ms > 2 * opts.interval_ms
     {
         let why = match &host.link {
-            Link::Down { reason, .. } => format!(" (link down: {reason})"),
-            Link::Connecting { .. } => " (reconnecting)".to_string(),
-            _ => String::new(),
+            Link::Down { reason, .. } => t!("live_evidence.link_down", reason = reason),
+            Link::Connecting { .. } => t!("live_evidence.reconnecting"),
+            _ => Cow::Borrowed(""),
         };
-        out.push(
-            labels::stale().with_evidence(&format!("last sample {} s ago{why}", age_ms / 1000)),
-        );
+        let s = age_ms / 1000;
+        let line = t!("live_evidence.last_sample", s = s, why = why);
+        out.push(labels::stale().with_evidence(&line));
     }
 }
 
@@ -246,27 +251,32 @@ fn per_gpu(gpu: &GpuState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) 
             .filter_map(|(p, _)| p.temperature_c())
             .fold(f32::MIN, f32::max);
         let peak = if peak > f32::MIN {
-            format!(", peak {peak:.0} C")
+            let peak = format!("{peak:.0}");
+            t!("live_evidence.peak", peak = peak).into_owned()
         } else {
             String::new()
         };
+        let s = ms / 1000;
+        let line = t!(
+            "live_evidence.thermal",
+            who = who,
+            s = s,
+            window = window,
+            peak = peak
+        );
         out.push(
             labels::thermal_throttle(hardware)
                 .on_gpu(Some(index))
-                .with_evidence(&format!(
-                    "{who}: thermal slowdown for {} s of {window} s{peak}",
-                    ms / 1000
-                )),
+                .with_evidence(&line),
         );
     }
     if let Some(ms) = sustained(&points, &brake, now_ms, opts.power_brake_min_s, opts) {
+        let s = ms / 1000;
+        let line = t!("live_evidence.brake", who = who, s = s, window = window);
         out.push(
             labels::power_brake()
                 .on_gpu(Some(index))
-                .with_evidence(&format!(
-                    "{who}: hardware power brake for {} s of {window} s",
-                    ms / 1000
-                )),
+                .with_evidence(&line),
         );
     }
     if let Some(ms) = sustained(&points, &capped, now_ms, opts.power_throttle_min_s, opts) {
@@ -274,27 +284,36 @@ fn per_gpu(gpu: &GpuState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) 
             .iter()
             .rev()
             .find_map(|(p, _)| capped_at(p, default_w));
-        let what = latest.map_or_else(|| "power cap active".to_string(), |c| c.describe());
+        let what = latest.map_or_else(
+            || t!("live_evidence.power_cap").into_owned(),
+            |c| c.describe(),
+        );
+        let s = ms / 1000;
+        let line = t!(
+            "live_evidence.capped",
+            who = who,
+            what = what,
+            s = s,
+            window = window
+        );
         out.push(
             labels::power_throttle()
                 .on_gpu(Some(index))
-                .with_evidence(&format!("{who}: {what}, for {} s of {window} s", ms / 1000)),
+                .with_evidence(&line),
         );
     }
     if let Some(n) = gpu.latest.ecc_uncorrected_volatile.filter(|n| *n > 0) {
         out.push(
             labels::ecc_uncorrectable()
                 .on_gpu(Some(index))
-                .with_evidence(&format!(
-                    "{who}: {n} uncorrectable ECC errors since the driver loaded"
-                )),
+                .with_evidence(&t!("live_evidence.ecc", who = who, n = n)),
         );
     }
     if gpu.latest.retired_pages_pending == Some(true) {
         out.push(
             labels::retired_pages_pending()
                 .on_gpu(Some(index))
-                .with_evidence(&format!("{who}: retired pages pending")),
+                .with_evidence(&t!("live_evidence.pages_pending", who = who)),
         );
     }
 }
@@ -348,22 +367,26 @@ fn idle(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
         let memory = gpu
             .latest
             .memory_used_mib
-            .map(|m| format!(", {m} MiB of memory in use"))
+            .map(|m| t!("live_evidence.memory", mib = m).into_owned())
             .unwrap_or_default();
-        evidence.push(format!(
-            "GPU {}: at most {peak:.0}% utilization over the last {} min{memory}",
-            gpu.latest.index, opts.idle_minutes
-        ));
+        let (index, min) = (gpu.latest.index, opts.idle_minutes);
+        let peak = format!("{peak:.0}");
+        let line = t!(
+            "live_evidence.idle",
+            index = index,
+            peak = peak,
+            min = min,
+            memory = memory
+        );
+        evidence.push(line.into_owned());
     }
     let mut f = labels::idle_billing();
     for line in &evidence {
         f.add_evidence(line);
     }
     if !host.processes.is_empty() {
-        f.add_evidence(&format!(
-            "{} compute process(es) hold GPU memory but do no work",
-            host.processes.len()
-        ));
+        let n = host.processes.len();
+        f.add_evidence(&t!("live_evidence.processes", n = n));
     }
     out.push(f);
 }

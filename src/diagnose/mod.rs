@@ -34,8 +34,6 @@ pub mod xid;
 
 use std::borrow::Cow;
 
-use thiserror::Error;
-
 pub use finding::{Cause, Finding, Findings, Severity};
 pub use input::{InputReport, ReadLimits, diagnose_reader};
 pub use live::{LiveOptions, live_findings};
@@ -46,13 +44,24 @@ pub use verdict::{
 };
 
 /// Why pasted input cannot be diagnosed (the caller exits with [`EXIT_BAD_INPUT`]).
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputError {
-    #[error("the input is empty: paste nvidia-smi output, kernel lines or an error message")]
     Empty,
-    #[error("reading the input: {0}")]
     Read(String),
 }
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputError::Empty => f.write_str(&rust_i18n::t!("diagnose_text.input_empty")),
+            InputError::Read(why) => {
+                f.write_str(&rust_i18n::t!("diagnose_text.input_read", why = why))
+            }
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
 
 /// Raw input bytes as text for [`diagnose_text`]: bytes that are not UTF-8 become U+FFFD (a
 /// log with one bad byte is still a log); blank input is an error.

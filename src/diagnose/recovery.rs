@@ -2,6 +2,10 @@
 //! (announced by Xid 154, shown as `GPU Recovery Action` in `nvidia-smi -q`); when present it
 //! outranks the Xid catalog's advice.
 
+use std::borrow::Cow;
+
+use rust_i18n::t;
+
 use crate::diagnose::finding::{Finding, Severity, runbook};
 
 /// What the driver says must happen before the GPU is usable again (Xid 154, `GPU Recovery
@@ -79,26 +83,13 @@ impl RecoveryAction {
     }
 
     /// The action on a rented host; `None` when the driver asks for nothing.
-    pub fn action(self) -> Option<&'static str> {
+    pub fn action(self) -> Option<Cow<'static, str>> {
         match self {
             Self::None => Option::None,
-            Self::GpuReset => Some(
-                "The driver says this GPU needs a reset: stop every process on it, then reboot \
-                 the instance (with root on bare metal, `nvidia-smi -r -i <gpu>` is enough). If \
-                 it recurs on this host, release the host and rent another.",
-            ),
-            Self::NodeReboot => Some(
-                "The driver says the node must reboot (a GPU reset is not enough): reboot the \
-                 instance. If it recurs on this host, release the host and rent another.",
-            ),
-            Self::DrainP2p => Some(
-                "The driver asks to stop peer-to-peer (multi-GPU) traffic on this GPU; if the \
-                 state persists, reboot the instance to reset the GPU.",
-            ),
-            Self::DrainAndReset => Some(
-                "The driver asks to drain this GPU: let running jobs finish, start no new work \
-                 on it, then reboot the instance to reset it.",
-            ),
+            Self::GpuReset => Some(t!("finding_text.recovery.gpu_reset")),
+            Self::NodeReboot => Some(t!("finding_text.recovery.node_reboot")),
+            Self::DrainP2p => Some(t!("finding_text.recovery.drain_p2p")),
+            Self::DrainAndReset => Some(t!("finding_text.recovery.drain_and_reset")),
         }
     }
 
@@ -114,14 +105,15 @@ impl RecoveryAction {
         let Some(action) = self.action() else {
             return;
         };
-        finding.action = action.to_string();
+        finding.action = action.into_owned();
         finding.severity = finding.severity.max(self.severity());
         finding.runbook = self.runbook().map(str::to_string);
-        finding.summary = format!(
-            "{} Driver recovery action (Xid 154): {}.",
-            finding.summary,
-            self.name()
-        );
+        finding.summary = t!(
+            "finding_text.recovery.summary",
+            summary = finding.summary,
+            name = self.name()
+        )
+        .into_owned();
     }
 }
 

@@ -1,26 +1,31 @@
 //! A diagnosis as text for people and as JSON for scripts.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
+
+use rust_i18n::t;
 
 use serde::Serialize;
 
-use crate::diagnose::finding::{Cause, Finding};
+use crate::diagnose::finding::{Cause, Finding, Severity};
 use crate::diagnose::render_training::training_text;
-use crate::diagnose::verdict::{Diagnosis, HINT, Verdict};
+use crate::diagnose::verdict::{Diagnosis, Verdict, hint};
 use crate::job::JobReport;
 
-/// The words shown for a healthy verdict.
-pub const HEALTHY: &str = "healthy: the GPUs shown work and nothing is wrong with them";
-
-/// The words shown for a healthy training log.
-pub const HEALTHY_TRAINING: &str =
-    "healthy: the training run shown is learning and nothing is wrong with it";
-
-fn cause_words(cause: Cause) -> &'static str {
+fn cause_words(cause: Cause) -> Cow<'static, str> {
     match cause {
-        Cause::Network => "the network",
-        Cause::PeerGpu => "a GPU fault",
-        Cause::Code => "the code",
+        Cause::Network => t!("diagnose_text.cause_network"),
+        Cause::PeerGpu => t!("diagnose_text.cause_peer_gpu"),
+        Cause::Code => t!("diagnose_text.cause_code"),
+    }
+}
+
+/// The severity as the report's line starts it: `CRITICAL`, or the language's word.
+fn severity_loud(severity: Severity) -> Cow<'static, str> {
+    match severity {
+        Severity::Critical => t!("diagnose_text.critical"),
+        Severity::Warning => t!("diagnose_text.warning"),
+        Severity::Info => t!("diagnose_text.info"),
     }
 }
 
@@ -41,13 +46,13 @@ fn whom(f: &Finding) -> String {
         parts.push(uuid.clone());
     }
     if let Some(rank) = f.rank {
-        parts.push(format!("rank {rank}"));
+        parts.push(t!("diagnose_text.rank", rank = rank).into_owned());
     }
     if let Some(host) = &f.host {
-        parts.push(format!("host {host}"));
+        parts.push(t!("diagnose_text.host", host = host).into_owned());
     }
     if let Some(peer) = &f.peer {
-        parts.push(format!("peer {peer}"));
+        parts.push(t!("diagnose_text.peer", peer = peer).into_owned());
     }
     if parts.is_empty() {
         String::new()
@@ -61,13 +66,15 @@ fn whom(f: &Finding) -> String {
 pub fn render_text(d: &Diagnosis) -> String {
     let mut out = String::new();
     match (d.verdict, &d.training) {
-        (Verdict::Healthy, None) => return format!("{HEALTHY}\n"),
+        (Verdict::Healthy, None) => return format!("{}\n", t!("diagnose_text.healthy")),
         (Verdict::Healthy, Some(job)) => {
-            return format!("{HEALTHY_TRAINING}\n{}", training_text(job));
+            let healthy = t!("diagnose_text.healthy_training");
+            return format!("{healthy}\n{}", training_text(job));
         }
-        (Verdict::Unrecognised, _) => return format!("{HINT}\n"),
+        (Verdict::Unrecognised, _) => return format!("{}\n", hint()),
         (Verdict::Findings, job) => {
-            let _ = writeln!(out, "findings: {}", d.findings.len());
+            let count = d.findings.len();
+            let _ = writeln!(out, "{}", t!("diagnose_text.findings", count = count));
             if let Some(job) = job {
                 out.push_str(&training_text(job));
             }
@@ -77,21 +84,23 @@ pub fn render_text(d: &Diagnosis) -> String {
         out.push('\n');
         let _ = writeln!(
             out,
-            "{} {}{}: {}",
-            f.severity.word().to_uppercase(),
+            "{} {}{}{}{}",
+            severity_loud(f.severity),
             f.label,
             whom(f),
+            t!("diagnose_text.colon"),
             f.summary
         );
-        let _ = writeln!(out, "  action: {}", f.action);
+        let _ = writeln!(out, "{}", t!("diagnose_text.action", action = f.action));
         if let Some(cause) = f.cause {
-            let _ = writeln!(out, "  likely cause: {}", cause_words(cause));
+            let cause = cause_words(cause);
+            let _ = writeln!(out, "{}", t!("diagnose_text.likely_cause", cause = cause));
         }
         if let Some(id) = &f.runbook {
-            let _ = writeln!(out, "  runbook: {id}");
+            let _ = writeln!(out, "{}", t!("diagnose_text.runbook", runbook = id));
         }
         if !f.evidence.is_empty() {
-            let _ = writeln!(out, "  evidence:");
+            let _ = writeln!(out, "{}", t!("diagnose_text.evidence"));
             for line in &f.evidence {
                 let _ = writeln!(out, "    {line}");
             }
@@ -104,7 +113,7 @@ pub fn render_text(d: &Diagnosis) -> String {
 struct Report<'a> {
     verdict: Verdict,
     #[serde(skip_serializing_if = "Option::is_none")]
-    hint: Option<&'a str>,
+    hint: Option<String>,
     findings: &'a [Finding],
     #[serde(skip_serializing_if = "Option::is_none")]
     training: Option<&'a JobReport>,
@@ -125,7 +134,7 @@ struct Report<'a> {
 pub fn render_json(d: &Diagnosis, notes: &[String]) -> String {
     let report = Report {
         verdict: d.verdict,
-        hint: (d.verdict == Verdict::Unrecognised).then_some(HINT),
+        hint: (d.verdict == Verdict::Unrecognised).then(hint),
         findings: &d.findings,
         training: d.training.as_ref(),
         notes,

@@ -1,15 +1,18 @@
 //! A training job's progress as the text report shows it, above the findings.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
+
+use rust_i18n::t;
 
 use crate::cost::format_duration_ms;
 use crate::job::{JobReport, JobState, StepValue};
 
-fn state_words(state: JobState) -> &'static str {
+fn state_words(state: JobState) -> Cow<'static, str> {
     match state {
-        JobState::Running => "no end in the log yet",
-        JobState::Completed => "completed",
-        JobState::Crashed => "ended with a traceback",
+        JobState::Running => t!("diagnose_text.job_running"),
+        JobState::Completed => t!("diagnose_text.job_completed"),
+        JobState::Crashed => t!("diagnose_text.job_crashed"),
     }
 }
 
@@ -18,7 +21,8 @@ fn seconds(s: f64) -> String {
 }
 
 fn point(p: &StepValue) -> String {
-    format!("{:.4} at step {}", p.value, p.step)
+    let value = format!("{:.4}", p.value);
+    t!("diagnose_text.point", value = value, step = p.step).into_owned()
 }
 
 /// The lines about the job: formats, progress, losses, checkpoints, how it ended.
@@ -27,57 +31,66 @@ pub fn training_text(r: &JobReport) -> String {
     let formats: Vec<&str> = r.formats.iter().map(|f| f.words()).collect();
     let _ = writeln!(
         out,
-        "training log ({}): {}",
-        formats.join(", "),
-        state_words(r.state)
+        "{}",
+        t!(
+            "diagnose_text.training_log",
+            formats = formats.join(", "),
+            state = state_words(r.state)
+        )
     );
     let mut progress: Vec<String> = Vec::new();
     match (r.step, r.total, r.fraction()) {
         (Some(step), Some(total), Some(f)) => {
-            progress.push(format!("step {step} of {total} ({:.0} %)", f * 100.0))
+            let percent = format!("{:.0}", f * 100.0);
+            let text = t!(
+                "diagnose_text.step_of",
+                step = step,
+                total = total,
+                percent = percent
+            );
+            progress.push(text.into_owned())
         }
-        (Some(step), _, _) => progress.push(format!("step {step}")),
+        (Some(step), _, _) => progress.push(t!("diagnose_text.step", step = step).into_owned()),
         _ => {}
     }
     if let Some(rate) = r.rate_per_s {
-        progress.push(format!("{rate:.2} steps/s"));
+        let rate = format!("{rate:.2}");
+        progress.push(t!("diagnose_text.rate", rate = rate).into_owned());
     }
     if let Some(elapsed) = r.elapsed_s {
-        progress.push(format!("bar elapsed {}", seconds(elapsed)));
+        let elapsed = seconds(elapsed);
+        progress.push(t!("diagnose_text.elapsed", elapsed = elapsed).into_owned());
     }
     if r.state == JobState::Running
         && let Some(eta) = r.eta_s
     {
-        progress.push(format!("ETA {}", seconds(eta)));
+        progress.push(t!("diagnose_text.eta", eta = seconds(eta)).into_owned());
     }
     if !progress.is_empty() {
-        let _ = writeln!(out, "  progress: {}", progress.join(", "));
+        let progress = progress.join(", ");
+        let _ = writeln!(out, "{}", t!("diagnose_text.progress", progress = progress));
     }
     if let (Some(first), Some(last)) = (r.loss_series.first(), r.loss) {
-        let _ = writeln!(out, "  loss: {} → {}", point(first), point(&last));
+        let (from, to) = (point(first), point(&last));
+        let _ = writeln!(out, "{}", t!("diagnose_text.loss", from = from, to = to));
     }
     if let (Some(first), Some(last)) = (r.eval_series.first(), r.eval_loss) {
         let best = r
             .best_eval_loss
-            .map(|b| format!("; best {}", point(&b)))
+            .map(|b| t!("diagnose_text.best", best = point(&b)).into_owned())
             .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "  eval loss: {} → {}{best}",
-            point(first),
-            point(&last)
-        );
+        let (from, to) = (point(first), point(&last));
+        let line = t!("diagnose_text.eval_loss", from = from, to = to, best = best);
+        let _ = writeln!(out, "{line}");
     }
     if !r.checkpoints.is_empty() {
         let steps: Vec<String> = r.checkpoints.iter().map(u64::to_string).collect();
-        let _ = writeln!(out, "  checkpoints written at steps {}", steps.join(", "));
+        let steps = steps.join(", ");
+        let _ = writeln!(out, "{}", t!("diagnose_text.checkpoints", steps = steps));
     }
     if let Some(crash) = &r.crash {
-        let _ = writeln!(
-            out,
-            "  last error: {}",
-            crate::remote::sanitize(&crash.exception)
-        );
+        let error = crate::remote::sanitize(&crash.exception);
+        let _ = writeln!(out, "{}", t!("diagnose_text.last_error", error = error));
     }
     out
 }

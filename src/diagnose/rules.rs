@@ -2,6 +2,7 @@
 //! live samples and by readings found in pasted nvidia-smi output.
 
 use crate::telemetry::ClockEventReasons;
+use rust_i18n::t;
 
 /// Power draw, or the enforced limit, below this share of its reference counts as "far below".
 pub const POWER_CAP_RATIO: f64 = 0.8;
@@ -37,12 +38,21 @@ impl PowerCap {
     pub fn describe(self) -> String {
         match self {
             PowerCap::DrawFarBelowLimit { draw_w, limit_w } => {
-                format!("power cap active while drawing {draw_w:.0} W of a {limit_w:.0} W limit")
+                let (draw, limit) = (format!("{draw_w:.0}"), format!("{limit_w:.0}"));
+                t!("live_evidence.cap_draw", draw = draw, limit = limit).into_owned()
             }
-            PowerCap::LimitFarBelowDefault { limit_w, default_w } => format!(
-                "power cap active at a {limit_w:.0} W limit, {:.0}% of the {default_w:.0} W default",
-                limit_w * 100.0 / default_w
-            ),
+            PowerCap::LimitFarBelowDefault { limit_w, default_w } => {
+                let limit = format!("{limit_w:.0}");
+                let percent = format!("{:.0}", limit_w * 100.0 / default_w);
+                let default = format!("{default_w:.0}");
+                let text = t!(
+                    "live_evidence.cap_limit",
+                    limit = limit,
+                    percent = percent,
+                    default = default
+                );
+                text.into_owned()
+            }
         }
     }
 }

@@ -124,10 +124,15 @@ impl Collector {
             return;
         }
         if self.processes.len() < MAX_PROCESSES {
-            self.processes.push(format!(
-                "GPU {gpu}: pid {pid} {} holds {memory}",
-                name.join(" ")
-            ));
+            let name = name.join(" ");
+            let line = rust_i18n::t!(
+                "live_evidence.process",
+                gpu = gpu,
+                pid = pid,
+                name = name,
+                memory = memory
+            );
+            self.processes.push(line.into_owned());
         }
     }
 

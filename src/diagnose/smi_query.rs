@@ -239,10 +239,11 @@ impl XmlReader {
         for gpu in &report.gpus {
             let who = format!("GPU {}", gpu.bus_id);
             if let Some(n) = gpu.ecc_uncorrected_volatile.filter(|n| *n > 0) {
-                out.push(
-                    labels::ecc_uncorrectable()
-                        .with_evidence(&format!("{who}: {n} uncorrectable ECC errors (volatile)")),
-                );
+                out.push(labels::ecc_uncorrectable().with_evidence(&rust_i18n::t!(
+                    "live_evidence.ecc_volatile",
+                    who = who,
+                    n = n
+                )));
             }
             if gpu.remapped_rows_pending == Some(true) {
                 out.push(

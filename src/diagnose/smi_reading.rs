@@ -76,14 +76,20 @@ impl Snapshot {
         if rules::thermal(r.mask, r.temperature_c, r.slowdown_c) {
             let temp = r
                 .temperature_c
-                .map(|t| format!(" at {t:.0} C"))
+                .map(|t| {
+                    let t = format!("{t:.0}");
+                    rust_i18n::t!("live_evidence.at_temperature", t = t).into_owned()
+                })
                 .unwrap_or_default();
-            g.thermal.add(&format!("{}: thermal slowdown{temp}", r.key));
+            let who = &r.key;
+            let line = rust_i18n::t!("live_evidence.thermal_active", who = who, temp = temp);
+            g.thermal.add(&line);
             g.hw_thermal |= rules::hw_thermal(r.mask);
         }
         if rules::power_brake(r.mask) {
+            let who = &r.key;
             g.brake
-                .add(&format!("{}: hardware power brake active", r.key));
+                .add(&rust_i18n::t!("live_evidence.brake_active", who = who));
         }
         if let Some(cap) = rules::power_capped(r.mask, r.draw_w, r.limit_w, r.default_w) {
             g.capped.add(&format!("{}: {}", r.key, cap.describe()));

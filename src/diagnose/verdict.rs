@@ -16,10 +16,10 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// working GPUs.
 pub const EXIT_UNRECOGNISED: u8 = 3;
 
-/// What to paste instead, shown with an unrecognised verdict.
-pub const HINT: &str = "nothing recognised: paste the output of `nvidia-smi` (or `nvidia-smi -q`), \
-    the NVIDIA kernel lines (`sudo dmesg -T | grep -i -e nvrm -e xid -e aer`), or the error the \
-    failing program printed (the traceback or NCCL lines)";
+/// What to paste instead, shown with an unrecognised verdict, in the interface's language.
+pub fn hint() -> String {
+    rust_i18n::t!("diagnose_text.hint").into_owned()
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -7,6 +7,8 @@
 //! because a tenant usually cannot reset bare metal; recurrence becomes "release the host and
 //! rent another".
 
+use rust_i18n::t;
+
 use crate::diagnose::finding::{Finding, Severity, runbook, xid_label};
 
 /// One catalog entry.
@@ -16,12 +18,24 @@ pub struct XidInfo {
     /// NVIDIA's mnemonic, e.g. `ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS`; empty where the
     /// research notes did not record one.
     pub mnemonic: &'static str,
-    /// What it means, in plain words.
-    pub meaning: &'static str,
+    /// The catalogue key of what it means, in plain words ([`XidInfo::meaning`] reads it).
+    pub meaning_key: &'static str,
     pub severity: Severity,
-    /// What to do on a rented host.
-    pub action: &'static str,
+    /// The catalogue key of what to do on a rented host ([`XidInfo::action`] reads it).
+    pub action_key: &'static str,
     pub runbook: Option<&'static str>,
+}
+
+impl XidInfo {
+    /// What it means, in plain words, in the interface's language.
+    pub fn meaning(&self) -> String {
+        t!(self.meaning_key).into_owned()
+    }
+
+    /// What to do on a rented host, in the interface's language.
+    pub fn action(&self) -> String {
+        t!(self.action_key).into_owned()
+    }
 }
 
 /// Where the catalog's facts come from.
@@ -79,30 +93,20 @@ pub fn nvidia_action(code: u32) -> Option<&'static str> {
         .map(|(_, a)| *a)
 }
 
-const APP_FAULT: &str = "Not a host fault by itself: restart the application (run it under \
-    compute-sanitizer to find the bad access). Only if it repeats on this GPU with different, \
-    known-good programs, suspect the hardware and rent another host.";
-const REBOOT_THEN_REPLACE: &str = "Stop the jobs on this GPU and reboot the instance to reset it \
-    (with root on bare metal and nothing using the GPU, `nvidia-smi -r -i <gpu>` also works). \
-    If it recurs on this host, release the host and rent another.";
-const MEMORY_REPLACE: &str = "Stop the jobs on this GPU and reboot the instance to reset it. If \
-    it recurs on this host, release the host and rent another: repeated memory faults are an \
-    RMA case.";
-
 const fn entry(
     code: u32,
     mnemonic: &'static str,
-    meaning: &'static str,
+    meaning_key: &'static str,
     severity: Severity,
-    action: &'static str,
+    action_key: &'static str,
     runbook: Option<&'static str>,
 ) -> XidInfo {
     XidInfo {
         code,
         mnemonic,
-        meaning,
+        meaning_key,
         severity,
-        action,
+        action_key,
         runbook,
     }
 }
@@ -113,263 +117,249 @@ const CATALOG: &[XidInfo] = &[
     entry(
         8,
         "ROBUST_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT",
-        "GPU stopped processing (channel idle timeout).",
+        "xid_text.x8.meaning",
         Warning,
-        "Restart the application; if it repeats with known-good code, rent another host.",
+        "xid_text.x8.action",
         None,
     ),
     entry(
         13,
         "ROBUST_CHANNEL_GR_EXCEPTION",
-        "Graphics engine exception, most often an application bug (out-of-bounds access, \
-         illegal instruction).",
+        "xid_text.x13.meaning",
         Warning,
-        APP_FAULT,
+        "xid_text.app_fault",
         None,
     ),
     entry(
         31,
         "ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT",
-        "GPU memory page fault: a program used an illegal address.",
+        "xid_text.x31.meaning",
         Warning,
-        APP_FAULT,
+        "xid_text.app_fault",
         None,
     ),
     entry(
         32,
         "ROBUST_CHANNEL_PBDMA_ERROR",
-        "Invalid or corrupted push buffer stream; NVIDIA attributes these mainly to PCIe quality \
-         problems, not to the application.",
+        "xid_text.x32.meaning",
         Warning,
-        "Restart the application; if it repeats, report the host to the provider and rent \
-         another.",
+        "xid_text.x32.action",
         None,
     ),
     entry(
         38,
         "ROBUST_CHANNEL_FECS_ERR_WATCHDOG_TIMEOUT",
-        "Driver firmware error (FECS watchdog timeout).",
+        "xid_text.x38.meaning",
         Warning,
-        "Note it; if it repeats, the driver or the host is at fault: ask the provider or rent \
-         another host.",
+        "xid_text.x38.action",
         None,
     ),
     entry(
         43,
         "ROBUST_CHANNEL_RESETCHANNEL_VERIF_ERROR",
-        "GPU stopped processing: an application hit a software-induced fault and had to end; \
-         the GPU itself remains healthy.",
+        "xid_text.x43.meaning",
         Info,
-        "No host action: fix or restart the application.",
+        "xid_text.x43.action",
         None,
     ),
     entry(
         45,
         "ROBUST_CHANNEL_PREEMPTIVE_REMOVAL",
-        "Preemptive cleanup after earlier errors, or after a process was killed (Ctrl-C, \
-         SIGKILL, GPU reset); usually not a fault by itself.",
+        "xid_text.x45.meaning",
         Info,
-        "Act on the Xid it follows (newer drivers print \"caused by previous Xid N\"); alone, \
-         no action is needed.",
+        "xid_text.x45.action",
         None,
     ),
     entry(
         46,
         "",
-        "GPU stopped processing; NVIDIA's action is a GPU reset.",
+        "xid_text.x46.meaning",
         Critical,
-        REBOOT_THEN_REPLACE,
+        "xid_text.reboot_then_replace",
         Some(runbook::GPU_LOST),
     ),
     entry(
         48,
         "ROBUST_CHANNEL_GPU_ECC_DBE",
-        "Double-bit ECC error: an uncorrectable GPU memory error; a GPU reset or reboot is \
-         needed to clear it.",
+        "xid_text.x48.meaning",
         Critical,
-        MEMORY_REPLACE,
+        "xid_text.memory_replace",
         Some(runbook::ECC_REMAP),
     ),
     entry(
         54,
         "",
-        "Auxiliary power is not connected to the GPU.",
+        "xid_text.x54.meaning",
         Critical,
-        "A hardware problem only the provider can fix: release the host and rent another.",
+        "xid_text.x54.action",
         None,
     ),
     entry(
         61,
         "PMU_BREAKPOINT",
-        "Internal micro-controller breakpoint or warning (unused on Ampere and newer).",
+        "xid_text.x61.meaning",
         Critical,
-        REBOOT_THEN_REPLACE,
+        "xid_text.reboot_then_replace",
         Some(runbook::GPU_LOST),
     ),
     entry(
         62,
         "PMU_HALT_ERROR",
-        "Internal micro-controller halt.",
+        "xid_text.x62.meaning",
         Critical,
-        REBOOT_THEN_REPLACE,
+        "xid_text.reboot_then_replace",
         Some(runbook::GPU_LOST),
     ),
     entry(
         63,
         "INFOROM_DRAM_RETIREMENT_EVENT",
-        "A GPU memory row was marked for remapping (or a page retired); it takes effect at the \
-         next GPU reset.",
+        "xid_text.x63.meaning",
         Info,
-        "Nothing urgent: reboot the instance when the GPU is idle so the remap takes effect.",
+        "xid_text.x63.action",
         Some(runbook::ECC_REMAP),
     ),
     entry(
         64,
         "INFOROM_DRAM_RETIREMENT_FAILURE",
-        "GPU memory row remapping or page retirement failed.",
+        "xid_text.x64.meaning",
         Critical,
-        MEMORY_REPLACE,
+        "xid_text.memory_replace",
         Some(runbook::ECC_REMAP),
     ),
     entry(
         68,
         "ROBUST_CHANNEL_NVDEC0_ERROR",
-        "Video decoder (NVDEC) exception.",
+        "xid_text.x68.meaning",
         Warning,
-        "Restart the application; if it repeats, rent another host.",
+        "xid_text.x68.action",
         None,
     ),
     entry(
         69,
         "ROBUST_CHANNEL_GR_CLASS_ERROR",
-        "Graphics engine class error.",
+        "xid_text.x69.meaning",
         Warning,
-        "Restart the application; if it repeats, rent another host.",
+        "xid_text.x69.action",
         None,
     ),
     entry(
         74,
         "NVLINK_ERROR",
-        "NVLink error; a GPU reset or reboot is needed to clear it, and the fault may be at the \
-         device on the other end of the link.",
+        "xid_text.x74.meaning",
         Critical,
-        "Reboot the instance and check `nvidia-smi nvlink -s`; if it repeats after the reboot, \
-         release the host and rent another.",
+        "xid_text.x74.action",
         Some(runbook::GPU_LOST),
     ),
     entry(
         79,
         "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS",
-        "The GPU has fallen off the bus: the PCIe link or the GPU failed, and the GPU cannot be \
-         used until the host restarts.",
+        "xid_text.x79.meaning",
         Critical,
-        "Reboot the instance (a GPU reset cannot bring it back). If it falls off again on this \
-         host, release the host and rent another, and give the provider the Xid lines.",
+        "xid_text.x79.action",
         Some(runbook::GPU_LOST),
     ),
     entry(
         92,
         "EXCESSIVE_SBE_INTERRUPTS",
-        "High rate of single-bit (corrected) ECC errors.",
+        "xid_text.x92.meaning",
         Warning,
-        "Keep watching; if it persists, rent another host.",
+        "xid_text.x92.action",
         Some(runbook::ECC_REMAP),
     ),
     entry(
         94,
         "ROBUST_CHANNEL_CONTAINED_ERROR",
-        "Contained uncorrectable memory error: only one application was affected.",
+        "xid_text.x94.meaning",
         Warning,
-        "Restart the application; reboot the instance (GPU reset) when convenient.",
+        "xid_text.x94.action",
         Some(runbook::ECC_REMAP),
     ),
     entry(
         95,
         "ROBUST_CHANNEL_UNCONTAINED_ERROR",
-        "Uncontained uncorrectable memory error: several applications may be affected, and the \
-         GPU must be reset before any application restarts.",
+        "xid_text.x95.meaning",
         Critical,
-        MEMORY_REPLACE,
+        "xid_text.memory_replace",
         Some(runbook::ECC_REMAP),
     ),
     entry(
         109,
         "",
-        "Context switch timeout; NVIDIA's action is a GPU reset.",
+        "xid_text.x109.meaning",
         Critical,
-        REBOOT_THEN_REPLACE,
+        "xid_text.reboot_then_replace",
         Some(runbook::GPU_LOST),
     ),
     entry(
         110,
         "",
-        "Security fault; NVIDIA asks for a cold reset of the system.",
+        "xid_text.x110.meaning",
         Critical,
-        REBOOT_THEN_REPLACE,
+        "xid_text.reboot_then_replace",
         Some(runbook::GPU_LOST),
     ),
     entry(
         119,
         "GSP_RPC_TIMEOUT",
-        "The GPU's system processor (GSP) stopped answering; nvidia-smi may hang meanwhile.",
+        "xid_text.x119.meaning",
         Critical,
-        REBOOT_THEN_REPLACE,
+        "xid_text.reboot_then_replace",
         Some(runbook::GPU_LOST),
     ),
     entry(
         120,
         "GSP_ERROR",
-        "Error in the GPU's system processor (GSP).",
+        "xid_text.x120.meaning",
         Critical,
-        REBOOT_THEN_REPLACE,
+        "xid_text.reboot_then_replace",
         Some(runbook::GPU_LOST),
     ),
     entry(
         121,
         "C2C_ERROR",
-        "Corrected errors on the C2C link to the Grace CPU (GB200); no operational impact.",
+        "xid_text.x121.meaning",
         Info,
-        "Nothing now; a reboot while idle retrains the link.",
+        "xid_text.x121.action",
         None,
     ),
     entry(
         140,
         "UNRECOVERABLE_ECC_ERROR_ESCAPE",
-        "Unrecovered ECC error.",
+        "xid_text.x140.meaning",
         Critical,
-        MEMORY_REPLACE,
+        "xid_text.memory_replace",
         Some(runbook::ECC_REMAP),
     ),
     entry(
         143,
         "",
-        "GPU initialization error.",
+        "xid_text.x143.meaning",
         Critical,
-        REBOOT_THEN_REPLACE,
+        "xid_text.reboot_then_replace",
         Some(runbook::GPU_LOST),
     ),
     entry(
         171,
         "",
-        "Uncorrectable GPU DRAM error, reported in addition to Xid 48 on newer GPUs.",
+        "xid_text.x171.meaning",
         Critical,
-        MEMORY_REPLACE,
+        "xid_text.memory_replace",
         Some(runbook::ECC_REMAP),
     ),
     entry(
         172,
         "",
-        "Uncorrectable GPU SRAM error, reported in addition to Xid 48 on newer GPUs.",
+        "xid_text.x172.meaning",
         Critical,
-        MEMORY_REPLACE,
+        "xid_text.memory_replace",
         Some(runbook::ECC_REMAP),
     ),
     entry(
         154,
         "GPU_RECOVERY_ACTION_CHANGED",
-        "The driver changed the GPU's recovery action; it always accompanies another Xid.",
+        "xid_text.x154.meaning",
         Warning,
-        "Follow the recovery action it names.",
+        "xid_text.x154.action",
         None,
     ),
 ];
@@ -378,10 +368,9 @@ const CATALOG: &[XidInfo] = &[
 const NVLINK5: XidInfo = entry(
     144,
     "",
-    "NVLink5 error (decode the IntrInfo/ErrorStatus registers in the message).",
+    "xid_text.nvlink5.meaning",
     Warning,
-    "If the message says Fatal or it repeats, reboot the instance; if it recurs, rent another \
-     host.",
+    "xid_text.nvlink5.action",
     None,
 );
 
@@ -393,24 +382,34 @@ pub fn lookup(code: u32) -> Option<XidInfo> {
     CATALOG.iter().find(|x| x.code == code).copied()
 }
 
-/// The finding for one Xid, from the catalog or a generic one for codes it lacks.
+/// The finding for one Xid, from the catalog or a generic one for codes it lacks. NVIDIA's
+/// mnemonic and action bucket are NVIDIA's own identifiers and stay as NVIDIA writes them.
 pub fn finding(code: u32) -> Finding {
     let label = xid_label(code);
     match lookup(code) {
         Some(info) => {
             let name = if info.mnemonic.is_empty() {
-                format!("Xid {code}")
+                t!("xid_text.name", code = code)
             } else {
-                format!("Xid {code} ({})", info.mnemonic)
+                t!(
+                    "xid_text.name_mnemonic",
+                    code = code,
+                    mnemonic = info.mnemonic
+                )
             };
             let nvidia = nvidia_action(code)
-                .map(|a| format!(" NVIDIA's immediate action: {a}."))
+                .map(|a| t!("xid_text.nvidia_action", action = a).into_owned())
                 .unwrap_or_default();
             let f = Finding::new(
                 label,
                 info.severity,
-                format!("{name}: {}{nvidia}", info.meaning),
-                info.action,
+                t!(
+                    "xid_text.summary",
+                    name = name,
+                    meaning = info.meaning(),
+                    nvidia = nvidia
+                ),
+                info.action(),
             );
             match info.runbook {
                 Some(id) => f.with_runbook(id),
@@ -420,9 +419,8 @@ pub fn finding(code: u32) -> Finding {
         None => Finding::new(
             label,
             Severity::Warning,
-            format!("Xid {code}: not in gpufleet's catalog."),
-            "Look the code up in NVIDIA's Xid catalog; if it repeats, reboot the instance, and \
-             if it persists, rent another host.",
+            t!("xid_text.unknown_summary", code = code),
+            t!("xid_text.unknown_action"),
         ),
     }
 }

@@ -36,7 +36,7 @@ pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
                 .red_lines
                 .iter()
                 .find(|line| line.host() == Some(host.config.name.as_str()))
-                .map(|line| format!(" ({})", crate::app::words::red_line(line)))
+                .map(|line| format!(" ({})", line.message()))
                 .unwrap_or_default();
             out.push((
                 t!(
@@ -74,10 +74,7 @@ pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
             RedLine::HostIdle { .. } => theme.warning(),
             _ => theme.critical(),
         };
-        out.push((
-            format!(" ▲ {}", clean(&crate::app::words::red_line(line))),
-            style,
-        ));
+        out.push((format!(" ▲ {}", clean(&line.message())), style));
     }
     out
 }
