@@ -159,6 +159,25 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
             );
         }
     }
+    // The money nobody watches: one alert per instance while it lasts, named as the cost panel
+    // names it (no host of the fleet is it).
+    for line in &fleet.unwatched {
+        let label = line.label().to_string();
+        out.insert(
+            (line.who.clone(), None, label.clone()),
+            Alert {
+                host: line.who.clone(),
+                gpu: None,
+                label,
+                severity: Severity::Warning,
+                summary: line.text(),
+                runbook: None,
+                money: Money::default(),
+                state: AlertState::Firing,
+                at_ms,
+            },
+        );
+    }
     let retired = |name: &str| {
         fleet.hosts.iter().any(|h| h.retired && h.name == name)
             && !fleet.watched().any(|(_, h)| h.name == name)

@@ -4,30 +4,7 @@
 //! money. The console only keeps and draws them; and what joining the synced inventory again
 //! changed in the fleet, which it says in a notice.
 
-/// What one line says.
-#[derive(Debug, Clone, PartialEq)]
-pub enum UnwatchedKind {
-    /// Stopped, its storage still billing this much a day (`None`: no storage price given).
-    StoppedBilling { per_day: Option<String> },
-    /// Running and billing, but no host of the fleet; `price` per hour where known.
-    Running {
-        price: Option<String>,
-        has_ssh: bool,
-    },
-    /// The price changed `from` -> `to` (per hour) at `at` (UTC).
-    PriceChange {
-        from: String,
-        to: String,
-        at: String,
-    },
-}
-
-/// One instance: who it is (`provider account id (label)`) and what it costs unwatched.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UnwatchedLine {
-    pub who: String,
-    pub kind: UnwatchedKind,
-}
+pub use crate::fleet::unwatched::{UnwatchedKind, UnwatchedLine};
 
 /// What joining the synced inventory to the fleet again changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -83,6 +83,7 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         Event::AlertDelivery(event) => alerts_view::on_delivery(model, event),
         Event::Unwatched(lines) => {
             if model.unwatched != lines {
+                model.fleet.unwatched.clone_from(&lines);
                 model.unwatched = lines;
                 model.mark_dirty();
             }

@@ -169,6 +169,17 @@ pub fn unwatched_lines(
     lines
 }
 
+/// [`unwatched_lines`] from the stored inventory (none without accounts or a readable store).
+pub fn stored_unwatched(config: &Config, now_ms: u64) -> Vec<UnwatchedLine> {
+    if config.providers.is_empty() {
+        return Vec::new();
+    }
+    InventoryStore::open_default()
+        .and_then(|store| store.load())
+        .map(|stored| unwatched_lines(config, &stored, now_ms))
+        .unwrap_or_default()
+}
+
 /// The console's provider sync: the cost panel hears the money nobody watches at once (the
 /// cached inventory) and after each background round, and the loop is told to join the
 /// inventory to the fleet again after each account synced; the accounts sync on a thread of

@@ -93,6 +93,7 @@ impl FleetReloader {
             sinks: None,
             unreachable_after_ms: config.unreachable_minutes.saturating_mul(60_000),
             gone: gone.into_iter().map(|g| g.name).collect(),
+            unwatched: fleet_inventory::stored_unwatched(user, now_ms()),
         })
     }
 }

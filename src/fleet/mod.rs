@@ -12,6 +12,7 @@ pub mod money;
 pub mod outage;
 pub mod sink;
 pub mod state;
+pub mod unwatched;
 
 pub use event::{HostEvent, HostId};
 pub use sink::HostSink;

@@ -96,6 +96,8 @@ pub struct Fleet {
     /// When watching began: a host never heard from has been silent since then.
     pub started_ms: TimestampMs,
     pub options: FleetOptions,
+    /// The money nobody watches, from the synced provider inventory (set by the drivers).
+    pub unwatched: Vec<super::unwatched::UnwatchedLine>,
 }
 
 impl Fleet {
@@ -111,6 +113,7 @@ impl Fleet {
             now_ms,
             started_ms: now_ms,
             options,
+            unwatched: Vec::new(),
         }
     }
 

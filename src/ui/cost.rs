@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Row, Table};
 
 use crate::app::model::Model;
-use crate::app::unwatched::UnwatchedKind;
+use crate::app::unwatched::UnwatchedLine;
 use crate::cost::{HostCost, LedgerTotals, format_duration_ms, format_money};
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};
@@ -234,37 +234,5 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
 
 /// The cost panel's lines about the money nobody watches, one per instance.
 fn unwatched_lines(model: &Model) -> Vec<String> {
-    model
-        .unwatched
-        .iter()
-        .map(|line| {
-            let who = line.who.as_str();
-            match &line.kind {
-                UnwatchedKind::StoppedBilling {
-                    per_day: Some(money),
-                } => {
-                    t!("unwatched.stopped", who = who, money = money.as_str())
-                }
-                UnwatchedKind::StoppedBilling { per_day: None } => {
-                    t!("unwatched.stopped_unpriced", who = who)
-                }
-                UnwatchedKind::Running { price, has_ssh } => {
-                    let price = price.as_deref().unwrap_or("-");
-                    if *has_ssh {
-                        t!("unwatched.running", who = who, price = price)
-                    } else {
-                        t!("unwatched.running_no_ssh", who = who, price = price)
-                    }
-                }
-                UnwatchedKind::PriceChange { from, to, at } => t!(
-                    "unwatched.price",
-                    who = who,
-                    from = from.as_str(),
-                    to = to.as_str(),
-                    at = at.as_str()
-                ),
-            }
-            .into_owned()
-        })
-        .collect()
+    model.unwatched.iter().map(UnwatchedLine::text).collect()
 }

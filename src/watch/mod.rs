@@ -153,12 +153,19 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     let mut reloader = None;
     match sources {
         Sources::Fixed(start) => fixed = start(sink.clone()).map_err(WatchError::Sources)?,
-        Sources::PerHost { hosts, reloader: r } => {
+        Sources::PerHost {
+            hosts,
+            reloader: mut r,
+        } => {
             for (id, host) in hosts.into_iter().enumerate() {
                 let handle = r
                     .start(&host, id, sink.clone())
                     .map_err(WatchError::Sources)?;
                 running.push(Some((host, handle)));
+            }
+            // The money nobody watches is alerted from the start, not only after a sync.
+            if let Ok(first) = r.rejoin() {
+                fleet.unwatched = first.unwatched;
             }
             reloader = Some(r);
         }
@@ -221,8 +228,11 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
         if let (Some((result, why)), Some(r)) = (reloaded, reloader.as_ref()) {
             match result {
                 Err(e) => why.failed(&e),
-                // A sync that changed no host (most rounds) leaves everything as it runs.
-                Ok(new) if why == Why::Inventory && !reload::changes_hosts(&new, &running) => {}
+                // A sync that changed no host (most rounds) leaves everything as it runs, but
+                // for what the accounts bill that nobody watches.
+                Ok(new) if why == Why::Inventory && !reload::changes_hosts(&new, &running) => {
+                    fleet.unwatched = new.unwatched;
+                }
                 Ok(new) => {
                     if let Some(book) = fleet.book_to_store() {
                         save(&mut fleet, setup.store.as_ref(), &book);

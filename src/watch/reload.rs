@@ -28,6 +28,8 @@ pub struct Reloaded {
     pub unreachable_after_ms: u64,
     /// The hosts whose instance is gone from its provider account (watched, marked gone).
     pub gone: Vec<String>,
+    /// The money nobody watches in the provider accounts, with this fleet.
+    pub unwatched: Vec<crate::fleet::unwatched::UnwatchedLine>,
 }
 
 /// Reads the config again and starts one host's source.
@@ -130,6 +132,7 @@ pub fn apply(
         }
     }
     fleet.options.money = new.options.money.clone();
+    fleet.unwatched.clone_from(&new.unwatched);
     for host in &new.hosts {
         let running_now = running
             .iter()
