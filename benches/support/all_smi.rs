@@ -45,6 +45,9 @@ pub fn address_spelling(i: usize) -> String {
     format!("127.{}0.{}0.{}1", zeros(c), zeros(b), zeros(a))
 }
 
+/// The directories after the stand-in's on the hosts' PATH (`tests/common/sshd.rs`).
+const REMOTE_PATH: [&str; 3] = ["/usr/local/bin", "/usr/bin", "/bin"];
+
 pub struct AllSmi {
     socket: String,
     pid: String,
@@ -72,6 +75,19 @@ fn quoted(path: &Path) -> String {
 impl AllSmi {
     /// Starts all-smi on `hosts` spellings of `sshd`'s address, its files in `dir`.
     pub fn start(bin: &Path, sshd: &Sshd, hosts: usize, dir: &Path) -> Result<AllSmi, String> {
+        // all-smi first asks each host for `all-smi --version`; one on the stand-in hosts'
+        // PATH would answer and all-smi would read the real GPUs with it, not the stand-in.
+        if let Some(found) = REMOTE_PATH
+            .iter()
+            .map(|d| Path::new(d).join("all-smi"))
+            .find(|p| p.exists())
+        {
+            return Err(format!(
+                "{} is on the stand-in hosts' PATH, so all-smi would not read the stand-in: \
+                 keep all-smi elsewhere and name it in GPUFLEET_BENCH_ALLSMI",
+                found.display()
+            ));
+        }
         let home = dir.join("home");
         std::fs::create_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
         let mut hostfile = String::new();
