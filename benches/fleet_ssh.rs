@@ -1,16 +1,40 @@
-//! The console watching a fleet over real sshd: N hosts of 8 GPUs at a 1 s interval. Measures
-//! how soon every host streams, the console's CPU and peak memory, and how long each sample
-//! waits between its line arriving and the frame that shows it.
+//! The console watching a fleet over real sshd: N hosts of G GPUs at a 1 s interval. Measures
+//! how soon every host streams, the console's CPU and peak memory (in all and per host), CPU by
+//! thread group, and how long each sample waits between its line arriving and the frame that
+//! shows it; beside it, when an `all-smi` binary is found, all-smi's SSH mode on the same hosts
+//! over the same window.
 //!
-//! `cargo bench --bench fleet_ssh` runs 50 hosts for 60 s and writes
-//! `target/fleet-ssh-report.txt`; under `cargo test` (no `--bench`) it runs a 3-host, 5-second
-//! smoke version. Needs `/usr/sbin/sshd` (`.ci/run` installs it).
+//! `cargo bench --bench fleet_ssh` runs 50 hosts x 8 GPUs for 60 s and writes
+//! `target/fleet-ssh-report.txt` (or `$GPUFLEET_BENCH_REPORT`); `-- --hosts 1000 --gpus 8
+//! --secs 60` (or `GPUFLEET_BENCH_HOSTS` / `_GPUS` / `_SECS`) sets the size. Under `cargo test`
+//! (no `--bench`) it runs a 3-host, 5-second smoke version and checks the stand-in below
+//! against the shell fake. Needs `/usr/sbin/sshd` and `ssh-keygen` (`.ci/run` installs them).
+//!
+//! The stand-in fleet is cheap enough for 1,000 hosts on one machine: ONE real sshd serves
+//! every host (each host is still its own SSH connection, under its own name), and the remote
+//! `nvidia-smi` and `dmesg` are this very binary under those names (`support/fake_smi.rs`),
+//! replaying the captured H200 output as the shell fake does. The binary runs on its own,
+//! without cargo or a checkout: copy it with `target/*/deps/fleet_ssh-*` and run it with
+//! `--bench`.
 
 // Only part of the test harness is needed here.
+#[path = "support/all_smi.rs"]
+mod all_smi;
+#[path = "support/fake_smi.rs"]
+mod fake_smi;
+#[path = "support/plan.rs"]
+mod plan;
+#[path = "support/proc_stats.rs"]
+mod proc_stats;
+#[path = "support/report.rs"]
+mod report;
 #[allow(dead_code)]
 #[path = "../tests/common/sshd.rs"]
 mod sshd;
+#[path = "support/stand_in_check.rs"]
+mod stand_in_check;
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
@@ -30,48 +54,13 @@ use gpufleet::remote::{LinkOptions, SshSettings, spawn_link};
 use gpufleet::telemetry::source::{Backlogs, now_ms};
 use gpufleet::theme::Theme;
 
-struct Plan {
-    hosts: usize,
-    gpus: usize,
-    measure: Duration,
-}
+use all_smi::AllSmi;
+use plan::Plan;
+use proc_stats::{connections_to, cpu_between, cpu_by_thread, cpu_seconds, status_kb};
+use report::{Calls, Window};
 
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = fields.get(11..13).map_or(0.0, |f| {
-        f.iter().filter_map(|v| v.parse::<f64>().ok()).sum()
-    });
-    ticks / 100.0
-}
-
-/// CPU seconds per thread-name prefix (`ssh-` links; the loop and drawing run on the thread
-/// named after the binary), from the nanosecond run time in `/proc/self/task/*/schedstat`
-/// (the tick counts in `stat` round each short-lived burst of a link thread away).
-fn cpu_by_thread() -> Vec<(String, f64)> {
-    let mut sums: std::collections::BTreeMap<String, f64> = Default::default();
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
-    };
-    for task in tasks.flatten() {
-        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        let schedstat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
-        let ns: f64 = schedstat
-            .split_whitespace()
-            .next()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0);
-        let group = if comm.starts_with("ssh-") {
-            "ssh links"
-        } else {
-            comm.trim()
-        };
-        *sums.entry(group.to_string()).or_default() += ns / 1e9;
-    }
-    sums.into_iter().collect()
-}
+/// all-smi reads at most this many lines of a hostfile.
+const ALL_SMI_MAX_HOSTS: usize = 1_000;
 
 /// The benchmark's own threads are named `bench-*`, so their CPU is told apart from the
 /// console's.
@@ -85,80 +74,139 @@ fn spawn_named<T: Send + 'static>(
         .expect("spawn")
 }
 
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("VmHWM"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0)
+fn fail(why: &str) -> ! {
+    eprintln!("fleet_ssh: {why}");
+    std::process::exit(2)
 }
 
-fn percentile(sorted: &[u64], p: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
+/// `(major, minor)` of the local OpenSSH server.
+fn sshd_version() -> Option<(u32, u32)> {
+    let out = std::process::Command::new("/usr/sbin/sshd")
+        .arg("-V")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stderr).to_string();
+    let version = text.split("OpenSSH_").nth(1)?;
+    let mut parts = version.split(|c: char| !c.is_ascii_digit());
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// One sshd for every stand-in host (and all-smi's connections beside them), with the
+/// stand-in first on its remote PATH and room for every login at once: on a real fleet each
+/// host's sshd has its own `MaxStartups`.
+fn start_sshd(plan: &Plan, bin: &Path) -> Option<sshd::Sshd> {
+    let logins = 2 * plan.hosts + 20;
+    // OpenSSH 9.8 and later penalise a source address whose connections misbehave; every
+    // stand-in host's client comes from 127.0.0.1, so one penalty would block them all.
+    let penalties = match sshd_version() {
+        Some(v) if v >= (9, 8) => "PerSourcePenalties no\n",
+        _ => "",
+    };
+    let sshd = sshd::Sshd::start_with(&sshd::SshdOptions {
+        bin_dir: Some(bin.to_path_buf()),
+        max_startups: Some(format!("{logins}:30:{}", 2 * logins)),
+        extra_config: penalties.to_string(),
+        ..Default::default()
+    })?;
+    std::fs::write(sshd.dir().join("gpus"), plan.gpus.to_string()).expect("gpus");
+    // The simulated hosts share this machine's cores with the console; on a real fleet their
+    // sshd and nvidia-smi run elsewhere. At nice 10 (inherited by every session and command)
+    // they yield to the console instead of holding up its frames; the console's own CPU is
+    // counted the same either way.
+    if let Ok(pid) = std::fs::read_to_string(sshd.dir().join("sshd.pid")) {
+        let _ = std::process::Command::new("renice")
+            .args(["-n", "10", "-p", pid.trim()])
+            .output();
     }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+    Some(sshd)
+}
+
+/// all-smi on the same hosts, when asked for by a full run and one is found; else why not.
+fn start_all_smi(plan: &Plan, sshd: &sshd::Sshd, dir: &Path) -> Result<AllSmi, String> {
+    if !plan.bench {
+        return Err("not run by the smoke version".to_string());
+    }
+    if plan.hosts > ALL_SMI_MAX_HOSTS {
+        return Err(format!(
+            "all-smi reads at most {ALL_SMI_MAX_HOSTS} hosts from a hostfile"
+        ));
+    }
+    let bin = all_smi::find()?;
+    AllSmi::start(&bin, sshd, plan.hosts, dir)
+}
+
+fn report_path() -> PathBuf {
+    std::env::var_os("GPUFLEET_BENCH_REPORT").map_or_else(
+        || {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/target/fleet-ssh-report.txt"
+            ))
+        },
+        PathBuf::from,
+    )
 }
 
 fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
-    let plan = if bench {
-        Plan {
-            hosts: 50,
-            gpus: 8,
-            measure: Duration::from_secs(60),
-        }
-    } else {
-        Plan {
-            hosts: 3,
-            gpus: 8,
-            measure: Duration::from_secs(5),
-        }
-    };
+    if let Some(status) = fake_smi::run_if_called_as_stand_in() {
+        std::process::exit(status);
+    }
+    let plan = Plan::from_env().unwrap_or_else(|why| fail(&why));
     if !sshd::available() {
         return;
     }
-    let servers: Vec<sshd::Sshd> = (0..plan.hosts)
-        .filter_map(|_| sshd::Sshd::start())
-        .collect();
-    for s in &servers {
-        std::fs::write(s.dir().join("gpus"), plan.gpus.to_string()).expect("gpus");
-        // The simulated hosts share this machine's cores with the console; on a real fleet
-        // their sshd and nvidia-smi run elsewhere. At nice 10 (inherited by every session and
-        // command) they yield to the console instead of holding up its frames; the console's
-        // own CPU is counted the same either way.
-        if let Ok(pid) = std::fs::read_to_string(s.dir().join("sshd.pid")) {
-            let _ = std::process::Command::new("renice")
-                .args(["-n", "10", "-p", pid.trim()])
-                .output();
-        }
+    // A socket per host, and a few files each for the links and the loop.
+    let needed = plan.hosts as u64 * 2 + 256;
+    if let Some(limit) = proc_stats::open_files_limit()
+        && limit < needed
+    {
+        fail(&format!(
+            "{} hosts need about {needed} open files, this process may open {limit}: \
+             raise it first (ulimit -n {needed})",
+            plan.hosts
+        ));
     }
-    let names: Vec<String> = (0..plan.hosts).map(|i| format!("h{i:02}")).collect();
+    let work = tempfile::Builder::new()
+        .prefix("gpufleet-bench-")
+        .tempdir()
+        .expect("temp dir");
+    let bin = work.path().join("bin");
+    fake_smi::install(&bin).unwrap_or_else(|e| fail(&format!("stand-in programs: {e}")));
+    let Some(sshd) = start_sshd(&plan, &bin) else {
+        return;
+    };
+    let all_smi = start_all_smi(&plan, &sshd, work.path());
+
+    let width = plan.hosts.saturating_sub(1).to_string().len().max(2);
+    let names: Vec<String> = (0..plan.hosts).map(|i| format!("h{i:0width$}")).collect();
     let mut model = Model::new(names.clone(), ModelOptions::default(), now_ms());
 
+    // Every host is the one sshd under its own name: its own SSH connection, its host key
+    // checked against the same known_hosts line.
+    let known_hosts = sshd.trusted_known_hosts();
+    let rss_before_links_kb = status_kb("self", "VmRSS");
     // Links send into `tap`; a forwarder notes when each host first streams, then passes every
     // event on to the loop unchanged.
     let (tap, tapped) = mpsc::channel::<Event>();
     let (sink, events) = mpsc::channel::<Event>();
     let started = Instant::now();
-    let started_ms = now_ms();
-    let handles: Vec<_> = servers
+    let handles: Vec<_> = names
         .iter()
         .enumerate()
-        .map(|(i, s)| {
+        .map(|(i, name)| {
             let opts = LinkOptions {
                 interval_ms: 1000,
-                known_hosts: Some(s.trusted_known_hosts()),
+                known_hosts: Some(known_hosts.clone()),
                 use_agent: false,
                 ..LinkOptions::default()
             };
-            spawn_link(s.remote_host(&names[i]), i, host_sink(tap.clone()), opts).expect("link")
+            spawn_link(sshd.remote_host(name), i, host_sink(tap.clone()), opts).expect("link")
         })
         .collect();
     drop(tap);
     let forward_sink = sink.clone();
     let hosts = plan.hosts;
+    let (all_streaming_tx, all_streaming_rx) = mpsc::channel::<()>();
     let forwarder = spawn_named("bench-forward", move || {
         let mut first = vec![None; hosts];
         let mut all_streaming = None;
@@ -172,6 +220,7 @@ fn main() {
                 first[*host] = Some(started.elapsed());
                 if all_streaming.is_none() && first.iter().all(Option::is_some) {
                     all_streaming = Some(started.elapsed());
+                    let _ = all_streaming_tx.send(());
                 }
             }
             if forward_sink.send(event).is_err() {
@@ -181,31 +230,46 @@ fn main() {
         all_streaming
     });
 
-    // Quit after warm-up plus the measured window; CPU is counted over the window only.
-    let warmup = Duration::from_secs(if bench { 10 } else { 2 });
+    // The window opens after the warm-up and once every host streams (or after a wait that
+    // grows with the fleet); then quit after the measured window. CPU is counted over the
+    // window only.
     let measure = plan.measure;
+    let warmup = plan.warmup;
+    let longest_wait = warmup + Duration::from_secs(60 + plan.hosts as u64 / 10);
     let quitter = sink.clone();
+    let port = sshd.port;
+    let calls_log = sshd.dir().join("nvidia-smi.calls");
     let window = spawn_named("bench-window", move || {
+        let mut all_smi = all_smi;
         std::thread::sleep(warmup);
-        let cpu_start = cpu_seconds();
+        let _ = all_streaming_rx.recv_timeout(longest_wait.saturating_sub(started.elapsed()));
+        let opened_after = started.elapsed();
+        let start_ms = now_ms();
+        let calls_start = Calls::read(&calls_log);
+        let cpu_start = cpu_seconds("self");
         let threads_start = cpu_by_thread();
+        if let Ok(a) = all_smi.as_mut() {
+            a.start_window();
+        }
         std::thread::sleep(measure);
-        let cpu = cpu_seconds() - cpu_start;
-        let threads: Vec<(String, f64)> = cpu_by_thread()
-            .into_iter()
-            .map(|(name, end)| {
-                let start = threads_start
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map_or(0.0, |(_, s)| *s);
-                (name, end - start)
-            })
-            .collect();
+        let cpu = cpu_seconds("self") - cpu_start;
+        let threads = cpu_between(&threads_start, cpu_by_thread());
+        let connections = connections_to("self", port);
+        let calls = Calls::read(&calls_log).since(&calls_start);
+        let all_smi = all_smi.map(|a| (a.figures(), a.screen()));
         let _ = quitter.send(Event::Key(KeyEvent::new(
             KeyCode::Char('q'),
             KeyModifiers::NONE,
         )));
-        (cpu, threads)
+        Window {
+            cpu_s: cpu,
+            threads,
+            start_ms,
+            opened_after,
+            connections,
+            calls,
+            all_smi,
+        }
     });
     let bridge_sink = sink.clone();
     drop(sink);
@@ -243,14 +307,7 @@ fn main() {
         &mut bridge,
         &mut stats,
     );
-    let (process_cpu, threads) = window.join().unwrap_or((f64::NAN, Vec::new()));
-    // The forwarder re-sends every event: an artefact of measuring, not part of the console.
-    let harness_cpu: f64 = threads
-        .iter()
-        .filter(|(name, _)| name.starts_with("bench-"))
-        .map(|(_, cpu)| cpu)
-        .sum();
-    let cpu = process_cpu - harness_cpu;
+    let window = window.join().expect("window thread");
     drop(handles);
     let all_streaming = forwarder.join().ok().flatten();
 
@@ -260,63 +317,32 @@ fn main() {
         .iter()
         .filter(|h| h.gpus.len() == plan.gpus)
         .count();
-    let mut latencies = stats.sample_to_screen_ms.clone();
-    latencies.sort_unstable();
-    // The same, for frames drawn inside the measured window only (start-up left out: a new
-    // session holds its first lines until its full query answers).
-    let window_start_ms = started_ms + warmup.as_millis() as u64;
-    let mut steady: Vec<u64> = stats
-        .drawn_at_ms
-        .iter()
-        .zip(&stats.sample_to_screen_ms)
-        .filter(|(at, _)| **at >= window_start_ms)
-        .map(|(_, ms)| *ms)
-        .collect();
-    steady.sort_unstable();
-    let report = format!(
-        "fleet over real sshd: {} hosts x {} GPUs, 1 s interval, {} s measured after {} s warm-up\n\
-         hosts streaming all {} GPUs at the end: {}/{}\n\
-         all hosts streaming after: {}\n\
-         console CPU over the window: {:.2} s = {:.2}% of one core (links, loop, drawing; \
-         the benchmark's own threads, {:.2} s, left out)\n\
-         peak RSS (VmHWM) of the console process: {:.1} MB\n\
-         frames drawn: {}\n\
-         sample line arrival -> on screen, whole run: p50 {} ms, p99 {} ms, max {} ms ({} frames with new samples)\n\
-         sample line arrival -> on screen, measured window: p50 {} ms, p99 {} ms, max {} ms ({} frames)\n",
-        plan.hosts,
-        plan.gpus,
-        measure.as_secs(),
-        warmup.as_secs(),
-        plan.gpus,
+    let text = report::render(&report::Run {
+        plan: &plan,
+        window: &window,
+        stats: &stats,
         streaming,
-        plan.hosts,
-        all_streaming.map_or("never".to_string(), |d| format!("{:.2} s", d.as_secs_f64())),
-        cpu,
-        cpu * 100.0 / measure.as_secs_f64(),
-        harness_cpu,
-        peak_rss_kb() as f64 / 1024.0,
-        stats.frames,
-        percentile(&latencies, 0.5),
-        percentile(&latencies, 0.99),
-        latencies.last().copied().unwrap_or(0),
-        latencies.len(),
-        percentile(&steady, 0.5),
-        percentile(&steady, 0.99),
-        steady.last().copied().unwrap_or(0),
-        steady.len(),
-    );
-    let threads: String = threads
-        .iter()
-        .filter(|(_, cpu)| *cpu > 0.0)
-        .map(|(name, cpu)| format!("  {name}: {cpu:.3} s\n"))
-        .collect();
-    let report = format!("{report}CPU by thread over the window:\n{threads}");
-    print!("{report}");
-    if bench {
-        let _ = std::fs::write(
-            concat!(env!("CARGO_MANIFEST_DIR"), "/target/fleet-ssh-report.txt"),
-            &report,
-        );
+        all_streaming,
+        peak_rss_kb: status_kb("self", "VmHWM"),
+        rss_before_links_kb,
+    });
+    print!("{text}");
+    if plan.bench {
+        let path = report_path();
+        match std::fs::write(&path, &text) {
+            Ok(()) => println!("report written to {}", path.display()),
+            Err(e) => eprintln!("could not write {}: {e}", path.display()),
+        }
+        if let Ok((_, screen)) = &window.all_smi {
+            let _ = std::fs::write(path.with_extension("all-smi-screen.txt"), screen);
+        }
     }
     assert_eq!(streaming, plan.hosts, "every host streamed all its GPUs");
+    if !plan.bench {
+        let log = sshd.dir().join("nvidia-smi.calls");
+        if let Some(checked) = stand_in_check::compare(&bin.join("nvidia-smi"), &log, plan.gpus) {
+            let checked = checked.unwrap_or_else(|why| panic!("stand-in differs: {why}"));
+            println!("stand-in nvidia-smi matches the shell fake on {checked} command lines");
+        }
+    }
 }

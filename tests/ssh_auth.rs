@@ -81,6 +81,7 @@ fn a_key_the_server_does_not_know_is_named_in_the_error() {
 fn a_wrong_password_is_reported_clearly() {
     let Some(sshd) = Sshd::start_with(&SshdOptions {
         password_auth: true,
+        ..SshdOptions::default()
     }) else {
         return;
     };

@@ -91,6 +91,15 @@ pub struct SshdOptions {
     /// Allow password logins (root included); every password fails, as no test user has one
     /// the tests know.
     pub password_auth: bool,
+    /// Programs to put first on the remote `PATH` instead of copies of the shell fakes (the
+    /// fleet benchmark's compiled stand-in); `None` installs the fakes from the fixtures.
+    pub bin_dir: Option<PathBuf>,
+    /// sshd's `MaxStartups` (`start:rate:full`); `None` keeps `100:30:200`. One sshd that
+    /// stands in for many hosts needs room for all their logins at once.
+    pub max_startups: Option<String>,
+    /// More `sshd_config` lines, appended (sshd takes the first value of a keyword, so these
+    /// can only add keywords the harness does not set).
+    pub extra_config: String,
 }
 
 pub struct Sshd {
@@ -129,7 +138,9 @@ impl Sshd {
             root.join("authorized_keys"),
         )
         .expect("authorized_keys");
-        install_fakes(&root.join("bin"));
+        if options.bin_dir.is_none() {
+            install_fakes(&root.join("bin"));
+        }
         let mut sshd = Sshd {
             dir,
             port: 0,
@@ -169,13 +180,21 @@ impl Sshd {
             "no"
         };
         let d = root.display();
+        let bin = self
+            .options
+            .bin_dir
+            .clone()
+            .unwrap_or_else(|| root.join("bin"));
+        let bin = bin.display();
+        let max_startups = self.options.max_startups.as_deref().unwrap_or("100:30:200");
+        let extra = &self.options.extra_config;
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_ed25519\nHostKey {d}/host_ecdsa\n\
              PidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\n\
              PasswordAuthentication {password}\nKbdInteractiveAuthentication no\n\
              PubkeyAuthentication yes\nPermitRootLogin {login}\nUsePAM no\nStrictModes no\n\
-             LogLevel VERBOSE\nMaxStartups 100:30:200\nMaxSessions 10\n\
-             SetEnv PATH={d}/bin:/usr/local/bin:/usr/bin:/bin GPUFLEET_FAKE_DIR={d} SHLVL=1\n"
+             LogLevel VERBOSE\nMaxStartups {max_startups}\nMaxSessions 10\n\
+             SetEnv PATH={bin}:/usr/local/bin:/usr/bin:/bin GPUFLEET_FAKE_DIR={d} SHLVL=1\n{extra}"
         );
         std::fs::write(root.join("sshd_config"), config).expect("sshd_config");
     }
