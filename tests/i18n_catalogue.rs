@@ -83,6 +83,7 @@ const NOT_TEXT: &[&str] = &[
     "init",
     "path",
     "check",
+    "cost",
 ];
 
 /// Literals kept in the source on purpose: (file, literal, why).
@@ -455,6 +456,13 @@ fn never_shown(lit: &Literal) -> bool {
         || is_identifier(&lit.text)
         || is_needle(before)
         || after.starts_with(".len()")
+        // A JSON value's field, read or set (`value["error"]`): a key.
+        || (after.starts_with(']')
+            && before.strip_suffix('[').is_some_and(|rest| {
+                rest.chars()
+                    .last()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ']' || c == ')')
+            }))
         || before.contains("tracing::")
         || after.starts_with("|\"_\"")
         || after.starts_with("==")
@@ -529,6 +537,7 @@ const SCANNED_FILES: &[&str] = &[
     "src/commands/diagnose_file.rs",
     "src/commands/cli_words.rs",
     "src/commands/config_file.rs",
+    "src/commands/cost_inventory.rs",
     "src/commands/demo.rs",
     "src/commands/hold.rs",
     "src/commands/host_words.rs",
@@ -539,6 +548,7 @@ const SCANNED_FILES: &[&str] = &[
     "src/check/evaluate.rs",
     "src/check/load.rs",
     "src/cost/redline.rs",
+    "src/money_cli.rs",
 ];
 
 fn source_files() -> Vec<PathBuf> {
@@ -692,6 +702,8 @@ fn the_scan_catches_text_and_lets_keys_and_symbols_through() {
     assert!(caught(r#"b.name("ledger-save".to_string()); write!(f, "Typed({t:?})")"#).is_empty());
     assert!(caught(r#"let c = '"'; let d = "ok"; // "comment text""#).len() == 1);
     assert!(caught("#[cfg(test)]\nmod tests { const A: &str = \"test text\"; }").is_empty());
+    assert!(caught(r#"let e = account["error"].as_str(); v["simulated"] = x;"#).is_empty());
+    assert_eq!(caught(r#"let e = [ "a word" ];"#).len(), 1, "a list's text");
     assert!(
         caught(r#"let j = json!({ "host": h }); let r = result("identity.count", c);"#).is_empty()
     );
