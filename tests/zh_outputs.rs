@@ -494,3 +494,69 @@ fn command_line_errors_and_config_check_in_chinese() {
         "{said}"
     );
 }
+
+/// Where each word of `line` ends, in display cells (a CJK character takes two).
+fn word_ends(line: &str) -> Vec<usize> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    for word in line.split_inclusive(' ') {
+        at += gpufleet::cells::width(word);
+        if !word.trim().is_empty() {
+            out.push(at - (word.len() - word.trim_end().len()));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_cost_table_in_chinese_lines_up_and_keeps_its_figures() {
+    let home = Home::new();
+    let report = |lang: &str| stdout(&home.run(&["cost", "--demo", "--lang", lang]));
+    let (zh, en) = (report("zh-CN"), report("en"));
+    let zh_lines: Vec<&str> = zh.lines().collect();
+    let en_lines: Vec<&str> = en.lines().collect();
+    assert_eq!(zh_lines.len(), en_lines.len(), "{zh}\n{en}");
+    assert!(zh_lines[0].starts_with("[模拟] 演示机群开始后 "), "{zh}");
+    assert!(zh_lines[0].ends_with("；不产生任何计费"), "{zh}");
+    let header = zh_lines[1];
+    let titles: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(
+        titles,
+        [
+            "主机",
+            "单价/h",
+            "计费时长",
+            "忙碌",
+            "空闲",
+            "占显存",
+            "有效",
+            "花费",
+            "空闲花费",
+            "当前"
+        ],
+        "{header}"
+    );
+    // Each right-aligned title (price to idle spent) ends, in display cells, where the money
+    // and the times of every host's row end.
+    let title_ends = word_ends(header);
+    for row in &zh_lines[2..8] {
+        let row_ends = word_ends(row);
+        for end in &title_ends[1..9] {
+            assert!(row_ends.contains(end), "{end}: {header}\n{row}");
+        }
+    }
+    // The same figures in both languages, line by line: money, times, percentages.
+    let figures = |line: &str| -> Vec<String> {
+        line.split(|c: char| c.is_whitespace() || ":,：，()（）".contains(c))
+            .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+            .map(str::to_string)
+            .collect()
+    };
+    for (z, e) in zh_lines.iter().zip(&en_lines).skip(1) {
+        assert_eq!(figures(z), figures(e), "{z}\n{e}");
+    }
+    for (z, e) in zh_lines.iter().zip(&en_lines).skip(2) {
+        assert_eq!(e.contains("  idle "), z.contains("  空闲 "), "{z}\n{e}");
+    }
+    assert!(zh.contains("\n机群 "), "{zh}");
+}
