@@ -56,6 +56,7 @@ const NOT_TEXT: &[&str] = &[
     "W",
     "m",
     "ms",
+    "min",
     "d",
     "UTC",
     // Names of things.
@@ -119,6 +120,31 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "src/commands/hold.rs",
         "requested",
         "the audit log's outcome, stored data the audit view words",
+    ),
+    (
+        "src/commands/fleet_inventory.rs",
+        "snapshot",
+        "the command's name, as `gpufleet snapshot: ...` starts a note",
+    ),
+    (
+        "src/commands/fleet_inventory.rs",
+        "release",
+        "the command's name, as `gpufleet release: ...` starts a note",
+    ),
+    (
+        "src/commands/fleet_inventory.rs",
+        "console",
+        "the console's name, as `gpufleet console: ...` starts a note",
+    ),
+    (
+        "src/commands/fleet_inventory.rs",
+        "provider account synced",
+        "a log line (`tracing::info!` with fields), English in every language",
+    ),
+    (
+        "src/commands/providers_import.rs",
+        "hosts",
+        "the config key of the [[hosts]] tables",
     ),
     (
         "src/commands/logging.rs",
@@ -539,9 +565,12 @@ const SCANNED_FILES: &[&str] = &[
     "src/commands/config_file.rs",
     "src/commands/cost_inventory.rs",
     "src/commands/demo.rs",
+    "src/commands/fleet_inventory.rs",
     "src/commands/hold.rs",
     "src/commands/host_words.rs",
     "src/commands/logging.rs",
+    "src/commands/providers.rs",
+    "src/commands/providers_import.rs",
     "src/commands/report.rs",
     "src/commands/standalone.rs",
     "src/commands/watch.rs",
