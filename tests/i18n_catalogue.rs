@@ -51,6 +51,7 @@ const NOT_TEXT: &[&str] = &[
     "y",
     // Units and time.
     "GiB",
+    "GB",
     "MiB",
     "MHz",
     "W",
@@ -561,6 +562,7 @@ const SCANNED_FILES: &[&str] = &[
     "src/check/verdict.rs",
     "src/commands/audit.rs",
     "src/commands/diagnose_file.rs",
+    "src/commands/fit.rs",
     "src/commands/cli_words.rs",
     "src/commands/config_file.rs",
     "src/commands/cost_inventory.rs",
