@@ -560,3 +560,72 @@ fn the_cost_table_in_chinese_lines_up_and_keeps_its_figures() {
     }
     assert!(zh.contains("\n机群 "), "{zh}");
 }
+
+#[test]
+fn the_fit_table_in_chinese_lines_up_and_keeps_its_figures() {
+    let home = Home::new();
+    let args = [
+        "--params", "7B", "--method", "qlora", "--seq", "2048", "--batch", "4",
+    ];
+    let report = |lang: &str| {
+        let mut words = vec!["fit", "--lang", lang];
+        words.extend(args);
+        let out = home.run(&words);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let (zh, en) = (report("zh-CN"), report("en"));
+    let zh_lines: Vec<&str> = zh.lines().collect();
+    let en_lines: Vec<&str> = en.lines().collect();
+    assert_eq!(zh_lines.len(), en_lines.len(), "{zh}\n{en}");
+    assert!(zh_lines[0].contains(" 参数，QLoRA（"), "{zh}");
+    assert!(zh_lines[1].starts_with("  权重 "), "{zh}");
+    assert!(zh.contains("\n  激活值 "), "{zh}");
+    assert!(zh.contains("\n最小的卡："), "{zh}");
+    // The breakdown's figures end in the same display cell in both languages.
+    for (z, e) in zh_lines.iter().zip(&en_lines).take(6).skip(1) {
+        let end = |line: &str| {
+            let at = line.find(" GB").unwrap_or_default() + 3;
+            gpufleet::cells::width(&line[..at])
+        };
+        assert_eq!(end(z), end(e), "{z}\n{e}");
+    }
+    let header_at = zh_lines
+        .iter()
+        .position(|l| l.starts_with("GPU "))
+        .unwrap_or_default();
+    let header = zh_lines[header_at];
+    for title in ["显存", "bf16 TFLOP/s", "带宽", "能否放下", "你的主机"] {
+        assert!(header.contains(title), "{title}: {header}");
+    }
+    // The right-aligned titles (VRAM, TFLOP/s, bandwidth, fit) end where each row's figures do.
+    let title_ends = word_ends(header);
+    let rows = &zh_lines[header_at + 1..];
+    let row_count = rows.iter().take_while(|l| !l.is_empty()).count();
+    assert!(row_count >= 5, "{zh}");
+    for row in &rows[..row_count] {
+        // Where the cells end: `(3` is inside the fit cell `fits (3 %)`, not its end.
+        let row_ends: Vec<usize> = word_ends(row)
+            .into_iter()
+            .zip(row.split_whitespace())
+            .filter(|(_, word)| !word.starts_with('('))
+            .map(|(end, _)| end)
+            .collect();
+        for title in ["显存", "TFLOP/s", "带宽", "能否放下"] {
+            let before = header.find(title).unwrap_or_default() + title.len();
+            let end = gpufleet::cells::width(&header[..before]);
+            assert!(title_ends.contains(&end), "{title}: {header}");
+            assert!(row_ends.contains(&end), "{title} at {end}: {header}\n{row}");
+        }
+    }
+    // The rows' figures are the English rows' figures.
+    let figures = |line: &str| -> Vec<String> {
+        line.split(|c: char| c.is_whitespace() || "()（）".contains(c))
+            .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+            .map(str::to_string)
+            .collect()
+    };
+    for (z, e) in zh_lines.iter().zip(&en_lines).skip(header_at + 1) {
+        assert_eq!(figures(z), figures(e), "{z}\n{e}");
+    }
+}
