@@ -8,6 +8,8 @@
 #[path = "support/cli.rs"]
 mod cli;
 mod common;
+#[path = "providers_support/server.rs"]
+mod provider_api;
 #[path = "release_support/server.rs"]
 mod server;
 #[path = "support/watcher.rs"]
@@ -628,4 +630,90 @@ fn the_fit_table_in_chinese_lines_up_and_keeps_its_figures() {
     for (z, e) in zh_lines.iter().zip(&en_lines).skip(header_at + 1) {
         assert_eq!(figures(z), figures(e), "{z}\n{e}");
     }
+}
+
+/// A vast.ai account on a loopback server with two instances, one running with SSH, one
+/// stopped; `gpufleet providers sync` and `cost` in both languages on it.
+#[test]
+fn the_providers_table_and_the_cost_accounts_in_chinese() {
+    let server = provider_api::Server::start(|_, _| {
+        provider_api::json(
+            200,
+            r#"{"success": true, "next_token": null, "instances": [
+ {"id": 101, "label": "train", "actual_status": "running", "ssh_host": "ssh5.vast.ai",
+  "ssh_port": 10600, "dph_total": 0.712},
+ {"id": 102, "label": "parked", "actual_status": "stopped", "ssh_host": "ssh7.vast.ai",
+  "ssh_port": 20400, "dph_total": 0.002}]}"#,
+        )
+    });
+    let home = Home::new();
+    let config = home.write(
+        "c.toml",
+        &format!(
+            "[[providers]]\nkind = \"vast\"\ntoken_env = \"VAST_KEY\"\nbase_url = \"{}\"\n",
+            server.base_url
+        ),
+    );
+    let run = |args: &[&str]| {
+        let mut words = vec!["--config", config.as_str()];
+        words.extend(args);
+        home.command(&words)
+            .env("VAST_KEY", "vk-zh-2718")
+            .output()
+            .expect("run gpufleet")
+    };
+    let sync = |lang: &str| {
+        let out = run(&["providers", "sync", "--lang", lang]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let (zh, en) = (sync("zh-CN"), sync("en"));
+    let (zh_lines, en_lines): (Vec<&str>, Vec<&str>) = (zh.lines().collect(), en.lines().collect());
+    assert_eq!(zh_lines.len(), en_lines.len(), "{zh}\n{en}");
+    // The titles start in the same display cells as the English ones: the columns line up.
+    let starts = |line: &str| -> Vec<usize> {
+        let mut at = 0;
+        let mut out = Vec::new();
+        let mut prev = ' ';
+        for c in line.chars() {
+            if prev == ' ' && c != ' ' {
+                out.push(at);
+            }
+            at += gpufleet::cells::char_width(c);
+            prev = c;
+        }
+        out
+    };
+    for title in [
+        "平台",
+        "账户",
+        "实例",
+        "标签",
+        "状态",
+        "卡",
+        "SSH",
+        "单价",
+        "开始时间",
+    ] {
+        assert!(zh_lines[0].contains(title), "{title}: {}", zh_lines[0]);
+    }
+    assert_eq!(starts(zh_lines[0]), starts(en_lines[0]), "{zh}\n{en}");
+    // The instances' rows are the same in both languages (ids, states, prices, times), but
+    // for the word saying the SSH route goes through the provider's proxy.
+    for (z, e) in zh_lines[1..3].iter().zip(&en_lines[1..3]) {
+        assert!(z.contains("（代理）"), "{z}");
+        assert_eq!(z.replace("（代理）", " (proxy)"), **e, "{zh}\n{en}");
+    }
+    let account = zh_lines.last().copied().unwrap_or_default();
+    assert_eq!(account, "vast 账户 vast：已同步，2 个实例", "{zh}");
+    assert_eq!(
+        en_lines.last().copied().unwrap_or_default(),
+        "vast account vast: synced, 2 instances"
+    );
+
+    // `cost` names the account and how fresh its inventory is, in Chinese.
+    let out = run(&["cost", "--lang", "zh-CN"]);
+    let said = stdout(&out);
+    assert!(said.contains("\n平台账户：\n  vast vast："), "{said}");
+    assert!(said.contains(" s 前同步"), "{said}");
 }
