@@ -8,7 +8,8 @@
 //! word (a run of letters, Latin or CJK, once `{...}` format placeholders are taken out) not in
 //! [`NOT_TEXT`], the short list of what is not language: key names, units, product names.
 //! A literal that is never shown is not counted: the key of `t!("...")`, a literal compared
-//! (`==`, `!=`, a `match` arm's pattern, `starts_with(...)`), a thread's name (`.name(...)`), a
+//! (`==`, `!=`, a `match` arm's pattern, `starts_with(...)`), a JSON value's field
+//! (`value["error"]`), a thread's name (`.name(...)`), a
 //! `Debug` impl's text (`write!(f, ...)`, `f.write_str(...)`), a byte string. A literal that
 //! looks like a catalogue key (`help.move`) must be one. [`ALLOWED`] lists, with the reason,
 //! the few literals kept in the source on purpose.
