@@ -3,9 +3,11 @@
 
 use std::io::{BufRead, Write};
 
+use rust_i18n::t;
 use serde_json::json;
 
 use crate::audit::{AuditError, AuditLog};
+use crate::cells;
 use crate::config::Config;
 use crate::cost::{
     FleetCost, HostCost, LedgerBook, LedgerStore, RedLine, StoreError, fleet_cost,
@@ -34,7 +36,7 @@ pub enum MoneyError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Audit(#[from] AuditError),
-    #[error("writing JSON: {0}")]
+    #[error("{}", t!("cli_cost.writing_json", why = .0))]
     Json(#[from] serde_json::Error),
 }
 
@@ -136,10 +138,9 @@ pub fn cost_output(
     } else {
         let mut text = String::new();
         if let Some(scenario_ms) = simulated {
-            text.push_str(&format!(
-                "[simulated] the demo fleet {} after its start; nothing is billed\n",
-                format_duration_ms(scenario_ms)
-            ));
+            let after = format_duration_ms(scenario_ms);
+            text.push_str(&t!("cli_cost.simulated", after = after));
+            text.push('\n');
         }
         text.push_str(&cost_table(fleet, lines));
         text
@@ -225,28 +226,18 @@ fn money_cell(amount: Option<f64>, host: &HostCost) -> String {
 }
 
 fn cost_table(fleet: &FleetCost, lines: &[RedLine]) -> String {
-    let mut rows: Vec<Vec<String>> = vec![
-        [
-            "HOST",
-            "PRICE/H",
-            "BILLED",
-            "BUSY",
-            "IDLE",
-            "PARKED",
-            "EFF",
-            "SPENT",
-            "IDLE SPENT",
-            "NOW",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
+    let mut header: Vec<String> = t!("cli_cost.header").split('|').map(String::from).collect();
+    header.resize(10, String::new());
+    let mut rows: Vec<Vec<String>> = vec![header];
     for host in &fleet.hosts {
         let t = &host.totals;
         let now = match (&t.released, t.current_idle_ms) {
-            (Some(released), _) => format!("released ({})", released.action),
+            (Some(released), _) => t!("cost.released", action = released.action).into_owned(),
             (None, 0) => "-".to_string(),
-            (None, idle_ms) => format!("idle {}", format_duration_ms(idle_ms)),
+            (None, idle_ms) => {
+                let time = format_duration_ms(idle_ms);
+                t!("cost.idle", time = time).into_owned()
+            }
         };
         rows.push(vec![
             host.host.clone(),
@@ -265,7 +256,7 @@ fn cost_table(fleet: &FleetCost, lines: &[RedLine]) -> String {
         ]);
     }
     let mut fleet_row = vec![
-        "fleet".to_string(),
+        t!("cost.fleet").into_owned(),
         String::new(),
         hours_cell(fleet.billed_ms),
         hours_cell(fleet.busy_ms),
@@ -288,7 +279,7 @@ fn cost_table(fleet: &FleetCost, lines: &[RedLine]) -> String {
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|col| {
             rows.iter()
-                .map(|r| r[col].chars().count())
+                .map(|r| cells::width(&r[col]))
                 .max()
                 .unwrap_or(0)
         })
@@ -300,8 +291,8 @@ fn cost_table(fleet: &FleetCost, lines: &[RedLine]) -> String {
             .zip(&widths)
             .enumerate()
             .map(|(col, (cell, width))| match col {
-                0 | 9 => format!("{cell:<width$}"),
-                _ => format!("{cell:>width$}"),
+                0 | 9 => cells::pad(cell, *width),
+                _ => cells::pad_left(cell, *width),
             })
             .collect();
         out.push_str(cells.join("  ").trim_end());
@@ -331,7 +322,7 @@ pub fn release_command(
             HostCost::new(host, host_ledger(config, host, &book).totals((env.clock)()))
         }),
         Err(e) => {
-            say!("warning: {e}");
+            say!("{}", t!("cli_release.warning", why = e));
             None
         }
     };
@@ -351,7 +342,7 @@ pub fn release_command(
             flow
         }
         Err(e) => {
-            say!("gpufleet release: {e}");
+            say!("{}", t!("cli_release.error", why = e));
             return EXIT_REFUSED;
         }
     };
@@ -366,7 +357,7 @@ pub fn release_command(
                 EXIT_OK
             }
             Err(e) => {
-                say!("gpufleet release: {e}");
+                say!("{}", t!("cli_release.error", why = e));
                 EXIT_FAILED
             }
         };
@@ -375,7 +366,7 @@ pub fn release_command(
         say!("{line}");
     }
     if let Some(problem) = &flow.plan().token_problem {
-        say!("gpufleet release: cannot release without the API token: {problem}");
+        say!("{}", t!("cli_release.no_token", problem = problem));
         return EXIT_REFUSED;
     }
     let host = flow.plan().host.clone();
@@ -384,28 +375,30 @@ pub fn release_command(
     if args.force {
         flow.allow_unrecorded();
     } else if let Err(e) = env.store.check_recordable() {
-        say!("gpufleet release: the ledger cannot record a release: {e}");
-        say!("nothing was sent; repair or move the ledger aside, or pass --force to release");
-        say!("anyway (the entry to add by hand is then printed)");
+        say!("{}", t!("cli_release.unrecordable", why = e));
+        say!("{}", t!("cli_release.unrecordable_hint"));
         return EXIT_REFUSED;
     }
     if flow.plan().backup.is_some() {
-        say!("running the backup on {host}:");
+        say!("{}", t!("cli_release.backup_runs", host = host));
         let ran = flow.run_backup(env.runner, &env.audit, (env.clock)(), &mut |line| {
             let _ = writeln!(out, "  | {line}");
         });
         match ran {
             Ok(BackupOutcome::Failed(why)) if args.override_failed_backup => {
-                say!("the backup failed ({why}); releasing anyway, as asked");
+                say!("{}", t!("cli_release.backup_overridden", why = why));
                 flow.override_failed_backup();
             }
             Ok(BackupOutcome::Failed(why)) => {
-                say!("the backup failed ({why}); not releasing {host}");
+                say!(
+                    "{}",
+                    t!("cli_release.backup_failed", why = why, host = host)
+                );
                 return EXIT_FAILED;
             }
-            Ok(_) => say!("backup done"),
+            Ok(_) => say!("{}", t!("cli_release.backup_done")),
             Err(e) => {
-                say!("gpufleet release: {e}");
+                say!("{}", t!("cli_release.error", why = e));
                 return EXIT_FAILED;
             }
         }
@@ -413,10 +406,11 @@ pub fn release_command(
     if args.yes {
         flow.confirm_unattended(Unattended::YesFlag);
     } else {
+        let action = action_word(flow.plan().action);
         let _ = write!(
             out,
-            "type {host} to {} it, or press Enter to cancel: ",
-            flow.plan().action.as_str()
+            "{}",
+            t!("cli_release.type_name", host = host, action = action)
         );
         let _ = out.flush();
         let mut typed = String::new();
@@ -424,7 +418,7 @@ pub fn release_command(
             typed.clear();
         }
         if let Err(e) = flow.confirm(&typed) {
-            say!("{e}; nothing was sent");
+            say!("{}", t!("release.nothing_sent", error = e));
             return EXIT_CANCELLED;
         }
     }
@@ -435,9 +429,13 @@ pub fn release_command(
                 say!("  {}:{status} {}", answer.step, answer.text);
             }
             for problem in &report.problems {
-                say!("warning: {problem}");
+                say!("{}", t!("cli_release.warning", why = problem));
             }
-            say!("{host}: {} sent and accepted", flow.plan().action.as_str());
+            let action = action_word(flow.plan().action);
+            say!(
+                "{}",
+                t!("release.sent_notice", host = host, action = action)
+            );
             match &report.unrecorded {
                 Some(unrecorded) => {
                     unrecorded
@@ -453,15 +451,24 @@ pub fn release_command(
             for answer in &failure.done {
                 say!("  {}: {}", answer.step, answer.text);
             }
-            say!("gpufleet release: {host}: {}", failure.error);
+            let why = format!("{host}: {}", failure.error);
+            say!("{}", t!("cli_release.error", why = why));
             if let Some(why) = audit {
-                say!("warning: the audit log could not be written: {why}");
+                say!("{}", t!("cli.audit_not_written", why = why));
             }
             EXIT_FAILED
         }
         Err(e) => {
-            say!("gpufleet release: {e}");
+            say!("{}", t!("cli_release.error", why = e));
             EXIT_FAILED
         }
+    }
+}
+
+/// The action in the reader's language: `stop` is 关机, `terminate` 释放.
+fn action_word(action: ReleaseAction) -> std::borrow::Cow<'static, str> {
+    match action {
+        ReleaseAction::Stop => t!("action.stop"),
+        ReleaseAction::Terminate => t!("action.terminate"),
     }
 }

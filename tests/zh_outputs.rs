@@ -8,6 +8,8 @@
 #[path = "support/cli.rs"]
 mod cli;
 mod common;
+#[path = "providers_support/server.rs"]
+mod provider_api;
 #[path = "release_support/server.rs"]
 mod server;
 #[path = "support/watcher.rs"]
@@ -493,4 +495,228 @@ fn command_line_errors_and_config_check_in_chinese() {
         said.contains("gpufleet hold: 配置中没有名为 \"nosuch\" 的主机"),
         "{said}"
     );
+}
+
+/// Where each word of `line` ends, in display cells (a CJK character takes two).
+fn word_ends(line: &str) -> Vec<usize> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    for word in line.split_inclusive(' ') {
+        at += gpufleet::cells::width(word);
+        if !word.trim().is_empty() {
+            out.push(at - (word.len() - word.trim_end().len()));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_cost_table_in_chinese_lines_up_and_keeps_its_figures() {
+    let home = Home::new();
+    let report = |lang: &str| stdout(&home.run(&["cost", "--demo", "--lang", lang]));
+    let (zh, en) = (report("zh-CN"), report("en"));
+    let zh_lines: Vec<&str> = zh.lines().collect();
+    let en_lines: Vec<&str> = en.lines().collect();
+    assert_eq!(zh_lines.len(), en_lines.len(), "{zh}\n{en}");
+    assert!(zh_lines[0].starts_with("[模拟] 演示机群开始后 "), "{zh}");
+    assert!(zh_lines[0].ends_with("；不产生任何计费"), "{zh}");
+    let header = zh_lines[1];
+    let titles: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(
+        titles,
+        [
+            "主机",
+            "单价/h",
+            "计费时长",
+            "忙碌",
+            "空闲",
+            "占显存",
+            "有效",
+            "花费",
+            "空闲花费",
+            "当前"
+        ],
+        "{header}"
+    );
+    // Each right-aligned title (price to idle spent) ends, in display cells, where the money
+    // and the times of every host's row end.
+    let title_ends = word_ends(header);
+    for row in &zh_lines[2..8] {
+        let row_ends = word_ends(row);
+        for end in &title_ends[1..9] {
+            assert!(row_ends.contains(end), "{end}: {header}\n{row}");
+        }
+    }
+    // The same figures in both languages, line by line: money, times, percentages.
+    let figures = |line: &str| -> Vec<String> {
+        line.split(|c: char| c.is_whitespace() || ":,：，()（）".contains(c))
+            .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+            .map(str::to_string)
+            .collect()
+    };
+    for (z, e) in zh_lines.iter().zip(&en_lines).skip(1) {
+        assert_eq!(figures(z), figures(e), "{z}\n{e}");
+    }
+    for (z, e) in zh_lines.iter().zip(&en_lines).skip(2) {
+        assert_eq!(e.contains("  idle "), z.contains("  空闲 "), "{z}\n{e}");
+    }
+    assert!(zh.contains("\n机群 "), "{zh}");
+}
+
+#[test]
+fn the_fit_table_in_chinese_lines_up_and_keeps_its_figures() {
+    let home = Home::new();
+    let args = [
+        "--params", "7B", "--method", "qlora", "--seq", "2048", "--batch", "4",
+    ];
+    let report = |lang: &str| {
+        let mut words = vec!["fit", "--lang", lang];
+        words.extend(args);
+        let out = home.run(&words);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let (zh, en) = (report("zh-CN"), report("en"));
+    let zh_lines: Vec<&str> = zh.lines().collect();
+    let en_lines: Vec<&str> = en.lines().collect();
+    assert_eq!(zh_lines.len(), en_lines.len(), "{zh}\n{en}");
+    assert!(zh_lines[0].contains(" 参数，QLoRA（"), "{zh}");
+    assert!(zh_lines[1].starts_with("  权重 "), "{zh}");
+    assert!(zh.contains("\n  激活值 "), "{zh}");
+    assert!(zh.contains("\n最小的卡："), "{zh}");
+    // The breakdown's figures end in the same display cell in both languages.
+    for (z, e) in zh_lines.iter().zip(&en_lines).take(6).skip(1) {
+        let end = |line: &str| {
+            let at = line.find(" GB").unwrap_or_default() + 3;
+            gpufleet::cells::width(&line[..at])
+        };
+        assert_eq!(end(z), end(e), "{z}\n{e}");
+    }
+    let header_at = zh_lines
+        .iter()
+        .position(|l| l.starts_with("GPU "))
+        .unwrap_or_default();
+    let header = zh_lines[header_at];
+    for title in ["显存", "bf16 TFLOP/s", "带宽", "能否放下", "你的主机"] {
+        assert!(header.contains(title), "{title}: {header}");
+    }
+    // The right-aligned titles (VRAM, TFLOP/s, bandwidth, fit) end where each row's figures do.
+    let title_ends = word_ends(header);
+    let rows = &zh_lines[header_at + 1..];
+    let row_count = rows.iter().take_while(|l| !l.is_empty()).count();
+    assert!(row_count >= 5, "{zh}");
+    for row in &rows[..row_count] {
+        // Where the cells end: `(3` is inside the fit cell `fits (3 %)`, not its end.
+        let row_ends: Vec<usize> = word_ends(row)
+            .into_iter()
+            .zip(row.split_whitespace())
+            .filter(|(_, word)| !word.starts_with('('))
+            .map(|(end, _)| end)
+            .collect();
+        for title in ["显存", "TFLOP/s", "带宽", "能否放下"] {
+            let before = header.find(title).unwrap_or_default() + title.len();
+            let end = gpufleet::cells::width(&header[..before]);
+            assert!(title_ends.contains(&end), "{title}: {header}");
+            assert!(row_ends.contains(&end), "{title} at {end}: {header}\n{row}");
+        }
+    }
+    // The rows' figures are the English rows' figures.
+    let figures = |line: &str| -> Vec<String> {
+        line.split(|c: char| c.is_whitespace() || "()（）".contains(c))
+            .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+            .map(str::to_string)
+            .collect()
+    };
+    for (z, e) in zh_lines.iter().zip(&en_lines).skip(header_at + 1) {
+        assert_eq!(figures(z), figures(e), "{z}\n{e}");
+    }
+}
+
+/// A vast.ai account on a loopback server with two instances, one running with SSH, one
+/// stopped; `gpufleet providers sync` and `cost` in both languages on it.
+#[test]
+fn the_providers_table_and_the_cost_accounts_in_chinese() {
+    let server = provider_api::Server::start(|_, _| {
+        provider_api::json(
+            200,
+            r#"{"success": true, "next_token": null, "instances": [
+ {"id": 101, "label": "train", "actual_status": "running", "ssh_host": "ssh5.vast.ai",
+  "ssh_port": 10600, "dph_total": 0.712},
+ {"id": 102, "label": "parked", "actual_status": "stopped", "ssh_host": "ssh7.vast.ai",
+  "ssh_port": 20400, "dph_total": 0.002}]}"#,
+        )
+    });
+    let home = Home::new();
+    let config = home.write(
+        "c.toml",
+        &format!(
+            "[[providers]]\nkind = \"vast\"\ntoken_env = \"VAST_KEY\"\nbase_url = \"{}\"\n",
+            server.base_url
+        ),
+    );
+    let run = |args: &[&str]| {
+        let mut words = vec!["--config", config.as_str()];
+        words.extend(args);
+        home.command(&words)
+            .env("VAST_KEY", "vk-zh-2718")
+            .output()
+            .expect("run gpufleet")
+    };
+    let sync = |lang: &str| {
+        let out = run(&["providers", "sync", "--lang", lang]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let (zh, en) = (sync("zh-CN"), sync("en"));
+    let (zh_lines, en_lines): (Vec<&str>, Vec<&str>) = (zh.lines().collect(), en.lines().collect());
+    assert_eq!(zh_lines.len(), en_lines.len(), "{zh}\n{en}");
+    // The titles start in the same display cells as the English ones: the columns line up.
+    let starts = |line: &str| -> Vec<usize> {
+        let mut at = 0;
+        let mut out = Vec::new();
+        let mut prev = ' ';
+        for c in line.chars() {
+            if prev == ' ' && c != ' ' {
+                out.push(at);
+            }
+            at += gpufleet::cells::char_width(c);
+            prev = c;
+        }
+        out
+    };
+    for title in [
+        "平台",
+        "账户",
+        "实例",
+        "标签",
+        "状态",
+        "卡",
+        "SSH",
+        "单价",
+        "开始时间",
+    ] {
+        assert!(zh_lines[0].contains(title), "{title}: {}", zh_lines[0]);
+    }
+    assert_eq!(starts(zh_lines[0]), starts(en_lines[0]), "{zh}\n{en}");
+    // The instances' rows are the same in both languages (ids, states, prices, times), but
+    // for the word saying the SSH route goes through the provider's proxy.
+    for (z, e) in zh_lines[1..3].iter().zip(&en_lines[1..3]) {
+        assert!(z.contains("（代理）"), "{z}");
+        assert_eq!(z.replace("（代理）", " (proxy)"), **e, "{zh}\n{en}");
+    }
+    let account = zh_lines.last().copied().unwrap_or_default();
+    assert_eq!(account, "vast 账户 vast：已同步，2 个实例", "{zh}");
+    assert_eq!(
+        en_lines.last().copied().unwrap_or_default(),
+        "vast account vast: synced, 2 instances"
+    );
+
+    // `cost` names the account and how fresh its inventory is, in Chinese.
+    let out = run(&["cost", "--lang", "zh-CN"]);
+    let said = stdout(&out);
+    assert!(said.contains("\n平台账户：\n  vast vast："), "{said}");
+    assert!(said.contains(" s 前同步"), "{said}");
+    // The stopped instance, whose disk may still bill, in Chinese with its name as it is.
+    assert!(said.contains("\n  已关机：vast vast 102 (parked)："), "{said}");
+    assert_eq!(out.status.code(), Some(1), "{said}");
 }

@@ -6,6 +6,7 @@
 
 use std::io::Write;
 
+use rust_i18n::t;
 use serde_json::json;
 
 use crate::config::Config;
@@ -28,7 +29,11 @@ pub fn extend(
     let stored = match InventoryStore::open_default() {
         Ok(store) => refreshed(config, &store, "cost", now_ms, err),
         Err(e) => {
-            let _ = writeln!(err, "gpufleet cost: provider inventory: {e}");
+            let _ = writeln!(
+                err,
+                "{}",
+                t!("cli_cost.inventory_error", who = "cost", why = e)
+            );
             return (text, code);
         }
     };
@@ -59,24 +64,28 @@ pub fn extend(
         return (out, code);
     }
     let mut out = text;
-    out.push_str("\nProvider accounts:\n");
+    out.push('\n');
+    out.push_str(&t!("cli_cost.accounts"));
+    out.push('\n');
     for account in &accounts {
-        let age = account["age_s"]
-            .as_u64()
-            .map_or("never synced".to_string(), |s| format!("synced {s} s ago"));
+        let age = sync_age(account["age_s"].as_u64());
         let failed = account["error"]
             .as_str()
-            .map(|e| format!("; the last sync failed: {e}"))
+            .map(|e| t!("cli_cost.last_sync_failed", why = e).into_owned())
             .unwrap_or_default();
-        out.push_str(&format!(
-            "  {} {}: {age}{failed}\n",
-            account["provider"].as_str().unwrap_or_default(),
-            account["account"].as_str().unwrap_or_default()
+        out.push_str(&t!(
+            "cli_cost.account_line",
+            provider = account["provider"].as_str().unwrap_or_default(),
+            account = account["account"].as_str().unwrap_or_default(),
+            age = age,
+            failed = failed
         ));
+        out.push('\n');
     }
     let lines = unwatched::render_text(&found);
     if lines.is_empty() {
-        out.push_str("  nothing billing unwatched\n");
+        out.push_str(&t!("cli_cost.nothing_unwatched"));
+        out.push('\n');
     }
     for line in lines.lines() {
         out.push_str(&format!("  {line}\n"));
@@ -97,7 +106,11 @@ pub fn refreshed(
     let stored = match inventory.load() {
         Ok(stored) => stored,
         Err(e) => {
-            let _ = writeln!(err, "gpufleet {who}: provider inventory: {e}");
+            let _ = writeln!(
+                err,
+                "{}",
+                t!("cli_cost.inventory_error", who = who, why = e)
+            );
             return Stored::default();
         }
     };
@@ -119,24 +132,33 @@ pub fn refreshed(
     let results = sync_all(&stale, &env, &SendOptions::default());
     for (account, result) in stale.iter().zip(&results) {
         let Err(e) = result else { continue };
-        let age = stored
-            .accounts
-            .get(account.display_name())
-            .and_then(|r| r.synced_ms)
-            .map_or("never synced".to_string(), |at| {
-                format!("synced {} s ago", now.saturating_sub(at) / 1000)
-            });
+        let age = sync_age(
+            stored
+                .accounts
+                .get(account.display_name())
+                .and_then(|r| r.synced_ms)
+                .map(|at| now.saturating_sub(at) / 1000),
+        );
         let _ = writeln!(
             err,
-            "gpufleet {who}: {e}; using the last synced inventory ({age})"
+            "{}",
+            t!("cli_cost.sync_failed", who = who, why = e, age = age)
         );
     }
     let at = now_ms();
     match inventory.update(|s| store::record_results(s, &stale, &results, at)) {
         Ok(updated) => updated,
         Err(e) => {
-            let _ = writeln!(err, "gpufleet {who}: the inventory was not stored: {e}");
+            let _ = writeln!(err, "{}", t!("cli_cost.not_stored", who = who, why = e));
             stored
         }
+    }
+}
+
+/// How long ago an account was last synced: `synced 12 s ago`, or `never synced`.
+fn sync_age(age_s: Option<u64>) -> String {
+    match age_s {
+        Some(s) => t!("cli_cost.synced_ago", s = s).into_owned(),
+        None => t!("cli_cost.never_synced").into_owned(),
     }
 }

@@ -4,8 +4,10 @@
 
 use std::fmt::Write as _;
 
+use rust_i18n::t;
 use serde::Serialize;
 
+use crate::cells;
 use crate::config::Config;
 use crate::job::fit::{
     CardFit, Estimate, FitInput, GB, LORA_TRAINABLE_SHARE, Method, Optimizer, Precision,
@@ -97,71 +99,114 @@ fn rows(e: &Estimate, config: &Config) -> Vec<Row> {
 }
 
 fn method_words(e: &Estimate) -> String {
+    let share = format!("{:.0}", LORA_TRAINABLE_SHARE * 100.0);
     match e.input.method {
-        Method::Full => "full fine-tuning".to_string(),
-        Method::Lora => format!(
-            "LoRA (adapters assumed {:.0} % of the parameters)",
-            LORA_TRAINABLE_SHARE * 100.0
-        ),
-        Method::Qlora => format!(
-            "QLoRA (4-bit NF4 base, adapters assumed {:.0} % of the parameters)",
-            LORA_TRAINABLE_SHARE * 100.0
-        ),
+        Method::Full => t!("cli_fit.method_full"),
+        Method::Lora => t!("cli_fit.method_lora", share = share),
+        Method::Qlora => t!("cli_fit.method_qlora", share = share),
     }
+    .into_owned()
+}
+
+/// The optimizer as the reader says it: AdamW is a name in every language.
+fn optimizer_words(optimizer: Optimizer) -> String {
+    match optimizer {
+        Optimizer::Sgd => t!("cli_fit.optimizer_sgd").into_owned(),
+        other => other.word().to_string(),
+    }
+}
+
+fn fit_words(fit: CardFit) -> String {
+    match fit {
+        CardFit::Fits => t!("cli_fit.fits"),
+        CardFit::Tight => t!("cli_fit.tight"),
+        CardFit::TooSmall => t!("cli_fit.too_small"),
+    }
+    .into_owned()
 }
 
 fn gb(bytes: f64) -> String {
     format!("{:.1} GB", bytes / GB)
 }
 
+/// One line of the memory breakdown: `  weights      {figure:>10}{note}`, the label padded to
+/// 13 display cells.
+fn part_line(out: &mut String, key: &str, figure: &str, note: &str) {
+    let label = t!(key);
+    let _ = writeln!(out, "  {}{figure:>10}{note}", cells::pad(&label, 13));
+}
+
 fn render_text(e: &Estimate, rows: &[Row]) -> String {
     let mut out = String::new();
     let i = &e.input;
+    let params = format!("{:.2}", i.params / 1e9);
     let _ = writeln!(
         out,
-        "{:.2}B parameters, {}, {}, {}",
-        i.params / 1e9,
-        method_words(e),
-        i.precision.word(),
-        i.optimizer.word()
+        "{}",
+        t!(
+            "cli_fit.summary",
+            params = params,
+            method = method_words(e),
+            precision = i.precision.word(),
+            optimizer = optimizer_words(i.optimizer)
+        )
     );
-    let _ = writeln!(out, "  weights      {:>10}", gb(e.weights_bytes));
-    let _ = writeln!(out, "  gradients    {:>10}", gb(e.gradients_bytes));
-    let _ = writeln!(
-        out,
-        "  optimizer    {:>10}   ({:.0} bytes per trained parameter)",
-        gb(e.optimizer_bytes),
-        optimizer_bytes_per_param(i.optimizer, i.precision)
+    part_line(&mut out, "cli_fit.weights", &gb(e.weights_bytes), "");
+    part_line(&mut out, "cli_fit.gradients", &gb(e.gradients_bytes), "");
+    let bytes = format!("{:.0}", optimizer_bytes_per_param(i.optimizer, i.precision));
+    let note = t!("cli_fit.optimizer_note", bytes = bytes);
+    part_line(
+        &mut out,
+        "cli_fit.optimizer",
+        &gb(e.optimizer_bytes),
+        &format!("   {note}"),
     );
     match e.activations_bytes {
         Some(a) => {
-            let _ = writeln!(
-                out,
-                "  activations  {:>10}   (seq {} x batch {}, ~{:.0} layers x {:.0} hidden, no \
-                 recomputation)",
-                gb(a),
-                i.seq.unwrap_or(0),
-                i.batch.unwrap_or(0),
-                e.layers,
-                e.hidden
+            let (layers, hidden) = (format!("{:.0}", e.layers), format!("{:.0}", e.hidden));
+            let note = t!(
+                "cli_fit.activations_note",
+                seq = i.seq.unwrap_or(0),
+                batch = i.batch.unwrap_or(0),
+                layers = layers,
+                hidden = hidden
+            );
+            part_line(
+                &mut out,
+                "cli_fit.activations",
+                &gb(a),
+                &format!("   {note}"),
             );
         }
         None => {
-            let _ = writeln!(out, "  activations  not estimated (give --seq and --batch)");
+            let label = t!("cli_fit.activations");
+            let none = t!("cli_fit.activations_none");
+            let _ = writeln!(out, "  {}{none}", cells::pad(&label, 13));
         }
     }
-    let _ = writeln!(out, "  total        {:>10}", gb(e.total_bytes()));
+    part_line(&mut out, "cli_fit.total", &gb(e.total_bytes()), "");
+    let smallest = format!("{:.0}", e.min_vram_gb().ceil());
     let _ = writeln!(
         out,
-        "smallest card: {:.0} GB (weights + gradients + optimizer, {}, within 70 % of it; the \
-         total within all of it)\n",
-        e.min_vram_gb().ceil(),
-        gb(e.static_bytes())
+        "{}\n",
+        t!(
+            "cli_fit.smallest",
+            gb = smallest,
+            part = gb(e.static_bytes())
+        )
     );
+    let titles = t!("cli_fit.header");
+    let titles: Vec<&str> = titles.split('|').collect();
+    let title = |n: usize| titles.get(n).copied().unwrap_or_default();
     let _ = writeln!(
         out,
-        "{:<16} {:>6} {:>12} {:>10} {:>16}  your hosts",
-        "GPU", "VRAM", "bf16 TFLOP/s", "bandwidth", "fit"
+        "{} {} {} {} {}  {}",
+        cells::pad(title(0), 16),
+        cells::pad_left(title(1), 6),
+        cells::pad_left(title(2), 12),
+        cells::pad_left(title(3), 10),
+        cells::pad_left(title(4), 16),
+        title(5)
     );
     for r in rows {
         let hosts: Vec<String> = r
@@ -179,23 +224,19 @@ fn render_text(e: &Estimate, rows: &[Row]) -> String {
                 None => h.name.clone(),
             })
             .collect();
-        let fit = format!("{} ({:.0} %)", r.fit.word(), r.static_share * 100.0);
+        let fit = format!("{} ({:.0} %)", fit_words(r.fit), r.static_share * 100.0);
         let _ = writeln!(
             out,
-            "{:<16} {:>3} GB {:>12.0} {:>5.0} GB/s {:>16}  {}",
+            "{:<16} {:>3} GB {:>12.0} {:>5.0} GB/s {}  {}",
             r.model,
             r.vram_gb,
             r.bf16_tflops,
             r.bandwidth_gb_s,
-            fit,
+            cells::pad_left(&fit, 16),
             hosts.join(", ")
         );
     }
-    let _ = writeln!(
-        out,
-        "\nOne GPU, no sharding or offload; (x %) is weights + gradients + optimizer as a share \
-         of the card. Formulas and sources: docs/FIT.md."
-    );
+    let _ = writeln!(out, "\n{}", t!("cli_fit.footer"));
     out
 }
 
@@ -209,12 +250,12 @@ pub fn run(
     let params = match parse_params(&args.params) {
         Ok(p) => p,
         Err(e) => {
-            let _ = writeln!(err, "gpufleet fit: {e}");
+            let _ = writeln!(err, "{}", t!("cli_fit.error", why = e));
             return EXIT_USAGE;
         }
     };
     if args.seq.is_some() != args.batch.is_some() {
-        let _ = writeln!(err, "gpufleet fit: give --seq and --batch together");
+        let _ = writeln!(err, "{}", t!("cli_fit.seq_and_batch"));
         return EXIT_USAGE;
     }
     let e = estimate(FitInput {
@@ -238,7 +279,8 @@ pub fn run(
         match serde_json::to_string(&output) {
             Ok(json) => format!("{json}\n"),
             Err(e) => {
-                let _ = writeln!(err, "gpufleet fit: writing JSON: {e}");
+                let why = t!("cli_cost.writing_json", why = e);
+                let _ = writeln!(err, "{}", t!("cli_fit.error", why = why));
                 return EXIT_USAGE;
             }
         }

@@ -7,6 +7,8 @@
 
 use std::io::Write;
 
+use rust_i18n::t;
+
 use crate::app::event::Event;
 use crate::app::unwatched::{UnwatchedKind, UnwatchedLine};
 use crate::cli::{Cli, CliCommand};
@@ -54,7 +56,11 @@ pub fn join(
     let store = match InventoryStore::open_default() {
         Ok(store) => store,
         Err(e) => {
-            let _ = writeln!(err, "gpufleet {who}: provider inventory: {e}");
+            let _ = writeln!(
+                err,
+                "{}",
+                t!("cli_cost.inventory_error", who = who, why = e)
+            );
             return (config, Vec::new());
         }
     };
@@ -63,7 +69,11 @@ pub fn join(
         Freshness::Cached => match store.load() {
             Ok(stored) => stored,
             Err(e) => {
-                let _ = writeln!(err, "gpufleet {who}: provider inventory: {e}");
+                let _ = writeln!(
+                    err,
+                    "{}",
+                    t!("cli_cost.inventory_error", who = who, why = e)
+                );
                 return (config, Vec::new());
             }
         },

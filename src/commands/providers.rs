@@ -5,14 +5,15 @@
 
 use std::io::Write;
 
+use rust_i18n::t;
 use serde_json::json;
 
+use crate::cells;
 use crate::config::Config;
 use crate::providers::{
     AccountRecord, InstanceState, InventoryStore, SshRoute, Stored, StoredInstance, store, sync_all,
 };
 use crate::release::SendOptions;
-use crate::units::fit;
 
 /// `gpufleet providers ...`.
 #[derive(Debug, clap::Subcommand)]
@@ -57,11 +58,7 @@ pub fn sync(
     err: &mut dyn Write,
 ) -> u8 {
     if config.providers.is_empty() {
-        let _ = writeln!(
-            err,
-            "gpufleet providers sync: no [[providers]] accounts in the config (see \
-             config.example.toml)"
-        );
+        let _ = writeln!(err, "{}", t!("cli_providers.no_accounts"));
         return EXIT_SETUP;
     }
     let results = sync_all(&config.providers, setup.env, &setup.options);
@@ -73,10 +70,7 @@ pub fn sync(
     let stored = match stored {
         Ok(stored) => stored,
         Err(e) => {
-            let _ = writeln!(
-                err,
-                "gpufleet providers sync: the inventory was not stored: {e}"
-            );
+            let _ = writeln!(err, "{}", t!("cli_providers.not_stored", why = e));
             return EXIT_SETUP;
         }
     };
@@ -84,19 +78,15 @@ pub fn sync(
         match result {
             Ok(listing) => {
                 for note in &listing.notes {
-                    let _ = writeln!(err, "gpufleet providers sync: note: {note}");
+                    let _ = writeln!(err, "{}", t!("cli_providers.note", note = note));
                 }
                 if listing.skipped > 0 {
-                    let _ = writeln!(
-                        err,
-                        "gpufleet providers sync: note: {} entries without an id were skipped",
-                        listing.skipped
-                    );
+                    let _ = writeln!(err, "{}", t!("cli_providers.skipped", n = listing.skipped));
                 }
             }
             Err(e) => {
                 failed = true;
-                let _ = writeln!(err, "gpufleet providers sync: {e}");
+                let _ = writeln!(err, "{}", t!("cli_providers.sync_error", why = e));
             }
         }
     }
@@ -132,15 +122,17 @@ pub fn render_json(stored: &Stored, names: &[&str], now_ms: u64) -> serde_json::
     json!({"version": store::STORE_VERSION, "now_ms": now_ms, "accounts": accounts})
 }
 
-const HEADER: [&str; 9] = [
-    "PROVIDER", "ACCOUNT", "INSTANCE", "LABEL", "STATE", "GPUS", "SSH", "PRICE", "STARTED",
-];
 const WIDTHS: [usize; 9] = [8, 12, 16, 18, 8, 20, 46, 14, 17];
 
 /// The table: one line per instance, then one line per account saying how fresh it is.
 pub fn render_table(stored: &Stored, names: &[&str], now_ms: u64) -> String {
     let mut text = String::new();
-    push_row(&mut text, &HEADER.map(str::to_string));
+    let titles = t!("cli_providers.header");
+    let mut header: [String; 9] = Default::default();
+    for (cell, title) in header.iter_mut().zip(titles.split('|')) {
+        *cell = title.to_string();
+    }
+    push_row(&mut text, &header);
     for name in names {
         let Some(record) = stored.accounts.get(*name) else {
             continue;
@@ -163,7 +155,7 @@ fn push_row(text: &mut String, cells: &[String; 9]) {
     let line: Vec<String> = cells
         .iter()
         .zip(WIDTHS)
-        .map(|(cell, width)| format!("{:<width$}", fit(cell, width)))
+        .map(|(cell, width)| cells::pad(&cells::fit(cell, width), width))
         .collect();
     text.push_str(line.join(" ").trim_end());
     text.push('\n');
@@ -172,7 +164,10 @@ fn push_row(text: &mut String, cells: &[String; 9]) {
 fn row(record: &AccountRecord, name: &str, stored: &StoredInstance) -> [String; 9] {
     let i = &stored.instance;
     let state = match stored.gone_ms {
-        Some(at) => format!("gone {}", short_time(at)),
+        Some(at) => {
+            let at = short_time(at);
+            t!("cli_providers.gone", at = at).into_owned()
+        }
         None => match i.state {
             InstanceState::Other => i.status.to_lowercase(),
             state => state.as_str().to_string(),
@@ -185,7 +180,9 @@ fn row(record: &AccountRecord, name: &str, stored: &StoredInstance) -> [String; 
         (None, None) => "-".to_string(),
     };
     let ssh = match &i.ssh {
-        Some(ssh) if ssh.route == SshRoute::Proxy => format!("{} (proxy)", ssh.target()),
+        Some(ssh) if ssh.route == SshRoute::Proxy => {
+            t!("cli_providers.proxy", target = ssh.target()).into_owned()
+        }
         Some(ssh) => ssh.target(),
         None => "-".to_string(),
     };
@@ -218,15 +215,32 @@ fn account_line(record: &AccountRecord, name: &str, now_ms: u64) -> String {
         .iter()
         .filter(|i| i.gone_ms.is_none())
         .count();
-    let who = format!("{} account {name}", record.provider);
+    let provider = record.provider.as_str();
     match (&record.error, record.synced_ms) {
-        (None, _) => format!("{who}: synced, {count} instances"),
-        (Some(why), Some(at)) => format!(
-            "{who}: FAILED: {why}; showing the inventory synced {} ago",
-            age(now_ms.saturating_sub(at))
+        (None, _) => t!(
+            "cli_providers.account_synced",
+            provider = provider,
+            name = name,
+            count = count
         ),
-        (Some(why), None) => format!("{who}: FAILED: {why}; never synced"),
+        (Some(why), Some(at)) => {
+            let age = age(now_ms.saturating_sub(at));
+            t!(
+                "cli_providers.account_failed",
+                provider = provider,
+                name = name,
+                why = why,
+                age = age
+            )
+        }
+        (Some(why), None) => t!(
+            "cli_providers.account_never",
+            provider = provider,
+            name = name,
+            why = why
+        ),
     }
+    .into_owned()
 }
 
 /// `2026-12-02 04:12` (UTC).
@@ -256,16 +270,13 @@ pub fn run(
 ) -> u8 {
     let mut err = std::io::stderr();
     if demo {
-        let _ = writeln!(
-            err,
-            "gpufleet: `providers` reads your real provider accounts; the demo fleet has none"
-        );
+        let _ = writeln!(err, "{}", t!("cli_providers.no_demo"));
         return crate::exit_codes::USAGE;
     }
     let store = match InventoryStore::open_default() {
         Ok(store) => store,
         Err(e) => {
-            let _ = writeln!(err, "gpufleet providers: {e}");
+            let _ = writeln!(err, "{}", t!("cli_providers.store_error", why = e));
             return EXIT_SETUP;
         }
     };

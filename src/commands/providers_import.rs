@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
 
+use rust_i18n::t;
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
 
 use crate::config::{Config, ProviderAccount, ProviderKind};
@@ -38,14 +39,11 @@ pub fn run(
     err: &mut dyn Write,
 ) -> u8 {
     let fail = |err: &mut dyn Write, message: String| {
-        let _ = writeln!(err, "gpufleet providers import: {message}");
+        let _ = writeln!(err, "{}", t!("cli_import.error", why = message));
         EXIT_ERROR
     };
     let Some(path) = config_path else {
-        return fail(
-            err,
-            "no config file: give --config FILE or run `gpufleet config init`".into(),
-        );
+        return fail(err, t!("cli_import.no_config").into_owned());
     };
     let stored = match store.load() {
         Ok(stored) => stored,
@@ -53,11 +51,7 @@ pub fn run(
     };
     let new_hosts = discover(config, &stored);
     if new_hosts.is_empty() {
-        let _ = writeln!(
-            out,
-            "nothing to import: every running instance with SSH in the last synced inventory \
-             is already a host (run `gpufleet providers sync` to refresh it)"
-        );
+        let _ = writeln!(out, "{}", t!("cli_import.nothing"));
         return EXIT_OK;
     }
     let old = match std::fs::read_to_string(path) {
@@ -69,28 +63,27 @@ pub fn run(
         Err(why) => return fail(err, format!("{}: {why}", path.display())),
     };
     if let Err(e) = crate::config::parse(&new, path) {
-        return fail(
-            err,
-            format!("the config with the new hosts would not load ({e}); nothing written"),
-        );
+        return fail(err, t!("cli_import.would_not_load", why = e).into_owned());
     }
     let _ = write!(out, "{}", diff(&old, &new, path));
     if !write {
-        let _ = writeln!(
-            out,
-            "\n{} hosts to add; run with --write to append them",
-            new_hosts.len()
-        );
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", t!("cli_import.to_add", n = new_hosts.len()));
         return EXIT_OK;
     }
     if let Err(e) = replace_keeping_mode(path, &old, &new) {
-        return fail(err, format!("{}: {e}; nothing written", path.display()));
+        let file = path.display();
+        return fail(
+            err,
+            t!("cli_import.not_written", file = file, why = e).into_owned(),
+        );
     }
+    let _ = writeln!(out);
+    let file = path.display();
     let _ = writeln!(
         out,
-        "\nadded {} hosts to {}",
-        new_hosts.len(),
-        path.display()
+        "{}",
+        t!("cli_import.added", n = new_hosts.len(), file = file)
     );
     EXIT_OK
 }
@@ -141,7 +134,7 @@ fn appended(old: &str, hosts: &[NewHost<'_>]) -> Result<String, String> {
     let array = doc
         .get_mut("hosts")
         .and_then(Item::as_array_of_tables_mut)
-        .ok_or("`hosts` is not a list of [[hosts]] tables")?;
+        .ok_or_else(|| t!("cli_import.not_a_list").into_owned())?;
     for host in hosts {
         array.push(table(host));
     }
@@ -195,11 +188,12 @@ fn diff(old: &str, new: &str, path: &Path) -> String {
         .zip(b[head..].iter().rev())
         .take_while(|(x, y)| x == y)
         .count();
-    let mut text = format!(
-        "--- {0}\n+++ {0} (with the imported hosts)\n",
-        path.display()
-    );
-    text.push_str(&format!("@@ after line {head} @@\n"));
+    let file = path.display();
+    let mut text = format!("--- {file}\n");
+    text.push_str(&t!("cli_import.diff_new", file = file));
+    text.push('\n');
+    text.push_str(&t!("cli_import.diff_at", line = head));
+    text.push('\n');
     for line in &a[head..a.len() - tail] {
         text.push_str(&format!("-{line}\n"));
     }
@@ -224,7 +218,7 @@ fn replace_keeping_mode(path: &Path, read: &str, text: &str) -> std::io::Result<
     temp.as_file().sync_all()?;
     if std::fs::read_to_string(path)? != read {
         return Err(std::io::Error::other(
-            "the file changed while the import was prepared",
+            t!("cli_import.file_changed").into_owned(),
         ));
     }
     temp.persist(path).map_err(|e| e.error)?;

@@ -3,6 +3,7 @@
 //! the config (gpufleet does not watch them), and prices that changed lately. Pure: the caller
 //! loads the inventory and reads the clock.
 
+use rust_i18n::t;
 use serde::Serialize;
 
 use crate::config::Config;
@@ -152,31 +153,54 @@ pub fn render_text(found: &Unwatched) -> String {
     let money = |v: f64, n: &Named| format!("{v:.2} {}", n.currency.as_deref().unwrap_or(""));
     let mut text = String::new();
     for s in &found.stopped_billing {
-        let cost = match s.storage_per_day {
-            Some(day) => format!("storage still bills {}/day", money(day, &s.instance)),
-            None => "its disk may still bill (the provider gives no storage price)".to_string(),
+        let who = name(&s.instance);
+        let line = match s.storage_per_day {
+            Some(day) => {
+                let money = money(day, &s.instance);
+                t!("cli_unwatched.stopped", who = who, money = money)
+            }
+            None => t!("cli_unwatched.stopped_unpriced", who = who),
         };
-        text.push_str(&format!("stopped: {}: {cost}\n", name(&s.instance)));
+        text.push_str(&line);
+        text.push('\n');
     }
     for r in &found.running_unwatched {
         let price = r
             .price_per_hour
-            .map(|p| format!(" at {}/h", money(p, &r.instance)))
+            .map(|p| {
+                let money = money(p, &r.instance);
+                t!("cli_unwatched.running_price", money = money).into_owned()
+            })
             .unwrap_or_default();
-        let ssh = if r.has_ssh { "" } else { ", no SSH endpoint" };
-        text.push_str(&format!(
-            "running, not a host gpufleet watches: {}{price}{ssh}\n",
-            name(&r.instance)
+        let ssh = if r.has_ssh {
+            String::new()
+        } else {
+            t!("cli_unwatched.no_ssh").into_owned()
+        };
+        let who = name(&r.instance);
+        text.push_str(&t!(
+            "cli_unwatched.running",
+            who = who,
+            price = price,
+            ssh = ssh
         ));
+        text.push('\n');
     }
     for p in &found.price_changes {
-        text.push_str(&format!(
-            "price changed: {}: {} -> {}/h at {}\n",
+        let (who, from, to) = (
             name(&p.instance),
             money(p.from_price, &p.instance),
             money(p.to_price, &p.instance),
-            crate::utc::rfc3339(p.at_ms)
+        );
+        let at = crate::utc::rfc3339(p.at_ms);
+        text.push_str(&t!(
+            "cli_unwatched.price",
+            who = who,
+            from = from,
+            to = to,
+            at = at
         ));
+        text.push('\n');
     }
     text
 }
