@@ -717,6 +717,9 @@ fn the_providers_table_and_the_cost_accounts_in_chinese() {
     assert!(said.contains("\n平台账户：\n  vast vast："), "{said}");
     assert!(said.contains(" s 前同步"), "{said}");
     // The stopped instance, whose disk may still bill, in Chinese with its name as it is.
-    assert!(said.contains("\n  已关机：vast vast 102 (parked)："), "{said}");
+    assert!(
+        said.contains("\n  已关机：vast vast 102 (parked)："),
+        "{said}"
+    );
     assert_eq!(out.status.code(), Some(1), "{said}");
 }
