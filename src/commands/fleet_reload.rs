@@ -117,6 +117,10 @@ impl Reloader for FleetReloader {
         self.joined(&user)
     }
 
+    fn unwatched(&self) -> Vec<crate::fleet::unwatched::UnwatchedLine> {
+        fleet_inventory::stored_unwatched(&self.user, now_ms())
+    }
+
     fn start(
         &self,
         host: &WatchedHost,

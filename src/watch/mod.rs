@@ -153,10 +153,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     let mut reloader = None;
     match sources {
         Sources::Fixed(start) => fixed = start(sink.clone()).map_err(WatchError::Sources)?,
-        Sources::PerHost {
-            hosts,
-            reloader: mut r,
-        } => {
+        Sources::PerHost { hosts, reloader: r } => {
             for (id, host) in hosts.into_iter().enumerate() {
                 let handle = r
                     .start(&host, id, sink.clone())
@@ -164,9 +161,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                 running.push(Some((host, handle)));
             }
             // The money nobody watches is alerted from the start, not only after a sync.
-            if let Ok(first) = r.rejoin() {
-                fleet.unwatched = first.unwatched;
-            }
+            fleet.unwatched = r.unwatched();
             reloader = Some(r);
         }
     }

@@ -39,6 +39,8 @@ pub trait Reloader {
     /// The provider inventory as last synced joined again to the config in use (not read
     /// again).
     fn rejoin(&mut self) -> Result<Reloaded, String>;
+    /// The money nobody watches in the provider accounts, as last synced.
+    fn unwatched(&self) -> Vec<crate::fleet::unwatched::UnwatchedLine>;
     fn start(&self, host: &WatchedHost, id: HostId, sink: HostSink)
     -> Result<SourceHandle, String>;
 }
