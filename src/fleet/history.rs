@@ -153,23 +153,37 @@ impl Metric {
     }
 }
 
-/// Points at one-second resolution: a sample inside the same second as the last point replaces
-/// it, so a fast stream (or a sped-up simulator) cannot push older history out early. Stored in
-/// 16 bytes a point: the time as milliseconds after the history's `base_ms` in a `u32` (49 days;
-/// the base moves forward long before that) and the packed values.
+/// Points at one-second resolution for the newest `fine_points` seconds (all that the live
+/// findings look back over), and older ones folded into one point per [`COARSE_BUCKET_MS`] (the
+/// mean of each reading, the clock-event reasons of any of them), which is all a chart of
+/// several minutes can show: 15 minutes of 8 GPUs take 41 KB instead of 115 KB. A sample inside
+/// the same second as the last point replaces it, so a fast stream (or a sped-up simulator)
+/// cannot push older history out early. Stored in 16 bytes a point: the time as milliseconds
+/// after the history's `base_ms` in a `u32` (49 days; the base moves forward long before that)
+/// and the packed values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct History {
+    /// The folded points, oldest first; all older than the first of `points`.
+    coarse: VecDeque<Stored>,
+    /// The points at one-second resolution, oldest first.
     points: VecDeque<Stored>,
     base_ms: TimestampMs,
-    capacity: usize,
+    /// Points at one-second resolution kept at most.
+    fine_capacity: usize,
+    /// Folded points kept at most (0: nothing is folded, the oldest is dropped).
+    coarse_capacity: usize,
+    /// The sums behind the newest folded point, while its bucket may still take points.
+    folding: Option<Fold>,
     /// What the idle rule reads, reaching back further than the points may.
     idle: IdleTrail,
 }
 
-/// How long a history is: points (one a second) and the idle trail.
+/// How long a history is: seconds kept in all, of them the newest `fine_points` one a second
+/// (the rest folded), and the idle trail.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HistoryShape {
     pub points: usize,
+    pub fine_points: usize,
     pub idle: IdleTrailShape,
 }
 
@@ -179,26 +193,91 @@ struct Stored {
     values: Values,
 }
 
+/// The running sums of the folded point being built: the mean of each known reading.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Fold {
+    bucket: u64,
+    sums: [f32; 5],
+    known: [u16; 5],
+    clock_events: u16,
+}
+
+impl Fold {
+    fn new(bucket: u64) -> Self {
+        Self {
+            bucket,
+            sums: [0.0; 5],
+            known: [0; 5],
+            clock_events: 0,
+        }
+    }
+
+    fn add(&mut self, values: &Values) {
+        let raw = [
+            values.utilization_gpu.0,
+            values.memory_used.0,
+            values.temperature.0,
+            values.power_draw.0,
+            values.power_limit.0,
+        ];
+        for (i, v) in raw.into_iter().enumerate() {
+            if v != u16::MAX {
+                self.sums[i] += f32::from(v);
+                self.known[i] = self.known[i].saturating_add(1);
+            }
+        }
+        self.clock_events |= values.clock_events;
+    }
+
+    fn values(&self) -> Values {
+        let mean = |i: usize| {
+            if self.known[i] == 0 {
+                u16::MAX
+            } else {
+                (self.sums[i] / f32::from(self.known[i])).round() as u16
+            }
+        };
+        Values {
+            utilization_gpu: Fixed(mean(0)),
+            memory_used: Fixed(mean(1)),
+            temperature: Fixed(mean(2)),
+            power_draw: Fixed(mean(3)),
+            power_limit: Fixed(mean(4)),
+            clock_events: self.clock_events,
+        }
+    }
+}
+
 const BUCKET_MS: TimestampMs = 1000;
+/// What one folded point covers.
+pub const COARSE_BUCKET_MS: TimestampMs = 5000;
 /// The base moves to the oldest point once a point is this far past it.
 const REBASE_AFTER_MS: u64 = u32::MAX as u64 / 2;
 
 impl History {
     pub fn new(shape: HistoryShape) -> Self {
         // Two points at least: the idle trail accounts the one before the newest.
-        let capacity = shape.points.max(2);
+        let total = shape.points.max(2);
+        let fine_capacity = shape.fine_points.clamp(2, total);
+        let folded_ms = (total - fine_capacity) as u64 * BUCKET_MS;
+        let coarse_capacity = usize::try_from(folded_ms.div_ceil(COARSE_BUCKET_MS)).unwrap_or(0);
         Self {
-            points: VecDeque::with_capacity(capacity.min(1024)),
+            coarse: VecDeque::with_capacity(coarse_capacity.min(1024)),
+            points: VecDeque::with_capacity(fine_capacity.min(1024)),
             base_ms: 0,
-            capacity,
+            fine_capacity,
+            coarse_capacity,
+            folding: None,
             idle: IdleTrail::new(shape.idle),
         }
     }
 
-    /// A history of `points` with the default idle trail (tests, tools).
+    /// A history of `points`, all at one-second resolution, with the default idle trail
+    /// (tests, tools).
     pub fn with_capacity(points: usize) -> Self {
         Self::new(HistoryShape {
             points,
+            fine_points: points,
             idle: IdleTrailShape::default(),
         })
     }
@@ -212,10 +291,10 @@ impl History {
             // The newest point is final now: the idle trail takes it.
             self.account_newest();
         }
-        if self.points.len() == self.capacity {
-            self.points.pop_front();
+        if self.points.len() == self.fine_capacity {
+            self.fold_oldest_fine();
         }
-        if self.points.is_empty() {
+        if self.points.is_empty() && self.coarse.is_empty() {
             self.base_ms = point.at_ms;
         } else if point.at_ms < self.base_ms || point.at_ms - self.base_ms > REBASE_AFTER_MS {
             self.rebase(point.at_ms);
@@ -226,27 +305,68 @@ impl History {
         });
     }
 
+    /// Moves the oldest one-second point into the folded ones (or drops it when nothing is
+    /// folded): into the newest folded point when it shares its bucket, else as a new one.
+    fn fold_oldest_fine(&mut self) {
+        let Some(oldest) = self.points.pop_front() else {
+            return;
+        };
+        if self.coarse_capacity == 0 {
+            return;
+        }
+        let at_ms = self.base_ms + u64::from(oldest.after_base_ms);
+        let bucket = at_ms / COARSE_BUCKET_MS;
+        match (&mut self.folding, self.coarse.back_mut()) {
+            (Some(fold), Some(newest)) if fold.bucket == bucket => {
+                fold.add(&oldest.values);
+                newest.values = fold.values();
+            }
+            _ => {
+                let mut fold = Fold::new(bucket);
+                fold.add(&oldest.values);
+                if self.coarse.len() == self.coarse_capacity {
+                    self.coarse.pop_front();
+                }
+                self.coarse.push_back(Stored {
+                    after_base_ms: oldest.after_base_ms,
+                    values: fold.values(),
+                });
+                self.folding = Some(fold);
+            }
+        }
+    }
+
     /// Moves the base to the oldest point that `at_ms` can share it with: a clock that jumped
     /// back, or a history older than the offsets reach, keeps what it can and drops the rest.
     fn rebase(&mut self, at_ms: TimestampMs) {
         let base = self.base_ms;
         let oldest = self
-            .points
+            .coarse
             .iter()
+            .chain(&self.points)
             .map(|p| base + u64::from(p.after_base_ms))
             .find(|&t| t <= at_ms && at_ms - t <= REBASE_AFTER_MS)
             .unwrap_or(at_ms);
-        self.points.retain(|p| {
+        let keep = |p: &Stored| {
             let t = base + u64::from(p.after_base_ms);
             t >= oldest && t <= oldest + REBASE_AFTER_MS
-        });
-        for p in &mut self.points {
+        };
+        let coarse_before = self.coarse.len();
+        self.coarse.retain(|p| keep(p));
+        if self.coarse.len() < coarse_before {
+            self.folding = None;
+        }
+        self.points.retain(|p| keep(p));
+        for p in self.coarse.iter_mut().chain(self.points.iter_mut()) {
             p.after_base_ms = (base + u64::from(p.after_base_ms) - oldest) as u32;
         }
         self.base_ms = oldest;
     }
 
     fn account_newest(&mut self) {
+        if self.points.is_empty() {
+            return;
+        }
         let (last, previous) = {
             let mut newest = self.points().rev();
             let Some(last) = newest.next() else {
@@ -270,21 +390,25 @@ impl History {
         (&self.idle, last)
     }
 
+    /// Points kept, folded ones included.
     pub fn len(&self) -> usize {
-        self.points.len()
+        self.coarse.len() + self.points.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.points.is_empty()
+        self.points.is_empty() && self.coarse.is_empty()
     }
 
-    /// The points, oldest first, decoded.
-    pub fn points(&self) -> impl DoubleEndedIterator<Item = HistoryPoint> + ExactSizeIterator + '_ {
+    /// The points, oldest first, decoded: the folded ones, then those a second apart.
+    pub fn points(&self) -> impl DoubleEndedIterator<Item = HistoryPoint> + '_ {
         let base = self.base_ms;
-        self.points.iter().map(move |p| HistoryPoint {
-            at_ms: base + u64::from(p.after_base_ms),
-            values: p.values,
-        })
+        self.coarse
+            .iter()
+            .chain(&self.points)
+            .map(move |p| HistoryPoint {
+                at_ms: base + u64::from(p.after_base_ms),
+                values: p.values,
+            })
     }
 
     /// `(seconds before now, value)` pairs of one series inside the last `window_ms`, oldest
@@ -334,6 +458,87 @@ mod tests {
         }
         assert_eq!(h.len(), 3);
         assert_eq!(h.points().next().map(|p| p.at_ms), Some(2000));
+    }
+
+    fn tiered(points: usize, fine_points: usize) -> History {
+        History::new(HistoryShape {
+            points,
+            fine_points,
+            idle: IdleTrailShape::default(),
+        })
+    }
+
+    #[test]
+    fn older_points_fold_into_means_of_five_seconds_and_the_newest_stay_a_second_apart() {
+        // 15 minutes, the newest 3 a second apart: a ramp of utilization over 20 minutes.
+        let mut h = tiered(900, 180);
+        let t0 = 1_000_000;
+        for s in 0..1200u64 {
+            h.push(point(t0 + s * 1000, (s % 100) as f32));
+        }
+        let points: Vec<_> = h.points().collect();
+        assert_eq!(h.len(), 180 + 144, "720 s folded into 5 s points");
+        assert_eq!(points.len(), h.len());
+        let newest = t0 + 1199 * 1000;
+        // The newest 180 points are the last 180 seconds, one a second, as pushed.
+        let fine = &points[144..];
+        assert_eq!(fine[0].at_ms, newest - 179 * 1000);
+        assert!(fine.windows(2).all(|w| w[1].at_ms - w[0].at_ms == 1000));
+        assert_eq!(fine[179].utilization_gpu_pct(), Some(99.0));
+        // The folded ones: 5 s apart, oldest about 15 minutes back, in time order before them.
+        let coarse = &points[..144];
+        assert!(coarse.windows(2).all(|w| w[1].at_ms - w[0].at_ms == 5000));
+        assert!(coarse[143].at_ms < fine[0].at_ms);
+        assert!(
+            newest - coarse[0].at_ms >= 899 * 1000,
+            "{}",
+            newest - coarse[0].at_ms
+        );
+        // Each is the mean of its five seconds: second s carries s % 100.
+        for p in coarse {
+            let first_s = (p.at_ms - t0) / 1000;
+            let mean = (0..5).map(|i| ((first_s + i) % 100) as f32).sum::<f32>() / 5.0;
+            let got = p.utilization_gpu_pct().unwrap();
+            assert!((got - mean).abs() < 0.01, "at {first_s} s: {got} vs {mean}");
+        }
+    }
+
+    #[test]
+    fn a_folded_point_keeps_any_clock_reason_and_unknown_readings_stay_unknown() {
+        let mut h = tiered(20, 5);
+        for s in 0..10u64 {
+            let reasons = if s == 2 { Some(0x40) } else { Some(0) };
+            h.push(HistoryPoint::new(
+                s * 1000,
+                &Readings {
+                    temperature_c: (s != 1).then_some(50.0 + s as f64),
+                    clock_event_reasons: reasons,
+                    ..Readings::default()
+                },
+            ));
+        }
+        let first = h.points().next().expect("a folded point");
+        // Seconds 0-4 folded: the thermal slowdown of second 2 survives the fold, the
+        // temperature is the mean of the seconds that reported one, utilization unknown.
+        assert_eq!(first.clock_event_reasons(), Some(0x40));
+        let expected = (50.0 + 52.0 + 53.0 + 54.0) / 4.0;
+        assert!((first.temperature_c().unwrap() - expected).abs() < 0.01);
+        assert_eq!(first.utilization_gpu_pct(), None);
+    }
+
+    #[test]
+    fn the_default_console_history_is_a_few_kilobytes_a_gpu() {
+        let shape = crate::fleet::FleetOptions::default().history_shape();
+        let mut h = History::new(shape);
+        for s in 0..3600u64 {
+            h.push(point(s * 1000, 50.0));
+        }
+        // 15 minutes: 180 points a second apart and 144 folded, 16 bytes each (5.2 KB, not
+        // the 14.4 KB of 900 points a second apart).
+        assert_eq!(h.len(), 324);
+        assert!(h.points.capacity() + h.coarse.capacity() <= 340);
+        let span = h.points().last().unwrap().at_ms - h.points().next().unwrap().at_ms;
+        assert!(span >= 895_000, "still 15 minutes of chart: {span}");
     }
 
     #[test]

@@ -54,10 +54,14 @@ impl FleetOptions {
     /// rules' look back (their window and hold) plus a minute of slack, whichever is longer.
     /// The idle rule reads its own trail (see [`FleetOptions::history_shape`]).
     pub fn history_points(&self) -> usize {
-        let live = &self.live;
-        let rules_s = live.window_s + live.hold_s + 60;
         let charts_s = u64::from(self.history_minutes) * 60;
-        usize::try_from(rules_s.max(charts_s)).unwrap_or(usize::MAX)
+        usize::try_from(self.rules_look_back_s().max(charts_s)).unwrap_or(usize::MAX)
+    }
+
+    /// What the duration rules look back over: their window and hold and a minute of slack.
+    /// Kept a second apart; older history (the charts') is folded.
+    fn rules_look_back_s(&self) -> u64 {
+        self.live.window_s + self.live.hold_s + 60
     }
 
     /// The history each GPU keeps: [`FleetOptions::history_points`], and an idle trail over
@@ -67,6 +71,7 @@ impl FleetOptions {
         let idle_s = self.live.idle_minutes.saturating_mul(60) + 60;
         HistoryShape {
             points: self.history_points(),
+            fine_points: usize::try_from(self.rules_look_back_s()).unwrap_or(usize::MAX),
             idle: IdleTrailShape {
                 buckets: usize::try_from(idle_s * 1000 / IDLE_BUCKET_MS + 1).unwrap_or(usize::MAX),
                 busy_at_pct: self.live.idle_util_pct,
