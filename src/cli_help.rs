@@ -63,7 +63,10 @@ fn arg_key(path: &[String], arg: &Arg) -> String {
 
 /// The catalogue key of a heading the definitions give (`Global options`).
 fn heading_key(heading: &str) -> String {
-    format!("cli_help.heading.{}", heading.to_lowercase().replace(' ', "_"))
+    format!(
+        "cli_help.heading.{}",
+        heading.to_lowercase().replace(' ', "_")
+    )
 }
 
 /// clap's own `-h` / `-V`, which the definitions do not write.
@@ -132,8 +135,11 @@ impl Headings {
         if let Some((_, text)) = self.known.iter().find(|(k, _)| k == key) {
             return text;
         }
-        let text: &'static str =
-            Box::leak(found(key).unwrap_or_else(|| fallback.to_string()).into_boxed_str());
+        let text: &'static str = Box::leak(
+            found(key)
+                .unwrap_or_else(|| fallback.to_string())
+                .into_boxed_str(),
+        );
         self.known.push((key.to_string(), text));
         text
     }
@@ -345,7 +351,10 @@ mod tests {
         assert!(texts.len() > 80, "{}", texts.len());
         assert!(texts.iter().any(|t| t.key == "cli_help.global.lang"));
         assert!(texts.iter().any(|t| t.key == "cli_help.playbook_run.param"));
-        assert!(texts.iter().any(|t| t.key == "cli_help.heading.global_options"));
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.key == "cli_help.heading.global_options")
+        );
     }
 }
-

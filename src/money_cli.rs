@@ -15,7 +15,7 @@ use crate::cost::{
 };
 use crate::release::{
     BackupOutcome, FlowError, HostRunner, ReleaseAction, ReleaseFlow, SendOptions, Unattended,
-    process_env,
+    action_words, error_words, process_env, send_error_words,
 };
 use crate::telemetry::TimestampMs;
 
@@ -342,7 +342,7 @@ pub fn release_command(
             flow
         }
         Err(e) => {
-            say!("{}", t!("cli_release.error", why = e));
+            say!("{}", t!("cli_release.error", why = error_words(&e)));
             return EXIT_REFUSED;
         }
     };
@@ -357,7 +357,7 @@ pub fn release_command(
                 EXIT_OK
             }
             Err(e) => {
-                say!("{}", t!("cli_release.error", why = e));
+                say!("{}", t!("cli_release.error", why = error_words(&e)));
                 EXIT_FAILED
             }
         };
@@ -398,7 +398,7 @@ pub fn release_command(
             }
             Ok(_) => say!("{}", t!("cli_release.backup_done")),
             Err(e) => {
-                say!("{}", t!("cli_release.error", why = e));
+                say!("{}", t!("cli_release.error", why = error_words(&e)));
                 return EXIT_FAILED;
             }
         }
@@ -418,7 +418,7 @@ pub fn release_command(
             typed.clear();
         }
         if let Err(e) = flow.confirm(&typed) {
-            say!("{}", t!("release.nothing_sent", error = e));
+            say!("{}", t!("release.nothing_sent", error = error_words(&e)));
             return EXIT_CANCELLED;
         }
     }
@@ -451,7 +451,7 @@ pub fn release_command(
             for answer in &failure.done {
                 say!("  {}: {}", answer.step, answer.text);
             }
-            let why = format!("{host}: {}", failure.error);
+            let why = format!("{host}: {}", send_error_words(&failure.error));
             say!("{}", t!("cli_release.error", why = why));
             if let Some(why) = audit {
                 say!("{}", t!("cli.audit_not_written", why = why));
@@ -459,16 +459,13 @@ pub fn release_command(
             EXIT_FAILED
         }
         Err(e) => {
-            say!("{}", t!("cli_release.error", why = e));
+            say!("{}", t!("cli_release.error", why = error_words(&e)));
             EXIT_FAILED
         }
     }
 }
 
 /// The action in the reader's language: `stop` is 关机, `terminate` 释放.
-fn action_word(action: ReleaseAction) -> std::borrow::Cow<'static, str> {
-    match action {
-        ReleaseAction::Stop => t!("action.stop"),
-        ReleaseAction::Terminate => t!("action.terminate"),
-    }
+fn action_word(action: ReleaseAction) -> String {
+    action_words(action)
 }

@@ -97,7 +97,10 @@ mod tests {
     /// catalogue.
     #[test]
     fn english_progress_words() {
-        assert_eq!(CheckPhase::Matmul { gpu: 3 }.label(), "GPU 3: matrix multiply");
+        assert_eq!(
+            CheckPhase::Matmul { gpu: 3 }.label(),
+            "GPU 3: matrix multiply"
+        );
         assert_eq!(finished("h1", Status::Warn), "h1: warn");
         let p = CheckProgress {
             phase: CheckPhase::Probe,

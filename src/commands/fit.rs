@@ -10,8 +10,8 @@ use serde::Serialize;
 use crate::cells;
 use crate::config::Config;
 use crate::job::fit::{
-    CardFit, Estimate, FitInput, GB, LORA_TRAINABLE_SHARE, Method, Optimizer, Precision,
-    ParamsError, STATIC_SHARE, estimate, optimizer_bytes_per_param, parse_params,
+    CardFit, Estimate, FitInput, GB, LORA_TRAINABLE_SHARE, Method, Optimizer, ParamsError,
+    Precision, STATIC_SHARE, estimate, optimizer_bytes_per_param, parse_params,
 };
 use crate::job::gpus::{GPU_MODELS, GpuModel, model_for};
 
