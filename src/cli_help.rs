@@ -131,17 +131,25 @@ struct Headings {
 }
 
 impl Headings {
-    fn get(&mut self, key: &str, fallback: &str) -> &'static str {
-        if let Some((_, text)) = self.known.iter().find(|(k, _)| k == key) {
-            return text;
+    /// The heading of `key`, made by `text` the first time.
+    fn get(&mut self, key: &str, text: impl FnOnce() -> String) -> &'static str {
+        if let Some((_, known)) = self.known.iter().find(|(k, _)| k == key) {
+            return known;
         }
-        let text: &'static str = Box::leak(
-            found(key)
-                .unwrap_or_else(|| fallback.to_string())
-                .into_boxed_str(),
-        );
-        self.known.push((key.to_string(), text));
-        text
+        let leaked: &'static str = Box::leak(text().into_boxed_str());
+        self.known.push((key.to_string(), leaked));
+        leaked
+    }
+
+    /// A heading clap writes itself (`Options`), from `cli_help.clap`.
+    fn clap(&mut self, key: &str) -> &'static str {
+        self.get(key, || t!(key).into_owned())
+    }
+
+    /// A heading the definitions write (`Global options`), as it is when the catalogue has none.
+    fn defined(&mut self, heading: &str) -> &'static str {
+        let key = heading_key(heading);
+        self.get(&key, || found(&key).unwrap_or_else(|| heading.to_string()))
     }
 }
 
@@ -167,7 +175,7 @@ fn localize(cmd: Command, path: &[String], headings: &mut Headings) -> Command {
     let is_help = path.last().is_some_and(|name| name == HELP_SUBCOMMAND);
     let mut cmd = cmd
         .help_template(template())
-        .subcommand_help_heading(headings.get("cli_help.clap.commands", "Commands"));
+        .subcommand_help_heading(headings.clap("cli_help.clap.commands"));
     let about = if is_help {
         Some(t!("cli_help.clap.help_command").into_owned())
     } else {
@@ -220,9 +228,9 @@ fn localize_arg(arg: Arg, path: &[String], in_help: bool, headings: &mut Heading
         }
     };
     let heading = match arg.get_help_heading() {
-        Some(heading) => headings.get(&heading_key(heading), heading),
-        None if arg.is_positional() => headings.get("cli_help.clap.arguments", "Arguments"),
-        None => headings.get("cli_help.clap.options", "Options"),
+        Some(heading) => headings.defined(heading),
+        None if arg.is_positional() => headings.clap("cli_help.clap.arguments"),
+        None => headings.clap("cli_help.clap.options"),
     };
     arg = arg.help_heading(heading);
     // clap writes `[default: ..]` and `[possible values: ..]` itself, in English: they are

@@ -451,7 +451,11 @@ pub fn release_command(
             for answer in &failure.done {
                 say!("  {}: {}", answer.step, answer.text);
             }
-            let why = format!("{host}: {}", send_error_words(&failure.error));
+            let why = t!(
+                "cli_release.host_error",
+                host = host,
+                why = send_error_words(&failure.error)
+            );
             say!("{}", t!("cli_release.error", why = why));
             if let Some(why) = audit {
                 say!("{}", t!("cli.audit_not_written", why = why));
