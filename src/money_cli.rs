@@ -14,8 +14,8 @@ use crate::cost::{
     format_duration_ms, format_money, host_ledger, red_lines,
 };
 use crate::release::{
-    BackupOutcome, FlowError, HostRunner, ReleaseAction, ReleaseFlow, SendOptions, Unattended,
-    action_words, error_words, process_env, send_error_words,
+    BackupOutcome, FlowError, HostRunner, ReleaseAction, ReleaseFlow, SendOptions, StepAnswer,
+    Unattended, action_words, error_words, process_env, send_error_words,
 };
 use crate::telemetry::TimestampMs;
 
@@ -425,8 +425,7 @@ pub fn release_command(
     match flow.send(env.runner, &env.send, &env.store, &env.audit, (env.clock)()) {
         Ok(report) => {
             for answer in &report.answers {
-                let status = answer.status.map(|s| format!(" {s}")).unwrap_or_default();
-                say!("  {}:{status} {}", answer.step, answer.text);
+                say!("{}", answer_line(answer));
             }
             for problem in &report.problems {
                 say!("{}", t!("cli_release.warning", why = problem));
@@ -449,7 +448,7 @@ pub fn release_command(
         }
         Err(FlowError::Send { failure, audit }) => {
             for answer in &failure.done {
-                say!("  {}: {}", answer.step, answer.text);
+                say!("{}", answer_line(answer));
             }
             let why = t!(
                 "cli_release.host_error",
@@ -467,6 +466,20 @@ pub fn release_command(
             EXIT_FAILED
         }
     }
+}
+
+/// What the provider answered to one step: `  PUT https://...: 200 {"success": true}`.
+fn answer_line(answer: &StepAnswer) -> String {
+    match answer.status {
+        Some(status) => t!(
+            "cli_release.answer_status",
+            step = answer.step,
+            status = status,
+            text = answer.text
+        ),
+        None => t!("cli_release.answer", step = answer.step, text = answer.text),
+    }
+    .into_owned()
 }
 
 /// The action in the reader's language: `stop` is 关机, `terminate` 释放.

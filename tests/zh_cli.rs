@@ -232,6 +232,24 @@ fn a_release_plan_in_chinese_keeps_its_request_and_figures() {
     assert_eq!(request(&zh), request(&en));
     assert!(zh.contains(" USD，计费时长 "), "{zh}");
 
+    // Sent (to the demo's simulated provider): the answer and the outcome.
+    let out = home.run(&["release", "--demo", "idle-a100", "--yes", "--lang", "zh-CN"]);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+    assert!(
+        said.contains("\n  PUT https://console.vast.ai/api/v0/instances/14523871/（模拟）：200 {\"success\": true}\n"),
+        "{said}"
+    );
+    assert!(
+        said.contains("\nidle-a100：关机请求已发送并被接受\n"),
+        "{said}"
+    );
+    let english = stdout(&home.run(&["release", "--demo", "idle-a100", "--yes", "--lang", "en"]));
+    assert!(
+        english.contains("\n  PUT https://console.vast.ai/api/v0/instances/14523871/ (simulated): 200 {\"success\": true}\n"),
+        "{english}"
+    );
+
     // A wrong name typed at the confirmation.
     let out = home
         .command(&["release", "--demo", "flaky-h200", "--lang", "zh-CN"])
