@@ -115,7 +115,7 @@ fn every_commands_help_in_chinese() {
     }
     let top = stdout(&help(&home, &[], "--help", &["--lang=zh-CN"]));
     assert!(
-        top.starts_with("在一个终端里监控、排障并管理租用 GPU 的花费\n\n用法: gpufleet [OPTIONS] [HOST]... [COMMAND]\n\n命令:\n"),
+        top.starts_with("在一个终端里监控、分诊并管理租用 GPU 的花费\n\n用法: gpufleet [OPTIONS] [HOST]... [COMMAND]\n\n命令:\n"),
         "{top}"
     );
     assert!(
