@@ -14,7 +14,6 @@ pub mod audit;
 pub mod cells;
 pub mod check;
 pub mod cli;
-pub mod cli_help;
 pub mod cli_values;
 pub mod commands;
 pub mod config;

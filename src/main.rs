@@ -63,7 +63,7 @@ fn limit_malloc_arenas() {
 
 fn main() -> ExitCode {
     limit_malloc_arenas();
-    let matches = match gpufleet::cli_help::matches(std::env::args_os().collect()) {
+    let matches = match gpufleet::commands::help::matches(std::env::args_os().collect()) {
         Ok(matches) => matches,
         Err(e) => e.exit(),
     };

@@ -299,32 +299,32 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the label of the test alert, an identifier",
     ),
     (
-        "src/cli_help.rs",
+        "src/commands/help.rs",
         "help",
         "HELP_SUBCOMMAND: clap's name of its own help subcommand, an identifier",
     ),
     (
-        "src/cli_help.rs",
+        "src/commands/help.rs",
         "lang",
         "the name of the --lang flag, looked for in the command line",
     ),
     (
-        "src/cli_help.rs",
+        "src/commands/help.rs",
         "cli_help.{}.about",
         "the pattern of a command's catalogue key; a test holds every key in both catalogues",
     ),
     (
-        "src/cli_help.rs",
+        "src/commands/help.rs",
         "cli_help.global.{}",
         "the pattern of a global flag's catalogue key",
     ),
     (
-        "src/cli_help.rs",
+        "src/commands/help.rs",
         "cli_help.{}.{}",
         "the pattern of an argument's catalogue key",
     ),
     (
-        "src/cli_help.rs",
+        "src/commands/help.rs",
         "cli_help.heading.{}",
         "the pattern of a heading's catalogue key",
     ),
@@ -611,8 +611,9 @@ const SCANNED_FILES: &[&str] = &[
     "src/check/load.rs",
     "src/check/progress.rs",
     "src/check/probe_progress.rs",
-    "src/cli_help.rs",
+    "src/commands/help.rs",
     "src/release/words.rs",
+    "src/release/secret_words.rs",
     "src/cost/redline.rs",
     "src/money_cli.rs",
     "src/providers/unwatched.rs",
@@ -740,7 +741,7 @@ fn every_key_the_source_names_is_in_both_catalogues() {
     }
     assert!(missing.is_empty(), "keys with no text: {missing:?}");
     used.extend(curated_runbook_texts().into_keys());
-    used.extend(gpufleet::cli_help::texts().into_iter().map(|t| t.key));
+    used.extend(gpufleet::commands::help::texts().into_iter().map(|t| t.key));
     let unused: Vec<&String> = en.keys().filter(|k| !used.contains(*k)).collect();
     assert!(unused.is_empty(), "texts no code uses: {unused:?}");
 }
@@ -829,7 +830,7 @@ fn the_runbooks_english_in_the_catalogue_is_the_runbook_files_text() {
 fn the_helps_english_in_the_catalogue_is_the_derives_text() {
     let en = catalogue("en");
     let zh = catalogue("zh-CN");
-    let texts = gpufleet::cli_help::texts();
+    let texts = gpufleet::commands::help::texts();
     assert!(texts.len() > 80, "{} help texts", texts.len());
     for text in &texts {
         assert_eq!(

@@ -15,8 +15,8 @@ use super::execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer
 use super::record::{Closing, Unrecorded};
 use super::request::{BuildError, ReleaseAction, ReleaseRequest, effect};
 use super::secret::load_token;
+use super::secret_words::token_error_words;
 use super::simulated;
-use super::words::token_error_words;
 
 /// What a simulated release says about itself, atop its plan and among its warnings.
 pub const SIMULATED_NOTE: &str =

@@ -12,7 +12,6 @@ use crate::remote::sanitize as clean;
 use super::execute::SendError;
 use super::flow::{FlowError, ReleasePlan, quoted};
 use super::request::{BuildError, ReleaseAction};
-use super::secret::TokenError;
 
 /// A release action as the reader says it: `stop` / `terminate` (`关机` / `释放`).
 pub fn action_words(action: ReleaseAction) -> String {
@@ -218,53 +217,11 @@ pub fn build_error_words(error: &BuildError) -> String {
     .into_owned()
 }
 
-/// Why the API token could not be loaded (which key to fix, never the value).
-pub fn token_error_words(error: &TokenError) -> String {
-    // What the secret is: the release's is the token; other secrets keep their name.
-    let what = |what: &str| match what {
-        "token" => t!("release_error.what_token").into_owned(),
-        other => other.to_string(),
-    };
-    match error {
-        TokenError::NotConfigured {
-            what: w,
-            env_key,
-            file_key,
-            table,
-        } => t!(
-            "release_error.token_not_configured",
-            what = what(w),
-            env_key = env_key,
-            file_key = file_key,
-            table = table
-        ),
-        TokenError::EnvMissing { name, key } => {
-            t!("release_error.env_missing", name = name, key = key)
-        }
-        TokenError::EnvEmpty { name, key } => t!("release_error.env_empty", name = name, key = key),
-        TokenError::File { path, key, source } => t!(
-            "release_error.token_file",
-            key = key,
-            path = path.display(),
-            why = source
-        ),
-        TokenError::FileEmpty { path, key } => {
-            t!(
-                "release_error.token_file_empty",
-                key = key,
-                path = path.display()
-            )
-        }
-        TokenError::Malformed { what: w, from } => {
-            t!("release_error.token_malformed", what = what(w), from = from)
-        }
-    }
-    .into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::release::TokenError;
+    use crate::release::token_error_words;
 
     /// In English every word is the error's own text, so the terminal and the log agree.
     #[test]
