@@ -248,7 +248,9 @@ impl ReleaseFlow {
                     Ok(Some(0)) => (BackupOutcome::Succeeded, Some(0)),
                     Ok(Some(code)) => (BackupOutcome::Failed(format!("exit {code}")), Some(code)),
                     Ok(None) => (
-                        BackupOutcome::Failed("it ended without an exit status".to_string()),
+                        BackupOutcome::Failed(
+                            rust_i18n::t!("release_error.backup_no_status").into_owned(),
+                        ),
                         None,
                     ),
                     Err(why) => (BackupOutcome::Failed(clean(&why)), None),
