@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
 use gpufleet::alerts;
 use gpufleet::app::Event;
@@ -63,7 +63,10 @@ fn limit_malloc_arenas() {
 
 fn main() -> ExitCode {
     limit_malloc_arenas();
-    let matches = Cli::command().get_matches();
+    let matches = match gpufleet::commands::help::matches(std::env::args_os().collect()) {
+        Ok(matches) => matches,
+        Err(e) => e.exit(),
+    };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
@@ -129,12 +132,7 @@ fn run_check(
         ..check::CheckOptions::default()
     };
     let mut progress = |p: check::CheckProgress| {
-        eprintln!(
-            "[{:>3.0}%] {}: {}",
-            p.fraction * 100.0,
-            p.phase.label(),
-            p.message
-        );
+        eprintln!("{}", p.line());
     };
     let report = match check::run_check(target, &expect, &opts, &mut progress, &StopFlag::default())
     {

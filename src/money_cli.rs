@@ -14,8 +14,8 @@ use crate::cost::{
     format_duration_ms, format_money, host_ledger, red_lines,
 };
 use crate::release::{
-    BackupOutcome, FlowError, HostRunner, ReleaseAction, ReleaseFlow, SendOptions, Unattended,
-    process_env,
+    BackupOutcome, FlowError, HostRunner, ReleaseAction, ReleaseFlow, SendOptions, StepAnswer,
+    Unattended, action_words, error_words, process_env, send_error_words,
 };
 use crate::telemetry::TimestampMs;
 
@@ -342,7 +342,7 @@ pub fn release_command(
             flow
         }
         Err(e) => {
-            say!("{}", t!("cli_release.error", why = e));
+            say!("{}", t!("cli_release.error", why = error_words(&e)));
             return EXIT_REFUSED;
         }
     };
@@ -357,7 +357,7 @@ pub fn release_command(
                 EXIT_OK
             }
             Err(e) => {
-                say!("{}", t!("cli_release.error", why = e));
+                say!("{}", t!("cli_release.error", why = error_words(&e)));
                 EXIT_FAILED
             }
         };
@@ -398,7 +398,7 @@ pub fn release_command(
             }
             Ok(_) => say!("{}", t!("cli_release.backup_done")),
             Err(e) => {
-                say!("{}", t!("cli_release.error", why = e));
+                say!("{}", t!("cli_release.error", why = error_words(&e)));
                 return EXIT_FAILED;
             }
         }
@@ -418,15 +418,14 @@ pub fn release_command(
             typed.clear();
         }
         if let Err(e) = flow.confirm(&typed) {
-            say!("{}", t!("release.nothing_sent", error = e));
+            say!("{}", t!("release.nothing_sent", error = error_words(&e)));
             return EXIT_CANCELLED;
         }
     }
     match flow.send(env.runner, &env.send, &env.store, &env.audit, (env.clock)()) {
         Ok(report) => {
             for answer in &report.answers {
-                let status = answer.status.map(|s| format!(" {s}")).unwrap_or_default();
-                say!("  {}:{status} {}", answer.step, answer.text);
+                say!("{}", answer_line(answer));
             }
             for problem in &report.problems {
                 say!("{}", t!("cli_release.warning", why = problem));
@@ -449,9 +448,13 @@ pub fn release_command(
         }
         Err(FlowError::Send { failure, audit }) => {
             for answer in &failure.done {
-                say!("  {}: {}", answer.step, answer.text);
+                say!("{}", answer_line(answer));
             }
-            let why = format!("{host}: {}", failure.error);
+            let why = t!(
+                "cli_release.host_error",
+                host = host,
+                why = send_error_words(&failure.error)
+            );
             say!("{}", t!("cli_release.error", why = why));
             if let Some(why) = audit {
                 say!("{}", t!("cli.audit_not_written", why = why));
@@ -459,16 +462,27 @@ pub fn release_command(
             EXIT_FAILED
         }
         Err(e) => {
-            say!("{}", t!("cli_release.error", why = e));
+            say!("{}", t!("cli_release.error", why = error_words(&e)));
             EXIT_FAILED
         }
     }
 }
 
-/// The action in the reader's language: `stop` is 关机, `terminate` 释放.
-fn action_word(action: ReleaseAction) -> std::borrow::Cow<'static, str> {
-    match action {
-        ReleaseAction::Stop => t!("action.stop"),
-        ReleaseAction::Terminate => t!("action.terminate"),
+/// What the provider answered to one step: `  PUT https://...: 200 {"success": true}`.
+fn answer_line(answer: &StepAnswer) -> String {
+    match answer.status {
+        Some(status) => t!(
+            "cli_release.answer_status",
+            step = answer.step,
+            status = status,
+            text = answer.text
+        ),
+        None => t!("cli_release.answer", step = answer.step, text = answer.text),
     }
+    .into_owned()
+}
+
+/// The action in the reader's language: `stop` is 关机, `terminate` 释放.
+fn action_word(action: ReleaseAction) -> String {
+    action_words(action)
 }

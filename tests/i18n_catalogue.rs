@@ -298,6 +298,36 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "test",
         "the label of the test alert, an identifier",
     ),
+    (
+        "src/commands/help.rs",
+        "help",
+        "HELP_SUBCOMMAND: clap's name of its own help subcommand, an identifier",
+    ),
+    (
+        "src/commands/help.rs",
+        "lang",
+        "the name of the --lang flag, looked for in the command line",
+    ),
+    (
+        "src/commands/help.rs",
+        "cli_help.{}.about",
+        "the pattern of a command's catalogue key; a test holds every key in both catalogues",
+    ),
+    (
+        "src/commands/help.rs",
+        "cli_help.global.{}",
+        "the pattern of a global flag's catalogue key",
+    ),
+    (
+        "src/commands/help.rs",
+        "cli_help.{}.{}",
+        "the pattern of an argument's catalogue key",
+    ),
+    (
+        "src/commands/help.rs",
+        "cli_help.heading.{}",
+        "the pattern of a heading's catalogue key",
+    ),
 ];
 
 fn root() -> PathBuf {
@@ -579,6 +609,11 @@ const SCANNED_FILES: &[&str] = &[
     "src/commands/watch.rs",
     "src/check/evaluate.rs",
     "src/check/load.rs",
+    "src/check/progress.rs",
+    "src/check/probe_progress.rs",
+    "src/commands/help.rs",
+    "src/release/words.rs",
+    "src/release/secret_words.rs",
     "src/cost/redline.rs",
     "src/money_cli.rs",
     "src/providers/unwatched.rs",
@@ -706,6 +741,7 @@ fn every_key_the_source_names_is_in_both_catalogues() {
     }
     assert!(missing.is_empty(), "keys with no text: {missing:?}");
     used.extend(curated_runbook_texts().into_keys());
+    used.extend(gpufleet::commands::help::texts().into_iter().map(|t| t.key));
     let unused: Vec<&String> = en.keys().filter(|k| !used.contains(*k)).collect();
     assert!(unused.is_empty(), "texts no code uses: {unused:?}");
 }
@@ -786,4 +822,32 @@ fn the_runbooks_english_in_the_catalogue_is_the_runbook_files_text() {
         .filter(|k| k.starts_with("runbook_text.") && !files.contains_key(*k))
         .collect();
     assert!(stray.is_empty(), "runbook texts of no runbook: {stray:?}");
+}
+
+/// The help's English in the catalogue is the derive's text (src/cli.rs's doc comments), so the
+/// English help and the catalogue never drift apart; every text has its Chinese.
+#[test]
+fn the_helps_english_in_the_catalogue_is_the_derives_text() {
+    let en = catalogue("en");
+    let zh = catalogue("zh-CN");
+    let texts = gpufleet::commands::help::texts();
+    assert!(texts.len() > 80, "{} help texts", texts.len());
+    for text in &texts {
+        assert_eq!(
+            en.get(&text.key),
+            Some(&text.english),
+            "en.toml {}",
+            text.key
+        );
+        assert!(zh.contains_key(&text.key), "zh-CN.toml {}", text.key);
+    }
+    let stray: Vec<&String> = en
+        .keys()
+        .filter(|k| {
+            k.starts_with("cli_help.")
+                && !k.starts_with("cli_help.clap.")
+                && !texts.iter().any(|t| &t.key == *k)
+        })
+        .collect();
+    assert!(stray.is_empty(), "help texts of no command: {stray:?}");
 }

@@ -18,7 +18,7 @@ use crate::cost::{HoldStore, HostCost, LedgerBook, LedgerStore};
 use crate::host_runner::SshRunner;
 use crate::release::{
     BackupOutcome, BuildError, FlowError, HostRunner, ReleaseAction, ReleaseFlow, ReleaseRequest,
-    SendOptions, StepAnswer, Unattended,
+    SendOptions, StepAnswer, Unattended, error_words, send_error_words,
 };
 use crate::remote::{SshSettings, shell_quote};
 use crate::telemetry::source::now_ms;
@@ -276,7 +276,7 @@ impl ReleaseBridge {
             }
             Err(e) => self.report(ReleaseEvent::PlanFailed {
                 id,
-                reason: clean(&e.to_string()),
+                reason: clean(&error_words(&e)),
             }),
         }
     }
@@ -308,7 +308,7 @@ impl ReleaseBridge {
                 Ok(BackupOutcome::Succeeded) => BackupResult::Succeeded,
                 Ok(BackupOutcome::NotConfigured) => BackupResult::NotConfigured,
                 Ok(BackupOutcome::Failed(why)) => BackupResult::Failed(why.clone()),
-                Err(e) => BackupResult::Failed(clean(&e.to_string())),
+                Err(e) => BackupResult::Failed(clean(&error_words(&e))),
             };
             ReleaseEvent::BackupDone { id, result }
         });
@@ -344,7 +344,7 @@ impl ReleaseBridge {
                 Confirmation::Typed(typed) => {
                     if let Err(e) = flow.confirm(&typed) {
                         return failed(
-                            t!("release.nothing_sent", error = e).into_owned(),
+                            t!("release.nothing_sent", error = error_words(&e)).into_owned(),
                             Vec::new(),
                         );
                     }
@@ -358,13 +358,13 @@ impl ReleaseBridge {
                     problems: report.problems.iter().map(|p| clean(p)).collect(),
                 },
                 Err(FlowError::Send { failure, audit }) => {
-                    let mut reason = clean(&failure.error.to_string());
+                    let mut reason = clean(&send_error_words(&failure.error));
                     if let Some(why) = audit {
                         reason.push_str(&t!("release.audit_unwritten", why = clean(&why)));
                     }
                     failed(reason, failure.done.iter().map(answer_line).collect())
                 }
-                Err(e) => failed(clean(&e.to_string()), Vec::new()),
+                Err(e) => failed(clean(&error_words(&e)), Vec::new()),
             }
         });
     }

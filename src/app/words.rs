@@ -30,29 +30,13 @@ pub fn status(status: &HostStatus) -> String {
 
 /// A release action as the dialog names it: `stop` / `terminate` (`关机` / `释放`).
 pub fn action(action: ReleaseAction) -> String {
-    match action {
-        ReleaseAction::Stop => t!("action.stop"),
-        ReleaseAction::Terminate => t!("action.terminate"),
-    }
-    .into_owned()
+    crate::release::action_words(action)
 }
 
 /// What a release action does to the instance and its data (the release module's `effect` is
 /// the English one that the plan's JSON keeps).
 pub fn effect(provider: Provider, action: ReleaseAction) -> String {
-    use ReleaseAction::{Stop, Terminate};
-    match (provider, action) {
-        (Provider::Vast, Stop) => t!("effect.vast_stop"),
-        (Provider::Vast, Terminate) => t!("effect.vast_terminate"),
-        (Provider::RunPod, Stop) => t!("effect.runpod_stop"),
-        (Provider::RunPod, Terminate) => t!("effect.runpod_terminate"),
-        (Provider::Lambda, _) => t!("effect.lambda"),
-        (Provider::AutoDl, Stop) => t!("effect.autodl_stop"),
-        (Provider::AutoDl, Terminate) => t!("effect.autodl_terminate"),
-        (Provider::Command, _) => t!("effect.command"),
-        (Provider::Ssh, _) => t!("effect.ssh"),
-    }
-    .into_owned()
+    crate::release::effect_words(provider, action)
 }
 
 /// An outage's few words (the engine's English, `fleet::outage`) in the interface's language,

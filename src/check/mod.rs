@@ -10,6 +10,7 @@ mod inventory;
 mod load;
 pub mod probe;
 mod probe_progress;
+mod progress;
 pub mod reference;
 mod render;
 pub mod report;
@@ -32,6 +33,7 @@ pub use evaluate::{Observed, evaluate};
 pub use expect::{ExpectError, ExpectFlags, expect_from_flags, model_matches};
 pub use inventory::{Inventory, KernelLog};
 pub use probe::{PROBE_SCRIPT, ProbeData, ProbeSettings};
+pub use progress::{CheckPhase, CheckProgress, LiveReading};
 pub use render::{render_json, render_text};
 pub use report::{
     Category, CheckReport, CheckResult, EXIT_COULD_NOT_RUN, EXIT_FAIL, EXIT_PASS, EXIT_WARN,
@@ -152,63 +154,6 @@ impl CheckOptions {
     }
 }
 
-/// What the check is doing, for a progress bar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckPhase {
-    Inventory,
-    KernelLog,
-    /// Starting Python and importing PyTorch.
-    Probe,
-    Matmul {
-        gpu: u32,
-    },
-    Copy {
-        gpu: u32,
-    },
-    Vram {
-        gpu: u32,
-    },
-    Sustain,
-    Done,
-}
-
-impl CheckPhase {
-    pub fn label(self) -> String {
-        match self {
-            CheckPhase::Inventory => "reading nvidia-smi".to_string(),
-            CheckPhase::KernelLog => "reading the kernel log".to_string(),
-            CheckPhase::Probe => "starting PyTorch".to_string(),
-            CheckPhase::Matmul { gpu } => format!("GPU {gpu}: matrix multiply"),
-            CheckPhase::Copy { gpu } => format!("GPU {gpu}: memory copy"),
-            CheckPhase::Vram { gpu } => format!("GPU {gpu}: filling VRAM"),
-            CheckPhase::Sustain => "sustained load".to_string(),
-            CheckPhase::Done => "done".to_string(),
-        }
-    }
-}
-
-/// One live reading during the load (nvidia-smi's, plus the last window's throughput).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct LiveReading {
-    /// nvidia-smi index.
-    pub gpu: u32,
-    pub utilization_pct: Option<f64>,
-    pub temperature_c: Option<f64>,
-    pub power_w: Option<f64>,
-    pub power_limit_w: Option<f64>,
-    pub sm_clock_mhz: Option<u32>,
-    pub tflops: Option<f64>,
-}
-
-/// A progress report: where the check is, how far overall (0 to 1), and the latest reading.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CheckProgress {
-    pub phase: CheckPhase,
-    pub fraction: f64,
-    pub message: String,
-    pub reading: Option<LiveReading>,
-}
-
 /// Why a check could not run (exit code 3). What the GPUs do wrong is never an error: it is a
 /// verdict in the report.
 #[derive(Debug, Error)]
@@ -319,7 +264,7 @@ pub fn run_check_with(
     progress(CheckProgress {
         phase: CheckPhase::Done,
         fraction: 1.0,
-        message: format!("{}: {}", report.host, report.status.word()),
+        message: progress::finished(&report.host, report.status),
         reading: None,
     });
     Ok(report)

@@ -193,12 +193,7 @@ pub fn check(
     };
     eprintln!("{}", t!("demo.checking", host = host));
     let mut progress = |p: CheckProgress| {
-        eprintln!(
-            "[{:>3.0}%] {}: {}",
-            p.fraction * 100.0,
-            p.phase.label(),
-            p.message
-        );
+        eprintln!("{}", p.line());
     };
     let target = CheckTarget::Simulated(runner);
     let report = match check::run_check(target, &expect, &opts, &mut progress, &StopFlag::default())

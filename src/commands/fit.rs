@@ -10,8 +10,8 @@ use serde::Serialize;
 use crate::cells;
 use crate::config::Config;
 use crate::job::fit::{
-    CardFit, Estimate, FitInput, GB, LORA_TRAINABLE_SHARE, Method, Optimizer, Precision,
-    STATIC_SHARE, estimate, optimizer_bytes_per_param, parse_params,
+    CardFit, Estimate, FitInput, GB, LORA_TRAINABLE_SHARE, Method, Optimizer, ParamsError,
+    Precision, STATIC_SHARE, estimate, optimizer_bytes_per_param, parse_params,
 };
 use crate::job::gpus::{GPU_MODELS, GpuModel, model_for};
 
@@ -250,7 +250,7 @@ pub fn run(
     let params = match parse_params(&args.params) {
         Ok(p) => p,
         Err(e) => {
-            let _ = writeln!(err, "{}", t!("cli_fit.error", why = e));
+            let _ = writeln!(err, "{}", t!("cli_fit.error", why = params_words(&e)));
             return EXIT_USAGE;
         }
     };
@@ -289,6 +289,15 @@ pub fn run(
     };
     let _ = out.write_all(text.as_bytes());
     EXIT_OK
+}
+
+/// Why `--params` was refused, in the reader's language (the error's own text is English).
+fn params_words(e: &ParamsError) -> String {
+    match e {
+        ParamsError::Invalid(value) => t!("cli_fit.params_invalid", value = value),
+        ParamsError::OutOfRange(value) => t!("cli_fit.params_range", value = value),
+    }
+    .into_owned()
 }
 
 /// The flags of `gpufleet fit` as the command line gives them (clap has checked each word).

@@ -9,6 +9,7 @@ pub mod diagnose_file;
 pub mod fit;
 pub mod fleet_inventory;
 pub mod fleet_reload;
+pub mod help;
 pub mod hold;
 pub mod host_words;
 pub mod logging;

@@ -151,7 +151,7 @@ pub fn send(
             Err(SendError::Refused { text }) if refusal_ok(step) => done.push(StepAnswer {
                 step: step.summary(),
                 status: None,
-                text: format!("refused, going on: {text}"),
+                text: rust_i18n::t!("release_plan.answer_refused_ok", text = text).into_owned(),
             }),
             Err(error) => return Err(fail(done, error)),
         }
@@ -453,9 +453,7 @@ fn run_on_host(
         Ok(None) => Ok(StepAnswer {
             step: command,
             status: None,
-            text: "the connection closed without an exit status, as it does when a host \
-                   shuts down"
-                .to_string(),
+            text: rust_i18n::t!("release_plan.answer_closed").into_owned(),
         }),
         Ok(Some(code)) => Err(SendError::CommandFailed {
             command,

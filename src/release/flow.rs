@@ -5,8 +5,7 @@
 use crate::audit::{AuditEntry, AuditError, AuditKind, AuditLog};
 use crate::config::{Config, Provider};
 use crate::cost::{
-    HostCost, LedgerSettings, LedgerStore, StoreError, billing_started_ms, format_duration_ms,
-    format_money,
+    HostCost, LedgerSettings, LedgerStore, StoreError, billing_started_ms, format_money,
 };
 use crate::remote::sanitize as clean;
 use crate::remote::shell_quote;
@@ -16,6 +15,7 @@ use super::execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer
 use super::record::{Closing, Unrecorded};
 use super::request::{BuildError, ReleaseAction, ReleaseRequest, effect};
 use super::secret::load_token;
+use super::secret_words::token_error_words;
 use super::simulated;
 
 /// What a simulated release says about itself, atop its plan and among its warnings.
@@ -93,58 +93,6 @@ pub struct ReleasePlan {
     billing_started_ms: Option<TimestampMs>,
 }
 
-impl ReleasePlan {
-    /// The plan as lines of text, the request included (token redacted).
-    pub fn lines(&self) -> Vec<String> {
-        let instance = self
-            .instance_id
-            .as_deref()
-            .map(|id| format!(", instance {}", clean(id)))
-            .unwrap_or_default();
-        let mut lines = Vec::new();
-        if self.simulated {
-            lines.push("[simulated] a demo host: the provider answers in-process".to_string());
-        }
-        lines.extend([
-            format!(
-                "{} {} ({}{instance})",
-                self.action.as_str(),
-                self.host,
-                self.provider.as_str()
-            ),
-            format!("  this {}", self.effect),
-            format!(
-                "  spent so far: {} over {} billed; idle now: {}",
-                self.spent.as_deref().unwrap_or("unknown (no price)"),
-                format_duration_ms(self.billed_ms),
-                format_duration_ms(self.current_idle_ms)
-            ),
-        ]);
-        match &self.backup {
-            Some(argv) => lines.push(format!(
-                "  backup first, on {}: {}",
-                self.host,
-                quoted(argv)
-            )),
-            None => lines.push("  no backup configured".to_string()),
-        }
-        lines.push("  request:".to_string());
-        lines.extend(
-            self.request
-                .shown(&self.host)
-                .into_iter()
-                .map(|line| format!("    {line}")),
-        );
-        for warning in &self.warnings {
-            lines.push(format!("  warning: {warning}"));
-        }
-        if let Some(problem) = &self.token_problem {
-            lines.push(format!("  token: {problem}"));
-        }
-        lines
-    }
-}
-
 /// How the backup went.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BackupOutcome {
@@ -217,7 +165,7 @@ impl ReleaseFlow {
         let (token, warnings, token_problem) = if release.provider.uses_api() {
             match load_token(release, env) {
                 Ok(loaded) => (Some(loaded.secret), loaded.warnings, None),
-                Err(e) => (None, Vec::new(), Some(e.to_string())),
+                Err(e) => (None, Vec::new(), Some(token_error_words(&e))),
             }
         } else {
             (None, Vec::new(), None)
@@ -258,7 +206,8 @@ impl ReleaseFlow {
     /// [`ReleaseFlow::send`] asks the simulated provider, in-process, instead of the real one.
     pub fn simulate(&mut self) {
         self.plan.simulated = true;
-        self.plan.warnings.insert(0, SIMULATED_NOTE.to_string());
+        let note = rust_i18n::t!("release_plan.simulated_note").into_owned();
+        self.plan.warnings.insert(0, note);
     }
 
     pub fn backup_outcome(&self) -> Option<&BackupOutcome> {
@@ -269,7 +218,7 @@ impl ReleaseFlow {
     /// that a dry run was made.
     pub fn dry_run(&self, audit: &AuditLog, now_ms: TimestampMs) -> Result<Vec<String>, FlowError> {
         let mut lines = self.plan.lines();
-        lines.push("dry run: nothing was run or sent".to_string());
+        lines.push(rust_i18n::t!("release_plan.dry_run").into_owned());
         audit.append(&self.entry(
             AuditKind::Release,
             now_ms,
@@ -299,7 +248,9 @@ impl ReleaseFlow {
                     Ok(Some(0)) => (BackupOutcome::Succeeded, Some(0)),
                     Ok(Some(code)) => (BackupOutcome::Failed(format!("exit {code}")), Some(code)),
                     Ok(None) => (
-                        BackupOutcome::Failed("it ended without an exit status".to_string()),
+                        BackupOutcome::Failed(
+                            rust_i18n::t!("release_error.backup_no_status").into_owned(),
+                        ),
                         None,
                     ),
                     Err(why) => (BackupOutcome::Failed(clean(&why)), None),
@@ -479,7 +430,7 @@ fn outcome_word(error: &SendError) -> (&'static str, Option<i32>) {
     }
 }
 
-fn quoted(argv: &[String]) -> String {
+pub(super) fn quoted(argv: &[String]) -> String {
     argv.iter()
         .map(|word| shell_quote(word))
         .collect::<Vec<_>>()

@@ -11,7 +11,9 @@ mod plan_json;
 mod record;
 mod request;
 mod secret;
+mod secret_words;
 mod simulated;
+mod words;
 
 pub use execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send, shown_text};
 pub(crate) use execute::{auth_header, capture, http_client, root_cause};
@@ -27,3 +29,5 @@ pub use request::{
 pub use secret::{
     LoadedToken, REDACTED, Secret, SecretSource, TokenError, load_secret, load_token, process_env,
 };
+pub use secret_words::token_error_words;
+pub use words::{action_words, build_error_words, effect_words, error_words, send_error_words};

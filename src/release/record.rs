@@ -22,14 +22,8 @@ impl Unrecorded {
     /// The lines a user reads: what happened, where, and what to add.
     pub fn lines(&self, host: &str) -> Vec<String> {
         let mut lines = vec![
-            format!(
-                "{host} WAS released at the provider, but the ledger could not record it: {}",
-                self.error
-            ),
-            format!(
-                "add this entry under \"hosts\" in {} by hand:",
-                self.path.display()
-            ),
+            rust_i18n::t!("release_plan.unrecorded", host = host, why = self.error).into_owned(),
+            rust_i18n::t!("release_plan.add_by_hand", path = self.path.display()).into_owned(),
         ];
         lines.extend(self.entry_json.lines().map(|line| format!("  {line}")));
         lines

@@ -2,6 +2,7 @@
 //! before it is sent (the token as `<redacted>`): HTTP calls, a local program, or a program run
 //! on the host itself.
 
+use rust_i18n::t;
 use serde_json::json;
 
 use crate::config::{Provider, ReleaseConfig};
@@ -224,9 +225,15 @@ impl ReleaseRequest {
                         lines.push(format!("  {body}"));
                     }
                 }
-                ReleaseStep::Local { argv } => lines.push(format!("run here: {}", quoted(argv))),
+                ReleaseStep::Local { argv } => {
+                    let command = quoted(argv);
+                    lines.push(t!("release_plan.run_here", command = command).into_owned());
+                }
                 ReleaseStep::OnHost { argv } => {
-                    lines.push(format!("run on {host} over SSH: {}", quoted(argv)));
+                    let command = quoted(argv);
+                    lines.push(
+                        t!("release_plan.run_on", host = host, command = command).into_owned(),
+                    );
                 }
             }
         }

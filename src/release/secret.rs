@@ -165,11 +165,13 @@ fn permission_warning(path: &Path, key: &str) -> Option<String> {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(path).ok()?.permissions().mode();
     (mode & 0o077 != 0).then(|| {
-        format!(
-            "{key} {} is open to other users (mode {:o}); run chmod 600 on it",
-            path.display(),
-            mode & 0o777
+        rust_i18n::t!(
+            "release_plan.secret_open",
+            key = key,
+            path = path.display(),
+            mode = format!("{:o}", mode & 0o777)
         )
+        .into_owned()
     })
 }
 

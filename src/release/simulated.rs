@@ -18,20 +18,20 @@ pub fn send(
     for step in &request.steps {
         let answer = match step {
             ReleaseStep::Http(http) => StepAnswer {
-                step: format!("{} (simulated)", http.shown_line()),
+                step: simulated_step(&http.shown_line()),
                 status: Some(200),
                 text: accepted_body(request.provider, request.instance_id.as_deref()),
             },
             ReleaseStep::Local { .. } => StepAnswer {
-                step: format!("{} (simulated)", step.summary()),
+                step: simulated_step(&step.summary()),
                 status: Some(0),
-                text: "simulated: the demo runs no program on this machine".to_string(),
+                text: rust_i18n::t!("release_plan.answer_no_program").into_owned(),
             },
             ReleaseStep::OnHost { argv } => {
                 let mut lines = Vec::new();
                 match runner.run(host, argv, &mut |line| lines.push(line.to_string())) {
                     Ok(status @ (Some(0) | None)) => StepAnswer {
-                        step: format!("{} (simulated)", step.summary()),
+                        step: simulated_step(&step.summary()),
                         status,
                         text: shown_text(&lines.join(" "), None),
                     },
@@ -70,4 +70,9 @@ fn accepted_body(provider: Provider, instance_id: Option<&str>) -> String {
         Provider::AutoDl => r#"{"code": "Success", "msg": "", "data": null}"#.to_string(),
         Provider::RunPod | Provider::Command | Provider::Ssh => "{}".to_string(),
     }
+}
+
+/// A step as the simulated provider answered it: `PUT https://... (simulated)`.
+fn simulated_step(step: &str) -> String {
+    rust_i18n::t!("release_plan.answer_simulated", step = step).into_owned()
 }

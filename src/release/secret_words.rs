@@ -1,0 +1,51 @@
+//! Why a secret (the release's API token) could not be loaded, in the language of the
+//! interface: which config key or variable to fix, never the value. `TokenError`'s own text
+//! stays English for the log.
+
+use rust_i18n::t;
+
+use super::secret::TokenError;
+
+/// Why the API token could not be loaded (which key to fix, never the value).
+pub fn token_error_words(error: &TokenError) -> String {
+    // What the secret is: the release's is the token; other secrets keep their name.
+    let what = |what: &str| match what {
+        "token" => t!("release_error.what_token").into_owned(),
+        other => other.to_string(),
+    };
+    match error {
+        TokenError::NotConfigured {
+            what: w,
+            env_key,
+            file_key,
+            table,
+        } => t!(
+            "release_error.token_not_configured",
+            what = what(w),
+            env_key = env_key,
+            file_key = file_key,
+            table = table
+        ),
+        TokenError::EnvMissing { name, key } => {
+            t!("release_error.env_missing", name = name, key = key)
+        }
+        TokenError::EnvEmpty { name, key } => t!("release_error.env_empty", name = name, key = key),
+        TokenError::File { path, key, source } => t!(
+            "release_error.token_file",
+            key = key,
+            path = path.display(),
+            why = source
+        ),
+        TokenError::FileEmpty { path, key } => {
+            t!(
+                "release_error.token_file_empty",
+                key = key,
+                path = path.display()
+            )
+        }
+        TokenError::Malformed { what: w, from } => {
+            t!("release_error.token_malformed", what = what(w), from = from)
+        }
+    }
+    .into_owned()
+}
