@@ -40,13 +40,13 @@ fn thread_group(comm: &str) -> String {
     }
 }
 
-/// CPU seconds per thread group of this process, from the nanosecond run time in
+/// CPU seconds of each thread of this process (id, group, seconds), from the nanosecond run time in
 /// `/proc/self/task/*/schedstat` (the tick counts in `stat` round each short-lived burst of a
 /// link thread away). The loop and drawing run on the thread named after the binary.
-pub fn cpu_by_thread() -> Vec<(String, f64)> {
-    let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+pub fn cpu_by_thread() -> Vec<(String, String, f64)> {
+    let mut threads = Vec::new();
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
+        return threads;
     };
     for task in tasks.flatten() {
         let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
@@ -56,23 +56,28 @@ pub fn cpu_by_thread() -> Vec<(String, f64)> {
             .next()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0.0);
-        *sums.entry(thread_group(&comm)).or_default() += ns / 1e9;
+        let tid = task.file_name().to_string_lossy().to_string();
+        threads.push((tid, thread_group(&comm), ns / 1e9));
     }
-    sums.into_iter().collect()
+    threads
 }
 
-/// The CPU each group spent between two [`cpu_by_thread`] readings (a thread that ended in
-/// between takes its time with it).
-pub fn cpu_between(start: &[(String, f64)], end: Vec<(String, f64)>) -> Vec<(String, f64)> {
-    end.into_iter()
-        .map(|(name, end)| {
-            let before = start
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map_or(0.0, |(_, s)| *s);
-            (name, end - before)
-        })
-        .collect()
+/// The CPU each group spent between two [`cpu_by_thread`] readings, thread by thread (a
+/// thread that started in between counts from zero). A thread that ended in between takes
+/// its time with it: that share is what the process's own figure has beyond these groups.
+pub fn cpu_between(
+    start: &[(String, String, f64)],
+    end: Vec<(String, String, f64)>,
+) -> Vec<(String, f64)> {
+    let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+    for (tid, group, end_s) in end {
+        let before = start
+            .iter()
+            .find(|(t, _, _)| *t == tid)
+            .map_or(0.0, |(_, _, s)| *s);
+        *sums.entry(group).or_default() += end_s - before;
+    }
+    sums.into_iter().collect()
 }
 
 /// Established TCP connections that process `pid` holds to `127.0.0.1:port` (its sockets,

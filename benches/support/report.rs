@@ -179,5 +179,10 @@ pub fn render(run: &Run) -> String {
     for (name, cpu) in window.threads.iter().filter(|(_, cpu)| *cpu > 0.0) {
         out.push_str(&format!("  {name}: {cpu:.3} s\n"));
     }
+    let listed: f64 = window.threads.iter().map(|(_, cpu)| cpu).sum();
+    out.push_str(&format!(
+        "  threads that ended during the window (connection attempts): {:.3} s\n",
+        (window.cpu_s - listed).max(0.0)
+    ));
     out
 }
