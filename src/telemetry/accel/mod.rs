@@ -8,17 +8,19 @@
 
 pub mod npu_smi;
 pub mod rocm_smi;
+pub mod sample;
 pub mod xpu_smi;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::remote::sanitize;
 
 /// Who made the accelerator; the word is what `snapshot --json` would print.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Vendor {
+    #[default]
     Nvidia,
     Huawei,
     Mthreads,
@@ -39,11 +41,23 @@ impl Vendor {
             Vendor::Amd => "amd",
         }
     }
+
+    /// The maker and product line, for the action text of a finding: `Huawei Ascend`, `AMD`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Vendor::Nvidia => "NVIDIA",
+            Vendor::Huawei => "Huawei Ascend",
+            Vendor::Mthreads => "Moore Threads",
+            Vendor::Cambricon => "Cambricon",
+            Vendor::Intel => "Intel",
+            Vendor::Amd => "AMD",
+        }
+    }
 }
 
 /// A health state as the vendor tool prints it (`npu-smi`: `OK`, `Warning`, `Alarm`,
 /// `Critical`); anything else is kept, sanitized, as `Other`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Health {
     Ok,
@@ -54,6 +68,17 @@ pub enum Health {
 }
 
 impl Health {
+    /// The word as the tool printed it (`OK`, `Warning`, `Alarm`, `Critical`, or the other word).
+    pub fn word(&self) -> &str {
+        match self {
+            Health::Ok => "OK",
+            Health::Warning => "Warning",
+            Health::Alarm => "Alarm",
+            Health::Critical => "Critical",
+            Health::Other(word) => word,
+        }
+    }
+
     pub(crate) fn from_word(word: &str) -> Health {
         let word = sanitize(word);
         match word.as_str() {
