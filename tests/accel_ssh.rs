@@ -1,0 +1,111 @@
+//! A host with Huawei Ascend NPUs and no nvidia-smi, over a real sshd: the link probes which
+//! tool the host has, reads `npu-smi info` (a fake on the remote `PATH` replaying a real
+//! published output, tests/fixtures/fake-accel) and the host shows its NPUs with vendor
+//! `huawei` in `snapshot --json`, in the console's fleet row and on `/metrics`; output that is
+//! not the table is reported as unsupported, never read as numbers.
+
+mod common;
+#[path = "support/tmux.rs"]
+mod tmux;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::sshd::{Sshd, SshdOptions};
+use tmux::{Tmux, binary};
+
+/// An sshd whose remote `PATH` has the fake `npu-smi` and no `nvidia-smi`; `None` when sshd
+/// tests cannot run here, or when this machine has an nvidia-smi of its own on that `PATH`.
+fn ascend_host() -> Option<Sshd> {
+    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-accel");
+    for dir in ["/usr/local/bin", "/usr/bin", "/bin"] {
+        if Path::new(dir).join("nvidia-smi").exists() {
+            eprintln!("skipping: {dir}/nvidia-smi exists, the host would not look like Ascend");
+            return None;
+        }
+    }
+    Sshd::start_with(&SshdOptions {
+        bin_dir: Some(fakes),
+        ..SshdOptions::default()
+    })
+}
+
+fn write_config(sshd: &Sshd, dir: &Path, extra: &str) -> PathBuf {
+    let path = dir.join("config.toml");
+    let text = format!(
+        "interval_ms = 500\n{extra}\n[[hosts]]\nname = \"ascend-910b\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n",
+        sshd.user,
+        sshd.port,
+        sshd.client_key().display()
+    );
+    std::fs::write(&path, text).expect("config");
+    path
+}
+
+fn snapshot(config: &Path, dir: &Path) -> (Option<i32>, serde_json::Value) {
+    let out = Command::new(binary())
+        .env("SSH_AUTH_SOCK", "")
+        .args(["snapshot", "--json", "--accept-new-host-keys", "--config"])
+        .arg(config)
+        .arg("--known-hosts")
+        .arg(dir.join("known_hosts"))
+        .output()
+        .expect("snapshot");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), doc)
+}
+
+#[test]
+fn snapshot_shows_the_ascend_npus_with_vendor_huawei() {
+    let Some(sshd) = ascend_host() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path(), "");
+    let (code, doc) = snapshot(&config, dir.path());
+    let host = &doc["hosts"][0];
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(host["status"], "live", "{doc:#}");
+    assert_eq!(host["driver_version"], "23.0.rc2");
+    let gpus = host["gpus"].as_array().expect("gpus");
+    // The published table shows cards 0, 1 and 7 (the author elided 2 to 6).
+    let indexes: Vec<_> = gpus.iter().map(|g| g["index"].clone()).collect();
+    assert_eq!(indexes, [0, 1, 7]);
+    for gpu in gpus {
+        assert_eq!(gpu["vendor"], "huawei", "{gpu:#}");
+        assert_eq!(gpu["name"], "910B1");
+        assert_eq!(gpu["health"], "ok");
+        // What npu-smi does not print is unknown, not zero.
+        assert!(gpu["power_limit_w"].is_null(), "{gpu:#}");
+        assert!(gpu["clock_sm_mhz"].is_null(), "{gpu:#}");
+    }
+    assert_eq!(gpus[0]["memory_used_mib"], 4175);
+    assert_eq!(gpus[0]["memory_total_mib"], 65536);
+    assert_eq!(gpus[1]["power_draw_w"], 92.1);
+    assert_eq!(gpus[2]["temperature_c"], 48.0);
+    assert_eq!(sshd.calls("npu-smi"), ["info"]);
+}
+
+#[test]
+fn output_that_is_not_the_table_is_unsupported_not_numbers() {
+    let Some(sshd) = ascend_host() else { return };
+    sshd.set_scenario("other-output");
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path(), "");
+    let (code, doc) = snapshot(&config, dir.path());
+    let host = &doc["hosts"][0];
+    assert_eq!(code, Some(1), "{doc:#}");
+    assert_eq!(host["status"], "telemetry_failed", "{doc:#}");
+    let detail = host["status_detail"].as_str().expect("detail");
+    assert!(
+        detail.starts_with("unsupported output from npu-smi"),
+        "{detail}"
+    );
+    assert!(detail.contains("NPU ID"), "the first lines are shown: {detail}");
+    assert_eq!(host["gpus"], serde_json::json!([]), "{doc:#}");
+}
