@@ -109,3 +109,102 @@ fn output_that_is_not_the_table_is_unsupported_not_numbers() {
     assert!(detail.contains("NPU ID"), "the first lines are shown: {detail}");
     assert_eq!(host["gpus"], serde_json::json!([]), "{doc:#}");
 }
+
+/// The real `promtool check metrics` (Debian's `prometheus`) parses the page and its linter
+/// has nothing to say about the vendor-neutral series.
+fn promtool_lints_clean(page: &str) {
+    use std::io::Write;
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package prometheus; .ci/run installs it)");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(page.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("promtool");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "promtool: {text}\n{page}");
+    assert!(!text.contains("gpufleet_gpu_"), "promtool lints: {text}");
+}
+
+/// The page `url` serves once it has `needle`.
+fn scrape_until(url: &str, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let page = reqwest::blocking::get(url)
+            .and_then(|r| r.text())
+            .unwrap_or_default();
+        if page.contains(needle) {
+            return page;
+        }
+        assert!(Instant::now() < deadline, "no {needle} on the page: {page}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn the_console_row_and_metrics_show_the_npus() {
+    let Some(sshd) = ascend_host() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let config = write_config(
+        &sshd,
+        dir.path(),
+        &format!("[metrics]\nlisten = \"127.0.0.1:{port}\"\n"),
+    );
+    let command = format!(
+        "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} {} --config {} --known-hosts {} --accept-new-host-keys; echo EXIT=$?; sleep 30",
+        dir.path().join("state").display(),
+        binary().display(),
+        config.display(),
+        dir.path().join("known_hosts").display()
+    );
+    let Some(tmux) = Tmux::start(&command, 120, 30) else {
+        return;
+    };
+    let screen = tmux.wait_for("3x 910B1", Duration::from_secs(20));
+    let row = screen
+        .lines()
+        .find(|l| l.contains("ascend-910b"))
+        .unwrap_or_else(|| panic!("no row for the host:\n{screen}"));
+    assert!(row.contains("live"), "{row}");
+    assert!(row.contains("3x 910B1"), "{row}");
+
+    let page = scrape_until(
+        &format!("http://127.0.0.1:{port}/metrics"),
+        "gpufleet_gpu_power_watts{",
+    );
+    assert!(
+        page.contains(
+            "gpufleet_gpu_memory_used_bytes{gpu=\"0\",vendor=\"huawei\",model=\"910B1\",pci_bus_id=\"0000:C1:00.0\",instance=\"ascend-910b\"} 4377804800"
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains("gpufleet_gpu_health{gpu=\"7\",vendor=\"huawei\",model=\"910B1\",pci_bus_id=\"0000:42:00.0\",state=\"ok\",instance=\"ascend-910b\"} 1"),
+        "{page}"
+    );
+    // dcgm-exporter's names mean NVIDIA's counters: an NPU has none of them.
+    assert!(!page.contains("DCGM_FI_DEV_"), "{page}");
+    // npu-smi prints no clock: no series, rather than a 0.
+    assert!(!page.contains("gpufleet_gpu_core_clock_hertz"), "{page}");
+    promtool_lints_clean(&page);
+
+    tmux.keys(&["q"]);
+    let after = tmux.wait_for("EXIT=", Duration::from_secs(20));
+    assert!(after.contains("EXIT=0"), "{after}");
+}
