@@ -17,21 +17,11 @@ use rust_i18n::t;
 
 use crate::diagnose::finding::{Finding, Severity};
 use crate::fleet::host::GpuState;
-use crate::telemetry::accel::{Health, Vendor};
+use crate::telemetry::accel::{Health, TOOLS, UNSUPPORTED_PREFIX};
 
 pub const ACCEL_HEALTH: &str = "accel_health";
 pub const ACCEL_UNSUPPORTED_OUTPUT: &str = "accel_unsupported_output";
 
-/// How the link's failure text for an unreadable tool begins (`AccelError`'s display).
-const UNSUPPORTED_PREFIX: &str = "unsupported output from ";
-
-/// The tools gpufleet runs and whose accelerators they read.
-const TOOLS: [(&str, Vendor); 4] = [
-    ("npu-smi", Vendor::Huawei),
-    ("rocm-smi", Vendor::Amd),
-    ("amd-smi", Vendor::Amd),
-    ("xpu-smi", Vendor::Intel),
-];
 
 /// `accel_health` for a GPU whose vendor tool prints a health word other than `OK`.
 pub fn health(gpu: &GpuState) -> Option<Finding> {
@@ -45,12 +35,11 @@ pub fn health(gpu: &GpuState) -> Option<Finding> {
     let vendor = sample.vendor.label();
     let word = state.word();
     let index = sample.index;
-    let (tool, command) = match sample.vendor {
-        Vendor::Huawei => ("npu-smi", format!("npu-smi info -t health -i {index}")),
-        Vendor::Amd => ("rocm-smi", "rocm-smi --showallinfo".to_string()),
-        Vendor::Intel => ("xpu-smi", format!("xpu-smi health -d {index}")),
-        _ => ("-", String::new()),
-    };
+    let tool = sample.vendor.tool().unwrap_or_default();
+    let command = sample
+        .vendor
+        .health_command(index)
+        .unwrap_or_else(|| tool.to_string());
     let finding = Finding::new(
         ACCEL_HEALTH,
         severity,
@@ -102,6 +91,7 @@ mod tests {
     use super::*;
     use crate::fleet::history::History;
     use crate::telemetry::GpuSample;
+    use crate::telemetry::accel::Vendor;
 
     fn npu(health: Option<Health>) -> GpuState {
         GpuState {
