@@ -183,6 +183,10 @@ fn the_console_row_and_metrics_show_the_npus() {
         .unwrap_or_else(|| panic!("no row for the host:\n{screen}"));
     assert!(row.contains("live"), "{row}");
     assert!(row.contains("3x 910B1"), "{row}");
+    // HBM used/total of the three NPUs (4175+4175+4174 of 3 x 65536 MB) and their summed draw
+    // (88.4 + 92.1 + 92.7 W): npu-smi prints no power limit, so the draw stands alone.
+    assert!(row.contains("12.2/192"), "{row}");
+    assert!(row.contains(" 273 "), "{row}");
 
     let page = scrape_until(
         &format!("http://127.0.0.1:{port}/metrics"),
