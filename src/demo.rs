@@ -104,7 +104,8 @@ const HOSTS: [DemoHost; 7] = [
         provider: Provider::AutoDl,
         instance_id: "5c6d7e8f9a-1b2c3d4e",
         backup: None,
-    },    DemoHost {
+    },
+    DemoHost {
         name: "ascend-910b",
         price_per_hour: 62.0,
         currency: "CNY",

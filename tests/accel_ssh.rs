@@ -106,7 +106,10 @@ fn output_that_is_not_the_table_is_unsupported_not_numbers() {
         detail.starts_with("unsupported output from npu-smi"),
         "{detail}"
     );
-    assert!(detail.contains("NPU ID"), "the first lines are shown: {detail}");
+    assert!(
+        detail.contains("NPU ID"),
+        "the first lines are shown: {detail}"
+    );
     assert_eq!(host["gpus"], serde_json::json!([]), "{doc:#}");
 }
 

@@ -259,15 +259,17 @@ fn every_accelerator_has_vendor_neutral_series_and_only_nvidia_has_dcgm_names() 
     );
     // NVIDIA GPUs have both, the neutral series with vendor `nvidia`.
     assert!(
-        page.lines().any(|l| l.starts_with("gpufleet_gpu_utilization_ratio{")
-            && l.contains("vendor=\"nvidia\"")
-            && l.contains("instance=\"train-h100x8\"")),
+        page.lines()
+            .any(|l| l.starts_with("gpufleet_gpu_utilization_ratio{")
+                && l.contains("vendor=\"nvidia\"")
+                && l.contains("instance=\"train-h100x8\"")),
         "{page}"
     );
     // npu-smi reports no clock: the NPUs have no clock series rather than a 0.
     assert!(
-        !page.lines().any(|l| l.starts_with("gpufleet_gpu_core_clock_hertz{")
-            && l.contains("ascend-910b")),
+        !page
+            .lines()
+            .any(|l| l.starts_with("gpufleet_gpu_core_clock_hertz{") && l.contains("ascend-910b")),
         "{page}"
     );
 }

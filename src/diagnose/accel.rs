@@ -22,7 +22,6 @@ use crate::telemetry::accel::{Health, TOOLS, UNSUPPORTED_PREFIX};
 pub const ACCEL_HEALTH: &str = "accel_health";
 pub const ACCEL_UNSUPPORTED_OUTPUT: &str = "accel_unsupported_output";
 
-
 /// `accel_health` for a GPU whose vendor tool prints a health word other than `OK`.
 pub fn health(gpu: &GpuState) -> Option<Finding> {
     let sample = &gpu.latest;
@@ -43,7 +42,11 @@ pub fn health(gpu: &GpuState) -> Option<Finding> {
     let finding = Finding::new(
         ACCEL_HEALTH,
         severity,
-        t!("finding_text.accel_health.summary", vendor = vendor, state = word),
+        t!(
+            "finding_text.accel_health.summary",
+            vendor = vendor,
+            state = word
+        ),
         t!(
             "finding_text.accel_health.action",
             vendor = vendor,
@@ -111,10 +114,17 @@ mod tests {
     #[test]
     fn an_npu_in_alarm_is_critical_and_the_action_names_huawei_and_the_command() {
         let f = health(&npu(Some(Health::Alarm))).expect("finding");
-        assert_eq!((f.label.as_str(), f.severity), (ACCEL_HEALTH, Severity::Critical));
+        assert_eq!(
+            (f.label.as_str(), f.severity),
+            (ACCEL_HEALTH, Severity::Critical)
+        );
         assert_eq!(f.gpu, Some(3));
         assert!(f.action.contains("Huawei Ascend"), "{}", f.action);
-        assert!(f.action.contains("npu-smi info -t health -i 3"), "{}", f.action);
+        assert!(
+            f.action.contains("npu-smi info -t health -i 3"),
+            "{}",
+            f.action
+        );
         assert!(f.evidence[0].contains("Alarm"), "{:?}", f.evidence);
         let w = health(&npu(Some(Health::Warning))).expect("finding");
         assert_eq!(w.severity, Severity::Warning);
@@ -133,7 +143,11 @@ mod tests {
         assert_eq!(f.label, ACCEL_UNSUPPORTED_OUTPUT);
         assert!(f.summary.contains("npu-smi"), "{}", f.summary);
         assert!(f.action.contains("Huawei Ascend"), "{}", f.action);
-        assert!(f.evidence[0].contains("first lines: a | b"), "{:?}", f.evidence);
+        assert!(
+            f.evidence[0].contains("first lines: a | b"),
+            "{:?}",
+            f.evidence
+        );
         assert!(unsupported_output("nvidia-smi exited with status 9").is_none());
         assert!(unsupported_output("unsupported output from bash").is_none());
     }

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::fleet::HostEvent;
-use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
 use crate::telemetry::accel::{Health, Vendor};
+use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
 
 /// The `format` word of every recording's header.
 pub const FORMAT_NAME: &str = "gpufleet-recording";

@@ -20,10 +20,10 @@ use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
 use crate::remote::quote::{CommandError, RemoteCommand};
 use crate::remote::session_state::SessionState;
+use crate::telemetry::LostReason;
 use crate::telemetry::accel::sample::{newest_per_device, to_samples};
 use crate::telemetry::accel::{AccelError, AccelReading, npu_smi, rocm_smi, xpu_smi};
 use crate::telemetry::source::now_ms;
-use crate::telemetry::LostReason;
 
 /// The probe: the first of the configured nvidia-smi and the vendor tools that the host's
 /// `PATH` has, by its position in that list. Fixed text; the nvidia-smi command is `$1`.
@@ -38,42 +38,42 @@ const MAX_POLL_LINES: usize = 8_192;
 /// The vendor tools gpufleet reads, in the probe's order after nvidia-smi.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Tool {
-    NpuSmi,
-    RocmSmi,
-    AmdSmi,
-    XpuSmi,
+    Npu,
+    Rocm,
+    Amd,
+    Xpu,
 }
 
 impl Tool {
     /// The tool at `position` in the probe's list (0 is nvidia-smi).
     fn at(position: usize) -> Option<Tool> {
-        [Tool::NpuSmi, Tool::RocmSmi, Tool::AmdSmi, Tool::XpuSmi]
+        [Tool::Npu, Tool::Rocm, Tool::Amd, Tool::Xpu]
             .get(position.checked_sub(1)?)
             .copied()
     }
 
     pub(crate) fn name(self) -> &'static str {
         match self {
-            Tool::NpuSmi => "npu-smi",
-            Tool::RocmSmi => "rocm-smi",
-            Tool::AmdSmi => "amd-smi",
-            Tool::XpuSmi => "xpu-smi",
+            Tool::Npu => "npu-smi",
+            Tool::Rocm => "rocm-smi",
+            Tool::Amd => "amd-smi",
+            Tool::Xpu => "xpu-smi",
         }
     }
 
     /// Whether the command loops by itself (read line by line) rather than answering once.
     fn streams(self, mode: Mode) -> bool {
-        self == Tool::XpuSmi && mode == Mode::Follow
+        self == Tool::Xpu && mode == Mode::Follow
     }
 
     /// The command, built from typed values only; `None` for a tool gpufleet cannot read.
     pub(crate) fn command(self, interval_ms: u32, mode: Mode) -> Option<RemoteCommand> {
         Some(match self {
-            Tool::NpuSmi => RemoteCommand::new("npu-smi").arg("info"),
+            Tool::Npu => RemoteCommand::new("npu-smi").arg("info"),
             // The flags telegraf's rocm_smi input runs, which printed the fixtures.
-            Tool::RocmSmi => RemoteCommand::new("rocm-smi").args(ROCM_SMI_ARGS),
-            Tool::AmdSmi => return None,
-            Tool::XpuSmi => {
+            Tool::Rocm => RemoteCommand::new("rocm-smi").args(ROCM_SMI_ARGS),
+            Tool::Amd => return None,
+            Tool::Xpu => {
                 let seconds = (interval_ms / 1_000).max(1).to_string();
                 let mut command = RemoteCommand::new("xpu-smi")
                     .args(["dump", "-d", "-1", "-m", "0,1,2,3,4,5"])
@@ -89,15 +89,15 @@ impl Tool {
     /// One answer's readings, the newest per device.
     pub(crate) fn parse(self, text: &str) -> Result<Vec<AccelReading>, AccelError> {
         match self {
-            Tool::NpuSmi => npu_smi::parse_info(text),
-            Tool::RocmSmi => rocm_smi::parse_json(text),
-            Tool::AmdSmi => Err(AccelError::unsupported(
+            Tool::Npu => npu_smi::parse_info(text),
+            Tool::Rocm => rocm_smi::parse_json(text),
+            Tool::Amd => Err(AccelError::unsupported(
                 "amd-smi",
                 None,
                 "gpufleet reads AMD GPUs through rocm-smi; amd-smi alone is not read yet",
                 text,
             )),
-            Tool::XpuSmi => xpu_smi::parse_dump(text).map(newest_per_device),
+            Tool::Xpu => xpu_smi::parse_dump(text).map(newest_per_device),
         }
     }
 }
@@ -434,16 +434,22 @@ mod tests {
 
     #[test]
     fn the_probe_answer_selects_only_tools_of_the_list() {
-        assert_eq!(probe_answer(&lines(&["gpufleet-probe 0"])), Some(Probed::Nvidia));
+        assert_eq!(
+            probe_answer(&lines(&["gpufleet-probe 0"])),
+            Some(Probed::Nvidia)
+        );
         assert_eq!(
             probe_answer(&lines(&["Welcome!", "gpufleet-probe 1"])),
-            Some(Probed::Tool(Tool::NpuSmi))
+            Some(Probed::Tool(Tool::Npu))
         );
         assert_eq!(
             probe_answer(&lines(&["gpufleet-probe 4"])),
-            Some(Probed::Tool(Tool::XpuSmi))
+            Some(Probed::Tool(Tool::Xpu))
         );
-        assert_eq!(probe_answer(&lines(&["gpufleet-probe none"])), Some(Probed::Nvidia));
+        assert_eq!(
+            probe_answer(&lines(&["gpufleet-probe none"])),
+            Some(Probed::Nvidia)
+        );
         // Anything else is no answer: the NVIDIA session runs as before.
         assert_eq!(probe_answer(&lines(&["gpufleet-probe 9"])), None);
         assert_eq!(probe_answer(&lines(&["gpufleet-probe rm -rf /"])), None);
@@ -453,7 +459,10 @@ mod tests {
     #[test]
     fn the_probe_passes_the_configured_nvidia_smi_as_an_argument_only() {
         let command = probe_command("/opt/x y/nvidia-smi; reboot").expect("command");
-        assert!(command.contains("'/opt/x y/nvidia-smi; reboot'"), "{command}");
+        assert!(
+            command.contains("'/opt/x y/nvidia-smi; reboot'"),
+            "{command}"
+        );
         assert!(command.starts_with("sh -c "), "{command}");
     }
 
@@ -472,19 +481,19 @@ mod tests {
         let out = String::from_utf8_lossy(&out.stdout).to_string();
         assert_eq!(
             probe_answer(&lines(&[out.trim()])),
-            Some(Probed::Tool(Tool::RocmSmi))
+            Some(Probed::Tool(Tool::Rocm))
         );
     }
 
     #[test]
     fn commands_are_fixed_words() {
-        let npu = Tool::NpuSmi.command(1_000, Mode::Follow).expect("npu");
+        let npu = Tool::Npu.command(1_000, Mode::Follow).expect("npu");
         assert_eq!(npu.to_shell().expect("shell"), "npu-smi info");
-        let xpu = Tool::XpuSmi.command(2_500, Mode::Follow).expect("xpu");
+        let xpu = Tool::Xpu.command(2_500, Mode::Follow).expect("xpu");
         assert_eq!(
             xpu.to_shell().expect("shell"),
             "xpu-smi dump -d -1 -m 0,1,2,3,4,5 -i 2"
         );
-        assert!(Tool::AmdSmi.command(1_000, Mode::Once).is_none());
+        assert!(Tool::Amd.command(1_000, Mode::Once).is_none());
     }
 }

@@ -418,7 +418,11 @@ pub fn badge_spans(
 /// The summed draw of a host whose cards report no power limit (`npu-smi` prints none): the
 /// draw alone rather than nothing; `-` when no card reports a draw either.
 fn draw_only(host: &HostState) -> String {
-    let mut draws = host.gpus.iter().filter_map(|g| g.latest.power_draw_w).peekable();
+    let mut draws = host
+        .gpus
+        .iter()
+        .filter_map(|g| g.latest.power_draw_w)
+        .peekable();
     if draws.peek().is_none() {
         return "-".to_string();
     }

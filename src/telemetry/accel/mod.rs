@@ -69,7 +69,10 @@ pub const UNSUPPORTED_PREFIX: &str = "unsupported output from ";
 impl Vendor {
     /// The tool gpufleet reads this vendor's accelerators with; `None` where it has none yet.
     pub fn tool(self) -> Option<&'static str> {
-        TOOLS.iter().find(|(_, v)| *v == self).map(|(tool, _)| *tool)
+        TOOLS
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map(|(tool, _)| *tool)
     }
 
     /// The vendor's documented command for one device's health details, where one is known

@@ -2,8 +2,8 @@
 
 use super::cards::CardSpec;
 use super::rng::{Drift, Rng};
-use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample};
 use crate::telemetry::accel::Vendor;
+use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample};
 
 /// Memory nvidia-smi counts as used beyond the processes' own (the capture: 58361 used,
 /// 58352 by the one process).

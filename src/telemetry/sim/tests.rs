@@ -4,8 +4,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::telemetry::{ClockEventReasons, GpuSample, LostReason};
 use crate::telemetry::accel::Vendor;
+use crate::telemetry::{ClockEventReasons, GpuSample, LostReason};
 
 /// An arbitrary wall clock for scenario time 0.
 const WALL0_MS: u64 = 1_780_000_000_000;
@@ -322,7 +322,10 @@ fn check_invariants(events: &[(HostId, HostEvent)]) {
             assert_eq!(s.vendor, Vendor::Huawei);
             assert!(s.power_draw_w.expect("power") > 0.0, "{s:?}");
             assert!(s.temperature_c.is_some() && s.utilization_gpu_pct.is_some());
-            assert_eq!((s.power_limit_w, s.clock_sm_mhz, s.pstate.as_deref()), (None, None, None));
+            assert_eq!(
+                (s.power_limit_w, s.clock_sm_mhz, s.pstate.as_deref()),
+                (None, None, None)
+            );
             assert_eq!((s.uuid.as_str(), s.bus_id.len()), ("", 12), "{s:?}");
             continue;
         }
