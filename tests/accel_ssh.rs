@@ -31,6 +31,21 @@ fn ascend_host() -> Option<Sshd> {
     })
 }
 
+/// An sshd whose remote `PATH` has the fake `rocm-smi` only (an AMD host).
+fn amd_host() -> Option<Sshd> {
+    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-accel/amd");
+    if ["/usr/local/bin", "/usr/bin", "/bin"].iter().any(|dir| {
+        Path::new(dir).join("nvidia-smi").exists() || Path::new(dir).join("npu-smi").exists()
+    }) {
+        eprintln!("skipping: a real nvidia-smi or npu-smi is on the remote PATH");
+        return None;
+    }
+    Sshd::start_with(&SshdOptions {
+        bin_dir: Some(fakes),
+        ..SshdOptions::default()
+    })
+}
+
 fn write_config(sshd: &Sshd, dir: &Path, extra: &str) -> PathBuf {
     let path = dir.join("config.toml");
     let text = format!(
@@ -214,4 +229,32 @@ fn the_console_row_and_metrics_show_the_npus() {
     tmux.keys(&["q"]);
     let after = tmux.wait_for("EXIT=", Duration::from_secs(20));
     assert!(after.contains("EXIT=0"), "{after}");
+}
+
+#[test]
+fn snapshot_reads_an_amd_host_through_rocm_smi_json() {
+    let Some(sshd) = amd_host() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path(), "");
+    let (code, doc) = snapshot(&config, dir.path());
+    let host = &doc["hosts"][0];
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(host["status"], "live", "{doc:#}");
+    let gpus = host["gpus"].as_array().expect("gpus");
+    assert_eq!(gpus.len(), 4, "{doc:#}");
+    let gpu = &gpus[0];
+    assert_eq!(gpu["vendor"], "amd");
+    assert_eq!(gpu["bus_id"], "0000:83:00.0");
+    // 34342961152 bytes of VRAM, 6750208 used, as MiB.
+    assert_eq!(gpu["memory_total_mib"], 32752);
+    assert_eq!(gpu["memory_used_mib"], 6);
+    assert_eq!(gpu["temperature_c"], 53.0);
+    assert_eq!(gpu["power_draw_w"], 36.0);
+    assert_eq!(gpu["power_limit_w"], 290.0);
+    // rocm-smi has no health word and no clock-event reasons: absent, not invented.
+    assert!(gpu.get("health").is_none(), "{gpu:#}");
+    assert!(gpu["clock_event_reasons"].is_null(), "{gpu:#}");
+    let calls = sshd.calls("rocm-smi");
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert!(calls[0].ends_with("--json"), "{calls:?}");
 }
