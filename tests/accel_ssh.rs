@@ -33,7 +33,14 @@ fn ascend_host() -> Option<Sshd> {
 
 /// An sshd whose remote `PATH` has the fake `rocm-smi` only (an AMD host).
 fn amd_host() -> Option<Sshd> {
-    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-accel/amd");
+    vendor_host("amd")
+}
+
+/// An sshd whose remote `PATH` has one vendor's fake tool from tests/fixtures/fake-accel/`dir`.
+fn vendor_host(dir: &str) -> Option<Sshd> {
+    let fakes = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fake-accel")
+        .join(dir);
     if ["/usr/local/bin", "/usr/bin", "/bin"].iter().any(|dir| {
         Path::new(dir).join("nvidia-smi").exists() || Path::new(dir).join("npu-smi").exists()
     }) {
@@ -47,9 +54,13 @@ fn amd_host() -> Option<Sshd> {
 }
 
 fn write_config(sshd: &Sshd, dir: &Path, extra: &str) -> PathBuf {
+    write_named_config(sshd, dir, "ascend-910b", extra)
+}
+
+fn write_named_config(sshd: &Sshd, dir: &Path, name: &str, extra: &str) -> PathBuf {
     let path = dir.join("config.toml");
     let text = format!(
-        "interval_ms = 500\n{extra}\n[[hosts]]\nname = \"ascend-910b\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n",
+        "interval_ms = 500\n{extra}\n[[hosts]]\nname = \"{name}\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n",
         sshd.user,
         sshd.port,
         sshd.client_key().display()
@@ -257,4 +268,71 @@ fn snapshot_reads_an_amd_host_through_rocm_smi_json() {
     let calls = sshd.calls("rocm-smi");
     assert_eq!(calls.len(), 1, "{calls:?}");
     assert!(calls[0].ends_with("--json"), "{calls:?}");
+}
+
+#[test]
+fn an_intel_host_streams_xpu_smi_dump_into_the_console_and_metrics() {
+    let Some(sshd) = vendor_host("intel") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp");
+    // One reading first (`snapshot`: `-n 1`): six GPUs, N/A cells unknown, not 0.
+    let config = write_named_config(&sshd, dir.path(), "xpu-max1550", "");
+    let (code, doc) = snapshot(&config, dir.path());
+    assert_eq!(code, Some(0), "{doc:#}");
+    let gpus = doc["hosts"][0]["gpus"].as_array().expect("gpus").clone();
+    assert_eq!(gpus.len(), 6, "{doc:#}");
+    assert_eq!(gpus[0]["vendor"], "intel");
+    assert_eq!(gpus[0]["power_draw_w"], 281.13);
+    assert_eq!(gpus[0]["clock_sm_mhz"], 1600);
+    assert!(gpus[0]["utilization_gpu_pct"].is_null(), "{doc:#}");
+    assert!(gpus[0]["utilization_memory_pct"].is_null(), "{doc:#}");
+
+    // Then followed: the dump loops by itself and is read as a stream.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let config = write_named_config(
+        &sshd,
+        dir.path(),
+        "xpu-max1550",
+        &format!("[metrics]\nlisten = \"127.0.0.1:{port}\"\n"),
+    );
+    let command = format!(
+        "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} {} --config {} --known-hosts {}; echo EXIT=$?; sleep 30",
+        dir.path().join("state").display(),
+        binary().display(),
+        config.display(),
+        dir.path().join("known_hosts").display()
+    );
+    let Some(tmux) = Tmux::start(&command, 120, 30) else {
+        return;
+    };
+    let screen = tmux.wait_for("6x", Duration::from_secs(20));
+    let row = screen
+        .lines()
+        .find(|l| l.contains("xpu-max1550"))
+        .unwrap_or_else(|| panic!("no row for the host:\n{screen}"));
+    assert!(row.contains("live"), "{row}");
+    // The next second's readings arrive on the same stream, line by line: GPU 1 draws
+    // 287.05 W in them (286.48 W in the first).
+    let page = scrape_until(
+        &format!("http://127.0.0.1:{port}/metrics"),
+        "gpufleet_gpu_power_watts{gpu=\"1\",vendor=\"intel\",model=\"\",pci_bus_id=\"\",instance=\"xpu-max1550\"} 287.05",
+    );
+    assert!(!page.contains("DCGM_FI_DEV_"), "{page}");
+    assert!(
+        !page.contains("gpufleet_gpu_utilization_ratio"),
+        "N/A utilization is left out: {page}"
+    );
+    let calls = sshd.calls("xpu-smi");
+    assert!(
+        calls.iter().any(|c| c == "dump -d -1 -m 0,1,2,3,4,5 -i 1"),
+        "{calls:?}"
+    );
+    tmux.keys(&["q"]);
+    let after = tmux.wait_for("EXIT=", Duration::from_secs(20));
+    assert!(after.contains("EXIT=0"), "{after}");
 }
