@@ -310,7 +310,8 @@ fn an_intel_host_streams_xpu_smi_dump_into_the_console_and_metrics() {
     let Some(tmux) = Tmux::start(&command, 120, 30) else {
         return;
     };
-    let screen = tmux.wait_for("6x", Duration::from_secs(20));
+    // xpu-smi's dump names no model: the row says whose GPUs they are instead.
+    let screen = tmux.wait_for("6x Intel", Duration::from_secs(20));
     let row = screen
         .lines()
         .find(|l| l.contains("xpu-max1550"))
