@@ -90,10 +90,7 @@ impl Link {
     /// Not for a vendor tool (`accel_poll.rs`): `npu-smi info` may take seconds to answer and
     /// `xpu-smi dump` speaks only every whole second, so keepalives judge those links.
     pub(super) fn watches_silence(&self, mux: &Mux, st: &SessionState) -> bool {
-        self.mode == Mode::Follow
-            && st.connected
-            && mux.reading(Slot::Stream)
-            && !st.accel.active()
+        self.mode == Mode::Follow && st.connected && mux.reading(Slot::Stream) && !st.accel.active()
     }
 
     /// Says when the host stops answering (nothing at all, keepalive replies included, for two
