@@ -45,7 +45,7 @@ struct DemoHost {
     backup: Option<&'static [&'static str]>,
 }
 
-const HOSTS: [DemoHost; 6] = [
+const HOSTS: [DemoHost; 7] = [
     DemoHost {
         name: "train-h100x8",
         price_per_hour: 23.92,
@@ -103,6 +103,15 @@ const HOSTS: [DemoHost; 6] = [
         max_spend: None,
         provider: Provider::AutoDl,
         instance_id: "5c6d7e8f9a-1b2c3d4e",
+        backup: None,
+    },
+    DemoHost {
+        name: "ascend-910b",
+        price_per_hour: 62.0,
+        currency: "CNY",
+        max_spend: None,
+        provider: Provider::AutoDl,
+        instance_id: "7a8b9c0d1e-2f3a4b5c",
         backup: None,
     },
 ];

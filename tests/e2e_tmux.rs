@@ -66,8 +66,18 @@ fn snapshot_of_the_demo_prints_every_host_and_fails_for_the_unreachable_one() {
     assert_eq!(out.status.code(), Some(1), "one demo host is unreachable");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let hosts = doc["hosts"].as_array().expect("hosts list");
-    assert_eq!(hosts.len(), 6);
+    assert_eq!(hosts.len(), 7);
+    // The mixed fleet: the Ascend host's NPUs are in `gpus` with their vendor, and what
+    // npu-smi does not report is null, not 0.
+    let ascend = &hosts[6];
+    assert_eq!(ascend["name"], "ascend-910b");
+    assert_eq!(ascend["status"], "live");
+    assert_eq!(ascend["gpus"].as_array().map(Vec::len), Some(8));
+    assert_eq!(ascend["gpus"][0]["vendor"], "huawei");
+    assert!(ascend["gpus"][0]["power_limit_w"].is_null());
+    assert!(ascend["cuda_version"].is_null());
     let train = &hosts[0];
+    assert_eq!(train["gpus"][0]["vendor"], "nvidia");
     assert_eq!(train["status"], "live");
     assert_eq!(train["gpus"].as_array().map(Vec::len), Some(8));
     let gpu = &train["gpus"][0];

@@ -231,3 +231,45 @@ fn contrib_dashboard_queries_and_scrape_config_pass_promtool_and_name_served_ser
     }
     promtool_accepts(&["check", "config", "contrib/prometheus-scrape.yml"]);
 }
+
+#[test]
+fn every_accelerator_has_vendor_neutral_series_and_only_nvidia_has_dcgm_names() {
+    let fleet = demo_fleet(60);
+    let page = render(&fleet);
+    // The demo's Ascend host: its NPUs under gpufleet's names with vendor `huawei`.
+    let npu = page
+        .lines()
+        .find(|l| {
+            l.starts_with("gpufleet_gpu_memory_total_bytes{")
+                && l.contains("instance=\"ascend-910b\"")
+        })
+        .unwrap_or_else(|| panic!("no NPU memory series:\n{page}"));
+    assert!(npu.contains("vendor=\"huawei\""), "{npu}");
+    assert!(npu.ends_with(" 68719476736"), "64 GiB of HBM: {npu}");
+    assert!(
+        page.contains("gpufleet_gpu_health{gpu=\"0\",vendor=\"huawei\",model=\"910B1\""),
+        "{page}"
+    );
+    // dcgm-exporter's names mean NVIDIA's counters: none for the NPUs.
+    assert!(
+        !page
+            .lines()
+            .any(|l| l.starts_with("DCGM_") && l.contains("ascend-910b")),
+        "{page}"
+    );
+    // NVIDIA GPUs have both, the neutral series with vendor `nvidia`.
+    assert!(
+        page.lines()
+            .any(|l| l.starts_with("gpufleet_gpu_utilization_ratio{")
+                && l.contains("vendor=\"nvidia\"")
+                && l.contains("instance=\"train-h100x8\"")),
+        "{page}"
+    );
+    // npu-smi reports no clock: the NPUs have no clock series rather than a 0.
+    assert!(
+        !page
+            .lines()
+            .any(|l| l.starts_with("gpufleet_gpu_core_clock_hertz{") && l.contains("ascend-910b")),
+        "{page}"
+    );
+}

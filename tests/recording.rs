@@ -13,13 +13,14 @@ use std::time::Duration;
 use gpufleet::recording::{Line, RecordingReader};
 use tmux::{Tmux, binary};
 
-const DEMO_HOSTS: [&str; 6] = [
+const DEMO_HOSTS: [&str; 7] = [
     "train-h100x8",
     "idle-a100",
     "hot-4090",
     "leaky-t4",
     "flaky-h200",
     "unreachable-box",
+    "ascend-910b",
 ];
 
 /// Runs the demo fleet's watcher at 20x for `seconds` (the flaky H200 loses its GPU after a

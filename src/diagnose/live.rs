@@ -23,7 +23,7 @@ use crate::diagnose::finding::{Finding, Findings};
 use crate::diagnose::kernel::GpuResolver;
 use crate::diagnose::pci::normalize_pci;
 use crate::diagnose::text::TextDiagnoser;
-use crate::diagnose::{labels, order, rules};
+use crate::diagnose::{accel, labels, order, rules};
 use crate::fleet::history::HistoryPoint;
 use crate::fleet::host::{GpuState, HostState, HostStatus, Link};
 
@@ -70,6 +70,9 @@ pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<F
     kernel_lines(host, now_ms, opts, &mut out);
     for gpu in &host.gpus {
         per_gpu(gpu, now_ms, opts, &mut out);
+        if let Some(f) = accel::health(gpu) {
+            out.push(f);
+        }
     }
     idle(host, now_ms, opts, &mut out);
     order::root_cause_first(out)
@@ -77,6 +80,10 @@ pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<F
 
 fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
     if let Link::Lost { reason, raw, .. } = &host.link {
+        if let Some(f) = accel::unsupported_output(raw) {
+            out.push(f);
+            return;
+        }
         let mut f = labels::for_lost_reason(*reason);
         // The same catalogue as pasted text: a finer label of the same family (nvml_error ->
         // nvml_error_unknown) and the GPU the text names.

@@ -7,6 +7,7 @@
 //! `gpu_init_failed_gsp`), so scripts matching a family by prefix keep working. A pasted text
 //! gets a [`Verdict`]: healthy only with positive evidence of working GPUs.
 
+pub mod accel;
 pub mod finding;
 pub mod input;
 pub mod kernel;

@@ -311,7 +311,11 @@ impl HostState {
         let Some(first) = self.gpus.first() else {
             return "-".to_string();
         };
-        let name = short_gpu_name(&first.latest.name);
+        // `xpu-smi dump` names no model: the maker then, rather than nothing.
+        let name = match first.latest.name.as_str() {
+            "" => first.latest.vendor.label(),
+            named => short_gpu_name(named),
+        };
         // The count comes first so a narrow column cuts the model name, not the count.
         if self.gpus.iter().all(|g| g.latest.name == first.latest.name) {
             format!("{}x {name}", self.gpus.len())

@@ -1,7 +1,9 @@
 //! The fleet as a Prometheus page: every GPU of every streaming host under dcgm-exporter's
 //! metric names, types, help and labels (`gpu`, `UUID`, `pci_bus_id`, `device`, `modelName`,
 //! `Hostname`, `DCGM_FI_DRIVER_VERSION`), so dashboards built for dcgm-exporter work unchanged;
-//! then gpufleet's own `gpufleet_*` series (link, money, findings, red lines, auto-release).
+//! then the vendor-neutral `gpufleet_gpu_*` series of every accelerator, NVIDIA's or not
+//! (`accel.rs`), and gpufleet's own `gpufleet_*` series (link, money, findings, red lines,
+//! auto-release).
 //!
 //! Every series also carries `instance` = the configured host name: scraped with
 //! `honor_labels: true`, a dashboard's host selector (it reads `instance`) lists each rented
@@ -12,6 +14,7 @@ use crate::cost::AutoDecision;
 use crate::fleet::Fleet;
 use crate::fleet::host::{GpuState, HostState, HostStatus};
 use crate::telemetry::GpuSample;
+use crate::telemetry::accel::Vendor;
 
 use super::text::{Kind, Page};
 
@@ -108,8 +111,17 @@ pub fn render(fleet: &Fleet) -> String {
         gpu_family(&mut page, family, &streaming);
     }
     last_xid(&mut page, &streaming);
+    super::accel::series(&mut page, &streaming);
     own_series(&mut page, fleet);
     page.finish()
+}
+
+/// The host's NVIDIA GPUs: dcgm-exporter's names are NVIDIA's counters, so other vendors'
+/// accelerators have only the vendor-neutral series (`accel.rs`).
+fn nvidia(host: &HostState) -> impl Iterator<Item = &GpuState> {
+    host.gpus
+        .iter()
+        .filter(|g| g.latest.vendor == Vendor::Nvidia)
 }
 
 /// The labels dcgm-exporter puts on a GPU's series, in its order, plus `instance`.
@@ -121,7 +133,7 @@ struct GpuLabels {
 fn gpu_family(page: &mut Page, family: &GpuFamily, hosts: &[&HostState]) {
     let mut started = false;
     for host in hosts {
-        for gpu in &host.gpus {
+        for gpu in nvidia(host) {
             let Some(value) = (family.value)(gpu) else {
                 continue;
             };
@@ -174,7 +186,7 @@ fn gpu_sample(
 fn last_xid(page: &mut Page, hosts: &[&HostState]) {
     let mut started = false;
     for host in hosts {
-        for gpu in &host.gpus {
+        for gpu in nvidia(host) {
             let index = gpu.latest.index;
             let xid = host
                 .findings

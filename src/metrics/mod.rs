@@ -1,6 +1,7 @@
 //! `/metrics` for Prometheus: the fleet in dcgm-exporter's names and labels (so dashboards made
 //! for it work unchanged) plus gpufleet's own `gpufleet_*` series, in the text format 0.0.4.
 
+mod accel;
 mod fleet;
 mod serve;
 mod text;

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::fleet::HostEvent;
+use crate::telemetry::accel::{Health, Vendor};
 use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
 
 /// The `format` word of every recording's header.
@@ -160,6 +161,11 @@ macro_rules! sample_struct {
             pub uuid: String,
             pub name: String,
             pub bus_id: String,
+            /// Left out for NVIDIA, so recordings of NVIDIA hosts read as before.
+            #[serde(default, skip_serializing_if = "is_nvidia")]
+            pub vendor: Vendor,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub health: Option<Health>,
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub clock_event_reasons: Option<u64>,
             $(
@@ -175,6 +181,8 @@ macro_rules! sample_struct {
                     uuid: s.uuid.clone(),
                     name: s.name.clone(),
                     bus_id: s.bus_id.clone(),
+                    vendor: s.vendor,
+                    health: s.health.clone(),
                     clock_event_reasons: s.clock_event_reasons.map(|r| r.0),
                     $($field: s.$field.clone(),)*
                 }
@@ -188,6 +196,8 @@ macro_rules! sample_struct {
                     uuid: s.uuid,
                     name: s.name,
                     bus_id: s.bus_id,
+                    vendor: s.vendor,
+                    health: s.health,
                     clock_event_reasons: s.clock_event_reasons.map(ClockEventReasons),
                     $($field: s.$field,)*
                 }
@@ -219,6 +229,10 @@ sample_struct! {
     temperature_slowdown_c: f64,
     temperature_shutdown_c: f64,
     driver_version: String,
+}
+
+fn is_nvidia(vendor: &Vendor) -> bool {
+    *vendor == Vendor::Nvidia
 }
 
 impl From<LostReason> for Lost {

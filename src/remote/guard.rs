@@ -87,8 +87,10 @@ impl Link {
     }
 
     /// Whether silence now means the host is not answering: the stream runs and should speak.
+    /// Not for a vendor tool (`accel_poll.rs`): `npu-smi info` may take seconds to answer and
+    /// `xpu-smi dump` speaks only every whole second, so keepalives judge those links.
     pub(super) fn watches_silence(&self, mux: &Mux, st: &SessionState) -> bool {
-        self.mode == Mode::Follow && st.connected && mux.reading(Slot::Stream)
+        self.mode == Mode::Follow && st.connected && mux.reading(Slot::Stream) && !st.accel.active()
     }
 
     /// Says when the host stops answering (nothing at all, keepalive replies included, for two

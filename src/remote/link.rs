@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::fleet::{HostEvent, HostId, HostSink};
 use crate::remote::LinkOptions;
+use crate::remote::accel_poll::Probed;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
@@ -74,6 +75,8 @@ pub(crate) struct Link {
     pub(crate) backlog: Arc<Backlog>,
     /// Samples held back while the backlog is full: the newest of each GPU.
     held: RefCell<BTreeMap<u32, (TimestampMs, GpuSample)>>,
+    /// Which tool reads this host's accelerators (`accel_poll.rs`); probed once per host.
+    pub(crate) accel: Probed,
 }
 
 /// Connects once and reports one reading of every GPU, the processes and the versions as the
@@ -145,6 +148,7 @@ impl Link {
             waker,
             backlog: Arc::new(Backlog::default()),
             held: RefCell::new(BTreeMap::new()),
+            accel: Probed::default(),
         }
     }
 

@@ -3,6 +3,7 @@
 //!
 //! Each link runs on its own thread and owns its session; the UI only ever receives events.
 
+mod accel_poll;
 mod auth;
 mod backoff;
 mod bridge;

@@ -80,6 +80,7 @@ impl Link {
             after_flood: false,
             unresponsive: false,
             evidence: EvidenceRun::default(),
+            accel: Default::default(),
         };
         (mux, st)
     }
@@ -148,6 +149,9 @@ impl Link {
         mux: &mut Mux,
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
+        if self.accel_start(mux, st)? {
+            return Ok(());
+        }
         mux.start(
             Slot::Versions,
             &smi::versions_command(&self.opts.nvidia_smi)?,
@@ -239,6 +243,9 @@ impl Link {
         mux: &mut Mux,
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
+        if st.accel.active() {
+            return self.accel_event(slot, event, mux, st);
+        }
         match (slot, event) {
             (slot, JobEvent::Flooded(flood)) => self.on_flood(st, slot, &flood),
             (Slot::Versions, JobEvent::Line(line)) => keep(&mut st.version_lines, line),
@@ -346,6 +353,9 @@ impl Link {
     }
 
     fn on_timers(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
+        if st.accel.active() {
+            return self.accel_timers(mux, st);
+        }
         let now = Instant::now();
         if !st.connected && now >= st.versions_deadline {
             // The full query may still answer and complete later samples; only the wait ends.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::fleet::HostEvent;
+use crate::remote::accel_poll::AccelSession;
 use crate::remote::evidence::EvidenceRun;
 use crate::remote::job::Budget;
 use crate::telemetry::smi_csv::FieldLayout;
@@ -88,4 +89,6 @@ pub(crate) struct SessionState {
     pub(super) unresponsive: bool,
     /// `nvidia-smi -q` at the session's first fault.
     pub(super) evidence: EvidenceRun,
+    /// The probe, or a vendor tool read instead of nvidia-smi (`accel_poll.rs`).
+    pub(super) accel: AccelSession,
 }

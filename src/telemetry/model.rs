@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::telemetry::accel::{Health, Vendor};
+
 /// Milliseconds since the Unix epoch; every event carries one so the model never reads a clock.
 pub type TimestampMs = u64;
 
@@ -10,6 +12,9 @@ pub type TimestampMs = u64;
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct GpuSample {
     pub index: u32,
+    /// Who made the accelerator (`nvidia` unless a vendor tool said otherwise). A metric its
+    /// tool does not report stays `None` (shown `-`), never `0`.
+    pub vendor: Vendor,
     pub uuid: String,
     pub name: String,
     pub bus_id: String,
@@ -38,6 +43,10 @@ pub struct GpuSample {
     /// (`nvidia-smi -q -x`, NVML); used to colour the temperature against the card's own limit.
     pub temperature_slowdown_c: Option<f64>,
     pub temperature_shutdown_c: Option<f64>,
+    /// The device's health as its vendor tool prints it (`npu-smi`'s Health column); `None`
+    /// where the tool has none (nvidia-smi: health shows through the fields above).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health: Option<Health>,
     /// Driver version as reported alongside the sample (the CSV stream carries it per line).
     #[serde(skip)]
     pub driver_version: Option<String>,

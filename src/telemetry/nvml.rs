@@ -137,6 +137,7 @@ impl LocalGpus {
         let utilization = d.utilization_rates().ok();
         Ok(GpuSample {
             index,
+            vendor: crate::telemetry::accel::Vendor::Nvidia,
             uuid: st.uuid,
             name: st.name,
             bus_id: st.bus_id,
@@ -175,6 +176,7 @@ impl LocalGpus {
             persistence_mode: slow.persistence_mode,
             temperature_slowdown_c: st.temperature_slowdown_c,
             temperature_shutdown_c: st.temperature_shutdown_c,
+            health: None,
             driver_version: None,
         })
     }

@@ -332,7 +332,7 @@ fn numbers(host: &HostState, theme: &Theme) -> Figures {
         hot: (opt_c(host.hottest_c()), theme.gauge(hot_level)),
         power: (
             host.power_w().map_or_else(
-                || "-".to_string(),
+                || draw_only(host),
                 |(d, l)| format!("{}/{}", whole(d), whole(l)),
             ),
             theme.base(),
@@ -413,6 +413,20 @@ pub fn badge_spans(
         }
     }
     spans
+}
+
+/// The summed draw of a host whose cards report no power limit (`npu-smi` prints none): the
+/// draw alone rather than nothing; `-` when no card reports a draw either.
+fn draw_only(host: &HostState) -> String {
+    let mut draws = host
+        .gpus
+        .iter()
+        .filter_map(|g| g.latest.power_draw_w)
+        .peekable();
+    if draws.peek().is_none() {
+        return "-".to_string();
+    }
+    whole(draws.sum())
 }
 
 #[cfg(test)]

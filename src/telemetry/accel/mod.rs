@@ -8,17 +8,19 @@
 
 pub mod npu_smi;
 pub mod rocm_smi;
+pub mod sample;
 pub mod xpu_smi;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::remote::sanitize;
 
 /// Who made the accelerator; the word is what `snapshot --json` would print.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Vendor {
+    #[default]
     Nvidia,
     Huawei,
     Mthreads,
@@ -39,11 +41,54 @@ impl Vendor {
             Vendor::Amd => "amd",
         }
     }
+
+    /// The maker and product line, for the action text of a finding: `Huawei Ascend`, `AMD`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Vendor::Nvidia => "NVIDIA",
+            Vendor::Huawei => "Huawei Ascend",
+            Vendor::Mthreads => "Moore Threads",
+            Vendor::Cambricon => "Cambricon",
+            Vendor::Intel => "Intel",
+            Vendor::Amd => "AMD",
+        }
+    }
+}
+
+/// The vendor tools gpufleet reads and whose accelerators they report, by the tool's name.
+pub const TOOLS: [(&str, Vendor); 4] = [
+    ("npu-smi", Vendor::Huawei),
+    ("rocm-smi", Vendor::Amd),
+    ("amd-smi", Vendor::Amd),
+    ("xpu-smi", Vendor::Intel),
+];
+
+/// How an [`AccelError::Unsupported`] reads, up to the tool's name.
+pub const UNSUPPORTED_PREFIX: &str = "unsupported output from ";
+
+impl Vendor {
+    /// The tool gpufleet reads this vendor's accelerators with; `None` where it has none yet.
+    pub fn tool(self) -> Option<&'static str> {
+        TOOLS
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map(|(tool, _)| *tool)
+    }
+
+    /// The vendor's documented command for one device's health details, where one is known
+    /// (`npu-smi info -t health -i N`, `xpu-smi health -d N`).
+    pub fn health_command(self, index: u32) -> Option<String> {
+        match self {
+            Vendor::Huawei => Some(format!("npu-smi info -t health -i {index}")),
+            Vendor::Intel => Some(format!("xpu-smi health -d {index}")),
+            _ => None,
+        }
+    }
 }
 
 /// A health state as the vendor tool prints it (`npu-smi`: `OK`, `Warning`, `Alarm`,
 /// `Critical`); anything else is kept, sanitized, as `Other`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Health {
     Ok,
@@ -54,6 +99,17 @@ pub enum Health {
 }
 
 impl Health {
+    /// The word as the tool printed it (`OK`, `Warning`, `Alarm`, `Critical`, or the other word).
+    pub fn word(&self) -> &str {
+        match self {
+            Health::Ok => "OK",
+            Health::Warning => "Warning",
+            Health::Alarm => "Alarm",
+            Health::Critical => "Critical",
+            Health::Other(word) => word,
+        }
+    }
+
     pub(crate) fn from_word(word: &str) -> Health {
         let word = sanitize(word);
         match word.as_str() {
@@ -214,6 +270,14 @@ pub(crate) fn mhz(value: f64) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_error_text_starts_with_the_prefix_findings_look_for() {
+        let err = AccelError::unsupported("xpu-smi", None, "r", "x");
+        assert!(err.to_string().starts_with(UNSUPPORTED_PREFIX));
+        assert_eq!(Vendor::Amd.tool(), Some("rocm-smi"));
+        assert_eq!(Vendor::Cambricon.tool(), None);
+    }
 
     #[test]
     fn unsupported_names_tool_version_and_first_lines() {

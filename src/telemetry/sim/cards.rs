@@ -1,12 +1,17 @@
 //! Datasheet and measured figures for the card models the simulator can play.
 
+use crate::telemetry::accel::Vendor;
+
 /// What a card model reports and how it behaves idle and under load.
 ///
 /// Limits and memory come from NVIDIA datasheets; the H200 idle/load figures from a real capture
 /// (`shared/fixtures/nvidia-smi/h200-driver-580`); the rest are typical readings for the model.
 #[derive(Debug)]
 pub(super) struct CardSpec {
-    /// `name` exactly as nvidia-smi prints it.
+    /// Who makes the card: what the demo's readings of it leave out follows from it
+    /// (`sim/accel.rs`).
+    pub vendor: Vendor,
+    /// `name` exactly as nvidia-smi (or the vendor's tool) prints it.
     pub name: &'static str,
     /// Short model tag for generated host names (`h100`, `4090`).
     pub short: &'static str,
@@ -48,6 +53,7 @@ pub(super) struct CardSpec {
 
 /// H100 SXM5 80 GB. Slowdown 89 C / shutdown 92 C as in the H100 product brief.
 pub(super) const H100_SXM: CardSpec = CardSpec {
+    vendor: Vendor::Nvidia,
     name: "NVIDIA H100 80GB HBM3",
     short: "h100",
     memory_total_mib: 81_559,
@@ -77,6 +83,7 @@ pub(super) const H100_SXM: CardSpec = CardSpec {
 /// H200 SXM 141 GB. The capture reports thresholds as T.Limit margins: at 37 C the margin is
 /// 50 C (max operating 87 C), slowdown -2 C and shutdown -8 C, hence 89 C and 95 C.
 pub(super) const H200_SXM: CardSpec = CardSpec {
+    vendor: Vendor::Nvidia,
     name: "NVIDIA H200",
     short: "h200",
     memory_total_mib: 143_771,
@@ -105,6 +112,7 @@ pub(super) const H200_SXM: CardSpec = CardSpec {
 
 /// A100 SXM4 80 GB. Slowdown 89 C / shutdown 92 C as an 8x A100 `-q -d TEMPERATURE` reads.
 pub(super) const A100_SXM_80GB: CardSpec = CardSpec {
+    vendor: Vendor::Nvidia,
     name: "NVIDIA A100-SXM4-80GB",
     short: "a100",
     memory_total_mib: 81_920,
@@ -135,6 +143,7 @@ pub(super) const A100_SXM_80GB: CardSpec = CardSpec {
 /// "max" for this card is higher). Slowdown 92 C / shutdown 95 C: a 550.54.14 GeForce reading
 /// with max operating 90 C, which is the 4090's published maximum GPU temperature.
 pub(super) const RTX_4090: CardSpec = CardSpec {
+    vendor: Vendor::Nvidia,
     name: "NVIDIA GeForce RTX 4090",
     short: "4090",
     memory_total_mib: 24_564,
@@ -163,6 +172,7 @@ pub(super) const RTX_4090: CardSpec = CardSpec {
 
 /// Tesla T4. Slowdown 93 C / shutdown 96 C as T4 cloud instances commonly report.
 pub(super) const T4: CardSpec = CardSpec {
+    vendor: Vendor::Nvidia,
     name: "Tesla T4",
     short: "t4",
     memory_total_mib: 15_360,
@@ -208,3 +218,36 @@ pub(super) const PCIE_BUSES: [u8; 8] = [0x01, 0x21, 0x41, 0x61, 0x81, 0xA1, 0xC1
 pub(super) fn bus_id(bus: u8, device: u8) -> String {
     format!("00000000:{bus:02X}:{device:02X}.0")
 }
+
+/// Huawei Ascend 910B1 as `npu-smi info` 23.0.rc2 shows eight of them idle
+/// (tests/fixtures/accelerators/npu-smi/info_23.0.rc2_910B1_arthurchiao.txt): 64 GiB of HBM
+/// (`65536` MB), 88-93 W and 46-48 C at 0 % AI Core. The demo only idles it, as published; the
+/// load, clock and limit figures below are never shown (npu-smi prints none of them, so the
+/// demo's readings leave them out) and only keep the simulator's arithmetic whole.
+pub(super) const ASCEND_910B1: CardSpec = CardSpec {
+    vendor: Vendor::Huawei,
+    name: "910B1",
+    short: "910b1",
+    memory_total_mib: 65_536,
+    power_max_w: 90.0,
+    power_min_w: 90.0,
+    power_default_w: 90.0,
+    clock_sm_max_mhz: 0,
+    clock_sm_idle_mhz: 0,
+    clock_sm_capped_mhz: 0,
+    clock_mem_load_mhz: 0,
+    clock_mem_idle_mhz: 0,
+    pstate_idle: "",
+    pstate_load: "",
+    power_idle_w: 90.0,
+    temp_idle_c: 45.0,
+    temp_load_c: 45.0,
+    temp_memory_delta_c: None,
+    temp_slowdown_c: 100.0,
+    temp_shutdown_c: 105.0,
+    util_memory_load_pct: 0.0,
+    has_fan: false,
+    ecc: false,
+    retires_pages: false,
+    persistence: false,
+};

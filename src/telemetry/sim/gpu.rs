@@ -2,6 +2,7 @@
 
 use super::cards::CardSpec;
 use super::rng::{Drift, Rng};
+use crate::telemetry::accel::Vendor;
 use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample};
 
 /// Memory nvidia-smi counts as used beyond the processes' own (the capture: 58361 used,
@@ -248,7 +249,7 @@ impl SimGpu {
             }
         }
         s.memory_used_mib = Some(self.memory_used_mib());
-        s
+        super::accel::vendor_view(spec.vendor, s)
     }
 
     /// A card whose cooling cannot keep up: software thermal slowdown all the time, the hardware
@@ -305,7 +306,12 @@ impl SimGpu {
     }
 
     /// This GPU's line in `--query-compute-apps`, if anything runs on it.
+    /// The process on this GPU as nvidia-smi lists it; none for another vendor's card, whose
+    /// process table gpufleet does not read.
     pub(super) fn process(&self) -> Option<GpuProcess> {
+        if self.spec.vendor != Vendor::Nvidia {
+            return None;
+        }
         self.process.as_ref().map(|p| GpuProcess {
             pid: p.pid,
             name: p.name.to_string(),

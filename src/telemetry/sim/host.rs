@@ -139,7 +139,8 @@ impl SimHost {
     fn info(&self) -> HostInfo {
         HostInfo {
             driver_version: Some(self.driver_version.to_string()),
-            cuda_version: Some(self.cuda_version.to_string()),
+            // A host without NVIDIA's driver has no CUDA version.
+            cuda_version: (!self.cuda_version.is_empty()).then(|| self.cuda_version.to_string()),
             source: "simulated".to_string(),
         }
     }

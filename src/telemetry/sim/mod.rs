@@ -1,6 +1,7 @@
 //! The `--demo` simulator: a seeded fleet whose readings look like real cards and which emits
 //! exactly the `HostEvent`s a real source would.
 
+mod accel;
 mod cards;
 mod gpu;
 mod host;
@@ -35,6 +36,11 @@ const CONNECT_TIMEOUT_MS: u64 = 10_000;
 const DATACENTER_DRIVER: (&str, &str) = ("580.159.04", "13.0");
 const GEFORCE_DRIVER: (&str, &str) = ("550.54.14", "12.4");
 const CLOUD_T4_DRIVER: (&str, &str) = ("535.183.01", "12.2");
+/// The npu-smi version of the published 910B1 table the demo's Ascend host follows.
+const ASCEND_DRIVER: &str = "23.0.rc2";
+/// The eight NPUs' buses, in npu-smi's form: cards 0, 1 and 7 as the table prints them
+/// (`C1`, `01`, `42`); cards 2 to 6, which its author elided, on buses of the demo's choosing.
+const ASCEND_BUSES: [u8; 8] = [0xC1, 0x01, 0x41, 0xC2, 0x81, 0xC3, 0x82, 0x42];
 
 /// A deterministic fleet advanced by an explicit scenario clock.
 #[derive(Debug, Clone)]
@@ -166,6 +172,23 @@ impl Simulator {
         .gpus(|_, _| Work::PowerCapped { vram_mib: 58_352 });
         let board_serial = format!("165{:010}", rng.below(10_000_000_000));
 
+        // A renter's Ascend host beside the NVIDIA ones, idle as its published table shows it:
+        // the same 4175 MB of HBM held on every NPU at 0 % AI Core.
+        let ascend: Vec<String> = ASCEND_BUSES
+            .iter()
+            .map(|&b| format!("0000:{b:02X}:00.0"))
+            .collect();
+        let ascend = HostBuilder {
+            seed,
+            host_index: 6,
+            spec: &cards::ASCEND_910B1,
+            driver_version: ASCEND_DRIVER,
+            buses: &ascend,
+            first_pid: pid(&mut rng),
+            process_name: "python3",
+        }
+        .gpus(|_, _| Work::Idle { held_mib: 4_175 });
+
         Self::new(vec![
             SimHost::new("train-h100x8", dc_driver, dc_cuda, train, Plan::Healthy),
             SimHost::new("idle-a100", dc_driver, dc_cuda, idle, Plan::Healthy),
@@ -203,6 +226,7 @@ impl Simulator {
                     connect_timeout_ms: CONNECT_TIMEOUT_MS,
                 },
             ),
+            SimHost::new("ascend-910b", ASCEND_DRIVER, "", ascend, Plan::Healthy),
         ])
     }
 

@@ -4,6 +4,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::telemetry::accel::Vendor;
 use crate::telemetry::{ClockEventReasons, GpuSample, LostReason};
 
 /// An arbitrary wall clock for scenario time 0.
@@ -62,7 +63,8 @@ fn demo_hosts_in_order() {
             "hot-4090",
             "leaky-t4",
             "flaky-h200",
-            "unreachable-box"
+            "unreachable-box",
+            "ascend-910b"
         ]
     );
     assert_eq!(sim.interval_ms(), 1_000);
@@ -315,6 +317,18 @@ fn check_invariants(events: &[(HostId, HostEvent)]) {
         };
         let total = s.memory_total_mib.expect("total");
         assert!(s.memory_used_mib.expect("used") <= total, "{s:?}");
+        if s.vendor != Vendor::Nvidia {
+            // Read as its vendor's tool reports it: what that tool lacks is unknown, not 0.
+            assert_eq!(s.vendor, Vendor::Huawei);
+            assert!(s.power_draw_w.expect("power") > 0.0, "{s:?}");
+            assert!(s.temperature_c.is_some() && s.utilization_gpu_pct.is_some());
+            assert_eq!(
+                (s.power_limit_w, s.clock_sm_mhz, s.pstate.as_deref()),
+                (None, None, None)
+            );
+            assert_eq!((s.uuid.as_str(), s.bus_id.len()), ("", 12), "{s:?}");
+            continue;
+        }
         let power_w = s.power_draw_w.expect("power");
         assert!(
             power_w > 0.0 && power_w <= s.power_max_limit_w.expect("max"),

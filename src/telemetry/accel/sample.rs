@@ -1,0 +1,114 @@
+//! Vendor-neutral readings as the fleet's [`GpuSample`]s: what a tool reports fills the
+//! matching field, what it does not stays `None` (shown `-`), never `0`.
+
+use super::AccelReading;
+use crate::telemetry::GpuSample;
+
+/// The samples of one reading of a host, one per accelerator, in the tool's order. A tool's
+/// own device numbers are kept when they are unique (`npu-smi`'s NPU ID, `rocm-smi`'s `cardN`);
+/// a card with several chips gives each chip the next number in table order instead, so no two
+/// samples share an index.
+pub fn to_samples(readings: &[AccelReading]) -> Vec<GpuSample> {
+    let mut seen = std::collections::HashSet::new();
+    let unique = readings.iter().all(|r| seen.insert(r.index));
+    readings
+        .iter()
+        .enumerate()
+        .map(|(position, r)| {
+            let index = if unique {
+                r.index
+            } else {
+                u32::try_from(position).unwrap_or(u32::MAX)
+            };
+            to_sample(index, r)
+        })
+        .collect()
+}
+
+fn to_sample(index: u32, r: &AccelReading) -> GpuSample {
+    GpuSample {
+        index,
+        vendor: r.vendor,
+        uuid: String::new(),
+        name: r.name.clone().unwrap_or_default(),
+        bus_id: r.bus_id.clone().unwrap_or_default(),
+        memory_total_mib: r.memory_total_mib,
+        memory_used_mib: r.memory_used_mib,
+        utilization_gpu_pct: r.utilization_pct,
+        utilization_memory_pct: r.utilization_memory_pct,
+        temperature_c: r.temperature_c,
+        temperature_memory_c: r.temperature_memory_c,
+        power_draw_w: r.power_draw_w,
+        power_limit_w: r.power_limit_w,
+        clock_sm_mhz: r.clock_core_mhz,
+        clock_mem_mhz: r.clock_mem_mhz,
+        fan_speed_pct: r.fan_speed_pct,
+        health: r.health.clone(),
+        driver_version: r.driver_version.clone(),
+        ..GpuSample::default()
+    }
+}
+
+/// The newest reading of each device of a stream that repeats every device each interval
+/// (`xpu-smi dump`), in device order.
+pub fn newest_per_device(readings: Vec<AccelReading>) -> Vec<AccelReading> {
+    let mut newest = std::collections::BTreeMap::new();
+    for r in readings {
+        newest.insert((r.index, r.chip), r);
+    }
+    newest.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::accel::{Health, Vendor, npu_smi};
+
+    fn fixture(path: &str) -> String {
+        let root = env!("CARGO_MANIFEST_DIR");
+        std::fs::read_to_string(format!("{root}/tests/fixtures/accelerators/{path}"))
+            .expect("fixture")
+    }
+
+    #[test]
+    fn an_ascend_table_becomes_huawei_samples_with_absent_metrics_left_unknown() {
+        let text = fixture("npu-smi/info_23.0.rc2_910B1_arthurchiao.txt");
+        let samples = to_samples(&npu_smi::parse_info(&text).expect("parse"));
+        assert_eq!(samples.len(), 3);
+        let first = &samples[0];
+        assert_eq!(first.vendor, Vendor::Huawei);
+        assert_eq!((first.index, first.name.as_str()), (0, "910B1"));
+        assert_eq!(first.memory_used_mib, Some(4175));
+        assert_eq!(first.memory_total_mib, Some(65536));
+        assert_eq!(first.power_draw_w, Some(88.4));
+        assert_eq!(first.health, Some(Health::Ok));
+        // npu-smi prints no power limit, clock, fan or clock-event reasons: unknown, not 0.
+        assert_eq!(first.power_limit_w, None);
+        assert_eq!(first.clock_sm_mhz, None);
+        assert_eq!(first.fan_speed_pct, None);
+        assert_eq!(first.clock_event_reasons, None);
+        assert_eq!(samples[2].index, 7);
+    }
+
+    #[test]
+    fn chips_sharing_a_card_number_get_distinct_indexes() {
+        let mut a = AccelReading::new(Vendor::Huawei, 0);
+        a.chip = Some(0);
+        let mut b = AccelReading::new(Vendor::Huawei, 0);
+        b.chip = Some(1);
+        let indexes: Vec<u32> = to_samples(&[a, b]).iter().map(|s| s.index).collect();
+        assert_eq!(indexes, [0, 1]);
+    }
+
+    #[test]
+    fn a_dump_keeps_the_newest_line_of_each_device() {
+        let mut old = AccelReading::new(Vendor::Intel, 1);
+        old.power_draw_w = Some(1.0);
+        let mut new = AccelReading::new(Vendor::Intel, 1);
+        new.power_draw_w = Some(2.0);
+        let zero = AccelReading::new(Vendor::Intel, 0);
+        let kept = newest_per_device(vec![old, zero, new]);
+        assert_eq!(kept.len(), 2);
+        assert_eq!((kept[0].index, kept[1].power_draw_w), (0, Some(2.0)));
+    }
+}
