@@ -19,6 +19,8 @@ mod host_key_check;
 mod host_pattern;
 mod host_settings;
 mod job;
+mod job_find;
+mod job_follow;
 mod known_hosts;
 mod link;
 mod mux;

@@ -88,4 +88,6 @@ pub(crate) struct SessionState {
     pub(super) unresponsive: bool,
     /// `nvidia-smi -q` at the session's first fault.
     pub(super) evidence: EvidenceRun,
+    /// The host's jobs and the log followed (`job_follow.rs`).
+    pub(super) job: crate::remote::job_follow::JobWatch,
 }
