@@ -72,6 +72,7 @@ pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<F
         per_gpu(gpu, now_ms, opts, &mut out);
     }
     idle(host, now_ms, opts, &mut out);
+    crate::diagnose::live_jobs::jobs(host, &mut out);
     order::root_cause_first(out)
 }
 

@@ -15,6 +15,8 @@ use crate::telemetry::TimestampMs;
 pub const MAX_JOBS: usize = 16;
 /// Ended jobs kept per host (the newest), so their `job_finished` finding stays visible.
 pub const MAX_ENDED: usize = 4;
+/// Lines of an ended job's log kept as the evidence of its end.
+const LAST_LINES: usize = 3;
 /// Characters kept of a command line.
 pub const COMMAND_CHARS: usize = 512;
 
@@ -47,6 +49,8 @@ pub struct TrackedJob {
     pub log_bytes: u64,
     /// What its log says, once it reads as a training log.
     pub report: Option<JobReport>,
+    /// Its log's last lines when it ended (the evidence of `job_finished`).
+    pub last_lines: Vec<String>,
     reader: Option<Box<JobLog>>,
 }
 
@@ -71,6 +75,7 @@ impl Clone for TrackedJob {
             ended_at_ms: self.ended_at_ms,
             log_bytes: self.log_bytes,
             report: self.report.clone(),
+            last_lines: self.last_lines.clone(),
             reader: None,
         }
     }
@@ -84,6 +89,7 @@ impl PartialEq for TrackedJob {
             && self.ended_at_ms == other.ended_at_ms
             && self.log_bytes == other.log_bytes
             && self.report == other.report
+            && self.last_lines == other.last_lines
     }
 }
 
@@ -99,6 +105,7 @@ impl TrackedJob {
             ended_at_ms: None,
             log_bytes: 0,
             report: None,
+            last_lines: Vec::new(),
             reader: None,
         }
     }
@@ -139,6 +146,11 @@ impl TrackedJob {
         self.ended_at_ms = Some(at_ms);
         if let Some(reader) = self.reader.as_mut() {
             reader.finish();
+            let tail: Vec<&str> = reader.tail().collect();
+            self.last_lines = tail[tail.len().saturating_sub(LAST_LINES)..]
+                .iter()
+                .map(|l| l.to_string())
+                .collect();
             let report = reader.report();
             self.report = report.is_training_log().then_some(report);
         }
