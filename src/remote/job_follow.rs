@@ -131,6 +131,11 @@ impl Link {
             }
             (Slot::JobLog, JobEvent::Exited { status }) => {
                 self.flush_job_log(st);
+                // `tail --pid` ends when the job does: list the processes now, so its end is
+                // known at once rather than at the next scheduled list.
+                if self.mode == Mode::Follow {
+                    st.processes_due = Some(std::time::Instant::now());
+                }
                 if let Some((pid, _)) = st.job.following.take()
                     && status != Some(0)
                     && self.mode == Mode::Follow

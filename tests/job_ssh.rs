@@ -1,0 +1,219 @@
+//! The job, not only the GPU, over a real sshd (issue 19): a real process whose stdout is a
+//! captured training log (`tests/fixtures/training-logs/`) holds the "GPU" (its PID in the fake
+//! nvidia-smi's process list). `snapshot --json` finds the job, reads its log back and reports
+//! its progress, cost and findings; the watcher follows the log as it grows and alerts the
+//! webhook when the run stops learning, and again when the job's process exits.
+
+mod common;
+#[path = "release_support/server.rs"]
+mod server;
+#[path = "support/tmux.rs"]
+mod tmux;
+#[path = "support/watcher.rs"]
+mod watcher;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::sshd::Sshd;
+use server::{Server, answer};
+use tmux::binary;
+use watcher::Watcher;
+
+const WAIT: Duration = Duration::from_secs(40);
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/training-logs")
+        .join(name)
+}
+
+/// A process running `script` with its stdout and stderr going to `log` (as
+/// `python train.py > train.log 2>&1` would), killed on drop.
+struct Job {
+    child: Child,
+}
+
+impl Job {
+    fn start(script: &str, log: &Path) -> Self {
+        let out = std::fs::File::create(log).expect("log");
+        let err = out.try_clone().expect("log");
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .expect("job");
+        Self { child }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn config(sshd: &Sshd, dir: &Path, extra: &str) -> PathBuf {
+    let path = dir.join("config.toml");
+    let text = format!(
+        "interval_ms = 500\n{extra}\n[[hosts]]\nname = \"h1\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\
+         price_per_hour = 3.6\ncurrency = \"USD\"\n",
+        sshd.user,
+        sshd.port,
+        sshd.client_key().display()
+    );
+    std::fs::write(&path, text).expect("config");
+    path
+}
+
+fn put_on_gpu(sshd: &Sshd, pids: &[u32]) {
+    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    std::fs::write(sshd.dir().join("apps_pids"), list.join("\n")).expect("apps_pids");
+}
+
+fn labels(findings: &serde_json::Value) -> Vec<String> {
+    findings
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f["label"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn snapshot_finds_the_job_behind_a_gpu_process_and_reads_its_progress_and_plateau() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let log = dir.path().join("train.log");
+    let script = format!("cat '{}'; exec sleep 300", fixture("hf_plateau.log").display());
+    let job = Job::start(&script, &log);
+    put_on_gpu(&sshd, &[job.pid()]);
+    // The whole log is written before the snapshot reads it.
+    let size = std::fs::metadata(fixture("hf_plateau.log")).expect("fixture").len();
+    watcher::wait_until(
+        "the job wrote its log",
+        WAIT,
+        &String::new,
+        || std::fs::metadata(&log).is_ok_and(|m| m.len() == size),
+    );
+    let config = config(&sshd, dir.path(), "");
+    let out = Command::new(binary())
+        .env("SSH_AUTH_SOCK", "")
+        .args(["snapshot", "--json", "--accept-new-host-keys", "--config"])
+        .arg(&config)
+        .arg("--known-hosts")
+        .arg(dir.path().join("known_hosts"))
+        .output()
+        .expect("snapshot");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let jobs = &doc["hosts"][0]["jobs"];
+    assert_eq!(jobs.as_array().map(Vec::len), Some(1), "{stdout}");
+    let job_json = &jobs[0];
+    assert_eq!(job_json["pid"], job.pid());
+    assert_eq!(job_json["process"], "running");
+    assert_eq!(job_json["command"], "sleep 300");
+    assert_eq!(
+        job_json["log"],
+        format!("stdout: {}", log.display()),
+        "{stdout}"
+    );
+    assert_eq!(job_json["user"], sshd.user.as_str());
+    let formats: Vec<&str> = job_json["formats"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|f| f.as_str()).collect())
+        .unwrap_or_default();
+    assert!(formats.contains(&"hf_trainer"), "{stdout}");
+    assert_eq!(job_json["total"], 3000, "{stdout}");
+    assert_eq!(job_json["step"], 3000, "{stdout}");
+    assert!(job_json["eval_loss"].as_f64().is_some(), "{stdout}");
+    assert!(job_json["spent"].as_f64().is_some(), "{stdout}");
+    let found = labels(&job_json["findings"]);
+    assert!(found.contains(&"training_plateau".to_string()), "{stdout}");
+}
+
+#[test]
+fn the_watcher_follows_a_growing_log_and_alerts_a_plateau_then_the_jobs_end() {
+    let Some(sshd) = Sshd::start() else { return };
+    sshd.set_scenario("healthy");
+    let dir = tempfile::tempdir().expect("temp");
+    let known_hosts = dir.path().join("known_hosts");
+    std::fs::write(&known_hosts, sshd.known_hosts_line("ed25519")).expect("known_hosts");
+    let hook = Server::start(vec![answer(200, "{}")]);
+    let alerts = format!(
+        "\n[[alerts]]\nkind = \"webhook\"\nurl = \"{}/hook\"\nmin_severity = \"info\"\n",
+        hook.base_url
+    );
+    // The alert block goes after the host's table.
+    let config = config(&sshd, dir.path(), "");
+    let mut text = std::fs::read_to_string(&config).expect("config");
+    text.push_str(&alerts);
+    std::fs::write(&config, text).expect("config");
+
+    // The first fifth of the run, then (once told) the rest.
+    let source = fixture("hf_plateau.log");
+    let size = std::fs::metadata(&source).expect("fixture").len();
+    let first = size / 5;
+    let go = dir.path().join("go");
+    let log = dir.path().join("train.log");
+    let script = format!(
+        "head -c {first} '{src}'; while [ ! -e '{go}' ]; do sleep 0.1; done; tail -c +{next} '{src}'; exec sleep 300",
+        src = source.display(),
+        go = go.display(),
+        next = first + 1
+    );
+    let mut job = Job::start(&script, &log);
+    put_on_gpu(&sshd, &[job.pid()]);
+    let watch = Watcher::start(
+        &binary(),
+        &config,
+        &known_hosts,
+        &dir.path().join("state"),
+        &dir.path().join("watch.log"),
+    );
+    let with_label = |label: &str| {
+        hook.requests()
+            .iter()
+            .map(|r| r.json())
+            .filter(|a| a["label"] == label)
+            .count()
+    };
+    // Reading its first part: the job is followed, and no finding yet.
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(with_label("training_plateau"), 0, "{}", watch.log());
+    // The rest of the run arrives while the watcher follows the log.
+    std::fs::write(&go, "").expect("go");
+    watcher::wait_until(
+        "the plateau alerted",
+        WAIT,
+        &|| watch.log(),
+        || with_label("training_plateau") > 0,
+    );
+    // The job's process exits: the host is idle and billed again.
+    put_on_gpu(&sshd, &[]);
+    let _ = job.child.kill();
+    let _ = job.child.wait();
+    watcher::wait_until(
+        "the job's end alerted",
+        WAIT,
+        &|| watch.log(),
+        || with_label("job_finished") > 0,
+    );
+}
