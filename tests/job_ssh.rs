@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use common::sshd::Sshd;
 use server::{Server, answer};
-use tmux::binary;
+use tmux::{Tmux, binary};
 use watcher::Watcher;
 
 const WAIT: Duration = Duration::from_secs(40);
@@ -216,4 +216,37 @@ fn the_watcher_follows_a_growing_log_and_alerts_a_plateau_then_the_jobs_end() {
         &|| watch.log(),
         || with_label("job_finished") > 0,
     );
+}
+
+#[test]
+fn the_console_host_view_shows_the_job_on_an_80x24_screen() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let log = dir.path().join("train.log");
+    let script = format!("cat '{}'; exec sleep 300", fixture("hf_plateau.log").display());
+    let job = Job::start(&script, &log);
+    put_on_gpu(&sshd, &[job.pid()]);
+    let config = config(&sshd, dir.path(), "");
+    let command = format!(
+        "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} {} --config {} --known-hosts {}; sleep 30",
+        dir.path().join("state").display(),
+        binary().display(),
+        config.display(),
+        sshd.trusted_known_hosts().display()
+    );
+    let Some(tmux) = Tmux::start(&command, 80, 24) else {
+        return;
+    };
+    tmux.wait_for("1x H200", WAIT);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for(&format!("job {}", job.pid()), WAIT);
+    let screen = if screen.contains("step 3000/3000") {
+        screen
+    } else {
+        tmux.wait_for("step 3000/3000", WAIT)
+    };
+    assert!(screen.contains("sleep 300"), "the job's command line:\n{screen}");
+    assert!(screen.contains("loss 4.0490"), "the last training loss:\n{screen}");
+    // The run's plateau is a finding of the host.
+    tmux.wait_for("Eval loss has stopped improving", WAIT);
 }
