@@ -50,6 +50,19 @@ impl Job {
         Self { child }
     }
 
+    /// A process whose stdout and stderr go nowhere: its log is a file it writes itself.
+    fn start_quiet(script: &str) -> Self {
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("job");
+        Self { child }
+    }
+
     fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -62,11 +75,12 @@ impl Drop for Job {
     }
 }
 
-fn config(sshd: &Sshd, dir: &Path, extra: &str) -> PathBuf {
+/// One host, the sshd, at 3.6 USD/h; `host_extra` ends its table (a `[[hosts.jobs]]`).
+fn config(sshd: &Sshd, dir: &Path, host_extra: &str) -> PathBuf {
     let path = dir.join("config.toml");
     let text = format!(
-        "interval_ms = 500\n{extra}\n[[hosts]]\nname = \"h1\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\
-         price_per_hour = 3.6\ncurrency = \"USD\"\n",
+        "interval_ms = 500\n\n[[hosts]]\nname = \"h1\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\
+         price_per_hour = 3.6\ncurrency = \"USD\"\n{host_extra}",
         sshd.user,
         sshd.port,
         sshd.client_key().display()
@@ -249,4 +263,63 @@ fn the_console_host_view_shows_the_job_on_an_80x24_screen() {
     assert!(screen.contains("loss 4.0490"), "the last training loss:\n{screen}");
     // The run's plateau is a finding of the host.
     tmux.wait_for("Eval loss has stopped improving", WAIT);
+}
+
+/// `snapshot --json` of the config's one host.
+fn snapshot(config: &Path, dir: &Path) -> serde_json::Value {
+    let out = Command::new(binary())
+        .env("SSH_AUTH_SOCK", "")
+        .args(["snapshot", "--json", "--accept-new-host-keys", "--config"])
+        .arg(config)
+        .arg("--known-hosts")
+        .arg(dir.join("known_hosts"))
+        .output()
+        .expect("snapshot");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout).expect("JSON")
+}
+
+#[test]
+fn a_job_whose_output_is_no_file_is_read_from_the_configured_log_and_judged_as_configured() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).expect("run dir");
+    // An older log and the job's own, newer one: the glob reads the newest.
+    std::fs::write(run.join("old.log"), "step 1 loss 9.0\n").expect("old log");
+    std::thread::sleep(Duration::from_millis(1_100));
+    let log = run.join("train.log");
+    let script = format!(
+        "cat '{}' > '{}'; exec sleep 300",
+        fixture("hf_plateau.log").display(),
+        log.display()
+    );
+    let job = Job::start_quiet(&script);
+    put_on_gpu(&sshd, &[job.pid()]);
+    let size = std::fs::metadata(fixture("hf_plateau.log")).expect("fixture").len();
+    watcher::wait_until("the job wrote its log", WAIT, &String::new, || {
+        std::fs::metadata(&log).is_ok_and(|m| m.len() == size)
+    });
+    let glob = format!("{}/*.log", run.display());
+    // Patience of 20 evaluations: this run's five evaluations without a gain are no plateau.
+    let jobs = format!("\n[[hosts.jobs]]\nlog = \"{glob}\"\npatience = 20\n");
+    let doc = snapshot(&config(&sshd, dir.path(), &jobs), dir.path());
+    let job_json = &doc["hosts"][0]["jobs"][0];
+    assert_eq!(job_json["pid"], job.pid(), "{doc:#}");
+    assert_eq!(job_json["log"], format!("config: {glob}"), "{doc:#}");
+    assert_eq!(job_json["total"], 3000, "{doc:#}");
+    assert_eq!(labels(&job_json["findings"]), Vec::<String>::new(), "{doc:#}");
+    // The same log with the default patience is a plateau.
+    let doc = snapshot(
+        &config(&sshd, dir.path(), &format!("\n[[hosts.jobs]]\nlog = \"{glob}\"\n")),
+        dir.path(),
+    );
+    let found = labels(&doc["hosts"][0]["jobs"][0]["findings"]);
+    assert!(found.contains(&"training_plateau".to_string()), "{doc:#}");
 }

@@ -8,7 +8,8 @@
 
 use serde::Serialize;
 
-use crate::job::{JobLog, JobOptions, JobReport, JobState};
+use crate::config::JobConfig;
+use crate::job::{JobLog, JobOptions, JobReport, JobState, UserPattern};
 use crate::telemetry::TimestampMs;
 
 /// Live jobs kept per host.
@@ -19,6 +20,23 @@ pub const MAX_ENDED: usize = 4;
 const LAST_LINES: usize = 3;
 /// Characters kept of a command line.
 pub const COMMAND_CHARS: usize = 512;
+
+/// How a host's logs are read and judged, from its `[[hosts.jobs]]` table (checked when the
+/// config was read: a pattern that would not compile is left out).
+pub fn job_options(config: &JobConfig) -> JobOptions {
+    let mut options = JobOptions::default();
+    if let Some(patience) = config.patience {
+        options.judge.patience = patience;
+    }
+    if let Some(min_delta) = config.min_delta {
+        options.judge.min_delta = min_delta;
+    }
+    options.pattern = config
+        .pattern
+        .as_deref()
+        .and_then(|p| UserPattern::new(p).ok());
+    options
+}
 
 /// One process a link found on a host's GPUs: what it runs and where its output goes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

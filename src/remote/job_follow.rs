@@ -37,22 +37,6 @@ const LOG_BUDGET: Budget = Budget {
     bytes: 2 * TAIL_BYTES,
 };
 
-/// What a session knows of the host's jobs.
-#[derive(Debug, Default)]
-pub(crate) struct JobWatch {
-    /// The processes the running probe asks about.
-    probing: Vec<u32>,
-    probe_lines: Vec<String>,
-    /// The processes the last `Jobs` event listed; `None` before the first.
-    listed: Option<Vec<u32>>,
-    /// The process whose log is read, and whether its first chunk has gone out.
-    following: Option<(u32, bool)>,
-    /// Processes whose log could not be read, not tried again in this session.
-    given_up: Vec<u32>,
-    /// Log text not yet sent.
-    pending: String,
-}
-
 /// `tail` of job `pid`'s descriptor: its last [`TAIL_BYTES`], then, when `follow`, what it
 /// adds until the process exits.
 pub(crate) fn tail_command(pid: u32, fd: LogFd, follow: bool) -> Result<String, CommandError> {
@@ -62,6 +46,30 @@ pub(crate) fn tail_command(pid: u32, fd: LogFd, follow: bool) -> Result<String, 
     }
     command
         .arg(format!("/proc/{pid}/fd/{}", fd.number()))
+        .to_shell()
+}
+
+/// `tail` of the newest regular file matching the config's `glob` (a shell pattern, expanded
+/// on the host with `IFS` empty, so only `*`, `?` and `[...]` act; it is passed as an argument,
+/// never spliced into the script), read for job `pid`. Exits 3, printing nothing, when no file
+/// matches.
+pub(crate) fn configured_tail_command(
+    glob: &str,
+    pid: u32,
+    follow: bool,
+) -> Result<String, CommandError> {
+    let follow = if follow {
+        format!(" -f --pid={pid}")
+    } else {
+        String::new()
+    };
+    let script = format!(
+        "IFS=; set -- $1; f=; for c in \"$@\"; do [ -f \"$c\" ] || continue; \
+         if [ -z \"$f\" ] || [ \"$c\" -nt \"$f\" ]; then f=$c; fi; done; \
+         [ -n \"$f\" ] || exit 3; exec tail -c {TAIL_BYTES}{follow} -- \"$f\""
+    );
+    RemoteCommand::new("sh")
+        .args(["-c", script.as_str(), "sh", glob])
         .to_shell()
 }
 
@@ -139,6 +147,7 @@ impl Link {
                 if let Some((pid, _)) = st.job.following.take()
                     && status != Some(0)
                     && self.mode == Mode::Follow
+                    && !st.job.configured
                 {
                     // Unreadable (or `tail` without `--pid`): not retried this session.
                     st.job.given_up.push(pid);
@@ -174,7 +183,13 @@ impl Link {
         let lines = std::mem::take(&mut st.job.probe_lines);
         let pids = std::mem::take(&mut st.job.probing);
         let found = job_find::parse_probe(&pids, &lines);
-        let jobs: Vec<JobProcess> = found.iter().map(|f| f.process.clone()).collect();
+        let mut jobs: Vec<JobProcess> = found.iter().map(|f| f.process.clone()).collect();
+        // No job's output is a file: the config's log is the first job's.
+        if !found.iter().any(|f| f.log_fd.is_some())
+            && let (Some(glob), Some(first)) = (&self.host.job_log, jobs.first_mut())
+        {
+            first.log = Some(format!("config: {glob}"));
+        }
         st.job.listed = Some(jobs.iter().map(|j| j.pid).collect());
         self.emit_or_hold(
             st,
@@ -192,12 +207,23 @@ impl Link {
             let fd = f.log_fd?;
             (!st.job.given_up.contains(&f.process.pid)).then_some((f.process.pid, fd))
         });
-        if let Some((pid, fd)) = next {
-            let follow = self.mode == Mode::Follow;
-            mux.start_split_cr(Slot::JobLog, &tail_command(pid, fd, follow)?, LOG_BUDGET)?;
-            st.job.pending.clear();
-            st.job.following = Some((pid, false));
-        }
+        let follow = self.mode == Mode::Follow;
+        let (pid, command, configured) = match (next, &self.host.job_log) {
+            (Some((pid, fd)), _) => (pid, tail_command(pid, fd, follow)?, false),
+            (None, Some(glob)) => match found.first() {
+                Some(f) => (
+                    f.process.pid,
+                    configured_tail_command(glob, f.process.pid, follow)?,
+                    true,
+                ),
+                None => return Ok(()),
+            },
+            (None, None) => return Ok(()),
+        };
+        mux.start_split_cr(Slot::JobLog, &command, LOG_BUDGET)?;
+        st.job.pending.clear();
+        st.job.following = Some((pid, false));
+        st.job.configured = configured;
         Ok(())
     }
 
@@ -230,6 +256,18 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configured_log_is_an_argument_of_the_script_never_part_of_it() {
+        let command =
+            configured_tail_command("/root/run/*.log'; rm -rf ~; '", 12, true).expect("command");
+        // The script is one quoted word, `sh` the next, the pattern the last, quoted whole.
+        assert!(
+            command.ends_with(" sh '/root/run/*.log'\\''; rm -rf ~; '\\'''"),
+            "{command}"
+        );
+        assert!(command.contains("tail -c 4194304 -f --pid=12 --"), "{command}");
+    }
 
     #[test]
     fn the_tail_names_the_descriptor_by_its_pid_only() {

@@ -21,6 +21,7 @@ mod host_settings;
 mod job;
 mod job_find;
 mod job_follow;
+mod job_watch;
 mod known_hosts;
 mod link;
 mod mux;

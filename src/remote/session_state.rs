@@ -89,5 +89,5 @@ pub(crate) struct SessionState {
     /// `nvidia-smi -q` at the session's first fault.
     pub(super) evidence: EvidenceRun,
     /// The host's jobs and the log followed (`job_follow.rs`).
-    pub(super) job: crate::remote::job_follow::JobWatch,
+    pub(super) job: crate::remote::job_watch::JobWatch,
 }
