@@ -51,7 +51,11 @@ pub struct JobSnapshot {
 }
 
 /// `job` at `now_ms`, priced at `price_per_hour` when the host has one.
-pub fn job_snapshot(job: &TrackedJob, now_ms: TimestampMs, price_per_hour: Option<f64>) -> JobSnapshot {
+pub fn job_snapshot(
+    job: &TrackedJob,
+    now_ms: TimestampMs,
+    price_per_hour: Option<f64>,
+) -> JobSnapshot {
     let report = job.report.as_ref();
     let run_s = job.run_s(now_ms);
     let eta_s = report

@@ -349,12 +349,42 @@ fn the_default_path_ends_in_gpufleet_config_toml() {
 fn job_table_rules_name_file_line_and_key() {
     let job = |body: &str| host("a", &format!("\n[[hosts.jobs]]\n{body}"));
     let cases = [
-        ("log = \"run/*.log\"\n", 6, "hosts[0].jobs[0].log", "must be an absolute path"),
-        ("log = \"/run/a\\nb.log\"\n", 6, "hosts[0].jobs[0].log", "control characters"),
-        ("pattern = \"step (\\\\d+)\"\n", 6, "hosts[0].jobs[0].pattern", "names none of the groups"),
-        ("pattern = \"(?P<step>\"\n", 6, "hosts[0].jobs[0].pattern", "not a valid regular expression"),
-        ("patience = 0\n", 6, "hosts[0].jobs[0].patience", "must be at least 1"),
-        ("min_delta = 1.5\n", 6, "hosts[0].jobs[0].min_delta", "must be from 0 to below 1"),
+        (
+            "log = \"run/*.log\"\n",
+            6,
+            "hosts[0].jobs[0].log",
+            "must be an absolute path",
+        ),
+        (
+            "log = \"/run/a\\nb.log\"\n",
+            6,
+            "hosts[0].jobs[0].log",
+            "control characters",
+        ),
+        (
+            "pattern = \"step (\\\\d+)\"\n",
+            6,
+            "hosts[0].jobs[0].pattern",
+            "names none of the groups",
+        ),
+        (
+            "pattern = \"(?P<step>\"\n",
+            6,
+            "hosts[0].jobs[0].pattern",
+            "not a valid regular expression",
+        ),
+        (
+            "patience = 0\n",
+            6,
+            "hosts[0].jobs[0].patience",
+            "must be at least 1",
+        ),
+        (
+            "min_delta = 1.5\n",
+            6,
+            "hosts[0].jobs[0].min_delta",
+            "must be from 0 to below 1",
+        ),
         ("logs = \"/x\"\n", 6, "hosts[0].jobs[0].logs", ""),
     ];
     for (body, line, key, words) in cases {

@@ -110,17 +110,19 @@ fn snapshot_finds_the_job_behind_a_gpu_process_and_reads_its_progress_and_platea
     let Some(sshd) = Sshd::start() else { return };
     let dir = tempfile::tempdir().expect("temp");
     let log = dir.path().join("train.log");
-    let script = format!("cat '{}'; exec sleep 300", fixture("hf_plateau.log").display());
+    let script = format!(
+        "cat '{}'; exec sleep 300",
+        fixture("hf_plateau.log").display()
+    );
     let job = Job::start(&script, &log);
     put_on_gpu(&sshd, &[job.pid()]);
     // The whole log is written before the snapshot reads it.
-    let size = std::fs::metadata(fixture("hf_plateau.log")).expect("fixture").len();
-    watcher::wait_until(
-        "the job wrote its log",
-        WAIT,
-        &String::new,
-        || std::fs::metadata(&log).is_ok_and(|m| m.len() == size),
-    );
+    let size = std::fs::metadata(fixture("hf_plateau.log"))
+        .expect("fixture")
+        .len();
+    watcher::wait_until("the job wrote its log", WAIT, &String::new, || {
+        std::fs::metadata(&log).is_ok_and(|m| m.len() == size)
+    });
     let config = config(&sshd, dir.path(), "");
     let out = Command::new(binary())
         .env("SSH_AUTH_SOCK", "")
@@ -214,22 +216,16 @@ fn the_watcher_follows_a_growing_log_and_alerts_a_plateau_then_the_jobs_end() {
     assert_eq!(with_label("training_plateau"), 0, "{}", watch.log());
     // The rest of the run arrives while the watcher follows the log.
     std::fs::write(&go, "").expect("go");
-    watcher::wait_until(
-        "the plateau alerted",
-        WAIT,
-        &|| watch.log(),
-        || with_label("training_plateau") > 0,
-    );
+    watcher::wait_until("the plateau alerted", WAIT, &|| watch.log(), || {
+        with_label("training_plateau") > 0
+    });
     // The job's process exits: the host is idle and billed again.
     put_on_gpu(&sshd, &[]);
     let _ = job.child.kill();
     let _ = job.child.wait();
-    watcher::wait_until(
-        "the job's end alerted",
-        WAIT,
-        &|| watch.log(),
-        || with_label("job_finished") > 0,
-    );
+    watcher::wait_until("the job's end alerted", WAIT, &|| watch.log(), || {
+        with_label("job_finished") > 0
+    });
 }
 
 #[test]
@@ -237,7 +233,10 @@ fn the_console_host_view_shows_the_job_on_an_80x24_screen() {
     let Some(sshd) = Sshd::start() else { return };
     let dir = tempfile::tempdir().expect("temp");
     let log = dir.path().join("train.log");
-    let script = format!("cat '{}'; exec sleep 300", fixture("hf_plateau.log").display());
+    let script = format!(
+        "cat '{}'; exec sleep 300",
+        fixture("hf_plateau.log").display()
+    );
     let job = Job::start(&script, &log);
     put_on_gpu(&sshd, &[job.pid()]);
     let config = config(&sshd, dir.path(), "");
@@ -259,8 +258,14 @@ fn the_console_host_view_shows_the_job_on_an_80x24_screen() {
     } else {
         tmux.wait_for("step 3000/3000", WAIT)
     };
-    assert!(screen.contains("sleep 300"), "the job's command line:\n{screen}");
-    assert!(screen.contains("loss 4.0490"), "the last training loss:\n{screen}");
+    assert!(
+        screen.contains("sleep 300"),
+        "the job's command line:\n{screen}"
+    );
+    assert!(
+        screen.contains("loss 4.0490"),
+        "the last training loss:\n{screen}"
+    );
     // The run's plateau is a finding of the host.
     tmux.wait_for("Eval loss has stopped improving", WAIT);
 }
@@ -302,7 +307,9 @@ fn a_job_whose_output_is_no_file_is_read_from_the_configured_log_and_judged_as_c
     );
     let job = Job::start_quiet(&script);
     put_on_gpu(&sshd, &[job.pid()]);
-    let size = std::fs::metadata(fixture("hf_plateau.log")).expect("fixture").len();
+    let size = std::fs::metadata(fixture("hf_plateau.log"))
+        .expect("fixture")
+        .len();
     watcher::wait_until("the job wrote its log", WAIT, &String::new, || {
         std::fs::metadata(&log).is_ok_and(|m| m.len() == size)
     });
@@ -314,10 +321,18 @@ fn a_job_whose_output_is_no_file_is_read_from_the_configured_log_and_judged_as_c
     assert_eq!(job_json["pid"], job.pid(), "{doc:#}");
     assert_eq!(job_json["log"], format!("config: {glob}"), "{doc:#}");
     assert_eq!(job_json["total"], 3000, "{doc:#}");
-    assert_eq!(labels(&job_json["findings"]), Vec::<String>::new(), "{doc:#}");
+    assert_eq!(
+        labels(&job_json["findings"]),
+        Vec::<String>::new(),
+        "{doc:#}"
+    );
     // The same log with the default patience is a plateau.
     let doc = snapshot(
-        &config(&sshd, dir.path(), &format!("\n[[hosts.jobs]]\nlog = \"{glob}\"\n")),
+        &config(
+            &sshd,
+            dir.path(),
+            &format!("\n[[hosts.jobs]]\nlog = \"{glob}\"\n"),
+        ),
         dir.path(),
     );
     let found = labels(&doc["hosts"][0]["jobs"][0]["findings"]);

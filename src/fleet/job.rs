@@ -320,7 +320,10 @@ mod tests {
         assert!(!jobs.holds_host());
         // Ended: more text for the pid is not read.
         jobs.log(7, false, "step 1 loss 1.0\n");
-        assert_eq!(jobs.iter().next().map(|j| j.log_bytes), Some(text.len() as u64));
+        assert_eq!(
+            jobs.iter().next().map(|j| j.log_bytes),
+            Some(text.len() as u64)
+        );
     }
 
     #[test]

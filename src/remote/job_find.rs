@@ -117,8 +117,11 @@ pub(crate) fn parse_probe(pids: &[u32], lines: &[String]) -> Vec<Found> {
                 // Stdout first: `2>&1` makes both the same file.
                 if entry.log_fd.is_none() {
                     entry.log_fd = Some(fd);
-                    entry.process.log =
-                        Some(format!("{}: {}", fd.word(), cut(&sanitize(rest), PATH_CHARS)));
+                    entry.process.log = Some(format!(
+                        "{}: {}",
+                        fd.word(),
+                        cut(&sanitize(rest), PATH_CHARS)
+                    ));
                 }
             }
             _ => {}

@@ -123,11 +123,12 @@ impl Link {
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
         match (slot, event) {
-            (Slot::JobProbe, JobEvent::Line(line)) => {
-                if st.job.probe_lines.len() < MAX_PROBE_LINES {
-                    st.job.probe_lines.push(line);
-                }
+            (Slot::JobProbe, JobEvent::Line(line))
+                if st.job.probe_lines.len() < MAX_PROBE_LINES =>
+            {
+                st.job.probe_lines.push(line);
             }
+            (Slot::JobProbe, JobEvent::Line(_)) => {}
             (Slot::JobProbe, JobEvent::Exited { .. }) => self.on_probe_done(mux, st)?,
             (Slot::JobProbe, _) => st.job.probe_lines.clear(),
             (Slot::JobLog, JobEvent::Line(line)) => {
@@ -266,7 +267,10 @@ mod tests {
             command.ends_with(" sh '/root/run/*.log'\\''; rm -rf ~; '\\'''"),
             "{command}"
         );
-        assert!(command.contains("tail -c 4194304 -f --pid=12 --"), "{command}");
+        assert!(
+            command.contains("tail -c 4194304 -f --pid=12 --"),
+            "{command}"
+        );
     }
 
     #[test]
