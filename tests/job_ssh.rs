@@ -338,3 +338,83 @@ fn a_job_whose_output_is_no_file_is_read_from_the_configured_log_and_judged_as_c
     let found = labels(&doc["hosts"][0]["jobs"][0]["findings"]);
     assert!(found.contains(&"training_plateau".to_string()), "{doc:#}");
 }
+
+/// Whether some process on this machine follows job `pid`'s log (`tail ... --pid=PID`).
+fn log_followed(pid: u32) -> bool {
+    let needle = format!("--pid={pid}");
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries.flatten().any(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).contains(&needle))
+                    .unwrap_or(false)
+            })
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn auto_release_waits_while_the_job_lives_off_the_gpu_and_releases_once_it_exits() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let known_hosts = dir.path().join("known_hosts");
+    std::fs::write(&known_hosts, sshd.known_hosts_line("ed25519")).expect("known_hosts");
+    // Billed two hours at 100 USD/h with max_spend = 1: over budget at once, released after a
+    // 10 s countdown unless something holds it.
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "interval_ms = 500\ncountdown_s = 10\n\n[[hosts]]\nname = \"h1\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\
+             price_per_hour = 100.0\ncurrency = \"USD\"\nbilling_started = \"{}\"\nmax_spend = 1.0\nauto_release = true\n\
+             [hosts.release]\nprovider = \"command\"\ninstance_id = \"i-1\"\ncommand = [\"touch\", \"{}/released-{{instance_id}}\"]\n",
+            sshd.user,
+            sshd.port,
+            sshd.client_key().display(),
+            watcher::hours_ago(2),
+            dir.path().display()
+        ),
+    )
+    .expect("config");
+    let marker = dir.path().join("released-i-1");
+    // A run that is learning (the first part of a healthy log), then keeps running.
+    let log = dir.path().join("train.log");
+    let script = format!(
+        "head -c 5000 '{}'; exec sleep 300",
+        fixture("hf_full.log").display()
+    );
+    let mut job = Job::start(&script, &log);
+    put_on_gpu(&sshd, &[job.pid()]);
+    let started = std::time::Instant::now();
+    let watch = Watcher::start(
+        &binary(),
+        &config,
+        &known_hosts,
+        &dir.path().join("state"),
+        &dir.path().join("watch.log"),
+    );
+    watcher::wait_until("the job's log followed", WAIT, &|| watch.log(), || {
+        log_followed(job.pid())
+    });
+    // The job leaves the GPU (between phases) but its process lives and it still learns. The
+    // next process list (30 s after the first) shows no GPU process; without the job the
+    // countdown would then run out 10 s later.
+    put_on_gpu(&sshd, &[]);
+    while started.elapsed() < Duration::from_secs(48) {
+        assert!(
+            !marker.exists(),
+            "released while the job ran:\n{}",
+            watch.log()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // The job's process exits: the host is idle, counted down and released.
+    let _ = job.child.kill();
+    let _ = job.child.wait();
+    watcher::wait_until(
+        "released after the job ended",
+        WAIT,
+        &|| watch.log(),
+        || marker.exists(),
+    );
+}

@@ -1,5 +1,6 @@
 //! Following a job's log over the link's session (issue 19): after each process list the
-//! GPU processes are probed (`job_find.rs`) and sent as `HostEvent::Jobs`; the first one whose
+//! GPU processes, and the jobs found before, are probed (`job_find.rs`) and sent as
+//! `HostEvent::Jobs` (a job has ended when its process is gone); the first one whose
 //! stdout or stderr is a regular file has its log read back, a bounded tail of
 //! [`TAIL_BYTES`] first (the run's history so far, so a one-shot `snapshot` knows it too),
 //! then, on a followed link, what it adds, until the process exits (`tail --pid`).
@@ -74,13 +75,16 @@ pub(crate) fn configured_tail_command(
 }
 
 impl Link {
-    /// The process list came back: probe its processes (and say when none is left).
+    /// The process list came back: probe its processes, and the jobs found before that are
+    /// no longer on the GPUs (a job between phases still runs: it has ended only when its
+    /// process is gone); say when none is left.
     pub(crate) fn find_jobs(
         &mut self,
         mux: &mut Mux,
         st: &mut SessionState,
         mut pids: Vec<u32>,
     ) -> Result<(), RemoteError> {
+        pids.extend(st.job.listed.iter().flatten());
         pids.sort_unstable();
         pids.dedup();
         pids.truncate(job_find::MAX_PROBED);
