@@ -173,8 +173,15 @@ fn the_watcher_follows_a_growing_log_and_alerts_a_plateau_then_the_jobs_end() {
     let known_hosts = dir.path().join("known_hosts");
     std::fs::write(&known_hosts, sshd.known_hosts_line("ed25519")).expect("known_hosts");
     let hook = Server::start(vec![answer(200, "{}")]);
+    let metrics = format!(
+        "127.0.0.1:{}",
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port()
+    );
     let alerts = format!(
-        "\n[[alerts]]\nkind = \"webhook\"\nurl = \"{}/hook\"\nmin_severity = \"info\"\n",
+        "\n[metrics]\nlisten = \"{metrics}\"\n\n[[alerts]]\nkind = \"webhook\"\nurl = \"{}/hook\"\nmin_severity = \"info\"\n",
         hook.base_url
     );
     // The alert block goes after the host's table.
@@ -219,6 +226,20 @@ fn the_watcher_follows_a_growing_log_and_alerts_a_plateau_then_the_jobs_end() {
     watcher::wait_until("the plateau alerted", WAIT, &|| watch.log(), || {
         with_label("training_plateau") > 0
     });
+    // `/metrics` has the job's progress and the finding.
+    let page = reqwest::blocking::get(format!("http://{metrics}/metrics"))
+        .and_then(|r| r.text())
+        .unwrap_or_default();
+    let series = format!("instance=\"h1\",pid=\"{}\"", job.pid());
+    assert!(
+        page.contains(&format!("gpufleet_job_total_steps{{{series}}} 3000")),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!("gpufleet_job_running{{{series}}} 1")),
+        "{page}"
+    );
+    assert!(page.contains("label=\"training_plateau\""), "{page}");
     // The job's process exits: the host is idle and billed again.
     put_on_gpu(&sshd, &[]);
     let _ = job.child.kill();
