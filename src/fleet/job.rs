@@ -337,6 +337,24 @@ mod tests {
     }
 
     #[test]
+    fn a_log_followed_in_chunks_or_read_again_after_a_reconnect_gets_the_verdict_of_the_whole() {
+        let text = fixture("hf_plateau.log");
+        let whole = crate::job::read_log(text.as_bytes(), JobOptions::default());
+        let mut jobs = HostJobs::default();
+        jobs.listed(0, vec![process(3, 1)]);
+        // A first session read part of it, then the link reconnected and read it all again.
+        jobs.log(3, true, &text[..20_000]);
+        let mut first = true;
+        for chunk in text.as_bytes().chunks(777) {
+            jobs.log(3, first, &String::from_utf8_lossy(chunk));
+            first = false;
+        }
+        jobs.listed(1, Vec::new());
+        let report = jobs.iter().next().and_then(|j| j.report.clone());
+        assert_eq!(report.map(|r| r.judgement), Some(whole.judgement));
+    }
+
+    #[test]
     fn ended_jobs_are_bounded() {
         let mut jobs = HostJobs::default();
         for pid in 0..(MAX_ENDED as u32 + 3) {
