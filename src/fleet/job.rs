@@ -16,6 +16,10 @@ use crate::telemetry::TimestampMs;
 pub const MAX_JOBS: usize = 16;
 /// Ended jobs kept per host (the newest), so their `job_finished` finding stays visible.
 pub const MAX_ENDED: usize = 4;
+/// How much later than a job's own start a process listed with its PID may seem to have
+/// started (the host's `ps` counts whole seconds, and our clock stamps the listing) before it
+/// counts as another process that reuses the PID.
+const PID_REUSE_SLACK_MS: u64 = 5_000;
 /// Lines of an ended job's log kept as the evidence of its end.
 const LAST_LINES: usize = 3;
 /// Characters kept of a command line.
@@ -128,6 +132,16 @@ impl TrackedJob {
         }
     }
 
+    /// Whether `process`, listed with this job's PID, started well after this job did: the
+    /// job ended and its PID was given to another process.
+    fn restarted_as(&self, process: &JobProcess, at_ms: TimestampMs) -> bool {
+        let listed = TrackedJob::new(process.clone(), at_ms).started_at_ms;
+        match (self.started_at_ms, listed) {
+            (Some(ours), Some(theirs)) => theirs > ours.saturating_add(PID_REUSE_SLACK_MS),
+            _ => false,
+        }
+    }
+
     /// Whether the process still lives, as far as the last listing said.
     pub fn alive(&self) -> bool {
         self.ended_at_ms.is_none()
@@ -221,7 +235,8 @@ impl HostJobs {
     /// live ones not listed have ended.
     pub fn listed(&mut self, at_ms: TimestampMs, processes: Vec<JobProcess>) {
         for job in &mut self.jobs {
-            if job.alive() && !processes.iter().any(|p| p.pid == job.process.pid) {
+            let same = |p: &JobProcess| p.pid == job.process.pid && !job.restarted_as(p, at_ms);
+            if job.alive() && !processes.iter().any(same) {
                 job.end(at_ms);
             }
         }
@@ -352,6 +367,23 @@ mod tests {
         jobs.listed(1, Vec::new());
         let report = jobs.iter().next().and_then(|j| j.report.clone());
         assert_eq!(report.map(|r| r.judgement), Some(whole.judgement));
+    }
+
+    #[test]
+    fn a_pid_given_to_a_later_process_is_a_new_job_and_the_old_one_ended() {
+        let mut jobs = HostJobs::default();
+        jobs.listed(100_000, vec![process(5, 60)]);
+        // Ten seconds later and a second older: the same process, stamped a little apart.
+        jobs.listed(110_000, vec![process(5, 71)]);
+        assert_eq!(jobs.iter().filter(|j| j.alive()).count(), 1);
+        assert_eq!(jobs.iter().count(), 1);
+        // Then a process with that PID that is 3 s old: the job ended, a new one runs.
+        jobs.listed(200_000, vec![process(5, 3)]);
+        let ended: Vec<_> = jobs.iter().filter(|j| !j.alive()).collect();
+        assert_eq!(ended.len(), 1);
+        assert_eq!(ended[0].started_at_ms, Some(40_000));
+        let live: Vec<_> = jobs.iter().filter(|j| j.alive()).collect();
+        assert_eq!(live[0].started_at_ms, Some(197_000));
     }
 
     #[test]
