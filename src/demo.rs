@@ -149,6 +149,7 @@ fn host_config(host: &DemoHost) -> HostConfig {
         max_hours: None,
         price_since_ms: None,
         expect: None,
+        jobs: Vec::new(),
         release: Some(ReleaseConfig {
             provider: host.provider,
             instance_id: Some(host.instance_id.to_string()),

@@ -327,5 +327,10 @@ pub fn fleet_options(config: &Config, args: &GlobalArgs) -> FleetOptions {
             idle_minutes: config.idle_minutes,
             ..LiveOptions::default()
         },
+        jobs: config
+            .hosts
+            .iter()
+            .filter_map(|h| h.jobs.first().map(|j| (h.name.clone(), j.clone())))
+            .collect(),
     }
 }

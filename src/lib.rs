@@ -38,6 +38,7 @@ pub mod release;
 pub mod remote;
 pub mod report;
 pub mod snapshot;
+pub mod snapshot_jobs;
 pub mod state_file;
 pub mod telemetry;
 pub mod theme;

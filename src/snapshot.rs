@@ -37,6 +37,8 @@ pub struct HostSnapshot {
     /// When its instance disappeared from the provider account (status `gone`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gone_ms: Option<u64>,
+    /// The jobs on its GPUs (`snapshot_jobs.rs`).
+    pub jobs: Vec<crate::snapshot_jobs::JobSnapshot>,
 }
 
 impl Snapshot {
@@ -56,6 +58,13 @@ impl Snapshot {
                         host.status = "gone".to_string();
                     }
                 }
+                host.jobs = h
+                    .jobs
+                    .iter()
+                    .map(|j| {
+                        crate::snapshot_jobs::job_snapshot(j, fleet.now_ms, host.price_per_hour)
+                    })
+                    .collect();
                 host
             })
             .collect();
@@ -91,6 +100,7 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
         price_per_hour: None,
         currency: None,
         gone_ms: None,
+        jobs: Vec::new(),
     }
 }
 

@@ -344,3 +344,67 @@ fn the_default_path_ends_in_gpufleet_config_toml() {
         assert!(path.ends_with("gpufleet/config.toml"), "{}", path.display());
     }
 }
+
+#[test]
+fn job_table_rules_name_file_line_and_key() {
+    let job = |body: &str| host("a", &format!("\n[[hosts.jobs]]\n{body}"));
+    let cases = [
+        (
+            "log = \"run/*.log\"\n",
+            6,
+            "hosts[0].jobs[0].log",
+            "must be an absolute path",
+        ),
+        (
+            "log = \"/run/a\\nb.log\"\n",
+            6,
+            "hosts[0].jobs[0].log",
+            "control characters",
+        ),
+        (
+            "pattern = \"step (\\\\d+)\"\n",
+            6,
+            "hosts[0].jobs[0].pattern",
+            "names none of the groups",
+        ),
+        (
+            "pattern = \"(?P<step>\"\n",
+            6,
+            "hosts[0].jobs[0].pattern",
+            "not a valid regular expression",
+        ),
+        (
+            "patience = 0\n",
+            6,
+            "hosts[0].jobs[0].patience",
+            "must be at least 1",
+        ),
+        (
+            "min_delta = 1.5\n",
+            6,
+            "hosts[0].jobs[0].min_delta",
+            "must be from 0 to below 1",
+        ),
+        ("logs = \"/x\"\n", 6, "hosts[0].jobs[0].logs", ""),
+    ];
+    for (body, line, key, words) in cases {
+        let message = message_of(&job(body));
+        assert!(
+            message.starts_with(&format!("{PATH}:{line}: {key}: ")) && message.contains(words),
+            "{body}: {message}"
+        );
+    }
+    let two = host(
+        "a",
+        "\n[[hosts.jobs]]\nlog = \"/a.log\"\n\n[[hosts.jobs]]\nlog = \"/b.log\"\n",
+    );
+    let message = message_of(&two);
+    assert!(message.contains("hosts[0].jobs[1]"), "{message}");
+    let fine = job(
+        "log = \"/root/run/*.log\"\npattern = 'it (?P<step>\\d+)/(?P<total>\\d+) l=(?P<loss>[\\d.]+)'\npatience = 5\nmin_delta = 0.001\n",
+    );
+    let parsed = config::parse(&fine, Path::new(PATH)).expect("a valid job table");
+    let jobs = &parsed.hosts[0].jobs;
+    assert_eq!(jobs[0].log.as_deref(), Some("/root/run/*.log"));
+    assert_eq!(jobs[0].patience, Some(5));
+}

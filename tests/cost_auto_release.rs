@@ -10,6 +10,7 @@ fn at(now_ms: u64, triggered: bool, user_processes: bool) -> AutoInput {
         now_ms,
         triggered,
         user_processes,
+        job_running: false,
     }
 }
 
@@ -116,4 +117,26 @@ fn fires_with_a_user_process_only_when_allowed() {
     let mut auto = AutoRelease::new(60 * SEC, true);
     auto.tick(at(0, true, true));
     assert_eq!(auto.tick(at(60 * SEC, true, true)), AutoDecision::Fire);
+}
+
+#[test]
+fn never_fires_while_a_job_runs_and_learns_even_where_user_processes_are_allowed() {
+    // Releasing with user processes allowed, and none on the GPUs yet (a job still importing):
+    // the job's process lives and its log says it still learns, so the host is working.
+    let mut auto = AutoRelease::new(60 * SEC, true);
+    let job = |now_ms| AutoInput {
+        job_running: true,
+        ..at(now_ms, true, false)
+    };
+    for s in 0..=3_600 {
+        assert_eq!(auto.tick(job(s * SEC)), AutoDecision::Held);
+    }
+    // The job ended (or stopped learning): the countdown runs its full length, then fires.
+    assert_eq!(
+        auto.tick(at(3_601 * SEC, true, false)),
+        AutoDecision::CountingDown {
+            remaining_ms: 60 * SEC
+        }
+    );
+    assert_eq!(auto.tick(at(3_661 * SEC, true, false)), AutoDecision::Fire);
 }

@@ -2,6 +2,7 @@
 //! lines, checked strictly with messages of the form `file:line: key: message`.
 
 mod alerts;
+mod jobs;
 pub mod lang;
 pub(crate) mod locate;
 mod problem;
@@ -18,6 +19,7 @@ use thiserror::Error;
 use locate::{Document, Located};
 
 pub use alerts::{AlertSink, MinSeverity, SinkKind};
+pub use jobs::{JobConfig, PATTERN_GROUPS, PatternError, compile_pattern};
 pub use providers::{DEFAULT_SYNC_INTERVAL_S, ProviderAccount, ProviderKind};
 pub use ssh_target::{SshTarget, SshTargetError, parse_ssh_target};
 pub use validate::{INTERVAL_MS_RANGE, check_interval_ms};
@@ -127,6 +129,9 @@ pub struct HostConfig {
     pub max_hours: Option<f64>,
     pub expect: Option<Expect>,
     pub release: Option<ReleaseConfig>,
+    /// `[[hosts.jobs]]`: the job's log when its stdout is not a file, and how it is judged.
+    #[serde(default)]
+    pub jobs: Vec<JobConfig>,
     /// When `price_per_hour` took effect, where the provider inventory says (a synced
     /// instance's price history); never read from the file.
     #[serde(skip)]

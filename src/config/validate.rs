@@ -250,6 +250,7 @@ fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
     if let Some(release) = &host.release {
         check_release(release, &path.key("release"))?;
     }
+    super::jobs::check_jobs(&host.jobs, &path.key("jobs"))?;
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! The auto-release countdown of one host, as a pure state machine driven by the clock: a red
 //! line starts a visible countdown, any key cancels it, and it never fires while the user has a
-//! process on the GPUs unless that was explicitly allowed.
+//! process on the GPUs unless that was explicitly allowed, nor ever while a job runs and still
+//! learns.
 
 use crate::telemetry::TimestampMs;
 
@@ -32,6 +33,10 @@ pub struct AutoInput {
     /// A compute process of the user runs on the host's GPUs (on a rented host every compute
     /// process is the user's).
     pub user_processes: bool,
+    /// A job's process lives and its log says neither that it ended nor that it stopped
+    /// learning: the host is working (a job still setting up may not be on the GPUs yet), so
+    /// it is never released, even where releasing with user processes is allowed.
+    pub job_running: bool,
 }
 
 /// What the UI should show or do after a tick.
@@ -81,7 +86,7 @@ impl AutoRelease {
         if self.state == AutoState::Cancelled {
             return AutoDecision::Nothing;
         }
-        if input.user_processes && !self.allow_with_user_processes {
+        if input.job_running || (input.user_processes && !self.allow_with_user_processes) {
             self.state = AutoState::Held;
             return AutoDecision::Held;
         }

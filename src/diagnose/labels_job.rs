@@ -171,3 +171,19 @@ pub fn job_finished(crash: &Crash, causes: &[String], report: &JobReport) -> Fin
     f.add_evidence(&crash.exception);
     f
 }
+
+/// A job whose process exited without a traceback at its log's end (a clean finish, a kill):
+/// its GPU is idle and billed. `last_lines` are its log's last lines, the evidence.
+pub fn job_exited(report: Option<&JobReport>, last_lines: &[String]) -> Finding {
+    let at = report
+        .and_then(|r| r.step)
+        .map(|s| t!("finding_text.job.at_step", step = group(s)).into_owned())
+        .unwrap_or_default();
+    let summary = t!("finding_text.job_exited.summary", at = at);
+    let action = t!("finding_text.job_exited.action");
+    let mut f = Finding::new(label::JOB_FINISHED, Severity::Warning, summary, action);
+    for line in last_lines {
+        f.add_evidence(line);
+    }
+    f
+}

@@ -75,6 +75,7 @@ pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<F
         }
     }
     idle(host, now_ms, opts, &mut out);
+    crate::diagnose::live_jobs::jobs(host, &mut out);
     order::root_cause_first(out)
 }
 

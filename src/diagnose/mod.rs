@@ -18,6 +18,7 @@ pub mod labels_job;
 mod line_detail;
 pub mod line_rules;
 pub mod live;
+pub mod live_jobs;
 mod needles;
 pub mod order;
 pub mod pci;

@@ -1,6 +1,7 @@
 //! The typed events every telemetry source produces about a host; the engine folds them into
 //! the fleet's state, whichever driver (console, watcher, one-shot read) runs it.
 
+use crate::fleet::job::JobProcess;
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// Index of a host in the model's host list (the order of the config / command line).
@@ -62,6 +63,22 @@ pub enum HostEvent {
         command: String,
         output: String,
     },
+    /// The host's GPU processes as jobs (command line, owner, age, where the log goes), found
+    /// at `at_ms`; a job listed before and missing now has ended.
+    Jobs {
+        at_ms: TimestampMs,
+        jobs: Vec<JobProcess>,
+    },
+    /// More of the log of job `pid`: raw remote text (`\r` updates and escapes included), read
+    /// only by the job's log reader (`crate::job::JobLog`), never shown as it is.
+    JobLog {
+        at_ms: TimestampMs,
+        pid: u32,
+        /// The first text of a new reading of the log (its tail at connect): what was read
+        /// of it before is read again from here.
+        restart: bool,
+        text: String,
+    },
 }
 
 /// The evidence command a link runs on a host's first fault.
@@ -81,7 +98,9 @@ impl HostEvent {
             | HostEvent::Responsive { at_ms }
             | HostEvent::Flooding { at_ms, .. }
             | HostEvent::Notice { at_ms, .. }
-            | HostEvent::Evidence { at_ms, .. } => Some(*at_ms),
+            | HostEvent::Evidence { at_ms, .. }
+            | HostEvent::Jobs { at_ms, .. }
+            | HostEvent::JobLog { at_ms, .. } => Some(*at_ms),
         }
     }
 }

@@ -39,6 +39,10 @@ pub fn log_host_event(name: &str, event: &HostEvent) {
             lines = output.lines().count(),
             "evidence taken for the incident report"
         ),
-        HostEvent::Connecting { .. } | HostEvent::Sample { .. } | HostEvent::Processes { .. } => {}
+        HostEvent::Jobs { jobs, .. } => tracing::debug!(host = name, jobs = jobs.len(), "jobs"),
+        HostEvent::Connecting { .. }
+        | HostEvent::Sample { .. }
+        | HostEvent::Processes { .. }
+        | HostEvent::JobLog { .. } => {}
     }
 }

@@ -133,6 +133,8 @@ pub struct HostState {
     pub findings: Vec<Finding>,
     /// What the host floods with, while it does.
     pub flooding: Option<String>,
+    /// The jobs on its GPUs and what their logs say.
+    pub jobs: crate::fleet::job::HostJobs,
     /// No longer watched (gone from a reloaded config); kept so host ids stay stable.
     pub retired: bool,
     history: HistoryShape,
@@ -152,6 +154,7 @@ impl HostState {
             notices: Vec::new(),
             findings: Vec::new(),
             flooding: None,
+            jobs: Default::default(),
             retired: false,
             history,
         }
@@ -237,6 +240,10 @@ impl HostState {
             }
             // For the incident report (recordings keep it); nothing on screen changes.
             HostEvent::Evidence { .. } => {}
+            HostEvent::Jobs { at_ms, jobs } => self.jobs.listed(at_ms, jobs),
+            HostEvent::JobLog {
+                pid, restart, text, ..
+            } => self.jobs.log(pid, restart, &text),
         }
     }
 

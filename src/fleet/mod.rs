@@ -8,6 +8,7 @@ pub mod event_log;
 pub mod history;
 pub mod host;
 pub mod idle_trail;
+pub mod job;
 pub mod money;
 pub mod outage;
 pub mod sink;

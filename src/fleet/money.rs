@@ -414,6 +414,7 @@ pub fn tick_countdowns(money: &mut Money, hosts: &[HostState], now_ms: Timestamp
             now_ms,
             triggered: auto_release_triggered(&money.red_lines, &host.config.name),
             user_processes: state.processes_at_ms.is_none() || !state.processes.is_empty(),
+            job_running: state.jobs.holds_host(),
         });
         if decision == AutoDecision::Fire {
             fired.push(id);

@@ -27,6 +27,8 @@ pub struct FleetOptions {
     pub live: LiveOptions,
     /// Prices, ledger thresholds, red lines and auto-release of the configured hosts.
     pub money: MoneyOptions,
+    /// Each configured host's `[[hosts.jobs]]` table, by host name.
+    pub jobs: Vec<(String, crate::config::JobConfig)>,
 }
 
 impl Default for FleetOptions {
@@ -37,11 +39,21 @@ impl Default for FleetOptions {
             read_only: false,
             live: LiveOptions::default(),
             money: MoneyOptions::default(),
+            jobs: Vec::new(),
         }
     }
 }
 
 impl FleetOptions {
+    /// A new host's jobs, read and judged as its `[[hosts.jobs]]` table says.
+    fn host_state(&self, name: String, shape: HistoryShape) -> HostState {
+        let mut host = HostState::new(name, shape);
+        if let Some((_, jobs)) = self.jobs.iter().find(|(n, _)| *n == host.name) {
+            host.jobs.set_options(super::job::job_options(jobs));
+        }
+        host
+    }
+
     /// With no charts to draw (the watcher): only the history the findings read.
     pub fn without_charts(self) -> Self {
         Self {
@@ -112,7 +124,7 @@ impl Fleet {
         Self {
             hosts: host_names
                 .into_iter()
-                .map(|name| HostState::new(name, shape))
+                .map(|name| options.host_state(name, shape))
                 .collect(),
             money,
             now_ms,
@@ -151,7 +163,8 @@ impl Fleet {
     pub fn add_host(&mut self, name: String) -> HostId {
         let shape = self.options.history_shape();
         self.money.add_host(&name, &self.options.money);
-        self.hosts.push(HostState::new(name, shape));
+        let host = self.options.host_state(name, shape);
+        self.hosts.push(host);
         self.hosts.len() - 1
     }
 

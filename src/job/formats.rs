@@ -4,7 +4,6 @@
 //! returns `None` for a segment that is not its format; none allocates on the common path.
 
 use regex::Regex;
-use thiserror::Error;
 
 /// A tqdm bar: `desc: 33%|███▎      | 200/600 [00:03<00:03, 111.43it/s]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -283,14 +282,7 @@ pub fn plain_step(seg: &str) -> Option<(u64, f64)> {
     None
 }
 
-/// Why a user pattern was refused.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum PatternError {
-    #[error("the pattern is not a valid regular expression: {0}")]
-    Invalid(String),
-    #[error("the pattern names none of the groups step, total, loss, eval_loss")]
-    NoGroups,
-}
+pub use crate::config::PatternError;
 
 /// A user's pattern with named groups `step`, `total`, `loss`, `eval_loss` (any of them).
 #[derive(Debug, Clone)]
@@ -307,23 +299,12 @@ pub struct UserMatch {
     pub eval_loss: Option<f64>,
 }
 
-const GROUPS: [&str; 4] = ["step", "total", "loss", "eval_loss"];
-
 impl UserPattern {
     /// Compiles `pattern` (size-limited, as the regex crate's defaults allow).
     pub fn new(pattern: &str) -> Result<Self, PatternError> {
-        let regex = regex::RegexBuilder::new(pattern)
-            .size_limit(1 << 20)
-            .build()
-            .map_err(|e| PatternError::Invalid(e.to_string()))?;
-        if !regex
-            .capture_names()
-            .flatten()
-            .any(|name| GROUPS.contains(&name))
-        {
-            return Err(PatternError::NoGroups);
-        }
-        Ok(Self { regex })
+        Ok(Self {
+            regex: crate::config::compile_pattern(pattern)?,
+        })
     }
 
     pub fn find(&self, seg: &str) -> Option<UserMatch> {

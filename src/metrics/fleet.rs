@@ -261,6 +261,7 @@ fn own_series(page: &mut Page, fleet: &Fleet) {
     });
     money_series(page, fleet);
     findings_series(page, fleet);
+    super::jobs::job_series(page, fleet);
 }
 
 fn money_series(page: &mut Page, fleet: &Fleet) {

@@ -3,6 +3,7 @@
 
 mod accel;
 mod fleet;
+mod jobs;
 mod serve;
 mod text;
 

@@ -110,6 +110,7 @@ pub fn join(config: &Config, stored: &Stored) -> Joined {
                 max_hours: None,
                 expect: None,
                 release: None,
+                jobs: Vec::new(),
                 price_since_ms: None,
             };
             fill(&mut host, account, entry);

@@ -137,10 +137,14 @@ impl BlackBox {
         &self.options
     }
 
-    /// Whether `event` goes into `host`'s box (samples and process lists are thinned);
-    /// updates the thinning.
+    /// Whether `event` goes into `host`'s box (samples and process lists are thinned, job
+    /// logs left out); updates the thinning.
     pub fn wants(&mut self, host: &str, t_ms: u64, event: &HostEvent) -> bool {
         let every = self.options.sample_every_ms;
+        // A job's log stays on its host: the box keeps the GPUs' story, not the user's output.
+        if matches!(event, HostEvent::JobLog { .. }) {
+            return false;
+        }
         if let HostEvent::Processes { processes, .. } = event {
             let mut who: Vec<(u32, &str)> = processes
                 .iter()

@@ -7,6 +7,7 @@ pub mod blackbox;
 pub mod read;
 pub mod replay;
 pub mod wire;
+pub mod wire_job;
 pub mod writer;
 
 pub use blackbox::{BlackBox, BlackBoxOptions};

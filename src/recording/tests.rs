@@ -70,6 +70,22 @@ fn every_event() -> Vec<HostEvent> {
             command: "nvidia-smi -q".into(),
             output: "==============NVSMI LOG==============\n[exit 0]\n".into(),
         },
+        HostEvent::Jobs {
+            at_ms: 16,
+            jobs: vec![crate::fleet::job::JobProcess {
+                pid: 7,
+                user: Some("root".into()),
+                elapsed_s: Some(15),
+                command: "python3 hf_long.py".into(),
+                log: Some("stdout: /root/run/hf_long.log".into()),
+            }],
+        },
+        HostEvent::JobLog {
+            at_ms: 17,
+            pid: 7,
+            restart: true,
+            text: "{'loss': '5.012', 'epoch': '0.07'}\n\r 20/600 [00:01<00:30]\n".into(),
+        },
     ]
 }
 

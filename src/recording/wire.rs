@@ -5,14 +5,16 @@
 use serde::{Deserialize, Serialize};
 
 use crate::fleet::HostEvent;
+use crate::fleet::job::JobProcess;
+pub use crate::recording::wire_job::Job;
 use crate::telemetry::accel::{Health, Vendor};
 use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
 
 /// The `format` word of every recording's header.
 pub const FORMAT_NAME: &str = "gpufleet-recording";
 /// The newest version this build writes and reads; a newer file is refused with a clear error.
-pub const FORMAT_VERSION: u32 = 2;
-// Version 2 added `evidence` lines; version 1 files read unchanged.
+pub const FORMAT_VERSION: u32 = 3;
+// Version 2 added `evidence` lines, version 3 `jobs` and `job_log`; older files read unchanged.
 
 /// The gpufleet version written into headers and reports.
 pub const WRITER: &str = env!("CARGO_PKG_VERSION");
@@ -113,6 +115,17 @@ pub enum Event {
         at_ms: u64,
         command: String,
         output: String,
+    },
+    Jobs {
+        at_ms: u64,
+        jobs: Vec<Job>,
+    },
+    JobLog {
+        at_ms: u64,
+        pid: u32,
+        #[serde(default)]
+        restart: bool,
+        text: String,
     },
 }
 
@@ -356,6 +369,21 @@ impl From<&HostEvent> for Event {
                 command: command.clone(),
                 output: output.clone(),
             },
+            HostEvent::Jobs { at_ms, jobs } => Event::Jobs {
+                at_ms: *at_ms,
+                jobs: jobs.iter().map(Job::from).collect(),
+            },
+            HostEvent::JobLog {
+                at_ms,
+                pid,
+                restart,
+                text,
+            } => Event::JobLog {
+                at_ms: *at_ms,
+                pid: *pid,
+                restart: *restart,
+                text: text.clone(),
+            },
         }
     }
 }
@@ -405,6 +433,21 @@ impl From<Event> for HostEvent {
                 command,
                 output,
             },
+            Event::Jobs { at_ms, jobs } => HostEvent::Jobs {
+                at_ms,
+                jobs: jobs.into_iter().map(JobProcess::from).collect(),
+            },
+            Event::JobLog {
+                at_ms,
+                pid,
+                restart,
+                text,
+            } => HostEvent::JobLog {
+                at_ms,
+                pid,
+                restart,
+                text,
+            },
         }
     }
 }
@@ -423,7 +466,9 @@ impl Event {
             | Event::Responsive { at_ms }
             | Event::Flooding { at_ms, .. }
             | Event::Notice { at_ms, .. }
-            | Event::Evidence { at_ms, .. } => Some(*at_ms),
+            | Event::Evidence { at_ms, .. }
+            | Event::Jobs { at_ms, .. }
+            | Event::JobLog { at_ms, .. } => Some(*at_ms),
         }
     }
 
@@ -450,7 +495,9 @@ impl Event {
             | Event::Responsive { at_ms }
             | Event::Flooding { at_ms, .. }
             | Event::Notice { at_ms, .. }
-            | Event::Evidence { at_ms, .. } => *at_ms = to_ms,
+            | Event::Evidence { at_ms, .. }
+            | Event::Jobs { at_ms, .. }
+            | Event::JobLog { at_ms, .. } => *at_ms = to_ms,
         }
         self
     }

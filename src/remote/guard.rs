@@ -30,6 +30,8 @@ impl Link {
             Slot::Versions => ("nvidia-smi", OTHER_BUDGET),
             Slot::Kernel => ("the kernel log", OTHER_BUDGET),
             Slot::Evidence => ("nvidia-smi -q", EVIDENCE_BUDGET),
+            // Handled by `job_follow.rs`, which never gets here.
+            Slot::JobProbe | Slot::JobLog => ("a job's log", OTHER_BUDGET),
         };
         if self.flood.flooded(Instant::now()) {
             let detail = sanitize(&describe(what, flood, budget.lines));
@@ -58,6 +60,7 @@ impl Link {
                 }
             }
             Slot::Processes => st.apps_lines.clear(),
+            Slot::JobProbe | Slot::JobLog => {}
             // What it sent so far goes out, cut; the session does not ask again.
             Slot::Evidence => {
                 let event = st

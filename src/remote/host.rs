@@ -42,6 +42,9 @@ pub struct RemoteHost {
     pub proxy: Proxy,
     /// Timeouts, keepalives, the agent and the notes of the ssh config.
     pub settings: HostSettings,
+    /// The job's log as the config names it (`[[hosts.jobs]] log`, an absolute path, globs
+    /// allowed), read when no GPU process's stdout or stderr is a file.
+    pub job_log: Option<String>,
 }
 
 /// How a host is reached (`ProxyCommand` / `ProxyJump` in the ssh config).

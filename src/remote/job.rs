@@ -82,6 +82,8 @@ pub(crate) struct Job {
     quiet: bool,
     /// A liveness probe: the channel is opened and closed again, nothing runs.
     probe: bool,
+    /// `\r` ends a line too (a training log's progress bars).
+    split_cr: bool,
 }
 
 fn again(e: &ssh2::Error) -> bool {
@@ -111,7 +113,14 @@ impl Job {
             flooded: false,
             quiet: false,
             probe: false,
+            split_cr: false,
         }
+    }
+
+    /// Ends lines at `\r` as well as `\n`, so a progress bar redrawn for hours without a
+    /// newline arrives as its updates rather than as one line too long to keep.
+    pub(crate) fn split_cr(&mut self) {
+        self.split_cr = true;
     }
 
     /// Opens a channel and closes it again, reporting nothing: the host's answers (the open's
@@ -362,7 +371,7 @@ impl Job {
 
     fn push(&mut self, bytes: &[u8], out: &mut Vec<JobEvent>) {
         for &b in bytes {
-            if b == b'\n' {
+            if b == b'\n' || (self.split_cr && b == b'\r') {
                 self.flush(out);
                 if self.flooded {
                     return;

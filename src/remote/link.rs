@@ -297,6 +297,7 @@ mod tests {
             host_keys: Default::default(),
             proxy: Default::default(),
             settings: Default::default(),
+            job_log: None,
         };
         let mut link = Link::new(
             host,

@@ -42,15 +42,21 @@ pub(crate) enum Slot {
     Kernel,
     /// `nvidia-smi -q`, once, at the session's first fault (`evidence.rs`).
     Evidence,
+    /// What the GPU processes run and where their output goes (`job_find.rs`).
+    JobProbe,
+    /// A job's log, its recent part and then what it adds (`job_follow.rs`).
+    JobLog,
 }
 
-const SLOTS: [Slot; 6] = [
+const SLOTS: [Slot; 8] = [
     Slot::Versions,
     Slot::Detail,
     Slot::Stream,
     Slot::Processes,
     Slot::Kernel,
     Slot::Evidence,
+    Slot::JobProbe,
+    Slot::JobLog,
 ];
 
 pub(crate) struct Mux {
@@ -101,6 +107,21 @@ impl Mux {
         self.cancel(slot);
         self.jobs[slot as usize] = Some(job);
         self.settled = false;
+        Ok(())
+    }
+
+    /// As [`Mux::start`], for output whose `\r` updates count as lines (a training log's
+    /// progress bars, which may never end a line).
+    pub(crate) fn start_split_cr(
+        &mut self,
+        slot: Slot,
+        command: &str,
+        budget: Budget,
+    ) -> Result<(), CommandError> {
+        self.start(slot, command, budget)?;
+        if let Some(job) = self.jobs[slot as usize].as_mut() {
+            job.split_cr();
+        }
         Ok(())
     }
 

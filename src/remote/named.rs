@@ -59,6 +59,10 @@ pub fn resolve_named(
             h.password_env.as_deref(),
             ssh_config,
         )
+        .map(|mut host| {
+            host.job_log = h.jobs.first().and_then(|j| j.log.clone());
+            host
+        })
         .map_err(|source| failed(&h.name, source))
     };
     if named.is_empty() {

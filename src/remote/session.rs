@@ -81,6 +81,7 @@ impl Link {
             unresponsive: false,
             evidence: EvidenceRun::default(),
             accel: Default::default(),
+            job: Default::default(),
         };
         (mux, st)
     }
@@ -119,6 +120,7 @@ impl Link {
                 return Some(Ended::Dropped(e));
             }
         }
+        self.flush_job_log(st);
         if let Err(e) = self.on_timers(mux, st).and_then(|()| mux.keepalive()) {
             return Some(Ended::Dropped(e));
         }
@@ -132,7 +134,7 @@ impl Link {
             let busy = [Slot::Versions, Slot::Stream, Slot::Processes]
                 .iter()
                 .any(|s| mux.running(*s));
-            if st.connected && !busy && st.stream_restart_at.is_none() {
+            if st.connected && !busy && !Self::jobs_busy(mux) && st.stream_restart_at.is_none() {
                 return Some(Ended::Finished);
             }
             if st.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -247,6 +249,9 @@ impl Link {
             return self.accel_event(slot, event, mux, st);
         }
         match (slot, event) {
+            (slot @ (Slot::JobProbe | Slot::JobLog), event) => {
+                self.on_job_event(slot, event, mux, st)?;
+            }
             (slot, JobEvent::Flooded(flood)) => self.on_flood(st, slot, &flood),
             (Slot::Versions, JobEvent::Line(line)) => keep(&mut st.version_lines, line),
             (Slot::Versions, _) => {
@@ -271,7 +276,7 @@ impl Link {
             (Slot::Processes, JobEvent::Exited { status }) => {
                 let lines = std::mem::take(&mut st.apps_lines);
                 if status == Some(0) {
-                    let processes = lines
+                    let processes: Vec<_> = lines
                         .iter()
                         .filter_map(|l| parse_compute_app_line(l).ok())
                         .map(|mut p| {
@@ -280,6 +285,7 @@ impl Link {
                             p
                         })
                         .collect();
+                    let pids = processes.iter().map(|p| p.pid).collect();
                     self.emit_or_hold(
                         st,
                         HostEvent::Processes {
@@ -287,6 +293,7 @@ impl Link {
                             processes,
                         },
                     );
+                    self.find_jobs(mux, st, pids)?;
                 }
             }
             (Slot::Processes, JobEvent::Refused(_)) => st.apps_lines.clear(),

@@ -91,4 +91,6 @@ pub(crate) struct SessionState {
     pub(super) evidence: EvidenceRun,
     /// The probe, or a vendor tool read instead of nvidia-smi (`accel_poll.rs`).
     pub(super) accel: AccelSession,
+    /// The host's jobs and the log followed (`job_follow.rs`).
+    pub(super) job: crate::remote::job_watch::JobWatch,
 }

@@ -205,6 +205,7 @@ impl Resolver<'_> {
             host_keys,
             proxy,
             settings,
+            job_log: None,
         })
     }
 }

@@ -266,6 +266,8 @@ fn note_event(line: &Line, at_ms: u64, out: &mut Analysis) {
         ),
         Event::Connecting { .. }
         | Event::Processes { .. }
+        | Event::Jobs { .. }
+        | Event::JobLog { .. }
         | Event::Flooding { detail: None, .. } => {}
     }
 }

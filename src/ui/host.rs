@@ -153,7 +153,8 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, theme:
         findings::draw(frame, findings_area, host, (scroll, focused), theme);
     }
     if let Some(procs) = areas.processes {
-        draw_processes(frame, procs, model, host, theme);
+        let job = crate::ui::job_line::job_line(model, host_id);
+        draw_processes(frame, procs, model, (host, job), theme);
     }
 }
 
@@ -296,7 +297,13 @@ pub fn process_rows(area: Rect, model: &Model, host: &HostState) -> (Rect, usize
     (rows, first)
 }
 
-fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host: &HostState, theme: &Theme) {
+fn draw_processes(
+    frame: &mut Frame,
+    area: Rect,
+    model: &Model,
+    (host, job): (&HostState, Option<String>),
+    theme: &Theme,
+) {
     let focused = model.host_focus == HostFocus::Processes;
     let (rows_area, first) = process_rows(area, model, host);
     let header = Row::new(
@@ -314,13 +321,36 @@ fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host: &HostState
         Row::new(vec![
             Cell::from(p.pid.to_string()),
             Cell::from(gpu),
-            Cell::from(fit(&clean(&p.name), 40)),
+            Cell::from(fit(
+                &clean(crate::ui::job_line::process_label(host, p.pid, &p.name)),
+                40,
+            )),
             Cell::from(
                 p.used_memory_mib
                     .map_or_else(|| "-".to_string(), |m| m.to_string()),
             ),
         ])
     });
+    let mut block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(if focused {
+            theme.border_focused()
+        } else {
+            theme.border()
+        })
+        .title(Span::styled(
+            scroll::title(
+                &t!("pane.processes"),
+                first,
+                usize::from(rows_area.height),
+                host.processes.len(),
+            ),
+            theme.title(),
+        ));
+    if let Some(job) = job {
+        let room = usize::from(area.width.saturating_sub(4));
+        block = block.title_bottom(Span::styled(fit(&job, room), theme.title()));
+    }
     let table = Table::new(
         rows,
         [
@@ -336,24 +366,7 @@ fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host: &HostState
     } else {
         theme.base()
     })
-    .block(
-        Block::default()
-            .borders(Borders::ALL)
-            .border_style(if focused {
-                theme.border_focused()
-            } else {
-                theme.border()
-            })
-            .title(Span::styled(
-                scroll::title(
-                    &t!("pane.processes"),
-                    first,
-                    usize::from(rows_area.height),
-                    host.processes.len(),
-                ),
-                theme.title(),
-            )),
-    );
+    .block(block);
     let mut state = TableState::default().with_offset(first);
     if focused && !host.processes.is_empty() {
         state.select(Some(model.process_cursor.min(host.processes.len() - 1)));

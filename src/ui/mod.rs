@@ -18,6 +18,7 @@ pub mod gpu_card;
 pub mod grid;
 pub mod help;
 pub mod host;
+pub mod job_line;
 pub mod outage_text;
 pub mod panel;
 pub mod playbook;

@@ -300,6 +300,7 @@ impl Sshd {
             host_keys: Default::default(),
             proxy: Default::default(),
             settings: Default::default(),
+            job_log: None,
         }
     }
 

@@ -1,0 +1,111 @@
+//! `[[hosts.jobs]]`: how a host's training jobs are found and judged (issue 19). A job's log is
+//! found by itself when its process's stdout or stderr is a file; `log` names it otherwise (a
+//! path on the host, `*`, `?` and `[...]` matching as in the shell, the newest match read).
+//! `pattern` reads a log none of the built-in readers knows (named groups `step`, `total`,
+//! `loss`, `eval_loss`); `patience` and `min_delta` tune when a run counts as no longer
+//! improving.
+
+use serde::Deserialize;
+
+use super::locate::KeyPath;
+use super::problem::{Problem, problem};
+
+/// The named groups a log pattern may have; it needs at least one.
+pub const PATTERN_GROUPS: [&str; 4] = ["step", "total", "loss", "eval_loss"];
+
+/// Why a log pattern was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    #[error("the pattern is not a valid regular expression: {0}")]
+    Invalid(String),
+    #[error("the pattern names none of the groups step, total, loss, eval_loss")]
+    NoGroups,
+}
+
+/// Compiles a log pattern (size-limited, as the regex crate's defaults allow) that names at
+/// least one of [`PATTERN_GROUPS`]; the config's check and the log reader both use it.
+pub fn compile_pattern(pattern: &str) -> Result<regex::Regex, PatternError> {
+    let regex = regex::RegexBuilder::new(pattern)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| PatternError::Invalid(e.to_string()))?;
+    if !regex
+        .capture_names()
+        .flatten()
+        .any(|name| PATTERN_GROUPS.contains(&name))
+    {
+        return Err(PatternError::NoGroups);
+    }
+    Ok(regex)
+}
+
+/// Characters a configured log path may have.
+const MAX_LOG_CHARS: usize = 1_024;
+
+/// One `[[hosts.jobs]]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobConfig {
+    /// The log of the host's GPU job when its stdout and stderr are not files: an absolute
+    /// path on the host; globs allowed.
+    pub log: Option<String>,
+    /// A regular expression with named groups for a log in a format of its own.
+    pub pattern: Option<String>,
+    /// Evaluations without a real improvement before a plateau is called (default 3).
+    pub patience: Option<u32>,
+    /// The share of the best eval loss an evaluation must beat it by to count (default 0.002).
+    pub min_delta: Option<f64>,
+}
+
+pub(super) fn check_jobs(jobs: &[JobConfig], path: &KeyPath) -> Result<(), Problem> {
+    if jobs.len() > 1 {
+        problem(
+            path.index(1),
+            "one [[hosts.jobs]] table per host is read: merge them into one",
+        )?;
+    }
+    for (index, job) in jobs.iter().enumerate() {
+        check_job(job, &path.index(index))?;
+    }
+    Ok(())
+}
+
+fn check_job(job: &JobConfig, path: &KeyPath) -> Result<(), Problem> {
+    if let Some(log) = &job.log {
+        if !log.starts_with('/') {
+            problem(
+                path.key("log"),
+                format!(
+                    "must be an absolute path on the host, such as \"/root/run/*.log\", found \
+                     {log:?}"
+                ),
+            )?;
+        }
+        if log.chars().any(char::is_control) {
+            problem(path.key("log"), "must not contain control characters")?;
+        }
+        if log.chars().count() > MAX_LOG_CHARS {
+            problem(
+                path.key("log"),
+                format!("must be at most {MAX_LOG_CHARS} characters"),
+            )?;
+        }
+    }
+    if let Some(pattern) = &job.pattern
+        && let Err(e) = compile_pattern(pattern)
+    {
+        problem(path.key("pattern"), e.to_string())?;
+    }
+    if job.patience == Some(0) {
+        problem(path.key("patience"), "must be at least 1")?;
+    }
+    if let Some(delta) = job.min_delta
+        && !(delta.is_finite() && (0.0..1.0).contains(&delta))
+    {
+        problem(
+            path.key("min_delta"),
+            format!("must be from 0 to below 1 (a share of the best eval loss), found {delta}"),
+        )?;
+    }
+    Ok(())
+}

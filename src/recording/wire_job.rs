@@ -1,0 +1,43 @@
+//! A job ([`JobProcess`]) as a recording writes it (`jobs` lines, format version 3).
+
+use serde::{Deserialize, Serialize};
+
+use crate::fleet::job::JobProcess;
+
+/// [`JobProcess`] as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    pub pid: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_s: Option<u64>,
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+impl From<&JobProcess> for Job {
+    fn from(j: &JobProcess) -> Self {
+        Self {
+            pid: j.pid,
+            user: j.user.clone(),
+            elapsed_s: j.elapsed_s,
+            command: j.command.clone(),
+            log: j.log.clone(),
+        }
+    }
+}
+
+impl From<Job> for JobProcess {
+    fn from(j: Job) -> Self {
+        Self {
+            pid: j.pid,
+            user: j.user,
+            elapsed_s: j.elapsed_s,
+            command: j.command,
+            log: j.log,
+        }
+    }
+}

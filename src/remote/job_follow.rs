@@ -1,0 +1,291 @@
+//! Following a job's log over the link's session (issue 19): after each process list the
+//! GPU processes, and the jobs found before, are probed (`job_find.rs`) and sent as
+//! `HostEvent::Jobs` (a job has ended when its process is gone); the first one whose
+//! stdout or stderr is a regular file has its log read back, a bounded tail of
+//! [`TAIL_BYTES`] first (the run's history so far, so a one-shot `snapshot` knows it too),
+//! then, on a followed link, what it adds, until the process exits (`tail --pid`).
+//!
+//! The log is named as `/proc/PID/fd/N`, built from the integers the process list gave, so no
+//! remote text ever reaches a command line. Its text is untrusted: it goes to the engine as
+//! `HostEvent::JobLog` only to be parsed (`crate::job::JobLog` keeps no control character or
+//! escape), in chunks of at most [`CHUNK_BYTES`]; the link holds one chunk at a time.
+
+use std::time::Duration;
+
+use crate::fleet::HostEvent;
+use crate::fleet::job::JobProcess;
+use crate::remote::error::RemoteError;
+use crate::remote::flood::OTHER_BUDGET;
+use crate::remote::job::{Budget, JobEvent};
+use crate::remote::job_find::{self, LogFd};
+use crate::remote::link::{Link, Mode};
+use crate::remote::mux::{Mux, Slot};
+use crate::remote::quote::{CommandError, RemoteCommand};
+use crate::remote::session_state::SessionState;
+use crate::telemetry::source::now_ms;
+
+/// The recent part of a log read back at connect: enough for a long run's history of
+/// losses and evaluations (a 3,000-step `Trainer` log is 58 KB).
+pub(crate) const TAIL_BYTES: u64 = 4 * 1024 * 1024;
+/// Text the link gathers before handing it to the engine.
+const CHUNK_BYTES: usize = 64 * 1024;
+/// Lines the probe may print (four per process).
+const MAX_PROBE_LINES: usize = 4 * job_find::MAX_PROBED;
+/// What a log may send per second: the whole tail at once, and a log's own pace after it.
+const LOG_BUDGET: Budget = Budget {
+    window: Duration::from_secs(1),
+    lines: 200_000,
+    bytes: 2 * TAIL_BYTES,
+};
+
+/// `tail` of job `pid`'s descriptor: its last [`TAIL_BYTES`], then, when `follow`, what it
+/// adds until the process exits.
+pub(crate) fn tail_command(pid: u32, fd: LogFd, follow: bool) -> Result<String, CommandError> {
+    let mut command = RemoteCommand::new("tail").args(["-c", &TAIL_BYTES.to_string()]);
+    if follow {
+        command = command.args(["-f", &format!("--pid={pid}")]);
+    }
+    command
+        .arg(format!("/proc/{pid}/fd/{}", fd.number()))
+        .to_shell()
+}
+
+/// `tail` of the newest regular file matching the config's `glob` (a shell pattern, expanded
+/// on the host with `IFS` empty, so only `*`, `?` and `[...]` act; it is passed as an argument,
+/// never spliced into the script), read for job `pid`. Exits 3, printing nothing, when no file
+/// matches.
+pub(crate) fn configured_tail_command(
+    glob: &str,
+    pid: u32,
+    follow: bool,
+) -> Result<String, CommandError> {
+    let follow = if follow {
+        format!(" -f --pid={pid}")
+    } else {
+        String::new()
+    };
+    let script = format!(
+        "IFS=; set -- $1; f=; for c in \"$@\"; do [ -f \"$c\" ] || continue; \
+         if [ -z \"$f\" ] || [ \"$c\" -nt \"$f\" ]; then f=$c; fi; done; \
+         [ -n \"$f\" ] || exit 3; exec tail -c {TAIL_BYTES}{follow} -- \"$f\""
+    );
+    RemoteCommand::new("sh")
+        .args(["-c", script.as_str(), "sh", glob])
+        .to_shell()
+}
+
+impl Link {
+    /// The process list came back: probe its processes, and the jobs found before that are
+    /// no longer on the GPUs (a job between phases still runs: it has ended only when its
+    /// process is gone); say when none is left.
+    pub(crate) fn find_jobs(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+        mut pids: Vec<u32>,
+    ) -> Result<(), RemoteError> {
+        pids.extend(st.job.listed.iter().flatten());
+        pids.sort_unstable();
+        pids.dedup();
+        pids.truncate(job_find::MAX_PROBED);
+        if mux.running(Slot::JobProbe) {
+            return Ok(());
+        }
+        if pids.is_empty() {
+            if st.job.listed.as_ref().is_none_or(|l| !l.is_empty()) {
+                st.job.listed = Some(Vec::new());
+                self.emit_or_hold(
+                    st,
+                    HostEvent::Jobs {
+                        at_ms: now_ms(),
+                        jobs: Vec::new(),
+                    },
+                );
+            }
+            return Ok(());
+        }
+        mux.start(
+            Slot::JobProbe,
+            &job_find::probe_command(&pids)?,
+            OTHER_BUDGET,
+        )?;
+        st.job.probing = pids;
+        st.job.probe_lines.clear();
+        Ok(())
+    }
+
+    /// Whether the job slots still have work a one-shot reading waits for.
+    pub(crate) fn jobs_busy(mux: &Mux) -> bool {
+        mux.running(Slot::JobProbe) || mux.running(Slot::JobLog)
+    }
+
+    pub(crate) fn on_job_event(
+        &mut self,
+        slot: Slot,
+        event: JobEvent,
+        mux: &mut Mux,
+        st: &mut SessionState,
+    ) -> Result<(), RemoteError> {
+        match (slot, event) {
+            (Slot::JobProbe, JobEvent::Line(line))
+                if st.job.probe_lines.len() < MAX_PROBE_LINES =>
+            {
+                st.job.probe_lines.push(line);
+            }
+            (Slot::JobProbe, JobEvent::Line(_)) => {}
+            (Slot::JobProbe, JobEvent::Exited { .. }) => self.on_probe_done(mux, st)?,
+            (Slot::JobProbe, _) => st.job.probe_lines.clear(),
+            (Slot::JobLog, JobEvent::Line(line)) => {
+                st.job.pending.push_str(&line);
+                st.job.pending.push('\n');
+                if st.job.pending.len() >= CHUNK_BYTES {
+                    self.flush_job_log(st);
+                }
+            }
+            (Slot::JobLog, JobEvent::Exited { status }) => {
+                self.flush_job_log(st);
+                // `tail --pid` ends when the job does: list the processes now, so its end is
+                // known at once rather than at the next scheduled list.
+                if self.mode == Mode::Follow {
+                    st.processes_due = Some(std::time::Instant::now());
+                }
+                if let Some((pid, _)) = st.job.following.take()
+                    && status != Some(0)
+                    && self.mode == Mode::Follow
+                    && !st.job.configured
+                {
+                    // Unreadable (or `tail` without `--pid`): not retried this session.
+                    st.job.given_up.push(pid);
+                }
+            }
+            (Slot::JobLog, JobEvent::Refused(why)) => {
+                if let Some((pid, _)) = st.job.following.take() {
+                    st.job.given_up.push(pid);
+                }
+                self.notice_once(
+                    "job-log-refused",
+                    format!("the host refused to read a job's log: {why}"),
+                );
+            }
+            (Slot::JobLog, JobEvent::Flooded(_)) => {
+                st.job.pending.clear();
+                if let Some((pid, _)) = st.job.following.take() {
+                    st.job.given_up.push(pid);
+                }
+                self.notice_once(
+                    "job-log-flood",
+                    "a job's log sent more than gpufleet reads in a second; it is not followed \
+                     again until the link reconnects"
+                        .to_string(),
+                );
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn on_probe_done(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
+        let lines = std::mem::take(&mut st.job.probe_lines);
+        let pids = std::mem::take(&mut st.job.probing);
+        let found = job_find::parse_probe(&pids, &lines);
+        let mut jobs: Vec<JobProcess> = found.iter().map(|f| f.process.clone()).collect();
+        // No job's output is a file: the config's log is the first job's.
+        if !found.iter().any(|f| f.log_fd.is_some())
+            && let (Some(glob), Some(first)) = (&self.host.job_log, jobs.first_mut())
+        {
+            first.log = Some(format!("config: {glob}"));
+        }
+        st.job.listed = Some(jobs.iter().map(|j| j.pid).collect());
+        self.emit_or_hold(
+            st,
+            HostEvent::Jobs {
+                at_ms: now_ms(),
+                jobs,
+            },
+        );
+        if let Some((pid, _)) = st.job.following
+            && found.iter().any(|f| f.process.pid == pid)
+        {
+            return Ok(());
+        }
+        let next = found.iter().find_map(|f| {
+            let fd = f.log_fd?;
+            (!st.job.given_up.contains(&f.process.pid)).then_some((f.process.pid, fd))
+        });
+        let follow = self.mode == Mode::Follow;
+        let (pid, command, configured) = match (next, &self.host.job_log) {
+            (Some((pid, fd)), _) => (pid, tail_command(pid, fd, follow)?, false),
+            (None, Some(glob)) => match found.first() {
+                Some(f) => (
+                    f.process.pid,
+                    configured_tail_command(glob, f.process.pid, follow)?,
+                    true,
+                ),
+                None => return Ok(()),
+            },
+            (None, None) => return Ok(()),
+        };
+        mux.start_split_cr(Slot::JobLog, &command, LOG_BUDGET)?;
+        st.job.pending.clear();
+        st.job.following = Some((pid, false));
+        st.job.configured = configured;
+        Ok(())
+    }
+
+    /// Hands the log text gathered so far to the engine (after each round, and whenever a
+    /// chunk is full).
+    pub(crate) fn flush_job_log(&mut self, st: &mut SessionState) {
+        if st.job.pending.is_empty() {
+            return;
+        }
+        let Some((pid, started)) = st.job.following.as_mut() else {
+            st.job.pending.clear();
+            return;
+        };
+        let restart = !*started;
+        *started = true;
+        let pid = *pid;
+        let text = std::mem::take(&mut st.job.pending);
+        self.emit_or_hold(
+            st,
+            HostEvent::JobLog {
+                at_ms: now_ms(),
+                pid,
+                restart,
+                text,
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_configured_log_is_an_argument_of_the_script_never_part_of_it() {
+        let command =
+            configured_tail_command("/root/run/*.log'; rm -rf ~; '", 12, true).expect("command");
+        // The script is one quoted word, `sh` the next, the pattern the last, quoted whole.
+        assert!(
+            command.ends_with(" sh '/root/run/*.log'\\''; rm -rf ~; '\\'''"),
+            "{command}"
+        );
+        assert!(
+            command.contains("tail -c 4194304 -f --pid=12 --"),
+            "{command}"
+        );
+    }
+
+    #[test]
+    fn the_tail_names_the_descriptor_by_its_pid_only() {
+        assert_eq!(
+            tail_command(1307, LogFd::Stdout, true).expect("command"),
+            "tail -c 4194304 -f --pid=1307 /proc/1307/fd/1"
+        );
+        assert_eq!(
+            tail_command(7, LogFd::Stderr, false).expect("command"),
+            "tail -c 4194304 /proc/7/fd/2"
+        );
+    }
+}

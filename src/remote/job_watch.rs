@@ -1,0 +1,22 @@
+//! What one session knows of its host's jobs and the log it follows (`job_follow.rs` acts on
+//! it); kept apart so the session's state does not depend on the code that serves it.
+
+/// What a session knows of the host's jobs.
+#[derive(Debug, Default)]
+pub(crate) struct JobWatch {
+    /// The processes the running probe asks about.
+    pub(super) probing: Vec<u32>,
+    pub(super) probe_lines: Vec<String>,
+    /// The processes the last `Jobs` event listed; `None` before the first.
+    pub(super) listed: Option<Vec<u32>>,
+    /// The process whose log is read, and whether its first chunk has gone out.
+    pub(super) following: Option<(u32, bool)>,
+    /// The log followed is the config's (`[[hosts.jobs]] log`), not a descriptor of the job:
+    /// one that cannot be read yet (the job has not created it) is tried again at the next
+    /// listing.
+    pub(super) configured: bool,
+    /// Processes whose log could not be read, not tried again in this session.
+    pub(super) given_up: Vec<u32>,
+    /// Log text not yet sent.
+    pub(super) pending: String,
+}

@@ -1,0 +1,91 @@
+//! The host view's one line about the job on its GPUs (issue 19), written on the processes
+//! pane's lower border so it costs no row on an 80x24 screen: which job, its step of the total,
+//! the ETA, what the job has cost so far, and the last training and eval loss. The processes
+//! pane shows each job's command line in place of its process name.
+
+use rust_i18n::t;
+
+use crate::app::model::Model;
+use crate::cost::{format_duration_ms, format_money};
+use crate::fleet::host::HostState;
+use crate::fleet::job::TrackedJob;
+use crate::ui::format::clean;
+
+/// The first live job's line (else the newest ended one's); `None` without a job.
+pub fn job_line(model: &Model, host_id: usize) -> Option<String> {
+    let host = model.fleet.hosts.get(host_id)?;
+    let job = host
+        .jobs
+        .iter()
+        .find(|j| j.alive() && j.report.is_some())
+        .or_else(|| host.jobs.iter().find(|j| j.alive()))
+        .or_else(|| host.jobs.iter().next())?;
+    let mut parts = vec![t!("job_line.title", pid = job.process.pid).into_owned()];
+    if !job.alive() {
+        parts.push(t!("job_line.exited").into_owned());
+    }
+    if let Some(report) = &job.report {
+        match (report.step, report.total.filter(|t| *t > 0)) {
+            (Some(step), Some(total)) => parts.push(
+                t!(
+                    "job_line.step_of",
+                    step = step,
+                    total = total,
+                    percent = format!("{:.0}", step as f64 * 100.0 / total as f64)
+                )
+                .into_owned(),
+            ),
+            (Some(step), None) => parts.push(t!("job_line.step", step = step).into_owned()),
+            _ => {}
+        }
+        if let Some(eta) = report
+            .eta_s
+            .filter(|s| job.alive() && s.is_finite() && *s >= 0.0)
+        {
+            parts.push(
+                t!(
+                    "job_line.eta",
+                    eta = format_duration_ms((eta * 1_000.0) as u64)
+                )
+                .into_owned(),
+            );
+        }
+        if let Some(spent) = spent(model, host_id, job) {
+            parts.push(t!("job_line.spent", money = spent).into_owned());
+        }
+        if let Some(loss) = report.loss {
+            parts.push(t!("job_line.loss", value = format!("{:.4}", loss.value)).into_owned());
+        }
+        if let Some(eval) = report.eval_loss {
+            parts.push(t!("job_line.eval", value = format!("{:.4}", eval.value)).into_owned());
+        }
+    } else if let Some(spent) = spent(model, host_id, job) {
+        parts.push(t!("job_line.spent", money = spent).into_owned());
+    }
+    Some(clean(&parts.join(" · ")))
+}
+
+/// The host's price × the job's run time.
+fn spent(model: &Model, host_id: usize, job: &TrackedJob) -> Option<String> {
+    let price = model
+        .fleet
+        .money
+        .hosts
+        .get(host_id)?
+        .config
+        .price
+        .as_ref()?;
+    let run_s = job.run_s(model.fleet.now_ms)?;
+    Some(format_money(
+        price.price_per_hour * run_s as f64 / 3_600.0,
+        &price.currency,
+    ))
+}
+
+/// What the processes pane shows for process `pid`: its job's command line when one is known.
+pub fn process_label<'a>(host: &'a HostState, pid: u32, name: &'a str) -> &'a str {
+    host.jobs
+        .iter()
+        .find(|j| j.alive() && j.process.pid == pid && !j.process.command.is_empty())
+        .map_or(name, |j| j.process.command.as_str())
+}
