@@ -13,186 +13,17 @@
 use std::time::Instant;
 
 use crate::fleet::HostEvent;
+use crate::remote::accel_tools::{Probed, Tool, probe_answer, probe_command};
 use crate::remote::error::RemoteError;
 use crate::remote::flood::OTHER_BUDGET;
 use crate::remote::job::JobEvent;
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
-use crate::remote::quote::{CommandError, RemoteCommand};
 use crate::remote::session_state::SessionState;
 use crate::telemetry::LostReason;
-use crate::telemetry::accel::sample::{newest_per_device, to_samples};
-use crate::telemetry::accel::{AccelError, AccelReading, npu_smi, rocm_smi, xpu_smi};
+use crate::telemetry::accel::sample::to_samples;
+use crate::telemetry::accel::{AccelError, AccelReading};
 use crate::telemetry::source::now_ms;
-
-/// The probe: the first of the configured nvidia-smi and the vendor tools that the host's
-/// `PATH` has, by its position in that list. Fixed text; the nvidia-smi command is `$1`.
-const PROBE_SCRIPT: &str = "i=0; for t in \"$1\" npu-smi rocm-smi amd-smi xpu-smi; do \
-if command -v \"$t\" >/dev/null 2>&1; then echo \"gpufleet-probe $i\"; exit 0; fi; \
-i=$((i+1)); done; echo gpufleet-probe none";
-/// What the probe prints before the position.
-const PROBE_MARK: &str = "gpufleet-probe ";
-/// Lines of one poll kept for the parser (a 16-card `rocm-smi --json` is ~1,500).
-const MAX_POLL_LINES: usize = 8_192;
-
-/// The vendor tools gpufleet reads, in the probe's order after nvidia-smi.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Tool {
-    Npu,
-    Rocm,
-    Amd,
-    Xpu,
-}
-
-impl Tool {
-    /// The tool at `position` in the probe's list (0 is nvidia-smi).
-    fn at(position: usize) -> Option<Tool> {
-        [Tool::Npu, Tool::Rocm, Tool::Amd, Tool::Xpu]
-            .get(position.checked_sub(1)?)
-            .copied()
-    }
-
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Tool::Npu => "npu-smi",
-            Tool::Rocm => "rocm-smi",
-            Tool::Amd => "amd-smi",
-            Tool::Xpu => "xpu-smi",
-        }
-    }
-
-    /// Whether the command loops by itself (read line by line) rather than answering once.
-    fn streams(self, mode: Mode) -> bool {
-        self == Tool::Xpu && mode == Mode::Follow
-    }
-
-    /// The command, built from typed values only; `None` for a tool gpufleet cannot read.
-    pub(crate) fn command(self, interval_ms: u32, mode: Mode) -> Option<RemoteCommand> {
-        Some(match self {
-            Tool::Npu => RemoteCommand::new("npu-smi").arg("info"),
-            // The flags telegraf's rocm_smi input runs, which printed the fixtures.
-            Tool::Rocm => RemoteCommand::new("rocm-smi").args(ROCM_SMI_ARGS),
-            Tool::Amd => return None,
-            Tool::Xpu => {
-                let seconds = (interval_ms / 1_000).max(1).to_string();
-                let mut command = RemoteCommand::new("xpu-smi")
-                    .args(["dump", "-d", "-1", "-m", "0,1,2,3,4,5"])
-                    .args(["-i", seconds.as_str()]);
-                if !self.streams(mode) {
-                    command = command.args(["-n", "1"]);
-                }
-                command
-            }
-        })
-    }
-
-    /// One answer's readings, the newest per device.
-    pub(crate) fn parse(self, text: &str) -> Result<Vec<AccelReading>, AccelError> {
-        match self {
-            Tool::Npu => npu_smi::parse_info(text),
-            Tool::Rocm => rocm_smi::parse_json(text),
-            Tool::Amd => Err(AccelError::unsupported(
-                "amd-smi",
-                None,
-                "gpufleet reads AMD GPUs through rocm-smi; amd-smi alone is not read yet",
-                text,
-            )),
-            Tool::Xpu => xpu_smi::parse_dump(text).map(newest_per_device),
-        }
-    }
-}
-
-const ROCM_SMI_ARGS: [&str; 33] = [
-    "-o",
-    "-l",
-    "-m",
-    "-M",
-    "-g",
-    "-c",
-    "-t",
-    "-u",
-    "-i",
-    "-f",
-    "-p",
-    "-P",
-    "-s",
-    "-S",
-    "-v",
-    "--showreplaycount",
-    "--showpids",
-    "--showdriverversion",
-    "--showmemvendor",
-    "--showfwinfo",
-    "--showproductname",
-    "--showserial",
-    "--showuniqueid",
-    "--showbus",
-    "--showpendingpages",
-    "--showpagesinfo",
-    "--showmeminfo",
-    "all",
-    "--showretiredpages",
-    "--showunreservablepages",
-    "--showmemuse",
-    "--showvoltage",
-    "--json",
-];
-
-/// What the probe found; kept by the link across reconnects, so a host is probed once.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Probed {
-    #[default]
-    NotYet,
-    /// nvidia-smi (or no tool at all, which nvidia-smi's own failure then reports).
-    Nvidia,
-    Tool(Tool),
-}
-
-/// The probe command: fixed script, the configured nvidia-smi as its only argument.
-pub(crate) fn probe_command(nvidia_smi: &str) -> Result<String, CommandError> {
-    RemoteCommand::new("sh")
-        .args(["-c", PROBE_SCRIPT, "sh", nvidia_smi])
-        .to_shell()
-}
-
-/// The probe's answer: `None` until a line of its own form names a position.
-pub(crate) fn probe_answer(lines: &[String]) -> Option<Probed> {
-    lines.iter().find_map(|line| {
-        let word = line.trim().strip_prefix(PROBE_MARK)?;
-        if word == "none" {
-            return Some(Probed::Nvidia);
-        }
-        let position: usize = word.parse().ok()?;
-        if position == 0 {
-            return Some(Probed::Nvidia);
-        }
-        Tool::at(position).map(Probed::Tool)
-    })
-}
-
-/// One session's accelerator work: the probe running, or the tool being read.
-#[derive(Default)]
-pub(crate) struct AccelSession {
-    probing: bool,
-    tool: Option<Tool>,
-    /// What the running probe or poll printed so far.
-    lines: Vec<String>,
-    /// A streaming tool's header line, which each data line is read under.
-    header: Option<String>,
-}
-
-impl AccelSession {
-    /// Whether this session is the accelerator path's (the probe or a vendor tool).
-    pub(crate) fn active(&self) -> bool {
-        self.probing || self.tool.is_some()
-    }
-
-    fn keep(&mut self, line: String) {
-        if self.lines.len() < MAX_POLL_LINES {
-            self.lines.push(line);
-        }
-    }
-}
 
 impl Link {
     /// Starts the session the accelerator way: the probe on a host not yet probed, or its
@@ -232,7 +63,7 @@ impl Link {
         st.stream_restart_at = None;
         st.accel.lines.clear();
         st.accel.header = None;
-        match tool.command(self.opts.interval_ms, self.mode) {
+        match tool.command(self.opts.interval_ms, self.mode == Mode::Follow) {
             Some(command) => mux.start(Slot::Stream, &command.to_shell()?, OTHER_BUDGET)?,
             None => self.accel_failed(st, tool, &tool.parse("").err()),
         }
@@ -269,7 +100,9 @@ impl Link {
             return Ok(());
         };
         match event {
-            JobEvent::Line(line) if tool.streams(self.mode) => self.accel_line(st, tool, line),
+            JobEvent::Line(line) if tool.streams(self.mode == Mode::Follow) => {
+                self.accel_line(st, tool, line)
+            }
             JobEvent::Line(line) => st.accel.keep(line),
             JobEvent::Exited { status } => self.accel_exit(st, tool, status),
             JobEvent::Refused(why) => {
@@ -332,7 +165,7 @@ impl Link {
 
     fn accel_exit(&mut self, st: &mut SessionState, tool: Tool, status: Option<i32>) {
         let lines = std::mem::take(&mut st.accel.lines);
-        if !tool.streams(self.mode) {
+        if !tool.streams(self.mode == Mode::Follow) {
             let text = lines.join("\n");
             match tool.parse(&text) {
                 Ok(readings) => self.accel_readings(st, readings),
@@ -427,6 +260,7 @@ fn exit_error(tool: Tool, status: Option<i32>, text: &str) -> AccelError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::remote::accel_tools::*;
 
     fn lines(text: &[&str]) -> Vec<String> {
         text.iter().map(|s| s.to_string()).collect()
@@ -487,13 +321,13 @@ mod tests {
 
     #[test]
     fn commands_are_fixed_words() {
-        let npu = Tool::Npu.command(1_000, Mode::Follow).expect("npu");
+        let npu = Tool::Npu.command(1_000, true).expect("npu");
         assert_eq!(npu.to_shell().expect("shell"), "npu-smi info");
-        let xpu = Tool::Xpu.command(2_500, Mode::Follow).expect("xpu");
+        let xpu = Tool::Xpu.command(2_500, true).expect("xpu");
         assert_eq!(
             xpu.to_shell().expect("shell"),
             "xpu-smi dump -d -1 -m 0,1,2,3,4,5 -i 2"
         );
-        assert!(Tool::Amd.command(1_000, Mode::Once).is_none());
+        assert!(Tool::Amd.command(1_000, false).is_none());
     }
 }

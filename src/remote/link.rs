@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::fleet::{HostEvent, HostId, HostSink};
 use crate::remote::LinkOptions;
-use crate::remote::accel_poll::Probed;
+use crate::remote::accel_tools::Probed;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;

@@ -4,6 +4,7 @@
 //! Each link runs on its own thread and owns its session; the UI only ever receives events.
 
 mod accel_poll;
+mod accel_tools;
 mod auth;
 mod backoff;
 mod bridge;
@@ -33,6 +34,7 @@ mod proxy_config;
 mod queries;
 mod quote;
 mod sanitize;
+mod sanitize_sample;
 mod session;
 mod session_state;
 mod smi;

@@ -2,8 +2,6 @@
 //! format characters (bidirectional overrides, zero-width spaces) are removed before anything a
 //! host printed reaches an event (and from there the terminal) or a diagnose report.
 
-use crate::telemetry::GpuSample;
-
 /// Strips C0/C1 control characters, whole escape sequences (CSI, OSC, DCS, ...) and the
 /// invisible format characters of [`is_hidden_format`] from `text`; tabs become spaces. A host
 /// that prints `ESC ] 0 ; title BEL` must not retitle the terminal, nor `U+202E` turn the
@@ -87,25 +85,8 @@ fn skip_string(chars: &mut Chars<'_>) {
     }
 }
 
-/// Sanitizes every text field of a sample parsed from a remote line.
-pub(crate) fn sanitize_sample(sample: &mut GpuSample) {
-    for field in [&mut sample.uuid, &mut sample.name, &mut sample.bus_id] {
-        if needs_cleaning(field) {
-            *field = sanitize(field);
-        }
-    }
-    for field in [&mut sample.pstate, &mut sample.driver_version]
-        .into_iter()
-        .flatten()
-    {
-        if needs_cleaning(field) {
-            *field = sanitize(field);
-        }
-    }
-}
-
 /// Fast path for the hot loop: almost every field is plain printable ASCII.
-fn needs_cleaning(text: &str) -> bool {
+pub(crate) fn needs_cleaning(text: &str) -> bool {
     if text.is_ascii() {
         text.bytes().any(|b| b.is_ascii_control())
     } else {
@@ -143,23 +124,5 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(sanitize(input), want, "{input:?}");
         }
-    }
-
-    #[test]
-    fn sample_fields_are_cleaned() {
-        let mut sample = GpuSample {
-            name: "\u{1b}[2JNVIDIA H200".to_string(),
-            pstate: Some("P0\u{7}".to_string()),
-            ..GpuSample::default()
-        };
-        sanitize_sample(&mut sample);
-        assert_eq!(sample.name, "NVIDIA H200");
-        assert_eq!(sample.pstate.as_deref(), Some("P0"));
-        let mut sample = GpuSample {
-            name: "NVIDIA \u{202E}002H".to_string(),
-            ..GpuSample::default()
-        };
-        sanitize_sample(&mut sample);
-        assert_eq!(sample.name, "NVIDIA 002H");
     }
 }

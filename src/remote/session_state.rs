@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::fleet::HostEvent;
-use crate::remote::accel_poll::AccelSession;
+use crate::remote::accel_tools::AccelSession;
 use crate::remote::evidence::EvidenceRun;
 use crate::remote::job::Budget;
 use crate::telemetry::smi_csv::FieldLayout;
