@@ -65,7 +65,7 @@ fn main() -> ExitCode {
     limit_malloc_arenas();
     let matches = match gpufleet::commands::help::matches(std::env::args_os().collect()) {
         Ok(matches) => matches,
-        Err(e) => e.exit(),
+        Err(refusal) => refusal.exit(),
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,

@@ -419,3 +419,107 @@ fn the_checks_progress_in_chinese() {
         "{said}"
     );
 }
+
+/// `gpufleet WORDS...` with no locale variables set, its exit code and stderr.
+fn refused(home: &Home, words: &[&str]) -> (Option<i32>, String) {
+    let out = help(home, &[], words[0], &words[1..]);
+    (out.status.code(), stderr(&out))
+}
+
+#[test]
+fn clap_refusals_in_chinese_name_the_argument_and_english_stays_claps() {
+    let home = Home::new();
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["--bogus", "--lang", "zh-CN"],
+            &["gpufleet: 无法识别的参数 `--bogus`\n", "`-- --bogus`"],
+        ),
+        (
+            &["release", "--lang", "zh-CN"],
+            &["gpufleet: 缺少必需的参数：<NAME>\n"],
+        ),
+        (
+            &["fit", "--params", "7B", "--method", "dora", "--lang=zh-CN"],
+            &[
+                "gpufleet: `--method <METHOD>` 的值 `dora` 无效\n",
+                "[可选值: full, lora, qlora]",
+            ],
+        ),
+        (
+            &["playbook", "--lang", "zh-CN"],
+            &[
+                "gpufleet: `gpufleet playbook` 需要一个子命令，但没有给出\n",
+                "[子命令: list, show, run, undo, help]",
+            ],
+        ),
+        (
+            &["--lang", "zh-CN", "playbook", "relase"],
+            &["gpufleet: 无法识别的子命令 `relase`\n"],
+        ),
+    ];
+    for (words, said) in cases {
+        let (code, text) = refused(&home, words);
+        assert_eq!(code, Some(2), "{words:?}: {text}");
+        for part in *said {
+            assert!(text.contains(part), "{words:?}: {part:?} missing:\n{text}");
+        }
+        let has_usage = !words.contains(&"--method");
+        assert_eq!(text.contains("\n用法: gpufleet "), has_usage, "{text}");
+        assert!(text.ends_with("\n\n更多信息请加 `--help` 查看。\n"), "{text}");
+        for english in ["error", "Usage", "For more", "tip", "unexpected", "required"] {
+            assert!(!text.contains(english), "{english:?} in {words:?}:\n{text}");
+        }
+    }
+    // A flag missing its value, with the language from the locale.
+    let out = home
+        .command(&["release", "--lang"])
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("LANG", "zh_CN.UTF-8")
+        .output()
+        .expect("run gpufleet");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "gpufleet: `--lang <LANG>` 需要一个值，但没有给出\n\n更多信息请加 `--help` 查看。\n"
+    );
+    // English is clap's own, byte for byte.
+    let (code, text) = refused(&home, &["--bogus", "--lang", "en"]);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        text,
+        "error: unexpected argument '--bogus' found\n\n  tip: to pass '--bogus' as a value, \
+         use '-- --bogus'\n\nUsage: gpufleet [OPTIONS] [HOST]... [COMMAND]\n\n\
+         For more information, try '--help'.\n"
+    );
+    let (_, text) = refused(&home, &["playbook", "--lang", "en"]);
+    assert!(
+        text.starts_with(
+            "error: 'gpufleet playbook' requires a subcommand but one was not provided\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_for_a_subcommand_takes_the_language_flag_after_it() {
+    let home = Home::new();
+    for flag in [&["--lang", "zh-CN"][..], &["--lang=zh-CN"][..]] {
+        let mut words = vec!["release"];
+        words.extend(flag);
+        let out = help(&home, &[], "help", &words);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(
+            stdout(&out).starts_with("在平台上释放一台主机"),
+            "{}",
+            stdout(&out)
+        );
+    }
+    let out = help(&home, &[], "help", &["release", "--lang", "en"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let english = help(&home, &["release".to_string()], "--help", &[]);
+    assert_eq!(stdout(&out), stdout(&english));
+    let out = help(&home, &[], "playbook", &["help", "run", "--lang", "zh-CN"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("用法: gpufleet playbook run"));
+}
