@@ -150,7 +150,7 @@ fn detail(text: &str) -> String {
 pub fn send_error_words(error: &SendError) -> String {
     match error {
         SendError::Client(why) => t!("release_error.client", why = why),
-        SendError::NoToken(why) => t!("release_error.no_token", why = why),
+        SendError::NoToken => t!("release_error.no_token"),
         SendError::BadToken => t!("release_error.bad_token"),
         SendError::TokenRejected { status, text } => t!(
             "release_error.token_rejected",
@@ -228,7 +228,7 @@ mod tests {
     fn english_words_are_the_errors_own_text() {
         let sends = [
             SendError::Client("tls".into()),
-            SendError::NoToken("none was loaded".into()),
+            SendError::NoToken,
             SendError::BadToken,
             SendError::TokenRejected {
                 status: 401,
