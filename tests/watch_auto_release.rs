@@ -1,7 +1,8 @@
 //! Auto-release with nobody at a terminal: a host over its budget (a real sshd host with no
 //! compute process running) is counted down, announced to the webhook, and released through
 //! its `command` provider; `gpufleet hold HOST` from a shell cancels the countdown; and only one
-//! process (here the first of two watchers) releases automatically.
+//! process (here the first of two watchers) releases automatically. In Chinese the alert of the
+//! release is Chinese while the log line stays English.
 
 mod common;
 #[path = "release_support/server.rs"]
@@ -33,6 +34,11 @@ struct Fixture {
 impl Fixture {
     /// One host billed two hours at 100 USD/h with `max_spend = 1`: over budget at once.
     fn new() -> Option<Self> {
+        Self::with("")
+    }
+
+    /// [`Fixture::new`] with `top` first in the config (`language = ...`).
+    fn with(top: &str) -> Option<Self> {
         let sshd = Sshd::start()?;
         sshd.set_scenario("idle");
         let dir = tempfile::tempdir().expect("temp");
@@ -44,7 +50,7 @@ impl Fixture {
         std::fs::write(
             &config,
             format!(
-                "interval_ms = 500\ncountdown_s = 10\n\n[[hosts]]\nname = \"h1\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\
+                "{top}interval_ms = 500\ncountdown_s = 10\n\n[[hosts]]\nname = \"h1\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\
                  price_per_hour = 100.0\ncurrency = \"USD\"\nbilling_started = \"{billing_started}\"\nmax_spend = 1.0\nauto_release = true\n\
                  [hosts.release]\nprovider = \"command\"\ninstance_id = \"i-1\"\ncommand = [\"touch\", \"{}/released-{{instance_id}}\"]\n\n\
                  [[alerts]]\nkind = \"webhook\"\nurl = \"{}/hook\"\nmin_severity = \"info\"\n",
@@ -215,4 +221,30 @@ fn gpufleet_hold_cancels_the_countdown_and_only_one_watcher_releases() {
     );
     assert!(fx.alerts("auto_release_done").is_empty());
     drop(second);
+}
+
+#[test]
+fn in_chinese_the_release_alert_is_chinese_and_its_log_line_english() {
+    let Some(fx) = Fixture::with("language = \"zh-CN\"\n") else {
+        return;
+    };
+    let watcher = fx.watch("watch.log");
+    let log = || watcher.log();
+    wait_until("the release is alerted", &log, || {
+        !fx.alerts("auto_release_done").is_empty()
+    });
+    let done = fx.alerts("auto_release_done")[0].clone();
+    let summary = done["summary"].as_str().unwrap_or_default();
+    assert_eq!(summary, "已自动释放：stop 已发送并被平台接受", "{done}");
+    wait_until("the release is logged", &log, || {
+        watcher.log().contains("auto-release done")
+    });
+    let line = watcher
+        .log()
+        .lines()
+        .find(|l| l.contains("auto-release done"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(line.contains("stop sent and accepted"), "{line}");
+    assert!(!line.contains("已"), "{line}");
 }

@@ -532,3 +532,51 @@ fn help_for_a_subcommand_takes_the_language_flag_after_it() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("用法: gpufleet playbook run"));
 }
+
+#[test]
+fn a_check_that_cannot_run_or_read_nvidia_smi_says_why_in_chinese() {
+    let home = Home::new();
+    // A host that refuses the connection: the check cannot run (exit 3).
+    let could_not_run = |lang: &str| {
+        let out = home.run(&["check", "root@127.0.0.1:1", "--sustain-s", "0", "--lang", lang]);
+        assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+        stderr(&out)
+            .lines()
+            .find(|l| l.starts_with("gpufleet check"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let zh = could_not_run("zh-CN");
+    assert!(
+        zh.starts_with("gpufleet check: 无法在主机上运行验卡：cannot connect to 127.0.0.1:1"),
+        "{zh}"
+    );
+    let en = could_not_run("en");
+    assert!(
+        en.starts_with(
+            "gpufleet check: cannot run the check on the host: cannot connect to 127.0.0.1:1"
+        ),
+        "{en}"
+    );
+    // No nvidia-smi on this machine (the harness's PATH has none): the report says so.
+    let report = |lang: &str| {
+        let out = home
+            .command(&["check", "--local", "--sustain-s", "0", "--lang", lang])
+            .env("PATH", "/nonexistent")
+            .output()
+            .expect("run gpufleet");
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let zh = report("zh-CN");
+    assert!(
+        zh.contains("nvidia-smi 未安装或不在 PATH 中（没有 NVIDIA 驱动？）。"),
+        "{zh}"
+    );
+    assert!(!zh.contains("is not installed"), "{zh}");
+    let en = report("en");
+    assert!(
+        en.contains("nvidia-smi is not installed or not on the PATH (no NVIDIA driver?). "),
+        "{en}"
+    );
+}

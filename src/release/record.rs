@@ -21,9 +21,25 @@ pub struct Unrecorded {
 impl Unrecorded {
     /// The lines a user reads: what happened, where, and what to add.
     pub fn lines(&self, host: &str) -> Vec<String> {
+        self.lines_in(host, &rust_i18n::locale())
+    }
+
+    /// [`Unrecorded::lines`] in the catalogue of `locale` (`en` for the log).
+    pub fn lines_in(&self, host: &str, locale: &str) -> Vec<String> {
         let mut lines = vec![
-            rust_i18n::t!("release_plan.unrecorded", host = host, why = self.error).into_owned(),
-            rust_i18n::t!("release_plan.add_by_hand", path = self.path.display()).into_owned(),
+            rust_i18n::t!(
+                "release_plan.unrecorded",
+                locale = locale,
+                host = host,
+                why = self.error
+            )
+            .into_owned(),
+            rust_i18n::t!(
+                "release_plan.add_by_hand",
+                locale = locale,
+                path = self.path.display()
+            )
+            .into_owned(),
         ];
         lines.extend(self.entry_json.lines().map(|line| format!("  {line}")));
         lines
