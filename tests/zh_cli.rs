@@ -393,10 +393,7 @@ fn the_checks_progress_in_chinese() {
         en.iter().any(|l| l == "[100%] done: flaky-h200: pass"),
         "{en:#?}"
     );
-    assert!(
-        en.iter()
-            .any(|l| l == "[  0%] reading nvidia-smi")
-    );
+    assert!(en.iter().any(|l| l == "[  0%] reading nvidia-smi"));
     // A phase is said once when its message only repeats it.
     for line in zh.iter().chain(&en) {
         let rest = line.split_once("] ").map_or("", |(_, rest)| rest);
@@ -419,14 +416,8 @@ fn the_checks_progress_in_chinese() {
     // still reads, says so and ends.
     let out = home.run(&["check", "--local", "--sustain-s", "0", "--lang", "zh-CN"]);
     let said = stderr(&out);
-    assert!(
-        said.starts_with("[  0%] 读取 nvidia-smi\n"),
-        "{said}"
-    );
-    assert!(
-        said.contains("\n[  3%] 读取内核日志\n"),
-        "{said}"
-    );
+    assert!(said.starts_with("[  0%] 读取 nvidia-smi\n"), "{said}");
+    assert!(said.contains("\n[  3%] 读取内核日志\n"), "{said}");
 }
 
 /// `gpufleet WORDS...` with no locale variables set, its exit code and stderr.
@@ -474,8 +465,18 @@ fn clap_refusals_in_chinese_name_the_argument_and_english_stays_claps() {
         }
         let has_usage = !words.contains(&"--method");
         assert_eq!(text.contains("\n用法: gpufleet "), has_usage, "{text}");
-        assert!(text.ends_with("\n\n更多信息请加 `--help` 查看。\n"), "{text}");
-        for english in ["error", "Usage", "For more", "tip", "unexpected", "required"] {
+        assert!(
+            text.ends_with("\n\n更多信息请加 `--help` 查看。\n"),
+            "{text}"
+        );
+        for english in [
+            "error",
+            "Usage",
+            "For more",
+            "tip",
+            "unexpected",
+            "required",
+        ] {
             assert!(!text.contains(english), "{english:?} in {words:?}:\n{text}");
         }
     }
@@ -538,7 +539,14 @@ fn a_check_that_cannot_run_or_read_nvidia_smi_says_why_in_chinese() {
     let home = Home::new();
     // A host that refuses the connection: the check cannot run (exit 3).
     let could_not_run = |lang: &str| {
-        let out = home.run(&["check", "root@127.0.0.1:1", "--sustain-s", "0", "--lang", lang]);
+        let out = home.run(&[
+            "check",
+            "root@127.0.0.1:1",
+            "--sustain-s",
+            "0",
+            "--lang",
+            lang,
+        ]);
         assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
         stderr(&out)
             .lines()

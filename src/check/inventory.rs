@@ -151,11 +151,11 @@ pub fn read_kernel_log(
         return Ok(KernelLog::Read(events));
     }
     let why = if end.missing {
-        format!("{dmesg} is not available")
+        t!("check_failure.dmesg_missing", program = dmesg).into_owned()
     } else if end.timed_out {
-        format!("{dmesg} did not finish")
+        t!("check_failure.dmesg_timeout", program = dmesg).into_owned()
     } else {
-        first_line.unwrap_or_else(|| format!("{dmesg} failed"))
+        first_line.unwrap_or_else(|| t!("check_failure.dmesg_failed", program = dmesg).into_owned())
     };
     Ok(KernelLog::Unreadable(why))
 }

@@ -352,35 +352,27 @@ fn run_probe(
     if end.missing || (data.protocol.is_none() && end.exit_status == Some(127)) {
         data.skip = Some(t!("check_failure.python_missing", python = opts.python).into_owned());
     } else if end.timed_out {
-        data.failure = Some(
-            t!("check_failure.probe_timeout", seconds = format!("{limit_s:.0}")).into_owned(),
-        );
+        let secs = format!("{limit_s:.0}");
+        let why = t!("check_failure.probe_timeout", seconds = secs);
+        data.failure = Some(why.into_owned());
     } else if data.protocol.is_none() {
         let said = data
             .last_noise()
             .map(str::to_string)
             .unwrap_or_else(|| t!("check_failure.no_output").into_owned());
-        data.skip = Some(
-            t!(
-                "check_failure.probe_could_not_run",
-                python = opts.python,
-                said = said
-            )
-            .into_owned(),
-        );
+        let python = &opts.python;
+        let why = t!("check_failure.no_probe", python = python, said = said);
+        data.skip = Some(why.into_owned());
     } else {
-        let status = end
-            .exit_status
-            .map_or(t!("check_failure.a_signal"), |s| {
-                t!("check_failure.exit_status", status = s)
-            });
+        let status = end.exit_status.map_or(t!("check_failure.a_signal"), |s| {
+            t!("check_failure.exit_status", status = s)
+        });
         let said = data
             .last_noise()
             .map(|n| t!("check_failure.said", text = n).into_owned())
             .unwrap_or_default();
-        data.failure = Some(
-            t!("check_failure.probe_ended", status = status, said = said).into_owned(),
-        );
+        data.failure =
+            Some(t!("check_failure.probe_ended", status = status, said = said).into_owned());
     }
     Ok(data)
 }

@@ -139,7 +139,10 @@ fn details(e: &clap::Error, arg: Option<&str>) -> Vec<String> {
         lines.push(t!("cli_error.subcommands", names = subcommands.join(", ")).into_owned());
     }
     let tips = [
-        (ContextKind::SuggestedSubcommand, "cli_error.similar_subcommand"),
+        (
+            ContextKind::SuggestedSubcommand,
+            "cli_error.similar_subcommand",
+        ),
         (ContextKind::SuggestedArg, "cli_error.similar_argument"),
         (ContextKind::SuggestedValue, "cli_error.similar_value"),
     ];

@@ -82,7 +82,9 @@ impl Closing<'_> {
         let entry = serde_json::json!({ self.host: self.closed(stored) });
         let entry_json = serde_json::to_string_pretty(&entry)
             .map(|text| strip_braces(&text))
-            .unwrap_or_else(|e| format!("(could not be shown: {e})"));
+            .unwrap_or_else(|e| {
+                rust_i18n::t!("release_plan.entry_not_shown", why = e).into_owned()
+            });
         Err(Unrecorded {
             path: store.path().to_owned(),
             error: error.to_string(),

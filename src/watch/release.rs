@@ -9,6 +9,7 @@ use rust_i18n::t;
 
 use crate::audit::AuditLog;
 use crate::config::Config;
+use crate::config::lang::Lang;
 use crate::cost::{HostCost, LedgerStore};
 use crate::host_runner::SshRunner;
 use crate::release::{
@@ -42,7 +43,7 @@ impl Said {
     /// `say` in English and in the language set (`say` is given the locale).
     fn both(say: impl Fn(&str) -> String) -> Said {
         Said {
-            log: say("en"),
+            log: say(Lang::En.tag()),
             alert: say(&rust_i18n::locale()),
         }
     }
@@ -58,13 +59,14 @@ impl Said {
 
 /// Starts releasing `host` on a worker thread; its outcome goes to `done`.
 pub fn spawn(setup: ReleaseSetup, host: String, cost: Option<HostCost>, done: Sender<Input>) {
-    let name = format!("release-{host}");
     let reported = done.clone();
     let failed_host = host.clone();
-    let spawned = std::thread::Builder::new().name(name).spawn(move || {
-        let outcome = release(&setup, &host, cost.as_ref());
-        let _ = done.send(Input::Released { host, outcome });
-    });
+    let spawned = std::thread::Builder::new()
+        .name(format!("release-{host}"))
+        .spawn(move || {
+            let outcome = release(&setup, &host, cost.as_ref());
+            let _ = done.send(Input::Released { host, outcome });
+        });
     if let Err(e) = spawned {
         let why = e.to_string();
         let _ = reported.send(Input::Released {
@@ -110,7 +112,11 @@ fn release(setup: &ReleaseSetup, host: &str, cost: Option<&HostCost>) -> Result<
         )
         .map_err(|e| Said::flow_error(&e))?;
     let said = Said::both(|locale| {
-        let sent = t!("watch_release.sent", locale = locale, action = action.as_str());
+        let sent = t!(
+            "watch_release.sent",
+            locale = locale,
+            action = action.as_str()
+        );
         match &report.unrecorded {
             Some(unrecorded) => {
                 let why = unrecorded.lines_in(host, locale).join(" ");
