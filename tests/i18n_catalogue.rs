@@ -613,6 +613,7 @@ const SCANNED_FILES: &[&str] = &[
     "src/check/probe_progress.rs",
     "src/commands/help.rs",
     "src/commands/parse_error.rs",
+    "src/cli_values.rs",
     "src/check/error_words.rs",
     "src/check/inventory.rs",
     "src/release/record.rs",

@@ -453,6 +453,12 @@ fn clap_refusals_in_chinese_name_the_argument_and_english_stays_claps() {
             ],
         ),
         (
+            &["--interval-ms", "5", "--lang", "zh-CN"],
+            &[
+                "gpufleet: `--interval-ms <MS>` 的值 `5` 无效：必须在 100 到 60000 毫秒之间，实际为 5\n",
+            ],
+        ),
+        (
             &["--lang", "zh-CN", "playbook", "relase"],
             &["gpufleet: 无法识别的子命令 `relase`\n"],
         ),
@@ -463,7 +469,8 @@ fn clap_refusals_in_chinese_name_the_argument_and_english_stays_claps() {
         for part in *said {
             assert!(text.contains(part), "{words:?}: {part:?} missing:\n{text}");
         }
-        let has_usage = !words.contains(&"--method");
+        // clap gives no usage with a refused value.
+        let has_usage = !words.contains(&"--method") && !words.contains(&"--interval-ms");
         assert_eq!(text.contains("\n用法: gpufleet "), has_usage, "{text}");
         assert!(
             text.ends_with("\n\n更多信息请加 `--help` 查看。\n"),
@@ -501,6 +508,12 @@ fn clap_refusals_in_chinese_name_the_argument_and_english_stays_claps() {
         "error: unexpected argument '--bogus' found\n\n  tip: to pass '--bogus' as a value, \
          use '-- --bogus'\n\nUsage: gpufleet [OPTIONS] [HOST]... [COMMAND]\n\n\
          For more information, try '--help'.\n"
+    );
+    let (_, text) = refused(&home, &["--interval-ms", "5", "--lang", "en"]);
+    assert_eq!(
+        text,
+        "error: invalid value '5' for '--interval-ms <MS>': must be from 100 to 60000 \
+         milliseconds, found 5\n\nFor more information, try '--help'.\n"
     );
     let (_, text) = refused(&home, &["playbook", "--lang", "en"]);
     assert!(

@@ -354,7 +354,7 @@ fn help_without_lang(args: &[OsString]) -> Option<(clap::Error, Vec<OsString>)> 
 }
 
 /// clap's refusal `e` of `args`: as it is in English (and for `--version`), else said again
-/// in the language of [`help_lang`].
+/// in the language of [`help_lang`] (with a value parser's reason in that language too).
 fn refusal(e: clap::Error, args: &[OsString]) -> Refusal {
     if e.kind() == ErrorKind::DisplayVersion {
         return Refusal::Clap(e);
@@ -364,6 +364,11 @@ fn refusal(e: clap::Error, args: &[OsString]) -> Refusal {
         return Refusal::Clap(e);
     }
     lang.apply();
+    // A value parser's reason was written in English during the first parse: parse again.
+    let e = match Cli::command().try_get_matches_from(args) {
+        Err(again) if e.kind() == ErrorKind::ValueValidation && again.kind() == e.kind() => again,
+        _ => e,
+    };
     match parse_error::said(&e) {
         Some(text) => Refusal::Said(text),
         None => Refusal::Clap(e),
