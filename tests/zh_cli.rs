@@ -453,6 +453,19 @@ fn clap_refusals_in_chinese_name_the_argument_and_english_stays_claps() {
             ],
         ),
         (
+            &["--demo", "--local", "--lang", "zh-CN"],
+            &["gpufleet: 参数 `--demo` 不能与 `--local` 同时使用\n"],
+        ),
+        (
+            &[
+                "fit", "--params", "7B", "--methd", "lora", "--lang", "zh-CN",
+            ],
+            &[
+                "gpufleet: 无法识别的参数 `--methd`\n",
+                "\n  提示：有相近的参数 `--method`\n",
+            ],
+        ),
+        (
             &["--interval-ms", "5", "--lang", "zh-CN"],
             &[
                 "gpufleet: `--interval-ms <MS>` 的值 `5` 无效：必须在 100 到 60000 毫秒之间，实际为 5\n",
