@@ -113,7 +113,7 @@ pub fn error_words(error: &FlowError) -> String {
         }
         FlowError::NoReleaseConfig(host) => t!("release.no_table", host = host),
         FlowError::Build(e) => return build_error_words(e),
-        FlowError::Token(problem) => t!("release.no_token", problem = problem),
+        FlowError::Token { problem, .. } => t!("release.no_token", problem = problem),
         FlowError::BackupNotRun => t!("release_error.backup_not_run"),
         FlowError::BackupFailed(why) => t!("release_error.backup_failed", why = why),
         FlowError::Cancelled => t!("release.cancelled"),
@@ -290,7 +290,10 @@ mod tests {
             FlowError::ReadOnly,
             FlowError::UnknownHost("h".into()),
             FlowError::NoReleaseConfig("h".into()),
-            FlowError::Token("no token".into()),
+            FlowError::Token {
+                problem: "no token".into(),
+                english: "no token".into(),
+            },
             FlowError::BackupNotRun,
             FlowError::BackupFailed("exit 1".into()),
             FlowError::Cancelled,
