@@ -1,30 +1,48 @@
 //! Parsers for the command line's numbers: each refuses an out-of-range value at parse time with
 //! the allowed range, using the same rule as the config file or the code that uses the value.
+//! The refusals are the catalogue's (`cli_value`), in the language set when they are made.
+
+use rust_i18n::t;
+
+use crate::config::INTERVAL_MS_RANGE;
+use crate::telemetry::sim::MAX_SPEED;
+
+/// `range`, then `, found VALUE` when the text was a number.
+fn refusal(range: String, found: Option<String>) -> String {
+    match found {
+        Some(value) => range + &t!("cli_value.found", value = value),
+        None => range,
+    }
+}
 
 /// `--interval-ms`: the config's `interval_ms` rule.
 pub fn interval_ms(text: &str) -> Result<u64, String> {
-    let value: u64 = text
-        .trim()
-        .parse()
-        .map_err(|_| range_words(crate::config::check_interval_ms(0).err()))?;
-    crate::config::check_interval_ms(value).map(|()| value)
+    let range = || {
+        let (min, max) = (INTERVAL_MS_RANGE.start(), INTERVAL_MS_RANGE.end());
+        t!("cli_value.interval_ms", min = min, max = max).into_owned()
+    };
+    let value: u64 = text.trim().parse().map_err(|_| refusal(range(), None))?;
+    crate::config::check_interval_ms(value)
+        .map(|()| value)
+        .map_err(|_| refusal(range(), Some(value.to_string())))
 }
 
 /// `--speed`: the simulator's rule.
 pub fn speed(text: &str) -> Result<f64, String> {
-    let value: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| range_words(crate::telemetry::sim::check_speed(0.0).err()))?;
-    crate::telemetry::sim::check_speed(value).map(|()| value)
+    let range = || t!("cli_value.speed", max = MAX_SPEED).into_owned();
+    let value: f64 = text.trim().parse().map_err(|_| refusal(range(), None))?;
+    crate::telemetry::sim::check_speed(value)
+        .map(|()| value)
+        .map_err(|_| refusal(range(), Some(value.to_string())))
 }
 
 /// `--sustain-s`: 0 (no sustained phase) or more seconds.
 pub fn sustain_s(text: &str) -> Result<f64, String> {
+    let range = || t!("cli_value.sustain_s").into_owned();
     match text.trim().parse::<f64>() {
         Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
-        Ok(value) => Err(format!("must be 0 or more seconds, found {value}")),
-        Err(_) => Err("must be 0 or more seconds".to_string()),
+        Ok(value) => Err(refusal(range(), Some(value.to_string()))),
+        Err(_) => Err(range()),
     }
 }
 
@@ -32,18 +50,10 @@ pub fn sustain_s(text: &str) -> Result<f64, String> {
 pub fn at_least_one(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
         Ok(value) if value >= 1 => Ok(value),
-        _ => Err(format!(
-            "must be a whole number of 1 or more, found {text:?}"
+        _ => Err(refusal(
+            t!("cli_value.at_least_one").into_owned(),
+            Some(format!("{text:?}")),
         )),
-    }
-}
-
-/// A rule's message without its "found ..." part, for text that is not a number at all.
-fn range_words(message: Option<String>) -> String {
-    let message = message.unwrap_or_default();
-    match message.split_once(", found") {
-        Some((words, _)) => words.to_string(),
-        None => message,
     }
 }
 
@@ -55,13 +65,13 @@ pub fn duration_ms(text: &str) -> Result<u64, String> {
         Some('m') => 60_000,
         Some('h') => 3_600_000,
         Some('d') => 86_400_000,
-        _ => return Err("must be a number and a unit: 45s, 90m, 2h or 1d".to_string()),
+        _ => return Err(t!("cli_value.duration").into_owned()),
     };
     match text[..text.len() - 1].parse::<u64>() {
         Ok(n) if n > 0 => n
             .checked_mul(unit_ms)
-            .ok_or_else(|| "is too long".to_string()),
-        _ => Err("must be a number above 0 and a unit: 45s, 90m, 2h or 1d".to_string()),
+            .ok_or_else(|| t!("cli_value.too_long").into_owned()),
+        _ => Err(t!("cli_value.duration_above_0").into_owned()),
     }
 }
 

@@ -65,7 +65,7 @@ fn main() -> ExitCode {
     limit_malloc_arenas();
     let matches = match gpufleet::commands::help::matches(std::env::args_os().collect()) {
         Ok(matches) => matches,
-        Err(e) => e.exit(),
+        Err(refusal) => refusal.exit(),
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
@@ -137,7 +137,7 @@ fn run_check(
     let report = match check::run_check(target, &expect, &opts, &mut progress, &StopFlag::default())
     {
         Ok(report) => report,
-        Err(e) => return could_not_run(e.to_string()),
+        Err(e) => return could_not_run(check::check_error_words(&e)),
     };
     let previous = check::storage::load_latest(&host_name).ok().flatten();
     if let Err(e) = check::storage::save(&report) {

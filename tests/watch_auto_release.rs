@@ -1,7 +1,8 @@
 //! Auto-release with nobody at a terminal: a host over its budget (a real sshd host with no
 //! compute process running) is counted down, announced to the webhook, and released through
 //! its `command` provider; `gpufleet hold HOST` from a shell cancels the countdown; and only one
-//! process (here the first of two watchers) releases automatically.
+//! process (here the first of two watchers) releases automatically. In Chinese the alert of the
+//! release is Chinese while the log line stays English.
 
 mod common;
 #[path = "release_support/server.rs"]
@@ -33,6 +34,12 @@ struct Fixture {
 impl Fixture {
     /// One host billed two hours at 100 USD/h with `max_spend = 1`: over budget at once.
     fn new() -> Option<Self> {
+        Self::with("", None)
+    }
+
+    /// [`Fixture::new`] with `top` first in the config (`language = ...`) and, where given,
+    /// another `[hosts.release]` table.
+    fn with(top: &str, release: Option<&str>) -> Option<Self> {
         let sshd = Sshd::start()?;
         sshd.set_scenario("idle");
         let dir = tempfile::tempdir().expect("temp");
@@ -41,17 +48,22 @@ impl Fixture {
         let hook = Server::start(vec![answer(200, "{}")]);
         let billing_started = watcher::hours_ago(2);
         let config = dir.path().join("config.toml");
+        let command = format!(
+            "[hosts.release]\nprovider = \"command\"\ninstance_id = \"i-1\"\n\
+             command = [\"touch\", \"{}/released-{{instance_id}}\"]\n",
+            dir.path().display()
+        );
+        let release = release.map_or(command, str::to_string);
         std::fs::write(
             &config,
             format!(
-                "interval_ms = 500\ncountdown_s = 10\n\n[[hosts]]\nname = \"h1\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\
+                "{top}interval_ms = 500\ncountdown_s = 10\n\n[[hosts]]\nname = \"h1\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\
                  price_per_hour = 100.0\ncurrency = \"USD\"\nbilling_started = \"{billing_started}\"\nmax_spend = 1.0\nauto_release = true\n\
-                 [hosts.release]\nprovider = \"command\"\ninstance_id = \"i-1\"\ncommand = [\"touch\", \"{}/released-{{instance_id}}\"]\n\n\
+                 {release}\n\
                  [[alerts]]\nkind = \"webhook\"\nurl = \"{}/hook\"\nmin_severity = \"info\"\n",
                 sshd.user,
                 sshd.port,
                 sshd.client_key().display(),
-                dir.path().display(),
                 hook.base_url
             ),
         )
@@ -215,4 +227,66 @@ fn gpufleet_hold_cancels_the_countdown_and_only_one_watcher_releases() {
     );
     assert!(fx.alerts("auto_release_done").is_empty());
     drop(second);
+}
+
+#[test]
+fn in_chinese_the_release_alert_is_chinese_and_its_log_line_english() {
+    let Some(fx) = Fixture::with("language = \"zh-CN\"\n", None) else {
+        return;
+    };
+    let watcher = fx.watch("watch.log");
+    let log = || watcher.log();
+    wait_until("the release is alerted", &log, || {
+        !fx.alerts("auto_release_done").is_empty()
+    });
+    let done = fx.alerts("auto_release_done")[0].clone();
+    let summary = done["summary"].as_str().unwrap_or_default();
+    assert_eq!(summary, "已自动释放：stop 已发送并被平台接受", "{done}");
+    wait_until("the release is logged", &log, || {
+        watcher.log().contains("auto-release done")
+    });
+    let line = watcher
+        .log()
+        .lines()
+        .find(|l| l.contains("auto-release done"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(line.contains("stop sent and accepted"), "{line}");
+    assert!(!line.contains("已"), "{line}");
+}
+
+#[test]
+fn a_release_refused_for_want_of_a_token_is_logged_in_english_and_alerted_in_chinese() {
+    let release = "[hosts.release]\nprovider = \"vast\"\ninstance_id = \"12345\"\n\
+                   token_env = \"GPUFLEET_TEST_NO_TOKEN\"\nbase_url = \"http://127.0.0.1:1\"\n";
+    let Some(fx) = Fixture::with("language = \"zh-CN\"\n", Some(release)) else {
+        return;
+    };
+    let watcher = fx.watch("watch.log");
+    let log = || watcher.log();
+    wait_until("the failure is alerted", &log, || {
+        !fx.alerts("auto_release_failed").is_empty()
+    });
+    let failed = fx.alerts("auto_release_failed")[0].clone();
+    let summary = failed["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.starts_with("自动释放失败：没有 API 令牌无法释放：环境变量 GPUFLEET_TEST_NO_TOKEN"),
+        "{failed}"
+    );
+    wait_until("the failure is logged", &log, || {
+        watcher.log().contains("auto-release failed")
+    });
+    let line = watcher
+        .log()
+        .lines()
+        .find(|l| l.contains("auto-release failed"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        line.contains(
+            "cannot release without the API token: the environment variable GPUFLEET_TEST_NO_TOKEN"
+        ),
+        "{line}"
+    );
+    assert!(!line.contains("环境变量"), "{line}");
 }

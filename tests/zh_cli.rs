@@ -370,9 +370,9 @@ fn the_checks_progress_in_chinese() {
     };
     let (zh, en) = (progress("zh-CN"), progress("en"));
     for line in [
-        "[  0%] 读取 nvidia-smi：读取 nvidia-smi",
-        "[  3%] 读取内核日志：读取内核日志",
-        "[  5%] 启动 PyTorch：启动 PyTorch",
+        "[  0%] 读取 nvidia-smi",
+        "[  3%] 读取内核日志",
+        "[  5%] 启动 PyTorch",
         "[100%] 完成：flaky-h200：通过",
     ] {
         assert!(zh.iter().any(|l| l == line), "{line:?} missing:\n{zh:#?}");
@@ -393,10 +393,16 @@ fn the_checks_progress_in_chinese() {
         en.iter().any(|l| l == "[100%] done: flaky-h200: pass"),
         "{en:#?}"
     );
-    assert!(
-        en.iter()
-            .any(|l| l == "[  0%] reading nvidia-smi: reading nvidia-smi")
-    );
+    assert!(en.iter().any(|l| l == "[  0%] reading nvidia-smi"));
+    // A phase is said once when its message only repeats it.
+    for line in zh.iter().chain(&en) {
+        let rest = line.split_once("] ").map_or("", |(_, rest)| rest);
+        let doubled = [": ", "："].iter().any(|sep| {
+            rest.match_indices(sep)
+                .any(|(at, _)| rest[..at] == rest[at + sep.len()..])
+        });
+        assert!(!doubled, "{line}");
+    }
     // The same steps at the same percentages in both.
     let pcts = |lines: &[String]| {
         lines
@@ -410,12 +416,201 @@ fn the_checks_progress_in_chinese() {
     // still reads, says so and ends.
     let out = home.run(&["check", "--local", "--sustain-s", "0", "--lang", "zh-CN"]);
     let said = stderr(&out);
-    assert!(
-        said.starts_with("[  0%] 读取 nvidia-smi：读取 nvidia-smi\n"),
-        "{said}"
+    assert!(said.starts_with("[  0%] 读取 nvidia-smi\n"), "{said}");
+    assert!(said.contains("\n[  3%] 读取内核日志\n"), "{said}");
+}
+
+/// `gpufleet WORDS...` with no locale variables set, its exit code and stderr.
+fn refused(home: &Home, words: &[&str]) -> (Option<i32>, String) {
+    let out = help(home, &[], words[0], &words[1..]);
+    (out.status.code(), stderr(&out))
+}
+
+#[test]
+fn clap_refusals_in_chinese_name_the_argument_and_english_stays_claps() {
+    let home = Home::new();
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["--bogus", "--lang", "zh-CN"],
+            &["gpufleet: 无法识别的参数 `--bogus`\n", "`-- --bogus`"],
+        ),
+        (
+            &["release", "--lang", "zh-CN"],
+            &["gpufleet: 缺少必需的参数：<NAME>\n"],
+        ),
+        (
+            &["fit", "--params", "7B", "--method", "dora", "--lang=zh-CN"],
+            &[
+                "gpufleet: `--method <METHOD>` 的值 `dora` 无效\n",
+                "[可选值: full, lora, qlora]",
+            ],
+        ),
+        (
+            &["playbook", "--lang", "zh-CN"],
+            &[
+                "gpufleet: `gpufleet playbook` 需要一个子命令，但没有给出\n",
+                "[子命令: list, show, run, undo, help]",
+            ],
+        ),
+        (
+            &["--demo", "--local", "--lang", "zh-CN"],
+            &["gpufleet: 参数 `--demo` 不能与 `--local` 同时使用\n"],
+        ),
+        (
+            &[
+                "fit", "--params", "7B", "--methd", "lora", "--lang", "zh-CN",
+            ],
+            &[
+                "gpufleet: 无法识别的参数 `--methd`\n",
+                "\n  提示：有相近的参数 `--method`\n",
+            ],
+        ),
+        (
+            &["--interval-ms", "5", "--lang", "zh-CN"],
+            &[
+                "gpufleet: `--interval-ms <MS>` 的值 `5` 无效：必须在 100 到 60000 毫秒之间，实际为 5\n",
+            ],
+        ),
+        (
+            &["--lang", "zh-CN", "playbook", "relase"],
+            &["gpufleet: 无法识别的子命令 `relase`\n"],
+        ),
+    ];
+    for (words, said) in cases {
+        let (code, text) = refused(&home, words);
+        assert_eq!(code, Some(2), "{words:?}: {text}");
+        for part in *said {
+            assert!(text.contains(part), "{words:?}: {part:?} missing:\n{text}");
+        }
+        // clap gives no usage with a refused value.
+        let has_usage = !words.contains(&"--method") && !words.contains(&"--interval-ms");
+        assert_eq!(text.contains("\n用法: gpufleet "), has_usage, "{text}");
+        assert!(
+            text.ends_with("\n\n更多信息请加 `--help` 查看。\n"),
+            "{text}"
+        );
+        for english in [
+            "error",
+            "Usage",
+            "For more",
+            "tip",
+            "unexpected",
+            "required",
+        ] {
+            assert!(!text.contains(english), "{english:?} in {words:?}:\n{text}");
+        }
+    }
+    // A flag missing its value, with the language from the locale.
+    let out = home
+        .command(&["release", "--lang"])
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("LANG", "zh_CN.UTF-8")
+        .output()
+        .expect("run gpufleet");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "gpufleet: `--lang <LANG>` 需要一个值，但没有给出\n\n更多信息请加 `--help` 查看。\n"
     );
+    // English is clap's own, byte for byte.
+    let (code, text) = refused(&home, &["--bogus", "--lang", "en"]);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        text,
+        "error: unexpected argument '--bogus' found\n\n  tip: to pass '--bogus' as a value, \
+         use '-- --bogus'\n\nUsage: gpufleet [OPTIONS] [HOST]... [COMMAND]\n\n\
+         For more information, try '--help'.\n"
+    );
+    let (_, text) = refused(&home, &["--interval-ms", "5", "--lang", "en"]);
+    assert_eq!(
+        text,
+        "error: invalid value '5' for '--interval-ms <MS>': must be from 100 to 60000 \
+         milliseconds, found 5\n\nFor more information, try '--help'.\n"
+    );
+    let (_, text) = refused(&home, &["playbook", "--lang", "en"]);
     assert!(
-        said.contains("\n[  3%] 读取内核日志：读取内核日志\n"),
-        "{said}"
+        text.starts_with(
+            "error: 'gpufleet playbook' requires a subcommand but one was not provided\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_for_a_subcommand_takes_the_language_flag_after_it() {
+    let home = Home::new();
+    for flag in [&["--lang", "zh-CN"][..], &["--lang=zh-CN"][..]] {
+        let mut words = vec!["release"];
+        words.extend(flag);
+        let out = help(&home, &[], "help", &words);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(
+            stdout(&out).starts_with("在平台上释放一台主机"),
+            "{}",
+            stdout(&out)
+        );
+    }
+    let out = help(&home, &[], "help", &["release", "--lang", "en"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let english = help(&home, &["release".to_string()], "--help", &[]);
+    assert_eq!(stdout(&out), stdout(&english));
+    let out = help(&home, &[], "playbook", &["help", "run", "--lang", "zh-CN"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("用法: gpufleet playbook run"));
+}
+
+#[test]
+fn a_check_that_cannot_run_or_read_nvidia_smi_says_why_in_chinese() {
+    let home = Home::new();
+    // A host that refuses the connection: the check cannot run (exit 3).
+    let could_not_run = |lang: &str| {
+        let out = home.run(&[
+            "check",
+            "root@127.0.0.1:1",
+            "--sustain-s",
+            "0",
+            "--lang",
+            lang,
+        ]);
+        assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+        stderr(&out)
+            .lines()
+            .find(|l| l.starts_with("gpufleet check"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let zh = could_not_run("zh-CN");
+    assert!(
+        zh.starts_with("gpufleet check: 无法在主机上运行验卡：cannot connect to 127.0.0.1:1"),
+        "{zh}"
+    );
+    let en = could_not_run("en");
+    assert!(
+        en.starts_with(
+            "gpufleet check: cannot run the check on the host: cannot connect to 127.0.0.1:1"
+        ),
+        "{en}"
+    );
+    // No nvidia-smi on this machine (the harness's PATH has none): the report says so.
+    let report = |lang: &str| {
+        let out = home
+            .command(&["check", "--local", "--sustain-s", "0", "--lang", lang])
+            .env("PATH", "/nonexistent")
+            .output()
+            .expect("run gpufleet");
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let zh = report("zh-CN");
+    assert!(
+        zh.contains("nvidia-smi 未安装或不在 PATH 中（没有 NVIDIA 驱动？）。"),
+        "{zh}"
+    );
+    assert!(!zh.contains("is not installed"), "{zh}");
+    let en = report("en");
+    assert!(
+        en.contains("nvidia-smi is not installed or not on the PATH (no NVIDIA driver?). "),
+        "{en}"
     );
 }

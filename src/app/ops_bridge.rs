@@ -299,7 +299,7 @@ impl OpsBridge {
                     },
                     Err(e) => CheckEvent::Failed {
                         id,
-                        reason: clean(&e.to_string()),
+                        reason: clean(&crate::check::check_error_words(&e)),
                     },
                 };
                 let _ = sink.send(Event::Check(event));

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use rust_i18n::t;
+
 use crate::check::CheckError;
 use crate::check::runner::{Runner, capture};
 use crate::diagnose::kernel::{KernelEvent, parse_line};
@@ -84,7 +86,7 @@ pub fn collect_inventory(
                 .or_else(|| {
                     describe_failure(nvidia_smi, &csv_text, csv_end.missing, csv_end.exit_status)
                 })
-                .unwrap_or_else(|| format!("{nvidia_smi} listed no GPUs")),
+                .unwrap_or_else(|| t!("check_failure.no_gpus", program = nvidia_smi).into_owned()),
         )
     } else {
         None
@@ -99,16 +101,25 @@ fn describe_failure(
     status: Option<i32>,
 ) -> Option<String> {
     if missing {
-        return Some(format!(
-            "{program} is not installed or not on the PATH (no NVIDIA driver?)"
-        ));
+        return Some(t!("check_failure.not_installed", program = program).into_owned());
     }
     let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
     let kind = classify_failure(text)
-        .map(|r| format!(" ({})", r.label()))
+        .map(|r| t!("check_failure.kind", label = r.label()).into_owned())
         .unwrap_or_default();
-    let status = status.map(|s| format!(", exit {s}")).unwrap_or_default();
-    Some(format!("{program} failed{kind}{status}: {first}"))
+    let status = status
+        .map(|s| t!("check_failure.exit", status = s).into_owned())
+        .unwrap_or_default();
+    Some(
+        t!(
+            "check_failure.failed",
+            program = program,
+            kind = kind,
+            status = status,
+            first = first
+        )
+        .into_owned(),
+    )
 }
 
 /// Reads the kernel log with `dmesg` (no follow), keeping the NVIDIA driver's GPU lines.
@@ -140,11 +151,11 @@ pub fn read_kernel_log(
         return Ok(KernelLog::Read(events));
     }
     let why = if end.missing {
-        format!("{dmesg} is not available")
+        t!("check_failure.dmesg_missing", program = dmesg).into_owned()
     } else if end.timed_out {
-        format!("{dmesg} did not finish")
+        t!("check_failure.dmesg_timeout", program = dmesg).into_owned()
     } else {
-        first_line.unwrap_or_else(|| format!("{dmesg} failed"))
+        first_line.unwrap_or_else(|| t!("check_failure.dmesg_failed", program = dmesg).into_owned())
     };
     Ok(KernelLog::Unreadable(why))
 }

@@ -3,6 +3,7 @@
 //! grades identity, health, power, PCIe, usable VRAM, throughput and a sustained load. The
 //! JSON report is documented in `SCHEMA.md`.
 
+mod error_words;
 pub mod evaluate;
 pub mod expect;
 mod format;
@@ -23,12 +24,14 @@ mod verdict_tests;
 
 use std::time::Duration;
 
+use rust_i18n::t;
 use thiserror::Error;
 
 use crate::config::Expect;
 use crate::remote::{LinkOptions, RemoteError, RemoteHost};
 use crate::telemetry::source::{StopFlag, now_ms};
 
+pub use error_words::check_error_words;
 pub use evaluate::{Observed, evaluate};
 pub use expect::{ExpectError, ExpectFlags, expect_from_flags, model_matches};
 pub use inventory::{Inventory, KernelLog};
@@ -292,9 +295,9 @@ pub fn observe(
     let kernel = inventory::read_kernel_log(runner, &opts.dmesg, stop)?;
     stopped(stop)?;
     let probe = if let Some(failure) = &inventory.failure {
-        ProbeData::skipped(format!("not run: {failure}"))
+        ProbeData::skipped(t!("check_failure.probe_not_run", why = failure))
     } else if !opts.run_probe {
-        ProbeData::skipped("the PyTorch probe was turned off")
+        ProbeData::skipped(t!("check_failure.probe_off"))
     } else {
         say(progress, CheckPhase::Probe, 0.05);
         let gpus = inventory.gpus().len().max(1);
@@ -347,21 +350,29 @@ fn run_probe(
         return Ok(data);
     }
     if end.missing || (data.protocol.is_none() && end.exit_status == Some(127)) {
-        data.skip = Some(format!("{} is not installed on the host", opts.python));
+        data.skip = Some(t!("check_failure.python_missing", python = opts.python).into_owned());
     } else if end.timed_out {
-        data.failure = Some(format!("the probe did not finish within {limit_s:.0} s"));
+        let secs = format!("{limit_s:.0}");
+        let why = t!("check_failure.probe_timeout", seconds = secs);
+        data.failure = Some(why.into_owned());
     } else if data.protocol.is_none() {
-        let said = data.last_noise().unwrap_or("no output").to_string();
-        data.skip = Some(format!("{} could not run the probe: {said}", opts.python));
-    } else {
-        let status = end
-            .exit_status
-            .map_or("a signal".to_string(), |s| format!("exit {s}"));
         let said = data
             .last_noise()
-            .map(|n| format!(": {n}"))
+            .map(str::to_string)
+            .unwrap_or_else(|| t!("check_failure.no_output").into_owned());
+        let python = &opts.python;
+        let why = t!("check_failure.no_probe", python = python, said = said);
+        data.skip = Some(why.into_owned());
+    } else {
+        let status = end.exit_status.map_or(t!("check_failure.a_signal"), |s| {
+            t!("check_failure.exit_status", status = s)
+        });
+        let said = data
+            .last_noise()
+            .map(|n| t!("check_failure.said", text = n).into_owned())
             .unwrap_or_default();
-        data.failure = Some(format!("the probe ended with {status}{said}"));
+        data.failure =
+            Some(t!("check_failure.probe_ended", status = status, said = said).into_owned());
     }
     Ok(data)
 }

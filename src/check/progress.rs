@@ -65,13 +65,18 @@ pub struct CheckProgress {
 }
 
 impl CheckProgress {
-    /// The line `gpufleet check` prints on stderr: `[ 42%] GPU 0: memory copy: ...`.
+    /// The line `gpufleet check` prints on stderr: `[ 42%] GPU 0: memory copy: ...`; the phase
+    /// once when the message only repeats it (`[  0%] reading nvidia-smi`).
     pub fn line(&self) -> String {
         let pct = format!("{:>3.0}", self.fraction * 100.0);
+        let phase = self.phase.label();
+        if phase == self.message {
+            return t!("check_phase.line_alone", pct = pct, phase = phase).into_owned();
+        }
         t!(
             "check_phase.line",
             pct = pct,
-            phase = self.phase.label(),
+            phase = phase,
             message = self.message
         )
         .into_owned()
@@ -108,6 +113,6 @@ mod tests {
             message: CheckPhase::Probe.label(),
             reading: None,
         };
-        assert_eq!(p.line(), "[  5%] starting PyTorch: starting PyTorch");
+        assert_eq!(p.line(), "[  5%] starting PyTorch");
     }
 }

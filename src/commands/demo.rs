@@ -199,7 +199,7 @@ pub fn check(
     let report = match check::run_check(target, &expect, &opts, &mut progress, &StopFlag::default())
     {
         Ok(report) => report,
-        Err(e) => return could_not_run(e.to_string()),
+        Err(e) => return could_not_run(check::check_error_words(&e)),
     };
     if json {
         println!("{}", check::render_json(&report));

@@ -7,7 +7,9 @@
 //! The command line is parsed with the English command first; only when that ends in help
 //! (`-h`, `--help`, `help`, or a command that needs a subcommand) is the language chosen, from
 //! `--lang` anywhere before `--`, else `language` in the config (`--config FILE` or the default
-//! path), else the locale, and the help asked for rendered again in Chinese.
+//! path), else the locale, and the help asked for rendered again in Chinese. A command line
+//! clap refuses is said again the same way ([`parse_error`]); `--lang` after `help`
+//! (`gpufleet help release --lang zh-CN`) is taken out before the help is rendered.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -18,6 +20,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command, CommandFactory};
 use rust_i18n::t;
 
 use crate::cli::Cli;
+use crate::commands::parse_error::{self, Refusal};
 use crate::config::lang::Lang;
 
 /// A text of the help that gpufleet defines: its catalogue key and the derive's English.
@@ -315,21 +318,82 @@ pub fn help_lang(args: &[OsString], env: impl Fn(&str) -> Option<String>) -> Lan
     }
 }
 
+/// `args` without `--lang VALUE` / `--lang=VALUE` (before `--`), when that leaves a request
+/// for help that `args` is not: clap reads `gpufleet help release --lang zh-CN` as help for a
+/// subcommand named `--lang`, so the flag is taken out for the help path only.
+fn help_without_lang(args: &[OsString]) -> Option<(clap::Error, Vec<OsString>)> {
+    let mut kept = Vec::with_capacity(args.len());
+    let mut words = args.iter();
+    let mut taken = false;
+    while let Some(word) = words.next() {
+        let text = word.to_string_lossy();
+        if text == "--" {
+            kept.push(word.clone());
+            kept.extend(words.by_ref().cloned());
+            break;
+        }
+        if text == "--lang" {
+            taken = true;
+            words.next();
+            continue;
+        }
+        if text.starts_with("--lang=") {
+            taken = true;
+            continue;
+        }
+        kept.push(word.clone());
+    }
+    let asks_for_help = kept.iter().any(|w| w == HELP_SUBCOMMAND);
+    if !taken || !asks_for_help {
+        return None;
+    }
+    match Cli::command().try_get_matches_from(kept.clone()) {
+        Err(e) if e.kind() == ErrorKind::DisplayHelp => Some((e, kept)),
+        _ => None,
+    }
+}
+
+/// clap's refusal `e` of `args`: as it is in English (and for `--version`), else said again
+/// in the language of [`help_lang`] (with a value parser's reason in that language too).
+fn refusal(e: clap::Error, args: &[OsString]) -> Refusal {
+    if e.kind() == ErrorKind::DisplayVersion {
+        return Refusal::Clap(e);
+    }
+    let lang = help_lang(args, |name| std::env::var(name).ok());
+    if lang == Lang::En {
+        return Refusal::Clap(e);
+    }
+    lang.apply();
+    // A value parser's reason was written in English during the first parse: parse again.
+    let e = match Cli::command().try_get_matches_from(args) {
+        Err(again) if e.kind() == ErrorKind::ValueValidation && again.kind() == e.kind() => again,
+        _ => e,
+    };
+    match parse_error::said(&e) {
+        Some(text) => Refusal::Said(text),
+        None => Refusal::Clap(e),
+    }
+}
+
 /// Parses the command line `args`. Help asked for comes back as the error to print (through
-/// `clap::Error::exit`), in the language of [`help_lang`].
-pub fn matches(args: Vec<OsString>) -> Result<ArgMatches, clap::Error> {
-    let english = match Cli::command().try_get_matches_from(args.clone()) {
-        Err(e) if is_help(e.kind()) => e,
-        parsed => return parsed,
+/// [`Refusal::exit`]), in the language of [`help_lang`]; so does a command line clap refuses.
+pub fn matches(args: Vec<OsString>) -> Result<ArgMatches, Refusal> {
+    let (english, help_args) = match Cli::command().try_get_matches_from(args.clone()) {
+        Ok(matches) => return Ok(matches),
+        Err(e) if is_help(e.kind()) => (e, args.clone()),
+        Err(e) => match help_without_lang(&args) {
+            Some(found) => found,
+            None => return Err(refusal(e, &args)),
+        },
     };
     let lang = help_lang(&args, |name| std::env::var(name).ok());
     if lang == Lang::En {
-        return Err(english);
+        return Err(Refusal::Clap(english));
     }
     lang.apply();
-    match command(lang).try_get_matches_from(args) {
-        Err(help) if is_help(help.kind()) => Err(help),
-        _ => Err(english),
+    match command(lang).try_get_matches_from(help_args) {
+        Err(help) if is_help(help.kind()) => Err(Refusal::Clap(help)),
+        _ => Err(Refusal::Clap(english)),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod help;
 pub mod hold;
 pub mod host_words;
 pub mod logging;
+pub mod parse_error;
 pub mod providers;
 pub mod providers_import;
 pub mod record;

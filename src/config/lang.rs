@@ -93,10 +93,9 @@ impl fmt::Display for Lang {
 /// `--lang`'s value parser: `en` or `zh-CN`.
 pub fn parse_flag(value: &str) -> Result<Lang, String> {
     Lang::from_tag(value).ok_or_else(|| {
-        format!(
-            "{value:?} is not a language gpufleet speaks; use one of: {}",
-            TAGS.join(", ")
-        )
+        let value = format!("{value:?}");
+        let tags = TAGS.join(", ");
+        rust_i18n::t!("cli_value.not_a_language", value = value, tags = tags).into_owned()
     })
 }
 

@@ -66,8 +66,8 @@ pub struct StepAnswer {
 pub enum SendError {
     #[error("could not set up the HTTP client: {0}")]
     Client(String),
-    #[error("no API token: {0}")]
-    NoToken(String),
+    #[error("no API token: none was loaded")]
+    NoToken,
     #[error("the token cannot go in an HTTP header")]
     BadToken,
     #[error("token rejected by the provider (HTTP {status}){}", detail(.text))]
@@ -128,7 +128,7 @@ pub fn send(
     let token = request.token();
     let client = if request.needs_token() {
         if token.is_none() {
-            return Err(fail(done, SendError::NoToken("none was loaded".into())));
+            return Err(fail(done, SendError::NoToken));
         }
         match http_client(options) {
             Ok(client) => Some(client),
@@ -142,7 +142,7 @@ pub fn send(
             (ReleaseStep::Http(http), Some(client), Some(token)) => {
                 send_http(client, http, token, options)
             }
-            (ReleaseStep::Http(_), _, _) => Err(SendError::NoToken("none was loaded".into())),
+            (ReleaseStep::Http(_), _, _) => Err(SendError::NoToken),
             (ReleaseStep::Local { argv }, _, _) => run_local(argv, options),
             (ReleaseStep::OnHost { argv }, _, _) => run_on_host(runner, host, argv),
         };

@@ -32,8 +32,10 @@ pub enum FlowError {
     NoReleaseConfig(String),
     #[error(transparent)]
     Build(#[from] BuildError),
-    #[error("cannot release without the API token: {0}")]
-    Token(String),
+    /// The token could not be loaded: `problem` in the reader's language (as the plan shows
+    /// it), `english` for the log.
+    #[error("cannot release without the API token: {english}")]
+    Token { problem: String, english: String },
     #[error("the backup has not run yet")]
     BackupNotRun,
     #[error("the backup failed ({0}); not releasing unless the failed backup is overridden")]
@@ -137,6 +139,8 @@ pub struct ReleaseFlow {
     sent: bool,
     /// Send even when the ledger cannot record the release (`--force`).
     unrecorded_allowed: bool,
+    /// Why the token could not be loaded, in English (the plan holds the reader's words).
+    token_english: Option<String>,
 }
 
 impl ReleaseFlow {
@@ -162,13 +166,18 @@ impl ReleaseFlow {
             .as_ref()
             .ok_or_else(|| FlowError::NoReleaseConfig(host.to_string()))?;
         let action = action.unwrap_or(ReleaseAction::Stop);
-        let (token, warnings, token_problem) = if release.provider.uses_api() {
+        let (token, warnings, token_problem, token_english) = if release.provider.uses_api() {
             match load_token(release, env) {
-                Ok(loaded) => (Some(loaded.secret), loaded.warnings, None),
-                Err(e) => (None, Vec::new(), Some(token_error_words(&e))),
+                Ok(loaded) => (Some(loaded.secret), loaded.warnings, None, None),
+                Err(e) => (
+                    None,
+                    Vec::new(),
+                    Some(token_error_words(&e)),
+                    Some(e.to_string()),
+                ),
             }
         } else {
-            (None, Vec::new(), None)
+            (None, Vec::new(), None, None)
         };
         let request = ReleaseRequest::build(host, release, action, token)?;
         let plan = ReleasePlan {
@@ -195,6 +204,7 @@ impl ReleaseFlow {
             confirmation: Confirmation::Pending,
             sent: false,
             unrecorded_allowed: false,
+            token_english,
         })
     }
 
@@ -376,7 +386,13 @@ impl ReleaseFlow {
 
     fn check_token(&self) -> Result<(), FlowError> {
         match &self.plan.token_problem {
-            Some(problem) => Err(FlowError::Token(problem.clone())),
+            Some(problem) => Err(FlowError::Token {
+                problem: problem.clone(),
+                english: self
+                    .token_english
+                    .clone()
+                    .unwrap_or_else(|| problem.clone()),
+            }),
             None => Ok(()),
         }
     }

@@ -21,9 +21,25 @@ pub struct Unrecorded {
 impl Unrecorded {
     /// The lines a user reads: what happened, where, and what to add.
     pub fn lines(&self, host: &str) -> Vec<String> {
+        self.lines_in(host, &rust_i18n::locale())
+    }
+
+    /// [`Unrecorded::lines`] in the catalogue of `locale` (`en` for the log).
+    pub fn lines_in(&self, host: &str, locale: &str) -> Vec<String> {
         let mut lines = vec![
-            rust_i18n::t!("release_plan.unrecorded", host = host, why = self.error).into_owned(),
-            rust_i18n::t!("release_plan.add_by_hand", path = self.path.display()).into_owned(),
+            rust_i18n::t!(
+                "release_plan.unrecorded",
+                locale = locale,
+                host = host,
+                why = self.error
+            )
+            .into_owned(),
+            rust_i18n::t!(
+                "release_plan.add_by_hand",
+                locale = locale,
+                path = self.path.display()
+            )
+            .into_owned(),
         ];
         lines.extend(self.entry_json.lines().map(|line| format!("  {line}")));
         lines
@@ -66,7 +82,9 @@ impl Closing<'_> {
         let entry = serde_json::json!({ self.host: self.closed(stored) });
         let entry_json = serde_json::to_string_pretty(&entry)
             .map(|text| strip_braces(&text))
-            .unwrap_or_else(|e| format!("(could not be shown: {e})"));
+            .unwrap_or_else(|e| {
+                rust_i18n::t!("release_plan.entry_not_shown", why = e).into_owned()
+            });
         Err(Unrecorded {
             path: store.path().to_owned(),
             error: error.to_string(),

@@ -113,7 +113,7 @@ pub fn error_words(error: &FlowError) -> String {
         }
         FlowError::NoReleaseConfig(host) => t!("release.no_table", host = host),
         FlowError::Build(e) => return build_error_words(e),
-        FlowError::Token(problem) => t!("release.no_token", problem = problem),
+        FlowError::Token { problem, .. } => t!("release.no_token", problem = problem),
         FlowError::BackupNotRun => t!("release_error.backup_not_run"),
         FlowError::BackupFailed(why) => t!("release_error.backup_failed", why = why),
         FlowError::Cancelled => t!("release.cancelled"),
@@ -150,7 +150,7 @@ fn detail(text: &str) -> String {
 pub fn send_error_words(error: &SendError) -> String {
     match error {
         SendError::Client(why) => t!("release_error.client", why = why),
-        SendError::NoToken(why) => t!("release_error.no_token", why = why),
+        SendError::NoToken => t!("release_error.no_token"),
         SendError::BadToken => t!("release_error.bad_token"),
         SendError::TokenRejected { status, text } => t!(
             "release_error.token_rejected",
@@ -228,7 +228,7 @@ mod tests {
     fn english_words_are_the_errors_own_text() {
         let sends = [
             SendError::Client("tls".into()),
-            SendError::NoToken("none was loaded".into()),
+            SendError::NoToken,
             SendError::BadToken,
             SendError::TokenRejected {
                 status: 401,
@@ -290,7 +290,10 @@ mod tests {
             FlowError::ReadOnly,
             FlowError::UnknownHost("h".into()),
             FlowError::NoReleaseConfig("h".into()),
-            FlowError::Token("no token".into()),
+            FlowError::Token {
+                problem: "no token".into(),
+                english: "no token".into(),
+            },
             FlowError::BackupNotRun,
             FlowError::BackupFailed("exit 1".into()),
             FlowError::Cancelled,

@@ -23,7 +23,7 @@ use crate::metrics::{MetricsBridge, MetricsServer, render};
 use crate::recording::Recorder;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
 
-pub use release::ReleaseSetup;
+pub use release::{ReleaseSetup, Said};
 use reload::Why;
 pub use reload::{Changes, LiveHosts, Reloaded, Reloader, Running, WatchedHost};
 pub use signals::Signal;
@@ -47,7 +47,7 @@ pub enum Input {
     /// An automatic release ended: what the provider did, or why it did not happen.
     Released {
         host: String,
-        outcome: Result<String, String>,
+        outcome: Result<release::Said, release::Said>,
     },
     /// A provider account was synced: its inventory is joined to the fleet again.
     InventorySynced,
@@ -386,23 +386,24 @@ fn released(
     store: Option<&LedgerStore>,
     alerts: &Dispatcher,
     host: &str,
-    outcome: Result<String, String>,
+    outcome: Result<release::Said, release::Said>,
 ) {
+    // The log line in English, the alert in the reader's language.
     let (label, severity, summary) = match &outcome {
-        Ok(text) => {
-            tracing::warn!(host, outcome = %text, "auto-release done");
+        Ok(said) => {
+            tracing::warn!(host, outcome = %said.log, "auto-release done");
             (
                 "auto_release_done",
                 Severity::Warning,
-                rust_i18n::t!("alert_text.released", text = text).into_owned(),
+                rust_i18n::t!("alert_text.released", text = said.alert).into_owned(),
             )
         }
-        Err(why) => {
-            tracing::error!(host, why = %why, "auto-release failed");
+        Err(said) => {
+            tracing::error!(host, why = %said.log, "auto-release failed");
             (
                 "auto_release_failed",
                 Severity::Critical,
-                rust_i18n::t!("alert_text.release_failed", why = why).into_owned(),
+                rust_i18n::t!("alert_text.release_failed", why = said.alert).into_owned(),
             )
         }
     };
