@@ -182,6 +182,10 @@ pub enum CliCommand {
     Cost {
         #[arg(long)]
         json: bool,
+        /// Which billing mode (hourly, daily, weekly, monthly) would have been cheapest over
+        /// the last 30 days, and the break-even hours per month of each.
+        #[arg(long)]
+        advice: bool,
     },
     /// Release a host at its provider (stop keeps the disk; terminate deletes it), after its
     /// backup and a typed confirmation.

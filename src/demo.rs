@@ -147,6 +147,8 @@ fn host_config(host: &DemoHost) -> HostConfig {
         countdown_s: None,
         max_spend: host.max_spend,
         max_hours: None,
+        max_run_hours: None,
+        prices: None,
         price_since_ms: None,
         expect: None,
         jobs: Vec::new(),

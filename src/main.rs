@@ -441,8 +441,10 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             let code = fit_command::run(&args, &config, &mut out, &mut err);
             return Ok(ExitCode::from(code));
         }
-        Some(CliCommand::Cost { json }) => {
-            let (text, code) = if cli.global.demo {
+        Some(CliCommand::Cost { json, advice }) => {
+            let (text, code) = if *advice {
+                gpufleet::commands::cost_advice::advice_command(&config, *json, now_ms())?
+            } else if cli.global.demo {
                 demo_command::cost(&config, &cli.global, *json)?
             } else {
                 let (text, code) = money_cli::cost_command(&config, *json, now_ms())?;

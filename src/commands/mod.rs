@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod cli_words;
 pub mod config_file;
+pub mod cost_advice;
 pub mod cost_inventory;
 pub mod demo;
 pub mod diagnose_file;

@@ -2,6 +2,7 @@
 //! lines, checked strictly with messages of the form `file:line: key: message`.
 
 mod alerts;
+mod billing_prices;
 mod jobs;
 pub mod lang;
 pub(crate) mod locate;
@@ -19,6 +20,7 @@ use thiserror::Error;
 use locate::{Document, Located};
 
 pub use alerts::{AlertSink, MinSeverity, SinkKind};
+pub use billing_prices::BillingPrices;
 pub use jobs::{JobConfig, PATTERN_GROUPS, PatternError, compile_pattern};
 pub use providers::{DEFAULT_SYNC_INTERVAL_S, ProviderAccount, ProviderKind};
 pub use ssh_target::{SshTarget, SshTargetError, parse_ssh_target};
@@ -127,6 +129,12 @@ pub struct HostConfig {
     /// Red lines of this host alone: money spent in this rental, hours billed.
     pub max_spend: Option<f64>,
     pub max_hours: Option<f64>,
+    /// Red line: the host has billed without a break (since it was rented or last started)
+    /// for longer than this many hours, the guide's `timeout` advice.
+    pub max_run_hours: Option<f64>,
+    /// `[hosts.prices]`: what the same host costs on daily, weekly and monthly billing, for
+    /// `gpufleet cost --advice` (the hourly price stays `price_per_hour`).
+    pub prices: Option<BillingPrices>,
     pub expect: Option<Expect>,
     pub release: Option<ReleaseConfig>,
     /// `[[hosts.jobs]]`: the job's log when its stdout is not a file, and how it is judged.

@@ -212,7 +212,11 @@ fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
             format!("must be 0 or more, found {price}"),
         )?;
     }
-    for (key, limit) in [("max_spend", host.max_spend), ("max_hours", host.max_hours)] {
+    for (key, limit) in [
+        ("max_spend", host.max_spend),
+        ("max_hours", host.max_hours),
+        ("max_run_hours", host.max_run_hours),
+    ] {
         if let Some(v) = limit
             && !(v.is_finite() && v > 0.0)
         {
@@ -251,6 +255,9 @@ fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
         check_release(release, &path.key("release"))?;
     }
     super::jobs::check_jobs(&host.jobs, &path.key("jobs"))?;
+    if let Some(prices) = &host.prices {
+        super::billing_prices::check_prices(prices, &path.key("prices"))?;
+    }
     Ok(())
 }
 

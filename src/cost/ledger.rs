@@ -122,6 +122,11 @@ pub struct LedgerState {
     /// The shares billed at earlier prices, oldest first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub earlier_prices: Vec<PriceSpan>,
+    /// When the host last began billing without a break: billing started, or the ledger
+    /// reopened after a release. Files written before it was recorded read as
+    /// `billing_started_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running_since_ms: Option<TimestampMs>,
 }
 
 /// A ledger's counters as of some instant, with the time since the last observation added as
@@ -138,6 +143,10 @@ pub struct LedgerTotals {
     pub released: Option<Released>,
     /// The shares billed at earlier prices (the rest is at the current price).
     pub earlier_prices: Vec<PriceSpan>,
+    /// When billing started (see [`LedgerState::billing_started_ms`]).
+    pub billing_started_ms: Option<TimestampMs>,
+    /// How long the host has billed without a break, up to now (0 once released).
+    pub run_ms: u64,
 }
 
 impl LedgerTotals {
@@ -170,6 +179,7 @@ impl Ledger {
             state: LedgerState {
                 billing_started_ms,
                 accounted_to_ms: billing_started_ms,
+                running_since_ms: billing_started_ms,
                 ..LedgerState::default()
             },
         }
@@ -200,6 +210,9 @@ impl Ledger {
                 state.billed_ms += old - new;
                 state.unobserved_ms += old - new;
                 state.billing_started_ms = Some(new);
+                if state.running_since_ms.is_none_or(|since| since == old) {
+                    state.running_since_ms = Some(new);
+                }
             }
             (Some(old), Some(new)) if new > old => return Self::new(settings, Some(new)),
             _ => {}
@@ -234,12 +247,14 @@ impl Ledger {
                 self.state.released = None;
                 self.state.accounted_to_ms = Some(at_ms);
                 self.state.billing_started_ms.get_or_insert(at_ms);
+                self.state.running_since_ms = Some(at_ms);
             }
             return;
         }
         let Some(last_ms) = self.state.accounted_to_ms else {
             self.state.billing_started_ms = Some(at_ms);
             self.state.accounted_to_ms = Some(at_ms);
+            self.state.running_since_ms = Some(at_ms);
             return;
         };
         if at_ms <= last_ms {
@@ -396,5 +411,13 @@ pub(crate) fn totals_of(state: &LedgerState, now_ms: TimestampMs) -> LedgerTotal
         current_idle_ms: state.idle_run.map_or(0, |run| run.length_ms),
         released: state.released.clone(),
         earlier_prices: state.earlier_prices.clone(),
+        billing_started_ms: state.billing_started_ms,
+        run_ms: match (
+            &state.released,
+            state.running_since_ms.or(state.billing_started_ms),
+        ) {
+            (None, Some(since_ms)) => now_ms.saturating_sub(since_ms),
+            _ => 0,
+        },
     }
 }

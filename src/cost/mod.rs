@@ -14,6 +14,7 @@
 //!   sample intervals, readings without utilization); neither busy nor idle.
 //! - **effective utilization** = busy hours / billed hours.
 
+mod advice;
 mod auto_release;
 mod fleet;
 mod holds;
@@ -21,6 +22,7 @@ mod ledger;
 mod redline;
 mod store;
 
+pub use advice::{BillingMode, HostAdvice, ModeCost, WINDOW_MS, host_advice};
 pub use auto_release::{AutoDecision, AutoInput, AutoRelease, AutoState, DEFAULT_COUNTDOWN_MS};
 pub use fleet::{
     CurrencyTotal, FleetCost, HostCost, Price, billing_started_ms, fleet_cost, host_ledger,

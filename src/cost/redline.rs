@@ -1,4 +1,4 @@
-//! Red lines: a host idle for too long, a budget or an hour limit crossed. Each becomes a
+//! Red lines: a host idle for too long, a budget, an hour limit or a run-time limit crossed. Each becomes a
 //! warning banner; host red lines can also arm a host's auto-release.
 
 use rust_i18n::t;
@@ -14,6 +14,8 @@ use super::{format_duration_ms, format_money, hours};
 pub struct HostLimits {
     pub max_spend: Option<f64>,
     pub max_hours: Option<f64>,
+    /// How long the host may bill without a break (`max_run_hours`), the guide's `timeout`.
+    pub max_run_hours: Option<f64>,
     /// How long the GPUs may stay idle before it is a red line.
     pub idle_alert_ms: u64,
 }
@@ -23,6 +25,7 @@ impl HostLimits {
         Self {
             max_spend: host.max_spend,
             max_hours: host.max_hours,
+            max_run_hours: host.max_run_hours,
             idle_alert_ms: config.idle_minutes.saturating_mul(60_000),
         }
     }
@@ -67,6 +70,12 @@ pub enum RedLine {
         billed_ms: u64,
         max_hours: f64,
     },
+    /// Billing without a break for longer than `max_run_hours`.
+    HostOverRunTime {
+        host: String,
+        run_ms: u64,
+        max_run_hours: f64,
+    },
     FleetOverBudget {
         currency: String,
         spent: f64,
@@ -84,7 +93,8 @@ impl RedLine {
         match self {
             Self::HostIdle { host, .. }
             | Self::HostOverBudget { host, .. }
-            | Self::HostOverHours { host, .. } => Some(host),
+            | Self::HostOverHours { host, .. }
+            | Self::HostOverRunTime { host, .. } => Some(host),
             Self::FleetOverBudget { .. } | Self::FleetOverHours { .. } => None,
         }
     }
@@ -95,6 +105,7 @@ impl RedLine {
             Self::HostIdle { .. } => "host_idle",
             Self::HostOverBudget { .. } => "host_budget",
             Self::HostOverHours { .. } => "host_hours",
+            Self::HostOverRunTime { .. } => "host_run_time",
             Self::FleetOverBudget { .. } => "fleet_budget",
             Self::FleetOverHours { .. } => "fleet_hours",
         }
@@ -135,6 +146,16 @@ impl RedLine {
                 host = host,
                 hours = hours(*billed_ms),
                 max = max_hours
+            ),
+            Self::HostOverRunTime {
+                host,
+                run_ms,
+                max_run_hours,
+            } => t!(
+                "redline.run_time.host",
+                host = host,
+                run = format_duration_ms(*run_ms),
+                max = max_run_hours
             ),
             Self::FleetOverBudget {
                 currency,
@@ -190,6 +211,15 @@ pub fn host_red_lines(cost: &HostCost, limits: &HostLimits) -> Vec<RedLine> {
             host: cost.host.clone(),
             billed_ms: cost.totals.billed_ms,
             max_hours,
+        });
+    }
+    if let Some(max_run_hours) = limits.max_run_hours
+        && hours(cost.totals.run_ms) >= max_run_hours
+    {
+        lines.push(RedLine::HostOverRunTime {
+            host: cost.host.clone(),
+            run_ms: cost.totals.run_ms,
+            max_run_hours,
         });
     }
     lines
@@ -296,5 +326,56 @@ mod tests {
         for (line, english) in cases {
             assert_eq!(line.message(), english);
         }
+    }
+
+    /// A host billing without a break past `max_run_hours` crosses the red line; a release
+    /// clears it, and a host started again counts its run afresh.
+    #[test]
+    fn a_run_longer_than_max_run_hours_is_a_red_line() {
+        use crate::cost::{GpuObservation, Ledger, LedgerSettings, REOPEN_AFTER_MS};
+        const HOUR: u64 = 3_600_000;
+        let start = 1_795_939_200_000;
+        let limits = HostLimits {
+            max_spend: None,
+            max_hours: None,
+            max_run_hours: Some(12.0),
+            idle_alert_ms: 0,
+        };
+        let busy = [GpuObservation {
+            utilization_gpu_pct: Some(95.0),
+            memory_used_mib: Some(60_000),
+        }];
+        let mut ledger = Ledger::new(LedgerSettings::default(), Some(start));
+        let judge = |ledger: &Ledger, at: u64| {
+            let cost = HostCost {
+                host: "a100-1".into(),
+                price: None,
+                totals: ledger.totals(at),
+            };
+            host_red_lines(&cost, &limits)
+        };
+        assert!(judge(&ledger, start + 11 * HOUR).is_empty());
+        let over = judge(&ledger, start + 13 * HOUR);
+        assert_eq!(
+            over,
+            vec![RedLine::HostOverRunTime {
+                host: "a100-1".into(),
+                run_ms: 13 * HOUR,
+                max_run_hours: 12.0,
+            }]
+        );
+        assert_eq!(over[0].kind(), "host_run_time");
+        assert_eq!(
+            over[0].message(),
+            "a100-1: billed without a break for 13h00m, over its run limit of 12 h"
+        );
+        ledger.close(start + 13 * HOUR, "stop", "ssh");
+        assert!(judge(&ledger, start + 14 * HOUR).is_empty());
+        let again = start + 13 * HOUR + REOPEN_AFTER_MS;
+        ledger.observe(again, &busy);
+        assert!(judge(&ledger, again + 11 * HOUR).is_empty());
+        assert_eq!(judge(&ledger, again + 12 * HOUR).len(), 1);
+        // Twelve hours billed in this run, 25 in all: `max_hours` would count both runs.
+        assert_eq!(ledger.totals(again + 12 * HOUR).run_ms, 12 * HOUR);
     }
 }

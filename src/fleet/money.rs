@@ -70,6 +70,7 @@ impl MoneyOptions {
         let default_limits = HostLimits {
             max_spend: None,
             max_hours: None,
+            max_run_hours: None,
             idle_alert_ms: config.idle_minutes.saturating_mul(60_000),
         };
         Self {

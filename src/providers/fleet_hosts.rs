@@ -108,6 +108,8 @@ pub fn join(config: &Config, stored: &Stored) -> Joined {
                 countdown_s: None,
                 max_spend: None,
                 max_hours: None,
+                max_run_hours: None,
+                prices: None,
                 expect: None,
                 release: None,
                 jobs: Vec::new(),

@@ -1,0 +1,34 @@
+//! `[hosts.prices]`: what a host costs on daily, weekly and monthly billing, next to its hourly
+//! `price_per_hour`, in the host's `currency`. Read by `gpufleet cost --advice` (issue 19).
+
+use serde::Deserialize;
+
+use super::locate::KeyPath;
+use super::problem::{Problem, problem};
+
+/// One `[hosts.prices]` table; every key optional.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BillingPrices {
+    /// The price of one day (24 h).
+    pub daily: Option<f64>,
+    /// The price of one week (7 days).
+    pub weekly: Option<f64>,
+    /// The price of one month (30 days).
+    pub monthly: Option<f64>,
+}
+
+pub(super) fn check_prices(prices: &BillingPrices, path: &KeyPath) -> Result<(), Problem> {
+    for (key, price) in [
+        ("daily", prices.daily),
+        ("weekly", prices.weekly),
+        ("monthly", prices.monthly),
+    ] {
+        if let Some(v) = price
+            && !(v.is_finite() && v >= 0.0)
+        {
+            problem(path.key(key), format!("must be 0 or more, found {v}"))?;
+        }
+    }
+    Ok(())
+}
