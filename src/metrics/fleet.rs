@@ -332,7 +332,7 @@ fn money_series(page: &mut Page, fleet: &Fleet) {
     }
     page.family(
         "gpufleet_red_line_crossed",
-        "1 for each red line crossed (kind: host_idle, host_budget, host_hours, fleet_budget, fleet_hours).",
+        "1 for each red line crossed (kind: host_idle, host_budget, host_hours, host_run_time, fleet_budget, fleet_hours).",
         Kind::Gauge,
     );
     for line in &money.red_lines {
