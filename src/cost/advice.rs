@@ -100,7 +100,8 @@ pub struct HostAdvice {
     pub modes: Vec<ModeCost>,
     /// Hourly billing for the busy hours alone: the host released whenever idle.
     pub hourly_busy_only: Option<f64>,
-    /// The cheapest priced mode, when at least two can be compared.
+    /// The cheapest priced mode, when at least two can be compared and something was billed
+    /// in the window.
     pub cheapest: Option<ModeCost>,
     /// Config keys without a price, to set for a full comparison.
     pub missing_keys: Vec<&'static str>,
@@ -153,7 +154,7 @@ pub fn host_advice(host: &HostConfig, cost: &HostCost, now_ms: TimestampMs) -> H
             })
         })
         .collect();
-    let cheapest = (modes.len() >= 2)
+    let cheapest = (modes.len() >= 2 && billed_ms > 0)
         .then(|| {
             modes
                 .iter()
@@ -273,5 +274,20 @@ mod tests {
             advice.missing_keys,
             vec!["prices.daily", "prices.weekly", "prices.monthly"]
         );
+    }
+
+    #[test]
+    fn a_host_released_before_the_window_has_nothing_to_advise() {
+        let h = host(Some(40.0), None, None);
+        let mut released = cost(&h, 100 * HOUR, 90 * HOUR, NOW - 40 * 24 * HOUR);
+        released.totals.released = Some(crate::cost::Released {
+            at_ms: NOW - 35 * 24 * HOUR,
+            action: "stop".into(),
+            provider: "ssh".into(),
+        });
+        let advice = host_advice(&h, &released, NOW);
+        assert_eq!((advice.billed_ms, advice.busy_ms), (0, 0));
+        assert_eq!(advice.paid, Some(0.0));
+        assert_eq!(advice.cheapest, None);
     }
 }

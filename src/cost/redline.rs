@@ -378,4 +378,19 @@ mod tests {
         // Twelve hours billed in this run, 25 in all: `max_hours` would count both runs.
         assert_eq!(ledger.totals(again + 12 * HOUR).run_ms, 12 * HOUR);
     }
+
+    /// A ledger stored before run starts were recorded (no `running_since_ms`, as older
+    /// versions wrote it) counts its run from billing start.
+    #[test]
+    fn an_older_ledger_counts_its_run_from_billing_start() {
+        use crate::cost::{Ledger, LedgerSettings, LedgerState};
+        let start = 1_795_939_200_000;
+        let mut state = Ledger::new(LedgerSettings::default(), Some(start)).into_state();
+        state.running_since_ms = None;
+        let text = serde_json::to_string(&state).unwrap();
+        assert!(!text.contains("running_since"), "{text}");
+        let stored: LedgerState = serde_json::from_str(&text).unwrap();
+        let ledger = Ledger::resume(LedgerSettings::default(), Some(stored), None);
+        assert_eq!(ledger.totals(start + 5 * 3_600_000).run_ms, 5 * 3_600_000);
+    }
 }
