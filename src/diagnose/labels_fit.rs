@@ -33,12 +33,6 @@ impl CardNeed {
 }
 
 pub fn input_bound(pid: u32, cores: f64, util_pct: f64, waste: Option<&Waste>) -> Finding {
-    let summary = t!(
-        "finding_text.input_bound.summary",
-        pid = pid,
-        util = format!("{util_pct:.0}"),
-        cores = format!("{cores:.1}")
-    );
     let money = match waste {
         Some(w) => t!(
             "finding_text.input_bound.waste",
@@ -46,7 +40,14 @@ pub fn input_bound(pid: u32, cores: f64, util_pct: f64, waste: Option<&Waste>) -
         ),
         None => t!("finding_text.card_fit.no_price"),
     };
-    let action = t!("finding_text.input_bound.action", money = money);
+    let summary = t!(
+        "finding_text.input_bound.summary",
+        pid = pid,
+        util = format!("{util_pct:.0}"),
+        cores = format!("{cores:.1}"),
+        money = money
+    );
+    let action = t!("finding_text.input_bound.action");
     Finding::new(label::INPUT_BOUND, Severity::Warning, summary, action)
 }
 
@@ -61,7 +62,8 @@ pub fn card_oversized(
         "finding_text.card_oversized.summary",
         pid = pid,
         card = card,
-        used = format!("{used_gb:.1}")
+        used = format!("{used_gb:.1}"),
+        smaller = need.describe()
     );
     let saving = match price {
         Some((per_hour, currency)) => t!(
@@ -70,11 +72,7 @@ pub fn card_oversized(
         ),
         None => t!("finding_text.card_fit.no_price"),
     };
-    let action = t!(
-        "finding_text.card_oversized.action",
-        card = need.describe(),
-        saving = saving
-    );
+    let action = t!("finding_text.card_oversized.action", saving = saving);
     Finding::new(label::CARD_OVERSIZED, Severity::Info, summary, action)
 }
 

@@ -73,7 +73,7 @@ impl Default for LiveOptions {
             kernel_minutes: 60,
             job_window_s: 120,
             input_util_pct: 20.0,
-            input_cpu_cores: 0.8,
+            input_cpu_cores: 0.5,
             oversized_vram_pct: 25.0,
             oversized_util_pct: 30.0,
             undersized_vram_pct: 95.0,
