@@ -126,6 +126,10 @@ fn a_starved_gpu_with_an_idle_process_or_a_busy_gpu_is_not_input_bound() {
     let mut h = host(Some(3.6));
     feed(&mut h, 0, 260, 1.0, |_| {});
     assert!(!labels(&findings_at(&h, 259)).contains(&"input_bound"));
+    // The contrast: the same starved GPU while the process keeps a core busy.
+    let mut h = host(Some(3.6));
+    feed(&mut h, 0, 260, 1.0, starved);
+    assert!(labels(&findings_at(&h, 259)).contains(&"input_bound"));
 }
 
 #[test]
@@ -165,7 +169,7 @@ fn a_job_using_a_sliver_of_an_h200_is_told_which_smaller_card_would_do() {
 }
 
 #[test]
-fn the_captured_load_is_neither_oversized_nor_undersized() {
+fn the_captured_load_is_neither_oversized_nor_undersized_but_the_same_card_filled_is() {
     // 58,361 MiB of 143,771 (40 %) at 100 %: a card the job uses.
     let mut h = host(Some(3.6));
     feed(&mut h, 0, 200, 1.0, |_| {});
@@ -173,6 +177,10 @@ fn the_captured_load_is_neither_oversized_nor_undersized() {
     for label in ["card_oversized", "card_undersized", "input_bound"] {
         assert!(!labels(&findings).contains(&label), "{:?}", labels(&findings));
     }
+    // The contrast: the same load with its memory nearly full.
+    let mut h = host(Some(3.6));
+    feed(&mut h, 0, 200, 1.0, |g| g.memory_used_mib = Some(140_000));
+    assert!(labels(&findings_at(&h, 199)).contains(&"card_undersized"));
 }
 
 #[test]
@@ -200,6 +208,7 @@ fn a_job_that_fills_its_memory_is_at_risk_of_running_out() {
 fn an_ended_job_is_judged_no_more() {
     let mut h = host(Some(3.6));
     feed(&mut h, 0, 260, 1.0, starved);
+    assert!(labels(&findings_at(&h, 259)).contains(&"input_bound"));
     h.apply(HostEvent::Jobs {
         at_ms: T0 + 260_000,
         jobs: Vec::new(),
