@@ -175,7 +175,11 @@ fn the_captured_load_is_neither_oversized_nor_undersized_but_the_same_card_fille
     feed(&mut h, 0, 200, 1.0, |_| {});
     let findings = findings_at(&h, 199);
     for label in ["card_oversized", "card_undersized", "input_bound"] {
-        assert!(!labels(&findings).contains(&label), "{:?}", labels(&findings));
+        assert!(
+            !labels(&findings).contains(&label),
+            "{:?}",
+            labels(&findings)
+        );
     }
     // The contrast: the same load with its memory nearly full.
     let mut h = host(Some(3.6));

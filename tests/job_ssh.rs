@@ -451,7 +451,11 @@ fn the_watcher_alerts_a_job_that_keeps_a_core_busy_while_its_gpu_idles() {
     let hook = Server::start(vec![answer(200, "{}")]);
     let config = config(&sshd, dir.path(), "");
     let text = std::fs::read_to_string(&config).expect("config");
-    let text = text.replacen("interval_ms = 500\n", "interval_ms = 500\njob_window_s = 10\n", 1);
+    let text = text.replacen(
+        "interval_ms = 500\n",
+        "interval_ms = 500\njob_window_s = 10\n",
+        1,
+    );
     let alerts = format!(
         "\n[[alerts]]\nkind = \"webhook\"\nurl = \"{}/hook\"\nmin_severity = \"info\"\n",
         hook.base_url

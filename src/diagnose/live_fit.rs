@@ -105,7 +105,10 @@ fn input_bound(
     out: &mut Findings,
 ) {
     let lookback_ms = (opts.window_s + opts.hold_s) * 1000;
-    let Some(cpu) = job.cpu.use_since(now_ms.saturating_sub(lookback_ms), now_ms) else {
+    let Some(cpu) = job
+        .cpu
+        .use_since(now_ms.saturating_sub(lookback_ms), now_ms)
+    else {
         return;
     };
     // Two probes a few seconds apart count whole CPU seconds too coarsely to judge.
@@ -123,10 +126,15 @@ fn input_bound(
         let Some(s) = held(&points, &low, now_ms, opts) else {
             return;
         };
-        let util = mean_in_window(&points, &|p| p.utilization_gpu_pct(), now_ms, opts)
-            .unwrap_or(0.0);
+        let util =
+            mean_in_window(&points, &|p| p.utilization_gpu_pct(), now_ms, opts).unwrap_or(0.0);
         utils.push(util);
-        lines.push(labels_fit::low_util_line(gpu.latest.index, util, s, opts.window_s));
+        lines.push(labels_fit::low_util_line(
+            gpu.latest.index,
+            util,
+            s,
+            opts.window_s,
+        ));
     }
     let util = utils.iter().sum::<f64>() / utils.len().max(1) as f64;
     // The job's share of the host: its GPUs of all the host's.
@@ -142,7 +150,11 @@ fn input_bound(
     for line in &lines {
         f.add_evidence(line);
     }
-    f.add_evidence(&labels_fit::cpu_line(job.process.pid, cpu.cores, cpu.span_ms / 1000));
+    f.add_evidence(&labels_fit::cpu_line(
+        job.process.pid,
+        cpu.cores,
+        cpu.span_ms / 1000,
+    ));
     out.push(f);
 }
 
@@ -259,7 +271,10 @@ mod tests {
     #[test]
     fn the_next_larger_card_is_the_next_size_up() {
         let l4 = model_for("NVIDIA L4").expect("L4");
-        assert_eq!(larger_than(l4).map(|n| n.models), Some(vec!["A100 40GB PCIe"]));
+        assert_eq!(
+            larger_than(l4).map(|n| n.models),
+            Some(vec!["A100 40GB PCIe"])
+        );
         let h200 = model_for("NVIDIA H200").expect("H200");
         assert_eq!(larger_than(h200), None);
     }

@@ -51,7 +51,7 @@ impl CpuTrail {
             .iter()
             .filter(|(at, _)| *at >= since_ms && *at <= now_ms);
         let (first_ms, first_s) = *inside.next()?;
-        let (last_ms, last_s) = *inside.last()?;
+        let (last_ms, last_s) = *inside.next_back()?;
         let span_ms = last_ms.saturating_sub(first_ms);
         if span_ms == 0 {
             return None;

@@ -139,7 +139,8 @@ pub(crate) fn parse_probe(pids: &[u32], lines: &[String]) -> Vec<Found> {
 
 /// `ps -o times=`'s answer: whole seconds, digits only; anything else is no answer.
 fn cpu_seconds(text: &str) -> Option<u64> {
-    let ok = !text.is_empty() && text.len() <= CPU_DIGITS && text.bytes().all(|b| b.is_ascii_digit());
+    let ok =
+        !text.is_empty() && text.len() <= CPU_DIGITS && text.bytes().all(|b| b.is_ascii_digit());
     ok.then(|| text.parse().ok()).flatten()
 }
 
