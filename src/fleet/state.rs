@@ -249,8 +249,8 @@ mod tests {
         let watcher = FleetOptions::default().without_charts();
         assert_eq!(
             watcher.history_points(),
-            3 * 60,
-            "the duration rules' window and hold, and a minute of slack"
+            4 * 60,
+            "the job rules' window (2 minutes), the hold, and a minute of slack"
         );
         let long_idle = FleetOptions {
             live: LiveOptions {
