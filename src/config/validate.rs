@@ -102,7 +102,10 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
     if !(10..=3600).contains(&config.job_window_s) {
         problem(
             root.key("job_window_s"),
-            format!("must be 10..=3600, found {}", config.job_window_s),
+            format!(
+                "must be from 10 to 3600 seconds, found {}",
+                config.job_window_s
+            ),
         )?;
     }
 
