@@ -325,6 +325,7 @@ pub fn fleet_options(config: &Config, args: &GlobalArgs) -> FleetOptions {
             interval_ms,
             idle_util_pct: config.idle_util_pct,
             idle_minutes: config.idle_minutes,
+            job_window_s: config.job_window_s,
             ..LiveOptions::default()
         },
         jobs: config

@@ -408,3 +408,16 @@ fn job_table_rules_name_file_line_and_key() {
     assert_eq!(jobs[0].log.as_deref(), Some("/root/run/*.log"));
     assert_eq!(jobs[0].patience, Some(5));
 }
+
+#[test]
+fn job_window_out_of_range() {
+    for value in ["5", "3601"] {
+        let error = error_of(&format!("theme = \"dark\"\njob_window_s = {value}\n"));
+        assert_eq!(
+            error.to_string(),
+            format!("{PATH}:2: job_window_s: must be from 10 to 3600 seconds, found {value}")
+        );
+    }
+    let parsed = config::parse("job_window_s = 300\n", Path::new(PATH)).expect("valid");
+    assert_eq!(parsed.job_window_s, 300);
+}

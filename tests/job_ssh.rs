@@ -439,3 +439,61 @@ fn auto_release_waits_while_the_job_lives_off_the_gpu_and_releases_once_it_exits
         || marker.exists(),
     );
 }
+
+#[test]
+fn the_watcher_alerts_a_job_that_keeps_a_core_busy_while_its_gpu_idles() {
+    let Some(sshd) = Sshd::start() else { return };
+    // The GPU streams the captured idle reading: 0 % utilization, no memory used.
+    sshd.set_scenario("idle-stream");
+    let dir = tempfile::tempdir().expect("temp");
+    let known_hosts = dir.path().join("known_hosts");
+    std::fs::write(&known_hosts, sshd.known_hosts_line("ed25519")).expect("known_hosts");
+    let hook = Server::start(vec![answer(200, "{}")]);
+    let config = config(&sshd, dir.path(), "");
+    let text = std::fs::read_to_string(&config).expect("config");
+    let text = text.replacen(
+        "interval_ms = 500\n",
+        "interval_ms = 500\njob_window_s = 10\n",
+        1,
+    );
+    let alerts = format!(
+        "\n[[alerts]]\nkind = \"webhook\"\nurl = \"{}/hook\"\nmin_severity = \"info\"\n",
+        hook.base_url
+    );
+    std::fs::write(&config, text + &alerts).expect("config");
+    // A real process that burns a core (a data loader that never feeds the GPU).
+    let job = Job::start_quiet("while :; do :; done");
+    put_on_gpu(&sshd, &[job.pid()]);
+    let watch = Watcher::start(
+        &binary(),
+        &config,
+        &known_hosts,
+        &dir.path().join("state"),
+        &dir.path().join("watch.log"),
+    );
+    let alert = |label: &str| {
+        hook.requests()
+            .iter()
+            .map(|r| r.json())
+            .find(|a| a["label"] == label)
+    };
+    watcher::wait_until(
+        "input_bound alerted",
+        Duration::from_secs(100),
+        &|| watch.log(),
+        || alert("input_bound").is_some(),
+    );
+    let body = alert("input_bound").expect("alert").to_string();
+    // 3.6 USD/h, one GPU of one, 0 % utilization: all of it wasted.
+    assert!(body.contains("3.60 USD"), "{body}");
+    assert!(body.contains(&job.pid().to_string()), "{body}");
+    // The same GPU, its memory unused: the card is larger than the job needs.
+    watcher::wait_until(
+        "card_oversized alerted",
+        Duration::from_secs(20),
+        &|| watch.log(),
+        || alert("card_oversized").is_some(),
+    );
+    let body = alert("card_oversized").expect("alert").to_string();
+    assert!(body.contains("24 GB"), "{body}");
+}

@@ -48,6 +48,9 @@ pub struct Config {
     pub busy_util_pct: f64,
     /// How long a GPU must stay idle before it is reported as idle.
     pub idle_minutes: u64,
+    /// The window a job's use of its GPUs is judged over (`input_bound`, `card_oversized`,
+    /// `card_undersized`), 10..=3600 seconds.
+    pub job_window_s: u64,
     pub hosts: Vec<HostConfig>,
     pub budget: Option<Budget>,
     /// Where alerts go: one `[[alerts]]` table per sink.
@@ -81,6 +84,7 @@ impl Default for Config {
             idle_util_pct: 5.0,
             busy_util_pct: 70.0,
             idle_minutes: 10,
+            job_window_s: 120,
             hosts: Vec::new(),
             budget: None,
             alerts: Vec::new(),

@@ -99,6 +99,15 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
     if config.idle_minutes == 0 {
         problem(root.key("idle_minutes"), "must be at least 1")?;
     }
+    if !(10..=3600).contains(&config.job_window_s) {
+        problem(
+            root.key("job_window_s"),
+            format!(
+                "must be from 10 to 3600 seconds, found {}",
+                config.job_window_s
+            ),
+        )?;
+    }
 
     let mut first_use: HashMap<&str, usize> = HashMap::new();
     for (index, host) in config.hosts.iter().enumerate() {

@@ -83,6 +83,10 @@ pub mod label {
     pub const TRAINING_PLATEAU: &str = "training_plateau";
     pub const TRAINING_OVERFIT: &str = "training_overfit";
     pub const JOB_FINISHED: &str = "job_finished";
+    // How a job uses its GPUs (issue 19).
+    pub const INPUT_BOUND: &str = "input_bound";
+    pub const CARD_OVERSIZED: &str = "card_oversized";
+    pub const CARD_UNDERSIZED: &str = "card_undersized";
 }
 
 /// What a multi-GPU (NCCL) failure most likely comes from, as far as the text shows.

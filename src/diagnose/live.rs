@@ -44,6 +44,18 @@ pub struct LiveOptions {
     /// How long a raised duration finding outlives its condition.
     pub hold_s: u64,
     pub kernel_minutes: u64,
+    /// The window a job's use of its GPUs is judged over (`input_bound`, `card_oversized`,
+    /// `card_undersized`); the condition must hold for nine tenths of it.
+    pub job_window_s: u64,
+    /// `input_bound`: GPU utilization under this while the process keeps at least
+    /// `input_cpu_cores` busy.
+    pub input_util_pct: f64,
+    pub input_cpu_cores: f64,
+    /// `card_oversized`: memory under this and utilization under `oversized_util_pct`.
+    pub oversized_vram_pct: f64,
+    pub oversized_util_pct: f64,
+    /// `card_undersized`: memory at or above this.
+    pub undersized_vram_pct: f64,
 }
 
 impl Default for LiveOptions {
@@ -59,6 +71,12 @@ impl Default for LiveOptions {
             power_throttle_min_s: 30,
             hold_s: 60,
             kernel_minutes: 60,
+            job_window_s: 120,
+            input_util_pct: 20.0,
+            input_cpu_cores: 0.5,
+            oversized_vram_pct: 25.0,
+            oversized_util_pct: 30.0,
+            undersized_vram_pct: 95.0,
         }
     }
 }
@@ -76,6 +94,7 @@ pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<F
     }
     idle(host, now_ms, opts, &mut out);
     crate::diagnose::live_jobs::jobs(host, &mut out);
+    crate::diagnose::live_fit::jobs_on_gpus(host, now_ms, opts, &mut out);
     order::root_cause_first(out)
 }
 
@@ -165,7 +184,7 @@ fn kernel_lines(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Fin
 
 /// Points of one GPU from `since_ms` to `now_ms`, each with the time it stands for: the gap
 /// since the previous point, capped so a stall in the stream is not read as a long state.
-fn timed_points(
+pub(crate) fn timed_points(
     gpu: &GpuState,
     since_ms: u64,
     now_ms: u64,
@@ -204,7 +223,7 @@ fn newest_first<'a>(
 
 /// The longest time `cond` held inside one window that ends at a sample of the last `hold_s`,
 /// when that time reaches `min_s`.
-fn sustained(
+pub(crate) fn sustained(
     points: &[(HistoryPoint, u64)],
     cond: &dyn Fn(&HistoryPoint) -> bool,
     now_ms: u64,

@@ -533,10 +533,11 @@ mod tests {
         for s in 0..3600u64 {
             h.push(point(s * 1000, 50.0));
         }
-        // 15 minutes: 180 points a second apart and 144 folded, 16 bytes each (5.2 KB, not
-        // the 14.4 KB of 900 points a second apart).
-        assert_eq!(h.len(), 324);
-        assert!(h.points.capacity() + h.coarse.capacity() <= 340);
+        // 15 minutes: 240 points a second apart (the job rules' two-minute window, the hold
+        // and a minute of slack) and 132 folded, 16 bytes each (6.0 KB, not the 14.4 KB of 900
+        // points a second apart).
+        assert_eq!(h.len(), 372);
+        assert!(h.points.capacity() + h.coarse.capacity() <= 390);
         let span = h.points().last().unwrap().at_ms - h.points().next().unwrap().at_ms;
         assert!(span >= 895_000, "still 15 minutes of chart: {span}");
     }

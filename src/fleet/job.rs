@@ -9,6 +9,8 @@
 use serde::Serialize;
 
 use crate::config::JobConfig;
+use crate::cost::Price;
+use crate::fleet::job_cpu::CpuTrail;
 use crate::job::{JobLog, JobOptions, JobReport, JobState, UserPattern};
 use crate::telemetry::TimestampMs;
 
@@ -50,6 +52,8 @@ pub struct JobProcess {
     pub user: Option<String>,
     /// Seconds since the process started, when the host said.
     pub elapsed_s: Option<u64>,
+    /// CPU seconds the process has used, when the host said.
+    pub cpu_s: Option<u64>,
     /// Its command line, arguments joined with spaces, sanitized and cut to
     /// [`COMMAND_CHARS`].
     pub command: String,
@@ -73,6 +77,8 @@ pub struct TrackedJob {
     pub report: Option<JobReport>,
     /// Its log's last lines when it ended (the evidence of `job_finished`).
     pub last_lines: Vec<String>,
+    /// The CPU time its process used, probe by probe.
+    pub cpu: CpuTrail,
     reader: Option<Box<JobLog>>,
 }
 
@@ -98,6 +104,7 @@ impl Clone for TrackedJob {
             log_bytes: self.log_bytes,
             report: self.report.clone(),
             last_lines: self.last_lines.clone(),
+            cpu: self.cpu.clone(),
             reader: None,
         }
     }
@@ -112,6 +119,7 @@ impl PartialEq for TrackedJob {
             && self.log_bytes == other.log_bytes
             && self.report == other.report
             && self.last_lines == other.last_lines
+            && self.cpu == other.cpu
     }
 }
 
@@ -120,6 +128,10 @@ impl TrackedJob {
         let started_at_ms = process
             .elapsed_s
             .map(|s| at_ms.saturating_sub(s.saturating_mul(1_000)));
+        let mut cpu = CpuTrail::default();
+        if let Some(cpu_s) = process.cpu_s {
+            cpu.push(at_ms, cpu_s);
+        }
         Self {
             process,
             seen_at_ms: at_ms,
@@ -128,6 +140,7 @@ impl TrackedJob {
             log_bytes: 0,
             report: None,
             last_lines: Vec::new(),
+            cpu,
             reader: None,
         }
     }
@@ -197,6 +210,8 @@ pub struct HostJobs {
     jobs: Vec<TrackedJob>,
     /// How logs are read and judged on this host.
     options: JobOptionsEq,
+    /// The host's price, for the money a finding says is wasted.
+    price: Option<Price>,
 }
 
 /// [`JobOptions`] with an equality that is always true: options are configuration, not
@@ -214,6 +229,15 @@ impl HostJobs {
     /// How this host's logs are read and judged (its `[[hosts.jobs]]` settings).
     pub fn set_options(&mut self, options: JobOptions) {
         self.options = JobOptionsEq(options);
+    }
+
+    /// The host's price, when the config gives one.
+    pub fn set_price(&mut self, price: Option<Price>) {
+        self.price = price;
+    }
+
+    pub fn price(&self) -> Option<&Price> {
+        self.price.as_ref()
     }
 
     /// Every job known, live ones first, in the order the host listed them.
@@ -248,6 +272,9 @@ impl HostJobs {
             {
                 Some(job) => {
                     job.seen_at_ms = at_ms;
+                    if let Some(cpu_s) = process.cpu_s {
+                        job.cpu.push(at_ms, cpu_s);
+                    }
                     if job.started_at_ms.is_none() {
                         job.started_at_ms = TrackedJob::new(process.clone(), at_ms).started_at_ms;
                     }
@@ -302,6 +329,7 @@ mod tests {
             pid,
             user: Some("u".into()),
             elapsed_s: Some(elapsed_s),
+            cpu_s: None,
             command: "python3 train.py".into(),
             log: Some("stdout: /tmp/train.log".into()),
         }

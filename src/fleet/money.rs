@@ -110,7 +110,7 @@ impl MoneyOptions {
         self.hosts.iter().any(|host| host.auto_release)
     }
 
-    fn host(&self, name: &str) -> Option<&HostMoneyConfig> {
+    pub(crate) fn host(&self, name: &str) -> Option<&HostMoneyConfig> {
         self.hosts.iter().find(|host| host.name == name)
     }
 }

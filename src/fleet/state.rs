@@ -51,6 +51,8 @@ impl FleetOptions {
         if let Some((_, jobs)) = self.jobs.iter().find(|(n, _)| *n == host.name) {
             host.jobs.set_options(super::job::job_options(jobs));
         }
+        host.jobs
+            .set_price(self.money.host(&host.name).and_then(|c| c.price.clone()));
         host
     }
 
@@ -70,10 +72,11 @@ impl FleetOptions {
         usize::try_from(self.rules_look_back_s().max(charts_s)).unwrap_or(usize::MAX)
     }
 
-    /// What the duration rules look back over: their window and hold and a minute of slack.
+    /// What the duration rules look back over: their window (the job rules' when longer) and
+    /// hold and a minute of slack.
     /// Kept a second apart; older history (the charts') is folded.
     fn rules_look_back_s(&self) -> u64 {
-        self.live.window_s + self.live.hold_s + 60
+        self.live.window_s.max(self.live.job_window_s) + self.live.hold_s + 60
     }
 
     /// The history each GPU keeps: [`FleetOptions::history_points`], and an idle trail over
@@ -246,8 +249,8 @@ mod tests {
         let watcher = FleetOptions::default().without_charts();
         assert_eq!(
             watcher.history_points(),
-            3 * 60,
-            "the duration rules' window and hold, and a minute of slack"
+            4 * 60,
+            "the job rules' window (2 minutes), the hold, and a minute of slack"
         );
         let long_idle = FleetOptions {
             live: LiveOptions {

@@ -76,6 +76,7 @@ fn every_event() -> Vec<HostEvent> {
                 pid: 7,
                 user: Some("root".into()),
                 elapsed_s: Some(15),
+                cpu_s: Some(14),
                 command: "python3 hf_long.py".into(),
                 log: Some("stdout: /root/run/hf_long.log".into()),
             }],

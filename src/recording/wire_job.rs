@@ -13,6 +13,8 @@ pub struct Job {
     pub user: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_s: Option<u64>,
     pub command: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
@@ -24,6 +26,7 @@ impl From<&JobProcess> for Job {
             pid: j.pid,
             user: j.user.clone(),
             elapsed_s: j.elapsed_s,
+            cpu_s: j.cpu_s,
             command: j.command.clone(),
             log: j.log.clone(),
         }
@@ -36,6 +39,7 @@ impl From<Job> for JobProcess {
             pid: j.pid,
             user: j.user,
             elapsed_s: j.elapsed_s,
+            cpu_s: j.cpu_s,
             command: j.command,
             log: j.log,
         }

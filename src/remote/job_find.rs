@@ -1,6 +1,7 @@
 //! Finding the jobs behind a host's GPU processes: one small remote command, built only from
 //! the process ids the process list gave (integers, never remote text), asks `/proc` for each
-//! one's owner and age (`ps`), command line, and whether its stdout and stderr are regular files
+//! one's owner and age (`ps`), the CPU time it has used (`ps -o times=`, whole seconds, for the
+//! engine's `input_bound` rule), command line, and whether its stdout and stderr are regular files
 //! (a job started as `python train.py > train.log 2>&1`). What comes back is untrusted: each
 //! line must name a process asked about, and every text is sanitized and cut.
 
@@ -12,6 +13,8 @@ use crate::remote::sanitize::sanitize;
 pub(crate) const MAX_PROBED: usize = 16;
 /// Characters kept of a log's path.
 const PATH_CHARS: usize = 256;
+/// Digits a CPU time may have (`u64` seconds).
+const CPU_DIGITS: usize = 19;
 
 /// Which of a process's descriptors is its log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +47,7 @@ pub(crate) struct Found {
 }
 
 /// The probe for `pids` (at most [`MAX_PROBED`], each asked once). Per process it prints
-/// `PID ps ELAPSED USER`, `PID cmd ARGS` and `PID fd1 PATH` / `PID fd2 PATH` for a descriptor
+/// `PID ps ELAPSED USER`, `PID cpu SECONDS`, `PID cmd ARGS` and `PID fd1 PATH` / `PID fd2 PATH` for a descriptor
 /// that is a regular file; a process gone meanwhile prints nothing.
 pub(crate) fn probe_command(pids: &[u32]) -> Result<String, CommandError> {
     let mut list: Vec<u32> = pids.to_vec();
@@ -57,6 +60,7 @@ pub(crate) fn probe_command(pids: &[u32]) -> Result<String, CommandError> {
     let script = format!(
         "for p in {}; do d=/proc/$p; [ -d $d ] || continue; \
          printf '%s ps %s\\n' $p \"$(ps -o etimes=,user= -p $p 2>/dev/null | head -c 128 | tr -s '\\n\\r\\t ' '    ')\"; \
+         printf '%s cpu %s\\n' $p \"$(ps -o times= -p $p 2>/dev/null | head -c 32 | tr -d '\\n\\r\\t ')\"; \
          printf '%s cmd %s\\n' $p \"$(head -c 2048 $d/cmdline 2>/dev/null | tr '\\000\\n\\r' '   ')\"; \
          for f in 1 2; do [ -f $d/fd/$f ] && printf '%s fd%s %s\\n' $p $f \"$(readlink $d/fd/$f 2>/dev/null | head -c 1024 | tr '\\n\\r' '  ')\"; done; \
          done; true",
@@ -92,6 +96,7 @@ pub(crate) fn parse_probe(pids: &[u32], lines: &[String]) -> Vec<Found> {
                         pid,
                         user: None,
                         elapsed_s: None,
+                        cpu_s: None,
                         command: String::new(),
                         log: None,
                     },
@@ -107,6 +112,7 @@ pub(crate) fn parse_probe(pids: &[u32], lines: &[String]) -> Vec<Found> {
                 entry.process.elapsed_s = fields.next().and_then(|s| s.parse().ok());
                 entry.process.user = fields.next().map(|u| cut(&sanitize(u), 64));
             }
+            "cpu" => entry.process.cpu_s = cpu_seconds(rest),
             "cmd" => entry.process.command = cut(&sanitize(rest), COMMAND_CHARS),
             "fd1" | "fd2" => {
                 let fd = if key == "fd1" {
@@ -131,6 +137,13 @@ pub(crate) fn parse_probe(pids: &[u32], lines: &[String]) -> Vec<Found> {
     found
 }
 
+/// `ps -o times=`'s answer: whole seconds, digits only; anything else is no answer.
+fn cpu_seconds(text: &str) -> Option<u64> {
+    let ok =
+        !text.is_empty() && text.len() <= CPU_DIGITS && text.bytes().all(|b| b.is_ascii_digit());
+    ok.then(|| text.parse().ok()).flatten()
+}
+
 fn cut(text: &str, chars: usize) -> String {
     text.chars().take(chars).collect()
 }
@@ -150,6 +163,7 @@ mod tests {
     fn probe_lines_become_jobs_and_lines_about_other_processes_are_ignored() {
         let lines: Vec<String> = [
             "1307 ps 15 root",
+            "1307 cpu 14",
             "1307 cmd python3 hf_long.py ",
             "1307 fd1 /root/run/hf_long.log",
             "1307 fd2 /root/run/hf_long.log",
@@ -165,6 +179,7 @@ mod tests {
         let job = &found[0];
         assert_eq!(job.process.elapsed_s, Some(15));
         assert_eq!(job.process.user.as_deref(), Some("root"));
+        assert_eq!(job.process.cpu_s, Some(14));
         assert_eq!(job.log_fd, Some(LogFd::Stdout));
         assert_eq!(
             job.process.log.as_deref(),
@@ -172,5 +187,22 @@ mod tests {
         );
         // The last word wins, and no escape survives.
         assert!(!job.process.command.contains('\u{1b}'));
+    }
+
+    #[test]
+    fn a_cpu_time_is_whole_seconds_or_nothing() {
+        for (answer, want) in [
+            ("0", Some(0)),
+            ("3671", Some(3671)),
+            ("", None),
+            ("-5", None),
+            ("1:02", None),
+            ("12 34", None),
+            ("99999999999999999999", None),
+        ] {
+            let lines = vec![format!("7 cpu {answer}")];
+            let found = parse_probe(&[7], &lines);
+            assert_eq!(found[0].process.cpu_s, want, "{answer:?}");
+        }
     }
 }

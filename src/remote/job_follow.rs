@@ -29,8 +29,8 @@ use crate::telemetry::source::now_ms;
 pub(crate) const TAIL_BYTES: u64 = 4 * 1024 * 1024;
 /// Text the link gathers before handing it to the engine.
 const CHUNK_BYTES: usize = 64 * 1024;
-/// Lines the probe may print (four per process).
-const MAX_PROBE_LINES: usize = 4 * job_find::MAX_PROBED;
+/// Lines the probe may print (five per process).
+const MAX_PROBE_LINES: usize = 5 * job_find::MAX_PROBED;
 /// What a log may send per second: the whole tail at once, and a log's own pace after it.
 const LOG_BUDGET: Budget = Budget {
     window: Duration::from_secs(1),
