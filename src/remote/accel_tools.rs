@@ -137,6 +137,14 @@ pub(crate) fn probe_command(nvidia_smi: &str) -> Result<String, CommandError> {
         .to_shell()
 }
 
+/// The probe as words (the fixed script, the configured nvidia-smi as its only argument), for
+/// the acceptance check's runners.
+pub(crate) fn probe_argv(nvidia_smi: &str) -> Vec<String> {
+    ["sh", "-c", PROBE_SCRIPT, "sh", nvidia_smi]
+        .map(str::to_string)
+        .to_vec()
+}
+
 /// The probe's answer: `None` until a line of its own form names a position.
 pub(crate) fn probe_answer(lines: &[String]) -> Option<Probed> {
     lines.iter().find_map(|line| {
