@@ -469,3 +469,46 @@ fn check_on_ascend_with_unreadable_output_fails_without_numbers() {
     );
     assert_eq!(doc["gpus"], serde_json::json!([]), "{doc:#}");
 }
+
+#[test]
+fn check_text_on_ascend_names_what_is_skipped_in_both_languages() {
+    let Some(sshd) = ascend_host() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path(), "");
+    let text = |lang: &str| {
+        let out = Command::new(binary())
+            .env("SSH_AUTH_SOCK", "")
+            .env("GPUFLEET_STATE_DIR", dir.path().join("state"))
+            .args(["--accept-new-host-keys", "--lang", lang, "--config"])
+            .arg(&config)
+            .arg("--known-hosts")
+            .arg(dir.path().join("known_hosts"))
+            .args([
+                "check",
+                "ascend-910b",
+                "--sustain-s",
+                "0",
+                "--expect-count",
+                "3",
+            ])
+            .output()
+            .expect("check");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let en = text("en");
+    for needle in [
+        "910B1",
+        "Not checked on Huawei Ascend: the PyTorch/CUDA probe runs on NVIDIA GPUs only",
+        "from nvidia-smi only, not from npu-smi",
+    ] {
+        assert!(en.contains(needle), "{needle:?} missing:\n{en}");
+    }
+    let zh = text("zh-CN");
+    for needle in [
+        "Huawei Ascend 上不检查：PyTorch/CUDA 探针只在 NVIDIA GPU 上运行",
+        "不从 npu-smi 读取",
+    ] {
+        assert!(zh.contains(needle), "{needle:?} missing:\n{zh}");
+    }
+}
