@@ -11,7 +11,7 @@ use crate::telemetry::{HostInfo, TimestampMs};
 
 /// Where the local readings come from.
 pub enum LocalSource {
-    Nvml(LocalGpus),
+    Nvml(Box<LocalGpus>),
     Rocm(LocalRocm),
 }
 
@@ -19,7 +19,7 @@ impl LocalSource {
     /// NVML first; without it, `rocm-smi` on the `PATH`; with neither, NVML's reason.
     pub fn open() -> Result<Self, NvmlOpenError> {
         match LocalGpus::open() {
-            Ok(gpus) => Ok(LocalSource::Nvml(gpus)),
+            Ok(gpus) => Ok(LocalSource::Nvml(Box::new(gpus))),
             Err(nvml) => LocalRocm::find(std::env::var_os("PATH").as_deref())
                 .map(LocalSource::Rocm)
                 .ok_or(nvml),
@@ -51,7 +51,7 @@ pub fn spawn(
     interval: Duration,
 ) -> std::io::Result<SourceHandle> {
     match source {
-        LocalSource::Nvml(gpus) => nvml::spawn(gpus, host, sink, interval),
+        LocalSource::Nvml(gpus) => nvml::spawn(*gpus, host, sink, interval),
         LocalSource::Rocm(rocm) => SourceHandle::spawn("rocm-smi", move |stop| {
             run_rocm(rocm, host, sink, interval, stop)
         }),
