@@ -126,3 +126,50 @@ fn watch_local_polls_rocm_smi_at_the_interval() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn check_local_on_amd_counts_the_cards_from_rocm_smi_and_skips_the_cuda_probe() {
+    let Some(fakes) = fake_amd() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let run = |count: &str| {
+        let out = gpufleet(dir.path(), &fakes)
+            .args(["check", "--local", "--json", "--sustain-s", "0"])
+            .args(["--expect-count", count, "--expect-memory-gib", "32"])
+            .output()
+            .expect("check");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}): {stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (out.status.code(), doc)
+    };
+    let find = |doc: &serde_json::Value, id: &str, gpu: Option<u64>| {
+        doc["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .find(|c| c["id"] == id && c["gpu"].as_u64() == gpu)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {id}: {doc:#}"))
+    };
+    let (code, doc) = run("4");
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(find(&doc, "identity.count", None)["status"], "pass");
+    let memory = find(&doc, "identity.memory", Some(0));
+    assert_eq!(memory["status"], "pass", "{memory:#}");
+    assert_eq!(memory["measured"], "32.0 GiB (32752 MiB)");
+    let probe = find(&doc, "throughput.matmul", None);
+    assert_eq!(probe["status"], "skip", "{probe:#}");
+    assert!(
+        probe["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Not checked on AMD: ")),
+        "{probe:#}"
+    );
+    let (code, doc) = run("8");
+    assert_eq!(code, Some(2), "{doc:#}");
+    assert_eq!(find(&doc, "identity.count", None)["status"], "fail");
+}
