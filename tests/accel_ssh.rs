@@ -512,3 +512,24 @@ fn check_text_on_ascend_names_what_is_skipped_in_both_languages() {
         assert!(zh.contains(needle), "{needle:?} missing:\n{zh}");
     }
 }
+
+#[test]
+fn check_on_intel_skips_what_xpu_smi_dump_does_not_report() {
+    let Some(sshd) = vendor_host("intel") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path(), "");
+    let (code, doc) = check(&config, dir.path(), &["--expect-count", "2"]);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(result(&doc, "identity.count", None)["status"], "pass");
+    // `xpu-smi dump` prints neither a model name nor a memory size: skipped, not passed.
+    for id in ["identity.model", "identity.memory"] {
+        let skipped = result(&doc, id, Some(1));
+        assert_eq!(skipped["status"], "skip", "{skipped:#}");
+        assert_eq!(
+            skipped["message"],
+            "Not checked on Intel: xpu-smi does not report it."
+        );
+    }
+}

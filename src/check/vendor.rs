@@ -91,6 +91,18 @@ fn tool_failed(tool: Tool, status: Option<i32>, text: &str) -> String {
     .into_owned()
 }
 
+/// `id` of card `gpu`, which the vendor tool's reading does not report (`xpu-smi dump` prints
+/// no model name and no memory size): skipped, never passed on nothing.
+pub fn not_reported(inv: &VendorInventory, id: &str, gpu: u32) -> CheckResult {
+    CheckResult::new(id, Category::Identity, Some(gpu), Status::Skip)
+        .measured(t!("check_vendor.not_checked"))
+        .message(t!(
+            "check_vendor.not_reported",
+            vendor = inv.vendor.label(),
+            tool = inv.tool
+        ))
+}
+
 /// The checks the check cannot make on `inv`'s vendor, each `skip` with its reason.
 pub fn skipped_checks(inv: &VendorInventory) -> Vec<CheckResult> {
     let vendor = inv.vendor.label();
