@@ -8,7 +8,7 @@ use crate::check::load::{self, RAMP_S};
 use crate::check::probe::{LoadSample, ProbeData};
 use crate::check::reference;
 use crate::check::report::{Category, CheckResult, GpuFigures, Status};
-use crate::check::vendor::{not_reported, skipped_checks};
+use crate::check::vendor::{Unreported, not_reported, skipped_checks};
 use crate::check::verdict;
 use crate::config::Expect;
 
@@ -47,11 +47,11 @@ pub fn evaluate(
         let mut figures = Vec::new();
         for g in &gpus {
             checks.push(match g.name.is_empty() {
-                true => not_reported(vendor, "identity.model", g.index),
+                true => not_reported(vendor, Unreported::Model, g.index),
                 false => verdict::model(g, expect),
             });
             checks.push(match g.memory_total_mib {
-                None => not_reported(vendor, "identity.memory", g.index),
+                None => not_reported(vendor, Unreported::Memory, g.index),
                 Some(_) => verdict::memory(g, expect),
             });
             figures.push(GpuFigures {

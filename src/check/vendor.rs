@@ -91,16 +91,36 @@ fn tool_failed(tool: Tool, status: Option<i32>, text: &str) -> String {
     .into_owned()
 }
 
-/// `id` of card `gpu`, which the vendor tool's reading does not report (`xpu-smi dump` prints
-/// no model name and no memory size): skipped, never passed on nothing.
-pub fn not_reported(inv: &VendorInventory, id: &str, gpu: u32) -> CheckResult {
-    CheckResult::new(id, Category::Identity, Some(gpu), Status::Skip)
-        .measured(t!("check_vendor.not_checked"))
-        .message(t!(
-            "check_vendor.not_reported",
-            vendor = inv.vendor.label(),
-            tool = inv.tool
-        ))
+/// An identity field the vendor tool's reading may lack (`xpu-smi dump` prints no model name
+/// and no memory size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unreported {
+    Model,
+    Memory,
+}
+
+/// `field` of card `gpu`, which the vendor tool's reading does not report: skipped with the
+/// reason, never passed on nothing.
+pub fn not_reported(inv: &VendorInventory, field: Unreported, gpu: u32) -> CheckResult {
+    let result = match field {
+        Unreported::Model => CheckResult::new(
+            "identity.model",
+            Category::Identity,
+            Some(gpu),
+            Status::Skip,
+        ),
+        Unreported::Memory => CheckResult::new(
+            "identity.memory",
+            Category::Identity,
+            Some(gpu),
+            Status::Skip,
+        ),
+    };
+    result.measured(t!("check_vendor.not_checked")).message(t!(
+        "check_vendor.not_reported",
+        vendor = inv.vendor.label(),
+        tool = inv.tool
+    ))
 }
 
 /// The checks the check cannot make on `inv`'s vendor, each `skip` with its reason.
