@@ -14,7 +14,8 @@ use crate::recording::{Recorder, Replay, replay};
 use crate::remote::{
     self, ChannelPrompter, LinkOptions, RemoteHost, ResolveError, link_options, resolve_named,
 };
-use crate::telemetry::nvml::{self, LocalGpus, NvmlOpenError};
+use crate::telemetry::local::{self, LocalSource};
+use crate::telemetry::nvml::NvmlOpenError;
 use crate::telemetry::sim::{self, SharedSim, Simulator};
 use crate::telemetry::source::{SourceHandle, now_ms};
 
@@ -25,7 +26,8 @@ pub enum Plan {
         sim: SharedSim,
         speed: f64,
     },
-    Local(Box<LocalGpus>),
+    /// This machine: NVML, or `rocm-smi` where NVML cannot open.
+    Local(Box<LocalSource>),
     Ssh {
         hosts: Vec<RemoteHost>,
         opts: LinkOptions,
@@ -34,10 +36,7 @@ pub enum Plan {
         gone: Gone,
     },
     /// `gpufleet replay FILE`: a recording played back (read-only, like the demo fleet).
-    Replay {
-        replay: Replay,
-        speed: f64,
-    },
+    Replay { replay: Replay, speed: f64 },
 }
 
 /// How long a link waits for the user to answer a prompt before giving up on that attempt.
@@ -88,7 +87,7 @@ impl Plan {
                 gone: Gone::default(),
             });
         }
-        match LocalGpus::open() {
+        match LocalSource::open() {
             Ok(gpus) => Ok(Plan::Local(Box::new(gpus))),
             Err(nvml) if !args.local => Err(LaunchError::NothingToWatch {
                 config: args.config_path(),
@@ -136,7 +135,7 @@ impl Plan {
                 None,
             ),
             Plan::Local(gpus) => (
-                vec![nvml::spawn(*gpus, 0, host_sink(sink), interval)?],
+                vec![local::spawn(*gpus, 0, host_sink(sink), interval)?],
                 PendingPrompts::default(),
                 None,
             ),
@@ -173,7 +172,7 @@ impl Plan {
         Ok(match self {
             Plan::Demo { sim, speed } => vec![sim::spawn_shared(sim, sink, speed)?],
             Plan::Replay { replay, speed } => vec![replay::spawn(replay, sink, speed)?],
-            Plan::Local(gpus) => vec![nvml::spawn(*gpus, 0, sink, interval)?],
+            Plan::Local(gpus) => vec![local::spawn(*gpus, 0, sink, interval)?],
             Plan::Ssh { hosts, opts, gone } => hosts
                 .into_iter()
                 .enumerate()

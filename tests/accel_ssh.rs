@@ -337,3 +337,199 @@ fn an_intel_host_streams_xpu_smi_dump_into_the_console_and_metrics() {
     let after = tmux.wait_for("EXIT=", Duration::from_secs(20));
     assert!(after.contains("EXIT=0"), "{after}");
 }
+
+/// `gpufleet check` on `config`'s host with `expect` flags and no load; the exit code and the
+/// JSON report.
+fn check(config: &Path, dir: &Path, expect: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let out = Command::new(binary())
+        .env("SSH_AUTH_SOCK", "")
+        .env("GPUFLEET_STATE_DIR", dir.join("state"))
+        .args(["--accept-new-host-keys", "--config"])
+        .arg(config)
+        .arg("--known-hosts")
+        .arg(dir.join("known_hosts"))
+        .args(["check", "ascend-910b", "--json", "--sustain-s", "0"])
+        .args(expect)
+        .output()
+        .expect("check");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), doc)
+}
+
+/// The check result `id` of `doc` for card `gpu` (`None`: the host-wide one).
+fn result<'a>(doc: &'a serde_json::Value, id: &str, gpu: Option<u32>) -> &'a serde_json::Value {
+    doc["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == id && c["gpu"].as_u64() == gpu.map(u64::from))
+        .unwrap_or_else(|| panic!("no {id} for {gpu:?}: {doc:#}"))
+}
+
+#[test]
+fn check_on_ascend_checks_identity_memory_and_count_and_says_what_it_skips() {
+    let Some(sshd) = ascend_host() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path(), "");
+    let expect = [
+        "--expect-gpu",
+        "910B1",
+        "--expect-count",
+        "3",
+        "--expect-memory-gib",
+        "64",
+    ];
+    let (code, doc) = check(&config, dir.path(), &expect);
+    // Exit 0: every check made passed, and the rest is skipped (the overall word says so).
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["status"], "skip", "{doc:#}");
+    assert_eq!(result(&doc, "identity.count", None)["status"], "pass");
+    for gpu in [0, 1, 7] {
+        let model = result(&doc, "identity.model", Some(gpu));
+        assert_eq!(model["status"], "pass", "{model:#}");
+        assert_eq!(model["measured"], "910B1");
+        let memory = result(&doc, "identity.memory", Some(gpu));
+        assert_eq!(memory["status"], "pass", "{memory:#}");
+        assert_eq!(memory["measured"], "64.0 GiB (65536 MiB)");
+    }
+    // What cannot be checked on Ascend is listed as skipped, with the vendor and the reason.
+    for id in [
+        "identity.cuda",
+        "identity.torch",
+        "health.xid",
+        "health.ecc",
+        "power.limit",
+        "pcie.link",
+        "vram.usable",
+        "throughput.matmul",
+        "sustained.load",
+    ] {
+        let skipped = result(&doc, id, None);
+        assert_eq!(skipped["status"], "skip", "{skipped:#}");
+        let message = skipped["message"].as_str().expect("message");
+        assert!(
+            message.starts_with("Not checked on Huawei Ascend: "),
+            "{message}"
+        );
+    }
+    assert!(
+        result(&doc, "throughput.matmul", None)["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("PyTorch/CUDA probe runs on NVIDIA GPUs only")),
+        "{doc:#}"
+    );
+    let gpus = doc["gpus"].as_array().expect("gpus");
+    assert_eq!(gpus.len(), 3, "{doc:#}");
+    assert_eq!(gpus[0]["memory_total_mib"], 65536);
+    // Only the fixed commands ran: the tool's table, never the PyTorch probe.
+    assert_eq!(sshd.calls("npu-smi"), ["info"]);
+}
+
+#[test]
+fn check_on_ascend_fails_a_wrong_count_or_model() {
+    let Some(sshd) = ascend_host() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path(), "");
+    let (code, doc) = check(&config, dir.path(), &["--expect-count", "8"]);
+    assert_eq!(code, Some(2), "{doc:#}");
+    let count = result(&doc, "identity.count", None);
+    assert_eq!(count["status"], "fail", "{count:#}");
+    assert_eq!(count["expected"], "8");
+    assert!(
+        count["measured"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("3 ")),
+        "{count:#}"
+    );
+    let (code, doc) = check(&config, dir.path(), &["--expect-gpu", "910B4"]);
+    assert_eq!(code, Some(2), "{doc:#}");
+    assert_eq!(result(&doc, "identity.model", Some(0))["status"], "fail");
+}
+
+#[test]
+fn check_on_ascend_with_unreadable_output_fails_without_numbers() {
+    let Some(sshd) = ascend_host() else { return };
+    sshd.set_scenario("other-output");
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path(), "");
+    let (code, doc) = check(&config, dir.path(), &["--expect-count", "3"]);
+    assert_eq!(code, Some(2), "{doc:#}");
+    let count = result(&doc, "identity.count", None);
+    assert_eq!(count["status"], "fail", "{count:#}");
+    let message = count["message"].as_str().expect("message");
+    assert!(
+        message.contains("unsupported output from npu-smi"),
+        "{message}"
+    );
+    assert_eq!(doc["gpus"], serde_json::json!([]), "{doc:#}");
+}
+
+#[test]
+fn check_text_on_ascend_names_what_is_skipped_in_both_languages() {
+    let Some(sshd) = ascend_host() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path(), "");
+    let text = |lang: &str| {
+        let out = Command::new(binary())
+            .env("SSH_AUTH_SOCK", "")
+            .env("GPUFLEET_STATE_DIR", dir.path().join("state"))
+            .args(["--accept-new-host-keys", "--lang", lang, "--config"])
+            .arg(&config)
+            .arg("--known-hosts")
+            .arg(dir.path().join("known_hosts"))
+            .args([
+                "check",
+                "ascend-910b",
+                "--sustain-s",
+                "0",
+                "--expect-count",
+                "3",
+            ])
+            .output()
+            .expect("check");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let en = text("en");
+    for needle in [
+        "910B1",
+        "Not checked on Huawei Ascend: the PyTorch/CUDA probe runs on NVIDIA GPUs only",
+        "from nvidia-smi only, not from npu-smi",
+    ] {
+        assert!(en.contains(needle), "{needle:?} missing:\n{en}");
+    }
+    let zh = text("zh-CN");
+    for needle in [
+        "Huawei Ascend 上不检查：PyTorch/CUDA 探针只在 NVIDIA GPU 上运行",
+        "不从 npu-smi 读取",
+    ] {
+        assert!(zh.contains(needle), "{needle:?} missing:\n{zh}");
+    }
+}
+
+#[test]
+fn check_on_intel_skips_what_xpu_smi_dump_does_not_report() {
+    let Some(sshd) = vendor_host("intel") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path(), "");
+    let (code, doc) = check(&config, dir.path(), &["--expect-count", "2"]);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(result(&doc, "identity.count", None)["status"], "pass");
+    // `xpu-smi dump` prints neither a model name nor a memory size: skipped, not passed.
+    for id in ["identity.model", "identity.memory"] {
+        let skipped = result(&doc, id, Some(1));
+        assert_eq!(skipped["status"], "skip", "{skipped:#}");
+        assert_eq!(
+            skipped["message"],
+            "Not checked on Intel: xpu-smi does not report it."
+        );
+    }
+}

@@ -8,6 +8,7 @@ use crate::check::load::{self, RAMP_S};
 use crate::check::probe::{LoadSample, ProbeData};
 use crate::check::reference;
 use crate::check::report::{Category, CheckResult, GpuFigures, Status};
+use crate::check::vendor::{Unreported, not_reported, skipped_checks};
 use crate::check::verdict;
 use crate::config::Expect;
 
@@ -38,6 +39,31 @@ pub fn evaluate(
         );
         checks.push(verdict::xid_lines(&observed.kernel));
         return (checks, Vec::new());
+    }
+    if let Some(vendor) = &inv.vendor {
+        // Another vendor's cards: identity from its tool's reading; the rest is listed as
+        // skipped with the reason.
+        checks.push(verdict::count(&gpus, expect));
+        let mut figures = Vec::new();
+        for g in &gpus {
+            checks.push(match g.name.is_empty() {
+                true => not_reported(vendor, Unreported::Model, g.index),
+                false => verdict::model(g, expect),
+            });
+            checks.push(match g.memory_total_mib {
+                None => not_reported(vendor, Unreported::Memory, g.index),
+                Some(_) => verdict::memory(g, expect),
+            });
+            figures.push(GpuFigures {
+                index: g.index,
+                name: g.name.clone(),
+                bus_id: g.bus_id.clone(),
+                memory_total_mib: g.memory_total_mib,
+                ..GpuFigures::default()
+            });
+        }
+        checks.extend(skipped_checks(vendor));
+        return (checks, figures);
     }
     let driver = inv.driver_version();
     let cuda = inv.cuda_version();

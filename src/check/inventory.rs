@@ -7,6 +7,7 @@ use rust_i18n::t;
 
 use crate::check::CheckError;
 use crate::check::runner::{Runner, capture};
+use crate::check::vendor::{VendorInventory, collect_vendor};
 use crate::diagnose::kernel::{KernelEvent, parse_line};
 use crate::telemetry::GpuSample;
 use crate::telemetry::smi_csv::{
@@ -20,8 +21,12 @@ use crate::telemetry::source::StopFlag;
 pub struct Inventory {
     pub xml: Option<SmiReport>,
     pub csv: Vec<GpuSample>,
-    /// Set when neither query gave a GPU: what nvidia-smi said instead.
+    /// Set when neither query gave a GPU: what nvidia-smi said instead (or, on a host of
+    /// another vendor, why its tool could not be read).
     pub failure: Option<String>,
+    /// The vendor tool read instead of nvidia-smi, on a host whose accelerators are not
+    /// NVIDIA's; its cards are then in `csv`.
+    pub vendor: Option<VendorInventory>,
 }
 
 /// The kernel log's Xid and GPU-lost lines, or why it could not be read.
@@ -80,6 +85,17 @@ pub fn collect_inventory(
         .filter_map(|line| parse_gpu_line(&layout, line).ok())
         .collect();
 
+    if xml.is_none()
+        && csv.is_empty()
+        && let Some(vendor) = collect_vendor(runner, nvidia_smi, stop)?
+    {
+        return Ok(Inventory {
+            xml,
+            csv: vendor.samples.clone(),
+            failure: vendor.failure.clone(),
+            vendor: Some(vendor),
+        });
+    }
     let failure = if xml.is_none() && csv.is_empty() {
         Some(
             describe_failure(nvidia_smi, &xml_text, xml_end.missing, xml_end.exit_status)
@@ -91,7 +107,12 @@ pub fn collect_inventory(
     } else {
         None
     };
-    Ok(Inventory { xml, csv, failure })
+    Ok(Inventory {
+        xml,
+        csv,
+        failure,
+        vendor: None,
+    })
 }
 
 fn describe_failure(
@@ -253,6 +274,7 @@ mod tests {
                 .filter_map(|l| parse_gpu_line(&layout, l).ok())
                 .collect(),
             failure: None,
+            vendor: None,
         };
         let gpus = inv.gpus();
         assert_eq!(gpus.len(), 1);

@@ -18,6 +18,7 @@ pub mod report;
 mod runner;
 pub mod sim_runner;
 pub mod storage;
+mod vendor;
 mod verdict;
 #[cfg(test)]
 mod verdict_tests;
@@ -292,10 +293,19 @@ pub fn observe(
     let inventory = inventory::collect_inventory(runner, &opts.nvidia_smi, stop)?;
     stopped(stop)?;
     say(progress, CheckPhase::KernelLog, 0.03);
-    let kernel = inventory::read_kernel_log(runner, &opts.dmesg, stop)?;
+    // The kernel log is read for the NVIDIA driver's lines only; on another vendor's host
+    // that check is listed as skipped instead.
+    let kernel = if inventory.vendor.is_some() {
+        KernelLog::NotRead
+    } else {
+        inventory::read_kernel_log(runner, &opts.dmesg, stop)?
+    };
     stopped(stop)?;
     let probe = if let Some(failure) = &inventory.failure {
         ProbeData::skipped(t!("check_failure.probe_not_run", why = failure))
+    } else if let Some(vendor) = &inventory.vendor {
+        let label = vendor.vendor.label();
+        ProbeData::skipped(t!("check_vendor.no_probe", vendor = label))
     } else if !opts.run_probe {
         ProbeData::skipped(t!("check_failure.probe_off"))
     } else {

@@ -3,6 +3,7 @@
 //! `accel_poll.rs` runs them on the link.
 
 use crate::remote::quote::{CommandError, RemoteCommand};
+use crate::telemetry::accel::rocm_smi::ROCM_SMI_ARGS;
 use crate::telemetry::accel::sample::newest_per_device;
 use crate::telemetry::accel::{AccelError, AccelReading, npu_smi, rocm_smi, xpu_smi};
 
@@ -52,7 +53,6 @@ impl Tool {
     pub(crate) fn command(self, interval_ms: u32, follow: bool) -> Option<RemoteCommand> {
         Some(match self {
             Tool::Npu => RemoteCommand::new("npu-smi").arg("info"),
-            // The flags telegraf's rocm_smi input runs, which printed the fixtures.
             Tool::Rocm => RemoteCommand::new("rocm-smi").args(ROCM_SMI_ARGS),
             Tool::Amd => return None,
             Tool::Xpu => {
@@ -84,42 +84,6 @@ impl Tool {
     }
 }
 
-pub(super) const ROCM_SMI_ARGS: [&str; 33] = [
-    "-o",
-    "-l",
-    "-m",
-    "-M",
-    "-g",
-    "-c",
-    "-t",
-    "-u",
-    "-i",
-    "-f",
-    "-p",
-    "-P",
-    "-s",
-    "-S",
-    "-v",
-    "--showreplaycount",
-    "--showpids",
-    "--showdriverversion",
-    "--showmemvendor",
-    "--showfwinfo",
-    "--showproductname",
-    "--showserial",
-    "--showuniqueid",
-    "--showbus",
-    "--showpendingpages",
-    "--showpagesinfo",
-    "--showmeminfo",
-    "all",
-    "--showretiredpages",
-    "--showunreservablepages",
-    "--showmemuse",
-    "--showvoltage",
-    "--json",
-];
-
 /// What the probe found; kept by the link across reconnects, so a host is probed once.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) enum Probed {
@@ -135,6 +99,14 @@ pub(crate) fn probe_command(nvidia_smi: &str) -> Result<String, CommandError> {
     RemoteCommand::new("sh")
         .args(["-c", PROBE_SCRIPT, "sh", nvidia_smi])
         .to_shell()
+}
+
+/// The probe as words (the fixed script, the configured nvidia-smi as its only argument), for
+/// the acceptance check's runners.
+pub(crate) fn probe_argv(nvidia_smi: &str) -> Vec<String> {
+    ["sh", "-c", PROBE_SCRIPT, "sh", nvidia_smi]
+        .map(str::to_string)
+        .to_vec()
 }
 
 /// The probe's answer: `None` until a line of its own form names a position.

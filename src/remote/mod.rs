@@ -51,6 +51,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub(crate) use accel_tools::{Probed, Tool, probe_answer, probe_argv};
 pub use connect::MAX_CONCURRENT_HANDSHAKES;
 pub use credentials::{
     ChannelPrompter, HostKeyPrompt, PromptContext, PromptRequest, Prompter, Secret,

@@ -46,6 +46,13 @@ impl RemoteCommand {
         &self.program
     }
 
+    /// The program and its arguments as words, for runners that take them without a shell.
+    pub fn argv(&self) -> Vec<String> {
+        std::iter::once(self.program.clone())
+            .chain(self.args.iter().cloned())
+            .collect()
+    }
+
     /// The command line for the remote shell, every word quoted as needed.
     pub fn to_shell(&self) -> Result<String, CommandError> {
         if self.program.is_empty() {

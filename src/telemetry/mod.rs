@@ -1,6 +1,8 @@
 //! Telemetry: the GPU model types, nvidia-smi parsers, and the sources that produce samples.
 
 pub mod accel;
+pub mod local;
+pub mod local_rocm;
 pub mod model;
 pub mod nvml;
 pub mod sim;

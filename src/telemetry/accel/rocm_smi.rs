@@ -13,6 +13,44 @@ use crate::remote::sanitize;
 const TOOL: &str = "rocm-smi";
 const MIB_BYTES: u64 = 1024 * 1024;
 
+/// The flags telegraf's rocm_smi input runs, which printed the fixtures; the remote link and
+/// the local source both run `rocm-smi` with exactly these.
+pub const ROCM_SMI_ARGS: [&str; 33] = [
+    "-o",
+    "-l",
+    "-m",
+    "-M",
+    "-g",
+    "-c",
+    "-t",
+    "-u",
+    "-i",
+    "-f",
+    "-p",
+    "-P",
+    "-s",
+    "-S",
+    "-v",
+    "--showreplaycount",
+    "--showpids",
+    "--showdriverversion",
+    "--showmemvendor",
+    "--showfwinfo",
+    "--showproductname",
+    "--showserial",
+    "--showuniqueid",
+    "--showbus",
+    "--showpendingpages",
+    "--showpagesinfo",
+    "--showmeminfo",
+    "all",
+    "--showretiredpages",
+    "--showunreservablepages",
+    "--showmemuse",
+    "--showvoltage",
+    "--json",
+];
+
 /// Parses the JSON into one reading per `cardN`, ordered by N.
 pub fn parse_json(text: &str) -> Result<Vec<AccelReading>, AccelError> {
     let unsupported = |reason: String| AccelError::unsupported(TOOL, None, reason, text);
