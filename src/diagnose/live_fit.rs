@@ -13,7 +13,7 @@
 
 use crate::diagnose::finding::Findings;
 use crate::diagnose::labels_fit::{self, CardNeed, Waste};
-use crate::diagnose::live::{LiveOptions, sustained, timed_points};
+use crate::diagnose::live_window::{LiveOptions, sustained, timed_points};
 use crate::fleet::history::HistoryPoint;
 use crate::fleet::host::{GpuState, HostState, Link};
 use crate::fleet::job::TrackedJob;

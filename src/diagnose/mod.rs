@@ -21,6 +21,7 @@ pub mod line_rules;
 pub mod live;
 pub mod live_fit;
 pub mod live_jobs;
+pub mod live_window;
 mod needles;
 pub mod order;
 pub mod pci;

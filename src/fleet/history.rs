@@ -156,7 +156,7 @@ impl Metric {
 /// Points at one-second resolution for the newest `fine_points` seconds (all that the live
 /// findings look back over), and older ones folded into one point per [`COARSE_BUCKET_MS`] (the
 /// mean of each reading, the clock-event reasons of any of them), which is all a chart of
-/// several minutes can show: 15 minutes of 8 GPUs take 41 KB instead of 115 KB. A sample inside
+/// several minutes can show: 15 minutes of 8 GPUs take 48 KB instead of 115 KB. A sample inside
 /// the same second as the last point replaces it, so a fast stream (or a sped-up simulator)
 /// cannot push older history out early. Stored in 16 bytes a point: the time as milliseconds
 /// after the history's `base_ms` in a `u32` (49 days; the base moves forward long before that)
