@@ -231,7 +231,8 @@ impl HostJobs {
         self.options = JobOptionsEq(options);
     }
 
-    /// The host's price, when the config gives one.
+    /// The host's price, when it has one: set from the fleet's money before the findings are
+    /// computed ([`crate::fleet::Fleet::refresh_findings`]).
     pub fn set_price(&mut self, price: Option<Price>) {
         self.price = price;
     }

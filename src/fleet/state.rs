@@ -51,8 +51,6 @@ impl FleetOptions {
         if let Some((_, jobs)) = self.jobs.iter().find(|(n, _)| *n == host.name) {
             host.jobs.set_options(super::job::job_options(jobs));
         }
-        host.jobs
-            .set_price(self.money.host(&host.name).and_then(|c| c.price.clone()));
         host
     }
 
@@ -196,7 +194,16 @@ impl Fleet {
         let mut live = self.options.live.clone();
         live.interval_ms = self.options.interval_ms;
         let mut changed = false;
-        for host in &mut self.hosts {
+        for (i, host) in self.hosts.iter_mut().enumerate() {
+            // The jobs' findings price at the host's price now (a provider sync may change it).
+            let price = self
+                .money
+                .hosts
+                .get(i)
+                .and_then(|m| m.config.price.as_ref());
+            if host.jobs.price() != price {
+                host.jobs.set_price(price.cloned());
+            }
             let findings = live_findings(host, self.now_ms, &live);
             if findings != host.findings {
                 host.findings = findings;

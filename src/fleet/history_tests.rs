@@ -1,0 +1,207 @@
+//! Tests of [`super`]: packing, one point a second, folding, rebasing.
+
+use super::*;
+
+fn point(at_ms: TimestampMs, util: f32) -> HistoryPoint {
+    HistoryPoint::new(
+        at_ms,
+        &Readings {
+            utilization_gpu_pct: Some(f64::from(util)),
+            ..Readings::default()
+        },
+    )
+}
+
+#[test]
+fn samples_in_one_second_share_a_point() {
+    let mut h = History::with_capacity(10);
+    h.push(point(10_000, 1.0));
+    h.push(point(10_500, 2.0));
+    h.push(point(11_000, 3.0));
+    let utils: Vec<_> = h.points().map(|p| p.utilization_gpu_pct()).collect();
+    assert_eq!(utils, vec![Some(2.0), Some(3.0)]);
+}
+
+#[test]
+fn capacity_drops_the_oldest() {
+    let mut h = History::with_capacity(3);
+    for s in 0..5 {
+        h.push(point(s * 1000, s as f32));
+    }
+    assert_eq!(h.len(), 3);
+    assert_eq!(h.points().next().map(|p| p.at_ms), Some(2000));
+}
+
+fn tiered(points: usize, fine_points: usize) -> History {
+    History::new(HistoryShape {
+        points,
+        fine_points,
+        idle: IdleTrailShape::default(),
+    })
+}
+
+#[test]
+fn older_points_fold_into_means_of_five_seconds_and_the_newest_stay_a_second_apart() {
+    // 15 minutes, the newest 3 a second apart: a ramp of utilization over 20 minutes.
+    let mut h = tiered(900, 180);
+    let t0 = 1_000_000;
+    for s in 0..1200u64 {
+        h.push(point(t0 + s * 1000, (s % 100) as f32));
+    }
+    let points: Vec<_> = h.points().collect();
+    assert_eq!(h.len(), 180 + 144, "720 s folded into 5 s points");
+    assert_eq!(points.len(), h.len());
+    let newest = t0 + 1199 * 1000;
+    // The newest 180 points are the last 180 seconds, one a second, as pushed.
+    let fine = &points[144..];
+    assert_eq!(fine[0].at_ms, newest - 179 * 1000);
+    assert!(fine.windows(2).all(|w| w[1].at_ms - w[0].at_ms == 1000));
+    assert_eq!(fine[179].utilization_gpu_pct(), Some(99.0));
+    // The folded ones: 5 s apart, oldest about 15 minutes back, in time order before them.
+    let coarse = &points[..144];
+    assert!(coarse.windows(2).all(|w| w[1].at_ms - w[0].at_ms == 5000));
+    assert!(coarse[143].at_ms < fine[0].at_ms);
+    assert!(
+        newest - coarse[0].at_ms >= 899 * 1000,
+        "{}",
+        newest - coarse[0].at_ms
+    );
+    // Each is the mean of its five seconds: second s carries s % 100.
+    for p in coarse {
+        let first_s = (p.at_ms - t0) / 1000;
+        let mean = (0..5).map(|i| ((first_s + i) % 100) as f32).sum::<f32>() / 5.0;
+        let got = p.utilization_gpu_pct().unwrap();
+        assert!((got - mean).abs() < 0.01, "at {first_s} s: {got} vs {mean}");
+    }
+}
+
+#[test]
+fn a_folded_point_keeps_any_clock_reason_and_unknown_readings_stay_unknown() {
+    let mut h = tiered(20, 5);
+    for s in 0..10u64 {
+        let reasons = if s == 2 { Some(0x40) } else { Some(0) };
+        h.push(HistoryPoint::new(
+            s * 1000,
+            &Readings {
+                temperature_c: (s != 1).then_some(50.0 + s as f64),
+                clock_event_reasons: reasons,
+                ..Readings::default()
+            },
+        ));
+    }
+    let first = h.points().next().expect("a folded point");
+    // Seconds 0-4 folded: the thermal slowdown of second 2 survives the fold, the
+    // temperature is the mean of the seconds that reported one, utilization unknown.
+    assert_eq!(first.clock_event_reasons(), Some(0x40));
+    let expected = (50.0 + 52.0 + 53.0 + 54.0) / 4.0;
+    assert!((first.temperature_c().unwrap() - expected).abs() < 0.01);
+    assert_eq!(first.utilization_gpu_pct(), None);
+}
+
+#[test]
+fn the_default_console_history_is_a_few_kilobytes_a_gpu() {
+    let shape = crate::fleet::FleetOptions::default().history_shape();
+    let mut h = History::new(shape);
+    for s in 0..3600u64 {
+        h.push(point(s * 1000, 50.0));
+    }
+    // 15 minutes: 240 points a second apart (the job rules' two-minute window, the hold
+    // and a minute of slack) and 132 folded, 16 bytes each (6.0 KB, not the 14.4 KB of 900
+    // points a second apart).
+    assert_eq!(h.len(), 372);
+    assert!(h.points.capacity() + h.coarse.capacity() <= 390);
+    let span = h.points().last().unwrap().at_ms - h.points().next().unwrap().at_ms;
+    assert!(span >= 895_000, "still 15 minutes of chart: {span}");
+}
+
+#[test]
+fn series_is_relative_to_now_and_windowed() {
+    let mut h = History::with_capacity(100);
+    for s in 0..10 {
+        h.push(point(s * 1000, s as f32));
+    }
+    let series = h.series(Metric::Utilization, 9000, 3000);
+    assert_eq!(
+        series,
+        vec![(-3.0, 6.0), (-2.0, 7.0), (-1.0, 8.0), (-0.0, 9.0)]
+    );
+}
+
+#[test]
+fn a_point_is_16_bytes_and_keeps_what_the_findings_read() {
+    assert_eq!(std::mem::size_of::<Stored>(), 16);
+    let p = HistoryPoint::new(
+        5,
+        &Readings {
+            utilization_gpu_pct: Some(97.0),
+            memory_used_pct: Some(33.333),
+            temperature_c: Some(83.0),
+            power_draw_w: Some(699.96),
+            power_limit_w: Some(700.0),
+            clock_event_reasons: Some(0x20 | 0x4),
+        },
+    );
+    assert_eq!(p.utilization_gpu_pct(), Some(97.0));
+    assert!((p.memory_used_pct().unwrap() - 33.33).abs() < 0.001);
+    assert_eq!(p.temperature_c(), Some(83.0));
+    assert_eq!(p.power_draw_w(), Some(700.0));
+    assert_eq!(p.power_limit_w(), Some(700.0));
+    assert_eq!(p.clock_event_reasons(), Some(0x24));
+    let unknown = HistoryPoint::new(5, &Readings::default());
+    assert_eq!(unknown.utilization_gpu_pct(), None);
+    assert_eq!(unknown.clock_event_reasons(), None);
+    let zero = HistoryPoint::new(
+        5,
+        &Readings {
+            clock_event_reasons: Some(0),
+            power_draw_w: Some(0.0),
+            ..Readings::default()
+        },
+    );
+    assert_eq!(
+        zero.clock_event_reasons(),
+        Some(0),
+        "no reason is not unknown"
+    );
+    assert_eq!(zero.power_draw_w(), Some(0.0));
+}
+
+#[test]
+fn values_out_of_range_clamp_instead_of_wrapping() {
+    let p = HistoryPoint::new(
+        0,
+        &Readings {
+            power_draw_w: Some(1.0e6),
+            temperature_c: Some(-5.0),
+            utilization_gpu_pct: Some(f64::NAN),
+            ..Readings::default()
+        },
+    );
+    assert_eq!(p.power_draw_w(), Some(6553.4));
+    assert_eq!(p.temperature_c(), Some(0.0));
+    assert_eq!(p.utilization_gpu_pct(), None);
+}
+
+#[test]
+fn times_survive_a_rebase_and_a_clock_that_jumps_back() {
+    let mut h = History::with_capacity(10);
+    let t0 = 1_800_000_000_000;
+    h.push(point(t0, 1.0));
+    // Past what a u32 of milliseconds after the first point holds.
+    let late = t0 + 3 * REBASE_AFTER_MS;
+    h.push(point(late - 1000, 2.0));
+    h.push(point(late, 3.0));
+    let times: Vec<_> = h.points().map(|p| p.at_ms).collect();
+    assert_eq!(
+        times,
+        vec![late - 1000, late],
+        "the unreachable old point is dropped"
+    );
+    h.push(point(late - 5000, 4.0));
+    let times: Vec<_> = h.points().map(|p| p.at_ms).collect();
+    assert_eq!(
+        times,
+        vec![late - 1000, late, late - 5000],
+        "kept in arrival order"
+    );
+}
