@@ -35,6 +35,7 @@ mod sshd;
 mod stand_in_check;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
@@ -42,13 +43,13 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use gpufleet::app::event::{Event, host_sink};
+use gpufleet::app::event::Event;
 use gpufleet::app::model::{Model, ModelOptions};
 use gpufleet::app::prompt_bridge::PendingPrompts;
 use gpufleet::app::release_bridge::{BridgeSetup, ReleaseBridge, SshHostRunner};
 use gpufleet::app::runtime::{FrameStats, event_loop};
 use gpufleet::config::Config;
-use gpufleet::fleet::HostEvent;
+use gpufleet::fleet::{HostEvent, HostSink};
 use gpufleet::release::SendOptions;
 use gpufleet::remote::{LinkOptions, SshSettings, spawn_link};
 use gpufleet::telemetry::source::{Backlogs, now_ms};
@@ -135,6 +136,19 @@ fn start_all_smi(plan: &Plan, sshd: &sshd::Sshd, dir: &Path) -> Result<AllSmi, S
     AllSmi::start(&bin, sshd, plan.hosts, dir)
 }
 
+/// When the last host first streamed, once every host has (`first_us`: microseconds after
+/// start plus one, zero while a host has not streamed).
+fn all_streaming_after(first_us: &[AtomicU64]) -> Option<Duration> {
+    let mut last = 0u64;
+    for slot in first_us {
+        match slot.load(Ordering::Relaxed) {
+            0 => return None,
+            us => last = last.max(us - 1),
+        }
+    }
+    Some(Duration::from_micros(last))
+}
+
 fn report_path() -> PathBuf {
     std::env::var_os("GPUFLEET_BENCH_REPORT").map_or_else(
         || {
@@ -185,11 +199,27 @@ fn main() {
     // checked against the same known_hosts line.
     let known_hosts = sshd.trusted_known_hosts();
     let rss_before_links_kb = status_kb("self", "VmRSS");
-    // Links send into `tap`; a forwarder notes when each host first streams, then passes every
-    // event on to the loop unchanged.
-    let (tap, tapped) = mpsc::channel::<Event>();
+    // Links send straight into the loop's channel, as the console's `host_sink` does; the
+    // sink notes when each host first streams (microseconds after start, plus one, in an
+    // atomic: no thread of its own, so the links wake nobody the console would not wake).
     let (sink, events) = mpsc::channel::<Event>();
+    let first_sample_us: Arc<Vec<AtomicU64>> =
+        Arc::new((0..plan.hosts).map(|_| AtomicU64::new(0)).collect());
     let started = Instant::now();
+    let link_sink = {
+        let first = Arc::clone(&first_sample_us);
+        let tx = sink.clone();
+        HostSink::new(move |host, event| {
+            if matches!(event, HostEvent::Sample { .. })
+                && let Some(slot) = first.get(host)
+                && slot.load(Ordering::Relaxed) == 0
+            {
+                let us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+                slot.store(us.saturating_add(1), Ordering::Relaxed);
+            }
+            tx.send(Event::Host { host, event }).is_ok()
+        })
+    };
     let handles: Vec<_> = names
         .iter()
         .enumerate()
@@ -200,36 +230,10 @@ fn main() {
                 use_agent: false,
                 ..LinkOptions::default()
             };
-            spawn_link(sshd.remote_host(name), i, host_sink(tap.clone()), opts).expect("link")
+            spawn_link(sshd.remote_host(name), i, link_sink.clone(), opts).expect("link")
         })
         .collect();
-    drop(tap);
-    let forward_sink = sink.clone();
-    let hosts = plan.hosts;
-    let (all_streaming_tx, all_streaming_rx) = mpsc::channel::<()>();
-    let forwarder = spawn_named("bench-forward", move || {
-        let mut first = vec![None; hosts];
-        let mut all_streaming = None;
-        for event in tapped.iter() {
-            if let Event::Host {
-                host,
-                event: HostEvent::Sample { .. },
-            } = &event
-                && first[*host].is_none()
-            {
-                first[*host] = Some(started.elapsed());
-                if all_streaming.is_none() && first.iter().all(Option::is_some) {
-                    all_streaming = Some(started.elapsed());
-                    let _ = all_streaming_tx.send(());
-                }
-            }
-            if forward_sink.send(event).is_err() {
-                break;
-            }
-        }
-        all_streaming
-    });
-
+    drop(link_sink);
     // The window opens after the warm-up and once every host streams (or after a wait that
     // grows with the fleet); then quit after the measured window. CPU is counted over the
     // window only.
@@ -239,10 +243,13 @@ fn main() {
     let quitter = sink.clone();
     let port = sshd.port;
     let calls_log = sshd.dir().join("nvidia-smi.calls");
+    let first = Arc::clone(&first_sample_us);
     let window = spawn_named("bench-window", move || {
         let mut all_smi = all_smi;
         std::thread::sleep(warmup);
-        let _ = all_streaming_rx.recv_timeout(longest_wait.saturating_sub(started.elapsed()));
+        while all_streaming_after(&first).is_none() && started.elapsed() < longest_wait {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let opened_after = started.elapsed();
         let start_ms = now_ms();
         let calls_start = Calls::read(&calls_log);
@@ -309,7 +316,7 @@ fn main() {
     );
     let window = window.join().expect("window thread");
     drop(handles);
-    let all_streaming = forwarder.join().ok().flatten();
+    let all_streaming = all_streaming_after(&first_sample_us);
 
     let streaming = model
         .fleet

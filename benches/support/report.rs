@@ -87,7 +87,7 @@ pub fn render(run: &Run) -> String {
     let Run { plan, window, .. } = run;
     let secs = plan.measure.as_secs_f64();
     let hosts = plan.hosts as f64;
-    // The forwarder re-sends every event: an artefact of measuring, not part of the console.
+    // The window's own thread: an artefact of measuring, not part of the console.
     let harness_cpu: f64 = window
         .threads
         .iter()

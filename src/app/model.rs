@@ -140,6 +140,8 @@ pub struct Model {
     dirty_at_ms: TimestampMs,
     /// Arrival time of the oldest sample not yet on screen (for the latency benchmark).
     undrawn_sample_ms: Option<TimestampMs>,
+    /// A change no frame has shown yet that asked for none (see [`Model::mark_offscreen`]).
+    offscreen_changed: bool,
 }
 
 impl Model {
@@ -171,6 +173,7 @@ impl Model {
             dirty: true,
             dirty_at_ms: now_ms,
             undrawn_sample_ms: None,
+            offscreen_changed: false,
         }
     }
 
@@ -293,6 +296,19 @@ impl Model {
         }
     }
 
+    /// Notes a change the last frame's screen did not show (a reading of a host off screen).
+    pub fn mark_offscreen(&mut self) {
+        self.offscreen_changed = true;
+    }
+
+    /// On the clock's tick: asks for a frame when something changed off screen and no frame
+    /// since showed it (the totals line, the order of the rows).
+    pub fn draw_offscreen(&mut self) {
+        if self.offscreen_changed {
+            self.mark_dirty();
+        }
+    }
+
     /// Notes that a sample stamped `at_ms` is waiting to be drawn.
     pub fn note_sample(&mut self, at_ms: TimestampMs) {
         self.undrawn_sample_ms.get_or_insert(at_ms);
@@ -310,6 +326,11 @@ impl Model {
 
     /// True once after any change; the runtime redraws only then.
     pub fn take_dirty(&mut self) -> bool {
-        std::mem::take(&mut self.dirty)
+        let dirty = std::mem::take(&mut self.dirty);
+        if dirty {
+            // The frame about to be drawn shows every change, off screen ones included.
+            self.offscreen_changed = false;
+        }
+        dirty
     }
 }

@@ -55,6 +55,19 @@ pub struct Regions {
     pub processes: Option<ListArea>,
     /// The help overlay.
     pub help: Option<ScrollArea>,
+    /// The hosts whose readings the frame showed (the fleet rows that fit, or the open host),
+    /// sorted; `None` before the first frame, when every host counts as shown.
+    pub shown_hosts: Option<Vec<usize>>,
+}
+
+impl Regions {
+    /// Whether `host`'s readings were on the last frame: a sample of a host off screen (a
+    /// thousand-host fleet shows forty) asks for no frame of its own.
+    pub fn shows_host(&self, host: usize) -> bool {
+        self.shown_hosts
+            .as_ref()
+            .is_none_or(|shown| shown.binary_search(&host).is_ok())
+    }
 }
 
 impl Screen {

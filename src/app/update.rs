@@ -20,16 +20,27 @@ const PAGE_ROWS: usize = 10;
 pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
     match event {
         Event::Host { host, event } => {
-            if let HostEvent::Sample { at_ms, .. } = &event {
-                model.note_sample(*at_ms);
-            }
+            let sample_at_ms = match &event {
+                HostEvent::Sample { at_ms, .. } => Some(*at_ms),
+                _ => None,
+            };
             if model.fleet.apply(host, event) {
-                model.mark_dirty();
+                match sample_at_ms {
+                    // A reading of a host off screen changes only the totals and perhaps the
+                    // order: the next frame shows it, within the second.
+                    Some(_) if !model.screen.regions.shows_host(host) => model.mark_offscreen(),
+                    Some(at_ms) => {
+                        model.note_sample(at_ms);
+                        model.mark_dirty();
+                    }
+                    None => model.mark_dirty(),
+                }
             }
             Vec::new()
         }
         Event::Tick { now_ms } => {
             model.advance_clock(now_ms);
+            model.draw_offscreen();
             if model.fleet.refresh_findings() {
                 model.mark_dirty();
             }

@@ -68,8 +68,7 @@ fn rows(inner: Rect, hosts: usize, cursor: usize) -> Rows {
 }
 
 /// The host rows of the fleet table drawn in `area` (the pane with its frame), for the mouse.
-pub fn host_rows(area: Rect, model: &Model) -> ListArea {
-    let visible = model.visible_hosts().len();
+pub fn host_rows(area: Rect, model: &Model, visible: usize) -> ListArea {
     let cursor = model.fleet_cursor.min(visible.saturating_sub(1));
     let inner = Block::default().borders(Borders::ALL).inner(area);
     let Rows {

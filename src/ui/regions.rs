@@ -18,8 +18,17 @@ pub fn of(model: &Model, theme: &Theme, area: Rect) -> Regions {
         regions.help = Some(help::placement(body));
     }
     match model.view {
-        View::Fleet => regions.fleet_rows = Some(crate::ui::fleet::host_rows(body, model)),
+        View::Fleet => {
+            let visible = model.visible_hosts();
+            let rows = crate::ui::fleet::host_rows(body, model, visible.len());
+            let count = usize::from(rows.rows.height / rows.lines_per_item.max(1));
+            let mut shown: Vec<usize> = visible.iter().skip(rows.first).take(count).copied().collect();
+            shown.sort_unstable();
+            regions.shown_hosts = Some(shown);
+            regions.fleet_rows = Some(rows);
+        }
         View::Host(id) => {
+            regions.shown_hosts = Some(vec![id]);
             let Some(state) = model.fleet.hosts.get(id) else {
                 return regions;
             };

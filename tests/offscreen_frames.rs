@@ -1,0 +1,135 @@
+//! A reading of a host the screen does not show asks for no frame of its own (a thousand-host
+//! fleet shows forty rows; drawing for the other 960 is what cost the console its CPU); it
+//! still reaches the screen within the second, and a host on screen is drawn at once.
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use gpufleet::app::model::ModelOptions;
+use gpufleet::app::{Event, Model, View, update};
+use gpufleet::fleet::HostEvent;
+use gpufleet::telemetry::GpuSample;
+use gpufleet::theme::Theme;
+
+const START_MS: u64 = 1_000_000;
+
+fn sample(util: f64) -> GpuSample {
+    GpuSample {
+        index: 0,
+        uuid: "GPU-0".to_string(),
+        name: "NVIDIA H200".to_string(),
+        memory_total_mib: Some(143_771),
+        memory_used_mib: Some(1_000),
+        utilization_gpu_pct: Some(util),
+        temperature_c: Some(40.0),
+        power_draw_w: Some(120.0),
+        power_limit_w: Some(700.0),
+        ..GpuSample::default()
+    }
+}
+
+fn reading(host: usize, at_ms: u64, util: f64) -> Event {
+    Event::Host {
+        host,
+        event: HostEvent::Sample {
+            at_ms,
+            gpu: sample(util),
+        },
+    }
+}
+
+/// Draws a frame as the console's loop does (the frame, then where it put things), if one is
+/// asked for; true when one was drawn.
+fn frame(terminal: &mut Terminal<TestBackend>, model: &mut Model, theme: &Theme) -> bool {
+    if !model.take_dirty() {
+        return false;
+    }
+    let area = terminal
+        .draw(|f| gpufleet::ui::draw(f, model, theme))
+        .expect("draw")
+        .area;
+    model.screen.regions = gpufleet::ui::regions::of(model, theme, area);
+    model.take_undrawn_sample_ms();
+    true
+}
+
+fn fleet_of(hosts: usize) -> Model {
+    let names = (0..hosts).map(|i| format!("h{i:03}")).collect();
+    let mut model = Model::new(names, ModelOptions::default(), START_MS);
+    for host in 0..hosts {
+        update(&mut model, reading(host, START_MS, 10.0));
+    }
+    model
+}
+
+#[test]
+fn an_off_screen_hosts_reading_waits_for_the_tick_and_an_on_screen_one_is_drawn_at_once() {
+    let theme = Theme::default_theme();
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+    let mut model = fleet_of(100);
+    assert!(frame(&mut terminal, &mut model, &theme));
+    let shown = model
+        .screen
+        .regions
+        .shown_hosts
+        .clone()
+        .expect("the frame says which hosts it showed");
+    assert!(shown.contains(&0), "the first host is on screen: {shown:?}");
+    assert!(!shown.contains(&99), "80x24 cannot show 100 rows");
+
+    // The last host, off screen: no frame, and no sample counted as waiting for one.
+    update(&mut model, reading(99, START_MS + 100, 95.0));
+    assert!(!frame(&mut terminal, &mut model, &theme));
+    assert_eq!(model.undrawn_sample_ms(), None);
+    // ... but the fleet holds it, and the next tick draws it (totals, order).
+    assert_eq!(
+        model.fleet.hosts[99].gpus[0].latest.utilization_gpu_pct,
+        Some(95.0)
+    );
+    update(
+        &mut model,
+        Event::Tick {
+            now_ms: START_MS + 200,
+        },
+    );
+    assert!(frame(&mut terminal, &mut model, &theme));
+    // Once drawn, a tick asks for nothing more.
+    update(
+        &mut model,
+        Event::Tick {
+            now_ms: START_MS + 300,
+        },
+    );
+    assert!(!frame(&mut terminal, &mut model, &theme));
+
+    // The first host, on screen: drawn at once, its sample's wait measured.
+    update(&mut model, reading(0, START_MS + 400, 55.0));
+    assert_eq!(model.undrawn_sample_ms(), Some(START_MS + 400));
+    assert!(frame(&mut terminal, &mut model, &theme));
+
+    // A host off screen that stops answering is not a reading: drawn at once.
+    update(
+        &mut model,
+        Event::Host {
+            host: 98,
+            event: HostEvent::Unresponsive {
+                at_ms: START_MS + 500,
+                silent_ms: 5_000,
+            },
+        },
+    );
+    assert!(frame(&mut terminal, &mut model, &theme));
+}
+
+#[test]
+fn in_a_hosts_view_only_that_host_asks_for_frames() {
+    let theme = Theme::default_theme();
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("terminal");
+    let mut model = fleet_of(3);
+    model.view = View::Host(1);
+    assert!(frame(&mut terminal, &mut model, &theme));
+    update(&mut model, reading(0, START_MS + 100, 80.0));
+    assert!(!frame(&mut terminal, &mut model, &theme));
+    update(&mut model, reading(1, START_MS + 200, 80.0));
+    assert!(frame(&mut terminal, &mut model, &theme));
+}
