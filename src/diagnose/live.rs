@@ -28,7 +28,7 @@ use crate::fleet::history::HistoryPoint;
 use crate::fleet::host::{GpuState, HostState, HostStatus, Link};
 
 pub use crate::diagnose::live_window::LiveOptions;
-pub(crate) use crate::diagnose::live_window::{sustained, timed_points};
+pub(crate) use crate::diagnose::live_window::{any_point, sustained, timed_points};
 
 /// The findings for `host` at `now_ms`, most severe first.
 pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<Finding> {
@@ -135,7 +135,7 @@ fn per_gpu(gpu: &GpuState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) 
     let index = gpu.latest.index;
     let who = format!("GPU {index}");
     let lookback = (opts.window_s + opts.hold_s) * 1000;
-    let points = timed_points(gpu, now_ms.saturating_sub(lookback), now_ms, opts);
+    let since_ms = now_ms.saturating_sub(lookback);
     let slowdown = gpu.latest.temperature_slowdown_c;
     let default_w = gpu
         .latest
@@ -146,6 +146,16 @@ fn per_gpu(gpu: &GpuState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) 
         |p: &HistoryPoint| rules::thermal(mask(p), p.temperature_c().map(f64::from), slowdown);
     let brake = |p: &HistoryPoint| rules::power_brake(mask(p));
     let capped = |p: &HistoryPoint| capped_at(p, default_w).is_some();
+    // A window in which no point meets a rule raises none of them (each needs its minimum
+    // time, above zero), so the points are only gathered when one does.
+    let mins_above_zero =
+        opts.thermal_min_s > 0 && opts.power_brake_min_s > 0 && opts.power_throttle_min_s > 0;
+    let any_met = |p: &HistoryPoint| thermal(p) || brake(p) || capped(p);
+    let points = if mins_above_zero && !any_point(gpu, since_ms, now_ms, opts, &any_met) {
+        Vec::new()
+    } else {
+        timed_points(gpu, since_ms, now_ms, opts)
+    };
     let window = opts.window_s;
 
     if let Some(ms) = sustained(&points, &thermal, now_ms, opts.thermal_min_s, opts) {

@@ -71,6 +71,18 @@ pub(crate) fn timed_points(
     out
 }
 
+/// Whether any point of one GPU from `since_ms` to `now_ms` meets `cond`: one pass that stops at
+/// the first, keeping nothing (most GPUs meet no rule, once a second, on every host).
+pub(crate) fn any_point(
+    gpu: &GpuState,
+    since_ms: u64,
+    now_ms: u64,
+    opts: &LiveOptions,
+    cond: &dyn Fn(&HistoryPoint) -> bool,
+) -> bool {
+    newest_first(gpu, since_ms, now_ms, opts).any(|(p, _)| cond(&p))
+}
+
 /// [`timed_points`] from the newest back, decoded one at a time: the windows are a tail of a
 /// long history, and a caller may stop early.
 fn newest_first<'a>(

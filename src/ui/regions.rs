@@ -22,7 +22,12 @@ pub fn of(model: &Model, theme: &Theme, area: Rect) -> Regions {
             let visible = model.visible_hosts();
             let rows = crate::ui::fleet::host_rows(body, model, visible.len());
             let count = usize::from(rows.rows.height / rows.lines_per_item.max(1));
-            let mut shown: Vec<usize> = visible.iter().skip(rows.first).take(count).copied().collect();
+            let mut shown: Vec<usize> = visible
+                .iter()
+                .skip(rows.first)
+                .take(count)
+                .copied()
+                .collect();
             shown.sort_unstable();
             regions.shown_hosts = Some(shown);
             regions.fleet_rows = Some(rows);
