@@ -66,6 +66,7 @@ fn feed(
                     cpu_s: Some((s as f64 * cpu_per_s) as u64 + 12),
                     command: "python3 train.py".into(),
                     log: None,
+                    ..JobProcess::default()
                 }],
             });
         }

@@ -9,6 +9,7 @@ use crate::app::model::Model;
 use crate::cost::{format_duration_ms, format_money};
 use crate::fleet::host::HostState;
 use crate::fleet::job::TrackedJob;
+use crate::fleet::job_found::JobFound;
 use crate::ui::format::clean;
 
 /// The first live job's line (else the newest ended one's); `None` without a job.
@@ -23,6 +24,9 @@ pub fn job_line(model: &Model, host_id: usize) -> Option<String> {
     let mut parts = vec![t!("job_line.title", pid = job.process.pid).into_owned()];
     if !job.alive() {
         parts.push(t!("job_line.exited").into_owned());
+    }
+    if let Some(found) = found_part(host, job) {
+        parts.push(found);
     }
     if let Some(report) = &job.report {
         match (report.step, report.total.filter(|t| *t > 0)) {
@@ -63,6 +67,29 @@ pub fn job_line(model: &Model, host_id: usize) -> Option<String> {
         parts.push(t!("job_line.spent", money = spent).into_owned());
     }
     Some(clean(&parts.join(" · ")))
+}
+
+/// How the job was found, when not through nvidia-smi's process list: starting (its log
+/// written, on no GPU yet), or in a container on which GPUs (their indices here), or the
+/// host's when its devices could not be told apart.
+fn found_part(host: &HostState, job: &TrackedJob) -> Option<String> {
+    if job.starting() {
+        return Some(t!("job_found.starting").into_owned());
+    }
+    if job.process.found != JobFound::Device {
+        return None;
+    }
+    let indices: Vec<String> = host
+        .gpus
+        .iter()
+        .filter(|g| job.process.gpus.contains(&g.latest.uuid))
+        .map(|g| g.latest.index.to_string())
+        .collect();
+    Some(if indices.is_empty() {
+        t!("job_found.container_host").into_owned()
+    } else {
+        t!("job_found.container_gpus", gpus = indices.join(",")).into_owned()
+    })
 }
 
 /// The host's price × the job's run time.
