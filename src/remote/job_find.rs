@@ -68,7 +68,7 @@ pub(crate) fn probe_command(pids: &[u32], scan: &Scan<'_>) -> Result<String, Com
          printf '%s ps %s\\n' $p \"$(ps -o etimes=,user= -p $p 2>/dev/null | head -c 128 | tr -s '\\n\\r\\t ' '    ')\"; \
          printf '%s cpu %s\\n' $p \"$(ps -o times= -p $p 2>/dev/null | head -c 32 | tr -d '\\n\\r\\t ')\"; \
          printf '%s cmd %s\\n' $p \"$(head -c 2048 $q/cmdline 2>/dev/null | tr '\\000\\n\\r' '   ')\"; \
-         for f in 1 2; do [ -f $q/fd/$f ] && printf '%s fd%s %s\\n' $p $f \"$(readlink $q/fd/$f 2>/dev/null | head -c 1024 | tr '\\n\\r' '  ')\"; done; \
+         for k in 1 2; do [ -f $q/fd/$k ] && printf '%s fd%s %s\\n' $p $k \"$(readlink $q/fd/$k 2>/dev/null | head -c 1024 | tr '\\n\\r' '  ')\"; done; \
          done; }}\n\
          d {words}\n\
          m=; for p in {words}; do [ -d /proc/$p ] || m=\"$m $p\"; done\n\
