@@ -25,7 +25,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::sshd::{Sshd, SshdOptions};
-use tmux::binary;
+use tmux::{Tmux, binary};
 use watcher::Watcher;
 
 const WAIT: Duration = Duration::from_secs(40);
@@ -340,4 +340,35 @@ fn auto_release_waits_while_a_job_starts_and_releases_once_it_exits() {
         &|| watch.log(),
         || marker.exists(),
     );
+}
+
+#[test]
+fn the_console_host_view_shows_a_job_starting_on_an_80x24_screen() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).expect("run dir");
+    let job = writing_job(&run.join("train.log"), "hf_full.log", 5_000);
+    put_on_gpu(&sshd, &[]);
+    let jobs = format!("\n[[hosts.jobs]]\nlog = \"{}/*.log\"\n", run.display());
+    let config = config(&sshd, dir.path(), &jobs);
+    let command = format!(
+        "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} {} --config {} --known-hosts {}; sleep 30",
+        dir.path().join("state").display(),
+        binary().display(),
+        config.display(),
+        sshd.trusted_known_hosts().display()
+    );
+    let Some(tmux) = Tmux::start(&command, 80, 24) else {
+        return;
+    };
+    tmux.wait_for("1x H200", WAIT);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for(&format!("job {}", job.pid()), WAIT);
+    let screen = if screen.contains("starting (on no GPU yet)") {
+        screen
+    } else {
+        tmux.wait_for("starting (on no GPU yet)", WAIT)
+    };
+    assert!(screen.contains("step 256/600"), "its progress:\n{screen}");
 }
