@@ -79,6 +79,7 @@ pub(crate) fn probe_command(pids: &[u32], scan: &Scan<'_>) -> Result<String, Com
         .args(["-c", script.as_str(), "sh", scan.nvidia_smi])
         .arg(scan.log_glob.unwrap_or(""))
         .arg(scan.flags())
+        .arg(scan.scanned_word())
         .to_shell()
 }
 
@@ -88,6 +89,8 @@ pub(crate) struct Probe {
     pub(crate) found: Vec<Found>,
     /// `Some` when `nvidia-smi -q` was asked (its answer may be empty).
     pub(crate) minors: Option<Vec<(u32, String)>>,
+    /// The missing PIDs the scan looked for GPU devices' holders on behalf of.
+    pub(crate) scanned: Vec<u32>,
 }
 
 /// The processes the probe's `lines` describe: those of `pids` in their order, then those the
@@ -101,6 +104,7 @@ pub(crate) fn parse_probe(pids: &[u32], lines: &[String]) -> Probe {
             Some(ScanLine::Device { pid, minor }) => scanned.push((pid, Some(minor))),
             Some(ScanLine::WritesLog { pid }) => scanned.push((pid, None)),
             Some(ScanLine::MinorsAsked) => probe.minors = Some(Vec::new()),
+            Some(ScanLine::Scanned(pids)) => probe.scanned = pids,
             Some(ScanLine::Minor { minor, uuid }) => {
                 if let Some(map) = probe.minors.as_mut()
                     && map.len() < MAX_SCAN_LINES
@@ -219,6 +223,7 @@ mod tests {
         log_glob: None,
         container: false,
         minors_known: false,
+        scanned: &[],
     };
 
     #[test]
@@ -235,7 +240,7 @@ mod tests {
         let command = probe_command(&[7], &scan).expect("command");
         assert!(
             command.ends_with(
-                "' sh '/opt/x y/nvidia-smi; reboot' '/root/run/*.log'\\''; rm -rf ~; '\\''' -"
+                "' sh '/opt/x y/nvidia-smi; reboot' '/root/run/*.log'\\''; rm -rf ~; '\\''' - ''"
             ),
             "{command}"
         );
@@ -291,6 +296,7 @@ mod tests {
     #[test]
     fn processes_the_scan_names_are_jobs_with_their_devices_and_the_minors_are_read() {
         let lines: Vec<String> = [
+            "scanned 549",
             "12 dev 0",
             "12 dev 3",
             "12 dev 0",
@@ -322,7 +328,8 @@ mod tests {
             Some(vec![(0, "GPU-a".to_string()), (3, "GPU-d".to_string())])
         );
         // Without the `minors` line, `gpu` lines are not believed.
-        let probe = parse_probe(&[549], &lines[..9]);
+        assert_eq!(probe.scanned, vec![549]);
+        let probe = parse_probe(&[549], &lines[..10]);
         assert_eq!(probe.minors, None);
     }
 

@@ -20,6 +20,7 @@ use crate::remote::job::{Budget, JobEvent};
 use crate::fleet::job_found::JobFound;
 use crate::remote::job_find::{self, LogFd};
 use crate::remote::job_scan::{MAX_SCAN_LINES, Scan, gpus_of};
+use crate::remote::job_watch::MAX_SCANNED;
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
 use crate::remote::quote::{CommandError, RemoteCommand};
@@ -115,6 +116,7 @@ impl Link {
             log_glob: self.host.job_log.as_deref(),
             container: st.job.container,
             minors_known: st.job.minors.is_some(),
+            scanned: &st.job.scanned,
         };
         mux.start(
             Slot::JobProbe,
@@ -203,6 +205,9 @@ impl Link {
         if probe.minors.is_some() {
             st.job.minors = probe.minors;
         }
+        st.job.scanned.extend(probe.scanned);
+        let over = st.job.scanned.len().saturating_sub(MAX_SCANNED);
+        st.job.scanned.drain(..over);
         let found = probe.found;
         let mut jobs: Vec<JobProcess> = Vec::with_capacity(found.len());
         for f in &found {

@@ -33,6 +33,9 @@ pub(crate) struct Scan<'a> {
     pub(crate) container: bool,
     /// The GPUs' minor numbers are known: `nvidia-smi -q` is not run again.
     pub(crate) minors_known: bool,
+    /// Missing PIDs this session already scanned for: not scanned for again (a job found then
+    /// is asked about by its own PID; a PID that led nowhere leads nowhere again).
+    pub(crate) scanned: &'a [u32],
 }
 
 impl Scan<'_> {
@@ -47,12 +50,21 @@ impl Scan<'_> {
         }
         flags
     }
+
+    /// The PIDs the script reads as `$4`: integers joined by spaces.
+    pub(crate) fn scanned_word(&self) -> String {
+        let words: Vec<String> = self.scanned.iter().map(u32::to_string).collect();
+        words.join(" ")
+    }
 }
 
 /// The scan, run after the listed PIDs were probed (`$m` holds those missing from `/proc`,
 /// `d` is the probe's function that describes processes). `$1` is nvidia-smi, `$2` the log
-/// pattern (empty without one), `$3` the flags.
-pub(crate) const SCAN_SCRIPT: &str = r#"if [ -n "$m" ]; then case $3 in *c*) ;; *) l=" $("$1" --query-compute-apps=pid --format=csv,noheader 2>/dev/null | head -n 256 | sed 's/[^0-9].*//' | tr '\n' ' ')"; s=; for p in $m; do case $l in *" $p "*) s=1;; esac; done; [ -n "$s" ] || m=;; esac; fi
+/// pattern (empty without one), `$3` the flags, `$4` the PIDs scanned for before. It prints
+/// `scanned PID...` for the missing PIDs it scans for.
+pub(crate) const SCAN_SCRIPT: &str = r#"s=; for p in $m; do case " $4 " in *" $p "*) ;; *) s="$s $p";; esac; done; m=$s
+if [ -n "$m" ]; then case $3 in *c*) ;; *) l=" $("$1" --query-compute-apps=pid --format=csv,noheader 2>/dev/null | head -n 256 | sed 's/[^0-9].*//' | tr '\n' ' ')"; s=; for p in $m; do case $l in *" $p "*) s="$s $p";; esac; done; m=$s;; esac; fi
+[ -n "$m" ] && echo "scanned$m"
 if [ -n "$m$2" ]; then
 f=$({ if [ -n "$2" ]; then IFS=; set -- $2; unset IFS; for c; do [ -f "$c" ] && readlink -f -- "$c"; done | head -n 64 | sed 's/^/L /'; fi; ls -lq /proc/[0-9]*/fd 2>/dev/null; } | awk -v dev="$m" '
 function cm(p,  c, f) { f = "/proc/" p "/comm"; c = ""; getline c < f; close(f); return c }
@@ -80,6 +92,8 @@ pub(crate) enum ScanLine {
     MinorsAsked,
     /// The GPU with `uuid` has minor number `minor`.
     Minor { minor: u32, uuid: String },
+    /// The scan looked for the holders of GPU devices on behalf of these missing PIDs.
+    Scanned(Vec<u32>),
 }
 
 /// `line` as a scan line, or `None` when it is none (a process's details, or junk).
@@ -87,6 +101,12 @@ pub(crate) fn scan_line(line: &str) -> Option<ScanLine> {
     let words: Vec<&str> = line.split(' ').collect();
     match words.as_slice() {
         ["minors"] => Some(ScanLine::MinorsAsked),
+        ["scanned", pids @ ..] if !pids.is_empty() => Some(ScanLine::Scanned(
+            pids.iter()
+                .take(MAX_SCAN_LINES)
+                .map(|p| number(p))
+                .collect::<Option<Vec<u32>>>()?,
+        )),
         ["gpu", minor, uuid] => {
             let ok = !uuid.is_empty()
                 && uuid.len() <= UUID_CHARS
@@ -136,6 +156,10 @@ mod tests {
         assert_eq!(scan_line("12 log"), Some(ScanLine::WritesLog { pid: 12 }));
         assert_eq!(scan_line("minors"), Some(ScanLine::MinorsAsked));
         assert_eq!(
+            scan_line("scanned 549 7"),
+            Some(ScanLine::Scanned(vec![549, 7]))
+        );
+        assert_eq!(
             scan_line("gpu 0 GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001"),
             Some(ScanLine::Minor {
                 minor: 0,
@@ -151,6 +175,8 @@ mod tests {
             "gpu 0 GPU-a;reboot",
             "gpu x GPU-a",
             "12 ps 15 root",
+            "scanned",
+            "scanned 5 x",
             "",
         ] {
             assert_eq!(scan_line(junk), None, "{junk:?}");
@@ -173,8 +199,10 @@ mod tests {
             log_glob: None,
             container: true,
             minors_known: true,
+            scanned: &[549, 7],
         };
         assert_eq!(scan.flags(), "-cm");
+        assert_eq!(scan.scanned_word(), "549 7");
         let scan = Scan {
             container: false,
             minors_known: false,

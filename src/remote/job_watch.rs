@@ -1,6 +1,9 @@
 //! What one session knows of its host's jobs and the log it follows (`job_follow.rs` acts on
 //! it); kept apart so the session's state does not depend on the code that serves it.
 
+/// Missing PIDs remembered as scanned for.
+pub(super) const MAX_SCANNED: usize = 64;
+
 /// What a session knows of the host's jobs.
 #[derive(Debug, Default)]
 pub(crate) struct JobWatch {
@@ -26,6 +29,8 @@ pub(crate) struct JobWatch {
     pub(super) container: bool,
     /// The GPUs' minor numbers and UUIDs, once `nvidia-smi -q` was asked (maybe empty).
     pub(super) minors: Option<Vec<(u32, String)>>,
+    /// Missing PIDs the probe already scanned for (the newest [`MAX_SCANNED`]).
+    pub(super) scanned: Vec<u32>,
     /// How each process of the last `Jobs` event was found, and the GPU devices it held.
     pub(super) found: Vec<(u32, crate::fleet::job_found::JobFound, Vec<u32>)>,
 }
