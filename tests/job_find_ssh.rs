@@ -201,6 +201,19 @@ fn a_job_in_a_container_is_found_through_the_gpu_device_it_holds() {
     // Its log is read back as for any job.
     assert_eq!(job["log"], format!("stdout: {}", log.display()), "{doc:#}");
     assert_eq!(job["total"], 3000, "{doc:#}");
+    // The console's host view says where the job is.
+    let command = format!(
+        "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} {} --config {} --known-hosts {}; sleep 30",
+        dir.path().join("state").display(),
+        binary().display(),
+        dir.path().join("config.toml").display(),
+        sshd.trusted_known_hosts().display()
+    );
+    if let Some(tmux) = Tmux::start(&command, 80, 24) {
+        tmux.wait_for("1x H200", WAIT);
+        tmux.keys(&["Enter"]);
+        tmux.wait_for(&format!("job {inside} · in a container, on GPU 0"), WAIT);
+    }
     // The host's /dev was never touched.
     assert_eq!(Path::new("/dev/nvidia0").exists(), had_device);
 }
