@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use crate::fleet::HostEvent;
 use crate::fleet::job::JobProcess;
+use crate::fleet::job_found::JobFound;
 use crate::remote::error::RemoteError;
 use crate::remote::flood::OTHER_BUDGET;
 use crate::remote::job::{Budget, JobEvent};
-use crate::fleet::job_found::JobFound;
 use crate::remote::job_find::{self, LogFd};
 use crate::remote::job_scan::{MAX_SCAN_LINES, Scan, gpus_of};
 use crate::remote::job_watch::MAX_SCANNED;
