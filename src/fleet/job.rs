@@ -445,4 +445,27 @@ mod tests {
         jobs.listed(1_000, Vec::new());
         assert_eq!(jobs.iter().count(), MAX_ENDED);
     }
+
+    #[test]
+    fn a_job_found_by_its_log_is_starting_until_it_is_on_a_gpu_and_not_again_after() {
+        let mut jobs = HostJobs::default();
+        let found = |found| JobProcess {
+            found,
+            ..process(11, 5)
+        };
+        jobs.listed(0, vec![found(JobFound::Log)]);
+        assert!(jobs.iter().all(TrackedJob::starting));
+        // Starting, not idle: the host is held.
+        assert!(jobs.holds_host());
+        jobs.listed(5_000, vec![found(JobFound::ProcessList)]);
+        assert!(!jobs.iter().any(TrackedJob::starting));
+        // Off the GPU between phases, found again only by its log: still running.
+        jobs.listed(10_000, vec![found(JobFound::Log)]);
+        assert!(!jobs.iter().any(TrackedJob::starting));
+        assert_eq!(jobs.iter().filter(|j| j.alive()).count(), 1);
+        // Exited: neither starting nor holding.
+        jobs.listed(15_000, Vec::new());
+        assert!(!jobs.iter().any(TrackedJob::starting));
+        assert!(!jobs.holds_host());
+    }
 }

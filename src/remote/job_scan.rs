@@ -10,6 +10,13 @@
 //! - **Jobs starting.** With `[[hosts.jobs]] log` configured, the process that holds one of
 //!   the pattern's files open for writing is the job, before it is on any GPU.
 //!
+//! Without a configured log nothing else marks a job starting: a process holding
+//! `/dev/nvidiactl` but not yet listed looks cheap, but a training script opens it only when it
+//! initialises CUDA, a moment before nvidia-smi lists it anyway (its imports and data set-up
+//! come before and hold no NVIDIA file), while monitoring tools (nvidia-smi, nvtop, gpustat,
+//! DCGM, a notebook that imported torch) hold it for as long as they run: it would hold an idle
+//! host and miss the set-up it is meant for.
+//!
 //! Both read `/proc/*/fd` with one `ls -lq` through one `awk`, a fixed script: the config's
 //! pattern and the nvidia-smi path reach it only as positional arguments, the PIDs only as
 //! integers. What it prints is bounded (at most [`MAX_SCAN_LINES`] lines of each kind) and
