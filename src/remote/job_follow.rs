@@ -1,6 +1,8 @@
 //! Following a job's log over the link's session (issue 19): after each process list the
-//! GPU processes, and the jobs found before, are probed (`job_find.rs`) and sent as
-//! `HostEvent::Jobs` (a job has ended when its process is gone); the first one whose
+//! GPU processes, and the jobs found before, are probed (`job_find.rs`; with the processes
+//! holding GPU devices when the listed PIDs are not in `/proc`, and those writing the configured
+//! log, `job_scan.rs`) and sent as `HostEvent::Jobs` (a job has ended when its process is
+//! gone); the first one whose
 //! stdout or stderr is a regular file has its log read back, a bounded tail of
 //! [`TAIL_BYTES`] first (the run's history so far, so a one-shot `snapshot` knows it too),
 //! then, on a followed link, what it adds, until the process exits (`tail --pid`).
