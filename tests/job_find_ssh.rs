@@ -212,7 +212,14 @@ fn a_job_in_a_container_is_found_through_the_gpu_device_it_holds() {
     if let Some(tmux) = Tmux::start(&command, 80, 24) {
         tmux.wait_for("1x H200", WAIT);
         tmux.keys(&["Enter"]);
-        tmux.wait_for(&format!("job {inside} · in a container, on GPU 0"), WAIT);
+        let screen = tmux.wait_for(&format!("job {inside} · in a container, on GPU 0"), WAIT);
+        // The process nvidia-smi names from outside shows the job's command line.
+        assert!(
+            screen
+                .lines()
+                .any(|l| l.contains(&outside.to_string()) && l.contains("sleep 300")),
+            "{screen}"
+        );
     }
     // The host's /dev was never touched.
     assert_eq!(Path::new("/dev/nvidia0").exists(), had_device);

@@ -109,10 +109,25 @@ fn spent(model: &Model, host_id: usize, job: &TrackedJob) -> Option<String> {
     ))
 }
 
-/// What the processes pane shows for process `pid`: its job's command line when one is known.
-pub fn process_label<'a>(host: &'a HostState, pid: u32, name: &'a str) -> &'a str {
-    host.jobs
-        .iter()
-        .find(|j| j.alive() && j.process.pid == pid && !j.process.command.is_empty())
-        .map_or(name, |j| j.process.command.as_str())
+/// What the processes pane shows for GPU process `pid` (named `name`, on the GPU with
+/// `gpu_uuid`): its job's command line when one is known.
+/// A process nvidia-smi names by a PID outside the container the host is (no job has it) shows
+/// the command line of the one job found inside through that GPU's device, when exactly one
+/// was.
+pub fn process_label<'a>(host: &'a HostState, pid: u32, gpu_uuid: &str, name: &'a str) -> &'a str {
+    let live = || {
+        host.jobs
+            .iter()
+            .filter(|j| j.alive() && !j.process.command.is_empty())
+    };
+    if let Some(job) = live().find(|j| j.process.pid == pid) {
+        return job.process.command.as_str();
+    }
+    let mut inside = live().filter(|j| {
+        j.process.found == JobFound::Device && j.process.gpus.iter().any(|g| g == gpu_uuid)
+    });
+    match (inside.next(), inside.next()) {
+        (Some(job), None) => job.process.command.as_str(),
+        _ => name,
+    }
 }
