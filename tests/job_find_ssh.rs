@@ -102,19 +102,19 @@ fn namespaces_work() -> bool {
 
 /// Started in the namespace before sshd: `/dev` becomes a tmpfs holding the host's few device
 /// files sshd needs (bound from `$1`, the host's `/dev` bound there first) and a
-/// `/dev/nvidia0`; then the job `$2` runs with its output in `$3`, and sshd takes over.
+/// `/dev/nvidia$4`; then the job `$2` runs with its output in `$3`, and sshd takes over.
 const CONTAINER: &str = r#"set -e
-h=$1; j=$2; l=$3; shift 3
+h=$1; j=$2; l=$3; n=$4; shift 4
 mount --bind /dev "$h"
 mount -t tmpfs -o mode=755 gpufleet-test-dev /dev
-for n in null zero full random urandom tty; do
-  [ -e "$h/$n" ] || continue
-  touch "/dev/$n"
-  mount --bind "$h/$n" "/dev/$n"
+for d in null zero full random urandom tty; do
+  [ -e "$h/$d" ] || continue
+  touch "/dev/$d"
+  mount --bind "$h/$d" "/dev/$d"
 done
 mkdir /dev/pts
 mount --bind "$h/pts" /dev/pts
-mknod -m 666 /dev/nvidia0 c 1 3
+mknod -m 666 "/dev/nvidia$n" c 1 3
 sh -c "$j" >"$l" 2>&1 </dev/null &
 exec "$@""#;
 
@@ -138,18 +138,27 @@ fn job_pids(sshd: &Sshd) -> Option<(u32, u32)> {
     })
 }
 
-#[test]
-fn a_job_in_a_container_is_found_through_the_gpu_device_it_holds() {
+/// A "container": the sshd and a job in PID and mount namespaces of their own, the job holding
+/// `/dev/nvidia{minor}` open with a captured training log as its output.
+struct Container {
+    sshd: Sshd,
+    dir: tempfile::TempDir,
+    log: PathBuf,
+    /// The job's PID outside the namespace (what nvidia-smi lists) and inside it.
+    outside: u32,
+    inside: u32,
+}
+
+fn start_container(minor: u32) -> Option<Container> {
     if !common::sshd::available() || !namespaces_work() {
-        return;
+        return None;
     }
-    let had_device = Path::new("/dev/nvidia0").exists();
     let dir = tempfile::tempdir().expect("temp");
     let host_dev = dir.path().join("host-dev");
     std::fs::create_dir(&host_dev).expect("dir");
     let log = dir.path().join("train.log");
     let job = format!(
-        "exec 3</dev/nvidia0; cat '{}'; exec sleep 300",
+        "exec 3</dev/nvidia{minor}; cat '{}'; exec sleep 300",
         fixture("hf_plateau.log").display()
     );
     let mut wrapper: Vec<String> = [
@@ -170,12 +179,11 @@ fn a_job_in_a_container_is_found_through_the_gpu_device_it_holds() {
     wrapper.push(host_dev.display().to_string());
     wrapper.push(job);
     wrapper.push(log.display().to_string());
-    let Some(sshd) = Sshd::start_with(&SshdOptions {
+    wrapper.push(minor.to_string());
+    let sshd = Sshd::start_with(&SshdOptions {
         wrapper,
         ..Default::default()
-    }) else {
-        return;
-    };
+    })?;
     let size = std::fs::metadata(fixture("hf_plateau.log"))
         .expect("fixture")
         .len();
@@ -186,12 +194,40 @@ fn a_job_in_a_container_is_found_through_the_gpu_device_it_holds() {
     assert_ne!(outside, inside, "the job is in a PID namespace of its own");
     // nvidia-smi names the job as the machine outside the container sees it.
     put_on_gpu(&sshd, &[outside]);
-    let doc = snapshot(&config(&sshd, dir.path(), ""), dir.path());
+    Some(Container {
+        sshd,
+        dir,
+        log,
+        outside,
+        inside,
+    })
+}
+
+/// The console on the container's host, on an 80x24 screen, in the host view.
+fn console(c: &Container) -> Option<Tmux> {
+    let command = format!(
+        "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} {} --config {} --known-hosts {}; sleep 30",
+        c.dir.path().join("state").display(),
+        binary().display(),
+        c.dir.path().join("config.toml").display(),
+        c.sshd.trusted_known_hosts().display()
+    );
+    let tmux = Tmux::start(&command, 80, 24)?;
+    tmux.wait_for("1x H200", WAIT);
+    tmux.keys(&["Enter"]);
+    Some(tmux)
+}
+
+#[test]
+fn a_job_in_a_container_is_found_through_the_gpu_device_it_holds() {
+    let had_device = Path::new("/dev/nvidia0").exists();
+    let Some(c) = start_container(0) else { return };
+    let doc = snapshot(&config(&c.sshd, c.dir.path(), ""), c.dir.path());
     let jobs = &doc["hosts"][0]["jobs"];
     assert_eq!(jobs.as_array().map(Vec::len), Some(1), "{doc:#}");
     let job = &jobs[0];
     // The job as the host (the container) knows it: its own PID, found through its device.
-    assert_eq!(job["pid"], inside, "{doc:#}");
+    assert_eq!(job["pid"], c.inside, "{doc:#}");
     assert_eq!(job["found"], "device", "{doc:#}");
     assert_eq!(job["devices"], serde_json::json!([0]), "{doc:#}");
     // Minor number 0 is the captured H200, by `nvidia-smi -q`.
@@ -199,30 +235,52 @@ fn a_job_in_a_container_is_found_through_the_gpu_device_it_holds() {
     assert_eq!(job["process"], "running", "{doc:#}");
     assert_eq!(job["command"], "sleep 300", "{doc:#}");
     // Its log is read back as for any job.
-    assert_eq!(job["log"], format!("stdout: {}", log.display()), "{doc:#}");
+    assert_eq!(
+        job["log"],
+        format!("stdout: {}", c.log.display()),
+        "{doc:#}"
+    );
     assert_eq!(job["total"], 3000, "{doc:#}");
     // The console's host view says where the job is.
-    let command = format!(
-        "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} {} --config {} --known-hosts {}; sleep 30",
-        dir.path().join("state").display(),
-        binary().display(),
-        dir.path().join("config.toml").display(),
-        sshd.trusted_known_hosts().display()
-    );
-    if let Some(tmux) = Tmux::start(&command, 80, 24) {
-        tmux.wait_for("1x H200", WAIT);
-        tmux.keys(&["Enter"]);
-        let screen = tmux.wait_for(&format!("job {inside} · in a container, on GPU 0"), WAIT);
+    if let Some(tmux) = console(&c) {
+        let screen = tmux.wait_for(
+            &format!("job {} · in a container, on GPU 0", c.inside),
+            WAIT,
+        );
         // The process nvidia-smi names from outside shows the job's command line.
         assert!(
             screen
                 .lines()
-                .any(|l| l.contains(&outside.to_string()) && l.contains("sleep 300")),
+                .any(|l| l.contains(&c.outside.to_string()) && l.contains("sleep 300")),
             "{screen}"
         );
     }
     // The host's /dev was never touched.
     assert_eq!(Path::new("/dev/nvidia0").exists(), had_device);
+}
+
+#[test]
+fn a_job_in_a_container_whose_gpu_cannot_be_told_is_the_hosts() {
+    // `/dev/nvidia3`: no GPU `nvidia-smi -q` lists has minor number 3.
+    let Some(c) = start_container(3) else { return };
+    let doc = snapshot(&config(&c.sshd, c.dir.path(), ""), c.dir.path());
+    let job = &doc["hosts"][0]["jobs"][0];
+    assert_eq!(job["pid"], c.inside, "{doc:#}");
+    assert_eq!(job["devices"], serde_json::json!([3]), "{doc:#}");
+    assert_eq!(job["gpus"], serde_json::json!([]), "{doc:#}");
+    if let Some(tmux) = console(&c) {
+        let screen = tmux.wait_for(
+            &format!("job {} · in a container, its GPU unknown", c.inside),
+            WAIT,
+        );
+        // Which listed process is the job cannot be told either.
+        assert!(
+            screen
+                .lines()
+                .any(|l| l.contains(&c.outside.to_string()) && l.contains("python3")),
+            "{screen}"
+        );
+    }
 }
 
 /// A process whose stdout and stderr go nowhere, killed on drop.
