@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::diagnose::finding::Finding;
 use crate::diagnose::live_jobs::job_findings_of;
 use crate::fleet::job::TrackedJob;
+use crate::fleet::job_found::JobFound;
 use crate::job::{Format, JobState};
 use crate::telemetry::TimestampMs;
 
@@ -21,8 +22,18 @@ pub struct JobSnapshot {
     /// Where its log is read from (`stdout: /path`); `null` when neither stdout nor stderr is a
     /// regular file.
     pub log: Option<String>,
-    /// `running` while the process lives, `exited` once it is gone.
+    /// `starting` while the process lives but was found only through the log it writes (on no
+    /// GPU yet), `running` while it lives, `exited` once it is gone.
     pub process: &'static str,
+    /// How it was found: `process_list` (nvidia-smi names its PID), `device` (it holds
+    /// `/dev/nvidiaN` open while nvidia-smi's PIDs are not in the host's `/proc`: a container),
+    /// `log` (it writes the configured log).
+    pub found: JobFound,
+    /// The GPU device files it holds (`/dev/nvidiaN`: N), when found through them.
+    pub devices: Vec<u32>,
+    /// The GPUs (UUIDs) those devices are; empty when they could not be told (the job is the
+    /// host's, not one GPU's) or when it was not found through its devices.
+    pub gpus: Vec<String>,
     pub started_ms: Option<TimestampMs>,
     pub ended_ms: Option<TimestampMs>,
     /// Seconds the process has run (until it exited).
@@ -68,7 +79,16 @@ pub fn job_snapshot(
         user: job.process.user.clone(),
         command: job.process.command.clone(),
         log: job.process.log.clone(),
-        process: if job.alive() { "running" } else { "exited" },
+        process: if job.starting() {
+            "starting"
+        } else if job.alive() {
+            "running"
+        } else {
+            "exited"
+        },
+        found: job.process.found,
+        devices: job.process.devices.clone(),
+        gpus: job.process.gpus.clone(),
         started_ms: job.started_at_ms,
         ended_ms: job.ended_at_ms,
         run_s,

@@ -66,6 +66,7 @@ fn feed(
                     cpu_s: Some((s as f64 * cpu_per_s) as u64 + 12),
                     command: "python3 train.py".into(),
                     log: None,
+                    ..JobProcess::default()
                 }],
             });
         }
@@ -220,4 +221,47 @@ fn an_ended_job_is_judged_no_more() {
     let findings = findings_at(&h, 260);
     assert!(!labels(&findings).contains(&"input_bound"));
     assert!(labels(&findings).contains(&"job_finished"));
+}
+
+/// A job found inside a container through the device file of GPU 1 (`/dev/nvidia1`, its UUID
+/// by `nvidia-smi -q`) is judged on that GPU, not on the host's busy GPU 0 as well.
+#[test]
+fn a_job_found_through_its_gpu_device_is_judged_on_that_gpu_only() {
+    use gpufleet::fleet::job_found::JobFound;
+    let mut h = host(Some(3.6));
+    let base = load_samples();
+    let second = "GPU-00000000-0000-0000-0000-000000000001";
+    for s in 0..260u64 {
+        let busy = base[(s as usize) % base.len()].clone();
+        let mut idle = busy.clone();
+        idle.index = 1;
+        idle.uuid = second.to_string();
+        starved(&mut idle);
+        for gpu in [busy, idle] {
+            h.apply(HostEvent::Sample {
+                at_ms: T0 + s * 1000,
+                gpu,
+            });
+        }
+        if s % 5 == 0 {
+            h.apply(HostEvent::Jobs {
+                at_ms: T0 + s * 1000,
+                jobs: vec![JobProcess {
+                    pid: PID,
+                    elapsed_s: Some(s + 30),
+                    cpu_s: Some(s + 12),
+                    command: "python3 train.py".into(),
+                    found: JobFound::Device,
+                    devices: vec![1],
+                    gpus: vec![second.to_string()],
+                    ..JobProcess::default()
+                }],
+            });
+        }
+    }
+    let findings = findings_at(&h, 259);
+    let f = find(&findings, "input_bound");
+    assert_eq!(f.gpu, Some(1));
+    // Its GPU's half of 3.6 USD/h × (1 − 3 %).
+    assert!(f.summary.contains("1.75 USD"), "{}", f.summary);
 }

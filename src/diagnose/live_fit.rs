@@ -8,8 +8,9 @@
 //!   `oversized_util_pct`: a smaller card from [`crate::job::gpus`] would do.
 //! - `card_undersized`: memory at or above `undersized_vram_pct`: out-of-memory risk.
 //!
-//! A job's GPUs are those the process list shows its PID on; when none does (a PID seen
-//! through a container), all of the host's GPUs.
+//! A job's GPUs are those the process list shows its PID on; when none does, those of the GPU
+//! devices it holds (a job found inside a container); when none is known, all of the host's
+//! GPUs.
 
 use crate::diagnose::finding::Findings;
 use crate::diagnose::labels_fit::{self, CardNeed, Waste};
@@ -35,7 +36,7 @@ pub(crate) fn jobs_on_gpus(host: &HostState, now_ms: u64, opts: &LiveOptions, ou
         ..opts.clone()
     };
     for job in host.jobs.iter().filter(|j| j.alive()) {
-        let gpus = job_gpus(host, job.process.pid);
+        let gpus = job_gpus(host, job);
         input_bound(host, job, &gpus, now_ms, &window, out);
         for gpu in &gpus {
             card_size(host, gpu, job.process.pid, now_ms, &window, out);
@@ -43,19 +44,27 @@ pub(crate) fn jobs_on_gpus(host: &HostState, now_ms: u64, opts: &LiveOptions, ou
     }
 }
 
-/// The GPUs the process list shows `pid` on, or all of them.
-fn job_gpus(host: &HostState, pid: u32) -> Vec<&GpuState> {
-    let on: Vec<&GpuState> = host
+/// The GPUs the process list shows the job's PID on, else those of the devices it holds, or
+/// all of them.
+fn job_gpus<'a>(host: &'a HostState, job: &TrackedJob) -> Vec<&'a GpuState> {
+    let pid = job.process.pid;
+    let listed = |g: &&GpuState| {
+        host.processes
+            .iter()
+            .any(|p| p.pid == pid && p.gpu_uuid == g.latest.uuid)
+    };
+    let mut on: Vec<&GpuState> = host
         .gpus
         .iter()
-        .filter(|g| {
-            !g.latest.uuid.is_empty()
-                && host
-                    .processes
-                    .iter()
-                    .any(|p| p.pid == pid && p.gpu_uuid == g.latest.uuid)
-        })
+        .filter(|g| !g.latest.uuid.is_empty() && listed(g))
         .collect();
+    if on.is_empty() {
+        on = host
+            .gpus
+            .iter()
+            .filter(|g| !g.latest.uuid.is_empty() && job.process.gpus.contains(&g.latest.uuid))
+            .collect();
+    }
     if on.is_empty() {
         host.gpus.iter().collect()
     } else {

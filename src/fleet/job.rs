@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::config::JobConfig;
 use crate::cost::Price;
 use crate::fleet::job_cpu::CpuTrail;
+use crate::fleet::job_found::JobFound;
 use crate::job::{JobLog, JobOptions, JobReport, JobState, UserPattern};
 use crate::telemetry::TimestampMs;
 
@@ -45,7 +46,7 @@ pub fn job_options(config: &JobConfig) -> JobOptions {
 }
 
 /// One process a link found on a host's GPUs: what it runs and where its output goes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct JobProcess {
     pub pid: u32,
     /// The process's owner, when the host said.
@@ -60,6 +61,14 @@ pub struct JobProcess {
     /// Where its log is read from (`stdout: /path/train.log`), sanitized; `None` when neither
     /// stdout nor stderr is a regular file.
     pub log: Option<String>,
+    /// How the link found it.
+    pub found: JobFound,
+    /// The GPU device files it holds open (`/dev/nvidiaN`: N, the GPU's minor number), when
+    /// it was found through them.
+    pub devices: Vec<u32>,
+    /// The GPUs (UUIDs) those devices are, as the host's `nvidia-smi -q` numbers them; empty
+    /// when they could not be told: the job is then the host's, not one GPU's.
+    pub gpus: Vec<String>,
 }
 
 /// One job as the engine knows it.
@@ -158,6 +167,12 @@ impl TrackedJob {
     /// Whether the process still lives, as far as the last listing said.
     pub fn alive(&self) -> bool {
         self.ended_at_ms.is_none()
+    }
+
+    /// Whether it lives and was found only through the log it writes, never yet on a GPU: a
+    /// job starting, not an idle host.
+    pub fn starting(&self) -> bool {
+        self.alive() && self.process.found == JobFound::Log
     }
 
     /// How long it has run (until it ended), in seconds.
@@ -279,7 +294,12 @@ impl HostJobs {
                     if job.started_at_ms.is_none() {
                         job.started_at_ms = TrackedJob::new(process.clone(), at_ms).started_at_ms;
                     }
-                    job.process = process;
+                    // Once on a GPU, a job between phases is not starting again.
+                    let found = match (job.process.found, process.found) {
+                        (seen, JobFound::Log) => seen,
+                        (_, now) => now,
+                    };
+                    job.process = JobProcess { found, ..process };
                 }
                 None => {
                     if self.jobs.iter().filter(|j| j.alive()).count() < MAX_JOBS {
@@ -333,6 +353,7 @@ mod tests {
             cpu_s: None,
             command: "python3 train.py".into(),
             log: Some("stdout: /tmp/train.log".into()),
+            ..JobProcess::default()
         }
     }
 
@@ -423,5 +444,28 @@ mod tests {
         }
         jobs.listed(1_000, Vec::new());
         assert_eq!(jobs.iter().count(), MAX_ENDED);
+    }
+
+    #[test]
+    fn a_job_found_by_its_log_is_starting_until_it_is_on_a_gpu_and_not_again_after() {
+        let mut jobs = HostJobs::default();
+        let found = |found| JobProcess {
+            found,
+            ..process(11, 5)
+        };
+        jobs.listed(0, vec![found(JobFound::Log)]);
+        assert!(jobs.iter().all(TrackedJob::starting));
+        // Starting, not idle: the host is held.
+        assert!(jobs.holds_host());
+        jobs.listed(5_000, vec![found(JobFound::ProcessList)]);
+        assert!(!jobs.iter().any(TrackedJob::starting));
+        // Off the GPU between phases, found again only by its log: still running.
+        jobs.listed(10_000, vec![found(JobFound::Log)]);
+        assert!(!jobs.iter().any(TrackedJob::starting));
+        assert_eq!(jobs.iter().filter(|j| j.alive()).count(), 1);
+        // Exited: neither starting nor holding.
+        jobs.listed(15_000, Vec::new());
+        assert!(!jobs.iter().any(TrackedJob::starting));
+        assert!(!jobs.holds_host());
     }
 }

@@ -10,6 +10,7 @@ pub mod host;
 pub mod idle_trail;
 pub mod job;
 pub mod job_cpu;
+pub mod job_found;
 pub mod money;
 pub mod outage;
 pub mod sink;

@@ -79,6 +79,9 @@ fn every_event() -> Vec<HostEvent> {
                 cpu_s: Some(14),
                 command: "python3 hf_long.py".into(),
                 log: Some("stdout: /root/run/hf_long.log".into()),
+                found: crate::fleet::job_found::JobFound::Device,
+                devices: vec![0],
+                gpus: vec!["GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001".into()],
             }],
         },
         HostEvent::JobLog {

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::fleet::job::JobProcess;
+use crate::fleet::job_found::JobFound;
 
 /// [`JobProcess`] as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,6 +19,12 @@ pub struct Job {
     pub command: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    #[serde(default, skip_serializing_if = "JobFound::is_default")]
+    pub found: JobFound,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<String>,
 }
 
 impl From<&JobProcess> for Job {
@@ -29,6 +36,9 @@ impl From<&JobProcess> for Job {
             cpu_s: j.cpu_s,
             command: j.command.clone(),
             log: j.log.clone(),
+            found: j.found,
+            devices: j.devices.clone(),
+            gpus: j.gpus.clone(),
         }
     }
 }
@@ -42,6 +52,9 @@ impl From<Job> for JobProcess {
             cpu_s: j.cpu_s,
             command: j.command,
             log: j.log,
+            found: j.found,
+            devices: j.devices,
+            gpus: j.gpus,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! line must name a process asked about, and every text is sanitized and cut.
 
 use crate::fleet::job::{COMMAND_CHARS, JobProcess};
+use crate::remote::job_scan::{MAX_SCAN_LINES, SCAN_SCRIPT, Scan, ScanLine, scan_line};
 use crate::remote::quote::{CommandError, RemoteCommand};
 use crate::remote::sanitize::sanitize;
 
@@ -44,35 +45,84 @@ impl LogFd {
 pub(crate) struct Found {
     pub(crate) process: JobProcess,
     pub(crate) log_fd: Option<LogFd>,
+    /// It holds one of the configured log's files open for writing.
+    pub(crate) writes_log: bool,
 }
 
-/// The probe for `pids` (at most [`MAX_PROBED`], each asked once). Per process it prints
-/// `PID ps ELAPSED USER`, `PID cpu SECONDS`, `PID cmd ARGS` and `PID fd1 PATH` / `PID fd2 PATH` for a descriptor
-/// that is a regular file; a process gone meanwhile prints nothing.
-pub(crate) fn probe_command(pids: &[u32]) -> Result<String, CommandError> {
+/// The probe for `pids` (at most [`MAX_PROBED`], each asked once), and the scan beyond them
+/// (`job_scan.rs`). Per process it prints `PID ps ELAPSED USER`, `PID cpu SECONDS`, `PID cmd
+/// ARGS` and `PID fd1 PATH` / `PID fd2 PATH` for a descriptor that is a regular file; a
+/// process gone meanwhile prints nothing.
+pub(crate) fn probe_command(pids: &[u32], scan: &Scan<'_>) -> Result<String, CommandError> {
     let mut list: Vec<u32> = pids.to_vec();
     list.sort_unstable();
     list.dedup();
     list.truncate(MAX_PROBED);
     let words: Vec<String> = list.iter().map(u32::to_string).collect();
+    let words = words.join(" ");
     // Only integers are spliced in; `$(...)` output is joined onto one line and cut, and
-    // printf's `%s` prints it as data.
+    // printf's `%s` prints it as data. The nvidia-smi path, the log pattern and the flags are
+    // the script's arguments.
     let script = format!(
-        "for p in {}; do d=/proc/$p; [ -d $d ] || continue; \
+        "v=' '; d() {{ for p; do case $p in ''|*[!0-9]*) continue;; esac; case $v in *\" $p \"*) continue;; esac; v=\"$v$p \"; q=/proc/$p; [ -d $q ] || continue; \
          printf '%s ps %s\\n' $p \"$(ps -o etimes=,user= -p $p 2>/dev/null | head -c 128 | tr -s '\\n\\r\\t ' '    ')\"; \
          printf '%s cpu %s\\n' $p \"$(ps -o times= -p $p 2>/dev/null | head -c 32 | tr -d '\\n\\r\\t ')\"; \
-         printf '%s cmd %s\\n' $p \"$(head -c 2048 $d/cmdline 2>/dev/null | tr '\\000\\n\\r' '   ')\"; \
-         for f in 1 2; do [ -f $d/fd/$f ] && printf '%s fd%s %s\\n' $p $f \"$(readlink $d/fd/$f 2>/dev/null | head -c 1024 | tr '\\n\\r' '  ')\"; done; \
-         done; true",
-        words.join(" ")
+         printf '%s cmd %s\\n' $p \"$(head -c 2048 $q/cmdline 2>/dev/null | tr '\\000\\n\\r' '   ')\"; \
+         for k in 1 2; do [ -f $q/fd/$k ] && printf '%s fd%s %s\\n' $p $k \"$(readlink $q/fd/$k 2>/dev/null | head -c 1024 | tr '\\n\\r' '  ')\"; done; \
+         done; }}\n\
+         d {words}\n\
+         m=; for p in {words}; do [ -d /proc/$p ] || m=\"$m $p\"; done\n\
+         {SCAN_SCRIPT}\n\
+         true"
     );
-    RemoteCommand::new("sh").arg("-c").arg(script).to_shell()
+    RemoteCommand::new("sh")
+        .args(["-c", script.as_str(), "sh", scan.nvidia_smi])
+        .arg(scan.log_glob.unwrap_or(""))
+        .arg(scan.flags())
+        .arg(scan.scanned_word())
+        .to_shell()
 }
 
-/// The processes the probe's `lines` describe, in the order of `pids`; lines about anything
-/// else are ignored.
-pub(crate) fn parse_probe(pids: &[u32], lines: &[String]) -> Vec<Found> {
-    let mut found: Vec<Found> = Vec::new();
+/// What one probe found: the processes, and the GPUs' minor numbers when it asked for them.
+#[derive(Debug, Default)]
+pub(crate) struct Probe {
+    pub(crate) found: Vec<Found>,
+    /// `Some` when `nvidia-smi -q` was asked (its answer may be empty).
+    pub(crate) minors: Option<Vec<(u32, String)>>,
+    /// The missing PIDs the scan looked for GPU devices' holders on behalf of.
+    pub(crate) scanned: Vec<u32>,
+}
+
+/// The processes the probe's `lines` describe: those of `pids` in their order, then those the
+/// scan found (holding a GPU device, writing the configured log) in the order it found them;
+/// lines about anything else are ignored.
+pub(crate) fn parse_probe(pids: &[u32], lines: &[String]) -> Probe {
+    let mut probe = Probe::default();
+    let mut scanned: Vec<(u32, Option<u32>)> = Vec::new();
+    for line in lines {
+        match scan_line(line) {
+            Some(ScanLine::Device { pid, minor }) => scanned.push((pid, Some(minor))),
+            Some(ScanLine::WritesLog { pid }) => scanned.push((pid, None)),
+            Some(ScanLine::MinorsAsked) => probe.minors = Some(Vec::new()),
+            Some(ScanLine::Scanned(pids)) => probe.scanned = pids,
+            Some(ScanLine::Minor { minor, uuid }) => {
+                if let Some(map) = probe.minors.as_mut()
+                    && map.len() < MAX_SCAN_LINES
+                    && !map.iter().any(|(m, _)| *m == minor)
+                {
+                    map.push((minor, uuid));
+                }
+            }
+            None => {}
+        }
+    }
+    let mut known: Vec<u32> = pids.to_vec();
+    for (pid, _) in &scanned {
+        if !known.contains(pid) && known.len() < pids.len() + MAX_PROBED {
+            known.push(*pid);
+        }
+    }
+    let found = &mut probe.found;
     for line in lines {
         let mut words = line.splitn(3, ' ');
         let (Some(pid), Some(key)) = (words.next(), words.next()) else {
@@ -82,25 +132,22 @@ pub(crate) fn parse_probe(pids: &[u32], lines: &[String]) -> Vec<Found> {
         let Ok(pid) = pid.parse::<u32>() else {
             continue;
         };
-        if !pids.contains(&pid) {
+        if !known.contains(&pid) || key == "dev" || key == "log" {
             continue;
         }
         let i = match found.iter().position(|f| f.process.pid == pid) {
             Some(i) => i,
             None => {
-                if found.len() >= MAX_PROBED {
+                if found.len() >= 2 * MAX_PROBED {
                     continue;
                 }
                 found.push(Found {
                     process: JobProcess {
                         pid,
-                        user: None,
-                        elapsed_s: None,
-                        cpu_s: None,
-                        command: String::new(),
-                        log: None,
+                        ..JobProcess::default()
                     },
                     log_fd: None,
+                    writes_log: false,
                 });
                 found.len() - 1
             }
@@ -133,8 +180,27 @@ pub(crate) fn parse_probe(pids: &[u32], lines: &[String]) -> Vec<Found> {
             _ => {}
         }
     }
-    found.sort_by_key(|f| pids.iter().position(|p| *p == f.process.pid));
-    found
+    // What the scan said of each process described (a process it named but that printed no
+    // details was gone by then: it is no job).
+    for f in found.iter_mut() {
+        for (pid, minor) in &scanned {
+            if *pid != f.process.pid {
+                continue;
+            }
+            match minor {
+                Some(m) if !f.process.devices.contains(m) => f.process.devices.push(*m),
+                Some(_) => {}
+                None => f.writes_log = true,
+            }
+        }
+        f.process.devices.sort_unstable();
+    }
+    found.sort_by_key(|f| {
+        pids.iter()
+            .position(|p| *p == f.process.pid)
+            .unwrap_or(usize::MAX)
+    });
+    probe
 }
 
 /// `ps -o times=`'s answer: whole seconds, digits only; anything else is no answer.
@@ -152,11 +218,32 @@ fn cut(text: &str, chars: usize) -> String {
 mod tests {
     use super::*;
 
+    const SCAN: Scan<'static> = Scan {
+        nvidia_smi: "nvidia-smi",
+        log_glob: None,
+        container: false,
+        minors_known: false,
+        scanned: &[],
+    };
+
     #[test]
     fn the_probe_holds_only_the_integers_it_was_given() {
-        let command = probe_command(&[42, 7, 42]).expect("command");
+        let command = probe_command(&[42, 7, 42], &SCAN).expect("command");
         assert!(command.starts_with("sh -c '"), "{command}");
         assert!(command.contains("for p in 7 42;"), "{command}");
+        // The nvidia-smi path, the pattern and the flags are the script's arguments, quoted.
+        let scan = Scan {
+            nvidia_smi: "/opt/x y/nvidia-smi; reboot",
+            log_glob: Some("/root/run/*.log'; rm -rf ~; '"),
+            ..SCAN
+        };
+        let command = probe_command(&[7], &scan).expect("command");
+        assert!(
+            command.ends_with(
+                "' sh '/opt/x y/nvidia-smi; reboot' '/root/run/*.log'\\''; rm -rf ~; '\\''' - ''"
+            ),
+            "{command}"
+        );
     }
 
     #[test]
@@ -174,7 +261,7 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let found = parse_probe(&[1307], &lines);
+        let found = parse_probe(&[1307], &lines).found;
         assert_eq!(found.len(), 1);
         let job = &found[0];
         assert_eq!(job.process.elapsed_s, Some(15));
@@ -201,8 +288,97 @@ mod tests {
             ("99999999999999999999", None),
         ] {
             let lines = vec![format!("7 cpu {answer}")];
-            let found = parse_probe(&[7], &lines);
+            let found = parse_probe(&[7], &lines).found;
             assert_eq!(found[0].process.cpu_s, want, "{answer:?}");
         }
+    }
+
+    #[test]
+    fn processes_the_scan_names_are_jobs_with_their_devices_and_the_minors_are_read() {
+        let lines: Vec<String> = [
+            "scanned 549",
+            "12 dev 0",
+            "12 dev 3",
+            "12 dev 0",
+            "30 log",
+            "44 dev 1",
+            "12 ps 20 root",
+            "12 cmd python3 train.py",
+            "30 ps 5 root",
+            "30 cmd python3 starting.py",
+            "minors",
+            "gpu 0 GPU-a",
+            "gpu 3 GPU-d",
+            "gpu 3 GPU-other",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // 549 is what nvidia-smi listed: not in this /proc, so it printed nothing.
+        let probe = parse_probe(&[549], &lines);
+        let pids: Vec<u32> = probe.found.iter().map(|f| f.process.pid).collect();
+        // 44 was named but printed no details: it was gone by then.
+        assert_eq!(pids, vec![12, 30]);
+        assert_eq!(probe.found[0].process.devices, vec![0, 3]);
+        assert!(!probe.found[0].writes_log);
+        assert!(probe.found[1].writes_log);
+        assert!(probe.found[1].process.devices.is_empty());
+        assert_eq!(
+            probe.minors,
+            Some(vec![(0, "GPU-a".to_string()), (3, "GPU-d".to_string())])
+        );
+        // Without the `minors` line, `gpu` lines are not believed.
+        assert_eq!(probe.scanned, vec![549]);
+        let probe = parse_probe(&[549], &lines[..10]);
+        assert_eq!(probe.minors, None);
+    }
+
+    /// The probe run by this machine's own `sh` (what sshd would run): a process holding a
+    /// file open for writing that matches the pattern is found, one reading it is not.
+    #[test]
+    fn the_probe_runs_and_finds_the_writer_of_the_configured_log() {
+        let dir = tempfile::tempdir().expect("temp");
+        let log = dir.path().join("run.log");
+        std::fs::write(&log, "").expect("log");
+        let spawn = |redirect: &str| {
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("exec sleep 60 {redirect}'{}'", log.display()))
+                .spawn()
+                .expect("sleep")
+        };
+        let mut writer = spawn("3>>");
+        let mut reader = spawn("3<");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let glob = format!("{}/*.log", dir.path().display());
+        let scan = Scan {
+            log_glob: Some(&glob),
+            ..SCAN
+        };
+        let command = probe_command(&[], &scan).expect("command");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .output()
+            .expect("probe");
+        let _ = writer.kill();
+        let _ = reader.kill();
+        let _ = writer.wait();
+        let _ = reader.wait();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let probe = parse_probe(&[], &lines);
+        let pids: Vec<u32> = probe.found.iter().map(|f| f.process.pid).collect();
+        assert_eq!(pids, vec![writer.id()], "{text}");
+        assert!(probe.found[0].writes_log);
+        assert!(
+            probe.found[0].process.command.starts_with("sleep 60"),
+            "{text}"
+        );
     }
 }

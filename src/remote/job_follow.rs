@@ -1,6 +1,8 @@
 //! Following a job's log over the link's session (issue 19): after each process list the
-//! GPU processes, and the jobs found before, are probed (`job_find.rs`) and sent as
-//! `HostEvent::Jobs` (a job has ended when its process is gone); the first one whose
+//! GPU processes, and the jobs found before, are probed (`job_find.rs`; with the processes
+//! holding GPU devices when the listed PIDs are not in `/proc`, and those writing the configured
+//! log, `job_scan.rs`) and sent as `HostEvent::Jobs` (a job has ended when its process is
+//! gone); the first one whose
 //! stdout or stderr is a regular file has its log read back, a bounded tail of
 //! [`TAIL_BYTES`] first (the run's history so far, so a one-shot `snapshot` knows it too),
 //! then, on a followed link, what it adds, until the process exits (`tail --pid`).
@@ -14,10 +16,13 @@ use std::time::Duration;
 
 use crate::fleet::HostEvent;
 use crate::fleet::job::JobProcess;
+use crate::fleet::job_found::JobFound;
 use crate::remote::error::RemoteError;
 use crate::remote::flood::OTHER_BUDGET;
 use crate::remote::job::{Budget, JobEvent};
 use crate::remote::job_find::{self, LogFd};
+use crate::remote::job_scan::{MAX_SCAN_LINES, Scan, gpus_of};
+use crate::remote::job_watch::MAX_SCANNED;
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
 use crate::remote::quote::{CommandError, RemoteCommand};
@@ -29,8 +34,9 @@ use crate::telemetry::source::now_ms;
 pub(crate) const TAIL_BYTES: u64 = 4 * 1024 * 1024;
 /// Text the link gathers before handing it to the engine.
 const CHUNK_BYTES: usize = 64 * 1024;
-/// Lines the probe may print (five per process).
-const MAX_PROBE_LINES: usize = 5 * job_find::MAX_PROBED;
+/// Lines the probe may print: five per process, for those asked about and those the scan
+/// found, and the scan's own lines (`job_scan.rs`).
+const MAX_PROBE_LINES: usize = 5 * 2 * job_find::MAX_PROBED + 2 * MAX_SCAN_LINES + 1;
 /// What a log may send per second: the whole tail at once, and a log's own pace after it.
 const LOG_BUDGET: Budget = Budget {
     window: Duration::from_secs(1),
@@ -84,14 +90,17 @@ impl Link {
         st: &mut SessionState,
         mut pids: Vec<u32>,
     ) -> Result<(), RemoteError> {
+        if mux.running(Slot::JobProbe) {
+            return Ok(());
+        }
+        st.job.reported = pids.clone();
         pids.extend(st.job.listed.iter().flatten());
         pids.sort_unstable();
         pids.dedup();
         pids.truncate(job_find::MAX_PROBED);
-        if mux.running(Slot::JobProbe) {
-            return Ok(());
-        }
-        if pids.is_empty() {
+        // With a configured log the probe runs on a host without GPU processes too: the
+        // process writing that log is a job starting.
+        if pids.is_empty() && self.host.job_log.is_none() {
             if st.job.listed.as_ref().is_none_or(|l| !l.is_empty()) {
                 st.job.listed = Some(Vec::new());
                 self.emit_or_hold(
@@ -104,9 +113,16 @@ impl Link {
             }
             return Ok(());
         }
+        let scan = Scan {
+            nvidia_smi: &self.opts.nvidia_smi,
+            log_glob: self.host.job_log.as_deref(),
+            container: st.job.container,
+            minors_known: st.job.minors.is_some(),
+            scanned: &st.job.scanned,
+        };
         mux.start(
             Slot::JobProbe,
-            &job_find::probe_command(&pids)?,
+            &job_find::probe_command(&pids, &scan)?,
             OTHER_BUDGET,
         )?;
         st.job.probing = pids;
@@ -187,22 +203,62 @@ impl Link {
     fn on_probe_done(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
         let lines = std::mem::take(&mut st.job.probe_lines);
         let pids = std::mem::take(&mut st.job.probing);
-        let found = job_find::parse_probe(&pids, &lines);
-        let mut jobs: Vec<JobProcess> = found.iter().map(|f| f.process.clone()).collect();
-        // No job's output is a file: the config's log is the first job's.
-        if !found.iter().any(|f| f.log_fd.is_some())
-            && let (Some(glob), Some(first)) = (&self.host.job_log, jobs.first_mut())
-        {
-            first.log = Some(format!("config: {glob}"));
+        let probe = job_find::parse_probe(&pids, &lines);
+        if probe.minors.is_some() {
+            st.job.minors = probe.minors;
         }
+        st.job.scanned.extend(probe.scanned);
+        let over = st.job.scanned.len().saturating_sub(MAX_SCANNED);
+        st.job.scanned.drain(..over);
+        let found = probe.found;
+        let mut jobs: Vec<JobProcess> = Vec::with_capacity(found.len());
+        for f in &found {
+            let mut job = f.process.clone();
+            let before = st.job.found.iter().find(|(p, _, _)| *p == job.pid);
+            job.found = if st.job.reported.contains(&job.pid) {
+                JobFound::ProcessList
+            } else if !job.devices.is_empty() {
+                st.job.container = true;
+                JobFound::Device
+            } else if let Some((_, before, devices)) = before {
+                // Between phases, or the scan did not run: what was found before holds.
+                if job.devices.is_empty() {
+                    job.devices = devices.clone();
+                }
+                *before
+            } else if f.writes_log {
+                JobFound::Log
+            } else {
+                JobFound::ProcessList
+            };
+            if job.found == JobFound::Device {
+                job.gpus = gpus_of(&job.devices, st.job.minors.as_deref().unwrap_or(&[]));
+            }
+            jobs.push(job);
+        }
+        st.job.found = jobs
+            .iter()
+            .map(|j| (j.pid, j.found, j.devices.clone()))
+            .collect();
+        // No job's output is a file: the config's log is the job's that writes it, else the
+        // first job's.
+        let writer = found.iter().position(|f| f.writes_log).unwrap_or(0);
+        if !found.iter().any(|f| f.log_fd.is_some())
+            && let (Some(glob), Some(job)) = (&self.host.job_log, jobs.get_mut(writer))
+        {
+            job.log = Some(format!("config: {glob}"));
+        }
+        let unchanged = jobs.is_empty() && st.job.listed.as_ref().is_some_and(Vec::is_empty);
         st.job.listed = Some(jobs.iter().map(|j| j.pid).collect());
-        self.emit_or_hold(
-            st,
-            HostEvent::Jobs {
-                at_ms: now_ms(),
-                jobs,
-            },
-        );
+        if !unchanged {
+            self.emit_or_hold(
+                st,
+                HostEvent::Jobs {
+                    at_ms: now_ms(),
+                    jobs,
+                },
+            );
+        }
         if let Some((pid, _)) = st.job.following
             && found.iter().any(|f| f.process.pid == pid)
         {
@@ -215,7 +271,7 @@ impl Link {
         let follow = self.mode == Mode::Follow;
         let (pid, command, configured) = match (next, &self.host.job_log) {
             (Some((pid, fd)), _) => (pid, tail_command(pid, fd, follow)?, false),
-            (None, Some(glob)) => match found.first() {
+            (None, Some(glob)) => match found.get(writer) {
                 Some(f) => (
                     f.process.pid,
                     configured_tail_command(glob, f.process.pid, follow)?,

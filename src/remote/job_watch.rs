@@ -1,6 +1,9 @@
 //! What one session knows of its host's jobs and the log it follows (`job_follow.rs` acts on
 //! it); kept apart so the session's state does not depend on the code that serves it.
 
+/// Missing PIDs remembered as scanned for.
+pub(super) const MAX_SCANNED: usize = 64;
+
 /// What a session knows of the host's jobs.
 #[derive(Debug, Default)]
 pub(crate) struct JobWatch {
@@ -19,4 +22,15 @@ pub(crate) struct JobWatch {
     pub(super) given_up: Vec<u32>,
     /// Log text not yet sent.
     pub(super) pending: String,
+    /// The PIDs nvidia-smi's last process list named (the probe asks about more).
+    pub(super) reported: Vec<u32>,
+    /// Jobs were found through their GPU devices while nvidia-smi's PIDs were not in `/proc`:
+    /// the session is in a container (`job_scan.rs`).
+    pub(super) container: bool,
+    /// The GPUs' minor numbers and UUIDs, once `nvidia-smi -q` was asked (maybe empty).
+    pub(super) minors: Option<Vec<(u32, String)>>,
+    /// Missing PIDs the probe already scanned for (the newest [`MAX_SCANNED`]).
+    pub(super) scanned: Vec<u32>,
+    /// How each process of the last `Jobs` event was found, and the GPU devices it held.
+    pub(super) found: Vec<(u32, crate::fleet::job_found::JobFound, Vec<u32>)>,
 }

@@ -22,6 +22,7 @@ mod host_pattern;
 mod host_settings;
 mod job;
 mod job_find;
+mod job_scan;
 mod job_follow;
 mod job_watch;
 mod known_hosts;

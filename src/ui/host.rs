@@ -322,7 +322,12 @@ fn draw_processes(
             Cell::from(p.pid.to_string()),
             Cell::from(gpu),
             Cell::from(fit(
-                &clean(crate::ui::job_line::process_label(host, p.pid, &p.name)),
+                &clean(crate::ui::job_line::process_label(
+                    host,
+                    p.pid,
+                    &p.gpu_uuid,
+                    &p.name,
+                )),
                 40,
             )),
             Cell::from(

@@ -9,6 +9,7 @@ use crate::app::model::Model;
 use crate::cost::{format_duration_ms, format_money};
 use crate::fleet::host::HostState;
 use crate::fleet::job::TrackedJob;
+use crate::fleet::job_found::JobFound;
 use crate::ui::format::clean;
 
 /// The first live job's line (else the newest ended one's); `None` without a job.
@@ -23,6 +24,9 @@ pub fn job_line(model: &Model, host_id: usize) -> Option<String> {
     let mut parts = vec![t!("job_line.title", pid = job.process.pid).into_owned()];
     if !job.alive() {
         parts.push(t!("job_line.exited").into_owned());
+    }
+    if let Some(found) = found_part(host, job) {
+        parts.push(found);
     }
     if let Some(report) = &job.report {
         match (report.step, report.total.filter(|t| *t > 0)) {
@@ -65,6 +69,29 @@ pub fn job_line(model: &Model, host_id: usize) -> Option<String> {
     Some(clean(&parts.join(" · ")))
 }
 
+/// How the job was found, when not through nvidia-smi's process list: starting (its log
+/// written, on no GPU yet), or in a container on which GPUs (their indices here), or the
+/// host's when its devices could not be told apart.
+fn found_part(host: &HostState, job: &TrackedJob) -> Option<String> {
+    if job.starting() {
+        return Some(t!("job_found.starting").into_owned());
+    }
+    if job.process.found != JobFound::Device {
+        return None;
+    }
+    let indices: Vec<String> = host
+        .gpus
+        .iter()
+        .filter(|g| job.process.gpus.contains(&g.latest.uuid))
+        .map(|g| g.latest.index.to_string())
+        .collect();
+    Some(if indices.is_empty() {
+        t!("job_found.container_host").into_owned()
+    } else {
+        t!("job_found.container_gpus", gpus = indices.join(",")).into_owned()
+    })
+}
+
 /// The host's price × the job's run time.
 fn spent(model: &Model, host_id: usize, job: &TrackedJob) -> Option<String> {
     let price = model
@@ -82,10 +109,25 @@ fn spent(model: &Model, host_id: usize, job: &TrackedJob) -> Option<String> {
     ))
 }
 
-/// What the processes pane shows for process `pid`: its job's command line when one is known.
-pub fn process_label<'a>(host: &'a HostState, pid: u32, name: &'a str) -> &'a str {
-    host.jobs
-        .iter()
-        .find(|j| j.alive() && j.process.pid == pid && !j.process.command.is_empty())
-        .map_or(name, |j| j.process.command.as_str())
+/// What the processes pane shows for GPU process `pid` (named `name`, on the GPU with
+/// `gpu_uuid`): its job's command line when one is known.
+/// A process nvidia-smi names by a PID outside the container the host is (no job has it) shows
+/// the command line of the one job found inside through that GPU's device, when exactly one
+/// was.
+pub fn process_label<'a>(host: &'a HostState, pid: u32, gpu_uuid: &str, name: &'a str) -> &'a str {
+    let live = || {
+        host.jobs
+            .iter()
+            .filter(|j| j.alive() && !j.process.command.is_empty())
+    };
+    if let Some(job) = live().find(|j| j.process.pid == pid) {
+        return job.process.command.as_str();
+    }
+    let mut inside = live().filter(|j| {
+        j.process.found == JobFound::Device && j.process.gpus.iter().any(|g| g == gpu_uuid)
+    });
+    match (inside.next(), inside.next()) {
+        (Some(job), None) => job.process.command.as_str(),
+        _ => name,
+    }
 }

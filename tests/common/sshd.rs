@@ -100,6 +100,10 @@ pub struct SshdOptions {
     /// More `sshd_config` lines, appended (sshd takes the first value of a keyword, so these
     /// can only add keywords the harness does not set).
     pub extra_config: String,
+    /// A program and its arguments that start sshd (its command line appended), e.g. an
+    /// `unshare` that puts it in a container of its own; empty starts sshd itself. Killing
+    /// the server kills this program.
+    pub wrapper: Vec<String>,
 }
 
 pub struct Sshd {
@@ -205,7 +209,15 @@ impl Sshd {
         let root = self.dir.path();
         let log = root.join("sshd.log");
         let _ = std::fs::remove_file(&log);
-        let child = Command::new(SSHD)
+        let mut command = match self.options.wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(SSHD);
+                command
+            }
+            None => Command::new(SSHD),
+        };
+        let child = command
             .arg("-D")
             .arg("-f")
             .arg(root.join("sshd_config"))
