@@ -98,6 +98,8 @@ mod tests {
     use super::*;
     use crate::fleet::job::JobProcess;
 
+    const NOW_MS: TimestampMs = 1_795_939_200_000;
+
     fn host_with_job(elapsed_s: u64, log: &str) -> HostState {
         let shape = crate::fleet::FleetOptions::default().history_shape();
         let mut host = HostState::new("h1", shape);
@@ -109,15 +111,16 @@ mod tests {
             command: "python3 train.py".into(),
             log: Some("stdout: /tmp/train.log".into()),
         };
-        host.jobs.listed(10_000_000, vec![process]);
+        host.jobs.listed(NOW_MS, vec![process]);
         if !log.is_empty() {
             let path = format!(
                 "{}/tests/fixtures/training-logs/{log}",
                 env!("CARGO_MANIFEST_DIR")
             );
-            let text = std::fs::read(path).expect("fixture");
-            host.jobs
-                .log(4242, true, &String::from_utf8_lossy(&text));
+            let text = String::from_utf8_lossy(&std::fs::read(path).expect("fixture")).into_owned();
+            // The run as it goes on: its log before the `Trainer`'s closing summary.
+            let running = text.split("{'train_runtime'").next().unwrap_or_default();
+            host.jobs.log(4242, true, running);
         }
         host
     }
@@ -133,8 +136,8 @@ mod tests {
         let host = host_with_job(3 * 3_600 - 60, "");
         let limits = job_limit(3.0);
         let hosts = std::slice::from_ref(&host);
-        assert!(job_red_lines(hosts, &limits, 10_000_000).is_empty());
-        let lines = job_red_lines(hosts, &limits, 10_000_000 + 120_000);
+        assert!(job_red_lines(hosts, &limits, NOW_MS).is_empty());
+        let lines = job_red_lines(hosts, &limits, NOW_MS + 120_000);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert_eq!(lines[0].kind(), "job_run_time");
         assert_eq!(lines[0].host(), Some("h1"));
@@ -143,12 +146,12 @@ mod tests {
             "h1: job 4242 has run for 3h01m, over its run limit of 3 h"
         );
         // No limit for the host: no red line, however old the job.
-        assert!(job_red_lines(hosts, &[], 10_000_000 + 9 * 3_600_000).is_empty());
+        assert!(job_red_lines(hosts, &[], NOW_MS + 9 * 3_600_000).is_empty());
     }
 
     #[test]
     fn only_a_live_run_that_stopped_learning_is_acted_on() {
-        let learning = host_with_job(60, "hf_full.log");
+        let learning = host_with_job(60, "hf_lora.log");
         assert_eq!(stopped_learning(&learning), None);
         let plateau = host_with_job(60, "hf_plateau.log");
         assert_eq!(stopped_learning(&plateau), Some(4242));
