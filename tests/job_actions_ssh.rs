@@ -91,7 +91,13 @@ struct Fixture {
 }
 
 impl Fixture {
+    /// The job acted on: `on_plateau = "stop-job"`, 2 s from SIGINT to SIGTERM.
     fn new() -> Option<Self> {
+        Self::with_jobs("on_plateau = \"stop-job\"\nstop_grace_s = 2\n")
+    }
+
+    /// One host, the sshd, whose `[[hosts.jobs]]` table holds `jobs`.
+    fn with_jobs(jobs: &str) -> Option<Self> {
         let sshd = Sshd::start()?;
         sshd.set_scenario("healthy");
         let dir = tempfile::tempdir().expect("temp");
@@ -106,7 +112,7 @@ impl Fixture {
             format!(
                 "interval_ms = 500\ncountdown_s = 10\n\n[[hosts]]\nname = \"h1\"\n\
                  ssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\nprice_per_hour = 3.6\ncurrency = \"USD\"\n\n\
-                 [[hosts.jobs]]\non_plateau = \"stop-job\"\nstop_grace_s = 2\n\n\
+                 [[hosts.jobs]]\n{jobs}\n\
                  [[alerts]]\nkind = \"webhook\"\nurl = \"{}/hook\"\nmin_severity = \"info\"\n",
                 sshd.user,
                 sshd.port,
@@ -278,4 +284,27 @@ fn read_only_never_stops_the_job() {
     assert_eq!(fx.job.signals(), "");
     assert!(!fx.job.exited());
     assert!(!fx.audit().contains("stop_job"), "{}", fx.audit());
+}
+
+#[test]
+fn a_job_running_past_its_own_max_run_hours_is_a_red_line_alerted() {
+    // 0.001 h: 3.6 s.
+    let Some(fx) = Fixture::with_jobs("max_run_hours = 0.001\n") else {
+        return;
+    };
+    let watch = fx.watch(&[]);
+    let log = || watch.log();
+    watcher::wait_until("the run limit is alerted", WAIT, &log, || {
+        !fx.alerts("red_line_job_run_time").is_empty()
+    });
+    let alert = fx.alerts("red_line_job_run_time")[0].clone();
+    let summary = alert["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.starts_with(&format!("h1: job {} has run for ", fx.job.pid()))
+            && summary.ends_with("over its run limit of 0.001 h"),
+        "{alert}"
+    );
+    // Alerting only: `on_plateau` is not set, so nothing is counted down or stopped.
+    assert!(fx.alerts("auto_release").is_empty(), "{}", watch.log());
+    assert_eq!(fx.job.signals(), "");
 }
