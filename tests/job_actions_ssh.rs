@@ -4,7 +4,9 @@
 //! summary: the run goes on). With `[[hosts.jobs]] on_plateau = "stop-job"` the watcher
 //! announces the exact commands with the auto-release countdown, then sends the job SIGINT and,
 //! as the job ignores it, SIGTERM after `stop_grace_s`; both are in the audit log. `gpufleet hold`
-//! during the countdown leaves the job alone, and so does `--read-only`.
+//! during the countdown leaves the job alone, and so does `--read-only`. The plateau's alert
+//! says the money spent since the run stopped improving; a job past its own `max_run_hours` is a
+//! red line.
 
 mod common;
 #[path = "release_support/server.rs"]
@@ -279,6 +281,16 @@ fn read_only_never_stops_the_job() {
     watcher::wait_until("the plateau is alerted", WAIT, &log, || {
         !fx.alerts("training_plateau").is_empty()
     });
+    // The plateau says since which step and the money spent since, at 3.6 USD/h.
+    let plateau = fx.alerts("training_plateau")[0]["summary"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        plateau.contains(" Since step ") && plateau.contains(" ago) this host has cost ")
+            && plateau.ends_with(" USD."),
+        "{plateau}"
+    );
     std::thread::sleep(Duration::from_secs(14));
     assert!(fx.alerts("auto_release").is_empty(), "{}", watch.log());
     assert_eq!(fx.job.signals(), "");

@@ -5,6 +5,7 @@
 //! `stop.rs` stops a job that stopped learning (`on_plateau = "stop-job"`) through a
 //! [`crate::release::HostRunner`], writing the audit log.
 
+pub mod clock;
 pub mod fit;
 pub mod formats;
 pub mod gpus;
