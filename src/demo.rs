@@ -43,7 +43,8 @@ pub const PERIOD_SHARES: [f64; 3] = [0.90, 0.80, 0.65];
 
 /// The demo host's day, week and month prices, rounded to cents.
 fn period_prices(price_per_hour: f64) -> BillingPrices {
-    let price = |hours: f64, share: f64| Some((price_per_hour * hours * share * 100.0).round() / 100.0);
+    let price =
+        |hours: f64, share: f64| Some((price_per_hour * hours * share * 100.0).round() / 100.0);
     BillingPrices {
         daily: price(24.0, PERIOD_SHARES[0]),
         weekly: price(168.0, PERIOD_SHARES[1]),

@@ -62,7 +62,11 @@ impl Snapshot {
                     .jobs
                     .iter()
                     .map(|j| {
-                        let price = fleet.money.hosts.get(id).and_then(|m| m.config.price.as_ref());
+                        let price = fleet
+                            .money
+                            .hosts
+                            .get(id)
+                            .and_then(|m| m.config.price.as_ref());
                         crate::snapshot_jobs::job_snapshot(j, fleet.now_ms, price)
                     })
                     .collect();

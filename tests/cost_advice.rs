@@ -231,7 +231,9 @@ fn the_demo_advises_on_its_own_fleet_not_the_users() {
     let (home, config) = fleet_home();
     let empty = home.write("empty.toml", "");
     for config in [&config, &empty] {
-        let out = home.run(&["--config", config, "--lang", "en", "cost", "--advice", "--demo"]);
+        let out = home.run(&[
+            "--config", config, "--lang", "en", "cost", "--advice", "--demo",
+        ]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let text = stdout(&out);
         assert!(text.starts_with("Demo fleet: its own simulated ledgers, 1m into the demo (your ledger and hosts are not read)."), "{text}");
@@ -255,7 +257,10 @@ fn the_demo_advises_on_its_own_fleet_not_the_users() {
         .filter_map(|h| h["name"].as_str())
         .collect();
     assert_eq!(names.len(), 7, "{json}");
-    assert!(names.contains(&"train-h100x8") && names.contains(&"hot-4090"), "{names:?}");
+    assert!(
+        names.contains(&"train-h100x8") && names.contains(&"hot-4090"),
+        "{names:?}"
+    );
     for host in json["hosts"].as_array().unwrap() {
         assert_eq!(host["cheapest"]["mode"], "hourly", "{host}");
         assert_eq!(host["missing_keys"], serde_json::json!([]), "{host}");

@@ -209,7 +209,11 @@ fn a_plateaued_job_is_announced_counted_down_and_sent_sigint_then_sigterm() {
             && announced.contains("gpufleet hold h1"),
         "the exact commands and the way to hold them: {announced}"
     );
-    assert_eq!(fx.job.signals(), "", "signalled before the countdown ran out");
+    assert_eq!(
+        fx.job.signals(),
+        "",
+        "signalled before the countdown ran out"
+    );
     watcher::wait_until("the job gets SIGINT", WAIT, &log, || {
         fx.job.signals().contains("INT")
     });
@@ -236,8 +240,14 @@ fn a_plateaued_job_is_announced_counted_down_and_sent_sigint_then_sigterm() {
         .filter(|l| l.contains("\"kind\":\"stop_job\""))
         .collect();
     assert_eq!(lines.len(), 2, "{audit}");
-    assert!(lines[0].contains(&format!("\"command\":\"kill -s INT {pid}\"")), "{audit}");
-    assert!(lines[1].contains(&format!("\"command\":\"kill -s TERM {pid}\"")), "{audit}");
+    assert!(
+        lines[0].contains(&format!("\"command\":\"kill -s INT {pid}\"")),
+        "{audit}"
+    );
+    assert!(
+        lines[1].contains(&format!("\"command\":\"kill -s TERM {pid}\"")),
+        "{audit}"
+    );
     assert!(watch.log().contains("stop-job done"), "{}", watch.log());
 }
 
@@ -287,7 +297,8 @@ fn read_only_never_stops_the_job() {
         .unwrap_or_default()
         .to_string();
     assert!(
-        plateau.contains(" Since step ") && plateau.contains(" ago) this host has cost ")
+        plateau.contains(" Since step ")
+            && plateau.contains(" ago) this host has cost ")
             && plateau.ends_with(" USD."),
         "{plateau}"
     );

@@ -39,7 +39,11 @@ fn seconds_since(job: &TrackedJob, step: u64, now_ms: TimestampMs) -> Option<f64
 
 /// What one job's log and life say at `now_ms`: `training_plateau`, `training_overfit` (with
 /// the time and money since the run stopped paying off, at `price`), `job_finished`.
-pub fn job_findings_of(job: &TrackedJob, price: Option<&Price>, now_ms: TimestampMs) -> Vec<Finding> {
+pub fn job_findings_of(
+    job: &TrackedJob,
+    price: Option<&Price>,
+    now_ms: TimestampMs,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let report = job.report.as_ref();
     let mut crashed = false;
@@ -127,7 +131,12 @@ mod tests {
         jobs.log_at(7, true, running, NOW_MS);
         let job = jobs.iter().next().expect("job");
         let report = job.report.as_ref().expect("a training log");
-        let since = report.judgement.plateau.as_ref().expect("a plateau").since_step;
+        let since = report
+            .judgement
+            .plateau
+            .as_ref()
+            .expect("a plateau")
+            .since_step;
         let seconds = report.stalled_for_s.expect("the bar's clock");
         // The whole run took 39 s by its bar; the plateau began part-way.
         assert!(seconds > 1.0 && seconds < 40.0, "{seconds}");
@@ -171,10 +180,22 @@ mod tests {
         let mut at_ms = NOW_MS;
         let mut first_flat_seen = None;
         for step in (10..=400u64).step_by(10) {
-            let loss = if step <= 200 { 5.0 - step as f64 / 50.0 } else { 1.0 };
-            jobs.log_at(9, step == 10, &format!("step {step} loss {loss:.4}\n"), at_ms);
+            let loss = if step <= 200 {
+                5.0 - step as f64 / 50.0
+            } else {
+                1.0
+            };
+            jobs.log_at(
+                9,
+                step == 10,
+                &format!("step {step} loss {loss:.4}\n"),
+                at_ms,
+            );
             let job = jobs.iter().next().expect("job");
-            if let Some(p) = job.report.as_ref().and_then(|r| r.judgement.plateau.as_ref())
+            if let Some(p) = job
+                .report
+                .as_ref()
+                .and_then(|r| r.judgement.plateau.as_ref())
                 && first_flat_seen.is_none()
             {
                 first_flat_seen = Some(p.since_step);
@@ -184,7 +205,12 @@ mod tests {
         let job = jobs.iter().next().expect("job");
         let report = job.report.as_ref().expect("a training log");
         assert_eq!(report.stalled_for_s, None, "plain prints keep no clock");
-        let since = report.judgement.plateau.as_ref().expect("a plateau").since_step;
+        let since = report
+            .judgement
+            .plateau
+            .as_ref()
+            .expect("a plateau")
+            .since_step;
         let seen_ms = job.steps_seen.first_at_or_after(since).expect("seen");
         let now = at_ms + 30 * 60_000;
         let hours = (now - seen_ms) as f64 / 3_600_000.0;

@@ -158,7 +158,15 @@ mod tests {
         assert_eq!(PlateauAct::of(&plateau, OnPlateau::Alert, 60), None);
         let act = PlateauAct::of(&plateau, OnPlateau::StopJob, 30).expect("an act");
         assert_eq!(act.stop.pid(), 4242);
-        assert!(act.message().contains("kill -s INT 4242"), "{}", act.message());
-        assert!(act.message().contains("kill -s TERM 4242"), "{}", act.message());
+        assert!(
+            act.message().contains("kill -s INT 4242"),
+            "{}",
+            act.message()
+        );
+        assert!(
+            act.message().contains("kill -s TERM 4242"),
+            "{}",
+            act.message()
+        );
     }
 }

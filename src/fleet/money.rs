@@ -10,8 +10,8 @@ use crate::cost::{
     auto_release_triggered, billing_started_ms, fleet_red_lines, host_red_lines,
 };
 use crate::fleet::HostId;
-use crate::fleet::job_actions::PlateauAct;
 use crate::fleet::host::{HostState, HostStatus};
+use crate::fleet::job_actions::PlateauAct;
 use crate::telemetry::TimestampMs;
 
 /// How often the ledgers are written to disk while the console runs.
@@ -181,9 +181,9 @@ impl HostMoney {
         let mut host = Self {
             limits: config.limits.unwrap_or(options.default_limits),
             ledger: Ledger::new(options.settings, config.billing_started_ms),
-            auto: (configured.is_some() && (config.auto_release || config.on_plateau.acts())).then(|| {
-                AutoRelease::new(config.countdown_ms.unwrap_or(options.countdown_ms), false)
-            }),
+            auto: (configured.is_some() && (config.auto_release || config.on_plateau.acts())).then(
+                || AutoRelease::new(config.countdown_ms.unwrap_or(options.countdown_ms), false),
+            ),
             auto_decision: AutoDecision::Nothing,
             plateau: None,
             stopped_pid: None,
@@ -459,8 +459,8 @@ pub fn tick_countdowns(
             Some(a) => unknown || state.processes.iter().any(|p| p.pid != a.stop.pid()),
             None => unknown || !state.processes.is_empty(),
         };
-        let red_line = host.config.auto_release
-            && auto_release_triggered(&money.red_lines, &host.config.name);
+        let red_line =
+            host.config.auto_release && auto_release_triggered(&money.red_lines, &host.config.name);
         let decision = auto.tick(AutoInput {
             now_ms,
             triggered: act.is_some() || red_line,

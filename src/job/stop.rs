@@ -234,7 +234,10 @@ mod tests {
     fn only_a_real_pid_is_signalled() {
         assert_eq!(StopJob::new(0, 60), Err(StopJobError::BadPid(0)));
         assert_eq!(StopJob::new(1, 60), Err(StopJobError::BadPid(1)));
-        assert_eq!(StopJob::new(PID_MAX + 1, 60).err(), Some(StopJobError::BadPid(PID_MAX + 1)));
+        assert_eq!(
+            StopJob::new(PID_MAX + 1, 60).err(),
+            Some(StopJobError::BadPid(PID_MAX + 1))
+        );
         let stop = StopJob::new(4242, 60).expect("a PID");
         assert_eq!(stop.signal(StopSignal::Int), ["kill", "-s", "INT", "4242"]);
         assert_eq!(stop.alive_check(), ["kill", "-0", "4242"]);

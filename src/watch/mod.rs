@@ -293,8 +293,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                 let Some(release) = release.clone() else {
                     continue;
                 };
-                let (FleetCommand::AutoRelease { host } | FleetCommand::StopJob { host, .. }) =
-                    due
+                let (FleetCommand::AutoRelease { host } | FleetCommand::StopJob { host, .. }) = due
                 else {
                     continue;
                 };

@@ -79,12 +79,7 @@ fn run(setup: &ReleaseSetup, host: &str, stop: &StopJob) -> Result<Said, Said> {
 }
 
 /// A stop ended: logged and alerted.
-pub fn stopped(
-    fleet: &Fleet,
-    alerts: &Dispatcher,
-    host: &str,
-    outcome: Result<Said, Said>,
-) {
+pub fn stopped(fleet: &Fleet, alerts: &Dispatcher, host: &str, outcome: Result<Said, Said>) {
     let (label, severity, summary) = match outcome {
         Ok(said) => {
             tracing::warn!(host, outcome = %said.log, "stop-job done");
