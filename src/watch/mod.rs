@@ -290,25 +290,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
             }
             let alerts = duties.alerts_sent_by().is_none().then_some(&dispatcher);
             for due in tick(&mut fleet, setup.store.as_ref(), &mut firing, alerts) {
-                let Some(release) = release.clone() else {
-                    continue;
-                };
-                let (FleetCommand::AutoRelease { host } | FleetCommand::StopJob { host, .. }) = due
-                else {
-                    continue;
-                };
-                let name = fleet
-                    .hosts
-                    .get(host)
-                    .map_or_else(String::new, |h| h.name.clone());
-                if let FleetCommand::StopJob { stop, .. } = due {
-                    tracing::warn!(host = %name, pid = stop.pid(), command = %stop.shown(), "stop-job: stopping the job now");
-                    stop_job::spawn(release, name, stop, released_tx.clone());
-                    continue;
+                if let Some(release) = release.clone() {
+                    stop_job::act(&fleet, due, release, &released_tx);
                 }
-                let cost = fleet.money.cost(host).cloned();
-                tracing::warn!(host = %name, "auto-release: releasing now");
-                release::spawn(release, name, cost, released_tx.clone());
             }
         }
     }

@@ -2,7 +2,8 @@
 //! SIGTERM after its grace period if it still runs ([`crate::job::stop`]), on a thread of its
 //! own so monitoring never waits for it; each signal is an audit line. The outcome comes back
 //! to the loop as an [`Input::JobStopped`](super::Input), logged in English and alerted in the
-//! reader's language (`job_stopped`, or `job_stop_failed`).
+//! reader's language (`job_stopped`, or `job_stop_failed`). [`act`] starts what a countdown
+//! that ran out asks for, this or a release.
 
 use std::sync::mpsc::Sender;
 
@@ -10,7 +11,7 @@ use rust_i18n::t;
 
 use crate::alerts::{Alert, AlertState, Dispatcher, Money};
 use crate::diagnose::Severity;
-use crate::fleet::Fleet;
+use crate::fleet::{Fleet, FleetCommand};
 use crate::host_runner::SshRunner;
 use crate::job::stop::{StopJob, StopRun, Stopped};
 use crate::telemetry::source::now_ms;
@@ -22,6 +23,26 @@ use super::release::{ReleaseSetup, Said};
 pub const STOPPED: &str = "job_stopped";
 /// The alert's label when it could not be.
 pub const FAILED: &str = "job_stop_failed";
+
+/// What a countdown that ran out asks for: `host` released, or its job stopped, on a worker
+/// thread whose outcome goes to `done`.
+pub fn act(fleet: &Fleet, due: FleetCommand, setup: ReleaseSetup, done: &Sender<Input>) {
+    let (FleetCommand::AutoRelease { host } | FleetCommand::StopJob { host, .. }) = due else {
+        return;
+    };
+    let name = fleet
+        .hosts
+        .get(host)
+        .map_or_else(String::new, |h| h.name.clone());
+    if let FleetCommand::StopJob { stop, .. } = due {
+        tracing::warn!(host = %name, pid = stop.pid(), command = %stop.shown(), "stop-job: stopping the job now");
+        spawn(setup, name, stop, done.clone());
+        return;
+    }
+    let cost = fleet.money.cost(host).cloned();
+    tracing::warn!(host = %name, "auto-release: releasing now");
+    super::release::spawn(setup, name, cost, done.clone());
+}
 
 /// Starts stopping `stop` on `host` on a worker thread; its outcome goes to `done`.
 pub fn spawn(setup: ReleaseSetup, host: String, stop: StopJob, done: Sender<Input>) {
