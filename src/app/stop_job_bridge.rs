@@ -76,3 +76,73 @@ pub fn spawn(setup: StopSetup<'_>, host: String, stop: StopJob) -> Option<JoinHa
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Counts what it is asked to run; every command succeeds.
+    #[derive(Default)]
+    struct Counting(Mutex<Vec<String>>);
+
+    impl HostRunner for Counting {
+        fn run(
+            &self,
+            _host: &str,
+            argv: &[String],
+            _on_line: &mut dyn FnMut(&str),
+        ) -> Result<Option<i32>, String> {
+            if let Ok(mut ran) = self.0.lock() {
+                ran.push(argv.join(" "));
+            }
+            // `kill -0`: the job is gone once signalled.
+            Ok(Some(if argv.get(1).map(String::as_str) == Some("-0") {
+                1
+            } else {
+                0
+            }))
+        }
+    }
+
+    fn stop(read_only: bool) -> (Result<String, String>, Vec<String>, String) {
+        let dir = tempfile::tempdir().expect("temp");
+        let audit = AuditLog::at(dir.path().join("audit.jsonl"));
+        let counting = Arc::new(Counting::default());
+        let runner: Arc<dyn HostRunner + Send + Sync> = counting.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let setup = StopSetup {
+            runner: &runner,
+            audit: Some(audit.clone()),
+            read_only,
+            sink: tx,
+        };
+        if let Some(worker) = spawn(setup, "h1".into(), StopJob::new(4242, 5).expect("pid")) {
+            let _ = worker.join();
+        }
+        let outcome = match rx.recv() {
+            Ok(Event::JobStopped { outcome, .. }) => outcome,
+            _ => Err("no answer".into()),
+        };
+        let ran = counting.0.lock().map(|r| r.clone()).unwrap_or_default();
+        let lines = std::fs::read_to_string(audit.path()).unwrap_or_default();
+        (outcome, ran, lines)
+    }
+
+    #[test]
+    fn the_console_refuses_in_read_only_and_otherwise_stops_and_audits() {
+        let (outcome, ran, audit) = stop(true);
+        assert_eq!(
+            outcome,
+            Err("job 4242 could not be stopped: --read-only changes nothing on the hosts".into())
+        );
+        assert!(ran.is_empty() && audit.is_empty(), "{ran:?} {audit}");
+        let (outcome, ran, audit) = stop(false);
+        assert_eq!(
+            outcome,
+            Ok("job 4242 stopped: it ended after SIGINT".into())
+        );
+        assert_eq!(ran, ["kill -s INT 4242", "kill -0 4242"]);
+        assert!(audit.contains("\"kind\":\"stop_job\""), "{audit}");
+    }
+}
