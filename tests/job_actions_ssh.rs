@@ -349,3 +349,49 @@ fn a_plateau_alert_says_since_which_step_and_the_money_spent_since() {
     );
     assert!(fx.alerts("auto_release").is_empty(), "{}", watch.log());
 }
+
+#[test]
+fn on_plateau_release_releases_the_host_through_the_countdown() {
+    let marker = tempfile::tempdir().expect("temp");
+    let jobs = format!(
+        "on_plateau = \"release\"\n\n[hosts.release]\nprovider = \"command\"\ninstance_id = \"i-1\"\n\
+         command = [\"touch\", \"{}/released-{{instance_id}}\"]\n",
+        marker.path().display()
+    );
+    let Some(fx) = Fixture::with_jobs(&jobs) else {
+        return;
+    };
+    let released = marker.path().join("released-i-1");
+    let watch = fx.watch(&[]);
+    let log = || watch.log();
+    watcher::wait_until("the countdown is announced", WAIT, &log, || {
+        !fx.alerts("auto_release").is_empty()
+    });
+    let started = Instant::now();
+    let announced = fx.alerts("auto_release")[0]["summary"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        announced.contains(&format!("job {} stopped learning", fx.job.pid()))
+            && announced.contains("gpufleet hold h1"),
+        "{announced}"
+    );
+    assert!(!released.exists(), "released before the countdown ran out");
+    watcher::wait_until("the host is released", WAIT, &log, || released.exists());
+    assert!(
+        started.elapsed() >= Duration::from_secs(8),
+        "the countdown ran {:?}",
+        started.elapsed()
+    );
+    watcher::wait_until("the release is alerted", WAIT, &log, || {
+        !fx.alerts("auto_release_done").is_empty()
+    });
+    assert!(
+        fx.audit().contains("\"kind\":\"auto_release\""),
+        "{}",
+        fx.audit()
+    );
+    // The job itself is not signalled: the release is what was asked for.
+    assert_eq!(fx.job.signals(), "");
+}

@@ -164,6 +164,9 @@ pub struct Money {
     /// Every host's cost as of the last tick, hosts in model order.
     pub fleet: FleetCost,
     pub red_lines: Vec<RedLine>,
+    /// The jobs over their own run limit, as of the last tick (kept in `red_lines` by every
+    /// recompute).
+    pub job_lines: Vec<RedLine>,
     /// Why the last save failed, until one succeeds.
     pub save_error: Option<String>,
     next_release_id: u64,
@@ -233,6 +236,7 @@ impl Money {
             hosts,
             fleet: FleetCost::from_hosts(Vec::new()),
             red_lines: Vec::new(),
+            job_lines: Vec::new(),
             save_error: None,
             next_release_id: 1,
             last_save_ms: now_ms,
@@ -402,6 +406,7 @@ impl Money {
             .flat_map(|(cost, host)| host_red_lines(cost, &host.limits))
             .collect();
         self.fleet = FleetCost::from_hosts(hosts);
+        lines.extend(self.job_lines.iter().cloned());
         lines.extend(fleet_red_lines(&self.fleet, fleet_limits));
         self.red_lines = lines;
     }

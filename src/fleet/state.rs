@@ -229,9 +229,8 @@ impl Fleet {
         let interval_ms = self.options.interval_ms;
         observe(&mut self.money, &self.hosts, now_ms, interval_ms);
         let limits = self.options.money.fleet_limits;
+        self.money.job_lines = job_red_lines(&self.hosts, &self.options.jobs, now_ms);
         self.money.recompute(now_ms, &limits);
-        let job_lines = job_red_lines(&self.hosts, &self.options.jobs, now_ms);
-        self.money.red_lines.extend(job_lines);
         let mut commands = Vec::new();
         if !self.options.read_only {
             commands.extend(
