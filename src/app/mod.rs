@@ -27,8 +27,8 @@ pub mod release_bridge;
 pub mod release_dialog;
 pub mod release_state;
 pub mod runtime;
-pub mod stop_job_bridge;
 pub mod screen;
+pub mod stop_job_bridge;
 pub mod terminal;
 
 pub mod unwatched;

@@ -13,7 +13,7 @@ use crate::alerts::{Alert, AlertState, Dispatcher, Money};
 use crate::diagnose::Severity;
 use crate::fleet::{Fleet, FleetCommand};
 use crate::host_runner::SshRunner;
-use crate::job::stop::{StopJob, StopRun, Stopped};
+use crate::job::stop::{StopJob, StopRun, StopSignal, Stopped};
 use crate::telemetry::source::now_ms;
 
 use super::Input;
@@ -35,7 +35,14 @@ pub fn act(fleet: &Fleet, due: FleetCommand, setup: ReleaseSetup, done: &Sender<
         .get(host)
         .map_or_else(String::new, |h| h.name.clone());
     if let FleetCommand::StopJob { stop, .. } = due {
-        tracing::warn!(host = %name, pid = stop.pid(), command = %stop.shown(), "stop-job: stopping the job now");
+        tracing::warn!(
+            host = %name,
+            pid = stop.pid(),
+            int = %stop.signal(StopSignal::Int).join(" "),
+            grace_s = stop.grace_s,
+            term = %stop.signal(StopSignal::Term).join(" "),
+            "stop-job: stopping the job now"
+        );
         spawn(setup, name, stop, done.clone());
         return;
     }
