@@ -43,6 +43,8 @@ pub enum AuditKind {
     /// `gpufleet hold HOST`: an auto-release countdown asked to stop.
     AutoReleaseHold,
     HostKeyAccepted,
+    /// `on_plateau = "stop-job"`: a signal sent to a job that stopped learning.
+    StopJob,
 }
 
 /// One line of the log. `command` is what was shown to the user before it ran (argv joined, or

@@ -8,11 +8,14 @@
 //! seconds in (4 s of wall time at `--speed 10`); idle-a100 sits idle and billing from the
 //! start and crosses the idle red line after the configured `idle_minutes` (10 by default: a
 //! minute at `--speed 10`).
+//!
+//! Billing modes (`cost --advice --demo`): every demo host also sells by the day, week and month,
+//! in the shape of AutoDL's offers: 10 %, 20 % and 35 % under the hourly rate ([`PERIOD_SHARES`]).
 
 use std::path::Path;
 
 use crate::audit::AuditLog;
-use crate::config::{Config, HostConfig, Provider, ReleaseConfig, SshTarget};
+use crate::config::{BillingPrices, Config, HostConfig, Provider, ReleaseConfig, SshTarget};
 use crate::cost::LedgerStore;
 use crate::fleet::Fleet;
 use crate::fleet::money::MoneyOptions;
@@ -33,6 +36,21 @@ pub const PREVIEW_MS: u64 = 90_000;
 /// The host `check --demo` checks when none is named: the demo's H200, whose real captures the
 /// simulated check replays.
 pub const CHECK_HOST: &str = "flaky-h200";
+
+/// What a day, a week and a month cost on a demo host, as shares of the hourly rate for as
+/// long.
+pub const PERIOD_SHARES: [f64; 3] = [0.90, 0.80, 0.65];
+
+/// The demo host's day, week and month prices, rounded to cents.
+fn period_prices(price_per_hour: f64) -> BillingPrices {
+    let price =
+        |hours: f64, share: f64| Some((price_per_hour * hours * share * 100.0).round() / 100.0);
+    BillingPrices {
+        daily: price(24.0, PERIOD_SHARES[0]),
+        weekly: price(168.0, PERIOD_SHARES[1]),
+        monthly: price(720.0, PERIOD_SHARES[2]),
+    }
+}
 
 /// One demo host's money and release settings.
 struct DemoHost {
@@ -148,7 +166,7 @@ fn host_config(host: &DemoHost) -> HostConfig {
         max_spend: host.max_spend,
         max_hours: None,
         max_run_hours: None,
-        prices: None,
+        prices: Some(period_prices(host.price_per_hour)),
         price_since_ms: None,
         expect: None,
         jobs: Vec::new(),

@@ -442,7 +442,9 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(code));
         }
         Some(CliCommand::Cost { json, advice }) => {
-            let (text, code) = if *advice {
+            let (text, code) = if *advice && cli.global.demo {
+                demo_command::cost_advice(&config, &cli.global, *json)?
+            } else if *advice {
                 gpufleet::commands::cost_advice::advice_command(&config, *json, now_ms())?
             } else if cli.global.demo {
                 demo_command::cost(&config, &cli.global, *json)?

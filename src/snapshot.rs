@@ -62,7 +62,12 @@ impl Snapshot {
                     .jobs
                     .iter()
                     .map(|j| {
-                        crate::snapshot_jobs::job_snapshot(j, fleet.now_ms, host.price_per_hour)
+                        let price = fleet
+                            .money
+                            .hosts
+                            .get(id)
+                            .and_then(|m| m.config.price.as_ref());
+                        crate::snapshot_jobs::job_snapshot(j, fleet.now_ms, price)
                     })
                     .collect();
                 host

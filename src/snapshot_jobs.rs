@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::cost::Price;
 use crate::diagnose::finding::Finding;
 use crate::diagnose::live_jobs::job_findings_of;
 use crate::fleet::job::TrackedJob;
@@ -61,12 +62,9 @@ pub struct JobSnapshot {
     pub findings: Vec<Finding>,
 }
 
-/// `job` at `now_ms`, priced at `price_per_hour` when the host has one.
-pub fn job_snapshot(
-    job: &TrackedJob,
-    now_ms: TimestampMs,
-    price_per_hour: Option<f64>,
-) -> JobSnapshot {
+/// `job` at `now_ms`, priced at the host's price when it has one.
+pub fn job_snapshot(job: &TrackedJob, now_ms: TimestampMs, price: Option<&Price>) -> JobSnapshot {
+    let price_per_hour = price.map(|p| p.price_per_hour);
     let report = job.report.as_ref();
     let run_s = job.run_s(now_ms);
     let eta_s = report
@@ -106,7 +104,7 @@ pub fn job_snapshot(
         best_eval_step: report.and_then(|r| r.best_eval_loss).map(|p| p.step),
         spent: per_s.zip(run_s).map(|(p, s)| round2(p * s as f64)),
         cost_to_finish: per_s.zip(eta_s).map(|(p, s)| round2(p * s)),
-        findings: job_findings_of(job),
+        findings: job_findings_of(job, price, now_ms),
     }
 }
 

@@ -386,6 +386,30 @@ fn job_table_rules_name_file_line_and_key() {
             "must be from 0 to below 1",
         ),
         ("logs = \"/x\"\n", 6, "hosts[0].jobs[0].logs", ""),
+        (
+            "on_plateau = \"stop\"\n",
+            6,
+            "hosts[0].jobs[0].on_plateau",
+            "unknown value \"stop\"; expected one of: alert, stop-job, release",
+        ),
+        (
+            "on_plateau = \"release\"\n",
+            6,
+            "hosts[0].jobs[0].on_plateau",
+            "needs a [hosts.release] table",
+        ),
+        (
+            "stop_grace_s = 0\n",
+            6,
+            "hosts[0].jobs[0].stop_grace_s",
+            "must be from 1 to 3600 seconds",
+        ),
+        (
+            "max_run_hours = 0\n",
+            6,
+            "hosts[0].jobs[0].max_run_hours",
+            "must be more than 0",
+        ),
     ];
     for (body, line, key, words) in cases {
         let message = message_of(&job(body));
@@ -407,6 +431,12 @@ fn job_table_rules_name_file_line_and_key() {
     let jobs = &parsed.hosts[0].jobs;
     assert_eq!(jobs[0].log.as_deref(), Some("/root/run/*.log"));
     assert_eq!(jobs[0].patience, Some(5));
+    let acting = job("on_plateau = \"stop-job\"\nstop_grace_s = 30\nmax_run_hours = 12\n");
+    let parsed = config::parse(&acting, Path::new(PATH)).expect("a valid job table");
+    let jobs = &parsed.hosts[0].jobs;
+    assert_eq!(jobs[0].on_plateau, Some(config::OnPlateau::StopJob));
+    assert_eq!(jobs[0].stop_grace_s, Some(30));
+    assert_eq!(jobs[0].max_run_hours, Some(12.0));
 }
 
 #[test]

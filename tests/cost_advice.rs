@@ -222,3 +222,47 @@ fn a_host_billed_past_its_run_limit_crosses_a_red_line() {
         stdout(&out)
     );
 }
+
+/// `cost --advice --demo` advises on the demo fleet's own simulated ledgers and prices (each
+/// demo host sells a day, a week and a month at 90 %, 80 % and 65 % of the hourly rate), never
+/// on the user's ledger and hosts, and says how short the demo's history is.
+#[test]
+fn the_demo_advises_on_its_own_fleet_not_the_users() {
+    let (home, config) = fleet_home();
+    let empty = home.write("empty.toml", "");
+    for config in [&config, &empty] {
+        let out = home.run(&[
+            "--config", config, "--lang", "en", "cost", "--advice", "--demo",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.starts_with("Demo fleet: its own simulated ledgers, 1m into the demo (your ledger and hosts are not read)."), "{text}");
+        assert!(!text.contains("No hosts in the config."), "{text}");
+        assert!(!text.contains("kept:") && !text.contains("bare:"), "{text}");
+        // 23.92 USD/h: a day at 90 % is 516.67, a month at 65 % pays above 468 h.
+        assert!(text.contains("train-h100x8: billed 0.0 h"), "{text}");
+        assert!(text.contains("  daily: 516.67 USD per day"), "{text}");
+        assert!(
+            text.contains("  monthly: 11194.56 USD per month (30 days) -> 11194.56 USD, cheaper than hourly above 468 h a month"),
+            "{text}"
+        );
+    }
+    let out = home.run(&["--config", &config, "cost", "--advice", "--demo", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<&str> = json["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["name"].as_str())
+        .collect();
+    assert_eq!(names.len(), 7, "{json}");
+    assert!(
+        names.contains(&"train-h100x8") && names.contains(&"hot-4090"),
+        "{names:?}"
+    );
+    for host in json["hosts"].as_array().unwrap() {
+        assert_eq!(host["cheapest"]["mode"], "hourly", "{host}");
+        assert_eq!(host["missing_keys"], serde_json::json!([]), "{host}");
+    }
+}

@@ -113,23 +113,33 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
                 finding.runbook.clone(),
             );
         }
-        if let Some(AutoDecision::CountingDown { remaining_ms }) =
-            fleet.money.hosts.get(id).map(|m| m.auto_decision)
+        if let Some((AutoDecision::CountingDown { remaining_ms }, plateau)) = fleet
+            .money
+            .hosts
+            .get(id)
+            .map(|m| (m.auto_decision, m.plateau))
         {
-            let why = fleet
-                .money
-                .red_lines
-                .iter()
-                .filter(|line| line.host() == Some(host.name.as_str()))
-                .map(|line| line.message())
-                .collect::<Vec<_>>()
-                .join("; ");
+            let why = match plateau {
+                Some(act) => act.message(),
+                None => fleet
+                    .money
+                    .red_lines
+                    .iter()
+                    .filter(|line| line.host() == Some(host.name.as_str()))
+                    .map(|line| line.message())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            };
+            let key = match plateau.map(|act| act.action) {
+                Some(crate::config::OnPlateau::StopJob) => "job_action.alert_stop",
+                _ => "alert_text.auto_release",
+            };
             add(
                 None,
                 AUTO_RELEASE,
                 Severity::Critical,
                 t!(
-                    "alert_text.auto_release",
+                    key,
                     s = remaining_ms.div_ceil(1000),
                     why = why,
                     host = host.name

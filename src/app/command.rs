@@ -86,4 +86,10 @@ pub enum Command {
     /// Join the synced provider inventory to the fleet again: new instances start streaming,
     /// gone ones are marked (answered with `Event::HostsJoined` when hosts changed).
     Rejoin,
+    /// Stop a job that stopped learning on `host` (`on_plateau = "stop-job"`; answered with
+    /// `Event::JobStopped`).
+    StopJob {
+        host: String,
+        stop: crate::job::stop::StopJob,
+    },
 }

@@ -59,6 +59,11 @@ pub enum Event {
     InventorySynced,
     /// The inventory joined again changed the fleet's hosts, or could not be joined.
     HostsJoined(Result<super::unwatched::JoinedHosts, String>),
+    /// A job that stopped learning was stopped (what happened, in words), or why not.
+    JobStopped {
+        host: String,
+        outcome: Result<String, String>,
+    },
 }
 
 /// Where the console's sources, bridges and input thread send their events; the loop owns the

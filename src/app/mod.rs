@@ -28,6 +28,7 @@ pub mod release_dialog;
 pub mod release_state;
 pub mod runtime;
 pub mod screen;
+pub mod stop_job_bridge;
 pub mod terminal;
 
 pub mod unwatched;

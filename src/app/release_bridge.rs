@@ -164,6 +164,17 @@ impl ReleaseBridge {
             Command::CancelRelease { id } => {
                 self.flows.remove(&id);
             }
+            Command::StopJob { host, stop } => {
+                let setup = crate::app::stop_job_bridge::StopSetup {
+                    runner: &self.setup.runner,
+                    audit: self.setup.audit.clone(),
+                    read_only: self.setup.read_only,
+                    sink: self.sink.clone(),
+                };
+                if let Some(worker) = crate::app::stop_job_bridge::spawn(setup, host, stop) {
+                    self.workers.push(worker);
+                }
+            }
             // Runbooks, checks and the audit log are the ops bridge's.
             _ => {}
         }

@@ -78,6 +78,16 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             Vec::new()
         }
         Event::Scrape => vec![Command::ServeMetrics],
+        Event::JobStopped { host, outcome } => {
+            let host = crate::ui::format::clean(&host);
+            match outcome {
+                Ok(text) | Err(text) => model.notify(
+                    t!("job_action.notice", host = host, text = text).into_owned(),
+                    true,
+                ),
+            }
+            Vec::new()
+        }
         Event::Holds(Ok(hosts)) => {
             for host in hosts {
                 if model.fleet.money.hold(&host) {
@@ -312,6 +322,11 @@ fn money_tick(model: &mut Model) -> Vec<Command> {
             }
             FleetCommand::AutoRelease { host } => {
                 commands.extend(release_dialog::open(model, host, true));
+            }
+            FleetCommand::StopJob { host, stop } => {
+                if let Some(name) = model.fleet.hosts.get(host).map(|h| h.name.clone()) {
+                    commands.push(Command::StopJob { host: name, stop });
+                }
             }
         }
     }

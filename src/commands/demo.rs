@@ -91,6 +91,30 @@ pub fn cost(config: &Config, args: &GlobalArgs, json: bool) -> Result<(String, u
     )?)
 }
 
+/// `gpufleet cost --advice --demo [--json]`: the billing-mode advice on the demo fleet's own
+/// ledgers and prices [`PREVIEW_MS`] into the demo (never the user's ledger or hosts). The
+/// demo's history is that short, so the text says so: hourly billing wins, and the break-even
+/// hours show when a day, a week or a month would pay.
+pub fn cost_advice(
+    config: &Config,
+    args: &GlobalArgs,
+    json: bool,
+) -> Result<(String, u8), DemoError> {
+    let preview = preview(config, args, PREVIEW_MS)?;
+    let book = preview.fleet.money.book();
+    let hosts = demo::demo_config(config);
+    let (text, code) =
+        crate::commands::cost_advice::advice_report(&hosts, &book, json, preview.now_ms)?;
+    if json {
+        return Ok((text, code));
+    }
+    let note = t!(
+        "demo_advice.note",
+        time = crate::cost::format_duration_ms(preview.scenario_ms)
+    );
+    Ok((format!("{note}\n{text}"), code))
+}
+
 /// `gpufleet release NAME --demo ...`: the release flow against the simulated provider, with
 /// the demo host's simulated ledger; the ledger and audit records go to a scratch directory
 /// that is removed on exit.

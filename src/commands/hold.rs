@@ -24,7 +24,11 @@ pub fn run(config: &Config, host: &str, out: &mut dyn Write) -> u8 {
         );
         return EXIT_REFUSED;
     };
-    if !configured.auto_release {
+    let acts_on_plateau = configured
+        .jobs
+        .iter()
+        .any(|job| job.on_plateau.is_some_and(|a| a.acts()));
+    if !configured.auto_release && !acts_on_plateau {
         let _ = writeln!(
             out,
             "gpufleet hold: {}",

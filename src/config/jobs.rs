@@ -3,7 +3,9 @@
 //! path on the host, `*`, `?` and `[...]` matching as in the shell, the newest match read).
 //! `pattern` reads a log none of the built-in readers knows (named groups `step`, `total`,
 //! `loss`, `eval_loss`); `patience` and `min_delta` tune when a run counts as no longer
-//! improving.
+//! improving. `on_plateau` says what happens when it is no longer improving (an alert, or,
+//! opted in, the job stopped or the host released through the auto-release countdown);
+//! `max_run_hours` is a red line on how long the job's process may run.
 
 use serde::Deserialize;
 
@@ -55,7 +57,50 @@ pub struct JobConfig {
     pub patience: Option<u32>,
     /// The share of the best eval loss an evaluation must beat it by to count (default 0.002).
     pub min_delta: Option<f64>,
+    /// What to do when the run stopped learning (plateau or overfitting): `alert` (default),
+    /// `stop-job` or `release`, the last two through the auto-release countdown.
+    pub on_plateau: Option<OnPlateau>,
+    /// Seconds `stop-job` waits after SIGINT before it sends SIGTERM (default 60).
+    pub stop_grace_s: Option<u64>,
+    /// Red line: the job's process has run longer than this many hours.
+    pub max_run_hours: Option<f64>,
 }
+
+/// What a run that stopped learning leads to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum OnPlateau {
+    /// A finding and an alert, nothing more.
+    #[default]
+    #[serde(rename = "alert")]
+    Alert,
+    /// SIGINT to the job's process, then SIGTERM after `stop_grace_s` if it still runs.
+    #[serde(rename = "stop-job")]
+    StopJob,
+    /// The host released, as auto-release does.
+    #[serde(rename = "release")]
+    Release,
+}
+
+impl OnPlateau {
+    /// The spelling used in the config file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Alert => "alert",
+            Self::StopJob => "stop-job",
+            Self::Release => "release",
+        }
+    }
+
+    /// Whether it does more than alert.
+    pub fn acts(self) -> bool {
+        self != Self::Alert
+    }
+}
+
+/// `stop_grace_s` when the table gives none.
+pub const DEFAULT_STOP_GRACE_S: u64 = 60;
+/// The longest `stop_grace_s` taken: an hour.
+const MAX_STOP_GRACE_S: u64 = 3_600;
 
 pub(super) fn check_jobs(jobs: &[JobConfig], path: &KeyPath) -> Result<(), Problem> {
     if jobs.len() > 1 {
@@ -105,6 +150,22 @@ fn check_job(job: &JobConfig, path: &KeyPath) -> Result<(), Problem> {
         problem(
             path.key("min_delta"),
             format!("must be from 0 to below 1 (a share of the best eval loss), found {delta}"),
+        )?;
+    }
+    if let Some(grace) = job.stop_grace_s
+        && !(1..=MAX_STOP_GRACE_S).contains(&grace)
+    {
+        problem(
+            path.key("stop_grace_s"),
+            format!("must be from 1 to {MAX_STOP_GRACE_S} seconds, found {grace}"),
+        )?;
+    }
+    if let Some(hours) = job.max_run_hours
+        && !(hours.is_finite() && hours > 0.0)
+    {
+        problem(
+            path.key("max_run_hours"),
+            format!("must be more than 0, found {hours}"),
         )?;
     }
     Ok(())

@@ -21,7 +21,9 @@ use locate::{Document, Located};
 
 pub use alerts::{AlertSink, MinSeverity, SinkKind};
 pub use billing_prices::BillingPrices;
-pub use jobs::{JobConfig, PATTERN_GROUPS, PatternError, compile_pattern};
+pub use jobs::{
+    DEFAULT_STOP_GRACE_S, JobConfig, OnPlateau, PATTERN_GROUPS, PatternError, compile_pattern,
+};
 pub use providers::{DEFAULT_SYNC_INTERVAL_S, ProviderAccount, ProviderKind};
 pub use ssh_target::{SshTarget, SshTargetError, parse_ssh_target};
 pub use validate::{INTERVAL_MS_RANGE, check_interval_ms};

@@ -257,6 +257,14 @@ fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
             "needs a [hosts.release] table saying how to release this host",
         )?;
     }
+    if let Some((index, _)) = host.jobs.iter().enumerate().find(|(_, job)| {
+        job.on_plateau == Some(super::jobs::OnPlateau::Release) && host.release.is_none()
+    }) {
+        problem(
+            path.key("jobs").index(index).key("on_plateau"),
+            "\"release\" needs a [hosts.release] table saying how to release this host",
+        )?;
+    }
     if let Some(expect) = &host.expect {
         check_expect(expect, &path.key("expect"))?;
     }

@@ -109,6 +109,12 @@ impl AutoRelease {
         }
     }
 
+    /// Watches afresh after a fired countdown whose act is done (a job stopped, not a host
+    /// released): a later reason counts down again.
+    pub fn rearm(&mut self) {
+        self.state = AutoState::Watching;
+    }
+
     /// Any key: cancels a running countdown. Returns whether it did, so the caller can swallow
     /// the key instead of also acting on it.
     pub fn key_pressed(&mut self) -> bool {

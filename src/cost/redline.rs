@@ -76,6 +76,13 @@ pub enum RedLine {
         run_ms: u64,
         max_run_hours: f64,
     },
+    /// A job's process has run longer than its `[[hosts.jobs]] max_run_hours`.
+    JobOverRunTime {
+        host: String,
+        pid: u32,
+        run_ms: u64,
+        max_run_hours: f64,
+    },
     FleetOverBudget {
         currency: String,
         spent: f64,
@@ -94,7 +101,8 @@ impl RedLine {
             Self::HostIdle { host, .. }
             | Self::HostOverBudget { host, .. }
             | Self::HostOverHours { host, .. }
-            | Self::HostOverRunTime { host, .. } => Some(host),
+            | Self::HostOverRunTime { host, .. }
+            | Self::JobOverRunTime { host, .. } => Some(host),
             Self::FleetOverBudget { .. } | Self::FleetOverHours { .. } => None,
         }
     }
@@ -106,6 +114,7 @@ impl RedLine {
             Self::HostOverBudget { .. } => "host_budget",
             Self::HostOverHours { .. } => "host_hours",
             Self::HostOverRunTime { .. } => "host_run_time",
+            Self::JobOverRunTime { .. } => "job_run_time",
             Self::FleetOverBudget { .. } => "fleet_budget",
             Self::FleetOverHours { .. } => "fleet_hours",
         }
@@ -154,6 +163,18 @@ impl RedLine {
             } => t!(
                 "redline.run_time.host",
                 host = host,
+                run = format_duration_ms(*run_ms),
+                max = max_run_hours
+            ),
+            Self::JobOverRunTime {
+                host,
+                pid,
+                run_ms,
+                max_run_hours,
+            } => t!(
+                "job_action.redline_run_time",
+                host = host,
+                pid = pid,
                 run = format_duration_ms(*run_ms),
                 max = max_run_hours
             ),

@@ -117,6 +117,23 @@ pub fn training_plateau(p: &Plateau, report: &JobReport) -> Finding {
     f
 }
 
+/// ` Since step 2,500 (1h40m ago) this host has cost 6.00 USD.`, or that the money cannot be
+/// said without a price: appended to a live plateau's or overfit's summary.
+pub fn spent_since(step: u64, seconds: f64, price: Option<&crate::cost::Price>) -> String {
+    let ms = (seconds.max(0.0) * 1_000.0) as u64;
+    let ago = crate::cost::format_duration_ms(ms);
+    match price {
+        Some(p) => t!(
+            "job_action.since_money",
+            step = group(step),
+            ago = ago,
+            money = crate::cost::format_money(p.price_per_hour * seconds / 3_600.0, &p.currency)
+        ),
+        None => t!("job_action.since_no_price", step = group(step), ago = ago),
+    }
+    .into_owned()
+}
+
 pub fn training_overfit(o: &Overfit, report: &JobReport) -> Finding {
     let summary = t!(
         "finding_text.training_overfit.summary",

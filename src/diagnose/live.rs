@@ -42,7 +42,7 @@ pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<F
         }
     }
     idle(host, now_ms, opts, &mut out);
-    crate::diagnose::live_jobs::jobs(host, &mut out);
+    crate::diagnose::live_jobs::jobs(host, now_ms, &mut out);
     crate::diagnose::live_fit::jobs_on_gpus(host, now_ms, opts, &mut out);
     order::root_cause_first(out)
 }

@@ -242,8 +242,11 @@ impl HostState {
             HostEvent::Evidence { .. } => {}
             HostEvent::Jobs { at_ms, jobs } => self.jobs.listed(at_ms, jobs),
             HostEvent::JobLog {
-                pid, restart, text, ..
-            } => self.jobs.log(pid, restart, &text),
+                at_ms,
+                pid,
+                restart,
+                text,
+            } => self.jobs.log_at(pid, restart, &text, at_ms),
         }
     }
 

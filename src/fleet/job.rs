@@ -88,6 +88,8 @@ pub struct TrackedJob {
     pub last_lines: Vec<String>,
     /// The CPU time its process used, probe by probe.
     pub cpu: CpuTrail,
+    /// When each step of its log was first seen.
+    pub steps_seen: crate::job::clock::StepPoints<TimestampMs>,
     reader: Option<Box<JobLog>>,
 }
 
@@ -114,6 +116,7 @@ impl Clone for TrackedJob {
             report: self.report.clone(),
             last_lines: self.last_lines.clone(),
             cpu: self.cpu.clone(),
+            steps_seen: self.steps_seen.clone(),
             reader: None,
         }
     }
@@ -129,6 +132,7 @@ impl PartialEq for TrackedJob {
             && self.report == other.report
             && self.last_lines == other.last_lines
             && self.cpu == other.cpu
+            && self.steps_seen == other.steps_seen
     }
 }
 
@@ -150,6 +154,7 @@ impl TrackedJob {
             report: None,
             last_lines: Vec::new(),
             cpu,
+            steps_seen: Default::default(),
             reader: None,
         }
     }
@@ -321,6 +326,19 @@ impl HostJobs {
             i += 1;
             keep
         });
+    }
+
+    /// [`HostJobs::log`] read at `at_ms`: the steps it reaches are stamped with that time.
+    pub fn log_at(&mut self, pid: u32, restart: bool, text: &str, at_ms: TimestampMs) {
+        self.log(pid, restart, text);
+        if let Some(job) = self
+            .jobs
+            .iter_mut()
+            .find(|j| j.alive() && j.process.pid == pid)
+            && let Some(step) = job.report.as_ref().and_then(|r| r.step)
+        {
+            job.steps_seen.push(step, at_ms);
+        }
     }
 
     /// More of the log of job `pid` (raw text, read only by the log reader); `restart` when

@@ -9,6 +9,7 @@ pub mod history;
 pub mod host;
 pub mod idle_trail;
 pub mod job;
+pub mod job_actions;
 pub mod job_cpu;
 pub mod job_found;
 pub mod money;

@@ -1,8 +1,9 @@
 //! The fleet's money: each host's ledger fed from its live samples on the clock tick, the
-//! fleet's costs and red lines, and the auto-release countdowns. Pure: a driver saves the
-//! ledgers and runs releases; this only decides.
+//! fleet's costs and red lines, and the auto-release countdowns (also counting down to what
+//! `on_plateau` asks for a job that stopped learning). Pure: a driver saves the ledgers and
+//! runs releases; this only decides.
 
-use crate::config::{Config, Provider};
+use crate::config::{Config, DEFAULT_STOP_GRACE_S, OnPlateau, Provider};
 use crate::cost::{
     AutoDecision, AutoInput, AutoRelease, AutoState, FleetCost, FleetLimits, GpuObservation,
     HostCost, HostLimits, Ledger, LedgerBook, LedgerSettings, LedgerState, Price, RedLine,
@@ -10,6 +11,7 @@ use crate::cost::{
 };
 use crate::fleet::HostId;
 use crate::fleet::host::{HostState, HostStatus};
+use crate::fleet::job_actions::PlateauAct;
 use crate::telemetry::TimestampMs;
 
 /// How often the ledgers are written to disk while the console runs.
@@ -39,6 +41,10 @@ pub struct HostMoneyConfig {
     pub gone_ms: Option<TimestampMs>,
     /// When the price took effect, where the provider inventory says.
     pub price_since_ms: Option<TimestampMs>,
+    /// `[[hosts.jobs]] on_plateau`: what a job that stopped learning leads to.
+    pub on_plateau: OnPlateau,
+    /// `[[hosts.jobs]] stop_grace_s`: SIGINT to SIGTERM for `stop-job`.
+    pub stop_grace_s: u64,
 }
 
 /// The money settings the model is built with.
@@ -95,6 +101,16 @@ impl MoneyOptions {
                     }),
                     gone_ms: None,
                     price_since_ms: host.price_since_ms,
+                    on_plateau: host
+                        .jobs
+                        .first()
+                        .and_then(|j| j.on_plateau)
+                        .unwrap_or_default(),
+                    stop_grace_s: host
+                        .jobs
+                        .first()
+                        .and_then(|j| j.stop_grace_s)
+                        .unwrap_or(DEFAULT_STOP_GRACE_S),
                 })
                 .collect(),
             default_limits,
@@ -105,9 +121,12 @@ impl MoneyOptions {
         }
     }
 
-    /// Whether any configured host asks for auto-release.
+    /// Whether any configured host asks for auto-release, or to act on a job that stopped
+    /// learning (the same countdown).
     pub fn wants_auto_release(&self) -> bool {
-        self.hosts.iter().any(|host| host.auto_release)
+        self.hosts
+            .iter()
+            .any(|host| host.auto_release || host.on_plateau.acts())
     }
 
     pub(crate) fn host(&self, name: &str) -> Option<&HostMoneyConfig> {
@@ -123,8 +142,13 @@ pub struct HostMoney {
     pub configured: bool,
     pub limits: HostLimits,
     pub ledger: Ledger,
-    /// Armed for hosts with `auto_release = true`.
+    /// Armed for hosts with `auto_release = true` or an `on_plateau` that acts.
     pub auto: Option<AutoRelease>,
+    /// What the countdown is for when a job stopped learning and `on_plateau` acts on it (set
+    /// on each tick); `None` counts down to a release for a red line.
+    pub plateau: Option<PlateauAct>,
+    /// The job a `stop-job` was fired for: the countdown re-arms once that job is gone.
+    stopped_pid: Option<u32>,
     /// What the countdown said at the last tick (for the banner).
     pub auto_decision: AutoDecision,
     /// No longer watched (gone from a reloaded or rejoined config, or restarted under a new
@@ -140,6 +164,9 @@ pub struct Money {
     /// Every host's cost as of the last tick, hosts in model order.
     pub fleet: FleetCost,
     pub red_lines: Vec<RedLine>,
+    /// The jobs over their own run limit, as of the last tick (kept in `red_lines` by every
+    /// recompute).
+    pub job_lines: Vec<RedLine>,
     /// Why the last save failed, until one succeeds.
     pub save_error: Option<String>,
     next_release_id: u64,
@@ -157,10 +184,12 @@ impl HostMoney {
         let mut host = Self {
             limits: config.limits.unwrap_or(options.default_limits),
             ledger: Ledger::new(options.settings, config.billing_started_ms),
-            auto: (configured.is_some() && config.auto_release).then(|| {
-                AutoRelease::new(config.countdown_ms.unwrap_or(options.countdown_ms), false)
-            }),
+            auto: (configured.is_some() && (config.auto_release || config.on_plateau.acts())).then(
+                || AutoRelease::new(config.countdown_ms.unwrap_or(options.countdown_ms), false),
+            ),
             auto_decision: AutoDecision::Nothing,
+            plateau: None,
+            stopped_pid: None,
             configured: configured.is_some(),
             config,
             retired: false,
@@ -207,6 +236,7 @@ impl Money {
             hosts,
             fleet: FleetCost::from_hosts(Vec::new()),
             red_lines: Vec::new(),
+            job_lines: Vec::new(),
             save_error: None,
             next_release_id: 1,
             last_save_ms: now_ms,
@@ -376,6 +406,7 @@ impl Money {
             .flat_map(|(cost, host)| host_red_lines(cost, &host.limits))
             .collect();
         self.fleet = FleetCost::from_hosts(hosts);
+        lines.extend(self.job_lines.iter().cloned());
         lines.extend(fleet_red_lines(&self.fleet, fleet_limits));
         self.red_lines = lines;
     }
@@ -402,23 +433,50 @@ pub fn observe(money: &mut Money, hosts: &[HostState], now_ms: TimestampMs, inte
     }
 }
 
-/// Advances every armed countdown; returns the hosts whose countdown ran out now. A host whose
-/// process list is not known yet counts as running a process of the user's: the countdown
-/// never fires on a guess.
-pub fn tick_countdowns(money: &mut Money, hosts: &[HostState], now_ms: TimestampMs) -> Vec<HostId> {
+/// Advances every armed countdown; returns the hosts whose countdown ran out now, with the act
+/// on a job that stopped learning when that is what it counted down to (else a release for a
+/// red line). A host whose process list is not known yet counts as running a process of the
+/// user's: a release never fires on a guess. `stop-job` acts on the job's own process, so the
+/// processes on the GPUs do not hold it; a release on a plateau is held by any process but that
+/// job's.
+pub fn tick_countdowns(
+    money: &mut Money,
+    hosts: &[HostState],
+    now_ms: TimestampMs,
+) -> Vec<(HostId, Option<PlateauAct>)> {
     let mut fired = Vec::new();
     for (id, (host, state)) in money.hosts.iter_mut().zip(hosts).enumerate() {
+        let act = PlateauAct::of(state, host.config.on_plateau, host.config.stop_grace_s);
         let Some(auto) = &mut host.auto else {
             continue;
         };
+        // The job stopped earlier is gone: a later run that stops learning is acted on again.
+        if let Some(pid) = host.stopped_pid
+            && act.map(|a| a.stop.pid()) != Some(pid)
+        {
+            auto.rearm();
+            host.stopped_pid = None;
+        }
+        host.plateau = act;
+        let unknown = state.processes_at_ms.is_none();
+        let user_processes = match act {
+            Some(a) if a.action == OnPlateau::StopJob => false,
+            Some(a) => unknown || state.processes.iter().any(|p| p.pid != a.stop.pid()),
+            None => unknown || !state.processes.is_empty(),
+        };
+        let red_line =
+            host.config.auto_release && auto_release_triggered(&money.red_lines, &host.config.name);
         let decision = auto.tick(AutoInput {
             now_ms,
-            triggered: auto_release_triggered(&money.red_lines, &host.config.name),
-            user_processes: state.processes_at_ms.is_none() || !state.processes.is_empty(),
+            triggered: act.is_some() || red_line,
+            user_processes,
             job_running: state.jobs.holds_host(),
         });
         if decision == AutoDecision::Fire {
-            fired.push(id);
+            if let Some(a) = act.filter(|a| a.action == OnPlateau::StopJob) {
+                host.stopped_pid = Some(a.stop.pid());
+            }
+            fired.push((id, act));
         }
         host.auto_decision = decision;
     }

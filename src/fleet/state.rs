@@ -3,6 +3,7 @@
 //! auto-release countdowns. Pure: no I/O and no clock of its own; what must be done outside
 //! (save the ledgers, release a host) comes back as [`FleetCommand`]s for the driver.
 
+use crate::config::OnPlateau;
 use crate::cost::LedgerBook;
 use crate::diagnose::{LiveOptions, live_findings};
 use crate::fleet::event_log::log_host_event;
@@ -12,6 +13,7 @@ use super::event::{HostEvent, HostId};
 use super::history::HistoryShape;
 use super::host::{HostState, HostStatus};
 use super::idle_trail::{IDLE_BUCKET_MS, IdleTrailShape};
+use super::job_actions::job_red_lines;
 use super::money::{Money, MoneyOptions, observe, tick_countdowns};
 
 /// Settings the fleet is built with.
@@ -101,6 +103,12 @@ pub enum FleetCommand {
     SaveLedgers { book: LedgerBook },
     /// `host`'s auto-release countdown ran out: release it now.
     AutoRelease { host: HostId },
+    /// `host`'s countdown for a job that stopped learning ran out and `on_plateau =
+    /// "stop-job"`: stop that job now (SIGINT, then SIGTERM).
+    StopJob {
+        host: HostId,
+        stop: crate::job::stop::StopJob,
+    },
 }
 
 /// Every watched host and the fleet's money, as of `now_ms`.
@@ -221,13 +229,20 @@ impl Fleet {
         let interval_ms = self.options.interval_ms;
         observe(&mut self.money, &self.hosts, now_ms, interval_ms);
         let limits = self.options.money.fleet_limits;
+        self.money.job_lines = job_red_lines(&self.hosts, &self.options.jobs, now_ms);
         self.money.recompute(now_ms, &limits);
         let mut commands = Vec::new();
         if !self.options.read_only {
             commands.extend(
                 tick_countdowns(&mut self.money, &self.hosts, now_ms)
                     .into_iter()
-                    .map(|host| FleetCommand::AutoRelease { host }),
+                    .map(|(host, act)| match act {
+                        Some(act) if act.action == OnPlateau::StopJob => FleetCommand::StopJob {
+                            host,
+                            stop: act.stop,
+                        },
+                        _ => FleetCommand::AutoRelease { host },
+                    }),
             );
         }
         let money = &self.options.money;

@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use crate::job::clock::StepClock;
 use crate::job::formats::{self, Bar, HfRecord, UserPattern};
 use crate::job::judge::{self, EvalTrack, JudgeOptions, Judgement};
 use crate::job::segments::{Segment, Splitter};
@@ -104,6 +105,11 @@ pub struct JobReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crash: Option<Crash>,
     pub judgement: Judgement,
+    /// Seconds, by the log's own progress bar, from the step the run stopped paying off (the
+    /// plateau's start, the best evaluation before overfitting) to the newest step; `None`
+    /// when it did not, or the log's bar keeps no clock that spans the run.
+    #[serde(skip)]
+    pub stalled_for_s: Option<f64>,
 }
 
 impl JobReport {
@@ -171,6 +177,8 @@ pub struct JobLog {
     completed: bool,
     /// Lightning: the step of its last epoch bar, for the metrics printed after it.
     lightning_step: Option<u64>,
+    /// The main bar's elapsed time by step.
+    clock: StepClock,
 }
 
 impl JobLog {
@@ -195,6 +203,7 @@ impl JobLog {
             progress_at: 0,
             completed: false,
             lightning_step: None,
+            clock: StepClock::default(),
         }
     }
 
@@ -299,6 +308,9 @@ impl JobLog {
         }
         self.main_total = Some(bar.total);
         self.main_n = Some(bar.n);
+        if let Some(elapsed_s) = bar.elapsed_s {
+            self.clock.push(bar.n, elapsed_s);
+        }
         self.main_timing = Timing {
             rate_per_s: bar.rate_per_s.or(self.main_timing.rate_per_s),
             elapsed_s: bar.elapsed_s,
@@ -435,7 +447,14 @@ impl JobLog {
         } else {
             JobState::Running
         };
+        let judgement = judge::judge(&self.loss, &self.evals, &self.opts.judge);
+        let stalled_at = judgement
+            .overfit
+            .as_ref()
+            .map(|o| o.best.step)
+            .or(judgement.plateau.as_ref().map(|p| p.since_step));
         JobReport {
+            stalled_for_s: stalled_at.and_then(|step| self.clock.seconds_since(step)),
             formats: self.formats.clone(),
             step,
             total,
@@ -450,7 +469,7 @@ impl JobLog {
             checkpoints: self.checkpoints.iter().copied().collect(),
             state,
             crash,
-            judgement: judge::judge(&self.loss, &self.evals, &self.opts.judge),
+            judgement,
         }
     }
 }

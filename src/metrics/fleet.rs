@@ -332,11 +332,17 @@ fn money_series(page: &mut Page, fleet: &Fleet) {
     }
     page.family(
         "gpufleet_red_line_crossed",
-        "1 for each red line crossed (kind: host_idle, host_budget, host_hours, host_run_time, fleet_budget, fleet_hours).",
+        "1 for each red line crossed (kind: host_idle, host_budget, host_hours, host_run_time, job_run_time, fleet_budget, fleet_hours).",
         Kind::Gauge,
     );
+    let mut seen: Vec<(&str, &str)> = Vec::new();
     for line in &money.red_lines {
         let instance = line.host().unwrap_or("fleet");
+        // Two jobs of one host over their run limit are one series.
+        if seen.contains(&(line.kind(), instance)) {
+            continue;
+        }
+        seen.push((line.kind(), instance));
         page.sample(
             "gpufleet_red_line_crossed",
             &[("kind", line.kind()), ("instance", instance)],

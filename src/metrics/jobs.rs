@@ -53,7 +53,7 @@ pub(super) fn job_series(page: &mut Page, fleet: &Fleet) {
             .get(id)
             .and_then(|m| m.config.price.as_ref());
         for job in host.jobs.iter() {
-            let view = job_snapshot(job, fleet.now_ms, price.map(|p| p.price_per_hour));
+            let view = job_snapshot(job, fleet.now_ms, price);
             let currency = price.map(|p| p.currency.clone()).unwrap_or_default();
             jobs.push((
                 host.name.as_str(),

@@ -32,6 +32,7 @@ fn kind_word(kind: AuditKind) -> String {
         AuditKind::AutoRelease => t!("audit.kind_auto_release"),
         AuditKind::AutoReleaseHold => t!("audit.kind_hold"),
         AuditKind::HostKeyAccepted => t!("audit.kind_host_key"),
+        AuditKind::StopJob => t!("job_action.audit_kind"),
     }
     .into_owned()
 }

@@ -32,15 +32,23 @@ pub fn lines(model: &Model, theme: &Theme) -> Vec<(String, Style)> {
     let mut out = Vec::new();
     for host in &money.hosts {
         if let AutoDecision::CountingDown { remaining_ms } = host.auto_decision {
-            let why = money
-                .red_lines
-                .iter()
-                .find(|line| line.host() == Some(host.config.name.as_str()))
-                .map(|line| format!(" ({})", line.message()))
-                .unwrap_or_default();
+            let why = match &host.plateau {
+                Some(act) => Some(act.message()),
+                None => money
+                    .red_lines
+                    .iter()
+                    .find(|line| line.host() == Some(host.config.name.as_str()))
+                    .map(|line| line.message()),
+            }
+            .map(|why| format!(" ({})", clean(&why)))
+            .unwrap_or_default();
+            let key = match host.plateau.map(|act| act.action) {
+                Some(crate::config::OnPlateau::StopJob) => "job_action.banner_stop",
+                _ => "banner.countdown",
+            };
             out.push((
                 t!(
-                    "banner.countdown",
+                    key,
                     host = clean(&host.config.name),
                     time = clock(remaining_ms),
                     why = why

@@ -7,6 +7,7 @@
 mod release;
 mod reload;
 mod signals;
+mod stop_job;
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -51,6 +52,11 @@ pub enum Input {
     },
     /// A provider account was synced: its inventory is joined to the fleet again.
     InventorySynced,
+    /// A job that stopped learning was stopped (`on_plateau = "stop-job"`), or why not.
+    JobStopped {
+        host: String,
+        outcome: Result<release::Said, release::Said>,
+    },
 }
 
 /// Starts the provider accounts' background sync, handed what to call after each account
@@ -208,6 +214,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                     outcome,
                 );
             }
+            Ok(Input::JobStopped { host, outcome }) => {
+                stop_job::stopped(&fleet, &dispatcher, &host, outcome);
+            }
             Ok(Input::Scrape) => {
                 if bridge.wanted() {
                     fleet.advance_clock(now_ms());
@@ -280,17 +289,10 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                 take_holds(&mut fleet, holds);
             }
             let alerts = duties.alerts_sent_by().is_none().then_some(&dispatcher);
-            for host in tick(&mut fleet, setup.store.as_ref(), &mut firing, alerts) {
-                let Some(release) = release.clone() else {
-                    continue;
-                };
-                let cost = fleet.money.cost(host).cloned();
-                let name = fleet
-                    .hosts
-                    .get(host)
-                    .map_or_else(String::new, |h| h.name.clone());
-                tracing::warn!(host = %name, "auto-release: releasing now");
-                release::spawn(release, name, cost, released_tx.clone());
+            for due in tick(&mut fleet, setup.store.as_ref(), &mut firing, alerts) {
+                if let Some(release) = release.clone() {
+                    stop_job::act(&fleet, due, release, &released_tx);
+                }
             }
         }
     }
@@ -327,21 +329,21 @@ fn start_alerts(sinks: Vec<Sink>) -> Dispatcher {
 }
 
 /// One second of the engine: findings, money, ledgers saved when due, alerts (sent when this
-/// watcher is the one that sends them: `alerts`). Returns the hosts whose auto-release
-/// countdown ran out.
+/// watcher is the one that sends them: `alerts`). Returns what the countdowns that ran out ask
+/// for (a release, a job stopped).
 fn tick(
     fleet: &mut Fleet,
     store: Option<&LedgerStore>,
     firing: &mut AlertBook,
     alerts: Option<&Dispatcher>,
-) -> Vec<HostId> {
+) -> Vec<FleetCommand> {
     let mut due = Vec::new();
     fleet.advance_clock(now_ms());
     fleet.refresh_findings();
     for command in fleet.money_tick() {
         match command {
             FleetCommand::SaveLedgers { book } => save(fleet, store, &book),
-            FleetCommand::AutoRelease { host } => due.push(host),
+            due_now => due.push(due_now),
         }
     }
     for alert in firing.update(fleet) {

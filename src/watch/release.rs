@@ -41,7 +41,7 @@ pub struct Said {
 
 impl Said {
     /// `say` in English and in the language set (`say` is given the locale).
-    fn both(say: impl Fn(&str) -> String) -> Said {
+    pub(super) fn both(say: impl Fn(&str) -> String) -> Said {
         Said {
             log: say(Lang::En.tag()),
             alert: say(&rust_i18n::locale()),
