@@ -5,6 +5,7 @@
 use rust_i18n::t;
 
 use crate::config::Provider;
+use crate::fleet::NoticeText;
 use crate::fleet::host::{HostStatus, format_age};
 use crate::release::ReleaseAction;
 
@@ -55,6 +56,11 @@ pub fn outage_summary(summary: &str) -> String {
         other => return other.to_string(),
     };
     t!(key).into_owned()
+}
+
+/// A link's notice (the engine keeps its catalogue words) in the interface's language.
+pub fn notice(text: &NoticeText) -> String {
+    text.render(&rust_i18n::locale())
 }
 
 /// The word for a released host in the status column.

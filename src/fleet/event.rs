@@ -2,6 +2,7 @@
 //! the fleet's state, whichever driver (console, watcher, one-shot read) runs it.
 
 use crate::fleet::job::JobProcess;
+use crate::fleet::notice::NoticeText;
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// Index of a host in the model's host list (the order of the config / command line).
@@ -53,8 +54,12 @@ pub enum HostEvent {
         at_ms: TimestampMs,
         detail: Option<String>,
     },
-    /// A one-time informational message (e.g. "kernel log not readable here").
-    Notice { at_ms: TimestampMs, text: String },
+    /// A one-time informational message (e.g. "kernel log not readable here"), as catalogue
+    /// words: the console says it in the user's language, the log and recordings in English.
+    Notice {
+        at_ms: TimestampMs,
+        text: NoticeText,
+    },
     /// What a command printed when the session saw the host's first fault
     /// ([`SMI_QUERY_ALL`]), sanitized and capped: kept by recordings and the black box for the
     /// incident report, not shown live.

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 
 use crate::diagnose::Finding;
 use crate::fleet::HostEvent;
+use crate::fleet::notice::NoticeText;
 use crate::fleet::history::{History, HistoryPoint, HistoryShape};
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
@@ -128,7 +129,7 @@ pub struct HostState {
     pub processes_at_ms: Option<TimestampMs>,
     pub last_sample_ms: Option<TimestampMs>,
     pub kernel_lines: VecDeque<(TimestampMs, String)>,
-    pub notices: Vec<String>,
+    pub notices: Vec<NoticeText>,
     /// The live findings, most severe first, recomputed once a second.
     pub findings: Vec<Finding>,
     /// What the host floods with, while it does.

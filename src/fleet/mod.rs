@@ -11,11 +11,13 @@ pub mod idle_trail;
 pub mod job;
 pub mod job_cpu;
 pub mod money;
+pub mod notice;
 pub mod outage;
 pub mod sink;
 pub mod state;
 pub mod unwatched;
 
 pub use event::{HostEvent, HostId};
+pub use notice::{NoticeArg, NoticeText};
 pub use sink::HostSink;
 pub use state::{Fleet, FleetCommand, FleetOptions};

@@ -63,7 +63,16 @@ fn every_event() -> Vec<HostEvent> {
         },
         HostEvent::Notice {
             at_ms: 14,
-            text: "kernel log not readable".into(),
+            text: crate::fleet::NoticeText::verbatim("kernel log not readable"),
+        },
+        HostEvent::Notice {
+            at_ms: 14,
+            text: crate::fleet::NoticeText::new("link_notice.detail_failed")
+                .put_words(
+                    "why",
+                    crate::fleet::NoticeText::new("link_notice.exit_status").put("code", "9"),
+                )
+                .put("output", "Unknown Error"),
         },
         HostEvent::Evidence {
             at_ms: 15,

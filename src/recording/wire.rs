@@ -2,19 +2,23 @@
 //! types mirror [`HostEvent`] and its parts with serde derives, apart from the engine's own
 //! types, so the file format changes only on purpose (and then [`FORMAT_VERSION`] with it).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::fleet::HostEvent;
 use crate::fleet::job::JobProcess;
 pub use crate::recording::wire_job::Job;
+use crate::recording::wire_notice::{self, Arg as NoticeArg};
 use crate::telemetry::accel::{Health, Vendor};
 use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
 
 /// The `format` word of every recording's header.
 pub const FORMAT_NAME: &str = "gpufleet-recording";
 /// The newest version this build writes and reads; a newer file is refused with a clear error.
-pub const FORMAT_VERSION: u32 = 3;
-// Version 2 added `evidence` lines, version 3 `jobs` and `job_log`; older files read unchanged.
+pub const FORMAT_VERSION: u32 = 4;
+// Version 2 added `evidence` lines, version 3 `jobs` and `job_log`, version 4 the `key` and
+// `args` of `notice` lines (`wire_notice.rs`); older files read unchanged.
 
 /// The gpufleet version written into headers and reports.
 pub const WRITER: &str = env!("CARGO_PKG_VERSION");
@@ -109,7 +113,14 @@ pub enum Event {
     },
     Notice {
         at_ms: u64,
+        /// The notice in English.
         text: String,
+        /// The catalogue text (version 4 on); absent for text said as it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+        /// The values of `key`'s `%{name}`s.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        args: BTreeMap<String, NoticeArg>,
     },
     Evidence {
         at_ms: u64,
@@ -356,10 +367,15 @@ impl From<&HostEvent> for Event {
                 at_ms: *at_ms,
                 detail: detail.clone(),
             },
-            HostEvent::Notice { at_ms, text } => Event::Notice {
-                at_ms: *at_ms,
-                text: text.clone(),
-            },
+            HostEvent::Notice { at_ms, text } => {
+                let (key, args) = wire_notice::to_wire(text);
+                Event::Notice {
+                    at_ms: *at_ms,
+                    text: text.english(),
+                    key,
+                    args,
+                }
+            }
             HostEvent::Evidence {
                 at_ms,
                 command,
@@ -423,7 +439,15 @@ impl From<Event> for HostEvent {
             }
             Event::Responsive { at_ms } => HostEvent::Responsive { at_ms },
             Event::Flooding { at_ms, detail } => HostEvent::Flooding { at_ms, detail },
-            Event::Notice { at_ms, text } => HostEvent::Notice { at_ms, text },
+            Event::Notice {
+                at_ms,
+                text,
+                key,
+                args,
+            } => HostEvent::Notice {
+                at_ms,
+                text: wire_notice::from_wire(text, key, args),
+            },
             Event::Evidence {
                 at_ms,
                 command,

@@ -13,6 +13,7 @@
 use std::time::Instant;
 
 use crate::fleet::HostEvent;
+use crate::remote::notice_words;
 use crate::remote::accel_tools::{Probed, Tool, probe_answer, probe_command};
 use crate::remote::error::RemoteError;
 use crate::remote::flood::OTHER_BUDGET;
@@ -106,10 +107,7 @@ impl Link {
             JobEvent::Line(line) => st.accel.keep(line),
             JobEvent::Exited { status } => self.accel_exit(st, tool, status),
             JobEvent::Refused(why) => {
-                self.notice_once(
-                    "accel-refused",
-                    format!("the host refused to run {}: {why}", tool.name()),
-                );
+                self.notice_once(notice_words::accel_refused(tool.name(), &why));
                 self.accel_next(st, self.opts.telemetry_retry_ms);
             }
             JobEvent::Flooded(_) => {}

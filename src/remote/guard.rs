@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::fleet::HostEvent;
+use crate::remote::notice_words;
 use crate::remote::evidence::EVIDENCE_BUDGET;
 use crate::remote::flood::{OTHER_BUDGET, describe, query_budget, stream_window};
 use crate::remote::job::Flood;
@@ -70,12 +71,7 @@ impl Link {
             }
             Slot::Kernel => {
                 st.kernel_lines.clear();
-                self.notice_once(
-                    "kernel-flood",
-                    "the kernel log sent more than gpufleet reads in a second; it is not \
-                     followed again until the link reconnects"
-                        .to_string(),
-                );
+                self.notice_once(notice_words::kernel_flood());
             }
         }
     }

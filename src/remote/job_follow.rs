@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use crate::fleet::HostEvent;
 use crate::fleet::job::JobProcess;
+use crate::remote::notice_words;
 use crate::remote::error::RemoteError;
 use crate::remote::flood::OTHER_BUDGET;
 use crate::remote::job::{Budget, JobEvent};
@@ -162,22 +163,14 @@ impl Link {
                 if let Some((pid, _)) = st.job.following.take() {
                     st.job.given_up.push(pid);
                 }
-                self.notice_once(
-                    "job-log-refused",
-                    format!("the host refused to read a job's log: {why}"),
-                );
+                self.notice_once(notice_words::job_log_refused(&why));
             }
             (Slot::JobLog, JobEvent::Flooded(_)) => {
                 st.job.pending.clear();
                 if let Some((pid, _)) = st.job.following.take() {
                     st.job.given_up.push(pid);
                 }
-                self.notice_once(
-                    "job-log-flood",
-                    "a job's log sent more than gpufleet reads in a second; it is not followed \
-                     again until the link reconnects"
-                        .to_string(),
-                );
+                self.notice_once(notice_words::job_log_flood());
             }
             _ => {}
         }

@@ -28,6 +28,7 @@ mod known_hosts;
 mod link;
 mod mux;
 mod named;
+mod notice_words;
 mod option_policy;
 mod proxy;
 mod proxy_config;

@@ -219,7 +219,7 @@ fn draw_header(
     } else {
         host.notices
             .last()
-            .map(|notice| (clean(notice), theme.warning()))
+            .map(|notice| (clean(&crate::app::words::notice(notice)), theme.warning()))
     };
     // Text, cut with an ellipsis where the line ends.
     if let Some((text, style)) = message {
