@@ -16,6 +16,9 @@ use crate::ui::{charts, findings, gpu_card, scroll};
 
 /// Most cards per grid row (8 GPUs fit as two rows of four on a 160-column terminal).
 const MAX_COLUMNS: u16 = 4;
+/// The cells of the header line a host's notice keeps from its facts (two of them the gap
+/// before it).
+const NOTICE_ROOM: usize = 32;
 /// From this width the findings sit beside the processes rather than above them.
 const SIDE_BY_SIDE_FROM: u16 = 120;
 /// The fewest rows of a findings pane worth drawing above the processes (three of text).
@@ -180,12 +183,30 @@ fn draw_header(
             theme.base(),
         ),
     ];
+    let message = if let Some(raw) = host.lost_raw() {
+        Some((clean(raw), theme.critical(), false))
+    } else if let Some((_, line)) = host.kernel_lines.back() {
+        Some((clean(line), theme.critical(), false))
+    } else {
+        host.notices.last().map(|notice| {
+            let text = clean(&crate::app::words::notice(notice));
+            (text, theme.warning(), true)
+        })
+    };
     let mut used: usize = spans.iter().map(Span::width).sum();
     let room = usize::from(area.width);
+    // A notice is said nowhere else: the facts leave it room (`NOTICE_ROOM` cells, or all it
+    // needs), dropping those that no longer fit.
+    let facts_room = match &message {
+        Some((text, _, true)) => {
+            room.saturating_sub((crate::cells::width(text) + 2).min(NOTICE_ROOM))
+        }
+        _ => room,
+    };
     // Facts are shown whole or not at all: a version cut short reads as another version.
     let mut whole_or_none = |spans: &mut Vec<Span<'static>>, text: String, style| {
         let width = Span::raw(text.as_str()).width();
-        if used + width <= room {
+        if used + width <= facts_room {
             used += width;
             spans.push(Span::styled(text, style));
         }
@@ -212,17 +233,8 @@ fn draw_header(
         let text = if i == 0 { fact } else { format!(" · {fact}") };
         whole_or_none(&mut spans, text, theme.dim());
     }
-    let message = if let Some(raw) = host.lost_raw() {
-        Some((clean(raw), theme.critical()))
-    } else if let Some((_, line)) = host.kernel_lines.back() {
-        Some((clean(line), theme.critical()))
-    } else {
-        host.notices
-            .last()
-            .map(|notice| (clean(&crate::app::words::notice(notice)), theme.warning()))
-    };
     // Text, cut with an ellipsis where the line ends.
-    if let Some((text, style)) = message {
+    if let Some((text, style, _)) = message {
         let left = room.saturating_sub(used + 2);
         if left >= 8 {
             spans.push(Span::styled(format!("  {}", fit(&text, left)), style));

@@ -1,0 +1,117 @@
+//! The SSH link's notices in the user's language, over a real sshd in a real terminal (tmux):
+//! with `--lang zh-CN` the host view's header line says the notice in Chinese at 80x24, with
+//! what the host printed quoted as it came, while the log file and the recording keep it in
+//! English (the recording with its catalogue key, so a replay can say it in either language).
+
+mod common;
+#[path = "support/tmux.rs"]
+mod tmux;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::sshd::Sshd;
+use tmux::{Tmux, binary};
+
+const WAIT: Duration = Duration::from_secs(20);
+/// What the fake `dmesg` of the `dmesg-denied` scenario prints (a real container's denial).
+const DENIED: &str = "dmesg: read kernel buffer failed: Operation not permitted";
+
+fn write_config(sshd: &Sshd, dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("config.toml");
+    let text = format!(
+        "interval_ms = 500\n\n[[hosts]]\nname = \"h200-test\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n",
+        sshd.user,
+        sshd.port,
+        sshd.client_key().display()
+    );
+    std::fs::write(&path, text).expect("config");
+    path
+}
+
+/// Waits until the file at `path` holds `needle`, returning its text.
+fn wait_for_file(path: &Path, needle: &str) -> String {
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.contains(needle) {
+            return text;
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "no {needle:?} in {}:\n{text}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn has_cjk(text: &str) -> bool {
+    text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+}
+
+#[test]
+fn a_link_notice_reads_in_chinese_on_screen_and_in_english_in_the_log_and_recording() {
+    let Some(sshd) = Sshd::start() else { return };
+    sshd.set_scenario("dmesg-denied");
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path());
+    let state = dir.path().join("state");
+    let recording = dir.path().join("rec.ndjson");
+    let command = format!(
+        "GPUFLEET_STATE_DIR={state} SSH_AUTH_SOCK= {bin} --lang zh-CN --config {config} \
+         --known-hosts {known} --record {recording}; echo EXIT=$?; sleep 30",
+        state = state.display(),
+        bin = binary().display(),
+        config = config.display(),
+        known = sshd.trusted_known_hosts().display(),
+        recording = recording.display(),
+    );
+    let Some(tmux) = Tmux::start(&command, 80, 24) else {
+        return;
+    };
+    tmux.wait_for("在线", WAIT);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("内核日志", WAIT);
+    let header = screen
+        .lines()
+        .find(|l| l.contains("h200-test"))
+        .unwrap_or_default();
+    // The notice follows the facts and is cut where the line ends: its start is on screen.
+    assert!(
+        header.contains("这台主机上读不了内核日志"),
+        "the notice in Chinese on the header line:\n{screen}"
+    );
+    assert!(
+        !screen.contains("kernel log") && !screen.contains("not readable"),
+        "no English notice on screen:\n{screen}"
+    );
+
+    let log = wait_for_file(&state.join("gpufleet.log"), "notice");
+    let line = log
+        .lines()
+        .find(|l| l.contains("notice") && l.contains("h200-test"))
+        .expect("a notice line");
+    assert!(
+        line.contains(&format!(
+            "the kernel log is not readable on this host, so Xid lines will not show ({DENIED})"
+        )),
+        "the log says it in English: {line}"
+    );
+    assert!(!has_cjk(&log), "the log stays English:\n{log}");
+
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=0", WAIT);
+    let recorded = wait_for_file(&recording, "\"kind\":\"notice\"");
+    let notice = recorded
+        .lines()
+        .find(|l| l.contains("\"kind\":\"notice\""))
+        .expect("a notice line");
+    assert!(
+        notice.contains("\"text\":\"the kernel log is not readable on this host")
+            && notice.contains("\"key\":\"link_notice.kernel_unreadable\"")
+            && notice.contains(DENIED),
+        "the recording keeps the English text and the key: {notice}"
+    );
+    assert!(!has_cjk(&recorded), "the recording stays English");
+}
