@@ -2,7 +2,7 @@
 //! the fleet's state, whichever driver (console, watcher, one-shot read) runs it.
 
 use crate::fleet::job::JobProcess;
-use crate::fleet::notice::NoticeText;
+use crate::fleet::notice::{DownWords, NoticeText};
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// Index of a host in the model's host list (the order of the config / command line).
@@ -42,6 +42,9 @@ pub enum HostEvent {
         reason: String,
         summary: String,
         retry_at_ms: Option<TimestampMs>,
+        /// `reason` and `summary` in catalogue words, for the console to say in the user's
+        /// language; `None` where the source has only the English.
+        words: Option<DownWords>,
     },
     /// Nothing has come from the host for `silent_ms` although the stream should have spoken:
     /// the host is unreachable for now (the link waits, and reconnects if it stays so).

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use crate::diagnose::Finding;
 use crate::fleet::HostEvent;
-use crate::fleet::notice::NoticeText;
+use crate::fleet::notice::{DownWords, NoticeText};
 use crate::fleet::history::{History, HistoryPoint, HistoryShape};
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
@@ -27,6 +27,8 @@ pub enum Link {
         /// When the latest attempt failed.
         last_attempt_ms: TimestampMs,
         retry: Retry,
+        /// `reason` and `summary` in catalogue words, when the source gave them.
+        words: Option<DownWords>,
     },
     Lost {
         since_ms: TimestampMs,
@@ -202,6 +204,7 @@ impl HostState {
                 reason,
                 summary,
                 retry_at_ms,
+                words,
             } => {
                 let (since_ms, attempts) = match &self.link {
                     Link::Down {
@@ -218,6 +221,7 @@ impl HostState {
                         attempts,
                         last_attempt_ms: at_ms,
                         retry: retry_at_ms.map_or(Retry::Never, Retry::At),
+                        words,
                     };
                 }
             }
@@ -429,6 +433,7 @@ mod tests {
             reason: "connection reset".into(),
             summary: "connection reset".into(),
             retry_at_ms: Some(12_000),
+            words: None,
         });
         let unreachable = HostStatus::Unreachable {
             reason: "connection reset".into(),
@@ -488,6 +493,7 @@ mod tests {
             reason: "reset".into(),
             summary: "reset".into(),
             retry_at_ms: None,
+            words: None,
         });
         assert_eq!(h.status(10_300, 1_000).text(), "unreachable");
         h.apply(HostEvent::Sample {

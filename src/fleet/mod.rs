@@ -18,6 +18,6 @@ pub mod state;
 pub mod unwatched;
 
 pub use event::{HostEvent, HostId};
-pub use notice::{NoticeArg, NoticeText};
+pub use notice::{DownWords, NoticeArg, NoticeText};
 pub use sink::HostSink;
 pub use state::{Fleet, FleetCommand, FleetOptions};

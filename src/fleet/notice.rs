@@ -21,6 +21,14 @@ pub enum NoticeText {
     Verbatim(String),
 }
 
+/// Why a link is down, in catalogue words: the whole message and its few words, whose English
+/// are the `reason` and `summary` the event carries for the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DownWords {
+    pub reason: NoticeText,
+    pub summary: NoticeText,
+}
+
 /// One value of a [`NoticeText`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NoticeArg {

@@ -51,6 +51,19 @@ fn every_event() -> Vec<HostEvent> {
             reason: "refused".into(),
             summary: "connection refused".into(),
             retry_at_ms: Some(4_010),
+            words: None,
+        },
+        HostEvent::Disconnected {
+            at_ms: 10,
+            reason: "cannot connect to 127.0.0.1:9: connection refused".into(),
+            summary: "connection refused".into(),
+            retry_at_ms: Some(4_010),
+            words: Some(crate::fleet::DownWords {
+                reason: crate::fleet::NoticeText::new("link_error.connect")
+                    .put("addr", "127.0.0.1:9")
+                    .put("source", "connection refused"),
+                summary: crate::fleet::NoticeText::new("link_summary.refused"),
+            }),
         },
         HostEvent::Unresponsive {
             at_ms: 11,

@@ -98,6 +98,12 @@ pub enum Event {
         /// When the link tries again; absent when it will not.
         #[serde(default)]
         retry_at_ms: Option<u64>,
+        /// `reason` as catalogue words (version 4 on), as a notice's value is written.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason_words: Option<NoticeArg>,
+        /// `summary` as catalogue words (version 4 on).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary_words: Option<NoticeArg>,
     },
     Unresponsive {
         at_ms: u64,
@@ -352,11 +358,14 @@ impl From<&HostEvent> for Event {
                 reason,
                 summary,
                 retry_at_ms,
+                words,
             } => Event::Disconnected {
                 at_ms: *at_ms,
                 reason: reason.clone(),
                 summary: summary.clone(),
                 retry_at_ms: *retry_at_ms,
+                reason_words: words.as_ref().map(|w| wire_notice::words_to_wire(&w.reason)),
+                summary_words: words.as_ref().map(|w| wire_notice::words_to_wire(&w.summary)),
             },
             HostEvent::Unresponsive { at_ms, silent_ms } => Event::Unresponsive {
                 at_ms: *at_ms,
@@ -428,7 +437,13 @@ impl From<Event> for HostEvent {
                 reason,
                 summary,
                 retry_at_ms,
+                reason_words,
+                summary_words,
             } => HostEvent::Disconnected {
+                words: wire_notice::down_words_from_wire(
+                    (&reason, reason_words),
+                    (&summary, summary_words),
+                ),
                 at_ms,
                 reason,
                 summary,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fleet::{NoticeArg, NoticeText};
+use crate::fleet::{DownWords, NoticeArg, NoticeText};
 
 /// How deep texts of ours may nest in a recording's values (gpufleet writes two levels).
 const MAX_DEPTH: usize = 4;
@@ -29,6 +29,36 @@ pub enum Arg {
 /// text).
 pub fn to_wire(text: &NoticeText) -> (Option<String>, BTreeMap<String, Arg>) {
     (text.key().map(str::to_string), args_to_wire(text))
+}
+
+/// A text as a value is written: `{"key": ..., "args": ...}`, or a string for verbatim text.
+pub fn words_to_wire(text: &NoticeText) -> Arg {
+    match text.key() {
+        Some(key) => Arg::Words {
+            key: key.to_string(),
+            args: args_to_wire(text),
+        },
+        None => Arg::Text(text.english()),
+    }
+}
+
+/// A link's down words from a `disconnected` line: both texts, or none (a line written before
+/// version 4, or one this build cannot say whole, is shown in its English).
+pub fn down_words_from_wire(
+    reason: (&str, Option<Arg>),
+    summary: (&str, Option<Arg>),
+) -> Option<DownWords> {
+    let text = |(english, words): (&str, Option<Arg>)| match words? {
+        Arg::Text(text) => Some(NoticeText::verbatim(text)),
+        Arg::Words { key, args } => {
+            let read = from_wire(english.to_string(), Some(key), args);
+            read.key().is_some().then_some(read)
+        }
+    };
+    Some(DownWords {
+        reason: text(reason)?,
+        summary: text(summary)?,
+    })
 }
 
 fn args_to_wire(text: &NoticeText) -> BTreeMap<String, Arg> {

@@ -112,18 +112,13 @@ pub(crate) fn check_host_key(
         });
     }
     let hint = if strict == StrictHostKeys::Yes {
-        format!(
-            "the ssh config sets StrictHostKeyChecking yes for it, so gpufleet adds no key; add \
-             it to {} yourself once you have checked it",
-            known_hosts.path().display()
-        )
+        NoticeText::new("link_error.hint_strict_yes")
+            .put("path", known_hosts.path().display().to_string())
     } else if prompt.other_types_known.is_empty() {
-        "accept it in the console or start with --accept-new-host-keys".to_string()
+        NoticeText::new("link_error.hint_accept")
     } else {
-        format!(
-            "known_hosts holds only {} keys for it, so confirm this one in the console",
-            prompt.other_types_known.join(", ")
-        )
+        NoticeText::new("link_error.hint_other_types")
+            .put("types", prompt.other_types_known.join(", "))
     };
     Err(RemoteError::HostKeyUnknown {
         known_as: prompt.known_as,

@@ -8,12 +8,13 @@ use std::collections::{BTreeMap, HashSet};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 
-use crate::fleet::{HostEvent, HostId, HostSink, NoticeText};
+use crate::fleet::{DownWords, HostEvent, HostId, HostSink, NoticeText};
 use crate::remote::LinkOptions;
 use crate::remote::accel_tools::Probed;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
+use crate::remote::error_words;
 use crate::remote::flood::FloodState;
 use crate::remote::host::RemoteHost;
 use crate::remote::notice_words;
@@ -186,6 +187,10 @@ impl Link {
             summary: sanitize(&e.summary()),
             retry_at_ms: retry_in
                 .map(|d| at_ms.saturating_add(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))),
+            words: Some(DownWords {
+                reason: error_words::reason(e).map_verbatim(&sanitize),
+                summary: error_words::summary(e),
+            }),
         });
     }
 

@@ -12,6 +12,7 @@ mod connect;
 mod credentials;
 mod digest;
 mod error;
+mod error_words;
 mod evidence;
 mod exec;
 mod flood;
