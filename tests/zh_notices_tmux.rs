@@ -115,3 +115,68 @@ fn a_link_notice_reads_in_chinese_on_screen_and_in_english_in_the_log_and_record
     );
     assert!(!has_cjk(&recorded), "the recording stays English");
 }
+
+/// A port on 127.0.0.1 where nothing listens (bound, then let go).
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+#[test]
+fn a_down_hosts_reason_reads_in_chinese_under_its_row_and_in_english_in_the_log() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let port = closed_port();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "interval_ms = 500\n\n[[hosts]]\nname = \"down-box\"\nssh = \"{}@127.0.0.1:{port}\"\nidentity_file = \"{}\"\n",
+            sshd.user,
+            sshd.client_key().display()
+        ),
+    )
+    .expect("config");
+    let state = dir.path().join("state");
+    let command = format!(
+        "GPUFLEET_STATE_DIR={state} SSH_AUTH_SOCK= {bin} --lang zh-CN --config {config} \
+         --known-hosts {known}; echo EXIT=$?; sleep 30",
+        state = state.display(),
+        bin = binary().display(),
+        config = config.display(),
+        known = sshd.trusted_known_hosts().display(),
+    );
+    let Some(tmux) = Tmux::start(&command, 80, 24) else {
+        return;
+    };
+    let addr = format!("127.0.0.1:{port}");
+    let screen = tmux.wait_for("无法连接", WAIT);
+    let lines: Vec<&str> = screen.lines().collect();
+    let row = lines
+        .iter()
+        .position(|l| l.contains("down-box") && l.contains("连不上"))
+        .unwrap_or_else(|| panic!("a down row:\n{screen}"));
+    let under = lines.get(row + 1).copied().unwrap_or_default();
+    // The few words first, the whole message last (cut with an ellipsis at 80 columns).
+    assert!(under.contains("连接被拒绝"), "the few words in Chinese:\n{screen}");
+    assert!(
+        under.contains("无法连接"),
+        "the whole message in Chinese under the row:\n{screen}"
+    );
+    assert!(
+        !screen.contains("cannot connect") && !screen.contains("connection refused ·"),
+        "no English link error on screen:\n{screen}"
+    );
+    let log = wait_for_file(&state.join("gpufleet.log"), "disconnected");
+    let line = log
+        .lines()
+        .find(|l| l.contains("disconnected") && l.contains("down-box"))
+        .expect("a disconnected line");
+    assert!(
+        line.contains(&format!("cannot connect to {addr}")),
+        "the log says it in English: {line}"
+    );
+    assert!(!has_cjk(&log), "the log stays English:\n{log}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=0", WAIT);
+}
