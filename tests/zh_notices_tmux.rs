@@ -158,7 +158,10 @@ fn a_down_hosts_reason_reads_in_chinese_under_its_row_and_in_english_in_the_log(
         .unwrap_or_else(|| panic!("a down row:\n{screen}"));
     let under = lines.get(row + 1).copied().unwrap_or_default();
     // The few words first, the whole message last (cut with an ellipsis at 80 columns).
-    assert!(under.contains("连接被拒绝"), "the few words in Chinese:\n{screen}");
+    assert!(
+        under.contains("连接被拒绝"),
+        "the few words in Chinese:\n{screen}"
+    );
     assert!(
         under.contains("无法连接"),
         "the whole message in Chinese under the row:\n{screen}"

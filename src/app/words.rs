@@ -6,8 +6,8 @@ use rust_i18n::t;
 
 use crate::config::Provider;
 use crate::fleet::NoticeText;
-use crate::fleet::outage::Outage;
 use crate::fleet::host::{HostStatus, format_age};
+use crate::fleet::outage::Outage;
 use crate::release::ReleaseAction;
 
 /// The status column's words: `live`, `stale 12s`, `GPU lost` (`在线`, `无数据 12s`, `掉卡`).

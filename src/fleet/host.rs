@@ -4,8 +4,8 @@ use std::collections::VecDeque;
 
 use crate::diagnose::Finding;
 use crate::fleet::HostEvent;
-use crate::fleet::notice::{DownWords, NoticeText};
 use crate::fleet::history::{History, HistoryPoint, HistoryShape};
+use crate::fleet::notice::{DownWords, NoticeText};
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// How many kernel lines a host keeps for the triage views.

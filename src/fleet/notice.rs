@@ -131,7 +131,9 @@ impl NoticeText {
     pub fn render(&self, locale: &str) -> String {
         match self {
             NoticeText::Verbatim(text) => text.clone(),
-            NoticeText::Words { key, args } => fill(&t!(key.as_ref(), locale = locale), args, locale),
+            NoticeText::Words { key, args } => {
+                fill(&t!(key.as_ref(), locale = locale), args, locale)
+            }
         }
     }
 
@@ -219,10 +221,15 @@ mod tests {
     #[test]
     fn what_a_recording_cannot_say_in_words_is_its_english() {
         let english = "a notice from a newer gpufleet".to_string();
-        let unknown = NoticeText::read_back("link_notice.no_such_text".into(), vec![], english.clone());
+        let unknown =
+            NoticeText::read_back("link_notice.no_such_text".into(), vec![], english.clone());
         assert_eq!(unknown, NoticeText::Verbatim(english.clone()));
         // A value missing: the placeholder would show.
-        let short = NoticeText::read_back("link_notice.kernel_unreadable".into(), vec![], english.clone());
+        let short = NoticeText::read_back(
+            "link_notice.kernel_unreadable".into(),
+            vec![],
+            english.clone(),
+        );
         assert_eq!(short, NoticeText::Verbatim(english));
         let whole = NoticeText::read_back(
             "link_notice.kernel_unreadable".into(),

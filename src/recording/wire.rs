@@ -364,8 +364,12 @@ impl From<&HostEvent> for Event {
                 reason: reason.clone(),
                 summary: summary.clone(),
                 retry_at_ms: *retry_at_ms,
-                reason_words: words.as_ref().map(|w| wire_notice::words_to_wire(&w.reason)),
-                summary_words: words.as_ref().map(|w| wire_notice::words_to_wire(&w.summary)),
+                reason_words: words
+                    .as_ref()
+                    .map(|w| wire_notice::words_to_wire(&w.reason)),
+                summary_words: words
+                    .as_ref()
+                    .map(|w| wire_notice::words_to_wire(&w.summary)),
             },
             HostEvent::Unresponsive { at_ms, silent_ms } => Event::Unresponsive {
                 at_ms: *at_ms,

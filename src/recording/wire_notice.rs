@@ -171,7 +171,10 @@ mod tests {
             line.contains(&format!("\"text\":\"{}\"", notice.english())),
             "the English text where readers find it: {line}"
         );
-        assert!(line.contains("\"key\":\"link_notice.kernel_unreadable\""), "{line}");
+        assert!(
+            line.contains("\"key\":\"link_notice.kernel_unreadable\""),
+            "{line}"
+        );
         assert!(
             line.contains(
                 "\"args\":{\"why\":{\"key\":\"link_notice.exit_status\",\"args\":{\"code\":\"1\"}}}"

@@ -13,13 +13,13 @@
 use std::time::Instant;
 
 use crate::fleet::HostEvent;
-use crate::remote::notice_words;
 use crate::remote::accel_tools::{Probed, Tool, probe_answer, probe_command};
 use crate::remote::error::RemoteError;
 use crate::remote::flood::OTHER_BUDGET;
 use crate::remote::job::JobEvent;
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
+use crate::remote::notice_words;
 use crate::remote::session_state::SessionState;
 use crate::telemetry::LostReason;
 use crate::telemetry::accel::sample::to_samples;

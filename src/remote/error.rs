@@ -63,7 +63,7 @@ pub enum RemoteError {
         key_type: String,
         fingerprint: String,
         /// What to do, as catalogue words (English here, in the console's language there).
-        hint: crate::fleet::NoticeText,
+        hint: Box<crate::fleet::NoticeText>,
     },
     #[error("host key of {known_as} ({key_type} {fingerprint}) was not accepted")]
     HostKeyDeclined {

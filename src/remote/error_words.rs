@@ -62,7 +62,7 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
             .put("known_as", known_as.as_str())
             .put("key_type", key_type.as_str())
             .put("fingerprint", fingerprint.as_str())
-            .put_words("hint", hint.clone()),
+            .put_words("hint", hint.as_ref().clone()),
         RemoteError::HostKeyDeclined {
             known_as,
             key_type,
@@ -259,7 +259,9 @@ mod tests {
                 known_as: "h".into(),
                 key_type: "ssh-ed25519".into(),
                 fingerprint: "SHA256:x".into(),
-                hint: NoticeText::new("link_error.hint_other_types").put("types", "ssh-rsa"),
+                hint: Box::new(
+                    NoticeText::new("link_error.hint_other_types").put("types", "ssh-rsa"),
+                ),
             },
             RemoteError::HostKeyDeclined {
                 known_as: "h".into(),
@@ -340,7 +342,10 @@ mod tests {
         };
         let zh = reason(&e).render("zh-CN");
         assert!(!zh.contains("cannot connect"), "{zh}");
-        assert!(zh.contains("127.0.0.1:9") && zh.contains("connection refused"), "{zh}");
+        assert!(
+            zh.contains("127.0.0.1:9") && zh.contains("connection refused"),
+            "{zh}"
+        );
         let summary_zh = summary(&e).render("zh-CN");
         assert!(!summary_zh.contains("connection refused"), "{summary_zh}");
         for e in every_error() {

@@ -4,12 +4,12 @@
 use std::time::{Duration, Instant};
 
 use crate::fleet::HostEvent;
-use crate::remote::notice_words;
 use crate::remote::evidence::EVIDENCE_BUDGET;
 use crate::remote::flood::{OTHER_BUDGET, describe, query_budget, stream_window};
 use crate::remote::job::Flood;
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
+use crate::remote::notice_words;
 use crate::remote::sanitize::sanitize;
 use crate::remote::session_state::SessionState;
 use crate::telemetry::source::now_ms;

@@ -6,9 +6,9 @@
 
 use ssh2::Session;
 
+use crate::fleet::NoticeText;
 use crate::remote::LinkOptions;
 use crate::remote::credentials::{HostKeyPrompt, PromptContext, Prompter};
-use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
 use crate::remote::host::RemoteHost;
 use crate::remote::known_hosts::{KnownHostsFile, Verdict, append};
@@ -124,6 +124,6 @@ pub(crate) fn check_host_key(
         known_as: prompt.known_as,
         key_type: prompt.key_type,
         fingerprint: prompt.fingerprint,
-        hint,
+        hint: Box::new(hint),
     })
 }

@@ -14,13 +14,13 @@ use std::time::Duration;
 
 use crate::fleet::HostEvent;
 use crate::fleet::job::JobProcess;
-use crate::remote::notice_words;
 use crate::remote::error::RemoteError;
 use crate::remote::flood::OTHER_BUDGET;
 use crate::remote::job::{Budget, JobEvent};
 use crate::remote::job_find::{self, LogFd};
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
+use crate::remote::notice_words;
 use crate::remote::quote::{CommandError, RemoteCommand};
 use crate::remote::session_state::SessionState;
 use crate::telemetry::source::now_ms;

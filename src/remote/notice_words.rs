@@ -138,7 +138,12 @@ pub(crate) enum Ignored {
 }
 
 /// `HOST: ssh config option KEY (FILE line N) is ignored: WHY`.
-pub(crate) fn option_ignored(host: &str, option: &str, place: NoticeText, why: Ignored) -> NoticeText {
+pub(crate) fn option_ignored(
+    host: &str,
+    option: &str,
+    place: NoticeText,
+    why: Ignored,
+) -> NoticeText {
     let why = NoticeText::new(match why {
         Ignored::AddsOnly => "link_notice.ignored_adds_only",
         Ignored::NotImplemented => "link_notice.ignored_not_implemented",

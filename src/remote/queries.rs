@@ -6,10 +6,10 @@
 use std::time::Instant;
 
 use crate::fleet::HostEvent;
-use crate::remote::notice_words;
 use crate::remote::error::RemoteError;
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
+use crate::remote::notice_words;
 use crate::remote::sanitize::sanitize;
 use crate::remote::sanitize_sample::sanitize_sample;
 use crate::remote::session_state::{MAX_GPUS, SessionState, keep};

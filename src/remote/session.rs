@@ -16,13 +16,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::fleet::HostEvent;
-use crate::remote::notice_words;
 use crate::remote::error::RemoteError;
 use crate::remote::evidence::{self, EVIDENCE_BUDGET, EvidenceRun};
 use crate::remote::flood::{OTHER_BUDGET, query_budget, stream_budget};
 use crate::remote::job::JobEvent;
 use crate::remote::link::{Ended, Link, Mode};
 use crate::remote::mux::{Mux, Slot};
+use crate::remote::notice_words;
 use crate::remote::sanitize::sanitize;
 use crate::remote::session_state::{DetailRun, Held, SessionState, StreamRun, keep};
 use crate::remote::smi::{self, FieldList};
