@@ -170,6 +170,13 @@ fn a_down_hosts_reason_reads_in_chinese_under_its_row_and_in_english_in_the_log(
         !screen.contains("cannot connect") && !screen.contains("connection refused ·"),
         "no English link error on screen:\n{screen}"
     );
+    // The host view's header says why in Chinese too.
+    tmux.keys(&["Enter"]);
+    let host = tmux.wait_for("(无法连接", WAIT);
+    assert!(
+        !host.contains("cannot connect"),
+        "no English link error in the host view:\n{host}"
+    );
     let log = wait_for_file(&state.join("gpufleet.log"), "disconnected");
     let line = log
         .lines()

@@ -61,7 +61,7 @@ pub fn outage_summary(summary: &str) -> String {
 
 /// A link's notice (the engine keeps its catalogue words) in the interface's language.
 pub fn notice(text: &NoticeText) -> String {
-    text.render(&rust_i18n::locale())
+    text.localized()
 }
 
 /// An outage's few words in the interface's language: the link's own catalogue words when its

@@ -381,6 +381,18 @@ impl HostState {
         any.then_some((draw, limit))
     }
 
+    /// Why the link is down, in `locale` when its source gave catalogue words, else the
+    /// English it sent; `None` while the link is not down.
+    pub fn down_reason(&self, locale: &str) -> Option<String> {
+        match &self.link {
+            Link::Down {
+                words: Some(words), ..
+            } => Some(words.reason.render(locale)),
+            Link::Down { reason, .. } => Some(reason.clone()),
+            _ => None,
+        }
+    }
+
     pub fn lost_raw(&self) -> Option<&str> {
         match &self.link {
             Link::Lost { raw, .. } => Some(raw),

@@ -137,6 +137,11 @@ impl NoticeText {
         }
     }
 
+    /// The text in the interface's language (the one `--lang`, the config or the locale chose).
+    pub fn localized(&self) -> String {
+        self.render(&rust_i18n::locale())
+    }
+
     /// The text in English, as the log and recordings keep it.
     pub fn english(&self) -> String {
         self.render("en")
@@ -237,6 +242,37 @@ mod tests {
             String::new(),
         );
         assert_eq!(whole.key(), Some("link_notice.kernel_unreadable"));
+    }
+
+    #[test]
+    fn a_down_links_reason_reads_in_the_language_asked_for() {
+        use crate::fleet::{Fleet, FleetOptions, HostEvent};
+        let mut fleet = Fleet::new(vec!["h".into()], FleetOptions::default(), 1_000);
+        let english = "cannot connect to 127.0.0.1:9: connection refused";
+        let down = |words| HostEvent::Disconnected {
+            at_ms: 1_000,
+            reason: english.into(),
+            summary: "connection refused".into(),
+            retry_at_ms: None,
+            words,
+        };
+        fleet.apply(0, down(None));
+        assert_eq!(
+            fleet.hosts[0].down_reason("zh-CN").as_deref(),
+            Some(english)
+        );
+        fleet.apply(
+            0,
+            down(Some(DownWords {
+                reason: NoticeText::new("link_error.connect")
+                    .put("addr", "127.0.0.1:9")
+                    .put("source", "connection refused"),
+                summary: NoticeText::new("link_summary.refused"),
+            })),
+        );
+        assert_eq!(fleet.hosts[0].down_reason("en").as_deref(), Some(english));
+        let zh = fleet.hosts[0].down_reason("zh-CN").unwrap_or_default();
+        assert!(zh.starts_with("无法连接 127.0.0.1:9"), "{zh}");
     }
 
     #[test]

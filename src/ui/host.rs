@@ -211,8 +211,16 @@ fn draw_header(
             spans.push(Span::styled(text, style));
         }
     };
-    if let Some(reason) = status.as_ref().and_then(|s| s.reason()) {
-        whole_or_none(&mut spans, format!("({}) ", clean(reason)), theme.warning());
+    // A link that is down says why in the interface's language when it can.
+    let reason = host
+        .down_reason(&rust_i18n::locale())
+        .or_else(|| status.as_ref().and_then(|s| s.reason().map(str::to_string)));
+    if let Some(reason) = reason {
+        whole_or_none(
+            &mut spans,
+            format!("({}) ", clean(&reason)),
+            theme.warning(),
+        );
     }
     let info = &host.info;
     let mut facts = Vec::new();
