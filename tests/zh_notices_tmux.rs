@@ -190,3 +190,64 @@ fn a_down_hosts_reason_reads_in_chinese_under_its_row_and_in_english_in_the_log(
     tmux.keys(&["q"]);
     tmux.wait_for("EXIT=0", WAIT);
 }
+
+/// A recording of one host `h` that says `notice` (the event's JSON) once, with `version` in
+/// its header.
+fn recording_with(dir: &Path, name: &str, version: u32, notice: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let header = format!(
+        "{{\"format\":\"gpufleet-recording\",\"version\":{version},\"gpufleet\":\"0.1.0\",\
+         \"started_ms\":1000,\"started\":\"1970-01-01T00:00:01Z\",\"hosts\":[\"h\"]}}"
+    );
+    let line = format!("{{\"t_ms\":1100,\"host\":\"h\",\"event\":{notice}}}");
+    std::fs::write(&path, format!("{header}\n{line}\n")).expect("recording");
+    path
+}
+
+/// The host view's header of host `h` once a replay of `recording` in Chinese shows `wanted`.
+fn replayed_header(recording: &Path, wanted: &str) -> String {
+    let command = format!(
+        "{} replay {} --lang zh-CN; echo EXIT=$?; sleep 30",
+        binary().display(),
+        recording.display()
+    );
+    let tmux = Tmux::start(&command, 80, 24).expect("tmux");
+    tmux.wait_for("│h ", WAIT);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for(wanted, WAIT);
+    tmux.keys(&["q"]);
+    screen
+        .lines()
+        .find(|l| l.starts_with(" h "))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn a_notice_replays_from_an_old_recording_as_written_and_from_a_new_one_in_chinese() {
+    if Tmux::start("true", 10, 5).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp");
+    // Version 3 and before: the notice is its English text only, and replays as it was written.
+    let old = recording_with(
+        dir.path(),
+        "old.ndjson",
+        3,
+        "{\"kind\":\"notice\",\"at_ms\":1100,\"text\":\"nvidia-smi on this host does not know \
+         the field power.limit; reading the others\"}",
+    );
+    let header = replayed_header(&old, "nvidia-smi on this host");
+    assert!(header.contains("does not know the field"), "{header}");
+    // Version 4: the English text, the key and the values; replayed in the user's language.
+    let new = recording_with(
+        dir.path(),
+        "new.ndjson",
+        4,
+        "{\"kind\":\"notice\",\"at_ms\":1100,\"text\":\"nvidia-smi on this host does not know \
+         the field power.limit; reading the others\",\"key\":\"link_notice.field_unknown\",\
+         \"args\":{\"field\":\"power.limit\"}}",
+    );
+    let header = replayed_header(&new, "不认识字段 power.limit");
+    assert!(!header.contains("does not know"), "{header}");
+}
