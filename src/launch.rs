@@ -252,6 +252,7 @@ fn gone_event(why: &str, at_ms: u64) -> crate::fleet::HostEvent {
         reason: why.to_string(),
         summary: "gone from the provider account".to_string(),
         retry_at_ms: None,
+        words: None,
     }
 }
 

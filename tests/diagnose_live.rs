@@ -337,6 +337,7 @@ fn data_older_than_two_intervals_on_a_down_link_is_stale() {
         reason: "connection reset".to_string(),
         summary: "connection reset".to_string(),
         retry_at_ms: None,
+        words: None,
     });
     assert_eq!(findings_at(&h, 31), Vec::<Finding>::new());
     let findings = findings_at(&h, 45);

@@ -522,6 +522,9 @@ fn never_shown(lit: &Literal) -> bool {
                     .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ']' || c == ')')
             }))
         || before.contains("tracing::")
+        // The name of a notice's value (`.put("field", field)`): a placeholder, not text.
+        || before.ends_with(".put(")
+        || before.ends_with(".put_words(")
         || after.starts_with("|\"_\"")
         || after.starts_with("==")
         || (before.ends_with('|') && after.starts_with("=>"))
@@ -623,6 +626,7 @@ const SCANNED_FILES: &[&str] = &[
     "src/cost/redline.rs",
     "src/money_cli.rs",
     "src/providers/unwatched.rs",
+    "src/remote/notice_words.rs",
 ];
 
 fn source_files() -> Vec<PathBuf> {
@@ -752,6 +756,96 @@ fn every_key_the_source_names_is_in_both_catalogues() {
     assert!(unused.is_empty(), "texts no code uses: {unused:?}");
 }
 
+/// The SSH link's files (`src/remote/`), where only what a notice says is text for the user:
+/// the rest is commands, option names, needles and errors for the log.
+const LINK_DIR: &str = "src/remote";
+
+/// The calls that carry what a notice says: the link's notices and the ssh config's and host
+/// key check's warnings (shown as notices).
+const NOTICE_CALLS: &[&str] = &[
+    "notice(",
+    "notice_once(",
+    "notice_once_per(",
+    "HostEvent::Notice {",
+    "warnings.push(",
+    "warnings: vec![",
+];
+
+/// Each call of `name` in `source` (definitions left out) with its arguments, up to the
+/// bracket that closes it, and its line.
+fn calls(source: &str, name: &str) -> Vec<(usize, String)> {
+    let code = source.split("#[cfg(test)]").next().unwrap_or(source);
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices(name) {
+        let before = &code[..at];
+        let word_before = before
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        if word_before || before.trim_end().ends_with("fn") {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut end = code.len();
+        for (i, c) in code[at + name.len() - 1..].char_indices() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = at + name.len() - 1 + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push((before.matches('\n').count() + 1, code[at..end].to_string()));
+    }
+    out
+}
+
+#[test]
+fn the_links_notices_say_only_catalogue_words() {
+    let en = catalogue("en");
+    let mut problems = Vec::new();
+    let mut seen = 0;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(LINK_DIR))
+        .expect("src/remote")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .filter(|p| !p.to_string_lossy().ends_with("_tests.rs"))
+        .collect();
+    files.sort();
+    for path in files {
+        let file = path
+            .strip_prefix(root())
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        if source.contains("NoticeText::verbatim(") {
+            problems.push(format!(
+                "{file}: a notice said verbatim, not in catalogue words"
+            ));
+        }
+        for name in NOTICE_CALLS {
+            for (line, call) in calls(&source, name) {
+                seen += 1;
+                for problem in hard_coded(&file, &call, &en) {
+                    problems.push(format!("{file}:{line}: {call}\n    {problem}"));
+                }
+            }
+        }
+    }
+    assert!(seen >= 15, "the scan found only {seen} notice calls");
+    assert!(
+        problems.is_empty(),
+        "notice text outside the catalogue ({}):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
 /// The scan itself: what it must catch and what it must let through.
 #[test]
 fn the_scan_catches_text_and_lets_keys_and_symbols_through() {
@@ -771,6 +865,11 @@ fn the_scan_catches_text_and_lets_keys_and_symbols_through() {
         "an unknown key"
     );
     assert!(caught(r#"let a = t!("fleet.title", n = 1);"#).is_empty());
+    assert!(caught(r#"let n = NoticeText::new("fleet.title").put("field", f);"#).is_empty());
+    assert_eq!(
+        caught(r#"let n = NoticeText::new("fleet.titel");"#).len(),
+        1
+    );
     assert!(caught(r#"let a = format!("{}/{} GiB", u, t); let b = " · ";"#).is_empty());
     assert!(caught(r#"let a = ("Esc / Enter", x); let b = "▏";"#).is_empty());
     assert!(caught(r#"match s { "ok" => 1, _ => 2 }; if o == "dry_run" {}"#).is_empty());

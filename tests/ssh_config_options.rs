@@ -34,7 +34,7 @@ fn notices_while_streaming(host: RemoteHost, known_hosts: &Path) -> Vec<String> 
         .seen
         .iter()
         .filter_map(|(_, e, _)| match e {
-            HostEvent::Notice { text, .. } => Some(text.clone()),
+            HostEvent::Notice { text, .. } => Some(text.english()),
             _ => None,
         })
         .collect()

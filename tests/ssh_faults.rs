@@ -96,6 +96,7 @@ fn dmesg_not_permitted_gives_one_notice_and_no_loop() {
     let HostEvent::Notice { text, .. } = notice else {
         unreachable!()
     };
+    let text = text.english();
     assert!(
         text.contains("dmesg: read kernel buffer failed: Operation not permitted"),
         "{text}"

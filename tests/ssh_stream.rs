@@ -185,7 +185,7 @@ fn notices(events: &common::Events) -> Vec<String> {
         .seen
         .iter()
         .filter_map(|(_, e, _)| match e {
-            HostEvent::Notice { text, .. } => Some(text.clone()),
+            HostEvent::Notice { text, .. } => Some(text.english()),
             _ => None,
         })
         .collect()

@@ -198,6 +198,7 @@ fn problems_first_puts_hosts_down_on_top_worst_first() {
                 reason: "cannot connect to 10.0.0.2:22: Connection refused (os error 111)".into(),
                 summary: "connection refused".into(),
                 retry_at_ms: Some(1_005_000),
+                words: None,
             },
         },
     );
@@ -286,6 +287,7 @@ fn an_unreachable_host_is_a_row_not_a_crash() {
                 reason: "Connection timed out".into(),
                 summary: "connection timed out".into(),
                 retry_at_ms: Some(5_010),
+                words: None,
             },
         },
     );

@@ -15,7 +15,7 @@ use crate::cost::AutoDecision;
 use crate::diagnose::Severity;
 use crate::diagnose::finding::label;
 use crate::fleet::Fleet;
-use crate::fleet::host::HostStatus;
+use crate::fleet::host::{HostState, HostStatus};
 use crate::telemetry::TimestampMs;
 
 use super::message::{Alert, AlertState, Money};
@@ -151,9 +151,16 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
         if let Some(silent_ms) = unreachable_for(fleet, id)
             && silent_ms >= unreachable_after_ms
         {
+            // A link that is down says why in the alert's language when it can.
             let reason = fleet
-                .status(id)
-                .and_then(|s| s.reason().map(str::to_string))
+                .hosts
+                .get(id)
+                .and_then(|host: &HostState| host.down_reason(&rust_i18n::locale()))
+                .or_else(|| {
+                    fleet
+                        .status(id)
+                        .and_then(|s| s.reason().map(str::to_string))
+                })
                 .unwrap_or_else(|| t!("alert_text.no_data").into_owned());
             add(
                 None,

@@ -5,7 +5,9 @@
 use rust_i18n::t;
 
 use crate::config::Provider;
+use crate::fleet::NoticeText;
 use crate::fleet::host::{HostStatus, format_age};
+use crate::fleet::outage::Outage;
 use crate::release::ReleaseAction;
 
 /// The status column's words: `live`, `stale 12s`, `GPU lost` (`在线`, `无数据 12s`, `掉卡`).
@@ -55,6 +57,29 @@ pub fn outage_summary(summary: &str) -> String {
         other => return other.to_string(),
     };
     t!(key).into_owned()
+}
+
+/// A link's notice (the engine keeps its catalogue words) in the interface's language.
+pub fn notice(text: &NoticeText) -> String {
+    text.localized()
+}
+
+/// An outage's few words in the interface's language: the link's own catalogue words when its
+/// source gave them, else [`outage_summary`] of the English.
+pub fn outage_words(outage: &Outage) -> String {
+    match &outage.words {
+        Some(words) => notice(&words.summary),
+        None => outage_summary(&outage.summary),
+    }
+}
+
+/// An outage's whole message in the interface's language (see [`outage_words`]).
+pub fn outage_detail(outage: &Outage) -> Option<String> {
+    let detail = outage.detail.as_ref()?;
+    Some(match &outage.words {
+        Some(words) => notice(&words.reason),
+        None => detail.clone(),
+    })
 }
 
 /// The word for a released host in the status column.

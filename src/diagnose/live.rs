@@ -92,7 +92,10 @@ fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
         && age_ms > 2 * opts.interval_ms
     {
         let why = match &host.link {
-            Link::Down { reason, .. } => t!("live_evidence.link_down", reason = reason),
+            Link::Down { .. } => t!(
+                "live_evidence.link_down",
+                reason = host.down_reason(&rust_i18n::locale()).unwrap_or_default()
+            ),
             Link::Connecting { .. } => t!("live_evidence.reconnecting"),
             _ => Cow::Borrowed(""),
         };

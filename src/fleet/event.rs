@@ -2,6 +2,7 @@
 //! the fleet's state, whichever driver (console, watcher, one-shot read) runs it.
 
 use crate::fleet::job::JobProcess;
+use crate::fleet::notice::{DownWords, NoticeText};
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// Index of a host in the model's host list (the order of the config / command line).
@@ -41,6 +42,9 @@ pub enum HostEvent {
         reason: String,
         summary: String,
         retry_at_ms: Option<TimestampMs>,
+        /// `reason` and `summary` in catalogue words, for the console to say in the user's
+        /// language; `None` where the source has only the English.
+        words: Option<DownWords>,
     },
     /// Nothing has come from the host for `silent_ms` although the stream should have spoken:
     /// the host is unreachable for now (the link waits, and reconnects if it stays so).
@@ -53,8 +57,12 @@ pub enum HostEvent {
         at_ms: TimestampMs,
         detail: Option<String>,
     },
-    /// A one-time informational message (e.g. "kernel log not readable here").
-    Notice { at_ms: TimestampMs, text: String },
+    /// A one-time informational message (e.g. "kernel log not readable here"), as catalogue
+    /// words: the console says it in the user's language, the log and recordings in English.
+    Notice {
+        at_ms: TimestampMs,
+        text: NoticeText,
+    },
     /// What a command printed when the session saw the host's first fault
     /// ([`SMI_QUERY_ALL`]), sanitized and capped: kept by recordings and the black box for the
     /// incident report, not shown live.

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use crate::diagnose::Finding;
 use crate::fleet::HostEvent;
 use crate::fleet::history::{History, HistoryPoint, HistoryShape};
+use crate::fleet::notice::{DownWords, NoticeText};
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// How many kernel lines a host keeps for the triage views.
@@ -26,6 +27,8 @@ pub enum Link {
         /// When the latest attempt failed.
         last_attempt_ms: TimestampMs,
         retry: Retry,
+        /// `reason` and `summary` in catalogue words, when the source gave them.
+        words: Option<DownWords>,
     },
     Lost {
         since_ms: TimestampMs,
@@ -128,7 +131,7 @@ pub struct HostState {
     pub processes_at_ms: Option<TimestampMs>,
     pub last_sample_ms: Option<TimestampMs>,
     pub kernel_lines: VecDeque<(TimestampMs, String)>,
-    pub notices: Vec<String>,
+    pub notices: Vec<NoticeText>,
     /// The live findings, most severe first, recomputed once a second.
     pub findings: Vec<Finding>,
     /// What the host floods with, while it does.
@@ -201,6 +204,7 @@ impl HostState {
                 reason,
                 summary,
                 retry_at_ms,
+                words,
             } => {
                 let (since_ms, attempts) = match &self.link {
                     Link::Down {
@@ -217,6 +221,7 @@ impl HostState {
                         attempts,
                         last_attempt_ms: at_ms,
                         retry: retry_at_ms.map_or(Retry::Never, Retry::At),
+                        words,
                     };
                 }
             }
@@ -379,6 +384,18 @@ impl HostState {
         any.then_some((draw, limit))
     }
 
+    /// Why the link is down, in `locale` when its source gave catalogue words, else the
+    /// English it sent; `None` while the link is not down.
+    pub fn down_reason(&self, locale: &str) -> Option<String> {
+        match &self.link {
+            Link::Down {
+                words: Some(words), ..
+            } => Some(words.reason.render(locale)),
+            Link::Down { reason, .. } => Some(reason.clone()),
+            _ => None,
+        }
+    }
+
     pub fn lost_raw(&self) -> Option<&str> {
         match &self.link {
             Link::Lost { raw, .. } => Some(raw),
@@ -431,6 +448,7 @@ mod tests {
             reason: "connection reset".into(),
             summary: "connection reset".into(),
             retry_at_ms: Some(12_000),
+            words: None,
         });
         let unreachable = HostStatus::Unreachable {
             reason: "connection reset".into(),
@@ -490,6 +508,7 @@ mod tests {
             reason: "reset".into(),
             summary: "reset".into(),
             retry_at_ms: None,
+            words: None,
         });
         assert_eq!(h.status(10_300, 1_000).text(), "unreachable");
         h.apply(HostEvent::Sample {

@@ -13,11 +13,13 @@ pub mod job_actions;
 pub mod job_cpu;
 pub mod job_found;
 pub mod money;
+pub mod notice;
 pub mod outage;
 pub mod sink;
 pub mod state;
 pub mod unwatched;
 
 pub use event::{HostEvent, HostId};
+pub use notice::{DownWords, NoticeArg, NoticeText};
 pub use sink::HostSink;
 pub use state::{Fleet, FleetCommand, FleetOptions};

@@ -3,6 +3,7 @@
 //! tries next, and when the newest reading came. Derived from the link and the clock, like the
 //! status.
 
+use crate::fleet::DownWords;
 use crate::fleet::host::{HostState, Link, Retry, format_age};
 use crate::telemetry::{LostReason, TimestampMs};
 
@@ -13,6 +14,9 @@ pub struct Outage {
     pub summary: String,
     /// The whole message, when it says more than the summary.
     pub detail: Option<String>,
+    /// `summary` and `detail` of a link that is down in catalogue words, when its source gave
+    /// them (the console says them in the user's language).
+    pub words: Option<DownWords>,
     /// When the latest connection attempt failed, for a link that is down.
     pub last_attempt_ms: Option<TimestampMs>,
     /// Attempts made since the link went down (0 when not counted).
@@ -32,6 +36,7 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
     let quiet = |summary: String| Outage {
         summary,
         detail: None,
+        words: None,
         last_attempt_ms: None,
         attempts: 0,
         retry: None,
@@ -44,6 +49,7 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
             attempts,
             last_attempt_ms,
             retry,
+            words,
             ..
         } => Some(Outage {
             summary: if summary.is_empty() {
@@ -52,6 +58,7 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
                 summary.clone()
             },
             detail: (reason != summary).then(|| reason.clone()),
+            words: words.clone(),
             last_attempt_ms: Some(*last_attempt_ms),
             attempts: *attempts,
             retry: Some(*retry),
@@ -122,6 +129,7 @@ mod tests {
             reason: "cannot connect to 127.0.0.1:9: Connection refused (os error 111)".into(),
             summary: "connection refused".into(),
             retry_at_ms: Some(9_000),
+            words: None,
         });
         let o = outage(&h, 6_000, 1_000).expect("down");
         assert_eq!(o.summary, "connection refused");
@@ -139,6 +147,7 @@ mod tests {
             reason: "HOST KEY CHANGED for h (not retrying)".into(),
             summary: "HOST KEY CHANGED".into(),
             retry_at_ms: None,
+            words: None,
         });
         assert_eq!(
             outage(&h, 9_600, 1_000).expect("down").retry,

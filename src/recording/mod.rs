@@ -8,6 +8,7 @@ pub mod read;
 pub mod replay;
 pub mod wire;
 pub mod wire_job;
+pub mod wire_notice;
 pub mod writer;
 
 pub use blackbox::{BlackBox, BlackBoxOptions};

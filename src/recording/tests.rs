@@ -51,6 +51,19 @@ fn every_event() -> Vec<HostEvent> {
             reason: "refused".into(),
             summary: "connection refused".into(),
             retry_at_ms: Some(4_010),
+            words: None,
+        },
+        HostEvent::Disconnected {
+            at_ms: 10,
+            reason: "cannot connect to 127.0.0.1:9: connection refused".into(),
+            summary: "connection refused".into(),
+            retry_at_ms: Some(4_010),
+            words: Some(crate::fleet::DownWords {
+                reason: crate::fleet::NoticeText::new("link_error.connect")
+                    .put("addr", "127.0.0.1:9")
+                    .put("source", "connection refused"),
+                summary: crate::fleet::NoticeText::new("link_summary.refused"),
+            }),
         },
         HostEvent::Unresponsive {
             at_ms: 11,
@@ -63,7 +76,16 @@ fn every_event() -> Vec<HostEvent> {
         },
         HostEvent::Notice {
             at_ms: 14,
-            text: "kernel log not readable".into(),
+            text: crate::fleet::NoticeText::verbatim("kernel log not readable"),
+        },
+        HostEvent::Notice {
+            at_ms: 14,
+            text: crate::fleet::NoticeText::new("link_notice.detail_failed")
+                .put_words(
+                    "why",
+                    crate::fleet::NoticeText::new("link_notice.exit_status").put("code", "9"),
+                )
+                .put("output", "Unknown Error"),
         },
         HostEvent::Evidence {
             at_ms: 15,

@@ -2,19 +2,23 @@
 //! types mirror [`HostEvent`] and its parts with serde derives, apart from the engine's own
 //! types, so the file format changes only on purpose (and then [`FORMAT_VERSION`] with it).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::fleet::HostEvent;
 use crate::fleet::job::JobProcess;
 pub use crate::recording::wire_job::Job;
+use crate::recording::wire_notice::{self, Arg as NoticeArg};
 use crate::telemetry::accel::{Health, Vendor};
 use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
 
 /// The `format` word of every recording's header.
 pub const FORMAT_NAME: &str = "gpufleet-recording";
 /// The newest version this build writes and reads; a newer file is refused with a clear error.
-pub const FORMAT_VERSION: u32 = 3;
-// Version 2 added `evidence` lines, version 3 `jobs` and `job_log`; older files read unchanged.
+pub const FORMAT_VERSION: u32 = 4;
+// Version 2 added `evidence` lines, version 3 `jobs` and `job_log`, version 4 the `key` and
+// `args` of `notice` lines (`wire_notice.rs`); older files read unchanged.
 
 /// The gpufleet version written into headers and reports.
 pub const WRITER: &str = env!("CARGO_PKG_VERSION");
@@ -94,6 +98,12 @@ pub enum Event {
         /// When the link tries again; absent when it will not.
         #[serde(default)]
         retry_at_ms: Option<u64>,
+        /// `reason` as catalogue words (version 4 on), as a notice's value is written.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason_words: Option<NoticeArg>,
+        /// `summary` as catalogue words (version 4 on).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary_words: Option<NoticeArg>,
     },
     Unresponsive {
         at_ms: u64,
@@ -109,7 +119,14 @@ pub enum Event {
     },
     Notice {
         at_ms: u64,
+        /// The notice in English.
         text: String,
+        /// The catalogue text (version 4 on); absent for text said as it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+        /// The values of `key`'s `%{name}`s.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        args: BTreeMap<String, NoticeArg>,
     },
     Evidence {
         at_ms: u64,
@@ -341,11 +358,18 @@ impl From<&HostEvent> for Event {
                 reason,
                 summary,
                 retry_at_ms,
+                words,
             } => Event::Disconnected {
                 at_ms: *at_ms,
                 reason: reason.clone(),
                 summary: summary.clone(),
                 retry_at_ms: *retry_at_ms,
+                reason_words: words
+                    .as_ref()
+                    .map(|w| wire_notice::words_to_wire(&w.reason)),
+                summary_words: words
+                    .as_ref()
+                    .map(|w| wire_notice::words_to_wire(&w.summary)),
             },
             HostEvent::Unresponsive { at_ms, silent_ms } => Event::Unresponsive {
                 at_ms: *at_ms,
@@ -356,10 +380,15 @@ impl From<&HostEvent> for Event {
                 at_ms: *at_ms,
                 detail: detail.clone(),
             },
-            HostEvent::Notice { at_ms, text } => Event::Notice {
-                at_ms: *at_ms,
-                text: text.clone(),
-            },
+            HostEvent::Notice { at_ms, text } => {
+                let (key, args) = wire_notice::to_wire(text);
+                Event::Notice {
+                    at_ms: *at_ms,
+                    text: text.english(),
+                    key,
+                    args,
+                }
+            }
             HostEvent::Evidence {
                 at_ms,
                 command,
@@ -412,7 +441,13 @@ impl From<Event> for HostEvent {
                 reason,
                 summary,
                 retry_at_ms,
+                reason_words,
+                summary_words,
             } => HostEvent::Disconnected {
+                words: wire_notice::down_words_from_wire(
+                    (&reason, reason_words),
+                    (&summary, summary_words),
+                ),
                 at_ms,
                 reason,
                 summary,
@@ -423,7 +458,15 @@ impl From<Event> for HostEvent {
             }
             Event::Responsive { at_ms } => HostEvent::Responsive { at_ms },
             Event::Flooding { at_ms, detail } => HostEvent::Flooding { at_ms, detail },
-            Event::Notice { at_ms, text } => HostEvent::Notice { at_ms, text },
+            Event::Notice {
+                at_ms,
+                text,
+                key,
+                args,
+            } => HostEvent::Notice {
+                at_ms,
+                text: wire_notice::from_wire(text, key, args),
+            },
             Event::Evidence {
                 at_ms,
                 command,

@@ -19,6 +19,7 @@ use crate::remote::flood::OTHER_BUDGET;
 use crate::remote::job::JobEvent;
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
+use crate::remote::notice_words;
 use crate::remote::session_state::SessionState;
 use crate::telemetry::LostReason;
 use crate::telemetry::accel::sample::to_samples;
@@ -106,10 +107,7 @@ impl Link {
             JobEvent::Line(line) => st.accel.keep(line),
             JobEvent::Exited { status } => self.accel_exit(st, tool, status),
             JobEvent::Refused(why) => {
-                self.notice_once(
-                    "accel-refused",
-                    format!("the host refused to run {}: {why}", tool.name()),
-                );
+                self.notice_once(notice_words::accel_refused(tool.name(), &why));
                 self.accel_next(st, self.opts.telemetry_retry_ms);
             }
             JobEvent::Flooded(_) => {}

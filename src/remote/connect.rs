@@ -144,7 +144,7 @@ pub(crate) fn known_hosts_paths(
 pub(crate) struct Connected {
     pub connection: Connection,
     pub accepted_key: Option<HostKeyPrompt>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::fleet::NoticeText>,
 }
 
 /// Connects (directly or through the host's proxy), verifies the host key and logs in;

@@ -62,7 +62,8 @@ pub enum RemoteError {
         known_as: String,
         key_type: String,
         fingerprint: String,
-        hint: String,
+        /// What to do, as catalogue words (English here, in the console's language there).
+        hint: Box<crate::fleet::NoticeText>,
     },
     #[error("host key of {known_as} ({key_type} {fingerprint}) was not accepted")]
     HostKeyDeclined {
@@ -156,43 +157,10 @@ impl RemoteError {
     }
 
     /// A few words for a status line (`connection refused`, `auth failed (tried key, agent)`,
-    /// `HOST KEY CHANGED`); the whole message says the rest.
+    /// `HOST KEY CHANGED`); the whole message says the rest. English: the catalogue's words
+    /// (`error_words::summary`) say them in the console's language.
     pub fn summary(&self) -> String {
-        use std::io::ErrorKind;
-        let words = match self {
-            RemoteError::Target { .. } => "bad ssh target",
-            RemoteError::SshConfig { .. }
-            | RemoteError::UnsupportedOption { .. }
-            | RemoteError::UnevaluatedMatch { .. } => "ssh config not usable",
-            RemoteError::Resolve { .. } => "DNS: name not resolved",
-            RemoteError::Connect { source, .. } => match source.kind() {
-                ErrorKind::ConnectionRefused => "connection refused",
-                ErrorKind::TimedOut => "connection timed out",
-                ErrorKind::HostUnreachable => "no route to host",
-                ErrorKind::NetworkUnreachable => "network unreachable",
-                ErrorKind::ConnectionReset => "connection reset",
-                _ => "cannot connect",
-            },
-            RemoteError::JumpHost { source, .. } => {
-                return format!("jump host: {}", source.summary());
-            }
-            RemoteError::Proxy { .. } => "proxy command failed",
-            RemoteError::Handshake { .. } => "SSH handshake failed",
-            RemoteError::HostKeyUnknown { .. } => "host key unknown",
-            RemoteError::HostKeyDeclined { .. } => "host key declined",
-            RemoteError::HostKeyChanged { .. } => "HOST KEY CHANGED",
-            RemoteError::HostKeyRevoked { .. } => "host key revoked",
-            RemoteError::HostKeyCertOnly { .. } => "host key not checkable",
-            RemoteError::StrictNoRefused { .. } => "StrictHostKeyChecking no refused",
-            RemoteError::KnownHosts { .. } => "known_hosts unreadable",
-            RemoteError::Auth { tried, .. } => return auth_summary(tried),
-            RemoteError::Ssh { .. } => "SSH error",
-            RemoteError::LinkDead { .. } => "no answer to keepalives",
-            RemoteError::Incomplete { .. } => "no complete reading",
-            RemoteError::Command(_) => "command refused",
-            RemoteError::Stopped => "stopped",
-        };
-        words.to_string()
+        crate::remote::error_words::summary(self).english()
     }
 
     pub(crate) fn ssh(context: impl Into<String>, err: &ssh2::Error) -> Self {
@@ -200,30 +168,6 @@ impl RemoteError {
             context: context.into(),
             message: err.message().to_string(),
         }
-    }
-}
-
-/// `auth failed (tried key, agent)`: the methods named by the attempts `auth` recorded.
-fn auth_summary(tried: &[String]) -> String {
-    let mut methods: Vec<&str> = Vec::new();
-    for attempt in tried {
-        let method = if attempt.starts_with("ssh-agent") {
-            "agent"
-        } else if attempt.starts_with("key ") {
-            "key"
-        } else if attempt.contains("password") && !attempt.starts_with("nothing to try") {
-            "password"
-        } else {
-            continue;
-        };
-        if !methods.contains(&method) {
-            methods.push(method);
-        }
-    }
-    if methods.is_empty() {
-        "auth failed (nothing to try)".to_string()
-    } else {
-        format!("auth failed (tried {})", methods.join(", "))
     }
 }
 

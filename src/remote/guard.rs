@@ -9,6 +9,7 @@ use crate::remote::flood::{OTHER_BUDGET, describe, query_budget, stream_window};
 use crate::remote::job::Flood;
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
+use crate::remote::notice_words;
 use crate::remote::sanitize::sanitize;
 use crate::remote::session_state::SessionState;
 use crate::telemetry::source::now_ms;
@@ -70,12 +71,7 @@ impl Link {
             }
             Slot::Kernel => {
                 st.kernel_lines.clear();
-                self.notice_once(
-                    "kernel-flood",
-                    "the kernel log sent more than gpufleet reads in a second; it is not \
-                     followed again until the link reconnects"
-                        .to_string(),
-                );
+                self.notice_once(notice_words::kernel_flood());
             }
         }
     }

@@ -6,11 +6,13 @@
 
 use ssh2::Session;
 
+use crate::fleet::NoticeText;
 use crate::remote::LinkOptions;
 use crate::remote::credentials::{HostKeyPrompt, PromptContext, Prompter};
 use crate::remote::error::RemoteError;
 use crate::remote::host::RemoteHost;
 use crate::remote::known_hosts::{KnownHostsFile, Verdict, append};
+use crate::remote::notice_words;
 use crate::remote::ssh_options::StrictHostKeys;
 
 /// Who is being checked, and who can be asked.
@@ -28,7 +30,7 @@ pub(crate) struct KeyCheck<'a> {
 pub(crate) struct Checked {
     /// A key added to known_hosts.
     pub accepted_key: Option<HostKeyPrompt>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<NoticeText>,
     /// The key changed and `StrictHostKeyChecking no` let it through: no password may be
     /// sent to what may be an impostor.
     pub passwords_off: bool,
@@ -42,12 +44,16 @@ pub(crate) fn check_host_key(
 ) -> Result<Checked, RemoteError> {
     let strict = check.host.host_keys.strict;
     let verdict = match known_hosts.verify(session, check.known_as) {
-        Err(changed @ RemoteError::HostKeyChanged { .. }) if strict == StrictHostKeys::No => {
+        Err(RemoteError::HostKeyChanged {
+            known_as,
+            key_type,
+            presented,
+            expected,
+            remedy,
+        }) if strict == StrictHostKeys::No => {
             return Ok(Checked {
-                warnings: vec![format!(
-                    "{changed} Connecting anyway, with password logins turned off, because the \
-                     ssh config sets StrictHostKeyChecking no and gpufleet runs with \
-                     --allow-strict-host-key-checking-no"
+                warnings: vec![notice_words::key_changed_let_through(
+                    &known_as, &key_type, &presented, &expected, &remedy,
                 )],
                 passwords_off: true,
                 ..Checked::default()
@@ -55,13 +61,7 @@ pub(crate) fn check_host_key(
         }
         other => other?,
     };
-    let in_effect = || {
-        format!(
-            "{}: StrictHostKeyChecking no is in effect (--allow-strict-host-key-checking-no): \
-             new host keys are added unchecked and a changed key would be let through",
-            check.known_as
-        )
-    };
+    let in_effect = || notice_words::strict_no_in_effect(check.known_as);
     let (prompt, blob) = match verdict {
         Verdict::Trusted if strict == StrictHostKeys::No => {
             return Ok(Checked {
@@ -91,11 +91,7 @@ pub(crate) fn check_host_key(
             check.host.settings.hash_known_hosts,
         )?;
         let warnings = if strict == StrictHostKeys::No {
-            vec![format!(
-                "added {} key {} for {} to known_hosts unchecked: the ssh config sets \
-                 StrictHostKeyChecking no",
-                prompt.key_type, prompt.fingerprint, prompt.known_as
-            )]
+            vec![notice_words::key_added(&prompt, true)]
         } else {
             Vec::new()
         };
@@ -116,23 +112,18 @@ pub(crate) fn check_host_key(
         });
     }
     let hint = if strict == StrictHostKeys::Yes {
-        format!(
-            "the ssh config sets StrictHostKeyChecking yes for it, so gpufleet adds no key; add \
-             it to {} yourself once you have checked it",
-            known_hosts.path().display()
-        )
+        NoticeText::new("link_error.hint_strict_yes")
+            .put("path", known_hosts.path().display().to_string())
     } else if prompt.other_types_known.is_empty() {
-        "accept it in the console or start with --accept-new-host-keys".to_string()
+        NoticeText::new("link_error.hint_accept")
     } else {
-        format!(
-            "known_hosts holds only {} keys for it, so confirm this one in the console",
-            prompt.other_types_known.join(", ")
-        )
+        NoticeText::new("link_error.hint_other_types")
+            .put("types", prompt.other_types_known.join(", "))
     };
     Err(RemoteError::HostKeyUnknown {
         known_as: prompt.known_as,
         key_type: prompt.key_type,
         fingerprint: prompt.fingerprint,
-        hint,
+        hint: Box::new(hint),
     })
 }

@@ -41,7 +41,7 @@ pub struct HostSettings {
     /// `HashKnownHosts yes`: keys added to known_hosts are filed under a hashed name.
     pub hash_known_hosts: bool,
     /// Options not honoured, named with the host; each is shown once per process.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::fleet::NoticeText>,
 }
 
 impl Default for HostSettings {

@@ -25,6 +25,7 @@ use crate::remote::job_scan::{MAX_SCAN_LINES, Scan, gpus_of};
 use crate::remote::job_watch::MAX_SCANNED;
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
+use crate::remote::notice_words;
 use crate::remote::quote::{CommandError, RemoteCommand};
 use crate::remote::session_state::SessionState;
 use crate::telemetry::source::now_ms;
@@ -178,22 +179,14 @@ impl Link {
                 if let Some((pid, _)) = st.job.following.take() {
                     st.job.given_up.push(pid);
                 }
-                self.notice_once(
-                    "job-log-refused",
-                    format!("the host refused to read a job's log: {why}"),
-                );
+                self.notice_once(notice_words::job_log_refused(&why));
             }
             (Slot::JobLog, JobEvent::Flooded(_)) => {
                 st.job.pending.clear();
                 if let Some((pid, _)) = st.job.following.take() {
                     st.job.given_up.push(pid);
                 }
-                self.notice_once(
-                    "job-log-flood",
-                    "a job's log sent more than gpufleet reads in a second; it is not followed \
-                     again until the link reconnects"
-                        .to_string(),
-                );
+                self.notice_once(notice_words::job_log_flood());
             }
             _ => {}
         }

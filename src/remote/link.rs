@@ -8,14 +8,16 @@ use std::collections::{BTreeMap, HashSet};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 
-use crate::fleet::{HostEvent, HostId, HostSink};
+use crate::fleet::{DownWords, HostEvent, HostId, HostSink, NoticeText};
 use crate::remote::LinkOptions;
 use crate::remote::accel_tools::Probed;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
+use crate::remote::error_words;
 use crate::remote::flood::FloodState;
 use crate::remote::host::RemoteHost;
+use crate::remote::notice_words;
 use crate::remote::option_policy::first_time;
 use crate::remote::sanitize::sanitize;
 use crate::remote::smi::FieldList;
@@ -156,11 +158,8 @@ impl Link {
     /// apply.
     pub(crate) fn warn_settings(&self) {
         for warning in &self.host.settings.warnings {
-            if first_time(warning) {
-                self.emit(HostEvent::Notice {
-                    at_ms: now_ms(),
-                    text: sanitize(warning),
-                });
+            if first_time(&warning.english()) {
+                self.notice(warning.clone());
             }
         }
     }
@@ -169,15 +168,12 @@ impl Link {
     pub(crate) fn open(&mut self) -> Result<crate::remote::transport::Connection, RemoteError> {
         let connected = connect(&self.host, &self.opts, &self.ctx, &mut self.cache)?;
         for warning in connected.warnings {
-            if first_time(&warning) {
+            if first_time(&warning.english()) {
                 self.notice(warning);
             }
         }
         if let Some(key) = connected.accepted_key {
-            self.notice(format!(
-                "added {} key {} for {} to known_hosts",
-                key.key_type, key.fingerprint, key.known_as
-            ));
+            self.notice(notice_words::key_added(&key, false));
         }
         Ok(connected.connection)
     }
@@ -191,6 +187,10 @@ impl Link {
             summary: sanitize(&e.summary()),
             retry_at_ms: retry_in
                 .map(|d| at_ms.saturating_add(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))),
+            words: Some(DownWords {
+                reason: error_words::reason(e).map_verbatim(&sanitize),
+                summary: error_words::summary(e),
+            }),
         });
     }
 
@@ -242,16 +242,23 @@ impl Link {
         }
     }
 
-    pub(crate) fn notice(&self, text: String) {
+    /// Sends a notice, what came from elsewhere in it sanitized.
+    pub(crate) fn notice(&self, text: NoticeText) {
         self.emit(HostEvent::Notice {
             at_ms: now_ms(),
-            text: sanitize(&text),
+            text: text.map_verbatim(&sanitize),
         });
     }
 
     /// A notice shown once in the link's life, however often its cause recurs.
-    pub(crate) fn notice_once(&mut self, key: &str, text: String) {
-        if self.notices.insert(key.to_string()) {
+    pub(crate) fn notice_once(&mut self, text: NoticeText) {
+        self.notice_once_per("", text);
+    }
+
+    /// A notice shown once in the link's life for each `about` (a field's name).
+    pub(crate) fn notice_once_per(&mut self, about: &str, text: NoticeText) {
+        let once = format!("{}:{about}", text.key().unwrap_or_default());
+        if self.notices.insert(once) {
             self.notice(text);
         }
     }

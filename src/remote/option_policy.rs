@@ -8,8 +8,10 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
+use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
 use crate::remote::host_pattern::match_pattern;
+use crate::remote::notice_words::{self, Ignored};
 use crate::remote::ssh_config_file::HostOptions;
 use crate::remote::ssh_options::Source;
 
@@ -146,7 +148,7 @@ fn decides_security(key: &str) -> bool {
 pub(crate) fn review(
     params: &HostOptions,
     source: &Source<'_>,
-) -> Result<Vec<String>, RemoteError> {
+) -> Result<Vec<NoticeText>, RemoteError> {
     let mut warnings = Vec::new();
     for block in &params.unevaluated {
         let place = format!("{} line {}", block.file.display(), block.line);
@@ -159,12 +161,11 @@ pub(crate) fn review(
             });
         }
         if !block.options.is_empty() {
-            warnings.push(format!(
-                "{}: the ssh config's `Match {}` block at {place} is not evaluated (gpufleet \
-                 runs no command to read its config), so its {} are ignored",
+            warnings.push(notice_words::match_not_evaluated(
                 source.host,
-                block.criterion,
-                block.options.join(", ")
+                &block.criterion,
+                notice_words::place(&block.file, block.line),
+                &block.options,
             ));
         }
     }
@@ -176,13 +177,13 @@ pub(crate) fn review(
             continue;
         };
         let value = setting.args.first().map(String::as_str).unwrap_or_default();
-        let place = format!("{} line {}", setting.file.display(), setting.line);
+        let place = || notice_words::place(&setting.file, setting.line);
         if HONOURED.contains(&key.as_str()) {
             continue;
         }
         if ALGORITHMS.contains(&key.as_str()) {
             if value.starts_with('+') {
-                warnings.push(ignored(source, key, &place, "it only adds to the defaults"));
+                warnings.push(ignored(source, key, place(), Ignored::AddsOnly));
                 continue;
             }
             return Err(source.refuse_named(
@@ -204,33 +205,20 @@ pub(crate) fn review(
             ));
         }
         if IGNORED.contains(&key.as_str()) {
-            warnings.push(ignored(
-                source,
-                key,
-                &place,
-                "gpufleet does not implement it",
-            ));
+            warnings.push(ignored(source, key, place(), Ignored::NotImplemented));
         } else if !ignore_unknown
             .iter()
             .flat_map(|list| list.split(','))
             .any(|p| match_pattern(key, &p.to_ascii_lowercase()))
         {
-            warnings.push(ignored(
-                source,
-                key,
-                &place,
-                "it is not an option gpufleet knows",
-            ));
+            warnings.push(ignored(source, key, place(), Ignored::Unknown));
         }
     }
     Ok(warnings)
 }
 
-fn ignored(source: &Source<'_>, key: &str, place: &str, why: &str) -> String {
-    format!(
-        "{}: ssh config option {key} ({place}) is ignored: {why}",
-        source.host
-    )
+fn ignored(source: &Source<'_>, key: &str, place: NoticeText, why: Ignored) -> NoticeText {
+    notice_words::option_ignored(source.host, key, place, why)
 }
 
 static SHOWN: Mutex<Option<HashSet<String>>> = Mutex::new(None);

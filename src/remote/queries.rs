@@ -9,6 +9,7 @@ use crate::fleet::HostEvent;
 use crate::remote::error::RemoteError;
 use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
+use crate::remote::notice_words;
 use crate::remote::sanitize::sanitize;
 use crate::remote::sanitize_sample::sanitize_sample;
 use crate::remote::session_state::{MAX_GPUS, SessionState, keep};
@@ -52,17 +53,7 @@ impl Link {
         let output = run.other_lines.join("\n");
         // Unreadable GPUs are the stream's to report; the kept details stay meanwhile.
         if status != Some(0) && classify_failure(&output).is_none() {
-            let why = match status {
-                Some(code) => format!("exit status {code}"),
-                None => "no exit status".to_string(),
-            };
-            self.notice_once(
-                "detail-failed",
-                format!(
-                    "the full nvidia-smi query failed ({why}), so names and limits may be \
-                     missing: {output}"
-                ),
-            );
+            self.notice_once(notice_words::detail_failed(status, &output));
         }
         self.detail_answered(st);
         Ok(())
@@ -85,12 +76,7 @@ impl Link {
         let dropped = self.detail.remove(field) | self.stream.remove(field);
         if dropped {
             self.rejected.insert(field.to_string());
-            self.notice_once(
-                &format!("field:{field}"),
-                format!(
-                    "nvidia-smi on this host does not know the field {field}; reading the others"
-                ),
-            );
+            self.notice_once_per(field, notice_words::field_unknown(field));
         }
         // Both queries may have been refused at once; the second finds the field gone already.
         dropped || self.rejected.contains(field)
@@ -131,10 +117,7 @@ impl Link {
                     st.run.rejected = Some(field);
                     keep(&mut st.run.other_lines, line);
                 } else {
-                    self.notice_once(
-                        "odd-line",
-                        format!("nvidia-smi printed a line gpufleet cannot read: {line}"),
-                    );
+                    self.notice_once(notice_words::odd_line(&line));
                     keep(&mut st.run.other_lines, line);
                 }
             }

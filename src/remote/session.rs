@@ -22,6 +22,7 @@ use crate::remote::flood::{OTHER_BUDGET, query_budget, stream_budget};
 use crate::remote::job::JobEvent;
 use crate::remote::link::{Ended, Link, Mode};
 use crate::remote::mux::{Mux, Slot};
+use crate::remote::notice_words;
 use crate::remote::sanitize::sanitize;
 use crate::remote::session_state::{DetailRun, Held, SessionState, StreamRun, keep};
 use crate::remote::smi::{self, FieldList};
@@ -266,10 +267,7 @@ impl Link {
             (Slot::Stream, JobEvent::Line(line)) => self.on_stream_line(mux, st, line)?,
             (Slot::Stream, JobEvent::Exited { status }) => self.on_stream_exit(mux, st, status)?,
             (Slot::Stream, JobEvent::Refused(why)) => {
-                self.notice_once(
-                    "stream-refused",
-                    format!("the host refused the telemetry stream: {why}"),
-                );
+                self.notice_once(notice_words::stream_refused(&why));
                 self.schedule_restart(st, self.opts.telemetry_retry_ms);
             }
             (Slot::Processes, JobEvent::Line(line)) => keep(&mut st.apps_lines, line),
@@ -346,17 +344,7 @@ impl Link {
             }
         }
         self.kernel_unavailable = true;
-        let why = if output.is_empty() {
-            status.map_or("it ended".to_string(), |s| format!("exit status {s}"))
-        } else {
-            output
-        };
-        self.notice_once(
-            "kernel",
-            format!(
-                "the kernel log is not readable on this host, so Xid lines will not show ({why})"
-            ),
-        );
+        self.notice_once(notice_words::kernel_unreadable(output, status));
     }
 
     fn on_timers(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {

@@ -226,7 +226,7 @@ fn match_blocks_are_evaluated_and_match_exec_refused_when_it_decides_security() 
         host.settings
             .warnings
             .iter()
-            .any(|w| w.contains("Match exec")),
+            .any(|w| w.english().contains("Match exec")),
         "{:?}",
         host.settings.warnings
     );

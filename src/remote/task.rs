@@ -18,10 +18,11 @@ use tokio::runtime::{Builder, Runtime};
 
 use std::sync::Arc;
 
-use crate::fleet::{HostEvent, HostId, HostSink};
+use crate::fleet::{DownWords, HostEvent, HostId, HostSink};
 use crate::remote::LinkOptions;
 use crate::remote::backoff::Backoff;
 use crate::remote::error::RemoteError;
+use crate::remote::error_words;
 use crate::remote::host::RemoteHost;
 use crate::remote::link::{Ended, Link, Mode};
 use crate::remote::mux::Mux;
@@ -186,6 +187,10 @@ pub(crate) async fn follow(mut link: Link) {
                     reason: sanitize(&format!("{e} (not retrying)")),
                     summary: sanitize(&e.summary()),
                     retry_at_ms: None,
+                    words: Some(DownWords {
+                        reason: error_words::reason_not_retrying(&e).map_verbatim(&sanitize),
+                        summary: error_words::summary(&e),
+                    }),
                 });
                 return;
             }

@@ -16,6 +16,9 @@ use crate::ui::{charts, findings, gpu_card, scroll};
 
 /// Most cards per grid row (8 GPUs fit as two rows of four on a 160-column terminal).
 const MAX_COLUMNS: u16 = 4;
+/// The cells of the header line a host's notice keeps from its facts (two of them the gap
+/// before it).
+const NOTICE_ROOM: usize = 32;
 /// From this width the findings sit beside the processes rather than above them.
 const SIDE_BY_SIDE_FROM: u16 = 120;
 /// The fewest rows of a findings pane worth drawing above the processes (three of text).
@@ -180,55 +183,100 @@ fn draw_header(
             theme.base(),
         ),
     ];
+    let message = if let Some(raw) = host.lost_raw() {
+        Some((clean(raw), theme.critical(), false))
+    } else if let Some((_, line)) = host.kernel_lines.back() {
+        Some((clean(line), theme.critical(), false))
+    } else {
+        host.notices.last().map(|notice| {
+            let text = clean(&crate::app::words::notice(notice));
+            (text, theme.warning(), true)
+        })
+    };
     let mut used: usize = spans.iter().map(Span::width).sum();
     let room = usize::from(area.width);
+    // A notice is said nowhere else: the facts leave it room (`NOTICE_ROOM` cells, or all it
+    // needs), dropping those that no longer fit.
+    let facts_room = match &message {
+        Some((text, _, true)) => {
+            room.saturating_sub((crate::cells::width(text) + 2).min(NOTICE_ROOM))
+        }
+        _ => room,
+    };
     // Facts are shown whole or not at all: a version cut short reads as another version.
-    let mut whole_or_none = |spans: &mut Vec<Span<'static>>, text: String, style| {
+    let whole_or_none = |spans: &mut Vec<Span<'static>>, used: &mut usize, text: String, style| {
         let width = Span::raw(text.as_str()).width();
-        if used + width <= room {
-            used += width;
+        if *used + width <= facts_room {
+            *used += width;
             spans.push(Span::styled(text, style));
         }
     };
-    if let Some(reason) = status.as_ref().and_then(|s| s.reason()) {
-        whole_or_none(&mut spans, format!("({}) ", clean(reason)), theme.warning());
+    // A link that is down says why in the interface's language when it can.
+    let reason = host
+        .down_reason(&rust_i18n::locale())
+        .or_else(|| status.as_ref().and_then(|s| s.reason().map(str::to_string)));
+    if let Some(reason) = reason {
+        let text = format!("({}) ", clean(&reason));
+        whole_or_none(&mut spans, &mut used, text, theme.warning());
     }
     let info = &host.info;
-    let mut facts = Vec::new();
+    // The facts in the order shown, each with its rank: where a notice needs room, the first
+    // ranked are kept (the ssh target, by which the user chose the host, goes first).
+    let mut facts: Vec<(u8, String)> = Vec::new();
     if !info.source.is_empty() {
-        facts.push(clean(&info.source));
+        facts.push((3, clean(&info.source)));
     }
     if let Some(d) = &info.driver_version {
-        facts.push(t!("host.driver", version = clean(d)).into_owned());
+        facts.push((0, t!("host.driver", version = clean(d)).into_owned()));
     }
     if let Some(c) = &info.cuda_version {
-        facts.push(format!("CUDA {}", clean(c)));
+        facts.push((1, format!("CUDA {}", clean(c))));
     }
-    facts.push(crate::ui::format::count(
-        host.gpus.len(),
-        crate::ui::format::Noun::Gpu,
+    facts.push((
+        2,
+        crate::ui::format::count(host.gpus.len(), crate::ui::format::Noun::Gpu),
     ));
-    for (i, fact) in facts.into_iter().enumerate() {
-        let text = if i == 0 { fact } else { format!(" · {fact}") };
-        whole_or_none(&mut spans, text, theme.dim());
-    }
-    let message = if let Some(raw) = host.lost_raw() {
-        Some((clean(raw), theme.critical()))
-    } else if let Some((_, line)) = host.kernel_lines.back() {
-        Some((clean(line), theme.critical()))
+    let makes_room = matches!(message, Some((_, _, true)));
+    let kept = if makes_room {
+        kept_by_rank(&facts, facts_room.saturating_sub(used))
     } else {
-        host.notices
-            .last()
-            .map(|notice| (clean(notice), theme.warning()))
+        vec![true; facts.len()]
     };
+    let mut first = true;
+    for (i, ((_, fact), kept)) in facts.into_iter().zip(kept).enumerate() {
+        if !kept {
+            continue;
+        }
+        let lead = if makes_room { first } else { i == 0 };
+        first = false;
+        let text = if lead { fact } else { format!(" · {fact}") };
+        whole_or_none(&mut spans, &mut used, text, theme.dim());
+    }
     // Text, cut with an ellipsis where the line ends.
-    if let Some((text, style)) = message {
+    if let Some((text, style, _)) = message {
         let left = room.saturating_sub(used + 2);
         if left >= 8 {
             spans.push(Span::styled(format!("  {}", fit(&text, left)), style));
         }
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// Which of `facts` (rank, text) fit in `room` cells joined by ` · `, the lowest ranks taken
+/// first.
+fn kept_by_rank(facts: &[(u8, String)], room: usize) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..facts.len()).collect();
+    order.sort_by_key(|&i| facts[i].0);
+    let mut kept = vec![false; facts.len()];
+    let mut width = 0;
+    for i in order {
+        let more = crate::cells::width(&facts[i].1) + if width == 0 { 0 } else { 3 };
+        if width + more <= room {
+            width += more;
+            kept[i] = true;
+        }
+    }
+    kept
 }
 
 /// Where each visible card is, with the GPU it shows: the rows around the selected GPU.

@@ -35,10 +35,9 @@ fn retry_text(retry: Retry, with_zone: bool) -> String {
 /// reading's time, when the link retries; most needed first.
 pub fn row_pieces(outage: &Outage, status_text: &str, theme: &Theme) -> Vec<Piece> {
     let mut pieces = Vec::new();
-    let summary = clean(&outage.summary);
-    if summary != status_text {
+    if clean(&outage.summary) != status_text {
         pieces.push(Piece::text(
-            crate::app::words::outage_summary(&summary),
+            clean(&crate::app::words::outage_words(outage)),
             style(outage, theme),
             9,
         ));
@@ -65,7 +64,7 @@ pub fn last_reading_piece(outage: &Outage, theme: &Theme) -> Option<Piece> {
 /// reading, then the whole message, which is cut first (with an ellipsis) when the line is
 /// short.
 pub fn full_pieces(outage: &Outage, theme: &Theme) -> Vec<Piece> {
-    let summary = crate::app::words::outage_summary(&clean(&outage.summary));
+    let summary = clean(&crate::app::words::outage_words(outage));
     let mut pieces = vec![Piece::text(summary, style(outage, theme), 9)];
     if let Some(retry) = outage.retry {
         pieces.push(Piece::new(retry_text(retry, true), theme.dim(), 7));
@@ -93,8 +92,8 @@ pub fn full_pieces(outage: &Outage, theme: &Theme) -> Vec<Piece> {
         }
         None => {}
     }
-    if let Some(detail) = &outage.detail {
-        pieces.push(Piece::text(clean(detail), theme.dim(), 5));
+    if let Some(detail) = crate::app::words::outage_detail(outage) {
+        pieces.push(Piece::text(clean(&detail), theme.dim(), 5));
     }
     pieces
 }
@@ -113,6 +112,7 @@ mod tests {
         let outage = Outage {
             summary: "connection refused".into(),
             detail: Some("cannot connect to 127.0.0.1:9: Connection refused".into()),
+            words: None,
             last_attempt_ms: Some(1_800_000_000_000),
             attempts: 4,
             retry: Some(Retry::At(1_800_000_005_000)),
@@ -140,6 +140,7 @@ mod tests {
         let lost = Outage {
             summary: "GPU lost".into(),
             detail: None,
+            words: None,
             last_attempt_ms: None,
             attempts: 0,
             retry: None,

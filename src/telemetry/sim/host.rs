@@ -212,9 +212,14 @@ impl SimHost {
                     let wait_ms = backoff_ms(attempt);
                     out.push(HostEvent::Disconnected {
                         at_ms,
-                        reason,
+                        reason: reason.clone(),
                         summary: "connection timed out".to_string(),
                         retry_at_ms: Some(at_ms.saturating_add(wait_ms)),
+                        // The message is what `ssh` prints, quoted as it is.
+                        words: Some(crate::fleet::DownWords {
+                            reason: crate::fleet::NoticeText::verbatim(reason),
+                            summary: crate::fleet::NoticeText::new("link_summary.timed_out"),
+                        }),
                     });
                     self.link = Link::Waiting {
                         attempt,

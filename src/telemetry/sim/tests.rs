@@ -284,6 +284,7 @@ fn unreachable_box_never_connects_and_backs_off() {
             reason,
             summary,
             retry_at_ms,
+            ..
         }) = pair.get(1)
         {
             assert_eq!(

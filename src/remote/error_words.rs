@@ -1,0 +1,356 @@
+//! A link's error in catalogue words (`link_error.*`, `link_summary.*`), for the line under a
+//! down host's row and the host view's banner: the console says it in the user's language,
+//! while the error's own `Display` and [`RemoteError::summary`] stay the English the log and
+//! recordings keep (a test holds the two equal). What the OS, libssh2 or a host said is put in
+//! as it came, and so are the parts other modules word in English (a login's attempts, the
+//! reason an option is refused, how to clear a changed key).
+
+use crate::fleet::NoticeText;
+use crate::remote::error::RemoteError;
+
+/// The whole message.
+pub(crate) fn reason(e: &RemoteError) -> NoticeText {
+    let text = |key: &'static str| NoticeText::new(key);
+    match e {
+        RemoteError::Target { spec, message } => text("link_error.target")
+            .put("spec", format!("{spec:?}"))
+            .put("message", message.as_str()),
+        RemoteError::SshConfig { path, message } => text("link_error.ssh_config")
+            .put("path", path.display().to_string())
+            .put("message", message.as_str()),
+        RemoteError::UnsupportedOption {
+            host,
+            config,
+            option,
+            why,
+        } => text("link_error.unsupported_option")
+            .put("host", host.as_str())
+            .put("config", config.display().to_string())
+            .put("option", option.as_str())
+            .put("why", why.as_str()),
+        RemoteError::UnevaluatedMatch {
+            host,
+            place,
+            criterion,
+            option,
+        } => text("link_error.unevaluated_match")
+            .put("host", host.as_str())
+            .put("place", place.as_str())
+            .put("criterion", criterion.as_str())
+            .put("option", option.as_str()),
+        RemoteError::Resolve { host, source } => text("link_error.resolve")
+            .put("host", host.as_str())
+            .put("source", source.to_string()),
+        RemoteError::Connect { addr, source } => text("link_error.connect")
+            .put("addr", addr.as_str())
+            .put("source", source.to_string()),
+        RemoteError::JumpHost { host, source } => text("link_error.jump_host")
+            .put("host", host.as_str())
+            .put_words("source", reason(source)),
+        RemoteError::Proxy { host, message } => text("link_error.proxy")
+            .put("host", host.as_str())
+            .put("message", message.as_str()),
+        RemoteError::Handshake { addr, message } => text("link_error.handshake")
+            .put("addr", addr.as_str())
+            .put("message", message.as_str()),
+        RemoteError::HostKeyUnknown {
+            known_as,
+            key_type,
+            fingerprint,
+            hint,
+        } => text("link_error.host_key_unknown")
+            .put("known_as", known_as.as_str())
+            .put("key_type", key_type.as_str())
+            .put("fingerprint", fingerprint.as_str())
+            .put_words("hint", hint.as_ref().clone()),
+        RemoteError::HostKeyDeclined {
+            known_as,
+            key_type,
+            fingerprint,
+        } => text("link_error.host_key_declined")
+            .put("known_as", known_as.as_str())
+            .put("key_type", key_type.as_str())
+            .put("fingerprint", fingerprint.as_str()),
+        RemoteError::HostKeyChanged {
+            known_as,
+            key_type,
+            presented,
+            expected,
+            remedy,
+        } => text("link_error.host_key_changed")
+            .put("known_as", known_as.as_str())
+            .put("key_type", key_type.as_str())
+            .put("presented", presented.as_str())
+            .put("expected", expected.as_str())
+            .put("remedy", remedy.as_str()),
+        RemoteError::HostKeyRevoked {
+            known_as,
+            known_hosts,
+            fingerprint,
+        } => text("link_error.host_key_revoked")
+            .put("known_as", known_as.as_str())
+            .put("known_hosts", known_hosts.as_str())
+            .put("fingerprint", fingerprint.as_str()),
+        RemoteError::HostKeyCertOnly {
+            known_as,
+            known_hosts,
+            fingerprint,
+        } => text("link_error.host_key_cert_only")
+            .put("known_as", known_as.as_str())
+            .put("known_hosts", known_hosts.as_str())
+            .put("fingerprint", fingerprint.as_str()),
+        RemoteError::StrictNoRefused { target } => {
+            text("link_error.strict_no_refused").put("target", target.as_str())
+        }
+        RemoteError::KnownHosts { path, message } => text("link_error.known_hosts")
+            .put("path", path.display().to_string())
+            .put("message", message.as_str()),
+        RemoteError::Auth {
+            target,
+            offered,
+            tried,
+        } => text("link_error.auth")
+            .put("target", target.as_str())
+            .put("offered", offered.as_str())
+            .put("tried", tried.join("; ")),
+        RemoteError::Ssh { context, message } => text("link_error.ssh")
+            .put("context", context.as_str())
+            .put("message", message.as_str()),
+        RemoteError::LinkDead { silent_s } => {
+            text("link_error.link_dead").put("silent_s", silent_s.to_string())
+        }
+        RemoteError::Incomplete { timeout_ms } => {
+            text("link_error.incomplete").put("timeout_ms", timeout_ms.to_string())
+        }
+        RemoteError::Command(e) => text("link_error.command").put("error", e.to_string()),
+        RemoteError::Stopped => text("link_error.stopped"),
+    }
+}
+
+/// The whole message of an error the link will not retry.
+pub(crate) fn reason_not_retrying(e: &RemoteError) -> NoticeText {
+    NoticeText::new("link_error.not_retrying").put_words("error", reason(e))
+}
+
+/// A few words for a status line (`connection refused`, `auth failed (tried key, agent)`);
+/// [`RemoteError::summary`] is their English.
+pub(crate) fn summary(e: &RemoteError) -> NoticeText {
+    use std::io::ErrorKind;
+    let key = match e {
+        RemoteError::Target { .. } => "link_summary.bad_target",
+        RemoteError::SshConfig { .. }
+        | RemoteError::UnsupportedOption { .. }
+        | RemoteError::UnevaluatedMatch { .. } => "link_summary.ssh_config",
+        RemoteError::Resolve { .. } => "link_summary.dns",
+        RemoteError::Connect { source, .. } => match source.kind() {
+            ErrorKind::ConnectionRefused => "link_summary.refused",
+            ErrorKind::TimedOut => "link_summary.timed_out",
+            ErrorKind::HostUnreachable => "link_summary.no_route",
+            ErrorKind::NetworkUnreachable => "link_summary.network_unreachable",
+            ErrorKind::ConnectionReset => "link_summary.reset",
+            _ => "link_summary.cannot_connect",
+        },
+        RemoteError::JumpHost { source, .. } => {
+            return NoticeText::new("link_summary.jump").put_words("summary", summary(source));
+        }
+        RemoteError::Proxy { .. } => "link_summary.proxy",
+        RemoteError::Handshake { .. } => "link_summary.handshake",
+        RemoteError::HostKeyUnknown { .. } => "link_summary.key_unknown",
+        RemoteError::HostKeyDeclined { .. } => "link_summary.key_declined",
+        RemoteError::HostKeyChanged { .. } => "link_summary.key_changed",
+        RemoteError::HostKeyRevoked { .. } => "link_summary.key_revoked",
+        RemoteError::HostKeyCertOnly { .. } => "link_summary.key_not_checkable",
+        RemoteError::StrictNoRefused { .. } => "link_summary.strict_no_refused",
+        RemoteError::KnownHosts { .. } => "link_summary.known_hosts",
+        RemoteError::Auth { tried, .. } => return auth_summary(tried),
+        RemoteError::Ssh { .. } => "link_summary.ssh",
+        RemoteError::LinkDead { .. } => "link_summary.link_dead",
+        RemoteError::Incomplete { .. } => "link_summary.incomplete",
+        RemoteError::Command(_) => "link_summary.command",
+        RemoteError::Stopped => "link_summary.stopped",
+    };
+    NoticeText::new(key)
+}
+
+/// `auth failed (tried key, agent)`: the methods named by the attempts `auth` recorded.
+fn auth_summary(tried: &[String]) -> NoticeText {
+    let mut methods: Vec<&'static str> = Vec::new();
+    for attempt in tried {
+        let method = if attempt.starts_with("ssh-agent") {
+            "link_summary.method_agent"
+        } else if attempt.starts_with("key ") {
+            "link_summary.method_key"
+        } else if attempt.contains("password") && !attempt.starts_with("nothing to try") {
+            "link_summary.method_password"
+        } else {
+            continue;
+        };
+        if !methods.contains(&method) {
+            methods.push(method);
+        }
+    }
+    let text = match methods.len() {
+        0 => return NoticeText::new("link_summary.auth_nothing"),
+        1 => NoticeText::new("link_summary.auth_1"),
+        2 => NoticeText::new("link_summary.auth_2"),
+        _ => NoticeText::new("link_summary.auth_3"),
+    };
+    let names = ["m1", "m2", "m3"];
+    names
+        .into_iter()
+        .zip(methods)
+        .fold(text, |text, (name, method)| {
+            text.put_words(name, NoticeText::new(method))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error, ErrorKind};
+
+    fn every_error() -> Vec<RemoteError> {
+        let io = |kind| Error::from(kind);
+        vec![
+            RemoteError::Target {
+                spec: "a b".into(),
+                message: "spaces".into(),
+            },
+            RemoteError::SshConfig {
+                path: "/c".into(),
+                message: "bad".into(),
+            },
+            RemoteError::UnsupportedOption {
+                host: "h".into(),
+                config: "/c".into(),
+                option: "Ciphers".into(),
+                why: "why".into(),
+            },
+            RemoteError::UnevaluatedMatch {
+                host: "h".into(),
+                place: "/c line 2".into(),
+                criterion: "exec".into(),
+                option: "port".into(),
+            },
+            RemoteError::Resolve {
+                host: "h".into(),
+                source: io(ErrorKind::NotFound),
+            },
+            RemoteError::Connect {
+                addr: "127.0.0.1:9".into(),
+                source: io(ErrorKind::ConnectionRefused),
+            },
+            RemoteError::JumpHost {
+                host: "bastion".into(),
+                source: Box::new(RemoteError::Connect {
+                    addr: "10.0.0.1:22".into(),
+                    source: io(ErrorKind::TimedOut),
+                }),
+            },
+            RemoteError::Proxy {
+                host: "h".into(),
+                message: "m".into(),
+            },
+            RemoteError::Handshake {
+                addr: "a".into(),
+                message: "m".into(),
+            },
+            RemoteError::HostKeyUnknown {
+                known_as: "h".into(),
+                key_type: "ssh-ed25519".into(),
+                fingerprint: "SHA256:x".into(),
+                hint: Box::new(
+                    NoticeText::new("link_error.hint_other_types").put("types", "ssh-rsa"),
+                ),
+            },
+            RemoteError::HostKeyDeclined {
+                known_as: "h".into(),
+                key_type: "t".into(),
+                fingerprint: "f".into(),
+            },
+            RemoteError::HostKeyChanged {
+                known_as: "h".into(),
+                key_type: "t".into(),
+                presented: "p".into(),
+                expected: "e".into(),
+                remedy: "If the host was re-installed, edit it".into(),
+            },
+            RemoteError::HostKeyRevoked {
+                known_as: "h".into(),
+                known_hosts: "/k line 1".into(),
+                fingerprint: "f".into(),
+            },
+            RemoteError::HostKeyCertOnly {
+                known_as: "h".into(),
+                known_hosts: "/k line 1".into(),
+                fingerprint: "f".into(),
+            },
+            RemoteError::StrictNoRefused { target: "h".into() },
+            RemoteError::KnownHosts {
+                path: "/k".into(),
+                message: "m".into(),
+            },
+            RemoteError::Auth {
+                target: "root@h".into(),
+                offered: "publickey,password".into(),
+                tried: vec![
+                    "ssh-agent: none of its 2 key(s) was accepted".into(),
+                    "key /k/id_rsa: rejected".into(),
+                    "the password in $PW was rejected".into(),
+                ],
+            },
+            RemoteError::Auth {
+                target: "root@h".into(),
+                offered: "publickey".into(),
+                tried: vec!["key /k/id_rsa: rejected".into()],
+            },
+            RemoteError::Auth {
+                target: "root@h".into(),
+                offered: "publickey".into(),
+                tried: vec!["nothing to try: no ssh-agent, no key file, no password_env".into()],
+            },
+            RemoteError::Ssh {
+                context: "open channel".into(),
+                message: "m".into(),
+            },
+            RemoteError::LinkDead { silent_s: 30 },
+            RemoteError::Incomplete { timeout_ms: 5_000 },
+            RemoteError::Command(crate::remote::quote::CommandError::EmptyProgram),
+            RemoteError::Stopped,
+        ]
+    }
+
+    /// The catalogue's English is the error's own text, so the log and the screen in English
+    /// say the same.
+    #[test]
+    fn the_words_in_english_are_the_errors_own_text() {
+        for e in every_error() {
+            assert_eq!(reason(&e).english(), e.to_string());
+            assert_eq!(summary(&e).english(), e.summary());
+            assert_eq!(
+                reason_not_retrying(&e).english(),
+                format!("{e} (not retrying)")
+            );
+        }
+    }
+
+    #[test]
+    fn in_chinese_the_words_are_chinese_and_what_the_os_said_stays() {
+        let e = RemoteError::Connect {
+            addr: "127.0.0.1:9".into(),
+            source: Error::from(ErrorKind::ConnectionRefused),
+        };
+        let zh = reason(&e).render("zh-CN");
+        assert!(!zh.contains("cannot connect"), "{zh}");
+        assert!(
+            zh.contains("127.0.0.1:9") && zh.contains("connection refused"),
+            "{zh}"
+        );
+        let summary_zh = summary(&e).render("zh-CN");
+        assert!(!summary_zh.contains("connection refused"), "{summary_zh}");
+        for e in every_error() {
+            let zh = summary(&e).render("zh-CN");
+            assert!(zh.chars().any(|c| c > '\u{2e80}'), "{zh}");
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! What the SSH link tells the user in a notice, as catalogue words (`link_notice.*`) with
+//! their values: the kernel log or a job's log flooding or unreadable, nvidia-smi refusing a
+//! field or printing what cannot be read, the host refusing a command, a host key added, and
+//! the ssh config's options gpufleet does not apply. What the host, libssh2 or the OS said is
+//! put in as it came; the words around it follow the user's language.
+
+use crate::fleet::NoticeText;
+use crate::remote::credentials::HostKeyPrompt;
+
+/// `exit status N`, or that there was none.
+pub(crate) fn exit_status(status: Option<i32>) -> NoticeText {
+    match status {
+        Some(code) => NoticeText::new("link_notice.exit_status").put("code", code.to_string()),
+        None => NoticeText::new("link_notice.no_exit_status"),
+    }
+}
+
+pub(crate) fn kernel_flood() -> NoticeText {
+    NoticeText::new("link_notice.kernel_flood")
+}
+
+pub(crate) fn job_log_flood() -> NoticeText {
+    NoticeText::new("link_notice.job_log_flood")
+}
+
+/// The full query failed; `output` is what nvidia-smi printed.
+pub(crate) fn detail_failed(status: Option<i32>, output: &str) -> NoticeText {
+    NoticeText::new("link_notice.detail_failed")
+        .put_words("why", exit_status(status))
+        .put("output", output)
+}
+
+pub(crate) fn field_unknown(field: &str) -> NoticeText {
+    NoticeText::new("link_notice.field_unknown").put("field", field)
+}
+
+pub(crate) fn odd_line(line: &str) -> NoticeText {
+    NoticeText::new("link_notice.odd_line").put("line", line)
+}
+
+/// The host refused the stream; `why` is the SSH layer's text.
+pub(crate) fn stream_refused(why: &str) -> NoticeText {
+    NoticeText::new("link_notice.stream_refused").put("why", why)
+}
+
+pub(crate) fn job_log_refused(why: &str) -> NoticeText {
+    NoticeText::new("link_notice.job_log_refused").put("why", why)
+}
+
+/// The host refused to run `tool` (`rocm-smi`, `npu-smi`, ...).
+pub(crate) fn accel_refused(tool: &str, why: &str) -> NoticeText {
+    NoticeText::new("link_notice.accel_refused")
+        .put("tool", tool)
+        .put("why", why)
+}
+
+/// The kernel log cannot be read: `output` is what the reader printed (`dmesg: read kernel
+/// buffer failed: Operation not permitted`); when it printed nothing, how it ended.
+pub(crate) fn kernel_unreadable(output: String, status: Option<i32>) -> NoticeText {
+    let notice = NoticeText::new("link_notice.kernel_unreadable");
+    if !output.is_empty() {
+        return notice.put("why", output);
+    }
+    notice.put_words(
+        "why",
+        match status {
+            Some(code) => exit_status(Some(code)),
+            None => NoticeText::new("link_notice.it_ended"),
+        },
+    )
+}
+
+/// A host key was added to known_hosts (`unchecked` under `StrictHostKeyChecking no`).
+pub(crate) fn key_added(key: &HostKeyPrompt, unchecked: bool) -> NoticeText {
+    let key_name = if unchecked {
+        "link_notice.key_added_unchecked"
+    } else {
+        "link_notice.key_added"
+    };
+    NoticeText::new(key_name)
+        .put("key_type", key.key_type.as_str())
+        .put("fingerprint", key.fingerprint.as_str())
+        .put("known_as", key.known_as.as_str())
+}
+
+/// `StrictHostKeyChecking no` is honoured for `known_as`.
+pub(crate) fn strict_no_in_effect(known_as: &str) -> NoticeText {
+    NoticeText::new("link_notice.strict_no_in_effect").put("known_as", known_as)
+}
+
+/// A changed key let through under `StrictHostKeyChecking no`: what changed, then why the
+/// link connects anyway. `remedy` (how to clear the old key) is put in as it was written.
+pub(crate) fn key_changed_let_through(
+    known_as: &str,
+    key_type: &str,
+    presented: &str,
+    expected: &str,
+    remedy: &str,
+) -> NoticeText {
+    NoticeText::new("link_notice.key_changed_let_through")
+        .put("known_as", known_as)
+        .put("key_type", key_type)
+        .put("presented", presented)
+        .put("expected", expected)
+        .put("remedy", remedy)
+}
+
+/// `FILE line N` of the ssh config.
+pub(crate) fn place(file: &std::path::Path, line: usize) -> NoticeText {
+    NoticeText::new("link_notice.place")
+        .put("file", file.display().to_string())
+        .put("line", line.to_string())
+}
+
+/// A `Match exec`/`localnetwork` block setting only options that may be ignored.
+pub(crate) fn match_not_evaluated(
+    host: &str,
+    criterion: &str,
+    place: NoticeText,
+    options: &[String],
+) -> NoticeText {
+    NoticeText::new("link_notice.match_not_evaluated")
+        .put("host", host)
+        .put("criterion", criterion)
+        .put_words("place", place)
+        .put("options", options.join(", "))
+}
+
+/// Why an ssh config option is ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ignored {
+    /// An algorithm list that only adds to the defaults (`+...`).
+    AddsOnly,
+    /// An OpenSSH option gpufleet does not implement.
+    NotImplemented,
+    /// Not an option gpufleet knows.
+    Unknown,
+}
+
+/// `HOST: ssh config option KEY (FILE line N) is ignored: WHY`.
+pub(crate) fn option_ignored(
+    host: &str,
+    option: &str,
+    place: NoticeText,
+    why: Ignored,
+) -> NoticeText {
+    let why = NoticeText::new(match why {
+        Ignored::AddsOnly => "link_notice.ignored_adds_only",
+        Ignored::NotImplemented => "link_notice.ignored_not_implemented",
+        Ignored::Unknown => "link_notice.ignored_unknown",
+    });
+    NoticeText::new("link_notice.option_ignored")
+        .put("host", host)
+        .put("option", option)
+        .put_words("place", place)
+        .put_words("why", why)
+}
