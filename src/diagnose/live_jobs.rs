@@ -98,6 +98,9 @@ mod tests {
             cpu_s: None,
             command: "python3 train.py".into(),
             log: Some("stdout: /root/run/train.log".into()),
+            found: Default::default(),
+            devices: Vec::new(),
+            gpus: Vec::new(),
         }
     }
 

@@ -110,6 +110,9 @@ mod tests {
             cpu_s: None,
             command: "python3 train.py".into(),
             log: Some("stdout: /tmp/train.log".into()),
+            found: Default::default(),
+            devices: Vec::new(),
+            gpus: Vec::new(),
         };
         host.jobs.listed(NOW_MS, vec![process]);
         if !log.is_empty() {
