@@ -243,21 +243,26 @@ impl Plan {
 }
 
 /// Hosts whose instance is gone from its provider account: name -> why.
-pub type Gone = std::collections::HashMap<String, String>;
+pub type Gone = std::collections::HashMap<String, crate::fleet::NoticeText>;
 
 /// What a host whose instance is gone says in place of a connection: down, for good.
-fn gone_event(why: &str, at_ms: u64) -> crate::fleet::HostEvent {
+fn gone_event(why: &crate::fleet::NoticeText, at_ms: u64) -> crate::fleet::HostEvent {
+    let words = crate::fleet::quiet_words::gone(why.clone());
     crate::fleet::HostEvent::Disconnected {
         at_ms,
-        reason: why.to_string(),
-        summary: "gone from the provider account".to_string(),
+        reason: words.reason.english(),
+        summary: words.summary.english(),
         retry_at_ms: None,
-        words: None,
+        words: Some(words),
     }
 }
 
 /// The source of a host whose instance is gone: it says so once and ends.
-pub fn gone_source(id: usize, sink: HostSink, why: String) -> Result<SourceHandle, std::io::Error> {
+pub fn gone_source(
+    id: usize,
+    sink: HostSink,
+    why: crate::fleet::NoticeText,
+) -> Result<SourceHandle, std::io::Error> {
     SourceHandle::spawn("gone-host", move |_stop| {
         sink.send(id, gone_event(&why, now_ms()));
     })

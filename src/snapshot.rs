@@ -89,8 +89,11 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
         HostStatus::Live => ("live".to_string(), None),
         HostStatus::Stale { .. } => ("stale".to_string(), None),
         HostStatus::Connecting { .. } => ("connecting".to_string(), None),
-        HostStatus::Unreachable { reason } => ("unreachable".to_string(), Some(clean(reason))),
-        HostStatus::Flooding { detail } => ("flooding".to_string(), Some(clean(detail))),
+        // Said in the interface's language, as a finding's meaning is.
+        HostStatus::Unreachable { .. } | HostStatus::Flooding { .. } => (
+            status.text(),
+            status.reason_in(&rust_i18n::locale()).map(|r| clean(&r)),
+        ),
         HostStatus::Lost { reason } => (reason.word().to_string(), host.lost_raw().map(clean)),
     };
     HostSnapshot {

@@ -305,7 +305,8 @@ fn an_unreachable_host_is_a_row_not_a_crash() {
     assert_eq!(
         m.status(0),
         Some(HostStatus::Unreachable {
-            reason: "Connection timed out".into()
+            reason: "Connection timed out".into(),
+            words: None,
         })
     );
     // Events for hosts that do not exist are ignored.

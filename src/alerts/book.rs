@@ -159,7 +159,7 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
                 .or_else(|| {
                     fleet
                         .status(id)
-                        .and_then(|s| s.reason().map(str::to_string))
+                        .and_then(|s| s.reason_in(&rust_i18n::locale()))
                 })
                 .unwrap_or_else(|| t!("alert_text.no_data").into_owned());
             add(

@@ -115,6 +115,7 @@ mod tests {
         assert_eq!(problem_count(&host, &HostStatus::Live), (0, 0));
         let unreachable = HostStatus::Unreachable {
             reason: "refused".into(),
+            words: None,
         };
         assert_eq!(problem_count(&host, &unreachable), (1, 0));
         host.apply(HostEvent::Lost {

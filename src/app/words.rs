@@ -102,8 +102,12 @@ mod tests {
             HostStatus::Stale { age_ms: 12_000 },
             HostStatus::Unreachable {
                 reason: "refused".into(),
+                words: None,
             },
-            HostStatus::Flooding { detail: "x".into() },
+            HostStatus::Flooding {
+                detail: "x".into(),
+                words: None,
+            },
             HostStatus::Lost {
                 reason: LostReason::GpuLost,
             },

@@ -117,7 +117,7 @@ pub fn mark_gone(
             opts,
             gone: mut marked,
         } => {
-            marked.extend(gone.iter().map(|g| (g.name.clone(), g.reason())));
+            marked.extend(gone.iter().map(|g| (g.name.clone(), g.reason_words())));
             crate::launch::Plan::Ssh {
                 hosts,
                 opts,

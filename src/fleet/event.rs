@@ -56,6 +56,8 @@ pub enum HostEvent {
     Flooding {
         at_ms: TimestampMs,
         detail: Option<String>,
+        /// `detail` in catalogue words, for the console to say in the user's language.
+        words: Option<NoticeText>,
     },
     /// A one-time informational message (e.g. "kernel log not readable here"), as catalogue
     /// words: the console says it in the user's language, the log and recordings in English.

@@ -6,6 +6,7 @@ use crate::diagnose::Finding;
 use crate::fleet::HostEvent;
 use crate::fleet::history::{History, HistoryPoint, HistoryShape};
 use crate::fleet::notice::{DownWords, NoticeText};
+use crate::fleet::quiet_words;
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// How many kernel lines a host keeps for the triage views.
@@ -65,6 +66,8 @@ pub enum HostStatus {
     },
     Unreachable {
         reason: String,
+        /// `reason` in catalogue words, when there are some.
+        words: Option<NoticeText>,
     },
     Lost {
         reason: LostReason,
@@ -72,6 +75,8 @@ pub enum HostStatus {
     /// The host sends far more than its interval allows; `detail` says what.
     Flooding {
         detail: String,
+        /// `detail` in catalogue words, when there are some.
+        words: Option<NoticeText>,
     },
 }
 
@@ -92,9 +97,22 @@ impl HostStatus {
     /// Why the host is in this state, for the states that have a reason.
     pub fn reason(&self) -> Option<&str> {
         match self {
-            HostStatus::Unreachable { reason } => Some(reason),
-            HostStatus::Flooding { detail } => Some(detail),
+            HostStatus::Unreachable { reason, .. } => Some(reason),
+            HostStatus::Flooding { detail, .. } => Some(detail),
             _ => None,
+        }
+    }
+
+    /// [`HostStatus::reason`] in `locale` (`en`, `zh-CN`) where it has catalogue words.
+    pub fn reason_in(&self, locale: &str) -> Option<String> {
+        match self {
+            HostStatus::Unreachable {
+                words: Some(words), ..
+            }
+            | HostStatus::Flooding {
+                words: Some(words), ..
+            } => Some(words.render(locale)),
+            _ => self.reason().map(str::to_string),
         }
     }
 
@@ -136,6 +154,8 @@ pub struct HostState {
     pub findings: Vec<Finding>,
     /// What the host floods with, while it does.
     pub flooding: Option<String>,
+    /// `flooding` in catalogue words, when its source gave them.
+    pub flooding_words: Option<NoticeText>,
     /// The jobs on its GPUs and what their logs say.
     pub jobs: crate::fleet::job::HostJobs,
     /// No longer watched (gone from a reloaded config); kept so host ids stay stable.
@@ -157,6 +177,7 @@ impl HostState {
             notices: Vec::new(),
             findings: Vec::new(),
             flooding: None,
+            flooding_words: None,
             jobs: Default::default(),
             retired: false,
             history,
@@ -237,7 +258,10 @@ impl HostState {
                     self.link = Link::Up;
                 }
             }
-            HostEvent::Flooding { detail, .. } => self.flooding = detail,
+            HostEvent::Flooding { detail, words, .. } => {
+                self.flooding_words = words.filter(|_| detail.is_some());
+                self.flooding = detail;
+            }
             HostEvent::Notice { text, .. } => {
                 if !self.notices.contains(&text) {
                     self.notices.push(text);
@@ -295,17 +319,20 @@ impl HostState {
     pub fn status(&self, now_ms: TimestampMs, interval_ms: u64) -> HostStatus {
         match &self.link {
             Link::Lost { reason, .. } => HostStatus::Lost { reason: *reason },
-            Link::Down { reason, .. } => HostStatus::Unreachable {
+            Link::Down { reason, words, .. } => HostStatus::Unreachable {
                 reason: reason.clone(),
+                words: words.as_ref().map(|w| w.reason.clone()),
             },
-            Link::Silent { since_ms } => HostStatus::Unreachable {
-                reason: format!(
-                    "no data from the host for {}",
-                    format_age(now_ms.saturating_sub(*since_ms))
-                ),
-            },
+            Link::Silent { since_ms } => {
+                let words = quiet_words::host_silent(now_ms.saturating_sub(*since_ms));
+                HostStatus::Unreachable {
+                    reason: words.english(),
+                    words: Some(words),
+                }
+            }
             Link::Up if self.flooding.is_some() => HostStatus::Flooding {
                 detail: self.flooding.clone().unwrap_or_default(),
+                words: self.flooding_words.clone(),
             },
             Link::Connecting { attempt } => match self.last_sample_ms {
                 Some(at) => HostStatus::Stale {
@@ -452,6 +479,7 @@ mod tests {
         });
         let unreachable = HostStatus::Unreachable {
             reason: "connection reset".into(),
+            words: None,
         };
         assert_eq!(h.status(11_000, 1_000), unreachable);
         assert_eq!(h.gpus.len(), 1, "the last figures stay");
@@ -475,7 +503,8 @@ mod tests {
         assert_eq!(
             h.status(13_000, 1_000),
             HostStatus::Unreachable {
-                reason: "no data from the host for 3s".into()
+                reason: "no data from the host for 3s".into(),
+                words: Some(quiet_words::host_silent(3_000)),
             }
         );
         // It answers, but its stream has said nothing new: stale, not unreachable.
@@ -498,6 +527,7 @@ mod tests {
         h.apply(HostEvent::Flooding {
             at_ms: 10_100,
             detail: Some("over budget: 33 lines".into()),
+            words: None,
         });
         let status = h.status(10_200, 1_000);
         assert_eq!(status.text(), "flooding");
@@ -519,6 +549,7 @@ mod tests {
         h.apply(HostEvent::Flooding {
             at_ms: 16_000,
             detail: None,
+            words: None,
         });
         assert_eq!(h.status(11_000, 1_000), HostStatus::Live);
     }

@@ -15,6 +15,7 @@ pub mod job_found;
 pub mod money;
 pub mod notice;
 pub mod outage;
+pub mod quiet_words;
 pub mod sink;
 pub mod state;
 pub mod unwatched;

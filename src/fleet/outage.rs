@@ -3,8 +3,8 @@
 //! tries next, and when the newest reading came. Derived from the link and the clock, like the
 //! status.
 
-use crate::fleet::DownWords;
-use crate::fleet::host::{HostState, Link, Retry, format_age};
+use crate::fleet::host::{HostState, Link, Retry};
+use crate::fleet::{DownWords, NoticeText, quiet_words};
 use crate::telemetry::{LostReason, TimestampMs};
 
 /// What a host that is not streaming says about itself.
@@ -33,10 +33,10 @@ const COMMAND_NOT_FOUND: &str = "exited with status 127";
 /// Why `host` is not streaming at `now_ms`, or `None` while it streams (live or flooding).
 pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option<Outage> {
     let last_reading_ms = host.last_sample_ms;
-    let quiet = |summary: String| Outage {
-        summary,
+    let quiet = |words: Option<NoticeText>| Outage {
+        summary: words.as_ref().map(NoticeText::english).unwrap_or_default(),
         detail: None,
-        words: None,
+        words: words.map(quiet_words::quiet),
         last_attempt_ms: None,
         attempts: 0,
         retry: None,
@@ -71,29 +71,23 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
                 .map(str::trim)
                 .find(|line| !line.is_empty())
                 .map(str::to_string),
-            ..quiet(String::new())
+            ..quiet(None)
         }),
-        Link::Silent { since_ms } => Some(quiet(format!(
-            "no data for {}",
-            format_age(now_ms.saturating_sub(*since_ms))
-        ))),
-        Link::Connecting { attempt } => Some(match last_reading_ms {
-            Some(at) => quiet(format!(
-                "no reading for {}",
-                format_age(now_ms.saturating_sub(at))
-            )),
-            None if *attempt > 1 => quiet(format!("connecting (attempt {attempt})")),
-            None => quiet("connecting".to_string()),
-        }),
+        Link::Silent { since_ms } => Some(quiet(Some(quiet_words::no_data(
+            now_ms.saturating_sub(*since_ms),
+        )))),
+        Link::Connecting { attempt } => Some(quiet(Some(match last_reading_ms {
+            Some(at) => quiet_words::no_reading(now_ms.saturating_sub(at)),
+            None => quiet_words::connecting(*attempt),
+        }))),
         // A flooding host streams (too much); its status says so.
         Link::Up if host.flooding.is_some() => None,
         Link::Up => match last_reading_ms {
-            Some(at) if now_ms.saturating_sub(at) > 2 * interval_ms => Some(quiet(format!(
-                "no reading for {}",
-                format_age(now_ms.saturating_sub(at))
+            Some(at) if now_ms.saturating_sub(at) > 2 * interval_ms => Some(quiet(Some(
+                quiet_words::no_reading(now_ms.saturating_sub(at)),
             ))),
             Some(_) => None,
-            None => Some(quiet("waiting for the first reading".to_string())),
+            None => Some(quiet(Some(quiet_words::waiting()))),
         },
     }
 }

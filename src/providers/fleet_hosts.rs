@@ -32,12 +32,16 @@ pub struct GoneHost {
 impl GoneHost {
     /// What the fleet says about it, in place of a connection.
     pub fn reason(&self) -> String {
-        format!(
-            "instance {} is gone from the {} account {} (since {})",
-            self.instance_id,
-            self.provider,
-            self.account,
-            crate::utc::rfc3339(self.gone_ms)
+        self.reason_words().english()
+    }
+
+    /// [`GoneHost::reason`] in catalogue words, for the console to say in the user's language.
+    pub fn reason_words(&self) -> crate::fleet::NoticeText {
+        crate::fleet::quiet_words::gone_reason(
+            &self.instance_id,
+            &self.provider,
+            &self.account,
+            &crate::utc::rfc3339(self.gone_ms),
         )
     }
 }

@@ -73,6 +73,24 @@ fn every_event() -> Vec<HostEvent> {
         HostEvent::Flooding {
             at_ms: 13,
             detail: None,
+            words: None,
+        },
+        HostEvent::Flooding {
+            at_ms: 13,
+            detail: Some(
+                "over budget: 9 lines, 1 KiB in 1 s from the kernel log (budget 4 lines, 4 KiB); \
+                 output past that is dropped"
+                    .into(),
+            ),
+            words: Some(
+                crate::fleet::NoticeText::new("flood_words.over_budget")
+                    .put("lines", "9")
+                    .put("kib", "1")
+                    .put("within", "1 s")
+                    .put_words("what", crate::fleet::NoticeText::new("flood_words.kernel"))
+                    .put("budget_lines", "4")
+                    .put("budget_kib", "4"),
+            ),
         },
         HostEvent::Notice {
             at_ms: 14,

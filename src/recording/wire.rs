@@ -116,6 +116,9 @@ pub enum Event {
         at_ms: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
+        /// `detail` as catalogue words (version 4 on), as a notice's value is written.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail_words: Option<NoticeArg>,
     },
     Notice {
         at_ms: u64,
@@ -376,9 +379,14 @@ impl From<&HostEvent> for Event {
                 silent_ms: *silent_ms,
             },
             HostEvent::Responsive { at_ms } => Event::Responsive { at_ms: *at_ms },
-            HostEvent::Flooding { at_ms, detail } => Event::Flooding {
+            HostEvent::Flooding {
+                at_ms,
+                detail,
+                words,
+            } => Event::Flooding {
                 at_ms: *at_ms,
                 detail: detail.clone(),
+                detail_words: words.as_ref().map(wire_notice::words_to_wire),
             },
             HostEvent::Notice { at_ms, text } => {
                 let (key, args) = wire_notice::to_wire(text);
@@ -457,7 +465,17 @@ impl From<Event> for HostEvent {
                 HostEvent::Unresponsive { at_ms, silent_ms }
             }
             Event::Responsive { at_ms } => HostEvent::Responsive { at_ms },
-            Event::Flooding { at_ms, detail } => HostEvent::Flooding { at_ms, detail },
+            Event::Flooding {
+                at_ms,
+                detail,
+                detail_words,
+            } => HostEvent::Flooding {
+                words: detail
+                    .as_deref()
+                    .and_then(|d| wire_notice::words_from_wire(d, detail_words)),
+                at_ms,
+                detail,
+            },
             Event::Notice {
                 at_ms,
                 text,

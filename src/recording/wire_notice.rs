@@ -48,17 +48,22 @@ pub fn down_words_from_wire(
     reason: (&str, Option<Arg>),
     summary: (&str, Option<Arg>),
 ) -> Option<DownWords> {
-    let text = |(english, words): (&str, Option<Arg>)| match words? {
+    Some(DownWords {
+        reason: words_from_wire(reason.0, reason.1)?,
+        summary: words_from_wire(summary.0, summary.1)?,
+    })
+}
+
+/// A text written as words beside its `english` (a `disconnected` line's reason, a `flooding`
+/// line's detail): `None` where there are none, or where this build cannot say them whole.
+pub fn words_from_wire(english: &str, words: Option<Arg>) -> Option<NoticeText> {
+    match words? {
         Arg::Text(text) => Some(NoticeText::verbatim(text)),
         Arg::Words { key, args } => {
             let read = from_wire(english.to_string(), Some(key), args);
             read.key().is_some().then_some(read)
         }
-    };
-    Some(DownWords {
-        reason: text(reason)?,
-        summary: text(summary)?,
-    })
+    }
 }
 
 fn args_to_wire(text: &NoticeText) -> BTreeMap<String, Arg> {
@@ -194,6 +199,46 @@ mod tests {
         assert_eq!(
             notice_of(&events[0]),
             &NoticeText::verbatim("from a newer gpufleet")
+        );
+    }
+
+    /// A flooding line keeps its English `detail` and adds `detail_words`; one written
+    /// without them (before this build) replays as its detail.
+    #[test]
+    fn a_flooding_line_keeps_its_english_detail_and_replays_in_either_language() {
+        let words = NoticeText::new("flood_words.over_budget")
+            .put("lines", "70")
+            .put("kib", "7")
+            .put("within", "1 s")
+            .put_words("what", NoticeText::new("flood_words.stream"))
+            .put("budget_lines", "64")
+            .put("budget_kib", "64");
+        let event = HostEvent::Flooding {
+            at_ms: 2,
+            detail: Some(words.english()),
+            words: Some(words.clone()),
+        };
+        let line = serde_json::to_string(&Line {
+            t_ms: 2,
+            host: "h".into(),
+            event: Event::from(&event),
+        })
+        .expect("line");
+        assert!(
+            line.contains("\"detail\":\"over budget: 70 lines, 7 KiB in 1 s from the nvidia-smi"),
+            "{line}"
+        );
+        assert!(line.contains("\"key\":\"flood_words.over_budget\""), "{line}");
+        let back = read(&line, 4);
+        assert_eq!(back[0], event);
+        let old = r#"{"t_ms":2,"host":"h","event":{"kind":"flooding","at_ms":2,"detail":"over budget"}}"#;
+        assert_eq!(
+            read(old, 3)[0],
+            HostEvent::Flooding {
+                at_ms: 2,
+                detail: Some("over budget".into()),
+                words: None,
+            }
         );
     }
 }

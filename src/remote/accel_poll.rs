@@ -239,6 +239,7 @@ impl Link {
                 HostEvent::Flooding {
                     at_ms: now_ms(),
                     detail: None,
+                    words: None,
                 },
             );
         }

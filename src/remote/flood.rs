@@ -12,6 +12,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::fleet::NoticeText;
 use crate::remote::job::{Budget, Flood};
 
 /// How many times the expected lines a command may send before it floods.
@@ -66,21 +67,24 @@ pub(crate) fn query_budget(gpus: usize) -> Budget {
     lines_budget(gpus, 1)
 }
 
-/// What a flood was, in words for the user.
-pub(crate) fn describe(what: &str, flood: &Flood, budget_lines: u32) -> String {
+/// What a flood was, in catalogue words for the user; `what` names the command that sent it.
+pub(crate) fn describe(what: NoticeText, flood: &Flood, budget_lines: u32) -> NoticeText {
     let window_ms = flood.window.as_millis();
     let within = if window_ms.is_multiple_of(1000) {
         format!("{} s", window_ms / 1000)
     } else {
         format!("{window_ms} ms")
     };
-    format!(
-        "over budget: {} lines, {} KiB in {within} from {what} (budget {budget_lines} lines, \
-         {} KiB); output past that is dropped",
-        flood.lines,
-        flood.bytes / 1024,
-        u64::from(budget_lines) * BYTES_PER_LINE / 1024,
-    )
+    NoticeText::new("flood_words.over_budget")
+        .put("lines", flood.lines.to_string())
+        .put("kib", (flood.bytes / 1024).to_string())
+        .put("within", within)
+        .put_words("what", what)
+        .put("budget_lines", budget_lines.to_string())
+        .put(
+            "budget_kib",
+            (u64::from(budget_lines) * BYTES_PER_LINE / 1024).to_string(),
+        )
 }
 
 /// Whether the host floods: set by the first flood, cleared once `CALM_WINDOWS` windows pass
@@ -153,11 +157,23 @@ mod tests {
             bytes: 10_240,
             window: Duration::from_secs(1),
         };
-        let text = describe("the nvidia-smi stream", &flood, 32);
+        let text = describe(NoticeText::new("flood_words.stream"), &flood, 32);
         assert_eq!(
-            text,
+            text.english(),
             "over budget: 33 lines, 10 KiB in 1 s from the nvidia-smi stream (budget 32 lines, \
              32 KiB); output past that is dropped"
         );
+        let zh = text.render("zh-CN");
+        assert!(zh.contains("33") && zh.contains("10 KiB") && zh.contains("1 s"), "{zh}");
+        assert!(zh.contains("预算") && zh.contains("32 KiB"), "{zh}");
+        assert!(!zh.contains("over budget") && !zh.contains("stream"), "{zh}");
+        // Half a second is said in milliseconds, in either language.
+        let half = Flood {
+            window: Duration::from_millis(500),
+            ..flood
+        };
+        let text = describe(NoticeText::new("flood_words.kernel"), &half, 32);
+        assert!(text.english().contains("in 500 ms from the kernel log"));
+        assert!(text.render("zh-CN").contains("500 ms"));
     }
 }

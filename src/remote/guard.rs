@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::fleet::HostEvent;
+use crate::fleet::{HostEvent, NoticeText};
 use crate::remote::evidence::EVIDENCE_BUDGET;
 use crate::remote::flood::{OTHER_BUDGET, describe, query_budget, stream_window};
 use crate::remote::job::Flood;
@@ -22,25 +22,23 @@ impl Link {
     /// A command sent more than its budget; the mux is already closing its channel.
     pub(super) fn on_flood(&mut self, st: &mut SessionState, slot: Slot, flood: &Flood) {
         let (what, budget) = match slot {
-            Slot::Stream => ("the nvidia-smi stream", st.stream_budget),
-            Slot::Detail => (
-                "the full nvidia-smi query",
-                query_budget(self.details.len()),
-            ),
-            Slot::Processes => ("the nvidia-smi process query", OTHER_BUDGET),
-            Slot::Versions => ("nvidia-smi", OTHER_BUDGET),
-            Slot::Kernel => ("the kernel log", OTHER_BUDGET),
-            Slot::Evidence => ("nvidia-smi -q", EVIDENCE_BUDGET),
+            Slot::Stream => ("flood_words.stream", st.stream_budget),
+            Slot::Detail => ("flood_words.detail", query_budget(self.details.len())),
+            Slot::Processes => ("flood_words.processes", OTHER_BUDGET),
+            Slot::Versions => ("flood_words.versions", OTHER_BUDGET),
+            Slot::Kernel => ("flood_words.kernel", OTHER_BUDGET),
+            Slot::Evidence => ("flood_words.evidence", EVIDENCE_BUDGET),
             // Handled by `job_follow.rs`, which never gets here.
-            Slot::JobProbe | Slot::JobLog => ("a job's log", OTHER_BUDGET),
+            Slot::JobProbe | Slot::JobLog => ("flood_words.job_log", OTHER_BUDGET),
         };
         if self.flood.flooded(Instant::now()) {
-            let detail = sanitize(&describe(what, flood, budget.lines));
+            let words = describe(NoticeText::new(what), flood, budget.lines);
             self.emit_or_hold(
                 st,
                 HostEvent::Flooding {
                     at_ms: now_ms(),
-                    detail: Some(detail),
+                    detail: Some(sanitize(&words.english())),
+                    words: Some(words),
                 },
             );
         }

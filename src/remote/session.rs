@@ -379,6 +379,7 @@ impl Link {
                 HostEvent::Flooding {
                     at_ms: now_ms(),
                     detail: None,
+                    words: None,
                 },
             );
         }

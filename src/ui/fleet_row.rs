@@ -121,7 +121,9 @@ impl HostRow {
             ],
             None => std::array::from_fn(|_| ("-".to_string(), theme.dim())),
         };
-        let note = status.reason().filter(|_| !released && outage.is_none());
+        let note = status
+            .reason_in(&rust_i18n::locale())
+            .filter(|_| !released && outage.is_none());
         Self {
             name: clean(&host.name),
             status: status_cell,
@@ -129,7 +131,7 @@ impl HostRow {
             figures,
             money,
             badges: host_badges(host, status),
-            note: note.map(clean),
+            note: note.as_deref().map(clean),
         }
     }
 

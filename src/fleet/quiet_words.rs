@@ -1,0 +1,101 @@
+//! What a host that is quiet, floods or is gone says, in catalogue words: `no data for 12s`,
+//! `connecting (attempt 3)`, `no data from the host for 5s`, a flood's budget, an instance gone
+//! from its provider account. The engine keeps their English (`english()`) for the log, JSON in
+//! English and recordings; the console says them in the user's language.
+
+use crate::fleet::host::format_age;
+use crate::fleet::notice::{DownWords, NoticeText};
+
+/// `no data for 12s`: the link is up but nothing came for `age_ms`.
+pub fn no_data(age_ms: u64) -> NoticeText {
+    NoticeText::new("quiet_words.no_data").put("age", format_age(age_ms))
+}
+
+/// `no reading for 12s`: the newest reading is `age_ms` old.
+pub fn no_reading(age_ms: u64) -> NoticeText {
+    NoticeText::new("quiet_words.no_reading").put("age", format_age(age_ms))
+}
+
+/// `connecting`, or `connecting (attempt 3)` past the first.
+pub fn connecting(attempt: u32) -> NoticeText {
+    if attempt > 1 {
+        NoticeText::new("quiet_words.connecting_attempt").put("attempt", attempt.to_string())
+    } else {
+        NoticeText::new("status.connecting")
+    }
+}
+
+/// `waiting for the first reading`: up, nothing read yet.
+pub fn waiting() -> NoticeText {
+    NoticeText::new("outage.waiting")
+}
+
+/// `no data from the host for 5s`: an unresponsive host's reason.
+pub fn host_silent(age_ms: u64) -> NoticeText {
+    NoticeText::new("quiet_words.host_silent").put("age", format_age(age_ms))
+}
+
+/// A quiet outage's words: the few words are the whole message.
+pub fn quiet(words: NoticeText) -> DownWords {
+    DownWords {
+        reason: words.clone(),
+        summary: words,
+    }
+}
+
+/// Why a host whose instance is gone from its provider account is not connected: `why` (in
+/// words) and the few words `gone from the provider account`.
+pub fn gone(why: NoticeText) -> DownWords {
+    DownWords {
+        reason: why,
+        summary: NoticeText::new("quiet_words.gone"),
+    }
+}
+
+/// `instance 123 is gone from the vast account main (since …)`.
+pub fn gone_reason(instance: &str, provider: &str, account: &str, since: &str) -> NoticeText {
+    NoticeText::new("quiet_words.gone_reason")
+        .put("instance", instance)
+        .put("provider", provider)
+        .put("account", account)
+        .put("since", since)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quiet_words_keep_the_english_and_read_in_chinese() {
+        let cases = [
+            (no_data(12_000), "no data for 12s", "12s"),
+            (no_reading(5_000), "no reading for 5s", "5s"),
+            (connecting(3), "connecting (attempt 3)", "3"),
+            (connecting(1), "connecting", ""),
+            (waiting(), "waiting for the first reading", ""),
+            (host_silent(3_000), "no data from the host for 3s", "3s"),
+            (
+                NoticeText::new("quiet_words.gone"),
+                "gone from the provider account",
+                "",
+            ),
+        ];
+        for (words, english, value) in cases {
+            assert_eq!(words.english(), english);
+            let zh = words.render("zh-CN");
+            assert!(zh.contains(value), "{zh}");
+            assert!(
+                !zh.chars().any(|c| c.is_ascii_lowercase()),
+                "English left in {zh:?}"
+            );
+        }
+        let why = gone_reason("123", "vast", "main", "2026-01-02T03:04:05Z");
+        assert_eq!(
+            why.english(),
+            "instance 123 is gone from the vast account main (since 2026-01-02T03:04:05Z)"
+        );
+        let zh = why.render("zh-CN");
+        assert!(zh.contains("123") && zh.contains("main") && zh.contains("已"), "{zh}");
+        assert!(!zh.contains("is gone"), "{zh}");
+    }
+}
