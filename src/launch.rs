@@ -340,3 +340,40 @@ pub fn fleet_options(config: &Config, args: &GlobalArgs) -> FleetOptions {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::HostEvent;
+    use crate::providers::fleet_hosts::GoneHost;
+
+    #[test]
+    fn a_gone_host_says_so_in_english_for_the_log_and_in_chinese_on_screen() {
+        let gone = GoneHost {
+            name: "a".into(),
+            provider: "vast".into(),
+            account: "main".into(),
+            instance_id: "42".into(),
+            gone_ms: 5_000,
+        };
+        let HostEvent::Disconnected {
+            reason,
+            summary,
+            words: Some(words),
+            ..
+        } = gone_event(&gone.reason_words(), 6_000)
+        else {
+            panic!("a gone host is down, with words");
+        };
+        assert_eq!(
+            reason,
+            "instance 42 is gone from the vast account main (since 1970-01-01T00:00:05.000Z)"
+        );
+        assert_eq!(reason, gone.reason());
+        assert_eq!(summary, "gone from the provider account");
+        let zh = words.reason.render("zh-CN");
+        assert!(zh.contains("实例 42") && zh.contains("main"), "{zh}");
+        assert!(!zh.contains("gone"), "{zh}");
+        assert_eq!(words.summary.render("zh-CN"), "已从平台账号中消失");
+    }
+}

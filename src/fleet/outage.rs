@@ -195,4 +195,74 @@ mod tests {
         assert_eq!(late.summary, "no reading for 5s");
         assert_eq!(late.last_reading_ms, Some(10_000));
     }
+
+    /// A quiet outage's words: the English as before, and catalogue words the console says
+    /// in Chinese.
+    #[test]
+    fn quiet_outages_have_words_in_either_language() {
+        let zh_of = |o: &Outage| o.words.as_ref().map(|w| w.summary.render("zh-CN"));
+        let mut h = host();
+        h.apply(HostEvent::Connecting { attempt: 3 });
+        let o = outage(&h, 0, 1_000).expect("connecting");
+        assert_eq!(o.summary, "connecting (attempt 3)");
+        assert_eq!(zh_of(&o).as_deref(), Some("连接中（第 3 次）"));
+        h.apply(HostEvent::Connected(HostInfo::default()));
+        let o = outage(&h, 0, 1_000).expect("no reading yet");
+        assert_eq!(o.summary, "waiting for the first reading");
+        assert_eq!(zh_of(&o).as_deref(), Some("等待第一个读数"));
+        h.apply(HostEvent::Sample {
+            at_ms: 10_000,
+            gpu: GpuSample::default(),
+        });
+        let o = outage(&h, 22_000, 1_000).expect("stale");
+        assert_eq!(o.summary, "no reading for 12s");
+        assert_eq!(zh_of(&o).as_deref(), Some("12s 无读数"));
+        h.apply(HostEvent::Unresponsive {
+            at_ms: 23_000,
+            silent_ms: 3_000,
+        });
+        let o = outage(&h, 25_000, 1_000).expect("silent");
+        assert_eq!(o.summary, "no data for 5s");
+        assert_eq!(zh_of(&o).as_deref(), Some("5s 无数据"));
+        assert_eq!(o.detail, None, "the few words say it all");
+        // The host's status says why in either language too.
+        let status = h.status(25_000, 1_000);
+        assert_eq!(status.reason(), Some("no data from the host for 5s"));
+        assert_eq!(status.reason_in("en").as_deref(), status.reason());
+        assert_eq!(
+            status.reason_in("zh-CN").as_deref(),
+            Some("主机 5s 没有发来数据")
+        );
+    }
+
+    #[test]
+    fn a_flooding_hosts_detail_reads_in_either_language() {
+        let mut h = host();
+        h.apply(HostEvent::Connected(HostInfo::default()));
+        let words = crate::fleet::NoticeText::new("flood_words.over_budget")
+            .put("lines", "70")
+            .put("kib", "7")
+            .put("within", "1 s")
+            .put_words("what", crate::fleet::NoticeText::new("flood_words.stream"))
+            .put("budget_lines", "64")
+            .put("budget_kib", "64");
+        h.apply(HostEvent::Flooding {
+            at_ms: 1,
+            detail: Some(words.english()),
+            words: Some(words),
+        });
+        let status = h.status(1, 1_000);
+        let en = status.reason_in("en").unwrap_or_default();
+        assert!(en.starts_with("over budget: 70 lines, 7 KiB in 1 s from the nvidia-smi stream"));
+        assert_eq!(status.reason(), Some(en.as_str()));
+        let zh = status.reason_in("zh-CN").unwrap_or_default();
+        assert!(zh.starts_with("超出预算") && zh.contains("nvidia-smi 数据流"), "{zh}");
+        // Calm again: no words left over for the next flood.
+        h.apply(HostEvent::Flooding {
+            at_ms: 2,
+            detail: None,
+            words: None,
+        });
+        assert_eq!(h.flooding_words, None);
+    }
 }
