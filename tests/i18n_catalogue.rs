@@ -92,6 +92,16 @@ const NOT_TEXT: &[&str] = &[
 /// Literals kept in the source on purpose: (file, literal, why).
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
+        "src/fleet/outage.rs",
+        "exited with status 127",
+        "a needle: how the stream's failure says the shell found no nvidia-smi",
+    ),
+    (
+        "src/remote/guard.rs",
+        "it sent more than its budget",
+        "why `nvidia-smi -q` evidence was cut, kept in recordings for the incident report",
+    ),
+    (
         "src/commands/demo.rs",
         "--speed {0}",
         "a flag and the parser's own message",
@@ -627,6 +637,9 @@ const SCANNED_FILES: &[&str] = &[
     "src/money_cli.rs",
     "src/providers/unwatched.rs",
     "src/remote/notice_words.rs",
+    "src/fleet/quiet_words.rs",
+    "src/fleet/outage.rs",
+    "src/remote/flood.rs",
 ];
 
 fn source_files() -> Vec<PathBuf> {
@@ -841,6 +854,59 @@ fn the_links_notices_say_only_catalogue_words() {
     assert!(
         problems.is_empty(),
         "notice text outside the catalogue ({}):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// Functions whose every text is the catalogue's, in files that also hold the engine's English
+/// identifiers (status words for logs and JSON): a quiet host's reason, a flood's detail and
+/// what flooded, a gone instance's reason. (file, the function's signature up to its name)
+const WORDS_FUNCTIONS: &[(&str, &str)] = &[
+    ("src/fleet/host.rs", "pub fn status("),
+    ("src/remote/guard.rs", "fn on_flood("),
+    ("src/launch.rs", "fn gone_event("),
+    ("src/providers/fleet_hosts.rs", "pub fn reason_words("),
+];
+
+/// The body of the function `signature` in `source`, from its first `{` to the matching `}`,
+/// and its line.
+fn function_body(source: &str, signature: &str) -> Option<(usize, String)> {
+    let at = source.find(signature)?;
+    let open = at + source[at..].find('{')?;
+    let mut depth = 0usize;
+    for (i, c) in source[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    let line = source[..at].matches('\n').count() + 1;
+                    return Some((line, source[open..=open + i].to_string()));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[test]
+fn a_quiet_hosts_a_floods_and_a_gone_hosts_words_are_catalogue_words() {
+    let en = catalogue("en");
+    let mut problems = Vec::new();
+    for (file, signature) in WORDS_FUNCTIONS {
+        let source = std::fs::read_to_string(root().join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let (line, body) = function_body(&source, signature)
+            .unwrap_or_else(|| panic!("{file}: no {signature}"));
+        for problem in hard_coded(file, &body, &en) {
+            problems.push(format!("{file} ({signature} at line {line}): {problem}"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "text outside the catalogue ({}):\n{}",
         problems.len(),
         problems.join("\n")
     );

@@ -64,15 +64,24 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
             retry: Some(*retry),
             last_reading_ms,
         }),
-        Link::Lost { reason, raw, .. } => Some(Outage {
-            summary: lost_summary(*reason, raw).to_string(),
-            detail: raw
+        Link::Lost { reason, raw, .. } => {
+            let summary = quiet_words::lost(*reason, smi_missing(*reason, raw));
+            let detail = raw
                 .lines()
                 .map(str::trim)
                 .find(|line| !line.is_empty())
-                .map(str::to_string),
-            ..quiet(None)
-        }),
+                .map(str::to_string);
+            Some(Outage {
+                summary: summary.english(),
+                // What the host printed, said as it came.
+                words: Some(DownWords {
+                    reason: NoticeText::verbatim(detail.clone().unwrap_or_default()),
+                    summary,
+                }),
+                detail,
+                ..quiet(None)
+            })
+        }
         Link::Silent { since_ms } => Some(quiet(Some(quiet_words::no_data(
             now_ms.saturating_sub(*since_ms),
         )))),
@@ -92,16 +101,10 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
     }
 }
 
-/// A lost stream's few words: the reason's label, or `nvidia-smi missing` when the shell could
-/// not find it.
-fn lost_summary(reason: LostReason, raw: &str) -> &'static str {
-    if reason == LostReason::Other
+/// Whether a lost stream ended because the shell could not find nvidia-smi.
+fn smi_missing(reason: LostReason, raw: &str) -> bool {
+    reason == LostReason::Other
         && (raw.contains(COMMAND_NOT_FOUND) || raw.contains("command not found"))
-    {
-        "nvidia-smi missing"
-    } else {
-        reason.label()
-    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 use crate::fleet::host::format_age;
 use crate::fleet::notice::{DownWords, NoticeText};
+use crate::telemetry::LostReason;
 
 /// `no data for 12s`: the link is up but nothing came for `age_ms`.
 pub fn no_data(age_ms: u64) -> NoticeText {
@@ -33,6 +34,19 @@ pub fn waiting() -> NoticeText {
 /// `no data from the host for 5s`: an unresponsive host's reason.
 pub fn host_silent(age_ms: u64) -> NoticeText {
     NoticeText::new("quiet_words.host_silent").put("age", format_age(age_ms))
+}
+
+/// A lost stream's few words: the reason's label, or `nvidia-smi missing` when the shell could
+/// not find it.
+pub fn lost(reason: LostReason, smi_missing: bool) -> NoticeText {
+    NoticeText::new(match reason {
+        LostReason::GpuLost => "status.lost.gpu_lost",
+        LostReason::DriverNotLoaded => "status.lost.driver_not_loaded",
+        LostReason::DriverLibraryMismatch => "status.lost.driver_library_mismatch",
+        LostReason::NoDevices => "status.lost.no_devices",
+        LostReason::Other if smi_missing => "outage.smi_missing",
+        LostReason::Other => "status.lost.telemetry_failed",
+    })
 }
 
 /// A quiet outage's words: the few words are the whole message.
@@ -89,6 +103,18 @@ mod tests {
                 "English left in {zh:?}"
             );
         }
+        // A lost stream's words are its reason's label, as the status column says it.
+        for reason in [
+            LostReason::GpuLost,
+            LostReason::DriverNotLoaded,
+            LostReason::DriverLibraryMismatch,
+            LostReason::NoDevices,
+            LostReason::Other,
+        ] {
+            assert_eq!(lost(reason, false).english(), reason.label());
+        }
+        assert_eq!(lost(LostReason::Other, true).english(), "nvidia-smi missing");
+        assert_eq!(lost(LostReason::GpuLost, true).render("zh-CN"), "掉卡");
         let why = gone_reason("123", "vast", "main", "2026-01-02T03:04:05Z");
         assert_eq!(
             why.english(),
