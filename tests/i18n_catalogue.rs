@@ -896,10 +896,10 @@ fn a_quiet_hosts_a_floods_and_a_gone_hosts_words_are_catalogue_words() {
     let en = catalogue("en");
     let mut problems = Vec::new();
     for (file, signature) in WORDS_FUNCTIONS {
-        let source = std::fs::read_to_string(root().join(file))
-            .unwrap_or_else(|e| panic!("{file}: {e}"));
-        let (line, body) = function_body(&source, signature)
-            .unwrap_or_else(|| panic!("{file}: no {signature}"));
+        let source =
+            std::fs::read_to_string(root().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let (line, body) =
+            function_body(&source, signature).unwrap_or_else(|| panic!("{file}: no {signature}"));
         for problem in hard_coded(file, &body, &en) {
             problems.push(format!("{file} ({signature} at line {line}): {problem}"));
         }

@@ -169,6 +169,17 @@ impl NoticeText {
     }
 }
 
+/// `items` one after the other, each two put together by `key` (`list_words.semicolon`:
+/// `%{first}; %{rest}`), as one text of ours; `None` for no items.
+pub fn joined(items: &[NoticeText], key: &'static str) -> Option<NoticeText> {
+    let (last, before) = items.split_last()?;
+    Some(before.iter().rev().fold(last.clone(), |rest, first| {
+        NoticeText::new(key)
+            .put_words("first", first.clone())
+            .put_words("rest", rest)
+    }))
+}
+
 /// `template` with each `%{name}` replaced by its value in `locale`.
 fn fill(template: &str, args: &[(Cow<'static, str>, NoticeArg)], locale: &str) -> String {
     let names: Vec<&str> = args.iter().map(|(name, _)| name.as_ref()).collect();

@@ -259,7 +259,10 @@ mod tests {
         assert!(en.starts_with("over budget: 70 lines, 7 KiB in 1 s from the nvidia-smi stream"));
         assert_eq!(status.reason(), Some(en.as_str()));
         let zh = status.reason_in("zh-CN").unwrap_or_default();
-        assert!(zh.starts_with("超出预算") && zh.contains("nvidia-smi 数据流"), "{zh}");
+        assert!(
+            zh.starts_with("超出预算") && zh.contains("nvidia-smi 数据流"),
+            "{zh}"
+        );
         // Calm again: no words left over for the next flood.
         h.apply(HostEvent::Flooding {
             at_ms: 2,

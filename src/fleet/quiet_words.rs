@@ -99,7 +99,9 @@ mod tests {
             let zh = words.render("zh-CN");
             assert!(zh.contains(value), "{zh}");
             assert!(
-                !zh.replace(value, "").chars().any(|c| c.is_ascii_lowercase()),
+                !zh.replace(value, "")
+                    .chars()
+                    .any(|c| c.is_ascii_lowercase()),
                 "English left in {zh:?}"
             );
         }
@@ -113,7 +115,10 @@ mod tests {
         ] {
             assert_eq!(lost(reason, false).english(), reason.label());
         }
-        assert_eq!(lost(LostReason::Other, true).english(), "nvidia-smi missing");
+        assert_eq!(
+            lost(LostReason::Other, true).english(),
+            "nvidia-smi missing"
+        );
         assert_eq!(lost(LostReason::GpuLost, true).render("zh-CN"), "掉卡");
         let why = gone_reason("123", "vast", "main", "2026-01-02T03:04:05Z");
         assert_eq!(
@@ -121,7 +126,10 @@ mod tests {
             "instance 123 is gone from the vast account main (since 2026-01-02T03:04:05Z)"
         );
         let zh = why.render("zh-CN");
-        assert!(zh.contains("123") && zh.contains("main") && zh.contains("已"), "{zh}");
+        assert!(
+            zh.contains("123") && zh.contains("main") && zh.contains("已"),
+            "{zh}"
+        );
         assert!(!zh.contains("is gone"), "{zh}");
     }
 }

@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::fleet::{DownWords, NoticeArg, NoticeText};
 
-/// How deep texts of ours may nest in a recording's values (gpufleet writes two levels).
-const MAX_DEPTH: usize = 4;
+/// How deep texts of ours may nest in a recording's values: a login failure's attempts nest one
+/// level each (`auth_words.then`), within a down link's reason.
+const MAX_DEPTH: usize = 16;
 
 /// One value of a notice as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -228,10 +229,14 @@ mod tests {
             line.contains("\"detail\":\"over budget: 70 lines, 7 KiB in 1 s from the nvidia-smi"),
             "{line}"
         );
-        assert!(line.contains("\"key\":\"flood_words.over_budget\""), "{line}");
+        assert!(
+            line.contains("\"key\":\"flood_words.over_budget\""),
+            "{line}"
+        );
         let back = read(&line, 4);
         assert_eq!(back[0], event);
-        let old = r#"{"t_ms":2,"host":"h","event":{"kind":"flooding","at_ms":2,"detail":"over budget"}}"#;
+        let old =
+            r#"{"t_ms":2,"host":"h","event":{"kind":"flooding","at_ms":2,"detail":"over budget"}}"#;
         assert_eq!(
             read(old, 3)[0],
             HostEvent::Flooding {

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use ssh2::{ErrorCode, KeyboardInteractivePrompt, Prompt, Session};
 
+use crate::fleet::NoticeText;
+use crate::remote::auth_words;
 use crate::remote::credentials::{
     CredentialCache, PassphraseTurn, PromptContext, Prompter, Secret, forget_passphrase,
     passphrase_turn, remember_passphrase,
@@ -81,7 +83,7 @@ pub(crate) fn authenticate(
         return Ok(());
     }
     if tried.is_empty() {
-        tried.push("nothing to try: no ssh-agent, no key file, no password_env".to_string());
+        tried.push(NoticeText::new("auth_words.nothing"));
     }
     Err(RemoteError::Auth {
         target: input.ctx.target.clone(),
@@ -96,8 +98,8 @@ fn try_agent(
     session: &Session,
     input: &AuthInput<'_>,
     socket: Option<&Path>,
-) -> Result<(), String> {
-    let fail = |e: ssh2::Error| format!("ssh-agent: {}", e.message());
+) -> Result<(), NoticeText> {
+    let fail = |e: ssh2::Error| auth_words::agent_error(e.message());
     let mut agent = session.agent().map_err(fail)?;
     if let Some(path) = socket {
         agent.set_identity_path(path).map_err(fail)?;
@@ -119,14 +121,9 @@ fn try_agent(
         }
     }
     let _ = agent.disconnect();
-    Err(format!(
-        "ssh-agent: none of its {} key(s) was accepted{}",
+    Err(auth_words::agent_none(
         identities.len(),
-        if input.settings.identities_only {
-            " (IdentitiesOnly: only the identity files' keys)"
-        } else {
-            ""
-        }
+        input.settings.identities_only,
     ))
 }
 
@@ -140,12 +137,21 @@ fn public_blob(key: &Path) -> Option<Vec<u8>> {
 
 /// Tries one key file; true when logged in. Encrypted keys use the passphrase remembered by
 /// this process, else ask the prompter (once for the process), else are named as needing one.
-fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec<String>) -> bool {
-    let shown = key.display();
+fn try_key(
+    session: &Session,
+    input: &AuthInput<'_>,
+    key: &Path,
+    tried: &mut Vec<NoticeText>,
+) -> bool {
+    let shown = key.display().to_string();
     let text = match std::fs::read_to_string(key) {
         Ok(t) => t,
         Err(e) => {
-            tried.push(format!("key {shown}: cannot read it ({e})"));
+            tried.push(auth_words::key_error(
+                "auth_words.key_unreadable",
+                &shown,
+                &e.to_string(),
+            ));
             return false;
         }
     };
@@ -153,7 +159,7 @@ fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec
         return match session.userauth_pubkey_file(input.user, None, key, None) {
             Ok(()) => true,
             Err(e) => {
-                tried.push(key_failure(&shown.to_string(), &e));
+                tried.push(key_failure(&shown, &e));
                 false
             }
         };
@@ -161,9 +167,7 @@ fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec
     let turn = loop {
         match passphrase_turn(key, input.ctx) {
             None => {
-                tried.push(format!(
-                    "key {shown}: stopped while its passphrase was asked for"
-                ));
+                tried.push(auth_words::key("auth_words.key_stopped", &shown));
                 return false;
             }
             Some(PassphraseTurn::Known(secret)) => {
@@ -174,7 +178,7 @@ fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec
                         forget_passphrase(key);
                     }
                     Err(e) => {
-                        tried.push(key_failure(&shown.to_string(), &e));
+                        tried.push(key_failure(&shown, &e));
                         return false;
                     }
                 }
@@ -183,17 +187,12 @@ fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec
         }
     };
     let Some(prompter) = input.prompter else {
-        tried.push(format!(
-            "key {shown} is encrypted and no passphrase can be asked for here; \
-             load it into ssh-agent (`ssh-add {shown}`) or connect from the console"
-        ));
+        tried.push(auth_words::key("auth_words.key_no_prompt", &shown));
         return false;
     };
     for _ in 0..PROMPT_TRIES {
         let Some(secret) = prompter.passphrase(input.ctx, key) else {
-            tried.push(format!(
-                "key {shown} is encrypted and no passphrase was given"
-            ));
+            tried.push(auth_words::key("auth_words.key_no_passphrase", &shown));
             return false;
         };
         match session.userauth_pubkey_file(input.user, None, key, Some(secret.expose())) {
@@ -207,20 +206,20 @@ fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec
                 // The key was decrypted (a wrong passphrase is a file error): keep it for the
                 // hosts that do accept the key.
                 remember_passphrase(key, &secret);
-                tried.push(key_failure(&shown.to_string(), &e));
+                tried.push(key_failure(&shown, &e));
                 return false;
             }
         }
     }
-    tried.push(format!("key {shown}: wrong passphrase"));
+    tried.push(auth_words::key("auth_words.key_wrong_passphrase", &shown));
     false
 }
 
-fn key_failure(shown: &str, e: &ssh2::Error) -> String {
+fn key_failure(shown: &str, e: &ssh2::Error) -> NoticeText {
     if e.code() == ErrorCode::Session(LIBSSH2_ERROR_FILE) {
-        format!("key {shown}: cannot be read ({})", e.message())
+        auth_words::key_error("auth_words.key_bad_file", shown, e.message())
     } else {
-        format!("key {shown} was not accepted by the server")
+        auth_words::key("auth_words.key_rejected", shown)
     }
 }
 
@@ -229,7 +228,7 @@ fn try_passwords(
     input: &AuthInput<'_>,
     cache: &mut CredentialCache,
     offered: &str,
-    tried: &mut Vec<String>,
+    tried: &mut Vec<NoticeText>,
 ) -> bool {
     if let Some(var) = input.password_env {
         match std::env::var(var) {
@@ -238,9 +237,12 @@ fn try_passwords(
                 if send_password(session, input.user, offered, &secret) {
                     return true;
                 }
-                tried.push(format!("the password in ${var} was rejected"));
+                tried.push(auth_words::password_env(
+                    "auth_words.password_env_rejected",
+                    var,
+                ));
             }
-            Err(_) => tried.push(format!("${var} is not set")),
+            Err(_) => tried.push(auth_words::password_env("auth_words.env_unset", var)),
         }
     }
     if let Some(secret) = cache.password() {
@@ -263,11 +265,7 @@ fn try_passwords(
         }
         rejected += 1;
     }
-    match rejected {
-        0 => tried.push("no password was given".to_string()),
-        1 => tried.push("the password typed was rejected".to_string()),
-        n => tried.push(format!("the password typed was rejected ({n} tries)")),
-    }
+    tried.push(auth_words::password_typed(rejected));
     false
 }
 

@@ -81,15 +81,15 @@ pub enum RemoteError {
         key_type: String,
         presented: String,
         /// Every key of that type on file for the host, as `type SHA256:... (FILE line N)`.
-        expected: String,
+        expected: Box<crate::fleet::NoticeText>,
         /// How to clear the old key if the host really was re-installed.
-        remedy: String,
+        remedy: Box<crate::fleet::NoticeText>,
     },
     /// `known_hosts` is the file and line of the `@revoked` entry.
     #[error("host key of {known_as} ({fingerprint}) is marked @revoked in {known_hosts}")]
     HostKeyRevoked {
         known_as: String,
-        known_hosts: String,
+        known_hosts: Box<crate::fleet::NoticeText>,
         fingerprint: String,
     },
     /// `known_hosts` is the file and line of the `@cert-authority` entry.
@@ -101,7 +101,7 @@ pub enum RemoteError {
     )]
     HostKeyCertOnly {
         known_as: String,
-        known_hosts: String,
+        known_hosts: Box<crate::fleet::NoticeText>,
         fingerprint: String,
     },
     #[error(
@@ -113,11 +113,15 @@ pub enum RemoteError {
     StrictNoRefused { target: String },
     #[error("known_hosts {path}: {message}")]
     KnownHosts { path: PathBuf, message: String },
-    #[error("authentication failed for {target} (server accepts: {offered}): {}", tried.join("; "))]
+    #[error(
+        "authentication failed for {target} (server accepts: {offered}): {}",
+        crate::remote::auth_words::english(tried)
+    )]
     Auth {
         target: String,
         offered: String,
-        tried: Vec<String>,
+        /// Each attempt, in catalogue words (`auth_words.rs`).
+        tried: Vec<crate::fleet::NoticeText>,
     },
     #[error("{context}: {message}")]
     Ssh { context: String, message: String },
@@ -194,17 +198,17 @@ mod tests {
             target: "root@h".into(),
             offered: "publickey,password".into(),
             tried: vec![
-                "ssh-agent: none of its 2 key(s) was accepted".into(),
-                "key /k/id_ed25519: rejected".into(),
-                "key /k/id_rsa: rejected".into(),
-                "the password in $PW was rejected".into(),
+                crate::remote::auth_words::agent_none(2, false),
+                crate::remote::auth_words::key("auth_words.key_rejected", "/k/id_ed25519"),
+                crate::remote::auth_words::key("auth_words.key_rejected", "/k/id_rsa"),
+                crate::remote::auth_words::password_env("auth_words.password_env_rejected", "PW"),
             ],
         };
         assert_eq!(auth.summary(), "auth failed (tried agent, key, password)");
         let nothing = RemoteError::Auth {
             target: "root@h".into(),
             offered: "publickey".into(),
-            tried: vec!["nothing to try: no ssh-agent, no key file, no password_env".into()],
+            tried: vec![crate::fleet::NoticeText::new("auth_words.nothing")],
         };
         assert_eq!(nothing.summary(), "auth failed (nothing to try)");
     }

@@ -6,6 +6,7 @@
 //! reason an option is refused, how to clear a changed key).
 
 use crate::fleet::NoticeText;
+use crate::remote::auth_words;
 use crate::remote::error::RemoteError;
 
 /// The whole message.
@@ -81,15 +82,15 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
             .put("known_as", known_as.as_str())
             .put("key_type", key_type.as_str())
             .put("presented", presented.as_str())
-            .put("expected", expected.as_str())
-            .put("remedy", remedy.as_str()),
+            .put_words("expected", expected.as_ref().clone())
+            .put_words("remedy", remedy.as_ref().clone()),
         RemoteError::HostKeyRevoked {
             known_as,
             known_hosts,
             fingerprint,
         } => text("link_error.host_key_revoked")
             .put("known_as", known_as.as_str())
-            .put("known_hosts", known_hosts.as_str())
+            .put_words("known_hosts", known_hosts.as_ref().clone())
             .put("fingerprint", fingerprint.as_str()),
         RemoteError::HostKeyCertOnly {
             known_as,
@@ -97,7 +98,7 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
             fingerprint,
         } => text("link_error.host_key_cert_only")
             .put("known_as", known_as.as_str())
-            .put("known_hosts", known_hosts.as_str())
+            .put_words("known_hosts", known_hosts.as_ref().clone())
             .put("fingerprint", fingerprint.as_str()),
         RemoteError::StrictNoRefused { target } => {
             text("link_error.strict_no_refused").put("target", target.as_str())
@@ -112,7 +113,7 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
         } => text("link_error.auth")
             .put("target", target.as_str())
             .put("offered", offered.as_str())
-            .put("tried", tried.join("; ")),
+            .put_words("tried", auth_words::joined(tried)),
         RemoteError::Ssh { context, message } => text("link_error.ssh")
             .put("context", context.as_str())
             .put("message", message.as_str()),
@@ -173,16 +174,10 @@ pub(crate) fn summary(e: &RemoteError) -> NoticeText {
 }
 
 /// `auth failed (tried key, agent)`: the methods named by the attempts `auth` recorded.
-fn auth_summary(tried: &[String]) -> NoticeText {
+fn auth_summary(tried: &[NoticeText]) -> NoticeText {
     let mut methods: Vec<&'static str> = Vec::new();
     for attempt in tried {
-        let method = if attempt.starts_with("ssh-agent") {
-            "link_summary.method_agent"
-        } else if attempt.starts_with("key ") {
-            "link_summary.method_key"
-        } else if attempt.contains("password") && !attempt.starts_with("nothing to try") {
-            "link_summary.method_password"
-        } else {
+        let Some(method) = auth_words::method(attempt) else {
             continue;
         };
         if !methods.contains(&method) {
@@ -207,7 +202,9 @@ fn auth_summary(tried: &[String]) -> NoticeText {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::remote::notice_words::place;
     use std::io::{Error, ErrorKind};
+    use std::path::Path;
 
     fn every_error() -> Vec<RemoteError> {
         let io = |kind| Error::from(kind);
@@ -272,17 +269,28 @@ mod tests {
                 known_as: "h".into(),
                 key_type: "t".into(),
                 presented: "p".into(),
-                expected: "e".into(),
-                remedy: "If the host was re-installed, edit it".into(),
+                expected: Box::new(
+                    NoticeText::new("known_hosts_words.expected")
+                        .put("key_type", "t")
+                        .put("fingerprint", "f")
+                        .put_words("place", place(Path::new("/k"), 1)),
+                ),
+                remedy: Box::new(
+                    NoticeText::new("known_hosts_words.remedy").put_words(
+                        "steps",
+                        NoticeText::new("known_hosts_words.edit_by_hand")
+                            .put_words("place", place(Path::new("/k"), 1)),
+                    ),
+                ),
             },
             RemoteError::HostKeyRevoked {
                 known_as: "h".into(),
-                known_hosts: "/k line 1".into(),
+                known_hosts: Box::new(place(Path::new("/k"), 1)),
                 fingerprint: "f".into(),
             },
             RemoteError::HostKeyCertOnly {
                 known_as: "h".into(),
-                known_hosts: "/k line 1".into(),
+                known_hosts: Box::new(place(Path::new("/k"), 1)),
                 fingerprint: "f".into(),
             },
             RemoteError::StrictNoRefused { target: "h".into() },
@@ -294,20 +302,20 @@ mod tests {
                 target: "root@h".into(),
                 offered: "publickey,password".into(),
                 tried: vec![
-                    "ssh-agent: none of its 2 key(s) was accepted".into(),
-                    "key /k/id_rsa: rejected".into(),
-                    "the password in $PW was rejected".into(),
+                    auth_words::agent_none(2, false),
+                    auth_words::key("auth_words.key_rejected", "/k/id_rsa"),
+                    auth_words::password_env("auth_words.password_env_rejected", "PW"),
                 ],
             },
             RemoteError::Auth {
                 target: "root@h".into(),
                 offered: "publickey".into(),
-                tried: vec!["key /k/id_rsa: rejected".into()],
+                tried: vec![auth_words::key("auth_words.key_rejected", "/k/id_rsa")],
             },
             RemoteError::Auth {
                 target: "root@h".into(),
                 offered: "publickey".into(),
-                tried: vec!["nothing to try: no ssh-agent, no key file, no password_env".into()],
+                tried: vec![NoticeText::new("auth_words.nothing")],
             },
             RemoteError::Ssh {
                 context: "open channel".into(),
@@ -352,5 +360,33 @@ mod tests {
             let zh = summary(&e).render("zh-CN");
             assert!(zh.chars().any(|c| c > '\u{2e80}'), "{zh}");
         }
+    }
+
+    /// Our own texts inside an error (a changed key's fix-up advice and file places, a login's
+    /// attempts) follow the language; paths and fingerprints stay as they came.
+    #[test]
+    fn the_texts_of_ours_inside_an_error_read_in_chinese() {
+        for e in every_error() {
+            let zh = reason(&e).render("zh-CN");
+            for english in [
+                "If the host was re-installed",
+                "by hand",
+                " line 1",
+                "was not accepted",
+                "was rejected",
+                "nothing to try",
+            ] {
+                assert!(!zh.contains(english), "{english:?} in {zh}");
+            }
+        }
+        let changed = every_error()
+            .into_iter()
+            .find(|e| matches!(e, RemoteError::HostKeyChanged { .. }))
+            .map(|e| reason(&e).render("zh-CN"))
+            .unwrap_or_default();
+        assert!(
+            changed.contains("如果主机重装过系统") && changed.contains("/k 第 1 行"),
+            "{changed}"
+        );
     }
 }

@@ -164,9 +164,15 @@ mod tests {
              32 KiB); output past that is dropped"
         );
         let zh = text.render("zh-CN");
-        assert!(zh.contains("33") && zh.contains("10 KiB") && zh.contains("1 s"), "{zh}");
+        assert!(
+            zh.contains("33") && zh.contains("10 KiB") && zh.contains("1 s"),
+            "{zh}"
+        );
         assert!(zh.contains("预算") && zh.contains("32 KiB"), "{zh}");
-        assert!(!zh.contains("over budget") && !zh.contains("stream"), "{zh}");
+        assert!(
+            !zh.contains("over budget") && !zh.contains("stream"),
+            "{zh}"
+        );
         // Half a second is said in milliseconds, in either language.
         let half = Flood {
             window: Duration::from_millis(500),

@@ -13,10 +13,13 @@ use std::path::{Path, PathBuf};
 
 use ssh2::{MethodType, Session};
 
+use crate::fleet::NoticeText;
+use crate::fleet::notice::joined;
 use crate::remote::credentials::HostKeyPrompt;
 use crate::remote::digest::{base64_decode, base64_encode, fingerprint, hmac_sha1};
 use crate::remote::error::RemoteError;
 use crate::remote::host_pattern::{ListMatch, match_host_list, names_exactly};
+use crate::remote::notice_words;
 
 /// Host-key algorithms in OpenSSH's order of preference, by the key type that carries them.
 const ALGORITHMS: [(&str, &str); 8] = [
@@ -160,9 +163,9 @@ impl KnownHostsFile {
         &self.write_to
     }
 
-    fn place(&self, entry: &Entry) -> String {
+    fn place(&self, entry: &Entry) -> NoticeText {
         let path = self.paths.get(entry.file).unwrap_or(&self.write_to);
-        format!("{} line {}", path.display(), entry.line_no)
+        notice_words::place(path, entry.line_no)
     }
 
     /// The host keys on file for `known_as` (hashed names, patterns and negations included;
@@ -215,7 +218,7 @@ impl KnownHostsFile {
         if let Some(line) = self.entries.iter().find(|e| e.revoked && e.blob == blob) {
             return Err(RemoteError::HostKeyRevoked {
                 known_as,
-                known_hosts: self.place(line),
+                known_hosts: Box::new(self.place(line)),
                 fingerprint: presented,
             });
         }
@@ -224,26 +227,23 @@ impl KnownHostsFile {
             return Ok(Verdict::Trusted);
         }
         let same_type: Vec<&&Entry> = on_file.iter().filter(|e| e.key_type == key_type).collect();
-        if !same_type.is_empty() {
-            let expected = same_type
-                .iter()
-                .map(|e| {
-                    format!(
-                        "{} {} ({})",
-                        e.key_type,
-                        fingerprint(&e.blob),
-                        self.place(e)
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
+        let expected: Vec<NoticeText> = same_type
+            .iter()
+            .map(|e| {
+                NoticeText::new("known_hosts_words.expected")
+                    .put("key_type", e.key_type.as_str())
+                    .put("fingerprint", fingerprint(&e.blob))
+                    .put_words("place", self.place(e))
+            })
+            .collect();
+        if let Some(expected) = joined(&expected, "list_words.comma") {
             let remedy = self.remedy(&known_as, &same_type);
             return Err(RemoteError::HostKeyChanged {
                 known_as,
                 key_type,
                 presented,
-                expected,
-                remedy,
+                expected: Box::new(expected),
+                remedy: Box::new(remedy),
             });
         }
         // A host vouched for by a CA is known, not new: offering its plain key for trust would
@@ -255,7 +255,7 @@ impl KnownHostsFile {
         {
             return Err(RemoteError::HostKeyCertOnly {
                 known_as,
-                known_hosts: self.place(ca),
+                known_hosts: Box::new(self.place(ca)),
                 fingerprint: presented,
             });
         }
@@ -276,7 +276,7 @@ impl KnownHostsFile {
 
     /// What to do if the host really was re-installed: `ssh-keygen -R` for lines naming it,
     /// editing by hand for pattern lines (which may cover other hosts too).
-    fn remedy(&self, known_as: &str, lines: &[&&Entry]) -> String {
+    fn remedy(&self, known_as: &str, lines: &[&&Entry]) -> NoticeText {
         let (exact, patterns): (Vec<&&Entry>, Vec<&&Entry>) = lines
             .iter()
             .partition(|e| e.hosts.removable_by_name(known_as));
@@ -285,19 +285,24 @@ impl KnownHostsFile {
         files.dedup();
         for file in files {
             if let Some(path) = self.paths.get(file) {
-                steps.push(format!(
-                    "remove the old key with `ssh-keygen -R '{known_as}' -f {}`",
-                    path.display()
-                ));
+                steps.push(
+                    NoticeText::new("known_hosts_words.remove_key")
+                        .put("known_as", known_as)
+                        .put("path", path.display().to_string()),
+                );
             }
         }
         for line in patterns {
-            steps.push(format!(
-                "edit {} by hand (a pattern line, it may cover other hosts)",
-                self.place(line)
-            ));
+            steps.push(
+                NoticeText::new("known_hosts_words.edit_by_hand")
+                    .put_words("place", self.place(line)),
+            );
         }
-        format!("If the host was re-installed, {}", steps.join("; "))
+        let remedy = NoticeText::new("known_hosts_words.remedy");
+        match joined(&steps, "list_words.semicolon") {
+            Some(steps) => remedy.put_words("steps", steps),
+            None => remedy.put("steps", ""),
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 mod accel_poll;
 mod accel_tools;
 mod auth;
+mod auth_words;
 mod backoff;
 mod bridge;
 mod connect;

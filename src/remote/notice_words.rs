@@ -89,20 +89,20 @@ pub(crate) fn strict_no_in_effect(known_as: &str) -> NoticeText {
 }
 
 /// A changed key let through under `StrictHostKeyChecking no`: what changed, then why the
-/// link connects anyway. `remedy` (how to clear the old key) is put in as it was written.
+/// link connects anyway, and `remedy`, how to clear the old key.
 pub(crate) fn key_changed_let_through(
     known_as: &str,
     key_type: &str,
     presented: &str,
-    expected: &str,
-    remedy: &str,
+    expected: &NoticeText,
+    remedy: &NoticeText,
 ) -> NoticeText {
     NoticeText::new("link_notice.key_changed_let_through")
         .put("known_as", known_as)
         .put("key_type", key_type)
         .put("presented", presented)
-        .put("expected", expected)
-        .put("remedy", remedy)
+        .put_words("expected", expected.clone())
+        .put_words("remedy", remedy.clone())
 }
 
 /// `FILE line N` of the ssh config.

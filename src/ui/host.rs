@@ -212,9 +212,11 @@ fn draw_header(
         }
     };
     // A link that is down says why in the interface's language when it can.
-    let reason = host
-        .down_reason(&rust_i18n::locale())
-        .or_else(|| status.as_ref().and_then(|s| s.reason_in(&rust_i18n::locale())));
+    let reason = host.down_reason(&rust_i18n::locale()).or_else(|| {
+        status
+            .as_ref()
+            .and_then(|s| s.reason_in(&rust_i18n::locale()))
+    });
     if let Some(reason) = reason {
         let text = format!("({}) ", clean(&reason));
         whole_or_none(&mut spans, &mut used, text, theme.warning());
