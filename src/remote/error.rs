@@ -19,7 +19,7 @@ pub enum RemoteError {
         config: PathBuf,
         option: String,
         /// What gpufleet would do differently, and what to write instead.
-        why: String,
+        why: Box<crate::fleet::NoticeText>,
     },
     #[error(
         "{host}: the ssh config's `Match {criterion}` block at {place} sets {option}, which \
@@ -29,7 +29,7 @@ pub enum RemoteError {
     )]
     UnevaluatedMatch {
         host: String,
-        place: String,
+        place: Box<crate::fleet::NoticeText>,
         criterion: String,
         option: String,
     },
@@ -54,7 +54,10 @@ pub enum RemoteError {
     },
     /// The host's `ProxyCommand` could not carry the session (its text is not shown).
     #[error("{host}: {message}")]
-    Proxy { host: String, message: String },
+    Proxy {
+        host: String,
+        message: Box<crate::fleet::NoticeText>,
+    },
     #[error("ssh handshake with {addr} failed: {message}")]
     Handshake { addr: String, message: String },
     #[error("host key of {known_as} is not known: {key_type} {fingerprint}; {hint}")]

@@ -28,7 +28,7 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
             .put("host", host.as_str())
             .put("config", config.display().to_string())
             .put("option", option.as_str())
-            .put("why", why.as_str()),
+            .put_words("why", why.as_ref().clone()),
         RemoteError::UnevaluatedMatch {
             host,
             place,
@@ -36,7 +36,7 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
             option,
         } => text("link_error.unevaluated_match")
             .put("host", host.as_str())
-            .put("place", place.as_str())
+            .put_words("place", place.as_ref().clone())
             .put("criterion", criterion.as_str())
             .put("option", option.as_str()),
         RemoteError::Resolve { host, source } => text("link_error.resolve")
@@ -50,7 +50,7 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
             .put_words("source", reason(source)),
         RemoteError::Proxy { host, message } => text("link_error.proxy")
             .put("host", host.as_str())
-            .put("message", message.as_str()),
+            .put_words("message", message.as_ref().clone()),
         RemoteError::Handshake { addr, message } => text("link_error.handshake")
             .put("addr", addr.as_str())
             .put("message", message.as_str()),
@@ -221,11 +221,11 @@ mod tests {
                 host: "h".into(),
                 config: "/c".into(),
                 option: "Ciphers".into(),
-                why: "why".into(),
+                why: Box::new(NoticeText::new("option_words.one_name")),
             },
             RemoteError::UnevaluatedMatch {
                 host: "h".into(),
-                place: "/c line 2".into(),
+                place: Box::new(place(Path::new("/c"), 2)),
                 criterion: "exec".into(),
                 option: "port".into(),
             },
@@ -246,7 +246,7 @@ mod tests {
             },
             RemoteError::Proxy {
                 host: "h".into(),
-                message: "m".into(),
+                message: Box::new(NoticeText::new("option_words.proxy_start").put("error", "m")),
             },
             RemoteError::Handshake {
                 addr: "a".into(),
@@ -375,6 +375,9 @@ mod tests {
                 "was not accepted",
                 "was rejected",
                 "nothing to try",
+                "exactly one name",
+                "cannot start its ProxyCommand",
+                " line 2",
             ] {
                 assert!(!zh.contains(english), "{english:?} in {zh}");
             }

@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 
+use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
 use crate::remote::option_policy::review;
 use crate::remote::ssh_config_file::HostOptions;
@@ -75,9 +76,7 @@ pub(crate) fn host_settings(
     {
         return Err(source.refuse(
             "CertificateFile",
-            "libssh2 cannot log in with an SSH certificate, so gpufleet would log in without \
-             the certificate this host expects; remove CertificateFile for this host, or log \
-             in with a plain key",
+            NoticeText::new("option_words.certificate_file"),
         ));
     }
     let first = |key: &str| params.get(key).and_then(|a| a.first()).map(String::as_str);
@@ -96,7 +95,10 @@ pub(crate) fn host_settings(
     }
     if let Some(text) = first("serveralivecountmax") {
         settings.server_alive_count_max = text.parse::<u32>().map_err(|_| {
-            source.refuse("ServerAliveCountMax", format!("{text:?} is not a count"))
+            source.refuse(
+                "ServerAliveCountMax",
+                NoticeText::new("option_words.not_count").put("text", format!("{text:?}")),
+            )
         })?;
     }
     let flag = |key: &'static str, name: &'static str| -> Result<Option<bool>, RemoteError> {
@@ -108,7 +110,10 @@ pub(crate) fn host_settings(
             Some(v) if v.eq_ignore_ascii_case("no") || v.eq_ignore_ascii_case("false") => {
                 Ok(Some(false))
             }
-            Some(v) => Err(source.refuse(name, format!("{v:?} is neither yes nor no"))),
+            Some(v) => Err(source.refuse(
+                name,
+                NoticeText::new("option_words.not_yes_no").put("text", format!("{v:?}")),
+            )),
         }
     };
     settings.identities_only = flag("identitiesonly", "IdentitiesOnly")?.unwrap_or(false);
@@ -160,8 +165,8 @@ pub(crate) fn host_settings(
     Ok(settings)
 }
 
-fn bad_time(text: &str) -> String {
-    format!("{text:?} is not a time (seconds, or as 1m30s)")
+fn bad_time(text: &str) -> NoticeText {
+    NoticeText::new("option_words.not_time").put("text", format!("{text:?}"))
 }
 
 /// OpenSSH's time format: seconds, or numbers each followed by `s`, `m`, `h`, `d` or `w`.

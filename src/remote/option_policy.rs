@@ -151,11 +151,10 @@ pub(crate) fn review(
 ) -> Result<Vec<NoticeText>, RemoteError> {
     let mut warnings = Vec::new();
     for block in &params.unevaluated {
-        let place = format!("{} line {}", block.file.display(), block.line);
         if let Some(key) = block.options.iter().find(|k| decides_security(k)) {
             return Err(RemoteError::UnevaluatedMatch {
                 host: source.host.to_string(),
-                place,
+                place: Box::new(notice_words::place(&block.file, block.line)),
                 criterion: block.criterion.clone(),
                 option: key.clone(),
             });
@@ -186,11 +185,7 @@ pub(crate) fn review(
                 warnings.push(ignored(source, key, place(), Ignored::AddsOnly));
                 continue;
             }
-            return Err(source.refuse_named(
-                key,
-                "gpufleet does not restrict the algorithms libssh2 negotiates, so the \
-                 connection could use one this config rules out; remove it for this host",
-            ));
+            return Err(source.refuse_named(key, NoticeText::new("option_words.algorithms")));
         }
         if let Some((_, safe)) = SECURITY.iter().find(|(k, _)| *k == key.as_str()) {
             if value.eq_ignore_ascii_case(safe) {
@@ -198,10 +193,7 @@ pub(crate) fn review(
             }
             return Err(source.refuse_named(
                 key,
-                format!(
-                    "it changes how host keys or logins are checked, which gpufleet does not \
-                     implement; remove it for this host or set it to {safe}"
-                ),
+                NoticeText::new("option_words.security").put("safe", *safe),
             ));
         }
         if IGNORED.contains(&key.as_str()) {

@@ -66,7 +66,9 @@ pub(crate) fn open_tcp(host: &str, port: u16, timeout: Duration) -> Result<Trans
 pub(crate) fn open_command(command: &ProxyCommand, host: &str) -> Result<Transport, RemoteError> {
     let fail = |e: std::io::Error| RemoteError::Proxy {
         host: host.to_string(),
-        message: format!("cannot start its ProxyCommand: {e}"),
+        message: Box::new(
+            crate::fleet::NoticeText::new("option_words.proxy_start").put("error", e.to_string()),
+        ),
     };
     let (ours, theirs) = UnixStream::pair().map_err(fail)?;
     let theirs_out = theirs.try_clone().map_err(fail)?;

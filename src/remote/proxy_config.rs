@@ -9,6 +9,7 @@
 //! `%n`, `%p` and `%r` and runs with the user's shell.
 
 use crate::config::parse_ssh_target;
+use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
 use crate::remote::host::{JumpHost, Proxy, ProxyCommand, RemoteHost};
 use crate::remote::ssh_config_file::{HostOptions, expand_tokens};
@@ -80,10 +81,7 @@ fn jump_chain(
     if depth + jumps.len() > MAX_HOPS {
         return Err(source.refuse(
             "ProxyJump",
-            format!(
-                "the jump hosts lead through more than {MAX_HOPS} hops: a `Host` pattern whose \
-                 ProxyJump also covers the jump host itself? Exclude it, as in `Host * !bastion`"
-            ),
+            NoticeText::new("option_words.jump_hops").put("hops", MAX_HOPS.to_string()),
         ));
     }
     let mut through: Option<Proxy> = None;
@@ -93,7 +91,7 @@ fn jump_chain(
         if target.is_empty() || target.contains('/') {
             return Err(source.refuse(
                 "ProxyJump",
-                format!("{spec:?} is not a jump host ([user@]host[:port])"),
+                NoticeText::new("option_words.not_jump_host").put("spec", format!("{spec:?}")),
             ));
         }
         let host = resolver
@@ -131,19 +129,16 @@ fn refuse_self_jump(
     if same {
         return Err(source.refuse(
             "ProxyJump",
-            format!(
-                "it jumps through itself ({text}), a loop OpenSSH refuses too: a `Host` \
-                 pattern whose ProxyJump also covers the jump host? Exclude it, as in \
-                 `Host * !{}`",
-                jump.host
-            ),
+            NoticeText::new("option_words.jump_self")
+                .put("text", text)
+                .put("host", jump.host.as_str()),
         ));
     }
     Ok(())
 }
 
 /// The `%` tokens OpenSSH expands in a `ProxyCommand`.
-fn expand(command: &str, tokens: &Tokens<'_>) -> Result<String, String> {
+fn expand(command: &str, tokens: &Tokens<'_>) -> Result<String, NoticeText> {
     expand_tokens(command, |token| match token {
         'h' => Some(tokens.host.to_string()),
         'n' => Some(tokens.original.to_string()),
@@ -151,12 +146,7 @@ fn expand(command: &str, tokens: &Tokens<'_>) -> Result<String, String> {
         'r' => Some(tokens.user.to_string()),
         _ => None,
     })
-    .map_err(|token| {
-        format!(
-            "its command uses the token %{token}, which ProxyCommand does not take \
-             (%%, %h, %n, %p, %r)"
-        )
-    })
+    .map_err(|token| NoticeText::new("option_words.proxy_token").put("token", format!("%{token}")))
 }
 
 #[cfg(test)]
@@ -178,7 +168,7 @@ mod tests {
             "ssh -W 10.0.0.7:2222 -l ubuntu bastion # my-h200 100%"
         );
         let err = expand("nc %h %k", &tokens).expect_err("refused");
-        assert!(err.contains("%k"), "{err}");
+        assert!(err.english().contains("%k"), "{err}");
         assert!(expand("nc %", &tokens).is_err());
     }
 }

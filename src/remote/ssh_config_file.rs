@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::fleet::NoticeText;
 use crate::paths::expand_tilde;
 use crate::remote::error::RemoteError;
 use crate::remote::ssh_config_match::{Criteria, Facts, Outcome, include_paths};
@@ -288,7 +289,7 @@ impl Reader<'_> {
     }
 
     /// The host `Match host` sees: `HostName` so far (`%h` expanded), else the name given.
-    fn current_host(&self) -> Result<String, String> {
+    fn current_host(&self) -> Result<String, NoticeText> {
         match self.options.get("hostname").and_then(|a| a.first()) {
             Some(name) => expand_host_name(name, self.original),
             None => Ok(self.original.to_string()),
@@ -341,9 +342,12 @@ impl Reader<'_> {
 }
 
 /// `HostName` with its tokens: `%h` (the name given) and `%%`, as OpenSSH expands it.
-pub(crate) fn expand_host_name(value: &str, original: &str) -> Result<String, String> {
-    expand_tokens(value, |token| (token == 'h').then(|| original.to_string()))
-        .map_err(|token| format!("HostName {value:?} uses %{token}; HostName takes only %h and %%"))
+pub(crate) fn expand_host_name(value: &str, original: &str) -> Result<String, NoticeText> {
+    expand_tokens(value, |token| (token == 'h').then(|| original.to_string())).map_err(|token| {
+        NoticeText::new("option_words.host_name_token")
+            .put("value", format!("{value:?}"))
+            .put("token", format!("%{token}"))
+    })
 }
 
 /// Expands OpenSSH's `%` tokens in `text`: `%%` is `%`, `%x` is `value_of('x')`. `Err` with the

@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::fleet::NoticeText;
 use crate::paths::expand_tilde;
 use crate::remote::error::RemoteError;
 use crate::remote::ssh_config_file::HostOptions;
@@ -66,16 +67,17 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
-    pub(crate) fn refuse(&self, option: &'static str, why: impl Into<String>) -> RemoteError {
+    pub(crate) fn refuse(&self, option: &'static str, why: NoticeText) -> RemoteError {
         self.refuse_named(option, why)
     }
 
-    pub(crate) fn refuse_named(&self, option: &str, why: impl Into<String>) -> RemoteError {
+    /// `option` refused, `why` in catalogue words (`option_words.*`).
+    pub(crate) fn refuse_named(&self, option: &str, why: NoticeText) -> RemoteError {
         RemoteError::UnsupportedOption {
             host: self.host.to_string(),
             config: self.config.to_path_buf(),
             option: option.to_string(),
-            why: why.into(),
+            why: Box::new(why),
         }
     }
 }
@@ -96,8 +98,7 @@ pub(crate) fn host_key_settings(
     {
         return Err(source.refuse(
             "KnownHostsCommand",
-            "it does not run commands to learn host keys; put the keys in a known_hosts file \
-             (UserKnownHostsFile) instead",
+            NoticeText::new("option_words.known_hosts_command"),
         ));
     }
     if params
@@ -106,8 +107,7 @@ pub(crate) fn host_key_settings(
     {
         return Err(source.refuse(
             "RevokedHostKeys",
-            "it does not read revoked-key files, so a revoked key would be trusted; mark the \
-             keys `@revoked` in known_hosts instead",
+            NoticeText::new("option_words.revoked_host_keys"),
         ));
     }
     let strict = match params.get("stricthostkeychecking") {
@@ -118,7 +118,7 @@ pub(crate) fn host_key_settings(
         None => None,
         Some([alias]) if !alias.is_empty() => Some(alias.to_ascii_lowercase()),
         Some(_) => {
-            return Err(source.refuse("HostKeyAlias", "it takes exactly one name"));
+            return Err(source.refuse("HostKeyAlias", NoticeText::new("option_words.one_name")));
         }
     };
     let known_hosts_files = match params.get("userknownhostsfile") {
@@ -126,7 +126,7 @@ pub(crate) fn host_key_settings(
         Some(args) if is_none(args) => {
             return Err(source.refuse(
                 "UserKnownHostsFile",
-                "`none` leaves no file to check host keys against; name a file",
+                NoticeText::new("option_words.known_hosts_none"),
             ));
         }
         Some(args) => {
@@ -168,7 +168,7 @@ fn strict_value(args: &[String], source: &Source<'_>) -> Result<StrictHostKeys, 
         "no" | "off" | "false" => Ok(StrictHostKeys::No),
         _ => Err(source.refuse(
             "StrictHostKeyChecking",
-            format!("unknown value {value:?}; use yes, ask or accept-new"),
+            NoticeText::new("option_words.strict_unknown").put("value", format!("{value:?}")),
         )),
     }
 }
@@ -178,7 +178,7 @@ pub(crate) fn expand_file(
     file: &str,
     tokens: &Tokens<'_>,
     alias_or_name: &str,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, NoticeText> {
     let mut out = String::new();
     let mut chars = file.chars();
     while let Some(c) = chars.next() {
@@ -193,25 +193,27 @@ pub(crate) fn expand_file(
                 Some('u') => out.push_str(tokens.local_user),
                 Some('d') => match tokens.home {
                     Some(home) => out.push_str(&home.to_string_lossy()),
-                    None => return Err("%d needs a home directory, and there is none".into()),
+                    None => return Err(NoticeText::new("option_words.path_no_home")),
                 },
                 other => {
                     let token = other.map(String::from).unwrap_or_default();
-                    return Err(format!(
-                        "the token %{token} in {file:?} is not supported; use %d, %h, %k, %n, \
-                         %p, %r, %u or a plain path"
-                    ));
+                    return Err(NoticeText::new("option_words.path_token")
+                        .put("token", format!("%{token}"))
+                        .put("file", format!("{file:?}")));
                 }
             },
             '$' if chars.as_str().starts_with('{') => {
                 let rest = &chars.as_str()[1..];
                 let Some((name, after)) = rest.split_once('}') else {
-                    return Err(format!("{file:?} has a `${{` without its `}}`"));
+                    return Err(NoticeText::new("option_words.path_unclosed")
+                        .put("file", format!("{file:?}")));
                 };
                 match std::env::var(name) {
                     Ok(value) => out.push_str(&value),
                     Err(_) => {
-                        return Err(format!("{file:?} uses ${{{name}}}, which is not set"));
+                        return Err(NoticeText::new("option_words.path_unset")
+                            .put("file", format!("{file:?}"))
+                            .put("name", name));
                     }
                 }
                 chars = after.chars();

@@ -232,3 +232,55 @@ fn match_blocks_are_evaluated_and_match_exec_refused_when_it_decides_security() 
     );
     assert!(resolve_with(d, "Match all\n  ServerAliveInterval 5\n", "gpu").is_ok());
 }
+
+/// Why an option is refused: the English as before (the log, `check`), and in Chinese a
+/// sentence of ours with the config's own values as written.
+#[test]
+fn a_refusals_reason_reads_in_chinese_and_its_english_is_unchanged() {
+    let dir = tempfile::tempdir().expect("temp");
+    let d = dir.path();
+    let cases = [
+        (
+            "Host gpu\n  Ciphers aes128-ctr\n",
+            "gpufleet does not restrict the algorithms libssh2 negotiates, so the connection \
+             could use one this config rules out; remove it for this host",
+        ),
+        (
+            "Host gpu\n  VerifyHostKeyDNS yes\n",
+            "it changes how host keys or logins are checked, which gpufleet does not \
+             implement; remove it for this host or set it to no",
+        ),
+        ("Host gpu\n  Port http\n", "\"http\" is not a port number"),
+        (
+            "Host gpu\n  ServerAliveInterval soon\n",
+            "\"soon\" is not a time (seconds, or as 1m30s)",
+        ),
+        (
+            "Host gpu\n  ProxyCommand nc %k\n",
+            "its command uses the token %k, which ProxyCommand does not take \
+             (%%, %h, %n, %p, %r)",
+        ),
+        (
+            "Host gpu\n  IdentityFile ~/%z\n",
+            "the token %z in \"~/%z\" is not supported; use %d, %h, %k, %n, %p, %r, %u or a \
+             plain path",
+        ),
+        (
+            "Host gpu\n  UserKnownHostsFile ${GPUFLEET_TEST_UNSET_VAR}/k\n",
+            "\"${GPUFLEET_TEST_UNSET_VAR}/k\" uses ${GPUFLEET_TEST_UNSET_VAR}, which is not set",
+        ),
+    ];
+    for (config, english) in cases {
+        let e = resolve_with(d, config, "gpu").expect_err("refused");
+        let RemoteError::UnsupportedOption { why, .. } = &e else {
+            panic!("not a refusal: {e:?}");
+        };
+        assert_eq!(why.english(), english);
+        assert!(e.to_string().ends_with(english), "{e}");
+        let zh = why.render("zh-CN");
+        assert!(zh.chars().any(|c| c > '\u{2e80}'), "{zh}");
+        for word in ["remove it", "is not a", "does not", "which is not set"] {
+            assert!(!zh.contains(word), "{word:?} in {zh}");
+        }
+    }
+}

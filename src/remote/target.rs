@@ -3,6 +3,7 @@
 //! User, Port, IdentityFile), with the host-key options of `ssh_options`, the proxies of
 //! `proxy_config` and the connection settings of `host_settings`.
 
+use crate::fleet::NoticeText;
 use crate::paths::expand_tilde;
 use std::path::{Path, PathBuf};
 
@@ -144,11 +145,12 @@ impl Resolver<'_> {
             .unwrap_or_else(|| local.clone());
         let port = match (spec.port, first("port")) {
             (Some(port), _) => port,
-            (None, Some(text)) => {
-                text.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
-                    source.refuse("Port", format!("{text:?} is not a port number"))
-                })?
-            }
+            (None, Some(text)) => text.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
+                source.refuse(
+                    "Port",
+                    NoticeText::new("option_words.not_port").put("text", format!("{text:?}")),
+                )
+            })?,
             (None, None) => 22,
         };
         let tokens = Tokens {
