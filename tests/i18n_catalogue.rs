@@ -638,6 +638,7 @@ const SCANNED_FILES: &[&str] = &[
     "src/providers/unwatched.rs",
     "src/remote/notice_words.rs",
     "src/fleet/quiet_words.rs",
+    "src/remote/auth_words.rs",
     "src/fleet/outage.rs",
     "src/remote/flood.rs",
 ];
@@ -867,6 +868,14 @@ const WORDS_FUNCTIONS: &[(&str, &str)] = &[
     ("src/remote/guard.rs", "fn on_flood("),
     ("src/launch.rs", "fn gone_event("),
     ("src/providers/fleet_hosts.rs", "pub fn reason_words("),
+    ("src/remote/auth.rs", "fn try_agent("),
+    ("src/remote/auth.rs", "fn try_key("),
+    ("src/remote/auth.rs", "fn key_failure("),
+    ("src/remote/auth.rs", "fn try_passwords("),
+    ("src/remote/known_hosts.rs", "fn remedy("),
+    ("src/remote/proxy_config.rs", "fn expand("),
+    ("src/remote/ssh_options.rs", "pub(crate) fn expand_file("),
+    ("src/remote/host_settings.rs", "fn bad_time("),
 ];
 
 /// The body of the function `signature` in `source`, from its first `{` to the matching `}`,

@@ -18,12 +18,12 @@ pub(crate) fn english(tried: &[NoticeText]) -> String {
 /// The login method an attempt tried (`agent`, `key`, `password`), by its words' key; `None`
 /// for one that tried nothing (`nothing to try`, a password variable not set).
 pub(crate) fn method(attempt: &NoticeText) -> Option<&'static str> {
-    let key = attempt.key()?;
-    if key.starts_with("auth_words.agent") {
+    let name = attempt.key()?.strip_prefix("auth_words.")?;
+    if name.starts_with("agent") {
         Some("link_summary.method_agent")
-    } else if key.starts_with("auth_words.key_") {
+    } else if name.starts_with("key_") {
         Some("link_summary.method_key")
-    } else if key.starts_with("auth_words.password") {
+    } else if name.starts_with("password") {
         Some("link_summary.method_password")
     } else {
         None
