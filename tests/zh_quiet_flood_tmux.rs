@@ -171,3 +171,39 @@ fn a_recorded_flood_replays_in_chinese_and_an_old_one_as_written() {
     let old = replayed("old.ndjson", 3, "", "over budget");
     assert!(!old.contains("超出预算"), "{old}");
 }
+
+/// A demo host's view in Chinese: its readings' source and the card's clock reasons are
+/// the catalogue's words, not the telemetry's English labels.
+#[test]
+fn a_hosts_clock_reasons_and_source_read_in_chinese() {
+    let dir = tempfile::tempdir().expect("temp");
+    let command = format!(
+        "GPUFLEET_STATE_DIR={} {} --demo --lang zh-CN; echo EXIT=$?; sleep 30",
+        dir.path().display(),
+        binary().display()
+    );
+    let Some(tmux) = Tmux::start(&command, 80, 24) else {
+        return;
+    };
+    tmux.wait_for("hot-4090", WAIT);
+    // hot-4090 is the third row: its card throttles for heat.
+    tmux.keys(&["Down", "Down", "Enter"]);
+    let screen = tmux.wait_for("时钟：", WAIT);
+    let header = screen
+        .lines()
+        .find(|l| l.contains("hot-4090"))
+        .unwrap_or_default();
+    assert!(header.contains("模拟"), "the source in Chinese:\n{screen}");
+    assert!(!screen.contains("simulated"), "{screen}");
+    let clocks = screen
+        .lines()
+        .find(|l| l.contains("时钟："))
+        .unwrap_or_default();
+    assert!(clocks.contains("降频"), "the clock reasons in Chinese:\n{screen}");
+    assert!(
+        !clocks.contains("slowdown") && !clocks.contains("power cap"),
+        "no English clock reason:\n{screen}"
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=", WAIT);
+}

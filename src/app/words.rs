@@ -82,6 +82,42 @@ pub fn outage_detail(outage: &Outage) -> Option<String> {
     })
 }
 
+/// The short labels of the active clock event reasons (`power cap`, `thermal slowdown`) in the
+/// interface's language; the English are the telemetry's own labels.
+pub fn clock_reasons(reasons: crate::telemetry::ClockEventReasons) -> Vec<String> {
+    reasons
+        .words()
+        .into_iter()
+        .map(|word| {
+            let key = match word {
+                "gpu_idle" => "clock_words.gpu_idle",
+                "applications_clocks_setting" => "clock_words.applications_clocks_setting",
+                "sw_power_cap" => "clock_words.sw_power_cap",
+                "hw_slowdown" => "clock_words.hw_slowdown",
+                "sync_boost" => "clock_words.sync_boost",
+                "sw_thermal_slowdown" => "clock_words.sw_thermal_slowdown",
+                "hw_thermal_slowdown" => "clock_words.hw_thermal_slowdown",
+                "hw_power_brake_slowdown" => "clock_words.hw_power_brake_slowdown",
+                "display_clock_setting" => "clock_words.display_clock_setting",
+                other => return other.to_string(),
+            };
+            t!(key).into_owned()
+        })
+        .collect()
+}
+
+/// Where a host's readings come from (`simulated`, `local NVML`, `ssh root@h`) in the
+/// interface's language: the words of ours, the tool and target as they are.
+pub fn source(text: &str) -> String {
+    if text == "simulated" {
+        return t!("clock_words.simulated").into_owned();
+    }
+    match text.strip_prefix("local ") {
+        Some(tool) => t!("clock_words.local", tool = tool).into_owned(),
+        None => text.to_string(),
+    }
+}
+
 /// The word for a released host in the status column.
 pub fn released() -> String {
     t!("status.released").into_owned()
@@ -161,5 +197,25 @@ mod tests {
                 assert_eq!(action(a), a.as_str());
             }
         }
+    }
+
+    /// The clock reasons and a reading's source in English are the telemetry's own words, and
+    /// in Chinese the catalogue's.
+    #[test]
+    fn clock_reasons_and_sources_are_the_telemetrys_english_and_chinese_in_zh() {
+        use crate::telemetry::ClockEventReasons;
+        use crate::telemetry::model::CLOCK_EVENT_BITS;
+        let all = ClockEventReasons(CLOCK_EVENT_BITS.iter().fold(0, |acc, (bit, _, _)| acc | bit));
+        let labels: Vec<String> = all.labels().into_iter().map(str::to_string).collect();
+        assert_eq!(clock_reasons(all), labels);
+        for (_, word, _) in CLOCK_EVENT_BITS {
+            let key = format!("clock_words.{word}");
+            let zh = t!(&key, locale = "zh-CN");
+            assert!(zh.chars().any(|c| c > '\u{2e80}'), "{word}: {zh}");
+        }
+        for source_text in ["simulated", "local NVML", "ssh root@h:22"] {
+            assert_eq!(source(source_text), source_text);
+        }
+        assert_eq!(t!("clock_words.simulated", locale = "zh-CN"), "模拟");
     }
 }

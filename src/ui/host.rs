@@ -226,7 +226,7 @@ fn draw_header(
     // ranked are kept (the ssh target, by which the user chose the host, goes first).
     let mut facts: Vec<(u8, String)> = Vec::new();
     if !info.source.is_empty() {
-        facts.push((3, clean(&info.source)));
+        facts.push((3, clean(&crate::app::words::source(&info.source))));
     }
     if let Some(d) = &info.driver_version {
         facts.push((0, t!("host.driver", version = clean(d)).into_owned()));
