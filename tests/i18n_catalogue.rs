@@ -873,6 +873,7 @@ const WORDS_FUNCTIONS: &[(&str, &str)] = &[
     ("src/remote/auth.rs", "fn key_failure("),
     ("src/remote/auth.rs", "fn try_passwords("),
     ("src/remote/known_hosts.rs", "fn remedy("),
+    ("src/remote/job.rs", "fn classify("),
     ("src/remote/proxy_config.rs", "fn expand("),
     ("src/remote/ssh_options.rs", "pub(crate) fn expand_file("),
     ("src/remote/host_settings.rs", "fn bad_time("),

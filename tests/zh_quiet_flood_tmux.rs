@@ -199,7 +199,10 @@ fn a_hosts_clock_reasons_and_source_read_in_chinese() {
         .lines()
         .find(|l| l.contains("时钟："))
         .unwrap_or_default();
-    assert!(clocks.contains("降频"), "the clock reasons in Chinese:\n{screen}");
+    assert!(
+        clocks.contains("降频"),
+        "the clock reasons in Chinese:\n{screen}"
+    );
     assert!(
         !clocks.contains("slowdown") && !clocks.contains("power cap"),
         "no English clock reason:\n{screen}"

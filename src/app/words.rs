@@ -205,7 +205,11 @@ mod tests {
     fn clock_reasons_and_sources_are_the_telemetrys_english_and_chinese_in_zh() {
         use crate::telemetry::ClockEventReasons;
         use crate::telemetry::model::CLOCK_EVENT_BITS;
-        let all = ClockEventReasons(CLOCK_EVENT_BITS.iter().fold(0, |acc, (bit, _, _)| acc | bit));
+        let all = ClockEventReasons(
+            CLOCK_EVENT_BITS
+                .iter()
+                .fold(0, |acc, (bit, _, _)| acc | bit),
+        );
         let labels: Vec<String> = all.labels().into_iter().map(str::to_string).collect();
         assert_eq!(clock_reasons(all), labels);
         for (_, word, _) in CLOCK_EVENT_BITS {

@@ -43,7 +43,7 @@ pub(crate) fn authenticate(
     let offered = match session.auth_methods(input.user) {
         Ok(methods) => methods.to_string(),
         Err(_) if session.authenticated() => return Ok(()),
-        Err(e) => return Err(RemoteError::ssh("asking for auth methods", &e)),
+        Err(e) => return Err(RemoteError::ssh("ssh_context.auth_methods", &e)),
     };
     let offers = |m: &str| offered.split(',').any(|o| o == m);
     let mut tried = Vec::new();

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use ssh2::{BlockDirections, Channel};
 
+use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
 use crate::remote::transport::{Bridge, Connection};
 use crate::remote::wait::wait_any;
@@ -35,13 +36,16 @@ pub(crate) fn bridge(
     let channel = hop
         .session
         .channel_direct_tcpip(host, port, None)
-        .map_err(|e| RemoteError::Ssh {
-            context: format!("opening a channel to {host}:{port} through it"),
-            message: e.message().to_string(),
+        .map_err(|e| {
+            RemoteError::ssh_said(
+                NoticeText::new("ssh_context.jump_channel")
+                    .put("host", host)
+                    .put("port", port.to_string()),
+                e.message(),
+            )
         })?;
-    let io = |e: std::io::Error| RemoteError::Ssh {
-        context: "making a socket pair for the jump".to_string(),
-        message: e.to_string(),
+    let io = |e: std::io::Error| {
+        RemoteError::ssh_said(NoticeText::new("ssh_context.jump_socket_pair"), e)
     };
     let (near, far) = UnixStream::pair().map_err(io)?;
     far.set_nonblocking(true).map_err(io)?;

@@ -317,13 +317,14 @@ fn handshake(
             source,
         })
     })?;
-    let mut session = Session::new().map_err(|e| fatal(RemoteError::ssh("libssh2", &e)))?;
+    let mut session =
+        Session::new().map_err(|e| fatal(RemoteError::ssh("ssh_context.libssh2", &e)))?;
     session.set_timeout(u32::try_from(opts.handshake_timeout_ms).unwrap_or(u32::MAX));
     let known_hosts = KnownHostsFile::load(known_hosts_paths).map_err(fatal)?;
     if let Some(prefs) = known_hosts.algorithm_prefs(&session, known_as) {
         session
             .method_pref(MethodType::HostKey, &prefs)
-            .map_err(|e| fatal(RemoteError::ssh("setting host key algorithms", &e)))?;
+            .map_err(|e| fatal(RemoteError::ssh("ssh_context.host_key_algorithms", &e)))?;
     }
     session.set_tcp_stream(stream);
     match session.handshake() {

@@ -126,8 +126,13 @@ pub enum RemoteError {
         /// Each attempt, in catalogue words (`auth_words.rs`).
         tried: Vec<crate::fleet::NoticeText>,
     },
+    /// `context` says what gpufleet was doing (catalogue words); `message` is libssh2's or
+    /// the OS's.
     #[error("{context}: {message}")]
-    Ssh { context: String, message: String },
+    Ssh {
+        context: Box<crate::fleet::NoticeText>,
+        message: String,
+    },
     #[error("no data from the host for {silent_s} s (keepalives unanswered); link presumed dead")]
     LinkDead { silent_s: u64 },
     #[error("no complete reading within {timeout_ms} ms")]
@@ -170,10 +175,16 @@ impl RemoteError {
         crate::remote::error_words::summary(self).english()
     }
 
-    pub(crate) fn ssh(context: impl Into<String>, err: &ssh2::Error) -> Self {
+    /// libssh2's `err` while doing what the catalogue text `context` (`ssh_context.*`) says.
+    pub(crate) fn ssh(context: &'static str, err: &ssh2::Error) -> Self {
+        Self::ssh_said(crate::fleet::NoticeText::new(context), err.message())
+    }
+
+    /// What libssh2 or the OS said (`message`) while doing `context`.
+    pub(crate) fn ssh_said(context: crate::fleet::NoticeText, message: impl ToString) -> Self {
         RemoteError::Ssh {
-            context: context.into(),
-            message: err.message().to_string(),
+            context: Box::new(context),
+            message: message.to_string(),
         }
     }
 }

@@ -115,7 +115,7 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
             .put("offered", offered.as_str())
             .put_words("tried", auth_words::joined(tried)),
         RemoteError::Ssh { context, message } => text("link_error.ssh")
-            .put("context", context.as_str())
+            .put_words("context", context.as_ref().clone())
             .put("message", message.as_str()),
         RemoteError::LinkDead { silent_s } => {
             text("link_error.link_dead").put("silent_s", silent_s.to_string())
@@ -318,7 +318,7 @@ mod tests {
                 tried: vec![NoticeText::new("auth_words.nothing")],
             },
             RemoteError::Ssh {
-                context: "open channel".into(),
+                context: Box::new(NoticeText::new("ssh_context.open_channel")),
                 message: "m".into(),
             },
             RemoteError::LinkDead { silent_s: 30 },
@@ -378,6 +378,7 @@ mod tests {
                 "exactly one name",
                 "cannot start its ProxyCommand",
                 " line 2",
+                "opening a channel",
             ] {
                 assert!(!zh.contains(english), "{english:?} in {zh}");
             }

@@ -5,6 +5,7 @@
 use std::io::{ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
 
+use crate::fleet::NoticeText;
 use crate::remote::LinkOptions;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
@@ -69,20 +70,16 @@ pub fn exec(
     let connected = connect(host, opts, &ctx, &mut cache)?;
     let session = connected.connection.session;
     session.set_blocking(true);
-    let io = |e: ssh2::Error| RemoteError::Ssh {
-        context: "exec".to_string(),
-        message: e.to_string(),
-    };
+    let io = |e: ssh2::Error| RemoteError::ssh_said(NoticeText::new("ssh_context.exec"), e);
     let mut channel = session.channel_session().map_err(io)?;
     channel
         .handle_extended_data(ssh2::ExtendedData::Merge)
         .map_err(io)?;
     channel.exec(&command).map_err(io)?;
     if let Some(input) = req.stdin {
-        channel.write_all(input).map_err(|e| RemoteError::Ssh {
-            context: "writing the command's input".to_string(),
-            message: e.to_string(),
-        })?;
+        channel
+            .write_all(input)
+            .map_err(|e| RemoteError::ssh_said(NoticeText::new("ssh_context.exec_input"), e))?;
     }
     channel.send_eof().map_err(io)?;
 
@@ -115,10 +112,10 @@ pub fn exec(
             Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {}
             Err(e) if e.to_string().contains("timed out") => {}
             Err(e) => {
-                return Err(RemoteError::Ssh {
-                    context: "reading the command's output".to_string(),
-                    message: e.to_string(),
-                });
+                return Err(RemoteError::ssh_said(
+                    NoticeText::new("ssh_context.exec_output"),
+                    e,
+                ));
             }
         }
     }

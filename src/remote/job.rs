@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use ssh2::{Channel, ErrorCode, ExtendedData, Session};
 
+use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
 
 const LIBSSH2_ERROR_EAGAIN: i32 = -37;
@@ -47,14 +48,14 @@ pub(crate) enum JobEvent {
     /// The command ended; `None` when the server sent no exit status (killed by a signal).
     Exited { status: Option<i32> },
     /// The server refused the channel or the exec; the connection itself is fine.
-    Refused(String),
+    Refused(NoticeText),
     /// The command sent more than its budget allows; its channel is being closed and the job
     /// ends without an `Exited`.
     Flooded(Flood),
 }
 
 pub(crate) enum StepError {
-    Refused(String),
+    Refused(NoticeText),
     Session(RemoteError),
 }
 
@@ -90,11 +91,14 @@ fn again(e: &ssh2::Error) -> bool {
     e.code() == ErrorCode::Session(LIBSSH2_ERROR_EAGAIN)
 }
 
-fn classify(context: &str, e: &ssh2::Error) -> StepError {
+/// `e` while doing `context` (an `ssh_context.*` text): the channel refused, or the session lost.
+fn classify(context: &'static str, e: &ssh2::Error) -> StepError {
     match e.code() {
-        ErrorCode::Session(code) if CHANNEL_LEVEL.contains(&code) => {
-            StepError::Refused(format!("{context}: {}", e.message()))
-        }
+        ErrorCode::Session(code) if CHANNEL_LEVEL.contains(&code) => StepError::Refused(
+            NoticeText::new("ssh_context.failed")
+                .put_words("context", NoticeText::new(context))
+                .put("message", e.message()),
+        ),
         _ => StepError::Session(RemoteError::ssh(context, e)),
     }
 }
@@ -221,19 +225,19 @@ impl Job {
                 ),
                 Ok(channel) => (Phase::Merging(channel), true),
                 Err(e) if again(&e) => (Phase::Opening, false),
-                Err(e) => return Err(classify("opening a channel", &e)),
+                Err(e) => return Err(classify("ssh_context.open_channel", &e)),
             },
             Phase::Merging(mut channel) => {
                 match channel.handle_extended_data(ExtendedData::Merge) {
                     Ok(()) => (Phase::Starting(channel), true),
                     Err(e) if again(&e) => (Phase::Merging(channel), false),
-                    Err(e) => return Err(classify("merging stderr", &e)),
+                    Err(e) => return Err(classify("ssh_context.merge_stderr", &e)),
                 }
             }
             Phase::Starting(mut channel) => match channel.exec(&self.command) {
                 Ok(()) => (Phase::Reading(channel), true),
                 Err(e) if again(&e) => (Phase::Starting(channel), false),
-                Err(e) => return Err(classify("starting a remote command", &e)),
+                Err(e) => return Err(classify("ssh_context.start_command", &e)),
             },
             Phase::Reading(channel) => self.read(channel, buf, out)?,
             Phase::Closing {
@@ -334,10 +338,10 @@ impl Job {
                     return Ok((Phase::Reading(channel), moved));
                 }
                 Err(e) => {
-                    return Err(StepError::Session(RemoteError::Ssh {
-                        context: "reading from the host".to_string(),
-                        message: e.to_string(),
-                    }));
+                    return Err(StepError::Session(RemoteError::ssh_said(
+                        NoticeText::new("ssh_context.read"),
+                        e,
+                    )));
                 }
             }
         }

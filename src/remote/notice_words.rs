@@ -39,19 +39,19 @@ pub(crate) fn odd_line(line: &str) -> NoticeText {
 }
 
 /// The host refused the stream; `why` is the SSH layer's text.
-pub(crate) fn stream_refused(why: &str) -> NoticeText {
-    NoticeText::new("link_notice.stream_refused").put("why", why)
+pub(crate) fn stream_refused(why: &NoticeText) -> NoticeText {
+    NoticeText::new("link_notice.stream_refused").put_words("why", why.clone())
 }
 
-pub(crate) fn job_log_refused(why: &str) -> NoticeText {
-    NoticeText::new("link_notice.job_log_refused").put("why", why)
+pub(crate) fn job_log_refused(why: &NoticeText) -> NoticeText {
+    NoticeText::new("link_notice.job_log_refused").put_words("why", why.clone())
 }
 
 /// The host refused to run `tool` (`rocm-smi`, `npu-smi`, ...).
-pub(crate) fn accel_refused(tool: &str, why: &str) -> NoticeText {
+pub(crate) fn accel_refused(tool: &str, why: &NoticeText) -> NoticeText {
     NoticeText::new("link_notice.accel_refused")
         .put("tool", tool)
-        .put("why", why)
+        .put_words("why", why.clone())
 }
 
 /// The kernel log cannot be read: `output` is what the reader printed (`dmesg: read kernel

@@ -314,7 +314,8 @@ impl Link {
             }
             (Slot::Kernel, JobEvent::Exited { status }) => self.on_kernel_exit(mux, st, status),
             (Slot::Kernel, JobEvent::Refused(why)) => {
-                st.kernel_lines.push(why);
+                // Said as the reader's output would be (the kernel log notice quotes it).
+                st.kernel_lines.push(why.english());
                 self.on_kernel_exit(mux, st, None);
             }
             (Slot::Evidence, JobEvent::Line(line)) => st.evidence.line(&line),
@@ -323,7 +324,7 @@ impl Link {
                 self.emit_or_hold(st, event);
             }
             (Slot::Evidence, JobEvent::Refused(why)) => {
-                let event = st.evidence.finish(None, Some(&why));
+                let event = st.evidence.finish(None, Some(&why.english()));
                 self.emit_or_hold(st, event);
             }
         }

@@ -18,6 +18,7 @@ use tokio::runtime::{Builder, Runtime};
 
 use std::sync::Arc;
 
+use crate::fleet::NoticeText;
 use crate::fleet::{DownWords, HostEvent, HostId, HostSink};
 use crate::remote::LinkOptions;
 use crate::remote::backoff::Backoff;
@@ -215,10 +216,10 @@ async fn serve(link: &mut Link, mux: &mut Mux, st: &mut SessionState, stop: &Sto
     let socket = match Watched::of(mux) {
         Ok(socket) => socket,
         Err(e) => {
-            return Ended::Dropped(RemoteError::Ssh {
-                context: "watching the session's socket".to_string(),
-                message: e.to_string(),
-            });
+            return Ended::Dropped(RemoteError::ssh_said(
+                NoticeText::new("ssh_context.watch_socket"),
+                e,
+            ));
         }
     };
     if let Err(e) = link.start_session(mux, st) {
@@ -311,10 +312,10 @@ async fn round(
                     });
                 }
                 Err(e) => {
-                    return Err(RemoteError::Ssh {
-                        context: "waiting on the session's socket".to_string(),
-                        message: e.to_string(),
-                    });
+                    return Err(RemoteError::ssh_said(
+                        NoticeText::new("ssh_context.wait_socket"),
+                        e,
+                    ));
                 }
             },
             () = tokio::time::sleep(wait) => return Ok(true),
