@@ -11,7 +11,11 @@ pub enum RemoteError {
     #[error("invalid ssh target {spec:?}: {message}")]
     Target { spec: String, message: String },
     #[error("{path}: {message}")]
-    SshConfig { path: PathBuf, message: String },
+    SshConfig {
+        path: PathBuf,
+        /// What is wrong, in catalogue words (what the OS said, as it said it).
+        message: Box<crate::fleet::NoticeText>,
+    },
     #[error("{host}: the ssh config {} sets {option}, which gpufleet does not honour: {why}", config.display())]
     UnsupportedOption {
         host: String,

@@ -18,7 +18,7 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
             .put("message", message.as_str()),
         RemoteError::SshConfig { path, message } => text("link_error.ssh_config")
             .put("path", path.display().to_string())
-            .put("message", message.as_str()),
+            .put_words("message", message.as_ref().clone()),
         RemoteError::UnsupportedOption {
             host,
             config,
@@ -215,7 +215,11 @@ mod tests {
             },
             RemoteError::SshConfig {
                 path: "/c".into(),
-                message: "bad".into(),
+                message: Box::new(
+                    NoticeText::new("config_words.at_line")
+                        .put("line", "3")
+                        .put_words("message", NoticeText::new("config_words.quote_open")),
+                ),
             },
             RemoteError::UnsupportedOption {
                 host: "h".into(),
@@ -379,6 +383,8 @@ mod tests {
                 "cannot start its ProxyCommand",
                 " line 2",
                 "opening a channel",
+                "line 3",
+                "not closed",
             ] {
                 assert!(!zh.contains(english), "{english:?} in {zh}");
             }

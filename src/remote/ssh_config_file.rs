@@ -122,7 +122,7 @@ pub(crate) fn read_host(
 ) -> Result<HostOptions, RemoteError> {
     let text = std::fs::read_to_string(path).map_err(|e| RemoteError::SshConfig {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        message: Box::new(os_said(&e)),
     })?;
     let mut reader = Reader {
         include_dir: include_dir.map(Path::to_path_buf),
@@ -144,10 +144,14 @@ pub(crate) fn read_host(
 }
 
 impl Reader<'_> {
-    fn fail(path: &Path, line: usize, message: impl std::fmt::Display) -> RemoteError {
+    fn fail(path: &Path, line: usize, message: NoticeText) -> RemoteError {
         RemoteError::SshConfig {
             path: path.to_path_buf(),
-            message: format!("line {line}: {message}"),
+            message: Box::new(
+                NoticeText::new("config_words.at_line")
+                    .put("line", line.to_string())
+                    .put_words("message", message),
+            ),
         }
     }
 
@@ -188,7 +192,7 @@ impl Reader<'_> {
                             return Err(Self::fail(
                                 path,
                                 line_no,
-                                format!("{keyword} needs a value"),
+                                NoticeText::new("config_words.needs_value").put("keyword", keyword),
                             ));
                         }
                         self.order += 1;
@@ -214,7 +218,11 @@ impl Reader<'_> {
         line: usize,
     ) -> Result<Block, RemoteError> {
         if args.is_empty() {
-            return Err(Self::fail(path, line, "Host needs at least one pattern"));
+            return Err(Self::fail(
+                path,
+                line,
+                NoticeText::new("config_words.host_needs_pattern"),
+            ));
         }
         let name = self.original.to_ascii_lowercase();
         let mut matched = false;
@@ -308,7 +316,8 @@ impl Reader<'_> {
             return Err(Self::fail(
                 path,
                 line,
-                format!("Include nested deeper than {MAX_INCLUDE_DEPTH} (a loop?)"),
+                NoticeText::new("config_words.include_depth")
+                    .put("depth", MAX_INCLUDE_DEPTH.to_string()),
             ));
         }
         for arg in args {
@@ -325,12 +334,18 @@ impl Reader<'_> {
                 let text = match std::fs::read_to_string(&file) {
                     Ok(text) => text,
                     Err(e) if file.is_dir() => {
-                        return Err(Self::fail(path, line, format!("{}: {e}", file.display())));
+                        return Err(Self::fail(
+                            path,
+                            line,
+                            NoticeText::new("config_words.file_error")
+                                .put("file", file.display().to_string())
+                                .put("error", e.to_string()),
+                        ));
                     }
                     Err(e) => {
                         return Err(RemoteError::SshConfig {
                             path: file,
-                            message: e.to_string(),
+                            message: Box::new(os_said(&e)),
                         });
                     }
                 };
@@ -348,6 +363,11 @@ pub(crate) fn expand_host_name(value: &str, original: &str) -> Result<String, No
             .put("value", format!("{value:?}"))
             .put("token", format!("%{token}"))
     })
+}
+
+/// What the OS said about a file, as it said it.
+pub(crate) fn os_said(e: &std::io::Error) -> NoticeText {
+    NoticeText::new("config_words.os").put("error", e.to_string())
 }
 
 /// Expands OpenSSH's `%` tokens in `text`: `%%` is `%`, `%x` is `value_of('x')`. `Err` with the
@@ -393,7 +413,7 @@ fn split_keyword(line: &str) -> Option<(&str, &str)> {
 
 /// Arguments as OpenSSH splits them: whitespace between, `"` and `'` quoting, `\` escaping a
 /// quote, a backslash or (unquoted) a space; an unquoted `#` starting a word ends the line.
-fn split_args(rest: &str) -> Result<Vec<String>, String> {
+fn split_args(rest: &str) -> Result<Vec<String>, NoticeText> {
     let mut args = Vec::new();
     let mut current = String::new();
     let mut in_word = false;
@@ -429,7 +449,7 @@ fn split_args(rest: &str) -> Result<Vec<String>, String> {
         }
     }
     if quote.is_some() {
-        return Err("a quote is not closed".to_string());
+        return Err(NoticeText::new("config_words.quote_open"));
     }
     if in_word {
         args.push(current);

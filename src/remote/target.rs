@@ -219,7 +219,7 @@ fn config_path(path: Option<&Path>, home: Option<&Path>) -> Result<Option<PathBu
             Ok(_) => Ok(Some(p.to_path_buf())),
             Err(e) => Err(RemoteError::SshConfig {
                 path: p.to_path_buf(),
-                message: e.to_string(),
+                message: Box::new(crate::remote::ssh_config_file::os_said(&e)),
             }),
         },
         None => Ok(home
