@@ -61,6 +61,17 @@ pub enum LaunchError {
     Thread(#[from] std::io::Error),
 }
 
+impl LaunchError {
+    /// The error in the interface's language where it has catalogue words (a host that could
+    /// not be resolved), else as displayed.
+    pub fn localized(&self) -> String {
+        match self {
+            LaunchError::Host(host) => host.localized(),
+            other => other.to_string(),
+        }
+    }
+}
+
 impl Plan {
     /// `--demo` wins, then `--local`, then hosts named on the command line, then configured
     /// hosts; with none of those, the local GPUs.

@@ -74,7 +74,12 @@ fn main() -> ExitCode {
     match run(cli, matches.subcommand_name()) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("gpufleet: {}", error_text::chain(e.as_ref()));
+            // A host that could not be resolved says why in the user's language.
+            let text = match e.downcast_ref::<gpufleet::remote::ResolveError>() {
+                Some(host) => host.localized(),
+                None => error_text::chain(e.as_ref()),
+            };
+            eprintln!("gpufleet: {text}");
             ExitCode::from(2)
         }
     }
@@ -547,7 +552,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         None => match Plan::choose(&cli.global, &named, &config, options.fleet.interval_ms) {
             Ok(plan) => plan,
             Err(e) => {
-                eprintln!("gpufleet: {e}");
+                eprintln!("gpufleet: {}", e.localized());
                 return Ok(ExitCode::from(1));
             }
         },

@@ -28,6 +28,17 @@ pub struct ResolveError {
     pub source: Box<RemoteError>,
 }
 
+impl ResolveError {
+    /// The error in the interface's language, for a person to read (its `Display` is the
+    /// English, for logs); the same words in English.
+    pub fn localized(&self) -> String {
+        crate::fleet::NoticeText::new("resolve_words.host")
+            .put("name", self.name.as_str())
+            .put_words("reason", crate::remote::error_words::reason(&self.source))
+            .localized()
+    }
+}
+
 /// The link options of `settings` at `interval_ms`.
 pub fn link_options(settings: &SshSettings, interval_ms: u64) -> LinkOptions {
     LinkOptions {
@@ -77,4 +88,34 @@ pub fn resolve_named(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_that_cannot_be_resolved_says_why_in_english_as_displayed_and_in_chinese() {
+        let error = ResolveError {
+            name: "rented".into(),
+            source: Box::new(RemoteError::SshConfig {
+                path: "/c".into(),
+                message: Box::new(
+                    crate::fleet::NoticeText::new("config_words.at_line")
+                        .put("line", "4")
+                        .put_words(
+                            "message",
+                            crate::fleet::NoticeText::new("config_words.quote_open"),
+                        ),
+                ),
+            }),
+        };
+        let english = crate::remote::error_words::reason(&error.source).english();
+        assert_eq!(format!("host rented: {english}"), error.to_string());
+        let zh = crate::fleet::NoticeText::new("resolve_words.host")
+            .put("name", "rented")
+            .put_words("reason", crate::remote::error_words::reason(&error.source))
+            .render("zh-CN");
+        assert_eq!(zh, "主机 rented：/c: 第 4 行：引号没有闭合");
+    }
 }
