@@ -62,11 +62,15 @@ fn an_unreadable_ssh_config_is_told_in_chinese_with_its_line() {
     let dir = tempfile::tempdir().expect("temp");
     let config = format!("{HOST}    IdentityFile \"~/key\n");
     let zh = snapshot(dir.path(), &config, "zh-CN");
-    assert!(zh.contains("第 4 行") && zh.contains("引号没有闭合"), "{zh}");
+    assert!(
+        zh.contains("第 4 行") && zh.contains("引号没有闭合"),
+        "{zh}"
+    );
     assert!(!zh.contains("not closed"), "{zh}");
     let en = snapshot(dir.path(), &config, "en");
     assert!(
-        en.trim_end().ends_with("ssh_config: line 4: a quote is not closed"),
+        en.trim_end()
+            .ends_with("ssh_config: line 4: a quote is not closed"),
         "{en}"
     );
 }
