@@ -67,9 +67,9 @@ use gpufleet::telemetry::source::{Backlogs, now_ms};
 use gpufleet::theme::Theme;
 
 use all_smi::AllSmi;
+use log_writer::LogWriter;
 use plan::Plan;
 use proc_stats::{connections_to, cpu_between, cpu_by_thread, cpu_seconds, status_kb};
-use log_writer::LogWriter;
 use report::{Calls, JobLogs, Window};
 
 /// all-smi reads at most this many lines of a hostfile.
@@ -358,7 +358,9 @@ fn main() {
         .iter()
         .filter(|h| h.gpus.len() == plan.gpus)
         .count();
-    let job_logs = plan.job_logs.then(|| JobLogs::of(&model, log_bytes.load(Ordering::Relaxed)));
+    let job_logs = plan
+        .job_logs
+        .then(|| JobLogs::of(&model, log_bytes.load(Ordering::Relaxed)));
     let text = report::render(&report::Run {
         plan: &plan,
         window: &window,
@@ -384,7 +386,10 @@ fn main() {
     // With job logs, every host's job was found and its log followed and read as a training
     // run: otherwise the figures above would be those of a bench that followed nothing.
     if let Some(jobs) = &job_logs {
-        assert_eq!(jobs.followed, plan.hosts, "every host followed its job's log");
+        assert_eq!(
+            jobs.followed, plan.hosts,
+            "every host followed its job's log"
+        );
         assert_eq!(
             jobs.with_progress, plan.hosts,
             "every host read its job's step and loss from the log"

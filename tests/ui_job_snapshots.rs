@@ -106,7 +106,9 @@ fn render(model: &Model, width: u16, height: u16) -> String {
 
 /// The bars between `label` and ` value` on the processes pane's top border, if drawn.
 fn sparkline(screen: &str, label: &str, value: &str) -> Option<String> {
-    let top = screen.lines().find(|l| l.contains("Processes") || l.contains("进程"))?;
+    let top = screen
+        .lines()
+        .find(|l| l.contains("Processes") || l.contains("进程"))?;
     let after = top.split(label).nth(1)?;
     let bars = after.split(&format!(" {value}")).next()?;
     bars.chars()
@@ -191,7 +193,8 @@ fn narrow_panes_keep_the_values_without_the_bars() {
     for width in [44u16, 56, 64] {
         let screen = render(&model, width, 24);
         assert!(
-            screen.contains(&format!("loss {loss}")) || sparkline(&screen, "loss ", &loss).is_some(),
+            screen.contains(&format!("loss {loss}"))
+                || sparkline(&screen, "loss ", &loss).is_some(),
             "{width} columns: the loss is still said\n{screen}"
         );
     }

@@ -150,8 +150,7 @@ fn nvidia_smi(args: &[String], state: Option<&Path>) -> i32 {
         }
     }
     if apps {
-        if let Some(pids) = state.and_then(|s| std::fs::read_to_string(s.join("apps_pids")).ok())
-        {
+        if let Some(pids) = state.and_then(|s| std::fs::read_to_string(s.join("apps_pids")).ok()) {
             return print_lines(&own_processes(&pids));
         }
         // apps_load.txt was taken with --format=csv: its header line goes too.

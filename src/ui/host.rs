@@ -388,8 +388,8 @@ fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, 
         host.processes.len(),
     );
     // The job's loss sparklines right of the title, a cell of border between them.
-    let sparks_room = usize::from(area.width.saturating_sub(2))
-        .saturating_sub(crate::cells::width(&title) + 1);
+    let sparks_room =
+        usize::from(area.width.saturating_sub(2)).saturating_sub(crate::cells::width(&title) + 1);
     let sparks = crate::ui::job_line::shown_job(host)
         .map(|job| job_sparks::losses(job, sparks_room, theme))
         .unwrap_or_default();
