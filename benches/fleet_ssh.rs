@@ -229,16 +229,19 @@ fn main() {
     let (sink, events) = mpsc::channel::<Event>();
     let first_sample_us: Arc<Vec<AtomicU64>> =
         Arc::new((0..plan.hosts).map(|_| AtomicU64::new(0)).collect());
-    // Bytes of job logs the links handed to the loop.
+    // Bytes of job logs the links handed to the loop, and in how many events.
     let log_bytes = Arc::new(AtomicU64::new(0));
+    let log_events = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let link_sink = {
         let first = Arc::clone(&first_sample_us);
         let log_bytes = Arc::clone(&log_bytes);
+        let log_events = Arc::clone(&log_events);
         let tx = sink.clone();
         HostSink::new(move |host, event| {
             if let HostEvent::JobLog { text, .. } = &event {
                 log_bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
+                log_events.fetch_add(1, Ordering::Relaxed);
             }
             if matches!(event, HostEvent::Sample { .. })
                 && let Some(slot) = first.get(host)
@@ -275,6 +278,7 @@ fn main() {
     let calls_log = sshd.dir().join("nvidia-smi.calls");
     let first = Arc::clone(&first_sample_us);
     let window_log_bytes = Arc::clone(&log_bytes);
+    let window_log_events = Arc::clone(&log_events);
     let window = spawn_named("bench-window", move || {
         let mut all_smi = all_smi;
         std::thread::sleep(warmup);
@@ -285,6 +289,7 @@ fn main() {
         let start_ms = now_ms();
         let calls_start = Calls::read(&calls_log);
         let log_bytes_start = window_log_bytes.load(Ordering::Relaxed);
+        let log_events_start = window_log_events.load(Ordering::Relaxed);
         let cpu_start = cpu_seconds("self");
         let threads_start = cpu_by_thread();
         if let Ok(a) = all_smi.as_mut() {
@@ -293,6 +298,7 @@ fn main() {
         std::thread::sleep(measure);
         let cpu = cpu_seconds("self") - cpu_start;
         let log_bytes = window_log_bytes.load(Ordering::Relaxed) - log_bytes_start;
+        let log_events = window_log_events.load(Ordering::Relaxed) - log_events_start;
         let threads = cpu_between(&threads_start, cpu_by_thread());
         let connections = connections_to("self", port);
         let calls = Calls::read(&calls_log).since(&calls_start);
@@ -310,6 +316,7 @@ fn main() {
             calls,
             all_smi,
             log_bytes,
+            log_events,
         }
     });
     let bridge_sink = sink.clone();

@@ -58,6 +58,8 @@ pub struct Window {
     pub all_smi: Result<(AllSmiFigures, String), String>,
     /// Bytes of job logs the links handed to the console over the window.
     pub log_bytes: u64,
+    /// The `JobLog` events that carried them.
+    pub log_events: u64,
 }
 
 /// What the console made of the training jobs' logs (`--job-logs`), at the run's end.
@@ -138,7 +140,7 @@ fn job_logs_line(run: &Run, secs: f64) -> String {
          host's job, each host following it with its own `tail -f --pid` over its own SSH \
          connection\n\
          job log text read by the console: {:.1} KB over the window ({:.2} KB/s, {:.1} B/s per \
-         host), {:.1} KB over the whole run\n",
+         host) in {} events ({:.2} per host per second), {:.1} KB over the whole run\n",
         jobs.followed,
         run.plan.hosts,
         jobs.with_progress,
@@ -148,6 +150,8 @@ fn job_logs_line(run: &Run, secs: f64) -> String {
         run.window.log_bytes as f64 / 1024.0,
         run.window.log_bytes as f64 / 1024.0 / secs,
         run.window.log_bytes as f64 / secs / hosts,
+        run.window.log_events,
+        run.window.log_events as f64 / secs / hosts,
         jobs.bytes as f64 / 1024.0,
     )
 }
