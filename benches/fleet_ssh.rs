@@ -16,12 +16,23 @@
 //! replaying the captured H200 output as the shell fake does. The binary runs on its own,
 //! without cargo or a checkout: copy it with `target/*/deps/fleet_ssh-*` and run it with
 //! `--bench`.
+//!
+//! With `--job-logs` (or `GPUFLEET_BENCH_JOB_LOGS=1`; the smoke version always) every host
+//! also has a training job on its GPUs whose log grows: ONE writer process, this binary again
+//! (`support/log_writer.rs`), replays a real `Trainer` log into a file as its stdout, the
+//! stand-in `nvidia-smi` lists its PID on every host, and each host's link finds it and follows
+//! its log over its own SSH connection (`tail -f --pid` of `/proc/PID/fd/1`), so the console
+//! reads and judges one log per host. The report then says how many logs were followed and how
+//! much of them was read; against a run without, the difference in CPU and peak RSS is what
+//! following them costs.
 
 // Only part of the test harness is needed here.
 #[path = "support/all_smi.rs"]
 mod all_smi;
 #[path = "support/fake_smi.rs"]
 mod fake_smi;
+#[path = "support/log_writer.rs"]
+mod log_writer;
 #[path = "support/plan.rs"]
 mod plan;
 #[path = "support/proc_stats.rs"]
@@ -56,9 +67,10 @@ use gpufleet::telemetry::source::{Backlogs, now_ms};
 use gpufleet::theme::Theme;
 
 use all_smi::AllSmi;
+use log_writer::LogWriter;
 use plan::Plan;
 use proc_stats::{connections_to, cpu_between, cpu_by_thread, cpu_seconds, status_kb};
-use report::{Calls, Window};
+use report::{Calls, JobLogs, Window};
 
 /// all-smi reads at most this many lines of a hostfile.
 const ALL_SMI_MAX_HOSTS: usize = 1_000;
@@ -165,6 +177,9 @@ fn main() {
     if let Some(status) = fake_smi::run_if_called_as_stand_in() {
         std::process::exit(status);
     }
+    if let Some(status) = log_writer::run_if_called_as_writer() {
+        std::process::exit(status);
+    }
     let plan = Plan::from_env().unwrap_or_else(|why| fail(&why));
     if !sshd::available() {
         return;
@@ -190,6 +205,15 @@ fn main() {
         return;
     };
     let all_smi = start_all_smi(&plan, &sshd, work.path());
+    // The training job every host runs, started before the links so its log is growing when
+    // they first list the GPU processes; it lives until the report is written.
+    let writer = plan.job_logs.then(|| {
+        let writer = LogWriter::start(&bin, &work.path().join("train.log"))
+            .unwrap_or_else(|e| fail(&format!("the training job's log writer: {e}")));
+        std::fs::write(sshd.dir().join("apps_pids"), writer.pid().to_string())
+            .unwrap_or_else(|e| fail(&format!("apps_pids: {e}")));
+        writer
+    });
 
     let width = plan.hosts.saturating_sub(1).to_string().len().max(2);
     let names: Vec<String> = (0..plan.hosts).map(|i| format!("h{i:0width$}")).collect();
@@ -205,11 +229,20 @@ fn main() {
     let (sink, events) = mpsc::channel::<Event>();
     let first_sample_us: Arc<Vec<AtomicU64>> =
         Arc::new((0..plan.hosts).map(|_| AtomicU64::new(0)).collect());
+    // Bytes of job logs the links handed to the loop, and in how many events.
+    let log_bytes = Arc::new(AtomicU64::new(0));
+    let log_events = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let link_sink = {
         let first = Arc::clone(&first_sample_us);
+        let log_bytes = Arc::clone(&log_bytes);
+        let log_events = Arc::clone(&log_events);
         let tx = sink.clone();
         HostSink::new(move |host, event| {
+            if let HostEvent::JobLog { text, .. } = &event {
+                log_bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
+                log_events.fetch_add(1, Ordering::Relaxed);
+            }
             if matches!(event, HostEvent::Sample { .. })
                 && let Some(slot) = first.get(host)
                 && slot.load(Ordering::Relaxed) == 0
@@ -244,6 +277,8 @@ fn main() {
     let port = sshd.port;
     let calls_log = sshd.dir().join("nvidia-smi.calls");
     let first = Arc::clone(&first_sample_us);
+    let window_log_bytes = Arc::clone(&log_bytes);
+    let window_log_events = Arc::clone(&log_events);
     let window = spawn_named("bench-window", move || {
         let mut all_smi = all_smi;
         std::thread::sleep(warmup);
@@ -253,6 +288,8 @@ fn main() {
         let opened_after = started.elapsed();
         let start_ms = now_ms();
         let calls_start = Calls::read(&calls_log);
+        let log_bytes_start = window_log_bytes.load(Ordering::Relaxed);
+        let log_events_start = window_log_events.load(Ordering::Relaxed);
         let cpu_start = cpu_seconds("self");
         let threads_start = cpu_by_thread();
         if let Ok(a) = all_smi.as_mut() {
@@ -260,6 +297,8 @@ fn main() {
         }
         std::thread::sleep(measure);
         let cpu = cpu_seconds("self") - cpu_start;
+        let log_bytes = window_log_bytes.load(Ordering::Relaxed) - log_bytes_start;
+        let log_events = window_log_events.load(Ordering::Relaxed) - log_events_start;
         let threads = cpu_between(&threads_start, cpu_by_thread());
         let connections = connections_to("self", port);
         let calls = Calls::read(&calls_log).since(&calls_start);
@@ -276,6 +315,8 @@ fn main() {
             connections,
             calls,
             all_smi,
+            log_bytes,
+            log_events,
         }
     });
     let bridge_sink = sink.clone();
@@ -324,6 +365,9 @@ fn main() {
         .iter()
         .filter(|h| h.gpus.len() == plan.gpus)
         .count();
+    let job_logs = plan
+        .job_logs
+        .then(|| JobLogs::of(&model, log_bytes.load(Ordering::Relaxed)));
     let text = report::render(&report::Run {
         plan: &plan,
         window: &window,
@@ -332,6 +376,7 @@ fn main() {
         all_streaming,
         peak_rss_kb: status_kb("self", "VmHWM"),
         rss_before_links_kb,
+        job_logs: job_logs.as_ref(),
     });
     print!("{text}");
     if plan.bench {
@@ -345,9 +390,26 @@ fn main() {
         }
     }
     assert_eq!(streaming, plan.hosts, "every host streamed all its GPUs");
+    // With job logs, every host's job was found and its log followed and read as a training
+    // run: otherwise the figures above would be those of a bench that followed nothing.
+    if let Some(jobs) = &job_logs {
+        assert_eq!(
+            jobs.followed, plan.hosts,
+            "every host followed its job's log"
+        );
+        assert_eq!(
+            jobs.with_progress, plan.hosts,
+            "every host read its job's step and loss from the log"
+        );
+    }
+    let apps_pids = writer.as_ref().map(|w| w.pid().to_string());
+    drop(writer);
     if !plan.bench {
         let log = sshd.dir().join("nvidia-smi.calls");
-        if let Some(checked) = stand_in_check::compare(&bin.join("nvidia-smi"), &log, plan.gpus) {
+        let stand_in = bin.join("nvidia-smi");
+        if let Some(checked) =
+            stand_in_check::compare(&stand_in, &log, plan.gpus, apps_pids.as_deref())
+        {
             let checked = checked.unwrap_or_else(|why| panic!("stand-in differs: {why}"));
             println!("stand-in nvidia-smi matches the shell fake on {checked} command lines");
         }

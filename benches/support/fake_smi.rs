@@ -13,7 +13,9 @@
 //! order from `query_idle_nounits.txt` (one reading) or `stream_load.txt` (one reading per
 //! `-lms` interval, cycling), printed once per GPU with only `index` changed (the GPU count is
 //! the number in `$GPUFLEET_FAKE_DIR/gpus`, 1 without it); `--query-compute-apps` prints
-//! `apps_load.txt` without its header; `-q` prints `smi_q.txt`; anything else prints
+//! `apps_load.txt` without its header, or, when `$GPUFLEET_FAKE_DIR/apps_pids` lists processes
+//! (real ones, such as the benchmark's training job, `log_writer.rs`), its first line once per
+//! PID with only the PID changed; `-q` prints `smi_q.txt`; anything else prints
 //! `smi.txt`. A field the capture does not have is refused in the form of
 //! `query_badfield.txt` (exit 2). Each call is appended to `$GPUFLEET_FAKE_DIR/<name>.calls`.
 //!
@@ -111,8 +113,8 @@ fn output_of(capture: &str) -> Vec<&str> {
     }
 }
 
-fn print_lines(lines: &[&str]) -> i32 {
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+fn print_lines(lines: &[impl AsRef<str>]) -> i32 {
+    let text: String = lines.iter().map(|l| format!("{}\n", l.as_ref())).collect();
     write_out(&text).map_or(EXIT_READER_GONE, |()| 0)
 }
 
@@ -148,6 +150,9 @@ fn nvidia_smi(args: &[String], state: Option<&Path>) -> i32 {
         }
     }
     if apps {
+        if let Some(pids) = state.and_then(|s| std::fs::read_to_string(s.join("apps_pids")).ok()) {
+            return print_lines(&own_processes(&pids));
+        }
         // apps_load.txt was taken with --format=csv: its header line goes too.
         return print_lines(output_of(APPS_LOAD).get(1..).unwrap_or_default());
     }
@@ -190,6 +195,16 @@ fn nvidia_smi(args: &[String], state: Option<&Path>) -> i32 {
             )
         }
     }
+}
+
+/// The shell fake's answer for the processes listed in `apps_pids` (one word each, as the
+/// shell splits them): the captured line once per PID, only its `pid` column changed.
+fn own_processes(pids: &str) -> Vec<String> {
+    let line = output_of(APPS_LOAD).get(1).copied().unwrap_or_default();
+    let rest = line.split_once(',').map_or("", |(_, rest)| rest);
+    pids.split_whitespace()
+        .map(|pid| format!("{pid},{rest}"))
+        .collect()
 }
 
 /// The fields of the captured lines, from the command line they were captured with.

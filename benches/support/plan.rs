@@ -2,6 +2,9 @@
 //! window, from the command line (`-- --hosts 1000 --gpus 8 --secs 60`) or the environment
 //! (`GPUFLEET_BENCH_HOSTS`, `GPUFLEET_BENCH_GPUS`, `GPUFLEET_BENCH_SECS`); the command line wins.
 //! Defaults: 50 hosts x 8 GPUs for 60 s under `--bench`, a 3-host 5-second smoke otherwise.
+//! `--job-logs` (or `GPUFLEET_BENCH_JOB_LOGS=1`) gives every host a training job whose log
+//! grows, for the console to follow (`log_writer.rs`); the smoke version always has it, so it
+//! checks that the logs are followed.
 
 use std::time::Duration;
 
@@ -14,6 +17,8 @@ pub struct Plan {
     pub warmup: Duration,
     /// Under `cargo bench` (`--bench`): the full run and its report file.
     pub bench: bool,
+    /// Every host has a training job whose log the console follows.
+    pub job_logs: bool,
 }
 
 /// The most hosts one run takes: all-smi reads at most 1,000 lines of a hostfile, and one
@@ -83,12 +88,16 @@ impl Plan {
             (1, MAX_GPUS as u64),
         )?;
         let secs = number(&args, "secs", "GPUFLEET_BENCH_SECS", secs, (1, MAX_SECS))?;
+        let job_logs = !bench
+            || args.iter().any(|a| a == "--job-logs")
+            || std::env::var("GPUFLEET_BENCH_JOB_LOGS").is_ok_and(|v| v.trim() == "1");
         Ok(Plan {
             hosts: hosts as usize,
             gpus: gpus as usize,
             measure: Duration::from_secs(secs),
             warmup: Duration::from_secs(if bench { 10 } else { 2 }),
             bench,
+            job_logs,
         })
     }
 }

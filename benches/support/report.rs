@@ -4,9 +4,11 @@
 use std::path::Path;
 use std::time::Duration;
 
+use gpufleet::app::model::Model;
 use gpufleet::app::runtime::FrameStats;
 
 use crate::all_smi::AllSmiFigures;
+use crate::log_writer;
 use crate::plan::Plan;
 use crate::proc_stats::percentile;
 
@@ -54,6 +56,43 @@ pub struct Window {
     pub calls: Calls,
     /// all-smi's figures and last screen, or why it did not run.
     pub all_smi: Result<(AllSmiFigures, String), String>,
+    /// Bytes of job logs the links handed to the console over the window.
+    pub log_bytes: u64,
+    /// The `JobLog` events that carried them.
+    pub log_events: u64,
+}
+
+/// What the console made of the training jobs' logs (`--job-logs`), at the run's end.
+pub struct JobLogs {
+    /// Hosts that read some of their job's log.
+    pub followed: usize,
+    /// Hosts whose job's log reads as a training run with a step.
+    pub with_progress: usize,
+    /// Bytes of job logs the links handed to the console over the whole run.
+    pub bytes: u64,
+}
+
+impl JobLogs {
+    pub fn of(model: &Model, bytes: u64) -> JobLogs {
+        let hosts = &model.fleet.hosts;
+        JobLogs {
+            followed: hosts
+                .iter()
+                .filter(|h| h.jobs.iter().any(|j| j.log_bytes > 0))
+                .count(),
+            with_progress: hosts
+                .iter()
+                .filter(|h| {
+                    h.jobs.iter().any(|j| {
+                        j.report
+                            .as_ref()
+                            .is_some_and(|r| r.step.is_some() && r.loss.is_some())
+                    })
+                })
+                .count(),
+            bytes,
+        }
+    }
 }
 
 pub struct Run<'a> {
@@ -65,6 +104,8 @@ pub struct Run<'a> {
     pub all_streaming: Option<Duration>,
     pub peak_rss_kb: u64,
     pub rss_before_links_kb: u64,
+    /// `None` without `--job-logs`.
+    pub job_logs: Option<&'a JobLogs>,
 }
 
 /// The machine, in words: cores and CPU model.
@@ -81,6 +122,38 @@ fn machine() -> String {
 
 fn mb(kb: u64) -> f64 {
     kb as f64 / 1024.0
+}
+
+/// What the run did with job logs, so runs with and without `--job-logs` can be compared:
+/// their difference in console CPU is what following the logs costs, and their difference in
+/// peak RSS divided by the logs followed is each log's memory.
+fn job_logs_line(run: &Run, secs: f64) -> String {
+    let Some(jobs) = run.job_logs else {
+        return "job logs followed: none (no --job-logs; a run with it, against this one, \
+                gives what following them costs)\n"
+            .to_string();
+    };
+    let hosts = run.plan.hosts as f64;
+    format!(
+        "job logs followed: {}/{} hosts ({} read as a training run with step and loss); one \
+         writer process replays {} (a piece every {} ms, {:.2} KB/s, looping) as every \
+         host's job, each host following it with its own `tail -f --pid` over its own SSH \
+         connection\n\
+         job log text read by the console: {:.1} KB over the window ({:.2} KB/s, {:.1} B/s per \
+         host) in {} events ({:.2} per host per second), {:.1} KB over the whole run\n",
+        jobs.followed,
+        run.plan.hosts,
+        jobs.with_progress,
+        log_writer::FIXTURE,
+        log_writer::PIECE_MS,
+        log_writer::bytes_per_s() / 1024.0,
+        run.window.log_bytes as f64 / 1024.0,
+        run.window.log_bytes as f64 / 1024.0 / secs,
+        run.window.log_bytes as f64 / secs / hosts,
+        run.window.log_events,
+        run.window.log_events as f64 / secs / hosts,
+        jobs.bytes as f64 / 1024.0,
+    )
 }
 
 pub fn render(run: &Run) -> String {
@@ -159,6 +232,7 @@ pub fn render(run: &Run) -> String {
         window.calls.gpufleet,
         window.calls.gpufleet as f64 / hosts / minutes,
     );
+    out.push_str(&job_logs_line(run, secs));
     match &window.all_smi {
         Ok((figures, _)) => out.push_str(&format!(
             "all-smi view --ssh-hostfile (same hosts, same window): CPU {:.2} s = {:.2}% of one \

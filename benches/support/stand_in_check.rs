@@ -1,7 +1,8 @@
 //! Checks the compiled stand-in against the shell fake it replaces: every distinct
 //! `nvidia-smi` command line that gpufleet ran in the benchmark (from the stand-in's call log)
-//! is run through both with the same GPU count, and their output and exit status must be
-//! byte for byte the same (streams: their first readings, at a 10 ms cadence).
+//! is run through both with the same GPU count (and the same `apps_pids` list of processes,
+//! when the hosts had one), and their output and exit status must be byte for byte the same
+//! (streams: their first readings, at a 10 ms cadence).
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -58,9 +59,14 @@ fn run(
 /// Compares the stand-in (`stand_in`, a link named `nvidia-smi`) with the shell fake on every
 /// command line in `calls_log`; the number of distinct command lines compared, or the first
 /// difference. `None` when the shell fake is not there to compare with.
-pub fn compare(stand_in: &Path, calls_log: &Path, gpus: usize) -> Option<Result<usize, String>> {
+pub fn compare(
+    stand_in: &Path,
+    calls_log: &Path,
+    gpus: usize,
+    apps_pids: Option<&str>,
+) -> Option<Result<usize, String>> {
     let fake = shell_fake()?;
-    Some(compare_with(&fake, stand_in, calls_log, gpus))
+    Some(compare_with(&fake, stand_in, calls_log, gpus, apps_pids))
 }
 
 fn compare_with(
@@ -68,6 +74,7 @@ fn compare_with(
     stand_in: &Path,
     calls_log: &Path,
     gpus: usize,
+    apps_pids: Option<&str>,
 ) -> Result<usize, String> {
     let calls =
         std::fs::read_to_string(calls_log).map_err(|e| format!("{}: {e}", calls_log.display()))?;
@@ -78,6 +85,9 @@ fn compare_with(
     distinct.dedup();
     let state = tempfile::tempdir().map_err(|e| e.to_string())?;
     std::fs::write(state.path().join("gpus"), gpus.to_string()).map_err(|e| e.to_string())?;
+    if let Some(pids) = apps_pids {
+        std::fs::write(state.path().join("apps_pids"), pids).map_err(|e| e.to_string())?;
+    }
     for call in &distinct {
         let mut args: Vec<String> = call.split_whitespace().map(str::to_string).collect();
         let stream = args.iter().position(|a| a == "-lms");

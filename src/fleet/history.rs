@@ -248,6 +248,16 @@ impl Fold {
     }
 }
 
+/// Makes room for one more point in `points`, doubling its capacity but never past `most`
+/// (what the points grow to when full is exact, not the next power of two).
+fn room_for_one(points: &mut VecDeque<Stored>, most: usize) {
+    let len = points.len();
+    if len == points.capacity() {
+        let want = (2 * len).max(16).min(most.max(len + 1));
+        points.reserve_exact(want - len);
+    }
+}
+
 const BUCKET_MS: TimestampMs = 1000;
 /// What one folded point covers.
 pub const COARSE_BUCKET_MS: TimestampMs = 5000;
@@ -262,8 +272,10 @@ impl History {
         let folded_ms = (total - fine_capacity) as u64 * BUCKET_MS;
         let coarse_capacity = usize::try_from(folded_ms.div_ceil(COARSE_BUCKET_MS)).unwrap_or(0);
         Self {
-            coarse: VecDeque::with_capacity(coarse_capacity.min(1024)),
-            points: VecDeque::with_capacity(fine_capacity.min(1024)),
+            // Grown as points come (see `room_for_one`): memory is what the points take, so a
+            // thousand hosts watched for a minute do not hold fifteen minutes' worth each.
+            coarse: VecDeque::new(),
+            points: VecDeque::new(),
             base_ms: 0,
             fine_capacity,
             coarse_capacity,
@@ -299,6 +311,7 @@ impl History {
         } else if point.at_ms < self.base_ms || point.at_ms - self.base_ms > REBASE_AFTER_MS {
             self.rebase(point.at_ms);
         }
+        room_for_one(&mut self.points, self.fine_capacity);
         self.points.push_back(Stored {
             after_base_ms: (point.at_ms - self.base_ms) as u32,
             values: point.values,
@@ -327,6 +340,7 @@ impl History {
                 if self.coarse.len() == self.coarse_capacity {
                     self.coarse.pop_front();
                 }
+                room_for_one(&mut self.coarse, self.coarse_capacity);
                 self.coarse.push_back(Stored {
                     after_base_ms: oldest.after_base_ms,
                     values: fold.values(),

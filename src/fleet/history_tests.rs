@@ -205,3 +205,23 @@ fn times_survive_a_rebase_and_a_clock_that_jumps_back() {
         "kept in arrival order"
     );
 }
+
+#[test]
+fn a_young_history_holds_what_it_has_not_what_it_may_grow_to() {
+    let shape = crate::fleet::FleetOptions::default().history_shape();
+    let mut h = History::new(shape);
+    assert_eq!(h.points.capacity() + h.coarse.capacity(), 0);
+    // A minute of readings: room for about a minute, not for fifteen.
+    for s in 0..60u64 {
+        h.push(point(s * 1000, 50.0));
+    }
+    assert_eq!(h.len(), 60);
+    assert!(h.points.capacity() <= 128, "{}", h.points.capacity());
+    assert_eq!(h.coarse.capacity(), 0);
+    // Grown full, it stops at exactly what it keeps.
+    for s in 60..3600u64 {
+        h.push(point(s * 1000, 50.0));
+    }
+    assert_eq!(h.points.capacity(), h.points.len());
+    assert_eq!(h.coarse.capacity(), h.coarse.len());
+}

@@ -46,15 +46,31 @@ const LOG_BUDGET: Budget = Budget {
 };
 
 /// `tail` of job `pid`'s descriptor: its last [`TAIL_BYTES`], then, when `follow`, what it
-/// adds until the process exits.
+/// adds until the process exits, once a second (see [`follow_script`]).
 pub(crate) fn tail_command(pid: u32, fd: LogFd, follow: bool) -> Result<String, CommandError> {
-    let mut command = RemoteCommand::new("tail").args(["-c", &TAIL_BYTES.to_string()]);
-    if follow {
-        command = command.args(["-f", &format!("--pid={pid}")]);
+    let file = format!("/proc/{pid}/fd/{}", fd.number());
+    if !follow {
+        return RemoteCommand::new("tail")
+            .args(["-c", &TAIL_BYTES.to_string(), &file])
+            .to_shell();
     }
-    command
-        .arg(format!("/proc/{pid}/fd/{}", fd.number()))
+    let script = follow_script(&format!("-c {TAIL_BYTES} -f --pid={pid} \"$1\""));
+    RemoteCommand::new("sh")
+        .args(["-c", script.as_str(), "sh", file.as_str()])
         .to_shell()
+}
+
+/// A shell line that `exec`s `tail {args}` reading what the file adds once a second, not at
+/// every write: a training log's progress bar rewrites itself ten times a second, and each
+/// write followed at once is a packet and a wake-up of the link (fifty hosts' logs cost the
+/// console a third more CPU). GNU tail follows with inotify, so it is asked to poll
+/// (`---disable-inotify`, which it has had since 2009) where it knows the flag; other tails
+/// (busybox) poll anyway, every `-s` seconds. `args` are integers and fixed words only.
+fn follow_script(args: &str) -> String {
+    format!(
+        "if tail ---disable-inotify --version >/dev/null 2>&1; then \
+         exec tail ---disable-inotify -s 1 {args}; fi; exec tail -s 1 {args}"
+    )
 }
 
 /// `tail` of the newest regular file matching the config's `glob` (a shell pattern, expanded
@@ -66,15 +82,15 @@ pub(crate) fn configured_tail_command(
     pid: u32,
     follow: bool,
 ) -> Result<String, CommandError> {
-    let follow = if follow {
-        format!(" -f --pid={pid}")
+    let tail = if follow {
+        follow_script(&format!("-c {TAIL_BYTES} -f --pid={pid} -- \"$f\""))
     } else {
-        String::new()
+        format!("exec tail -c {TAIL_BYTES} -- \"$f\"")
     };
     let script = format!(
         "IFS=; set -- $1; f=; for c in \"$@\"; do [ -f \"$c\" ] || continue; \
          if [ -z \"$f\" ] || [ \"$c\" -nt \"$f\" ]; then f=$c; fi; done; \
-         [ -n \"$f\" ] || exit 3; exec tail -c {TAIL_BYTES}{follow} -- \"$f\""
+         [ -n \"$f\" ] || exit 3; {tail}"
     );
     RemoteCommand::new("sh")
         .args(["-c", script.as_str(), "sh", glob])
@@ -321,20 +337,75 @@ mod tests {
             "{command}"
         );
         assert!(
-            command.contains("tail -c 4194304 -f --pid=12 --"),
+            command.contains("tail ---disable-inotify -s 1 -c 4194304 -f --pid=12 --"),
             "{command}"
         );
     }
 
     #[test]
     fn the_tail_names_the_descriptor_by_its_pid_only() {
-        assert_eq!(
-            tail_command(1307, LogFd::Stdout, true).expect("command"),
-            "tail -c 4194304 -f --pid=1307 /proc/1307/fd/1"
+        let follow = tail_command(1307, LogFd::Stdout, true).expect("command");
+        assert!(
+            follow.ends_with(" sh /proc/1307/fd/1"),
+            "the file is the script's argument: {follow}"
+        );
+        assert!(
+            follow.contains("exec tail -s 1 -c 4194304 -f --pid=1307 \"$1\""),
+            "{follow}"
         );
         assert_eq!(
             tail_command(7, LogFd::Stderr, false).expect("command"),
             "tail -c 4194304 /proc/7/fd/2"
         );
+    }
+
+    /// The followed log reaches the link once a second, not at each of the progress bar's ten
+    /// rewrites a second (run through this machine's own `sh` and `tail`).
+    #[test]
+    fn a_followed_log_is_read_once_a_second_not_at_every_write() {
+        use std::io::{Read, Write};
+        use std::time::Instant;
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("train.log");
+        std::fs::write(&path, "start\n").expect("log");
+        let script = follow_script(&format!("-c {TAIL_BYTES} -f \"$1\""));
+        let mut tail = std::process::Command::new("sh")
+            .args(["-c", script.as_str(), "sh"])
+            .arg(&path)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let mut out = tail.stdout.take().expect("stdout");
+        let writer_path = path.clone();
+        let writer = std::thread::spawn(move || {
+            let mut log = std::fs::OpenOptions::new()
+                .append(true)
+                .open(writer_path)
+                .expect("open");
+            for step in 0..30 {
+                write!(log, "step {step}\r").expect("write");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        // Count the reads that bring something, until the last write is seen.
+        let started = Instant::now();
+        let mut reads = 0;
+        let mut seen = String::new();
+        let mut buf = [0u8; 4096];
+        while started.elapsed() < Duration::from_secs(10) && !seen.contains("step 29") {
+            let n = out.read(&mut buf).expect("read");
+            if n == 0 {
+                break;
+            }
+            reads += 1;
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        let _ = tail.kill();
+        let _ = tail.wait();
+        writer.join().expect("writer");
+        assert!(seen.contains("start"), "{seen:?}");
+        assert!(seen.contains("step 29"), "{seen:?}");
+        // Thirty writes over three seconds: read at every write they would be about thirty.
+        assert!(reads <= 8, "{reads} reads for 30 writes");
     }
 }

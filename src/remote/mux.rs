@@ -22,8 +22,8 @@ use crate::remote::wait::{Wake, wait_readable, wait_socket};
 /// Longest wait while a job opens, starts or closes a channel (see `pump`).
 const TRANSIENT_WAIT: Duration = Duration::from_millis(20);
 /// What one channel read may take at once (libssh2 hands out at most one packet's worth; a
-/// larger answer takes a few reads). A tick of 8 GPUs is ~1.5 KiB, and the buffer is zeroed, so
-/// resident, per link: 8 KiB instead of a whole 32 KiB packet saves 1.2 MB at 50 hosts (heaptrack).
+/// larger answer takes a few reads). A tick of 8 GPUs is ~1.5 KiB. One buffer per thread, not per
+/// link: the buffer is zeroed, so resident, and a thousand links would hold 8 MB of it.
 const READ_BUFFER_BYTES: usize = 8 * 1024;
 /// A round of `pump` hands its events over once it has this many, so a flooding channel cannot
 /// grow them without bound before the link looks at them.
@@ -59,14 +59,19 @@ const SLOTS: [Slot; 8] = [
     Slot::JobLog,
 ];
 
+thread_local! {
+    /// The read buffer of every job stepped on this thread (a round steps one job at a time and
+    /// never waits in between), so a read does not clear a fresh one each time.
+    static READ_BUFFER: std::cell::RefCell<Box<[u8]>> =
+        std::cell::RefCell::new(vec![0u8; READ_BUFFER_BYTES].into_boxed_slice());
+}
+
 pub(crate) struct Mux {
     session: Session,
     socket: OwnedFd,
     jobs: [Option<Job>; SLOTS.len()],
     /// Jobs closing on gpufleet's account; what they still say is not reported.
     draining: Vec<Job>,
-    /// One read buffer for every job, so a read does not clear a fresh one each time.
-    buf: Box<[u8]>,
     /// The last round stepped every job and none could move, and nothing has touched the
     /// session since: until the socket wakes, another round would only repeat those reads.
     settled: bool,
@@ -86,7 +91,6 @@ impl Mux {
             socket: connection.socket,
             jobs: [const { None }; SLOTS.len()],
             draining: Vec::new(),
-            buf: vec![0u8; READ_BUFFER_BYTES].into_boxed_slice(),
             settled: false,
             last_rx: now,
             next_keepalive: now,
@@ -225,7 +229,9 @@ impl Mux {
                     pulled = true;
                 }
                 let mut events = Vec::new();
-                let finished = match job.step(&self.session, &mut self.buf, &mut events) {
+                let stepped =
+                    READ_BUFFER.with_borrow_mut(|buf| job.step(&self.session, buf, &mut events));
+                let finished = match stepped {
                     Ok(moved) => {
                         progressed |= moved;
                         job.is_done()
@@ -335,9 +341,10 @@ impl Mux {
         let mut progressed = false;
         let mut failed = None;
         let mut ignored = Vec::new();
-        let (session, buf) = (&self.session, &mut self.buf);
+        let session = &self.session;
         self.draining.retain_mut(|job| {
-            let keep = match job.step(session, buf, &mut ignored) {
+            let stepped = READ_BUFFER.with_borrow_mut(|buf| job.step(session, buf, &mut ignored));
+            let keep = match stepped {
                 Ok(moved) => {
                     progressed |= moved;
                     !job.is_done()

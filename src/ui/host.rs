@@ -12,7 +12,8 @@ use crate::app::model::{HostFocus, Model};
 use crate::fleet::host::{HostState, HostStatus};
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};
-use crate::ui::{charts, findings, gpu_card, scroll};
+use crate::ui::job_line::ShownElsewhere;
+use crate::ui::{charts, findings, gpu_card, job_sparks, scroll};
 
 /// Most cards per grid row (8 GPUs fit as two rows of four on a 160-column terminal).
 const MAX_COLUMNS: u16 = 4;
@@ -156,8 +157,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, theme:
         findings::draw(frame, findings_area, host, (scroll, focused), theme);
     }
     if let Some(procs) = areas.processes {
-        let job = crate::ui::job_line::job_line(model, host_id);
-        draw_processes(frame, procs, model, (host, job), theme);
+        draw_processes(frame, procs, model, host_id, theme);
     }
 }
 
@@ -347,13 +347,10 @@ pub fn process_rows(area: Rect, model: &Model, host: &HostState) -> (Rect, usize
     (rows, first)
 }
 
-fn draw_processes(
-    frame: &mut Frame,
-    area: Rect,
-    model: &Model,
-    (host, job): (&HostState, Option<String>),
-    theme: &Theme,
-) {
+fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, theme: &Theme) {
+    let Some(host) = model.fleet.hosts.get(host_id) else {
+        return;
+    };
     let focused = model.host_focus == HostFocus::Processes;
     let (rows_area, first) = process_rows(area, model, host);
     let header = Row::new(
@@ -386,6 +383,22 @@ fn draw_processes(
             ),
         ])
     });
+    let title = scroll::title(
+        &t!("pane.processes"),
+        first,
+        usize::from(rows_area.height),
+        host.processes.len(),
+    );
+    // The job's loss sparklines right of the title, a cell of border between them.
+    let sparks_room =
+        usize::from(area.width.saturating_sub(2)).saturating_sub(crate::cells::width(&title) + 1);
+    let sparks = crate::ui::job_line::shown_job(host)
+        .map(|job| job_sparks::losses(job, sparks_room, theme))
+        .unwrap_or_default();
+    let elsewhere = ShownElsewhere {
+        loss: sparks.loss,
+        eval: sparks.eval,
+    };
     let mut block = Block::default()
         .borders(Borders::ALL)
         .border_style(if focused {
@@ -393,16 +406,11 @@ fn draw_processes(
         } else {
             theme.border()
         })
-        .title(Span::styled(
-            scroll::title(
-                &t!("pane.processes"),
-                first,
-                usize::from(rows_area.height),
-                host.processes.len(),
-            ),
-            theme.title(),
-        ));
-    if let Some(job) = job {
+        .title(Span::styled(title, theme.title()));
+    if !sparks.spans.is_empty() {
+        block = block.title_top(Line::from(sparks.spans).right_aligned());
+    }
+    if let Some(job) = crate::ui::job_line::job_line(model, host_id, elsewhere) {
         let room = usize::from(area.width.saturating_sub(4));
         block = block.title_bottom(Span::styled(fit(&job, room), theme.title()));
     }

@@ -1,7 +1,8 @@
 //! The host view's one line about the job on its GPUs (issue 19), written on the processes
 //! pane's lower border so it costs no row on an 80x24 screen: which job, its step of the total,
-//! the ETA, what the job has cost so far, and the last training and eval loss. The processes
-//! pane shows each job's command line in place of its process name.
+//! the ETA, what the job has cost so far, and the last training and eval loss (those the
+//! sparklines on the pane's top border do not already show, [`crate::ui::job_sparks`]). The
+//! processes pane shows each job's command line in place of its process name.
 
 use rust_i18n::t;
 
@@ -12,15 +13,28 @@ use crate::fleet::job::TrackedJob;
 use crate::fleet::job_found::JobFound;
 use crate::ui::format::clean;
 
-/// The first live job's line (else the newest ended one's); `None` without a job.
-pub fn job_line(model: &Model, host_id: usize) -> Option<String> {
-    let host = model.fleet.hosts.get(host_id)?;
-    let job = host
-        .jobs
+/// The job the host view shows: the first live one whose log reads as a training log, else
+/// the first live one, else the newest ended one.
+pub fn shown_job(host: &HostState) -> Option<&TrackedJob> {
+    host.jobs
         .iter()
         .find(|j| j.alive() && j.report.is_some())
         .or_else(|| host.jobs.iter().find(|j| j.alive()))
-        .or_else(|| host.jobs.iter().next())?;
+        .or_else(|| host.jobs.iter().next())
+}
+
+/// Which of the job's last losses are shown elsewhere (by the sparklines), so the line leaves
+/// them out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShownElsewhere {
+    pub loss: bool,
+    pub eval: bool,
+}
+
+/// The shown job's line ([`shown_job`]); `None` without a job.
+pub fn job_line(model: &Model, host_id: usize, elsewhere: ShownElsewhere) -> Option<String> {
+    let host = model.fleet.hosts.get(host_id)?;
+    let job = shown_job(host)?;
     let mut parts = vec![t!("job_line.title", pid = job.process.pid).into_owned()];
     if !job.alive() {
         parts.push(t!("job_line.exited").into_owned());
@@ -57,10 +71,10 @@ pub fn job_line(model: &Model, host_id: usize) -> Option<String> {
         if let Some(spent) = spent(model, host_id, job) {
             parts.push(t!("job_line.spent", money = spent).into_owned());
         }
-        if let Some(loss) = report.loss {
+        if let Some(loss) = report.loss.filter(|_| !elsewhere.loss) {
             parts.push(t!("job_line.loss", value = format!("{:.4}", loss.value)).into_owned());
         }
-        if let Some(eval) = report.eval_loss {
+        if let Some(eval) = report.eval_loss.filter(|_| !elsewhere.eval) {
             parts.push(t!("job_line.eval", value = format!("{:.4}", eval.value)).into_owned());
         }
     } else if let Some(spent) = spent(model, host_id, job) {

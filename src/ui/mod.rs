@@ -19,6 +19,7 @@ pub mod grid;
 pub mod help;
 pub mod host;
 pub mod job_line;
+pub mod job_sparks;
 pub mod outage_text;
 pub mod panel;
 pub mod playbook;
