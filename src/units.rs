@@ -39,6 +39,17 @@ pub fn fit(text: &str, width: usize) -> String {
     crate::cells::fit(text, width)
 }
 
+/// A compact age: `12s`, `4m`, `3h`, `2d`.
+pub fn format_age(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m", s / 60),
+        3600..=86_399 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

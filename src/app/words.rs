@@ -82,29 +82,7 @@ pub fn outage_detail(outage: &Outage) -> Option<String> {
     })
 }
 
-/// The short labels of the active clock event reasons (`power cap`, `thermal slowdown`) in the
-/// interface's language; the English are the telemetry's own labels.
-pub fn clock_reasons(reasons: crate::telemetry::ClockEventReasons) -> Vec<String> {
-    reasons
-        .words()
-        .into_iter()
-        .map(|word| {
-            let key = match word {
-                "gpu_idle" => "clock_words.gpu_idle",
-                "applications_clocks_setting" => "clock_words.applications_clocks_setting",
-                "sw_power_cap" => "clock_words.sw_power_cap",
-                "hw_slowdown" => "clock_words.hw_slowdown",
-                "sync_boost" => "clock_words.sync_boost",
-                "sw_thermal_slowdown" => "clock_words.sw_thermal_slowdown",
-                "hw_thermal_slowdown" => "clock_words.hw_thermal_slowdown",
-                "hw_power_brake_slowdown" => "clock_words.hw_power_brake_slowdown",
-                "display_clock_setting" => "clock_words.display_clock_setting",
-                other => return other.to_string(),
-            };
-            t!(key).into_owned()
-        })
-        .collect()
-}
+pub use crate::telemetry::clock_words::localized as clock_reasons;
 
 /// Where a host's readings come from (`simulated`, `local NVML`, `ssh root@h`) in the
 /// interface's language: the words of ours, the tool and target as they are.

@@ -377,7 +377,7 @@ pub fn sustained(
     if let Some(t) = figures.tflops_mean {
         parts.push(tflops(t));
     }
-    let labels = crate::app::words::clock_reasons(seen);
+    let labels = crate::telemetry::clock_words::localized(seen);
     if !labels.is_empty() {
         parts.push(t!("check_value.reasons", reasons = labels.join(", ")).into_owned());
     }

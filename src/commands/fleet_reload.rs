@@ -80,7 +80,10 @@ impl FleetReloader {
         }
         let remote =
             resolve_named(&self.global.ssh_settings(), &[], &config).map_err(|e| e.to_string())?;
-        let gone_map: Gone = gone.iter().map(|g| (g.name.clone(), g.reason_words())).collect();
+        let gone_map: Gone = gone
+            .iter()
+            .map(|g| (g.name.clone(), g.reason_words()))
+            .collect();
         let hosts = watched_hosts(&config, &remote, &gone_map);
         let mut options = fleet_options(&config, &self.global).without_charts();
         fleet_inventory::close_ledgers(&mut options.money, &gone);

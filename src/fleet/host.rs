@@ -431,16 +431,7 @@ impl HostState {
     }
 }
 
-/// A compact age: `12s`, `4m`, `3h`, `2d`.
-pub fn format_age(ms: u64) -> String {
-    let s = ms / 1000;
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m", s / 60),
-        3600..=86_399 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
-    }
-}
+pub use crate::units::format_age;
 
 fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));

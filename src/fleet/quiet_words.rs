@@ -3,9 +3,9 @@
 //! from its provider account. The engine keeps their English (`english()`) for the log, JSON in
 //! English and recordings; the console says them in the user's language.
 
-use crate::fleet::host::format_age;
 use crate::fleet::notice::{DownWords, NoticeText};
 use crate::telemetry::LostReason;
+use crate::units::format_age;
 
 /// `no data for 12s`: the link is up but nothing came for `age_ms`.
 pub fn no_data(age_ms: u64) -> NoticeText {
