@@ -133,3 +133,29 @@ fn in_a_hosts_view_only_that_host_asks_for_frames() {
     update(&mut model, reading(1, START_MS + 200, 80.0));
     assert!(frame(&mut terminal, &mut model, &theme));
 }
+
+#[test]
+fn a_jobs_log_asks_for_a_frame_only_in_its_hosts_view() {
+    let theme = Theme::default_theme();
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("terminal");
+    let mut model = fleet_of(3);
+    assert!(frame(&mut terminal, &mut model, &theme));
+    let log = |at_ms: u64| Event::Host {
+        host: 1,
+        event: HostEvent::JobLog {
+            at_ms,
+            pid: 4242,
+            restart: false,
+            text: "{'loss': 2.5, 'epoch': 0.1}\n".to_string(),
+        },
+    };
+    // The fleet's rows show nothing of a job's log.
+    update(&mut model, log(START_MS + 100));
+    assert!(!frame(&mut terminal, &mut model, &theme));
+    // The host's own view shows the job: drawn at once.
+    model.view = View::Host(1);
+    model.mark_dirty();
+    assert!(frame(&mut terminal, &mut model, &theme));
+    update(&mut model, log(START_MS + 200));
+    assert!(frame(&mut terminal, &mut model, &theme));
+}

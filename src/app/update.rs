@@ -24,8 +24,13 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
                 HostEvent::Sample { at_ms, .. } => Some(*at_ms),
                 _ => None,
             };
+            // A job's log shows only in its host's view (the fleet row has no job text; what
+            // the log makes of the findings shows on the tick that judges them).
+            let log_unseen =
+                matches!(event, HostEvent::JobLog { .. }) && model.view != View::Host(host);
             if model.fleet.apply(host, event) {
                 match sample_at_ms {
+                    None if log_unseen => model.mark_offscreen(),
                     // A reading of a host off screen changes only the totals and perhaps the
                     // order: the next frame shows it, within the second.
                     Some(_) if !model.screen.regions.shows_host(host) => model.mark_offscreen(),
