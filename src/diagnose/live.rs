@@ -367,4 +367,55 @@ mod tests {
             assert_eq!(got, reference(&gpu, since, now, &opts), "{since}..{now}");
         }
     }
+
+    /// The total a rule's pre-check reads is never less than the longest stretch `sustained`
+    /// finds inside one window, so skipping a GPU whose total is short drops no finding; and it
+    /// is the sum of the weights of the points that meet the condition.
+    #[test]
+    fn the_total_held_bounds_every_window_and_is_the_weights_summed() {
+        let mut history = History::with_capacity(600);
+        // Utilization that dips under 30 % in runs of varying length, with stalls.
+        let mut at_ms = 0u64;
+        for i in 0..400u64 {
+            at_ms += if i % 97 == 0 { 6_000 } else { 1_000 };
+            let util: f64 = if (i / 13) % 3 == 0 {
+                90.0
+            } else {
+                10.0 + (i % 7) as f64
+            };
+            history.push(HistoryPoint::new(
+                at_ms,
+                &Readings {
+                    utilization_gpu_pct: Some(util),
+                    ..Readings::default()
+                },
+            ));
+        }
+        let gpu = GpuState {
+            latest: Default::default(),
+            at_ms,
+            history,
+        };
+        let opts = LiveOptions {
+            window_s: 120,
+            hold_s: 60,
+            ..LiveOptions::default()
+        };
+        let low = |p: &HistoryPoint| p.utilization_gpu_pct().is_some_and(|u| u < 30.0);
+        let busy = |p: &HistoryPoint| !low(p);
+        for now in (200_000..=at_ms).step_by(7_000) {
+            let since = now - 180_000;
+            let points = timed_points(&gpu, since, now, &opts);
+            let [low_ms, busy_ms] =
+                crate::diagnose::live_window::total_held_ms(&gpu, since, now, &opts, [&low, &busy]);
+            let summed = |cond: &dyn Fn(&HistoryPoint) -> bool| -> u64 {
+                points.iter().filter(|(p, _)| cond(p)).map(|(_, w)| w).sum()
+            };
+            assert_eq!(low_ms, summed(&low), "at {now}");
+            assert_eq!(busy_ms, summed(&busy), "at {now}");
+            assert!(low_ms > 0 && busy_ms > 0, "the history mixes both at {now}");
+            let longest = sustained(&points, &low, now, 0, &opts).unwrap_or(0);
+            assert!(longest <= low_ms, "at {now}: {longest} > {low_ms}");
+        }
+    }
 }

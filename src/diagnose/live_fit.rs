@@ -14,7 +14,7 @@
 
 use crate::diagnose::finding::Findings;
 use crate::diagnose::labels_fit::{self, CardNeed, Waste};
-use crate::diagnose::live_window::{LiveOptions, sustained, timed_points};
+use crate::diagnose::live_window::{LiveOptions, sustained, timed_points, total_held_ms};
 use crate::fleet::history::HistoryPoint;
 use crate::fleet::host::{GpuState, HostState, Link};
 use crate::fleet::job::TrackedJob;
@@ -78,6 +78,22 @@ fn points(gpu: &GpuState, now_ms: u64, opts: &LiveOptions) -> Vec<(HistoryPoint,
     timed_points(gpu, now_ms.saturating_sub(lookback_ms), now_ms, opts)
 }
 
+/// Whether any of `conds` held long enough in all over the window and hold to have held nine
+/// tenths of one window: when none did, no rule can be met and the points are not gathered.
+fn may_hold<const N: usize>(
+    gpu: &GpuState,
+    now_ms: u64,
+    opts: &LiveOptions,
+    conds: [&dyn Fn(&HistoryPoint) -> bool; N],
+) -> bool {
+    let lookback_ms = (opts.window_s + opts.hold_s) * 1000;
+    let min_ms = (opts.window_s * 9).div_ceil(10) * 1000;
+    let since_ms = now_ms.saturating_sub(lookback_ms);
+    total_held_ms(gpu, since_ms, now_ms, opts, conds)
+        .iter()
+        .any(|&ms| ms >= min_ms)
+}
+
 /// Seconds `cond` held within one window ending in the hold, when it held nine tenths of it.
 fn held(
     points: &[(HistoryPoint, u64)],
@@ -128,6 +144,9 @@ fn input_bound(
         p.utilization_gpu_pct()
             .is_some_and(|u| f64::from(u) < opts.input_util_pct)
     };
+    if !gpus.iter().all(|gpu| may_hold(gpu, now_ms, opts, [&low])) {
+        return;
+    }
     let mut lines = Vec::new();
     let mut utils = Vec::new();
     for gpu in gpus {
@@ -175,12 +194,21 @@ fn card_size(
     opts: &LiveOptions,
     out: &mut Findings,
 ) {
-    let points = points(gpu, now_ms, opts);
-    let index = gpu.latest.index;
     let full = |p: &HistoryPoint| {
         p.memory_used_pct()
             .is_some_and(|m| f64::from(m) >= opts.undersized_vram_pct)
     };
+    let roomy = |p: &HistoryPoint| {
+        p.memory_used_pct()
+            .is_some_and(|m| f64::from(m) < opts.oversized_vram_pct)
+            && p.utilization_gpu_pct()
+                .is_some_and(|u| f64::from(u) < opts.oversized_util_pct)
+    };
+    if !may_hold(gpu, now_ms, opts, [&full, &roomy]) {
+        return;
+    }
+    let points = points(gpu, now_ms, opts);
+    let index = gpu.latest.index;
     if let Some(s) = held(&points, &full, now_ms, opts) {
         let peak = peak_memory_pct(&points);
         let larger = model_for(&gpu.latest.name).and_then(larger_than);
@@ -190,12 +218,6 @@ fn card_size(
         out.push(f);
         return;
     }
-    let roomy = |p: &HistoryPoint| {
-        p.memory_used_pct()
-            .is_some_and(|m| f64::from(m) < opts.oversized_vram_pct)
-            && p.utilization_gpu_pct()
-                .is_some_and(|u| f64::from(u) < opts.oversized_util_pct)
-    };
     let Some(s) = held(&points, &roomy, now_ms, opts) else {
         return;
     };

@@ -83,6 +83,28 @@ pub(crate) fn any_point(
     newest_first(gpu, since_ms, now_ms, opts).any(|(p, _)| cond(&p))
 }
 
+/// How long each of `conds` held in all from `since_ms` to `now_ms` (ms, the points' weights
+/// summed), in one pass that keeps nothing. A condition cannot have held for a stretch of a
+/// window longer than this, so a rule asks for the points only when it is long enough: a job's
+/// GPUs are judged every second, and most meet no rule.
+pub(crate) fn total_held_ms<const N: usize>(
+    gpu: &GpuState,
+    since_ms: u64,
+    now_ms: u64,
+    opts: &LiveOptions,
+    conds: [&dyn Fn(&HistoryPoint) -> bool; N],
+) -> [u64; N] {
+    let mut held_ms = [0u64; N];
+    for (p, weight_ms) in newest_first(gpu, since_ms, now_ms, opts) {
+        for (cond, total) in conds.iter().zip(held_ms.iter_mut()) {
+            if cond(&p) {
+                *total += weight_ms;
+            }
+        }
+    }
+    held_ms
+}
+
 /// [`timed_points`] from the newest back, decoded one at a time: the windows are a tail of a
 /// long history, and a caller may stop early.
 fn newest_first<'a>(
