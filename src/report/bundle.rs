@@ -89,14 +89,15 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.sync_all()
 }
 
+/// `samples.csv`'s columns: identifiers, English in every language.
+const SAMPLES_COLUMNS: &str = "time_utc,at_ms,gpu,uuid,bus_id,name,utilization_gpu_pct,\
+    memory_used_mib,memory_total_mib,temperature_c,temperature_memory_c,power_draw_w,\
+    power_limit_w,clock_sm_mhz,clock_mem_mhz,pstate,fan_speed_pct,ecc_uncorrected_volatile,\
+    retired_pages_pending,clock_event_reasons";
+
 /// `time_utc,gpu,...`: every recorded sample of the window, one row each.
 pub fn samples_csv(lines: &[Line]) -> String {
-    let mut out = String::from(
-        "time_utc,at_ms,gpu,uuid,bus_id,name,utilization_gpu_pct,memory_used_mib,\
-         memory_total_mib,temperature_c,temperature_memory_c,power_draw_w,power_limit_w,\
-         clock_sm_mhz,clock_mem_mhz,pstate,fan_speed_pct,ecc_uncorrected_volatile,\
-         retired_pages_pending,clock_event_reasons\n",
-    );
+    let mut out = format!("{SAMPLES_COLUMNS}\n");
     for line in lines {
         let Event::Sample { at_ms, gpu: g } = &line.event else {
             continue;

@@ -60,10 +60,10 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(md);
 
     heading(&mut md, &t!("report_md.gpus"));
+    let model = t!("report_md.column_model");
     let _ = writeln!(
         md,
-        "{}\n| --- | --- | --- | --- |",
-        t!("report_md.gpu_columns")
+        "| GPU | {model} | PCI | UUID |\n| --- | --- | --- | --- |"
     );
     for g in &r.analysis.gpus {
         let _ = writeln!(
