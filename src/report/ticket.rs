@@ -122,8 +122,8 @@ fn fault_name(label: &str, locale: &str) -> String {
 /// What the finding means in `locale`. Findings are worded in the interface's language when
 /// they are made; a finding that said a catalogue text (its label's summary, an Xid's) is said
 /// again in the ticket's language, any other as it was said.
-fn summary_in(f: &FindingSeen, locale: &str) -> String {
-    let here = rust_i18n::locale().to_string();
+/// `here` is the language the finding was worded in.
+fn summary_in(f: &FindingSeen, here: &str, locale: &str) -> String {
     if here == locale {
         return f.summary.clone();
     }
@@ -133,14 +133,14 @@ fn summary_in(f: &FindingSeen, locale: &str) -> String {
         .and_then(|c| c.parse::<u32>().ok())
     {
         let xid = |locale: &str| crate::diagnose::xid::finding_in(code, locale).summary;
-        return if xid(&here) == f.summary {
+        return if xid(here) == f.summary {
             xid(locale)
         } else {
             f.summary.clone()
         };
     }
     let key = format!("finding_text.{}.summary", f.label);
-    if t!(&key, locale = &here) == f.summary {
+    if t!(&key, locale = here) == f.summary {
         t!(&key, locale = locale).into_owned()
     } else {
         f.summary.clone()
@@ -177,7 +177,7 @@ pub fn ticket(report: &Report, lang: Lang) -> String {
         host = host,
         machine = machine(report, locale),
         since = since,
-        summary = summary_in(f, locale)
+        summary = summary_in(f, &rust_i18n::locale(), locale)
     );
     t.push_str(&format!("{faulty}\n"));
     if let Some(gpu) = which_gpu(report, locale) {
@@ -216,4 +216,57 @@ pub fn ticket(report: &Report, lang: Lang) -> String {
     );
     t.push_str(&format!("\n{by}\n"));
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::Severity;
+    use crate::diagnose::xid::finding_in;
+
+    fn seen(label: &str, summary: &str) -> FindingSeen {
+        FindingSeen {
+            label: label.to_string(),
+            severity: Severity::Critical,
+            summary: summary.to_string(),
+            action: String::new(),
+            runbook: None,
+            gpu: Some(0),
+            pci: None,
+            uuid: None,
+            first_seen_ms: 0,
+            first_seen: String::new(),
+            last_seen_ms: 0,
+            last_seen: String::new(),
+            evidence: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_catalogue_summary_is_said_again_in_the_tickets_language() {
+        let key = "finding_text.gpu_lost.summary";
+        let zh = seen("gpu_lost", &t!(key, locale = "zh-CN"));
+        assert_eq!(summary_in(&zh, "zh-CN", "en"), t!(key, locale = "en"));
+        assert_eq!(summary_in(&zh, "zh-CN", "zh-CN"), zh.summary);
+        let xid = seen("xid_79", &finding_in(79, "zh-CN").summary);
+        let english = finding_in(79, "en").summary;
+        assert!(english.starts_with("Xid 79 (ROBUST_CHANNEL"), "{english}");
+        assert_eq!(summary_in(&xid, "zh-CN", "en"), english);
+        // Words the catalogue does not hold (a summary with a recovery action added) stay.
+        let other = seen("xid_79", "Xid 79: something else");
+        assert_eq!(summary_in(&other, "en", "zh-CN"), other.summary);
+        let other = seen("gpu_lost", "something else");
+        assert_eq!(summary_in(&other, "en", "zh-CN"), other.summary);
+    }
+
+    #[test]
+    fn the_fault_is_named_by_its_family_in_chinese_and_by_its_label_in_english() {
+        assert_eq!(fault_name("pcie_aer_fatal", "en"), "pcie_aer_fatal");
+        assert_eq!(
+            fault_name("pcie_aer_fatal", "zh-CN"),
+            "PCIe 总线错误（pcie_aer_fatal）"
+        );
+        assert_eq!(fault_name("xid_48", "zh-CN"), "内核报告 Xid 错误（xid_48）");
+        assert_eq!(fault_name("oom", "zh-CN"), "检测到故障（oom）");
+    }
 }
