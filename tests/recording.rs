@@ -710,7 +710,7 @@ fn a_report_in_chinese_says_its_own_words_in_chinese_and_keeps_its_figures() {
     assert_eq!(none.status.code(), Some(1));
     let said = String::from_utf8_lossy(&none.stderr);
     assert!(
-        said.contains("录制文件 session.ndjson 中没有 no-such-host 的记录"),
+        said.contains("没有 no-such-host 的记录（查找范围：录制文件 session.ndjson；"),
         "{said}"
     );
 }

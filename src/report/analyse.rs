@@ -170,7 +170,7 @@ fn refresh(fleet: &mut Fleet, now_ms: u64, out: &mut Analysis) {
                     .gpu
                     .map(|g| t!("report_timeline.finding_gpu", gpu = g).into_owned())
                     .unwrap_or_default();
-                let severity = super::markdown::severity_word(f.severity);
+                let severity = super::words::severity_word(f.severity);
                 let what = t!(
                     "report_timeline.finding",
                     severity = severity,

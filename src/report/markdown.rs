@@ -5,8 +5,8 @@ use std::fmt::Write;
 use rust_i18n::t;
 
 use super::analyse::FindingSeen;
+use super::words::{result_word, severity_word};
 use super::{CheckLine, Report};
-use crate::diagnose::Severity;
 
 /// Evidence lines shown in the Markdown at most (the raw files have them all).
 const MD_EVIDENCE: usize = 200;
@@ -223,27 +223,6 @@ fn check_line(l: &CheckLine) -> String {
         expected = one_line(&l.expected),
         message = one_line(&l.message)
     )
-    .into_owned()
-}
-
-/// A finding's severity in the reader's words (`critical` in English, as JSON writes it).
-pub fn severity_word(severity: Severity) -> String {
-    match severity {
-        Severity::Critical => t!("alert_text.severity_critical"),
-        Severity::Warning => t!("alert_text.severity_warning"),
-        Severity::Info => t!("alert_text.severity_info"),
-    }
-    .into_owned()
-}
-
-/// A check's result (`pass`, `warning`, `failure`, as `report.json` writes it) in `locale`.
-pub fn result_word(result: &str, locale: &str) -> String {
-    match result {
-        super::RESULT_PASS => t!("report_md.result_pass", locale = locale),
-        super::RESULT_WARNING => t!("report_md.result_warning", locale = locale),
-        super::RESULT_FAILURE => t!("report_md.result_failure", locale = locale),
-        other => other.into(),
-    }
     .into_owned()
 }
 

@@ -9,6 +9,7 @@ pub mod gather;
 pub mod markdown;
 pub mod secrets;
 pub mod ticket;
+pub mod words;
 pub mod write;
 
 use rust_i18n::t;
