@@ -73,6 +73,9 @@ const NOT_TEXT: &[&str] = &[
     "PyTorch",
     "sm",
     "gpufleet",
+    // session 10: incident report (a GPU's PCI address and UUID, as nvidia-smi names them)
+    "PCI",
+    "UUID",
     // NCCL's and PyTorch's word for one process of a distributed job, written as is in Chinese.
     "rank",
     // Command names, as `gpufleet NAME: ...` starts an error.
@@ -338,6 +341,107 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "cli_help.heading.{}",
         "the pattern of a heading's catalogue key",
     ),
+    // session 10: incident report
+    (
+        "src/report/analyse.rs",
+        "kernel",
+        "KIND_KERNEL: an evidence line's kind, as report.json writes it: an identifier",
+    ),
+    (
+        "src/report/analyse.rs",
+        "lost",
+        "KIND_LOST: an evidence line's kind, as report.json writes it: an identifier",
+    ),
+    (
+        "src/report/analyse.rs",
+        "disconnected",
+        "KIND_DISCONNECTED: an evidence line's kind, as report.json writes it: an identifier",
+    ),
+    (
+        "src/report/analyse.rs",
+        "notice",
+        "KIND_NOTICE: an evidence line's kind, as report.json writes it: an identifier",
+    ),
+    (
+        "src/report/analyse.rs",
+        "status.lost.{}",
+        "the pattern of a lost host's status key (status.lost.gpu_lost), by LostReason::word",
+    ),
+    (
+        "src/report/mod.rs",
+        "fault",
+        "VERDICT_FAULT: report.json's verdict, an identifier",
+    ),
+    (
+        "src/report/mod.rs",
+        "pass",
+        "RESULT_PASS: report.json's check result, an identifier (report.md words it)",
+    ),
+    (
+        "src/report/mod.rs",
+        "warning",
+        "RESULT_WARNING: report.json's check result, an identifier (report.md words it)",
+    ),
+    (
+        "src/report/mod.rs",
+        "failure",
+        "RESULT_FAILURE: report.json's check result, an identifier (report.md words it)",
+    ),
+    (
+        "src/report/bundle.rs",
+        "nvidia-smi-q.txt",
+        "a bundle file's name",
+    ),
+    ("src/report/bundle.rs", "report.md", "a bundle file's name"),
+    (
+        "src/report/bundle.rs",
+        "report.json",
+        "a bundle file's name",
+    ),
+    (
+        "src/report/bundle.rs",
+        "samples.csv",
+        "a bundle file's name",
+    ),
+    ("src/report/bundle.rs", "kernel.log", "a bundle file's name"),
+    (
+        "src/report/bundle.rs",
+        "failure.txt",
+        "a bundle file's name",
+    ),
+    (
+        "src/report/bundle.rs",
+        "recording.ndjson",
+        "a bundle file's name",
+    ),
+    (
+        "src/report/bundle.rs",
+        "gpufleet-report-{}-{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z",
+        "the bundle folder's name",
+    ),
+    (
+        "src/report/bundle.rs",
+        "time_utc,at_ms,gpu,uuid,bus_id,name,utilization_gpu_pct,memory_used_mib,\
+         memory_total_mib,temperature_c,temperature_memory_c,power_draw_w,power_limit_w,\
+         clock_sm_mhz,clock_mem_mhz,pstate,fan_speed_pct,ecc_uncorrected_volatile,\
+         retired_pages_pending,clock_event_reasons",
+        "SAMPLES_COLUMNS: samples.csv's header, column names (identifiers)",
+    ),
+    (
+        "src/report/markdown.rs",
+        "text",
+        "FENCE_TEXT: the language tag of a Markdown code fence",
+    ),
+    (
+        "src/report/secrets.rs",
+        "HOME",
+        "an environment variable's name",
+    ),
+    (
+        "src/report/ticket.rs",
+        "finding_text.{}.summary",
+        "the pattern of a finding's summary key (finding_text.gpu_lost.summary), by label",
+    ),
 ];
 
 fn root() -> PathBuf {
@@ -594,7 +698,13 @@ const NOT_SCANNED: &[(&str, &str)] = &[
 ];
 
 /// Folders whose every file is scanned.
-const SCANNED_DIRS: &[&str] = &["src/ui", "src/app", "src/diagnose"];
+const SCANNED_DIRS: &[&str] = &[
+    "src/ui",
+    "src/app",
+    "src/diagnose",
+    // session 10: incident report
+    "src/report",
+];
 
 /// Files scanned in folders not yet done as a whole: the alerts', the check report's and the
 /// audit command's texts.

@@ -482,3 +482,235 @@ fn e_in_the_console_writes_the_hosts_incident_report() {
     assert!(md.contains("gpu_lost"), "{md}");
     tmux.keys(&["q"]);
 }
+
+/// The English catalogue's texts under `section` (`report_md`), as `key -> text`.
+fn english_texts(section: &str) -> Vec<(String, String)> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/locales/en.toml");
+    let text = std::fs::read_to_string(path).expect("en.toml");
+    let table: toml::Table = toml::from_str(&text).expect("en.toml parses");
+    let texts = table[section].as_table().expect(section);
+    texts
+        .iter()
+        .map(|(k, v)| (format!("{section}.{k}"), v.as_str().expect(k).to_string()))
+        .collect()
+}
+
+/// The pieces of a catalogue text between its `%{...}` values that hold two words or more:
+/// what one of our English sentences leaves in a text, whatever was put into it.
+fn sentence_pieces(text: &str) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    loop {
+        let (piece, after) = match rest.find("%{") {
+            Some(at) => (
+                &rest[..at],
+                rest[at..].find('}').map(|end| &rest[at + end + 1..]),
+            ),
+            None => (rest, None),
+        };
+        let words = piece
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .filter(|w| !w.is_empty())
+            .count();
+        if words >= 2 {
+            pieces.push(piece.trim().to_string());
+        }
+        match after {
+            Some(after) => rest = after,
+            None => return pieces,
+        }
+    }
+}
+
+/// The text of the code fence under the heading `## TITLE` of a report.md.
+fn fenced<'a>(md: &'a str, title: &str) -> &'a str {
+    let head = format!("## {title}\n\n```text\n");
+    let start = md
+        .find(&head)
+        .unwrap_or_else(|| panic!("no {title}:\n{md}"))
+        + head.len();
+    let len = md[start..].find("```\n").expect("the fence ends");
+    &md[start..start + len]
+}
+
+/// `gpufleet report --lang zh-CN`: report.md's headings, sentences and timeline in Chinese
+/// with none of the English report's own sentences left, identifiers, figures and times
+/// written as in English; the two tickets, each in its own language, the same whichever
+/// language the report is written in; the summary line and the errors in Chinese.
+#[test]
+fn a_report_in_chinese_says_its_own_words_in_chinese_and_keeps_its_figures() {
+    let dir = tempfile::tempdir().expect("temp");
+    let state = dir.path().join("state");
+    let recording = dir.path().join("session.ndjson");
+    demo_watch(&state, Some(&recording), 5);
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[[hosts]]\nname = \"flaky-h200\"\nssh = \"root@127.0.0.1:1\"\nprice_per_hour = 3.5\ncurrency = \"USD\"\n",
+    )
+    .expect("config");
+    let checks = state.join("checks/flaky-h200");
+    std::fs::create_dir_all(&checks).expect("checks dir");
+    let check = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/h200/check-local.json"
+    ))
+    .expect("check report")
+    .replace("\"host\": \"local\"", "\"host\": \"flaky-h200\"");
+    std::fs::write(checks.join("2026-11-29T13-38-35.123Z.json"), check).expect("check");
+    let report = |lang: &str| {
+        let out_dir = dir.path().join(format!("out-{lang}"));
+        std::fs::create_dir(&out_dir).expect("out");
+        let out = Command::new(binary())
+            .args(["report", "flaky-h200", "--since", "1h", "--lang", lang])
+            .arg("--from")
+            .arg(&recording)
+            .arg("--out")
+            .arg(&out_dir)
+            .arg("--config")
+            .arg(&config)
+            .env("GPUFLEET_STATE_DIR", &state)
+            .output()
+            .expect("report");
+        let bundle = written_bundle(&out);
+        let read = |name: &str| std::fs::read_to_string(bundle.join(name)).expect(name);
+        (
+            read("report.md"),
+            read("nvidia-smi-q.txt"),
+            read("report.json"),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (en, _, _, _) = report("en");
+    let (zh, zh_smi_q, zh_json, zh_said) = report("zh-CN");
+
+    // Chinese headings, table rows, sentences and timeline.
+    for want in [
+        "# 故障报告：flaky-h200\n",
+        "| 主机 | flaky-h200 |",
+        "| 结论 | 自 ",
+        "| 时间窗口（UTC） | ",
+        "| 数据来源 | 录制文件 session.ndjson |",
+        "## 经过\n",
+        "读不到 GPU：掉卡",
+        "已连接（驱动 ",
+        "## 发现\n",
+        "- **gpu_lost**（严重",
+        "  处理：",
+        "## GPU 列表\n",
+        "| GPU | 卡型 | PCI | UUID |",
+        "个采样（`samples.csv`）。",
+        "## 证据（原文）\n",
+        "## 验卡\n",
+        "结果 **通过**。",
+        "## 运维手册步骤与操作（审计日志）\n",
+        "## 故障期间计费\n",
+        "这台主机没有账本",
+        "## 英文工单\n",
+        "## 简体中文工单\n",
+        "## 文件\n",
+        "- `report.json`",
+        "## 备注\n",
+        "此时间窗口内没有 `nvidia-smi -q`",
+    ] {
+        assert!(zh.contains(want), "{want:?} missing:\n{zh}");
+    }
+    assert!(
+        zh_smi_q.starts_with("# 此时间窗口内没有 `nvidia-smi -q`"),
+        "{zh_smi_q}"
+    );
+
+    // None of our English sentences is left (the English ticket is English on purpose).
+    let english_ticket = fenced(&zh, "英文工单");
+    let ours = zh.replace(english_ticket, "");
+    for section in ["report_md", "report_timeline", "report_words"] {
+        for (key, text) in english_texts(section) {
+            for piece in sentence_pieces(&text) {
+                for (name, file) in [("report.md", &ours), ("nvidia-smi-q.txt", &zh_smi_q)] {
+                    assert!(
+                        !file.contains(&piece),
+                        "{name} says {piece:?} ({key}) in English:\n{file}"
+                    );
+                }
+            }
+        }
+    }
+    for line in en.lines().filter(|l| l.starts_with('#')) {
+        assert!(!zh.lines().any(|l| l == line), "an English heading: {line}");
+    }
+    for row in ["| Host |", "| Verdict |", "| From |", "| Written |"] {
+        assert!(!zh.contains(row), "{row}:\n{zh}");
+    }
+
+    // Times, hours and money as the English report writes them (the Written row aside).
+    let stamp = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z").expect("regex");
+    for line in en.lines().filter(|l| !l.starts_with("| Written |")) {
+        for at in stamp.find_iter(line) {
+            assert!(zh.contains(at.as_str()), "{} missing:\n{zh}", at.as_str());
+        }
+    }
+    let billed = en
+        .lines()
+        .find_map(|l| l.strip_prefix("| Billed while broken | "))
+        .and_then(|l| l.strip_suffix(" |"))
+        .expect("billed row");
+    assert!(billed.contains("USD"), "{billed}");
+    assert!(
+        zh.contains(&format!("| 故障期间计费 | {billed} |")),
+        "{billed}:\n{zh}"
+    );
+
+    // Each ticket in its own language, the same in both reports.
+    assert_eq!(english_ticket, fenced(&en, "Ticket (English)"));
+    assert_eq!(fenced(&zh, "简体中文工单"), fenced(&en, "工单（简体中文）"));
+    let cjk =
+        |c: char| ('\u{3000}'..='\u{9fff}').contains(&c) || ('\u{ff00}'..='\u{ffef}').contains(&c);
+    assert!(
+        !english_ticket.chars().any(cjk),
+        "the English ticket of a Chinese report:\n{english_ticket}"
+    );
+    let chinese_ticket = fenced(&zh, "简体中文工单");
+    for want in [
+        "主题：flaky-h200 GPU 故障：内核报告 Xid 错误（xid_79），自 ",
+        "Xid 79（ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS）：GPU 从总线上掉了（掉卡）",
+        "gpufleet 的诊断：",
+        "的验卡结果：通过。",
+    ] {
+        assert!(chinese_ticket.contains(want), "{want}:\n{chinese_ticket}");
+    }
+    assert!(
+        chinese_ticket.contains(&format!("我们被计费 {billed}。")),
+        "the same figures:\n{chinese_ticket}"
+    );
+
+    // report.json: English keys and identifiers, the reader's words.
+    let json: serde_json::Value = serde_json::from_str(&zh_json).expect("json");
+    assert_eq!(json["verdict"], "fault");
+    assert_eq!(json["check"]["result"], "pass");
+    assert_eq!(json["source"], "录制文件 session.ndjson");
+    assert!(
+        json["analysis"]["evidence"]
+            .as_array()
+            .expect("evidence")
+            .iter()
+            .any(|e| e["kind"] == "kernel"),
+        "{json}"
+    );
+
+    // What the command says, and a host with nothing recorded.
+    assert!(
+        zh_said.contains("起故障（") && zh_said.contains("）；工单文本见 report.md"),
+        "{zh_said}"
+    );
+    let path = recording.to_str().expect("utf-8");
+    let none = gpufleet(
+        &["report", "no-such-host", "--lang", "zh-CN", "--from", path],
+        &state,
+    );
+    assert_eq!(none.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&none.stderr);
+    assert!(
+        said.contains("没有 no-such-host 的记录（查找范围：录制文件 session.ndjson；"),
+        "{said}"
+    );
+}

@@ -385,31 +385,39 @@ pub fn lookup(code: u32) -> Option<XidInfo> {
 /// The finding for one Xid, from the catalog or a generic one for codes it lacks. NVIDIA's
 /// mnemonic and action bucket are NVIDIA's own identifiers and stay as NVIDIA writes them.
 pub fn finding(code: u32) -> Finding {
+    finding_in(code, &rust_i18n::locale())
+}
+
+/// [`finding`] worded in `locale` rather than the interface's language (the incident report's
+/// ticket, written in the provider's language).
+pub fn finding_in(code: u32, locale: &str) -> Finding {
     let label = xid_label(code);
     match lookup(code) {
         Some(info) => {
             let name = if info.mnemonic.is_empty() {
-                t!("xid_text.name", code = code)
+                t!("xid_text.name", locale = locale, code = code)
             } else {
                 t!(
                     "xid_text.name_mnemonic",
+                    locale = locale,
                     code = code,
                     mnemonic = info.mnemonic
                 )
             };
             let nvidia = nvidia_action(code)
-                .map(|a| t!("xid_text.nvidia_action", action = a).into_owned())
+                .map(|a| t!("xid_text.nvidia_action", locale = locale, action = a).into_owned())
                 .unwrap_or_default();
             let f = Finding::new(
                 label,
                 info.severity,
                 t!(
                     "xid_text.summary",
+                    locale = locale,
                     name = name,
-                    meaning = info.meaning(),
+                    meaning = t!(info.meaning_key, locale = locale),
                     nvidia = nvidia
                 ),
-                info.action(),
+                t!(info.action_key, locale = locale),
             );
             match info.runbook {
                 Some(id) => f.with_runbook(id),
@@ -419,8 +427,8 @@ pub fn finding(code: u32) -> Finding {
         None => Finding::new(
             label,
             Severity::Warning,
-            t!("xid_text.unknown_summary", code = code),
-            t!("xid_text.unknown_action"),
+            t!("xid_text.unknown_summary", locale = locale, code = code),
+            t!("xid_text.unknown_action", locale = locale),
         ),
     }
 }

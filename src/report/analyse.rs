@@ -3,6 +3,7 @@
 //! finding first and last showed, the GPUs seen, the evidence lines verbatim and when the host
 //! broke.
 
+use rust_i18n::t;
 use serde::Serialize;
 
 use crate::diagnose::{LiveOptions, Severity};
@@ -46,6 +47,12 @@ pub struct Moment {
     pub at: String,
     pub what: String,
 }
+
+/// The kinds of [`EvidenceLine`], as `report.json` writes them: identifiers.
+pub const KIND_KERNEL: &str = "kernel";
+pub const KIND_LOST: &str = "lost";
+pub const KIND_DISCONNECTED: &str = "disconnected";
+pub const KIND_NOTICE: &str = "notice";
 
 /// A line of text from the host, verbatim: a kernel line, a failure text, a link error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -103,7 +110,7 @@ pub fn analyse(host: &str, lines: &[Line]) -> Analysis {
     out.broken_since_ms = out
         .evidence
         .iter()
-        .filter(|e| e.kind == "lost")
+        .filter(|e| e.kind == KIND_LOST)
         .map(|e| e.at_ms)
         .chain(
             out.findings
@@ -159,12 +166,19 @@ fn refresh(fleet: &mut Fleet, now_ms: u64, out: &mut Analysis) {
                 seen.last_seen = rfc3339(now_ms);
             }
             None => {
-                let gpu = f.gpu.map(|g| format!(" on GPU {g}")).unwrap_or_default();
-                moment(
-                    out,
-                    now_ms,
-                    format!("{} {}{gpu}: {}", f.severity.word(), f.label, f.summary),
+                let gpu = f
+                    .gpu
+                    .map(|g| t!("report_timeline.finding_gpu", gpu = g).into_owned())
+                    .unwrap_or_default();
+                let severity = super::words::severity_word(f.severity);
+                let what = t!(
+                    "report_timeline.finding",
+                    severity = severity,
+                    label = f.label,
+                    gpu = gpu,
+                    summary = f.summary
                 );
+                moment(out, now_ms, what.into_owned());
                 out.findings.push(FindingSeen {
                     label: f.label.clone(),
                     severity: f.severity,
@@ -212,7 +226,11 @@ fn note_event(line: &Line, at_ms: u64, out: &mut Analysis) {
             out.driver_version = info.driver_version.clone().or(out.driver_version.take());
             out.cuda_version = info.cuda_version.clone().or(out.cuda_version.take());
             let driver = info.driver_version.as_deref().unwrap_or("?");
-            moment(out, at_ms, format!("connected (driver {driver})"));
+            moment(
+                out,
+                at_ms,
+                t!("report_timeline.connected", driver = driver).into_owned(),
+            );
         }
         Event::Sample { gpu, .. } => {
             out.samples += 1;
@@ -226,43 +244,55 @@ fn note_event(line: &Line, at_ms: u64, out: &mut Analysis) {
                 out.gpus.sort_by_key(|g| g.index);
             }
         }
-        Event::Kernel { line, .. } => evidence(out, at_ms, "kernel", line),
+        Event::Kernel { line, .. } => evidence(out, at_ms, KIND_KERNEL, line),
         Event::Lost { reason, raw, .. } => {
             let reason = crate::telemetry::LostReason::from(*reason);
+            // The status words the console shows for a lost host (`GPU lost`, `掉卡`).
+            let key = format!("status.lost.{}", reason.word());
+            let reason = t!(&key);
             moment(
                 out,
                 at_ms,
-                format!("GPUs could not be read: {}", reason.label()),
+                t!("report_timeline.lost", reason = reason).into_owned(),
             );
             for text in raw.lines().filter(|l| !l.trim().is_empty()) {
-                evidence(out, at_ms, "lost", text);
+                evidence(out, at_ms, KIND_LOST, text);
             }
         }
         Event::Disconnected { reason, .. } => {
-            moment(out, at_ms, format!("link down: {reason}"));
-            evidence(out, at_ms, "disconnected", reason);
+            let what = t!("report_timeline.link_down", reason = reason);
+            moment(out, at_ms, what.into_owned());
+            evidence(out, at_ms, KIND_DISCONNECTED, reason);
         }
         Event::Unresponsive { silent_ms, .. } => moment(
             out,
             at_ms,
-            format!("unresponsive: nothing for {} s", silent_ms / 1000),
+            t!("report_timeline.unresponsive", s = silent_ms / 1000).into_owned(),
         ),
-        Event::Responsive { .. } => moment(out, at_ms, "answers again".to_string()),
+        Event::Responsive { .. } => {
+            moment(out, at_ms, t!("report_timeline.responsive").into_owned())
+        }
         Event::Flooding {
             detail: Some(detail),
             ..
-        } => moment(out, at_ms, format!("flooding: {detail}")),
-        Event::Notice { text, .. } => evidence(out, at_ms, "notice", text),
+        } => moment(
+            out,
+            at_ms,
+            t!("report_timeline.flooding", detail = detail).into_owned(),
+        ),
+        Event::Notice { text, .. } => evidence(out, at_ms, KIND_NOTICE, text),
         Event::Evidence {
             command, output, ..
         } => moment(
             out,
             at_ms,
-            format!(
-                "`{command}` taken ({} lines, in {})",
-                output.lines().count(),
-                super::bundle::SMI_Q_FILE
-            ),
+            t!(
+                "report_timeline.evidence_taken",
+                command = command,
+                lines = output.lines().count(),
+                file = super::bundle::SMI_Q_FILE
+            )
+            .into_owned(),
         ),
         Event::Connecting { .. }
         | Event::Processes { .. }

@@ -2,6 +2,7 @@
 //! window (or the release, when sooner), counted only while the ledger says the host was
 //! billed, at the config's price.
 
+use rust_i18n::t;
 use serde::Serialize;
 
 use crate::config::Config;
@@ -18,7 +19,7 @@ pub struct Billing {
     pub currency: Option<String>,
     /// `hours * price_per_hour`, when the host has a price.
     pub cost: Option<f64>,
-    /// How it was counted, or why it could not be.
+    /// How it was counted, or why it could not be, in the reader's language.
     pub note: String,
 }
 
@@ -39,17 +40,15 @@ pub fn billed_while_broken(
             let released = state.released.as_ref().map(|r| r.at_ms);
             let end = released.map_or(to_ms, |at| at.min(to_ms));
             let note = match released {
-                Some(_) => "from the first fault to the release, as the ledger records it",
-                None => "from the first fault to the last recorded event, while the ledger billed",
+                Some(_) => t!("report_words.billed_to_release"),
+                None => t!("report_words.billed_to_last_event"),
             };
-            (from_ms.max(billing), end, note.to_string())
+            (from_ms.max(billing), end, note.into_owned())
         }
         None => (
             from_ms,
             to_ms,
-            "from the first fault to the last recorded event; the host has no ledger, so \
-             billing is assumed"
-                .to_string(),
+            t!("report_words.billed_no_ledger").into_owned(),
         ),
     };
     let billed_ms = end.saturating_sub(start);
@@ -58,7 +57,7 @@ pub fn billed_while_broken(
     let price_per_hour = host_config.and_then(|h| h.price_per_hour);
     let currency = host_config.and_then(|h| h.currency.clone());
     let note = if price_per_hour.is_none() {
-        format!("{note}; no price_per_hour in the config, so no money is given")
+        t!("report_words.billed_no_price", note = note).into_owned()
     } else {
         note
     };

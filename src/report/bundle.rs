@@ -4,9 +4,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use rust_i18n::t;
+
 use crate::recording::wire::Event;
 use crate::recording::{Header, Line};
 
+use super::analyse::{KIND_DISCONNECTED, KIND_KERNEL, KIND_LOST, KIND_NOTICE};
 use super::{Gathered, Report, markdown, secrets};
 
 /// The file with `nvidia-smi -q` as the link took it at the host's first fault.
@@ -60,10 +63,10 @@ pub fn write(
         ("report.md", markdown::render(report)),
         ("report.json", json + "\n"),
         ("samples.csv", samples_csv(&gathered.lines)),
-        ("kernel.log", evidence_text(report, &["kernel"])),
+        ("kernel.log", evidence_text(report, &[KIND_KERNEL])),
         (
             "failure.txt",
-            evidence_text(report, &["lost", "disconnected", "notice"]),
+            evidence_text(report, &[KIND_LOST, KIND_DISCONNECTED, KIND_NOTICE]),
         ),
         (SMI_Q_FILE, smi_q_text(&gathered.lines)),
         ("recording.ndjson", recording(report, gathered)),
@@ -86,14 +89,15 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.sync_all()
 }
 
+/// `samples.csv`'s columns: identifiers, English in every language.
+const SAMPLES_COLUMNS: &str = "time_utc,at_ms,gpu,uuid,bus_id,name,utilization_gpu_pct,\
+    memory_used_mib,memory_total_mib,temperature_c,temperature_memory_c,power_draw_w,\
+    power_limit_w,clock_sm_mhz,clock_mem_mhz,pstate,fan_speed_pct,ecc_uncorrected_volatile,\
+    retired_pages_pending,clock_event_reasons";
+
 /// `time_utc,gpu,...`: every recorded sample of the window, one row each.
 pub fn samples_csv(lines: &[Line]) -> String {
-    let mut out = String::from(
-        "time_utc,at_ms,gpu,uuid,bus_id,name,utilization_gpu_pct,memory_used_mib,\
-         memory_total_mib,temperature_c,temperature_memory_c,power_draw_w,power_limit_w,\
-         clock_sm_mhz,clock_mem_mhz,pstate,fan_speed_pct,ecc_uncorrected_volatile,\
-         retired_pages_pending,clock_event_reasons\n",
-    );
+    let mut out = format!("{SAMPLES_COLUMNS}\n");
     for line in lines {
         let Event::Sample { at_ms, gpu: g } = &line.event else {
             continue;
@@ -154,26 +158,27 @@ pub fn smi_q_text(lines: &[Line]) -> String {
         } = &line.event
             && command == crate::fleet::event::SMI_QUERY_ALL
         {
-            out.push_str(&format!(
-                "# `{command}` on {}, taken by gpufleet at {} (the first fault of its session)\n",
-                line.host,
-                crate::utc::rfc3339(*at_ms)
-            ));
+            let head = t!(
+                "report_words.smi_q_taken",
+                command = command,
+                host = line.host,
+                at = crate::utc::rfc3339(*at_ms)
+            );
+            out.push_str(&format!("# {head}\n"));
             out.push_str(output);
             out.push('\n');
         }
     }
     if out.is_empty() {
-        out.push_str(NO_SMI_Q);
-        out.push('\n');
+        out.push_str(&format!("# {}\n", no_smi_q()));
     }
     out
 }
 
-/// Why a bundle may have no `nvidia-smi -q`.
-pub const NO_SMI_Q: &str = "# no `nvidia-smi -q` in this window: gpufleet takes one when a session sees the \
-     host's first fault (GPUs lost, an Xid); run `nvidia-smi -q` on the host and attach its \
-     output if the provider asks for it";
+/// Why a bundle may have no `nvidia-smi -q`, in the reader's language.
+pub fn no_smi_q() -> String {
+    t!("report_words.no_smi_q").into_owned()
+}
 
 fn evidence_text(report: &Report, kinds: &[&str]) -> String {
     let mut out = String::new();

@@ -5,6 +5,8 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
+use rust_i18n::t;
+
 use crate::recording::blackbox::segments;
 use crate::recording::{Line, RecordingError, RecordingReader};
 
@@ -18,16 +20,17 @@ pub enum Source {
 }
 
 impl Source {
+    /// The source in the reader's language: `the black box`, `the recording FILE`.
     pub fn describe(&self) -> String {
         match self {
-            Source::BlackBox(_) => "the black box".to_string(),
-            Source::File(path) => format!(
-                "the recording {}",
-                path.file_name().map_or_else(
+            Source::BlackBox(_) => t!("report_words.source_black_box").into_owned(),
+            Source::File(path) => {
+                let file = path.file_name().map_or_else(
                     || path.display().to_string(),
-                    |n| n.to_string_lossy().into()
-                )
-            ),
+                    |n| n.to_string_lossy().into(),
+                );
+                t!("report_words.source_recording", file = file).into_owned()
+            }
         }
     }
 }
@@ -70,7 +73,7 @@ pub fn gather(source: &Source, host: &str, since_ms: u64) -> Result<Gathered, Ga
             })?;
             for (path, _) in files {
                 if let Err(e) = read_into(&path, host, &mut window) {
-                    warnings.push(format!("passed over: {e}"));
+                    warnings.push(t!("report_words.passed_over", error = e).into_owned());
                 }
             }
         }

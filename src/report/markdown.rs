@@ -2,84 +2,68 @@
 
 use std::fmt::Write;
 
-use super::Report;
+use rust_i18n::t;
+
+use super::analyse::FindingSeen;
+use super::words::{result_word, severity_word};
+use super::{CheckLine, Report};
 
 /// Evidence lines shown in the Markdown at most (the raw files have them all).
 const MD_EVIDENCE: usize = 200;
 
+/// The language tag of the code fences that quote text verbatim.
+const FENCE_TEXT: &str = "text";
+
 pub fn render(r: &Report) -> String {
     let mut md = String::new();
-    let _ = writeln!(md, "# Incident report: {}\n", r.host);
+    let _ = writeln!(md, "# {}\n", t!("report_md.title", host = r.host));
     let _ = writeln!(md, "| | |\n| --- | --- |");
-    let _ = writeln!(md, "| Host | {} |", r.host);
-    let verdict = match r.broken_since.as_deref() {
-        Some(since) => format!("**fault** since {since}"),
-        None => "no fault recorded".to_string(),
-    };
-    let _ = writeln!(md, "| Verdict | {verdict} |");
-    let _ = writeln!(
-        md,
-        "| Window (UTC) | {} to {} |",
-        r.window.from, r.window.to
-    );
-    let _ = writeln!(md, "| From | {} |", r.source);
+    let _ = writeln!(md, "| {} | {} |", t!("report_md.row_host"), r.host);
+    let _ = writeln!(md, "| {} | {} |", t!("report_md.row_verdict"), verdict(r));
+    let window = t!("report_md.window", from = r.window.from, to = r.window.to);
+    let _ = writeln!(md, "| {} | {window} |", t!("report_md.row_window"));
+    let _ = writeln!(md, "| {} | {} |", t!("report_md.row_from"), r.source);
     if let Some(driver) = &r.analysis.driver_version {
         let cuda = r.analysis.cuda_version.as_deref().unwrap_or("?");
-        let _ = writeln!(md, "| Driver / CUDA | {driver} / {cuda} |");
+        let _ = writeln!(md, "| {} | {driver} / {cuda} |", t!("report_md.row_driver"));
     }
     if let Some(b) = &r.billing {
-        let _ = writeln!(md, "| Billed while broken | {} |", b.text());
+        let _ = writeln!(md, "| {} | {} |", t!("report_md.billed"), b.text());
     }
-    let _ = writeln!(
-        md,
-        "| Written | {} by gpufleet {} |\n",
-        r.generated_at, r.gpufleet
+    let written = t!(
+        "report_md.written",
+        at = r.generated_at,
+        version = r.gpufleet
     );
+    let _ = writeln!(md, "| {} | {written} |\n", t!("report_md.row_written"));
 
-    let _ = writeln!(md, "## What happened\n");
+    heading(&mut md, &t!("report_md.what_happened"));
     if r.analysis.timeline.is_empty() {
-        let _ = writeln!(md, "Nothing of note was recorded.\n");
+        let _ = writeln!(md, "{}\n", t!("report_md.nothing_of_note"));
     }
     for m in &r.analysis.timeline {
         let _ = writeln!(md, "- `{}` {}", m.at, one_line(&m.what));
     }
     if r.analysis.timeline_left_out > 0 {
-        let _ = writeln!(md, "- ... and {} more", r.analysis.timeline_left_out);
+        let more = t!("report_md.and_more", count = r.analysis.timeline_left_out);
+        let _ = writeln!(md, "- {more}");
     }
     let _ = writeln!(md);
 
-    let _ = writeln!(md, "## Findings\n");
+    heading(&mut md, &t!("report_md.findings"));
     if r.analysis.findings.is_empty() {
-        let _ = writeln!(md, "None.\n");
+        let _ = writeln!(md, "{}\n", t!("report_md.none"));
     }
     for f in &r.analysis.findings {
-        let gpu = f.gpu.map(|g| format!(", GPU {g}")).unwrap_or_default();
-        let pci = f
-            .pci
-            .as_deref()
-            .map(|p| format!(", PCI {p}"))
-            .unwrap_or_default();
-        let _ = writeln!(
-            md,
-            "- **{}** ({}{gpu}{pci}), first {} last {}: {}  \n  What to do: {}{}",
-            f.label,
-            f.severity.word(),
-            f.first_seen,
-            f.last_seen,
-            one_line(&f.summary),
-            one_line(&f.action),
-            f.runbook
-                .as_deref()
-                .map(|rb| format!(" (runbook `{rb}`)"))
-                .unwrap_or_default()
-        );
+        let _ = writeln!(md, "- {}", finding(f));
     }
     let _ = writeln!(md);
 
-    let _ = writeln!(md, "## GPUs\n");
+    heading(&mut md, &t!("report_md.gpus"));
+    let model = t!("report_md.column_model");
     let _ = writeln!(
         md,
-        "| GPU | Model | PCI | UUID |\n| --- | --- | --- | --- |"
+        "| GPU | {model} | PCI | UUID |\n| --- | --- | --- | --- |"
     );
     for g in &r.analysis.gpus {
         let _ = writeln!(
@@ -91,58 +75,44 @@ pub fn render(r: &Report) -> String {
             cell(&g.uuid)
         );
     }
-    let _ = writeln!(
-        md,
-        "\n{} samples in the window (`samples.csv`).\n",
-        r.analysis.samples
-    );
+    let samples = t!("report_md.samples", count = r.analysis.samples);
+    let _ = writeln!(md, "\n{samples}\n");
 
-    let _ = writeln!(md, "## Evidence, verbatim\n");
+    heading(&mut md, &t!("report_md.evidence"));
     if r.analysis.evidence.is_empty() {
-        let _ = writeln!(md, "No lines from the host were recorded.\n");
+        let _ = writeln!(md, "{}\n", t!("report_md.no_host_lines"));
     } else {
-        let _ = writeln!(md, "```text");
+        let _ = writeln!(md, "```{FENCE_TEXT}");
         for e in r.analysis.evidence.iter().take(MD_EVIDENCE) {
             let _ = writeln!(md, "{} [{}] {}", e.at, e.kind, fence_safe(&e.text));
         }
         let _ = writeln!(md, "```");
         let more = r.analysis.evidence.len().saturating_sub(MD_EVIDENCE);
         if more > 0 {
-            let _ = writeln!(md, "\n{more} more lines in `kernel.log` and `failure.txt`.");
+            let _ = writeln!(md, "\n{}", t!("report_md.more_lines", count = more));
         }
         let _ = writeln!(md);
     }
 
-    let _ = writeln!(md, "## Acceptance check\n");
+    heading(&mut md, &t!("report_md.check"));
     match &r.check {
         None => {
-            let _ = writeln!(md, "No `gpufleet check` of this host was kept.\n");
+            let _ = writeln!(md, "{}\n", t!("report_md.no_check"));
         }
         Some(c) => {
-            let _ = writeln!(
-                md,
-                "Newest check: {}, result **{}**.\n",
-                c.started_at, c.result
-            );
+            let result = result_word(c.result, &rust_i18n::locale());
+            let newest = t!("report_md.newest_check", at = c.started_at, result = result);
+            let _ = writeln!(md, "{newest}\n");
             for l in &c.not_passed {
-                let gpu = l.gpu.map(|g| format!(" GPU {g}")).unwrap_or_default();
-                let _ = writeln!(
-                    md,
-                    "- {} {}{gpu}: measured {}, expected {}: {}",
-                    l.status,
-                    l.id,
-                    one_line(&l.measured),
-                    one_line(&l.expected),
-                    one_line(&l.message)
-                );
+                let _ = writeln!(md, "- {}", check_line(l));
             }
             let _ = writeln!(md);
         }
     }
 
-    let _ = writeln!(md, "## Runbook steps and actions (audit log)\n");
+    heading(&mut md, &t!("report_md.audit"));
     if r.runbook_steps.is_empty() {
-        let _ = writeln!(md, "None in the window.\n");
+        let _ = writeln!(md, "{}\n", t!("report_md.none_in_window"));
     }
     for a in &r.runbook_steps {
         let what = match (&a.runbook, &a.step) {
@@ -159,38 +129,101 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(md);
 
-    let _ = writeln!(md, "## Billed while broken\n");
+    heading(&mut md, &t!("report_md.billed"));
     match &r.billing {
         None => {
-            let _ = writeln!(md, "No fault, so nothing billed while broken.\n");
+            let _ = writeln!(md, "{}\n", t!("report_md.no_fault_billed"));
         }
         Some(b) => {
-            let _ = writeln!(md, "{}: {}.\n", b.text(), b.note);
+            let line = t!("report_md.billed_line", billed = b.text(), note = b.note);
+            let _ = writeln!(md, "{line}\n");
         }
     }
 
-    let _ = writeln!(
-        md,
-        "## Ticket (English)\n\n```text\n{}```\n",
-        fence_safe(&r.ticket.en)
-    );
-    let _ = writeln!(
-        md,
-        "## 工单（简体中文）\n\n```text\n{}```\n",
-        fence_safe(&r.ticket.zh)
-    );
+    for (title, ticket) in [
+        (t!("report_md.ticket_en"), &r.ticket.en),
+        (t!("report_md.ticket_zh"), &r.ticket.zh),
+    ] {
+        heading(&mut md, &title);
+        let _ = writeln!(md, "```{FENCE_TEXT}\n{}```\n", fence_safe(ticket));
+    }
 
-    let _ = writeln!(md, "## Files\n");
+    heading(&mut md, &t!("report_md.files"));
     for f in &r.files {
         let _ = writeln!(md, "- `{f}`");
     }
     if !r.notes.is_empty() {
-        let _ = writeln!(md, "\n## Notes\n");
+        let _ = writeln!(md);
+        heading(&mut md, &t!("report_md.notes"));
         for n in &r.notes {
             let _ = writeln!(md, "- {}", one_line(n));
         }
     }
     md
+}
+
+/// `## TITLE` and the blank line after it.
+fn heading(md: &mut String, title: &str) {
+    let _ = writeln!(md, "## {title}\n");
+}
+
+fn verdict(r: &Report) -> String {
+    match r.broken_since.as_deref() {
+        Some(since) => t!("report_md.verdict_fault", since = since),
+        None => t!("report_md.verdict_none"),
+    }
+    .into_owned()
+}
+
+/// One finding: label, severity, where, when, what it means and what to do.
+fn finding(f: &FindingSeen) -> String {
+    let gpu = f
+        .gpu
+        .map(|g| t!("report_md.finding_gpu", gpu = g).into_owned())
+        .unwrap_or_default();
+    let pci = f
+        .pci
+        .as_deref()
+        .map(|p| t!("report_md.finding_pci", pci = p).into_owned())
+        .unwrap_or_default();
+    let runbook = f
+        .runbook
+        .as_deref()
+        .map(|rb| t!("report_md.finding_runbook", runbook = rb).into_owned())
+        .unwrap_or_default();
+    t!(
+        "report_md.finding",
+        label = f.label,
+        severity = severity_word(f.severity),
+        gpu = gpu,
+        pci = pci,
+        first = f.first_seen,
+        last = f.last_seen,
+        summary = one_line(&f.summary),
+        action = one_line(&f.action),
+        runbook = runbook
+    )
+    .into_owned()
+}
+
+/// A check that did not pass: its status, id, GPU, figures and message (the check's own words).
+fn check_line(l: &CheckLine) -> String {
+    let status = match l.status {
+        "warn" => t!("check_report.warn"),
+        "fail" => t!("check_report.fail"),
+        other => other.into(),
+    };
+    let gpu = l.gpu.map(|g| format!(" GPU {g}")).unwrap_or_default();
+    t!(
+        "report_md.check_line",
+        status = status,
+        id = l.id,
+        gpu = gpu,
+        measured = one_line(&l.measured),
+        expected = one_line(&l.expected),
+        message = one_line(&l.message)
+    )
+    .into_owned()
 }
 
 fn one_line(text: &str) -> String {

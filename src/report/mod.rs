@@ -9,8 +9,10 @@ pub mod gather;
 pub mod markdown;
 pub mod secrets;
 pub mod ticket;
+pub mod words;
 pub mod write;
 
+use rust_i18n::t;
 use serde::Serialize;
 
 use crate::audit::AuditEntry;
@@ -25,6 +27,13 @@ pub use gather::{GatherError, Gathered, Source};
 
 /// The version of `report.json`'s layout.
 pub const SCHEMA: u32 = 1;
+
+/// `report.json`'s verdicts and check results: identifiers, English in every language.
+pub const VERDICT_FAULT: &str = "fault";
+pub const VERDICT_NO_FAULT: &str = "no_fault_recorded";
+pub const RESULT_PASS: &str = "pass";
+pub const RESULT_WARNING: &str = "warning";
+pub const RESULT_FAILURE: &str = "failure";
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WindowText {
@@ -67,10 +76,10 @@ pub struct Report {
     pub host: String,
     pub gpufleet: String,
     pub generated_at: String,
-    /// `the black box` or `the recording FILE`.
+    /// `the black box` or `the recording FILE`, in the reader's language.
     pub source: String,
     pub window: WindowText,
-    /// `fault` or `no_fault_recorded`.
+    /// `fault` or `no_fault_recorded`: identifiers.
     pub verdict: &'static str,
     pub broken_since_ms: Option<u64>,
     pub broken_since: Option<String>,
@@ -117,18 +126,19 @@ pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) ->
         .cloned()
         .collect();
     let mut notes = gathered.warnings.clone();
-    if !analysis.evidence.iter().any(|e| e.kind == "kernel") {
-        notes.push(
-            "no kernel lines were recorded (the kernel log may not be readable on the host)"
-                .to_string(),
-        );
+    if !analysis
+        .evidence
+        .iter()
+        .any(|e| e.kind == analyse::KIND_KERNEL)
+    {
+        notes.push(t!("report_words.no_kernel_lines").into_owned());
     }
     let smi_q_taken = gathered
         .lines
         .iter()
         .any(|l| matches!(&l.event, crate::recording::wire::Event::Evidence { command, .. } if command == crate::fleet::event::SMI_QUERY_ALL));
     if !smi_q_taken {
-        notes.push(bundle::NO_SMI_Q.trim_start_matches("# ").to_string());
+        notes.push(bundle::no_smi_q());
     }
     let mut report = Report {
         schema: SCHEMA,
@@ -143,9 +153,9 @@ pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) ->
             to: rfc3339(to_ms),
         },
         verdict: if broken_since_ms.is_some() {
-            "fault"
+            VERDICT_FAULT
         } else {
-            "no_fault_recorded"
+            VERDICT_NO_FAULT
         },
         broken_since_ms,
         broken_since: broken_since_ms.map(rfc3339),
@@ -161,8 +171,8 @@ pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) ->
         notes,
     };
     report.ticket = Tickets {
-        en: ticket::english(&report),
-        zh: ticket::chinese(&report),
+        en: ticket::ticket(&report, crate::config::lang::Lang::En),
+        zh: ticket::ticket(&report, crate::config::lang::Lang::ZhCn),
     };
     report
 }
@@ -173,9 +183,9 @@ fn check_seen(report: &CheckReport) -> CheckSeen {
         started_at_ms: report.started_at_ms,
         started_at: rfc3339(report.started_at_ms),
         result: match crate::check::exit_code(report) {
-            crate::check::EXIT_PASS => "pass",
-            crate::check::EXIT_WARN => "warning",
-            _ => "failure",
+            crate::check::EXIT_PASS => RESULT_PASS,
+            crate::check::EXIT_WARN => RESULT_WARNING,
+            _ => RESULT_FAILURE,
         },
         not_passed: report
             .checks

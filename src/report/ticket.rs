@@ -1,14 +1,37 @@
 //! The ticket text to paste into the provider's support form, in English and in Simplified
-//! Chinese (many renters rent from Chinese platforms). Facts only: the host, the GPU, when,
-//! the evidence lines verbatim, the failed check, the hours billed, and what is asked.
+//! Chinese whatever the interface's language (the provider decides which one is read). Facts
+//! only: the host, the GPU, when, the evidence lines verbatim, the failed check, the hours
+//! billed, and what is asked. Every sentence is the catalogue's, in the ticket's language.
+
+use rust_i18n::t;
 
 use super::Report;
+use super::analyse::FindingSeen;
+use crate::config::lang::Lang;
 
 /// Evidence lines quoted in a ticket at most (the bundle has them all).
 const TICKET_LINES: usize = 12;
 
+/// The ticket's name of a fault, by label family (`pcie_aer_fatal` is a `pcie_aer`); labels of
+/// none of them get `report_fault.other`.
+const FAULTS: &[&str] = &[
+    "report_fault.gpu_lost",
+    "report_fault.no_devices",
+    "report_fault.driver_not_loaded",
+    "report_fault.driver_lib_mismatch",
+    "report_fault.ecc_uncorrectable",
+    "report_fault.row_remap_pending",
+    "report_fault.thermal_throttle",
+    "report_fault.power_brake",
+    "report_fault.pcie_aer",
+    "report_fault.gpu_init_failed",
+    "report_fault.fabric_manager",
+    "report_fault.stale",
+    "report_fault.xid",
+];
+
 /// The finding the ticket is about: the first critical one, else the first one.
-fn headline(report: &Report) -> Option<&super::analyse::FindingSeen> {
+fn headline(report: &Report) -> Option<&FindingSeen> {
     let findings = &report.analysis.findings;
     findings
         .iter()
@@ -18,7 +41,7 @@ fn headline(report: &Report) -> Option<&super::analyse::FindingSeen> {
 }
 
 /// `GPU 3 (PCI 00000000:1B:00.0, UUID GPU-...)`, from the finding and the GPUs seen.
-fn which_gpu(report: &Report, zh: bool) -> Option<String> {
+fn which_gpu(report: &Report, locale: &str) -> Option<String> {
     let f = headline(report)?;
     let seen = f
         .gpu
@@ -40,14 +63,21 @@ fn which_gpu(report: &Report, zh: bool) -> Option<String> {
     parts.extend(pci.map(|p| format!("PCI {p}")));
     parts.extend(uuid.map(|u| format!("UUID {u}")));
     let index = f.gpu.map(|i| i.to_string()).unwrap_or_else(|| "?".into());
-    Some(if zh {
-        format!("{index} 号 GPU（{}）", parts.join("，"))
-    } else {
-        format!("GPU {index} ({})", parts.join(", "))
-    })
+    let separator = t!("report_ticket.separator", locale = locale);
+    let ids = parts.join(&separator);
+    Some(
+        t!(
+            "report_ticket.gpu",
+            locale = locale,
+            index = index,
+            ids = ids
+        )
+        .into_owned(),
+    )
 }
 
-fn machine(report: &Report) -> String {
+/// `8 x NVIDIA H200, driver 550.54.15`.
+fn machine(report: &Report, locale: &str) -> String {
     let gpus = &report.analysis.gpus;
     let model = gpus
         .first()
@@ -57,140 +87,186 @@ fn machine(report: &Report) -> String {
         .analysis
         .driver_version
         .as_deref()
-        .map(|d| format!(", driver {d}"))
+        .map(|d| t!("report_ticket.driver", locale = locale, driver = d).into_owned())
         .unwrap_or_default();
     format!("{} x {model}{driver}", gpus.len().max(1))
 }
 
-fn quoted_evidence(report: &Report) -> String {
+fn quoted_evidence(report: &Report, locale: &str) -> String {
     let mut out = String::new();
     for line in report.analysis.evidence.iter().take(TICKET_LINES) {
         out.push_str(&format!("    {} {}\n", line.at, line.text));
     }
     let more = report.analysis.evidence.len().saturating_sub(TICKET_LINES);
     if more > 0 {
-        out.push_str(&format!(
-            "    (+{more} more lines in the attached report)\n"
-        ));
+        let more = t!("report_ticket.more_lines", locale = locale, count = more);
+        out.push_str(&format!("    {more}\n"));
     }
     out
 }
 
-/// A short Chinese name for the labels a ticket is most often about; others keep the label.
-fn label_zh(label: &str) -> String {
-    let known = [
-        ("gpu_lost", "GPU 掉卡（驱动已无法访问该 GPU）"),
-        ("no_devices", "找不到 GPU 设备"),
-        ("driver_not_loaded", "NVIDIA 驱动未加载"),
-        ("driver_lib_mismatch", "驱动与库版本不一致"),
-        ("ecc_uncorrectable", "显存出现不可纠正的 ECC 错误"),
-        ("row_remap_pending", "显存行重映射待处理"),
-        ("thermal_throttle", "GPU 过热降频"),
-        ("power_brake", "电源制动降频"),
-        ("pcie_aer", "PCIe 总线错误"),
-        ("gpu_init_failed", "GPU 初始化失败"),
-        ("fabric_manager", "Fabric Manager 错误"),
-        ("stale", "主机失联"),
-    ];
-    if let Some(code) = label.strip_prefix("xid_") {
-        return format!("内核报告 Xid {code} 错误");
-    }
-    known
+/// The name of the fault `label` in `locale`: the label itself in English, a few words and
+/// the label in Chinese.
+fn fault_name(label: &str, locale: &str) -> String {
+    let key = FAULTS
         .iter()
-        .find(|(l, _)| label.starts_with(l))
-        .map(|(_, zh)| (*zh).to_string())
-        .unwrap_or_else(|| format!("检测到故障（{label}）"))
+        .find(|key| {
+            key.strip_prefix("report_fault.")
+                .is_some_and(|family| label.starts_with(family))
+        })
+        .copied()
+        .unwrap_or("report_fault.other");
+    t!(key, locale = locale, label = label).into_owned()
 }
 
-/// The English ticket.
-pub fn english(report: &Report) -> String {
+/// What the finding means in `locale`. Findings are worded in the interface's language when
+/// they are made; a finding that said a catalogue text (its label's summary, an Xid's) is said
+/// again in the ticket's language, any other as it was said.
+/// `here` is the language the finding was worded in.
+fn summary_in(f: &FindingSeen, here: &str, locale: &str) -> String {
+    if here == locale {
+        return f.summary.clone();
+    }
+    if let Some(code) = f
+        .label
+        .strip_prefix("xid_")
+        .and_then(|c| c.parse::<u32>().ok())
+    {
+        let xid = |locale: &str| crate::diagnose::xid::finding_in(code, locale).summary;
+        return if xid(here) == f.summary {
+            xid(locale)
+        } else {
+            f.summary.clone()
+        };
+    }
+    let key = format!("finding_text.{}.summary", f.label);
+    if t!(&key, locale = here) == f.summary {
+        t!(&key, locale = locale).into_owned()
+    } else {
+        f.summary.clone()
+    }
+}
+
+/// The ticket in `lang`.
+pub fn ticket(report: &Report, lang: Lang) -> String {
+    let locale = lang.tag();
     let host = &report.host;
     let Some(f) = headline(report) else {
-        return format!(
-            "Subject: {host}: no fault recorded\n\ngpufleet recorded no fault on {host} between \
-             {} and {} (UTC).\n",
-            report.window.from, report.window.to
-        );
+        return t!(
+            "report_ticket.no_fault",
+            locale = locale,
+            host = host,
+            from = report.window.from,
+            to = report.window.to
+        )
+        .into_owned();
     };
     let since = report.broken_since.as_deref().unwrap_or(&f.first_seen);
-    let mut t = format!(
-        "Subject: GPU fault on {host}: {} since {since}\n\nHello,\n\n",
-        f.label
+    let fault = fault_name(&f.label, locale);
+    let mut t = t!(
+        "report_ticket.subject",
+        locale = locale,
+        host = host,
+        fault = fault,
+        since = since
+    )
+    .into_owned();
+    let faulty = t!(
+        "report_ticket.faulty_since",
+        locale = locale,
+        host = host,
+        machine = machine(report, locale),
+        since = since,
+        summary = summary_in(f, &rust_i18n::locale(), locale)
     );
-    t.push_str(&format!(
-        "Our rented machine {host} ({}) has been faulty since {since} (UTC): {}\n",
-        machine(report),
-        f.summary
-    ));
-    if let Some(gpu) = which_gpu(report, false) {
-        t.push_str(&format!("The faulty GPU: {gpu}.\n"));
+    t.push_str(&format!("{faulty}\n"));
+    if let Some(gpu) = which_gpu(report, locale) {
+        let gpu = t!("report_ticket.faulty_gpu", locale = locale, gpu = gpu);
+        t.push_str(&format!("{gpu}\n"));
     }
     if !report.analysis.evidence.is_empty() {
-        t.push_str("\nEvidence from the machine, verbatim (UTC):\n");
-        t.push_str(&quoted_evidence(report));
+        let head = t!("report_ticket.evidence", locale = locale);
+        t.push_str(&format!("\n{head}\n"));
+        t.push_str(&quoted_evidence(report, locale));
     }
     if let Some(check) = &report.check {
-        t.push_str(&format!(
-            "\nThe acceptance check of {} gave: {}.\n",
-            check.started_at, check.result
-        ));
+        let result = super::words::result_word(check.result, locale);
+        let said = t!(
+            "report_ticket.check",
+            locale = locale,
+            at = check.started_at,
+            result = result
+        );
+        t.push_str(&format!("\n{said}\n"));
     }
     if let Some(billing) = &report.billing {
-        t.push_str(&format!(
-            "\nWe were billed {} while the machine was broken.\n",
-            billing.text()
-        ));
+        let billed = t!(
+            "report_ticket.billed",
+            locale = locale,
+            billed = billing.text()
+        );
+        t.push_str(&format!("\n{billed}\n"));
     }
-    t.push_str(
-        "\nPlease replace the machine (or move our instance to a healthy host) and credit the \
-         hours billed while it was broken. The full report and raw logs are attached.\n",
+    let ask = t!("report_ticket.ask", locale = locale);
+    t.push_str(&format!("\n{ask}\n"));
+    let by = t!(
+        "report_ticket.by",
+        locale = locale,
+        version = report.gpufleet
     );
-    t.push_str(&format!("\n(Report by gpufleet {})\n", report.gpufleet));
+    t.push_str(&format!("\n{by}\n"));
     t
 }
 
-/// The Simplified Chinese ticket (the same facts; evidence lines stay verbatim).
-pub fn chinese(report: &Report) -> String {
-    let host = &report.host;
-    let Some(f) = headline(report) else {
-        return format!(
-            "主题：{host}：未记录到故障\n\n在 {} 至 {}（UTC）期间，gpufleet 未在 {host} 上记录到故障。\n",
-            report.window.from, report.window.to
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::Severity;
+    use crate::diagnose::xid::finding_in;
+
+    fn seen(label: &str, summary: &str) -> FindingSeen {
+        FindingSeen {
+            label: label.to_string(),
+            severity: Severity::Critical,
+            summary: summary.to_string(),
+            action: String::new(),
+            runbook: None,
+            gpu: Some(0),
+            pci: None,
+            uuid: None,
+            first_seen_ms: 0,
+            first_seen: String::new(),
+            last_seen_ms: 0,
+            last_seen: String::new(),
+            evidence: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_catalogue_summary_is_said_again_in_the_tickets_language() {
+        let key = "finding_text.gpu_lost.summary";
+        let zh = seen("gpu_lost", &t!(key, locale = "zh-CN"));
+        assert_eq!(summary_in(&zh, "zh-CN", "en"), t!(key, locale = "en"));
+        assert_eq!(summary_in(&zh, "zh-CN", "zh-CN"), zh.summary);
+        let xid = seen("xid_79", &finding_in(79, "zh-CN").summary);
+        let english = finding_in(79, "en").summary;
+        assert!(english.starts_with("Xid 79 (ROBUST_CHANNEL"), "{english}");
+        assert_eq!(summary_in(&xid, "zh-CN", "en"), english);
+        // Words the catalogue does not hold (a summary with a recovery action added) stay.
+        let other = seen("xid_79", "Xid 79: something else");
+        assert_eq!(summary_in(&other, "en", "zh-CN"), other.summary);
+        let other = seen("gpu_lost", "something else");
+        assert_eq!(summary_in(&other, "en", "zh-CN"), other.summary);
+    }
+
+    #[test]
+    fn the_fault_is_named_by_its_family_in_chinese_and_by_its_label_in_english() {
+        assert_eq!(fault_name("pcie_aer_fatal", "en"), "pcie_aer_fatal");
+        assert_eq!(
+            fault_name("pcie_aer_fatal", "zh-CN"),
+            "PCIe 总线错误（pcie_aer_fatal）"
         );
-    };
-    let since = report.broken_since.as_deref().unwrap_or(&f.first_seen);
-    let what = label_zh(&f.label);
-    let mut t = format!("主题：{host} GPU 故障：{what}，自 {since} 起\n\n您好，\n\n");
-    t.push_str(&format!(
-        "我们租用的机器 {host}（{}）自 {since}（UTC）起出现故障：{what}。\n",
-        machine(report)
-    ));
-    t.push_str(&format!("gpufleet 的诊断（英文原文）：{}\n", f.summary));
-    if let Some(gpu) = which_gpu(report, true) {
-        t.push_str(&format!("故障 GPU：{gpu}。\n"));
+        assert_eq!(fault_name("xid_48", "zh-CN"), "内核报告 Xid 错误（xid_48）");
+        assert_eq!(fault_name("oom", "zh-CN"), "检测到故障（oom）");
     }
-    if !report.analysis.evidence.is_empty() {
-        t.push_str("\n机器上的原始日志（原文，UTC 时间）：\n");
-        t.push_str(&quoted_evidence(report));
-    }
-    if let Some(check) = &report.check {
-        t.push_str(&format!(
-            "\n{} 的验收检查结果：{}。\n",
-            check.started_at, check.result
-        ));
-    }
-    if let Some(billing) = &report.billing {
-        t.push_str(&format!(
-            "\n机器故障期间我们被计费 {}。\n",
-            billing
-                .text()
-                .replace(" h", " 小时")
-                .replace(" min", " 分钟")
-        ));
-    }
-    t.push_str(
-        "\n请为我们更换机器（或将实例迁移到正常的主机），并退还故障期间的费用。完整报告和原始日志见附件。\n",
-    );
-    t.push_str(&format!("\n（报告由 gpufleet {} 生成）\n", report.gpufleet));
-    t
 }

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use rust_i18n::t;
 use thiserror::Error;
 
 use crate::audit::AuditLog;
@@ -38,15 +39,11 @@ pub struct Written {
 
 #[derive(Debug, Error)]
 pub enum WriteError {
-    #[error(
-        "no state directory for the black box: set GPUFLEET_STATE_DIR or XDG_STATE_HOME, or give a recording with --from"
-    )]
+    #[error("{}", t!("report_words.no_state_dir"))]
     NoStateDir,
     #[error("{0}")]
     Gather(#[from] report::GatherError),
-    #[error(
-        "nothing recorded for {host} in {place} (the console and `gpufleet watch` keep a black box of the hosts they watch; `--from FILE` reads a --record file)"
-    )]
+    #[error("{}", t!("report_words.nothing", host = .host, place = .place))]
     Nothing { host: String, place: String },
     #[error("{0}")]
     Bundle(String),
@@ -92,15 +89,17 @@ pub fn write(request: &Request, config: &Config, now_ms: u64) -> Result<Written,
     let out = request.out.clone().unwrap_or_else(|| PathBuf::from("."));
     let dir = bundle::write(&built, &gathered, &out, &known)
         .map_err(|e| WriteError::Bundle(e.to_string()))?;
-    let summary = format!(
-        "{} ({} to {}); the ticket text is in report.md",
-        match &built.broken_since {
-            Some(since) => format!("fault since {since}"),
-            None => "no fault recorded".to_string(),
-        },
-        built.window.from,
-        built.window.to
-    );
+    let verdict = match &built.broken_since {
+        Some(since) => t!("report_words.verdict_fault", since = since),
+        None => t!("report_md.verdict_none"),
+    };
+    let summary = t!(
+        "report_words.summary",
+        verdict = verdict,
+        from = built.window.from,
+        to = built.window.to
+    )
+    .into_owned();
     Ok(Written {
         dir,
         summary,
