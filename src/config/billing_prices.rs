@@ -1,6 +1,7 @@
 //! `[hosts.prices]`: what a host costs on daily, weekly and monthly billing, next to its hourly
 //! `price_per_hour`, in the host's `currency`. Read by `gpufleet cost --advice` (issue 19).
 
+use rust_i18n::t;
 use serde::Deserialize;
 
 use super::locate::KeyPath;
@@ -27,7 +28,7 @@ pub(super) fn check_prices(prices: &BillingPrices, path: &KeyPath) -> Result<(),
         if let Some(v) = price
             && !(v.is_finite() && v >= 0.0)
         {
-            problem(path.key(key), format!("must be 0 or more, found {v}"))?;
+            problem(path.key(key), t!("config_error.zero_or_more", found = v))?;
         }
     }
     Ok(())
