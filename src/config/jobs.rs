@@ -16,17 +16,18 @@ use super::problem::{Problem, problem};
 /// The named groups a log pattern may have; it needs at least one.
 pub const PATTERN_GROUPS: [&str; 4] = ["step", "total", "loss", "eval_loss"];
 
-/// Why a log pattern was refused.
+/// Why a log pattern was refused; said in the reader's language ([`PatternError::words`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatternError {
-    #[error("the pattern is not a valid regular expression: {0}")]
+    /// The regex crate's own message, as it wrote it.
+    #[error("{}", self.words())]
     Invalid(String),
-    #[error("the pattern names none of the groups step, total, loss, eval_loss")]
+    #[error("{}", self.words())]
     NoGroups,
 }
 
 impl PatternError {
-    /// The sentence in the reader's language (the `Display` text is the English one, for logs).
+    /// The sentence in the reader's language, from the catalogue under `config_error`.
     pub fn words(&self) -> String {
         match self {
             Self::Invalid(why) => t!("config_error.pattern_invalid", why = why),

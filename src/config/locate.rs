@@ -423,19 +423,17 @@ fn literal_of(unexpected: &str) -> String {
 /// serde's words for the value it found (`string "abc"`, `floating point 1.5`), as "found ..."
 /// says them.
 fn unexpected_words(unexpected: &str) -> String {
-    // (serde's prefix, the TOML type it is)
-    let kinds = [
-        ("string", "string"),
-        ("integer", "integer"),
-        ("floating point", "float"),
-        ("boolean", "boolean"),
-        ("sequence", "array"),
-        ("map", "table"),
-    ];
-    kinds
-        .iter()
-        .find(|(prefix, _)| unexpected.starts_with(prefix))
-        .map_or_else(|| unexpected.to_owned(), |(_, kind)| with_article(kind))
+    let kind = unexpected.split(' ').next().unwrap_or_default();
+    match kind {
+        "string" => t!("config_error.kind_string"),
+        "integer" => t!("config_error.kind_integer"),
+        "floating" => t!("config_error.kind_float"),
+        "boolean" => t!("config_error.kind_boolean"),
+        "sequence" => t!("config_error.kind_array"),
+        "map" => t!("config_error.kind_table"),
+        _ => return unexpected.to_owned(),
+    }
+    .into_owned()
 }
 
 #[cfg(test)]
