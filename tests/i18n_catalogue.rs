@@ -93,6 +93,11 @@ const NOT_TEXT: &[&str] = &[
 const ALLOWED: &[(&str, &str, &str)] = &[
     // session 10: config errors
     (
+        "src/playbook/params.rs",
+        "gpu",
+        "the GPU parameter's name, as runbooks and `--param gpu=N` write it",
+    ),
+    (
         "src/config/alerts.rs",
         "webhook",
         "a sink's kind as the config spells it (`kind = ...`): an identifier",
@@ -855,6 +860,7 @@ const SCANNED_FILES: &[&str] = &[
     "src/config/providers.rs",
     "src/config/validate.rs",
     "src/config/values.rs",
+    "src/playbook/params.rs",
 ];
 
 fn source_files() -> Vec<PathBuf> {
