@@ -1,6 +1,6 @@
-//! A broken config file through the real binary, in Chinese and in English: the error still
-//! names the file, the line and the key as they are written, and says what is wrong in the
-//! language of `--lang` or the locale. The config's own `language` does not choose the language
+//! A broken config file (and a runbook parameter given wrong) through the real binary, in
+//! Chinese and in English: the error still names the file, the line and the key as they are
+//! written, and says what is wrong in the language of `--lang` or the locale. The config's own `language` does not choose the language
 //! of an error in that same file (the file is what could not be read), so a Chinese config with
 //! a mistake is reported in the flag's or the locale's language.
 
@@ -180,4 +180,47 @@ fn an_inline_secret_is_refused_in_chinese_without_echoing_it() {
         "{err}"
     );
     assert!(!err.contains("hunter2"), "{err}");
+}
+
+#[test]
+fn a_runbooks_bad_parameter_is_refused_in_chinese_before_anything_runs() {
+    let home = Home::new();
+    let refused = |lang: &str, param: &str| {
+        let out = run(
+            &home,
+            &[
+                "--lang",
+                lang,
+                "playbook",
+                "run",
+                "power-limit",
+                "--local",
+                "--param",
+                param,
+            ],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        format!("{}{}", cli::stdout(&out), stderr(&out))
+    };
+    let text = refused("zh-CN", "wats=250");
+    assert!(
+        text.contains("power-limit 没有参数 \"wats\"（它接受：gpu, watts）"),
+        "{text}"
+    );
+    let text = refused("zh-CN", "watts=lots");
+    assert!(
+        text.contains("watts=\"lots\"：watts 是正数，例如 250 或 262.5"),
+        "{text}"
+    );
+    let text = refused("zh-CN", "watts");
+    assert!(
+        text.contains("gpufleet: --param \"watts\"：请写成 NAME=VALUE，例如 watts=250"),
+        "{text}"
+    );
+    let text = refused("en", "wats=250");
+    assert!(
+        text.contains("power-limit has no parameter \"wats\" (it takes: gpu, watts)"),
+        "{text}"
+    );
 }
