@@ -93,6 +93,81 @@ const NOT_TEXT: &[&str] = &[
 const ALLOWED: &[(&str, &str, &str)] = &[
     // session 10: config errors
     (
+        "src/playbook/validate.rs",
+        "title",
+        "a runbook's TOML key, named where the error is",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "summary",
+        "a runbook's TOML key, named where the error is",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "help",
+        "a runbook's TOML key, named where the error is",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "why",
+        "a runbook's TOML key, named where the error is",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "command",
+        "a runbook's TOML key, named where the error is",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "check.equals",
+        "a runbook's TOML key, named where the error is",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "explain.say",
+        "a runbook's TOML key, named where the error is",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "undo.title",
+        "a runbook's TOML key, named where the error is",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "undo.command",
+        "a runbook's TOML key, named where the error is",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "undo.verify",
+        "a runbook's TOML key, named where the error is",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "undo.expect",
+        "a runbook's TOML key, named where the error is",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "torch-install",
+        "the built-in advice's name, as a runbook writes it",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "steps[{i}] ({}): {e}",
+        "where in the runbook the error is: a TOML key path",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "explain[{i}]: {e}",
+        "where in the runbook the error is: a TOML key path",
+    ),
+    (
+        "src/playbook/validate.rs",
+        "params ({}): {e}",
+        "where in the runbook the error is: a TOML key path",
+    ),
+    (
         "src/playbook/params.rs",
         "gpu",
         "the GPU parameter's name, as runbooks and `--param gpu=N` write it",
@@ -861,6 +936,7 @@ const SCANNED_FILES: &[&str] = &[
     "src/config/validate.rs",
     "src/config/values.rs",
     "src/playbook/params.rs",
+    "src/playbook/validate.rs",
 ];
 
 fn source_files() -> Vec<PathBuf> {
