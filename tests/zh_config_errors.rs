@@ -224,3 +224,27 @@ fn a_runbooks_bad_parameter_is_refused_in_chinese_before_anything_runs() {
         "{text}"
     );
 }
+
+#[test]
+fn a_users_broken_runbook_is_refused_in_chinese_with_its_place() {
+    let home = Home::new();
+    let file = home.write(
+        "xdg-config/gpufleet/runbooks/mine.toml",
+        "id = \"mine\"\ntitle = \"My runbook\"\nsummary = \"Reads the GPUs.\"\n\n\
+         [[steps]]\nid = \"read\"\ntitle = \"Read\"\nwhy = \"To know.\"\ndanger = \"read\"\n\
+         command = [\"nvidia-smi\"]\n\n\
+         [[steps]]\nid = \"two\"\ntitle = \"T\"\nwhy = \"w\"\ncommand = [\"reboot\"]\n\
+         danger = \"change\"\nreboot = true\n",
+    );
+    let out = run(&home, &["--lang", "zh-CN", "playbook", "list"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("gpufleet: {file}: steps[1] (two): 重启步骤必须是中断性的\n")
+    );
+    let out = run(&home, &["playbook", "list"], None);
+    assert_eq!(
+        stderr(&out),
+        format!("gpufleet: {file}: steps[1] (two): a reboot step must be disruptive\n")
+    );
+}
