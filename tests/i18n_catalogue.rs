@@ -93,6 +93,21 @@ const NOT_TEXT: &[&str] = &[
 const ALLOWED: &[(&str, &str, &str)] = &[
     // session 10: config errors
     (
+        "src/playbook/cli.rs",
+        "gpu",
+        "the GPU parameter's name, as `--gpu N` fills it in",
+    ),
+    (
+        "src/playbook/cli.rs",
+        "undo",
+        "the undo run's step id, kept in the audit log",
+    ),
+    (
+        "src/playbook/cli.rs",
+        "undo-verify",
+        "the undo run's step id, kept in the audit log",
+    ),
+    (
         "src/playbook/validate.rs",
         "title",
         "a runbook's TOML key, named where the error is",
@@ -937,6 +952,7 @@ const SCANNED_FILES: &[&str] = &[
     "src/config/values.rs",
     "src/playbook/params.rs",
     "src/playbook/validate.rs",
+    "src/playbook/cli.rs",
 ];
 
 fn source_files() -> Vec<PathBuf> {

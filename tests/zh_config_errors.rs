@@ -248,3 +248,35 @@ fn a_users_broken_runbook_is_refused_in_chinese_with_its_place() {
         format!("gpufleet: {file}: steps[1] (two): a reboot step must be disruptive\n")
     );
 }
+
+#[test]
+fn playbook_show_reads_in_chinese_with_ids_and_commands_kept() {
+    let home = Home::new();
+    let out = run(
+        &home,
+        &["--lang", "zh-CN", "playbook", "show", "power-limit"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = cli::stdout(&out);
+    for part in [
+        "\n适用的发现：power_throttle\n",
+        "\n参数：\n  gpu（GPU 编号）：",
+        "\n步骤：\n  1. ",
+        "[change，需要 root]（apply，超时 30 s）",
+        "\n     $ nvidia-smi -i '{gpu}' -pl '{watts}'\n",
+        "\n     撤销：nvidia-smi -i '{gpu}' -pl '{enforced_w}'\n",
+    ] {
+        assert!(text.contains(part), "{part:?} in\n{text}");
+    }
+    let out = run(&home, &["playbook", "show", "power-limit"], None);
+    let text = cli::stdout(&out);
+    for part in [
+        "\nfor findings: power_throttle\n",
+        "\nparameters:\n  gpu (GPU index): ",
+        "[change, needs root] (apply, timeout 30 s)",
+        "\n     undo: nvidia-smi -i '{gpu}' -pl '{enforced_w}'\n",
+    ] {
+        assert!(text.contains(part), "{part:?} in\n{text}");
+    }
+}
