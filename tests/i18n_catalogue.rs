@@ -93,6 +93,16 @@ const NOT_TEXT: &[&str] = &[
 const ALLOWED: &[(&str, &str, &str)] = &[
     // session 10: config errors
     (
+        "src/config/ssh_target.rs",
+        "String",
+        "serde's `try_from` type: Rust, never shown",
+    ),
+    (
+        "src/config/ssh_target.rs",
+        "user@host",
+        "the form to fill in, as the suggestion shows it when the command line names no host",
+    ),
+    (
         "src/playbook/cli.rs",
         "gpu",
         "the GPU parameter's name, as `--gpu N` fills it in",
@@ -950,6 +960,7 @@ const SCANNED_FILES: &[&str] = &[
     "src/config/providers.rs",
     "src/config/validate.rs",
     "src/config/values.rs",
+    "src/config/ssh_target.rs",
     "src/playbook/params.rs",
     "src/playbook/validate.rs",
     "src/playbook/cli.rs",

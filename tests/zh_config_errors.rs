@@ -280,3 +280,23 @@ fn playbook_show_reads_in_chinese_with_ids_and_commands_kept() {
         assert!(text.contains(part), "{part:?} in\n{text}");
     }
 }
+
+#[test]
+fn a_bad_ssh_value_is_explained_in_chinese() {
+    let home = Home::new();
+    let bad = home.write(
+        "bad.toml",
+        "[[hosts]]\nname = \"a\"\nssh = \"root@h.example.com:99999\"\n",
+    );
+    let out = run(
+        &home,
+        &["--lang", "zh-CN", "config", "check", "--config", &bad],
+        None,
+    );
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "gpufleet config check: {bad}:3: hosts[0].ssh: 端口 \"99999\" 不是 1 到 65535 之间的数字\n"
+        )
+    );
+}
