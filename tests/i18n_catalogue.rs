@@ -10,7 +10,8 @@
 //! A literal that is never shown is not counted: the key of `t!("...")`, a literal compared
 //! (`==`, `!=`, a `match` arm's pattern, `starts_with(...)`), a JSON value's field
 //! (`value["error"]`), a thread's name (`.name(...)`), a
-//! `Debug` impl's text (`write!(f, ...)`, `f.write_str(...)`), a byte string. A literal that
+//! `Debug` impl's text (`write!(f, ...)`, `f.write_str(...)`), a byte string, a config key as
+//! the file writes it (`path.key("price_per_hour")`, `#[serde(rename = "vast")]`). A literal that
 //! looks like a catalogue key (`help.move`) must be one. [`ALLOWED`] lists, with the reason,
 //! the few literals kept in the source on purpose.
 
