@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use rust_i18n::t;
 use serde::Deserialize;
 
 use super::locate::KeyPath;
@@ -123,10 +124,7 @@ pub(super) fn check_sink(
     if let Some(name) = &sink.name
         && (name.trim().is_empty() || name.chars().any(char::is_control))
     {
-        problem(
-            path.key("name"),
-            "must be a non-empty name without control characters",
-        )?;
+        problem(path.key("name"), t!("config_error.sink_name"))?;
     }
     let given = [
         sink.url.is_some(),
@@ -136,24 +134,16 @@ pub(super) fn check_sink(
     match given.iter().filter(|set| **set).count() {
         0 => problem(
             path.key("kind"),
-            format!(
-                "a {kind} sink needs its address: url_env or url_file (or url for webhook and ntfy)"
-            ),
+            t!("config_error.sink_needs_address", kind = kind),
         )?,
         1 => {}
-        _ => problem(
-            path.key("url"),
-            "give only one of url, url_env and url_file",
-        )?,
+        _ => problem(path.key("url"), t!("config_error.sink_one_url"))?,
     }
     if let Some(url) = &sink.url {
         if sink.kind.url_is_secret() {
             problem(
                 path.key("url"),
-                format!(
-                    "a {kind} address contains its key; put it in an environment variable named \
-                     by url_env, or in a file named by url_file"
-                ),
+                t!("config_error.sink_url_secret", kind = kind),
             )?;
         }
         check_http_url(url, path.key("url"))?;
@@ -168,45 +158,38 @@ pub(super) fn check_sink(
         {
             problem(
                 path.key(key),
-                format!("{name:?} is not an environment variable name"),
+                t!("config_error.not_env_name", name = name : {:?}),
             )?;
         }
     }
     if (sink.secret_env.is_some() || sink.secret_file.is_some()) && !sink.kind.signs() {
         problem(
             path.key("secret_env"),
-            format!("{kind} does not sign its messages; only feishu and dingtalk take a secret"),
+            t!("config_error.sink_no_secret", kind = kind),
         )?;
     }
     if sink.secret_env.is_some() && sink.secret_file.is_some() {
-        problem(
-            path.key("secret_file"),
-            "give only one of secret_env and secret_file",
-        )?;
+        problem(path.key("secret_file"), t!("config_error.sink_one_secret"))?;
     }
     if (sink.token_env.is_some() || sink.token_file.is_some()) && !sink.kind.takes_token() {
         problem(
             path.key("token_env"),
-            format!("{kind} takes no bearer token; its address is its credential"),
+            t!("config_error.sink_no_token", kind = kind),
         )?;
     }
     if sink.token_env.is_some() && sink.token_file.is_some() {
-        problem(
-            path.key("token_file"),
-            "give only one of token_env and token_file",
-        )?;
+        problem(path.key("token_file"), t!("config_error.sink_one_token"))?;
     }
     match (&sink.chat_id, sink.kind) {
-        (None, SinkKind::Telegram) => problem(
-            path.key("chat_id"),
-            "a telegram sink needs chat_id (a number, or @channelname)",
-        )?,
+        (None, SinkKind::Telegram) => {
+            problem(path.key("chat_id"), t!("config_error.telegram_needs_chat"))?
+        }
         (Some(_), kind) if kind != SinkKind::Telegram => {
-            problem(path.key("chat_id"), "only telegram sinks take chat_id")?
+            problem(path.key("chat_id"), t!("config_error.chat_only_telegram"))?
         }
         (Some(chat), _) if !valid_chat_id(chat) => problem(
             path.key("chat_id"),
-            format!("{chat:?} is neither a chat number nor @channelname"),
+            t!("config_error.chat_id_bad", chat = chat : {:?}),
         )?,
         _ => {}
     }
@@ -215,13 +198,13 @@ pub(super) fn check_sink(
             if !host_names.contains(&host.as_str()) {
                 problem(
                     path.key("hosts").index(index),
-                    format!("no host named {host:?} in [[hosts]]"),
+                    t!("config_error.sink_unknown_host", host = host : {:?}),
                 )?;
             }
         }
     }
     if sink.per_minute == Some(0) {
-        problem(path.key("per_minute"), "must be at least 1")?;
+        problem(path.key("per_minute"), t!("config_error.at_least_1"))?;
     }
     Ok(())
 }
@@ -235,7 +218,7 @@ fn check_http_url(url: &str, path: KeyPath) -> Result<(), Problem> {
             Ok(())
         }
         // The text is not echoed: a mistyped address may still hold a key.
-        _ => problem(path, "must be an http:// or https:// address"),
+        _ => problem(path, t!("config_error.http_url")),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `[hosts.prices]`: what a host costs on daily, weekly and monthly billing, next to its hourly
 //! `price_per_hour`, in the host's `currency`. Read by `gpufleet cost --advice` (issue 19).
 
+use rust_i18n::t;
 use serde::Deserialize;
 
 use super::locate::KeyPath;
@@ -19,16 +20,16 @@ pub struct BillingPrices {
 }
 
 pub(super) fn check_prices(prices: &BillingPrices, path: &KeyPath) -> Result<(), Problem> {
-    for (key, price) in [
-        ("daily", prices.daily),
-        ("weekly", prices.weekly),
-        ("monthly", prices.monthly),
-    ] {
-        if let Some(v) = price
-            && !(v.is_finite() && v >= 0.0)
-        {
-            problem(path.key(key), format!("must be 0 or more, found {v}"))?;
+    check_price(prices.daily, path.key("daily"))?;
+    check_price(prices.weekly, path.key("weekly"))?;
+    check_price(prices.monthly, path.key("monthly"))
+}
+
+fn check_price(price: Option<f64>, path: KeyPath) -> Result<(), Problem> {
+    match price {
+        Some(v) if !(v.is_finite() && v >= 0.0) => {
+            problem(path, t!("config_error.zero_or_more", found = v))
         }
+        _ => Ok(()),
     }
-    Ok(())
 }

@@ -7,6 +7,7 @@
 //! opted in, the job stopped or the host released through the auto-release countdown);
 //! `max_run_hours` is a red line on how long the job's process may run.
 
+use rust_i18n::t;
 use serde::Deserialize;
 
 use super::locate::KeyPath;
@@ -15,13 +16,25 @@ use super::problem::{Problem, problem};
 /// The named groups a log pattern may have; it needs at least one.
 pub const PATTERN_GROUPS: [&str; 4] = ["step", "total", "loss", "eval_loss"];
 
-/// Why a log pattern was refused.
+/// Why a log pattern was refused; said in the reader's language ([`PatternError::words`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatternError {
-    #[error("the pattern is not a valid regular expression: {0}")]
+    /// The regex crate's own message, as it wrote it.
+    #[error("{}", self.words())]
     Invalid(String),
-    #[error("the pattern names none of the groups step, total, loss, eval_loss")]
+    #[error("{}", self.words())]
     NoGroups,
+}
+
+impl PatternError {
+    /// The sentence in the reader's language, from the catalogue under `config_error`.
+    pub fn words(&self) -> String {
+        match self {
+            Self::Invalid(why) => t!("config_error.pattern_invalid", why = why),
+            Self::NoGroups => t!("config_error.pattern_no_groups"),
+        }
+        .into_owned()
+    }
 }
 
 /// Compiles a log pattern (size-limited, as the regex crate's defaults allow) that names at
@@ -104,10 +117,7 @@ const MAX_STOP_GRACE_S: u64 = 3_600;
 
 pub(super) fn check_jobs(jobs: &[JobConfig], path: &KeyPath) -> Result<(), Problem> {
     if jobs.len() > 1 {
-        problem(
-            path.index(1),
-            "one [[hosts.jobs]] table per host is read: merge them into one",
-        )?;
+        problem(path.index(1), t!("config_error.one_jobs_table"))?;
     }
     for (index, job) in jobs.iter().enumerate() {
         check_job(job, &path.index(index))?;
@@ -120,36 +130,33 @@ fn check_job(job: &JobConfig, path: &KeyPath) -> Result<(), Problem> {
         if !log.starts_with('/') {
             problem(
                 path.key("log"),
-                format!(
-                    "must be an absolute path on the host, such as \"/root/run/*.log\", found \
-                     {log:?}"
-                ),
+                t!("config_error.job_log_absolute", found = log : {:?}),
             )?;
         }
         if log.chars().any(char::is_control) {
-            problem(path.key("log"), "must not contain control characters")?;
+            problem(path.key("log"), t!("config_error.no_control"))?;
         }
         if log.chars().count() > MAX_LOG_CHARS {
             problem(
                 path.key("log"),
-                format!("must be at most {MAX_LOG_CHARS} characters"),
+                t!("config_error.at_most_chars", max = MAX_LOG_CHARS),
             )?;
         }
     }
     if let Some(pattern) = &job.pattern
         && let Err(e) = compile_pattern(pattern)
     {
-        problem(path.key("pattern"), e.to_string())?;
+        problem(path.key("pattern"), e.words())?;
     }
     if job.patience == Some(0) {
-        problem(path.key("patience"), "must be at least 1")?;
+        problem(path.key("patience"), t!("config_error.at_least_1"))?;
     }
     if let Some(delta) = job.min_delta
         && !(delta.is_finite() && (0.0..1.0).contains(&delta))
     {
         problem(
             path.key("min_delta"),
-            format!("must be from 0 to below 1 (a share of the best eval loss), found {delta}"),
+            t!("config_error.min_delta", found = delta),
         )?;
     }
     if let Some(grace) = job.stop_grace_s
@@ -157,7 +164,12 @@ fn check_job(job: &JobConfig, path: &KeyPath) -> Result<(), Problem> {
     {
         problem(
             path.key("stop_grace_s"),
-            format!("must be from 1 to {MAX_STOP_GRACE_S} seconds, found {grace}"),
+            t!(
+                "config_error.seconds_range",
+                min = 1,
+                max = MAX_STOP_GRACE_S,
+                found = grace
+            ),
         )?;
     }
     if let Some(hours) = job.max_run_hours
@@ -165,7 +177,7 @@ fn check_job(job: &JobConfig, path: &KeyPath) -> Result<(), Problem> {
     {
         problem(
             path.key("max_run_hours"),
-            format!("must be more than 0, found {hours}"),
+            t!("config_error.more_than_zero", found = hours),
         )?;
     }
     Ok(())

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use rust_i18n::t;
 use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -152,7 +153,7 @@ impl<'i> Document<'i> {
     }
 
     fn locate_syntax(&self, error: &toml::de::Error) -> Located {
-        let message = format!("invalid TOML: {}", error.message());
+        let message = t!("config_error.invalid_toml", why = error.message()).into_owned();
         let Some(pos) = error.span().map(|span| span.start) else {
             return Located {
                 line: 1,
@@ -201,19 +202,29 @@ impl<'i> Document<'i> {
             if let Some(field) = rest.strip_suffix('`') {
                 path = path.key(field);
             }
-            "missing, and it is required".to_owned()
+            t!("config_error.missing").into_owned()
         } else if raw.starts_with("unknown field `") {
             unknown_key_message(raw)
         } else if let Some(rest) = raw.strip_prefix("unknown variant `") {
             let value = rest.split('`').next().unwrap_or_default();
-            format!(
-                "unknown value \"{value}\"; expected one of: {}",
-                quoted_after_expected(raw).join(", ")
+            t!(
+                "config_error.unknown_value",
+                value = value,
+                allowed = quoted_after_expected(raw).join(", ")
             )
+            .into_owned()
         } else if let Some(rest) = raw.strip_prefix("invalid type: ") {
             let message = type_message(rest, found_type);
-            if found_type == Some("table") && message.starts_with("expected an array") {
-                format!("{message}; each entry of an array of tables starts with [[{path}]]")
+            let array_wanted = rest
+                .rsplit_once(", expected ")
+                .is_some_and(|(_, expected)| expected == "a sequence");
+            if found_type == Some("table") && array_wanted {
+                t!(
+                    "config_error.array_of_tables",
+                    message = message,
+                    path = path
+                )
+                .into_owned()
             } else {
                 message
             }
@@ -309,7 +320,7 @@ fn unknown_key_message(raw: &str) -> String {
         .unwrap_or_default();
     let allowed = quoted_after_expected(raw);
     if allowed.is_empty() {
-        return "unknown key; this table takes no keys".to_owned();
+        return t!("config_error.unknown_key_no_keys").into_owned();
     }
     let closest = allowed
         .iter()
@@ -317,9 +328,13 @@ fn unknown_key_message(raw: &str) -> String {
         .min()
         .filter(|(distance, name)| *distance <= 2.max(name.len() / 4));
     match closest {
-        Some((_, name)) => format!("unknown key; did you mean `{name}`?"),
-        None => format!("unknown key; expected one of: {}", allowed.join(", ")),
+        Some((_, name)) => t!("config_error.unknown_key_did_you_mean", name = name),
+        None => t!(
+            "config_error.unknown_key_expected",
+            allowed = allowed.join(", ")
+        ),
     }
+    .into_owned()
 }
 
 /// The Levenshtein distance between `a` and `b`, in characters (for "did you mean").
@@ -342,46 +357,59 @@ fn type_message(rest: &str, found_type: Option<&str>) -> String {
     let Some((unexpected, expected)) = rest.rsplit_once(", expected ") else {
         return rest.to_owned();
     };
-    let expected_words = expected_words(expected);
-    let integer_wanted = expected_words.starts_with("a whole number");
+    let integer_wanted = matches!(
+        expected,
+        "u8" | "u16" | "u32" | "u64" | "usize" | "i8" | "i16" | "i32" | "i64" | "isize"
+    );
     let found = match found_type {
         // An integer too large for the field arrives as "invalid type"; say what it is.
         Some("integer") if integer_wanted => literal_of(unexpected),
-        Some(kind) => with_article(kind).to_owned(),
+        Some(kind) => with_article(kind),
         None if integer_wanted && unexpected.starts_with("integer") => literal_of(unexpected),
         None => unexpected_words(unexpected),
     };
-    format!("expected {expected_words}, found {found}")
+    let expected = expected_words(expected);
+    t!(
+        "config_error.type_mismatch",
+        expected = expected,
+        found = found
+    )
+    .into_owned()
 }
 
+/// serde's name of the type a field wants (`u32`, `a sequence`), in the config author's words;
+/// a visitor's own `expecting` text comes through as it is.
 fn expected_words(expected: &str) -> String {
-    let range = |max: u64| format!("a whole number from 0 to {max}");
+    let range = |max: u64| t!("config_error.kind_whole_number_to", max = max);
     match expected {
-        "f64" | "f32" => "a number".to_owned(),
+        "f64" | "f32" => t!("config_error.kind_number"),
         "u8" => range(u8::MAX.into()),
         "u16" => range(u16::MAX.into()),
         "u32" => range(u32::MAX.into()),
         "u64" | "usize" => range(u64::MAX),
-        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".to_owned(),
-        "a borrowed string" | "a str" | "a string" => "a string".to_owned(),
-        "a boolean" => "true or false".to_owned(),
-        "a sequence" => "an array".to_owned(),
-        "a map" => "a table".to_owned(),
-        other if other.starts_with("struct ") => "a table".to_owned(),
-        other => other.to_owned(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => t!("config_error.kind_whole_number"),
+        "a borrowed string" | "a str" | "a string" => t!("config_error.kind_string"),
+        "a boolean" => t!("config_error.kind_true_false"),
+        "a sequence" => t!("config_error.kind_array"),
+        "a map" => t!("config_error.kind_table"),
+        other if other.starts_with("struct ") => t!("config_error.kind_table"),
+        other => return other.to_owned(),
     }
+    .into_owned()
 }
 
-fn with_article(kind: &str) -> &'static str {
+/// A TOML value's type (`toml`'s `type_str`) with its article, as "found ..." says it.
+fn with_article(kind: &str) -> String {
     match kind {
-        "string" => "a string",
-        "integer" => "an integer",
-        "float" => "a float",
-        "boolean" => "a boolean",
-        "datetime" => "a datetime",
-        "array" => "an array",
-        _ => "a table",
+        "string" => t!("config_error.kind_string"),
+        "integer" => t!("config_error.kind_integer"),
+        "float" => t!("config_error.kind_float"),
+        "boolean" => t!("config_error.kind_boolean"),
+        "datetime" => t!("config_error.kind_datetime"),
+        "array" => t!("config_error.kind_array"),
+        _ => t!("config_error.kind_table"),
     }
+    .into_owned()
 }
 
 /// The literal inside serde's "integer `-1`" (dropping a trailing "as i128").
@@ -392,19 +420,20 @@ fn literal_of(unexpected: &str) -> String {
         .map_or_else(|| unexpected.to_owned(), str::to_owned)
 }
 
+/// serde's words for the value it found (`string "abc"`, `floating point 1.5`), as "found ..."
+/// says them.
 fn unexpected_words(unexpected: &str) -> String {
-    let kinds = [
-        ("string", "a string"),
-        ("integer", "an integer"),
-        ("floating point", "a float"),
-        ("boolean", "a boolean"),
-        ("sequence", "an array"),
-        ("map", "a table"),
-    ];
-    kinds
-        .iter()
-        .find(|(prefix, _)| unexpected.starts_with(prefix))
-        .map_or_else(|| unexpected.to_owned(), |(_, words)| (*words).to_owned())
+    let kind = unexpected.split(' ').next().unwrap_or_default();
+    match kind {
+        "string" => t!("config_error.kind_string"),
+        "integer" => t!("config_error.kind_integer"),
+        "floating" => t!("config_error.kind_float"),
+        "boolean" => t!("config_error.kind_boolean"),
+        "sequence" => t!("config_error.kind_array"),
+        "map" => t!("config_error.kind_table"),
+        _ => return unexpected.to_owned(),
+    }
+    .into_owned()
 }
 
 #[cfg(test)]

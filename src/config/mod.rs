@@ -1,5 +1,9 @@
 //! The TOML config file: hosts to watch, what they cost, how to release them and the fleet's red
-//! lines, checked strictly with messages of the form `file:line: key: message`.
+//! lines, checked strictly with messages of the form `file:line: key: message`. The message is
+//! read from the catalogue (`config_error.*`) in the language set when the file is read: `main`
+//! sets `--lang` or the locale's before it reads the config, so a mistake in the file (even one
+//! next to `language = "zh-CN"`) is said in that language; the file, line, key and the values
+//! found stay as they are written.
 
 mod alerts;
 mod billing_prices;

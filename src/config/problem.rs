@@ -1,4 +1,5 @@
 //! A broken rule of the config and the key it is about; the caller turns the key into a line.
+//! The message is already in the reader's language (a `config_error.*` catalogue text).
 
 use super::locate::KeyPath;
 

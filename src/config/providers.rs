@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use rust_i18n::t;
 use serde::Deserialize;
 
 use super::locate::KeyPath;
@@ -92,9 +93,10 @@ pub(super) fn check_accounts(accounts: &[ProviderAccount], path: &KeyPath) -> Re
         if let Some(first) = names.insert(account.display_name(), index) {
             problem(
                 path.key("name"),
-                format!(
-                    "two accounts are called {:?} (providers[{first}] too); give each a name",
-                    account.display_name()
+                t!(
+                    "config_error.account_duplicate",
+                    name = account.display_name() : {:?},
+                    first = first
                 ),
             )?;
         }
@@ -111,33 +113,23 @@ fn check_account(account: &ProviderAccount, path: &KeyPath) -> Result<(), Proble
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !fits {
-            problem(
-                path.key("name"),
-                "must be 1 to 64 letters, digits, '-', '_' or '.', such as \"vast-team\"",
-            )?;
+            problem(path.key("name"), t!("config_error.account_name"))?;
         }
     }
     if account.token_env.is_some() && account.token_file.is_some() {
-        problem(
-            path.key("token_file"),
-            "give either token_env or token_file, not both",
-        )?;
+        problem(path.key("token_file"), t!("config_error.token_env_or_file"))?;
     }
     if let Some(name) = &account.token_env
         && !is_env_var_name(name)
     {
-        problem(
-            path.key("token_env"),
-            "must be the NAME of an environment variable that holds the token (capitals, \
-             digits and '_', like VAST_API_KEY), not the token itself",
-        )?;
+        problem(path.key("token_env"), t!("config_error.account_env_name"))?;
     }
     if account
         .token_file
         .as_ref()
         .is_some_and(|file| file.as_os_str().is_empty())
     {
-        problem(path.key("token_file"), "must not be empty")?;
+        problem(path.key("token_file"), t!("config_error.not_empty"))?;
     }
     if let Some(url) = &account.base_url {
         super::validate::check_base_url(url, path.key("base_url"))?;
@@ -145,11 +137,11 @@ fn check_account(account: &ProviderAccount, path: &KeyPath) -> Result<(), Proble
     if !SYNC_INTERVAL_S_RANGE.contains(&account.sync_interval_s) {
         problem(
             path.key("sync_interval_s"),
-            format!(
-                "must be from {} to {} seconds, found {}",
-                SYNC_INTERVAL_S_RANGE.start(),
-                SYNC_INTERVAL_S_RANGE.end(),
-                account.sync_interval_s
+            t!(
+                "config_error.seconds_range",
+                min = SYNC_INTERVAL_S_RANGE.start(),
+                max = SYNC_INTERVAL_S_RANGE.end(),
+                found = account.sync_interval_s
             ),
         )?;
     }
@@ -157,24 +149,24 @@ fn check_account(account: &ProviderAccount, path: &KeyPath) -> Result<(), Proble
         if account.token_env.is_none() && account.token_file.is_none() {
             problem(
                 path.key("kind"),
-                format!("kind = \"{kind}\" needs token_env or token_file"),
+                t!("config_error.kind_needs_token", kind = kind),
             )?;
         }
         if account.command.is_some() {
             problem(
                 path.key("command"),
-                format!("is only used with kind = \"command\", not \"{kind}\""),
+                t!("config_error.kind_command_only", kind = kind),
             )?;
         }
         return Ok(());
     }
     match &account.command {
         Some(argv) if argv.first().is_some_and(|p| !p.trim().is_empty()) => {}
-        Some(_) => problem(
+        Some(_) => problem(path.key("command"), t!("config_error.account_argv"))?,
+        None => problem(
             path.key("command"),
-            "must be a command as a list of words, such as [\"contrib/providers/aliyun-ecs-inventory\", \"cn-hangzhou\"]",
+            t!("config_error.kind_command_required"),
         )?,
-        None => problem(path.key("command"), "is required with kind = \"command\"")?,
     }
     for key in ["token_env", "token_file", "base_url"] {
         let given = match key {
@@ -183,11 +175,7 @@ fn check_account(account: &ProviderAccount, path: &KeyPath) -> Result<(), Proble
             _ => account.base_url.is_some(),
         };
         if given {
-            problem(
-                path.key(key),
-                "is not used with kind = \"command\": the command reads its own credentials \
-                 (such as the aliyun or tccli profile)",
-            )?;
+            problem(path.key(key), t!("config_error.kind_command_credentials"))?;
         }
     }
     Ok(())

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use rust_i18n::t;
 use serde::Deserialize;
 use thiserror::Error;
 
@@ -16,26 +17,38 @@ pub struct SshTarget {
     pub port: Option<u16>,
 }
 
+/// What is wrong with an `ssh` value; said in the reader's language ([`SshTargetError::words`]),
+/// after the key or the word it is about.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{}", self.words())]
 pub enum SshTargetError {
-    #[error("is empty; write user@host:port, user@host, host or an ~/.ssh/config alias")]
     Empty,
-    #[error("looks like an ssh command line; write \"{suggestion}\" instead")]
     CommandLine { suggestion: String },
-    #[error("has an empty user name before '@'")]
     EmptyUser,
-    #[error("user name {user:?} may not contain spaces, control characters or ':'")]
     BadUser { user: String },
-    #[error("has no host name")]
     EmptyHost,
-    #[error(
-        "host {host:?} may only contain letters, digits, '-', '.' and '_' (IPv6 goes in [brackets])"
-    )]
     BadHost { host: String },
-    #[error("port {port:?} is not a number from 1 to 65535")]
     BadPort { port: String },
-    #[error("has a '[' without a matching ']'")]
     UnclosedBracket,
+}
+
+impl SshTargetError {
+    /// The sentence, from the catalogue under `config_error`.
+    pub fn words(&self) -> String {
+        match self {
+            Self::Empty => t!("config_error.ssh_empty"),
+            Self::CommandLine { suggestion } => {
+                t!("config_error.ssh_command_line", suggestion = suggestion)
+            }
+            Self::EmptyUser => t!("config_error.ssh_empty_user"),
+            Self::BadUser { user } => t!("config_error.ssh_bad_user", user = user : {:?}),
+            Self::EmptyHost => t!("config_error.ssh_empty_host"),
+            Self::BadHost { host } => t!("config_error.ssh_bad_host", host = host : {:?}),
+            Self::BadPort { port } => t!("config_error.ssh_bad_port", port = port : {:?}),
+            Self::UnclosedBracket => t!("config_error.ssh_unclosed_bracket"),
+        }
+        .into_owned()
+    }
 }
 
 /// Reads `user@host:port` and its shorter forms; `[v6addr]:port` for IPv6 addresses.

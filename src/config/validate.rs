@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use rust_i18n::t;
+
 use super::locate::{Document, KeyPath};
 use super::problem::{Problem, problem};
 use super::values::is_env_var_name;
@@ -25,17 +27,15 @@ pub(super) fn inline_secret(doc: &Document<'_>) -> Option<Problem> {
     doc.keys().into_iter().find_map(|(path, _)| {
         let name = path.last_key()?.to_ascii_lowercase();
         let advice = if PASSWORD_KEYS.contains(&name.as_str()) {
-            "do not write a password in the config file; put it in an environment variable and \
-             give that variable's name as password_env"
+            t!("config_error.secret_password")
         } else if TOKEN_KEYS.contains(&name.as_str()) {
-            "do not write a token in the config file; put it in an environment variable named by \
-             token_env, or in a file named by token_file"
+            t!("config_error.secret_token")
         } else {
             return None;
         };
         Some(Problem {
             path,
-            message: advice.to_owned(),
+            message: advice.into_owned(),
         })
     })
 }
@@ -52,11 +52,13 @@ pub fn check_interval_ms(interval_ms: u64) -> Result<(), String> {
     if INTERVAL_MS_RANGE.contains(&interval_ms) {
         Ok(())
     } else {
-        Err(format!(
-            "must be from {} to {} milliseconds, found {interval_ms}",
-            INTERVAL_MS_RANGE.start(),
-            INTERVAL_MS_RANGE.end()
-        ))
+        Err(t!(
+            "config_error.interval_ms",
+            min = INTERVAL_MS_RANGE.start(),
+            max = INTERVAL_MS_RANGE.end(),
+            found = interval_ms
+        )
+        .into_owned())
     }
 }
 
@@ -70,9 +72,10 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
     {
         problem(
             root.key("language"),
-            format!(
-                "{language:?} is not a language gpufleet speaks; use one of: {}",
-                crate::config::lang::TAGS.join(", ")
+            t!(
+                "cli_value.not_a_language",
+                value = language : {:?},
+                tags = crate::config::lang::TAGS.join(", ")
             ),
         )?;
     }
@@ -82,7 +85,11 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
     if config.history_minutes < 10 {
         problem(
             root.key("history_minutes"),
-            format!("must be at least 10, found {}", config.history_minutes),
+            t!(
+                "config_error.at_least",
+                min = 10,
+                found = config.history_minutes
+            ),
         )?;
     }
     check_percent(config.idle_util_pct, root.key("idle_util_pct"))?;
@@ -90,21 +97,24 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
     if config.idle_util_pct >= config.busy_util_pct {
         problem(
             root.key("busy_util_pct"),
-            format!(
-                "must be above idle_util_pct ({}), found {}",
-                config.idle_util_pct, config.busy_util_pct
+            t!(
+                "config_error.above_idle",
+                idle = config.idle_util_pct,
+                found = config.busy_util_pct
             ),
         )?;
     }
     if config.idle_minutes == 0 {
-        problem(root.key("idle_minutes"), "must be at least 1")?;
+        problem(root.key("idle_minutes"), t!("config_error.at_least_1"))?;
     }
     if !(10..=3600).contains(&config.job_window_s) {
         problem(
             root.key("job_window_s"),
-            format!(
-                "must be from 10 to 3600 seconds, found {}",
-                config.job_window_s
+            t!(
+                "config_error.seconds_range",
+                min = 10,
+                max = 3600,
+                found = config.job_window_s
             ),
         )?;
     }
@@ -116,9 +126,10 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
         if let Some(first) = first_use.insert(&host.name, index) {
             problem(
                 path.key("name"),
-                format!(
-                    "duplicate host name {:?}, already used by hosts[{first}]",
-                    host.name
+                t!(
+                    "config_error.duplicate_host",
+                    name = host.name : {:?},
+                    first = first
                 ),
             )?;
         }
@@ -129,24 +140,25 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
     if config.countdown_s < MIN_COUNTDOWN_S {
         problem(
             root.key("countdown_s"),
-            format!(
-                "must be at least {MIN_COUNTDOWN_S} seconds, found {}",
-                config.countdown_s
+            t!(
+                "config_error.at_least_seconds",
+                min = MIN_COUNTDOWN_S,
+                found = config.countdown_s
             ),
         )?;
     }
     if config.unreachable_minutes == 0 {
-        problem(root.key("unreachable_minutes"), "must be at least 1")?;
+        problem(
+            root.key("unreachable_minutes"),
+            t!("config_error.at_least_1"),
+        )?;
     }
     if let Some(metrics) = &config.metrics
         && metrics.listen.parse::<std::net::SocketAddr>().is_err()
     {
         problem(
             root.key("metrics").key("listen"),
-            format!(
-                "must be ADDRESS:PORT such as \"127.0.0.1:9400\", found {:?}",
-                metrics.listen
-            ),
+            t!("config_error.metrics_listen", found = metrics.listen : {:?}),
         )?;
     }
     let host_names: Vec<&str> = config.hosts.iter().map(|h| h.name.as_str()).collect();
@@ -157,9 +169,10 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
         if let Some(first) = sink_names.insert(sink.display_name(), index) {
             problem(
                 path.key("name"),
-                format!(
-                    "two sinks are called {:?} (alerts[{first}] too); give each a name",
-                    sink.display_name()
+                t!(
+                    "config_error.duplicate_sink",
+                    name = sink.display_name() : {:?},
+                    first = first
                 ),
             )?;
         }
@@ -178,13 +191,7 @@ fn check_theme_name(name: &str, path: KeyPath) -> Result<(), Problem> {
     if safe {
         Ok(())
     } else {
-        problem(
-            path,
-            format!(
-                "{name:?} is not a theme name; use a bundled name (dark, light, high-contrast, \
-                 ansi16) or the stem of a .toml file in the themes directory"
-            ),
-        )
+        problem(path, t!("config_error.theme_name", name = name : {:?}))
     }
 }
 
@@ -192,33 +199,33 @@ fn check_percent(value: f64, path: KeyPath) -> Result<(), Problem> {
     if (0.0..=100.0).contains(&value) {
         Ok(())
     } else {
-        problem(path, format!("must be from 0 to 100, found {value}"))
+        problem(path, t!("config_error.percent", found = value))
     }
 }
 
 fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
     if host.name.trim().is_empty() {
-        problem(path.key("name"), "must not be empty")?;
+        problem(path.key("name"), t!("config_error.not_empty"))?;
     }
     if host.name.chars().any(char::is_control) {
-        problem(path.key("name"), "must not contain control characters")?;
+        problem(path.key("name"), t!("config_error.no_control"))?;
     }
     if host
         .identity_file
         .as_ref()
         .is_some_and(|file| file.as_os_str().is_empty())
     {
-        problem(path.key("identity_file"), "must not be empty")?;
+        problem(path.key("identity_file"), t!("config_error.not_empty"))?;
     }
     if let Some(name) = &host.password_env {
-        check_env_name(name, path.key("password_env"), "the password")?;
+        check_env_name(name, path.key("password_env"), Holds::Password)?;
     }
     if let Some(price) = host.price_per_hour
         && !(price.is_finite() && price >= 0.0)
     {
         problem(
             path.key("price_per_hour"),
-            format!("must be 0 or more, found {price}"),
+            t!("config_error.zero_or_more", found = price),
         )?;
     }
     for (key, limit) in [
@@ -229,7 +236,7 @@ fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
         if let Some(v) = limit
             && !(v.is_finite() && v > 0.0)
         {
-            problem(path.key(key), format!("must be more than 0, found {v}"))?;
+            problem(path.key(key), t!("config_error.more_than_zero", found = v))?;
         }
     }
     if let Some(countdown) = host.countdown_s
@@ -237,7 +244,11 @@ fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
     {
         problem(
             path.key("countdown_s"),
-            format!("must be at least {MIN_COUNTDOWN_S} seconds, found {countdown}"),
+            t!(
+                "config_error.at_least_seconds",
+                min = MIN_COUNTDOWN_S,
+                found = countdown
+            ),
         )?;
     }
     if let Some(currency) = &host.currency
@@ -245,7 +256,7 @@ fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
     {
         problem(
             path.key("currency"),
-            format!("must be a 3-letter code in capitals such as USD or CNY, found {currency:?}"),
+            t!("config_error.currency", found = currency : {:?}),
         )?;
     }
     if let Some(argv) = &host.backup {
@@ -254,7 +265,7 @@ fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
     if host.auto_release && host.release.is_none() {
         problem(
             path.key("auto_release"),
-            "needs a [hosts.release] table saying how to release this host",
+            t!("config_error.auto_release_needs_table"),
         )?;
     }
     if let Some((index, _)) = host.jobs.iter().enumerate().find(|(_, job)| {
@@ -262,7 +273,7 @@ fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
     }) {
         problem(
             path.key("jobs").index(index).key("on_plateau"),
-            "\"release\" needs a [hosts.release] table saying how to release this host",
+            t!("config_error.plateau_release_needs_table"),
         )?;
     }
     if let Some(expect) = &host.expect {
@@ -278,43 +289,44 @@ fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
     Ok(())
 }
 
-fn check_env_name(name: &str, path: KeyPath, holds: &str) -> Result<(), Problem> {
+/// What a `*_env` key's variable holds, which its error names.
+#[derive(Debug, Clone, Copy)]
+enum Holds {
+    Password,
+    Token,
+}
+
+fn check_env_name(name: &str, path: KeyPath, holds: Holds) -> Result<(), Problem> {
     if is_env_var_name(name) {
-        Ok(())
-    } else {
-        problem(
-            path,
-            format!(
-                "must be the NAME of an environment variable that holds {holds} \
-                 (capitals, digits and '_', like VAST_API_KEY), not the secret itself"
-            ),
-        )
+        return Ok(());
     }
+    let message = match holds {
+        Holds::Password => t!("config_error.env_name_password"),
+        Holds::Token => t!("config_error.env_name_token"),
+    };
+    problem(path, message)
 }
 
 fn check_argv(argv: &[String], path: KeyPath) -> Result<(), Problem> {
     match argv.first() {
         Some(program) if !program.trim().is_empty() => Ok(()),
-        _ => problem(
-            path,
-            "must be a command as a list of words, such as [\"rsync\", \"-a\", \"src/\", \"dst/\"]",
-        ),
+        _ => problem(path, t!("config_error.argv")),
     }
 }
 
 fn check_expect(expect: &Expect, path: &KeyPath) -> Result<(), Problem> {
     if expect.gpu.as_ref().is_some_and(|gpu| gpu.trim().is_empty()) {
-        problem(path.key("gpu"), "must not be empty")?;
+        problem(path.key("gpu"), t!("config_error.not_empty"))?;
     }
     if expect.count == Some(0) {
-        problem(path.key("count"), "must be at least 1")?;
+        problem(path.key("count"), t!("config_error.at_least_1"))?;
     }
     if let Some(memory) = expect.memory_gib
         && !(memory.is_finite() && memory > 0.0)
     {
         problem(
             path.key("memory_gib"),
-            format!("must be above 0, found {memory}"),
+            t!("config_error.above_zero", found = memory),
         )?;
     }
     Ok(())
@@ -323,39 +335,36 @@ fn check_expect(expect: &Expect, path: &KeyPath) -> Result<(), Problem> {
 fn check_release(release: &ReleaseConfig, path: &KeyPath) -> Result<(), Problem> {
     let provider = release.provider.as_str();
     if release.token_env.is_some() && release.token_file.is_some() {
-        problem(
-            path.key("token_file"),
-            "give either token_env or token_file, not both",
-        )?;
+        problem(path.key("token_file"), t!("config_error.token_env_or_file"))?;
     }
     if let Some(name) = &release.token_env {
-        check_env_name(name, path.key("token_env"), "the token")?;
+        check_env_name(name, path.key("token_env"), Holds::Token)?;
     }
     if release
         .token_file
         .as_ref()
         .is_some_and(|file| file.as_os_str().is_empty())
     {
-        problem(path.key("token_file"), "must not be empty")?;
+        problem(path.key("token_file"), t!("config_error.not_empty"))?;
     }
     if release
         .instance_id
         .as_ref()
         .is_some_and(|id| id.trim().is_empty())
     {
-        problem(path.key("instance_id"), "must not be empty")?;
+        problem(path.key("instance_id"), t!("config_error.not_empty"))?;
     }
     if release.provider.uses_api() {
         if release.instance_id.is_none() {
             problem(
                 path.key("instance_id"),
-                format!("is required with provider = \"{provider}\""),
+                t!("config_error.required_with_provider", provider = provider),
             )?;
         }
         if release.token_env.is_none() && release.token_file.is_none() {
             problem(
                 path.key("provider"),
-                format!("provider = \"{provider}\" needs token_env or token_file"),
+                t!("config_error.provider_needs_token", provider = provider),
             )?;
         }
     }
@@ -364,13 +373,12 @@ fn check_release(release: &ReleaseConfig, path: &KeyPath) -> Result<(), Problem>
     }
     match (&release.command, release.provider) {
         (Some(argv), Provider::Command) => check_argv(argv, path.key("command"))?,
-        (None, Provider::Command) => problem(
-            path.key("command"),
-            "is required with provider = \"command\"",
-        )?,
+        (None, Provider::Command) => {
+            problem(path.key("command"), t!("config_error.command_required"))?
+        }
         (Some(_), _) => problem(
             path.key("command"),
-            format!("is only used with provider = \"command\", not \"{provider}\""),
+            t!("config_error.command_only", provider = provider),
         )?,
         (None, _) => {}
     }
@@ -385,21 +393,15 @@ pub(super) fn check_base_url(url: &str, path: KeyPath) -> Result<(), Problem> {
         .map(|(scheme, _)| scheme)
         .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()));
     if !(url.starts_with("http://") || url.starts_with("https://")) {
-        let found = match scheme {
-            Some(scheme) => format!("found a {scheme}:// address"),
-            None => "found no scheme".to_string(),
+        let message = match scheme {
+            Some(scheme) => t!("config_error.url_scheme", scheme = scheme),
+            None => t!("config_error.url_no_scheme"),
         };
-        return problem(
-            path,
-            format!("must start with http:// or https://, {found}"),
-        );
+        return problem(path, message);
     }
     match reqwest::Url::parse(url) {
         Ok(parsed) if parsed.host_str().is_some_and(|h| !h.is_empty()) => Ok(()),
-        _ => problem(
-            path,
-            "is not a valid address; write it like https://api.example.com or http://127.0.0.1:8080",
-        ),
+        _ => problem(path, t!("config_error.url_invalid")),
     }
 }
 
@@ -409,7 +411,7 @@ fn check_budget(budget: &Budget, path: &KeyPath) -> Result<(), Problem> {
     {
         problem(
             path.key("max_spend"),
-            format!("must be 0 or more, found {spend}"),
+            t!("config_error.zero_or_more", found = spend),
         )?;
     }
     if let Some(hours) = budget.max_hours
@@ -417,7 +419,7 @@ fn check_budget(budget: &Budget, path: &KeyPath) -> Result<(), Problem> {
     {
         problem(
             path.key("max_hours"),
-            format!("must be above 0, found {hours}"),
+            t!("config_error.above_zero", found = hours),
         )?;
     }
     Ok(())

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use rust_i18n::t;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
@@ -18,7 +19,7 @@ impl Rfc3339 {
     /// Reads `2026-11-29T08:00:00Z`, `2026-11-29 16:00:00.5+08:00` and the like.
     pub fn parse(text: &str) -> Result<Self, String> {
         let unix_ms = crate::utc::parse_rfc3339_ms(text).map_err(|why| {
-            format!("{text:?} is not an RFC 3339 time like 2026-11-29T08:00:00Z: {why}")
+            t!("config_error.rfc3339", text = text : {:?}, why = why).into_owned()
         })?;
         Ok(Self {
             text: text.to_owned(),
@@ -50,7 +51,7 @@ impl<'de> Deserialize<'de> for Rfc3339 {
             type Value = Rfc3339;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an RFC 3339 date and time such as \"2026-11-29T08:00:00Z\"")
+                f.write_str(&t!("config_error.expect_rfc3339"))
             }
 
             fn visit_str<E: de::Error>(self, text: &str) -> Result<Rfc3339, E> {
@@ -79,7 +80,7 @@ pub struct CudaVersion {
 
 impl CudaVersion {
     pub fn parse(text: &str) -> Result<Self, String> {
-        let bad = || format!("{text:?} is not a CUDA version like \"12.1\"");
+        let bad = || t!("config_error.cuda", text = text : {:?}).into_owned();
         let number = |part: &str| {
             if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(bad());
@@ -109,13 +110,11 @@ impl<'de> Deserialize<'de> for CudaVersion {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct VersionVisitor;
 
-        const AS_STRING: &str = "write the version as a string such as \"12.1\" (as a number, 12.10 would read as 12.1)";
-
         impl Visitor<'_> for VersionVisitor {
             type Value = CudaVersion;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a CUDA version such as \"12.1\"")
+                f.write_str(&t!("config_error.expect_cuda"))
             }
 
             fn visit_str<E: de::Error>(self, text: &str) -> Result<CudaVersion, E> {
@@ -123,15 +122,15 @@ impl<'de> Deserialize<'de> for CudaVersion {
             }
 
             fn visit_f64<E: de::Error>(self, _: f64) -> Result<CudaVersion, E> {
-                Err(E::custom(AS_STRING))
+                Err(E::custom(t!("config_error.cuda_as_string")))
             }
 
             fn visit_i64<E: de::Error>(self, _: i64) -> Result<CudaVersion, E> {
-                Err(E::custom(AS_STRING))
+                Err(E::custom(t!("config_error.cuda_as_string")))
             }
 
             fn visit_u64<E: de::Error>(self, _: u64) -> Result<CudaVersion, E> {
-                Err(E::custom(AS_STRING))
+                Err(E::custom(t!("config_error.cuda_as_string")))
             }
         }
 

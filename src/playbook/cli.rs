@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
+use rust_i18n::t;
+
 use crate::audit::AuditLog;
 use crate::playbook::PlaybookError;
 use crate::playbook::catalog::Catalog;
@@ -116,65 +118,80 @@ pub fn show_command(catalog: &Catalog, id: &str) -> Result<String, PlaybookError
         book.summary.trim()
     );
     if !book.when.is_empty() {
-        let _ = writeln!(out, "\nfor findings: {}", book.when.join(", "));
-    }
-    if !book.params.is_empty() {
-        let _ = writeln!(out, "\nparameters:");
-        for p in &book.params {
-            let kind = match p.kind {
-                ParamKind::Gpu => "GPU index",
-                ParamKind::Watts => "watts",
-                ParamKind::Choice => "choice",
-            };
-            let _ = writeln!(out, "  {} ({kind}): {}", p.name, p.help.trim());
-        }
-    }
-    let _ = writeln!(out, "\nsteps:");
-    for (i, step) in book.steps.iter().enumerate() {
+        let labels = book.when.join(", ");
         let _ = writeln!(
             out,
-            "  {}. {} [{}{}] ({}, timeout {} s)",
-            i + 1,
-            step.title,
-            step.danger,
-            if step.root { ", needs root" } else { "" },
-            step.id,
-            step.timeout_s
+            "\n{}",
+            t!("playbook_cli.for_findings", labels = labels)
         );
+    }
+    if !book.params.is_empty() {
+        let _ = writeln!(out, "\n{}", t!("playbook_cli.parameters"));
+        for p in &book.params {
+            let kind = match p.kind {
+                ParamKind::Gpu => t!("playbook_cli.kind_gpu"),
+                ParamKind::Watts => t!("playbook_cli.kind_watts"),
+                ParamKind::Choice => t!("playbook_cli.kind_choice"),
+            };
+            let line = t!(
+                "playbook_cli.param",
+                name = p.name,
+                kind = kind,
+                help = p.help.trim()
+            );
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    let _ = writeln!(out, "\n{}", t!("playbook_cli.steps"));
+    for (i, step) in book.steps.iter().enumerate() {
+        let root = if step.root {
+            t!("playbook_cli.needs_root")
+        } else {
+            "".into()
+        };
+        let line = t!(
+            "playbook_cli.step",
+            n = i + 1,
+            title = step.title,
+            danger = step.danger,
+            root = root,
+            id = step.id,
+            timeout = step.timeout_s
+        );
+        let _ = writeln!(out, "  {line}");
         match (&step.advice, &step.say) {
             (Some(name), _) => {
-                let _ = writeln!(out, "     (built-in advice: {name})");
+                let _ = writeln!(out, "     {}", t!("playbook_cli.advice", name = name));
             }
             (None, Some(say)) => {
-                let _ = writeln!(out, "     says: {}", say.trim());
+                let _ = writeln!(out, "     {}", t!("playbook_cli.says", text = say.trim()));
             }
             (None, None) => {
                 let command = crate::playbook::runner::display(&step.command);
                 let _ = writeln!(out, "     $ {command}");
             }
         }
-        let _ = writeln!(out, "     why: {}", step.why.trim());
+        let _ = writeln!(out, "     {}", t!("playbook.why", why = step.why.trim()));
         let all: Vec<String> = step.only_if.iter().map(describe).collect();
         let any: Vec<String> = step.only_if_any.iter().map(describe).collect();
         if !all.is_empty() {
-            let _ = writeln!(out, "     only if: {}", all.join(" and "));
+            let conditions = all.join(&t!("playbook_cli.and"));
+            let line = t!("playbook_cli.only_if", conditions = conditions);
+            let _ = writeln!(out, "     {line}");
         }
         if !any.is_empty() {
-            let _ = writeln!(out, "     only if one of: {}", any.join("; "));
+            let conditions = any.join("; ");
+            let line = t!("playbook_cli.only_if_any", conditions = conditions);
+            let _ = writeln!(out, "     {line}");
         }
         if step.reboot {
-            let _ = writeln!(
-                out,
-                "     then waits for the host to come back and re-runs: {}",
-                step.rerun.join(", ")
-            );
+            let steps = step.rerun.join(", ");
+            let line = t!("playbook_cli.reboot_reruns", steps = steps);
+            let _ = writeln!(out, "     {line}");
         }
         if let Some(undo) = &step.undo {
-            let _ = writeln!(
-                out,
-                "     undo: {}",
-                crate::playbook::runner::display(&undo.command)
-            );
+            let command = crate::playbook::runner::display(&undo.command);
+            let _ = writeln!(out, "     {}", t!("playbook_cli.undo", command = command));
         }
     }
     Ok(out)
@@ -192,15 +209,13 @@ pub(super) fn describe(c: &Condition) -> String {
                 .unwrap_or_default();
             format!("{fact} {test}")
         }
-        (None, Some(step), Some(is)) => {
-            let state = match is {
-                StepIs::Ok => "succeeded",
-                StepIs::Failed => "failed",
-                StepIs::Skipped => "was skipped",
-                StepIs::NotOk => "did not succeed",
-            };
-            format!("{step} {state}")
+        (None, Some(step), Some(is)) => match is {
+            StepIs::Ok => t!("playbook_cli.step_succeeded", step = step),
+            StepIs::Failed => t!("playbook_cli.step_failed", step = step),
+            StepIs::Skipped => t!("playbook_cli.step_skipped", step = step),
+            StepIs::NotOk => t!("playbook_cli.step_not_ok", step = step),
         }
+        .into_owned(),
         _ => String::new(),
     }
 }
@@ -285,10 +300,12 @@ fn undo_runbook(record: &UndoRecord, original: Option<&Step>) -> Runbook {
     let mut steps = vec![step(
         "undo",
         record.title.clone(),
-        format!(
-            "puts back what step {} of {} changed",
-            record.step, record.runbook
-        ),
+        t!(
+            "playbook_cli.undo_why",
+            step = record.step,
+            runbook = record.runbook
+        )
+        .into_owned(),
         Danger::Change,
         record.command.clone(),
         original.map(|s| s.check.clone()).unwrap_or_default(),
@@ -296,8 +313,8 @@ fn undo_runbook(record: &UndoRecord, original: Option<&Step>) -> Runbook {
     if !record.verify.is_empty() {
         steps.push(step(
             "undo-verify",
-            "Read back the restored value".to_string(),
-            "the host must now report the value from before the change".to_string(),
+            t!("playbook_cli.undo_verify_title").into_owned(),
+            t!("playbook_cli.undo_verify_why").into_owned(),
             Danger::Read,
             record.verify.clone(),
             Check {
@@ -308,7 +325,7 @@ fn undo_runbook(record: &UndoRecord, original: Option<&Step>) -> Runbook {
     }
     Runbook {
         id: record.runbook.clone(),
-        title: format!("undo: {}", record.title),
+        title: t!("playbook_cli.undo_title", title = record.title).into_owned(),
         summary: record.title.clone(),
         when: Vec::new(),
         params: Vec::new(),
@@ -333,7 +350,11 @@ pub fn undo_command(
     let record = match store.latest(exec.host()) {
         Ok(Some(record)) => record,
         Ok(None) => {
-            let _ = writeln!(out, "nothing to undo on {}", exec.host());
+            let _ = writeln!(
+                out,
+                "{}",
+                t!("playbook_cli.nothing_to_undo", host = exec.host())
+            );
             return EXIT_OK;
         }
         Err(e) => {
@@ -369,7 +390,11 @@ pub fn undo_command(
         && !request.dry_run
         && let Err(e) = store.remove(&record)
     {
-        let _ = writeln!(out, "gpufleet: restored, but {e}");
+        let _ = writeln!(
+            out,
+            "gpufleet: {}",
+            t!("playbook_cli.restored_but", why = e)
+        );
         return EXIT_FAILED;
     }
     report.outcome.exit_code()

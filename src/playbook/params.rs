@@ -4,31 +4,34 @@
 
 use std::collections::BTreeMap;
 
+use rust_i18n::t;
 use thiserror::Error;
 
 use crate::playbook::facts::{Facts, as_argument, number};
 use crate::playbook::model::{Param, ParamKind, Runbook};
 use crate::playbook::validate::placeholder;
 
+/// Why a parameter cannot be used; said in the reader's language ([`ParamError::words`]).
 #[derive(Debug, Clone, PartialEq, Error)]
+#[error("{}", self.words())]
 pub enum ParamError {
-    #[error("--param {text:?}: write NAME=VALUE, e.g. watts=250")]
-    Malformed { text: String },
-    #[error("{runbook} has no parameter {name:?} (it takes: {known})")]
+    Malformed {
+        text: String,
+    },
     Unknown {
         runbook: String,
         name: String,
-        known: String,
+        /// The names it takes, joined; `None` when it takes none.
+        known: Option<String>,
     },
-    #[error("parameter {name} is given twice")]
-    Twice { name: String },
-    #[error("{name}={value:?}: {reason}")]
+    Twice {
+        name: String,
+    },
     Invalid {
         name: String,
         value: String,
-        reason: String,
+        reason: InvalidValue,
     },
-    #[error("{name}={value} W is outside GPU {gpu}'s range {min}..{max} W; nothing was changed")]
     OutOfRange {
         name: String,
         value: String,
@@ -36,30 +39,124 @@ pub enum ParamError {
         min: String,
         max: String,
     },
-    #[error("GPU {gpu} is not on this host (it has GPU {have})")]
-    NoSuchGpu { gpu: u32, have: String },
-    #[error("this host has GPUs {have}; choose one with --gpu N")]
-    ChooseGpu { have: String },
-    #[error("no GPU list could be read from the host, so no GPU can be chosen")]
+    NoSuchGpu {
+        gpu: u32,
+        have: String,
+    },
+    ChooseGpu {
+        have: String,
+    },
     NoGpuList,
-    #[error("{name} has no value: give --param {name}=...")]
-    Missing { name: String },
-    #[error(
-        "GPU {gpu} reports no usable {name} range (min {min}, max {max}); \
-         it cannot be set on this card"
-    )]
+    Missing {
+        name: String,
+    },
+    /// `min`/`max`: the fact as the host reported it, `None` when it reported none.
     NoRange {
         name: String,
         gpu: u32,
-        min: String,
-        max: String,
+        min: Option<String>,
+        max: Option<String>,
     },
-    #[error("{{{name}}} is not known yet: an earlier step did not report it")]
-    NoFact { name: String },
-    #[error(
-        "the host reported {value:?} for {name}; that is not a plain value, so it is not put in a command"
-    )]
-    UnsafeFact { name: String, value: String },
+    NoFact {
+        name: String,
+    },
+    UnsafeFact {
+        name: String,
+        value: String,
+    },
+}
+
+/// What a given value is not.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InvalidValue {
+    GpuIndex,
+    Watts,
+    /// One of these choices, joined.
+    Choice(String),
+}
+
+impl ParamError {
+    /// The sentence, from the catalogue under `param_error`.
+    pub fn words(&self) -> String {
+        let unknown = || t!("param_error.unknown").into_owned();
+        match self {
+            Self::Malformed { text } => t!("param_error.malformed", text = text : {:?}),
+            Self::Unknown {
+                runbook,
+                name,
+                known,
+            } => {
+                let known = known
+                    .clone()
+                    .unwrap_or_else(|| t!("param_error.takes_nothing").into_owned());
+                t!(
+                    "param_error.unknown_param",
+                    runbook = runbook,
+                    name = name : {:?},
+                    known = known
+                )
+            }
+            Self::Twice { name } => t!("param_error.twice", name = name),
+            Self::Invalid {
+                name,
+                value,
+                reason,
+            } => {
+                let reason = match reason {
+                    InvalidValue::GpuIndex => t!("param_error.gpu_index"),
+                    InvalidValue::Watts => t!("param_error.watts"),
+                    InvalidValue::Choice(choices) => {
+                        t!("param_error.choose_one", choices = choices)
+                    }
+                };
+                t!(
+                    "param_error.invalid",
+                    name = name,
+                    value = value : {:?},
+                    reason = reason
+                )
+            }
+            Self::OutOfRange {
+                name,
+                value,
+                gpu,
+                min,
+                max,
+            } => t!(
+                "param_error.out_of_range",
+                name = name,
+                value = value,
+                gpu = gpu,
+                min = min,
+                max = max
+            ),
+            Self::NoSuchGpu { gpu, have } => t!("param_error.no_such_gpu", gpu = gpu, have = have),
+            Self::ChooseGpu { have } => t!("param_error.choose_gpu", have = have),
+            Self::NoGpuList => t!("param_error.no_gpu_list"),
+            Self::Missing { name } => t!("param_error.missing", name = name),
+            Self::NoRange {
+                name,
+                gpu,
+                min,
+                max,
+            } => {
+                let min = min.clone().unwrap_or_else(unknown);
+                let max = max.clone().unwrap_or_else(unknown);
+                t!(
+                    "param_error.no_range",
+                    name = name,
+                    gpu = gpu,
+                    min = min,
+                    max = max
+                )
+            }
+            Self::NoFact { name } => t!("param_error.no_fact", name = name),
+            Self::UnsafeFact { name, value } => {
+                t!("param_error.unsafe_fact", name = name, value = value : {:?})
+            }
+        }
+        .into_owned()
+    }
 }
 
 /// A resolved parameter value, and the reason when gpufleet proposed it.
@@ -105,11 +202,7 @@ impl Params {
                 return Err(ParamError::Unknown {
                     runbook: book.id.clone(),
                     name: name.clone(),
-                    known: if known.is_empty() {
-                        "nothing".to_string()
-                    } else {
-                        known.join(", ")
-                    },
+                    known: (!known.is_empty()).then(|| known.join(", ")),
                 });
             };
             let typed = parse_value(spec, value)?;
@@ -226,8 +319,8 @@ impl Params {
             return Err(ParamError::NoRange {
                 name: spec.name.clone(),
                 gpu: gpu_index,
-                min: min_text.unwrap_or_else(|| "unknown".into()),
-                max: max_text.unwrap_or_else(|| "unknown".into()),
+                min: min_text,
+                max: max_text,
             });
         };
         let watts = number(&value).unwrap_or(f64::NAN);
@@ -308,28 +401,25 @@ impl Params {
 }
 
 fn parse_value(spec: &Param, value: &str) -> Result<String, ParamError> {
-    let invalid = |reason: &str| ParamError::Invalid {
+    let invalid = |reason: InvalidValue| ParamError::Invalid {
         name: spec.name.clone(),
         value: value.to_string(),
-        reason: reason.to_string(),
+        reason,
     };
     match spec.kind {
         ParamKind::Gpu => value
             .parse::<u32>()
             .map(|g| g.to_string())
-            .map_err(|_| invalid("a GPU index is a whole number, as nvidia-smi -i takes it")),
+            .map_err(|_| invalid(InvalidValue::GpuIndex)),
         ParamKind::Watts => match number(value) {
             Some(w) if w > 0.0 && w < 100_000.0 => Ok(canonical_number(w)),
-            _ => Err(invalid("watts is a positive number, e.g. 250 or 262.5")),
+            _ => Err(invalid(InvalidValue::Watts)),
         },
         ParamKind::Choice => {
             if spec.choices.iter().any(|c| c == value) {
                 Ok(value.to_string())
             } else {
-                Err(invalid(&format!(
-                    "choose one of {}",
-                    spec.choices.join(", ")
-                )))
+                Err(invalid(InvalidValue::Choice(spec.choices.join(", "))))
             }
         }
     }

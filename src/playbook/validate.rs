@@ -4,6 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use rust_i18n::t;
+
 use crate::playbook::model::{
     Capture, Check, Condition, Danger, Explain, ParamKind, Runbook, Source, Step, Undo,
 };
@@ -17,10 +19,7 @@ pub const MAX_TIMEOUT_S: u64 = 3_600;
 /// Checks `book`; the error names the place (`steps[2] (apply): ...`) and what is wrong.
 pub fn validate(book: &Runbook) -> Result<(), String> {
     if !is_id(&book.id) {
-        return Err(format!(
-            "id {:?}: use lowercase letters, digits and '-'",
-            book.id
-        ));
+        return Err(t!("runbook_error.bad_id", id = book.id : {:?}).into_owned());
     }
     nonempty("title", &book.title)?;
     nonempty("summary", &book.summary)?;
@@ -30,12 +29,12 @@ pub fn validate(book: &Runbook) -> Result<(), String> {
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         {
-            return Err(format!("when: {label:?} is not a finding label"));
+            return Err(t!("runbook_error.not_a_label", label = label : {:?}).into_owned());
         }
     }
     let params = check_params(book)?;
     if book.steps.is_empty() {
-        return Err("steps: a runbook needs at least one step".to_string());
+        return Err(t!("runbook_error.no_steps").into_owned());
     }
     let mut known: BTreeSet<String> = params.clone();
     let mut earlier: Vec<&Step> = Vec::new();
@@ -43,10 +42,8 @@ pub fn validate(book: &Runbook) -> Result<(), String> {
         check_step(step, &known, &earlier).map_err(|e| format!("steps[{i}] ({}): {e}", step.id))?;
         for name in captured_names(step) {
             if params.contains(&name) {
-                return Err(format!(
-                    "steps[{i}] ({}): fact {name:?} has the name of a parameter",
-                    step.id
-                ));
+                let e = t!("runbook_error.fact_is_param", name = name : {:?});
+                return Err(format!("steps[{i}] ({}): {e}", step.id));
             }
             known.insert(name);
         }
@@ -59,17 +56,13 @@ pub fn validate(book: &Runbook) -> Result<(), String> {
         if let Some(fact) = &param.suggest
             && !known.contains(fact)
         {
-            return Err(format!(
-                "params ({}): suggest names {fact:?}, which no step captures",
-                param.name
-            ));
+            let e = t!("runbook_error.suggest_uncaptured", fact = fact : {:?});
+            return Err(format!("params ({}): {e}", param.name));
         }
         for fact in [&param.min, &param.max].into_iter().flatten() {
             if !known.contains(fact) {
-                return Err(format!(
-                    "params ({}): {fact:?} is not captured by any step",
-                    param.name
-                ));
+                let e = t!("runbook_error.not_captured", fact = fact : {:?});
+                return Err(format!("params ({}): {e}", param.name));
             }
         }
     }
@@ -78,7 +71,7 @@ pub fn validate(book: &Runbook) -> Result<(), String> {
 
 fn nonempty(what: &str, text: &str) -> Result<(), String> {
     if text.trim().is_empty() {
-        Err(format!("{what} is empty"))
+        Err(t!("runbook_error.empty", what = what).into_owned())
     } else {
         Ok(())
     }
@@ -102,41 +95,39 @@ fn check_params(book: &Runbook) -> Result<BTreeSet<String>, String> {
     for param in &book.params {
         let at = |e: String| format!("params ({}): {e}", param.name);
         if !is_name(&param.name) {
-            return Err(at("use lowercase letters, digits and '_'".to_string()));
+            return Err(at(t!("runbook_error.param_name").into_owned()));
         }
         if !names.insert(param.name.clone()) {
-            return Err(at("declared twice".to_string()));
+            return Err(at(t!("runbook_error.declared_twice").into_owned()));
         }
         nonempty("help", &param.help).map_err(at)?;
         let has_range = param.min.is_some() || param.max.is_some();
         match param.kind {
             ParamKind::Gpu if param.name != "gpu" => {
-                return Err(at("a gpu parameter must be named \"gpu\"".to_string()));
+                return Err(at(t!("runbook_error.gpu_param_name").into_owned()));
             }
             ParamKind::Gpu if has_range || !param.choices.is_empty() => {
-                return Err(at(
-                    "a gpu index is checked against the GPUs read, not min/max/choices".into(),
-                ));
+                return Err(at(t!("runbook_error.gpu_no_range").into_owned()));
             }
             ParamKind::Watts if param.min.is_none() || param.max.is_none() => {
-                return Err(at(
-                    "watts needs min and max: the facts holding the card's range".into(),
-                ));
+                return Err(at(t!("runbook_error.watts_needs_range").into_owned()));
             }
             ParamKind::Watts if !param.choices.is_empty() || param.default.is_some() => {
-                return Err(at("watts takes no choices or literal default".to_string()));
+                return Err(at(t!("runbook_error.watts_no_choices").into_owned()));
             }
             ParamKind::Choice if param.choices.is_empty() || has_range => {
-                return Err(at("choice needs choices and no min/max".to_string()));
+                return Err(at(t!("runbook_error.choice_needs_choices").into_owned()));
             }
             ParamKind::Choice => {
                 if let Some(default) = &param.default
                     && !param.choices.contains(default)
                 {
-                    return Err(at(format!("default {default:?} is not one of the choices")));
+                    let e = t!("runbook_error.default_not_a_choice", default = default : {:?});
+                    return Err(at(e.into_owned()));
                 }
                 if let Some(bad) = param.choices.iter().find(|c| !is_plain_word(c)) {
-                    return Err(at(format!("choice {bad:?} is not a plain word")));
+                    let e = t!("runbook_error.choice_not_plain", choice = bad : {:?});
+                    return Err(at(e.into_owned()));
                 }
             }
             _ => {}
@@ -176,7 +167,7 @@ pub fn placeholder(arg: &str) -> Option<&str> {
 fn check_template(words: &[String], known: &BTreeSet<String>, what: &str) -> Result<(), String> {
     for (i, word) in words.iter().enumerate() {
         if word.contains('\0') {
-            return Err(format!("{what}[{i}] contains a NUL byte"));
+            return Err(t!("runbook_error.nul", what = what, i = i).into_owned());
         }
         if !word.contains('{') && !word.contains('}') {
             continue;
@@ -184,14 +175,22 @@ fn check_template(words: &[String], known: &BTreeSet<String>, what: &str) -> Res
         match placeholder(word) {
             Some(name) if is_name(name) && known.contains(name) => {}
             Some(name) if is_name(name) => {
-                return Err(format!(
-                    "{what}[{i}]: {{{name}}} is neither a parameter nor a fact of an earlier step"
-                ));
+                let e = t!(
+                    "runbook_error.unknown_placeholder",
+                    what = what,
+                    i = i,
+                    name = name
+                );
+                return Err(e.into_owned());
             }
             _ => {
-                return Err(format!(
-                    "{what}[{i}] {word:?}: a placeholder must be a whole argument, like \"{{gpu}}\""
-                ));
+                let e = t!(
+                    "runbook_error.placeholder_whole",
+                    what = what,
+                    i = i,
+                    word = word : {:?}
+                );
+                return Err(e.into_owned());
             }
         }
     }
@@ -200,27 +199,32 @@ fn check_template(words: &[String], known: &BTreeSet<String>, what: &str) -> Res
 
 fn check_step(step: &Step, known: &BTreeSet<String>, earlier: &[&Step]) -> Result<(), String> {
     if !is_id(&step.id) {
-        return Err("id: use lowercase letters, digits and '-'".to_string());
+        return Err(t!("runbook_error.step_id").into_owned());
     }
     if earlier.iter().any(|s| s.id == step.id) {
-        return Err("the id is used by an earlier step".to_string());
+        return Err(t!("runbook_error.id_used").into_owned());
     }
     nonempty("title", &step.title)?;
     nonempty("why", &step.why)?;
     if step.timeout_s == 0 || step.timeout_s > MAX_TIMEOUT_S {
-        return Err(format!("timeout_s must be 1..={MAX_TIMEOUT_S}"));
+        return Err(t!("runbook_error.timeout", max = MAX_TIMEOUT_S).into_owned());
     }
     if let Some(name) = &step.advice
         && !ADVICE_NAMES.contains(&name.as_str())
     {
-        return Err(format!("advice {name:?} is not one of {ADVICE_NAMES:?}"));
+        let e = t!(
+            "runbook_error.advice_unknown",
+            name = name : {:?},
+            names = ADVICE_NAMES : {:?}
+        );
+        return Err(e.into_owned());
     }
     let commandless = step.advice.is_some() || step.say.is_some();
     if step.advice.is_some() && step.say.is_some() {
-        return Err("give advice or say, not both".to_string());
+        return Err(t!("runbook_error.advice_or_say").into_owned());
     }
     if step.say.as_deref().is_some_and(|t| t.trim().is_empty()) {
-        return Err("say is empty".to_string());
+        return Err(t!("runbook_error.say_empty").into_owned());
     }
     match commandless {
         true => {
@@ -230,38 +234,34 @@ fn check_step(step: &Step, known: &BTreeSet<String>, earlier: &[&Step]) -> Resul
                 || step.ask
                 || !step.capture.is_empty()
             {
-                return Err(
-                    "an advice or say step runs no command: a read with no command, root, \
-                     ask or capture"
-                        .to_string(),
-                );
+                return Err(t!("runbook_error.commandless").into_owned());
             }
         }
         false => {
             let Some(program) = step.command.first() else {
-                return Err("command is empty".to_string());
+                return Err(t!("runbook_error.command_empty").into_owned());
             };
             if program.is_empty() || program.contains(['{', '}']) {
-                return Err("the program must be a literal name".to_string());
+                return Err(t!("runbook_error.literal_program").into_owned());
             }
             check_template(&step.command, known, "command")?;
         }
     }
     if step.reboot && step.danger != Danger::Disruptive {
-        return Err("a reboot step must be disruptive".to_string());
+        return Err(t!("runbook_error.reboot_disruptive").into_owned());
     }
     if !step.rerun.is_empty() && !step.reboot {
-        return Err("only a reboot step can rerun steps".to_string());
+        return Err(t!("runbook_error.rerun_reboot_only").into_owned());
     }
     for id in &step.rerun {
         match earlier.iter().find(|s| &s.id == id) {
             Some(s) if s.danger == Danger::Read && !s.command.is_empty() => {}
-            Some(_) => return Err(format!("rerun {id:?} is not a read step")),
-            None => return Err(format!("rerun {id:?} is not an earlier step")),
+            Some(_) => return Err(t!("runbook_error.rerun_not_read", id = id : {:?}).into_owned()),
+            None => return Err(t!("runbook_error.rerun_not_earlier", id = id : {:?}).into_owned()),
         }
     }
     if step.ask && step.danger != Danger::Read {
-        return Err("ask is for read steps; other steps always ask".to_string());
+        return Err(t!("runbook_error.ask_read_only").into_owned());
     }
     check_check(&step.check, known)?;
     for capture in &step.capture {
@@ -289,7 +289,7 @@ fn check_check(check: &Check, known: &BTreeSet<String>) -> Result<(), String> {
         .chain(&check.not_contains)
         .any(|t| t.trim().is_empty())
     {
-        return Err("check: an empty text matches everything".to_string());
+        return Err(t!("runbook_error.check_empty_text").into_owned());
     }
     Ok(())
 }
@@ -301,22 +301,22 @@ fn check_capture(capture: &Capture) -> Result<(), String> {
             || capture.text.is_some()
             || capture.index.is_some()
         {
-            return Err("capture: csv takes no fact/from/text/index".to_string());
+            return Err(t!("runbook_error.csv_alone").into_owned());
         }
         let unique: BTreeSet<&String> = columns.iter().collect();
         if columns.is_empty() || unique.len() != columns.len() {
-            return Err("capture: csv needs distinct column names".to_string());
+            return Err(t!("runbook_error.csv_distinct").into_owned());
         }
         if let Some(bad) = columns.iter().find(|c| !is_name(c)) {
-            return Err(format!("capture: column {bad:?} is not a name"));
+            return Err(t!("runbook_error.column_not_a_name", column = bad : {:?}).into_owned());
         }
         return Ok(());
     }
     let (Some(fact), Some(from)) = (&capture.fact, capture.from) else {
-        return Err("capture: give csv, or fact and from".to_string());
+        return Err(t!("runbook_error.csv_or_fact").into_owned());
     };
     if !is_name(fact) {
-        return Err(format!("capture: fact {fact:?} is not a name"));
+        return Err(t!("runbook_error.fact_not_a_name", fact = fact : {:?}).into_owned());
     }
     let text_needed = matches!(
         from,
@@ -325,29 +325,27 @@ fn check_capture(capture: &Capture) -> Result<(), String> {
     let text_allowed = text_needed || matches!(from, Source::VersionAfter | Source::Word);
     let has_text = capture.text.as_deref().is_some_and(|t| !t.is_empty());
     if text_needed && !has_text {
-        return Err(format!("capture {fact}: this source needs text"));
+        return Err(t!("runbook_error.needs_text", fact = fact).into_owned());
     }
     if !text_allowed && capture.text.is_some() {
-        return Err(format!("capture {fact}: this source takes no text"));
+        return Err(t!("runbook_error.takes_no_text", fact = fact).into_owned());
     }
     if (from == Source::Word) != capture.index.is_some() {
-        return Err(format!(
-            "capture {fact}: index goes with from = \"word\", and only there"
-        ));
+        return Err(t!("runbook_error.index_with_word", fact = fact).into_owned());
     }
     Ok(())
 }
 
 fn check_explain(explain: &Explain) -> Result<(), String> {
     if explain.output.is_none() && explain.exit.is_none() && !explain.failed {
-        return Err("explain needs output, exit or failed to match on".to_string());
+        return Err(t!("runbook_error.explain_needs").into_owned());
     }
     if explain
         .output
         .as_deref()
         .is_some_and(|t| t.trim().is_empty())
     {
-        return Err("explain: an empty output text matches everything".to_string());
+        return Err(t!("runbook_error.explain_empty").into_owned());
     }
     nonempty("explain.say", &explain.say)
 }
@@ -365,44 +363,42 @@ fn check_condition(
     match (&condition.fact, &condition.step) {
         (Some(fact), None) => {
             if !known.contains(fact) {
-                return Err(format!(
-                    "condition: {fact:?} is not a fact of an earlier step"
-                ));
+                let e = t!("runbook_error.condition_unknown_fact", fact = fact : {:?});
+                return Err(e.into_owned());
             }
             if tests.iter().filter(|t| **t).count() != 1 || condition.is.is_some() {
-                return Err(format!(
-                    "condition on {fact}: give exactly one of equals, not_equals, at_least"
-                ));
+                return Err(t!("runbook_error.condition_one_test", fact = fact).into_owned());
             }
             Ok(())
         }
         (None, Some(id)) => {
             if !earlier.iter().any(|s| &s.id == id) {
-                return Err(format!("condition: {id:?} is not an earlier step"));
+                let e = t!("runbook_error.condition_unknown_step", id = id : {:?});
+                return Err(e.into_owned());
             }
             if condition.is.is_none() || tests.iter().any(|t| *t) {
-                return Err(format!("condition on step {id}: give is, and only is"));
+                return Err(t!("runbook_error.condition_is", id = id).into_owned());
             }
             Ok(())
         }
-        _ => Err("condition: give fact or step, not both".to_string()),
+        _ => Err(t!("runbook_error.condition_fact_or_step").into_owned()),
     }
 }
 
 fn check_undo(undo: &Undo, step: &Step, known: &BTreeSet<String>) -> Result<(), String> {
     if step.danger != Danger::Change {
-        return Err("only change steps can be undone".to_string());
+        return Err(t!("runbook_error.undo_change_only").into_owned());
     }
     nonempty("undo.title", &undo.title)?;
     match undo.command.first() {
         Some(p) if !p.is_empty() && !p.contains(['{', '}']) => {}
-        _ => return Err("undo.command needs a literal program".to_string()),
+        _ => return Err(t!("runbook_error.undo_literal_program").into_owned()),
     }
     check_template(&undo.command, known, "undo.command")?;
     check_template(&undo.verify, known, "undo.verify")?;
     if let Some(expect) = &undo.expect {
         if undo.verify.is_empty() {
-            return Err("undo.expect needs undo.verify".to_string());
+            return Err(t!("runbook_error.undo_expect_needs_verify").into_owned());
         }
         check_template(std::slice::from_ref(expect), known, "undo.expect")?;
     }
