@@ -6,6 +6,8 @@ use std::fmt;
 use serde::Deserialize;
 use thiserror::Error;
 
+use crate::fleet::NoticeText;
+
 /// Where to connect. A bare word keeps its spelling as `host`, because it may be an alias that
 /// only `~/.ssh/config` can resolve.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
@@ -16,26 +18,49 @@ pub struct SshTarget {
     pub port: Option<u16>,
 }
 
+/// Why a value is not an ssh target. Its `Display` is the English of [`SshTargetError::words`],
+/// for the log and the config file's errors; a person reads the words in their language.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SshTargetError {
-    #[error("is empty; write user@host:port, user@host, host or an ~/.ssh/config alias")]
     Empty,
-    #[error("looks like an ssh command line; write \"{suggestion}\" instead")]
     CommandLine { suggestion: String },
-    #[error("has an empty user name before '@'")]
     EmptyUser,
-    #[error("user name {user:?} may not contain spaces, control characters or ':'")]
     BadUser { user: String },
-    #[error("has no host name")]
     EmptyHost,
-    #[error(
-        "host {host:?} may only contain letters, digits, '-', '.' and '_' (IPv6 goes in [brackets])"
-    )]
     BadHost { host: String },
-    #[error("port {port:?} is not a number from 1 to 65535")]
     BadPort { port: String },
-    #[error("has a '[' without a matching ']'")]
     UnclosedBracket,
+}
+
+impl fmt::Display for SshTargetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.words().english())
+    }
+}
+
+impl SshTargetError {
+    /// What is wrong, in catalogue words (`ssh_target_words.*`); the value as written, quoted.
+    pub fn words(&self) -> NoticeText {
+        let text = NoticeText::new;
+        match self {
+            SshTargetError::Empty => text("ssh_target_words.empty"),
+            SshTargetError::CommandLine { suggestion } => {
+                text("ssh_target_words.command_line").put("suggestion", suggestion.as_str())
+            }
+            SshTargetError::EmptyUser => text("ssh_target_words.empty_user"),
+            SshTargetError::BadUser { user } => {
+                text("ssh_target_words.bad_user").put("user", format!("{user:?}"))
+            }
+            SshTargetError::EmptyHost => text("ssh_target_words.empty_host"),
+            SshTargetError::BadHost { host } => {
+                text("ssh_target_words.bad_host").put("host", format!("{host:?}"))
+            }
+            SshTargetError::BadPort { port } => {
+                text("ssh_target_words.bad_port").put("port", format!("{port:?}"))
+            }
+            SshTargetError::UnclosedBracket => text("ssh_target_words.unclosed_bracket"),
+        }
+    }
 }
 
 /// Reads `user@host:port` and its shorter forms; `[v6addr]:port` for IPv6 addresses.

@@ -70,6 +70,11 @@ pub(crate) fn kernel_unreadable(output: String, status: Option<i32>) -> NoticeTe
     )
 }
 
+/// The kernel log's reader could not be started: `why` is the SSH layer's text.
+pub(crate) fn kernel_refused(why: &NoticeText) -> NoticeText {
+    NoticeText::new("link_notice.kernel_unreadable").put_words("why", why.clone())
+}
+
 /// A host key was added to known_hosts (`unchecked` under `StrictHostKeyChecking no`).
 pub(crate) fn key_added(key: &HostKeyPrompt, unchecked: bool) -> NoticeText {
     let key_name = if unchecked {
