@@ -256,7 +256,13 @@ impl ReleaseFlow {
                 let result = runner.run(&self.plan.host, argv, &mut |line| on_line(&clean(line)));
                 let (outcome, status) = match result {
                     Ok(Some(0)) => (BackupOutcome::Succeeded, Some(0)),
-                    Ok(Some(code)) => (BackupOutcome::Failed(format!("exit {code}")), Some(code)),
+                    Ok(Some(code)) => (
+                        BackupOutcome::Failed(super::words::command_status_words(
+                            super::execute::CommandStatus::Exit(code),
+                            &rust_i18n::locale(),
+                        )),
+                        Some(code),
+                    ),
                     Ok(None) => (
                         BackupOutcome::Failed(
                             rust_i18n::t!("release_error.backup_no_status").into_owned(),
@@ -359,15 +365,18 @@ impl ReleaseFlow {
                 let mut problems = Vec::new();
                 let unrecorded = self.closing(now_ms).record(store).err();
                 if let Some(failed) = &unrecorded {
-                    problems.push(format!(
-                        "the ledger could not record the release: {}",
-                        failed.error
-                    ));
+                    problems.push(
+                        rust_i18n::t!("release_words.unrecorded", why = failed.error.to_string())
+                            .into_owned(),
+                    );
                 }
                 let status = answers.last().and_then(|answer| answer.status);
                 let entry = self.entry(kind, now_ms, summary, "ok", status, false);
                 if let Err(e) = audit.append(&entry) {
-                    problems.push(format!("the audit log could not be written: {e}"));
+                    problems.push(
+                        rust_i18n::t!("release_words.audit_unwritten", why = e.to_string())
+                            .into_owned(),
+                    );
                 }
                 Ok(ReleaseReport {
                     answers,

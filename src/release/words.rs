@@ -9,7 +9,7 @@ use crate::config::Provider;
 use crate::cost::format_duration_ms;
 use crate::remote::sanitize as clean;
 
-use super::execute::SendError;
+use super::execute::{CommandStatus, SendError};
 use super::flow::{FlowError, ReleasePlan, quoted};
 use super::request::{BuildError, ReleaseAction};
 
@@ -175,6 +175,16 @@ pub fn send_error_words(error: &SendError) -> String {
         SendError::Unreachable { url, message } => {
             t!("release_error.unreachable", url = url, why = message)
         }
+        SendError::ReadAnswer { url, message } => t!(
+            "release_error.unreachable",
+            url = url,
+            why = t!("release_words.reading_answer", why = message)
+        ),
+        SendError::EmptyCommand => t!(
+            "release_error.spawn",
+            program = "",
+            why = t!("release_words.empty_command")
+        ),
         SendError::Spawn { program, message } => {
             t!("release_error.spawn", program = program, why = message)
         }
@@ -193,10 +203,19 @@ pub fn send_error_words(error: &SendError) -> String {
         } => t!(
             "release_error.command_failed",
             command = command,
-            status = status,
+            status = command_status_words(*status, &rust_i18n::locale()),
             detail = detail(text)
         ),
         SendError::Remote { message } => t!("release_error.remote", why = message),
+    }
+    .into_owned()
+}
+
+/// How a failed release command ended, in `locale`: `exit 3` (`退出码 3`), killed by a signal.
+pub fn command_status_words(status: CommandStatus, locale: &str) -> String {
+    match status {
+        CommandStatus::Exit(code) => t!("release_words.exit", locale = locale, code = code),
+        CommandStatus::Signal => t!("release_words.signal", locale = locale),
     }
     .into_owned()
 }
@@ -264,9 +283,19 @@ mod tests {
             },
             SendError::CommandFailed {
                 command: "p a".into(),
-                status: "exit 3".into(),
+                status: CommandStatus::Exit(3),
                 text: "said".into(),
             },
+            SendError::CommandFailed {
+                command: "p".into(),
+                status: CommandStatus::Signal,
+                text: String::new(),
+            },
+            SendError::ReadAnswer {
+                url: "https://a".into(),
+                message: "reset".into(),
+            },
+            SendError::EmptyCommand,
             SendError::Remote {
                 message: "gone".into(),
             },
