@@ -641,6 +641,23 @@ const SCANNED_FILES: &[&str] = &[
     "src/remote/auth_words.rs",
     "src/fleet/outage.rs",
     "src/remote/flood.rs",
+    // session 10: ssh and release errors
+    "src/config/ssh_target.rs",
+    "src/remote/error.rs",
+    "src/remote/error_words.rs",
+    "src/remote/quote.rs",
+    "src/remote/known_hosts.rs",
+    "src/remote/proxy.rs",
+    "src/remote/connect.rs",
+    "src/remote/target.rs",
+    "src/remote/option_policy.rs",
+    "src/remote/ssh_options.rs",
+    "src/remote/ssh_config_match.rs",
+    "src/remote/proxy_config.rs",
+    "src/release/execute.rs",
+    "src/release/flow.rs",
+    "src/release/request.rs",
+    "src/telemetry/sim/host.rs",
 ];
 
 fn source_files() -> Vec<PathBuf> {

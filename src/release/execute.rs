@@ -64,45 +64,59 @@ pub struct StepAnswer {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
-    #[error("could not set up the HTTP client: {0}")]
     Client(String),
-    #[error("no API token: none was loaded")]
     NoToken,
-    #[error("the token cannot go in an HTTP header")]
     BadToken,
-    #[error("token rejected by the provider (HTTP {status}){}", detail(.text))]
-    TokenRejected { status: u16, text: String },
-    #[error("instance not found (HTTP 404){}", detail(.text))]
-    NotFound { text: String },
-    #[error("the provider's server failed (HTTP {status}){}", detail(.text))]
-    ServerError { status: u16, text: String },
-    #[error("unexpected answer HTTP {status}{}", detail(.text))]
-    Unexpected { status: u16, text: String },
-    #[error("the provider refused: {text}")]
-    Refused { text: String },
+    TokenRejected {
+        status: u16,
+        text: String,
+    },
+    NotFound {
+        text: String,
+    },
+    ServerError {
+        status: u16,
+        text: String,
+    },
+    Unexpected {
+        status: u16,
+        text: String,
+    },
+    Refused {
+        text: String,
+    },
     /// `url` is redacted ([`crate::redact::url`]), as in every variant.
-    #[error("no answer from {url} within {timeout_ms} ms")]
-    Timeout { url: String, timeout_ms: u64 },
-    #[error("could not reach {url}: {message}")]
-    Unreachable { url: String, message: String },
+    Timeout {
+        url: String,
+        timeout_ms: u64,
+    },
+    Unreachable {
+        url: String,
+        message: String,
+    },
     /// The answer could not be read to its end; `message` is what the OS or reqwest said.
-    #[error("could not reach {url}: reading the answer: {message}")]
-    ReadAnswer { url: String, message: String },
-    #[error("could not start {program}: {message}")]
-    Spawn { program: String, message: String },
+    ReadAnswer {
+        url: String,
+        message: String,
+    },
+    Spawn {
+        program: String,
+        message: String,
+    },
     /// A local release command with no program.
-    #[error("could not start : the command is empty")]
     EmptyCommand,
-    #[error("{program} did not finish within {timeout_ms} ms and was killed")]
-    CommandTimeout { program: String, timeout_ms: u64 },
-    #[error("{command} failed ({status}){}", detail(.text))]
+    CommandTimeout {
+        program: String,
+        timeout_ms: u64,
+    },
     CommandFailed {
         command: String,
         status: CommandStatus,
         text: String,
     },
-    #[error("over SSH: {message}")]
-    Remote { message: String },
+    Remote {
+        message: String,
+    },
 }
 
 /// How a release command that failed ended.
@@ -119,11 +133,11 @@ impl std::fmt::Display for CommandStatus {
     }
 }
 
-fn detail(text: &str) -> String {
-    if text.is_empty() {
-        String::new()
-    } else {
-        format!(": {text}")
+/// English, as the log and the audit log keep it: the catalogue's English
+/// ([`super::words::send_error_words_in`]).
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&super::words::send_error_words_in(self, "en"))
     }
 }
 

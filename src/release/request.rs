@@ -126,23 +126,26 @@ impl ReleaseStep {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BuildError {
-    #[error(
-        "{provider} has no stop, only terminate, which deletes the instance's local disk \
-         (persistent filesystems survive); use --terminate"
-    )]
-    NoStop { provider: &'static str },
-    #[error(
-        "provider = \"ssh\" can only shut the host down (--stop); terminating needs the \
-         provider's API"
-    )]
+    NoStop {
+        provider: &'static str,
+    },
     NoTerminate,
-    #[error("instance_id is required with provider = \"{provider}\"")]
-    MissingInstanceId { provider: &'static str },
-    #[error("provider = \"command\" needs command = [\"program\", \"arg\", ...]")]
+    MissingInstanceId {
+        provider: &'static str,
+    },
     MissingCommand,
     /// `url` is already redacted.
-    #[error("base_url must start with http:// or https://, found {url:?}")]
-    BadBaseUrl { url: String },
+    BadBaseUrl {
+        url: String,
+    },
+}
+
+/// English, as the log keeps it: the catalogue's English
+/// ([`super::words::build_error_words_in`]).
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&super::words::build_error_words_in(self, "en"))
+    }
 }
 
 /// Everything a release will send or run, and the token it needs (never printed).
