@@ -180,7 +180,7 @@ impl ReleaseFlow {
             provider: release.provider,
             action,
             instance_id: release.instance_id.clone(),
-            effect: effect(release.provider, action).to_string(),
+            effect: effect(release.provider, action),
             spent: cost.and_then(|c| Some(format_money(c.spent()?, c.currency()?))),
             billed_ms: cost.map_or(0, |c| c.totals.billed_ms),
             current_idle_ms: cost.map_or(0, |c| c.totals.current_idle_ms),

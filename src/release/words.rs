@@ -22,22 +22,26 @@ pub fn action_words(action: ReleaseAction) -> String {
     .into_owned()
 }
 
-/// What a release action does to the instance and its data (the English of
-/// [`super::effect`], which the plan's JSON keeps).
+/// What a release action does to the instance and its data, in the interface's language.
 pub fn effect_words(provider: Provider, action: ReleaseAction) -> String {
+    effect_words_in(provider, action, &rust_i18n::locale())
+}
+
+/// [`effect_words`] in `locale`; in `en`, [`super::effect`].
+pub fn effect_words_in(provider: Provider, action: ReleaseAction, locale: &str) -> String {
     use ReleaseAction::{Stop, Terminate};
-    match (provider, action) {
-        (Provider::Vast, Stop) => t!("effect.vast_stop"),
-        (Provider::Vast, Terminate) => t!("effect.vast_terminate"),
-        (Provider::RunPod, Stop) => t!("effect.runpod_stop"),
-        (Provider::RunPod, Terminate) => t!("effect.runpod_terminate"),
-        (Provider::Lambda, _) => t!("effect.lambda"),
-        (Provider::AutoDl, Stop) => t!("effect.autodl_stop"),
-        (Provider::AutoDl, Terminate) => t!("effect.autodl_terminate"),
-        (Provider::Command, _) => t!("effect.command"),
-        (Provider::Ssh, _) => t!("effect.ssh"),
-    }
-    .into_owned()
+    let key = match (provider, action) {
+        (Provider::Vast, Stop) => "effect.vast_stop",
+        (Provider::Vast, Terminate) => "effect.vast_terminate",
+        (Provider::RunPod, Stop) => "effect.runpod_stop",
+        (Provider::RunPod, Terminate) => "effect.runpod_terminate",
+        (Provider::Lambda, _) => "effect.lambda",
+        (Provider::AutoDl, Stop) => "effect.autodl_stop",
+        (Provider::AutoDl, Terminate) => "effect.autodl_terminate",
+        (Provider::Command, _) => "effect.command",
+        (Provider::Ssh, _) => "effect.ssh",
+    };
+    t!(key, locale = locale).into_owned()
 }
 
 impl ReleasePlan {
