@@ -1,11 +1,15 @@
-//! The last English words of ours inside errors, said on the command line in the user's
-//! language through the real binary: a mistyped ssh target, a host whose `ProxyCommand` dies
-//! before the SSH handshake (where it leads and what the command printed), and a release
-//! command that fails (its exit code). What the OS, libssh2 or the command printed stays as it
-//! came; the English is word for word what it was.
+//! The last English words of ours inside errors, said in the user's language through the real
+//! binary: on the command line a mistyped ssh target, a host whose `ProxyCommand` dies before
+//! the SSH handshake (where it leads and what the command printed), and a release command that
+//! fails (its exit code); in the console (tmux), the demo's unreachable host. What the OS,
+//! libssh2 or the command printed stays as it came; the English is word for word what it was.
 
 #[path = "support/cli.rs"]
 mod cli;
+#[path = "support/tmux.rs"]
+mod tmux;
+
+use std::time::Duration;
 
 use cli::{Home, stderr, stdout};
 
@@ -122,4 +126,22 @@ fn a_failing_release_command_says_its_exit_code_in_chinese() {
         ),
         "{en}"
     );
+}
+
+/// The demo's host that never answers: the line under its row says why in Chinese, with the
+/// address and the OS's `Connection timed out` as they came.
+#[test]
+fn the_demos_unreachable_host_says_why_in_chinese() {
+    let command = format!(
+        "{} --demo --speed 20 --lang zh-CN; echo EXIT=$?; sleep 30",
+        tmux::binary().display()
+    );
+    let Some(console) = tmux::Tmux::start(&command, 160, 48) else {
+        return;
+    };
+    let screen = console.wait_for(
+        "无法连接 203.0.113.7 的 22 端口：Connection timed out",
+        Duration::from_secs(30),
+    );
+    assert!(!screen.contains("connect to 203.0.113.7"), "{screen}");
 }
