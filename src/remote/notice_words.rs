@@ -171,7 +171,10 @@ mod tests {
     fn a_refused_kernel_log_reader_says_why_in_the_notices_language() {
         let why = NoticeText::new("ssh_context.failed")
             .put_words("context", NoticeText::new("ssh_context.open_channel"))
-            .put("message", "Channel open failure (administratively prohibited)");
+            .put(
+                "message",
+                "Channel open failure (administratively prohibited)",
+            );
         let notice = kernel_refused(&why);
         assert_eq!(
             notice.english(),
