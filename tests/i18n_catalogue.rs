@@ -746,6 +746,343 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "finding_text.{}.summary",
         "the pattern of a finding's summary key (finding_text.gpu_lost.summary), by label",
     ),
+    // session 10: ssh and release errors
+    (
+        "src/release/secret.rs",
+        "<redacted>",
+        "REDACTED: what stands for a secret wherever a request is shown, a marker",
+    ),
+    (
+        "src/release/secret.rs",
+        "token",
+        "TokenError's `what` for the release's token, said as release_error.what_token",
+    ),
+    (
+        "src/release/secret.rs",
+        "[hosts.release]",
+        "the config table that names the token, as the config writes it",
+    ),
+    (
+        "src/release/secret.rs",
+        "en",
+        "the locale of the log's English (the error's Display)",
+    ),
+    (
+        "src/config/ssh_target.rs",
+        "String",
+        "serde's `try_from` type, an identifier",
+    ),
+    (
+        "src/config/ssh_target.rs",
+        "user@host",
+        "the form of a target in a suggested `user@host:port`, written as the config takes it",
+    ),
+    (
+        "src/remote/known_hosts.rs",
+        "ssh-ed25519",
+        "an SSH host-key algorithm's protocol name",
+    ),
+    (
+        "src/remote/known_hosts.rs",
+        "ecdsa-sha2-nistp256",
+        "an SSH host-key algorithm's protocol name",
+    ),
+    (
+        "src/remote/known_hosts.rs",
+        "ecdsa-sha2-nistp384",
+        "an SSH host-key algorithm's protocol name",
+    ),
+    (
+        "src/remote/known_hosts.rs",
+        "ecdsa-sha2-nistp521",
+        "an SSH host-key algorithm's protocol name",
+    ),
+    (
+        "src/remote/known_hosts.rs",
+        "ssh-rsa",
+        "an SSH host-key algorithm's protocol name",
+    ),
+    (
+        "src/remote/known_hosts.rs",
+        "rsa-sha2-512",
+        "an SSH host-key algorithm's protocol name",
+    ),
+    (
+        "src/remote/known_hosts.rs",
+        "rsa-sha2-256",
+        "an SSH host-key algorithm's protocol name",
+    ),
+    (
+        "src/remote/known_hosts.rs",
+        "ssh-dss",
+        "an SSH host-key algorithm's protocol name",
+    ),
+    (
+        "src/remote/known_hosts.rs",
+        "/dev/urandom",
+        "a path: the salt of a hashed known_hosts name",
+    ),
+    (
+        "src/remote/known_hosts.rs",
+        "unknown",
+        "the key type of a blob that names none (libssh2 never hands one over), said like the protocol's key type names",
+    ),
+    (
+        "src/remote/proxy.rs",
+        "SHELL",
+        "an environment variable's name",
+    ),
+    (
+        "src/remote/proxy.rs",
+        "/bin/sh",
+        "a path: the shell a ProxyCommand runs in when $SHELL is unset",
+    ),
+    (
+        "src/remote/proxy.rs",
+        "exec {}",
+        "shell syntax: the ProxyCommand run by the user's shell, as OpenSSH does",
+    ),
+    (
+        "src/remote/connect.rs",
+        "/etc/ssh/ssh_known_hosts",
+        "a path of OpenSSH's known_hosts files",
+    ),
+    (
+        "src/remote/connect.rs",
+        "/etc/ssh/ssh_known_hosts2",
+        "a path of OpenSSH's known_hosts files",
+    ),
+    (
+        "src/remote/connect.rs",
+        ".ssh",
+        "a path of OpenSSH's known_hosts files",
+    ),
+    (
+        "src/remote/connect.rs",
+        "~/.ssh/known_hosts",
+        "a path of OpenSSH's known_hosts files",
+    ),
+    (
+        "src/release/execute.rs",
+        "en",
+        "the locale of the log's English (the error's Display)",
+    ),
+    (
+        "src/release/execute.rs",
+        "Bearer {}",
+        "the HTTP Authorization scheme, sent to the provider",
+    ),
+    (
+        "src/release/execute.rs",
+        "application/json",
+        "an HTTP media type, sent to the provider",
+    ),
+    (
+        "src/release/execute.rs",
+        "msg",
+        "a field of the provider's JSON answer, read",
+    ),
+    (
+        "src/release/execute.rs",
+        "message",
+        "a field of the provider's JSON answer, read",
+    ),
+    (
+        "src/release/execute.rs",
+        "error",
+        "a field of the provider's JSON answer, read",
+    ),
+    (
+        "src/release/execute.rs",
+        "success",
+        "a field of the provider's JSON answer, read",
+    ),
+    (
+        "src/release/execute.rs",
+        "code",
+        "a field of the provider's JSON answer, read",
+    ),
+    (
+        "src/release/execute.rs",
+        "success: false",
+        "the provider's JSON field as it said it, quoted when it gave no message",
+    ),
+    (
+        "src/release/flow.rs",
+        "en",
+        "the locale of the log's English (the error's Display)",
+    ),
+    (
+        "src/release/flow.rs",
+        "ok",
+        "the audit log's outcome, stored data the audit view words",
+    ),
+    (
+        "src/release/flow.rs",
+        "failed",
+        "the audit log's outcome, stored data the audit view words",
+    ),
+    (
+        "src/release/flow.rs",
+        "refused",
+        "the audit log's outcome, stored data the audit view words",
+    ),
+    (
+        "src/release/flow.rs",
+        "timeout",
+        "the audit log's outcome, stored data the audit view words",
+    ),
+    (
+        "src/release/request.rs",
+        "https://console.vast.ai",
+        "a provider API's base URL",
+    ),
+    (
+        "src/release/request.rs",
+        "https://rest.runpod.io/v1",
+        "a provider API's base URL",
+    ),
+    (
+        "src/release/request.rs",
+        "https://cloud.lambda.ai",
+        "a provider API's base URL",
+    ),
+    (
+        "src/release/request.rs",
+        "https://api.autodl.com",
+        "a provider API's base URL",
+    ),
+    (
+        "src/release/request.rs",
+        "stop",
+        "ReleaseAction::as_str, the action as JSON and the audit log write it: an identifier",
+    ),
+    (
+        "src/release/request.rs",
+        "terminate",
+        "ReleaseAction::as_str, the action as JSON and the audit log write it: an identifier",
+    ),
+    (
+        "src/release/request.rs",
+        "POST",
+        "an HTTP method, shown verbatim in the request",
+    ),
+    (
+        "src/release/request.rs",
+        "PUT",
+        "an HTTP method, shown verbatim in the request",
+    ),
+    (
+        "src/release/request.rs",
+        "DELETE",
+        "an HTTP method, shown verbatim in the request",
+    ),
+    (
+        "src/release/request.rs",
+        "en",
+        "the locale of the log's English (the error's Display)",
+    ),
+    (
+        "src/release/request.rs",
+        "shutdown",
+        "the `ssh` provider's command run on the host (`shutdown -h now`), shown verbatim",
+    ),
+    (
+        "src/release/request.rs",
+        "now",
+        "the `ssh` provider's command run on the host (`shutdown -h now`), shown verbatim",
+    ),
+    (
+        "src/release/request.rs",
+        "Bearer ",
+        "the HTTP Authorization scheme, shown verbatim in the request",
+    ),
+    (
+        "src/release/request.rs",
+        "  Authorization: {scheme}{REDACTED}",
+        "the HTTP header as sent, token redacted, shown verbatim in the request",
+    ),
+    (
+        "src/release/request.rs",
+        "/api/v0/instances/{segment}/",
+        "a provider API's path",
+    ),
+    (
+        "src/release/request.rs",
+        "/pods/{segment}/stop",
+        "a provider API's path",
+    ),
+    (
+        "src/release/request.rs",
+        "/pods/{segment}",
+        "a provider API's path",
+    ),
+    (
+        "src/release/request.rs",
+        "/api/v1/instance-operations/terminate",
+        "a provider API's path",
+    ),
+    (
+        "src/release/request.rs",
+        "/api/v1/dev/instance/pro/power_off",
+        "a provider API's path",
+    ),
+    (
+        "src/release/request.rs",
+        "/api/v1/dev/instance/pro/release",
+        "a provider API's path",
+    ),
+    (
+        "src/release/request.rs",
+        "stopped",
+        "vast.ai's API value of an instance's state, sent",
+    ),
+    ("src/release/request.rs", "Lambda", "the provider's name"),
+    (
+        "src/release/request.rs",
+        "command",
+        "the provider's name as the config writes it (`provider = \"command\"`)",
+    ),
+    (
+        "src/telemetry/sim/host.rs",
+        "Connection timed out",
+        "the OS's text for ETIMEDOUT, which `ssh` quotes; the words around it are sim_words.connect_timed_out",
+    ),
+    (
+        "src/telemetry/sim/host.rs",
+        "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  {}  Release Build  (nixbld@)",
+        "the demo's imitation of the NVIDIA driver's kernel lines, which gpufleet reads as a host's",
+    ),
+    (
+        "src/telemetry/sim/host.rs",
+        "NVRM: GPU at PCI:{pci}: {}",
+        "the demo's imitation of the NVIDIA driver's kernel lines, which gpufleet reads as a host's",
+    ),
+    (
+        "src/telemetry/sim/host.rs",
+        "NVRM: GPU Board Serial Number: {serial}",
+        "the demo's imitation of the NVIDIA driver's kernel lines, which gpufleet reads as a host's",
+    ),
+    (
+        "src/telemetry/sim/host.rs",
+        "NVRM: Xid (PCI:{pci}): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+        "the demo's imitation of the NVIDIA driver's kernel lines, which gpufleet reads as a host's",
+    ),
+    (
+        "src/telemetry/sim/host.rs",
+        "NVRM: GPU {bus}: GPU has fallen off the bus.",
+        "the demo's imitation of the NVIDIA driver's kernel lines, which gpufleet reads as a host's",
+    ),
+    (
+        "src/telemetry/sim/host.rs",
+        "Unable to determine the device handle for GPU {bus}: GPU is lost. Reboot the system to recover this GPU",
+        "the demo's imitation of nvidia-smi's output for a lost GPU, read as a host's",
+    ),
+    (
+        "src/telemetry/sim/host.rs",
+        "simulated",
+        "the telemetry source's identifier; the host view says it as clock_words.simulated",
+    ),
 ];
 
 fn root() -> PathBuf {
@@ -1075,6 +1412,18 @@ const SCANNED_FILES: &[&str] = &[
     "src/playbook/params.rs",
     "src/playbook/validate.rs",
     "src/playbook/cli.rs",
+    // session 10: ssh and release errors
+    "src/remote/error.rs",
+    "src/remote/error_words.rs",
+    "src/remote/quote.rs",
+    "src/remote/known_hosts.rs",
+    "src/remote/proxy.rs",
+    "src/remote/connect.rs",
+    "src/release/execute.rs",
+    "src/release/flow.rs",
+    "src/release/request.rs",
+    "src/release/secret.rs",
+    "src/telemetry/sim/host.rs",
 ];
 
 fn source_files() -> Vec<PathBuf> {

@@ -27,7 +27,10 @@ pub enum WordError {
         closest: Option<String>,
     },
     /// A word that is meant as an address but is not a valid one.
-    BadTarget { word: String, message: String },
+    BadTarget {
+        word: String,
+        error: crate::config::SshTargetError,
+    },
 }
 
 impl std::fmt::Display for WordError {
@@ -41,9 +44,11 @@ impl std::fmt::Display for WordError {
                 word = word,
                 suggestion = suggestion(closest)
             ),
-            WordError::BadTarget { word, message } => {
-                t!("cli.bad_target", word = word, message = message)
-            }
+            WordError::BadTarget { word, error } => t!(
+                "cli.bad_target",
+                word = word,
+                message = error.words().localized()
+            ),
         };
         f.write_str(&text)
     }
@@ -96,9 +101,9 @@ pub fn check_words(
             Err(_) => continue,
         };
         if looks_like_address(word) {
-            parse_ssh_target(word).map_err(|e| WordError::BadTarget {
+            parse_ssh_target(word).map_err(|error| WordError::BadTarget {
                 word: word.clone(),
-                message: e.to_string(),
+                error,
             })?;
             continue;
         }

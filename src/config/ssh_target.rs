@@ -3,9 +3,10 @@
 
 use std::fmt;
 
-use rust_i18n::t;
 use serde::Deserialize;
 use thiserror::Error;
+
+use crate::fleet::NoticeText;
 
 /// Where to connect. A bare word keeps its spelling as `host`, because it may be an alias that
 /// only `~/.ssh/config` can resolve.
@@ -17,10 +18,10 @@ pub struct SshTarget {
     pub port: Option<u16>,
 }
 
-/// What is wrong with an `ssh` value; said in the reader's language ([`SshTargetError::words`]),
-/// after the key or the word it is about.
+/// Why a value is not an ssh target, in catalogue words ([`SshTargetError::words`]). Its
+/// `Display` says them in the reader's language, as the config file's errors are said (serde
+/// writes it after the key); the link's error keeps the words and logs their English.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("{}", self.words())]
 pub enum SshTargetError {
     Empty,
     CommandLine { suggestion: String },
@@ -32,22 +33,34 @@ pub enum SshTargetError {
     UnclosedBracket,
 }
 
+impl fmt::Display for SshTargetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.words().localized())
+    }
+}
+
 impl SshTargetError {
-    /// The sentence, from the catalogue under `config_error`.
-    pub fn words(&self) -> String {
+    /// What is wrong, in catalogue words (`ssh_target_words.*`); the value as written, quoted.
+    pub fn words(&self) -> NoticeText {
+        let text = NoticeText::new;
         match self {
-            Self::Empty => t!("config_error.ssh_empty"),
-            Self::CommandLine { suggestion } => {
-                t!("config_error.ssh_command_line", suggestion = suggestion)
+            SshTargetError::Empty => text("ssh_target_words.empty"),
+            SshTargetError::CommandLine { suggestion } => {
+                text("ssh_target_words.command_line").put("suggestion", suggestion.as_str())
             }
-            Self::EmptyUser => t!("config_error.ssh_empty_user"),
-            Self::BadUser { user } => t!("config_error.ssh_bad_user", user = user : {:?}),
-            Self::EmptyHost => t!("config_error.ssh_empty_host"),
-            Self::BadHost { host } => t!("config_error.ssh_bad_host", host = host : {:?}),
-            Self::BadPort { port } => t!("config_error.ssh_bad_port", port = port : {:?}),
-            Self::UnclosedBracket => t!("config_error.ssh_unclosed_bracket"),
+            SshTargetError::EmptyUser => text("ssh_target_words.empty_user"),
+            SshTargetError::BadUser { user } => {
+                text("ssh_target_words.bad_user").put("user", format!("{user:?}"))
+            }
+            SshTargetError::EmptyHost => text("ssh_target_words.empty_host"),
+            SshTargetError::BadHost { host } => {
+                text("ssh_target_words.bad_host").put("host", format!("{host:?}"))
+            }
+            SshTargetError::BadPort { port } => {
+                text("ssh_target_words.bad_port").put("port", format!("{port:?}"))
+            }
+            SshTargetError::UnclosedBracket => text("ssh_target_words.unclosed_bracket"),
         }
-        .into_owned()
     }
 }
 

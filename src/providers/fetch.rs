@@ -221,12 +221,9 @@ impl<'a> Fetcher<'a> {
             .take(MAX_ANSWER_BYTES)
             .read_to_end(&mut bytes)
             .map_err(|e| {
-                FetchError::Send(SendError::Unreachable {
+                FetchError::Send(SendError::ReadAnswer {
                     url: shown_url.clone(),
-                    message: crate::redact::scrub(
-                        &format!("reading the answer: {}", root_cause(&e)),
-                        &url_secrets,
-                    ),
+                    message: crate::redact::scrub(&root_cause(&e), &url_secrets),
                 })
             })?;
         let text = crate::redact::scrub(&String::from_utf8_lossy(&bytes), &url_secrets);

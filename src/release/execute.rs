@@ -64,46 +64,80 @@ pub struct StepAnswer {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
-    #[error("could not set up the HTTP client: {0}")]
     Client(String),
-    #[error("no API token: none was loaded")]
     NoToken,
-    #[error("the token cannot go in an HTTP header")]
     BadToken,
-    #[error("token rejected by the provider (HTTP {status}){}", detail(.text))]
-    TokenRejected { status: u16, text: String },
-    #[error("instance not found (HTTP 404){}", detail(.text))]
-    NotFound { text: String },
-    #[error("the provider's server failed (HTTP {status}){}", detail(.text))]
-    ServerError { status: u16, text: String },
-    #[error("unexpected answer HTTP {status}{}", detail(.text))]
-    Unexpected { status: u16, text: String },
-    #[error("the provider refused: {text}")]
-    Refused { text: String },
-    /// `url` is redacted ([`crate::redact::url`]), as in every variant.
-    #[error("no answer from {url} within {timeout_ms} ms")]
-    Timeout { url: String, timeout_ms: u64 },
-    #[error("could not reach {url}: {message}")]
-    Unreachable { url: String, message: String },
-    #[error("could not start {program}: {message}")]
-    Spawn { program: String, message: String },
-    #[error("{program} did not finish within {timeout_ms} ms and was killed")]
-    CommandTimeout { program: String, timeout_ms: u64 },
-    #[error("{command} failed ({status}){}", detail(.text))]
-    CommandFailed {
-        command: String,
-        status: String,
+    TokenRejected {
+        status: u16,
         text: String,
     },
-    #[error("over SSH: {message}")]
-    Remote { message: String },
+    NotFound {
+        text: String,
+    },
+    ServerError {
+        status: u16,
+        text: String,
+    },
+    Unexpected {
+        status: u16,
+        text: String,
+    },
+    Refused {
+        text: String,
+    },
+    /// `url` is redacted ([`crate::redact::url`]), as in every variant.
+    Timeout {
+        url: String,
+        timeout_ms: u64,
+    },
+    Unreachable {
+        url: String,
+        message: String,
+    },
+    /// The answer could not be read to its end; `message` is what the OS or reqwest said.
+    ReadAnswer {
+        url: String,
+        message: String,
+    },
+    Spawn {
+        program: String,
+        message: String,
+    },
+    /// A local release command with no program.
+    EmptyCommand,
+    CommandTimeout {
+        program: String,
+        timeout_ms: u64,
+    },
+    CommandFailed {
+        command: String,
+        status: CommandStatus,
+        text: String,
+    },
+    Remote {
+        message: String,
+    },
 }
 
-fn detail(text: &str) -> String {
-    if text.is_empty() {
-        String::new()
-    } else {
-        format!(": {text}")
+/// How a release command that failed ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandStatus {
+    Exit(i32),
+    Signal,
+}
+
+/// English, for the log: `exit 3`, `killed by a signal`.
+impl std::fmt::Display for CommandStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&super::words::command_status_words(*self, "en"))
+    }
+}
+
+/// English, as the log and the audit log keep it: the catalogue's English
+/// ([`super::words::send_error_words_in`]).
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&super::words::send_error_words_in(self, "en"))
     }
 }
 
@@ -217,9 +251,9 @@ fn send_http(
     response
         .take(READ_LIMIT_BYTES)
         .read_to_end(&mut bytes)
-        .map_err(|e| SendError::Unreachable {
+        .map_err(|e| SendError::ReadAnswer {
             url: crate::redact::url(&step.url),
-            message: crate::redact::scrub(&format!("reading the answer: {e}"), &url_secrets),
+            message: crate::redact::scrub(&e.to_string(), &url_secrets),
         })?;
     // A server may echo the request back, URL secrets and all.
     let raw = crate::redact::scrub(&String::from_utf8_lossy(&bytes), &url_secrets);
@@ -328,10 +362,7 @@ pub(crate) fn capture(
     limit_bytes: u64,
 ) -> Result<Captured, SendError> {
     let Some((program, args)) = argv.split_first() else {
-        return Err(SendError::Spawn {
-            program: String::new(),
-            message: "the command is empty".to_string(),
-        });
+        return Err(SendError::EmptyCommand);
     };
     let spawn_error = |e: std::io::Error| SendError::Spawn {
         program: program.clone(),
@@ -425,7 +456,7 @@ fn run_local(argv: &[String], options: &SendOptions) -> Result<StepAnswer, SendE
             command,
             status: status
                 .code()
-                .map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}")),
+                .map_or(CommandStatus::Signal, CommandStatus::Exit),
             text,
         })
     }
@@ -457,7 +488,7 @@ fn run_on_host(
         }),
         Ok(Some(code)) => Err(SendError::CommandFailed {
             command,
-            status: format!("exit {code}"),
+            status: CommandStatus::Exit(code),
             text,
         }),
         Err(message) => Err(SendError::Remote {

@@ -18,55 +18,50 @@ use super::secret::load_token;
 use super::secret_words::token_error_words;
 use super::simulated;
 
-/// What a simulated release says about itself, atop its plan and among its warnings.
-pub const SIMULATED_NOTE: &str =
-    "simulated: a demo host; the provider answers in-process, nothing is sent";
-
 #[derive(Debug, thiserror::Error)]
 pub enum FlowError {
-    #[error("read-only mode: releasing hosts is turned off")]
     ReadOnly,
-    #[error("no host named {0:?} in the config")]
     UnknownHost(String),
-    #[error("{0} has no [hosts.release] table saying how to release it")]
     NoReleaseConfig(String),
-    #[error(transparent)]
     Build(#[from] BuildError),
     /// The token could not be loaded: `problem` in the reader's language (as the plan shows
     /// it), `english` for the log.
-    #[error("cannot release without the API token: {english}")]
-    Token { problem: String, english: String },
-    #[error("the backup has not run yet")]
+    Token {
+        problem: String,
+        english: String,
+    },
     BackupNotRun,
-    #[error("the backup failed ({0}); not releasing unless the failed backup is overridden")]
     BackupFailed(String),
-    #[error("cancelled")]
     Cancelled,
-    #[error("{typed:?} is not the host name {host:?}; cancelled")]
-    WrongName { typed: String, host: String },
-    #[error("the release was not confirmed")]
+    WrongName {
+        typed: String,
+        host: String,
+    },
     NotConfirmed,
-    #[error("this release was already sent")]
     AlreadySent,
-    #[error("{failure}{}", audit_note(.audit))]
     Send {
         failure: SendFailure,
         /// Why the audit line could not be written, if it could not.
         audit: Option<String>,
     },
-    #[error(transparent)]
     Audit(#[from] AuditError),
     /// Checked before the provider is asked: a release the ledger could not record is money
     /// the renter could no longer account for. Not a `source`: the text already says it.
-    #[error("the ledger cannot record a release ({0}); nothing was sent")]
     Unrecordable(StoreError),
 }
 
-fn audit_note(audit: &Option<String>) -> String {
-    audit
-        .as_ref()
-        .map(|why| format!(" (and the audit log could not be written: {why})"))
-        .unwrap_or_default()
+/// English, as the log and the audit log keep it: the catalogue's English
+/// ([`super::words::error_words_in`]), the token's problem in English too.
+impl std::fmt::Display for FlowError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = match self {
+            FlowError::Token { english, .. } => {
+                rust_i18n::t!("release.no_token", locale = "en", problem = english).into_owned()
+            }
+            other => super::words::error_words_in(other, "en"),
+        };
+        f.write_str(&text)
+    }
 }
 
 /// What the dialog shows before anything happens.
@@ -185,7 +180,7 @@ impl ReleaseFlow {
             provider: release.provider,
             action,
             instance_id: release.instance_id.clone(),
-            effect: effect(release.provider, action).to_string(),
+            effect: effect(release.provider, action),
             spent: cost.and_then(|c| Some(format_money(c.spent()?, c.currency()?))),
             billed_ms: cost.map_or(0, |c| c.totals.billed_ms),
             current_idle_ms: cost.map_or(0, |c| c.totals.current_idle_ms),
@@ -256,7 +251,13 @@ impl ReleaseFlow {
                 let result = runner.run(&self.plan.host, argv, &mut |line| on_line(&clean(line)));
                 let (outcome, status) = match result {
                     Ok(Some(0)) => (BackupOutcome::Succeeded, Some(0)),
-                    Ok(Some(code)) => (BackupOutcome::Failed(format!("exit {code}")), Some(code)),
+                    Ok(Some(code)) => (
+                        BackupOutcome::Failed(super::words::command_status_words(
+                            super::execute::CommandStatus::Exit(code),
+                            &rust_i18n::locale(),
+                        )),
+                        Some(code),
+                    ),
                     Ok(None) => (
                         BackupOutcome::Failed(
                             rust_i18n::t!("release_error.backup_no_status").into_owned(),
@@ -359,15 +360,18 @@ impl ReleaseFlow {
                 let mut problems = Vec::new();
                 let unrecorded = self.closing(now_ms).record(store).err();
                 if let Some(failed) = &unrecorded {
-                    problems.push(format!(
-                        "the ledger could not record the release: {}",
-                        failed.error
-                    ));
+                    problems.push(
+                        rust_i18n::t!("release_words.unrecorded", why = failed.error.to_string())
+                            .into_owned(),
+                    );
                 }
                 let status = answers.last().and_then(|answer| answer.status);
                 let entry = self.entry(kind, now_ms, summary, "ok", status, false);
                 if let Err(e) = audit.append(&entry) {
-                    problems.push(format!("the audit log could not be written: {e}"));
+                    problems.push(
+                        rust_i18n::t!("release_words.audit_unwritten", why = e.to_string())
+                            .into_owned(),
+                    );
                 }
                 Ok(ReleaseReport {
                     answers,

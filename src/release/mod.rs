@@ -17,9 +17,7 @@ mod words;
 
 pub use execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send, shown_text};
 pub(crate) use execute::{auth_header, capture, http_client, root_cause};
-pub use flow::{
-    BackupOutcome, FlowError, ReleaseFlow, ReleasePlan, ReleaseReport, SIMULATED_NOTE, Unattended,
-};
+pub use flow::{BackupOutcome, FlowError, ReleaseFlow, ReleasePlan, ReleaseReport, Unattended};
 pub use record::Unrecorded;
 pub use request::{
     AUTODL_BASE_URL, AuthScheme, BuildError, Envelope, HttpMethod, HttpStep, LAMBDA_BASE_URL,

@@ -126,23 +126,26 @@ impl ReleaseStep {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BuildError {
-    #[error(
-        "{provider} has no stop, only terminate, which deletes the instance's local disk \
-         (persistent filesystems survive); use --terminate"
-    )]
-    NoStop { provider: &'static str },
-    #[error(
-        "provider = \"ssh\" can only shut the host down (--stop); terminating needs the \
-         provider's API"
-    )]
+    NoStop {
+        provider: &'static str,
+    },
     NoTerminate,
-    #[error("instance_id is required with provider = \"{provider}\"")]
-    MissingInstanceId { provider: &'static str },
-    #[error("provider = \"command\" needs command = [\"program\", \"arg\", ...]")]
+    MissingInstanceId {
+        provider: &'static str,
+    },
     MissingCommand,
     /// `url` is already redacted.
-    #[error("base_url must start with http:// or https://, found {url:?}")]
-    BadBaseUrl { url: String },
+    BadBaseUrl {
+        url: String,
+    },
+}
+
+/// English, as the log keeps it: the catalogue's English
+/// ([`super::words::build_error_words_in`]).
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&super::words::build_error_words_in(self, "en"))
+    }
 }
 
 /// Everything a release will send or run, and the token it needs (never printed).
@@ -250,32 +253,10 @@ impl ReleaseRequest {
     }
 }
 
-/// What the action does to the instance and its data, in the words the dialog shows.
-pub fn effect(provider: Provider, action: ReleaseAction) -> &'static str {
-    use ReleaseAction::{Stop, Terminate};
-    match (provider, action) {
-        (Provider::Vast, Stop) => {
-            "stops the instance; its disk is kept (storage is still billed), and starting it \
-             again depends on the machine being free"
-        }
-        (Provider::Vast, Terminate) => "destroys the instance and deletes its disk, for good",
-        (Provider::RunPod, Stop) => {
-            "stops the pod; the volume disk is kept (and billed), the container disk is wiped"
-        }
-        (Provider::RunPod, Terminate) => "terminates the pod and deletes all of its disks",
-        (Provider::Lambda, _) => {
-            "terminates the instance and deletes its local disk (persistent filesystems survive)"
-        }
-        (Provider::AutoDl, Stop) => "powers the instance off; its data is kept",
-        (Provider::AutoDl, Terminate) => {
-            "powers the instance off, then releases it: its data is deleted for good"
-        }
-        (Provider::Command, _) => "runs your release command; what it keeps is up to it",
-        (Provider::Ssh, _) => {
-            "shuts the host down from inside; whether billing stops and the disk is kept is up \
-             to the provider"
-        }
-    }
+/// What the action does to the instance and its data, in English, as the plan's JSON and the
+/// log keep it (the dialog says [`super::words::effect_words`], in the reader's language).
+pub fn effect(provider: Provider, action: ReleaseAction) -> String {
+    super::words::effect_words_in(provider, action, "en")
 }
 
 fn base_url(release: &ReleaseConfig) -> Result<String, BuildError> {

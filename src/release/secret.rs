@@ -38,27 +38,41 @@ impl fmt::Display for Secret {
 
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
-    #[error("no {what} configured: set {env_key} or {file_key} in {table}")]
     NotConfigured {
         what: &'static str,
         env_key: &'static str,
         file_key: &'static str,
         table: &'static str,
     },
-    #[error("the environment variable {name} ({key}) is not set")]
-    EnvMissing { name: String, key: &'static str },
-    #[error("the environment variable {name} ({key}) is empty")]
-    EnvEmpty { name: String, key: &'static str },
-    #[error("{key} {}: {source}", .path.display())]
+    EnvMissing {
+        name: String,
+        key: &'static str,
+    },
+    EnvEmpty {
+        name: String,
+        key: &'static str,
+    },
     File {
         path: PathBuf,
         key: &'static str,
         source: std::io::Error,
     },
-    #[error("{key} {} is empty", .path.display())]
-    FileEmpty { path: PathBuf, key: &'static str },
-    #[error("the {what} from {from} contains a line break or control character")]
-    Malformed { what: &'static str, from: String },
+    FileEmpty {
+        path: PathBuf,
+        key: &'static str,
+    },
+    Malformed {
+        what: &'static str,
+        from: String,
+    },
+}
+
+/// English, as the log keeps it: the catalogue's English
+/// ([`super::secret_words::token_error_words_in`]).
+impl fmt::Display for TokenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&super::secret_words::token_error_words_in(self, "en"))
+    }
 }
 
 /// Where one secret comes from: an environment variable or a file named in the config, and the

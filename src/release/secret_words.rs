@@ -1,6 +1,6 @@
 //! Why a secret (the release's API token) could not be loaded, in the language of the
 //! interface: which config key or variable to fix, never the value. `TokenError`'s own text
-//! stays English for the log.
+//! is their English, for the log.
 
 use rust_i18n::t;
 
@@ -8,9 +8,14 @@ use super::secret::TokenError;
 
 /// Why the API token could not be loaded (which key to fix, never the value).
 pub fn token_error_words(error: &TokenError) -> String {
+    token_error_words_in(error, &rust_i18n::locale())
+}
+
+/// [`token_error_words`] in `locale`; in `en`, the error's `Display` (the log's text).
+pub fn token_error_words_in(error: &TokenError, locale: &str) -> String {
     // What the secret is: the release's is the token; other secrets keep their name.
     let what = |what: &str| match what {
-        "token" => t!("release_error.what_token").into_owned(),
+        "token" => t!("release_error.what_token", locale = locale).into_owned(),
         other => other.to_string(),
     };
     match error {
@@ -21,17 +26,29 @@ pub fn token_error_words(error: &TokenError) -> String {
             table,
         } => t!(
             "release_error.token_not_configured",
+            locale = locale,
             what = what(w),
             env_key = env_key,
             file_key = file_key,
             table = table
         ),
         TokenError::EnvMissing { name, key } => {
-            t!("release_error.env_missing", name = name, key = key)
+            t!(
+                "release_error.env_missing",
+                locale = locale,
+                name = name,
+                key = key
+            )
         }
-        TokenError::EnvEmpty { name, key } => t!("release_error.env_empty", name = name, key = key),
+        TokenError::EnvEmpty { name, key } => t!(
+            "release_error.env_empty",
+            locale = locale,
+            name = name,
+            key = key
+        ),
         TokenError::File { path, key, source } => t!(
             "release_error.token_file",
+            locale = locale,
             key = key,
             path = path.display(),
             why = source
@@ -39,12 +56,18 @@ pub fn token_error_words(error: &TokenError) -> String {
         TokenError::FileEmpty { path, key } => {
             t!(
                 "release_error.token_file_empty",
+                locale = locale,
                 key = key,
                 path = path.display()
             )
         }
         TokenError::Malformed { what: w, from } => {
-            t!("release_error.token_malformed", what = what(w), from = from)
+            t!(
+                "release_error.token_malformed",
+                locale = locale,
+                what = what(w),
+                from = from
+            )
         }
     }
     .into_owned()

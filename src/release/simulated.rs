@@ -40,7 +40,7 @@ pub fn send(
                             done,
                             error: SendError::CommandFailed {
                                 command: step.summary(),
-                                status: format!("exit {code}"),
+                                status: super::execute::CommandStatus::Exit(code),
                                 text: shown_text(&lines.join(" "), None),
                             },
                         });

@@ -9,7 +9,7 @@ use crate::config::Provider;
 use crate::cost::format_duration_ms;
 use crate::remote::sanitize as clean;
 
-use super::execute::SendError;
+use super::execute::{CommandStatus, SendError};
 use super::flow::{FlowError, ReleasePlan, quoted};
 use super::request::{BuildError, ReleaseAction};
 
@@ -22,22 +22,26 @@ pub fn action_words(action: ReleaseAction) -> String {
     .into_owned()
 }
 
-/// What a release action does to the instance and its data (the English of
-/// [`super::effect`], which the plan's JSON keeps).
+/// What a release action does to the instance and its data, in the interface's language.
 pub fn effect_words(provider: Provider, action: ReleaseAction) -> String {
+    effect_words_in(provider, action, &rust_i18n::locale())
+}
+
+/// [`effect_words`] in `locale`; in `en`, [`super::effect`].
+pub fn effect_words_in(provider: Provider, action: ReleaseAction, locale: &str) -> String {
     use ReleaseAction::{Stop, Terminate};
-    match (provider, action) {
-        (Provider::Vast, Stop) => t!("effect.vast_stop"),
-        (Provider::Vast, Terminate) => t!("effect.vast_terminate"),
-        (Provider::RunPod, Stop) => t!("effect.runpod_stop"),
-        (Provider::RunPod, Terminate) => t!("effect.runpod_terminate"),
-        (Provider::Lambda, _) => t!("effect.lambda"),
-        (Provider::AutoDl, Stop) => t!("effect.autodl_stop"),
-        (Provider::AutoDl, Terminate) => t!("effect.autodl_terminate"),
-        (Provider::Command, _) => t!("effect.command"),
-        (Provider::Ssh, _) => t!("effect.ssh"),
-    }
-    .into_owned()
+    let key = match (provider, action) {
+        (Provider::Vast, Stop) => "effect.vast_stop",
+        (Provider::Vast, Terminate) => "effect.vast_terminate",
+        (Provider::RunPod, Stop) => "effect.runpod_stop",
+        (Provider::RunPod, Terminate) => "effect.runpod_terminate",
+        (Provider::Lambda, _) => "effect.lambda",
+        (Provider::AutoDl, Stop) => "effect.autodl_stop",
+        (Provider::AutoDl, Terminate) => "effect.autodl_terminate",
+        (Provider::Command, _) => "effect.command",
+        (Provider::Ssh, _) => "effect.ssh",
+    };
+    t!(key, locale = locale).into_owned()
 }
 
 impl ReleasePlan {
@@ -106,83 +110,142 @@ impl ReleasePlan {
 
 /// Why a release was refused or failed.
 pub fn error_words(error: &FlowError) -> String {
+    error_words_in(error, &rust_i18n::locale())
+}
+
+/// [`error_words`] in `locale`; in `en`, the error's `Display` (the log's text), except that
+/// a token's problem is said in the language it was loaded in.
+pub fn error_words_in(error: &FlowError, locale: &str) -> String {
     let text = match error {
-        FlowError::ReadOnly => t!("release.read_only"),
+        FlowError::ReadOnly => t!("release.read_only", locale = locale),
         FlowError::UnknownHost(host) => {
-            t!("release_error.unknown_host", host = format!("{host:?}"))
+            t!(
+                "release_error.unknown_host",
+                locale = locale,
+                host = format!("{host:?}")
+            )
         }
-        FlowError::NoReleaseConfig(host) => t!("release.no_table", host = host),
-        FlowError::Build(e) => return build_error_words(e),
-        FlowError::Token { problem, .. } => t!("release.no_token", problem = problem),
-        FlowError::BackupNotRun => t!("release_error.backup_not_run"),
-        FlowError::BackupFailed(why) => t!("release_error.backup_failed", why = why),
-        FlowError::Cancelled => t!("release.cancelled"),
+        FlowError::NoReleaseConfig(host) => t!("release.no_table", locale = locale, host = host),
+        FlowError::Build(e) => return build_error_words_in(e, locale),
+        FlowError::Token { problem, .. } => {
+            t!("release.no_token", locale = locale, problem = problem)
+        }
+        FlowError::BackupNotRun => t!("release_error.backup_not_run", locale = locale),
+        FlowError::BackupFailed(why) => {
+            t!("release_error.backup_failed", locale = locale, why = why)
+        }
+        FlowError::Cancelled => t!("release.cancelled", locale = locale),
         FlowError::WrongName { typed, host } => t!(
             "release_error.wrong_name",
+            locale = locale,
             typed = format!("{typed:?}"),
             host = format!("{host:?}")
         ),
-        FlowError::NotConfirmed => t!("release_error.not_confirmed"),
-        FlowError::AlreadySent => t!("release_error.already_sent"),
+        FlowError::NotConfirmed => t!("release_error.not_confirmed", locale = locale),
+        FlowError::AlreadySent => t!("release_error.already_sent", locale = locale),
         FlowError::Send { failure, audit } => {
             let note = audit
                 .as_ref()
-                .map(|why| t!("release.audit_unwritten", why = why).into_owned())
+                .map(|why| t!("release.audit_unwritten", locale = locale, why = why).into_owned())
                 .unwrap_or_default();
-            return send_error_words(&failure.error) + &note;
+            return send_error_words_in(&failure.error, locale) + &note;
         }
         FlowError::Audit(e) => return e.to_string(),
-        FlowError::Unrecordable(e) => t!("release_error.unrecordable", why = e),
+        FlowError::Unrecordable(e) => t!("release_error.unrecordable", locale = locale, why = e),
     };
     text.into_owned()
 }
 
 /// `: what the provider said`, or nothing when it said nothing.
-fn detail(text: &str) -> String {
+fn detail(text: &str, locale: &str) -> String {
     if text.is_empty() {
         String::new()
     } else {
-        t!("release_error.detail", text = text).into_owned()
+        t!("release_error.detail", locale = locale, text = text).into_owned()
     }
 }
 
 /// Why sending a release failed.
 pub fn send_error_words(error: &SendError) -> String {
+    send_error_words_in(error, &rust_i18n::locale())
+}
+
+/// [`send_error_words`] in `locale`; in `en`, the error's `Display`.
+pub fn send_error_words_in(error: &SendError, locale: &str) -> String {
     match error {
-        SendError::Client(why) => t!("release_error.client", why = why),
-        SendError::NoToken => t!("release_error.no_token"),
-        SendError::BadToken => t!("release_error.bad_token"),
+        SendError::Client(why) => t!("release_error.client", locale = locale, why = why),
+        SendError::NoToken => t!("release_error.no_token", locale = locale),
+        SendError::BadToken => t!("release_error.bad_token", locale = locale),
         SendError::TokenRejected { status, text } => t!(
             "release_error.token_rejected",
+            locale = locale,
             status = status,
-            detail = detail(text)
+            detail = detail(text, locale)
         ),
-        SendError::NotFound { text } => t!("release_error.not_found", detail = detail(text)),
+        SendError::NotFound { text } => t!(
+            "release_error.not_found",
+            locale = locale,
+            detail = detail(text, locale)
+        ),
         SendError::ServerError { status, text } => t!(
             "release_error.server_error",
+            locale = locale,
             status = status,
-            detail = detail(text)
+            detail = detail(text, locale)
         ),
         SendError::Unexpected { status, text } => t!(
             "release_error.unexpected",
+            locale = locale,
             status = status,
-            detail = detail(text)
+            detail = detail(text, locale)
         ),
-        SendError::Refused { text } => t!("release_error.refused", text = text),
+        SendError::Refused { text } => t!("release_error.refused", locale = locale, text = text),
         SendError::Timeout { url, timeout_ms } => {
-            t!("release_error.timeout", url = url, ms = timeout_ms)
+            t!(
+                "release_error.timeout",
+                locale = locale,
+                url = url,
+                ms = timeout_ms
+            )
         }
         SendError::Unreachable { url, message } => {
-            t!("release_error.unreachable", url = url, why = message)
+            t!(
+                "release_error.unreachable",
+                locale = locale,
+                url = url,
+                why = message
+            )
         }
+        SendError::ReadAnswer { url, message } => t!(
+            "release_error.unreachable",
+            locale = locale,
+            url = url,
+            why = t!(
+                "release_words.reading_answer",
+                locale = locale,
+                why = message
+            )
+        ),
+        SendError::EmptyCommand => t!(
+            "release_error.spawn",
+            locale = locale,
+            program = "",
+            why = t!("release_words.empty_command", locale = locale)
+        ),
         SendError::Spawn { program, message } => {
-            t!("release_error.spawn", program = program, why = message)
+            t!(
+                "release_error.spawn",
+                locale = locale,
+                program = program,
+                why = message
+            )
         }
         SendError::CommandTimeout {
             program,
             timeout_ms,
         } => t!(
             "release_error.command_timeout",
+            locale = locale,
             program = program,
             ms = timeout_ms
         ),
@@ -192,26 +255,53 @@ pub fn send_error_words(error: &SendError) -> String {
             text,
         } => t!(
             "release_error.command_failed",
+            locale = locale,
             command = command,
-            status = status,
-            detail = detail(text)
+            status = command_status_words(*status, locale),
+            detail = detail(text, locale)
         ),
-        SendError::Remote { message } => t!("release_error.remote", why = message),
+        SendError::Remote { message } => t!("release_error.remote", locale = locale, why = message),
+    }
+    .into_owned()
+}
+
+/// How a failed release command ended, in `locale`: `exit 3` (`退出码 3`), killed by a signal.
+pub fn command_status_words(status: CommandStatus, locale: &str) -> String {
+    match status {
+        CommandStatus::Exit(code) => t!("release_words.exit", locale = locale, code = code),
+        CommandStatus::Signal => t!("release_words.signal", locale = locale),
     }
     .into_owned()
 }
 
 /// Why the config cannot say how to release a host.
 pub fn build_error_words(error: &BuildError) -> String {
+    build_error_words_in(error, &rust_i18n::locale())
+}
+
+/// [`build_error_words`] in `locale`; in `en`, the error's `Display`.
+pub fn build_error_words_in(error: &BuildError, locale: &str) -> String {
     match error {
-        BuildError::NoStop { provider } => t!("release_error.no_stop", provider = provider),
-        BuildError::NoTerminate => t!("release_error.no_terminate"),
+        BuildError::NoStop { provider } => t!(
+            "release_error.no_stop",
+            locale = locale,
+            provider = provider
+        ),
+        BuildError::NoTerminate => t!("release_error.no_terminate", locale = locale),
         BuildError::MissingInstanceId { provider } => {
-            t!("release_error.missing_instance_id", provider = provider)
+            t!(
+                "release_error.missing_instance_id",
+                locale = locale,
+                provider = provider
+            )
         }
-        BuildError::MissingCommand => t!("release_error.missing_command"),
+        BuildError::MissingCommand => t!("release_error.missing_command", locale = locale),
         BuildError::BadBaseUrl { url } => {
-            t!("release_error.bad_base_url", url = format!("{url:?}"))
+            t!(
+                "release_error.bad_base_url",
+                locale = locale,
+                url = format!("{url:?}")
+            )
         }
     }
     .into_owned()
@@ -222,6 +312,84 @@ mod tests {
     use super::*;
     use crate::release::TokenError;
     use crate::release::token_error_words;
+
+    /// The English the log and the audit log keep, as it read when it was written in the
+    /// source (users grep it); in Chinese our words are Chinese, the command and what it said
+    /// as they came.
+    #[test]
+    fn the_english_is_as_before_and_chinese_is_chinese() {
+        let failed = SendError::CommandFailed {
+            command: "sh -c 'exit 3'".into(),
+            status: CommandStatus::Exit(3),
+            text: "no quota".into(),
+        };
+        let cases: [(String, &str); 8] = [
+            (
+                failed.to_string(),
+                "sh -c 'exit 3' failed (exit 3): no quota",
+            ),
+            (
+                SendError::CommandFailed {
+                    command: "p".into(),
+                    status: CommandStatus::Signal,
+                    text: String::new(),
+                }
+                .to_string(),
+                "p failed (killed by a signal)",
+            ),
+            (
+                SendError::ReadAnswer {
+                    url: "https://a".into(),
+                    message: "reset".into(),
+                }
+                .to_string(),
+                "could not reach https://a: reading the answer: reset",
+            ),
+            (
+                SendError::EmptyCommand.to_string(),
+                "could not start : the command is empty",
+            ),
+            (
+                BuildError::NoStop { provider: "lambda" }.to_string(),
+                "lambda has no stop, only terminate, which deletes the instance's local disk \
+                 (persistent filesystems survive); use --terminate",
+            ),
+            (
+                FlowError::Token {
+                    problem: "没有令牌".into(),
+                    english: "no token".into(),
+                }
+                .to_string(),
+                "cannot release without the API token: no token",
+            ),
+            (
+                FlowError::Send {
+                    failure: super::super::SendFailure {
+                        done: Vec::new(),
+                        error: SendError::NoToken,
+                    },
+                    audit: Some("disk full".into()),
+                }
+                .to_string(),
+                "no API token: none was loaded (and the audit log could not be written: disk full)",
+            ),
+            (
+                FlowError::WrongName {
+                    typed: "x".into(),
+                    host: "h".into(),
+                }
+                .to_string(),
+                "\"x\" is not the host name \"h\"; cancelled",
+            ),
+        ];
+        for (said, expected) in cases {
+            assert_eq!(said, expected);
+        }
+        let zh = send_error_words_in(&failed, "zh-CN");
+        assert_eq!(zh, "sh -c 'exit 3' 失败（退出码 3）：no quota");
+        let zh = send_error_words_in(&SendError::EmptyCommand, "zh-CN");
+        assert!(!zh.contains("empty"), "{zh}");
+    }
 
     /// In English every word is the error's own text, so the terminal and the log agree.
     #[test]
@@ -264,9 +432,19 @@ mod tests {
             },
             SendError::CommandFailed {
                 command: "p a".into(),
-                status: "exit 3".into(),
+                status: CommandStatus::Exit(3),
                 text: "said".into(),
             },
+            SendError::CommandFailed {
+                command: "p".into(),
+                status: CommandStatus::Signal,
+                text: String::new(),
+            },
+            SendError::ReadAnswer {
+                url: "https://a".into(),
+                message: "reset".into(),
+            },
+            SendError::EmptyCommand,
             SendError::Remote {
                 message: "gone".into(),
             },

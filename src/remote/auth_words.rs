@@ -10,11 +10,6 @@ pub(crate) fn joined(tried: &[NoticeText]) -> NoticeText {
         .unwrap_or_else(|| NoticeText::new("auth_words.nothing"))
 }
 
-/// The attempts in English, as the error's Display writes them.
-pub(crate) fn english(tried: &[NoticeText]) -> String {
-    joined(tried).english()
-}
-
 /// The login method an attempt tried (`agent`, `key`, `password`), by its words' key; `None`
 /// for one that tried nothing (`nothing to try`, a password variable not set).
 pub(crate) fn method(attempt: &NoticeText) -> Option<&'static str> {
@@ -83,7 +78,7 @@ mod tests {
             password_typed(3),
         ];
         assert_eq!(
-            english(&tried),
+            joined(&tried).english(),
             "ssh-agent: none of its 2 key(s) was accepted (IdentitiesOnly: only the identity \
              files' keys); key /k/id_rsa was not accepted by the server; the password in $PW \
              was rejected; the password typed was rejected (3 tries)"

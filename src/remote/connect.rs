@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use ssh2::{ErrorCode, MethodType, Session};
 
+use crate::fleet::NoticeText;
 use crate::remote::LinkOptions;
 use crate::remote::auth::{AuthInput, authenticate};
 use crate::remote::bridge::bridge;
@@ -127,7 +128,7 @@ pub(crate) fn known_hosts_paths(
             None => {
                 return Err(RemoteError::KnownHosts {
                     path: PathBuf::from("~/.ssh/known_hosts"),
-                    message: "no home directory; set the known_hosts path".to_string(),
+                    message: Box::new(NoticeText::new("remote_words.no_home")),
                 });
             }
         }
@@ -292,7 +293,9 @@ fn open_transport(
             .map_err(named)?;
             Ok(Transport {
                 stream,
-                peer: format!("{target} (through jump host {})", jump.spec),
+                peer: NoticeText::new("remote_words.through_jump_host")
+                    .put("target", target.to_string())
+                    .put("jump", jump.spec.as_str()),
                 keeper: Keeper::Bridge { _running: bridge },
             })
         }
@@ -312,10 +315,10 @@ fn handshake(
         mut keeper,
     } = transport;
     let socket = stream.try_clone().map_err(|source| {
-        fatal(RemoteError::Connect {
-            addr: peer.clone(),
+        fatal(RemoteError::ssh_said(
+            NoticeText::new("remote_words.socket_copy").put_words("peer", peer.clone()),
             source,
-        })
+        ))
     })?;
     let mut session =
         Session::new().map_err(|e| fatal(RemoteError::ssh("ssh_context.libssh2", &e)))?;
@@ -332,14 +335,17 @@ fn handshake(
         Err(e) => {
             let retryable =
                 matches!(e.code(), ErrorCode::Session(c) if RETRYABLE_HANDSHAKE.contains(&c));
-            let mut message = e.message().to_string();
-            if let Some(said) = keeper.proxy_said() {
-                message = format!("{message}; the ProxyCommand said: {said}");
-            }
+            let libssh2_said = NoticeText::new("config_words.os").put("error", e.message());
+            let message = match keeper.proxy_said() {
+                Some(said) => NoticeText::new("remote_words.proxy_said")
+                    .put_words("message", libssh2_said)
+                    .put("said", said),
+                None => libssh2_said,
+            };
             Err(HandshakeFailure {
                 error: Box::new(RemoteError::Handshake {
-                    addr: peer,
-                    message,
+                    addr: Box::new(peer),
+                    message: Box::new(message),
                 }),
                 retryable,
             })

@@ -1,22 +1,25 @@
 //! What can go wrong between gpufleet and a host, with messages that say what to do next.
+//! The messages are catalogue words (`error_words.rs`): `Display` is their English, as the log
+//! and recordings keep it; the console and the CLI say them in the user's language.
 
 use std::path::PathBuf;
 
 use thiserror::Error;
 
+use crate::config::SshTargetError;
 use crate::remote::quote::CommandError;
 
 #[derive(Debug, Error)]
 pub enum RemoteError {
-    #[error("invalid ssh target {spec:?}: {message}")]
-    Target { spec: String, message: String },
-    #[error("{path}: {message}")]
+    Target {
+        spec: String,
+        error: SshTargetError,
+    },
     SshConfig {
         path: PathBuf,
         /// What is wrong, in catalogue words (what the OS said, as it said it).
         message: Box<crate::fleet::NoticeText>,
     },
-    #[error("{host}: the ssh config {} sets {option}, which gpufleet does not honour: {why}", config.display())]
     UnsupportedOption {
         host: String,
         /// The ssh config file that was read (the option may come from a file it includes).
@@ -25,46 +28,43 @@ pub enum RemoteError {
         /// What gpufleet would do differently, and what to write instead.
         why: Box<crate::fleet::NoticeText>,
     },
-    #[error(
-        "{host}: the ssh config's `Match {criterion}` block at {place} sets {option}, which \
-         decides how the host is reached, checked or logged into; gpufleet does not evaluate \
-         `Match {criterion}` (it runs no command to read its config), so it cannot tell whether \
-         it applies: move the option into a Host block"
-    )]
     UnevaluatedMatch {
         host: String,
         place: Box<crate::fleet::NoticeText>,
         criterion: String,
         option: String,
     },
-    #[error("cannot resolve {host}: {source}")]
     Resolve {
         host: String,
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot connect to {addr}: {source}")]
+    /// The name resolved to no address at all.
+    NoAddress {
+        host: String,
+    },
     Connect {
         addr: String,
         #[source]
         source: std::io::Error,
     },
     /// A jump host of `ProxyJump` failed; `host` as written there.
-    #[error("jump host {host}: {source}")]
     JumpHost {
         host: String,
         #[source]
         source: Box<RemoteError>,
     },
     /// The host's `ProxyCommand` could not carry the session (its text is not shown).
-    #[error("{host}: {message}")]
     Proxy {
         host: String,
         message: Box<crate::fleet::NoticeText>,
     },
-    #[error("ssh handshake with {addr} failed: {message}")]
-    Handshake { addr: String, message: String },
-    #[error("host key of {known_as} is not known: {key_type} {fingerprint}; {hint}")]
+    /// `addr`: where the transport leads (an address, or through a proxy or jump host);
+    /// `message`: what libssh2 said, with what a ProxyCommand said.
+    Handshake {
+        addr: Box<crate::fleet::NoticeText>,
+        message: Box<crate::fleet::NoticeText>,
+    },
     HostKeyUnknown {
         known_as: String,
         key_type: String,
@@ -72,17 +72,11 @@ pub enum RemoteError {
         /// What to do, as catalogue words (English here, in the console's language there).
         hint: Box<crate::fleet::NoticeText>,
     },
-    #[error("host key of {known_as} ({key_type} {fingerprint}) was not accepted")]
     HostKeyDeclined {
         known_as: String,
         key_type: String,
         fingerprint: String,
     },
-    #[error(
-        "HOST KEY CHANGED for {known_as}: known_hosts has {expected}, \
-         the server presented {key_type} {presented}. Not connecting: this is what a \
-         man-in-the-middle looks like. {remedy}"
-    )]
     HostKeyChanged {
         known_as: String,
         key_type: String,
@@ -93,37 +87,25 @@ pub enum RemoteError {
         remedy: Box<crate::fleet::NoticeText>,
     },
     /// `known_hosts` is the file and line of the `@revoked` entry.
-    #[error("host key of {known_as} ({fingerprint}) is marked @revoked in {known_hosts}")]
     HostKeyRevoked {
         known_as: String,
         known_hosts: Box<crate::fleet::NoticeText>,
         fingerprint: String,
     },
     /// `known_hosts` is the file and line of the `@cert-authority` entry.
-    #[error(
-        "{known_as} is known only through a certificate authority ({known_hosts}), and libssh2 \
-         cannot verify certificate host keys, so gpufleet cannot check this host (it presented \
-         a plain key, {fingerprint}); add the host's own key to known_hosts once you have \
-         checked it against its certificate"
-    )]
     HostKeyCertOnly {
         known_as: String,
         known_hosts: Box<crate::fleet::NoticeText>,
         fingerprint: String,
     },
-    #[error(
-        "{target}: the ssh config sets StrictHostKeyChecking no, which lets a changed host key \
-         through; gpufleet honours it only with --allow-strict-host-key-checking-no (then, as \
-         OpenSSH does, new keys are added and a changed key is let through with a warning and \
-         password logins turned off); or set StrictHostKeyChecking accept-new"
-    )]
-    StrictNoRefused { target: String },
-    #[error("known_hosts {path}: {message}")]
-    KnownHosts { path: PathBuf, message: String },
-    #[error(
-        "authentication failed for {target} (server accepts: {offered}): {}",
-        crate::remote::auth_words::english(tried)
-    )]
+    StrictNoRefused {
+        target: String,
+    },
+    KnownHosts {
+        path: PathBuf,
+        /// What is wrong, in catalogue words (what the OS said, as it said it).
+        message: Box<crate::fleet::NoticeText>,
+    },
     Auth {
         target: String,
         offered: String,
@@ -132,22 +114,35 @@ pub enum RemoteError {
     },
     /// `context` says what gpufleet was doing (catalogue words); `message` is libssh2's or
     /// the OS's.
-    #[error("{context}: {message}")]
     Ssh {
         context: Box<crate::fleet::NoticeText>,
         message: String,
     },
-    #[error("no data from the host for {silent_s} s (keepalives unanswered); link presumed dead")]
-    LinkDead { silent_s: u64 },
-    #[error("no complete reading within {timeout_ms} ms")]
-    Incomplete { timeout_ms: u64 },
-    #[error(transparent)]
+    LinkDead {
+        silent_s: u64,
+    },
+    Incomplete {
+        timeout_ms: u64,
+    },
     Command(#[from] CommandError),
-    #[error("stopped")]
     Stopped,
 }
 
+/// English, as the log writes it: the catalogue's English of [`error_words::reason`].
+///
+/// [`error_words::reason`]: crate::remote::error_words::reason
+impl std::fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::remote::error_words::reason(self).english())
+    }
+}
+
 impl RemoteError {
+    /// The message in the interface's language, for a person to read.
+    pub fn localized(&self) -> String {
+        crate::remote::error_words::reason(self).localized()
+    }
+
     /// Errors that retrying cannot fix: the link gives up and waits to be started again.
     pub fn is_permanent(&self) -> bool {
         if let RemoteError::JumpHost { source, .. } = self {

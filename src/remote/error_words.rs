@@ -13,9 +13,9 @@ use crate::remote::error::RemoteError;
 pub(crate) fn reason(e: &RemoteError) -> NoticeText {
     let text = |key: &'static str| NoticeText::new(key);
     match e {
-        RemoteError::Target { spec, message } => text("link_error.target")
+        RemoteError::Target { spec, error } => text("link_error.target")
             .put("spec", format!("{spec:?}"))
-            .put("message", message.as_str()),
+            .put_words("message", error.words()),
         RemoteError::SshConfig { path, message } => text("link_error.ssh_config")
             .put("path", path.display().to_string())
             .put_words("message", message.as_ref().clone()),
@@ -42,6 +42,9 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
         RemoteError::Resolve { host, source } => text("link_error.resolve")
             .put("host", host.as_str())
             .put("source", source.to_string()),
+        RemoteError::NoAddress { host } => text("link_error.resolve")
+            .put("host", host.as_str())
+            .put_words("source", text("remote_words.no_address")),
         RemoteError::Connect { addr, source } => text("link_error.connect")
             .put("addr", addr.as_str())
             .put("source", source.to_string()),
@@ -52,8 +55,8 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
             .put("host", host.as_str())
             .put_words("message", message.as_ref().clone()),
         RemoteError::Handshake { addr, message } => text("link_error.handshake")
-            .put("addr", addr.as_str())
-            .put("message", message.as_str()),
+            .put_words("addr", addr.as_ref().clone())
+            .put_words("message", message.as_ref().clone()),
         RemoteError::HostKeyUnknown {
             known_as,
             key_type,
@@ -105,7 +108,7 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
         }
         RemoteError::KnownHosts { path, message } => text("link_error.known_hosts")
             .put("path", path.display().to_string())
-            .put("message", message.as_str()),
+            .put_words("message", message.as_ref().clone()),
         RemoteError::Auth {
             target,
             offered,
@@ -123,7 +126,7 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
         RemoteError::Incomplete { timeout_ms } => {
             text("link_error.incomplete").put("timeout_ms", timeout_ms.to_string())
         }
-        RemoteError::Command(e) => text("link_error.command").put("error", e.to_string()),
+        RemoteError::Command(e) => text("link_error.command").put_words("error", e.words()),
         RemoteError::Stopped => text("link_error.stopped"),
     }
 }
@@ -142,7 +145,7 @@ pub(crate) fn summary(e: &RemoteError) -> NoticeText {
         RemoteError::SshConfig { .. }
         | RemoteError::UnsupportedOption { .. }
         | RemoteError::UnevaluatedMatch { .. } => "link_summary.ssh_config",
-        RemoteError::Resolve { .. } => "link_summary.dns",
+        RemoteError::Resolve { .. } | RemoteError::NoAddress { .. } => "link_summary.dns",
         RemoteError::Connect { source, .. } => match source.kind() {
             ErrorKind::ConnectionRefused => "link_summary.refused",
             ErrorKind::TimedOut => "link_summary.timed_out",
@@ -211,7 +214,7 @@ mod tests {
         vec![
             RemoteError::Target {
                 spec: "a b".into(),
-                message: "spaces".into(),
+                error: crate::config::SshTargetError::BadHost { host: "a b".into() },
             },
             RemoteError::SshConfig {
                 path: "/c".into(),
@@ -237,6 +240,7 @@ mod tests {
                 host: "h".into(),
                 source: io(ErrorKind::NotFound),
             },
+            RemoteError::NoAddress { host: "h".into() },
             RemoteError::Connect {
                 addr: "127.0.0.1:9".into(),
                 source: io(ErrorKind::ConnectionRefused),
@@ -253,8 +257,19 @@ mod tests {
                 message: Box::new(NoticeText::new("option_words.proxy_start").put("error", "m")),
             },
             RemoteError::Handshake {
-                addr: "a".into(),
-                message: "m".into(),
+                addr: Box::new(
+                    NoticeText::new("remote_words.through_jump_host")
+                        .put("target", "root@gpu:22")
+                        .put("jump", "bastion"),
+                ),
+                message: Box::new(
+                    NoticeText::new("remote_words.proxy_said")
+                        .put_words(
+                            "message",
+                            NoticeText::new("config_words.os").put("error", "m"),
+                        )
+                        .put("said", "p"),
+                ),
             },
             RemoteError::HostKeyUnknown {
                 known_as: "h".into(),
@@ -300,7 +315,7 @@ mod tests {
             RemoteError::StrictNoRefused { target: "h".into() },
             RemoteError::KnownHosts {
                 path: "/k".into(),
-                message: "m".into(),
+                message: Box::new(NoticeText::new("remote_words.no_known_hosts_file")),
             },
             RemoteError::Auth {
                 target: "root@h".into(),
@@ -328,12 +343,13 @@ mod tests {
             RemoteError::LinkDead { silent_s: 30 },
             RemoteError::Incomplete { timeout_ms: 5_000 },
             RemoteError::Command(crate::remote::quote::CommandError::EmptyProgram),
+            RemoteError::Command(crate::remote::quote::CommandError::Nul { argument: Some(2) }),
             RemoteError::Stopped,
         ]
     }
 
-    /// The catalogue's English is the error's own text, so the log and the screen in English
-    /// say the same.
+    /// The English the log keeps is the catalogue's English, as it read before the errors
+    /// were catalogue words (users and tests grep it).
     #[test]
     fn the_words_in_english_are_the_errors_own_text() {
         for e in every_error() {
@@ -342,6 +358,25 @@ mod tests {
             assert_eq!(
                 reason_not_retrying(&e).english(),
                 format!("{e} (not retrying)")
+            );
+        }
+        let english: Vec<String> = every_error().iter().map(ToString::to_string).collect();
+        for expected in [
+            "invalid ssh target \"a b\": host \"a b\" may only contain letters, digits, '-', '.' \
+             and '_' (IPv6 goes in [brackets])",
+            "cannot resolve h: no address",
+            "ssh handshake with root@gpu:22 (through jump host bastion) failed: m; the \
+             ProxyCommand said: p",
+            "known_hosts /k: no known_hosts file to check host keys against",
+            "the remote program name is empty",
+            "argument 2 contains a NUL byte, which no remote command can receive",
+            "cannot connect to 127.0.0.1:9: connection refused",
+            "no data from the host for 30 s (keepalives unanswered); link presumed dead",
+            "stopped",
+        ] {
+            assert!(
+                english.iter().any(|e| e == expected),
+                "{expected:?} in {english:#?}"
             );
         }
     }
@@ -385,6 +420,13 @@ mod tests {
                 "opening a channel",
                 "line 3",
                 "not closed",
+                "may only contain",
+                "no address",
+                "no known_hosts file",
+                "program name",
+                "NUL byte",
+                "through jump host",
+                "the ProxyCommand said",
             ] {
                 assert!(!zh.contains(english), "{english:?} in {zh}");
             }

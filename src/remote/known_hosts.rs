@@ -20,6 +20,7 @@ use crate::remote::digest::{base64_decode, base64_encode, fingerprint, hmac_sha1
 use crate::remote::error::RemoteError;
 use crate::remote::host_pattern::{ListMatch, match_host_list, names_exactly};
 use crate::remote::notice_words;
+use crate::remote::ssh_config_file::os_said;
 
 /// Host-key algorithms in OpenSSH's order of preference, by the key type that carries them.
 const ALGORITHMS: [(&str, &str); 8] = [
@@ -130,7 +131,7 @@ impl KnownHostsFile {
         let Some(write_to) = paths.first().cloned() else {
             return Err(RemoteError::KnownHosts {
                 path: PathBuf::from("known_hosts"),
-                message: "no known_hosts file to check host keys against".to_string(),
+                message: Box::new(NoticeText::new("remote_words.no_known_hosts_file")),
             });
         };
         let mut entries = Vec::new();
@@ -141,7 +142,7 @@ impl KnownHostsFile {
                 Err(e) => {
                     return Err(RemoteError::KnownHosts {
                         path: path.clone(),
-                        message: e.to_string(),
+                        message: Box::new(os_said(&e)),
                     });
                 }
             };
@@ -201,8 +202,8 @@ impl KnownHostsFile {
     pub(crate) fn verify(&self, session: &Session, known_as: &str) -> Result<Verdict, RemoteError> {
         let Some((blob, _)) = session.host_key() else {
             return Err(RemoteError::Handshake {
-                addr: known_as.to_string(),
-                message: "the server presented no host key".to_string(),
+                addr: Box::new(NoticeText::new("remote_words.peer").put("addr", known_as)),
+                message: Box::new(NoticeText::new("remote_words.no_host_key")),
             });
         };
         self.check(known_as, blob)
@@ -362,11 +363,11 @@ pub(crate) fn append(
 ) -> Result<(), RemoteError> {
     let fail = |e: std::io::Error| RemoteError::KnownHosts {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        message: Box::new(os_said(&e)),
     };
     let key_type = blob_key_type(blob).ok_or_else(|| RemoteError::KnownHosts {
         path: path.to_path_buf(),
-        message: "the host key blob has no key type".to_string(),
+        message: Box::new(NoticeText::new("remote_words.blob_no_key_type")),
     })?;
     if let Some(dir) = path
         .parent()

@@ -70,6 +70,11 @@ pub(crate) fn kernel_unreadable(output: String, status: Option<i32>) -> NoticeTe
     )
 }
 
+/// The kernel log's reader could not be started: `why` is the SSH layer's text.
+pub(crate) fn kernel_refused(why: &NoticeText) -> NoticeText {
+    NoticeText::new("link_notice.kernel_unreadable").put_words("why", why.clone())
+}
+
 /// A host key was added to known_hosts (`unchecked` under `StrictHostKeyChecking no`).
 pub(crate) fn key_added(key: &HostKeyPrompt, unchecked: bool) -> NoticeText {
     let key_name = if unchecked {
@@ -154,4 +159,33 @@ pub(crate) fn option_ignored(
         .put("option", option)
         .put_words("place", place)
         .put_words("why", why)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel log reader the host refused: the notice says why in the notice's language,
+    /// libssh2's words as they came; the English (the log) as it was.
+    #[test]
+    fn a_refused_kernel_log_reader_says_why_in_the_notices_language() {
+        let why = NoticeText::new("ssh_context.failed")
+            .put_words("context", NoticeText::new("ssh_context.open_channel"))
+            .put(
+                "message",
+                "Channel open failure (administratively prohibited)",
+            );
+        let notice = kernel_refused(&why);
+        assert_eq!(
+            notice.english(),
+            "the kernel log is not readable on this host, so Xid lines will not show (opening a \
+             channel: Channel open failure (administratively prohibited))"
+        );
+        let zh = notice.render("zh-CN");
+        assert!(
+            zh.contains("打开通道时") && zh.contains("administratively prohibited"),
+            "{zh}"
+        );
+        assert!(!zh.contains("opening a channel"), "{zh}");
+    }
 }

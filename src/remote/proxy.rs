@@ -43,7 +43,8 @@ pub(crate) fn open_tcp(host: &str, port: u16, timeout: Duration) -> Result<Trans
                 tcp.set_nodelay(true).map_err(fail)?;
                 return Ok(Transport {
                     stream: OwnedFd::from(tcp),
-                    peer: addr.to_string(),
+                    peer: crate::fleet::NoticeText::new("remote_words.peer")
+                        .put("addr", addr.to_string()),
                     keeper: Keeper::Nothing,
                 });
             }
@@ -55,9 +56,8 @@ pub(crate) fn open_tcp(host: &str, port: u16, timeout: Duration) -> Result<Trans
             }
         }
     }
-    Err(last_error.unwrap_or_else(|| RemoteError::Resolve {
+    Err(last_error.unwrap_or_else(|| RemoteError::NoAddress {
         host: host.to_string(),
-        source: std::io::Error::new(std::io::ErrorKind::NotFound, "no address"),
     }))
 }
 
@@ -102,7 +102,7 @@ pub(crate) fn open_command(command: &ProxyCommand, host: &str) -> Result<Transpo
     }
     Ok(Transport {
         stream: OwnedFd::from(ours),
-        peer: format!("{host} (through its ProxyCommand)"),
+        peer: crate::fleet::NoticeText::new("remote_words.through_proxy_command").put("host", host),
         keeper: Keeper::Command(CommandGuard::new(child, said)),
     })
 }

@@ -12,12 +12,37 @@ pub struct RemoteCommand {
     args: Vec<String>,
 }
 
+/// A command that cannot be sent. Its `Display` is the English of [`CommandError::words`].
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum CommandError {
-    #[error("the remote program name is empty")]
     EmptyProgram,
-    #[error("{what} contains a NUL byte, which no remote command can receive")]
-    Nul { what: String },
+    /// `argument` is the 1-based place of the argument holding the NUL; `None`: the program.
+    Nul {
+        argument: Option<usize>,
+    },
+}
+
+impl CommandError {
+    /// Why, in catalogue words (`command_words.*`).
+    pub fn words(&self) -> crate::fleet::NoticeText {
+        use crate::fleet::NoticeText;
+        match self {
+            CommandError::EmptyProgram => NoticeText::new("command_words.empty_program"),
+            CommandError::Nul { argument } => {
+                let what = match argument {
+                    None => NoticeText::new("command_words.program_name"),
+                    Some(n) => NoticeText::new("command_words.argument").put("n", n.to_string()),
+                };
+                NoticeText::new("command_words.nul").put_words("what", what)
+            }
+        }
+    }
+}
+
+impl fmt::Display for CommandError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.words().english())
+    }
 }
 
 impl RemoteCommand {
@@ -59,13 +84,11 @@ impl RemoteCommand {
             return Err(CommandError::EmptyProgram);
         }
         if self.program.contains('\0') {
-            return Err(CommandError::Nul {
-                what: "the program name".to_string(),
-            });
+            return Err(CommandError::Nul { argument: None });
         }
         if let Some(i) = self.args.iter().position(|a| a.contains('\0')) {
             return Err(CommandError::Nul {
-                what: format!("argument {}", i + 1),
+                argument: Some(i + 1),
             });
         }
         let mut line = shell_quote(&self.program);
@@ -151,9 +174,18 @@ mod tests {
         );
         assert_eq!(
             RemoteCommand::new("ls").arg("a\0b").to_shell(),
-            Err(CommandError::Nul {
-                what: "argument 1".to_string()
-            })
+            Err(CommandError::Nul { argument: Some(1) })
+        );
+        let nul = RemoteCommand::new("ls").arg("a\0b").to_shell().err();
+        assert_eq!(
+            nul.as_ref().map(ToString::to_string).as_deref(),
+            Some("argument 1 contains a NUL byte, which no remote command can receive")
+        );
+        let zh = nul.map(|e| e.words().render("zh-CN")).unwrap_or_default();
+        assert!(zh.contains('1') && !zh.contains("argument"), "{zh}");
+        assert_eq!(
+            RemoteCommand::new("").to_shell().map_err(|e| e.to_string()),
+            Err("the remote program name is empty".to_string())
         );
         assert_eq!(RemoteCommand::new("ls").arg("a b").to_string(), "ls 'a b'");
     }

@@ -314,9 +314,10 @@ impl Link {
             }
             (Slot::Kernel, JobEvent::Exited { status }) => self.on_kernel_exit(mux, st, status),
             (Slot::Kernel, JobEvent::Refused(why)) => {
-                // Said as the reader's output would be (the kernel log notice quotes it).
-                st.kernel_lines.push(why.english());
-                self.on_kernel_exit(mux, st, None);
+                // The reader never ran: the notice says why in the SSH layer's words.
+                st.kernel_lines.clear();
+                self.kernel_unavailable = true;
+                self.notice_once(notice_words::kernel_refused(&why));
             }
             (Slot::Evidence, JobEvent::Line(line)) => st.evidence.line(&line),
             (Slot::Evidence, JobEvent::Exited { status }) => {

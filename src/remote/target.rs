@@ -117,9 +117,9 @@ impl Resolver<'_> {
         depth: usize,
     ) -> Result<RemoteHost, RemoteError> {
         let ssh_spec = wanted.ssh_spec;
-        let spec = parse_ssh_target(ssh_spec).map_err(|e| RemoteError::Target {
+        let spec = parse_ssh_target(ssh_spec).map_err(|error| RemoteError::Target {
             spec: ssh_spec.to_string(),
-            message: e.to_string(),
+            error,
         })?;
         let home = self.home;
         let local = local_user();

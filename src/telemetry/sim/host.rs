@@ -1,8 +1,19 @@
 //! One simulated host: its connection story, its GPUs, and what it emits on each tick.
 
 use super::gpu::SimGpu;
-use crate::fleet::HostEvent;
+use crate::fleet::{HostEvent, NoticeText};
 use crate::telemetry::{HostInfo, LostReason, TimestampMs};
+
+/// What `ssh` prints for a connection that runs into its timeout, the words around the OS's
+/// `Connection timed out` in the user's language.
+fn timed_out(address: &str) -> NoticeText {
+    NoticeText::new("sim_words.connect_timed_out")
+        .put("address", address)
+        .put("error", OS_TIMED_OUT)
+}
+
+/// The OS's text for `ETIMEDOUT`, as `ssh` quotes it.
+const OS_TIMED_OUT: &str = "Connection timed out";
 
 /// `--query-compute-apps` is polled less often than the GPU readings.
 pub(super) const PROCESSES_EVERY_MS: u64 = 5_000;
@@ -89,9 +100,7 @@ impl SimHost {
     /// Whether a connection to the host gets anywhere; `Err` says why not, as `ssh` would.
     pub(super) fn reachable(&self) -> Result<(), String> {
         match &self.plan {
-            Plan::Unreachable { address, .. } => Err(format!(
-                "connect to {address} port 22: Connection timed out"
-            )),
+            Plan::Unreachable { address, .. } => Err(timed_out(address).english()),
             _ => Ok(()),
         }
     }
@@ -204,22 +213,17 @@ impl SimHost {
             } => {
                 if t_ms >= fails_at_ms {
                     let reason = match &self.plan {
-                        Plan::Unreachable { address, .. } => {
-                            format!("connect to {address} port 22: Connection timed out")
-                        }
-                        _ => "Connection timed out".to_string(),
+                        Plan::Unreachable { address, .. } => timed_out(address),
+                        _ => NoticeText::new("link_summary.timed_out"),
                     };
+                    let summary = NoticeText::new("link_summary.timed_out");
                     let wait_ms = backoff_ms(attempt);
                     out.push(HostEvent::Disconnected {
                         at_ms,
-                        reason: reason.clone(),
-                        summary: "connection timed out".to_string(),
+                        reason: reason.english(),
+                        summary: summary.english(),
                         retry_at_ms: Some(at_ms.saturating_add(wait_ms)),
-                        // The message is what `ssh` prints, quoted as it is.
-                        words: Some(crate::fleet::DownWords {
-                            reason: crate::fleet::NoticeText::verbatim(reason),
-                            summary: crate::fleet::NoticeText::new("link_summary.timed_out"),
-                        }),
+                        words: Some(crate::fleet::DownWords { reason, summary }),
                     });
                     self.link = Link::Waiting {
                         attempt,

@@ -284,12 +284,25 @@ fn unreachable_box_never_connects_and_backs_off() {
             reason,
             summary,
             retry_at_ms,
-            ..
+            words,
         }) = pair.get(1)
         {
             assert_eq!(
                 reason,
                 "connect to 203.0.113.7 port 22: Connection timed out"
+            );
+            // The console says it in the user's language; the OS's words stay as they came.
+            let zh = words
+                .as_ref()
+                .map(|w| w.reason.render("zh-CN"))
+                .unwrap_or_default();
+            assert!(
+                zh.contains("203.0.113.7") && zh.contains("Connection timed out"),
+                "{zh}"
+            );
+            assert!(
+                !zh.contains("connect to") && !zh.contains("port 22"),
+                "{zh}"
             );
             assert_eq!(summary, "connection timed out");
             assert!(
