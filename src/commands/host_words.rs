@@ -44,11 +44,9 @@ impl std::fmt::Display for WordError {
                 word = word,
                 suggestion = suggestion(closest)
             ),
-            WordError::BadTarget { word, error } => t!(
-                "cli.bad_target",
-                word = word,
-                message = error.words().localized()
-            ),
+            WordError::BadTarget { word, error } => {
+                t!("cli.bad_target", word = word, message = error.to_string())
+            }
         };
         f.write_str(&text)
     }

@@ -132,7 +132,7 @@ fn check_account(account: &ProviderAccount, path: &KeyPath) -> Result<(), Proble
         problem(path.key("token_file"), t!("config_error.not_empty"))?;
     }
     if let Some(url) = &account.base_url {
-        super::validate::check_base_url(url, path.key("base_url"))?;
+        check_base_url(url, path.key("base_url"))?;
     }
     if !SYNC_INTERVAL_S_RANGE.contains(&account.sync_interval_s) {
         problem(
@@ -179,4 +179,24 @@ fn check_account(account: &ProviderAccount, path: &KeyPath) -> Result<(), Proble
         }
     }
     Ok(())
+}
+
+/// An API address: `http://` or `https://` with a host. Only the scheme is echoed in the
+/// error: the rest of the address may hold a token.
+pub(super) fn check_base_url(url: &str, path: KeyPath) -> Result<(), Problem> {
+    let scheme = url
+        .split_once("://")
+        .map(|(scheme, _)| scheme)
+        .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()));
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        let message = match scheme {
+            Some(scheme) => t!("config_error.url_scheme", scheme = scheme),
+            None => t!("config_error.url_no_scheme"),
+        };
+        return problem(path, message);
+    }
+    match reqwest::Url::parse(url) {
+        Ok(parsed) if parsed.host_str().is_some_and(|h| !h.is_empty()) => Ok(()),
+        _ => problem(path, t!("config_error.url_invalid")),
+    }
 }

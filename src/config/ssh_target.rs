@@ -6,7 +6,7 @@ use std::fmt;
 use serde::Deserialize;
 use thiserror::Error;
 
-use crate::fleet::NoticeText;
+use rust_i18n::t;
 
 /// Where to connect. A bare word keeps its spelling as `host`, because it may be an alias that
 /// only `~/.ssh/config` can resolve.
@@ -35,31 +35,42 @@ pub enum SshTargetError {
 
 impl fmt::Display for SshTargetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.words().localized())
+        let (key, value) = self.key_and_value();
+        let text = t!(key);
+        match value {
+            Some((name, value)) => {
+                f.write_str(&rust_i18n::replace_patterns(&text, &[name], &[value]))
+            }
+            None => f.write_str(&text),
+        }
     }
 }
 
 impl SshTargetError {
-    /// What is wrong, in catalogue words (`ssh_target_words.*`); the value as written, quoted.
-    pub fn words(&self) -> NoticeText {
-        let text = NoticeText::new;
+    /// What is wrong, as its catalogue key (`ssh_target_words.*`) and the one value it names
+    /// (the value as written, quoted). The link builds its error's words from them.
+    pub fn key_and_value(&self) -> (&'static str, Option<(&'static str, String)>) {
         match self {
-            SshTargetError::Empty => text("ssh_target_words.empty"),
-            SshTargetError::CommandLine { suggestion } => {
-                text("ssh_target_words.command_line").put("suggestion", suggestion.as_str())
-            }
-            SshTargetError::EmptyUser => text("ssh_target_words.empty_user"),
-            SshTargetError::BadUser { user } => {
-                text("ssh_target_words.bad_user").put("user", format!("{user:?}"))
-            }
-            SshTargetError::EmptyHost => text("ssh_target_words.empty_host"),
-            SshTargetError::BadHost { host } => {
-                text("ssh_target_words.bad_host").put("host", format!("{host:?}"))
-            }
-            SshTargetError::BadPort { port } => {
-                text("ssh_target_words.bad_port").put("port", format!("{port:?}"))
-            }
-            SshTargetError::UnclosedBracket => text("ssh_target_words.unclosed_bracket"),
+            SshTargetError::Empty => ("ssh_target_words.empty", None),
+            SshTargetError::CommandLine { suggestion } => (
+                "ssh_target_words.command_line",
+                Some(("suggestion", suggestion.clone())),
+            ),
+            SshTargetError::EmptyUser => ("ssh_target_words.empty_user", None),
+            SshTargetError::BadUser { user } => (
+                "ssh_target_words.bad_user",
+                Some(("user", format!("{user:?}"))),
+            ),
+            SshTargetError::EmptyHost => ("ssh_target_words.empty_host", None),
+            SshTargetError::BadHost { host } => (
+                "ssh_target_words.bad_host",
+                Some(("host", format!("{host:?}"))),
+            ),
+            SshTargetError::BadPort { port } => (
+                "ssh_target_words.bad_port",
+                Some(("port", format!("{port:?}"))),
+            ),
+            SshTargetError::UnclosedBracket => ("ssh_target_words.unclosed_bracket", None),
         }
     }
 }

@@ -369,7 +369,7 @@ fn check_release(release: &ReleaseConfig, path: &KeyPath) -> Result<(), Problem>
         }
     }
     if let Some(url) = &release.base_url {
-        check_base_url(url, path.key("base_url"))?;
+        super::providers::check_base_url(url, path.key("base_url"))?;
     }
     match (&release.command, release.provider) {
         (Some(argv), Provider::Command) => check_argv(argv, path.key("command"))?,
@@ -383,26 +383,6 @@ fn check_release(release: &ReleaseConfig, path: &KeyPath) -> Result<(), Problem>
         (None, _) => {}
     }
     Ok(())
-}
-
-/// An API address: `http://` or `https://` with a host. Only the scheme is echoed in the
-/// error: the rest of the address may hold a token.
-pub(super) fn check_base_url(url: &str, path: KeyPath) -> Result<(), Problem> {
-    let scheme = url
-        .split_once("://")
-        .map(|(scheme, _)| scheme)
-        .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()));
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        let message = match scheme {
-            Some(scheme) => t!("config_error.url_scheme", scheme = scheme),
-            None => t!("config_error.url_no_scheme"),
-        };
-        return problem(path, message);
-    }
-    match reqwest::Url::parse(url) {
-        Ok(parsed) if parsed.host_str().is_some_and(|h| !h.is_empty()) => Ok(()),
-        _ => problem(path, t!("config_error.url_invalid")),
-    }
 }
 
 fn check_budget(budget: &Budget, path: &KeyPath) -> Result<(), Problem> {

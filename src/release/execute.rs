@@ -126,21 +126,6 @@ pub enum CommandStatus {
     Signal,
 }
 
-/// English, for the log: `exit 3`, `killed by a signal`.
-impl std::fmt::Display for CommandStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&super::words::command_status_words(*self, "en"))
-    }
-}
-
-/// English, as the log and the audit log keep it: the catalogue's English
-/// ([`super::words::send_error_words_in`]).
-impl std::fmt::Display for SendError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&super::words::send_error_words_in(self, "en"))
-    }
-}
-
 /// A failed send and the steps that did succeed before it (AutoDL may be powered off but not
 /// released).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -13,10 +13,11 @@ use crate::telemetry::TimestampMs;
 
 use super::execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send};
 use super::record::{Closing, Unrecorded};
-use super::request::{BuildError, ReleaseAction, ReleaseRequest, effect};
+use super::request::{BuildError, ReleaseAction, ReleaseRequest};
 use super::secret::load_token;
 use super::secret_words::token_error_words;
 use super::simulated;
+use super::words::effect;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FlowError {
@@ -48,20 +49,6 @@ pub enum FlowError {
     /// Checked before the provider is asked: a release the ledger could not record is money
     /// the renter could no longer account for. Not a `source`: the text already says it.
     Unrecordable(StoreError),
-}
-
-/// English, as the log and the audit log keep it: the catalogue's English
-/// ([`super::words::error_words_in`]), the token's problem in English too.
-impl std::fmt::Display for FlowError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = match self {
-            FlowError::Token { english, .. } => {
-                rust_i18n::t!("release.no_token", locale = "en", problem = english).into_owned()
-            }
-            other => super::words::error_words_in(other, "en"),
-        };
-        f.write_str(&text)
-    }
 }
 
 /// What the dialog shows before anything happens.

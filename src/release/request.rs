@@ -140,14 +140,6 @@ pub enum BuildError {
     },
 }
 
-/// English, as the log keeps it: the catalogue's English
-/// ([`super::words::build_error_words_in`]).
-impl std::fmt::Display for BuildError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&super::words::build_error_words_in(self, "en"))
-    }
-}
-
 /// Everything a release will send or run, and the token it needs (never printed).
 #[derive(Debug, Clone)]
 pub struct ReleaseRequest {
@@ -251,12 +243,6 @@ impl ReleaseRequest {
             .collect::<Vec<_>>()
             .join("; ")
     }
-}
-
-/// What the action does to the instance and its data, in English, as the plan's JSON and the
-/// log keep it (the dialog says [`super::words::effect_words`], in the reader's language).
-pub fn effect(provider: Provider, action: ReleaseAction) -> String {
-    super::words::effect_words_in(provider, action, "en")
 }
 
 fn base_url(release: &ReleaseConfig) -> Result<String, BuildError> {

@@ -67,14 +67,6 @@ pub enum TokenError {
     },
 }
 
-/// English, as the log keeps it: the catalogue's English
-/// ([`super::secret_words::token_error_words_in`]).
-impl fmt::Display for TokenError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&super::secret_words::token_error_words_in(self, "en"))
-    }
-}
-
 /// Where one secret comes from: an environment variable or a file named in the config, and the
 /// config keys that name them (errors say which key to fix, never the value).
 #[derive(Debug, Clone, Copy)]

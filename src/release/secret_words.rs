@@ -72,3 +72,11 @@ pub fn token_error_words_in(error: &TokenError, locale: &str) -> String {
     }
     .into_owned()
 }
+
+/// English, as the log keeps it: the catalogue's English
+/// ([`token_error_words_in`]).
+impl std::fmt::Display for TokenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&token_error_words_in(self, "en"))
+    }
+}

@@ -6,11 +6,8 @@
 use rust_i18n::t;
 
 use crate::config::Provider;
-use crate::cost::format_duration_ms;
-use crate::remote::sanitize as clean;
 
 use super::execute::{CommandStatus, SendError};
-use super::flow::{FlowError, ReleasePlan, quoted};
 use super::request::{BuildError, ReleaseAction};
 
 /// A release action as the reader says it: `stop` / `terminate` (`关机` / `释放`).
@@ -27,7 +24,7 @@ pub fn effect_words(provider: Provider, action: ReleaseAction) -> String {
     effect_words_in(provider, action, &rust_i18n::locale())
 }
 
-/// [`effect_words`] in `locale`; in `en`, [`super::effect`].
+/// [`effect_words`] in `locale`; in `en`, [`effect`].
 pub fn effect_words_in(provider: Provider, action: ReleaseAction, locale: &str) -> String {
     use ReleaseAction::{Stop, Terminate};
     let key = match (provider, action) {
@@ -44,120 +41,8 @@ pub fn effect_words_in(provider: Provider, action: ReleaseAction, locale: &str) 
     t!(key, locale = locale).into_owned()
 }
 
-impl ReleasePlan {
-    /// The plan as lines of text, the request included (token redacted).
-    pub fn lines(&self) -> Vec<String> {
-        let instance = self
-            .instance_id
-            .as_deref()
-            .map(|id| t!("release_plan.instance", id = clean(id)).into_owned())
-            .unwrap_or_default();
-        let mut lines = Vec::new();
-        if self.simulated {
-            lines.push(t!("release_plan.simulated").into_owned());
-        }
-        let spent = match self.spent.as_deref() {
-            Some(spent) => spent.to_string(),
-            None => t!("release_plan.spent_unknown").into_owned(),
-        };
-        lines.extend([
-            t!(
-                "release_plan.head",
-                action = action_words(self.action),
-                host = self.host,
-                provider = self.provider.as_str(),
-                instance = instance
-            )
-            .into_owned(),
-            t!(
-                "release_plan.effect",
-                effect = effect_words(self.provider, self.action)
-            )
-            .into_owned(),
-            t!(
-                "release_plan.spent",
-                spent = spent,
-                billed = format_duration_ms(self.billed_ms),
-                idle = format_duration_ms(self.current_idle_ms)
-            )
-            .into_owned(),
-        ]);
-        lines.push(match &self.backup {
-            Some(argv) => t!(
-                "release_plan.backup",
-                host = self.host,
-                command = quoted(argv)
-            )
-            .into_owned(),
-            None => t!("release_plan.no_backup").into_owned(),
-        });
-        lines.push(t!("release_plan.request").into_owned());
-        lines.extend(
-            self.request
-                .shown(&self.host)
-                .into_iter()
-                .map(|line| format!("    {line}")),
-        );
-        for warning in &self.warnings {
-            lines.push(t!("release_plan.warning", text = warning).into_owned());
-        }
-        if let Some(problem) = &self.token_problem {
-            lines.push(t!("release_plan.token", problem = problem).into_owned());
-        }
-        lines
-    }
-}
-
-/// Why a release was refused or failed.
-pub fn error_words(error: &FlowError) -> String {
-    error_words_in(error, &rust_i18n::locale())
-}
-
-/// [`error_words`] in `locale`; in `en`, the error's `Display` (the log's text), except that
-/// a token's problem is said in the language it was loaded in.
-pub fn error_words_in(error: &FlowError, locale: &str) -> String {
-    let text = match error {
-        FlowError::ReadOnly => t!("release.read_only", locale = locale),
-        FlowError::UnknownHost(host) => {
-            t!(
-                "release_error.unknown_host",
-                locale = locale,
-                host = format!("{host:?}")
-            )
-        }
-        FlowError::NoReleaseConfig(host) => t!("release.no_table", locale = locale, host = host),
-        FlowError::Build(e) => return build_error_words_in(e, locale),
-        FlowError::Token { problem, .. } => {
-            t!("release.no_token", locale = locale, problem = problem)
-        }
-        FlowError::BackupNotRun => t!("release_error.backup_not_run", locale = locale),
-        FlowError::BackupFailed(why) => {
-            t!("release_error.backup_failed", locale = locale, why = why)
-        }
-        FlowError::Cancelled => t!("release.cancelled", locale = locale),
-        FlowError::WrongName { typed, host } => t!(
-            "release_error.wrong_name",
-            locale = locale,
-            typed = format!("{typed:?}"),
-            host = format!("{host:?}")
-        ),
-        FlowError::NotConfirmed => t!("release_error.not_confirmed", locale = locale),
-        FlowError::AlreadySent => t!("release_error.already_sent", locale = locale),
-        FlowError::Send { failure, audit } => {
-            let note = audit
-                .as_ref()
-                .map(|why| t!("release.audit_unwritten", locale = locale, why = why).into_owned())
-                .unwrap_or_default();
-            return send_error_words_in(&failure.error, locale) + &note;
-        }
-        FlowError::Audit(e) => return e.to_string(),
-        FlowError::Unrecordable(e) => t!("release_error.unrecordable", locale = locale, why = e),
-    };
-    text.into_owned()
-}
-
 /// `: what the provider said`, or nothing when it said nothing.
-fn detail(text: &str, locale: &str) -> String {
+pub(super) fn detail(text: &str, locale: &str) -> String {
     if text.is_empty() {
         String::new()
     } else {
@@ -307,9 +192,40 @@ pub fn build_error_words_in(error: &BuildError, locale: &str) -> String {
     .into_owned()
 }
 
+/// English, for the log: `exit 3`, `killed by a signal`.
+impl std::fmt::Display for CommandStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&command_status_words(*self, "en"))
+    }
+}
+
+/// English, as the log and the audit log keep it: the catalogue's English
+/// ([`send_error_words_in`]).
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&send_error_words_in(self, "en"))
+    }
+}
+
+/// English, as the log keeps it: the catalogue's English
+/// ([`build_error_words_in`]).
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&build_error_words_in(self, "en"))
+    }
+}
+
+/// What the action does to the instance and its data, in English, as the plan's JSON and the
+/// log keep it (the dialog says [`effect_words`], in the reader's language).
+pub fn effect(provider: Provider, action: ReleaseAction) -> String {
+    effect_words_in(provider, action, "en")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::release::flow::FlowError;
+    use crate::release::flow_words::error_words;
     use crate::release::TokenError;
     use crate::release::token_error_words;
 

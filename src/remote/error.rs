@@ -128,21 +128,7 @@ pub enum RemoteError {
     Stopped,
 }
 
-/// English, as the log writes it: the catalogue's English of [`error_words::reason`].
-///
-/// [`error_words::reason`]: crate::remote::error_words::reason
-impl std::fmt::Display for RemoteError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&crate::remote::error_words::reason(self).english())
-    }
-}
-
 impl RemoteError {
-    /// The message in the interface's language, for a person to read.
-    pub fn localized(&self) -> String {
-        crate::remote::error_words::reason(self).localized()
-    }
-
     /// Errors that retrying cannot fix: the link gives up and waits to be started again.
     pub fn is_permanent(&self) -> bool {
         if let RemoteError::JumpHost { source, .. } = self {
@@ -165,13 +151,6 @@ impl RemoteError {
                 | RemoteError::Command(_)
                 | RemoteError::Stopped
         )
-    }
-
-    /// A few words for a status line (`connection refused`, `auth failed (tried key, agent)`,
-    /// `HOST KEY CHANGED`); the whole message says the rest. English: the catalogue's words
-    /// (`error_words::summary`) say them in the console's language.
-    pub fn summary(&self) -> String {
-        crate::remote::error_words::summary(self).english()
     }
 
     /// libssh2's `err` while doing what the catalogue text `context` (`ssh_context.*`) says.

@@ -9,13 +9,34 @@ use crate::fleet::NoticeText;
 use crate::remote::auth_words;
 use crate::remote::error::RemoteError;
 
+/// English, as the log writes it: the catalogue's English of [`reason`].
+impl std::fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&reason(self).english())
+    }
+}
+
+impl RemoteError {
+    /// The message in the interface's language, for a person to read.
+    pub fn localized(&self) -> String {
+        reason(self).localized()
+    }
+
+    /// A few words for a status line (`connection refused`, `auth failed (tried key, agent)`,
+    /// `HOST KEY CHANGED`); the whole message says the rest. English: the catalogue's words
+    /// ([`summary`]) say them in the console's language.
+    pub fn summary(&self) -> String {
+        summary(self).english()
+    }
+}
+
 /// The whole message.
 pub(crate) fn reason(e: &RemoteError) -> NoticeText {
     let text = |key: &'static str| NoticeText::new(key);
     match e {
         RemoteError::Target { spec, error } => text("link_error.target")
             .put("spec", format!("{spec:?}"))
-            .put_words("message", error.words()),
+            .put_words("message", target_words(error)),
         RemoteError::SshConfig { path, message } => text("link_error.ssh_config")
             .put("path", path.display().to_string())
             .put_words("message", message.as_ref().clone()),
@@ -200,6 +221,16 @@ fn auth_summary(tried: &[NoticeText]) -> NoticeText {
         .fold(text, |text, (name, method)| {
             text.put_words(name, NoticeText::new(method))
         })
+}
+
+/// An ssh target's error in catalogue words: its key and the value it names.
+fn target_words(error: &crate::config::SshTargetError) -> NoticeText {
+    let (key, value) = error.key_and_value();
+    let words = NoticeText::new(key);
+    match value {
+        Some((name, value)) => words.put(name, value),
+        None => words,
+    }
 }
 
 #[cfg(test)]

@@ -53,6 +53,8 @@ pub const KIND_KERNEL: &str = "kernel";
 pub const KIND_LOST: &str = "lost";
 pub const KIND_DISCONNECTED: &str = "disconnected";
 pub const KIND_NOTICE: &str = "notice";
+/// The file with `nvidia-smi -q` as the link took it at the host's first fault.
+pub const SMI_Q_FILE: &str = "nvidia-smi-q.txt";
 
 /// A line of text from the host, verbatim: a kernel line, a failure text, a link error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -290,7 +292,7 @@ fn note_event(line: &Line, at_ms: u64, out: &mut Analysis) {
                 "report_timeline.evidence_taken",
                 command = command,
                 lines = output.lines().count(),
-                file = super::bundle::SMI_Q_FILE
+                file = SMI_Q_FILE
             )
             .into_owned(),
         ),

@@ -9,11 +9,8 @@ use rust_i18n::t;
 use crate::recording::wire::Event;
 use crate::recording::{Header, Line};
 
-use super::analyse::{KIND_DISCONNECTED, KIND_KERNEL, KIND_LOST, KIND_NOTICE};
+use super::analyse::{KIND_DISCONNECTED, KIND_KERNEL, KIND_LOST, KIND_NOTICE, SMI_Q_FILE};
 use super::{Gathered, Report, markdown, secrets};
-
-/// The file with `nvidia-smi -q` as the link took it at the host's first fault.
-pub const SMI_Q_FILE: &str = "nvidia-smi-q.txt";
 
 /// The files of a bundle.
 pub const FILES: [&str; 7] = [
