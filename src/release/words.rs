@@ -224,9 +224,9 @@ pub fn effect(provider: Provider, action: ReleaseAction) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::release::TokenError;
     use crate::release::flow::FlowError;
     use crate::release::flow_words::error_words;
-    use crate::release::TokenError;
     use crate::release::token_error_words;
 
     /// The English the log and the audit log keep, as it read when it was written in the
