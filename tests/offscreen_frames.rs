@@ -159,3 +159,106 @@ fn a_jobs_log_asks_for_a_frame_only_in_its_hosts_view() {
     update(&mut model, log(START_MS + 200));
     assert!(frame(&mut terminal, &mut model, &theme));
 }
+
+/// A run that stopped learning says since when and what it cost since, so its finding's words
+/// change as its log grows; the fleet's rows show which findings a host has (its badges), not
+/// their words. Worded anew, they ask for a frame only in their host's view; a finding that
+/// comes or goes asks for one everywhere. (Fifty followed logs re-worded a finding somewhere
+/// nearly every second, and each time the whole fleet was drawn again.)
+#[test]
+fn a_findings_new_words_are_drawn_only_in_its_hosts_view_a_new_finding_everywhere() {
+    use gpufleet::fleet::job::JobProcess;
+    let theme = Theme::default_theme();
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("terminal");
+    let mut model = fleet_of(3);
+    assert!(frame(&mut terminal, &mut model, &theme));
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/training-logs/hf_plateau.log");
+    let text = std::fs::read_to_string(path).expect("hf_plateau.log");
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut at_ms = START_MS;
+    update(
+        &mut model,
+        Event::Host {
+            host: 1,
+            event: HostEvent::Jobs {
+                at_ms,
+                jobs: vec![JobProcess {
+                    pid: 4242,
+                    elapsed_s: Some(60),
+                    command: "python3 train.py".into(),
+                    ..JobProcess::default()
+                }],
+            },
+        },
+    );
+    // A job listed is drawn (the host view's job line); its log is what this is about.
+    frame(&mut terminal, &mut model, &theme);
+    let kinds = |model: &Model| -> Vec<String> {
+        model.fleet.hosts[1]
+            .findings
+            .iter()
+            .map(|f| f.label.clone())
+            .collect()
+    };
+    let (mut reworded_in_fleet, mut reworded_in_view, mut reshaped) = (0, 0, 0);
+    for chunk in lines.chunks(4) {
+        // The fleet's view until the plateau's words changed twice, then the host's own.
+        let in_view = reworded_in_fleet >= 2;
+        if in_view && model.view == View::Fleet {
+            model.view = View::Host(1);
+            model.mark_dirty();
+            assert!(frame(&mut terminal, &mut model, &theme));
+        }
+        at_ms += 10;
+        update(
+            &mut model,
+            Event::Host {
+                host: 1,
+                event: HostEvent::JobLog {
+                    at_ms,
+                    pid: 4242,
+                    restart: false,
+                    text: chunk.concat(),
+                },
+            },
+        );
+        if !in_view {
+            assert!(
+                !frame(&mut terminal, &mut model, &theme),
+                "a log read draws nothing in the fleet view"
+            );
+        } else {
+            frame(&mut terminal, &mut model, &theme);
+        }
+        let (kinds_before, before) = (kinds(&model), model.fleet.hosts[1].findings.clone());
+        at_ms += 10;
+        update(&mut model, Event::Tick { now_ms: at_ms });
+        let after = model.fleet.hosts[1].findings.clone();
+        let drawn = frame(&mut terminal, &mut model, &theme);
+        if kinds(&model) != kinds_before {
+            reshaped += 1;
+            assert!(
+                drawn,
+                "a finding that came or went is drawn: {:?}",
+                kinds(&model)
+            );
+        } else if after != before {
+            if in_view {
+                reworded_in_view += 1;
+            } else {
+                reworded_in_fleet += 1;
+            }
+            assert_eq!(
+                drawn, in_view,
+                "new words of the same findings are drawn only in the host's view"
+            );
+        }
+    }
+    assert!(reshaped >= 1, "the plateau was found");
+    assert!(
+        reworded_in_fleet >= 2 && reworded_in_view >= 1,
+        "the plateau's words changed as the log grew ({reworded_in_fleet} times in the \
+         fleet's view, {reworded_in_view} in the host's)"
+    );
+}

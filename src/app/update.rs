@@ -24,13 +24,14 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
                 HostEvent::Sample { at_ms, .. } => Some(*at_ms),
                 _ => None,
             };
-            // A job's log shows only in its host's view (the fleet row has no job text; what
-            // the log makes of the findings shows on the tick that judges them).
+            // A job's log shows only in its host's view: the fleet row has no job text, what the
+            // log makes of the findings shows on the tick that judges them when it changes
+            // which findings there are, and the money it moves with the next frame.
             let log_unseen =
                 matches!(event, HostEvent::JobLog { .. }) && model.view != View::Host(host);
             if model.fleet.apply(host, event) {
                 match sample_at_ms {
-                    None if log_unseen => model.mark_offscreen(),
+                    None if log_unseen => {}
                     // A reading of a host off screen changes only the totals and perhaps the
                     // order: the next frame shows it, within the second.
                     Some(_) if !model.screen.regions.shows_host(host) => model.mark_offscreen(),
@@ -46,7 +47,14 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
         Event::Tick { now_ms } => {
             model.advance_clock(now_ms);
             model.draw_offscreen();
-            if model.fleet.refresh_findings() {
+            let refreshed = model.fleet.refresh_findings();
+            // Findings only worded anew (a plateau's money since) show in their host's view;
+            // the fleet's rows show which findings there are, not their words.
+            let shown = match model.view {
+                View::Host(host) => refreshed.reshaped || refreshed.reworded.contains(&host),
+                View::Fleet => refreshed.reshaped,
+            };
+            if shown {
                 model.mark_dirty();
             }
             money_tick(model)

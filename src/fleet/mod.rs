@@ -23,4 +23,4 @@ pub mod unwatched;
 pub use event::{HostEvent, HostId};
 pub use notice::{DownWords, NoticeArg, NoticeText};
 pub use sink::HostSink;
-pub use state::{Fleet, FleetCommand, FleetOptions};
+pub use state::{FindingsRefresh, Fleet, FleetCommand, FleetOptions};

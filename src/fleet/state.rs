@@ -111,6 +111,24 @@ pub enum FleetCommand {
     },
 }
 
+/// What a refresh of the live findings changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FindingsRefresh {
+    /// Some host gained or lost a finding, or one changed its severity or GPU: what the
+    /// fleet's rows show of findings (their badges) may differ.
+    pub reshaped: bool,
+    /// Hosts whose findings are the same ones, only worded anew (a plateau's time and money
+    /// since, a count that moved): only a view that shows their text changes.
+    pub reworded: Vec<HostId>,
+}
+
+impl FindingsRefresh {
+    /// Whether any host's findings changed at all.
+    pub fn any(&self) -> bool {
+        self.reshaped || !self.reworded.is_empty()
+    }
+}
+
 /// Every watched host and the fleet's money, as of `now_ms`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fleet {
@@ -197,11 +215,11 @@ impl Fleet {
     }
 
     /// Recomputes every host's live findings (once a second: they are measured over windows of
-    /// tens of seconds, so a faster pace would show nothing new). True when any changed.
-    pub fn refresh_findings(&mut self) -> bool {
+    /// tens of seconds, so a faster pace would show nothing new), and says what changed.
+    pub fn refresh_findings(&mut self) -> FindingsRefresh {
         let mut live = self.options.live.clone();
         live.interval_ms = self.options.interval_ms;
-        let mut changed = false;
+        let mut changed = FindingsRefresh::default();
         for (i, host) in self.hosts.iter_mut().enumerate() {
             // The jobs' findings price at the host's price now (a provider sync may change it).
             let price = self
@@ -214,8 +232,16 @@ impl Fleet {
             }
             let findings = live_findings(host, self.now_ms, &live);
             if findings != host.findings {
+                let same_kinds = findings.len() == host.findings.len()
+                    && findings.iter().zip(host.findings.iter()).all(|(a, b)| {
+                        a.label == b.label && a.severity == b.severity && a.gpu == b.gpu
+                    });
+                if same_kinds {
+                    changed.reworded.push(i);
+                } else {
+                    changed.reshaped = true;
+                }
                 host.findings = findings;
-                changed = true;
             }
         }
         changed
