@@ -192,8 +192,8 @@ fn a_findings_new_words_are_drawn_only_in_its_hosts_view_a_new_finding_everywher
             },
         },
     );
-    // A job listed is drawn (the host view's job line); its log is what this is about.
-    frame(&mut terminal, &mut model, &theme);
+    // A job listed shows in its host's view (the job line), not in the fleet's rows.
+    assert!(!frame(&mut terminal, &mut model, &theme));
     let kinds = |model: &Model| -> Vec<String> {
         model.fleet.hosts[1]
             .findings

@@ -24,14 +24,15 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
                 HostEvent::Sample { at_ms, .. } => Some(*at_ms),
                 _ => None,
             };
-            // A job's log shows only in its host's view: the fleet row has no job text, what the
-            // log makes of the findings shows on the tick that judges them when it changes
-            // which findings there are, and the money it moves with the next frame.
-            let log_unseen =
-                matches!(event, HostEvent::JobLog { .. }) && model.view != View::Host(host);
+            // A job (its listing, its log) shows only in its host's view: the fleet row has no
+            // job text, what the job makes of the findings shows on the tick that judges them
+            // when it changes which findings there are, and the money it moves with the next
+            // frame (one a second at least).
+            let job_unseen = matches!(event, HostEvent::JobLog { .. } | HostEvent::Jobs { .. })
+                && model.view != View::Host(host);
             if model.fleet.apply(host, event) {
                 match sample_at_ms {
-                    None if log_unseen => {}
+                    None if job_unseen => {}
                     // A reading of a host off screen changes only the totals and perhaps the
                     // order: the next frame shows it, within the second.
                     Some(_) if !model.screen.regions.shows_host(host) => model.mark_offscreen(),
