@@ -223,15 +223,7 @@ fn a_report_of_a_recorded_gpu_loss_has_the_evidence_and_nothing_of_other_hosts_o
     .expect("config");
     // The host's acceptance check (a real one, of an H200) and actions in the audit log, one
     // of them on another host.
-    let checks = state.join("checks/flaky-h200");
-    std::fs::create_dir_all(&checks).expect("checks dir");
-    let check = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/docs/h200/check-local.json"
-    ))
-    .expect("check report")
-    .replace("\"host\": \"local\"", "\"host\": \"flaky-h200\"");
-    std::fs::write(checks.join("2026-11-29T13-38-35.123Z.json"), check).expect("check");
+    place_h200_check(&state);
     let step = |host: &str, command: &str| {
         format!(
             "{{\"at_ms\":{last_t},\"host\":\"{host}\",\"kind\":\"playbook_step\",\"command\":\"{command}\",\"outcome\":\"ok\",\"exit_status\":0,\"runbook\":\"gpu-lost\",\"step\":\"reset\",\"dry_run\":false}}\n"
@@ -549,15 +541,7 @@ fn a_report_in_chinese_says_its_own_words_in_chinese_and_keeps_its_figures() {
         "[[hosts]]\nname = \"flaky-h200\"\nssh = \"root@127.0.0.1:1\"\nprice_per_hour = 3.5\ncurrency = \"USD\"\n",
     )
     .expect("config");
-    let checks = state.join("checks/flaky-h200");
-    std::fs::create_dir_all(&checks).expect("checks dir");
-    let check = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/docs/h200/check-local.json"
-    ))
-    .expect("check report")
-    .replace("\"host\": \"local\"", "\"host\": \"flaky-h200\"");
-    std::fs::write(checks.join("2026-11-29T13-38-35.123Z.json"), check).expect("check");
+    place_h200_check(&state);
     let report = |lang: &str| {
         let out_dir = dir.path().join(format!("out-{lang}"));
         std::fs::create_dir(&out_dir).expect("out");
@@ -713,4 +697,17 @@ fn a_report_in_chinese_says_its_own_words_in_chinese_and_keeps_its_figures() {
         said.contains("没有 no-such-host 的记录（查找范围：录制文件 session.ndjson；"),
         "{said}"
     );
+}
+
+/// The host's acceptance check as the state directory keeps it: a real one, of an H200.
+fn place_h200_check(state: &Path) {
+    let checks = state.join("checks/flaky-h200");
+    std::fs::create_dir_all(&checks).expect("checks dir");
+    let check = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/h200/check-local.json"
+    ))
+    .expect("check report")
+    .replace("\"host\": \"local\"", "\"host\": \"flaky-h200\"");
+    std::fs::write(checks.join("2026-11-29T13-38-35.123Z.json"), check).expect("check");
 }
