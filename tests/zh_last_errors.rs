@@ -45,16 +45,21 @@ fn a_foreign_or_newer_file_is_refused_in_chinese_by_replay_and_report() {
         "newer.ndjson",
         &(HEADER.replace("\"version\":1", "\"version\":99") + "\n"),
     );
+    let reads = gpufleet::recording::wire::FORMAT_VERSION;
     let cases = [
         (
             &foreign,
-            ":1: 不是 gpufleet 录制：第一行不是它的 JSON 文件头",
-            ":1: not a gpufleet recording: the first line is not its JSON header",
+            ":1: 不是 gpufleet 录制：第一行不是它的 JSON 文件头".to_string(),
+            ":1: not a gpufleet recording: the first line is not its JSON header".to_string(),
         ),
         (
             &newer,
-            ":1: 录制格式版本 99 比这个 gpufleet 能读取的更新（它读取版本 1）；这份录制由 gpufleet 0.1.0 写入：请用该版本或更新的版本回放",
-            ":1: recording format version 99 is newer than this gpufleet reads (version 1); it was written by gpufleet 0.1.0: replay it with that version or newer",
+            format!(
+                ":1: 录制格式版本 99 比这个 gpufleet 能读取的更新（它读取版本 {reads}）；这份录制由 gpufleet 0.1.0 写入：请用该版本或更新的版本回放"
+            ),
+            format!(
+                ":1: recording format version 99 is newer than this gpufleet reads (version {reads}); it was written by gpufleet 0.1.0: replay it with that version or newer"
+            ),
         ),
     ];
     for (path, chinese, english) in cases {
