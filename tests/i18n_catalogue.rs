@@ -1098,6 +1098,87 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "simulated",
         "the telemetry source's identifier; the host view says it as clock_words.simulated",
     ),
+    // session 10: last errors
+    (
+        "src/recording/read.rs",
+        "format",
+        "the recording header's JSON key, as the file writes it",
+    ),
+    (
+        "src/recording/read.rs",
+        "version",
+        "the recording header's JSON key, as the file writes it",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "power-limit.toml",
+        "a curated runbook's file name, as `embedded:NAME` names it in errors",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "../../runbooks/power-limit.toml",
+        "the path `include_str!` embeds the curated runbook from",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "gpu-lost.toml",
+        "a curated runbook's file name, as `embedded:NAME` names it in errors",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "../../runbooks/gpu-lost.toml",
+        "the path `include_str!` embeds the curated runbook from",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "driver-lost.toml",
+        "a curated runbook's file name, as `embedded:NAME` names it in errors",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "../../runbooks/driver-lost.toml",
+        "the path `include_str!` embeds the curated runbook from",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "cuda-mismatch.toml",
+        "a curated runbook's file name, as `embedded:NAME` names it in errors",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "../../runbooks/cuda-mismatch.toml",
+        "the path `include_str!` embeds the curated runbook from",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "throttle.toml",
+        "a curated runbook's file name, as `embedded:NAME` names it in errors",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "../../runbooks/throttle.toml",
+        "the path `include_str!` embeds the curated runbook from",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "ecc-remap.toml",
+        "a curated runbook's file name, as `embedded:NAME` names it in errors",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "../../runbooks/ecc-remap.toml",
+        "the path `include_str!` embeds the curated runbook from",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "runbooks",
+        "the folder of the user's runbooks in the config dir, a path",
+    ),
+    (
+        "src/playbook/catalog.rs",
+        "embedded:{name}",
+        "a curated runbook's origin, as errors and `playbook list` name its file",
+    ),
 ];
 
 fn root() -> PathBuf {
@@ -1440,6 +1521,10 @@ const SCANNED_FILES: &[&str] = &[
     "src/release/request.rs",
     "src/release/secret.rs",
     "src/telemetry/sim/host.rs",
+    // session 10: last errors
+    "src/recording/read.rs",
+    "src/playbook/catalog.rs",
+    "src/commands/fleet_reload.rs",
 ];
 
 fn source_files() -> Vec<PathBuf> {

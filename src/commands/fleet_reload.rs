@@ -106,7 +106,7 @@ impl Reloader for FleetReloader {
         let path = self
             .path
             .clone()
-            .ok_or_else(|| "no config file to read again".to_string())?;
+            .ok_or_else(|| t!("reload_error.no_config_file").into_owned())?;
         let user = config::load(&path).map_err(|e| e.to_string())?;
         let sinks = load_sinks(&user).map_err(|e| e.to_string())?;
         let mut reloaded = self.joined(&user)?;
@@ -139,5 +139,37 @@ impl Reloader for FleetReloader {
             return gone_source(id, sink, why.clone()).map_err(|e| e.to_string());
         }
         spawn_link(remote.clone(), id, sink, self.link.clone()).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reloader with no config file to read (the console's).
+    fn without_a_file() -> FleetReloader {
+        FleetReloader {
+            path: None,
+            user: Config::default(),
+            global: GlobalArgs::default(),
+            link: LinkOptions::default(),
+            remote: Vec::new(),
+            gone: Gone::new(),
+            who: "console",
+        }
+    }
+
+    #[test]
+    fn no_file_to_read_again_is_said_from_the_catalogue_in_both_languages() {
+        let Err(why) = without_a_file().reload() else {
+            panic!("reloaded without a config file");
+        };
+        // The tests run in English: the text the log has always had.
+        assert_eq!(why, "no config file to read again");
+        assert_eq!(why, t!("reload_error.no_config_file", locale = "en"));
+        assert_eq!(
+            t!("reload_error.no_config_file", locale = "zh-CN"),
+            "没有可重新读取的配置文件"
+        );
     }
 }

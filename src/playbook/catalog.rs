@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use rust_i18n::t;
 use thiserror::Error;
 
 use crate::playbook::model::Runbook;
@@ -49,7 +50,8 @@ pub enum CatalogError {
         source_name: String,
         message: String,
     },
-    #[error("{source_name}: runbook id {id:?} is already defined by {first}")]
+    /// In the interface's language: the file as written, then `catalog_error.duplicate`.
+    #[error("{source_name}: {}", duplicate_words(.id, .first))]
     Duplicate {
         source_name: String,
         id: String,
@@ -60,6 +62,11 @@ pub enum CatalogError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// A runbook id loaded twice: the id and the file (or `embedded:NAME`) that defined it first.
+fn duplicate_words(id: &str, first: &str) -> String {
+    t!("catalog_error.duplicate", id = id : {:?}, first = first).into_owned()
 }
 
 /// A loaded runbook and where it came from (`embedded:power-limit.toml` or a path).

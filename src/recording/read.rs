@@ -6,11 +6,16 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use rust_i18n::t;
+
 use super::wire::{FORMAT_NAME, FORMAT_VERSION, Header, Line};
 
 /// The longest line read; a longer one is damage, not a host event.
 pub const MAX_LINE_BYTES: u64 = 1 << 20;
 
+/// Why a recording cannot be read, in the interface's language (`gpufleet replay` and
+/// `gpufleet report` print it): the file and line as written, then the catalogue's sentence
+/// (`recording_error.*`).
 #[derive(Debug, thiserror::Error)]
 pub enum RecordingError {
     #[error("{}: {source}", .path.display())]
@@ -19,24 +24,33 @@ pub enum RecordingError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{}: empty: not a gpufleet recording", .path.display())]
+    #[error("{}: {}", .path.display(), t!("recording_error.empty"))]
     Empty { path: PathBuf },
+    /// `message`: a `recording_error.*` text, already in the reader's language.
     #[error("{}:{line}: {message}", .path.display())]
     Bad {
         path: PathBuf,
         line: usize,
         message: String,
     },
-    #[error(
-        "{}:{line}: recording format version {found} is newer than this gpufleet reads (version {FORMAT_VERSION}); it was written by gpufleet {writer}: replay it with that version or newer",
-        .path.display()
-    )]
+    #[error("{}:{line}: {}", .path.display(), newer_words(.found, .writer))]
     Newer {
         path: PathBuf,
         line: usize,
         found: u64,
         writer: String,
     },
+}
+
+/// A newer format's refusal: which version, which this build reads, who wrote it.
+fn newer_words(found: &u64, writer: &str) -> String {
+    t!(
+        "recording_error.newer",
+        found = found,
+        version = FORMAT_VERSION,
+        writer = writer
+    )
+    .into_owned()
 }
 
 /// An open recording, its header read.
@@ -109,7 +123,7 @@ impl RecordingReader {
                 Err(e) => Err(RecordingError::Bad {
                     path: self.path.clone(),
                     line: self.line_no,
-                    message: format!("not a recorded event: {e}"),
+                    message: t!("recording_error.not_an_event", why = e).into_owned(),
                 }),
             };
         }
@@ -135,13 +149,12 @@ fn check_header(text: &str, path: &Path, line: usize) -> Result<Header, Recordin
         line,
         message,
     };
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|_| {
-        bad("not a gpufleet recording: the first line is not its JSON header".to_string())
-    })?;
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|_| bad(t!("recording_error.no_header").into_owned()))?;
     if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT_NAME) {
-        return Err(bad(format!(
-            "not a gpufleet recording: the header's \"format\" is not \"{FORMAT_NAME}\""
-        )));
+        return Err(bad(
+            t!("recording_error.wrong_format", name = FORMAT_NAME).into_owned()
+        ));
     }
     match value.get("version").and_then(|v| v.as_u64()) {
         Some(found) if found > u64::from(FORMAT_VERSION) => {
@@ -156,10 +169,11 @@ fn check_header(text: &str, path: &Path, line: usize) -> Result<Header, Recordin
                     .unwrap_or_else(|| "?".to_string()),
             });
         }
-        Some(0) | None => return Err(bad("the header has no valid \"version\"".to_string())),
+        Some(0) | None => return Err(bad(t!("recording_error.no_version").into_owned())),
         Some(_) => {}
     }
-    serde_json::from_value(value).map_err(|e| bad(format!("bad header: {e}")))
+    serde_json::from_value(value)
+        .map_err(|e| bad(t!("recording_error.bad_header", why = e).into_owned()))
 }
 
 /// One line without its newline, and whether it ended with one; `None` at the end of input.
@@ -187,7 +201,7 @@ fn read_line(
         return Err(RecordingError::Bad {
             path: path.to_path_buf(),
             line: line_no,
-            message: format!("line longer than {MAX_LINE_BYTES} bytes"),
+            message: t!("recording_error.line_too_long", bytes = MAX_LINE_BYTES).into_owned(),
         });
     }
     match String::from_utf8(bytes) {
@@ -197,7 +211,7 @@ fn read_line(
         Err(_) => Err(RecordingError::Bad {
             path: path.to_path_buf(),
             line: line_no,
-            message: "not UTF-8 text".to_string(),
+            message: t!("recording_error.not_utf8").into_owned(),
         }),
     }
 }

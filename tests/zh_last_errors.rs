@@ -1,0 +1,119 @@
+//! The last errors that were English only, through the real binary: a recording `replay` and
+//! `report` cannot read, and a runbook id defined twice. In Chinese with `--lang zh-CN` (the
+//! file and line as written, the sentence translated); in English byte for byte as before.
+
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{Home, stderr};
+
+/// `gpufleet ARGS...` with the locale variables removed, so only `--lang` chooses.
+fn run(home: &Home, args: &[&str]) -> std::process::Output {
+    home.command(args)
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env_remove("LANG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run gpufleet")
+}
+
+const HEADER: &str = r#"{"format":"gpufleet-recording","version":1,"gpufleet":"0.1.0","started_ms":1,"started":"x","hosts":["a"]}"#;
+
+#[test]
+fn an_empty_recording_is_refused_in_chinese_and_in_the_same_english() {
+    let home = Home::new();
+    let empty = home.write("empty.ndjson", "");
+    let out = run(&home, &["--lang", "zh-CN", "replay", &empty]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("gpufleet replay: {empty}: 空文件：不是 gpufleet 录制\n")
+    );
+    let out = run(&home, &["--lang", "en", "replay", &empty]);
+    assert_eq!(
+        stderr(&out),
+        format!("gpufleet replay: {empty}: empty: not a gpufleet recording\n")
+    );
+}
+
+#[test]
+fn a_foreign_or_newer_file_is_refused_in_chinese_by_replay_and_report() {
+    let home = Home::new();
+    let foreign = home.write("foreign.txt", "hello world\n");
+    let newer = home.write(
+        "newer.ndjson",
+        &(HEADER.replace("\"version\":1", "\"version\":99") + "\n"),
+    );
+    let reads = gpufleet::recording::wire::FORMAT_VERSION;
+    let cases = [
+        (
+            &foreign,
+            ":1: 不是 gpufleet 录制：第一行不是它的 JSON 文件头".to_string(),
+            ":1: not a gpufleet recording: the first line is not its JSON header".to_string(),
+        ),
+        (
+            &newer,
+            format!(
+                ":1: 录制格式版本 99 比这个 gpufleet 能读取的更新（它读取版本 {reads}）；这份录制由 gpufleet 0.1.0 写入：请用该版本或更新的版本回放"
+            ),
+            format!(
+                ":1: recording format version 99 is newer than this gpufleet reads (version {reads}); it was written by gpufleet 0.1.0: replay it with that version or newer"
+            ),
+        ),
+    ];
+    for (path, chinese, english) in cases {
+        for args in [vec!["replay", path], vec!["report", "a", "--from", path]] {
+            let mut zh = vec!["--lang", "zh-CN"];
+            zh.extend(&args);
+            let out = run(&home, &zh);
+            assert_eq!(out.status.code(), Some(2), "{zh:?}: {}", stderr(&out));
+            let said = stderr(&out);
+            assert!(
+                said.contains(&format!("{path}{chinese}\n")),
+                "{zh:?}: {said}"
+            );
+            let mut en = vec!["--lang", "en"];
+            en.extend(&args);
+            let said = stderr(&run(&home, &en));
+            assert!(
+                said.contains(&format!("{path}{english}\n")),
+                "{en:?}: {said}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_runbook_id_defined_twice_is_refused_in_chinese_and_in_the_same_english() {
+    let home = Home::new();
+    // The user's runbook takes the id of a curated one.
+    let mine = home.write(
+        "xdg-config/gpufleet/runbooks/mine.toml",
+        r#"
+id = "gpu-lost"
+title = "My runbook"
+summary = "Reads the GPUs."
+
+[[steps]]
+id = "read"
+title = "Read"
+why = "To know."
+danger = "read"
+command = ["nvidia-smi"]
+"#,
+    );
+    let out = run(&home, &["--lang", "zh-CN", "playbook", "list"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("gpufleet: {mine}: 运维手册 id \"gpu-lost\" 已由 embedded:gpu-lost.toml 定义\n")
+    );
+    let out = run(&home, &["--lang", "en", "playbook", "list"]);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "gpufleet: {mine}: runbook id \"gpu-lost\" is already defined by embedded:gpu-lost.toml\n"
+        )
+    );
+}
