@@ -632,7 +632,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 "console started"
             );
             if let Err(e) = catalog {
-                model.notify(format!("runbooks: {e}"), true);
+                model.notify(e.console_words(), true);
             }
             let store = LedgerStore::open_default().ok().filter(|_| persist);
             if let Some(store) = &store {

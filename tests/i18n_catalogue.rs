@@ -1524,6 +1524,7 @@ const SCANNED_FILES: &[&str] = &[
     // session 10: last errors
     "src/recording/read.rs",
     "src/playbook/catalog.rs",
+    "src/playbook/mod.rs",
     "src/commands/fleet_reload.rs",
 ];
 

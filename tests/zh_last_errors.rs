@@ -117,3 +117,20 @@ command = ["nvidia-smi"]
         )
     );
 }
+
+#[test]
+fn an_unknown_runbook_is_refused_in_chinese_and_in_the_same_english() {
+    let home = Home::new();
+    let known = "power-limit, gpu-lost, driver-lost, cuda-mismatch, throttle, ecc-remap";
+    let out = run(&home, &["--lang", "zh-CN", "playbook", "show", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("gpufleet: 没有运维手册 \"nosuch\"（已知：{known}）\n")
+    );
+    let out = run(&home, &["--lang", "en", "playbook", "show", "nosuch"]);
+    assert_eq!(
+        stderr(&out),
+        format!("gpufleet: no runbook \"nosuch\" (known: {known})\n")
+    );
+}

@@ -65,6 +65,13 @@ pub enum CatalogError {
 }
 
 /// A runbook id loaded twice: the id and the file (or `embedded:NAME`) that defined it first.
+impl CatalogError {
+    /// The error as the console's notice says it: `runbooks: …`, in the interface's language.
+    pub fn console_words(&self) -> String {
+        t!("catalog_error.in_console", why = self.to_string()).into_owned()
+    }
+}
+
 fn duplicate_words(id: &str, first: &str) -> String {
     t!("catalog_error.duplicate", id = id : {:?}, first = first).into_owned()
 }

@@ -40,9 +40,14 @@ pub use runner::{RunOptions, RunReport, StepRecord, Tools, run};
 pub use sim_exec::SimExecutor;
 pub use undo::{UndoRecord, UndoStore};
 
+/// `no runbook "x" (known: a, b)`, in the interface's language.
+fn unknown_words(id: &str, known: &str) -> String {
+    rust_i18n::t!("catalog_error.unknown", id = id : {:?}, known = known).into_owned()
+}
+
 #[derive(Debug, Error)]
 pub enum PlaybookError {
-    #[error("no runbook {id:?} (known: {known})")]
+    #[error("{}", unknown_words(.id, .known))]
     UnknownRunbook { id: String, known: String },
     #[error(transparent)]
     Catalog(#[from] CatalogError),
