@@ -81,11 +81,7 @@ impl Alert {
             AlertState::Firing => t!("alerts.firing_loud"),
             AlertState::Resolved => t!("alert_text.resolved_loud"),
         };
-        let severity = match self.severity {
-            Severity::Critical => t!("alert_text.severity_critical"),
-            Severity::Warning => t!("alert_text.severity_warning"),
-            Severity::Info => t!("alert_text.severity_info"),
-        };
+        let severity = self.severity.said();
         t!(
             "alert_text.title",
             state = state,

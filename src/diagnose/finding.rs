@@ -24,6 +24,17 @@ impl Severity {
             Severity::Critical => "critical",
         }
     }
+
+    /// The word in the reader's language (`critical` in English, as JSON writes it), for
+    /// alerts and the incident report.
+    pub fn said(self) -> String {
+        match self {
+            Severity::Critical => rust_i18n::t!("alert_text.severity_critical"),
+            Severity::Warning => rust_i18n::t!("alert_text.severity_warning"),
+            Severity::Info => rust_i18n::t!("alert_text.severity_info"),
+        }
+        .into_owned()
+    }
 }
 
 /// Ids of the runbooks a finding can point at (the playbook's curated set).

@@ -26,18 +26,6 @@ pub struct XidInfo {
     pub runbook: Option<&'static str>,
 }
 
-impl XidInfo {
-    /// What it means, in plain words, in the interface's language.
-    pub fn meaning(&self) -> String {
-        t!(self.meaning_key).into_owned()
-    }
-
-    /// What to do on a rented host, in the interface's language.
-    pub fn action(&self) -> String {
-        t!(self.action_key).into_owned()
-    }
-}
-
 /// Where the catalog's facts come from.
 pub const SOURCE: &str = "NVIDIA, \"Analyzing Xid Errors with the Xid Catalog\", \
     https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html (spreadsheet \

@@ -122,13 +122,6 @@ pub struct FindingsRefresh {
     pub reworded: Vec<HostId>,
 }
 
-impl FindingsRefresh {
-    /// Whether any host's findings changed at all.
-    pub fn any(&self) -> bool {
-        self.reshaped || !self.reworded.is_empty()
-    }
-}
-
 /// Every watched host and the fleet's money, as of `now_ms`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fleet {

@@ -172,7 +172,7 @@ fn refresh(fleet: &mut Fleet, now_ms: u64, out: &mut Analysis) {
                     .gpu
                     .map(|g| t!("report_timeline.finding_gpu", gpu = g).into_owned())
                     .unwrap_or_default();
-                let severity = super::words::severity_word(f.severity);
+                let severity = f.severity.said();
                 let what = t!(
                     "report_timeline.finding",
                     severity = severity,

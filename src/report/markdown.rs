@@ -5,7 +5,7 @@ use std::fmt::Write;
 use rust_i18n::t;
 
 use super::analyse::FindingSeen;
-use super::words::{result_word, severity_word};
+use super::words::result_word;
 use super::{CheckLine, Report};
 
 /// Evidence lines shown in the Markdown at most (the raw files have them all).
@@ -194,7 +194,7 @@ fn finding(f: &FindingSeen) -> String {
     t!(
         "report_md.finding",
         label = f.label,
-        severity = severity_word(f.severity),
+        severity = f.severity.said(),
         gpu = gpu,
         pci = pci,
         first = f.first_seen,
