@@ -58,7 +58,10 @@ impl Link {
                     self.announce(st);
                 }
             }
-            Slot::Processes => st.apps_lines.clear(),
+            Slot::Processes => {
+                st.apps_lines.clear();
+                st.job.list_ended();
+            }
             Slot::JobProbe | Slot::JobLog => {}
             // What it sent so far goes out, cut; the session does not ask again.
             Slot::Evidence => {

@@ -7,7 +7,7 @@
 
 use crate::fleet::job::{COMMAND_CHARS, JobProcess};
 use crate::remote::job_scan::{MAX_SCAN_LINES, SCAN_SCRIPT, Scan, ScanLine, scan_line};
-use crate::remote::quote::{CommandError, RemoteCommand};
+use crate::remote::quote::{CommandError, RemoteCommand, shell_quote};
 use crate::remote::sanitize::sanitize;
 
 /// Processes asked about in one probe (a host has a handful of GPU processes).
@@ -54,6 +54,43 @@ pub(crate) struct Found {
 /// ARGS` and `PID fd1 PATH` / `PID fd2 PATH` for a descriptor that is a regular file; a
 /// process gone meanwhile prints nothing.
 pub(crate) fn probe_command(pids: &[u32], scan: &Scan<'_>) -> Result<String, CommandError> {
+    scan_args(
+        RemoteCommand::new("sh").args(["-c", probe_script(pids).as_str()]),
+        scan,
+    )
+}
+
+/// The line between the process list and the probe in [`list_and_probe_command`]'s output.
+/// No line of nvidia-smi's `--query-compute-apps` CSV (each begins with a PID) can be it.
+pub(crate) const PROBE_MARKER: &str = "gpufleet-probe";
+
+/// The process list (nvidia-smi with `list_args`, fixed words) and, once it succeeded, the probe
+/// of `pids` (the jobs already known) in one command: a host whose jobs go on needs no channel
+/// of its own for the probe every time its processes are listed. It prints the list, then
+/// [`PROBE_MARKER`], then what [`probe_command`] prints; it exits with nvidia-smi's status when
+/// that failed, printing no probe.
+pub(crate) fn list_and_probe_command(
+    list_args: &[String],
+    pids: &[u32],
+    scan: &Scan<'_>,
+) -> Result<String, CommandError> {
+    if list_args.iter().any(|a| a.contains('\0')) {
+        return Err(CommandError::Nul { argument: None });
+    }
+    let mut list = String::from("\"$1\"");
+    for arg in list_args {
+        list.push(' ');
+        list.push_str(&shell_quote(arg));
+    }
+    let script = format!(
+        "{list} || exit $?\necho {PROBE_MARKER}\n{}",
+        probe_script(pids)
+    );
+    scan_args(RemoteCommand::new("sh").args(["-c", script.as_str()]), scan)
+}
+
+/// The probe's script; `$1` is nvidia-smi, then the scan's arguments (see [`scan_args`]).
+fn probe_script(pids: &[u32]) -> String {
     let mut list: Vec<u32> = pids.to_vec();
     list.sort_unstable();
     list.dedup();
@@ -63,7 +100,7 @@ pub(crate) fn probe_command(pids: &[u32], scan: &Scan<'_>) -> Result<String, Com
     // Only integers are spliced in; `$(...)` output is joined onto one line and cut, and
     // printf's `%s` prints it as data. The nvidia-smi path, the log pattern and the flags are
     // the script's arguments.
-    let script = format!(
+    format!(
         "v=' '; d() {{ for p; do case $p in ''|*[!0-9]*) continue;; esac; case $v in *\" $p \"*) continue;; esac; v=\"$v$p \"; q=/proc/$p; [ -d $q ] || continue; \
          printf '%s ps %s\\n' $p \"$(ps -o etimes=,user= -p $p 2>/dev/null | head -c 128 | tr -s '\\n\\r\\t ' '    ')\"; \
          printf '%s cpu %s\\n' $p \"$(ps -o times= -p $p 2>/dev/null | head -c 32 | tr -d '\\n\\r\\t ')\"; \
@@ -74,9 +111,13 @@ pub(crate) fn probe_command(pids: &[u32], scan: &Scan<'_>) -> Result<String, Com
          m=; for p in {words}; do [ -d /proc/$p ] || m=\"$m $p\"; done\n\
          {SCAN_SCRIPT}\n\
          true"
-    );
-    RemoteCommand::new("sh")
-        .args(["-c", script.as_str(), "sh", scan.nvidia_smi])
+    )
+}
+
+/// `sh -c SCRIPT` completed with the script's arguments: `$0` `sh`, `$1` nvidia-smi, `$2` the
+/// log pattern, `$3` the flags and `$4` the PIDs scanned for before.
+fn scan_args(sh: RemoteCommand, scan: &Scan<'_>) -> Result<String, CommandError> {
+    sh.args(["sh", scan.nvidia_smi])
         .arg(scan.log_glob.unwrap_or(""))
         .arg(scan.flags())
         .arg(scan.scanned_word())
@@ -244,6 +285,60 @@ mod tests {
             ),
             "{command}"
         );
+    }
+
+    /// Runs a command line as the host's shell would, with `nvidia-smi` a script printing
+    /// `list` and exiting `status`.
+    fn run_on_host(list: &str, status: i32, line: impl Fn(&Scan<'_>) -> String) -> (i32, String) {
+        let dir = tempfile::tempdir().expect("temp");
+        let smi = dir.path().join("nvidia-smi");
+        std::fs::write(&smi, format!("#!/bin/sh\nprintf '{list}'\nexit {status}\n")).expect("fake");
+        std::fs::set_permissions(&smi, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("mode");
+        let smi = smi.to_string_lossy().into_owned();
+        let scan = Scan {
+            nvidia_smi: &smi,
+            ..SCAN
+        };
+        let out = std::process::Command::new("sh")
+            .args(["-c", &line(&scan)])
+            .output()
+            .expect("sh");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
+    #[test]
+    fn the_process_list_carries_the_probe_of_known_jobs_after_its_marker() {
+        let me = std::process::id();
+        let list = format!("{me}, python3, 873, GPU-1\\n");
+        let (status, out) = run_on_host(&list, 0, |scan| {
+            list_and_probe_command(&crate::remote::smi::apps_args(), &[me], scan).expect("command")
+        });
+        assert_eq!(status, 0, "{out}");
+        let lines: Vec<String> = out.lines().map(str::to_string).collect();
+        let marker = lines.iter().position(|l| l == PROBE_MARKER).expect(&out);
+        assert_eq!(
+            lines[..marker],
+            [format!("{me}, python3, 873, GPU-1")],
+            "{out}"
+        );
+        // What follows is the probe: the same answer a probe of its own gives.
+        let found = parse_probe(&[me], &lines[marker + 1..]).found;
+        assert_eq!(found.len(), 1, "{out}");
+        assert!(found[0].process.elapsed_s.is_some(), "{out}");
+        assert!(!found[0].process.command.is_empty(), "{out}");
+        let (_, alone) = run_on_host(&list, 0, |scan| probe_command(&[me], scan).expect("probe"));
+        let alone: Vec<String> = alone.lines().map(str::to_string).collect();
+        assert_eq!(parse_probe(&[me], &alone).found.len(), 1);
+        // A list that failed prints no probe, and its status is nvidia-smi's.
+        let (status, out) = run_on_host("No devices were found\\n", 9, |scan| {
+            list_and_probe_command(&crate::remote::smi::apps_args(), &[me], scan).expect("command")
+        });
+        assert_eq!(status, 9, "{out}");
+        assert!(!out.contains(PROBE_MARKER), "{out}");
     }
 
     #[test]

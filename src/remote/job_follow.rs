@@ -27,7 +27,8 @@ use crate::remote::link::{Link, Mode};
 use crate::remote::mux::{Mux, Slot};
 use crate::remote::notice_words;
 use crate::remote::quote::{CommandError, RemoteCommand};
-use crate::remote::session_state::SessionState;
+use crate::remote::session_state::{SessionState, keep};
+use crate::remote::smi;
 use crate::telemetry::source::now_ms;
 
 /// The recent part of a log read back at connect: enough for a long run's history of
@@ -103,10 +104,77 @@ pub(crate) fn configured_tail_command(
 }
 
 impl Link {
+    /// The process list's command. With jobs known (and no probe of its own running), their
+    /// probe rides along (`job_find::list_and_probe_command`): a host whose job goes on opens
+    /// no second channel each time its processes are listed.
+    pub(crate) fn processes_command(
+        &self,
+        mux: &Mux,
+        st: &mut SessionState,
+    ) -> Result<String, CommandError> {
+        st.job.list_ended();
+        let mut known: Vec<u32> = st.job.listed.iter().flatten().copied().collect();
+        known.sort_unstable();
+        known.dedup();
+        known.truncate(job_find::MAX_PROBED);
+        if known.is_empty() || mux.running(Slot::JobProbe) {
+            return smi::apps_command(&self.opts.nvidia_smi);
+        }
+        let command = job_find::list_and_probe_command(&smi::apps_args(), &known, &self.scan(st))?;
+        st.job.list_probe = true;
+        st.job.probing = known;
+        st.job.probe_lines.clear();
+        Ok(command)
+    }
+
+    /// A line of the process list: the list's own before the probe's marker, the probe's after.
+    pub(crate) fn on_processes_line(&mut self, st: &mut SessionState, line: String) {
+        if st.job.past_marker {
+            if st.job.probe_lines.len() < MAX_PROBE_LINES {
+                st.job.probe_lines.push(line);
+            }
+        } else if st.job.list_probe && line == job_find::PROBE_MARKER {
+            st.job.past_marker = true;
+        } else {
+            keep(&mut st.apps_lines, line);
+        }
+    }
+
+    /// The process list named `pids`. When it carried the probe of every one of them, that
+    /// probe is the answer; a process new to the list (a job starting) is probed anew.
+    pub(crate) fn jobs_listed(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+        pids: Vec<u32>,
+    ) -> Result<(), RemoteError> {
+        let carried = st.job.list_probe && st.job.past_marker;
+        st.job.list_ended();
+        if carried
+            && !mux.running(Slot::JobProbe)
+            && pids.iter().all(|p| st.job.probing.contains(p))
+        {
+            st.job.reported = pids;
+            return self.on_probe_done(mux, st);
+        }
+        self.find_jobs(mux, st, pids)
+    }
+
+    /// What the probe's scan goes by (`job_scan.rs`).
+    fn scan<'a>(&'a self, st: &'a SessionState) -> Scan<'a> {
+        Scan {
+            nvidia_smi: &self.opts.nvidia_smi,
+            log_glob: self.host.job_log.as_deref(),
+            container: st.job.container,
+            minors_known: st.job.minors.is_some(),
+            scanned: &st.job.scanned,
+        }
+    }
+
     /// The process list came back: probe its processes, and the jobs found before that are
     /// no longer on the GPUs (a job between phases still runs: it has ended only when its
     /// process is gone); say when none is left.
-    pub(crate) fn find_jobs(
+    fn find_jobs(
         &mut self,
         mux: &mut Mux,
         st: &mut SessionState,
@@ -135,18 +203,8 @@ impl Link {
             }
             return Ok(());
         }
-        let scan = Scan {
-            nvidia_smi: &self.opts.nvidia_smi,
-            log_glob: self.host.job_log.as_deref(),
-            container: st.job.container,
-            minors_known: st.job.minors.is_some(),
-            scanned: &st.job.scanned,
-        };
-        mux.start(
-            Slot::JobProbe,
-            &job_find::probe_command(&pids, &scan)?,
-            OTHER_BUDGET,
-        )?;
+        let command = job_find::probe_command(&pids, &self.scan(st))?;
+        mux.start(Slot::JobProbe, &command, OTHER_BUDGET)?;
         st.job.probing = pids;
         st.job.probe_lines.clear();
         Ok(())

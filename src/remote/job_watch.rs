@@ -33,4 +33,16 @@ pub(crate) struct JobWatch {
     pub(super) scanned: Vec<u32>,
     /// How each process of the last `Jobs` event was found, and the GPU devices it held.
     pub(super) found: Vec<(u32, crate::fleet::job_found::JobFound, Vec<u32>)>,
+    /// The running process list carries the probe of the jobs known (`probing`).
+    pub(super) list_probe: bool,
+    /// That list's output has reached the probe's part.
+    pub(super) past_marker: bool,
+}
+
+impl JobWatch {
+    /// The process list ended or failed: whatever probe it carried is over.
+    pub(super) fn list_ended(&mut self) {
+        self.list_probe = false;
+        self.past_marker = false;
+    }
 }

@@ -270,10 +270,12 @@ impl Link {
                 self.notice_once(notice_words::stream_refused(&why));
                 self.schedule_restart(st, self.opts.telemetry_retry_ms);
             }
-            (Slot::Processes, JobEvent::Line(line)) => keep(&mut st.apps_lines, line),
+            (Slot::Processes, JobEvent::Line(line)) => self.on_processes_line(st, line),
             (Slot::Processes, JobEvent::Exited { status }) => {
                 let lines = std::mem::take(&mut st.apps_lines);
-                if status == Some(0) {
+                if status != Some(0) {
+                    st.job.list_ended();
+                } else {
                     let processes: Vec<_> = lines
                         .iter()
                         .filter_map(|l| parse_compute_app_line(l).ok())
@@ -291,10 +293,13 @@ impl Link {
                             processes,
                         },
                     );
-                    self.find_jobs(mux, st, pids)?;
+                    self.jobs_listed(mux, st, pids)?;
                 }
             }
-            (Slot::Processes, JobEvent::Refused(_)) => st.apps_lines.clear(),
+            (Slot::Processes, JobEvent::Refused(_)) => {
+                st.apps_lines.clear();
+                st.job.list_ended();
+            }
             (Slot::Kernel, JobEvent::Line(line)) => {
                 if smi::is_gpu_kernel_line(&line) {
                     if evidence::is_fault_line(&line) {
@@ -409,11 +414,8 @@ impl Link {
         st.processes_looked_at = looked_at;
         if st.processes_due.is_some_and(|t| now >= t) {
             if healthy && !mux.running(Slot::Processes) {
-                mux.start(
-                    Slot::Processes,
-                    &smi::apps_command(&self.opts.nvidia_smi)?,
-                    OTHER_BUDGET,
-                )?;
+                let command = self.processes_command(mux, st)?;
+                mux.start(Slot::Processes, &command, OTHER_BUDGET)?;
             }
             let every_ms = if looked_at {
                 self.opts.processes_interval_ms

@@ -54,13 +54,15 @@ pub(crate) fn query_command(
 
 /// The compute processes on every GPU, in the form `parse_compute_app_line` reads.
 pub(crate) fn apps_command(nvidia_smi: &str) -> Result<String, CommandError> {
-    RemoteCommand::new(nvidia_smi)
-        .arg(format!(
-            "--query-compute-apps={}",
-            COMPUTE_APPS_FIELDS.join(",")
-        ))
-        .arg("--format=csv,noheader,nounits")
-        .to_shell()
+    RemoteCommand::new(nvidia_smi).args(apps_args()).to_shell()
+}
+
+/// nvidia-smi's arguments for the compute processes (fixed words).
+pub(crate) fn apps_args() -> [String; 2] {
+    [
+        format!("--query-compute-apps={}", COMPUTE_APPS_FIELDS.join(",")),
+        "--format=csv,noheader,nounits".to_string(),
+    ]
 }
 
 /// Plain `nvidia-smi`: its table header is the one place that names the CUDA version.
