@@ -9,11 +9,8 @@
 use crate::cost::Price;
 use crate::diagnose::finding::{Finding, Findings, label};
 use crate::diagnose::labels_job;
-use crate::diagnose::text::TextDiagnoser;
-use crate::diagnose::training::job_findings;
 use crate::fleet::host::HostState;
 use crate::fleet::job::TrackedJob;
-use crate::job::JobState;
 use crate::telemetry::TimestampMs;
 
 /// Adds the findings of `host`'s jobs at `now_ms` to `out`.
@@ -44,22 +41,8 @@ pub fn job_findings_of(
     price: Option<&Price>,
     now_ms: TimestampMs,
 ) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let report = job.report.as_ref();
-    let mut crashed = false;
-    if let Some(report) = report {
-        let triage = match &report.crash {
-            Some(crash) => {
-                let mut text = TextDiagnoser::default();
-                for line in &crash.lines {
-                    text.line(line);
-                }
-                text.finish()
-            }
-            None => Vec::new(),
-        };
-        crashed = report.state == JobState::Crashed;
-        out.extend(job_findings(report, &triage));
+    let mut out = job.base_findings().to_vec();
+    if let Some(report) = job.report.as_ref() {
         let since_step = report
             .judgement
             .overfit
@@ -76,9 +59,6 @@ pub fn job_findings_of(
                 f.summary.push_str(&since);
             }
         }
-    }
-    if !job.alive() && !crashed {
-        out.push(labels_job::job_exited(report, &job.last_lines));
     }
     out
 }

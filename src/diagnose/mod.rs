@@ -10,6 +10,7 @@
 pub mod accel;
 pub mod finding;
 pub mod input;
+pub mod job_base;
 pub mod kernel;
 pub mod labels;
 pub mod labels_app;

@@ -10,6 +10,8 @@ use serde::Serialize;
 
 use crate::config::JobConfig;
 use crate::cost::Price;
+use crate::diagnose::finding::Finding;
+use crate::diagnose::job_base::job_base_findings;
 use crate::fleet::job_cpu::CpuTrail;
 use crate::fleet::job_found::JobFound;
 use crate::job::{JobLog, JobOptions, JobReport, JobState, UserPattern};
@@ -91,6 +93,8 @@ pub struct TrackedJob {
     /// When each step of its log was first seen.
     pub steps_seen: crate::job::clock::StepPoints<TimestampMs>,
     reader: Option<Box<JobLog>>,
+    /// What its log and life say (`diagnose::job_base`), worked out when they change.
+    base_findings: Vec<Finding>,
 }
 
 impl std::fmt::Debug for TrackedJob {
@@ -118,6 +122,7 @@ impl Clone for TrackedJob {
             cpu: self.cpu.clone(),
             steps_seen: self.steps_seen.clone(),
             reader: None,
+            base_findings: self.base_findings.clone(),
         }
     }
 }
@@ -156,6 +161,7 @@ impl TrackedJob {
             cpu,
             steps_seen: Default::default(),
             reader: None,
+            base_findings: Vec::new(),
         }
     }
 
@@ -205,6 +211,19 @@ impl TrackedJob {
         self.log_bytes = self.log_bytes.saturating_add(text.len() as u64);
         let report = reader.report();
         self.report = report.is_training_log().then_some(report);
+        self.judge();
+    }
+
+    /// Works out [`TrackedJob::base_findings`] again, after its report or its life changed.
+    fn judge(&mut self) {
+        self.base_findings =
+            job_base_findings(self.report.as_ref(), self.alive(), &self.last_lines);
+    }
+
+    /// What its log and life say, without the time and money since (the live findings add
+    /// them): worked out when more of the log is read or the job ends, not every second.
+    pub fn base_findings(&self) -> &[Finding] {
+        &self.base_findings
     }
 
     fn end(&mut self, at_ms: TimestampMs) {
@@ -221,6 +240,7 @@ impl TrackedJob {
         }
         // Nothing more will be read: the reader's memory goes.
         self.reader = None;
+        self.judge();
     }
 }
 
@@ -417,6 +437,51 @@ mod tests {
         let job = jobs.iter().next().expect("job");
         assert!(job.stalled(), "{:?}", job.report);
         assert!(!jobs.holds_host());
+    }
+
+    #[test]
+    fn a_jobs_findings_follow_its_log_and_its_end() {
+        let fresh = |job: &TrackedJob| {
+            job_base_findings(job.report.as_ref(), job.alive(), &job.last_lines)
+                .iter()
+                .map(|f| f.label.to_string())
+                .collect::<Vec<_>>()
+        };
+        let labels = |job: &TrackedJob| {
+            job.base_findings()
+                .iter()
+                .map(|f| f.label.to_string())
+                .collect::<Vec<_>>()
+        };
+        let mut jobs = HostJobs::default();
+        jobs.listed(0, vec![process(9, 1)]);
+        let text = fixture("hf_plateau.log");
+        let (a, b) = text.split_at(text.len() / 5);
+        jobs.log(9, true, a);
+        let job = jobs.iter().next().expect("job");
+        assert!(labels(job).is_empty(), "{:?}", labels(job));
+        // The rest of the run: it stopped learning.
+        jobs.log(9, false, b);
+        let job = jobs.iter().next().expect("job");
+        assert_eq!(labels(job), fresh(job));
+        assert!(
+            labels(job).iter().any(|l| l == "training_plateau"),
+            "{:?}",
+            labels(job)
+        );
+        // Its process exits: it says so.
+        jobs.listed(60_000, Vec::new());
+        let job = jobs.iter().next().expect("kept");
+        assert_eq!(labels(job), fresh(job));
+        assert!(
+            labels(job).iter().any(|l| l == "job_finished"),
+            "{:?}",
+            labels(job)
+        );
+        assert_eq!(
+            job.base_findings(),
+            job_base_findings(job.report.as_ref(), false, &job.last_lines)
+        );
     }
 
     #[test]
