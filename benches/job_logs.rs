@@ -49,5 +49,41 @@ fn training_logs(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, training_logs);
+/// What the console does with each read of a followed log (`fleet_ssh --job-logs` reads every
+/// host's `hf_plateau.log` 5 s at a time, ~4 KB): the engine's `HostJobs::log_at`, which feeds
+/// the reader, rebuilds the job's report and works out its findings.
+fn followed_log_reads(c: &mut Criterion) {
+    use gpufleet::fleet::job::{HostJobs, JobProcess};
+    let log = LOGS[0];
+    let chunks: Vec<&str> = log
+        .chunks(4 * 1024)
+        .map(|c| std::str::from_utf8(c).unwrap_or(""))
+        .collect();
+    let mut group = c.benchmark_group("job_log_followed");
+    group.throughput(Throughput::Bytes(4 * 1024));
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(5));
+    group.bench_function("log_at/4KB_read_of_hf_plateau", |b| {
+        let mut jobs = HostJobs::default();
+        let process = JobProcess {
+            pid: 7,
+            elapsed_s: Some(60),
+            command: "python3 train.py".into(),
+            ..JobProcess::default()
+        };
+        jobs.listed(0, vec![process]);
+        let mut i = 0usize;
+        let mut at_ms = 0u64;
+        b.iter(|| {
+            // The log loops, as the bench's writer replays it.
+            let restart = i == 0;
+            jobs.log_at(7, restart, black_box(chunks[i % chunks.len()]), at_ms);
+            i = (i + 1) % chunks.len();
+            at_ms += 5_000;
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, training_logs, followed_log_reads);
 criterion_main!(benches);

@@ -324,6 +324,11 @@ impl Model {
         self.undrawn_sample_ms.take()
     }
 
+    /// Whether a change waits for a frame (without taking it).
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
     /// True once after any change; the runtime redraws only then.
     pub fn take_dirty(&mut self) -> bool {
         let dirty = std::mem::take(&mut self.dirty);

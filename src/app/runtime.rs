@@ -21,7 +21,7 @@ use crate::app::terminal::{TerminalGuard, forward_signals};
 use crate::app::unwatched::JoinedHosts;
 use crate::app::update::update;
 use crate::duty::Duties;
-use crate::fleet::HostId;
+use crate::fleet::{HostEvent, HostId};
 use crate::metrics::MetricsBridge;
 use crate::telemetry::TimestampMs;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
@@ -264,15 +264,16 @@ pub fn event_loop_with_ops<B: Backend>(
             stats.drawn(model.take_undrawn_sample_ms());
         }
         let wait = next_tick.saturating_duration_since(Instant::now());
-        let (mut commands, from_user) = match events.recv_timeout(wait) {
+        let (mut commands, from_user, quiet) = match events.recv_timeout(wait) {
             Ok(event) => {
                 if let Event::Host { host, .. } = &event {
                     backlogs.taken(*host);
                 }
                 let from_user = is_from_user(&event);
-                (update(model, event), from_user)
+                let quiet = is_quiet(&event);
+                (update(model, event), from_user, quiet)
             }
-            Err(RecvTimeoutError::Timeout) => (Vec::new(), false),
+            Err(RecvTimeoutError::Timeout) => (Vec::new(), false, true),
             Err(RecvTimeoutError::Disconnected) => return Ok(()),
         };
         // Gather the rest of a burst (one line per GPU arrives as separate events) before
@@ -282,6 +283,15 @@ pub fn event_loop_with_ops<B: Backend>(
         let mut burst_end = Instant::now() + COALESCE;
         if !from_user {
             burst_end = burst_end.max(telemetry_frame_at(last_frame, model.undrawn_sample_ms()));
+        }
+        // The tick's timeout, or a job's listing or log read (every 5 s a host, apart from its
+        // samples), that asks for no frame: there is no burst to gather, so the loop goes back
+        // to waiting at once instead of napping until the next frame would be due (fifty
+        // followed logs kept it awake up to 100 ms a read). Telemetry still gathers: its
+        // readings come in bursts, off screen ones too.
+        let mut nothing_waits = quiet && !model.is_dirty() && model.undrawn_sample_ms().is_none();
+        if nothing_waits {
+            burst_end = Instant::now();
         }
         'gather: loop {
             for _ in 0..MAX_TAKEN_AT_ONCE {
@@ -296,6 +306,12 @@ pub fn event_loop_with_ops<B: Backend>(
                 let from_user = is_from_user(&event);
                 let sample_was_waiting = model.undrawn_sample_ms().is_some();
                 commands.extend(update(model, event));
+                if nothing_waits && (model.is_dirty() || model.undrawn_sample_ms().is_some()) {
+                    // Something to draw after all: gather its burst as usual.
+                    nothing_waits = false;
+                    burst_end = (Instant::now() + COALESCE)
+                        .max(telemetry_frame_at(last_frame, model.undrawn_sample_ms()));
+                }
                 if from_user {
                     // A key answers at once, whatever telemetry was waiting for.
                     burst_end = burst_end.min(Instant::now() + COALESCE);
@@ -408,6 +424,17 @@ fn is_from_user(event: &Event) -> bool {
     matches!(
         event,
         Event::Key(_) | Event::Mouse(_) | Event::Resize | Event::Stop
+    )
+}
+
+/// An event that comes alone, not in a burst of readings: a job's listing or a read of its log.
+fn is_quiet(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::Host {
+            event: HostEvent::JobLog { .. } | HostEvent::Jobs { .. },
+            ..
+        }
     )
 }
 
