@@ -1,7 +1,9 @@
 //! A host whose job goes on, over real sshd: once the job is found, each process list carries
 //! the job's probe, so listing a host's processes runs one command, not a second channel for the
 //! probe after it (what the host pays: a channel, a shell; what the console pays: a channel's
-//! round trips), and the job stays known with fresh figures at every list.
+//! round trips), and the job stays known with fresh figures at every list. Its log is read
+//! every half minute while nobody has the host open, and at once and every few seconds when
+//! someone does.
 
 mod common;
 
@@ -13,6 +15,7 @@ use common::sshd::Sshd;
 use common::{channel, test_options};
 use gpufleet::fleet::{HostEvent, HostId};
 use gpufleet::remote::spawn_link;
+use gpufleet::telemetry::source::Backlogs;
 
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -108,5 +111,92 @@ fn a_known_jobs_probe_rides_on_the_process_list() {
         last.log.as_deref().is_some_and(|l| l.contains("train.log")),
         "{last:?}"
     );
+    drop(job);
+}
+
+/// The text of the job's log reads seen since event `from`, and whether one restarted the log.
+fn log_reads(events: &common::Events, from: usize, pid: u32) -> (String, bool) {
+    let mut text = String::new();
+    let mut restarted = false;
+    for (_, e, _) in &events.seen[from..] {
+        if let HostEvent::JobLog {
+            pid: p,
+            restart,
+            text: t,
+            ..
+        } = e
+            && *p == pid
+        {
+            text.push_str(t);
+            restarted |= *restart;
+        }
+    }
+    (text, restarted)
+}
+
+#[test]
+fn a_jobs_log_is_read_at_once_and_often_when_its_host_is_opened() {
+    let Some(sshd) = Sshd::start() else { return };
+    sshd.set_scenario("healthy");
+    let dir = tempfile::tempdir().expect("temp");
+    let log = dir.path().join("train.log");
+    let out = std::fs::File::create(&log).expect("log");
+    // The job prints what it finds in `next`, once a second.
+    let next = dir.path().join("next");
+    std::fs::write(&next, "").expect("next");
+    let script = format!(
+        "cat '{}'; while :; do cat '{n}'; : > '{n}'; sleep 1; done",
+        fixture("hf_plateau.log").display(),
+        n = next.display()
+    );
+    let job = Job(Command::new("sh")
+        .args(["-c", &script])
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("job"));
+    let pid = job.0.id();
+    std::fs::write(sshd.dir().join("apps_pids"), pid.to_string()).expect("apps_pids");
+    let (sink, mut events) = channel();
+    let link = spawn_link(
+        sshd.remote_host("h200"),
+        0,
+        sink,
+        test_options(&sshd.trusted_known_hosts()),
+    )
+    .expect("spawn");
+    let backlogs = Backlogs::arm(std::slice::from_ref(&link));
+    events.expect(
+        WAIT,
+        "its log read",
+        |_, e| matches!(e, HostEvent::JobLog { pid: p, .. } if *p == pid),
+    );
+
+    // Nobody looks: what the job prints now is not read for half a minute.
+    let from = events.seen.len();
+    std::fs::write(&next, "step 9001 unwatched\n").expect("next");
+    events.drain_for(Duration::from_secs(6));
+    let (text, _) = log_reads(&events, from, pid);
+    assert!(
+        !text.contains("step 9001"),
+        "read while nobody looked: {text:?}"
+    );
+
+    // The host is opened: its log is read again at once, from its tail, with that line.
+    let from = events.seen.len();
+    backlogs.look_at(Some(0));
+    events.drain_for(Duration::from_secs(4));
+    let (text, restarted) = log_reads(&events, from, pid);
+    assert!(restarted, "the log read anew when the host was opened");
+    assert!(text.contains("step 9001"), "{text:?}");
+
+    // And then every few seconds.
+    let from = events.seen.len();
+    std::fs::write(&next, "step 9002 watched\n").expect("next");
+    events.drain_for(Duration::from_secs(8));
+    let (text, _) = log_reads(&events, from, pid);
+    assert!(text.contains("step 9002"), "{text:?}");
+    link.stop_and_join();
     drop(job);
 }

@@ -21,7 +21,9 @@ use server::{Server, answer};
 use tmux::{Tmux, binary};
 use watcher::Watcher;
 
-const WAIT: Duration = Duration::from_secs(40);
+/// Long enough for a log read while nobody has the host open (every 30 s, as the watcher reads
+/// it) and what follows from it, on a loaded 2-core machine.
+const WAIT: Duration = Duration::from_secs(60);
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -46,36 +46,46 @@ const LOG_BUDGET: Budget = Budget {
     bytes: 2 * TAIL_BYTES,
 };
 
-/// `tail` of job `pid`'s descriptor: its last [`TAIL_BYTES`], then, when `follow`, what it
-/// adds until the process exits, every [`FOLLOW_EVERY_S`] seconds (see [`follow_script`]).
-pub(crate) fn tail_command(pid: u32, fd: LogFd, follow: bool) -> Result<String, CommandError> {
+/// `tail` of job `pid`'s descriptor: its last [`TAIL_BYTES`], then, when following
+/// (`Some(every_s)`), what it adds until the process exits, every `every_s` seconds (see
+/// [`follow_script`]).
+pub(crate) fn tail_command(
+    pid: u32,
+    fd: LogFd,
+    follow: Option<u32>,
+) -> Result<String, CommandError> {
     let file = format!("/proc/{pid}/fd/{}", fd.number());
-    if !follow {
+    let Some(every_s) = follow else {
         return RemoteCommand::new("tail")
             .args(["-c", &TAIL_BYTES.to_string(), &file])
             .to_shell();
-    }
-    let script = follow_script(&format!("-c {TAIL_BYTES} -f --pid={pid} \"$1\""));
+    };
+    let script = follow_script(&format!("-c {TAIL_BYTES} -f --pid={pid} \"$1\""), every_s);
     RemoteCommand::new("sh")
         .args(["-c", script.as_str(), "sh", file.as_str()])
         .to_shell()
 }
 
-/// How often a followed log is read: a training run's step, loss and ETA a few seconds late
-/// change nothing a renter decides, and each read is a packet and a wake-up of the link.
-pub(crate) const FOLLOW_EVERY_S: u32 = 5;
+/// How often a followed log is read while someone has the job's host open: its progress on
+/// screen is at most this late.
+pub(crate) const FOLLOW_LOOKED_AT_S: u32 = 5;
+/// How often it is read otherwise (the fleet's view, the watcher): a run's step, loss and
+/// findings half a minute late change nothing a renter decides (the process list that tells a
+/// job ended runs as often), and each read is a packet and a wake-up of the link and of the
+/// console, which cost fifty followed logs a quarter more of the console's CPU at 5 s.
+pub(crate) const FOLLOW_UNWATCHED_S: u32 = 30;
 
-/// A shell line that `exec`s `tail {args}` reading what the file adds every [`FOLLOW_EVERY_S`]
-/// seconds, not at every write: a training log's progress bar rewrites itself ten times a
-/// second, and each write followed at once was a packet and a wake-up of the link (fifty hosts'
-/// logs cost the console a third more CPU). GNU tail follows with inotify, so it is asked to poll
+/// A shell line that `exec`s `tail {args}` reading what the file adds every `every_s` seconds,
+/// not at every write: a training log's progress bar rewrites itself ten times a second, and
+/// each write followed at once was a packet and a wake-up of the link (fifty hosts' logs cost
+/// the console a third more CPU). GNU tail follows with inotify, so it is asked to poll
 /// (`---disable-inotify`, which it has had since 2009) where it knows the flag; other tails
 /// (busybox) poll anyway, every `-s` seconds. `args` are integers and fixed words only.
-fn follow_script(args: &str) -> String {
+fn follow_script(args: &str, every_s: u32) -> String {
     format!(
         "if tail ---disable-inotify --version >/dev/null 2>&1; then \
-         exec tail ---disable-inotify -s {FOLLOW_EVERY_S} {args}; fi; \
-         exec tail -s {FOLLOW_EVERY_S} {args}"
+         exec tail ---disable-inotify -s {every_s} {args}; fi; \
+         exec tail -s {every_s} {args}"
     )
 }
 
@@ -86,12 +96,14 @@ fn follow_script(args: &str) -> String {
 pub(crate) fn configured_tail_command(
     glob: &str,
     pid: u32,
-    follow: bool,
+    follow: Option<u32>,
 ) -> Result<String, CommandError> {
-    let tail = if follow {
-        follow_script(&format!("-c {TAIL_BYTES} -f --pid={pid} -- \"$f\""))
-    } else {
-        format!("exec tail -c {TAIL_BYTES} -- \"$f\"")
+    let tail = match follow {
+        Some(every_s) => follow_script(
+            &format!("-c {TAIL_BYTES} -f --pid={pid} -- \"$f\""),
+            every_s,
+        ),
+        None => format!("exec tail -c {TAIL_BYTES} -- \"$f\""),
     };
     let script = format!(
         "IFS=; set -- $1; f=; for c in \"$@\"; do [ -f \"$c\" ] || continue; \
@@ -340,24 +352,67 @@ impl Link {
             let fd = f.log_fd?;
             (!st.job.given_up.contains(&f.process.pid)).then_some((f.process.pid, fd))
         });
-        let follow = self.mode == Mode::Follow;
-        let (pid, command, configured) = match (next, &self.host.job_log) {
-            (Some((pid, fd)), _) => (pid, tail_command(pid, fd, follow)?, false),
-            (None, Some(glob)) => match found.get(writer) {
-                Some(f) => (
-                    f.process.pid,
-                    configured_tail_command(glob, f.process.pid, follow)?,
-                    true,
-                ),
+        let (pid, fd) = match (next, &self.host.job_log) {
+            (Some((pid, fd)), _) => (pid, Some(fd)),
+            (None, Some(_)) => match found.get(writer) {
+                Some(f) => (f.process.pid, None),
                 None => return Ok(()),
             },
+            (None, None) => return Ok(()),
+        };
+        self.start_tail(mux, st, pid, fd, self.follow_every_s())
+    }
+
+    /// How often the followed log is read now: often while someone has the host open.
+    fn follow_every_s(&self) -> u32 {
+        if self.backlog.looked_at() {
+            FOLLOW_LOOKED_AT_S
+        } else {
+            FOLLOW_UNWATCHED_S
+        }
+    }
+
+    /// Reads job `pid`'s log: descriptor `fd`, or the config's log when `None`; followed every
+    /// `every_s` seconds on a followed link. Whatever read a log before is stopped, and the
+    /// engine reads this one from its start (its tail).
+    fn start_tail(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+        pid: u32,
+        fd: Option<LogFd>,
+        every_s: u32,
+    ) -> Result<(), RemoteError> {
+        let follow = (self.mode == Mode::Follow).then_some(every_s);
+        let command = match (fd, &self.host.job_log) {
+            (Some(fd), _) => tail_command(pid, fd, follow)?,
+            (None, Some(glob)) => configured_tail_command(glob, pid, follow)?,
             (None, None) => return Ok(()),
         };
         mux.start_split_cr(Slot::JobLog, &command, LOG_BUDGET)?;
         st.job.pending.clear();
         st.job.following = Some((pid, false));
-        st.job.configured = configured;
+        st.job.following_fd = fd;
+        st.job.every_s = every_s;
+        st.job.configured = fd.is_none();
         Ok(())
+    }
+
+    /// Someone opened the host whose job's log is followed, or left it: the log is read again
+    /// at the pace that suits (its tail first, so the screen has the run's progress at once).
+    pub(crate) fn retune_job_log(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+    ) -> Result<(), RemoteError> {
+        let every_s = self.follow_every_s();
+        if self.mode != Mode::Follow || st.job.every_s == every_s || !mux.running(Slot::JobLog) {
+            return Ok(());
+        }
+        let Some((pid, _)) = st.job.following else {
+            return Ok(());
+        };
+        self.start_tail(mux, st, pid, st.job.following_fd, every_s)
     }
 
     /// Hands the log text gathered so far to the engine (after each round, and whenever a
@@ -393,7 +448,7 @@ mod tests {
     #[test]
     fn a_configured_log_is_an_argument_of_the_script_never_part_of_it() {
         let command =
-            configured_tail_command("/root/run/*.log'; rm -rf ~; '", 12, true).expect("command");
+            configured_tail_command("/root/run/*.log'; rm -rf ~; '", 12, Some(5)).expect("command");
         // The script is one quoted word, `sh` the next, the pattern the last, quoted whole.
         assert!(
             command.ends_with(" sh '/root/run/*.log'\\''; rm -rf ~; '\\'''"),
@@ -407,17 +462,17 @@ mod tests {
 
     #[test]
     fn the_tail_names_the_descriptor_by_its_pid_only() {
-        let follow = tail_command(1307, LogFd::Stdout, true).expect("command");
+        let follow = tail_command(1307, LogFd::Stdout, Some(FOLLOW_UNWATCHED_S)).expect("command");
         assert!(
             follow.ends_with(" sh /proc/1307/fd/1"),
             "the file is the script's argument: {follow}"
         );
         assert!(
-            follow.contains("exec tail -s 5 -c 4194304 -f --pid=1307 \"$1\""),
+            follow.contains("exec tail -s 30 -c 4194304 -f --pid=1307 \"$1\""),
             "{follow}"
         );
         assert_eq!(
-            tail_command(7, LogFd::Stderr, false).expect("command"),
+            tail_command(7, LogFd::Stderr, None).expect("command"),
             "tail -c 4194304 /proc/7/fd/2"
         );
     }
@@ -431,7 +486,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("train.log");
         std::fs::write(&path, "start\n").expect("log");
-        let script = follow_script(&format!("-c {TAIL_BYTES} -f \"$1\""));
+        let script = follow_script(&format!("-c {TAIL_BYTES} -f \"$1\""), FOLLOW_LOOKED_AT_S);
         let mut tail = std::process::Command::new("sh")
             .args(["-c", script.as_str(), "sh"])
             .arg(&path)

@@ -412,6 +412,7 @@ impl Link {
             st.processes_due = st.processes_due.map(|t| t.min(now));
         }
         st.processes_looked_at = looked_at;
+        self.retune_job_log(mux, st)?;
         if st.processes_due.is_some_and(|t| now >= t) {
             if healthy && !mux.running(Slot::Processes) {
                 let command = self.processes_command(mux, st)?;
