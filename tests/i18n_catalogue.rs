@@ -1182,6 +1182,41 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // --- session 11, group A (sources) ---
 
     // --- session 11, group B (the rest) ---
+    (
+        "src/playbook/runner/outcome.rs",
+        "cancelled",
+        "the audit log's outcome word (an identifier its readers match)",
+    ),
+    (
+        "src/playbook/runner/outcome.rs",
+        "timeout",
+        "the audit log's outcome word (an identifier its readers match)",
+    ),
+    (
+        "src/playbook/runner/outcome.rs",
+        "ok",
+        "the audit log's outcome word (an identifier its readers match)",
+    ),
+    (
+        "src/playbook/runner/outcome.rs",
+        "failed",
+        "the audit log's outcome word (an identifier its readers match)",
+    ),
+    (
+        "src/playbook/runner/outcome.rs",
+        "a password is required",
+        "sudo's own message, matched in the step's output",
+    ),
+    (
+        "src/playbook/runner/outcome.rs",
+        "sudo",
+        "the command put before an undo that needed sudo",
+    ),
+    (
+        "src/playbook/runner/outcome.rs",
+        "-n",
+        "sudo's flag in that command",
+    ),
 ];
 
 fn root() -> PathBuf {
@@ -1550,7 +1585,6 @@ const PENDING_B: &[&str] = &[
     "src/playbook/reboot.rs",
     "src/playbook/report.rs",
     "src/playbook/runner/mod.rs",
-    "src/playbook/runner/outcome.rs",
     "src/playbook/undo.rs",
     "src/recording/blackbox.rs",
     "src/recording/replay.rs",

@@ -4,6 +4,8 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
+use rust_i18n::t;
+
 use crate::audit::{AuditEntry, AuditKind};
 use crate::playbook::check::{StepState, judge, matching};
 use crate::playbook::exec::{ExecError, ExecResult};
@@ -36,7 +38,7 @@ impl Runner<'_, '_> {
         match self.tools.audit.append(&entry) {
             Ok(()) => true,
             Err(e) => {
-                let text = format!("{e}; stopping, since every step that runs must be logged");
+                let text = t!("playbook_run.audit_failed", error = e).into_owned();
                 self.note(NoteKind::Warning, &text);
                 false
             }
@@ -87,7 +89,7 @@ impl Runner<'_, '_> {
             )
         };
         if hidden > 0 {
-            let text = format!("{hidden} other lines not shown");
+            let text = t!("playbook_run.hidden_lines", count = hidden).into_owned();
             self.note(NoteKind::Progress, &text);
         }
         lines.extend(hidden_tail.iter().cloned());
@@ -119,14 +121,16 @@ impl Runner<'_, '_> {
         let failure = if step.reboot {
             match (transport, result.exit_status) {
                 (Some(error), _) => Some(error),
-                (None, Some(code)) if code != 0 => Some(format!("exit status {code}")),
+                (None, Some(code)) if code != 0 => {
+                    Some(t!("playbook_run.exit_status", code = code).into_owned())
+                }
                 _ => None,
             }
         } else {
             transport.or_else(|| judge(&step.check, &result, &lines, &self.params, &self.facts))
         };
         if failure.is_some() && !hidden_tail.is_empty() {
-            self.note(NoteKind::Progress, "the last lines not shown:");
+            self.note(NoteKind::Progress, &t!("playbook_run.hidden_tail"));
             for line in &hidden_tail {
                 self.tools.observer.event(&RunEvent::Output { line });
             }
@@ -146,7 +150,7 @@ impl Runner<'_, '_> {
         if !self.audit(step, shown, word, result.exit_status) {
             return Flow::End(RunOutcome::Failed {
                 step: step.id.clone(),
-                reason: "the audit log cannot be written".to_string(),
+                reason: t!("playbook_run.audit_unwritable").into_owned(),
             });
         }
         self.ran.push(StepRecord {
@@ -162,7 +166,8 @@ impl Runner<'_, '_> {
             elapsed_ms,
             failure: failure.as_deref(),
         });
-        let program = argv.first().map_or("the program", String::as_str);
+        let unnamed = t!("playbook_run.the_program");
+        let program = argv.first().map_or(&*unnamed, String::as_str);
         if let Some(reason) = self.explain(step, program, &result, &lines, state) {
             return Flow::End(RunOutcome::Stopped {
                 step: step.id.clone(),
@@ -179,14 +184,11 @@ impl Runner<'_, '_> {
                 self.recheck_failed = true;
                 return Flow::End(RunOutcome::Failed {
                     step: step.id.clone(),
-                    reason: format!("still failing after the reboot: {reason}"),
+                    reason: t!("playbook_run.still_failing", reason = reason).into_owned(),
                 });
             }
             if step.on_fail == OnFail::Continue {
-                self.note(
-                    NoteKind::Progress,
-                    "carrying on: this step gathers evidence",
-                );
+                self.note(NoteKind::Progress, &t!("playbook_run.carrying_on"));
                 return Flow::Next;
             }
             return Flow::End(RunOutcome::Failed {
@@ -216,28 +218,30 @@ impl Runner<'_, '_> {
         let mut said = Vec::new();
         if state == StepState::Failed {
             if result.exit_status == Some(127) {
-                said.push(format!(
-                    "{program} is not installed on {} (exit 127). In a container the host's \
-                     tools (lsmod, modprobe, dkms) are usually missing: that part belongs to \
-                     the provider.",
-                    self.tools.exec.host()
-                ));
+                said.push(
+                    t!(
+                        "playbook_run.not_installed",
+                        program = program,
+                        host = self.tools.exec.host()
+                    )
+                    .into_owned(),
+                );
             }
             if lines
                 .iter()
                 .any(|l| contains_loose(l, "a password is required"))
             {
-                said.push(
-                    "sudo wants a password, and gpufleet never types one (it runs sudo -n). \
-                     Log in as root, or allow this user passwordless sudo for this command."
-                        .to_string(),
-                );
+                said.push(t!("playbook_run.sudo_password").into_owned());
             }
             if result.timed_out {
-                said.push(format!(
-                    "{} did not finish within {} s and was stopped.",
-                    step.title, step.timeout_s
-                ));
+                said.push(
+                    t!(
+                        "playbook_run.timed_out",
+                        title = step.title,
+                        timeout_s = step.timeout_s
+                    )
+                    .into_owned(),
+                );
             }
         }
         let mut stop = None;
@@ -292,10 +296,7 @@ impl Runner<'_, '_> {
             }
         }
         if !step.rerun.is_empty() {
-            self.note(
-                NoteKind::Progress,
-                "re-running the checks on the rebooted host",
-            );
+            self.note(NoteKind::Progress, &t!("playbook_run.rerunning"));
         }
         let book = self.book;
         for id in &step.rerun {
@@ -325,7 +326,7 @@ impl Runner<'_, '_> {
         let (command, verify, expect) = match filled {
             Ok(parts) => parts,
             Err(e) => {
-                let text = format!("cannot record how to undo this: {e}");
+                let text = t!("playbook_run.undo_unrecorded", error = e).into_owned();
                 self.note(NoteKind::Warning, &text);
                 return;
             }
@@ -342,11 +343,8 @@ impl Runner<'_, '_> {
             timeout_s: step.timeout_s,
         };
         let text = match self.tools.undo.push(record.clone()) {
-            Ok(()) => format!(
-                "undo with `gpufleet playbook undo` for this host: {}",
-                record.title
-            ),
-            Err(e) => format!("cannot record how to undo this: {e}"),
+            Ok(()) => t!("playbook_run.undo_recorded", title = record.title).into_owned(),
+            Err(e) => t!("playbook_run.undo_unrecorded", error = e).into_owned(),
         };
         self.note(NoteKind::Advice, &text);
     }

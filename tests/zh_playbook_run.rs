@@ -1,0 +1,75 @@
+//! The playbook runner's own words in Simplified Chinese (issue 17): a step whose program is
+//! missing, shown to a user who chose `zh-CN`, is explained in Chinese; the audit log keeps its
+//! outcome word (`failed`), an identifier its readers match. One test in this binary: the
+//! language is the process's.
+
+use gpufleet::audit::AuditLog;
+use gpufleet::config::lang::Lang;
+use gpufleet::playbook::{
+    AssumeYes, LocalExecutor, RunOptions, RunOutcome, TextObserver, Tools, UndoStore,
+    parse_runbook, run,
+};
+use gpufleet::telemetry::source::StopFlag;
+
+#[test]
+fn a_missing_program_and_the_lines_a_filter_hid_are_explained_in_chinese() {
+    Lang::ZhCn.apply();
+    let tmp = tempfile::tempdir().expect("temp");
+    let mut exec = LocalExecutor::new("local");
+    let audit = AuditLog::at(tmp.path().join("state/audit.jsonl"));
+    let undo = UndoStore::beside(audit.path());
+    let book = parse_runbook(
+        r#"
+id = "missing"
+title = "Missing"
+summary = "Runs a tool that is not there, then one whose lines a filter hides."
+[[steps]]
+id = "hidden"
+title = "Print"
+why = "To see."
+danger = "read"
+command = ["printf", "a\nb\nc\n"]
+show = ["zzz"]
+[[steps]]
+id = "run"
+title = "Run it"
+why = "To see."
+danger = "read"
+command = ["gpufleet-no-such-tool"]
+"#,
+        "test",
+    )
+    .expect("runbook");
+    let mut observer = TextObserver::new(Vec::new());
+    let report = run(
+        &book,
+        &[],
+        &RunOptions::default(),
+        Tools {
+            exec: &mut exec,
+            confirmer: &mut AssumeYes,
+            observer: &mut observer,
+            audit: &audit,
+            undo: &undo,
+            stop: &StopFlag::default(),
+        },
+    );
+    let text = String::from_utf8(observer.into_inner()).expect("utf-8");
+    assert!(
+        matches!(report.outcome, RunOutcome::Failed { .. }),
+        "{text}"
+    );
+    assert!(text.contains("另有 3 行未显示"), "{text}");
+    assert!(
+        text.contains("local 上没有安装 gpufleet-no-such-tool（退出码 127）"),
+        "{text}"
+    );
+    assert!(!text.contains("is not installed"), "{text}");
+    let outcomes: Vec<String> = audit
+        .read_all()
+        .expect("audit")
+        .into_iter()
+        .map(|e| e.outcome)
+        .collect();
+    assert_eq!(outcomes, ["ok", "failed"]);
+}
