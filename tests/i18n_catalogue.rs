@@ -1180,7 +1180,51 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "a curated runbook's origin, as errors and `playbook list` name its file",
     ),
     // --- session 11, group A (sources) ---
-
+    (
+        "src/remote/evidence.rs",
+        "fallen off the bus",
+        "a needle matched in the host's kernel lines",
+    ),
+    (
+        "src/remote/evidence.rs",
+        "RmInitAdapter failed",
+        "a needle matched in the host's kernel lines",
+    ),
+    (
+        "src/remote/evidence.rs",
+        "GPU is lost",
+        "a needle matched in the host's kernel lines",
+    ),
+    (
+        "src/remote/evidence.rs",
+        "[gpufleet: output cut at {} KiB] ",
+        "a note inside the recorded raw evidence, which a recording and the provider's ticket keep as the host gave it, in any language",
+    ),
+    (
+        "src/remote/evidence.rs",
+        "[gpufleet: could not run: {}] ",
+        "a note inside the recorded raw evidence, which a recording and the provider's ticket keep as the host gave it, in any language",
+    ),
+    (
+        "src/remote/evidence.rs",
+        "[exit {code}] ",
+        "a note inside the recorded raw evidence, which a recording and the provider's ticket keep as the host gave it, in any language",
+    ),
+    (
+        "src/remote/evidence.rs",
+        "[gpufleet: ended without an exit status] ",
+        "a note inside the recorded raw evidence, which a recording and the provider's ticket keep as the host gave it, in any language",
+    ),
+    (
+        "src/remote/accel_poll.rs",
+        "exit status {code}",
+        "the raw evidence line of an unreadable vendor tool (the finding's own words are the catalogue's)",
+    ),
+    (
+        "src/remote/accel_poll.rs",
+        "ended without an exit status",
+        "the raw evidence line of an unreadable vendor tool (the finding's own words are the catalogue's)",
+    ),
     // --- session 11, group B (the rest) ---
     (
         "src/playbook/runner/outcome.rs",
@@ -1499,11 +1543,9 @@ const PENDING_A: &[&str] = &[
     "src/providers/runpod.rs",
     "src/providers/store.rs",
     "src/providers/vast.rs",
-    "src/remote/accel_poll.rs",
     "src/remote/accel_tools.rs",
     "src/remote/auth.rs",
     "src/remote/bridge.rs",
-    "src/remote/evidence.rs",
     "src/remote/exec.rs",
     "src/remote/host_settings.rs",
     "src/remote/job_find.rs",

@@ -23,7 +23,7 @@ use crate::remote::notice_words;
 use crate::remote::session_state::SessionState;
 use crate::telemetry::LostReason;
 use crate::telemetry::accel::sample::to_samples;
-use crate::telemetry::accel::{AccelError, AccelReading};
+use crate::telemetry::accel::{AccelError, AccelReading, UNSUPPORTED_PREFIX};
 use crate::telemetry::source::now_ms;
 
 impl Link {
@@ -200,7 +200,7 @@ impl Link {
     fn accel_failed(&mut self, st: &mut SessionState, tool: Tool, error: &Option<AccelError>) {
         let text = match error {
             Some(e) => e.to_string(),
-            None => format!("unsupported output from {}", tool.name()),
+            None => format!("{UNSUPPORTED_PREFIX}{}", tool.name()),
         };
         self.announce(st);
         self.emit_lost(st, LostReason::Other, &[text]);
