@@ -1227,6 +1227,32 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     // --- session 11, group B (the rest) ---
     (
+        "src/job/stop.rs",
+        "INT",
+        "a signal's name, a word of the `kill -s` command",
+    ),
+    (
+        "src/job/stop.rs",
+        "TERM",
+        "a signal's name, a word of the `kill -s` command",
+    ),
+    ("src/job/stop.rs", "kill", "the command run on the host"),
+    (
+        "src/job/stop.rs",
+        "ok",
+        "the audit log's outcome word (an identifier its readers match)",
+    ),
+    (
+        "src/job/stop.rs",
+        "failed",
+        "the audit log's outcome word (an identifier its readers match)",
+    ),
+    (
+        "src/job/stop.rs",
+        "SIG{}",
+        "the audit line's step: the signal's name",
+    ),
+    (
         "src/playbook/runner/outcome.rs",
         "cancelled",
         "the audit log's outcome word (an identifier its readers match)",
@@ -1613,7 +1639,6 @@ const PENDING_B: &[&str] = &[
     "src/job/formats.rs",
     "src/job/gpus.rs",
     "src/job/log.rs",
-    "src/job/stop.rs",
     "src/launch.rs",
     "src/lib.rs",
     "src/main.rs",

@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use rust_i18n::t;
+
 use crate::audit::{AuditEntry, AuditKind, AuditLog};
 use crate::release::HostRunner;
 use crate::telemetry::TimestampMs;
@@ -15,13 +17,22 @@ use crate::telemetry::TimestampMs;
 const PID_MAX: u32 = 4_194_304;
 
 /// Why a stop was not built.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopJobError {
     /// 0 and 1 (and anything past `PID_MAX`) are never a job: `kill 0` signals the whole
     /// process group and 1 is init.
-    #[error("{0} is not the PID of a job")]
     BadPid(u32),
 }
+
+impl std::fmt::Display for StopJobError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::BadPid(pid) => f.write_str(&t!("job_stop.bad_pid", pid = pid)),
+        }
+    }
+}
+
+impl std::error::Error for StopJobError {}
 
 /// A signal `stop-job` sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,18 +108,51 @@ pub enum Stopped {
     ByTerm,
 }
 
-/// Why a stop failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a stop failed. Its `Display` is English (the watcher's log); [`StopFailed::said`] words
+/// it in a language (the alert).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StopFailed {
-    #[error("`{command}` could not run on the host: {why}")]
-    Run { command: String, why: String },
+    Run {
+        command: String,
+        why: String,
+    },
     /// `kill` refused: the process is gone, or belongs to another user.
-    #[error("`{command}` failed with exit status {status:?} (the process is gone or not ours)")]
     Refused {
         command: String,
         status: Option<i32>,
     },
 }
+
+impl StopFailed {
+    /// The failure in `locale`'s words; the command stays as it ran.
+    pub fn said(&self, locale: &str) -> String {
+        match self {
+            Self::Run { command, why } => {
+                t!(
+                    "job_stop.run_failed",
+                    locale = locale,
+                    command = command,
+                    why = why
+                )
+            }
+            Self::Refused { command, status } => t!(
+                "job_stop.refused",
+                locale = locale,
+                command = command,
+                status = format!("{status:?}")
+            ),
+        }
+        .into_owned()
+    }
+}
+
+impl std::fmt::Display for StopFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.said(crate::config::lang::Lang::En.tag()))
+    }
+}
+
+impl std::error::Error for StopFailed {}
 
 /// Where a stop runs and is recorded.
 pub struct StopRun<'a> {
@@ -187,6 +231,23 @@ impl StopRun<'_> {
 mod tests {
     use super::*;
     use std::sync::Mutex;
+
+    /// The watcher's log keeps the English; the alert says it in the user's language, the
+    /// command as it ran.
+    #[test]
+    fn a_failed_stop_is_english_for_the_log_and_in_words_for_the_alert() {
+        let failed = StopFailed::Refused {
+            command: "kill -s INT 4242".into(),
+            status: Some(1),
+        };
+        assert_eq!(
+            failed.to_string(),
+            "`kill -s INT 4242` failed with exit status Some(1) (the process is gone or not ours)"
+        );
+        let zh = failed.said("zh-CN");
+        assert!(zh.starts_with("`kill -s INT 4242` 失败"), "{zh}");
+        assert!(zh.contains("进程已不在"), "{zh}");
+    }
 
     /// A host whose process lives until it has had `dies_after` signals.
     struct Host {

@@ -96,13 +96,15 @@ fn run(setup: &ReleaseSetup, host: &str, stop: &StopJob) -> Result<Said, Said> {
             };
             t!(key, locale = locale, pid = pid, grace = stop.grace_s).into_owned()
         })),
-        Err(e) => {
-            let why = e.to_string();
-            Err(Said {
-                log: why.clone(),
-                alert: t!("job_action.stop_failed", pid = pid, why = why).into_owned(),
-            })
-        }
+        Err(e) => Err(Said {
+            log: e.to_string(),
+            alert: t!(
+                "job_action.stop_failed",
+                pid = pid,
+                why = e.said(&rust_i18n::locale())
+            )
+            .into_owned(),
+        }),
     }
 }
 
