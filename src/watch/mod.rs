@@ -68,13 +68,23 @@ pub type StartSync =
 pub enum WatchError {
     #[error(transparent)]
     Metrics(#[from] crate::metrics::ServeError),
-    #[error("could not start the {what}: {source}")]
+    /// `what`: the catalogue key of what could not start.
+    #[error("{}", start_words(.what, .source))]
     Start {
         what: &'static str,
         source: std::io::Error,
     },
-    #[error("could not start the sources: {0}")]
+    #[error("{}", rust_i18n::t!("watch_error.sources", why = .0))]
     Sources(String),
+}
+
+fn start_words(what: &str, source: &std::io::Error) -> String {
+    rust_i18n::t!(
+        "watch_error.start",
+        what = rust_i18n::t!(what),
+        error = source
+    )
+    .into_owned()
 }
 
 /// Where the hosts' events come from.
@@ -109,7 +119,7 @@ pub struct Setup {
 pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     let (tx, rx) = mpsc::channel::<Input>();
     signals::forward(tx.clone()).map_err(|source| WatchError::Start {
-        what: "signal handler",
+        what: "watch_error.signal_handler",
         source,
     })?;
     let bridge = MetricsBridge::default();
@@ -516,5 +526,34 @@ fn log_delivery(event: DeliveryEvent) {
         DeliveryEvent::Dropped { sink, alert } => {
             tracing::error!(sink = %sink, alert = %alert, "alert dropped: the sink's queue is full")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watcher_that_cannot_start_says_so_in_the_catalogues_words() {
+        let error = WatchError::Start {
+            what: "watch_error.signal_handler",
+            source: std::io::Error::other("no signals here"),
+        };
+        assert_eq!(
+            error.to_string(),
+            "could not start the signal handler: no signals here"
+        );
+        let sources = WatchError::Sources("h1: no address".into());
+        assert_eq!(
+            sources.to_string(),
+            "could not start the sources: h1: no address"
+        );
+        let zh = rust_i18n::t!(
+            "watch_error.start",
+            locale = "zh-CN",
+            what = rust_i18n::t!("watch_error.signal_handler", locale = "zh-CN"),
+            error = "x"
+        );
+        assert_eq!(zh, "无法启动信号处理：x");
     }
 }
