@@ -1181,6 +1181,161 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     // --- session 11, group A (sources) ---
     (
+        "src/telemetry/sim/shell.rs",
+        "id",
+        "a word of the command the demo host answers (matched, never shown)",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "-u",
+        "a word of the command the demo host answers (matched, never shown)",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "cat",
+        "a word of the command the demo host answers (matched, never shown)",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "/proc/sys/kernel/random/boot_id",
+        "a word of the command the demo host answers (matched, never shown)",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "dmesg",
+        "a word of the command the demo host answers (matched, never shown)",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "reboot",
+        "a word of the command the demo host answers (matched, never shown)",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "tar",
+        "a word of the command the demo host answers (matched, never shown)",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "-czf",
+        "a word of the command the demo host answers (matched, never shown)",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "nvidia-bug-report.sh",
+        "a word of the command the demo host answers (matched, never shown)",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "nvidia-bug-report.sh will now collect information about your system and create the file 'nvidia-bug-report.log.gz' in the current directory.",
+        "imitates the real tool's own output (English on every host), as parsers and checks read it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "nvidia-smi",
+        "a word of the command the demo host answers (matched, never shown)",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "csv",
+        "a `--format` word of nvidia-smi",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "No devices were found",
+        "imitates the real tool's own output (English on every host), as parsers and checks read it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "GPU {} was successfully reset.",
+        "imitates the real tool's own output (English on every host), as parsers and checks read it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "All done.",
+        "imitates the real tool's own output (English on every host), as parsers and checks read it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "Field \"{fields}\" is not a valid field to query.",
+        "imitates the real tool's own output (English on every host), as parsers and checks read it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "[N/A]",
+        "imitates the real tool's own output (English on every host), as parsers and checks read it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "pci.bus_id",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "memory.total",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "memory.used",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "utilization.gpu",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "temperature.gpu",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "power.draw",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "power.limit",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "enforced.power.limit",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "power.default_limit",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "power.min_limit",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "power.max_limit",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "clocks.sm",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "clocks.current.sm",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
+        "src/telemetry/sim/shell.rs",
+        "clocks.max.sm",
+        "a `--query-gpu` field name as nvidia-smi spells it",
+    ),
+    (
         "src/remote/evidence.rs",
         "fallen off the bus",
         "a needle matched in the host's kernel lines",
@@ -1660,7 +1815,6 @@ const PENDING_A: &[&str] = &[
     "src/telemetry/model.rs",
     "src/telemetry/nvml.rs",
     "src/telemetry/sim/cards.rs",
-    "src/telemetry/sim/shell.rs",
     "src/telemetry/smi_csv.rs",
     "src/telemetry/smi_table.rs",
     "src/telemetry/smi_xml.rs",

@@ -134,3 +134,32 @@ fn an_unknown_runbook_is_refused_in_chinese_and_in_the_same_english() {
         format!("gpufleet: no runbook \"nosuch\" (known: {known})\n")
     );
 }
+
+/// The demo's simulated shell answers a command it does not simulate in the user's language,
+/// as a line of the step's output (the command as typed).
+#[test]
+fn the_demo_hosts_shell_says_what_it_does_not_simulate_in_chinese() {
+    let home = Home::new();
+    let args = [
+        "playbook",
+        "run",
+        "driver-lost",
+        "--host",
+        "flaky-h200",
+        "--demo",
+        "--yes",
+    ];
+    let zh = run(&home, &[&["--lang", "zh-CN"][..], &args[..]].concat());
+    let text = format!("{}{}", cli::stdout(&zh), stderr(&zh));
+    assert!(
+        text.contains("lsmod：演示主机 flaky-h200 上没有模拟此命令"),
+        "{text}"
+    );
+    assert!(!text.contains("not simulated"), "{text}");
+    let en = run(&home, &[&["--lang", "en"][..], &args[..]].concat());
+    let text = format!("{}{}", cli::stdout(&en), stderr(&en));
+    assert!(
+        text.contains("lsmod: not simulated on the demo host flaky-h200"),
+        "{text}"
+    );
+}

@@ -3,6 +3,8 @@
 //! new boot id after a reboot). Nothing runs anywhere; runbooks, checks and releases of the demo
 //! fleet come here instead of to a shell.
 
+use rust_i18n::t;
+
 use super::Simulator;
 use super::gpu::SimGpu;
 use super::host::SimHost;
@@ -59,7 +61,7 @@ impl Simulator {
             .hosts
             .iter()
             .find(|h| h.name == host)
-            .ok_or_else(|| format!("{host} is not a host of the demo fleet"))?;
+            .ok_or_else(|| t!("demo_shell.not_a_host", host = host).into_owned())?;
         host.reachable()?;
         let first = host.gpus.first();
         Ok(SimHostFacts {
@@ -77,7 +79,7 @@ impl Simulator {
             .hosts
             .iter_mut()
             .find(|h| h.name == host)
-            .ok_or_else(|| format!("{host} is not a host of the demo fleet"))?;
+            .ok_or_else(|| t!("demo_shell.not_a_host", host = host).into_owned())?;
         host.reachable()?;
         let argv = match argv {
             // The demo hosts log in as root; `sudo -n` changes nothing there.
@@ -106,9 +108,14 @@ impl Simulator {
             ["nvidia-smi", args @ ..] => nvidia_smi(host, args),
             [program, ..] => SimAnswer::failed(
                 NOT_FOUND,
-                format!("{program}: not simulated on the demo host {}", host.name),
+                t!(
+                    "demo_shell.not_simulated",
+                    program = program,
+                    host = host.name
+                )
+                .into_owned(),
             ),
-            [] => SimAnswer::failed(NOT_FOUND, "empty command".to_string()),
+            [] => SimAnswer::failed(NOT_FOUND, t!("demo_shell.empty_command").into_owned()),
         })
     }
 }
@@ -154,10 +161,12 @@ fn nvidia_smi(host: &mut SimHost, args: &[&str]) -> SimAnswer {
             other => {
                 return SimAnswer::failed(
                     SMI_INVALID_ARGUMENT,
-                    format!(
-                        "nvidia-smi {other}: not simulated on the demo host {}",
-                        host.name
-                    ),
+                    t!(
+                        "demo_shell.smi_argument",
+                        argument = other,
+                        host = host.name
+                    )
+                    .into_owned(),
                 );
             }
         }
@@ -176,10 +185,7 @@ fn nvidia_smi(host: &mut SimHost, args: &[&str]) -> SimAnswer {
         return if gpus.iter().any(|g| g.process().is_some()) {
             SimAnswer::failed(
                 255,
-                format!(
-                    "simulated: GPU {} is in use by a process; not reset",
-                    gpu.bus_id
-                ),
+                t!("demo_shell.reset_in_use", bus_id = gpu.bus_id).into_owned(),
             )
         } else {
             SimAnswer::ok(vec![
@@ -220,10 +226,7 @@ fn nvidia_smi(host: &mut SimHost, args: &[&str]) -> SimAnswer {
     let Some(fields) = query_gpu else {
         return SimAnswer::failed(
             SMI_INVALID_ARGUMENT,
-            format!(
-                "nvidia-smi without --query-gpu: not simulated on the demo host {}",
-                host.name
-            ),
+            t!("demo_shell.smi_without_query", host = host.name).into_owned(),
         );
     };
     let driver = host.driver_version();
