@@ -1382,6 +1382,34 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     // --- session 11, group B (the rest) ---
     (
+        "src/playbook/advice.rs",
+        "cu130",
+        "a PyTorch wheel index's tag (part of its URL)",
+    ),
+    (
+        "src/playbook/advice.rs",
+        "cu128",
+        "a PyTorch wheel index's tag (part of its URL)",
+    ),
+    (
+        "src/playbook/advice.rs",
+        "cu126",
+        "a PyTorch wheel index's tag (part of its URL)",
+    ),
+    ("src/playbook/advice.rs", "580.65.06", "a driver version"),
+    ("src/playbook/advice.rs", "570.26", "a driver version"),
+    ("src/playbook/advice.rs", "560.28.03", "a driver version"),
+    (
+        "src/playbook/advice.rs",
+        "https://download.pytorch.org/whl",
+        "PyTorch's wheel index URL",
+    ),
+    (
+        "src/playbook/advice.rs",
+        "  python3 -m pip install --upgrade torch --index-url {INDEX_URL}/{}",
+        "the command to copy and run, the same in every language",
+    ),
+    (
         "src/cost/advice.rs",
         "hourly",
         "a billing mode's machine word (JSON, and part of its catalogue key)",
@@ -1855,7 +1883,6 @@ const PENDING_B: &[&str] = &[
     "src/launch.rs",
     "src/lib.rs",
     "src/main.rs",
-    "src/playbook/advice.rs",
     "src/playbook/check.rs",
     "src/playbook/confirm.rs",
     "src/playbook/exec.rs",

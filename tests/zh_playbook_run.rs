@@ -1,5 +1,6 @@
 //! The playbook runner's own words in Simplified Chinese (issue 17): a step whose program is
-//! missing, shown to a user who chose `zh-CN`, is explained in Chinese; the audit log keeps its
+//! missing, shown to a user who chose `zh-CN`, is explained in Chinese, and so is the PyTorch
+//! install advice; the audit log keeps its
 //! outcome word (`failed`), an identifier its readers match. One test in this binary: the
 //! language is the process's.
 
@@ -72,4 +73,28 @@ command = ["gpufleet-no-such-tool"]
         .map(|e| e.outcome)
         .collect();
     assert_eq!(outcomes, ["ok", "failed"]);
+
+    // The `torch-install` advice: the sentences in Chinese, the command to run as it is.
+    let mut facts = gpufleet::playbook::facts::Facts::default();
+    for (name, value) in [
+        ("driver_cuda", "12.8"),
+        ("torch_capability", "9.0"),
+        ("torch_version", "2.11.0+cu130"),
+        ("torch_cuda", "13.0"),
+        ("torch_archs", "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120"),
+    ] {
+        facts.set(name, value);
+    }
+    let advice = gpufleet::playbook::advice::torch_install(&facts, None).join("\n");
+    assert!(advice.contains("驱动最高支持 CUDA 12.8"), "{advice}");
+    assert!(
+        advice.contains("请安装为 CUDA 12.8 构建、带有 sm_90 内核的版本"),
+        "{advice}"
+    );
+    assert!(
+        advice.contains(
+            "python3 -m pip install --upgrade torch --index-url https://download.pytorch.org/whl/cu128"
+        ),
+        "{advice}"
+    );
 }

@@ -2,6 +2,8 @@
 //! far matches the driver's CUDA version and the GPU's compute capability against PyTorch's
 //! build and prints the exact install command that fixes a mismatch (faults.md section 6).
 
+use rust_i18n::t;
+
 use crate::playbook::facts::Facts;
 
 /// A PyTorch wheel index: its tag, the CUDA it is built for, and the architectures it carries.
@@ -79,94 +81,85 @@ pub fn torch_install(facts: &Facts, gpu: Option<u32>) -> Vec<String> {
         .split_whitespace()
         .filter_map(major_minor)
         .collect();
-    let version = facts.get("torch_version", None).unwrap_or("not found");
+    let missing = t!("torch_advice.version_not_found");
+    let version = facts.get("torch_version", None).unwrap_or(&missing);
     let mut out = Vec::new();
     let (Some(driver), Some(device)) = (driver, device) else {
-        out.push(
-            "The driver's CUDA version or the GPU's compute capability could not be read; \
-             fix the driver first (runbook driver-lost)."
-                .to_string(),
-        );
+        out.push(t!("torch_advice.unreadable").into_owned());
         return out;
     };
-    out.push(format!(
-        "Driver supports CUDA up to {}; the GPU is sm_{}{} (compute capability {}).",
-        shown(driver),
-        device.0,
-        device.1,
-        shown(device)
-    ));
+    let sm = format!("{}{}", device.0, device.1);
+    out.push(
+        t!(
+            "torch_advice.driver",
+            driver = shown(driver),
+            sm = sm,
+            capability = shown(device)
+        )
+        .into_owned(),
+    );
     match torch_cuda {
-        Some(built) => out.push(format!(
-            "PyTorch {version} is built for CUDA {}{}.",
-            shown(built),
-            if archs.is_empty() {
+        Some(built) => {
+            let kernels = if archs.is_empty() {
                 String::new()
             } else {
                 let list: Vec<String> =
                     archs.iter().map(|a| format!("sm_{}{}", a.0, a.1)).collect();
-                format!(" with kernels for {}", list.join(" "))
-            }
-        )),
-        None => out.push(format!("PyTorch: {version} (no CUDA build found).")),
+                t!("torch_advice.with_kernels", list = list.join(" ")).into_owned()
+            };
+            out.push(
+                t!(
+                    "torch_advice.built_for",
+                    version = version,
+                    cuda = shown(built),
+                    kernels = kernels
+                )
+                .into_owned(),
+            )
+        }
+        None => out.push(t!("torch_advice.no_cuda_build", version = version).into_owned()),
     }
     let too_new = torch_cuda.is_some_and(|built| built > driver);
     let arch_missing = !archs.is_empty() && !archs.iter().any(|a| runs_on(*a, device));
     if torch_cuda.is_some() && !too_new && !arch_missing {
-        out.push("They match: no reinstall needed.".to_string());
+        out.push(t!("torch_advice.they_match").into_owned());
         return out;
     }
     if too_new {
-        out.push(
-            "\"The NVIDIA driver on your system is too old\": this PyTorch needs a newer CUDA \
-             driver than the host has."
-                .to_string(),
-        );
+        out.push(t!("torch_advice.driver_too_old").into_owned());
     }
     if arch_missing {
-        out.push(format!(
-            "\"no kernel image is available for execution on the device\": this PyTorch has \
-             no kernels for sm_{}{}; a driver update cannot fix that.",
-            device.0, device.1
-        ));
+        out.push(t!("torch_advice.no_kernel_image", sm = sm).into_owned());
     }
     let carries = |w: &&Wheel| w.archs.iter().any(|a| runs_on(*a, device));
     let fitting = WHEELS.iter().filter(carries).find(|w| w.cuda <= driver);
     match fitting {
         Some(wheel) => {
-            out.push(format!(
-                "Install a build for CUDA {} that has sm_{}{} kernels:",
-                shown(wheel.cuda),
-                device.0,
-                device.1
-            ));
+            out.push(t!("torch_advice.install", cuda = shown(wheel.cuda), sm = sm).into_owned());
             out.push(format!(
                 "  python3 -m pip install --upgrade torch --index-url {INDEX_URL}/{}",
                 wheel.tag
             ));
-            out.push(
-                "  (install torchvision/torchaudio from the same index if you use them)"
-                    .to_string(),
-            );
+            out.push(t!("torch_advice.same_index").into_owned());
         }
         None => match WHEELS.iter().find(carries) {
             Some(wheel) => {
+                let newer = t!("torch_advice.newer_driver");
                 let min = MIN_DRIVER
                     .iter()
                     .find(|(c, _)| *c == wheel.cuda)
-                    .map_or("a newer driver", |(_, d)| d);
-                out.push(format!(
-                    "No current PyTorch build runs on this driver: CUDA {} ({}) needs \
-                         Linux driver >= {min}. Upgrade the driver, or rent a host with one.",
-                    shown(wheel.cuda),
-                    wheel.tag
-                ));
+                    .map_or(&*newer, |(_, d)| d);
+                out.push(
+                    t!(
+                        "torch_advice.no_build_for_driver",
+                        cuda = shown(wheel.cuda),
+                        tag = wheel.tag,
+                        min = min
+                    )
+                    .into_owned(),
+                );
             }
-            None => out.push(format!(
-                "Current PyTorch builds have no kernels for sm_{}{}: use an older PyTorch \
-                     release or another GPU.",
-                device.0, device.1
-            )),
+            None => out.push(t!("torch_advice.gpu_too_old", sm = sm).into_owned()),
         },
     }
     out
