@@ -1883,7 +1883,6 @@ const PENDING_B: &[&str] = &[
     "src/launch.rs",
     "src/lib.rs",
     "src/main.rs",
-    "src/playbook/check.rs",
     "src/playbook/confirm.rs",
     "src/playbook/exec.rs",
     "src/playbook/json.rs",

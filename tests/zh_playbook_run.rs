@@ -66,6 +66,9 @@ command = ["gpufleet-no-such-tool"]
         "{text}"
     );
     assert!(!text.contains("is not installed"), "{text}");
+    // Why its check failed.
+    assert!(text.contains("期望的退出状态为 0"), "{text}");
+    assert!(!text.contains("expected exit status"), "{text}");
     let outcomes: Vec<String> = audit
         .read_all()
         .expect("audit")

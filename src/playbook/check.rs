@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use rust_i18n::t;
+
 use crate::playbook::exec::ExecResult;
 use crate::playbook::facts::{Facts, contains_loose, number, same_value};
 use crate::playbook::model::{Check, Condition, Explain, StepIs};
@@ -25,7 +27,7 @@ pub fn judge(
     facts: &Facts,
 ) -> Option<String> {
     if result.timed_out {
-        return Some("it did not finish in time".to_string());
+        return Some(t!("step_check.timed_out").into_owned());
     }
     let allowed: &[i32] = if check.exit.is_empty() {
         &[0]
@@ -33,23 +35,25 @@ pub fn judge(
         &check.exit
     };
     match result.exit_status {
-        None => return Some("it ended without an exit status".to_string()),
+        None => return Some(t!("step_check.no_status").into_owned()),
         Some(code) if !allowed.contains(&code) => {
             let wanted: Vec<String> = allowed.iter().map(i32::to_string).collect();
-            return Some(format!("expected exit status {}", wanted.join(" or ")));
+            let or = t!("step_check.or");
+            let wanted = wanted.join(&or);
+            return Some(t!("step_check.exit_status", wanted = wanted).into_owned());
         }
         Some(_) => {}
     }
     let output = lines.join("\n");
     if let Some(missing) = check.contains.iter().find(|t| !contains_loose(&output, t)) {
-        return Some(format!("the output lacks {missing:?}"));
+        return Some(t!("step_check.lacks", text = format!("{missing:?}")).into_owned());
     }
     if let Some(found) = check
         .not_contains
         .iter()
         .find(|t| contains_loose(&output, t))
     {
-        return Some(format!("the output says {found:?}"));
+        return Some(t!("step_check.says", text = format!("{found:?}")).into_owned());
     }
     if let Some(template) = &check.equals {
         let expected = match params.fill(template, facts) {
@@ -62,7 +66,14 @@ pub fn judge(
             .find(|l| !l.is_empty())
             .unwrap_or("");
         if !same_value(first, &expected) {
-            return Some(format!("read back {first:?}, expected {expected:?}"));
+            return Some(
+                t!(
+                    "step_check.read_back",
+                    found = format!("{first:?}"),
+                    expected = format!("{expected:?}")
+                )
+                .into_owned(),
+            );
         }
     }
     None
@@ -146,20 +157,20 @@ pub fn blocked(
 fn describe(condition: &Condition, params: &Params, facts: &Facts) -> String {
     if let (Some(step), Some(is)) = (&condition.step, condition.is) {
         let wanted = match is {
-            StepIs::Ok => "succeeded",
-            StepIs::Failed => "failed",
-            StepIs::Skipped => "was skipped",
-            StepIs::NotOk => "did not succeed",
+            StepIs::Ok => t!("step_check.step_ok"),
+            StepIs::Failed => t!("step_check.step_failed"),
+            StepIs::Skipped => t!("step_check.step_skipped"),
+            StepIs::NotOk => t!("step_check.step_not_ok"),
         };
-        return format!("needs: step {step} {wanted}");
+        return t!("step_check.needs_step", step = step, wanted = wanted).into_owned();
     }
     let name = condition.fact.as_deref().unwrap_or("?");
     let now = match params.lookup(name, facts) {
         Some(value) => value,
         None if facts.is_per_gpu(name) && params.gpu(facts).is_err() => {
-            "unknown until a GPU is chosen with --gpu N".to_string()
+            t!("step_check.unknown_per_gpu").into_owned()
         }
-        None => "unknown".to_string(),
+        None => t!("step_check.unknown").into_owned(),
     };
     let wanted = if let Some(v) = &condition.equals {
         format!("= {v}")
@@ -170,5 +181,11 @@ fn describe(condition: &Condition, params: &Params, facts: &Facts) -> String {
     } else {
         String::new()
     };
-    format!("needs {name} {wanted}, it is {now}")
+    t!(
+        "step_check.needs_fact",
+        name = name,
+        wanted = wanted,
+        now = now
+    )
+    .into_owned()
 }
