@@ -1889,7 +1889,6 @@ const PENDING_B: &[&str] = &[
     "src/playbook/localize.rs",
     "src/playbook/model.rs",
     "src/playbook/reboot.rs",
-    "src/playbook/report.rs",
     "src/playbook/runner/mod.rs",
     "src/playbook/undo.rs",
     "src/recording/blackbox.rs",

@@ -66,6 +66,11 @@ command = ["gpufleet-no-such-tool"]
         "{text}"
     );
     assert!(!text.contains("is not installed"), "{text}");
+    // The run as text: its heading, each step's end and the run's end.
+    assert!(text.contains("== missing · local：Missing"), "{text}");
+    assert!(text.contains("失败（退出码 127，"), "{text}");
+    assert!(text.contains("== 在 run 失败："), "{text}");
+    assert!(!text.contains("FAILED"), "{text}");
     // Why its check failed.
     assert!(text.contains("期望的退出状态为 0"), "{text}");
     assert!(!text.contains("expected exit status"), "{text}");

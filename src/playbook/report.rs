@@ -3,6 +3,8 @@
 
 use std::io::Write;
 
+use rust_i18n::t;
+
 use crate::playbook::check::StepState;
 use crate::playbook::model::{Danger, Step};
 
@@ -136,12 +138,13 @@ impl<W: Write> TextObserver<W> {
     }
 }
 
-fn danger_tag(danger: Danger) -> &'static str {
+fn danger_tag(danger: Danger) -> String {
     match danger {
-        Danger::Read => "read",
-        Danger::Change => "CHANGE",
-        Danger::Disruptive => "DISRUPTIVE",
+        Danger::Read => t!("run.danger_read"),
+        Danger::Change => t!("run.danger_change"),
+        Danger::Disruptive => t!("run.danger_disruptive"),
     }
+    .into_owned()
 }
 
 impl<W: Write> Observer for TextObserver<W> {
@@ -156,29 +159,46 @@ impl<W: Write> Observer for TextObserver<W> {
                 read_only,
             } => {
                 let mode = match (dry_run, read_only) {
-                    (true, _) => " (dry run: only read steps run)",
-                    (false, true) => " (read-only)",
-                    _ => "",
+                    (true, _) => t!("run_text.dry_run"),
+                    (false, true) => t!("run_text.read_only"),
+                    _ => "".into(),
                 };
-                writeln!(out, "== {runbook} on {host}: {title}{mode}")
+                let started = t!(
+                    "run.started",
+                    runbook = runbook,
+                    host = host,
+                    title = title,
+                    mode = mode
+                );
+                writeln!(out, "== {started}")
             }
             RunEvent::Proposed {
                 param,
                 value,
                 reason,
-            } => writeln!(out, "   proposed {param}={value}: {reason}"),
+            } => {
+                let proposed = t!(
+                    "run.proposed",
+                    param = param,
+                    value = value,
+                    reason = reason
+                );
+                writeln!(out, "   {proposed}")
+            }
             RunEvent::Step {
                 number,
                 total,
                 step,
                 command,
-            } => writeln!(
-                out,
-                "\n[{number}/{total}] {} ({})\n    why: {}\n    $ {command}",
-                step.title,
-                danger_tag(step.danger),
-                step.why
-            ),
+            } => {
+                let why = t!("run_text.why", why = step.why);
+                writeln!(
+                    out,
+                    "\n[{number}/{total}] {} ({})\n    {why}\n    $ {command}",
+                    step.title,
+                    danger_tag(step.danger)
+                )
+            }
             RunEvent::Output { line } => writeln!(out, "    | {line}"),
             RunEvent::StepDone {
                 state,
@@ -187,49 +207,51 @@ impl<W: Write> Observer for TextObserver<W> {
                 failure,
                 ..
             } => {
-                let exit =
-                    exit_status.map_or("no exit status".to_string(), |c| format!("exit {c}"));
-                match (state, failure) {
-                    (StepState::Ok, _) => writeln!(out, "    ok ({exit}, {elapsed_ms} ms)"),
+                let exit = exit_status.map_or_else(
+                    || t!("run.no_exit").into_owned(),
+                    |c| t!("run.exit", code = c).into_owned(),
+                );
+                let done = match (state, failure) {
+                    (StepState::Ok, _) => t!("run.ok", exit = exit, ms = elapsed_ms),
                     (_, Some(why)) => {
-                        writeln!(out, "    FAILED ({exit}, {elapsed_ms} ms): {why}")
+                        t!("run.failed_why", exit = exit, ms = elapsed_ms, why = why)
                     }
-                    _ => writeln!(out, "    FAILED ({exit}, {elapsed_ms} ms)"),
-                }
+                    _ => t!("run.failed", exit = exit, ms = elapsed_ms),
+                };
+                writeln!(out, "    {done}")
             }
             RunEvent::Skipped { step, reason } => {
-                writeln!(out, "\n[-] {} skipped: {reason}", step.title)
+                let skipped = t!("run_text.skipped", title = step.title, reason = reason);
+                writeln!(out, "\n[-] {skipped}")
             }
             RunEvent::Note { kind, text } => {
                 let tag = match kind {
-                    NoteKind::Explain => "=> ",
-                    NoteKind::Advice => "advice: ",
-                    NoteKind::Progress => "... ",
-                    NoteKind::DryRun => "dry run: ",
-                    NoteKind::Warning => "warning: ",
+                    NoteKind::Explain => "=> ".into(),
+                    NoteKind::Advice => t!("run.tag_advice"),
+                    NoteKind::Progress => "... ".into(),
+                    NoteKind::DryRun => t!("run.tag_dry_run"),
+                    NoteKind::Warning => t!("run.tag_warning"),
                 };
                 writeln!(out, "    {tag}{text}")
             }
-            RunEvent::Finished { outcome } => match outcome {
-                RunOutcome::Completed => writeln!(out, "\n== done"),
-                RunOutcome::Failed { step, reason } => {
-                    writeln!(out, "\n== failed at {step}: {reason}")
-                }
-                RunOutcome::Stopped { step, reason } => {
-                    writeln!(out, "\n== stopped at {step}: {reason}")
-                }
-                RunOutcome::Refused { step, reason } => {
-                    writeln!(out, "\n== refused {step}: {reason}")
-                }
-                RunOutcome::Declined { step } => {
-                    writeln!(
-                        out,
-                        "\n== cancelled at {step}: not confirmed; nothing more ran"
-                    )
-                }
-                RunOutcome::Cancelled => writeln!(out, "\n== cancelled"),
-                RunOutcome::BadInput { message } => writeln!(out, "\n== refused: {message}"),
-            },
+            RunEvent::Finished { outcome } => {
+                let said = match outcome {
+                    RunOutcome::Completed => t!("run.done"),
+                    RunOutcome::Failed { step, reason } => {
+                        t!("run.failed_at", step = step, reason = reason)
+                    }
+                    RunOutcome::Stopped { step, reason } => {
+                        t!("run.stopped_at", step = step, reason = reason)
+                    }
+                    RunOutcome::Refused { step, reason } => {
+                        t!("run.refused_step", step = step, reason = reason)
+                    }
+                    RunOutcome::Declined { step } => t!("run.declined", step = step),
+                    RunOutcome::Cancelled => t!("run.cancelled"),
+                    RunOutcome::BadInput { message } => t!("run.refused", message = message),
+                };
+                writeln!(out, "\n== {said}")
+            }
         };
         let _ = out.flush();
     }
