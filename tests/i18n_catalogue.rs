@@ -1382,6 +1382,16 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     // --- session 11, group B (the rest) ---
     (
+        "src/playbook/reboot.rs",
+        "cat",
+        "the probe command run on the host",
+    ),
+    (
+        "src/playbook/reboot.rs",
+        "/proc/sys/kernel/random/boot_id",
+        "the probe command run on the host",
+    ),
+    (
         "src/playbook/advice.rs",
         "cu130",
         "a PyTorch wheel index's tag (part of its URL)",
@@ -1888,7 +1898,6 @@ const PENDING_B: &[&str] = &[
     "src/playbook/json.rs",
     "src/playbook/localize.rs",
     "src/playbook/model.rs",
-    "src/playbook/reboot.rs",
     "src/playbook/runner/mod.rs",
     "src/playbook/undo.rs",
     "src/recording/blackbox.rs",

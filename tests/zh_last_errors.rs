@@ -163,3 +163,26 @@ fn the_demo_hosts_shell_says_what_it_does_not_simulate_in_chinese() {
         "{text}"
     );
 }
+
+/// Waiting out a reboot says what it waits for in the user's language (the demo's flaky H200
+/// reboots in its `gpu-lost` runbook).
+#[test]
+fn waiting_out_a_reboot_is_said_in_chinese() {
+    let home = Home::new();
+    let args = [
+        "--lang",
+        "zh-CN",
+        "playbook",
+        "run",
+        "gpu-lost",
+        "--host",
+        "flaky-h200",
+        "--demo",
+        "--yes",
+    ];
+    let out = run(&home, &args);
+    let text = format!("{}{}", cli::stdout(&out), stderr(&out));
+    assert!(text.contains("正在等待 flaky-h200 关机"), "{text}");
+    assert!(text.contains("flaky-h200 已回来，boot id 已更新"), "{text}");
+    assert!(!text.contains("back with a new boot id"), "{text}");
+}

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use rust_i18n::t;
 use thiserror::Error;
 
 use crate::playbook::exec::Executor;
@@ -42,14 +43,11 @@ impl Default for RebootOptions {
 
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum WaitError {
-    #[error("cancelled while waiting for the reboot")]
+    #[error("{}", t!("reboot_wait.cancelled"))]
     Cancelled,
-    #[error(
-        "the host still answered {waited_s} s after the reboot command, with the same boot id; \
-         the reboot did not happen"
-    )]
+    #[error("{}", t!("reboot_wait.never_went_down", waited_s = .waited_s))]
     NeverWentDown { waited_s: u64 },
-    #[error("the host did not come back within {waited_s} s (last attempt: {last})")]
+    #[error("{}", t!("reboot_wait.never_came_back", waited_s = .waited_s, last = .last))]
     NeverCameBack { waited_s: u64, last: String },
 }
 
@@ -68,11 +66,14 @@ fn probe(exec: &mut dyn Executor, options: &RebootOptions, stop: &StopFlag) -> P
     });
     match result {
         Ok(r) if r.exit_status == Some(0) && !r.timed_out => Probe::Up(first.unwrap_or_default()),
-        Ok(r) if r.timed_out => Probe::Down("no answer in time".to_string()),
-        Ok(r) => Probe::Down(match r.exit_status {
-            Some(code) => format!("exit status {code}"),
-            None => "the connection dropped".to_string(),
-        }),
+        Ok(r) if r.timed_out => Probe::Down(t!("reboot_wait.no_answer").into_owned()),
+        Ok(r) => Probe::Down(
+            match r.exit_status {
+                Some(code) => t!("reboot_wait.exit_status", code = code),
+                None => t!("reboot_wait.dropped"),
+            }
+            .into_owned(),
+        ),
         Err(e) => Probe::Down(e.to_string()),
     }
 }
@@ -100,15 +101,15 @@ pub fn wait_for_return(
 ) -> Result<Duration, WaitError> {
     let started = Instant::now();
     let mut delay = options.backoff_first;
-    note(&format!("waiting for {} to go down", exec.host()));
+    note(&t!("reboot_wait.going_down", host = exec.host()));
     loop {
         match probe(exec, options, stop) {
             Probe::Down(why) => {
-                note(&format!("{} is down ({why})", exec.host()));
+                note(&t!("reboot_wait.down", host = exec.host(), why = why));
                 break;
             }
             Probe::Up(id) if before.is_some_and(|b| b != id) => {
-                note(&format!("{} is back with a new boot id", exec.host()));
+                note(&t!("reboot_wait.back", host = exec.host()));
                 return Ok(started.elapsed());
             }
             Probe::Up(_) => {}
@@ -133,10 +134,11 @@ pub fn wait_for_return(
         attempt += 1;
         match probe(exec, options, stop) {
             Probe::Up(_) => {
-                note(&format!(
-                    "{} answered again after {} s (attempt {attempt})",
-                    exec.host(),
-                    started.elapsed().as_secs()
+                note(&t!(
+                    "reboot_wait.answered",
+                    host = exec.host(),
+                    after_s = started.elapsed().as_secs(),
+                    attempt = attempt
                 ));
                 return Ok(started.elapsed());
             }
@@ -148,9 +150,11 @@ pub fn wait_for_return(
                     });
                 }
                 delay = (delay * 2).min(options.backoff_max);
-                note(&format!(
-                    "reconnect attempt {attempt} failed ({why}); next in {} ms",
-                    delay.as_millis()
+                note(&t!(
+                    "reboot_wait.retry",
+                    attempt = attempt,
+                    why = why,
+                    next_ms = delay.as_millis()
                 ));
             }
         }
