@@ -1382,6 +1382,31 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     // --- session 11, group B (the rest) ---
     (
+        "src/playbook/confirm.rs",
+        "yes",
+        "an answer the prompt accepts (as `y`), in every language",
+    ),
+    (
+        "src/playbook/exec.rs",
+        "local",
+        "the name of this machine as a runbook's host",
+    ),
+    (
+        "src/playbook/exec.rs",
+        "gpufleet: {program}: command not found",
+        "what a shell says for a missing program, so the runner explains it the same way for local and remote hosts (its explanation is the catalogue's)",
+    ),
+    (
+        "src/playbook/exec.rs",
+        "kill",
+        "the command that ends a step's process group",
+    ),
+    (
+        "src/playbook/exec.rs",
+        "-KILL",
+        "the signal of that command",
+    ),
+    (
         "src/playbook/reboot.rs",
         "cat",
         "the probe command run on the host",
@@ -1893,8 +1918,6 @@ const PENDING_B: &[&str] = &[
     "src/launch.rs",
     "src/lib.rs",
     "src/main.rs",
-    "src/playbook/confirm.rs",
-    "src/playbook/exec.rs",
     "src/playbook/json.rs",
     "src/playbook/localize.rs",
     "src/playbook/model.rs",

@@ -186,3 +186,49 @@ fn waiting_out_a_reboot_is_said_in_chinese() {
     assert!(text.contains("flaky-h200 已回来，boot id 已更新"), "{text}");
     assert!(!text.contains("back with a new boot id"), "{text}");
 }
+
+/// The prompt before a change asks in the user's language; `n` (or nothing) declines, and
+/// nothing changes.
+#[test]
+fn the_prompt_before_a_change_asks_in_chinese() {
+    use std::io::Write;
+    let home = Home::new();
+    let mut child = home
+        .command(&[
+            "--lang",
+            "zh-CN",
+            "playbook",
+            "run",
+            "power-limit",
+            "--host",
+            "train-h100x8",
+            "--demo",
+            "--param",
+            "watts=500",
+            "--gpu",
+            "0",
+        ])
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env_remove("LANG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run gpufleet");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"n\n")
+        .expect("answer");
+    let out = child.wait_with_output().expect("gpufleet");
+    let text = format!("{}{}", cli::stdout(&out), stderr(&out));
+    assert!(
+        text.contains("train-h100x8 上的变更步骤：设置 GPU 的功耗上限"),
+        "{text}"
+    );
+    assert!(text.contains("运行：nvidia-smi -i 0 -pl 500"), "{text}");
+    assert!(text.contains("运行吗？[y/N]"), "{text}");
+    assert!(!text.contains("Run it?"), "{text}");
+}

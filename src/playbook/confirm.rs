@@ -4,6 +4,8 @@
 
 use std::io::{BufRead, Write};
 
+use rust_i18n::t;
+
 use crate::playbook::model::Danger;
 
 /// What is about to run, for the question.
@@ -50,12 +52,24 @@ impl<R: BufRead, W: Write> PromptConfirmer<R, W> {
 
 impl<R: BufRead, W: Write> Confirmer for PromptConfirmer<R, W> {
     fn confirm(&mut self, request: &ConfirmRequest<'_>) -> bool {
+        let danger = match request.danger {
+            Danger::Read => t!("confirm_text.read"),
+            Danger::Change => t!("confirm_text.change"),
+            Danger::Disruptive => t!("confirm_text.disruptive"),
+        };
         let asked = writeln!(
             self.prompt,
-            "\n{} step on {}: {}\n  why: {}\n  runs: {}",
-            request.danger, request.host, request.title, request.why, request.command
+            "\n{}",
+            t!(
+                "confirm_text.asked",
+                danger = danger,
+                host = request.host,
+                title = request.title,
+                why = request.why,
+                command = request.command
+            )
         )
-        .and_then(|_| write!(self.prompt, "Run it? [y/N] "))
+        .and_then(|_| write!(self.prompt, "{}", t!("confirm_text.question")))
         .and_then(|_| self.prompt.flush());
         if asked.is_err() {
             return false;

@@ -8,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use rust_i18n::t;
 use thiserror::Error;
 
 use crate::remote::{RemoteError, sanitize};
@@ -29,16 +30,16 @@ pub struct ExecResult {
 
 #[derive(Debug, Error)]
 pub enum ExecError {
-    #[error("cannot start {program}: {source}")]
+    #[error("{}", t!("exec_error.spawn", program = .program, error = .source))]
     Spawn {
         program: String,
         source: std::io::Error,
     },
     #[error("{0}")]
     Remote(#[from] RemoteError),
-    #[error("the command is empty")]
+    #[error("{}", t!("exec_error.empty"))]
     Empty,
-    #[error("cancelled")]
+    #[error("{}", t!("exec_error.cancelled"))]
     Stopped,
     /// A simulated demo host could not be reached (the simulator's words).
     #[error("{0}")]
