@@ -232,3 +232,28 @@ fn the_prompt_before_a_change_asks_in_chinese() {
     assert!(text.contains("运行吗？[y/N]"), "{text}");
     assert!(!text.contains("Run it?"), "{text}");
 }
+
+/// The demo's check on a host whose card the replayed captures are not of says so in the
+/// user's language.
+#[test]
+fn the_demos_check_on_another_card_says_why_in_chinese() {
+    let home = Home::new();
+    let out = run(
+        &home,
+        &[
+            "--lang",
+            "zh-CN",
+            "check",
+            "--demo",
+            "train-h100x8",
+            "--speed",
+            "1000",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("train-h100x8 是一台模拟的 NVIDIA H100 80GB HBM3 x8"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -6,6 +6,7 @@
 //! 580.159.04), with the simulated GPU's UUID in place of the captured one. So the check runs
 //! on the demo's H200 host only.
 
+use rust_i18n::t;
 use std::time::Duration;
 
 use crate::check::CheckError;
@@ -34,11 +35,14 @@ impl SimCheckRunner {
     pub fn new(sim: SharedSim, host: &str, speed: f64) -> Result<Self, String> {
         let facts = sim::lock(&sim).host_facts(host)?;
         if facts.card != SIM_CHECK_CARD || facts.gpu_count != 1 {
-            return Err(format!(
-                "{host} is a simulated {} x{}; the demo's check replays a real {SIM_CHECK_CARD}'s \
-                 captured output, so it runs on the demo's one-GPU {SIM_CHECK_CARD} host",
-                facts.card, facts.gpu_count
-            ));
+            return Err(t!(
+                "demo_shell.check_card",
+                host = host,
+                card = facts.card,
+                count = facts.gpu_count,
+                replayed = SIM_CHECK_CARD
+            )
+            .into_owned());
         }
         Ok(Self {
             sim,
@@ -117,9 +121,10 @@ impl Runner for SimCheckRunner {
             }
             return Ok(ended(Some(0)));
         }
-        on_line(&format!(
-            "{program}: not simulated on the demo host {}",
-            self.host
+        on_line(&t!(
+            "demo_shell.not_simulated",
+            program = program,
+            host = self.host
         ));
         Ok(RunEnd {
             exit_status: Some(127),
