@@ -1,6 +1,7 @@
 //! Runs an argv on a configured host over SSH for the one-shot commands (a release's backup and
 //! the `ssh` provider's shutdown), through `remote::exec`.
 
+use rust_i18n::t;
 use std::time::Duration;
 
 use crate::config::Config;
@@ -32,7 +33,7 @@ impl HostRunner for SshRunner<'_> {
         )
         .map_err(|e| e.to_string())?
         .pop()
-        .ok_or_else(|| format!("no host named {host}"))?;
+        .ok_or_else(|| t!("host_runner.no_host", host = host).into_owned())?;
         let opts = link_options(self.ssh, self.interval_ms);
         let request = ExecRequest {
             argv,
@@ -42,7 +43,7 @@ impl HostRunner for SshRunner<'_> {
         let outcome = exec(&remote, &opts, &request, &StopFlag::default(), on_line)
             .map_err(|e| e.to_string())?;
         if outcome.timed_out {
-            return Err(format!("timed out after {} s", RUN_TIMEOUT.as_secs()));
+            return Err(t!("host_runner.timed_out", seconds = RUN_TIMEOUT.as_secs()).into_owned());
         }
         Ok(outcome.exit_status)
     }

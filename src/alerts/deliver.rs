@@ -3,6 +3,7 @@
 //! for what may pass later (throttling, server errors, no answer), and a status per sink that
 //! the console shows and the watcher logs.
 
+use rust_i18n::t;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -118,7 +119,8 @@ impl Dispatcher {
                         let _ = done.send(());
                     });
                 if let Err(e) = spawned {
-                    lock(&status).last_error = Some(format!("no thread to deliver: {e}"));
+                    lock(&status).last_error =
+                        Some(t!("alert_delivery.no_thread", error = e).into_owned());
                 }
                 Worker {
                     sink,
@@ -226,7 +228,7 @@ impl Job {
             Ok(client) => client,
             Err(e) => {
                 lock(&self.status).last_error =
-                    Some(format!("no HTTP client: {}", e.without_url()));
+                    Some(t!("alert_delivery.no_client", error = e.without_url()).into_owned());
                 return;
             }
         };

@@ -3,6 +3,7 @@
 //! [`crate::state_file`] (locked read-modify-write, atomic, private), so a shell, a console and
 //! a watcher never lose one.
 
+use rust_i18n::t;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -13,11 +14,11 @@ pub const HOLDS_FILE: &str = "auto-release-holds.json";
 
 #[derive(Debug, thiserror::Error)]
 pub enum HoldError {
-    #[error("no state directory: set GPUFLEET_STATE_DIR or HOME")]
+    #[error("{}", t!("ops.no_state"))]
     NoStateDir,
     #[error(transparent)]
     State(#[from] StateFileError),
-    #[error("{} is damaged ({message}); move it aside", .path.display())]
+    #[error("{}", t!("state_error.damaged_move_aside", path = .path.display(), message = .message))]
     Corrupt { path: PathBuf, message: String },
 }
 

@@ -2,6 +2,7 @@
 //! the value it replaced), kept in a small JSON file beside the audit log until it is undone.
 //! Changes go through [`crate::state_file`] (locked read-modify-write, atomic, private).
 
+use rust_i18n::t;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -17,7 +18,7 @@ pub enum UndoError {
     /// The file could not be read, locked or written; the message names the path.
     #[error(transparent)]
     State(#[from] StateFileError),
-    #[error("undo file {path} is damaged: {message}")]
+    #[error("{}", t!("state_error.undo_damaged", path = .path.display(), message = .message))]
     Corrupt { path: PathBuf, message: String },
 }
 
