@@ -2,6 +2,7 @@
 //! the driver that owns the fleet, on request: a scrape asks for a fresh page and waits for it
 //! (at most [`RENDER_WAIT`]), so nothing is rendered between scrapes.
 
+use rust_i18n::t;
 use std::net::SocketAddr;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -13,9 +14,9 @@ pub const RENDER_WAIT: Duration = Duration::from_millis(1_500);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    #[error("cannot serve metrics on {addr}: {message}")]
+    #[error("{}", t!("metrics_error.serve", addr = .addr, message = .message))]
     Bind { addr: String, message: String },
-    #[error("could not start the metrics thread: {0}")]
+    #[error("{}", t!("metrics_error.thread", error = .0))]
     Thread(#[from] std::io::Error),
 }
 
@@ -96,7 +97,7 @@ impl MetricsServer {
             .to_ip()
             .ok_or_else(|| ServeError::Bind {
                 addr: addr.to_string(),
-                message: "not an IP address".to_string(),
+                message: t!("metrics_error.not_an_ip").into_owned(),
             })?;
         let server = Arc::new(server);
         let serving = Arc::clone(&server);
