@@ -1,5 +1,6 @@
 //! Choosing where telemetry comes from (simulator, local NVML, configured hosts) and starting it.
 
+use rust_i18n::t;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
@@ -49,7 +50,7 @@ pub enum LaunchError {
     #[error("--speed {0}")]
     BadSpeed(String),
     /// No host named, none configured, no `--local`, and this machine has no GPU to fall back to.
-    #[error("nothing to watch: {}, no host named on the command line, and no local GPU ({nvml})", where_hosts(.config))]
+    #[error("{}", t!("launch_error.nothing_to_watch", where_hosts = where_hosts(.config), nvml = .nvml))]
     NothingToWatch {
         /// The config file read, or `None` when there was none at the default path.
         config: Option<std::path::PathBuf>,
@@ -57,7 +58,7 @@ pub enum LaunchError {
     },
     #[error(transparent)]
     Host(#[from] ResolveError),
-    #[error("could not start a worker thread: {0}")]
+    #[error("{}", t!("launch_error.thread", error = .0))]
     Thread(#[from] std::io::Error),
 }
 
@@ -283,13 +284,11 @@ pub fn gone_source(
 /// do about it.
 fn where_hosts(config: &Option<std::path::PathBuf>) -> String {
     match (config, crate::config::default_path()) {
-        (Some(path), _) => format!("no [[hosts]] in {}", path.display()),
-        (None, Some(path)) => format!(
-            "no config at {} (`gpufleet config init` writes a commented one)",
-            path.display()
-        ),
-        (None, None) => "no config (no home directory; give one with --config)".to_string(),
+        (Some(path), _) => t!("launch_error.no_hosts_in", path = path.display()),
+        (None, Some(path)) => t!("launch_error.no_config_at", path = path.display()),
+        (None, None) => t!("launch_error.no_config"),
     }
+    .into_owned()
 }
 
 /// How far a demo snapshot may run the scenario clock looking for every host to settle.

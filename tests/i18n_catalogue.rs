@@ -1181,6 +1181,38 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     // --- session 11, group A (sources) ---
     (
+        "src/telemetry/nvml.rs",
+        "local NVML",
+        "the source's name in logs and recordings",
+    ),
+    (
+        "src/telemetry/nvml.rs",
+        "No devices were found",
+        "nvidia-smi's own words for this state, which triage's catalogue reads as `no_devices`",
+    ),
+    (
+        "src/telemetry/nvml.rs",
+        "P{}",
+        "a performance state as NVML names it (P0..P12)",
+    ),
+    (
+        "src/telemetry/nvml.rs",
+        "NVML: {e}",
+        "the raw evidence of a lost GPU: NVML's own error after its name (the finding's words are the catalogue's)",
+    ),
+    (
+        "src/telemetry/nvml.rs",
+        "nvidia-smi",
+        "the program run for the process list",
+    ),
+    ("src/telemetry/nvml.rs", "/proc/{pid}/comm", "a path"),
+    (
+        "src/telemetry/nvml.rs",
+        "pid {pid}",
+        "a process's name when /proc has none: an identifier",
+    ),
+    ("src/telemetry/nvml.rs", "nvml", "a thread's name"),
+    (
         "src/metrics/serve.rs",
         "/metrics",
         "an HTTP protocol word or response body for scrapers, not for people",
@@ -1416,6 +1448,18 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the raw evidence line of an unreadable vendor tool (the finding's own words are the catalogue's)",
     ),
     // --- session 11, group B (the rest) ---
+    (
+        "src/launch.rs",
+        "--speed {0}",
+        "the flag and the value given: the message around it is the caller's",
+    ),
+    ("src/launch.rs", "gone-host", "a thread's name"),
+    ("src/launch.rs", "/proc/sys/kernel/hostname", "a path"),
+    (
+        "src/launch.rs",
+        "localhost",
+        "this machine's name when it has none: an identifier",
+    ),
     (
         "src/playbook/json.rs",
         "gpu",
@@ -2113,7 +2157,6 @@ const PENDING_A: &[&str] = &[
     "src/telemetry/local.rs",
     "src/telemetry/local_rocm.rs",
     "src/telemetry/model.rs",
-    "src/telemetry/nvml.rs",
     "src/telemetry/sim/cards.rs",
     "src/telemetry/smi_csv.rs",
     "src/telemetry/smi_table.rs",
@@ -2141,7 +2184,6 @@ const PENDING_B: &[&str] = &[
     "src/job/formats.rs",
     "src/job/gpus.rs",
     "src/job/log.rs",
-    "src/launch.rs",
     "src/lib.rs",
     "src/main.rs",
     "src/playbook/localize.rs",

@@ -257,3 +257,32 @@ fn the_demos_check_on_another_card_says_why_in_chinese() {
         stderr(&out)
     );
 }
+
+/// With no config, no host named and no NVIDIA driver (CI's machines, and any without a GPU),
+/// `snapshot` says there is nothing to watch, and why, in the user's language.
+#[test]
+fn nothing_to_watch_is_said_in_chinese() {
+    let home = Home::new();
+    let en = run(&home, &["--lang", "en", "snapshot"]);
+    if !stderr(&en).contains("nothing to watch") {
+        // This machine has a GPU the snapshot reads: not the case under test.
+        assert!(std::env::var_os("CI").is_none(), "{}", stderr(&en));
+        return;
+    }
+    assert!(
+        stderr(&en).contains("no local GPU (no NVIDIA driver on this machine"),
+        "{}",
+        stderr(&en)
+    );
+    let zh = run(&home, &["--lang", "zh-CN", "snapshot"]);
+    assert!(
+        stderr(&zh).contains("没有可监视的对象："),
+        "{}",
+        stderr(&zh)
+    );
+    assert!(
+        stderr(&zh).contains("本机也没有 GPU（这台机器上没有 NVIDIA 驱动"),
+        "{}",
+        stderr(&zh)
+    );
+}

@@ -1,5 +1,6 @@
 //! The local source: GPUs of the machine gpufleet runs on, read through NVML (nvml-wrapper).
 
+use rust_i18n::t;
 use std::time::{Duration, Instant};
 
 use nvml_wrapper::Nvml;
@@ -22,15 +23,11 @@ const MIB: u64 = 1024 * 1024;
 /// Why NVML could not be opened, in words a user can act on.
 #[derive(Debug, thiserror::Error)]
 pub enum NvmlOpenError {
-    #[error(
-        "no NVIDIA driver on this machine (libnvidia-ml.so.1 not found); try `gpufleet --demo` for a simulated fleet"
-    )]
+    #[error("{}", t!("nvml_error.no_library"))]
     NoLibrary,
-    #[error(
-        "the NVIDIA driver is not loaded (NVML: {0}); `lsmod | grep nvidia` and `dmesg | grep NVRM` tell why"
-    )]
+    #[error("{}", t!("nvml_error.not_loaded", error = .0))]
     DriverNotLoaded(NvmlError),
-    #[error("NVML could not start: {0}")]
+    #[error("{}", t!("nvml_error.other", error = .0))]
     Other(NvmlError),
 }
 
