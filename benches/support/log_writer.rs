@@ -7,10 +7,13 @@
 //! the stand-in directory): it replays a real `Trainer` log (`hf_plateau.log`, compiled in)
 //! piece by piece as the library wrote it, one `\r` or `\n`-ended piece every
 //! [`PIECE_MS`] (tqdm redraws its bar about ten times a second; the 262 lines and 879 pieces
-//! take about 90 s), and starts over at its end, for as long as the benchmark lives. The run's
-//! closing `{'train_runtime': …}` summary is left out, so the log always reads as a run in
-//! progress. One writer serves every host: its log is one file, read by as many `tail`s as
-//! there are hosts.
+//! take about 90 s), and starts over at its end, for as long as the benchmark lives. The
+//! first third (1/[`HEAD_PART`]) of the first pass is written at once: the run is already under
+//! way when the links connect, as a renter's job is when gpufleet comes to its host, so the
+//! log's tail read back at connect holds steps and losses (a followed log nobody looks at is
+//! read only every 30 s after that). The run's closing `{'train_runtime': …}` summary is left out, so the log
+//! always reads as a run in progress. One writer serves every host: its log is one file, read
+//! by as many `tail`s as there are hosts.
 
 use std::io::Write;
 use std::path::Path;
@@ -24,6 +27,8 @@ pub const FIXTURE: &str = "hf_plateau.log";
 const LOG: &[u8] = include_bytes!("../../tests/fixtures/training-logs/hf_plateau.log");
 /// Between two pieces of the log.
 pub const PIECE_MS: u64 = 100;
+/// The part of the log written at once when the writer starts (a run under way).
+const HEAD_PART: usize = 3;
 /// The longest a writer lives, should the benchmark die without stopping it.
 const MAX_LIFE: Duration = Duration::from_secs(2 * 3_600);
 
@@ -63,12 +68,17 @@ fn replay() -> i32 {
     let born = Instant::now();
     let pieces = pieces();
     let mut out = std::io::stdout().lock();
+    let mut head = pieces.len() / HEAD_PART;
     loop {
         for piece in &pieces {
             // Each piece is written and flushed on its own: a `\r` update reaches the file as
             // tqdm's does, not held back until a newline.
             if out.write_all(piece).and_then(|()| out.flush()).is_err() {
                 return 1;
+            }
+            if head > 0 {
+                head -= 1;
+                continue;
             }
             if blank(piece) {
                 continue;
