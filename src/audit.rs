@@ -14,9 +14,9 @@ pub const AUDIT_FILE: &str = "audit.jsonl";
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuditError {
-    #[error("no state directory: set GPUFLEET_STATE_DIR or HOME")]
+    #[error("{}", rust_i18n::t!("ops.no_state"))]
     NoStateDir,
-    #[error("audit log {path}: {source}")]
+    #[error("{}", rust_i18n::t!("audit_error.io", path = .path.display(), error = .source))]
     Io {
         path: PathBuf,
         source: std::io::Error,
@@ -24,7 +24,7 @@ pub enum AuditError {
     /// The log could not be written; the message names the path.
     #[error(transparent)]
     State(#[from] StateFileError),
-    #[error("audit log {path}:{line}: {message}")]
+    #[error("{}", rust_i18n::t!("audit_error.corrupt", path = .path.display(), line = .line, message = .message))]
     Corrupt {
         path: PathBuf,
         line: usize,

@@ -13,6 +13,12 @@ pub const VERSION: &str = concat!(
     ")"
 );
 
+/// The error of a command that reached the console's dispatch after being handled before it (a
+/// bug: said in the user's words all the same).
+pub fn dispatched_twice() -> String {
+    rust_i18n::t!("main_words.dispatched_twice").into_owned()
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "gpufleet",

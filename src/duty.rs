@@ -128,9 +128,10 @@ impl Duties {
         {
             let duty = Duty::take(dir, RELEASER_LOCK, self.who);
             notes.push(match duty.holder() {
-                None => DutyNote::info("auto-release is armed here"),
-                Some(holder) => DutyNote::warn(format!(
-                    "auto-release is done by {holder}, not here; taken over when it stops"
+                None => DutyNote::info(rust_i18n::t!("duty_words.release_here")),
+                Some(holder) => DutyNote::warn(rust_i18n::t!(
+                    "duty_words.release_elsewhere",
+                    holder = holder
                 )),
             });
             self.releaser = Some(duty);
@@ -152,8 +153,9 @@ impl Duties {
         {
             let duty = Duty::take(dir, ALERTER_LOCK, self.who);
             if let Some(holder) = duty.holder() {
-                notes.push(DutyNote::warn(format!(
-                    "alerts are sent by {holder}, not here; taken over when it stops"
+                notes.push(DutyNote::warn(rust_i18n::t!(
+                    "duty_words.alerts_elsewhere",
+                    holder = holder
                 )));
             }
             self.alerter = Some(duty);
@@ -173,16 +175,16 @@ impl Duties {
         {
             fleet.money.arm_auto_release(&fleet.options.money.clone());
             self.holds = HoldStore::open_default().ok();
-            notes.push(DutyNote::warn(
-                "auto-release taken over: the gpufleet that did it stopped",
-            ));
+            notes.push(DutyNote::warn(rust_i18n::t!(
+                "duty_words.release_taken_over"
+            )));
         }
         if let Some(duty) = self.alerter.as_mut()
             && duty.poll(now)
         {
-            notes.push(DutyNote::warn(
-                "alerts taken over: the gpufleet that sent them stopped",
-            ));
+            notes.push(DutyNote::warn(rust_i18n::t!(
+                "duty_words.alerts_taken_over"
+            )));
         }
         notes
     }

@@ -281,7 +281,7 @@ fn usage_error(e: &host_words::WordError) -> ExitCode {
 
 /// Commands handled before the console starts never reach the console's dispatch.
 fn unreachable_command() -> anyhow::Result<ExitCode> {
-    Err(anyhow::anyhow!("internal: command dispatched twice"))
+    Err(anyhow::anyhow!(gpufleet::cli::dispatched_twice()))
 }
 
 fn load_config(cli: &Cli) -> anyhow::Result<Config> {

@@ -32,21 +32,21 @@ const STALE_TEMP_AGE: Duration = Duration::from_secs(60);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateFileError {
-    #[error("{}: cannot create the directory: {source}", .path.display())]
+    #[error("{}", rust_i18n::t!("state_file_error.dir", path = .path.display(), error = .source))]
     Dir {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("{}: cannot take the lock: {source}", .path.display())]
+    #[error("{}", rust_i18n::t!("state_file_error.lock", path = .path.display(), error = .source))]
     Lock {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
     #[error(
-        "{}: another gpufleet process has held the lock for {} s; is one stuck?",
-        .path.display(), .waited.as_secs()
+        "{}",
+        rust_i18n::t!("state_file_error.busy", path = .path.display(), seconds = .waited.as_secs())
     )]
     Busy { path: PathBuf, waited: Duration },
     #[error("{}: {source}", .path.display())]
@@ -273,7 +273,7 @@ impl ProcessLock {
                 let holder = std::fs::read_to_string(path).unwrap_or_default();
                 let holder = holder.trim();
                 Err(if holder.is_empty() {
-                    "another gpufleet process".to_string()
+                    rust_i18n::t!("state_file_error.someone").into_owned()
                 } else {
                     crate::remote::sanitize(holder)
                 })

@@ -80,7 +80,7 @@ pub enum ThemeError {
         key: String,
         message: String,
     },
-    #[error("unknown theme {name:?}: the bundled themes are {}{}", BUNDLED_NAMES.join(", "), searched_note(.searched.as_deref()))]
+    #[error("{}", unknown_text(.name, .searched.as_deref()))]
     Unknown {
         name: String,
         /// The user theme directory that was looked in, if any.
@@ -96,9 +96,19 @@ fn key_prefix(key: &str) -> String {
     }
 }
 
-fn searched_note(dir: Option<&Path>) -> String {
-    dir.map(|dir| format!(", and there is no such .toml file in {}", dir.display()))
-        .unwrap_or_default()
+fn unknown_text(name: &str, searched: Option<&Path>) -> String {
+    let name = format!("{name:?}");
+    let bundled = BUNDLED_NAMES.join(", ");
+    match searched {
+        None => rust_i18n::t!("theme_error.unknown", name = name, bundled = bundled),
+        Some(dir) => rust_i18n::t!(
+            "theme_error.unknown_searched",
+            name = name,
+            bundled = bundled,
+            dir = dir.display()
+        ),
+    }
+    .into_owned()
 }
 
 /// Declares the style slots once, so the file schema, the resolved styles and the list of names
@@ -244,14 +254,13 @@ impl TryFrom<String> for ColorSpec {
 
     fn try_from(text: String) -> Result<Self, String> {
         parse_color(&text).map(ColorSpec).ok_or_else(|| {
-            format!(
-                "invalid colour {text:?}: expected one of {}, \"#rrggbb\" or an index \"0\" to \"255\"",
-                NAMED_COLORS
-                    .iter()
-                    .map(|(name, _)| *name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            let named = NAMED_COLORS
+                .iter()
+                .map(|(name, _)| *name)
+                .collect::<Vec<_>>()
+                .join(", ");
+            let text = format!("{text:?}");
+            rust_i18n::t!("theme_error.colour", text = text, named = named).into_owned()
         })
     }
 }
@@ -373,10 +382,12 @@ impl Theme {
                 None => {
                     return Err(at(
                         KeyPath::root().key("extends"),
-                        format!(
-                            "{parent:?} is not a bundled theme; expected one of: {}",
-                            BUNDLED_NAMES.join(", ")
-                        ),
+                        rust_i18n::t!(
+                            "theme_error.extends",
+                            parent = format!("{parent:?}"),
+                            bundled = BUNDLED_NAMES.join(", ")
+                        )
+                        .into_owned(),
                     ));
                 }
             },
@@ -384,11 +395,7 @@ impl Theme {
         let styles = Styles::resolve(file.styles, base.as_ref()).map_err(|missing| {
             at(
                 KeyPath::root().key("styles"),
-                format!(
-                    "missing {}; set every style, or add extends = \"dark\" (or another \
-                     bundled theme) to inherit the ones left out",
-                    missing.join(", ")
-                ),
+                rust_i18n::t!("theme_error.missing", missing = missing.join(", ")).into_owned(),
             )
         })?;
         let name = file.name.unwrap_or_else(|| {

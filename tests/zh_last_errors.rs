@@ -286,3 +286,119 @@ fn nothing_to_watch_is_said_in_chinese() {
         stderr(&zh)
     );
 }
+
+/// `home`'s state directory, made, with `name` written into it.
+fn state_file(home: &Home, name: &str, text: &str) -> String {
+    let dir = home.path().join("state");
+    std::fs::create_dir_all(&dir).expect("state dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write state file");
+    path.display().to_string()
+}
+
+#[test]
+fn a_damaged_or_newer_ledger_is_refused_in_chinese_and_in_the_same_english() {
+    let home = Home::new();
+    let config = home.write(
+        "config.toml",
+        "[[hosts]]\nname = \"a\"\nssh = \"root@127.0.0.1\"\n",
+    );
+    let ledger = state_file(&home, "ledger.json", "{bad");
+    let cost = |lang: &str| run(&home, &["--lang", lang, "--config", &config, "cost"]);
+    let out = cost("zh-CN");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let why = "key must be a string at line 1 column 2";
+    assert_eq!(
+        stderr(&out),
+        format!("gpufleet: 账本 {ledger} 不是账本文件（{why}）；把它移走即可开始新账本\n")
+    );
+    assert_eq!(
+        stderr(&cost("en")),
+        format!(
+            "gpufleet: ledger {ledger} is not a ledger file ({why}); move it aside to start a new one\n"
+        )
+    );
+    state_file(&home, "ledger.json", "{\"version\":99,\"hosts\":{}}");
+    assert_eq!(
+        stderr(&cost("zh-CN")),
+        format!("gpufleet: 账本 {ledger} 由更新版本的 gpufleet 写入（格式 99）\n")
+    );
+    assert_eq!(
+        stderr(&cost("en")),
+        format!("gpufleet: ledger {ledger} was written by a newer gpufleet (format 99)\n")
+    );
+}
+
+#[test]
+fn a_damaged_audit_log_is_refused_in_chinese_and_in_the_same_english() {
+    let home = Home::new();
+    // A torn last line is forgiven (a write cut short); a bad line before it is not.
+    let log = state_file(&home, "audit.jsonl", "garbage\n{\"x\":1}\n");
+    let out = run(&home, &["--lang", "zh-CN", "audit"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let why = "expected value at line 1 column 1";
+    assert_eq!(
+        stderr(&out),
+        format!("gpufleet audit：审计日志 {log}:1：{why}\n")
+    );
+    assert_eq!(
+        stderr(&run(&home, &["--lang", "en", "audit"])),
+        format!("gpufleet audit: audit log {log}:1: {why}\n")
+    );
+}
+
+#[test]
+fn config_check_refuses_a_theme_the_console_could_not_load_in_both_languages() {
+    let home = Home::new();
+    let config = home.write(
+        "config.toml",
+        "theme = \"nosuch\"\n[[hosts]]\nname = \"a\"\nssh = \"root@127.0.0.1\"\n",
+    );
+    let themes = home.path().join("xdg-config/gpufleet/themes");
+    let check = |lang: &str| {
+        run(
+            &home,
+            &["--lang", lang, "--config", &config, "config", "check"],
+        )
+    };
+    let out = check("zh-CN");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let bundled = "dark, light, high-contrast, ansi16";
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "gpufleet config check: {config}：theme：未知主题 \"nosuch\"：内置主题有 {bundled}，{} 中也没有同名的 .toml 文件\n",
+            themes.display()
+        )
+    );
+    assert_eq!(
+        stderr(&check("en")),
+        format!(
+            "gpufleet config check: {config}: theme: unknown theme \"nosuch\": the bundled themes are {bundled}, and there is no such .toml file in {}\n",
+            themes.display()
+        )
+    );
+    // A user theme that extends no bundled theme is named with its file and line.
+    let file = home.write(
+        "xdg-config/gpufleet/themes/mine.toml",
+        "extends = \"other\"\n",
+    );
+    let config = home.write(
+        "config.toml",
+        "theme = \"mine\"\n[[hosts]]\nname = \"a\"\nssh = \"root@127.0.0.1\"\n",
+    );
+    assert_eq!(
+        stderr(&check("zh-CN")),
+        format!(
+            "gpufleet config check: {config}：theme：{file}:1: extends: \"other\" 不是内置主题；应为以下之一：{bundled}\n"
+        )
+    );
+    let out = check("en");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "gpufleet config check: {config}: theme: {file}:1: extends: \"other\" is not a bundled theme; expected one of: {bundled}\n"
+        )
+    );
+}

@@ -124,6 +124,18 @@ pub fn check(explicit: Option<&Path>, out: &mut dyn Write, err: &mut dyn Write) 
     }
     match config::load(&path) {
         Ok(config) => {
+            // The console refuses a theme it cannot load; so does the check, before it is run.
+            if let Some(name) = &config.theme
+                && let Err(e) =
+                    crate::theme::Theme::load_named(name, config::themes_dir().as_deref())
+            {
+                let message = t!(
+                    "config_check_words.theme",
+                    path = path.display(),
+                    error = crate::error_text::chain(&e)
+                );
+                return fail(err, "config check", &message);
+            }
             let count = config.hosts.len();
             let path = path.display().to_string();
             let line = if count == 1 {

@@ -20,11 +20,11 @@ const FORMAT_VERSION: u32 = 1;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("no state directory: set GPUFLEET_STATE_DIR or HOME")]
+    #[error("{}", rust_i18n::t!("ops.no_state"))]
     NoStateDir,
-    #[error("ledger {path} is not a ledger file ({message}); move it aside to start a new one")]
+    #[error("{}", rust_i18n::t!("ledger_error.corrupt", path = .path.display(), message = .message))]
     Corrupt { path: PathBuf, message: String },
-    #[error("ledger {path} was written by a newer gpufleet (format {version})")]
+    #[error("{}", rust_i18n::t!("ledger_error.newer", path = .path.display(), version = .version))]
     NewerFormat { path: PathBuf, version: u32 },
     /// The file could not be read, locked or written; the message names the path.
     #[error(transparent)]
