@@ -2093,6 +2093,106 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "white",
         "a colour's name as theme files write it (the config's values)",
     ),
+    (
+        "src/telemetry/local.rs",
+        "PATH",
+        "an environment variable's name",
+    ),
+    (
+        "src/telemetry/local.rs",
+        "rocm-smi",
+        "a vendor tool's program name",
+    ),
+    (
+        "src/telemetry/local_rocm.rs",
+        "rocm-smi",
+        "a vendor tool's program name",
+    ),
+    (
+        "src/telemetry/local_rocm.rs",
+        "local {ROCM_SMI}",
+        "the reading's source as the engine names it; the console says it in the catalogue's words (`app::words::source`, `clock_words.local`)",
+    ),
+    (
+        "src/telemetry/local_rocm.rs",
+        "ended without an exit status",
+        "the raw evidence line of an unreadable vendor tool (the finding's own words are the catalogue's)",
+    ),
+    (
+        "src/telemetry/local_rocm.rs",
+        "exit status {code}",
+        "the raw evidence line of an unreadable vendor tool (the finding's own words are the catalogue's)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "idle",
+        "a clock-event reason's English as the engine names it; the console shows the catalogue's `clock_words.*` (a test keeps this English equal to the catalogue's)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "app clocks",
+        "a clock-event reason's English as the engine names it; the console shows the catalogue's `clock_words.*` (a test keeps this English equal to the catalogue's)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "power cap",
+        "a clock-event reason's English as the engine names it; the console shows the catalogue's `clock_words.*` (a test keeps this English equal to the catalogue's)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "hardware slowdown",
+        "a clock-event reason's English as the engine names it; the console shows the catalogue's `clock_words.*` (a test keeps this English equal to the catalogue's)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "sync boost",
+        "a clock-event reason's English as the engine names it; the console shows the catalogue's `clock_words.*` (a test keeps this English equal to the catalogue's)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "thermal slowdown",
+        "a clock-event reason's English as the engine names it; the console shows the catalogue's `clock_words.*` (a test keeps this English equal to the catalogue's)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "hw thermal slowdown",
+        "a clock-event reason's English as the engine names it; the console shows the catalogue's `clock_words.*` (a test keeps this English equal to the catalogue's)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "power brake",
+        "a clock-event reason's English as the engine names it; the console shows the catalogue's `clock_words.*` (a test keeps this English equal to the catalogue's)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "display clocks",
+        "a clock-event reason's English as the engine names it; the console shows the catalogue's `clock_words.*` (a test keeps this English equal to the catalogue's)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "GPU lost",
+        "a lost reason's English as the engine names it (the log's field, the snapshot's status); what a user reads is `LostReason::said`, the catalogue's `status.lost.*` (a test keeps the two English equal)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "driver not loaded",
+        "a lost reason's English as the engine names it (the log's field, the snapshot's status); what a user reads is `LostReason::said`, the catalogue's `status.lost.*` (a test keeps the two English equal)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "driver/library mismatch",
+        "a lost reason's English as the engine names it (the log's field, the snapshot's status); what a user reads is `LostReason::said`, the catalogue's `status.lost.*` (a test keeps the two English equal)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "no devices",
+        "a lost reason's English as the engine names it (the log's field, the snapshot's status); what a user reads is `LostReason::said`, the catalogue's `status.lost.*` (a test keeps the two English equal)",
+    ),
+    (
+        "src/telemetry/model.rs",
+        "telemetry failed",
+        "a lost reason's English as the engine names it (the log's field, the snapshot's status); what a user reads is `LostReason::said`, the catalogue's `status.lost.*` (a test keeps the two English equal)",
+    ),
     // --- end of me ---
 ];
 
@@ -2413,6 +2513,22 @@ const NOT_SCANNED: &[(&str, &str)] = &[
         "src/fleet/event_log.rs",
         "log lines in gpufleet.log through `tracing` (log lines stay English, for grep and bug reports); the console says the same events in the catalogue's words",
     ),
+    (
+        "src/telemetry/smi_csv.rs",
+        "nvidia-smi's `--query-gpu` field names and argv, and the phrases of its failure output matched lower-cased; its parse errors are the catalogue's (`telemetry_csv_error`)",
+    ),
+    (
+        "src/telemetry/smi_table.rs",
+        "the header markers of nvidia-smi's table (`Driver Version:`, `CUDA Version:`) it matches",
+    ),
+    (
+        "src/telemetry/smi_xml.rs",
+        "the element names of `nvidia-smi -q -x`; its errors are the catalogue's (`telemetry_xml_error`)",
+    ),
+    (
+        "src/telemetry/sim/cards.rs",
+        "the simulated cards' data: product names and performance states as nvidia-smi prints them",
+    ),
     // --- end of me ---
 ];
 
@@ -2431,13 +2547,6 @@ const PENDING_A: &[&str] = &[
     "src/providers/runpod.rs",
     "src/providers/store.rs",
     "src/providers/vast.rs",
-    "src/telemetry/local.rs",
-    "src/telemetry/local_rocm.rs",
-    "src/telemetry/model.rs",
-    "src/telemetry/sim/cards.rs",
-    "src/telemetry/smi_csv.rs",
-    "src/telemetry/smi_table.rs",
-    "src/telemetry/smi_xml.rs",
     // --- end of h1 ---
     // --- session 12, remote (h2) ---
     "src/remote/accel_tools.rs",

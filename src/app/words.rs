@@ -18,13 +18,7 @@ pub fn status(status: &HostStatus) -> String {
         HostStatus::Live => t!("status.live"),
         HostStatus::Stale { age_ms } => t!("status.stale", age = format_age(*age_ms)),
         HostStatus::Unreachable { .. } => t!("status.unreachable"),
-        HostStatus::Lost { reason } => match reason.word() {
-            "gpu_lost" => t!("status.lost.gpu_lost"),
-            "driver_not_loaded" => t!("status.lost.driver_not_loaded"),
-            "driver_library_mismatch" => t!("status.lost.driver_library_mismatch"),
-            "no_devices" => t!("status.lost.no_devices"),
-            _ => t!("status.lost.telemetry_failed"),
-        },
+        HostStatus::Lost { reason } => reason.said().into(),
         HostStatus::Flooding { .. } => t!("status.flooding"),
     };
     text.into_owned()

@@ -75,7 +75,7 @@ fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
             f.add_evidence(line);
         }
         if f.evidence.is_empty() {
-            let why = reason.label();
+            let why = reason.said();
             f.add_evidence(&t!("live_evidence.telemetry_stopped", why = why));
         }
         out.push(f);

@@ -109,7 +109,14 @@ fn run(program: &Path) -> Result<(String, String, Option<i32>), String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+        .map_err(|e| {
+            rust_i18n::t!(
+                "telemetry_rocm.cannot_start",
+                program = program.display(),
+                error = e
+            )
+            .into_owned()
+        })?;
     let readers: Vec<_> = [
         child
             .stdout
@@ -139,7 +146,12 @@ fn run(program: &Path) -> Result<(String, String, Option<i32>), String> {
                 let _ = child.kill();
                 let _ = child.wait();
                 let seconds = READ_TIMEOUT.as_secs();
-                return Err(format!("{ROCM_SMI} gave no answer within {seconds} s"));
+                return Err(rust_i18n::t!(
+                    "telemetry_rocm.no_answer",
+                    tool = ROCM_SMI,
+                    seconds = seconds
+                )
+                .into_owned());
             }
         }
     };

@@ -162,6 +162,21 @@ impl LostReason {
         }
     }
 
+    /// The reason in the interface's language, as the status column says it.
+    pub fn said(self) -> String {
+        match self {
+            LostReason::GpuLost => rust_i18n::t!("status.lost.gpu_lost"),
+            LostReason::DriverNotLoaded => rust_i18n::t!("status.lost.driver_not_loaded"),
+            LostReason::DriverLibraryMismatch => {
+                rust_i18n::t!("status.lost.driver_library_mismatch")
+            }
+            LostReason::NoDevices => rust_i18n::t!("status.lost.no_devices"),
+            LostReason::Other => rust_i18n::t!("status.lost.telemetry_failed"),
+        }
+        .into_owned()
+    }
+
+    /// The engine's English words: the log's field, the status the snapshot and tests compare.
     pub fn label(self) -> &'static str {
         match self {
             LostReason::GpuLost => "GPU lost",

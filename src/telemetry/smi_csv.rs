@@ -71,17 +71,15 @@ pub const COMPUTE_APPS_FIELDS: &[&str] = &["pid", "process_name", "used_memory",
 /// Why one CSV line could not become a sample or a process.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum CsvError {
-    #[error("nvidia-smi line has {found} columns but {expected} fields were queried")]
+    #[error("{}", rust_i18n::t!("telemetry_csv_error.columns", found = .found, expected = .expected))]
     ColumnCount { expected: usize, found: usize },
-    #[error("the queried field list has no `index` field, so a line cannot be tied to a GPU")]
+    #[error("{}", rust_i18n::t!("telemetry_csv_error.no_index_field"))]
     NoIndexField,
-    #[error("nvidia-smi line has no parsable GPU index (index column holds {value:?})")]
+    #[error("{}", rust_i18n::t!("telemetry_csv_error.index", value = format!("{:?}", .value)))]
     MissingIndex { value: String },
-    #[error(
-        "compute-app line has {found} columns, expected 4 (pid, process_name, used_memory, gpu_uuid)"
-    )]
+    #[error("{}", rust_i18n::t!("telemetry_csv_error.app_columns", found = .found))]
     AppColumnCount { found: usize },
-    #[error("compute-app line has no parsable pid (pid column holds {value:?})")]
+    #[error("{}", rust_i18n::t!("telemetry_csv_error.pid", value = format!("{:?}", .value)))]
     MissingPid { value: String },
 }
 

@@ -140,17 +140,17 @@ impl SmiReport {
 /// Why a report could not be read.
 #[derive(Debug, Error)]
 pub enum XmlError {
-    #[error("nvidia-smi XML is malformed near byte {position}: {source}")]
+    #[error("{}", rust_i18n::t!("telemetry_xml_error.malformed", position = .position, error = .source))]
     Malformed {
         position: u64,
         #[source]
         source: quick_xml::Error,
     },
-    #[error("not an nvidia-smi report: the root element is <{found}>, expected <nvidia_smi_log>")]
+    #[error("{}", rust_i18n::t!("telemetry_xml_error.root", found = .found))]
     UnexpectedRoot { found: String },
-    #[error("not an nvidia-smi report: no <nvidia_smi_log> element")]
+    #[error("{}", rust_i18n::t!("telemetry_xml_error.no_report"))]
     NoReport,
-    #[error("nvidia-smi XML ends before </nvidia_smi_log> (output cut short?)")]
+    #[error("{}", rust_i18n::t!("telemetry_xml_error.truncated"))]
     Truncated,
 }
 
