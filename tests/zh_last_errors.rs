@@ -402,3 +402,40 @@ fn config_check_refuses_a_theme_the_console_could_not_load_in_both_languages() {
         )
     );
 }
+
+#[test]
+fn a_provider_commands_bad_inventory_is_said_in_chinese_and_in_the_same_english() {
+    let home = Home::new();
+    let script = home.write(
+        "inventory.sh",
+        "#!/bin/sh\necho '{\"gpufleet_inventory\": 1, \"instances\": [{\"id\": \"a\", \"state\": \"running\", \"currency\": \"usd\"}]}'\n",
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let config = home.write(
+        "config.toml",
+        &format!("[[providers]]\nkind = \"command\"\nname = \"ali\"\ncommand = [\"{script}\"]\n"),
+    );
+    let sync = |lang: &str| {
+        run(
+            &home,
+            &["--lang", lang, "--config", &config, "providers", "sync"],
+        )
+    };
+    let out = sync("zh-CN");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "gpufleet providers sync：command 账户 \"ali\"：{script} 输出的不是 gpufleet 实例清单 JSON：instances[0]：\"currency\" 必须是 3 个大写字母的货币代码，例如 CNY\n"
+        )
+    );
+    assert_eq!(
+        stderr(&sync("en")),
+        format!(
+            "gpufleet providers sync: command account \"ali\": {script} did not print gpufleet inventory JSON: instances[0]: \"currency\" must be a 3-letter code in capitals such as CNY\n"
+        )
+    );
+}

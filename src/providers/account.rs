@@ -29,7 +29,7 @@ pub enum SyncFailure {
 
 /// A failed sync, naming the provider and the account (never the token).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{provider} account {account:?}: {failure}")]
+#[error("{}", rust_i18n::t!("provider_sync.account_failed", provider = .provider, account = format!("{:?}", .account), failure = .failure))]
 pub struct SyncError {
     pub provider: &'static str,
     pub account: String,
@@ -118,7 +118,7 @@ fn list_with(
         ProviderKind::AutoDl => autodl::list(&mut fetcher),
         // Handled above: a command is not a web API.
         ProviderKind::Command => Err(FetchError::Shape {
-            what: "kind = \"command\" has no web API".to_string(),
+            what: rust_i18n::t!("provider_sync.command_has_no_api").into_owned(),
         }),
     };
     let mut listing = listed.map_err(|e| fail(e.into()))?;
@@ -149,7 +149,9 @@ pub fn sync_all(
                     Err(SyncError {
                         provider: account.kind.as_str(),
                         account: account.display_name().to_string(),
-                        failure: SyncFailure::Token("internal: the sync thread panicked".into()),
+                        failure: SyncFailure::Token(
+                            rust_i18n::t!("provider_sync.thread_panicked").into_owned(),
+                        ),
                     })
                 })
             })

@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 
 use super::Listing;
-use super::fetch::{FetchError, Fetcher, Method, Pace};
+use super::fetch::{FetchError, Fetcher, Method, Pace, no_field};
 use super::fields;
 use super::model::{Instance, InstanceState, SshEndpoint, SshRoute};
 
@@ -41,9 +41,7 @@ pub fn list(fetcher: &mut Fetcher<'_>) -> Result<Listing, FetchError> {
         let rows = data
             .get("list")
             .and_then(Value::as_array)
-            .ok_or_else(|| FetchError::Shape {
-                what: "no \"data.list\"".to_string(),
-            })?;
+            .ok_or_else(|| no_field("data.list"))?;
         for row in rows {
             match parse(row) {
                 Some(instance) => listing.instances.push(instance),
@@ -67,9 +65,10 @@ pub fn list(fetcher: &mut Fetcher<'_>) -> Result<Listing, FetchError> {
             Err(e @ (FetchError::TokenRejected { .. } | FetchError::RateLimited { .. })) => {
                 return Err(e);
             }
-            Err(e) => listing
-                .notes
-                .push(format!("instance {}: no details: {e}", instance.id)),
+            Err(e) => listing.notes.push(
+                rust_i18n::t!("provider_shape.no_details", id = instance.id, error = e)
+                    .into_owned(),
+            ),
         }
     }
     Ok(listing)
@@ -78,12 +77,7 @@ pub fn list(fetcher: &mut Fetcher<'_>) -> Result<Listing, FetchError> {
 /// `data` of an answer whose `code` is `Success`.
 fn unwrap(answer: Value) -> Result<Value, FetchError> {
     match answer.get("code").and_then(Value::as_str) {
-        Some("Success") => answer
-            .get("data")
-            .cloned()
-            .ok_or_else(|| FetchError::Shape {
-                what: "no \"data\"".to_string(),
-            }),
+        Some("Success") => answer.get("data").cloned().ok_or_else(|| no_field("data")),
         Some(_) => {
             let code = fields::text(&answer, "code").unwrap_or_default();
             let text = match fields::text(&answer, "msg") {
@@ -92,9 +86,7 @@ fn unwrap(answer: Value) -> Result<Value, FetchError> {
             };
             Err(FetchError::Refused { text })
         }
-        None => Err(FetchError::Shape {
-            what: "no \"code\"".to_string(),
-        }),
+        None => Err(no_field("code")),
     }
 }
 

@@ -70,7 +70,9 @@ impl BackgroundSync {
                         let results = sync_all(&due, &*env, &options);
                         let at = now_ms();
                         if let Err(e) = store.update(|s| record_results(s, &due, &results, at)) {
-                            report(Err(format!("the provider inventory was not stored: {e}")));
+                            report(Err(
+                                rust_i18n::t!("provider_sync.not_stored", error = e).into_owned()
+                            ));
                         }
                         for note in notes(&due, &results) {
                             report(Ok(note));

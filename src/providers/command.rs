@@ -20,15 +20,15 @@ pub const MAX_OUTPUT_BYTES: u64 = 8 * 1024 * 1024;
 pub enum CommandError {
     #[error("{0}")]
     Run(SendError),
-    #[error("{program} failed ({status}){}", detail(.stderr))]
+    #[error("{}{}", rust_i18n::t!("provider_command.failed", program = .program, status = .status), detail(.stderr))]
     Failed {
         program: String,
         status: String,
         stderr: String,
     },
-    #[error("{program} printed more than {} MiB; nothing of it was used", MAX_OUTPUT_BYTES / 1024 / 1024)]
+    #[error("{}", rust_i18n::t!("provider_command.too_long", program = .program, mib = MAX_OUTPUT_BYTES / 1024 / 1024))]
     TooLong { program: String },
-    #[error("{program} did not print gpufleet inventory JSON: {why}")]
+    #[error("{}", rust_i18n::t!("provider_command.bad_inventory", program = .program, why = .why))]
     BadInventory { program: String, why: String },
 }
 
@@ -81,10 +81,10 @@ pub fn list(argv: &[String]) -> Result<Listing, CommandError> {
         return Err(CommandError::TooLong { program });
     }
     if !captured.status.success() {
-        let status = captured
-            .status
-            .code()
-            .map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
+        let status = captured.status.code().map_or_else(
+            || rust_i18n::t!("provider_command.killed").into_owned(),
+            |c| rust_i18n::t!("provider_command.exit", code = c).into_owned(),
+        );
         return Err(CommandError::Failed {
             program,
             status,
@@ -104,20 +104,22 @@ pub fn parse(bytes: &[u8]) -> Result<Listing, String> {
     match version {
         Some(INVENTORY_VERSION) => {}
         Some(newer) => {
-            return Err(format!(
-                "it is inventory version {newer}; this gpufleet reads version \
-                 {INVENTORY_VERSION}"
-            ));
+            return Err(rust_i18n::t!(
+                "provider_command.newer",
+                newer = newer,
+                reads = INVENTORY_VERSION
+            )
+            .into_owned());
         }
-        None => return Err("no \"gpufleet_inventory\": 1 at the top".to_string()),
+        None => return Err(rust_i18n::t!("provider_command.no_version").into_owned()),
     }
     let doc: Document = serde_json::from_slice(bytes).map_err(|e| format!("{e}"))?;
     debug_assert_eq!(doc.gpufleet_inventory, INVENTORY_VERSION);
     let mut listing = Listing::default();
     for (index, entry) in doc.instances.into_iter().enumerate() {
-        listing
-            .instances
-            .push(instance(entry).map_err(|why| format!("instances[{index}]: {why}"))?);
+        listing.instances.push(instance(entry).map_err(|why| {
+            rust_i18n::t!("provider_command.at_instance", index = index, why = why).into_owned()
+        })?);
     }
     Ok(listing)
 }
@@ -128,7 +130,8 @@ fn instance(entry: Entry) -> Result<Instance, String> {
         let text: String = text.trim().chars().take(200).collect();
         (!text.is_empty()).then_some(text)
     };
-    let id = clean(entry.id).ok_or("\"id\" is empty")?;
+    let id =
+        clean(entry.id).ok_or_else(|| rust_i18n::t!("provider_command.empty_id").into_owned())?;
     let status = entry
         .status
         .and_then(clean)
@@ -151,7 +154,7 @@ fn instance(entry: Entry) -> Result<Instance, String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
         if !host_fits || !user_fits || ssh.port == 0 {
-            return Err("\"ssh\" needs a plain user, host name or address, and port".to_string());
+            return Err(rust_i18n::t!("provider_command.bad_ssh").into_owned());
         }
         instance.ssh = Some(SshEndpoint {
             user: ssh.user,
@@ -166,7 +169,7 @@ fn instance(entry: Entry) -> Result<Instance, String> {
         ("stopped_storage_per_hour", entry.stopped_storage_per_hour),
     ] {
         if value.is_some_and(|v| !(v.is_finite() && v >= 0.0)) {
-            return Err(format!("\"{key}\" must be 0 or more"));
+            return Err(rust_i18n::t!("provider_command.negative", key = key).into_owned());
         }
     }
     instance.price_per_hour = entry.price_per_hour;
@@ -174,7 +177,7 @@ fn instance(entry: Entry) -> Result<Instance, String> {
     instance.stopped_storage_per_hour = entry.stopped_storage_per_hour;
     if let Some(currency) = entry.currency {
         if !(currency.len() == 3 && currency.bytes().all(|b| b.is_ascii_uppercase())) {
-            return Err("\"currency\" must be a 3-letter code in capitals such as CNY".into());
+            return Err(rust_i18n::t!("provider_command.currency").into_owned());
         }
         instance.currency = Some(currency);
     }

@@ -35,27 +35,41 @@ pub struct Pace {
 pub enum FetchError {
     #[error("{0}")]
     Send(SendError),
-    #[error("the token was rejected (HTTP {status}){}", detail(.text))]
+    #[error("{}{}", rust_i18n::t!("provider_fetch.token_rejected", status = .status), detail(.text))]
     TokenRejected { status: u16, text: String },
-    #[error("{url} was not found (HTTP 404); is base_url right?{}", detail(.text))]
+    #[error("{}{}", rust_i18n::t!("provider_fetch.not_found", url = .url), detail(.text))]
     NotFound { url: String, text: String },
-    #[error("still rate limited (HTTP 429) after {tries} tries{}", after(*.retry_after_s))]
+    #[error("{}{}", rust_i18n::t!("provider_fetch.rate_limited", tries = .tries), after(*.retry_after_s))]
     RateLimited {
         tries: u32,
         retry_after_s: Option<u64>,
     },
-    #[error("the provider's server failed (HTTP {status}){}", detail(.text))]
+    #[error("{}{}", rust_i18n::t!("provider_fetch.server", status = .status), detail(.text))]
     Server { status: u16, text: String },
-    #[error("unexpected answer HTTP {status}{}", detail(.text))]
+    #[error("{}{}", rust_i18n::t!("provider_fetch.unexpected", status = .status), detail(.text))]
     Unexpected { status: u16, text: String },
-    #[error("answered with an HTML page where JSON belongs (HTTP {status}){}", detail(.title))]
+    #[error("{}{}", rust_i18n::t!("provider_fetch.html", status = .status), detail(.title))]
     Html { status: u16, title: String },
-    #[error("the answer is not complete JSON ({why}); nothing of it was used")]
+    #[error("{}", rust_i18n::t!("provider_fetch.bad_json", why = .why))]
     BadJson { why: String },
-    #[error("the answer does not have the documented shape: {what}")]
+    #[error("{}", rust_i18n::t!("provider_fetch.shape", what = .what))]
     Shape { what: String },
-    #[error("the provider refused: {text}")]
+    #[error("{}", rust_i18n::t!("provider_fetch.refused", text = .text))]
     Refused { text: String },
+}
+
+/// The answer lacks `field` (`no "data"`).
+pub fn no_field(field: &str) -> FetchError {
+    FetchError::Shape {
+        what: rust_i18n::t!("provider_shape.no_field", field = field).into_owned(),
+    }
+}
+
+/// The answer lacks the list `field` (`no "pods" list`).
+pub fn no_list(field: &str) -> FetchError {
+    FetchError::Shape {
+        what: rust_i18n::t!("provider_shape.no_list", field = field).into_owned(),
+    }
 }
 
 fn detail(text: &str) -> String {
@@ -68,7 +82,7 @@ fn detail(text: &str) -> String {
 
 fn after(retry_after_s: Option<u64>) -> String {
     retry_after_s.map_or_else(String::new, |s| {
-        format!("; the provider asks to wait {s} s")
+        rust_i18n::t!("provider_fetch.asks_to_wait", seconds = s).into_owned()
     })
 }
 
@@ -104,7 +118,8 @@ impl<'a> Fetcher<'a> {
         timeout_ms: u64,
     ) -> Result<Self, FetchError> {
         let base = Url::parse(base).map_err(|_| FetchError::Shape {
-            what: format!("base_url {} is not an address", crate::redact::url(base)),
+            what: rust_i18n::t!("provider_fetch.base_url", url = crate::redact::url(base))
+                .into_owned(),
         })?;
         Ok(Self {
             client,
@@ -266,7 +281,11 @@ fn judge(answer: Answer, url: &Url, token: &Secret) -> Result<serde_json::Value,
     let status = answer.status;
     let text = || {
         if looks_like_html(&answer) {
-            format!("an HTML page: {}", html_title(&answer.text, token))
+            rust_i18n::t!(
+                "provider_fetch.an_html_page",
+                title = html_title(&answer.text, token)
+            )
+            .into_owned()
         } else {
             shown_text(&answer.text, Some(token))
         }
@@ -306,18 +325,30 @@ fn judge(answer: Answer, url: &Url, token: &Secret) -> Result<serde_json::Value,
     }
     serde_json::from_str(&answer.text).map_err(|e| FetchError::BadJson {
         why: if e.is_eof() {
-            format!("it ends early, at line {} column {}", e.line(), e.column())
+            rust_i18n::t!(
+                "provider_fetch.ends_early_at",
+                line = e.line(),
+                column = e.column()
+            )
+            .into_owned()
         } else {
-            format!("{} at line {} column {}", kind(&e), e.line(), e.column())
+            rust_i18n::t!(
+                "provider_fetch.json_error_at",
+                kind = kind(&e),
+                line = e.line(),
+                column = e.column()
+            )
+            .into_owned()
         },
     })
 }
 
-fn kind(error: &serde_json::Error) -> &'static str {
+fn kind(error: &serde_json::Error) -> String {
     match error.classify() {
-        serde_json::error::Category::Syntax => "a syntax error",
-        serde_json::error::Category::Data => "unexpected data",
-        serde_json::error::Category::Eof => "it ends early",
-        serde_json::error::Category::Io => "a read error",
+        serde_json::error::Category::Syntax => rust_i18n::t!("provider_fetch.syntax_error"),
+        serde_json::error::Category::Data => rust_i18n::t!("provider_fetch.unexpected_data"),
+        serde_json::error::Category::Eof => rust_i18n::t!("provider_fetch.ends_early"),
+        serde_json::error::Category::Io => rust_i18n::t!("provider_fetch.read_error"),
     }
+    .into_owned()
 }

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::Listing;
-use super::fetch::{FetchError, Fetcher, Method, Pace};
+use super::fetch::{FetchError, Fetcher, Method, Pace, no_list};
 use super::fields;
 use super::model::{Instance, InstanceState, SshEndpoint, SshRoute};
 
@@ -28,9 +28,7 @@ pub fn list(fetcher: &mut Fetcher<'_>) -> Result<Listing, FetchError> {
     let rows = answer
         .get("data")
         .and_then(Value::as_array)
-        .ok_or_else(|| FetchError::Shape {
-            what: "no \"data\" list".to_string(),
-        })?;
+        .ok_or_else(|| no_list("data"))?;
     let mut listing = Listing::default();
     for row in rows {
         match parse(row) {

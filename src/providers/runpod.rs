@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::Listing;
-use super::fetch::{FetchError, Fetcher, Method, Pace};
+use super::fetch::{FetchError, Fetcher, Method, Pace, no_list};
 use super::fields;
 use super::model::{Instance, InstanceState, SshEndpoint, SshRoute};
 
@@ -32,9 +32,7 @@ pub fn list(fetcher: &mut Fetcher<'_>) -> Result<Listing, FetchError> {
     let pods = answer
         .get("pods")
         .and_then(Value::as_array)
-        .ok_or_else(|| FetchError::Shape {
-            what: "no \"pods\" list".to_string(),
-        })?;
+        .ok_or_else(|| no_list("pods"))?;
     let mut listing = Listing::default();
     for pod in pods {
         match parse(pod) {

@@ -202,16 +202,13 @@ pub fn record_results(
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("no state directory (set GPUFLEET_STATE_DIR or HOME)")]
+    #[error("{}", rust_i18n::t!("provider_store.no_state"))]
     NoStateDir,
     #[error(transparent)]
     File(#[from] StateFileError),
-    #[error(
-        "{}: damaged ({why}); it was left as it is: move it aside and sync again",
-        .path.display()
-    )]
+    #[error("{}", rust_i18n::t!("provider_store.damaged", path = .path.display(), why = .why))]
     Damaged { path: PathBuf, why: String },
-    #[error("{}: written by a newer gpufleet (version {version}); it was left as it is", .path.display())]
+    #[error("{}", rust_i18n::t!("provider_store.newer", path = .path.display(), version = .version))]
     Newer { path: PathBuf, version: u64 },
 }
 
@@ -277,7 +274,10 @@ impl InventoryStore {
                     version,
                 });
             }
-            _ => return Err(damaged("no known \"version\"".to_string())),
+            _ => {
+                let why = rust_i18n::t!("provider_store.no_version").into_owned();
+                return Err(damaged(why));
+            }
         }
         serde_json::from_value(value).map_err(|e| damaged(e.to_string()))
     }

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::Listing;
-use super::fetch::{FetchError, Fetcher, Method, Pace};
+use super::fetch::{FetchError, Fetcher, Method, Pace, no_list};
 use super::fields;
 use super::model::{Instance, InstanceState, SshEndpoint, SshRoute};
 
@@ -50,9 +50,7 @@ pub fn list(fetcher: &mut Fetcher<'_>) -> Result<Listing, FetchError> {
         let rows = page
             .get("instances")
             .and_then(Value::as_array)
-            .ok_or_else(|| FetchError::Shape {
-                what: "no \"instances\" list".to_string(),
-            })?;
+            .ok_or_else(|| no_list("instances"))?;
         for row in rows {
             match parse(row) {
                 Some(instance) => listing.instances.push(instance),
@@ -67,7 +65,7 @@ pub fn list(fetcher: &mut Fetcher<'_>) -> Result<Listing, FetchError> {
         }
     }
     Err(FetchError::Shape {
-        what: format!("still paging after {MAX_PAGES} pages"),
+        what: rust_i18n::t!("provider_shape.still_paging", pages = MAX_PAGES).into_owned(),
     })
 }
 
