@@ -1826,6 +1826,47 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // --- session 12, remote (h2) ---
     // --- end of h2 ---
     // --- session 12, check, job, playbook, recording, alerts (h3) ---
+    // session 12: recording (h3)
+    (
+        "src/recording/writer.rs",
+        "--record {}: {e}",
+        "the flag, the file and the OS's own error: no words of gpufleet's",
+    ),
+    (
+        "src/recording/writer.rs",
+        "--record {}: {source}",
+        "the flag, the file and the OS's own error: no words of gpufleet's",
+    ),
+    (
+        "src/recording/blackbox.rs",
+        "ndjson",
+        "the file extension of a black-box segment",
+    ),
+    (
+        "src/recording/blackbox.rs",
+        "lock",
+        "the name of the lock file in a host's black-box folder",
+    ),
+    (
+        "src/recording/blackbox.rs",
+        "blackbox",
+        "the black box's folder name under the state directory",
+    ),
+    (
+        "src/recording/blackbox.rs",
+        "demo",
+        "the demo fleet's black-box folder name",
+    ),
+    (
+        "src/recording/wire.rs",
+        "gpufleet-recording",
+        "the header's `format` value in the recording's wire format",
+    ),
+    (
+        "src/recording/wire.rs",
+        "kind",
+        "serde's tag field of an event line in the recording's wire format",
+    ),
     // --- end of h3 ---
     // --- session 12, the rest (me) ---
     // --- end of me ---
@@ -2208,9 +2249,6 @@ const PENDING_B: &[&str] = &[
     "src/job/log.rs",
     "src/playbook/localize.rs",
     "src/playbook/runner/mod.rs",
-    "src/recording/blackbox.rs",
-    "src/recording/wire.rs",
-    "src/recording/writer.rs",
     // --- end of h3 ---
     // --- session 12, the rest (me) ---
     "src/audit.rs",
