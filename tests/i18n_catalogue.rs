@@ -1963,6 +1963,107 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "SGD",
         "an optimizer's name; the reader's words for SGD with momentum are cli_fit.optimizer_sgd",
     ),
+    // session 12: alerts (h3)
+    (
+        "src/alerts/answer.rs",
+        "HTTP {status}{}",
+        "the HTTP status and the service's own answer, quoted: no words of gpufleet's",
+    ),
+    (
+        "src/alerts/answer.rs",
+        "errcode",
+        "a field read from DingTalk's and WeCom's JSON answers",
+    ),
+    (
+        "src/alerts/answer.rs",
+        "code",
+        "a field read from Feishu's JSON answer",
+    ),
+    (
+        "src/alerts/answer.rs",
+        "StatusCode",
+        "a field read from Feishu's JSON answer",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "url",
+        "the config key the address came from, as the error names it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "[[alerts]]",
+        "the config table that names the sink's secrets, as the config writes it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "token",
+        "the secret's name, said as release_error.what_token",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "https",
+        "a URL scheme",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "Content-Type",
+        "an HTTP header as the service's API documents it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "application/json",
+        "an HTTP content type",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "text/plain; charset=utf-8",
+        "an HTTP content type",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "Title",
+        "ntfy's header, as its API documents it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "Priority",
+        "ntfy's header, as its API documents it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "Tags",
+        "ntfy's header, as its API documents it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "Authorization",
+        "an HTTP header as the service's API documents it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "Bearer {}",
+        "the Authorization header's scheme, as HTTP writes it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "text",
+        "a key of the service's JSON body, as its API documents it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "timestamp",
+        "a field of Feishu's body and DingTalk's query, as their APIs document them",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "sign",
+        "a field of Feishu's body and DingTalk's query, as their APIs document them",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "warning",
+        "an ntfy tag name (shown by ntfy as an emoji)",
+    ),
     // --- end of h3 ---
     // --- session 12, the rest (me) ---
     // --- end of me ---
@@ -2343,8 +2444,6 @@ const PENDING_B: &[&str] = &[
     // --- session 12, remote (h2) ---
     // --- end of h2 ---
     // --- session 12, check, job, playbook, recording, alerts (h3) ---
-    "src/alerts/answer.rs",
-    "src/alerts/sink.rs",
     "src/check/expect.rs",
     "src/check/probe.rs",
     "src/check/vendor.rs",
