@@ -2064,6 +2064,212 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "warning",
         "an ntfy tag name (shown by ntfy as an emoji)",
     ),
+    // session 12: check (h3)
+    (
+        "src/check/expect.rs",
+        "--expect-gpu",
+        "a command-line flag's name, as typed and as the errors name it",
+    ),
+    (
+        "src/check/expect.rs",
+        "--expect-count",
+        "a command-line flag's name, as typed and as the errors name it",
+    ),
+    (
+        "src/check/expect.rs",
+        "--expect-memory-gib",
+        "a command-line flag's name, as typed and as the errors name it",
+    ),
+    (
+        "src/check/expect.rs",
+        "--min-cuda",
+        "a command-line flag's name, as typed and as the errors name it",
+    ),
+    (
+        "src/check/expect.rs",
+        "MAX",
+        "a variant word looked for in nvidia-smi's GPU name (upper-cased), not shown",
+    ),
+    (
+        "src/check/expect.rs",
+        "MOBILE",
+        "a variant word looked for in nvidia-smi's GPU name (upper-cased), not shown",
+    ),
+    (
+        "src/check/probe.rs",
+        "probe.py",
+        "the embedded script's file, for include_str!",
+    ),
+    (
+        "src/check/probe.rs",
+        "index",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "uuid",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "utilization.gpu",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "memory.used",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "temperature.gpu",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "power.draw",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "enforced.power.limit",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "clocks.sm",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "clocks.max.sm",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "clocks_event_reasons.active",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "pcie.link.gen.current",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "pcie.link.gen.max",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "pcie.link.width.current",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "pcie.link.width.max",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "--sustain-s",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--bench-s",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--matmul-n",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--vram-fraction",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--window-s",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--sample-ms",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--sample-fields",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--nvidia-smi",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/vendor.rs",
+        "identity.cuda",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "identity.torch",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "health.xid",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "health.ecc",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "health.retirement",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "health.persistence",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "power.limit",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "pcie.link",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "vram.usable",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "throughput.matmul",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "throughput.copy",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "sustained.load",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
     // --- end of h3 ---
     // --- session 12, the rest (me) ---
     // --- end of me ---
@@ -2444,9 +2650,6 @@ const PENDING_B: &[&str] = &[
     // --- session 12, remote (h2) ---
     // --- end of h2 ---
     // --- session 12, check, job, playbook, recording, alerts (h3) ---
-    "src/check/expect.rs",
-    "src/check/probe.rs",
-    "src/check/vendor.rs",
     "src/playbook/runner/mod.rs",
     // --- end of h3 ---
     // --- session 12, the rest (me) ---
