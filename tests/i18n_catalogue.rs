@@ -2270,6 +2270,22 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "sustained.load",
         "a check's id (the report's and its JSON's identifier), the same in every language",
     ),
+    // session 12: playbook (h3)
+    (
+        "src/playbook/runner/mod.rs",
+        "uid",
+        "the fact's name (the login's user id), looked up, not shown",
+    ),
+    (
+        "src/playbook/runner/mod.rs",
+        "sudo",
+        "the command put in front of a root step, sent to the host as is",
+    ),
+    (
+        "src/playbook/runner/mod.rs",
+        "-n",
+        "sudo's non-interactive flag, sent to the host as is",
+    ),
     // --- end of h3 ---
     // --- session 12, the rest (me) ---
     // --- end of me ---
@@ -2650,7 +2666,6 @@ const PENDING_B: &[&str] = &[
     // --- session 12, remote (h2) ---
     // --- end of h2 ---
     // --- session 12, check, job, playbook, recording, alerts (h3) ---
-    "src/playbook/runner/mod.rs",
     // --- end of h3 ---
     // --- session 12, the rest (me) ---
     "src/audit.rs",
