@@ -1999,11 +1999,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "token",
         "the secret's name, said as release_error.what_token",
     ),
-    (
-        "src/alerts/sink.rs",
-        "https",
-        "a URL scheme",
-    ),
+    ("src/alerts/sink.rs", "https", "a URL scheme"),
     (
         "src/alerts/sink.rs",
         "Content-Type",

@@ -35,9 +35,8 @@ pub fn judge_in(
     retry_after: Option<&str>,
     body: &str,
 ) -> Verdict {
-    let say = |key: &str| {
-        rust_i18n::t!(key, locale = locale, reason = reason(locale, body)).into_owned()
-    };
+    let say =
+        |key: &str| rust_i18n::t!(key, locale = locale, reason = reason(locale, body)).into_owned();
     let told = retry_after
         .and_then(|value| value.trim().parse::<u64>().ok())
         .map(Duration::from_secs);
@@ -190,7 +189,10 @@ mod tests {
             failed("en"),
             Verdict::Failed(format!("DingTalk refused it: {ding}"))
         );
-        assert_eq!(failed("zh-CN"), Verdict::Failed(format!("钉钉拒收：{ding}")));
+        assert_eq!(
+            failed("zh-CN"),
+            Verdict::Failed(format!("钉钉拒收：{ding}"))
+        );
         assert_eq!(
             judge_in("zh-CN", SinkKind::Slack, 429, Some("7"), "rate_limited"),
             Verdict::Retry {

@@ -167,7 +167,12 @@ impl Recorder {
 
 /// What is said at the end when `dropped` events were left out of the recording, in `locale`.
 pub fn dropped_words(dropped: u64, locale: &str) -> String {
-    rust_i18n::t!("recording_writer.dropped", locale = locale, dropped = dropped).into_owned()
+    rust_i18n::t!(
+        "recording_writer.dropped",
+        locale = locale,
+        dropped = dropped
+    )
+    .into_owned()
 }
 
 impl Drop for Recorder {

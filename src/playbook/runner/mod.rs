@@ -17,9 +17,9 @@ use crate::playbook::params::Params;
 use crate::playbook::reboot::{self, RebootOptions};
 use crate::playbook::report::{NoteKind, Observer, RunEvent, RunOutcome};
 use crate::playbook::undo::UndoStore;
-use rust_i18n::t;
 use crate::remote::shell_quote;
 use crate::telemetry::source::{StopFlag, now_ms};
+use rust_i18n::t;
 
 /// Output lines kept per step for checks and captures; the rest is only streamed.
 const MAX_KEPT_LINES: usize = 5_000;
