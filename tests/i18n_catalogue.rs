@@ -1826,6 +1826,462 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // --- session 12, remote (h2) ---
     // --- end of h2 ---
     // --- session 12, check, job, playbook, recording, alerts (h3) ---
+    // session 12: recording (h3)
+    (
+        "src/recording/writer.rs",
+        "--record {}: {e}",
+        "the flag, the file and the OS's own error: no words of gpufleet's",
+    ),
+    (
+        "src/recording/writer.rs",
+        "--record {}: {source}",
+        "the flag, the file and the OS's own error: no words of gpufleet's",
+    ),
+    (
+        "src/recording/blackbox.rs",
+        "ndjson",
+        "the file extension of a black-box segment",
+    ),
+    (
+        "src/recording/blackbox.rs",
+        "lock",
+        "the name of the lock file in a host's black-box folder",
+    ),
+    (
+        "src/recording/blackbox.rs",
+        "blackbox",
+        "the black box's folder name under the state directory",
+    ),
+    (
+        "src/recording/blackbox.rs",
+        "demo",
+        "the demo fleet's black-box folder name",
+    ),
+    (
+        "src/recording/wire.rs",
+        "gpufleet-recording",
+        "the header's `format` value in the recording's wire format",
+    ),
+    (
+        "src/recording/wire.rs",
+        "kind",
+        "serde's tag field of an event line in the recording's wire format",
+    ),
+    // session 12: check, job (h3)
+    (
+        "src/check/report.rs",
+        "pass",
+        "a verdict's identifier as the JSON report and the incident bundle write it (serde lowercase); the text report says it through check_report.*",
+    ),
+    (
+        "src/check/report.rs",
+        "skip",
+        "a verdict's identifier as the JSON report and the incident bundle write it (serde lowercase); the text report says it through check_report.*",
+    ),
+    (
+        "src/check/report.rs",
+        "warn",
+        "a verdict's identifier as the JSON report and the incident bundle write it (serde lowercase); the text report says it through check_report.*",
+    ),
+    (
+        "src/check/report.rs",
+        "fail",
+        "a verdict's identifier as the JSON report and the incident bundle write it (serde lowercase); the text report says it through check_report.*",
+    ),
+    (
+        "src/check/storage.rs",
+        "checks",
+        "the folder of kept check reports under the state directory",
+    ),
+    (
+        "src/check/storage.rs",
+        "{y:04}-{mo:02}-{d:02}T{h:02}-{mi:02}-{s:02}.{ms:03}Z.json",
+        "a kept report's file name (UTC time, .json)",
+    ),
+    (
+        "src/job/formats.rs",
+        "step",
+        "a named capture group of the user's `pattern`, as the config documents it",
+    ),
+    (
+        "src/job/formats.rs",
+        "total",
+        "a named capture group of the user's `pattern`, as the config documents it",
+    ),
+    (
+        "src/job/formats.rs",
+        "loss",
+        "a named capture group of the user's `pattern`, as the config documents it",
+    ),
+    (
+        "src/job/log.rs",
+        "Traceback (most recent call last):",
+        "Python's own traceback header, looked for in training logs",
+    ),
+    (
+        "src/job/log.rs",
+        "Hugging Face Trainer",
+        "a library's name, the same in every language",
+    ),
+    (
+        "src/job/log.rs",
+        "tqdm",
+        "a library's name, the same in every language",
+    ),
+    (
+        "src/job/log.rs",
+        "Lightning",
+        "a library's name, the same in every language",
+    ),
+    (
+        "src/job/fit.rs",
+        "bf16",
+        "a dtype as PyTorch and the `--precision` flag write it, the same in every language",
+    ),
+    (
+        "src/job/fit.rs",
+        "fp16",
+        "a dtype as PyTorch and the `--precision` flag write it, the same in every language",
+    ),
+    (
+        "src/job/fit.rs",
+        "fp32",
+        "a dtype as PyTorch and the `--precision` flag write it, the same in every language",
+    ),
+    (
+        "src/job/fit.rs",
+        "AdamW",
+        "an optimizer's name (PyTorch's torch.optim.AdamW), the same in every language",
+    ),
+    (
+        "src/job/fit.rs",
+        "8-bit AdamW",
+        "an optimizer's name (bitsandbytes' AdamW8bit), the same in every language",
+    ),
+    (
+        "src/job/fit.rs",
+        "SGD",
+        "an optimizer's name; the reader's words for SGD with momentum are cli_fit.optimizer_sgd",
+    ),
+    // session 12: alerts (h3)
+    (
+        "src/alerts/answer.rs",
+        "HTTP {status}{}",
+        "the HTTP status and the service's own answer, quoted: no words of gpufleet's",
+    ),
+    (
+        "src/alerts/answer.rs",
+        "errcode",
+        "a field read from DingTalk's and WeCom's JSON answers",
+    ),
+    (
+        "src/alerts/answer.rs",
+        "code",
+        "a field read from Feishu's JSON answer",
+    ),
+    (
+        "src/alerts/answer.rs",
+        "StatusCode",
+        "a field read from Feishu's JSON answer",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "url",
+        "the config key the address came from, as the error names it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "[[alerts]]",
+        "the config table that names the sink's secrets, as the config writes it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "token",
+        "the secret's name, said as release_error.what_token",
+    ),
+    ("src/alerts/sink.rs", "https", "a URL scheme"),
+    (
+        "src/alerts/sink.rs",
+        "Content-Type",
+        "an HTTP header as the service's API documents it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "application/json",
+        "an HTTP content type",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "text/plain; charset=utf-8",
+        "an HTTP content type",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "Title",
+        "ntfy's header, as its API documents it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "Priority",
+        "ntfy's header, as its API documents it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "Tags",
+        "ntfy's header, as its API documents it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "Authorization",
+        "an HTTP header as the service's API documents it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "Bearer {}",
+        "the Authorization header's scheme, as HTTP writes it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "text",
+        "a key of the service's JSON body, as its API documents it",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "timestamp",
+        "a field of Feishu's body and DingTalk's query, as their APIs document them",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "sign",
+        "a field of Feishu's body and DingTalk's query, as their APIs document them",
+    ),
+    (
+        "src/alerts/sink.rs",
+        "warning",
+        "an ntfy tag name (shown by ntfy as an emoji)",
+    ),
+    // session 12: check (h3)
+    (
+        "src/check/expect.rs",
+        "--expect-gpu",
+        "a command-line flag's name, as typed and as the errors name it",
+    ),
+    (
+        "src/check/expect.rs",
+        "--expect-count",
+        "a command-line flag's name, as typed and as the errors name it",
+    ),
+    (
+        "src/check/expect.rs",
+        "--expect-memory-gib",
+        "a command-line flag's name, as typed and as the errors name it",
+    ),
+    (
+        "src/check/expect.rs",
+        "--min-cuda",
+        "a command-line flag's name, as typed and as the errors name it",
+    ),
+    (
+        "src/check/expect.rs",
+        "MAX",
+        "a variant word looked for in nvidia-smi's GPU name (upper-cased), not shown",
+    ),
+    (
+        "src/check/expect.rs",
+        "MOBILE",
+        "a variant word looked for in nvidia-smi's GPU name (upper-cased), not shown",
+    ),
+    (
+        "src/check/probe.rs",
+        "probe.py",
+        "the embedded script's file, for include_str!",
+    ),
+    (
+        "src/check/probe.rs",
+        "index",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "uuid",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "utilization.gpu",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "memory.used",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "temperature.gpu",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "power.draw",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "enforced.power.limit",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "clocks.sm",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "clocks.max.sm",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "clocks_event_reasons.active",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "pcie.link.gen.current",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "pcie.link.gen.max",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "pcie.link.width.current",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "pcie.link.width.max",
+        "a field name of `nvidia-smi --query-gpu`, sent to the host and matched in the probe's sample header",
+    ),
+    (
+        "src/check/probe.rs",
+        "--sustain-s",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--bench-s",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--matmul-n",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--vram-fraction",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--window-s",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--sample-ms",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--sample-fields",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/probe.rs",
+        "--nvidia-smi",
+        "a flag of the probe script (probe.py), sent to the host",
+    ),
+    (
+        "src/check/vendor.rs",
+        "identity.cuda",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "identity.torch",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "health.xid",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "health.ecc",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "health.retirement",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "health.persistence",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "power.limit",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "pcie.link",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "vram.usable",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "throughput.matmul",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "throughput.copy",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    (
+        "src/check/vendor.rs",
+        "sustained.load",
+        "a check's id (the report's and its JSON's identifier), the same in every language",
+    ),
+    // session 12: playbook (h3)
+    (
+        "src/playbook/runner/mod.rs",
+        "uid",
+        "the fact's name (the login's user id), looked up, not shown",
+    ),
+    (
+        "src/playbook/runner/mod.rs",
+        "sudo",
+        "the command put in front of a root step, sent to the host as is",
+    ),
+    (
+        "src/playbook/runner/mod.rs",
+        "-n",
+        "sudo's non-interactive flag, sent to the host as is",
+    ),
     // --- end of h3 ---
     // --- session 12, the rest (me) ---
     (
@@ -2540,6 +2996,18 @@ const NOT_SCANNED: &[(&str, &str)] = &[
     // --- session 12, remote (h2) ---
     // --- end of h2 ---
     // --- session 12, check, job, playbook, recording, alerts (h3) ---
+    (
+        "src/playbook/localize.rs",
+        "builds the catalogue keys of the curated runbooks' texts (runbook_text.<runbook>.<field>): every literal is a key pattern, the texts themselves are the catalogue's",
+    ),
+    (
+        "src/check/reference.rs",
+        "the datasheet table of GPU models: model names as reports write them, the name tokens matched in nvidia-smi's GPU names, dtypes (bf16, fp16) and figures; no sentence",
+    ),
+    (
+        "src/job/gpus.rs",
+        "the GPU model table of `gpufleet fit`: model names, lower-case needles matched in nvidia-smi's GPU names, figures and the datasheet each comes from (its URL and the datasheet's own figure, quoted); no sentence",
+    ),
     // --- end of h3 ---
     // --- session 12, the rest (me) ---
     (
@@ -2635,23 +3103,6 @@ const PENDING_B: &[&str] = &[
     // --- session 12, remote (h2) ---
     // --- end of h2 ---
     // --- session 12, check, job, playbook, recording, alerts (h3) ---
-    "src/alerts/answer.rs",
-    "src/alerts/sink.rs",
-    "src/check/expect.rs",
-    "src/check/probe.rs",
-    "src/check/reference.rs",
-    "src/check/report.rs",
-    "src/check/storage.rs",
-    "src/check/vendor.rs",
-    "src/job/fit.rs",
-    "src/job/formats.rs",
-    "src/job/gpus.rs",
-    "src/job/log.rs",
-    "src/playbook/localize.rs",
-    "src/playbook/runner/mod.rs",
-    "src/recording/blackbox.rs",
-    "src/recording/wire.rs",
-    "src/recording/writer.rs",
     // --- end of h3 ---
     // --- session 12, the rest (me) ---
     // --- end of me ---

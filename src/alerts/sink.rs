@@ -10,7 +10,7 @@ use sha2::Sha256;
 
 use crate::config::{AlertSink, MinSeverity, SinkKind};
 use crate::diagnose::Severity;
-use crate::release::{Secret, SecretSource, TokenError, load_secret};
+use crate::release::{Secret, SecretSource, TokenError, load_secret, token_error_words_in};
 use crate::telemetry::TimestampMs;
 
 use super::message::{Alert, AlertState, truncate_bytes};
@@ -22,17 +22,40 @@ const NTFY_MAX_BYTES: usize = 4_096;
 const TELEGRAM_MAX_BYTES: usize = 4_000;
 const CHAT_MAX_BYTES: usize = 4_000;
 
+/// Why a sink could not be loaded. Its `Display` is in the interface's language;
+/// [`SinkError::said`] words it in a given one.
 #[derive(Debug, thiserror::Error)]
 pub enum SinkError {
     /// Which key to fix; the value is never shown.
-    #[error("alert sink {sink:?}: {source}")]
+    #[error("{}", self.said(&rust_i18n::locale()))]
     Secret {
         sink: String,
         #[source]
         source: TokenError,
     },
-    #[error("alert sink {sink:?}: the address from {from} is not an http:// or https:// URL")]
+    #[error("{}", self.said(&rust_i18n::locale()))]
     BadUrl { sink: String, from: String },
+}
+
+impl SinkError {
+    /// The error in `locale`'s words; the sink's name, keys and variables as written.
+    pub fn said(&self, locale: &str) -> String {
+        match self {
+            Self::Secret { sink, source } => rust_i18n::t!(
+                "alert_sink.secret",
+                locale = locale,
+                sink = format!("{sink:?}"),
+                error = token_error_words_in(source, locale)
+            ),
+            Self::BadUrl { sink, from } => rust_i18n::t!(
+                "alert_sink.bad_url",
+                locale = locale,
+                sink = format!("{sink:?}"),
+                from = from
+            ),
+        }
+        .into_owned()
+    }
 }
 
 /// One HTTP request to make.
@@ -75,7 +98,7 @@ impl Sink {
             Some(url) => (Secret::new(url.clone()), "url".to_string()),
             None => {
                 let source = SecretSource {
-                    what: "webhook address",
+                    what: "alert_sink.what_url",
                     env: config.url_env.as_deref(),
                     file: config.url_file.as_deref(),
                     env_key: "url_env",
@@ -119,7 +142,7 @@ impl Sink {
             Ok(Some(loaded.secret))
         };
         let secret = optional(
-            "signing secret",
+            "alert_sink.what_secret",
             &config.secret_env,
             &config.secret_file,
             "secret_env",
@@ -291,4 +314,44 @@ fn header_safe(text: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sink that cannot load says so in the reader's language: the sink, the config keys and
+    /// the variable as written, never the secret.
+    #[test]
+    fn a_sink_that_cannot_load_is_said_in_the_readers_language() {
+        let missing = SinkError::Secret {
+            sink: "ops".into(),
+            source: TokenError::NotConfigured {
+                what: "alert_sink.what_secret",
+                env_key: "secret_env",
+                file_key: "secret_file",
+                table: "[[alerts]]",
+            },
+        };
+        assert_eq!(
+            missing.said("en"),
+            "alert sink \"ops\": no signing secret configured: set secret_env or secret_file in [[alerts]]"
+        );
+        assert_eq!(
+            missing.said("zh-CN"),
+            "告警接收端 \"ops\"：没有配置签名密钥：请在 [[alerts]] 中设置 secret_env 或 secret_file"
+        );
+        let bad = SinkError::BadUrl {
+            sink: "ops".into(),
+            from: "$OPS_HOOK".into(),
+        };
+        assert_eq!(
+            bad.said("en"),
+            "alert sink \"ops\": the address from $OPS_HOOK is not an http:// or https:// URL"
+        );
+        assert_eq!(
+            bad.said("zh-CN"),
+            "告警接收端 \"ops\"：来自 $OPS_HOOK 的地址不是 http:// 或 https:// 开头的 URL"
+        );
+    }
 }

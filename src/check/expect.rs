@@ -6,19 +6,43 @@ use thiserror::Error;
 use crate::check::reference::name_tokens;
 use crate::config::{CudaVersion, Expect};
 
-/// A bad expectation, naming the flag or config key it came from.
+/// A bad expectation, naming the flag or config key it came from. Its `Display` is in the
+/// interface's language; [`ExpectError::said`] words it in a given one.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ExpectError {
-    #[error("{flag}: must name a GPU model such as \"RTX 4090\" or \"H100\", found an empty value")]
+    #[error("{}", self.said(&rust_i18n::locale()))]
     EmptyGpu { flag: &'static str },
-    #[error("{flag}: expected a whole number of GPUs from 1 to 4096, found {value:?}")]
+    #[error("{}", self.said(&rust_i18n::locale()))]
     Count { flag: &'static str, value: String },
-    #[error(
-        "{flag}: expected the memory of one GPU in GiB, above 0 and at most 4096, found {value:?}"
-    )]
+    #[error("{}", self.said(&rust_i18n::locale()))]
     Memory { flag: &'static str, value: String },
     #[error("{flag}: {message}")]
     Cuda { flag: &'static str, message: String },
+}
+
+impl ExpectError {
+    /// The error in `locale`'s words; the flag and the value as typed.
+    pub fn said(&self, locale: &str) -> String {
+        match self {
+            Self::EmptyGpu { flag } => {
+                rust_i18n::t!("check_expect.empty_gpu", locale = locale, flag = flag)
+            }
+            Self::Count { flag, value } => rust_i18n::t!(
+                "check_expect.count",
+                locale = locale,
+                flag = flag,
+                value = format!("{value:?}")
+            ),
+            Self::Memory { flag, value } => rust_i18n::t!(
+                "check_expect.memory",
+                locale = locale,
+                flag = flag,
+                value = format!("{value:?}")
+            ),
+            Self::Cuda { flag, message } => format!("{flag}: {message}").into(),
+        }
+        .into_owned()
+    }
 }
 
 pub const FLAG_GPU: &str = "--expect-gpu";
@@ -227,6 +251,38 @@ mod tests {
         );
         assert!(err(flags("  ", "", "", "")).starts_with("--expect-gpu:"));
         assert!(err(flags("NVIDIA", "", "", "")).starts_with("--expect-gpu:"));
+    }
+
+    /// `gpufleet check --lang zh-CN` names a bad flag in Chinese: the flag and the value as
+    /// typed, the rest in the reader's words.
+    #[test]
+    fn bad_flags_are_said_in_the_readers_language() {
+        let count = ExpectError::Count {
+            flag: FLAG_COUNT,
+            value: "0".into(),
+        };
+        assert_eq!(
+            count.said("zh-CN"),
+            "--expect-count：应为 1 到 4096 之间的整数卡数，实际为 \"0\""
+        );
+        let memory = ExpectError::Memory {
+            flag: FLAG_MEMORY,
+            value: "lots".into(),
+        };
+        assert_eq!(
+            memory.said("zh-CN"),
+            "--expect-memory-gib：应为单卡显存（GiB），大于 0 且不超过 4096，实际为 \"lots\""
+        );
+        let gpu = ExpectError::EmptyGpu { flag: FLAG_GPU };
+        assert_eq!(
+            gpu.said("en"),
+            "--expect-gpu: must name a GPU model such as \"RTX 4090\" or \"H100\", found an \
+             empty value"
+        );
+        assert_eq!(
+            gpu.said("zh-CN"),
+            "--expect-gpu：需要写明卡型，例如 \"RTX 4090\" 或 \"H100\"，实际为空"
+        );
     }
 
     #[test]

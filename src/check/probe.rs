@@ -263,7 +263,10 @@ impl ProbeData {
             Line::Device(d) => self.devices.push(d),
             Line::Sampler { fields, error } => match fields {
                 Some(fields) => self.layout = Some(SampleLayout::new(&fields)),
-                None => self.sampler_error = error.or(Some("sampling failed".to_string())),
+                None => {
+                    self.sampler_error = error
+                        .or_else(|| Some(rust_i18n::t!("check_probe.sampling_failed").into_owned()))
+                }
             },
             Line::Sample {
                 phase,

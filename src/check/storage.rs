@@ -12,9 +12,7 @@ use crate::state_file::{StateFile, StateFileError};
 
 #[derive(Debug, Error)]
 pub enum StorageError {
-    #[error(
-        "no state directory to keep check reports in: set GPUFLEET_STATE_DIR or XDG_STATE_HOME"
-    )]
+    #[error("{}", rust_i18n::t!("check_storage.no_state_dir"))]
     NoStateDir,
     #[error("{}: {source}", .path.display())]
     Io {
@@ -25,7 +23,7 @@ pub enum StorageError {
     /// The report could not be written; the message names the path.
     #[error(transparent)]
     State(#[from] StateFileError),
-    #[error("{}: not a check report: {source}", .path.display())]
+    #[error("{}", rust_i18n::t!("check_storage.not_a_report", path = .path.display(), error = .source))]
     Parse {
         path: PathBuf,
         #[source]
@@ -130,6 +128,21 @@ pub fn load_file(path: &Path) -> Result<CheckReport, StorageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `gpufleet check` says where a report could not be kept: English as before, and in
+    /// Chinese with the variables to set as they are written.
+    #[test]
+    fn no_state_directory_is_said_in_both_languages() {
+        assert_eq!(
+            StorageError::NoStateDir.to_string(),
+            "no state directory to keep check reports in: set GPUFLEET_STATE_DIR or XDG_STATE_HOME"
+        );
+        let zh = rust_i18n::t!("check_storage.no_state_dir", locale = "zh-CN");
+        assert_eq!(
+            zh,
+            "没有可保存验卡报告的状态目录：请设置 GPUFLEET_STATE_DIR 或 XDG_STATE_HOME"
+        );
+    }
 
     #[test]
     fn host_names_become_one_safe_segment() {

@@ -61,11 +61,13 @@ pub enum Optimizer {
 }
 
 impl Optimizer {
+    /// The optimizer's name, the same in every language (`AdamW`, `8-bit AdamW`, `SGD`); the
+    /// reader's words for SGD with momentum are the catalogue's (`cli_fit.optimizer_sgd`).
     pub fn word(self) -> &'static str {
         match self {
             Optimizer::Adamw => "AdamW",
             Optimizer::Adamw8bit => "8-bit AdamW",
-            Optimizer::Sgd => "SGD with momentum",
+            Optimizer::Sgd => "SGD",
         }
     }
 }
@@ -73,9 +75,9 @@ impl Optimizer {
 /// Why a `--params` value was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ParamsError {
-    #[error("`{0}` is not a parameter count: write 7B, 1.5B, 350M or 7000000000")]
+    #[error("{}", rust_i18n::t!("cli_fit.params_invalid", value = .0))]
     Invalid(String),
-    #[error("`{0}`: the parameter count must be above zero and at most 100T")]
+    #[error("{}", rust_i18n::t!("cli_fit.params_range", value = .0))]
     OutOfRange(String),
 }
 
@@ -165,16 +167,6 @@ pub enum CardFit {
     /// for activations, fragmentation and the CUDA context.
     Tight,
     TooSmall,
-}
-
-impl CardFit {
-    pub fn word(self) -> &'static str {
-        match self {
-            CardFit::Fits => "fits",
-            CardFit::Tight => "tight",
-            CardFit::TooSmall => "too small",
-        }
-    }
 }
 
 fn bytes_per_value(precision: Precision) -> f64 {

@@ -50,13 +50,21 @@ pub enum Format {
 }
 
 impl Format {
-    pub fn words(self) -> &'static str {
+    /// The format as the reader says it: the libraries by their names, the others in words.
+    pub fn words(self) -> String {
+        self.words_in(&rust_i18n::locale())
+    }
+
+    /// [`Format::words`] in `locale`.
+    pub fn words_in(self, locale: &str) -> String {
         match self {
-            Format::HfTrainer => "Hugging Face Trainer",
-            Format::Tqdm => "tqdm",
-            Format::Lightning => "Lightning",
-            Format::Plain => "step/loss prints",
-            Format::UserPattern => "your pattern",
+            Format::HfTrainer => "Hugging Face Trainer".to_string(),
+            Format::Tqdm => "tqdm".to_string(),
+            Format::Lightning => "Lightning".to_string(),
+            Format::Plain => rust_i18n::t!("job_log_format.plain", locale = locale).into_owned(),
+            Format::UserPattern => {
+                rust_i18n::t!("job_log_format.user_pattern", locale = locale).into_owned()
+            }
         }
     }
 }
@@ -480,4 +488,20 @@ pub fn read_log(bytes: &[u8], opts: JobOptions) -> JobReport {
     log.feed(bytes);
     log.finish();
     log.report()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Format;
+
+    /// `gpufleet diagnose` names the formats a log showed: libraries by their names in every
+    /// language, the plain prints and the user's pattern in the reader's words.
+    #[test]
+    fn formats_are_named_in_the_readers_language() {
+        assert_eq!(Format::HfTrainer.words_in("zh-CN"), "Hugging Face Trainer");
+        assert_eq!(Format::Plain.words_in("en"), "step/loss prints");
+        assert_eq!(Format::UserPattern.words_in("en"), "your pattern");
+        assert_eq!(Format::Plain.words_in("zh-CN"), "打印的 step/loss 行");
+        assert_eq!(Format::UserPattern.words_in("zh-CN"), "你配置的 pattern");
+    }
 }

@@ -227,8 +227,10 @@ impl BlackBox {
             match segment.writer.write_all(line) {
                 Ok(()) => segment.bytes += line.len() as u64,
                 Err(e) => {
-                    self.error
-                        .get_or_insert(format!("black box of {host}: {e}"));
+                    self.error.get_or_insert(
+                        rust_i18n::t!("recording_writer.black_box_of", host = host, error = e)
+                            .into_owned(),
+                    );
                     state.segment = None;
                 }
             }
@@ -241,8 +243,10 @@ impl BlackBox {
             if let Some(segment) = state.segment.as_mut()
                 && let Err(e) = segment.writer.flush()
             {
-                self.error
-                    .get_or_insert(format!("black box of {host}: {e}"));
+                self.error.get_or_insert(
+                    rust_i18n::t!("recording_writer.black_box_of", host = host, error = e)
+                        .into_owned(),
+                );
             }
         }
     }

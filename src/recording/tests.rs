@@ -339,3 +339,18 @@ fn a_file_recorded_into_twice_reads_as_two_sessions_and_a_newer_one_is_refused()
         "{err}"
     );
 }
+
+/// The end-of-run line about a recording the disk could not keep up with: the console prints
+/// it in the reader's language, the count as it is.
+#[test]
+fn dropped_events_are_said_in_the_readers_language() {
+    use super::writer::dropped_words;
+    assert_eq!(
+        dropped_words(12, "en"),
+        "recording: 12 events were left out (the disk fell behind)"
+    );
+    assert_eq!(
+        dropped_words(12, "zh-CN"),
+        "录制：有 12 个事件未录入（磁盘写入跟不上）"
+    );
+}

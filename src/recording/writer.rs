@@ -48,7 +48,7 @@ pub enum RecordError {
         #[source]
         source: std::io::Error,
     },
-    #[error("could not start the recorder: {0}")]
+    #[error("{}", rust_i18n::t!("recording_writer.no_thread", error = .0))]
     Thread(std::io::Error),
 }
 
@@ -159,12 +159,20 @@ impl Recorder {
             .unwrap_or_default();
         let dropped = self.dropped.load(Ordering::Relaxed);
         if dropped > 0 {
-            problems.push(format!(
-                "recording: {dropped} events were left out (the disk fell behind)"
-            ));
+            problems.push(dropped_words(dropped, &rust_i18n::locale()));
         }
         problems
     }
+}
+
+/// What is said at the end when `dropped` events were left out of the recording, in `locale`.
+pub fn dropped_words(dropped: u64, locale: &str) -> String {
+    rust_i18n::t!(
+        "recording_writer.dropped",
+        locale = locale,
+        dropped = dropped
+    )
+    .into_owned()
 }
 
 impl Drop for Recorder {
@@ -217,7 +225,8 @@ impl Writing {
         }
         self.flush();
         if let Some(error) = self.blackbox.as_mut().and_then(|b| b.error.take()) {
-            self.errors.push(format!("black box: {error}"));
+            self.errors
+                .push(rust_i18n::t!("recording_writer.black_box", error = error).into_owned());
         }
     }
 

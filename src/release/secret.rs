@@ -71,7 +71,8 @@ pub enum TokenError {
 /// config keys that name them (errors say which key to fix, never the value).
 #[derive(Debug, Clone, Copy)]
 pub struct SecretSource<'a> {
-    /// What the secret is, for messages: `token`, `webhook URL`, `signing secret`.
+    /// What the secret is, for messages: `token`, or the catalogue key of its name
+    /// (`alert_sink.what_url`).
     pub what: &'static str,
     pub env: Option<&'a str>,
     pub file: Option<&'a Path>,

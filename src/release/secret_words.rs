@@ -13,10 +13,11 @@ pub fn token_error_words(error: &TokenError) -> String {
 
 /// [`token_error_words`] in `locale`; in `en`, the error's `Display` (the log's text).
 pub fn token_error_words_in(error: &TokenError, locale: &str) -> String {
-    // What the secret is: the release's is the token; other secrets keep their name.
+    // What the secret is: the release's is the token; other secrets name their catalogue key
+    // (`alert_sink.what_url`), or keep their name where the catalogue has none.
     let what = |what: &str| match what {
         "token" => t!("release_error.what_token", locale = locale).into_owned(),
-        other => other.to_string(),
+        key => t!(key, locale = locale).into_owned(),
     };
     match error {
         TokenError::NotConfigured {

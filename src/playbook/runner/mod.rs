@@ -19,6 +19,7 @@ use crate::playbook::report::{NoteKind, Observer, RunEvent, RunOutcome};
 use crate::playbook::undo::UndoStore;
 use crate::remote::shell_quote;
 use crate::telemetry::source::{StopFlag, now_ms};
+use rust_i18n::t;
 
 /// Output lines kept per step for checks and captures; the rest is only streamed.
 const MAX_KEPT_LINES: usize = 5_000;
@@ -143,6 +144,16 @@ struct Runner<'a, 't> {
     recheck_failed: bool,
 }
 
+/// A step's danger level in the reader's words (`change`, `变更`), as a step's heading says it.
+fn danger_words(danger: Danger) -> String {
+    match danger {
+        Danger::Read => t!("playbook_runner.danger_read"),
+        Danger::Change => t!("playbook_runner.danger_change"),
+        Danger::Disruptive => t!("playbook_runner.danger_disruptive"),
+    }
+    .into_owned()
+}
+
 impl Runner<'_, '_> {
     fn note(&mut self, kind: NoteKind, text: &str) {
         self.tools.observer.event(&RunEvent::Note { kind, text });
@@ -156,11 +167,12 @@ impl Runner<'_, '_> {
             if let Some(step) = always {
                 return RunOutcome::Refused {
                     step: step.id.clone(),
-                    reason: format!(
-                        "--read-only: this runbook always runs a {} step ({}); nothing was run \
-                         (try --dry-run to see it)",
-                        step.danger, step.title
-                    ),
+                    reason: t!(
+                        "playbook_runner.read_only_always",
+                        danger = danger_words(step.danger),
+                        title = step.title
+                    )
+                    .into_owned(),
                 };
             }
         }
@@ -254,8 +266,8 @@ impl Runner<'_, '_> {
         };
         let (argv, used_sudo) = self.privileged(step, argv);
         let shown = match (&step.advice, &step.say) {
-            (Some(name), _) => format!("(built-in advice: {name})"),
-            (None, Some(_)) => "(conclusion, nothing runs)".to_string(),
+            (Some(name), _) => t!("playbook_runner.advice_shown", name = name).into_owned(),
+            (None, Some(_)) => t!("playbook_runner.conclusion_shown").into_owned(),
             (None, None) => display(&argv),
         };
         self.tools.observer.event(&RunEvent::Step {
@@ -299,7 +311,11 @@ impl Runner<'_, '_> {
     /// Dry run, read-only, local reboot and confirmation; `Some` when the step does not run.
     fn gate(&mut self, step: &Step, shown: &str) -> Option<Flow> {
         if self.options.dry_run {
-            let text = format!("not run: {} step", step.danger);
+            let text = t!(
+                "playbook_runner.dry_not_run",
+                danger = danger_words(step.danger)
+            )
+            .into_owned();
             self.note(NoteKind::DryRun, &text);
             self.states.insert(step.id.clone(), StepState::Skipped);
             if step.danger != Danger::Read {
@@ -310,15 +326,17 @@ impl Runner<'_, '_> {
         if step.danger != Danger::Read && self.options.read_only {
             return Some(Flow::End(RunOutcome::Refused {
                 step: step.id.clone(),
-                reason: format!("--read-only refuses {} steps", step.danger),
+                reason: t!(
+                    "playbook_runner.read_only_refuses",
+                    danger = danger_words(step.danger)
+                )
+                .into_owned(),
             }));
         }
         if step.reboot && self.tools.exec.is_local() {
             return Some(Flow::End(RunOutcome::Refused {
                 step: step.id.clone(),
-                reason: "gpufleet does not reboot the machine it runs on; reboot it yourself, \
-                         then run this runbook again"
-                    .to_string(),
+                reason: t!("playbook_runner.local_reboot").into_owned(),
             }));
         }
         let confirmed = self.tools.confirmer.confirm(&ConfirmRequest {
@@ -337,7 +355,7 @@ impl Runner<'_, '_> {
             self.states.insert(step.id.clone(), StepState::Skipped);
             self.tools.observer.event(&RunEvent::Skipped {
                 step,
-                reason: "not confirmed",
+                reason: &t!("playbook_runner.not_confirmed"),
             });
             return Some(Flow::Next);
         }
@@ -358,7 +376,7 @@ impl Runner<'_, '_> {
             })
             .collect();
         let shown = if step.command.is_empty() {
-            "(conclusion, nothing runs)".to_string()
+            t!("playbook_runner.conclusion_shown").into_owned()
         } else {
             display(&words)
         };
@@ -368,9 +386,9 @@ impl Runner<'_, '_> {
             step,
             command: &shown,
         });
-        let mut text = "not run: it follows a change the dry run did not make".to_string();
+        let mut text = t!("playbook_runner.after_dry_change").into_owned();
         if !step.only_if.is_empty() || !step.only_if_any.is_empty() {
-            text.push_str(" (and runs only if its conditions hold)");
+            text.push_str(&t!("playbook_runner.only_if"));
         }
         self.note(NoteKind::DryRun, &text);
         self.states.insert(step.id.clone(), StepState::Skipped);
