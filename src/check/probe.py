@@ -5,7 +5,9 @@
 # (src/check/probe.rs) parses them. Every object has "t", its type:
 #
 #   hello     protocol version, python version, pid
-#   skip      PyTorch (or CUDA through it) is unusable; "reason" says why; nothing else follows
+#   skip      PyTorch (or CUDA through it) is unusable; "reason" says why in English, "kind"
+#             (no_torch: "executable", "error"; no_gpu: "version", "cuda", "error" or null) lets
+#             gpufleet say it in the reader's language; nothing else follows
 #   torch     torch version, the CUDA it was built for, compiled architectures
 #   device    one per visible CUDA device: name, uuid, capability, memory, bf16, arch_ok
 #   sampler   the nvidia-smi fields being sampled, or "error" when sampling is impossible
@@ -430,7 +432,13 @@ def main(argv):
     try:
         import torch
     except Exception as e:  # a broken install raises more than ImportError
-        emit({"t": "skip", "reason": "PyTorch is not importable by %s (%s)" % (sys.executable, _short(e))})
+        emit({
+            "t": "skip",
+            "kind": "no_torch",
+            "executable": sys.executable,
+            "error": _short(e),
+            "reason": "PyTorch is not importable by %s (%s)" % (sys.executable, _short(e)),
+        })
         emit({"t": "done", "elapsed_s": elapsed()})
         return 0
     arch_list = []
@@ -449,13 +457,18 @@ def main(argv):
         usable = torch.cuda.is_available() and torch.cuda.device_count() > 0
     except Exception as e:
         usable = False
-        why = _short(e)
+        error = _short(e)
     else:
-        why = "torch.cuda.is_available() is False"
+        error = None
     if not usable:
-        built = getattr(torch.version, "cuda", None)
+        built = str(getattr(torch.version, "cuda", None))
+        why = error or "torch.cuda.is_available() is False"
         emit({
             "t": "skip",
+            "kind": "no_gpu",
+            "version": torch.__version__,
+            "cuda": built,
+            "error": error,
             "reason": "PyTorch %s (built for CUDA %s) cannot use a GPU: %s" % (torch.__version__, built, why),
         })
         emit({"t": "done", "elapsed_s": elapsed()})

@@ -1,6 +1,7 @@
 //! The compute probe: the embedded Python script, the arguments it runs with, and the reader
 //! that turns its JSON lines into results (see the protocol comment atop `probe.py`).
 
+use rust_i18n::t;
 use serde::Deserialize;
 
 use crate::telemetry::GpuSample;
@@ -68,6 +69,17 @@ enum Line {
     },
     Skip {
         reason: String,
+        /// `no_torch` or `no_gpu`, with the fields below; absent from an older script.
+        #[serde(default)]
+        kind: Option<String>,
+        #[serde(default)]
+        executable: Option<String>,
+        #[serde(default)]
+        error: Option<String>,
+        #[serde(default)]
+        version: Option<String>,
+        #[serde(default)]
+        cuda: Option<String>,
     },
     Torch {
         version: Option<String>,
@@ -255,7 +267,41 @@ impl ProbeData {
                 self.protocol = Some(protocol);
                 return ProbeUpdate::Started;
             }
-            Line::Skip { reason } => self.skip = Some(reason),
+            Line::Skip {
+                reason,
+                kind,
+                executable,
+                error,
+                version,
+                cuda,
+            } => {
+                let said = match (kind.as_deref(), executable, version, cuda) {
+                    (Some("no_torch"), Some(executable), _, _) => Some(
+                        t!(
+                            "check_probe_skip.no_torch",
+                            executable = executable,
+                            error = error.unwrap_or_default()
+                        )
+                        .into_owned(),
+                    ),
+                    (Some("no_gpu"), _, Some(version), Some(cuda)) => {
+                        let why = error
+                            .unwrap_or_else(|| t!("check_probe_skip.not_available").into_owned());
+                        Some(
+                            t!(
+                                "check_probe_skip.no_gpu",
+                                version = version,
+                                cuda = cuda,
+                                why = why
+                            )
+                            .into_owned(),
+                        )
+                    }
+                    // An older or newer script: its own (English) words.
+                    _ => None,
+                };
+                self.skip = Some(said.unwrap_or(reason));
+            }
             Line::Torch { version, cuda } => {
                 self.torch_version = version.or(self.torch_version.take());
                 self.torch_cuda = cuda.or(self.torch_cuda.take());
@@ -459,5 +505,42 @@ mod tests {
         assert_eq!(data.samples[0].pcie.width_current, Some(8));
         data.feed(r#"{"t":"sampler","error":"cannot run nvidia-smi"}"#);
         assert_eq!(data.sampler_error.as_deref(), Some("cannot run nvidia-smi"));
+    }
+
+    /// A skip with its kind is said from the catalogue, in the same English as the script's
+    /// own reason; a skip without one (an older script) keeps the script's words.
+    #[test]
+    fn a_skip_is_said_from_its_kind_and_an_older_one_keeps_its_reason() {
+        let mut data = ProbeData::default();
+        data.feed(
+            r#"{"t":"skip","kind":"no_gpu","version":"2.5.1","cuda":"12.4","error":null,"reason":"PyTorch 2.5.1 (built for CUDA 12.4) cannot use a GPU: torch.cuda.is_available() is False"}"#,
+        );
+        assert_eq!(
+            data.skip.as_deref(),
+            Some(
+                "PyTorch 2.5.1 (built for CUDA 12.4) cannot use a GPU: torch.cuda.is_available() is False"
+            )
+        );
+        let mut data = ProbeData::default();
+        data.feed(
+            r#"{"t":"skip","kind":"no_gpu","version":"2.5.1","cuda":"None","error":"RuntimeError: no driver","reason":"x"}"#,
+        );
+        assert_eq!(
+            data.skip.as_deref(),
+            Some("PyTorch 2.5.1 (built for CUDA None) cannot use a GPU: RuntimeError: no driver")
+        );
+        let mut data = ProbeData::default();
+        data.feed(r#"{"t":"skip","reason":"an older script's words"}"#);
+        assert_eq!(data.skip.as_deref(), Some("an older script's words"));
+        let zh = t!(
+            "check_probe_skip.no_torch",
+            locale = "zh-CN",
+            executable = "/usr/bin/python3",
+            error = "ModuleNotFoundError: No module named 'torch'"
+        );
+        assert_eq!(
+            zh,
+            "/usr/bin/python3 无法导入 PyTorch（ModuleNotFoundError: No module named 'torch'）"
+        );
     }
 }
