@@ -1824,6 +1824,461 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // --- session 12, providers and telemetry (h1) ---
     // --- end of h1 ---
     // --- session 12, remote (h2) ---
+    (
+        "src/remote/auth.rs",
+        ".pub",
+        "the suffix of a key's public half, as ssh-keygen names the file",
+    ),
+    (
+        "src/remote/auth.rs",
+        "keyboard-interactive",
+        "an SSH login method's protocol name (RFC 4252), as the server offers it and `PreferredAuthentications` lists it",
+    ),
+    (
+        "src/remote/auth.rs",
+        "none",
+        "the cipher name an unencrypted OpenSSH private key carries inside its body (`openssh-key-v1`)",
+    ),
+    (
+        "src/remote/auth.rs",
+        "password",
+        "an SSH login method's protocol name (RFC 4252), as the server offers it and `PreferredAuthentications` lists it",
+    ),
+    (
+        "src/remote/auth.rs",
+        "publickey",
+        "an SSH login method's protocol name (RFC 4252), as the server offers it and `PreferredAuthentications` lists it",
+    ),
+    (
+        "src/remote/bridge.rs",
+        "gpufleet closing the jump",
+        "the description of the SSH disconnect message sent to the host as the connection closes (the host's sshd may log it); never shown here",
+    ),
+    (
+        "src/remote/exec.rs",
+        "-TERM",
+        "`kill`'s signal argument in the command run on the host to stop a cancelled command",
+    ),
+    (
+        "src/remote/exec.rs",
+        "g=; if read -r s < /proc/$$/stat 2>/dev/null; then r=${s##*) }; r=${r#* }; r=${r#* }; g=${r%% *}; fi; echo \"gpufleet-pid $$ $g\"; exec \"$@\"",
+        "the shell wrapper run on the host: it prints the pid marker, then becomes the command",
+    ),
+    (
+        "src/remote/exec.rs",
+        "gpufleet-pid ",
+        "the marker the wrapper prints before the pid and process group, which the reader strips off its output",
+    ),
+    (
+        "src/remote/exec.rs",
+        "kill",
+        "the command run on the host to stop a cancelled command",
+    ),
+    (
+        "src/remote/exec.rs",
+        "sh",
+        "the POSIX shell the command runs under on the host (`sh -c WRAPPER sh ARGV`)",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "BatchMode",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "CertificateFile",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "ChallengeResponseAuthentication",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "ConnectTimeout",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "HashKnownHosts",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "IdentitiesOnly",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "IdentityAgent",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "KbdInteractiveAuthentication",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "PasswordAuthentication",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "PubkeyAuthentication",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "ServerAliveCountMax",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "ServerAliveInterval",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "batchmode",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "certificatefile",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "challengeresponseauthentication",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "connecttimeout",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "hashknownhosts",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "identitiesonly",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "identityagent",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "kbdinteractiveauthentication",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "keyboard-interactive",
+        "an SSH login method's protocol name (RFC 4252), as the server offers it and `PreferredAuthentications` lists it",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "password",
+        "an SSH login method's protocol name (RFC 4252), as the server offers it and `PreferredAuthentications` lists it",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "passwordauthentication",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "preferredauthentications",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "pubkeyauthentication",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "publickey",
+        "an SSH login method's protocol name (RFC 4252), as the server offers it and `PreferredAuthentications` lists it",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "serveralivecountmax",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/host_settings.rs",
+        "serveraliveinterval",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/mod.rs",
+        "LinkOptions",
+        "a name in `LinkOptions`'s `fmt::Debug` output (`debug_struct` / `field`), never shown to a user",
+    ),
+    (
+        "src/remote/mod.rs",
+        "nvidia-smi",
+        "the default `nvidia_smi` command run on the host",
+    ),
+    (
+        "src/remote/mod.rs",
+        "prompter",
+        "a name in `LinkOptions`'s `fmt::Debug` output (`debug_struct` / `field`), never shown to a user",
+    ),
+    (
+        "src/remote/mux.rs",
+        "gpufleet closing the link",
+        "the description of the SSH disconnect message sent to the host as the connection closes (the host's sshd may log it); never shown here",
+    ),
+    (
+        "src/remote/proxy_config.rs",
+        "ProxyCommand",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/proxy_config.rs",
+        "ProxyJump",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/proxy_config.rs",
+        "proxycommand",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/proxy_config.rs",
+        "proxyjump",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/queries.rs",
+        "nvidia-smi ended without an exit status",
+        "a line added, after the host's own output, to the raw evidence of unreadable GPUs (`HostEvent::Lost`'s `raw`), kept as recorded like accel_poll's `exit status {code}`; the status and findings around it are catalogue words",
+    ),
+    (
+        "src/remote/queries.rs",
+        "nvidia-smi exited with status {code}",
+        "a line added, after the host's own output, to the raw evidence of unreadable GPUs (`HostEvent::Lost`'s `raw`), kept as recorded like accel_poll's `exit status {code}`; the status and findings around it are catalogue words",
+    ),
+    (
+        "src/remote/session.rs",
+        "ssh {}",
+        "where a host's readings come from, `ssh TARGET` (a command and a target, shown as is by `app::words::source`): the source's name in logs and recordings",
+    ),
+    (
+        "src/remote/ssh_config_file.rs",
+        "certificatefile",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/ssh_config_file.rs",
+        "hostname",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/ssh_config_file.rs",
+        "identityfile",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/ssh_config_file.rs",
+        "tag",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/ssh_config_file.rs",
+        "user",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/ssh_config_match.rs",
+        "all",
+        "a `Match` criterion of ssh_config, lower-cased as the reader matches it",
+    ),
+    (
+        "src/remote/ssh_config_match.rs",
+        "canonical",
+        "a `Match` criterion of ssh_config, lower-cased as the reader matches it",
+    ),
+    (
+        "src/remote/ssh_config_match.rs",
+        "exec",
+        "a `Match` criterion of ssh_config, lower-cased as the reader matches it",
+    ),
+    (
+        "src/remote/ssh_config_match.rs",
+        "final",
+        "a `Match` criterion of ssh_config, lower-cased as the reader matches it",
+    ),
+    (
+        "src/remote/ssh_config_match.rs",
+        "host",
+        "a `Match` criterion of ssh_config, lower-cased as the reader matches it",
+    ),
+    (
+        "src/remote/ssh_config_match.rs",
+        "localnetwork",
+        "a `Match` criterion of ssh_config, lower-cased as the reader matches it",
+    ),
+    (
+        "src/remote/ssh_config_match.rs",
+        "localuser",
+        "a `Match` criterion of ssh_config, lower-cased as the reader matches it",
+    ),
+    (
+        "src/remote/ssh_config_match.rs",
+        "originalhost",
+        "a `Match` criterion of ssh_config, lower-cased as the reader matches it",
+    ),
+    (
+        "src/remote/ssh_config_match.rs",
+        "sessiontype",
+        "a `Match` criterion of ssh_config, lower-cased as the reader matches it",
+    ),
+    (
+        "src/remote/ssh_config_match.rs",
+        "tagged",
+        "a `Match` criterion of ssh_config, lower-cased as the reader matches it",
+    ),
+    (
+        "src/remote/ssh_config_match.rs",
+        "user",
+        "a `Match` criterion of ssh_config, lower-cased as the reader matches it",
+    ),
+    (
+        "src/remote/ssh_config_match.rs",
+        "version",
+        "a `Match` criterion of ssh_config, lower-cased as the reader matches it",
+    ),
+    (
+        "src/remote/ssh_options.rs",
+        "HostKeyAlias",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/ssh_options.rs",
+        "KnownHostsCommand",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/ssh_options.rs",
+        "RevokedHostKeys",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/ssh_options.rs",
+        "StrictHostKeyChecking",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/ssh_options.rs",
+        "UserKnownHostsFile",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/ssh_options.rs",
+        "globalknownhostsfile",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/ssh_options.rs",
+        "hostkeyalias",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/ssh_options.rs",
+        "knownhostscommand",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/ssh_options.rs",
+        "revokedhostkeys",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/ssh_options.rs",
+        "stricthostkeychecking",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/ssh_options.rs",
+        "userknownhostsfile",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/target.rs",
+        ".ssh",
+        "a path: the `~/.ssh` folder, where the ssh config, its includes and the default keys live",
+    ),
+    (
+        "src/remote/target.rs",
+        "HostName",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/target.rs",
+        "IdentityFile",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/target.rs",
+        "LOGNAME",
+        "an environment variable's name",
+    ),
+    (
+        "src/remote/target.rs",
+        "Port",
+        "an ssh_config keyword as OpenSSH spells it, named in a refusal whose reason is `option_words` catalogue text",
+    ),
+    (
+        "src/remote/target.rs",
+        "USER",
+        "an environment variable's name",
+    ),
+    (
+        "src/remote/target.rs",
+        "hostname",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/target.rs",
+        "identityfile",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/target.rs",
+        "port",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/target.rs",
+        "root",
+        "the local user name taken when `USER` and `LOGNAME` are unset: a login name (the default remote user, OpenSSH's `%u`)",
+    ),
+    (
+        "src/remote/target.rs",
+        "user",
+        "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
+    ),
+    (
+        "src/remote/target.rs",
+        "~/.ssh/config",
+        "a path: the ssh config a refusal names when no config file was read",
+    ),
+    (
+        "src/remote/task.rs",
+        "ssh-links",
+        "the name of the links' runtime threads (`thread_name`)",
+    ),
     // --- end of h2 ---
     // --- session 12, check, job, playbook, recording, alerts (h3) ---
     // session 12: recording (h3)
@@ -2994,6 +3449,30 @@ const NOT_SCANNED: &[(&str, &str)] = &[
     // --- session 12, providers and telemetry (h1) ---
     // --- end of h1 ---
     // --- session 12, remote (h2) ---
+    (
+        "src/remote/accel_tools.rs",
+        "the accelerator probe: its shell script, the vendor tools' names and arguments run on the host, the marker of the probe's answer; and the reason inside the `unsupported output from amd-smi` evidence line, English like the vendor parsers' reasons (`src/telemetry/accel/*_smi.rs`), whose finding `accel_unsupported_output` says what it means and what to do in the catalogue's words",
+    ),
+    (
+        "src/remote/job_find.rs",
+        "the job probe's shell script and the command words run on the host, the marker between the process list and the probe, and `stdout` / `stderr`, the stream's own name in a job's `log` field (`stdout: /path`), as the snapshot's JSON keeps it",
+    ),
+    (
+        "src/remote/job_follow.rs",
+        "the `tail` commands and shell scripts run on the host to read a job's log; its notices are `notice_words`, which are scanned",
+    ),
+    (
+        "src/remote/job_scan.rs",
+        "the shell and awk script run on the host to find who holds a GPU device or writes the job's log (with the nvidia-smi fields and `-q` labels it reads), and the words of its output lines (`minors`, `scanned`, `gpu`, `dev`, `log`) parsed back",
+    ),
+    (
+        "src/remote/smi.rs",
+        "nvidia-smi's arguments, the kernel-log commands run on the host (`dmesg`, `journalctl`), and the needles matched in the host's kernel lines (`NVRM`, `PCIe Bus Error`)",
+    ),
+    (
+        "src/remote/tie.rs",
+        "the watch script run on the host that ends a command when its SSH channel closes",
+    ),
     // --- end of h2 ---
     // --- session 12, check, job, playbook, recording, alerts (h3) ---
     (
@@ -3068,27 +3547,6 @@ const PENDING_A: &[&str] = &[
     // --- session 12, providers and telemetry (h1) ---
     // --- end of h1 ---
     // --- session 12, remote (h2) ---
-    "src/remote/accel_tools.rs",
-    "src/remote/auth.rs",
-    "src/remote/bridge.rs",
-    "src/remote/exec.rs",
-    "src/remote/host_settings.rs",
-    "src/remote/job_find.rs",
-    "src/remote/job_follow.rs",
-    "src/remote/job_scan.rs",
-    "src/remote/mod.rs",
-    "src/remote/mux.rs",
-    "src/remote/named.rs",
-    "src/remote/proxy_config.rs",
-    "src/remote/queries.rs",
-    "src/remote/session.rs",
-    "src/remote/smi.rs",
-    "src/remote/ssh_config_file.rs",
-    "src/remote/ssh_config_match.rs",
-    "src/remote/ssh_options.rs",
-    "src/remote/target.rs",
-    "src/remote/task.rs",
-    "src/remote/tie.rs",
     // --- end of h2 ---
     // --- session 12, check, job, playbook, recording, alerts (h3) ---
     // --- end of h3 ---

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::config::{Config, HostConfig};
+use crate::fleet::NoticeText;
 use crate::remote::{LinkOptions, RemoteError, RemoteHost, resolve};
 
 /// SSH settings of the command line, shared by every connection of one run.
@@ -20,9 +21,9 @@ pub struct SshSettings {
     pub allow_strict_host_key_checking_no: bool,
 }
 
-/// A host that could not be resolved.
+/// A host that could not be resolved. Its `Display` is the catalogue's English, for logs.
 #[derive(Debug, thiserror::Error)]
-#[error("host {name}: {source}")]
+#[error("{}", resolve_words(.name, .source).english())]
 pub struct ResolveError {
     pub name: String,
     pub source: Box<RemoteError>,
@@ -32,11 +33,20 @@ impl ResolveError {
     /// The error in the interface's language, for a person to read (its `Display` is the
     /// English, for logs); the same words in English.
     pub fn localized(&self) -> String {
-        crate::fleet::NoticeText::new("resolve_words.host")
-            .put("name", self.name.as_str())
-            .put_words("reason", crate::remote::error_words::reason(&self.source))
-            .localized()
+        self.words().localized()
     }
+
+    /// The error in catalogue words (`resolve_words.host`), to be said in any language.
+    pub fn words(&self) -> NoticeText {
+        resolve_words(&self.name, &self.source)
+    }
+}
+
+/// `host NAME: REASON`, the reason in the link error's own catalogue words.
+fn resolve_words(name: &str, source: &RemoteError) -> NoticeText {
+    NoticeText::new("resolve_words.host")
+        .put("name", name)
+        .put_words("reason", crate::remote::error_words::reason(source))
 }
 
 /// The link options of `settings` at `interval_ms`.
@@ -112,10 +122,10 @@ mod tests {
         };
         let english = crate::remote::error_words::reason(&error.source).english();
         assert_eq!(format!("host rented: {english}"), error.to_string());
-        let zh = crate::fleet::NoticeText::new("resolve_words.host")
-            .put("name", "rented")
-            .put_words("reason", crate::remote::error_words::reason(&error.source))
-            .render("zh-CN");
-        assert_eq!(zh, "主机 rented：/c: 第 4 行：引号没有闭合");
+        assert_eq!(error.words().english(), error.to_string());
+        assert_eq!(
+            error.words().render("zh-CN"),
+            "主机 rented：/c: 第 4 行：引号没有闭合"
+        );
     }
 }

@@ -183,13 +183,15 @@ pub(crate) async fn follow(mut link: Link) {
             }
             Err(RemoteError::Stopped) => return,
             Err(e) if e.is_permanent() => {
+                // The English is the catalogue's, made safe as a whole, as the log keeps it.
+                let words = error_words::reason_not_retrying(&e);
                 link.emit(HostEvent::Disconnected {
                     at_ms: now_ms(),
-                    reason: sanitize(&format!("{e} (not retrying)")),
+                    reason: sanitize(&words.english()),
                     summary: sanitize(&e.summary()),
                     retry_at_ms: None,
                     words: Some(DownWords {
-                        reason: error_words::reason_not_retrying(&e).map_verbatim(&sanitize),
+                        reason: words.map_verbatim(&sanitize),
                         summary: error_words::summary(&e),
                     }),
                 });
