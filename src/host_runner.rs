@@ -31,7 +31,7 @@ impl HostRunner for SshRunner<'_> {
             std::slice::from_ref(&host.to_string()),
             self.config,
         )
-        .map_err(|e| e.to_string())?
+        .map_err(|e| e.localized())?
         .pop()
         .ok_or_else(|| t!("host_runner.no_host", host = host).into_owned())?;
         let opts = link_options(self.ssh, self.interval_ms);
@@ -41,7 +41,7 @@ impl HostRunner for SshRunner<'_> {
             timeout: RUN_TIMEOUT,
         };
         let outcome = exec(&remote, &opts, &request, &StopFlag::default(), on_line)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.localized())?;
         if outcome.timed_out {
             return Err(t!("host_runner.timed_out", seconds = RUN_TIMEOUT.as_secs()).into_owned());
         }

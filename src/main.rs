@@ -117,7 +117,7 @@ fn run_check(
                     Some(h) => h,
                     None => return could_not_run(cli_words::no_host_named(name)),
                 },
-                Err(e) => return could_not_run(e.to_string()),
+                Err(e) => return could_not_run(e.localized()),
             };
             let base = config.host(name).and_then(|h| h.expect.clone());
             (
@@ -171,7 +171,8 @@ fn playbook(
         match host {
             Some(name) if !args.local => {
                 let remote =
-                    resolve_named(&args.ssh_settings(), std::slice::from_ref(name), config)?
+                    resolve_named(&args.ssh_settings(), std::slice::from_ref(name), config)
+                        .map_err(|e| anyhow::anyhow!(e.localized()))?
                         .pop()
                         .ok_or_else(|| anyhow::anyhow!(cli_words::no_host_named(name)))?;
                 Ok(playbook::Target::Remote(

@@ -439,3 +439,48 @@ fn a_provider_commands_bad_inventory_is_said_in_chinese_and_in_the_same_english(
         )
     );
 }
+
+#[test]
+fn a_check_that_cannot_reach_or_name_its_host_says_why_in_chinese_and_in_the_same_english() {
+    let home = Home::new();
+    let ssh_config = home.write(
+        "ssh_config",
+        "Host behind\n  HostName 127.0.0.1\n  ProxyJump root@127.0.0.1:1\n",
+    );
+    let check = |lang: &str, host: &str| {
+        run(
+            &home,
+            &["--lang", lang, "--ssh-config", &ssh_config, "check", host],
+        )
+    };
+    // The jump host refuses: the SSH layer's reason in the reader's language too.
+    let out = check("zh-CN", "behind");
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).ends_with(
+            "gpufleet check: 无法在主机上运行验卡：跳板机 root@127.0.0.1:1：无法连接 127.0.0.1:1：Connection refused (os error 111)\n"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = check("en", "behind");
+    assert!(
+        stderr(&out).ends_with(
+            "gpufleet check: cannot run the check on the host: jump host root@127.0.0.1:1: cannot connect to 127.0.0.1:1: Connection refused (os error 111)\n"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // A target that cannot be one.
+    let out = check("zh-CN", "root@bad:99999");
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "gpufleet check: 主机 root@bad:99999：无效的 ssh 目标 \"root@bad:99999\"：端口 \"99999\" 不是 1 到 65535 之间的数字\n"
+    );
+    let out = check("en", "root@bad:99999");
+    assert_eq!(
+        stderr(&out),
+        "gpufleet check: host root@bad:99999: invalid ssh target \"root@bad:99999\": port \"99999\" is not a number from 1 to 65535\n"
+    );
+}

@@ -9,7 +9,7 @@ use crate::check::CheckError;
 /// The sentence for `error`, from the catalogue under `check_error`.
 pub fn check_error_words(error: &CheckError) -> String {
     match error {
-        CheckError::Remote(why) => t!("check_error.remote", why = why.to_string()),
+        CheckError::Remote(why) => t!("check_error.remote", why = why.localized()),
         CheckError::Spawn { program, source } => t!(
             "check_error.spawn",
             program = program,
