@@ -265,3 +265,47 @@ fn a_job_found_through_its_gpu_device_is_judged_on_that_gpu_only() {
     // Its GPU's half of 3.6 USD/h × (1 − 3 %).
     assert!(f.summary.contains("1.75 USD"), "{}", f.summary);
 }
+
+/// The fleet judges a job's use of its GPUs every few seconds, not every second: within
+/// `JOB_FIT_EVERY_MS` the last judgement stands, after it the newest points count, and a job
+/// that ends (or a new one) is judged again at once.
+#[test]
+fn the_fleet_judges_a_jobs_gpus_every_few_seconds_and_at_once_when_the_jobs_change() {
+    use gpufleet::diagnose::live_findings_judged;
+    use gpufleet::diagnose::live_fit::{JOB_FIT_EVERY_MS, JobFitMemo};
+    let opts = LiveOptions::default();
+    let roomy = |g: &mut GpuSample| {
+        g.memory_used_mib = Some(8_000);
+        g.utilization_gpu_pct = Some(12.0);
+    };
+    let mut h = host(Some(3.6));
+    feed(&mut h, 0, 200, 0.0, roomy);
+    let mut memo = JobFitMemo::default();
+    let at = |s: u64| T0 + s * 1000;
+    let first = memo.refresh(&h, at(199), &opts).to_vec();
+    assert_eq!(labels(&first), ["card_oversized"]);
+    // Judged with the memo, the findings are those judged from scratch.
+    assert_eq!(
+        live_findings_judged(&h, at(199), &opts, &first),
+        findings_at(&h, 199)
+    );
+    // The card fills up: within the pace the roomy verdict stands, after it the full one.
+    feed(&mut h, 200, 200, 0.0, |g| {
+        g.memory_used_mib = Some(140_000);
+        g.utilization_gpu_pct = Some(99.0);
+    });
+    let soon = at(199) + JOB_FIT_EVERY_MS - 1000;
+    assert_eq!(memo.refresh(&h, soon, &opts), first.as_slice());
+    let later = at(399);
+    assert_eq!(
+        labels(memo.refresh(&h, later, &opts)),
+        ["card_undersized"],
+        "judged anew after {JOB_FIT_EVERY_MS} ms"
+    );
+    // The job ends: judged again at once, nothing left to say of it.
+    h.apply(HostEvent::Jobs {
+        at_ms: at(400),
+        jobs: Vec::new(),
+    });
+    assert!(memo.refresh(&h, at(400), &opts).is_empty());
+}

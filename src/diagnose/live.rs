@@ -32,6 +32,19 @@ pub(crate) use crate::diagnose::live_window::{any_point, sustained, timed_points
 
 /// The findings for `host` at `now_ms`, most severe first.
 pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<Finding> {
+    let mut fit = Findings::default();
+    crate::diagnose::live_fit::jobs_on_gpus(host, now_ms, opts, &mut fit);
+    live_findings_judged(host, now_ms, opts, &fit.into_items())
+}
+
+/// As [`live_findings`], with the jobs' use of their GPUs as judged already (the fleet keeps
+/// that for a few seconds: [`crate::diagnose::live_fit::JobFitMemo`]).
+pub fn live_findings_judged(
+    host: &HostState,
+    now_ms: u64,
+    opts: &LiveOptions,
+    job_fit: &[Finding],
+) -> Vec<Finding> {
     let mut out = Findings::default();
     link(host, now_ms, opts, &mut out);
     kernel_lines(host, now_ms, opts, &mut out);
@@ -43,7 +56,7 @@ pub fn live_findings(host: &HostState, now_ms: u64, opts: &LiveOptions) -> Vec<F
     }
     idle(host, now_ms, opts, &mut out);
     crate::diagnose::live_jobs::jobs(host, now_ms, &mut out);
-    crate::diagnose::live_fit::jobs_on_gpus(host, now_ms, opts, &mut out);
+    out.extend(job_fit.iter().cloned());
     order::root_cause_first(out)
 }
 

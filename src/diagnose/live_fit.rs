@@ -12,7 +12,7 @@
 //! devices it holds (a job found inside a container); when none is known, all of the host's
 //! GPUs.
 
-use crate::diagnose::finding::Findings;
+use crate::diagnose::finding::{Finding, Findings};
 use crate::diagnose::labels_fit::{self, CardNeed, Waste};
 use crate::diagnose::live_window::{LiveOptions, sustained, timed_points, total_held_ms};
 use crate::fleet::history::HistoryPoint;
@@ -25,6 +25,48 @@ const MIB_BYTES: f64 = 1_048_576.0;
 const GB_BYTES: f64 = 1e9;
 /// The share of a card's memory a job should need at most (the guide's 70 % rule, as `fit`).
 const FIT_SHARE: f64 = 0.7;
+
+/// How often the fleet judges its jobs' use of their GPUs again ([`JobFitMemo`]). The rules
+/// look over a 2-minute window and want nine tenths of it, so a finding comes at most this
+/// much later and its figures move in steps of this size; reading 8 GPUs' 3 minutes of points
+/// for every job every second was the largest part of what a job cost the console.
+pub const JOB_FIT_EVERY_MS: u64 = 5_000;
+
+/// One host's jobs' use of their GPUs as last judged, kept for [`JOB_FIT_EVERY_MS`] while the
+/// same jobs live on a host whose link is up (any change judges again at once).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobFitMemo {
+    at_ms: Option<u64>,
+    /// The live jobs' PIDs and whether the link was up when judged.
+    key: (Vec<u32>, bool),
+    findings: Vec<Finding>,
+}
+
+impl JobFitMemo {
+    /// Judges `host`'s jobs again when due; the findings as last judged.
+    pub fn refresh(&mut self, host: &HostState, now_ms: u64, opts: &LiveOptions) -> &[Finding] {
+        let key = (
+            host.jobs
+                .iter()
+                .filter(|j| j.alive())
+                .map(|j| j.process.pid)
+                .collect::<Vec<_>>(),
+            host.link == Link::Up,
+        );
+        let due = match self.at_ms {
+            None => true,
+            Some(at) => now_ms < at || now_ms - at >= JOB_FIT_EVERY_MS || key != self.key,
+        };
+        if due {
+            let mut out = Findings::default();
+            jobs_on_gpus(host, now_ms, opts, &mut out);
+            self.findings = out.into_items();
+            self.at_ms = Some(now_ms);
+            self.key = key;
+        }
+        &self.findings
+    }
+}
 
 /// Adds the findings of each live job's use of its GPUs to `out`.
 pub(crate) fn jobs_on_gpus(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {

@@ -42,7 +42,7 @@ use std::borrow::Cow;
 
 pub use finding::{Cause, Finding, Findings, Severity};
 pub use input::{InputReport, ReadLimits, diagnose_reader};
-pub use live::{LiveOptions, live_findings};
+pub use live::{LiveOptions, live_findings, live_findings_judged};
 pub use render::{render_json, render_text};
 pub use text::{TextDiagnoser, diagnose, diagnose_text};
 pub use verdict::{

@@ -5,7 +5,8 @@
 
 use crate::config::OnPlateau;
 use crate::cost::LedgerBook;
-use crate::diagnose::{LiveOptions, live_findings};
+use crate::diagnose::live_fit::JobFitMemo;
+use crate::diagnose::{LiveOptions, live_findings_judged};
 use crate::fleet::event_log::log_host_event;
 use crate::telemetry::TimestampMs;
 
@@ -135,6 +136,8 @@ pub struct Fleet {
     pub options: FleetOptions,
     /// The money nobody watches, from the synced provider inventory (set by the drivers).
     pub unwatched: Vec<super::unwatched::UnwatchedLine>,
+    /// Each host's jobs' use of their GPUs as last judged, by [`HostId`].
+    job_fit: Vec<JobFitMemo>,
 }
 
 impl Fleet {
@@ -151,6 +154,7 @@ impl Fleet {
             started_ms: now_ms,
             options,
             unwatched: Vec::new(),
+            job_fit: Vec::new(),
         }
     }
 
@@ -213,7 +217,9 @@ impl Fleet {
         let mut live = self.options.live.clone();
         live.interval_ms = self.options.interval_ms;
         let mut changed = FindingsRefresh::default();
-        for (i, host) in self.hosts.iter_mut().enumerate() {
+        self.job_fit
+            .resize_with(self.hosts.len(), JobFitMemo::default);
+        for (i, (host, job_fit)) in self.hosts.iter_mut().zip(&mut self.job_fit).enumerate() {
             // The jobs' findings price at the host's price now (a provider sync may change it).
             let price = self
                 .money
@@ -223,7 +229,8 @@ impl Fleet {
             if host.jobs.price() != price {
                 host.jobs.set_price(price.cloned());
             }
-            let findings = live_findings(host, self.now_ms, &live);
+            let judged = job_fit.refresh(host, self.now_ms, &live);
+            let findings = live_findings_judged(host, self.now_ms, &live, judged);
             if findings != host.findings {
                 let same_kinds = findings.len() == host.findings.len()
                     && findings.iter().zip(host.findings.iter()).all(|(a, b)| {
