@@ -28,7 +28,8 @@ fn clock_s(text: &str) -> Option<f64> {
         if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) || parts == 3 {
             return None;
         }
-        total = total * 60.0 + part.parse::<f64>().ok()?;
+        // Digits only: an integer parse is a tenth of a float's, and a bar has two clocks.
+        total = total * 60.0 + part.parse::<u64>().ok()? as f64;
         parts += 1;
     }
     (parts >= 2).then_some(total)
@@ -66,6 +67,24 @@ fn trailing_number(text: &str) -> Option<(u64, usize)> {
     Some((digits.parse().ok()?, start))
 }
 
+/// Where the next ` [` starts at or after `from`: a byte scan (a bar's segments are short,
+/// and `str::find` sets up a substring searcher per call).
+fn space_bracket(seg: &str, from: usize) -> Option<usize> {
+    let bytes = seg.as_bytes();
+    (from.max(1)..bytes.len())
+        .find(|&i| bytes[i] == b'[' && bytes[i - 1] == b' ')
+        .map(|i| i - 1)
+}
+
+/// Where the last `%|` in `head` starts.
+fn percent_bar(head: &str) -> Option<usize> {
+    let bytes = head.as_bytes();
+    (1..bytes.len())
+        .rev()
+        .find(|&i| bytes[i] == b'|' && bytes[i - 1] == b'%')
+        .map(|i| i - 1)
+}
+
 /// A tqdm bar anywhere in `seg` (the first one).
 pub fn tqdm_bar(seg: &str) -> Option<Bar<'_>> {
     // Most lines of a log are not bars: `contains` (vectorised) turns them away before
@@ -74,8 +93,7 @@ pub fn tqdm_bar(seg: &str) -> Option<Bar<'_>> {
         return None;
     }
     let mut from = 0;
-    while let Some(found) = seg[from..].find(" [") {
-        let open = from + found;
+    while let Some(open) = space_bracket(seg, from) {
         from = open + 2;
         let Some((total, total_start)) = trailing_number(&seg[..open]) else {
             continue;
@@ -102,8 +120,7 @@ pub fn tqdm_bar(seg: &str) -> Option<Bar<'_>> {
         let rate_text = rate_text.split(',').next().unwrap_or("");
         let head = &seg[..n_start];
         // `desc: 33%|███| ` before the count; no percentage means no description either.
-        let desc = head
-            .rfind("%|")
+        let desc = percent_bar(head)
             .map(|pct| {
                 let before = head[..pct].trim_end_matches(|c: char| c.is_ascii_digit());
                 before.trim().trim_end_matches(':').trim()
