@@ -582,7 +582,7 @@ fn a_check_that_cannot_run_or_read_nvidia_smi_says_why_in_chinese() {
     };
     let zh = could_not_run("zh-CN");
     assert!(
-        zh.starts_with("gpufleet check: 无法在主机上运行验卡：cannot connect to 127.0.0.1:1"),
+        zh.starts_with("gpufleet check: 无法在主机上运行验卡：无法连接 127.0.0.1:1"),
         "{zh}"
     );
     let en = could_not_run("en");
