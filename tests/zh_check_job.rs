@@ -10,13 +10,7 @@ use cli::{Home, stderr, stdout};
 
 /// `gpufleet ARGS...` with the locale variables removed, so only `--lang` chooses.
 fn run(home: &Home, args: &[&str]) -> std::process::Output {
-    home.command(args)
-        .env_remove("LC_ALL")
-        .env_remove("LC_MESSAGES")
-        .env_remove("LANG")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run gpufleet")
+    home.run_unlocalized(args)
 }
 
 #[test]

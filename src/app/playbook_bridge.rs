@@ -14,7 +14,7 @@ use crate::app::event::EventSink;
 use crate::app::playbook_run::{LineKind, PaneLine, PlaybookEvent, StepAsk};
 use crate::audit::AuditLog;
 use crate::playbook::check::StepState;
-use crate::playbook::model::{Danger, Runbook};
+use crate::playbook::model::Runbook;
 use crate::playbook::{
     ConfirmRequest, Confirmer, Executor, NoteKind, Observer, RunEvent, RunOptions, RunOutcome,
     Target, Tools, UndoStore, run,
@@ -52,15 +52,6 @@ impl Observer for PaneObserver {
             self.send(PlaybookEvent::Line { id: self.id, line });
         }
     }
-}
-
-fn danger_tag(danger: Danger) -> String {
-    match danger {
-        Danger::Read => t!("run.danger_read"),
-        Danger::Change => t!("run.danger_change"),
-        Danger::Disruptive => t!("run.danger_disruptive"),
-    }
-    .into_owned()
 }
 
 /// The pane lines of one event (all but `Finished`), every text sanitized.
@@ -114,7 +105,7 @@ pub fn pane_lines(event: &RunEvent<'_>) -> Vec<PaneLine> {
                 clean(&format!(
                     "[{number}/{total}] {} ({})",
                     step.title,
-                    danger_tag(step.danger)
+                    step.danger.tag()
                 )),
             ),
             line(

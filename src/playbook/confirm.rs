@@ -52,11 +52,7 @@ impl<R: BufRead, W: Write> PromptConfirmer<R, W> {
 
 impl<R: BufRead, W: Write> Confirmer for PromptConfirmer<R, W> {
     fn confirm(&mut self, request: &ConfirmRequest<'_>) -> bool {
-        let danger = match request.danger {
-            Danger::Read => t!("confirm_text.read"),
-            Danger::Change => t!("confirm_text.change"),
-            Danger::Disruptive => t!("confirm_text.disruptive"),
-        };
+        let danger = request.danger.said();
         let asked = writeln!(
             self.prompt,
             "\n{}",

@@ -25,6 +25,27 @@ impl Danger {
             Danger::Disruptive => "disruptive",
         }
     }
+
+    /// The level in the reader's words (`change`, `变更`), as a step's heading and the
+    /// confirmation say it.
+    pub fn said(self) -> String {
+        match self {
+            Danger::Read => rust_i18n::t!("confirm_text.read"),
+            Danger::Change => rust_i18n::t!("confirm_text.change"),
+            Danger::Disruptive => rust_i18n::t!("confirm_text.disruptive"),
+        }
+        .into_owned()
+    }
+
+    /// The level as a run's step line tags it (`read`, `CHANGE`, `DISRUPTIVE`).
+    pub fn tag(self) -> String {
+        match self {
+            Danger::Read => rust_i18n::t!("run.danger_read"),
+            Danger::Change => rust_i18n::t!("run.danger_change"),
+            Danger::Disruptive => rust_i18n::t!("run.danger_disruptive"),
+        }
+        .into_owned()
+    }
 }
 
 impl fmt::Display for Danger {

@@ -6,7 +6,7 @@ use std::io::Write;
 use rust_i18n::t;
 
 use crate::playbook::check::StepState;
-use crate::playbook::model::{Danger, Step};
+use crate::playbook::model::Step;
 
 /// Exit codes of `gpufleet playbook run`/`undo`.
 pub const EXIT_OK: u8 = 0;
@@ -138,15 +138,6 @@ impl<W: Write> TextObserver<W> {
     }
 }
 
-fn danger_tag(danger: Danger) -> String {
-    match danger {
-        Danger::Read => t!("run.danger_read"),
-        Danger::Change => t!("run.danger_change"),
-        Danger::Disruptive => t!("run.danger_disruptive"),
-    }
-    .into_owned()
-}
-
 impl<W: Write> Observer for TextObserver<W> {
     fn event(&mut self, event: &RunEvent<'_>) {
         let out = &mut self.out;
@@ -196,7 +187,7 @@ impl<W: Write> Observer for TextObserver<W> {
                     out,
                     "\n[{number}/{total}] {} ({})\n    {why}\n    $ {command}",
                     step.title,
-                    danger_tag(step.danger)
+                    step.danger.tag()
                 )
             }
             RunEvent::Output { line } => writeln!(out, "    | {line}"),

@@ -82,8 +82,8 @@ pub fn list(argv: &[String]) -> Result<Listing, CommandError> {
     }
     if !captured.status.success() {
         let status = captured.status.code().map_or_else(
-            || rust_i18n::t!("provider_command.killed").into_owned(),
-            |c| rust_i18n::t!("provider_command.exit", code = c).into_owned(),
+            || rust_i18n::t!("release_words.signal").into_owned(),
+            |c| rust_i18n::t!("release_words.exit", code = c).into_owned(),
         );
         return Err(CommandError::Failed {
             program,

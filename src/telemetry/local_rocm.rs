@@ -110,12 +110,7 @@ fn run(program: &Path) -> Result<(String, String, Option<i32>), String> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| {
-            rust_i18n::t!(
-                "telemetry_rocm.cannot_start",
-                program = program.display(),
-                error = e
-            )
-            .into_owned()
+            rust_i18n::t!("exec_error.spawn", program = program.display(), error = e).into_owned()
         })?;
     let readers: Vec<_> = [
         child

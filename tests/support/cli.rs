@@ -45,6 +45,18 @@ impl Home {
             .expect("run gpufleet")
     }
 
+    /// Runs `gpufleet args...` with nothing on stdin and the locale variables removed, so that
+    /// only `--lang` (or the config) chooses the language.
+    pub fn run_unlocalized(&self, args: &[&str]) -> Output {
+        self.command(args)
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
+            .env_remove("LANG")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run gpufleet")
+    }
+
     /// The command, ready to run in this home.
     pub fn command(&self, args: &[&str]) -> Command {
         let home = self.path();

@@ -144,16 +144,6 @@ struct Runner<'a, 't> {
     recheck_failed: bool,
 }
 
-/// A step's danger level in the reader's words (`change`, `变更`), as a step's heading says it.
-fn danger_words(danger: Danger) -> String {
-    match danger {
-        Danger::Read => t!("playbook_runner.danger_read"),
-        Danger::Change => t!("playbook_runner.danger_change"),
-        Danger::Disruptive => t!("playbook_runner.danger_disruptive"),
-    }
-    .into_owned()
-}
-
 impl Runner<'_, '_> {
     fn note(&mut self, kind: NoteKind, text: &str) {
         self.tools.observer.event(&RunEvent::Note { kind, text });
@@ -169,7 +159,7 @@ impl Runner<'_, '_> {
                     step: step.id.clone(),
                     reason: t!(
                         "playbook_runner.read_only_always",
-                        danger = danger_words(step.danger),
+                        danger = step.danger.said(),
                         title = step.title
                     )
                     .into_owned(),
@@ -311,11 +301,7 @@ impl Runner<'_, '_> {
     /// Dry run, read-only, local reboot and confirmation; `Some` when the step does not run.
     fn gate(&mut self, step: &Step, shown: &str) -> Option<Flow> {
         if self.options.dry_run {
-            let text = t!(
-                "playbook_runner.dry_not_run",
-                danger = danger_words(step.danger)
-            )
-            .into_owned();
+            let text = t!("playbook_runner.dry_not_run", danger = step.danger.said()).into_owned();
             self.note(NoteKind::DryRun, &text);
             self.states.insert(step.id.clone(), StepState::Skipped);
             if step.danger != Danger::Read {
@@ -328,7 +314,7 @@ impl Runner<'_, '_> {
                 step: step.id.clone(),
                 reason: t!(
                     "playbook_runner.read_only_refuses",
-                    danger = danger_words(step.danger)
+                    danger = step.danger.said()
                 )
                 .into_owned(),
             }));
