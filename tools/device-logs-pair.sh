@@ -7,7 +7,7 @@
 # Carry `carry/` holding the debs of tools/device-sshd.sh and the stripped bench binary as
 # carry/fleet_ssh (`cargo bench --bench fleet_ssh --no-run`, then copy
 # target/release/deps/fleet_ssh-*). All reports land in one file, $OUT/pairs.tar.gz.
-# Usage: ROUNDS=4 SECS=35 HOSTS=50 bash tools/device-logs-pair.sh
+# Usage: ROUNDS=4 SECS=35 HOSTS=50 [BIN=carry/fleet_ssh] bash tools/device-logs-pair.sh
 set -u
 bash tools/device-sshd.sh carry/debs >/dev/null 2>&1 || { echo "no sshd"; exit 1; }
 ulimit -n 20000
@@ -17,7 +17,7 @@ REP=$(mktemp -d)
 one() { # round kind job_logs
   GPUFLEET_BENCH_ALLSMI=/nonexistent GPUFLEET_BENCH_REPORT=$REP/rep-$1-$2.txt \
   GPUFLEET_BENCH_HOSTS=${HOSTS:-50} GPUFLEET_BENCH_SECS=$SECS GPUFLEET_BENCH_JOB_LOGS=$3 \
-    timeout $((SECS+120)) carry/fleet_ssh --bench > $REP/out-$1-$2.txt 2>&1
+    timeout $((SECS+120)) "${BIN:-carry/fleet_ssh}" --bench > $REP/out-$1-$2.txt 2>&1
 }
 for r in $(seq 1 "$ROUNDS"); do
   one "$r" nologs 0 & a=$!

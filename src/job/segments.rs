@@ -146,7 +146,12 @@ impl Splitter {
             self.cut = false;
         }
         if self.has_text {
-            let text = String::from_utf8_lossy(&self.buf);
+            // Valid UTF-8 (a bar's blocks included) is checked a word at a time; only a
+            // segment with bad bytes takes the slower lossy pass.
+            let text = match std::str::from_utf8(&self.buf) {
+                Ok(text) => Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(&self.buf),
+            };
             emit(Segment {
                 text,
                 nested: self.nested,

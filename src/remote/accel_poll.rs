@@ -93,7 +93,7 @@ impl Link {
                     let found = probe_answer(&st.accel.lines);
                     self.probed(mux, st, found)?;
                 }
-                JobEvent::Flooded(_) => {}
+                JobEvent::Flooded(_) | JobEvent::Bytes(_) => {}
             }
             return Ok(());
         }
@@ -110,7 +110,7 @@ impl Link {
                 self.notice_once(notice_words::accel_refused(tool.name(), &why));
                 self.accel_next(st, self.opts.telemetry_retry_ms);
             }
-            JobEvent::Flooded(_) => {}
+            JobEvent::Flooded(_) | JobEvent::Bytes(_) => {}
         }
         Ok(())
     }

@@ -243,9 +243,8 @@ impl Link {
             (Slot::JobProbe, JobEvent::Line(_)) => {}
             (Slot::JobProbe, JobEvent::Exited { .. }) => self.on_probe_done(mux, st)?,
             (Slot::JobProbe, _) => st.job.probe_lines.clear(),
-            (Slot::JobLog, JobEvent::Line(line)) => {
-                st.job.pending.push_str(&line);
-                st.job.pending.push('\n');
+            (Slot::JobLog, JobEvent::Bytes(bytes)) => {
+                st.job.pending.extend_from_slice(&bytes);
                 if st.job.pending.len() >= CHUNK_BYTES {
                     self.flush_job_log(st);
                 }
@@ -389,7 +388,7 @@ impl Link {
             (None, Some(glob)) => configured_tail_command(glob, pid, follow)?,
             (None, None) => return Ok(()),
         };
-        mux.start_split_cr(Slot::JobLog, &command, LOG_BUDGET)?;
+        mux.start_passing_bytes(Slot::JobLog, &command, LOG_BUDGET)?;
         st.job.pending.clear();
         st.job.following = Some((pid, false));
         st.job.following_fd = fd;
@@ -428,7 +427,7 @@ impl Link {
         let restart = !*started;
         *started = true;
         let pid = *pid;
-        let text = std::mem::take(&mut st.job.pending);
+        let text = utf8_chunk(&mut st.job.pending);
         self.emit_or_hold(
             st,
             HostEvent::JobLog {
@@ -441,9 +440,55 @@ impl Link {
     }
 }
 
+/// The text of `pending`, the log's bytes as they came: all of them but a character cut at
+/// their end, which stays in `pending` for the next read to finish. Bytes that are not UTF-8
+/// become U+FFFD (the reader keeps no control character either).
+fn utf8_chunk(pending: &mut Vec<u8>) -> String {
+    let keep = unfinished_char(pending);
+    let rest = pending.split_off(pending.len() - keep);
+    let bytes = std::mem::replace(pending, rest);
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
+/// How many bytes at the end of `bytes` begin a character that is not finished yet (0 to 3).
+fn unfinished_char(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    for back in 1..=n.min(3) {
+        let b = bytes[n - back];
+        if b & 0xC0 != 0x80 {
+            let needs = match b {
+                0xF0.. => 4,
+                0xE0.. => 3,
+                0xC0.. => 2,
+                _ => 1,
+            };
+            return if needs > back { back } else { 0 };
+        }
+    }
+    0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_character_cut_between_two_reads_is_kept_for_the_next() {
+        let bar = "loss 0.5 |███| 3/9\r".as_bytes();
+        for cut in 0..=bar.len() {
+            let mut pending = bar[..cut].to_vec();
+            let mut text = utf8_chunk(&mut pending);
+            pending.extend_from_slice(&bar[cut..]);
+            text.push_str(&utf8_chunk(&mut pending));
+            assert_eq!(text.as_bytes(), bar, "cut at {cut}");
+            assert!(pending.is_empty());
+        }
+        let mut bad = b"a\xff\xfeb".to_vec();
+        assert_eq!(utf8_chunk(&mut bad), "a\u{fffd}\u{fffd}b");
+    }
 
     #[test]
     fn a_configured_log_is_an_argument_of_the_script_never_part_of_it() {

@@ -21,7 +21,7 @@ pub(crate) struct JobWatch {
     /// Processes whose log could not be read, not tried again in this session.
     pub(super) given_up: Vec<u32>,
     /// Log text not yet sent.
-    pub(super) pending: String,
+    pub(super) pending: Vec<u8>,
     /// The PIDs nvidia-smi's last process list named (the probe asks about more).
     pub(super) reported: Vec<u32>,
     /// Jobs were found through their GPU devices while nvidia-smi's PIDs were not in `/proc`:

@@ -114,9 +114,9 @@ impl Mux {
         Ok(())
     }
 
-    /// As [`Mux::start`], for output whose `\r` updates count as lines (a training log's
-    /// progress bars, which may never end a line).
-    pub(crate) fn start_split_cr(
+    /// As [`Mux::start`], for output handed on as it comes ([`Job::pass_bytes`]): a training
+    /// log, which its reader cuts at `\r` and `\n` itself.
+    pub(crate) fn start_passing_bytes(
         &mut self,
         slot: Slot,
         command: &str,
@@ -124,7 +124,7 @@ impl Mux {
     ) -> Result<(), CommandError> {
         self.start(slot, command, budget)?;
         if let Some(job) = self.jobs[slot as usize].as_mut() {
-            job.split_cr();
+            job.pass_bytes();
         }
         Ok(())
     }

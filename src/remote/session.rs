@@ -333,6 +333,8 @@ impl Link {
                 let event = st.evidence.finish(None, Some(&why.english()));
                 self.emit_or_hold(st, event);
             }
+            // Only a job's log is read as bytes (`Mux::start_passing_bytes`).
+            (_, JobEvent::Bytes(_)) => {}
         }
         Ok(())
     }

@@ -20,7 +20,7 @@ use crate::ui::fleet_row::{HostRow, MAX_BARS, RowInput};
 use crate::ui::format::{Noun, count, fit_pieces, width_of};
 use crate::ui::grid::{self, Cell};
 use crate::ui::trail::{blocks, level_char, utilization_slices};
-use crate::ui::{fleet_totals, outage_text};
+use crate::ui::{fleet_totals, outage_text, plain_box};
 
 /// From this width badges are drawn padded, as chips.
 const WIDE_FROM: u16 = 110;
@@ -100,12 +100,8 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         hosts = count(visible.len(), Noun::Host),
         sort = model.sort.label()
     );
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border_focused())
-        .title(Span::styled(title, theme.title()));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
+    let title = Line::from(Span::styled(title, theme.title()));
+    let inner = plain_box::draw(frame.buffer_mut(), area, &title, theme.border_focused());
     if inner.is_empty() {
         return;
     }

@@ -22,6 +22,7 @@ pub mod job_line;
 pub mod job_sparks;
 pub mod outage_text;
 pub mod panel;
+pub mod plain_box;
 pub mod playbook;
 pub mod prompt;
 pub mod regions;
