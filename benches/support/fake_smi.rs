@@ -16,7 +16,14 @@
 //! `apps_load.txt` without its header, or, when `$GPUFLEET_FAKE_DIR/apps_pids` lists processes
 //! (real ones, such as the benchmark's training job, `log_writer.rs`), its first line once per
 //! PID with only the PID changed; `-q` prints `smi_q.txt`; anything else prints
-//! `smi.txt`. A field the capture does not have is refused in the form of
+//! `smi.txt`. A stream's first reading comes at once; the next waits a part of the interval
+//! drawn at random before the stream keeps its pace, so the hosts' readings spread over the
+//! second as a real fleet's do, whose hosts came up and reconnected at other times: when they
+//! all started within the same few hundred milliseconds (a fast machine connects fifty hosts
+//! in a third of a second), their readings came in one burst a second, the console drew a
+//! third fewer frames than with the readings spread, and how many depended on each run's
+//! start, which made runs of one build differ by a fifth. A field the capture does not have is
+//! refused in the form of
 //! `query_badfield.txt` (exit 2). Each call is appended to `$GPUFLEET_FAKE_DIR/<name>.calls`.
 //!
 //! One addition, for all-smi's query only (gpufleet never asks for it): nvidia-smi's long and
@@ -232,6 +239,8 @@ fn replay(lines: &[&str], columns: &[(bool, usize)], gpus: usize, pause: Option<
     if lines.is_empty() {
         return 0;
     }
+    // Added once, after the first reading: where in the interval this stream's readings fall.
+    let mut phase = pause.map(random_part).unwrap_or_default();
     loop {
         for line in lines {
             let values: Vec<&str> = line.split(", ").collect();
@@ -255,10 +264,22 @@ fn replay(lines: &[&str], columns: &[(bool, usize)], gpus: usize, pause: Option<
             }
             match pause {
                 None => return 0,
-                Some(pause) => std::thread::sleep(pause),
+                Some(pause) => std::thread::sleep(pause + std::mem::take(&mut phase)),
             }
         }
     }
+}
+
+/// A random part of `pause` (from the clock's nanoseconds and the process's ID: the standard
+/// library has no random numbers, and this needs no more than a spread).
+fn random_part(pause: Duration) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos()));
+    let mixed = (nanos ^ u64::from(std::process::id()).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let pause_us = u64::try_from(pause.as_micros()).unwrap_or(u64::MAX).max(1);
+    Duration::from_micros((mixed >> 11) % pause_us)
 }
 
 fn dmesg(args: &[String], state: Option<&Path>) -> i32 {
