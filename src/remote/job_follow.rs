@@ -424,10 +424,14 @@ impl Link {
             st.job.pending.clear();
             return;
         };
+        // Only the start of a character came: it waits for the rest, and nothing is sent (a
+        // log that stops on half a character would otherwise send an empty read every round).
+        let Some(text) = utf8_chunk(&mut st.job.pending) else {
+            return;
+        };
         let restart = !*started;
         *started = true;
         let pid = *pid;
-        let text = utf8_chunk(&mut st.job.pending);
         self.emit_or_hold(
             st,
             HostEvent::JobLog {
@@ -441,16 +445,20 @@ impl Link {
 }
 
 /// The text of `pending`, the log's bytes as they came: all of them but a character cut at
-/// their end, which stays in `pending` for the next read to finish. Bytes that are not UTF-8
-/// become U+FFFD (the reader keeps no control character either).
-fn utf8_chunk(pending: &mut Vec<u8>) -> String {
+/// their end, which stays in `pending` for the next read to finish; `None` when that part of
+/// a character is all there is. Bytes that are not UTF-8 become U+FFFD (the reader keeps no
+/// control character either).
+fn utf8_chunk(pending: &mut Vec<u8>) -> Option<String> {
     let keep = unfinished_char(pending);
+    if keep == pending.len() {
+        return None;
+    }
     let rest = pending.split_off(pending.len() - keep);
     let bytes = std::mem::replace(pending, rest);
-    match String::from_utf8(bytes) {
+    Some(match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    }
+    })
 }
 
 /// How many bytes at the end of `bytes` begin a character that is not finished yet (0 to 3).
@@ -480,14 +488,26 @@ mod tests {
         let bar = "loss 0.5 |███| 3/9\r".as_bytes();
         for cut in 0..=bar.len() {
             let mut pending = bar[..cut].to_vec();
-            let mut text = utf8_chunk(&mut pending);
+            let mut text = utf8_chunk(&mut pending).unwrap_or_default();
             pending.extend_from_slice(&bar[cut..]);
-            text.push_str(&utf8_chunk(&mut pending));
+            text.push_str(&utf8_chunk(&mut pending).unwrap_or_default());
             assert_eq!(text.as_bytes(), bar, "cut at {cut}");
             assert!(pending.is_empty());
         }
         let mut bad = b"a\xff\xfeb".to_vec();
-        assert_eq!(utf8_chunk(&mut bad), "a\u{fffd}\u{fffd}b");
+        assert_eq!(utf8_chunk(&mut bad).as_deref(), Some("a\u{fffd}\u{fffd}b"));
+    }
+
+    #[test]
+    fn half_a_character_alone_is_no_text_to_send_until_the_rest_comes() {
+        let mut pending = "█".as_bytes()[..2].to_vec();
+        for _ in 0..3 {
+            assert_eq!(utf8_chunk(&mut pending), None, "nothing whole yet");
+            assert_eq!(pending.len(), 2, "the start waits");
+        }
+        pending.push("█".as_bytes()[2]);
+        assert_eq!(utf8_chunk(&mut pending).as_deref(), Some("█"));
+        assert!(pending.is_empty());
     }
 
     #[test]
