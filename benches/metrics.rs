@@ -13,9 +13,9 @@ const GPUS: u32 = 8;
 fn sample(index: u32) -> GpuSample {
     GpuSample {
         index,
-        uuid: format!("GPU-{index:08x}-5c2c-0250-11900475bb5a"),
-        name: "NVIDIA H200".to_string(),
-        bus_id: format!("00000000:{:02X}:00.0", 0x18 + index),
+        uuid: format!("GPU-{index:08x}-5c2c-0250-11900475bb5a").into(),
+        name: "NVIDIA H200".into(),
+        bus_id: format!("00000000:{:02X}:00.0", 0x18 + index).into(),
         memory_total_mib: Some(143_771),
         memory_used_mib: Some(81_234),
         utilization_gpu_pct: Some(97.0),
@@ -27,7 +27,7 @@ fn sample(index: u32) -> GpuSample {
         clock_sm_mhz: Some(1_980),
         clock_mem_mhz: Some(3_201),
         clock_event_reasons: Some(ClockEventReasons(0)),
-        driver_version: Some("580.159.04".to_string()),
+        driver_version: Some("580.159.04".into()),
         ..GpuSample::default()
     }
 }

@@ -235,7 +235,7 @@ fn a_job_found_through_its_gpu_device_is_judged_on_that_gpu_only() {
         let busy = base[(s as usize) % base.len()].clone();
         let mut idle = busy.clone();
         idle.index = 1;
-        idle.uuid = second.to_string();
+        idle.uuid = second.into();
         starved(&mut idle);
         for gpu in [busy, idle] {
             h.apply(HostEvent::Sample {

@@ -16,8 +16,8 @@ const START_MS: u64 = 1_000_000;
 fn sample(util: f64) -> GpuSample {
     GpuSample {
         index: 0,
-        uuid: "GPU-0".to_string(),
-        name: "NVIDIA H200".to_string(),
+        uuid: "GPU-0".into(),
+        name: "NVIDIA H200".into(),
         memory_total_mib: Some(143_771),
         memory_used_mib: Some(1_000),
         utilization_gpu_pct: Some(util),

@@ -85,9 +85,9 @@ fn query_fields_are_the_captured_command_line() {
 
 fn assert_idle_identity(s: &GpuSample) {
     assert_eq!(s.index, 0);
-    assert_eq!(s.uuid, "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001");
-    assert_eq!(s.name, "NVIDIA H200");
-    assert_eq!(s.bus_id, "00000000:00:06.0");
+    assert_eq!(&*s.uuid, "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001");
+    assert_eq!(&*s.name, "NVIDIA H200");
+    assert_eq!(&*s.bus_id, "00000000:00:06.0");
     assert_eq!(s.driver_version.as_deref(), Some("580.159.04"));
     assert_eq!(s.memory_total_mib, Some(143771));
     assert_eq!(s.power_limit_w, Some(700.0));
@@ -142,7 +142,7 @@ fn every_streamed_line_under_load() {
     assert_eq!(lines.len(), 24);
     for line in lines {
         let s = parse_gpu_line(&layout(), line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        assert_eq!(s.uuid, "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001");
+        assert_eq!(&*s.uuid, "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001");
         assert_eq!(s.memory_used_mib, Some(58361));
         let reasons = s.clock_event_reasons.expect("mask present");
         assert!(reasons.contains(ClockEventReasons::SW_POWER_CAP), "{line}");

@@ -40,8 +40,8 @@ fn samples_arrive_at_the_stream_cadence_with_versions_and_processes() {
         let HostEvent::Sample { at_ms, gpu } = e else {
             unreachable!()
         };
-        assert_eq!(gpu.name, "NVIDIA H200");
-        assert_eq!(gpu.uuid, "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001");
+        assert_eq!(&*gpu.name, "NVIDIA H200");
+        assert_eq!(&*gpu.uuid, "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001");
         assert!(gpu.power_draw_w.is_some_and(|w| w > 600.0), "{gpu:?}");
         arrivals.push(at_ms);
     }
@@ -147,7 +147,7 @@ fn escape_sequences_never_reach_events() {
             "{text}"
         );
         match event {
-            HostEvent::Sample { gpu, .. } => assert_eq!(gpu.name, "NVIDIA H200"),
+            HostEvent::Sample { gpu, .. } => assert_eq!(&*gpu.name, "NVIDIA H200"),
             HostEvent::Processes { processes, .. } => assert_eq!(processes[0].name, "python3"),
             HostEvent::Kernel { line, .. } => assert_eq!(
                 line,
@@ -205,9 +205,9 @@ fn the_stream_carries_only_changing_fields_and_samples_keep_the_full_querys() {
             unreachable!()
         };
         // From the full query only (the captured idle line)...
-        assert_eq!(gpu.name, "NVIDIA H200", "{gpu:?}");
-        assert_eq!(gpu.uuid, "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001");
-        assert_eq!(gpu.bus_id, "00000000:00:06.0");
+        assert_eq!(&*gpu.name, "NVIDIA H200", "{gpu:?}");
+        assert_eq!(&*gpu.uuid, "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001");
+        assert_eq!(&*gpu.bus_id, "00000000:00:06.0");
         assert_eq!(gpu.driver_version.as_deref(), Some("580.159.04"));
         assert_eq!(gpu.memory_total_mib, Some(143771));
         assert_eq!(
@@ -261,7 +261,7 @@ fn a_field_an_old_driver_rejects_is_dropped_and_the_rest_stream() {
             gpu.power_draw_w.is_some() && gpu.temperature_c.is_some(),
             "{gpu:?}"
         );
-        assert_eq!(gpu.name, "NVIDIA H200", "the full query still answers");
+        assert_eq!(&*gpu.name, "NVIDIA H200", "the full query still answers");
     }
     link.stop_and_join();
     let notices = notices(&events);
@@ -292,7 +292,7 @@ fn a_field_both_lists_ask_for_is_dropped_from_both_and_stays_dropped() {
         let HostEvent::Sample { gpu, .. } = e else {
             unreachable!()
         };
-        assert_eq!(gpu.name, "NVIDIA H200", "{gpu:?}");
+        assert_eq!(&*gpu.name, "NVIDIA H200", "{gpu:?}");
         assert!(gpu.power_draw_w.is_some_and(|w| w > 600.0), "{gpu:?}");
         assert_eq!(gpu.clock_event_reasons, None, "not asked for any more");
     }

@@ -21,8 +21,8 @@ fn keys(model: &mut Model, codes: &[KeyCode]) -> Vec<Command> {
 fn sample(index: u32, name: &str, util: f64, used_mib: u64) -> GpuSample {
     GpuSample {
         index,
-        uuid: format!("GPU-{index}"),
-        name: name.to_string(),
+        uuid: format!("GPU-{index}").into(),
+        name: name.into(),
         memory_total_mib: Some(81920),
         memory_used_mib: Some(used_mib),
         utilization_gpu_pct: Some(util),

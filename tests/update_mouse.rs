@@ -21,7 +21,7 @@ fn fleet() -> Model {
         for index in 0..2 {
             let gpu = GpuSample {
                 index,
-                uuid: format!("GPU-{host}-{index}"),
+                uuid: format!("GPU-{host}-{index}").into(),
                 name: "NVIDIA A100 80GB PCIe".into(),
                 ..GpuSample::default()
             };

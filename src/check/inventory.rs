@@ -194,7 +194,7 @@ impl Inventory {
             .enumerate()
             .map(|(i, d)| {
                 let sample = self.csv.iter().find(|s| {
-                    (!s.uuid.is_empty() && s.uuid == d.uuid)
+                    (!s.uuid.is_empty() && *s.uuid == *d.uuid)
                         || (!s.bus_id.is_empty() && s.bus_id.eq_ignore_ascii_case(&d.bus_id))
                 });
                 let mut g = sample.map(from_sample).unwrap_or_default();
@@ -225,7 +225,11 @@ impl Inventory {
         self.xml
             .as_ref()
             .and_then(|x| x.driver_version.clone())
-            .or_else(|| self.csv.iter().find_map(|s| s.driver_version.clone()))
+            .or_else(|| {
+                self.csv
+                    .iter()
+                    .find_map(|s| s.driver_version.as_deref().map(str::to_string))
+            })
     }
 
     pub fn cuda_version(&self) -> Option<String> {
@@ -236,9 +240,9 @@ impl Inventory {
 fn from_sample(s: &GpuSample) -> GpuStatic {
     GpuStatic {
         index: s.index,
-        name: s.name.clone(),
-        uuid: s.uuid.clone(),
-        bus_id: s.bus_id.clone(),
+        name: s.name.to_string(),
+        uuid: s.uuid.to_string(),
+        bus_id: s.bus_id.to_string(),
         memory_total_mib: s.memory_total_mib,
         memory_used_mib: s.memory_used_mib,
         power_enforced_w: s.power_limit_w,

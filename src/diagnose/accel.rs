@@ -54,7 +54,7 @@ pub fn health(gpu: &GpuState) -> Option<Finding> {
         ),
     )
     .on_gpu(Some(index))
-    .on_pci(Some(sample.bus_id.as_str()).filter(|b| !b.is_empty()));
+    .on_pci(Some(&*sample.bus_id).filter(|b| !b.is_empty()));
     let who = format!("{} {index}", sample.name);
     Some(finding.with_evidence(&t!(
         "live_evidence_accel.health",
@@ -101,8 +101,8 @@ mod tests {
             latest: GpuSample {
                 index: 3,
                 vendor: Vendor::Huawei,
-                name: "910B1".to_string(),
-                bus_id: "0000:C1:00.0".to_string(),
+                name: "910B1".into(),
+                bus_id: "0000:C1:00.0".into(),
                 health,
                 ..GpuSample::default()
             },

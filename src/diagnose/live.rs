@@ -129,7 +129,8 @@ impl GpuResolver for HostResolver<'_> {
             .find(|g| {
                 let by_pci =
                     pci.is_some_and(|p| normalize_pci(&g.latest.bus_id).as_deref() == Some(p));
-                let by_uuid = uuid.is_some_and(|u| !g.latest.uuid.is_empty() && g.latest.uuid == u);
+                let by_uuid =
+                    uuid.is_some_and(|u| !g.latest.uuid.is_empty() && *g.latest.uuid == *u);
                 by_pci || by_uuid
             })
             .map(|g| g.latest.index)

@@ -93,7 +93,7 @@ fn job_gpus<'a>(host: &'a HostState, job: &TrackedJob) -> Vec<&'a GpuState> {
     let listed = |g: &&GpuState| {
         host.processes
             .iter()
-            .any(|p| p.pid == pid && p.gpu_uuid == g.latest.uuid)
+            .any(|p| p.pid == pid && *p.gpu_uuid == *g.latest.uuid)
     };
     let mut on: Vec<&GpuState> = host
         .gpus
@@ -104,7 +104,9 @@ fn job_gpus<'a>(host: &'a HostState, job: &TrackedJob) -> Vec<&'a GpuState> {
         on = host
             .gpus
             .iter()
-            .filter(|g| !g.latest.uuid.is_empty() && job.process.gpus.contains(&g.latest.uuid))
+            .filter(|g| {
+                !g.latest.uuid.is_empty() && job.process.gpus.iter().any(|u| **u == *g.latest.uuid)
+            })
             .collect();
     }
     if on.is_empty() {

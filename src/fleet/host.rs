@@ -285,7 +285,7 @@ impl HostState {
         self.link = Link::Up;
         self.last_sample_ms = Some(self.last_sample_ms.map_or(at_ms, |t| t.max(at_ms)));
         if self.info.driver_version.is_none() {
-            self.info.driver_version = gpu.driver_version.clone();
+            self.info.driver_version = gpu.driver_version.as_deref().map(str::to_string);
         }
         let point = HistoryPoint::from_sample(at_ms, &gpu);
         match self
@@ -354,7 +354,7 @@ impl HostState {
             return "-".to_string();
         };
         // `xpu-smi dump` names no model: the maker then, rather than nothing.
-        let name = match first.latest.name.as_str() {
+        let name = match &*first.latest.name {
             "" => first.latest.vendor.label(),
             named => short_gpu_name(named),
         };

@@ -11,7 +11,9 @@ use crate::fleet::job::JobProcess;
 pub use crate::recording::wire_job::Job;
 use crate::recording::wire_notice::{self, Arg as NoticeArg};
 use crate::telemetry::accel::{Health, Vendor};
-use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
+use crate::telemetry::{
+    ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason, SharedText,
+};
 
 /// The `format` word of every recording's header.
 pub const FORMAT_NAME: &str = "gpufleet-recording";
@@ -191,9 +193,9 @@ macro_rules! sample_struct {
         #[serde(deny_unknown_fields)]
         pub struct Sample {
             pub index: u32,
-            pub uuid: String,
-            pub name: String,
-            pub bus_id: String,
+            pub uuid: SharedText,
+            pub name: SharedText,
+            pub bus_id: SharedText,
             /// Left out for NVIDIA, so recordings of NVIDIA hosts read as before.
             #[serde(default, skip_serializing_if = "is_nvidia")]
             pub vendor: Vendor,
@@ -254,14 +256,14 @@ sample_struct! {
     clock_sm_mhz: u32,
     clock_sm_max_mhz: u32,
     clock_mem_mhz: u32,
-    pstate: String,
+    pstate: SharedText,
     fan_speed_pct: f64,
     ecc_uncorrected_volatile: u64,
     retired_pages_pending: bool,
     persistence_mode: bool,
     temperature_slowdown_c: f64,
     temperature_shutdown_c: f64,
-    driver_version: String,
+    driver_version: SharedText,
 }
 
 fn is_nvidia(vendor: &Vendor) -> bool {

@@ -23,7 +23,7 @@ impl Link {
             Ok(mut gpu) => {
                 sanitize_sample(&mut gpu);
                 if st.first_driver.is_none() {
-                    st.first_driver.clone_from(&gpu.driver_version);
+                    st.first_driver = gpu.driver_version.as_deref().map(str::to_string);
                 }
                 if self.details.len() < MAX_GPUS || self.details.contains_key(&gpu.index) {
                     self.details.insert(gpu.index, gpu);
@@ -96,7 +96,7 @@ impl Link {
             Ok(mut gpu) => {
                 sanitize_sample(&mut gpu);
                 if st.first_driver.is_none() {
-                    st.first_driver.clone_from(&gpu.driver_version);
+                    st.first_driver = gpu.driver_version.as_deref().map(str::to_string);
                 }
                 st.last_lost = None;
                 st.run.sampled = true;

@@ -7,7 +7,7 @@ use crate::telemetry::GpuSample;
 pub(crate) fn sanitize_sample(sample: &mut GpuSample) {
     for field in [&mut sample.uuid, &mut sample.name, &mut sample.bus_id] {
         if needs_cleaning(field) {
-            *field = sanitize(field);
+            *field = sanitize(field).into();
         }
     }
     for field in [&mut sample.pstate, &mut sample.driver_version]
@@ -15,7 +15,7 @@ pub(crate) fn sanitize_sample(sample: &mut GpuSample) {
         .flatten()
     {
         if needs_cleaning(field) {
-            *field = sanitize(field);
+            *field = sanitize(field).into();
         }
     }
 }
@@ -27,18 +27,18 @@ mod tests {
     #[test]
     fn sample_fields_are_cleaned() {
         let mut sample = GpuSample {
-            name: "\u{1b}[2JNVIDIA H200".to_string(),
-            pstate: Some("P0\u{7}".to_string()),
+            name: "\u{1b}[2JNVIDIA H200".into(),
+            pstate: Some("P0\u{7}".into()),
             ..GpuSample::default()
         };
         sanitize_sample(&mut sample);
-        assert_eq!(sample.name, "NVIDIA H200");
+        assert_eq!(&*sample.name, "NVIDIA H200");
         assert_eq!(sample.pstate.as_deref(), Some("P0"));
         let mut sample = GpuSample {
-            name: "NVIDIA \u{202E}002H".to_string(),
+            name: "NVIDIA \u{202E}002H".into(),
             ..GpuSample::default()
         };
         sanitize_sample(&mut sample);
-        assert_eq!(sample.name, "NVIDIA 002H");
+        assert_eq!(&*sample.name, "NVIDIA 002H");
     }
 }

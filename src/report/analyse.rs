@@ -239,9 +239,9 @@ fn note_event(line: &Line, at_ms: u64, out: &mut Analysis) {
             if !out.gpus.iter().any(|g| g.index == gpu.index) {
                 out.gpus.push(GpuSeen {
                     index: gpu.index,
-                    name: gpu.name.clone(),
-                    uuid: gpu.uuid.clone(),
-                    bus_id: gpu.bus_id.clone(),
+                    name: gpu.name.to_string(),
+                    uuid: gpu.uuid.to_string(),
+                    bus_id: gpu.bus_id.to_string(),
                 });
                 out.gpus.sort_by_key(|g| g.index);
             }

@@ -12,4 +12,6 @@ pub mod smi_table;
 pub mod smi_xml;
 pub mod source;
 
-pub use model::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
+pub use model::{
+    ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason, SharedText, TimestampMs,
+};

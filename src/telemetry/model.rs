@@ -7,6 +7,10 @@ use crate::telemetry::accel::{Health, Vendor};
 /// Milliseconds since the Unix epoch; every event carries one so the model never reads a clock.
 pub type TimestampMs = u64;
 
+/// Text a GPU says the same way in reading after reading (its name, UUID, bus ID, P-state,
+/// driver): shared, so that a reading laid over the last full one copies a pointer, not the text.
+pub type SharedText = std::sync::Arc<str>;
+
 /// One reading of one GPU. Every measured field is optional: a `[N/A]`, `[Not Supported]` or
 /// `[Unknown Error]` field makes only that field unknown.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -15,9 +19,9 @@ pub struct GpuSample {
     /// Who made the accelerator (`nvidia` unless a vendor tool said otherwise). A metric its
     /// tool does not report stays `None` (shown `-`), never `0`.
     pub vendor: Vendor,
-    pub uuid: String,
-    pub name: String,
-    pub bus_id: String,
+    pub uuid: SharedText,
+    pub name: SharedText,
+    pub bus_id: SharedText,
     pub memory_total_mib: Option<u64>,
     pub memory_used_mib: Option<u64>,
     pub utilization_gpu_pct: Option<f64>,
@@ -33,7 +37,7 @@ pub struct GpuSample {
     pub clock_sm_mhz: Option<u32>,
     pub clock_sm_max_mhz: Option<u32>,
     pub clock_mem_mhz: Option<u32>,
-    pub pstate: Option<String>,
+    pub pstate: Option<SharedText>,
     pub fan_speed_pct: Option<f64>,
     pub clock_event_reasons: Option<ClockEventReasons>,
     pub ecc_uncorrected_volatile: Option<u64>,
@@ -49,7 +53,7 @@ pub struct GpuSample {
     pub health: Option<Health>,
     /// Driver version as reported alongside the sample (the CSV stream carries it per line).
     #[serde(skip)]
-    pub driver_version: Option<String>,
+    pub driver_version: Option<SharedText>,
 }
 
 /// The NVML clock-event ("throttle") bitmask, decoded into words.

@@ -13,7 +13,7 @@ use nvml_wrapper::error::NvmlError;
 use crate::fleet::{HostEvent, HostId, HostSink};
 use crate::telemetry::source::{SourceHandle, StopFlag, now_ms};
 use crate::telemetry::{
-    ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs,
+    ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason, SharedText, TimestampMs,
 };
 
 /// Processes are listed this often; they change slowly and the call is the costliest one.
@@ -135,9 +135,9 @@ impl LocalGpus {
         Ok(GpuSample {
             index,
             vendor: crate::telemetry::accel::Vendor::Nvidia,
-            uuid: st.uuid,
-            name: st.name,
-            bus_id: st.bus_id,
+            uuid: st.uuid.into(),
+            name: st.name.into(),
+            bus_id: st.bus_id.into(),
             memory_total_mib: st
                 .memory_total_mib
                 .or(memory.as_ref().map(|m| m.total / MIB)),
@@ -158,7 +158,8 @@ impl LocalGpus {
                 .performance_state()
                 .ok()
                 .map(|p| format!("P{}", p.as_c()))
-                .filter(|p| p != "P32"),
+                .filter(|p| p != "P32")
+                .map(SharedText::from),
             fan_speed_pct: if st.has_fan {
                 d.fan_speed(0).ok().map(f64::from)
             } else {

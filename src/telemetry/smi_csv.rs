@@ -4,7 +4,7 @@
 use thiserror::Error;
 
 use crate::telemetry::model::{
-    CLOCK_EVENT_BITS, ClockEventReasons, GpuProcess, GpuSample, LostReason,
+    CLOCK_EVENT_BITS, ClockEventReasons, GpuProcess, GpuSample, LostReason, SharedText,
 };
 
 /// The fields gpufleet asks for, in the order of the captured `query_idle.txt` command line.
@@ -302,10 +302,10 @@ fn column_count_error(layout: &FieldLayout, line: &str) -> CsvError {
 fn fill(column: Column, value: &str, s: &mut GpuSample, st: &mut LineState) {
     match column {
         Column::Index => st.index = parse_u64(value).and_then(|v| u32::try_from(v).ok()),
-        Column::Uuid => s.uuid = text(value).map(str::to_string).unwrap_or_default(),
-        Column::Name => s.name = text(value).map(str::to_string).unwrap_or_default(),
-        Column::BusId => s.bus_id = text(value).map(str::to_string).unwrap_or_default(),
-        Column::DriverVersion => s.driver_version = text(value).map(str::to_string),
+        Column::Uuid => s.uuid = text(value).map(SharedText::from).unwrap_or_default(),
+        Column::Name => s.name = text(value).map(SharedText::from).unwrap_or_default(),
+        Column::BusId => s.bus_id = text(value).map(SharedText::from).unwrap_or_default(),
+        Column::DriverVersion => s.driver_version = text(value).map(SharedText::from),
         Column::MemoryTotal => s.memory_total_mib = parse_u64(value),
         Column::MemoryUsed => s.memory_used_mib = parse_u64(value),
         Column::UtilizationGpu => s.utilization_gpu_pct = parse_f64(value),
@@ -326,7 +326,7 @@ fn fill(column: Column, value: &str, s: &mut GpuSample, st: &mut LineState) {
         Column::ClockSm => s.clock_sm_mhz = parse_u32(value),
         Column::ClockSmMax => s.clock_sm_max_mhz = parse_u32(value),
         Column::ClockMem => s.clock_mem_mhz = parse_u32(value),
-        Column::Pstate => s.pstate = parse_pstate(value).map(str::to_string),
+        Column::Pstate => s.pstate = parse_pstate(value).map(SharedText::from),
         Column::FanSpeed => s.fan_speed_pct = parse_f64(value),
         Column::ReasonsActive => st.mask = parse_hex_mask(value),
         Column::Reason(bit) => match parse_active(value) {
@@ -383,7 +383,11 @@ pub fn overlay_sample(
             Column::ClockSm => out.clock_sm_mhz = s.clock_sm_mhz,
             Column::ClockSmMax => out.clock_sm_max_mhz = s.clock_sm_max_mhz,
             Column::ClockMem => out.clock_mem_mhz = s.clock_mem_mhz,
-            Column::Pstate => out.pstate = s.pstate.take(),
+            // The same P-state as the full reading's keeps its text: the reading then holds
+            // no text of its own, so nothing is allocated for it where it is made or freed where
+            // it is dropped (the fleet's loop, on another thread).
+            Column::Pstate if s.pstate != out.pstate => out.pstate = s.pstate.take(),
+            Column::Pstate => {}
             Column::FanSpeed => out.fan_speed_pct = s.fan_speed_pct,
             Column::ReasonsActive | Column::Reason(_) => {
                 out.clock_event_reasons = s.clock_event_reasons;

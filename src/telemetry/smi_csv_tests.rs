@@ -27,9 +27,9 @@ fn column_of(field: &str) -> usize {
 fn parses_the_idle_line() {
     let s = parse_gpu_line(&layout(), IDLE).expect("idle line parses");
     assert_eq!(s.index, 0);
-    assert_eq!(s.uuid, "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001");
-    assert_eq!(s.name, "NVIDIA H200");
-    assert_eq!(s.bus_id, "00000000:00:06.0");
+    assert_eq!(&*s.uuid, "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001");
+    assert_eq!(&*s.name, "NVIDIA H200");
+    assert_eq!(&*s.bus_id, "00000000:00:06.0");
     assert_eq!(s.driver_version.as_deref(), Some("580.159.04"));
     assert_eq!(s.memory_total_mib, Some(143771));
     assert_eq!(s.memory_used_mib, Some(0));
@@ -71,7 +71,7 @@ fn every_marker_blanks_only_its_field() {
 fn string_fields_with_markers_become_empty() {
     let line = with_column(column_of("name"), "[Unknown Error]");
     let s = parse_gpu_line(&layout(), &line).expect("parses");
-    assert_eq!(s.name, "");
+    assert_eq!(&*s.name, "");
     let line = with_column(column_of("pstate"), "[N/A]");
     assert_eq!(
         parse_gpu_line(&layout(), &line).expect("parses").pstate,
@@ -142,7 +142,7 @@ fn old_throttle_names_and_aliases_map_to_the_same_fields() {
     let reasons = s.clock_event_reasons.expect("mask");
     assert!(reasons.is_thermal() && reasons.is_hardware_slowdown());
     assert_eq!(s.power_limit_w, Some(650.0));
-    assert_eq!(s.uuid, "GPU-a");
+    assert_eq!(&*s.uuid, "GPU-a");
 }
 
 #[test]
@@ -294,7 +294,7 @@ fn a_stream_line_overlaid_on_the_detail_equals_the_full_line() {
     let detail = parse_gpu_line(&layout(), IDLE).expect("full line");
     let stream = FieldLayout::new(STREAM_FIELDS);
     let streamed = parse_gpu_line(&stream, &idle_columns(STREAM_FIELDS)).expect("stream line");
-    assert_eq!(streamed.name, "", "the stream alone has no name");
+    assert_eq!(&*streamed.name, "", "the stream alone has no name");
     assert_eq!(overlay_sample(&stream, streamed, &detail), detail);
 }
 

@@ -123,7 +123,7 @@ impl SmiReport {
     /// The detail for the GPU a CSV sample came from: by UUID, else by PCI bus id.
     pub fn detail_for(&self, sample: &GpuSample) -> Option<&GpuDetail> {
         let by_uuid = (!sample.uuid.is_empty())
-            .then(|| self.gpus.iter().find(|g| g.uuid == sample.uuid))
+            .then(|| self.gpus.iter().find(|g| *g.uuid == *sample.uuid))
             .flatten();
         by_uuid.or_else(|| {
             (!sample.bus_id.is_empty())

@@ -89,7 +89,7 @@ fn reads_the_older_layout() {
 fn apply_to_fills_thresholds_and_only_missing_values() {
     let report = parse_report(OLD_LAYOUT).expect("parses");
     let mut sample = GpuSample {
-        uuid: "GPU-aaaa".to_string(),
+        uuid: "GPU-aaaa".into(),
         power_limit_w: Some(250.0),
         ..GpuSample::default()
     };
@@ -107,7 +107,7 @@ fn apply_to_fills_thresholds_and_only_missing_values() {
     assert_eq!(sample.ecc_uncorrected_volatile, Some(3));
 
     let by_bus = GpuSample {
-        bus_id: "00000000:19:00.0".to_string(),
+        bus_id: "00000000:19:00.0".into(),
         ..GpuSample::default()
     };
     assert!(report.detail_for(&by_bus).is_some());

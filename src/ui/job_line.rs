@@ -96,7 +96,7 @@ fn found_part(host: &HostState, job: &TrackedJob) -> Option<String> {
     let indices: Vec<String> = host
         .gpus
         .iter()
-        .filter(|g| job.process.gpus.contains(&g.latest.uuid))
+        .filter(|g| job.process.gpus.iter().any(|u| **u == *g.latest.uuid))
         .map(|g| g.latest.index.to_string())
         .collect();
     Some(if indices.is_empty() {

@@ -2,7 +2,7 @@
 //! matching field, what it does not stays `None` (shown `-`), never `0`.
 
 use super::AccelReading;
-use crate::telemetry::GpuSample;
+use crate::telemetry::{GpuSample, SharedText};
 
 /// The samples of one reading of a host, one per accelerator, in the tool's order. A tool's
 /// own device numbers are kept when they are unique (`npu-smi`'s NPU ID, `rocm-smi`'s `cardN`);
@@ -29,9 +29,9 @@ fn to_sample(index: u32, r: &AccelReading) -> GpuSample {
     GpuSample {
         index,
         vendor: r.vendor,
-        uuid: String::new(),
-        name: r.name.clone().unwrap_or_default(),
-        bus_id: r.bus_id.clone().unwrap_or_default(),
+        uuid: SharedText::default(),
+        name: r.name.as_deref().unwrap_or_default().into(),
+        bus_id: r.bus_id.as_deref().unwrap_or_default().into(),
         memory_total_mib: r.memory_total_mib,
         memory_used_mib: r.memory_used_mib,
         utilization_gpu_pct: r.utilization_pct,
@@ -44,7 +44,7 @@ fn to_sample(index: u32, r: &AccelReading) -> GpuSample {
         clock_mem_mhz: r.clock_mem_mhz,
         fan_speed_pct: r.fan_speed_pct,
         health: r.health.clone(),
-        driver_version: r.driver_version.clone(),
+        driver_version: r.driver_version.as_deref().map(SharedText::from),
         ..GpuSample::default()
     }
 }
@@ -77,7 +77,7 @@ mod tests {
         assert_eq!(samples.len(), 3);
         let first = &samples[0];
         assert_eq!(first.vendor, Vendor::Huawei);
-        assert_eq!((first.index, first.name.as_str()), (0, "910B1"));
+        assert_eq!((first.index, first.name.as_ref()), (0, "910B1"));
         assert_eq!(first.memory_used_mib, Some(4175));
         assert_eq!(first.memory_total_mib, Some(65536));
         assert_eq!(first.power_draw_w, Some(88.4));

@@ -130,9 +130,9 @@ impl SimGpu {
         let spec = self.spec;
         GpuSample {
             index: self.index,
-            uuid: self.uuid.clone(),
-            name: spec.name.to_string(),
-            bus_id: self.bus_id.clone(),
+            uuid: self.uuid.as_str().into(),
+            name: spec.name.into(),
+            bus_id: self.bus_id.as_str().into(),
             memory_total_mib: Some(spec.memory_total_mib),
             power_limit_w: Some(spec.power_default_w),
             power_min_limit_w: Some(spec.power_min_w),
@@ -144,7 +144,7 @@ impl SimGpu {
             persistence_mode: Some(spec.persistence),
             temperature_slowdown_c: Some(spec.temp_slowdown_c),
             temperature_shutdown_c: Some(spec.temp_shutdown_c),
-            driver_version: Some(self.driver_version.to_string()),
+            driver_version: Some(self.driver_version.into()),
             ..GpuSample::default()
         }
     }
@@ -186,7 +186,7 @@ impl SimGpu {
                 ));
                 s.clock_sm_mhz = Some(spec.clock_sm_idle_mhz);
                 s.clock_mem_mhz = Some(spec.clock_mem_idle_mhz);
-                s.pstate = Some(spec.pstate_idle.to_string());
+                s.pstate = Some(spec.pstate_idle.into());
                 s.clock_event_reasons = Some(ClockEventReasons(ClockEventReasons::GPU_IDLE));
                 s.temperature_c = Some(temp_c);
                 s.temperature_memory_c = self.memory_temp(temp_c, true);
@@ -215,7 +215,7 @@ impl SimGpu {
                 s.power_draw_w = Some(watts(power_w));
                 s.clock_sm_mhz = Some(clock.min(spec.clock_sm_max_mhz - 15));
                 s.clock_mem_mhz = Some(spec.clock_mem_load_mhz);
-                s.pstate = Some(spec.pstate_load.to_string());
+                s.pstate = Some(spec.pstate_load.into());
                 s.clock_event_reasons = Some(ClockEventReasons(ClockEventReasons::SW_POWER_CAP));
                 s.temperature_c = Some(temp_c);
                 s.temperature_memory_c = self.memory_temp(temp_c, false);
@@ -238,7 +238,7 @@ impl SimGpu {
                 ));
                 s.clock_sm_mhz = Some(spec.clock_sm_max_mhz);
                 s.clock_mem_mhz = Some(spec.clock_mem_load_mhz);
-                s.pstate = Some(spec.pstate_load.to_string());
+                s.pstate = Some(spec.pstate_load.into());
                 s.clock_event_reasons = Some(ClockEventReasons(0));
                 s.temperature_c = Some(temp_c);
                 s.temperature_memory_c = self.memory_temp(temp_c, false);
@@ -289,7 +289,7 @@ impl SimGpu {
         s.power_draw_w = Some(watts(power_w.min(spec.power_max_w * 0.8)));
         s.clock_sm_mhz = Some(clock_step(clock));
         s.clock_mem_mhz = Some(spec.clock_mem_load_mhz);
-        s.pstate = Some(spec.pstate_load.to_string());
+        s.pstate = Some(spec.pstate_load.into());
         s.clock_event_reasons = Some(ClockEventReasons(bits));
         s.temperature_c = Some(temp_c);
         s.temperature_memory_c = self.memory_temp(temp_c, false);

@@ -268,9 +268,9 @@ fn field(s: &GpuSample, driver: &str, name: &str, units: bool) -> Option<String>
     let mhz = |m: Option<u32>| m.map_or_else(na, |m| unit(m.to_string(), "MHz"));
     Some(match name {
         "index" => s.index.to_string(),
-        "uuid" | "gpu_uuid" => s.uuid.clone(),
-        "name" | "gpu_name" => s.name.clone(),
-        "pci.bus_id" | "gpu_bus_id" => s.bus_id.clone(),
+        "uuid" | "gpu_uuid" => s.uuid.to_string(),
+        "name" | "gpu_name" => s.name.to_string(),
+        "pci.bus_id" | "gpu_bus_id" => s.bus_id.to_string(),
         "driver_version" => driver.to_string(),
         "memory.total" => mib(s.memory_total_mib),
         "memory.used" => mib(s.memory_used_mib),
@@ -285,7 +285,7 @@ fn field(s: &GpuSample, driver: &str, name: &str, units: bool) -> Option<String>
         "power.max_limit" => watts(s.power_max_limit_w),
         "clocks.sm" | "clocks.current.sm" => mhz(s.clock_sm_mhz),
         "clocks.max.sm" => mhz(s.clock_sm_max_mhz),
-        "pstate" => s.pstate.clone().unwrap_or_else(na),
+        "pstate" => s.pstate.as_deref().map_or_else(na, str::to_string),
         _ => return None,
     })
 }

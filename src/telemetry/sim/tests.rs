@@ -119,10 +119,10 @@ fn training_host_sits_at_the_power_cap() {
         let used = s.memory_used_mib.expect("used");
         assert!((68_000..=75_000).contains(&used), "used {used}");
         assert!(s.clock_sm_mhz.expect("clock") < 1980);
-        assert_eq!(s.name, "NVIDIA H100 80GB HBM3");
+        assert_eq!(&*s.name, "NVIDIA H100 80GB HBM3");
     }
     let uuids: std::collections::BTreeSet<&str> =
-        readings.iter().map(|(_, s)| s.uuid.as_str()).collect();
+        readings.iter().map(|(_, s)| s.uuid.as_ref()).collect();
     assert_eq!(uuids.len(), 8);
     let procs = events.iter().find_map(|(h, e)| match e {
         HostEvent::Processes { processes, .. } if *h == id => Some(processes),
@@ -249,7 +249,7 @@ fn flaky_h200_falls_off_the_bus_after_a_minute() {
     let readings = samples(&events, id);
     assert_eq!(readings.len(), 60);
     for (_, s) in readings {
-        assert_eq!(s.bus_id, "00000000:00:06.0");
+        assert_eq!(&*s.bus_id, "00000000:00:06.0");
         assert_eq!(s.memory_total_mib, Some(143_771));
         assert!(s.power_draw_w.expect("power") > 686.0);
     }
@@ -340,7 +340,7 @@ fn check_invariants(events: &[(HostId, HostEvent)]) {
                 (s.power_limit_w, s.clock_sm_mhz, s.pstate.as_deref()),
                 (None, None, None)
             );
-            assert_eq!((s.uuid.as_str(), s.bus_id.len()), ("", 12), "{s:?}");
+            assert_eq!((s.uuid.as_ref(), s.bus_id.len()), ("", 12), "{s:?}");
             continue;
         }
         let power_w = s.power_draw_w.expect("power");
