@@ -299,6 +299,31 @@ fn a_stream_line_overlaid_on_the_detail_equals_the_full_line() {
 }
 
 #[test]
+fn a_streamed_reading_shares_the_full_readings_text_instead_of_copying_it() {
+    use std::sync::Arc;
+    let detail = parse_gpu_line(&layout(), IDLE).expect("full line");
+    let stream = FieldLayout::new(STREAM_FIELDS);
+    let same = parse_gpu_line(&stream, &idle_columns(STREAM_FIELDS)).expect("stream line");
+    let out = overlay_sample(&stream, same, &detail);
+    for (field, ours, theirs) in [
+        ("name", &out.name, &detail.name),
+        ("uuid", &out.uuid, &detail.uuid),
+        ("bus id", &out.bus_id, &detail.bus_id),
+    ] {
+        assert!(Arc::ptr_eq(ours, theirs), "{field} copied");
+    }
+    let (ours, theirs) = (out.pstate.expect("P0"), detail.pstate.clone().expect("P0"));
+    assert!(Arc::ptr_eq(&ours, &theirs), "an unchanged P-state copied");
+    // A P-state that changed is the streamed one.
+    let line = "0, 58361, 100, 25, 59, 50, 692.43, 700.00, 1485, 3201, P2, 0x0000000000000000";
+    let changed = parse_gpu_line(&stream, line).expect("stream line");
+    assert_eq!(
+        overlay_sample(&stream, changed, &detail).pstate.as_deref(),
+        Some("P2")
+    );
+}
+
+#[test]
 fn streamed_values_replace_and_unknowns_stay_unknown() {
     let detail = parse_gpu_line(&layout(), IDLE).expect("full line");
     let stream = FieldLayout::new(STREAM_FIELDS);
