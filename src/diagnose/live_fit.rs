@@ -104,9 +104,7 @@ fn job_gpus<'a>(host: &'a HostState, job: &TrackedJob) -> Vec<&'a GpuState> {
         on = host
             .gpus
             .iter()
-            .filter(|g| {
-                !g.latest.uuid.is_empty() && job.process.gpus.iter().any(|u| **u == *g.latest.uuid)
-            })
+            .filter(|g| !g.latest.uuid.is_empty() && job.process.holds_gpu(&g.latest.uuid))
             .collect();
     }
     if on.is_empty() {

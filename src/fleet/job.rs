@@ -73,6 +73,13 @@ pub struct JobProcess {
     pub gpus: Vec<String>,
 }
 
+impl JobProcess {
+    /// Whether the GPU of `uuid` is one of those the job was found holding.
+    pub fn holds_gpu(&self, uuid: &str) -> bool {
+        self.gpus.iter().any(|g| g == uuid)
+    }
+}
+
 /// One job as the engine knows it.
 pub struct TrackedJob {
     pub process: JobProcess,

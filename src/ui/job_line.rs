@@ -96,7 +96,7 @@ fn found_part(host: &HostState, job: &TrackedJob) -> Option<String> {
     let indices: Vec<String> = host
         .gpus
         .iter()
-        .filter(|g| job.process.gpus.iter().any(|u| **u == *g.latest.uuid))
+        .filter(|g| job.process.holds_gpu(&g.latest.uuid))
         .map(|g| g.latest.index.to_string())
         .collect();
     Some(if indices.is_empty() {
@@ -137,9 +137,8 @@ pub fn process_label<'a>(host: &'a HostState, pid: u32, gpu_uuid: &str, name: &'
     if let Some(job) = live().find(|j| j.process.pid == pid) {
         return job.process.command.as_str();
     }
-    let mut inside = live().filter(|j| {
-        j.process.found == JobFound::Device && j.process.gpus.iter().any(|g| g == gpu_uuid)
-    });
+    let mut inside =
+        live().filter(|j| j.process.found == JobFound::Device && j.process.holds_gpu(gpu_uuid));
     match (inside.next(), inside.next()) {
         (Some(job), None) => job.process.command.as_str(),
         _ => name,
