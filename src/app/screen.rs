@@ -1,6 +1,7 @@
 //! What the console keeps of the screen itself: how far the findings pane and the help are
 //! scrolled, and where the last frame put what a mouse can point at (so a click means what the
-//! user saw). The draw code fills [`Regions`] after each frame; `update` only reads them.
+//! user saw). The draw code fills [`Regions`] after each frame; `update` only reads them. The
+//! fleet table's rows are kept here too, so a frame rebuilds only the rows that changed.
 
 use ratatui::layout::{Position, Rect};
 
@@ -13,6 +14,8 @@ pub struct Screen {
     pub help_scroll: usize,
     /// Where the last frame drew what can be clicked or scrolled.
     pub regions: Regions,
+    /// The fleet table's rows the last frame built, for the next to reuse.
+    pub fleet_rows: crate::ui::row_cache::RowCache,
 }
 
 /// A list drawn one item per row: `rows` is the area of the item rows (no header, no border),

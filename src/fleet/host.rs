@@ -7,6 +7,7 @@ use crate::fleet::HostEvent;
 use crate::fleet::history::{History, HistoryPoint, HistoryShape};
 use crate::fleet::notice::{DownWords, NoticeText};
 use crate::fleet::quiet_words;
+use crate::fleet::revision::Revision;
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// How many kernel lines a host keeps for the triage views.
@@ -161,6 +162,8 @@ pub struct HostState {
     /// No longer watched (gone from a reloaded config); kept so host ids stay stable.
     pub retired: bool,
     history: HistoryShape,
+    /// Counts the changes made through the methods below.
+    revision: Revision,
 }
 
 impl HostState {
@@ -181,11 +184,38 @@ impl HostState {
             jobs: Default::default(),
             retired: false,
             history,
+            revision: Revision::default(),
         }
+    }
+
+    /// How many changes the host has had: equal counts mean nothing changed in between.
+    pub fn revision(&self) -> u64 {
+        self.revision.get()
+    }
+
+    /// Replaces the live findings (a change only when they differ).
+    pub fn set_findings(&mut self, findings: Vec<Finding>) {
+        if findings != self.findings {
+            self.findings = findings;
+            self.revision.bump();
+        }
+    }
+
+    /// Sets the price the jobs' findings are priced at.
+    pub fn set_job_price(&mut self, price: Option<crate::cost::Price>) {
+        self.jobs.set_price(price);
+        self.revision.bump();
+    }
+
+    /// Marks the host as no longer watched.
+    pub fn retire(&mut self) {
+        self.retired = true;
+        self.revision.bump();
     }
 
     /// Folds one source event into the host.
     pub fn apply(&mut self, event: HostEvent) {
+        self.revision.bump();
         match event {
             HostEvent::Connecting { attempt } => {
                 if !matches!(self.link, Link::Down { .. } | Link::Lost { .. }) {

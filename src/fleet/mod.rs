@@ -16,6 +16,7 @@ pub mod money;
 pub mod notice;
 pub mod outage;
 pub mod quiet_words;
+pub mod revision;
 pub mod sink;
 pub mod state;
 pub mod unwatched;

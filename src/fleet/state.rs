@@ -196,7 +196,7 @@ impl Fleet {
     /// their meaning; a retired host has no status, series or alerts.
     pub fn retire(&mut self, host: HostId) {
         if let Some(state) = self.hosts.get_mut(host) {
-            state.retired = true;
+            state.retire();
         }
         self.money.retire(host);
     }
@@ -227,7 +227,7 @@ impl Fleet {
                 .get(i)
                 .and_then(|m| m.config.price.as_ref());
             if host.jobs.price() != price {
-                host.jobs.set_price(price.cloned());
+                host.set_job_price(price.cloned());
             }
             let judged = job_fit.refresh(host, self.now_ms, &live);
             let findings = live_findings_judged(host, self.now_ms, &live, judged);
@@ -241,7 +241,7 @@ impl Fleet {
                 } else {
                     changed.reshaped = true;
                 }
-                host.findings = findings;
+                host.set_findings(findings);
             }
         }
         changed

@@ -11,7 +11,8 @@ use ratatui::widgets::{Block, Borders};
 
 use crate::app::model::Model;
 use crate::app::screen::ListArea;
-use crate::fleet::host::HostState;
+use crate::fleet::HostId;
+use crate::fleet::host::{HostState, HostStatus};
 use crate::fleet::outage::{Outage, outage};
 use crate::telemetry::TimestampMs;
 use crate::theme::Theme;
@@ -124,9 +125,10 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             totals,
         );
     }
-    // Only the rows that fit are built (formatting dominates a frame's cost).
+    // Only the rows that fit are built (formatting dominates a frame's cost), and only those
+    // that changed since the last frame.
     let fleet = &model.fleet;
-    let shown: Vec<(&HostState, Option<Outage>, HostRow)> = visible
+    let shown: Vec<(HostId, &HostState, HostStatus, Option<Outage>)> = visible
         .iter()
         .skip(first)
         .take(rows_fit)
@@ -134,24 +136,32 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             let host = fleet.hosts.get(i)?;
             let status = host.status(fleet.now_ms, fleet.options.interval_ms);
             let down = outage(host, fleet.now_ms, fleet.options.interval_ms);
-            let row = HostRow::new(
-                RowInput {
-                    host,
-                    status: &status,
-                    outage: down.clone(),
-                    cost: fleet.money.cost(i),
-                    released: fleet.money.is_released(i),
-                },
-                theme,
-            );
-            Some((host, down, row))
+            Some((i, host, status, down))
         })
+        .collect();
+    let built = model.screen.fleet_rows.rows(
+        shown.iter().map(|(i, host, status, down)| {
+            let input = RowInput {
+                host,
+                status,
+                outage: down.clone(),
+                cost: fleet.money.cost(*i),
+                released: fleet.money.is_released(*i),
+            };
+            (*i, input)
+        }),
+        theme,
+    );
+    let shown: Vec<(&HostState, &Option<Outage>, &HostRow)> = shown
+        .iter()
+        .zip(&built)
+        .map(|((_, host, _, down), row)| (*host, down, row.as_ref()))
         .collect();
     let wide = area.width >= WIDE_FROM;
     let columns = plan(
         table.width,
         &wants(
-            shown.iter().map(|(_, _, row)| row),
+            shown.iter().map(|(_, _, row)| *row),
             two_lines,
             area.width >= COST_FROM,
         ),

@@ -27,6 +27,7 @@ pub mod playbook;
 pub mod prompt;
 pub mod regions;
 pub mod release;
+pub mod row_cache;
 pub mod runbooks;
 pub mod scroll;
 pub mod trail;
