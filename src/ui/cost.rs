@@ -1,6 +1,6 @@
 //! Money on screen: the cost panel (`$`) with each host's billed, busy, idle and parked hours, its
 //! spending and effective utilization, and the fleet's totals per currency (never summed across
-//! currencies); and the cells the wide fleet table borrows.
+//! currencies).
 
 use rust_i18n::t;
 
@@ -11,46 +11,10 @@ use ratatui::widgets::{Block, Borders, Cell, Clear, Row, Table};
 
 use crate::app::model::Model;
 use crate::app::unwatched::UnwatchedLine;
-use crate::cost::{HostCost, LedgerTotals, format_duration_ms, format_money};
+use crate::cost::{format_duration_ms, format_money};
 use crate::theme::Theme;
+use crate::ui::cost_cells::{eff_cell, hours_cell, money_cell, pct_cell, price_cell};
 use crate::ui::format::{clean, fit};
-
-/// A billed, busy or idle time: minutes under an hour (`12m`), then hours and minutes
-/// (`3h05m`), then days (`2d04h`).
-pub fn hours_cell(ms: u64) -> String {
-    format_duration_ms(ms)
-}
-
-/// Effective utilization, `-` for a host never observed (all its billed time unobserved), whose
-/// use is unknown rather than nil.
-pub fn eff_cell(totals: &LedgerTotals) -> String {
-    if totals.billed_ms > 0 && totals.unobserved_ms >= totals.billed_ms {
-        "-".to_string()
-    } else {
-        pct_cell(totals.effective_utilization())
-    }
-}
-
-/// A share as a whole percentage, `-` when nothing was billed yet.
-pub fn pct_cell(fraction: Option<f64>) -> String {
-    fraction.map_or_else(|| "-".to_string(), |f| format!("{:.0}%", f * 100.0))
-}
-
-/// An amount with the host's currency, `-` without a price.
-pub fn money_cell(amount: Option<f64>, cost: &HostCost) -> String {
-    match (amount, cost.currency()) {
-        (Some(amount), Some(currency)) => format_money(amount, currency),
-        _ => "-".to_string(),
-    }
-}
-
-/// The price per hour with its currency, `-` without one.
-pub fn price_cell(cost: &HostCost) -> String {
-    cost.price.as_ref().map_or_else(
-        || "-".to_string(),
-        |p| format_money(p.price_per_hour, &p.currency),
-    )
-}
 
 /// Below this width the panel leaves out the price and the state columns.
 const WIDE_FROM: u16 = 110;

@@ -10,7 +10,7 @@ use crate::cost::{HostCost, format_duration_ms};
 use crate::fleet::host::{HostState, HostStatus};
 use crate::fleet::outage::Outage;
 use crate::theme::{Level, Theme};
-use crate::ui::cost::{eff_cell, money_cell, price_cell};
+use crate::ui::cost_cells::{eff_cell, money_cell, price_cell};
 use crate::ui::fleet_columns::Column;
 use crate::ui::format::{clean, fit, fit_pieces, gib, opt_c, opt_pct, whole, width_of};
 use crate::ui::grid::Cell;

@@ -8,6 +8,7 @@ pub mod banner;
 pub mod charts;
 pub mod check;
 pub mod cost;
+pub mod cost_cells;
 pub mod findings;
 pub mod fleet;
 pub mod fleet_columns;
