@@ -237,9 +237,9 @@ fn main() {
         let first = Arc::clone(&first_sample_us);
         let log_bytes = Arc::clone(&log_bytes);
         let log_events = Arc::clone(&log_events);
-        let tx = sink.clone();
-        HostSink::new(move |host, event| {
-            if let HostEvent::JobLog { text, .. } = &event {
+        // What the sink notes of each event, whether it comes alone or in a burst.
+        let note = move |host: usize, event: &HostEvent| {
+            if let HostEvent::JobLog { text, .. } = event {
                 log_bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
                 log_events.fetch_add(1, Ordering::Relaxed);
             }
@@ -250,7 +250,17 @@ fn main() {
                 let us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
                 slot.store(us.saturating_add(1), Ordering::Relaxed);
             }
-            tx.send(Event::Host { host, event }).is_ok()
+        };
+        let note = Arc::new(note);
+        let (note_one, tx_one) = (Arc::clone(&note), sink.clone());
+        let tx = sink.clone();
+        HostSink::new(move |host, event| {
+            note_one(host, &event);
+            tx_one.send(Event::Host { host, event }).is_ok()
+        })
+        .with_bursts(move |host, events| {
+            events.iter().for_each(|event| note(host, event));
+            tx.send(Event::Hosts { host, events }).is_ok()
         })
     };
     let handles: Vec<_> = names

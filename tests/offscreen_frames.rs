@@ -262,3 +262,44 @@ fn a_findings_new_words_are_drawn_only_in_its_hosts_view_a_new_finding_everywher
          fleet's view, {reworded_in_view} in the host's)"
     );
 }
+
+#[test]
+fn a_burst_of_readings_is_one_update_and_its_row_is_drawn_anew() {
+    let theme = Theme::default_theme();
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("terminal");
+    let mut model = fleet_of(3);
+    assert!(frame(&mut terminal, &mut model, &theme));
+    let screen = |terminal: &Terminal<TestBackend>| {
+        let buffer = terminal.backend().buffer();
+        buffer
+            .content()
+            .chunks(usize::from(buffer.area.width))
+            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(!screen(&terminal).contains("77%"));
+    // Two GPUs of host 1 in one burst: both are folded in, in order, and the frame shows them.
+    let gpu = |index: u32, util: f64| HostEvent::Sample {
+        at_ms: START_MS + 100,
+        gpu: GpuSample {
+            index,
+            ..sample(util)
+        },
+    };
+    update(
+        &mut model,
+        Event::Hosts {
+            host: 1,
+            events: vec![gpu(0, 70.0), gpu(1, 84.0)],
+        },
+    );
+    assert_eq!(model.fleet.hosts[1].gpus.len(), 2);
+    assert_eq!(model.undrawn_sample_ms(), Some(START_MS + 100));
+    assert!(frame(&mut terminal, &mut model, &theme));
+    assert!(
+        screen(&terminal).contains("77%"),
+        "the mean of 70 and 84 is on screen:\n{}",
+        screen(&terminal)
+    );
+}

@@ -372,3 +372,46 @@ fn the_process_list_is_fetched_often_only_while_the_host_is_looked_at() {
     );
     link.stop_and_join();
 }
+
+#[test]
+fn a_listener_of_bursts_gets_each_tick_of_every_gpu_as_one_burst() {
+    let Some(sshd) = Sshd::start() else { return };
+    // Four GPUs: each tick of the stream is four lines, read at once.
+    std::fs::write(sshd.dir().join("gpus"), "4").expect("gpus");
+    let (tx, rx) = std::sync::mpsc::channel::<(HostId, Vec<HostEvent>)>();
+    let single = tx.clone();
+    let sink =
+        gpufleet::fleet::HostSink::new(move |host, event| single.send((host, vec![event])).is_ok())
+            .with_bursts(move |host, events| tx.send((host, events)).is_ok());
+    let opts = test_options(&sshd.trusted_known_hosts());
+    let link = spawn_link(sshd.remote_host("h200"), 3, sink, opts).expect("spawn");
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut bursts: Vec<Vec<u32>> = Vec::new();
+    while bursts.len() < 5 && std::time::Instant::now() < deadline {
+        let Ok((host, events)) = rx.recv_timeout(Duration::from_millis(200)) else {
+            continue;
+        };
+        assert_eq!(host, 3);
+        let indices: Vec<u32> = events
+            .iter()
+            .filter_map(|e| match e {
+                HostEvent::Sample { gpu, .. } => Some(gpu.index),
+                _ => None,
+            })
+            .collect();
+        if !indices.is_empty() {
+            assert_eq!(indices.len(), events.len(), "a burst holds readings only");
+            bursts.push(indices);
+        }
+    }
+    link.stop_and_join();
+    assert_eq!(bursts.len(), 5, "readings stopped coming: {bursts:?}");
+    // After the first (which may have come before the full query completed it), every
+    // tick's four readings came together, in GPU order.
+    let whole = bursts
+        .iter()
+        .skip(1)
+        .filter(|b| **b == [0, 1, 2, 3])
+        .count();
+    assert!(whole >= 3, "ticks came apart: {bursts:?}");
+}

@@ -12,6 +12,11 @@ pub enum Event {
         host: HostId,
         event: HostEvent,
     },
+    /// A burst of one host's events read at once (a reading of each GPU), in order.
+    Hosts {
+        host: HostId,
+        events: Vec<HostEvent>,
+    },
     /// A key press, as the terminal reported it; `update` asks the keymap what it means.
     Key(crossterm::event::KeyEvent),
     /// A mouse click or wheel notch; `update` asks `pointer` what is under it.
@@ -72,5 +77,7 @@ pub type EventSink = std::sync::mpsc::Sender<Event>;
 
 /// A sink for sources that wraps their host events into the console's channel.
 pub fn host_sink(sink: EventSink) -> HostSink {
+    let bursts = sink.clone();
     HostSink::from_sender(sink, |host, event| Event::Host { host, event })
+        .with_bursts(move |host, events| bursts.send(Event::Hosts { host, events }).is_ok())
 }

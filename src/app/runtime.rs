@@ -266,7 +266,7 @@ pub fn event_loop_with_ops<B: Backend>(
         let wait = next_tick.saturating_duration_since(Instant::now());
         let (mut commands, from_user, quiet) = match events.recv_timeout(wait) {
             Ok(event) => {
-                if let Event::Host { host, .. } = &event {
+                if let Event::Host { host, .. } | Event::Hosts { host, .. } = &event {
                     backlogs.taken(*host);
                 }
                 let from_user = is_from_user(&event);
@@ -300,7 +300,7 @@ pub fn event_loop_with_ops<B: Backend>(
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => break 'gather,
                 };
-                if let Event::Host { host, .. } = &event {
+                if let Event::Host { host, .. } | Event::Hosts { host, .. } = &event {
                     backlogs.taken(*host);
                 }
                 let from_user = is_from_user(&event);

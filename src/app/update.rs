@@ -12,7 +12,7 @@ use crate::app::prompt::PromptAnswer;
 use crate::app::release_dialog;
 use crate::app::{alerts_view, audit_view, check_pane, ops, playbook_pane, pointer};
 use crate::fleet::FleetCommand;
-use crate::fleet::HostEvent;
+use crate::fleet::{HostEvent, HostId};
 
 /// Rows a PageUp/PageDown moves.
 const PAGE_ROWS: usize = 10;
@@ -20,28 +20,12 @@ const PAGE_ROWS: usize = 10;
 pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
     match event {
         Event::Host { host, event } => {
-            let sample_at_ms = match &event {
-                HostEvent::Sample { at_ms, .. } => Some(*at_ms),
-                _ => None,
-            };
-            // A job (its listing, its log) shows only in its host's view: the fleet row has no
-            // job text, what the job makes of the findings shows on the tick that judges them
-            // when it changes which findings there are, and the money it moves with the next
-            // frame (one a second at least).
-            let job_unseen = matches!(event, HostEvent::JobLog { .. } | HostEvent::Jobs { .. })
-                && model.view != View::Host(host);
-            if model.fleet.apply(host, event) {
-                match sample_at_ms {
-                    None if job_unseen => {}
-                    // A reading of a host off screen changes only the totals and perhaps the
-                    // order: the next frame shows it, within the second.
-                    Some(_) if !model.screen.regions.shows_host(host) => model.mark_offscreen(),
-                    Some(at_ms) => {
-                        model.note_sample(at_ms);
-                        model.mark_dirty();
-                    }
-                    None => model.mark_dirty(),
-                }
+            host_event(model, host, event);
+            Vec::new()
+        }
+        Event::Hosts { host, events } => {
+            for event in events {
+                host_event(model, host, event);
             }
             Vec::new()
         }
@@ -405,5 +389,32 @@ fn move_gpu(model: &mut Model, delta: i64) {
     if let View::Host(host) = model.view {
         let len = model.fleet.hosts.get(host).map_or(0, |h| h.gpus.len());
         model.gpu_cursor = step(model.gpu_cursor, delta, len);
+    }
+}
+
+/// Folds one host event into the fleet and marks what the screen should show of it.
+fn host_event(model: &mut Model, host: HostId, event: HostEvent) {
+    let sample_at_ms = match &event {
+        HostEvent::Sample { at_ms, .. } => Some(*at_ms),
+        _ => None,
+    };
+    // A job (its listing, its log) shows only in its host's view: the fleet row has no
+    // job text, what the job makes of the findings shows on the tick that judges them
+    // when it changes which findings there are, and the money it moves with the next
+    // frame (one a second at least).
+    let job_unseen = matches!(event, HostEvent::JobLog { .. } | HostEvent::Jobs { .. })
+        && model.view != View::Host(host);
+    if model.fleet.apply(host, event) {
+        match sample_at_ms {
+            None if job_unseen => {}
+            // A reading of a host off screen changes only the totals and perhaps the
+            // order: the next frame shows it, within the second.
+            Some(_) if !model.screen.regions.shows_host(host) => model.mark_offscreen(),
+            Some(at_ms) => {
+                model.note_sample(at_ms);
+                model.mark_dirty();
+            }
+            None => model.mark_dirty(),
+        }
     }
 }

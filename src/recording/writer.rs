@@ -122,25 +122,40 @@ impl Recorder {
         })
     }
 
-    /// `sink`, with every event also handed to the recorder first.
+    /// `sink`, with every event also handed to the recorder first (a burst event by event).
     pub fn wrap(&self, sink: HostSink) -> HostSink {
-        let tx = self.tx.clone();
-        let queued = Arc::clone(&self.queued);
-        let dropped = Arc::clone(&self.dropped);
-        HostSink::new(move |host, event| {
-            if queued.fetch_add(1, Ordering::Relaxed) >= QUEUE_EVENTS {
-                queued.fetch_sub(1, Ordering::Relaxed);
-                dropped.fetch_add(1, Ordering::Relaxed);
-            } else {
-                let msg = Msg::Event {
-                    host,
-                    t_ms: now_ms(),
-                    event: event.clone(),
-                };
-                // Gone only when the thread ended: nothing more is recorded then.
-                let _ = tx.send(msg);
+        let record = {
+            let tx = self.tx.clone();
+            let queued = Arc::clone(&self.queued);
+            let dropped = Arc::clone(&self.dropped);
+            Arc::new(move |host: HostId, event: &HostEvent| {
+                if queued.fetch_add(1, Ordering::Relaxed) >= QUEUE_EVENTS {
+                    queued.fetch_sub(1, Ordering::Relaxed);
+                    dropped.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    let msg = Msg::Event {
+                        host,
+                        t_ms: now_ms(),
+                        event: event.clone(),
+                    };
+                    // Gone only when the thread ended: nothing more is recorded then.
+                    let _ = tx.send(msg);
+                }
+            })
+        };
+        let one = {
+            let record = Arc::clone(&record);
+            let sink = sink.clone();
+            move |host, event: HostEvent| {
+                record(host, &event);
+                sink.send(host, event)
             }
-            sink.send(host, event)
+        };
+        HostSink::new(one).with_bursts(move |host, events: Vec<HostEvent>| {
+            for event in &events {
+                record(host, event);
+            }
+            sink.send_all(host, events)
         })
     }
 
@@ -289,5 +304,35 @@ impl Writing {
         if let Some(blackbox) = self.blackbox.as_mut() {
             blackbox.flush();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_through_the_recorder_is_recorded_event_by_event_and_reaches_the_listener_whole() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("run.jsonl");
+        let options = RecordOptions {
+            file: Some(path.clone()),
+            blackbox: None,
+        };
+        let recorder = Recorder::start(options, vec!["h".into()]).expect("start");
+        let (tx, rx) = mpsc::channel();
+        let single = tx.clone();
+        let listener = HostSink::new(move |host, event| single.send((host, vec![event])).is_ok())
+            .with_bursts(move |host, events| tx.send((host, events)).is_ok());
+        let sink = recorder.wrap(listener);
+        let burst: Vec<HostEvent> = (1..=3)
+            .map(|attempt| HostEvent::Connecting { attempt })
+            .collect();
+        assert!(sink.send_all(0, burst.clone()));
+        assert_eq!(rx.try_iter().collect::<Vec<_>>(), vec![(0, burst)]);
+        assert!(recorder.finish().is_empty());
+        let text = std::fs::read_to_string(&path).expect("recording");
+        // The header, then one line per event.
+        assert_eq!(text.lines().count(), 4, "{text}");
     }
 }

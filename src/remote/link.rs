@@ -77,6 +77,9 @@ pub(crate) struct Link {
     pub(crate) backlog: Arc<Backlog>,
     /// Samples held back while the backlog is full: the newest of each GPU.
     held: RefCell<BTreeMap<u32, (TimestampMs, GpuSample)>>,
+    /// The samples of the round being served, sent as one burst at its end; `None` outside a
+    /// round, or where the listener takes events one at a time.
+    burst: RefCell<Option<Vec<HostEvent>>>,
     /// Which tool reads this host's accelerators (`accel_poll.rs`); probed once per host.
     pub(crate) accel: Probed,
 }
@@ -150,6 +153,7 @@ impl Link {
             waker,
             backlog: Arc::new(Backlog::default()),
             held: RefCell::new(BTreeMap::new()),
+            burst: RefCell::new(None),
             accel: Probed::default(),
         }
     }
@@ -195,22 +199,63 @@ impl Link {
     }
 
     /// Sends one event; a closed channel means the app is gone, so the link stops. A sample
-    /// is held back while the loop has `MAX_QUEUED_EVENTS` of this link's events to take; any
-    /// other event first sends the samples held, so that events keep their order.
+    /// is held back while the loop has `MAX_QUEUED_EVENTS` of this link's events to take, and
+    /// joins the round's burst while one is gathered; any other event first sends the burst
+    /// and the samples held, so that events keep their order.
     pub(crate) fn emit(&self, event: HostEvent) {
         if let HostEvent::Sample { at_ms, gpu } = event {
             let mut held = self.held.borrow_mut();
-            if held.is_empty() && self.backlog.try_add(MAX_QUEUED_EVENTS) {
-                drop(held);
-                self.send(HostEvent::Sample { at_ms, gpu });
-            } else if held.len() < MAX_HELD_GPUS || held.contains_key(&gpu.index) {
+            if held.is_empty() {
+                let mut burst = self.burst.borrow_mut();
+                match burst.as_mut() {
+                    // The burst took its place in the backlog with its first sample.
+                    Some(burst) if !burst.is_empty() || self.backlog.try_add(MAX_QUEUED_EVENTS) => {
+                        burst.push(HostEvent::Sample { at_ms, gpu });
+                        return;
+                    }
+                    None if self.backlog.try_add(MAX_QUEUED_EVENTS) => {
+                        drop(burst);
+                        drop(held);
+                        self.send(HostEvent::Sample { at_ms, gpu });
+                        return;
+                    }
+                    _ => {}
+                }
+            }
+            if held.len() < MAX_HELD_GPUS || held.contains_key(&gpu.index) {
                 held.insert(gpu.index, (at_ms, gpu));
             }
             return;
         }
+        self.send_burst_so_far();
         self.release_held(true);
         self.backlog.add();
         self.send(event);
+    }
+
+    /// Gathers the samples emitted from now on into one burst, sent by [`Link::end_burst`]
+    /// (where the listener takes bursts; else each goes as it comes).
+    pub(crate) fn start_burst(&self) {
+        if self.sink.takes_bursts() {
+            *self.burst.borrow_mut() = Some(Vec::new());
+        }
+    }
+
+    /// Sends the burst gathered since [`Link::start_burst`] and stops gathering.
+    pub(crate) fn end_burst(&self) {
+        self.send_burst_so_far();
+        *self.burst.borrow_mut() = None;
+    }
+
+    /// Sends what the burst holds so far; it goes on gathering.
+    fn send_burst_so_far(&self) {
+        let events = match self.burst.borrow_mut().as_mut() {
+            Some(burst) if !burst.is_empty() => std::mem::take(burst),
+            _ => return,
+        };
+        if !self.sink.send_all(self.id, events) {
+            self.stop.set();
+        }
     }
 
     /// Whether samples are held back, waiting for room.
@@ -281,8 +326,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_full_backlog_holds_the_newest_sample_per_gpu_and_keeps_the_order() {
+    /// A link whose loop counts its backlog, sending into `sink`; the handle keeps the count.
+    fn counted_link(sink: HostSink) -> (Link, SourceHandle, Backlogs) {
         let (tx, backlog_rx) = mpsc::channel();
         let handle = SourceHandle::spawn_counted("t", 0, move |_, backlog| {
             let _ = tx.send(backlog);
@@ -290,8 +335,6 @@ mod tests {
         .expect("spawn");
         let backlog = backlog_rx.recv().expect("backlog");
         let backlogs = Backlogs::arm(std::slice::from_ref(&handle));
-        let (tx, events) = mpsc::channel();
-        let sink = HostSink::from_sender(tx, |host, event| (host, event));
         let host = RemoteHost {
             name: "h".into(),
             target: Endpoint {
@@ -315,6 +358,14 @@ mod tests {
             Mode::Follow,
         );
         link.backlog = backlog;
+        (link, handle, backlogs)
+    }
+
+    #[test]
+    fn a_full_backlog_holds_the_newest_sample_per_gpu_and_keeps_the_order() {
+        let (tx, events) = mpsc::channel();
+        let sink = HostSink::from_sender(tx, |host, event| (host, event));
+        let (link, handle, backlogs) = counted_link(sink);
         for i in 0..MAX_QUEUED_EVENTS {
             link.emit(sample(0, i as TimestampMs));
         }
@@ -341,6 +392,56 @@ mod tests {
             ]
         );
         assert!(!link.holds_samples());
+        handle.stop_and_join();
+    }
+
+    #[test]
+    fn a_rounds_samples_go_out_as_one_burst_that_takes_one_place_in_the_backlog() {
+        let (tx, bursts) = mpsc::channel();
+        let single = tx.clone();
+        let sink = HostSink::new(move |host, event| single.send((host, vec![event])).is_ok())
+            .with_bursts(move |host, events| tx.send((host, events)).is_ok());
+        let (link, handle, backlogs) = counted_link(sink);
+        link.start_burst();
+        for gpu in 0..4 {
+            link.emit(sample(gpu, 7));
+        }
+        assert!(
+            bursts.try_recv().is_err(),
+            "nothing goes before the round ends"
+        );
+        link.end_burst();
+        let got: Vec<(HostId, Vec<HostEvent>)> = bursts.try_iter().collect();
+        assert_eq!(got, vec![(0, (0..4).map(|g| sample(g, 7)).collect())]);
+        // Four readings, one place: the loop has room for the rest of its backlog.
+        for i in 1..MAX_QUEUED_EVENTS {
+            link.emit(sample(0, 100 + i as TimestampMs));
+        }
+        assert!(!link.holds_samples());
+        link.emit(sample(0, 999));
+        assert!(link.holds_samples(), "the backlog is full now");
+        // The loop takes everything: the held reading goes, and there is room again.
+        for _ in 0..=MAX_QUEUED_EVENTS {
+            backlogs.taken(0);
+        }
+        let _: Vec<_> = bursts.try_iter().collect();
+        link.release_held(false);
+        // Within a round, another event sends the burst so far first: the order holds.
+        link.start_burst();
+        link.emit(sample(1, 1_000));
+        link.emit(HostEvent::Connecting { attempt: 2 });
+        link.emit(sample(2, 1_001));
+        link.end_burst();
+        let got: Vec<Vec<HostEvent>> = bursts.try_iter().map(|(_, e)| e).collect();
+        assert_eq!(
+            got,
+            vec![
+                vec![sample(0, 999)],
+                vec![sample(1, 1_000)],
+                vec![HostEvent::Connecting { attempt: 2 }],
+                vec![sample(2, 1_001)],
+            ]
+        );
         handle.stop_and_join();
     }
 }

@@ -114,6 +114,19 @@ impl Link {
         st: &mut SessionState,
         events: &mut Vec<(Slot, JobEvent)>,
     ) -> Option<Ended> {
+        // The round's readings (a line per GPU, and what the timers bring) go out as one burst.
+        self.start_burst();
+        let ended = self.act_on_round(mux, st, events);
+        self.end_burst();
+        ended
+    }
+
+    fn act_on_round(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+        events: &mut Vec<(Slot, JobEvent)>,
+    ) -> Option<Ended> {
         let dead_after = Duration::from_millis(self.opts.dead_after_ms);
         self.check_silence(mux, st);
         for (slot, event) in events.drain(..) {

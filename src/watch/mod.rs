@@ -42,6 +42,8 @@ const ALERTS_WAIT: Duration = Duration::from_millis(500);
 #[allow(clippy::large_enum_variant)]
 pub enum Input {
     Host(HostId, HostEvent),
+    /// A burst of one host's events read at once (a reading of each GPU), in order.
+    Hosts(HostId, Vec<HostEvent>),
     Signal(Signal),
     /// A scrape waits for a page.
     Scrape,
@@ -159,7 +161,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
         }))
     });
     let recorder = setup.recorder;
-    let sink = HostSink::from_sender(tx, Input::Host);
+    let bursts = tx.clone();
+    let sink = HostSink::from_sender(tx, Input::Host)
+        .with_bursts(move |host, events| bursts.send(Input::Hosts(host, events)).is_ok());
     let sink = match &recorder {
         Some(recorder) => recorder.wrap(sink),
         None => sink,
@@ -198,6 +202,12 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
             Ok(Input::Host(host, event)) => {
                 backlogs.taken(host);
                 fleet.apply(host, event);
+            }
+            Ok(Input::Hosts(host, events)) => {
+                backlogs.taken(host);
+                for event in events {
+                    fleet.apply(host, event);
+                }
             }
             Ok(Input::Signal(Signal::Stop(name))) => {
                 tracing::info!(signal = name, "stopping");
