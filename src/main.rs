@@ -16,7 +16,8 @@ use gpufleet::app::release_bridge::{BridgeSetup, SshHostRunner};
 use gpufleet::app::{Model, runtime};
 use gpufleet::audit::AuditLog;
 use gpufleet::check;
-use gpufleet::cli::{AlertAction, Cli, CliCommand, GlobalArgs, PlaybookAction};
+use gpufleet::cli::{AlertAction, Cli, CliCommand};
+use gpufleet::commands::check_cli;
 use gpufleet::commands::cli_words;
 use gpufleet::commands::demo as demo_command;
 use gpufleet::commands::diagnose_file;
@@ -25,6 +26,7 @@ use gpufleet::commands::fleet_inventory;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
 use gpufleet::commands::logging;
+use gpufleet::commands::playbook_cli;
 use gpufleet::commands::providers as providers_command;
 use gpufleet::commands::record as record_command;
 use gpufleet::commands::report as report_command;
@@ -43,9 +45,7 @@ use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
 use gpufleet::playbook;
 use gpufleet::recording::Replay;
 use gpufleet::release::{ReleaseAction, SendOptions, process_env};
-use gpufleet::remote::{link_options, resolve_named};
 use gpufleet::snapshot::{Snapshot, render_table};
-use gpufleet::telemetry::source::StopFlag;
 use gpufleet::telemetry::source::now_ms;
 use gpufleet::theme::Theme;
 
@@ -94,184 +94,6 @@ fn console_needs_a_terminal() -> Option<ExitCode> {
     }
     eprintln!("gpufleet: {}", cli_words::needs_a_terminal());
     Some(ExitCode::from(2))
-}
-
-/// `gpufleet check NAME | --local`: progress on stderr, the report on stdout, exit 0/1/2/3.
-fn run_check(
-    args: &GlobalArgs,
-    config: &Config,
-    interval_ms: u64,
-    name: Option<&str>,
-    flags: &check::ExpectFlags,
-    sustain_s: f64,
-    json: bool,
-) -> ExitCode {
-    let could_not_run = |message: String| {
-        eprintln!("gpufleet check: {message}");
-        ExitCode::from(check::EXIT_COULD_NOT_RUN)
-    };
-    let (target, host_name, base) = match name {
-        Some(name) if !args.local => {
-            let remote = match resolve_named(&args.ssh_settings(), &[name.to_string()], config) {
-                Ok(mut hosts) => match hosts.pop() {
-                    Some(h) => h,
-                    None => return could_not_run(cli_words::no_host_named(name)),
-                },
-                Err(e) => return could_not_run(e.localized()),
-            };
-            let base = config.host(name).and_then(|h| h.expect.clone());
-            (
-                check::CheckTarget::Remote(remote, link_options(&args.ssh_settings(), interval_ms)),
-                name.to_string(),
-                base,
-            )
-        }
-        _ => (check::CheckTarget::Local, "local".to_string(), None),
-    };
-    let expect = match check::expect_from_flags(flags, base.as_ref()) {
-        Ok(expect) => expect,
-        Err(e) => return could_not_run(e.to_string()),
-    };
-    let opts = check::CheckOptions {
-        sustain_s,
-        ..check::CheckOptions::default()
-    };
-    let mut progress = |p: check::CheckProgress| {
-        eprintln!("{}", p.line());
-    };
-    let report = match check::run_check(target, &expect, &opts, &mut progress, &StopFlag::default())
-    {
-        Ok(report) => report,
-        Err(e) => return could_not_run(check::check_error_words(&e)),
-    };
-    let previous = check::storage::load_latest(&host_name).ok().flatten();
-    if let Err(e) = check::storage::save(&report) {
-        eprintln!(
-            "gpufleet check: {}",
-            cli_words::report_not_kept(&e.to_string())
-        );
-    }
-    if json {
-        println!("{}", check::render_json(&report));
-    } else {
-        print!("{}", check::render_text(&report, previous.as_ref()));
-    }
-    ExitCode::from(check::exit_code(&report))
-}
-
-/// `gpufleet playbook list | show ID | run ID ... | undo ...`.
-fn playbook(
-    action: &PlaybookAction,
-    args: &GlobalArgs,
-    config: &Config,
-    interval_ms: u64,
-) -> anyhow::Result<ExitCode> {
-    let catalog = playbook::Catalog::load_default()?;
-    let target = |host: &Option<String>| -> anyhow::Result<playbook::Target> {
-        match host {
-            Some(name) if !args.local => {
-                let remote =
-                    resolve_named(&args.ssh_settings(), std::slice::from_ref(name), config)
-                        .map_err(|e| anyhow::anyhow!(e.localized()))?
-                        .pop()
-                        .ok_or_else(|| anyhow::anyhow!(cli_words::no_host_named(name)))?;
-                Ok(playbook::Target::Remote(
-                    remote,
-                    link_options(&args.ssh_settings(), interval_ms),
-                ))
-            }
-            None if args.local => Ok(playbook::Target::Local),
-            _ => Err(anyhow::anyhow!(cli_words::say_where_to_run())),
-        }
-    };
-    // With --demo, a simulated demo host, with a scratch directory for the audit log.
-    let demo_or = |host: &Option<String>| -> anyhow::Result<(playbook::Target, Option<Scratch>)> {
-        if args.demo {
-            let (target, scratch) = demo_command::playbook_target(
-                config,
-                args,
-                host.as_deref(),
-                &mut std::io::stdout(),
-            )?;
-            Ok((target, Some(scratch)))
-        } else {
-            Ok((target(host)?, None))
-        }
-    };
-    let audit_log = |scratch: Option<&Scratch>| -> anyhow::Result<AuditLog> {
-        Ok(match scratch {
-            Some(scratch) => scratch.audit(),
-            None => AuditLog::open_default()?,
-        })
-    };
-    let read_only = args.read_only || config.read_only;
-    let stop = StopFlag::default();
-    let code = match action {
-        PlaybookAction::List { json: false } => {
-            print!("{}", playbook::list_command(&catalog));
-            0
-        }
-        PlaybookAction::List { json: true } => {
-            let text = format!("{:#}\n", playbook::json::list_json(&catalog));
-            print!("{text}");
-            0
-        }
-        PlaybookAction::Show { id, json: false } => {
-            print!("{}", playbook::show_command(&catalog, id)?);
-            0
-        }
-        PlaybookAction::Show { id, json: true } => {
-            let text = format!("{:#}\n", playbook::json::show_json(&catalog, id)?);
-            print!("{text}");
-            0
-        }
-        PlaybookAction::Run {
-            id,
-            host,
-            param,
-            gpu,
-            dry_run,
-            yes,
-        } => {
-            let (target, scratch) = demo_or(host)?;
-            let request = playbook::RunRequest {
-                runbook: id.clone(),
-                target,
-                params: param.clone(),
-                gpu: *gpu,
-                dry_run: *dry_run,
-                read_only,
-                reboot: Default::default(),
-            };
-            let mut confirmer = playbook::cli_confirmer(*yes);
-            playbook::run_command(
-                &catalog,
-                request,
-                confirmer.as_mut(),
-                &mut std::io::stdout(),
-                &audit_log(scratch.as_ref())?,
-                &stop,
-            )
-        }
-        PlaybookAction::Undo { host, dry_run, yes } => {
-            let (target, scratch) = demo_or(host)?;
-            let request = playbook::UndoRequest {
-                target,
-                dry_run: *dry_run,
-                read_only,
-            };
-            let mut confirmer = playbook::cli_confirmer(*yes);
-            playbook::undo_command(
-                &catalog,
-                request,
-                confirmer.as_mut(),
-                &mut std::io::stdout(),
-                &audit_log(scratch.as_ref())?,
-                &stop,
-            )
-        }
-    };
-    Ok(ExitCode::from(code))
 }
 
 /// A command line that cannot mean anything: said on stderr, exit 2 (as clap's usage errors).
@@ -364,7 +186,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
     let interval_ms = cli.global.interval_ms.unwrap_or(config.interval_ms);
     match &cli.command {
         Some(CliCommand::Playbook { action }) => {
-            return playbook(action, &cli.global, &config, interval_ms);
+            return playbook_cli::playbook(action, &cli.global, &config, interval_ms);
         }
         Some(CliCommand::Check {
             name,
@@ -386,7 +208,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                     demo_command::check(&cli.global, name.as_deref(), &flags, *sustain_s, *json);
                 return Ok(ExitCode::from(code));
             }
-            return Ok(run_check(
+            return Ok(check_cli::run_check(
                 &cli.global,
                 &config,
                 interval_ms,

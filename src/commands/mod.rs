@@ -1,6 +1,7 @@
 //! Subcommands that start a driver of their own (the console is `main`'s default).
 
 pub mod audit;
+pub mod check_cli;
 pub mod cli_words;
 pub mod config_file;
 pub mod cost_advice;
@@ -15,6 +16,7 @@ pub mod hold;
 pub mod host_words;
 pub mod logging;
 pub mod parse_error;
+pub mod playbook_cli;
 pub mod providers;
 pub mod providers_import;
 pub mod record;

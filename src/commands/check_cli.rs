@@ -1,0 +1,74 @@
+//! `gpufleet check NAME | --local`: the acceptance check of one host (or this machine) from the
+//! command line, its progress on stderr and its report on stdout, exit 0/1/2/3.
+
+use std::process::ExitCode;
+
+use crate::check;
+use crate::cli::GlobalArgs;
+use crate::commands::cli_words;
+use crate::config::Config;
+use crate::remote::{link_options, resolve_named};
+use crate::telemetry::source::StopFlag;
+
+/// Runs the check: progress on stderr, the report on stdout, exit 0/1/2/3.
+pub fn run_check(
+    args: &GlobalArgs,
+    config: &Config,
+    interval_ms: u64,
+    name: Option<&str>,
+    flags: &check::ExpectFlags,
+    sustain_s: f64,
+    json: bool,
+) -> ExitCode {
+    let could_not_run = |message: String| {
+        eprintln!("gpufleet check: {message}");
+        ExitCode::from(check::EXIT_COULD_NOT_RUN)
+    };
+    let (target, host_name, base) = match name {
+        Some(name) if !args.local => {
+            let remote = match resolve_named(&args.ssh_settings(), &[name.to_string()], config) {
+                Ok(mut hosts) => match hosts.pop() {
+                    Some(h) => h,
+                    None => return could_not_run(cli_words::no_host_named(name)),
+                },
+                Err(e) => return could_not_run(e.localized()),
+            };
+            let base = config.host(name).and_then(|h| h.expect.clone());
+            (
+                check::CheckTarget::Remote(remote, link_options(&args.ssh_settings(), interval_ms)),
+                name.to_string(),
+                base,
+            )
+        }
+        _ => (check::CheckTarget::Local, "local".to_string(), None),
+    };
+    let expect = match check::expect_from_flags(flags, base.as_ref()) {
+        Ok(expect) => expect,
+        Err(e) => return could_not_run(e.to_string()),
+    };
+    let opts = check::CheckOptions {
+        sustain_s,
+        ..check::CheckOptions::default()
+    };
+    let mut progress = |p: check::CheckProgress| {
+        eprintln!("{}", p.line());
+    };
+    let report = match check::run_check(target, &expect, &opts, &mut progress, &StopFlag::default())
+    {
+        Ok(report) => report,
+        Err(e) => return could_not_run(check::check_error_words(&e)),
+    };
+    let previous = check::storage::load_latest(&host_name).ok().flatten();
+    if let Err(e) = check::storage::save(&report) {
+        eprintln!(
+            "gpufleet check: {}",
+            cli_words::report_not_kept(&e.to_string())
+        );
+    }
+    if json {
+        println!("{}", check::render_json(&report));
+    } else {
+        print!("{}", check::render_text(&report, previous.as_ref()));
+    }
+    ExitCode::from(check::exit_code(&report))
+}

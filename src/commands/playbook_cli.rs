@@ -1,0 +1,130 @@
+//! `gpufleet playbook list | show ID | run ID ... | undo ...` from the command line: the
+//! catalogue listed and shown, a runbook run or undone on a host (or this machine, or a demo
+//! host), each step confirmed and written to the audit log.
+
+use std::process::ExitCode;
+
+use crate::audit::AuditLog;
+use crate::cli::{GlobalArgs, PlaybookAction};
+use crate::commands::cli_words;
+use crate::commands::demo as demo_command;
+use crate::config::Config;
+use crate::demo::Scratch;
+use crate::playbook;
+use crate::remote::{link_options, resolve_named};
+use crate::telemetry::source::StopFlag;
+
+/// Runs one `gpufleet playbook` action.
+pub fn playbook(
+    action: &PlaybookAction,
+    args: &GlobalArgs,
+    config: &Config,
+    interval_ms: u64,
+) -> anyhow::Result<ExitCode> {
+    let catalog = playbook::Catalog::load_default()?;
+    let target = |host: &Option<String>| -> anyhow::Result<playbook::Target> {
+        match host {
+            Some(name) if !args.local => {
+                let remote =
+                    resolve_named(&args.ssh_settings(), std::slice::from_ref(name), config)
+                        .map_err(|e| anyhow::anyhow!(e.localized()))?
+                        .pop()
+                        .ok_or_else(|| anyhow::anyhow!(cli_words::no_host_named(name)))?;
+                Ok(playbook::Target::Remote(
+                    remote,
+                    link_options(&args.ssh_settings(), interval_ms),
+                ))
+            }
+            None if args.local => Ok(playbook::Target::Local),
+            _ => Err(anyhow::anyhow!(cli_words::say_where_to_run())),
+        }
+    };
+    // With --demo, a simulated demo host, with a scratch directory for the audit log.
+    let demo_or = |host: &Option<String>| -> anyhow::Result<(playbook::Target, Option<Scratch>)> {
+        if args.demo {
+            let (target, scratch) = demo_command::playbook_target(
+                config,
+                args,
+                host.as_deref(),
+                &mut std::io::stdout(),
+            )?;
+            Ok((target, Some(scratch)))
+        } else {
+            Ok((target(host)?, None))
+        }
+    };
+    let audit_log = |scratch: Option<&Scratch>| -> anyhow::Result<AuditLog> {
+        Ok(match scratch {
+            Some(scratch) => scratch.audit(),
+            None => AuditLog::open_default()?,
+        })
+    };
+    let read_only = args.read_only || config.read_only;
+    let stop = StopFlag::default();
+    let code = match action {
+        PlaybookAction::List { json: false } => {
+            print!("{}", playbook::list_command(&catalog));
+            0
+        }
+        PlaybookAction::List { json: true } => {
+            let text = format!("{:#}\n", playbook::json::list_json(&catalog));
+            print!("{text}");
+            0
+        }
+        PlaybookAction::Show { id, json: false } => {
+            print!("{}", playbook::show_command(&catalog, id)?);
+            0
+        }
+        PlaybookAction::Show { id, json: true } => {
+            let text = format!("{:#}\n", playbook::json::show_json(&catalog, id)?);
+            print!("{text}");
+            0
+        }
+        PlaybookAction::Run {
+            id,
+            host,
+            param,
+            gpu,
+            dry_run,
+            yes,
+        } => {
+            let (target, scratch) = demo_or(host)?;
+            let request = playbook::RunRequest {
+                runbook: id.clone(),
+                target,
+                params: param.clone(),
+                gpu: *gpu,
+                dry_run: *dry_run,
+                read_only,
+                reboot: Default::default(),
+            };
+            let mut confirmer = playbook::cli_confirmer(*yes);
+            playbook::run_command(
+                &catalog,
+                request,
+                confirmer.as_mut(),
+                &mut std::io::stdout(),
+                &audit_log(scratch.as_ref())?,
+                &stop,
+            )
+        }
+        PlaybookAction::Undo { host, dry_run, yes } => {
+            let (target, scratch) = demo_or(host)?;
+            let request = playbook::UndoRequest {
+                target,
+                dry_run: *dry_run,
+                read_only,
+            };
+            let mut confirmer = playbook::cli_confirmer(*yes);
+            playbook::undo_command(
+                &catalog,
+                request,
+                confirmer.as_mut(),
+                &mut std::io::stdout(),
+                &audit_log(scratch.as_ref())?,
+                &stop,
+            )
+        }
+    };
+    Ok(ExitCode::from(code))
+}
