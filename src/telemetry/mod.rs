@@ -8,6 +8,7 @@ pub mod model;
 pub mod nvml;
 pub mod sim;
 pub mod smi_csv;
+pub(crate) mod smi_csv_values;
 pub mod smi_table;
 pub mod smi_xml;
 pub mod source;
