@@ -24,7 +24,7 @@ pub fn run_check(
         eprintln!("gpufleet check: {message}");
         ExitCode::from(check::EXIT_COULD_NOT_RUN)
     };
-    let (target, host_name, base) = match name {
+    let (target, base) = match name {
         Some(name) if !args.local => {
             let remote = match resolve_named(&args.ssh_settings(), &[name.to_string()], config) {
                 Ok(mut hosts) => match hosts.pop() {
@@ -36,11 +36,10 @@ pub fn run_check(
             let base = config.host(name).and_then(|h| h.expect.clone());
             (
                 check::CheckTarget::Remote(remote, link_options(&args.ssh_settings(), interval_ms)),
-                name.to_string(),
                 base,
             )
         }
-        _ => (check::CheckTarget::Local, "local".to_string(), None),
+        _ => (check::CheckTarget::Local, None),
     };
     let expect = match check::expect_from_flags(flags, base.as_ref()) {
         Ok(expect) => expect,
@@ -58,7 +57,8 @@ pub fn run_check(
         Ok(report) => report,
         Err(e) => return could_not_run(check::check_error_words(&e)),
     };
-    let previous = check::storage::load_latest(&host_name).ok().flatten();
+    // The last report kept under the name this one is saved under.
+    let previous = check::storage::load_latest(&report.host).ok().flatten();
     if let Err(e) = check::storage::save(&report) {
         eprintln!(
             "gpufleet check: {}",
