@@ -303,3 +303,60 @@ fn a_burst_of_readings_is_one_update_and_its_row_is_drawn_anew() {
         screen(&terminal)
     );
 }
+
+/// The fleet's rows are kept between frames and drawn again as they were: the screen is cell
+/// for cell what a console drawing it for the first time shows, after a reading (its row
+/// changes, the others are kept), after the cursor moves (its highlight leaves a kept row) and
+/// at another size (other columns, so no kept row fits).
+#[test]
+fn kept_rows_draw_what_a_console_drawing_them_for_the_first_time_draws() {
+    let theme = Theme::default_theme();
+    let fresh = |model: &Model, width: u16, height: u16| {
+        // A copy of the model keeps no rows: everything is laid out anew.
+        let copy = model.clone();
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
+        terminal
+            .draw(|f| gpufleet::ui::draw(f, &copy, &theme))
+            .expect("draw");
+        terminal.backend().buffer().clone()
+    };
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("terminal");
+    let mut model = fleet_of(12);
+    assert!(frame(&mut terminal, &mut model, &theme));
+    assert_eq!(terminal.backend().buffer(), &fresh(&model, 160, 48));
+
+    update(&mut model, reading(2, START_MS + 100, 93.0));
+    assert!(frame(&mut terminal, &mut model, &theme));
+    assert_eq!(terminal.backend().buffer(), &fresh(&model, 160, 48));
+
+    // A wider figure widens its column: the other rows are laid out anew, not drawn as kept.
+    update(
+        &mut model,
+        Event::Host {
+            host: 3,
+            event: HostEvent::Sample {
+                at_ms: START_MS + 200,
+                gpu: GpuSample {
+                    memory_used_mib: Some(140_000),
+                    power_draw_w: Some(1_234.5),
+                    ..sample(100.0)
+                },
+            },
+        },
+    );
+    assert!(frame(&mut terminal, &mut model, &theme));
+    assert_eq!(terminal.backend().buffer(), &fresh(&model, 160, 48));
+
+    model.fleet_cursor = 5;
+    model.mark_dirty();
+    assert!(frame(&mut terminal, &mut model, &theme));
+    assert_eq!(terminal.backend().buffer(), &fresh(&model, 160, 48));
+
+    terminal.backend_mut().resize(90, 20);
+    terminal
+        .resize(ratatui::layout::Rect::new(0, 0, 90, 20))
+        .expect("resize");
+    model.mark_dirty();
+    assert!(frame(&mut terminal, &mut model, &theme));
+    assert_eq!(terminal.backend().buffer(), &fresh(&model, 90, 20));
+}

@@ -168,7 +168,15 @@ fn per_gpu(gpu: &GpuState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) 
     let mins_above_zero =
         opts.thermal_min_s > 0 && opts.power_brake_min_s > 0 && opts.power_throttle_min_s > 0;
     let any_met = |p: &HistoryPoint| thermal(p) || brake(p) || capped(p);
-    let points = if mins_above_zero && !any_point(gpu, since_ms, now_ms, opts, &any_met) {
+    // What the conditions read besides the points: a change of either reads them all again.
+    let bits = |v: Option<f64>| v.map_or(u64::MAX, f64::to_bits);
+    let key = [bits(slowdown), bits(default_w)];
+    let met = || {
+        gpu.history
+            .any_met_since(key, since_ms, now_ms, &any_met)
+            .unwrap_or_else(|| any_point(gpu, since_ms, now_ms, opts, &any_met))
+    };
+    let points = if mins_above_zero && !met() {
         Vec::new()
     } else {
         timed_points(gpu, since_ms, now_ms, opts)

@@ -5,6 +5,8 @@ use std::collections::VecDeque;
 use crate::telemetry::{GpuSample, TimestampMs};
 
 use super::idle_trail::{IdleTrail, IdleTrailShape};
+use super::met_memo::{MetKey, MetMemo, MetView};
+use super::revision::Revision;
 
 /// One charted point as readers see it. Stored packed in 16 bytes (see [`History`]): each value
 /// in fixed point in a `u16` with `u16::MAX` for "the sample did not carry it", precise to a
@@ -176,6 +178,10 @@ pub struct History {
     folding: Option<Fold>,
     /// What the idle rule reads, reaching back further than the points may.
     idle: IdleTrail,
+    /// Points pushed so far (a push that replaces the newest point counts too).
+    pushes: Revision,
+    /// The newest point that met the live rules, for [`History::any_met_since`].
+    met: MetMemo,
 }
 
 /// How long a history is: seconds kept in all, of them the newest `fine_points` one a second
@@ -281,6 +287,8 @@ impl History {
             coarse_capacity,
             folding: None,
             idle: IdleTrail::new(shape.idle),
+            pushes: Revision::default(),
+            met: MetMemo::default(),
         }
     }
 
@@ -295,6 +303,7 @@ impl History {
     }
 
     pub fn push(&mut self, point: HistoryPoint) {
+        self.pushes.bump();
         if let Some(last) = self.points.back()
             && (self.base_ms + u64::from(last.after_base_ms)) / BUCKET_MS == point.at_ms / BUCKET_MS
         {
@@ -402,6 +411,60 @@ impl History {
             (last, self.idle.weight_ms(last.at_ms, previous))
         });
         (&self.idle, last)
+    }
+
+    /// Whether a point from `since_ms` to `now_ms` may meet `cond`, reading only the points
+    /// pushed since the last call with the same `key` ([`MetMemo`]: it may say yes where
+    /// none does, never no where one does); `None` when it cannot tell.
+    pub fn any_met_since(
+        &self,
+        key: MetKey,
+        since_ms: TimestampMs,
+        now_ms: TimestampMs,
+        cond: &dyn Fn(&HistoryPoint) -> bool,
+    ) -> Option<bool> {
+        let newest_met = |n: Option<usize>| match n {
+            Some(n) => self
+                .fine_points_newest_first()
+                .take(n)
+                .filter(|p| cond(p))
+                .map(|p| p.at_ms)
+                .max(),
+            None => self.points().filter(|p| cond(p)).map(|p| p.at_ms).max(),
+        };
+        let follows = self.newest_at_ms().is_none_or(|at| at <= now_ms)
+            && self.newest_folded_at_ms().is_none_or(|at| at < since_ms);
+        let view = MetView {
+            pushes: self.pushes.get(),
+            fine_len: self.points.len(),
+            newest_met: &newest_met,
+            follows,
+        };
+        self.met.any_since(key, view, since_ms)
+    }
+
+    /// The points at one-second resolution, newest first.
+    fn fine_points_newest_first(&self) -> impl Iterator<Item = HistoryPoint> + '_ {
+        let base = self.base_ms;
+        self.points.iter().rev().map(move |p| HistoryPoint {
+            at_ms: base + u64::from(p.after_base_ms),
+            values: p.values,
+        })
+    }
+
+    /// When the newest point was taken.
+    pub fn newest_at_ms(&self) -> Option<TimestampMs> {
+        self.points
+            .back()
+            .or(self.coarse.back())
+            .map(|p| self.base_ms + u64::from(p.after_base_ms))
+    }
+
+    /// When the newest folded point starts.
+    fn newest_folded_at_ms(&self) -> Option<TimestampMs> {
+        self.coarse
+            .back()
+            .map(|p| self.base_ms + u64::from(p.after_base_ms))
     }
 
     /// Points kept, folded ones included.

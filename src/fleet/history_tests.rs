@@ -1,6 +1,7 @@
 //! Tests of [`super`]: packing, one point a second, folding, rebasing.
 
 use super::*;
+use std::cell::Cell;
 
 fn point(at_ms: TimestampMs, util: f32) -> HistoryPoint {
     HistoryPoint::new(
@@ -224,4 +225,129 @@ fn a_young_history_holds_what_it_has_not_what_it_may_grow_to() {
     }
     assert_eq!(h.points.capacity(), h.points.len());
     assert_eq!(h.coarse.capacity(), h.coarse.len());
+}
+
+// The memo behind `History::any_met_since`.
+fn hot_point(at_ms: TimestampMs, temperature_c: f64) -> HistoryPoint {
+    HistoryPoint::new(
+        at_ms,
+        &Readings {
+            temperature_c: Some(temperature_c),
+            ..Readings::default()
+        },
+    )
+}
+
+fn hot_above(limit: f64) -> impl Fn(&HistoryPoint) -> bool {
+    move |p| p.temperature_c().is_some_and(|t| f64::from(t) >= limit)
+}
+
+/// What the memo stands in for: every point of the window read.
+fn full_pass(
+    h: &History,
+    since_ms: u64,
+    now_ms: u64,
+    cond: &dyn Fn(&HistoryPoint) -> bool,
+) -> bool {
+    h.points()
+        .filter(|p| (since_ms..=now_ms).contains(&p.at_ms))
+        .any(|p| cond(&p))
+}
+
+/// Pushes in a second already kept (replacing its point), clocks that jump back, folding
+/// and a key that changes midway, checked every step against a full pass: the memo never
+/// says no where a point of the window meets the condition, and where nothing reaches the
+/// window's edges it answers at all.
+#[test]
+fn the_memo_never_misses_a_point_that_meets_the_condition() {
+    let mut h = History::new(HistoryShape {
+        points: 60,
+        fine_points: 20,
+        idle: IdleTrailShape::default(),
+    });
+    let mut seed = 0x2545_f491_u64;
+    let mut next = move |n: u64| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (seed >> 33) % n
+    };
+    let mut now_ms = 1_000_000u64;
+    let (mut answered, mut checked) = (0, 0);
+    for step in 0..5_000 {
+        now_ms = match next(50) {
+            0 => now_ms.saturating_sub(5_000),
+            1..=9 => now_ms + next(1000),
+            _ => now_ms + 1000,
+        };
+        h.push(hot_point(now_ms, 60.0 + next(25) as f64));
+        let limit: f64 = if step < 2_500 { 83.0 } else { 80.0 };
+        let key = [limit.to_bits(), 0];
+        let cond = hot_above(limit);
+        for back_s in [3, 10, 15, 40] {
+            let since_ms = now_ms.saturating_sub(back_s * 1000);
+            let truth = full_pass(&h, since_ms, now_ms, &cond);
+            checked += 1;
+            if let Some(said) = h.any_met_since(key, since_ms, now_ms, &cond) {
+                answered += 1;
+                assert!(
+                    said || !truth,
+                    "step {step}: missed a point since {since_ms}"
+                );
+            }
+        }
+    }
+    assert_eq!(checked, 20_000);
+    assert!(
+        answered > 10_000,
+        "the memo answered only {answered} of {checked}"
+    );
+}
+
+/// Once read, a history is read again only from its newest points: one a second.
+#[test]
+fn a_pass_reads_only_the_points_pushed_since_the_last() {
+    let mut h = History::with_capacity(300);
+    for s in 0..200u64 {
+        h.push(hot_point(s * 1000, 60.0));
+    }
+    let reads = Cell::new(0u32);
+    let cond = |p: &HistoryPoint| {
+        reads.set(reads.get() + 1);
+        hot_above(80.0)(p)
+    };
+    let now = 199_000;
+    assert_eq!(
+        h.any_met_since([1, 0], now - 120_000, now, &cond),
+        Some(false)
+    );
+    assert_eq!(reads.replace(0), 200, "the first pass reads everything");
+    h.push(hot_point(200_000, 85.0));
+    assert_eq!(h.any_met_since([1, 0], 80_000, 200_000, &cond), Some(true));
+    assert_eq!(reads.replace(0), 1);
+    // The hot point falls out of the window as time passes.
+    assert_eq!(
+        h.any_met_since([1, 0], 200_001, 200_500, &cond),
+        Some(false)
+    );
+    assert_eq!(reads.replace(0), 0);
+    // A new key reads everything again.
+    assert_eq!(h.any_met_since([2, 0], 0, 200_000, &cond), Some(true));
+    assert_eq!(reads.replace(0), 201);
+}
+
+/// A window that reaches the folded points, or a point newer than `now`, is left to the
+/// caller.
+#[test]
+fn what_the_memo_does_not_follow_it_does_not_answer() {
+    let mut h = History::new(HistoryShape {
+        points: 60,
+        fine_points: 10,
+        idle: IdleTrailShape::default(),
+    });
+    for s in 0..30u64 {
+        h.push(hot_point(s * 1000, 90.0));
+    }
+    let cond = hot_above(80.0);
+    assert_eq!(h.any_met_since([0, 0], 25_000, 29_000, &cond), Some(true));
+    assert_eq!(h.any_met_since([0, 0], 5_000, 29_000, &cond), None);
+    assert_eq!(h.any_met_since([0, 0], 25_000, 28_000, &cond), None);
 }

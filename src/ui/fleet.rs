@@ -183,14 +183,22 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         .max()
         .unwrap_or(0)
         .min(MAX_BARS);
+    // A row is laid out by the columns shown and their widths: the same, and its kept line
+    // is drawn again as it is.
+    let layout = (columns.clone(), wide);
+    let (layout, columns) = (&layout, &columns);
     let rows = shown.iter().flat_map(|(host, down, row)| {
-        let mut lines = vec![row.cells(&columns, theme, wide)];
+        let mut lines = vec![grid::Row::Kept {
+            line: &row.kept,
+            key: layout,
+            cells: Box::new(move || row.cells(columns, theme, wide)),
+        }];
         if two_lines {
             let width = usize::from(table.width);
-            lines.push(vec![Cell::spanning(
+            lines.push(grid::Row::Cells(vec![Cell::spanning(
                 detail_line(host, down.as_ref(), (width, bars_width), now_ms, theme),
                 span_all,
-            )]);
+            )]));
         }
         lines
     });
@@ -238,9 +246,9 @@ fn wants<'a>(
         let w = rows.clone().map(f).max().unwrap_or(0);
         u16::try_from(w).unwrap_or(u16::MAX)
     };
-    let name = widest_text(|r| width_of(&r.name)).max(4);
-    let status = widest_text(|r| width_of(&r.status.0)).max(6);
-    let gpus = widest_text(|r| width_of(&r.gpus)).max(4);
+    let name = widest_text(|r| r.text_widths().0).max(4);
+    let status = widest_text(|r| r.text_widths().1).max(6);
+    let gpus = widest_text(|r| r.text_widths().2).max(4);
     // A host that is not streaming says why across the figure columns (and the badges', but
     // the money columns come between when shown): when there is room, the utilization column
     // widens until they hold its words.

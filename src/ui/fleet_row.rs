@@ -2,6 +2,8 @@
 //! widest value), then as cells for the columns the width leaves room for. A host that is not
 //! streaming shows why and since when in place of its figures, never figures that look live.
 
+use std::cell::RefCell;
+
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
@@ -13,7 +15,7 @@ use crate::theme::{Level, Theme};
 use crate::ui::cost_cells::{eff_cell, money_cell, price_cell};
 use crate::ui::fleet_columns::Column;
 use crate::ui::format::{clean, fit, fit_pieces, gib, opt_c, opt_pct, whole, width_of};
-use crate::ui::grid::Cell;
+use crate::ui::grid::{Cell, KeptLine};
 use crate::ui::outage_text;
 use crate::ui::trail::level_char;
 
@@ -45,7 +47,39 @@ pub struct HostRow {
     pub badges: Vec<Badge>,
     /// Why the host floods, after the badges.
     pub note: Option<String>,
+    /// The row as last drawn, and the columns and widths it was drawn for.
+    pub kept: RefCell<KeptLine<RowLayout>>,
+    /// What its texts take on screen, measured once: the columns are sized every frame by the
+    /// widest of the rows shown.
+    widths: Widths,
 }
+
+/// The columns of numbers, in the order [`Widths::numbers`] holds them.
+const NUMBER_COLUMNS: [Column; 9] = [
+    Column::Price,
+    Column::Spent,
+    Column::Idle,
+    Column::Eff,
+    Column::Util,
+    Column::Bars,
+    Column::Vram,
+    Column::Hot,
+    Column::Power,
+];
+
+/// A row's texts' widths, in columns of the terminal.
+#[derive(Default)]
+struct Widths {
+    name: usize,
+    status: usize,
+    gpus: usize,
+    outage: usize,
+    numbers: [usize; NUMBER_COLUMNS.len()],
+}
+
+/// What a row's cells are laid out by: the columns shown with their widths, and whether the
+/// view is wide.
+pub type RowLayout = (Vec<(Column, u16)>, bool);
 
 /// What a row is built from.
 pub struct RowInput<'a> {
@@ -132,11 +166,43 @@ impl HostRow {
             money,
             badges: host_badges(host, status),
             note: note.as_deref().map(clean),
+            kept: RefCell::default(),
+            widths: Widths::default(),
         }
+        .measured()
+    }
+
+    /// The row with its texts' widths measured.
+    fn measured(mut self) -> Self {
+        self.widths = Widths {
+            name: width_of(&self.name),
+            status: width_of(&self.status.0),
+            gpus: width_of(&self.gpus),
+            outage: self.measure_outage(),
+            numbers: NUMBER_COLUMNS.map(|c| self.measure_in(c)),
+        };
+        self
     }
 
     /// The width of this row's value in a column of numbers (0 when it shows none there).
     pub fn width_in(&self, column: Column) -> usize {
+        NUMBER_COLUMNS
+            .iter()
+            .position(|c| *c == column)
+            .map_or(0, |i| self.widths.numbers[i])
+    }
+
+    /// The widths of the name, the status and the GPUs' models.
+    pub fn text_widths(&self) -> (usize, usize, usize) {
+        (self.widths.name, self.widths.status, self.widths.gpus)
+    }
+
+    /// The width this row's outage text wants across the figure columns (0 while it streams).
+    pub fn outage_width(&self) -> usize {
+        self.widths.outage
+    }
+
+    fn measure_in(&self, column: Column) -> usize {
         let money = |i: usize| width_of(&self.money[i].0);
         match (&self.figures, column) {
             (_, Column::Price) => money(0),
@@ -152,8 +218,7 @@ impl HostRow {
         }
     }
 
-    /// The width this row's outage text wants across the figure columns (0 while it streams).
-    pub fn outage_width(&self) -> usize {
+    fn measure_outage(&self) -> usize {
         match &self.figures {
             Figures::Outage(pieces) => {
                 let text: usize = pieces.iter().map(|p| width_of(&p.text)).sum();

@@ -25,7 +25,10 @@ fn outage_row(theme: &Theme) -> HostRow {
         money: std::array::from_fn(|_| ("-".to_string(), theme.dim())),
         badges: vec![badge("UNREACHABLE"), badge("XID 79")],
         note: None,
+        kept: RefCell::default(),
+        widths: Widths::default(),
     }
+    .measured()
 }
 
 fn cell_texts(cells: &[Cell]) -> Vec<(String, usize)> {

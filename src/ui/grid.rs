@@ -4,7 +4,9 @@
 //! come from the same layout the `Table` uses (`Flex::Start`, one space between columns), so
 //! the screen is the same.
 
-use ratatui::buffer::Buffer;
+use std::cell::RefCell;
+
+use ratatui::buffer::{self, Buffer};
 use ratatui::layout::{Alignment, Constraint, Flex, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::Line;
@@ -34,15 +36,47 @@ impl<'a, T: Into<Line<'a>>> From<T> for Cell<'a> {
     }
 }
 
+/// One line of the table: cells to lay out, or a row its owner keeps between frames.
+pub enum Row<'a, K: 'a> {
+    Cells(Vec<Cell<'a>>),
+    /// Drawn as `line` holds it when it was drawn for the same `key` (what the owner lays the
+    /// row out by: the columns, say) and width; else drawn from `cells` and kept in `line`.
+    Kept {
+        line: &'a RefCell<KeptLine<K>>,
+        key: &'a K,
+        cells: Box<dyn FnOnce() -> Vec<Cell<'a>> + 'a>,
+    },
+}
+
+/// A row as it was drawn into the buffer, cell for cell, and what it was drawn for. Laying
+/// out and styling a row's cells was a fifth of a frame of the fleet's view, though most rows
+/// change once a second and a frame comes every ~70 ms. A row's owner keeps it and throws it
+/// away when what the row shows changes; the buffer under a row is the theme's base, the
+/// same every frame while the theme is (the owner's rows are built again when it changes).
+#[derive(Debug)]
+pub struct KeptLine<K> {
+    key: Option<K>,
+    cells: Vec<buffer::Cell>,
+}
+
+impl<K> Default for KeptLine<K> {
+    fn default() -> Self {
+        Self {
+            key: None,
+            cells: Vec::new(),
+        }
+    }
+}
+
 /// Draws a header line and then one line per row into `area`, each cell clipped to its column
 /// (or columns, for a spanning cell); `selected` is a row index (0 = the first row drawn) and
 /// the style laid over that whole line.
-pub fn draw<'a>(
+pub fn draw<'a, K: PartialEq + Clone + 'a>(
     buf: &mut Buffer,
     area: Rect,
     widths: &[Constraint],
     (header, header_style): (Vec<Line<'a>>, Style),
-    rows: impl Iterator<Item = Vec<Cell<'a>>>,
+    rows: impl Iterator<Item = Row<'a, K>>,
     selected: Option<(usize, Style)>,
 ) {
     if area.is_empty() {
@@ -66,7 +100,7 @@ pub fn draw<'a>(
         header.into_iter().map(Cell::from).collect(),
     );
     let bottom = area.bottom();
-    for (index, cells) in rows.enumerate() {
+    for (index, row) in rows.enumerate() {
         let Some(y) = u16::try_from(index)
             .ok()
             .and_then(|i| area.y.checked_add(1 + i))
@@ -74,8 +108,28 @@ pub fn draw<'a>(
         else {
             break;
         };
-        let row_area = line_area(y);
-        draw_cells(buf, row_area, &columns, cells);
+        let row_area = line_area(y).intersection(buf.area);
+        if row_area.is_empty() {
+            continue;
+        }
+        match row {
+            Row::Cells(cells) => draw_cells(buf, row_area, &columns, cells),
+            Row::Kept { line, key, cells } => {
+                let mut line = line.borrow_mut();
+                let start = buf.index_of(row_area.x, row_area.y);
+                let width = usize::from(row_area.width);
+                let target = &mut buf.content[start..start + width];
+                if line.key.as_ref() == Some(key) && line.cells.len() == width {
+                    target.clone_from_slice(&line.cells);
+                } else {
+                    draw_cells(buf, row_area, &columns, cells());
+                    let drawn = &buf.content[start..start + width];
+                    line.cells.clear();
+                    line.cells.extend_from_slice(drawn);
+                    line.key = Some(key.clone());
+                }
+            }
+        }
         if let Some((row, style)) = selected
             && row == index
         {
@@ -216,7 +270,7 @@ mod tests {
             area,
             &widths,
             (header, Style::default()),
-            rows.into_iter(),
+            rows.into_iter().map(Row::<()>::Cells),
             None,
         );
         assert_eq!(text(&buf, 1), "1    2    3         ");

@@ -27,6 +27,9 @@ struct Kept {
     theme: Option<Theme>,
     locale: String,
     rows: HashMap<HostId, Entry>,
+    /// The map the next frame's rows go into, emptied but keeping its room, so that a frame
+    /// allocates nothing for the map itself.
+    spare: HashMap<HostId, Entry>,
 }
 
 /// One row and the inputs it was built from (besides the theme and language).
@@ -64,7 +67,8 @@ impl RowCache {
             kept.theme = Some(theme.clone());
             kept.locale = locale.to_string();
         }
-        let mut old = std::mem::take(&mut kept.rows);
+        let spare = std::mem::take(&mut kept.spare);
+        let mut old = std::mem::replace(&mut kept.rows, spare);
         let mut out = Vec::new();
         for (id, input) in inputs {
             let revision = input.host.revision();
@@ -82,6 +86,8 @@ impl RowCache {
             out.push(Rc::clone(&entry.row));
             kept.rows.insert(id, entry);
         }
+        old.clear();
+        kept.spare = old;
         out
     }
 
