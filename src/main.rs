@@ -2,52 +2,38 @@
 //! one-shot command.
 
 use std::process::ExitCode;
-use std::sync::{Arc, mpsc};
-use std::time::Duration;
 
 use clap::FromArgMatches;
 
 use gpufleet::alerts;
-use gpufleet::app::Event;
 use gpufleet::app::model::ModelOptions;
-use gpufleet::app::ops_bridge::{OpsFleet, OpsSetup, ReportSetup};
-use gpufleet::app::panel::{HostSource, Runbooks};
-use gpufleet::app::release_bridge::{BridgeSetup, SshHostRunner};
-use gpufleet::app::{Model, runtime};
-use gpufleet::audit::AuditLog;
+use gpufleet::app::panel::HostSource;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand};
 use gpufleet::commands::check_cli;
 use gpufleet::commands::cli_words;
+use gpufleet::commands::console::{self, ConsoleArgs};
 use gpufleet::commands::demo as demo_command;
 use gpufleet::commands::diagnose_file;
 use gpufleet::commands::fit as fit_command;
 use gpufleet::commands::fleet_inventory;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
-use gpufleet::commands::logging;
 use gpufleet::commands::playbook_cli;
 use gpufleet::commands::providers as providers_command;
-use gpufleet::commands::record as record_command;
 use gpufleet::commands::report as report_command;
 use gpufleet::commands::standalone;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::lang::Lang;
 use gpufleet::config::{self, Config};
-use gpufleet::cost::LedgerStore;
-use gpufleet::demo::{self, Scratch};
-use gpufleet::duty::Duties;
 use gpufleet::error_text;
 use gpufleet::host_runner::SshRunner;
 use gpufleet::launch::{self, Plan};
-use gpufleet::metrics::{MetricsBridge, MetricsServer};
 use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
-use gpufleet::playbook;
 use gpufleet::recording::Replay;
-use gpufleet::release::{ReleaseAction, SendOptions, process_env};
+use gpufleet::release::{ReleaseAction, process_env};
 use gpufleet::snapshot::{Snapshot, render_table};
 use gpufleet::telemetry::source::now_ms;
-use gpufleet::theme::Theme;
 
 /// At most two malloc arenas. glibc gives each thread that allocates under contention an arena
 /// of its own (up to eight per core), and every link thread's small allocations then keep a
@@ -423,262 +409,17 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             watch_command::run(args, &cli.global, &named, &config, options.fleet, plan)
         }
         _ if !console => unreachable_command(),
-        _ => {
-            let theme_name = cli
-                .global
-                .theme
-                .clone()
-                .or_else(|| config.theme.clone())
-                .unwrap_or_else(|| "dark".to_string());
-            let theme = Theme::load_named(&theme_name, config::themes_dir().as_deref())?;
-            let interval = Duration::from_millis(options.fleet.interval_ms);
-            let read_only = options.fleet.read_only;
-            let persist = options.fleet.money.persist;
-            // The user's runbooks with the curated ones; a bad file leaves the curated set and
-            // says why.
-            let catalog = playbook::Catalog::load_default();
-            if let Ok(catalog) = &catalog {
-                options.runbooks = Runbooks::new(catalog.clone());
-            }
-            let mut model = Model::new(plan.host_names(), options, now_ms());
-            // The terminal is the console's: its log lines go to a file in the state directory.
-            match gpufleet::paths::state_dir().map(|dir| logging::to_file(&dir, verbosity)) {
-                Some(Ok(_)) => {}
-                Some(Err(e)) => {
-                    model.notify(cli_words::log_not_written(Some(&e.to_string())), false)
-                }
-                None => model.notify(cli_words::log_not_written(None), false),
-            }
-            tracing::info!(
-                version = gpufleet::cli::VERSION,
-                hosts = plan.host_names().len(),
-                "console started"
-            );
-            if let Err(e) = catalog {
-                model.notify(e.console_words(), true);
-            }
-            let store = LedgerStore::open_default().ok().filter(|_| persist);
-            if let Some(store) = &store {
-                // A ledger file that cannot be read is left alone: saving refuses too, and says
-                // why in the console.
-                match store.load() {
-                    Ok(book) => {
-                        let money = model.fleet.options.money.clone();
-                        model.fleet.money.resume(&book, &money, now_ms());
-                    }
-                    Err(e) => model.notify(e.to_string(), true),
-                }
-            }
-            // The `[[alerts]]` sinks (none for the demo fleet, which touches no network); a
-            // missing secret stops here, before the terminal.
-            let sinks = if cli.global.demo {
-                Vec::new()
-            } else {
-                match watch_command::load_sinks(&config) {
-                    Ok(sinks) => sinks,
-                    Err(e) => {
-                        eprintln!("gpufleet: {e}");
-                        return Ok(ExitCode::from(2));
-                    }
-                }
-            };
-            for warning in sinks.iter().flat_map(|s| s.warnings.iter()) {
-                model.notify(warning.clone(), true);
-            }
-            // One process auto-releases hosts and one sends alerts: a watcher (or another
-            // console) that holds a duty's lock does it, this console says so and takes it over
-            // when that process stops.
-            let mut duties = persist.then(|| {
-                let (duties, notes) = Duties::start(
-                    "gpufleet console",
-                    &mut model.fleet,
-                    true,
-                    !sinks.is_empty(),
-                );
-                for note in notes.into_iter().filter(|n| n.warning) {
-                    model.notify(note.text, true);
-                }
-                duties
-            });
-            // The demo's releases, runbooks and checks run on its simulated hosts, and keep
-            // their ledger, audit lines and reports in a scratch directory removed on exit.
-            let demo_sim = match &plan {
-                Plan::Demo { sim, speed } => Some((Arc::clone(sim), *speed)),
-                _ => None,
-            };
-            let scratch = demo_sim.as_ref().map(|_| Scratch::new()).transpose()?;
-            let bridge = match (&demo_sim, &scratch) {
-                (Some((sim, _)), Some(scratch)) => BridgeSetup {
-                    runner: Arc::new(demo::SimHostRunner {
-                        sim: Arc::clone(sim),
-                    }),
-                    config: money_config,
-                    read_only,
-                    store: Some(scratch.store()),
-                    audit: Some(scratch.audit()),
-                    env: Arc::new(demo::demo_env),
-                    send: SendOptions::default(),
-                    holds: None,
-                    simulated: true,
-                },
-                _ => BridgeSetup {
-                    runner: Arc::new(SshHostRunner {
-                        ssh: cli.global.ssh_settings(),
-                        config: money_config.clone(),
-                        interval_ms,
-                    }),
-                    config: money_config,
-                    read_only,
-                    store,
-                    audit: AuditLog::open_default().ok(),
-                    env: Arc::new(process_env),
-                    send: SendOptions::default(),
-                    holds: duties.as_mut().and_then(|d| d.holds.take()),
-                    simulated: false,
-                },
-            };
-            let ops = OpsSetup {
-                fleet: match &plan {
-                    Plan::Demo { sim, speed } => demo_command::ops_fleet(sim, *speed),
-                    Plan::Replay { .. } => OpsFleet::Demo,
-                    Plan::Local(_) => OpsFleet::Local,
-                    Plan::Ssh { hosts, opts, .. } => OpsFleet::Ssh {
-                        hosts: hosts.clone(),
-                        link: opts.clone(),
-                    },
-                },
-                expects: config
-                    .hosts
-                    .iter()
-                    .filter_map(|h| Some((h.name.clone(), h.expect.clone()?)))
-                    .collect(),
-                audit: match &scratch {
-                    Some(scratch) => Some(scratch.audit()),
-                    None => AuditLog::open_default().ok(),
-                },
-                checks_dir: match &scratch {
-                    Some(scratch) => Some(scratch.path().join("checks")),
-                    None => check::storage::checks_dir().ok(),
-                },
-                report: (!matches!(plan, Plan::Replay { .. })).then(|| ReportSetup {
-                    config: launch::money_config(&config, cli.global.demo),
-                    demo: cli.global.demo,
-                }),
-                check: check::CheckOptions::default(),
-            };
-            let (sink, events) = mpsc::channel();
-            // `/metrics` from the console too (`[metrics] listen`): a scrape asks the loop for
-            // a page through the event channel. A port in use stops here, before the terminal.
-            let metrics_bridge = MetricsBridge::default();
-            let server = match &config.metrics {
-                Some(metrics) => {
-                    let wake_sink = sink.clone();
-                    let wake = Arc::new(move || {
-                        let _ = wake_sink.send(Event::Scrape);
-                    });
-                    match MetricsServer::start(&metrics.listen, metrics_bridge.clone(), wake) {
-                        Ok(server) => Some(server),
-                        Err(e) => {
-                            eprintln!("gpufleet: {e}");
-                            return Ok(ExitCode::from(2));
-                        }
-                    }
-                }
-                None => None,
-            };
-            let replaying = matches!(plan, Plan::Replay { .. });
-            let recorder = match record_command::start(
-                record,
-                !replaying,
-                cli.global.demo,
-                "gpufleet console",
-                plan.host_names(),
-            ) {
-                Ok(recorder) => recorder,
-                Err(e) => {
-                    eprintln!("gpufleet: {e}");
-                    return Ok(ExitCode::from(2));
-                }
-            };
-            // The configured hosts, kept for the provider inventory joined again while the
-            // console runs (not the demo fleet, this machine or hosts named on the command line).
-            let live_reloader = match &plan {
-                Plan::Ssh { hosts, opts, gone }
-                    if named.is_empty() && !user_config.providers.is_empty() =>
-                {
-                    Some(gpufleet::commands::fleet_reload::FleetReloader {
-                        path: None,
-                        user: user_config.clone(),
-                        global: cli.global.clone(),
-                        link: opts.clone(),
-                        remote: hosts.clone(),
-                        gone: gone.clone(),
-                        who: "console",
-                    })
-                }
-                _ => None,
-            };
-            let watched = live_reloader.as_ref().map(|r| {
-                gpufleet::commands::fleet_reload::watched_hosts(&config, &r.remote, &r.gone)
-            });
-            let (sources, prompts, link) = plan.start(sink.clone(), interval, recorder.as_ref())?;
-            let (sources, live) = match (live_reloader, watched) {
-                (Some(mut reloader), Some(watched)) => {
-                    if let Some(link) = link {
-                        reloader.link = link;
-                    }
-                    let host_sink = gpufleet::app::event::host_sink(sink.clone());
-                    let host_sink = match &recorder {
-                        Some(recorder) => recorder.wrap(host_sink),
-                        None => host_sink,
-                    };
-                    let running = watched
-                        .into_iter()
-                        .zip(sources)
-                        .map(|(host, handle)| Some((host, handle)))
-                        .collect();
-                    let live = gpufleet::watch::LiveHosts {
-                        reloader: Box::new(reloader),
-                        running,
-                        sink: host_sink,
-                    };
-                    (Vec::new(), Some(live))
-                }
-                (_, _) => (sources, None),
-            };
-            let bridges = runtime::Bridges {
-                money: bridge,
-                ops,
-                metrics: server.as_ref().map(|_| metrics_bridge),
-                alerts: (sinks, config.unreachable_minutes.saturating_mul(60_000)),
-                duties,
-                live,
-            };
-            // The provider accounts synced on their own thread; the cost panel hears the money
-            // nobody watches after each round.
-            let providers = if cli.global.demo {
-                None
-            } else {
-                fleet_inventory::start_console_sync(&user_config, sink.clone())
-            };
-            let ran = runtime::run(model, &theme, events, sink, sources, prompts, bridges);
-            if let Some(sync) = providers {
-                sync.stop(Duration::from_millis(200));
-            }
-            match &ran {
-                Ok(ended) => tracing::info!(how = ?ended, "console stopped"),
-                Err(e) => tracing::error!(error = %e, "console stopped"),
-            }
-            if let Some(server) = server {
-                server.stop();
-            }
-            for problem in recorder.map(|r| r.finish()).unwrap_or_default() {
-                eprintln!("gpufleet: {problem}");
-            }
-            Ok(match ran? {
-                runtime::Ended::Quit => ExitCode::SUCCESS,
-                runtime::Ended::Interrupted => ExitCode::from(gpufleet::exit_codes::CANCELLED),
-            })
-        }
+        _ => console::run(ConsoleArgs {
+            global: cli.global,
+            config,
+            user_config,
+            named,
+            plan,
+            options,
+            money_config,
+            interval_ms,
+            verbosity,
+            record,
+        }),
     }
 }

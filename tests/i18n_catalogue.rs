@@ -2817,20 +2817,28 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "gpufleet replay: {e}",
         "the command's name before its error, as every command's error line starts; the error is the catalogue's",
     ),
-    ("src/main.rs", "dark", "the default theme's name"),
     (
-        "src/main.rs",
+        "src/commands/console.rs",
+        "dark",
+        "the default theme's name",
+    ),
+    (
+        "src/commands/console.rs",
         "console started",
         "a log line in gpufleet.log (log lines stay English, for grep and bug reports)",
     ),
     (
-        "src/main.rs",
+        "src/commands/console.rs",
         "gpufleet console",
         "this process's name in the duty lock files (`gpufleet console (pid N)`), quoted by the other processes",
     ),
-    ("src/main.rs", "checks", "the check results' folder name"),
     (
-        "src/main.rs",
+        "src/commands/console.rs",
+        "checks",
+        "the check results' folder name",
+    ),
+    (
+        "src/commands/console.rs",
         "console",
         "the command's name before a provider inventory error (`gpufleet console: ...`)",
     ),

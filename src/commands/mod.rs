@@ -4,6 +4,7 @@ pub mod audit;
 pub mod check_cli;
 pub mod cli_words;
 pub mod config_file;
+pub mod console;
 pub mod cost_advice;
 pub mod cost_inventory;
 pub mod demo;
