@@ -8,6 +8,10 @@ use super::idle_trail::{IdleTrail, IdleTrailShape};
 use super::met_memo::{MetKey, MetMemo, MetView};
 use super::revision::Revision;
 
+#[path = "history_fold.rs"]
+mod fold;
+use fold::Fold;
+
 /// One charted point as readers see it. Stored packed in 16 bytes (see [`History`]): each value
 /// in fixed point in a `u16` with `u16::MAX` for "the sample did not carry it", precise to a
 /// hundredth of a percent or degree and a tenth of a watt, and the clock-event mask's defined
@@ -197,61 +201,6 @@ pub struct HistoryShape {
 struct Stored {
     after_base_ms: u32,
     values: Values,
-}
-
-/// The running sums of the folded point being built: the mean of each known reading.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Fold {
-    bucket: u64,
-    sums: [f32; 5],
-    known: [u16; 5],
-    clock_events: u16,
-}
-
-impl Fold {
-    fn new(bucket: u64) -> Self {
-        Self {
-            bucket,
-            sums: [0.0; 5],
-            known: [0; 5],
-            clock_events: 0,
-        }
-    }
-
-    fn add(&mut self, values: &Values) {
-        let raw = [
-            values.utilization_gpu.0,
-            values.memory_used.0,
-            values.temperature.0,
-            values.power_draw.0,
-            values.power_limit.0,
-        ];
-        for (i, v) in raw.into_iter().enumerate() {
-            if v != u16::MAX {
-                self.sums[i] += f32::from(v);
-                self.known[i] = self.known[i].saturating_add(1);
-            }
-        }
-        self.clock_events |= values.clock_events;
-    }
-
-    fn values(&self) -> Values {
-        let mean = |i: usize| {
-            if self.known[i] == 0 {
-                u16::MAX
-            } else {
-                (self.sums[i] / f32::from(self.known[i])).round() as u16
-            }
-        };
-        Values {
-            utilization_gpu: Fixed(mean(0)),
-            memory_used: Fixed(mean(1)),
-            temperature: Fixed(mean(2)),
-            power_draw: Fixed(mean(3)),
-            power_limit: Fixed(mean(4)),
-            clock_events: self.clock_events,
-        }
-    }
 }
 
 /// Makes room for one more point in `points`, doubling its capacity but never past `most`
