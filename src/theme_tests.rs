@@ -1,4 +1,5 @@
 //! Unit tests of `theme`, kept apart so the module reads as code.
+use super::spec::parse_color;
 use super::*;
 
 fn parse_ok(text: &str) -> Theme {

@@ -8,7 +8,6 @@ use super::idle_trail::{IdleTrail, IdleTrailShape};
 use super::met_memo::{MetKey, MetMemo, MetView};
 use super::revision::Revision;
 
-#[path = "history_fold.rs"]
 mod fold;
 use fold::Fold;
 
