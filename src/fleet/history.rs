@@ -5,11 +5,13 @@ use std::collections::VecDeque;
 use crate::telemetry::{GpuSample, TimestampMs};
 
 use super::idle_trail::{IdleTrail, IdleTrailShape};
-use super::met_memo::{MetKey, MetMemo, MetView};
 use super::revision::Revision;
 
 mod fold;
+mod met;
 use fold::Fold;
+pub use met::MetKey;
+use met::MetMemo;
 
 /// One charted point as readers see it. Stored packed in 16 bytes (see [`History`]): each value
 /// in fixed point in a `u16` with `u16::MAX` for "the sample did not carry it", precise to a
@@ -202,6 +204,16 @@ struct Stored {
     values: Values,
 }
 
+impl Stored {
+    /// The point as readers see it, in a history whose base is `base_ms`.
+    fn point(&self, base_ms: TimestampMs) -> HistoryPoint {
+        HistoryPoint {
+            at_ms: base_ms + u64::from(self.after_base_ms),
+            values: self.values,
+        }
+    }
+}
+
 /// Makes room for one more point in `points`, doubling its capacity but never past `most`
 /// (what the points grow to when full is exact, not the next power of two).
 fn room_for_one(points: &mut VecDeque<Stored>, most: usize) {
@@ -361,60 +373,6 @@ impl History {
         (&self.idle, last)
     }
 
-    /// Whether a point from `since_ms` to `now_ms` may meet `cond`, reading only the points
-    /// pushed since the last call with the same `key` ([`MetMemo`]: it may say yes where
-    /// none does, never no where one does); `None` when it cannot tell.
-    pub fn any_met_since(
-        &self,
-        key: MetKey,
-        since_ms: TimestampMs,
-        now_ms: TimestampMs,
-        cond: &dyn Fn(&HistoryPoint) -> bool,
-    ) -> Option<bool> {
-        let newest_met = |n: Option<usize>| match n {
-            Some(n) => self
-                .fine_points_newest_first()
-                .take(n)
-                .filter(|p| cond(p))
-                .map(|p| p.at_ms)
-                .max(),
-            None => self.points().filter(|p| cond(p)).map(|p| p.at_ms).max(),
-        };
-        let follows = self.newest_at_ms().is_none_or(|at| at <= now_ms)
-            && self.newest_folded_at_ms().is_none_or(|at| at < since_ms);
-        let view = MetView {
-            pushes: self.pushes.get(),
-            fine_len: self.points.len(),
-            newest_met: &newest_met,
-            follows,
-        };
-        self.met.any_since(key, view, since_ms)
-    }
-
-    /// The points at one-second resolution, newest first.
-    fn fine_points_newest_first(&self) -> impl Iterator<Item = HistoryPoint> + '_ {
-        let base = self.base_ms;
-        self.points.iter().rev().map(move |p| HistoryPoint {
-            at_ms: base + u64::from(p.after_base_ms),
-            values: p.values,
-        })
-    }
-
-    /// When the newest point was taken.
-    pub fn newest_at_ms(&self) -> Option<TimestampMs> {
-        self.points
-            .back()
-            .or(self.coarse.back())
-            .map(|p| self.base_ms + u64::from(p.after_base_ms))
-    }
-
-    /// When the newest folded point starts.
-    fn newest_folded_at_ms(&self) -> Option<TimestampMs> {
-        self.coarse
-            .back()
-            .map(|p| self.base_ms + u64::from(p.after_base_ms))
-    }
-
     /// Points kept, folded ones included.
     pub fn len(&self) -> usize {
         self.coarse.len() + self.points.len()
@@ -430,10 +388,7 @@ impl History {
         self.coarse
             .iter()
             .chain(&self.points)
-            .map(move |p| HistoryPoint {
-                at_ms: base + u64::from(p.after_base_ms),
-                values: p.values,
-            })
+            .map(move |p| p.point(base))
     }
 
     /// `(seconds before now, value)` pairs of one series inside the last `window_ms`, oldest

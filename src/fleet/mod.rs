@@ -12,7 +12,6 @@ pub mod job;
 pub mod job_actions;
 pub mod job_cpu;
 pub mod job_found;
-pub mod met_memo;
 pub mod money;
 pub mod notice;
 pub mod outage;

@@ -12,6 +12,7 @@
 
 use std::cell::Cell;
 
+use super::{History, HistoryPoint};
 use crate::telemetry::TimestampMs;
 
 /// What the condition depends on besides the point (thresholds read from the GPU's own latest
@@ -20,7 +21,7 @@ pub type MetKey = [u64; 2];
 
 /// See the module's notes. Bookkeeping, not part of the history's value: always equal.
 #[derive(Debug, Clone, Default)]
-pub struct MetMemo(Cell<Option<Scan>>);
+pub(super) struct MetMemo(Cell<Option<Scan>>);
 
 #[derive(Debug, Clone, Copy)]
 struct Scan {
@@ -36,43 +37,52 @@ impl PartialEq for MetMemo {
     }
 }
 
-/// What the memo needs of a history.
-pub struct MetView<'a> {
-    /// Points pushed so far.
-    pub pushes: u64,
-    /// Points kept at one-second resolution.
-    pub fine_len: usize,
-    /// The time of the newest point that meets the condition: among the newest `n` points at
-    /// one-second resolution, or among all points for `None`.
-    pub newest_met: &'a dyn Fn(Option<usize>) -> Option<TimestampMs>,
-    /// Whether the window holds only points at one-second resolution and none newer than
-    /// its end.
-    pub follows: bool,
-}
-
-impl MetMemo {
-    /// Whether a point from `since_ms` on may meet the condition (see the module's notes on
-    /// "may"); `None` when the window reaches points the memo does not follow.
-    pub fn any_since(&self, key: MetKey, view: MetView<'_>, since_ms: TimestampMs) -> Option<bool> {
+impl History {
+    /// Whether a point from `since_ms` to `now_ms` may meet `cond`, reading only the points
+    /// pushed since the last call with the same `key` (see the module's notes: it may say yes
+    /// where none does, never no where one does); `None` when the window reaches points the
+    /// memo does not follow.
+    pub fn any_met_since(
+        &self,
+        key: MetKey,
+        since_ms: TimestampMs,
+        now_ms: TimestampMs,
+        cond: &dyn Fn(&HistoryPoint) -> bool,
+    ) -> Option<bool> {
+        let pushes = self.pushes.get();
         let fresh = self
+            .met
             .0
             .get()
             .filter(|scan| scan.key == key)
             .and_then(|scan| {
-                let n = view.pushes.wrapping_sub(scan.pushes);
-                let n = usize::try_from(n).ok().filter(|n| *n <= view.fine_len)?;
-                Some((scan, n))
+                let n = usize::try_from(pushes.wrapping_sub(scan.pushes)).ok()?;
+                (n <= self.points.len()).then_some((scan, n))
             });
         let newest_met_ms = match fresh {
-            Some((scan, n)) => scan.newest_met_ms.max((view.newest_met)(Some(n))),
-            None => (view.newest_met)(None),
+            Some((scan, n)) => {
+                let met = self
+                    .points
+                    .iter()
+                    .rev()
+                    .take(n)
+                    .map(|p| p.point(self.base_ms))
+                    .filter(|p| cond(p))
+                    .map(|p| p.at_ms)
+                    .max();
+                scan.newest_met_ms.max(met)
+            }
+            None => self.points().filter(|p| cond(p)).map(|p| p.at_ms).max(),
         };
-        self.0.set(Some(Scan {
+        self.met.0.set(Some(Scan {
             key,
-            pushes: view.pushes,
+            pushes,
             newest_met_ms,
         }));
-        view.follows
-            .then(|| newest_met_ms.is_some_and(|at| at >= since_ms))
+        let at_ms = |p: Option<&super::Stored>| p.map(|p| p.point(self.base_ms).at_ms);
+        let follows = at_ms(self.points.back().or(self.coarse.back()))
+            .is_none_or(|at| at <= now_ms)
+            && at_ms(self.coarse.back()).is_none_or(|at| at < since_ms);
+        follows.then(|| newest_met_ms.is_some_and(|at| at >= since_ms))
     }
 }
