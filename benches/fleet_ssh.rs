@@ -267,12 +267,17 @@ fn main() {
         .iter()
         .enumerate()
         .map(|(i, name)| {
-            let opts = LinkOptions {
+            let mut opts = LinkOptions {
                 interval_ms: 1000,
                 known_hosts: Some(known_hosts.clone()),
                 use_agent: false,
                 ..LinkOptions::default()
             };
+            if let Some(every) = plan.queries_every {
+                let every_ms = u64::try_from(every.as_millis()).unwrap_or(u64::MAX);
+                opts.processes_unwatched_interval_ms = every_ms;
+                opts.detail_interval_ms = every_ms;
+            }
             spawn_link(sshd.remote_host(name), i, link_sink.clone(), opts).expect("link")
         })
         .collect();

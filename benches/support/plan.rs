@@ -4,7 +4,9 @@
 //! Defaults: 50 hosts x 8 GPUs for 60 s under `--bench`, a 3-host 5-second smoke otherwise.
 //! `--job-logs` (or `GPUFLEET_BENCH_JOB_LOGS=1`) gives every host a training job whose log
 //! grows, for the console to follow (`log_writer.rs`); the smoke version always has it, so it
-//! checks that the logs are followed.
+//! checks that the logs are followed. `--queries-every S` (or `GPUFLEET_BENCH_QUERIES_EVERY_S`)
+//! runs both periodic queries (the process list and the full query) every S seconds instead of
+//! the console's own periods: against a run without it, what those queries cost the console.
 
 use std::time::Duration;
 
@@ -19,6 +21,8 @@ pub struct Plan {
     pub bench: bool,
     /// Every host has a training job whose log the console follows.
     pub job_logs: bool,
+    /// Both periodic queries' period, where the run sets one instead of the console's own.
+    pub queries_every: Option<Duration>,
 }
 
 /// The most hosts one run takes: all-smi reads at most 1,000 lines of a hostfile, and one
@@ -26,6 +30,7 @@ pub struct Plan {
 const MAX_HOSTS: usize = 5_000;
 const MAX_GPUS: usize = 64;
 const MAX_SECS: u64 = 3_600;
+const MAX_QUERIES_EVERY_S: u64 = 86_400;
 
 /// `--name value` or `--name=value` among `args`.
 fn flag(args: &[String], name: &str) -> Option<String> {
@@ -91,6 +96,16 @@ impl Plan {
         let job_logs = !bench
             || args.iter().any(|a| a == "--job-logs")
             || std::env::var("GPUFLEET_BENCH_JOB_LOGS").is_ok_and(|v| v.trim() == "1");
+        let queries_every = match number(
+            &args,
+            "queries-every",
+            "GPUFLEET_BENCH_QUERIES_EVERY_S",
+            0,
+            (0, MAX_QUERIES_EVERY_S),
+        )? {
+            0 => None,
+            secs => Some(Duration::from_secs(secs)),
+        };
         Ok(Plan {
             hosts: hosts as usize,
             gpus: gpus as usize,
@@ -98,6 +113,7 @@ impl Plan {
             warmup: Duration::from_secs(if bench { 10 } else { 2 }),
             bench,
             job_logs,
+            queries_every,
         })
     }
 }

@@ -233,6 +233,13 @@ pub fn render(run: &Run) -> String {
         window.calls.gpufleet as f64 / hosts / minutes,
     );
     out.push_str(&job_logs_line(run, secs));
+    if let Some(every) = run.plan.queries_every {
+        out.push_str(&format!(
+            "periodic queries (process list, full query): every {} s for this run \
+             (--queries-every), not the console's own periods\n",
+            every.as_secs()
+        ));
+    }
     match &window.all_smi {
         Ok((figures, _)) => out.push_str(&format!(
             "all-smi view --ssh-hostfile (same hosts, same window): CPU {:.2} s = {:.2}% of one \
