@@ -7,13 +7,15 @@
 //! than its [`Budget`] allows is reported as flooding and its channel closed (the host's own
 //! window then holds what it still sends, until it sees the close).
 
-use std::io::{ErrorKind, Read};
+use std::io::{ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
 
 use ssh2::{Channel, ErrorCode, ExtendedData, Session};
 
 use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
+use crate::remote::quote::CommandError;
+use crate::remote::run_shell::RunShell;
 
 const LIBSSH2_ERROR_EAGAIN: i32 = -37;
 /// Codes that concern one channel (refused open, denied exec), not the whole connection.
@@ -87,6 +89,8 @@ pub(crate) struct Job {
     probe: bool,
     /// Output is handed on as it comes, not cut into lines ([`Job::pass_bytes`]).
     raw: bool,
+    /// A long-lived shell running one request after another ([`Job::shell`]).
+    shell: Option<RunShell>,
 }
 
 fn again(e: &ssh2::Error) -> bool {
@@ -120,7 +124,50 @@ impl Job {
             quiet: false,
             probe: false,
             raw: false,
+            shell: None,
         }
+    }
+
+    /// A long-lived shell on its own channel (`run_shell.rs`): each [`Job::ask`] runs one
+    /// command, whose lines come as [`JobEvent::Line`] and whose end comes as
+    /// [`JobEvent::Exited`], while the channel stays open for the next.
+    pub(crate) fn shell(budget: Budget) -> Result<Self, CommandError> {
+        let shell = RunShell::new();
+        let command = shell.command()?;
+        Ok(Self {
+            shell: Some(shell),
+            ..Self::new(command, budget)
+        })
+    }
+
+    /// Hands a shell its next command (a quoted command line) with the budget of that run;
+    /// false when this is no shell, it is closing, a run is in hand, or the command could not be
+    /// told from its end (the caller runs it on a channel of its own).
+    pub(crate) fn ask(&mut self, command: &str, budget: Budget) -> bool {
+        if self.quiet || matches!(self.phase, Phase::Closing { .. } | Phase::Done) {
+            return false;
+        }
+        let Some(shell) = self.shell.as_mut() else {
+            return false;
+        };
+        if !shell.ask(command) {
+            return false;
+        }
+        self.budget = budget;
+        self.window_end = None;
+        self.partial.clear();
+        self.overlong = false;
+        true
+    }
+
+    /// Whether a command is in hand: always for a one-command job, between an ask and its end
+    /// for a shell.
+    pub(crate) fn is_busy(&self) -> bool {
+        self.shell.as_ref().is_none_or(RunShell::is_busy)
+    }
+
+    pub(crate) fn is_shell(&self) -> bool {
+        self.shell.is_some()
     }
 
     /// Hands output on as [`JobEvent::Bytes`], as it comes, for a reader that cuts it itself (a
@@ -181,14 +228,23 @@ impl Job {
 
     /// Whether the job only waits for output (it reads and nothing else).
     pub(crate) fn is_reading(&self) -> bool {
-        matches!(self.phase, Phase::Reading(_))
+        matches!(self.phase, Phase::Reading(_)) && !self.has_request()
+    }
+
+    /// Whether a shell's request is still to be written.
+    fn has_request(&self) -> bool {
+        self.shell
+            .as_ref()
+            .is_some_and(|s| !s.unwritten().is_empty())
     }
 
     /// Whether libssh2 already holds input for this job (data, or the end of it), without
     /// touching the socket. Any job that is not just reading may have work of its own.
     pub(crate) fn has_queued_input(&self) -> bool {
         match &self.phase {
-            Phase::Reading(channel) => channel.read_window().available > 0 || channel.eof(),
+            Phase::Reading(channel) => {
+                self.has_request() || channel.read_window().available > 0 || channel.eof()
+            }
             _ => true,
         }
     }
@@ -308,6 +364,9 @@ impl Job {
         buf: &mut [u8],
         out: &mut Vec<JobEvent>,
     ) -> Result<(Phase, bool), StepError> {
+        // Writing a request is not counted as progress: the mux takes progress for a sign of
+        // the host's life, and a frozen host's socket still takes a request in.
+        self.write_request(&mut channel)?;
         let mut moved = false;
         let mut taken = 0usize;
         loop {
@@ -319,6 +378,10 @@ impl Job {
                 // libssh2 can report 0 bytes without EOF; only a real EOF ends the command.
                 Ok(0) if channel.eof() => {
                     self.flush(out);
+                    if !self.is_busy() {
+                        // A shell between runs ended: there is no run to report on.
+                        self.quiet = true;
+                    }
                     let next = Phase::Closing {
                         channel,
                         close_sent: false,
@@ -350,6 +413,27 @@ impl Job {
                 }
             }
         }
+    }
+
+    /// Writes what a shell's request still holds, as far as the channel takes it now.
+    fn write_request(&mut self, channel: &mut Channel) -> Result<(), StepError> {
+        let Some(shell) = self.shell.as_mut() else {
+            return Ok(());
+        };
+        while !shell.unwritten().is_empty() {
+            match channel.write(shell.unwritten()) {
+                Ok(0) => break,
+                Ok(n) => shell.wrote(n),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => {
+                    return Err(StepError::Session(RemoteError::ssh_said(
+                        NoticeText::new("ssh_context.exec_input"),
+                        e,
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Counts `bytes` against the budget, then splits them into lines.
@@ -414,6 +498,18 @@ impl Job {
         }
         if self.partial.last() == Some(&b'\r') {
             self.partial.pop();
+        }
+        if let Some(shell) = self.shell.as_mut() {
+            if let Some(status) = shell.end_of_run(&self.partial) {
+                self.partial.clear();
+                out.push(JobEvent::Exited { status });
+                return;
+            }
+            if !shell.is_busy() {
+                // Nothing is asked of the shell: what it says is no run's (its own complaint).
+                self.partial.clear();
+                return;
+            }
         }
         if !self.partial.is_empty() {
             self.window_lines = self.window_lines.saturating_add(1);

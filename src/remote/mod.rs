@@ -37,6 +37,7 @@ mod proxy;
 mod proxy_config;
 mod queries;
 mod quote;
+mod run_shell;
 mod sanitize;
 mod sanitize_sample;
 mod session;

@@ -30,6 +30,9 @@ const READ_BUFFER_BYTES: usize = 8 * 1024;
 const MAX_PUMP_EVENTS: usize = 1_024;
 /// Closing jobs kept until the host confirms; past this many the oldest is dropped unconfirmed.
 const MAX_DRAINING: usize = 8;
+/// Shells that end or are refused without being asked to before a session gives up on them and
+/// runs its periodic queries on a channel each, as it did before shells.
+const MAX_SHELL_FAILURES: u8 = 2;
 
 /// What a channel is for; at most one job per slot runs at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +81,9 @@ pub(crate) struct Mux {
     last_rx: Instant,
     next_keepalive: Instant,
     keepalive_interval: Duration,
+    /// Whether the periodic queries run through a long-lived shell each (`run_shell.rs`).
+    shells: bool,
+    shell_failures: u8,
     /// Declared last: dropped after the session and its channels.
     _keeper: Keeper,
 }
@@ -95,18 +101,42 @@ impl Mux {
             last_rx: now,
             next_keepalive: now,
             keepalive_interval: Duration::from_secs(u64::from(keepalive_interval_s.max(1))),
+            shells: false,
+            shell_failures: 0,
             _keeper: connection.keeper,
         }
     }
 
+    /// Runs the periodic queries (the full query, the process list and the probe of its
+    /// processes) of this session through a long-lived shell per slot instead of a channel per
+    /// run: for a followed link, whose session asks them again and again.
+    pub(crate) fn keep_query_channels(&mut self) {
+        self.shells = true;
+    }
+
     /// Starts `command` (a quoted command line) in `slot`, tied to its channel, stopping
-    /// whatever ran there; `budget` bounds what it may send.
+    /// whatever ran there; `budget` bounds what it may send. A periodic query goes to its
+    /// slot's shell when the session keeps those ([`Mux::keep_query_channels`]).
     pub(crate) fn start(
         &mut self,
         slot: Slot,
         command: &str,
         budget: Budget,
     ) -> Result<(), CommandError> {
+        if self.shells && matches!(slot, Slot::Detail | Slot::Processes | Slot::JobProbe) {
+            self.settled = false;
+            if let Some(job) = self.jobs[slot as usize].as_mut()
+                && job.ask(command, budget)
+            {
+                return Ok(());
+            }
+            let mut shell = Job::shell(budget)?;
+            if shell.ask(command, budget) {
+                self.cancel(slot);
+                self.jobs[slot as usize] = Some(shell);
+                return Ok(());
+            }
+        }
         let job = Job::new(tied(command)?, budget);
         self.cancel(slot);
         self.jobs[slot as usize] = Some(job);
@@ -129,8 +159,9 @@ impl Mux {
         Ok(())
     }
 
+    /// Whether a command runs in `slot` (a shell between runs is not running one).
     pub(crate) fn running(&self, slot: Slot) -> bool {
-        self.jobs[slot as usize].is_some()
+        self.jobs[slot as usize].as_ref().is_some_and(Job::is_busy)
     }
 
     /// Whether the command in `slot` is up and its output awaited.
@@ -243,6 +274,9 @@ impl Mux {
                     Err(StepError::Session(e)) => return Err(e),
                 };
                 if finished {
+                    if job.is_shell() {
+                        self.shell_ended();
+                    }
                     self.jobs[slot as usize] = None;
                 } else if job.is_quiet() {
                     // It flooded and is closing: its slot is free for the next one.
@@ -280,6 +314,16 @@ impl Mux {
         }
     }
 
+    /// A shell ended or was refused without gpufleet asking: after a few, this session runs its
+    /// queries on a channel each (a host whose `sh` cannot run the script, a server that
+    /// refuses long-lived channels).
+    fn shell_ended(&mut self) {
+        self.shell_failures = self.shell_failures.saturating_add(1);
+        if self.shell_failures >= MAX_SHELL_FAILURES {
+            self.shells = false;
+        }
+    }
+
     /// A job opening, starting or closing a channel waits for a reply another job's read may
     /// already have taken in; such a job is stepped again soon, not only when the socket wakes.
     fn transient(&self) -> bool {
@@ -295,9 +339,10 @@ impl Mux {
         }
     }
 
-    /// No job and nothing draining: nothing reads the socket.
+    /// No command running and nothing draining: nothing reads the socket (a shell between runs
+    /// waits for gpufleet, not for the host).
     pub(crate) fn is_idle(&self) -> bool {
-        self.jobs.iter().all(Option::is_none) && self.draining.is_empty()
+        self.jobs.iter().flatten().all(|j| !j.is_busy()) && self.draining.is_empty()
     }
 
     /// A wait while idle ended: silence during it says nothing about the link.

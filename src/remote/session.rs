@@ -53,7 +53,10 @@ impl Link {
 
     /// A fresh session over `connection`: its channels and what it has learned so far.
     pub(crate) fn begin(&self, connection: Connection) -> (Mux, SessionState) {
-        let mux = Mux::new(connection, self.opts.keepalive_interval_s);
+        let mut mux = Mux::new(connection, self.opts.keepalive_interval_s);
+        if self.mode == Mode::Follow {
+            mux.keep_query_channels();
+        }
         let now = Instant::now();
         let st = SessionState {
             connected: false,

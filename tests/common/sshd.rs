@@ -416,7 +416,8 @@ impl Drop for Sshd {
     }
 }
 
-fn signal(pids: &[u32], name: &str) {
+/// Sends signal `name` (`KILL`, `STOP`, ...) to `pids`.
+pub fn signal(pids: &[u32], name: &str) {
     if pids.is_empty() {
         return;
     }
