@@ -366,7 +366,15 @@ impl Job {
     ) -> Result<(Phase, bool), StepError> {
         // Writing a request is not counted as progress: the mux takes progress for a sign of
         // the host's life, and a frozen host's socket still takes a request in.
-        self.write_request(&mut channel)?;
+        if !self.write_request(&mut channel) {
+            // The shell's channel is gone (it ended on the host): the run in hand ends with
+            // whatever status the host sent, and the mux starts a new shell for the next.
+            let next = Phase::Closing {
+                channel,
+                close_sent: false,
+            };
+            return Ok((next, true));
+        }
         let mut moved = false;
         let mut taken = 0usize;
         loop {
@@ -415,25 +423,22 @@ impl Job {
         }
     }
 
-    /// Writes what a shell's request still holds, as far as the channel takes it now.
-    fn write_request(&mut self, channel: &mut Channel) -> Result<(), StepError> {
+    /// Writes what a shell's request still holds, as far as the channel takes it now; false
+    /// when the channel refuses it (closed on the host's side). A session that failed shows at
+    /// the next read.
+    fn write_request(&mut self, channel: &mut Channel) -> bool {
         let Some(shell) = self.shell.as_mut() else {
-            return Ok(());
+            return true;
         };
         while !shell.unwritten().is_empty() {
             match channel.write(shell.unwritten()) {
                 Ok(0) => break,
                 Ok(n) => shell.wrote(n),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) => {
-                    return Err(StepError::Session(RemoteError::ssh_said(
-                        NoticeText::new("ssh_context.exec_input"),
-                        e,
-                    )));
-                }
+                Err(_) => return false,
             }
         }
-        Ok(())
+        true
     }
 
     /// Counts `bytes` against the budget, then splits them into lines.
@@ -501,7 +506,8 @@ impl Job {
         }
         if let Some(shell) = self.shell.as_mut() {
             if let Some(status) = shell.end_of_run(&self.partial) {
-                self.partial.clear();
+                // The longest line's room is not kept while the shell waits for the next run.
+                self.partial = Vec::new();
                 out.push(JobEvent::Exited { status });
                 return;
             }

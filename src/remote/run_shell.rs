@@ -86,7 +86,8 @@ impl RunShell {
     pub(crate) fn wrote(&mut self, n: usize) {
         self.written = (self.written + n).min(self.request.len());
         if self.written == self.request.len() {
-            self.request.clear();
+            // Not kept between runs: a probe's script is a few KB, and a shell waits ~30 s.
+            self.request = Vec::new();
             self.written = 0;
         }
     }
