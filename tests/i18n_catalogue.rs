@@ -3474,6 +3474,10 @@ const NOT_SCANNED: &[(&str, &str)] = &[
         "src/remote/tie.rs",
         "the watch script run on the host that ends a command when its SSH channel closes",
     ),
+    (
+        "src/remote/run_shell.rs",
+        "the query shell's script run on the host (`sh` and its one-line loop) and its end marker's prefix, read back from the host's output; no sentence",
+    ),
     // --- session 12, check, job, playbook, recording, alerts ---
     (
         "src/playbook/localize.rs",
