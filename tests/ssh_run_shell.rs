@@ -11,6 +11,7 @@ use common::sshd::{Sshd, signal};
 use common::{channel, test_options};
 use gpufleet::fleet::HostEvent;
 use gpufleet::remote::spawn_link;
+use gpufleet::telemetry::source::SourceHandle;
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -81,14 +82,20 @@ fn options(sshd: &Sshd) -> gpufleet::remote::LinkOptions {
     opts
 }
 
-#[test]
-fn the_periodic_queries_run_through_one_shell_each_without_a_channel_per_run() {
-    let Some(sshd) = Sshd::start() else { return };
+/// A followed link to `sshd`, once its first process list has come.
+fn follow(sshd: &Sshd) -> (SourceHandle, common::Events) {
     let (sink, mut events) = channel();
-    let link = spawn_link(sshd.remote_host("h200"), 0, sink, options(&sshd)).expect("spawn");
+    let link = spawn_link(sshd.remote_host("h200"), 0, sink, options(sshd)).expect("spawn");
     events.expect(WAIT, "Processes", |_, e| {
         matches!(e, HostEvent::Processes { .. })
     });
+    (link, events)
+}
+
+#[test]
+fn the_periodic_queries_run_through_one_shell_each_without_a_channel_per_run() {
+    let Some(sshd) = Sshd::start() else { return };
+    let (link, mut events) = follow(&sshd);
     wait_until(
         "two process lists, two full queries and a shell for each query",
         || process_runs(&sshd) >= 2 && detail_runs(&sshd) >= 2 && shells(&sshd).len() == SHELLS,
@@ -121,11 +128,7 @@ fn the_periodic_queries_run_through_one_shell_each_without_a_channel_per_run() {
 #[test]
 fn a_shell_that_dies_is_replaced_and_a_session_whose_shells_keep_dying_runs_a_channel_each() {
     let Some(sshd) = Sshd::start() else { return };
-    let (sink, mut events) = channel();
-    let link = spawn_link(sshd.remote_host("h200"), 0, sink, options(&sshd)).expect("spawn");
-    events.expect(WAIT, "Processes", |_, e| {
-        matches!(e, HostEvent::Processes { .. })
-    });
+    let (link, mut events) = follow(&sshd);
     wait_until("the shells", || shells(&sshd).len() == SHELLS);
 
     // One killed on the host: the next run of its query starts a new one.
