@@ -278,8 +278,9 @@ impl Mux {
                         self.shell_ended();
                     }
                     self.jobs[slot as usize] = None;
-                } else if job.is_quiet() {
-                    // It flooded and is closing: its slot is free for the next one.
+                } else if job.is_quiet() || (!self.shells && job.is_shell() && !job.is_busy()) {
+                    // It flooded and is closing, or it is a shell the session gave up on and its
+                    // run is over: its slot is free for the next one.
                     if let Some(job) = self.jobs[slot as usize].take() {
                         self.drain(job);
                     }
@@ -319,8 +320,17 @@ impl Mux {
     /// refuses long-lived channels).
     fn shell_ended(&mut self) {
         self.shell_failures = self.shell_failures.saturating_add(1);
-        if self.shell_failures >= MAX_SHELL_FAILURES {
+        if self.shell_failures >= MAX_SHELL_FAILURES && self.shells {
             self.shells = false;
+            // The shells between runs close now; one with a run in hand, once it is over.
+            for slot in SLOTS {
+                if self.jobs[slot as usize]
+                    .as_ref()
+                    .is_some_and(|j| j.is_shell() && !j.is_busy())
+                {
+                    self.cancel(slot);
+                }
+            }
         }
     }
 
