@@ -259,10 +259,15 @@ impl Job {
         let mut progressed = false;
         loop {
             let phase = std::mem::replace(&mut self.phase, Phase::Done);
+            let read = matches!(phase, Phase::Reading(_));
             let (next, moved) = self.advance(phase, session, buf, out)?;
             self.phase = next;
             progressed |= moved;
-            if !moved || self.is_done() {
+            // A read leaves libssh2 nothing unread (it reads the socket until it would block,
+            // and takes in all it holds), so after one, a job with nothing queued would only
+            // ask the socket again for nothing. (A job that has just started reading reads
+            // once: the call that started it may have left bytes in libssh2's buffer.)
+            if !moved || self.is_done() || (read && !self.has_queued_input()) {
                 return Ok(progressed);
             }
         }
@@ -408,6 +413,11 @@ impl Job {
                             close_sent: false,
                         };
                         return Ok((next, true));
+                    }
+                    // The read took in everything the socket held; with nothing more queued
+                    // for this channel, another read would only find the socket empty.
+                    if channel.read_window().available == 0 && !channel.eof() {
+                        return Ok((Phase::Reading(channel), true));
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {

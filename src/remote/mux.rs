@@ -78,6 +78,10 @@ pub(crate) struct Mux {
     /// The last round stepped every job and none could move, and nothing has touched the
     /// session since: until the socket wakes, another round would only repeat those reads.
     settled: bool,
+    /// The last call into libssh2 was a channel read, which reads the socket until it would
+    /// block; any other (opening, starting or closing a channel) may stop as soon as its own
+    /// answer has come, with more left in the socket.
+    drained: bool,
     last_rx: Instant,
     next_keepalive: Instant,
     keepalive_interval: Duration,
@@ -98,6 +102,7 @@ impl Mux {
             jobs: [const { None }; SLOTS.len()],
             draining: Vec::new(),
             settled: false,
+            drained: false,
             last_rx: now,
             next_keepalive: now,
             keepalive_interval: Duration::from_secs(u64::from(keepalive_interval_s.max(1))),
@@ -242,26 +247,37 @@ impl Mux {
     /// it without bound.
     pub(crate) fn round(&mut self, out: &mut Vec<(Slot, JobEvent)>) -> Result<(), RemoteError> {
         let mut rechecked = false;
+        // One read pulls everything the socket holds into libssh2's queues (it reads until the
+        // socket would block, and takes in all it holds); after it, a reading job steps only
+        // when its queue has input, instead of each asking the socket again, in this pass or
+        // the next, until a call of another kind (opening, starting or closing a channel) may
+        // have left bytes unread. The stream, which has something almost every time the socket
+        // wakes, is the one that pulls while it reads.
+        let mut pulled = false;
         loop {
             let mut progressed = false;
-            // The first reading job of a round pulls everything the socket holds into
-            // libssh2's queues; the reading jobs after it step only when their queue has
-            // input, instead of each asking the socket again.
-            let mut pulled = false;
             let slots = if self.settled { &[][..] } else { &SLOTS[..] };
+            let stream_reads = self.jobs[Slot::Stream as usize]
+                .as_ref()
+                .is_some_and(Job::is_reading);
             for &slot in slots {
                 let Some(job) = self.jobs[slot as usize].as_mut() else {
                     continue;
                 };
-                if job.is_reading() {
-                    if pulled && !job.has_queued_input() {
+                let reading = job.is_reading();
+                if reading {
+                    let pulls = !pulled && (slot == Slot::Stream || !stream_reads);
+                    if !pulls && !job.has_queued_input() {
                         continue;
                     }
-                    pulled = true;
                 }
                 let mut events = Vec::new();
                 let stepped =
                     READ_BUFFER.with_borrow_mut(|buf| job.step(&self.session, buf, &mut events));
+                // A job that read and reads on made a read its last call; one that started,
+                // closed or finished may have stopped short of the socket's end.
+                pulled = reading && job.is_reading();
+                self.drained = pulled;
                 let finished = match stepped {
                     Ok(moved) => {
                         progressed |= moved;
@@ -286,6 +302,9 @@ impl Mux {
                     }
                 }
                 out.extend(events.into_iter().map(|e| (slot, e)));
+            }
+            if !self.draining.is_empty() {
+                pulled = false;
             }
             progressed |= self.step_draining()?;
             if progressed {
@@ -313,6 +332,12 @@ impl Mux {
             self.settled = !self.transient();
             return Ok(());
         }
+    }
+
+    /// Whether the last round left every job unable to move and nothing has touched the
+    /// session since: the next round reads nothing until the socket wakes.
+    pub(crate) fn is_settled(&self) -> bool {
+        self.settled
     }
 
     /// A shell ended or was refused without gpufleet asking: after a few, this session runs its
@@ -391,8 +416,17 @@ impl Mux {
         )
     }
 
+    /// Whether the socket was left empty by the last read of the jobs (see `drained`): what
+    /// arrives after it is news to the runtime, and nothing read before is left in it.
+    pub(crate) fn drained(&self) -> bool {
+        self.drained
+    }
+
     /// Steps the closing jobs, dropping what they say; true when any moved.
     fn step_draining(&mut self) -> Result<bool, RemoteError> {
+        if !self.draining.is_empty() {
+            self.drained = false;
+        }
         let mut progressed = false;
         let mut failed = None;
         let mut ignored = Vec::new();

@@ -238,16 +238,19 @@ async fn serve(link: &mut Link, mux: &mut Mux, st: &mut SessionState, stop: &Sto
         return Ended::Dropped(e);
     }
     let mut events = Vec::new();
+    // Whether the last round ended on events, that is right after reading the socket.
+    let mut just_read = false;
     loop {
         if stop.flag.is_set() {
             return Ended::Stopped;
         }
         let deadline = Instant::now() + link.next_wait(mux, st);
-        match round(mux, &socket, stop, deadline, &mut events).await {
+        match round(mux, &socket, stop, deadline, just_read, &mut events).await {
             Ok(true) => {}
             Ok(false) => return Ended::Stopped,
             Err(e) => return Ended::Dropped(e),
         }
+        just_read = !events.is_empty();
         if let Some(ended) = link.after_round(mux, st, &mut events) {
             return ended;
         }
@@ -255,26 +258,36 @@ async fn serve(link: &mut Link, mux: &mut Mux, st: &mut SessionState, stop: &Sto
 }
 
 /// Steps the channels until they have events or `deadline` passes, waiting on the runtime
-/// between rounds. False when the link was stopped meanwhile.
+/// between rounds. False when the link was stopped meanwhile. `just_read`: the last round
+/// ended on what it read a moment ago.
 async fn round(
     mux: &mut Mux,
     socket: &Watched,
     stop: &Stop,
     deadline: Instant,
+    just_read: bool,
     events: &mut Vec<(crate::remote::mux::Slot, crate::remote::job::JobEvent)>,
 ) -> Result<bool, RemoteError> {
-    // A keepalive reply is swallowed by whichever job reads next, without a trace; so look at
-    // the socket just before the jobs do.
-    if wait_socket(
-        mux.socket(),
-        ssh2::BlockDirections::None,
-        Duration::ZERO,
-        None,
-    ) == Wake::Readable
+    // Bytes a job reads without an event of its own (a probe's answer, taken in by another
+    // job's read) leave no trace; so after a wait, look at the socket before the jobs do. Right
+    // after a round that read, there has been no wait to look after.
+    if !just_read
+        && wait_socket(
+            mux.socket(),
+            ssh2::BlockDirections::None,
+            Duration::ZERO,
+            None,
+        ) == Wake::Readable
     {
         mux.woke(Wake::Readable);
     }
     loop {
+        if !mux.is_settled() {
+            // What the runtime saw is forgotten before libssh2 reads the socket: whatever
+            // arrives after those reads wakes the wait below. (A settled round reads nothing:
+            // what the runtime saw is kept, and wakes the wait at once.)
+            socket.forget();
+        }
         mux.round(events)?;
         let now = Instant::now();
         if !events.is_empty() || now >= deadline {
@@ -290,21 +303,23 @@ async fn round(
             mux.idle_waited();
             return Ok(true);
         }
-        // What the runtime saw before is forgotten first; the level check that follows says
-        // what the socket holds now (libssh2 may have left bytes in it), and anything that
-        // arrives later wakes the wait below.
-        socket.forget();
-        let directions = if mux.wants_write() {
-            ssh2::BlockDirections::Both
-        } else {
-            ssh2::BlockDirections::Inbound
-        };
-        match wait_socket(mux.socket(), directions, Duration::ZERO, None) {
-            wake @ (Wake::Readable | Wake::Writable) => {
-                mux.woke(wake);
-                continue;
+        if !mux.drained() {
+            // The jobs' last call may have left bytes in the socket, which the runtime was told
+            // to forget: look at what it holds now (when a channel read came last, it left
+            // nothing, and this look is saved: the links' commonest round).
+            socket.forget();
+            let directions = if mux.wants_write() {
+                ssh2::BlockDirections::Both
+            } else {
+                ssh2::BlockDirections::Inbound
+            };
+            match wait_socket(mux.socket(), directions, Duration::ZERO, None) {
+                wake @ (Wake::Readable | Wake::Writable) => {
+                    mux.woke(wake);
+                    continue;
+                }
+                Wake::Timeout | Wake::Stopped => {}
             }
-            Wake::Timeout | Wake::Stopped => {}
         }
         let interest = if mux.wants_write() {
             Interest::READABLE | Interest::WRITABLE
