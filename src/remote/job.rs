@@ -242,9 +242,7 @@ impl Job {
     /// touching the socket. Any job that is not just reading may have work of its own.
     pub(crate) fn has_queued_input(&self) -> bool {
         match &self.phase {
-            Phase::Reading(channel) => {
-                self.has_request() || channel.read_window().available > 0 || channel.eof()
-            }
+            Phase::Reading(channel) => self.has_request() || queued(channel),
             _ => true,
         }
     }
@@ -416,7 +414,7 @@ impl Job {
                     }
                     // The read took in everything the socket held; with nothing more queued
                     // for this channel, another read would only find the socket empty.
-                    if channel.read_window().available == 0 && !channel.eof() {
+                    if !queued(&channel) {
                         return Ok((Phase::Reading(channel), true));
                     }
                 }
@@ -543,6 +541,11 @@ impl Job {
         }
         self.partial.clear();
     }
+}
+
+/// Whether libssh2 holds input for `channel` (data, or its end), from its queue alone.
+fn queued(channel: &Channel) -> bool {
+    channel.read_window().available > 0 || channel.eof()
 }
 
 #[cfg(test)]

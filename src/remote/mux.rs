@@ -248,12 +248,15 @@ impl Mux {
     pub(crate) fn round(&mut self, out: &mut Vec<(Slot, JobEvent)>) -> Result<(), RemoteError> {
         let mut rechecked = false;
         // One read pulls everything the socket holds into libssh2's queues (it reads until the
-        // socket would block, and takes in all it holds); after it, a reading job steps only
-        // when its queue has input, instead of each asking the socket again, in this pass or
-        // the next, until a call of another kind (opening, starting or closing a channel) may
-        // have left bytes unread. The stream, which has something almost every time the socket
-        // wakes, is the one that pulls while it reads.
-        let mut pulled = false;
+        // socket would block, and takes in all it holds); after it (`drained`), a reading job
+        // steps only when its queue has input, instead of each asking the socket again, in
+        // this pass or the next, until a call of another kind (opening, starting or closing a
+        // channel) may have left bytes unread. The stream, which has something almost every
+        // time the socket wakes, is the one that pulls while it reads. A settled round steps
+        // nothing, and what the last one left stands.
+        if !self.settled {
+            self.drained = false;
+        }
         loop {
             let mut progressed = false;
             let slots = if self.settled { &[][..] } else { &SLOTS[..] };
@@ -266,7 +269,7 @@ impl Mux {
                 };
                 let reading = job.is_reading();
                 if reading {
-                    let pulls = !pulled && (slot == Slot::Stream || !stream_reads);
+                    let pulls = !self.drained && (slot == Slot::Stream || !stream_reads);
                     if !pulls && !job.has_queued_input() {
                         continue;
                     }
@@ -276,8 +279,7 @@ impl Mux {
                     READ_BUFFER.with_borrow_mut(|buf| job.step(&self.session, buf, &mut events));
                 // A job that read and reads on made a read its last call; one that started,
                 // closed or finished may have stopped short of the socket's end.
-                pulled = reading && job.is_reading();
-                self.drained = pulled;
+                self.drained = reading && job.is_reading();
                 let finished = match stepped {
                     Ok(moved) => {
                         progressed |= moved;
@@ -302,9 +304,6 @@ impl Mux {
                     }
                 }
                 out.extend(events.into_iter().map(|e| (slot, e)));
-            }
-            if !self.draining.is_empty() {
-                pulled = false;
             }
             progressed |= self.step_draining()?;
             if progressed {
