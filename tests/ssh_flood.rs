@@ -47,7 +47,11 @@ fn a_flooding_host_is_flagged_its_samples_bounded_and_the_flag_cleared_when_it_c
         samples <= windows * 320,
         "{samples} samples in {windows} windows"
     );
-    assert!(samples > 0, "the newest readings still come through");
+    assert!(
+        samples > 0,
+        "the newest readings still come through: {:#?}",
+        events.kinds()
+    );
     assert_eq!(
         events.count(|_, e| matches!(e, HostEvent::Disconnected { .. })),
         0,
@@ -66,6 +70,50 @@ fn a_flooding_host_is_flagged_its_samples_bounded_and_the_flag_cleared_when_it_c
     });
     events.expect(WAIT, "Sample after calming", |_, e| is_sample(e));
     link.stop_and_join();
+}
+
+/// Floods arrive in bursts bigger than libssh2's read buffer: a read can stop with bytes left
+/// in the socket, and once the socket's receive buffer is full no new data wakes the link. Each
+/// of several flooding hosts served by one links thread must keep its newest readings coming,
+/// window after window (a link that waited on such a socket went silent for good).
+#[test]
+fn several_flooding_hosts_on_one_thread_each_keep_their_readings_coming() {
+    const HOSTS: usize = 3;
+    let Some(sshd) = Sshd::start() else { return };
+    sshd.set_scenario("flood");
+    let (sink, mut events) = channel();
+    let opts = test_options(&sshd.trusted_known_hosts());
+    let links: Vec<_> = (0..HOSTS)
+        .map(|i| {
+            let host = sshd.remote_host(&format!("flood{i}"));
+            spawn_link(host, i, sink.clone(), opts.clone()).expect("spawn")
+        })
+        .collect();
+    for _ in 0..HOSTS {
+        events.expect(WAIT, "Flooding", |_, e| {
+            flooding(e).is_some_and(Option::is_some)
+        });
+    }
+    // Three spans of two seconds: in each, every host sends readings (at most one budget a
+    // window, see the test above).
+    for span in 0..3 {
+        let since = events.seen.len();
+        events.drain_for(Duration::from_secs(2));
+        for host in 0..HOSTS {
+            let samples = events.seen[since..]
+                .iter()
+                .filter(|(h, e, _)| *h == host && is_sample(e))
+                .count();
+            assert!(
+                samples > 0,
+                "host {host} sent no reading in span {span}: {:#?}",
+                events.kinds()
+            );
+        }
+    }
+    for link in links {
+        link.stop_and_join();
+    }
 }
 
 #[test]

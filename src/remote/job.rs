@@ -261,10 +261,11 @@ impl Job {
             let (next, moved) = self.advance(phase, session, buf, out)?;
             self.phase = next;
             progressed |= moved;
-            // A read leaves libssh2 nothing unread (it reads the socket until it would block,
-            // and takes in all it holds), so after one, a job with nothing queued would only
-            // ask the socket again for nothing. (A job that has just started reading reads
-            // once: the call that started it may have left bytes in libssh2's buffer.)
+            // A read takes in what the socket holds, up to libssh2's buffer, so after one, a
+            // job with nothing queued leaves the socket to the next round (the runtime's wait
+            // looks at it first: a read can stop with bytes left, see `Mux::round`). A job
+            // that has just started reading reads once: the call that started it may have
+            // left bytes in libssh2's buffer.
             if !moved || self.is_done() || (read && !self.has_queued_input()) {
                 return Ok(progressed);
             }
@@ -412,8 +413,8 @@ impl Job {
                         };
                         return Ok((next, true));
                     }
-                    // The read took in everything the socket held; with nothing more queued
-                    // for this channel, another read would only find the socket empty.
+                    // Nothing more queued for this channel: what the socket may still hold is
+                    // the next round's (see `step`).
                     if !queued(&channel) {
                         return Ok((Phase::Reading(channel), true));
                     }

@@ -78,10 +78,10 @@ pub(crate) struct Mux {
     /// The last round stepped every job and none could move, and nothing has touched the
     /// session since: until the socket wakes, another round would only repeat those reads.
     settled: bool,
-    /// The last call into libssh2 was a channel read, which reads the socket until it would
-    /// block; any other (opening, starting or closing a channel) may stop as soon as its own
-    /// answer has come, with more left in the socket.
-    drained: bool,
+    /// This round's last call into libssh2 was a channel read, which has pulled the socket
+    /// (see `round`); any other (opening, starting or closing a channel) may stop as soon as
+    /// its own answer has come, and the next reading job pulls again.
+    pulled: bool,
     last_rx: Instant,
     next_keepalive: Instant,
     keepalive_interval: Duration,
@@ -102,7 +102,7 @@ impl Mux {
             jobs: [const { None }; SLOTS.len()],
             draining: Vec::new(),
             settled: false,
-            drained: false,
+            pulled: false,
             last_rx: now,
             next_keepalive: now,
             keepalive_interval: Duration::from_secs(u64::from(keepalive_interval_s.max(1))),
@@ -247,15 +247,21 @@ impl Mux {
     /// it without bound.
     pub(crate) fn round(&mut self, out: &mut Vec<(Slot, JobEvent)>) -> Result<(), RemoteError> {
         let mut rechecked = false;
-        // One read pulls everything the socket holds into libssh2's queues (it reads until the
-        // socket would block, and takes in all it holds); after it (`drained`), a reading job
-        // steps only when its queue has input, instead of each asking the socket again, in
-        // this pass or the next, until a call of another kind (opening, starting or closing a
-        // channel) may have left bytes unread. The stream, which has something almost every
-        // time the socket wakes, is the one that pulls while it reads. A settled round steps
-        // nothing, and what the last one left stands.
+        // One read pulls what the socket holds into libssh2's queues; after it (`pulled`), a
+        // reading job steps only when its queue has input, instead of each asking the socket
+        // again, in this pass or the next, until a call of another kind (opening, starting or
+        // closing a channel) may have left bytes unread. The stream, which has something
+        // almost every time the socket wakes, is the one that pulls while it reads. A settled
+        // round steps nothing, and what the last one left stands.
+        //
+        // A pull does not always empty the socket: libssh2 reads into a 35,000-byte buffer,
+        // and with an AEAD cipher (ChaCha20-Poly1305, AES-GCM) it stops as soon as the buffer
+        // ends inside a packet, whatever the socket still holds. Under a burst (a flood, a
+        // long process list) bytes stay behind, and no new edge may ever tell the runtime of
+        // them (a full receive buffer stops the host sending); so the task looks at the
+        // socket before every wait (`task.rs`).
         if !self.settled {
-            self.drained = false;
+            self.pulled = false;
         }
         loop {
             let mut progressed = false;
@@ -269,7 +275,7 @@ impl Mux {
                 };
                 let reading = job.is_reading();
                 if reading {
-                    let pulls = !self.drained && (slot == Slot::Stream || !stream_reads);
+                    let pulls = !self.pulled && (slot == Slot::Stream || !stream_reads);
                     if !pulls && !job.has_queued_input() {
                         continue;
                     }
@@ -279,7 +285,7 @@ impl Mux {
                     READ_BUFFER.with_borrow_mut(|buf| job.step(&self.session, buf, &mut events));
                 // A job that read and reads on made a read its last call; one that started,
                 // closed or finished may have stopped short of the socket's end.
-                self.drained = reading && job.is_reading();
+                self.pulled = reading && job.is_reading();
                 let finished = match stepped {
                     Ok(moved) => {
                         progressed |= moved;
@@ -415,16 +421,10 @@ impl Mux {
         )
     }
 
-    /// Whether the socket was left empty by the last read of the jobs (see `drained`): what
-    /// arrives after it is news to the runtime, and nothing read before is left in it.
-    pub(crate) fn drained(&self) -> bool {
-        self.drained
-    }
-
     /// Steps the closing jobs, dropping what they say; true when any moved.
     fn step_draining(&mut self) -> Result<bool, RemoteError> {
         if !self.draining.is_empty() {
-            self.drained = false;
+            self.pulled = false;
         }
         let mut progressed = false;
         let mut failed = None;

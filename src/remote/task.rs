@@ -303,23 +303,22 @@ async fn round(
             mux.idle_waited();
             return Ok(true);
         }
-        if !mux.drained() {
-            // The jobs' last call may have left bytes in the socket, which the runtime was told
-            // to forget: look at what it holds now (when a channel read came last, it left
-            // nothing, and this look is saved: the links' commonest round).
-            socket.forget();
-            let directions = if mux.wants_write() {
-                ssh2::BlockDirections::Both
-            } else {
-                ssh2::BlockDirections::Inbound
-            };
-            match wait_socket(mux.socket(), directions, Duration::ZERO, None) {
-                wake @ (Wake::Readable | Wake::Writable) => {
-                    mux.woke(wake);
-                    continue;
-                }
-                Wake::Timeout | Wake::Stopped => {}
+        // The jobs' last calls may have left bytes in the socket, which the runtime was told
+        // to forget: look at what it holds now. Even a channel read can leave some (libssh2
+        // stops where its buffer ends inside a packet, see `Mux::round`), and when the
+        // receive buffer is full no new edge comes to say so.
+        socket.forget();
+        let directions = if mux.wants_write() {
+            ssh2::BlockDirections::Both
+        } else {
+            ssh2::BlockDirections::Inbound
+        };
+        match wait_socket(mux.socket(), directions, Duration::ZERO, None) {
+            wake @ (Wake::Readable | Wake::Writable) => {
+                mux.woke(wake);
+                continue;
             }
+            Wake::Timeout | Wake::Stopped => {}
         }
         let interest = if mux.wants_write() {
             Interest::READABLE | Interest::WRITABLE
