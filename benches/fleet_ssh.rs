@@ -180,6 +180,8 @@ fn main() {
     if let Some(status) = log_writer::run_if_called_as_writer() {
         std::process::exit(status);
     }
+    // The console here allocates as the `gpufleet` binary does (this process is the console).
+    gpufleet::commands::allocator::limit_malloc_arenas();
     let plan = Plan::from_env().unwrap_or_else(|why| fail(&why));
     if !sshd::available() {
         return;

@@ -10,6 +10,7 @@ use gpufleet::app::model::ModelOptions;
 use gpufleet::app::panel::HostSource;
 use gpufleet::check;
 use gpufleet::cli::{AlertAction, Cli, CliCommand};
+use gpufleet::commands::allocator;
 use gpufleet::commands::check_cli;
 use gpufleet::commands::cli_words;
 use gpufleet::commands::console::{self, ConsoleArgs};
@@ -35,20 +36,8 @@ use gpufleet::release::{ReleaseAction, process_env};
 use gpufleet::snapshot::{Snapshot, render_table};
 use gpufleet::telemetry::source::now_ms;
 
-/// At most two malloc arenas. glibc gives each thread that allocates under contention an arena
-/// of its own (up to eight per core), and every link thread's small allocations then keep a
-/// partly used arena resident: at 50 hosts this saves about 2.5 MB (docs/PERFORMANCE.md). The
-/// allocations are few per second, so two arenas cost no measurable contention.
-fn limit_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; it is called before any thread starts.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-    }
-}
-
 fn main() -> ExitCode {
-    limit_malloc_arenas();
+    allocator::limit_malloc_arenas();
     let matches = match gpufleet::commands::help::matches(std::env::args_os().collect()) {
         Ok(matches) => matches,
         Err(refusal) => refusal.exit(),

@@ -1,5 +1,6 @@
 //! Subcommands that start a driver of their own (the console is `main`'s default).
 
+pub mod allocator;
 pub mod audit;
 pub mod check_cli;
 pub mod cli_words;
