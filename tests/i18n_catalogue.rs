@@ -2805,8 +2805,8 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "connecting",
         "a host's `status` value in `snapshot --json`: an identifier scripts match",
     ),
-    ("src/main.rs", "linux", "a `cfg` target name"),
-    ("src/main.rs", "gnu", "a `cfg` target name"),
+    ("src/commands/allocator.rs", "linux", "a `cfg` target name"),
+    ("src/commands/allocator.rs", "gnu", "a `cfg` target name"),
     (
         "src/main.rs",
         "local",
