@@ -78,10 +78,6 @@ pub(crate) struct Mux {
     /// The last round stepped every job and none could move, and nothing has touched the
     /// session since: until the socket wakes, another round would only repeat those reads.
     settled: bool,
-    /// This round's last call into libssh2 was a channel read, which has pulled the socket
-    /// (see `round`); any other (opening, starting or closing a channel) may stop as soon as
-    /// its own answer has come, and the next reading job pulls again.
-    pulled: bool,
     last_rx: Instant,
     next_keepalive: Instant,
     keepalive_interval: Duration,
@@ -102,7 +98,6 @@ impl Mux {
             jobs: [const { None }; SLOTS.len()],
             draining: Vec::new(),
             settled: false,
-            pulled: false,
             last_rx: now,
             next_keepalive: now,
             keepalive_interval: Duration::from_secs(u64::from(keepalive_interval_s.max(1))),
@@ -251,8 +246,8 @@ impl Mux {
         // reading job steps only when its queue has input, instead of each asking the socket
         // again, in this pass or the next, until a call of another kind (opening, starting or
         // closing a channel) may have left bytes unread. The stream, which has something
-        // almost every time the socket wakes, is the one that pulls while it reads. A settled
-        // round steps nothing, and what the last one left stands.
+        // almost every time the socket wakes, is the one that pulls while it reads. (`pulled`:
+        // this round's last call into libssh2 was a channel read.)
         //
         // A pull does not always empty the socket: libssh2 reads into a 35,000-byte buffer,
         // and with an AEAD cipher (ChaCha20-Poly1305, AES-GCM) it stops as soon as the buffer
@@ -260,9 +255,7 @@ impl Mux {
         // long process list) bytes stay behind, and no new edge may ever tell the runtime of
         // them (a full receive buffer stops the host sending); so the task looks at the
         // socket before every wait (`task.rs`).
-        if !self.settled {
-            self.pulled = false;
-        }
+        let mut pulled = false;
         loop {
             let mut progressed = false;
             let slots = if self.settled { &[][..] } else { &SLOTS[..] };
@@ -275,7 +268,7 @@ impl Mux {
                 };
                 let reading = job.is_reading();
                 if reading {
-                    let pulls = !self.pulled && (slot == Slot::Stream || !stream_reads);
+                    let pulls = !pulled && (slot == Slot::Stream || !stream_reads);
                     if !pulls && !job.has_queued_input() {
                         continue;
                     }
@@ -285,7 +278,7 @@ impl Mux {
                     READ_BUFFER.with_borrow_mut(|buf| job.step(&self.session, buf, &mut events));
                 // A job that read and reads on made a read its last call; one that started,
                 // closed or finished may have stopped short of the socket's end.
-                self.pulled = reading && job.is_reading();
+                pulled = reading && job.is_reading();
                 let finished = match stepped {
                     Ok(moved) => {
                         progressed |= moved;
@@ -310,6 +303,9 @@ impl Mux {
                     }
                 }
                 out.extend(events.into_iter().map(|e| (slot, e)));
+            }
+            if !self.draining.is_empty() {
+                pulled = false;
             }
             progressed |= self.step_draining()?;
             if progressed {
@@ -423,9 +419,6 @@ impl Mux {
 
     /// Steps the closing jobs, dropping what they say; true when any moved.
     fn step_draining(&mut self) -> Result<bool, RemoteError> {
-        if !self.draining.is_empty() {
-            self.pulled = false;
-        }
         let mut progressed = false;
         let mut failed = None;
         let mut ignored = Vec::new();
