@@ -75,6 +75,9 @@ pub(crate) struct Mux {
     jobs: [Option<Job>; SLOTS.len()],
     /// Jobs closing on gpufleet's account; what they still say is not reported.
     draining: Vec<Job>,
+    /// What the job being stepped says, handed to the round's events after each step; kept
+    /// empty between steps so that its room is not allocated again for every reading.
+    stepped: Vec<JobEvent>,
     /// The last round stepped every job and none could move, and nothing has touched the
     /// session since: until the socket wakes, another round would only repeat those reads.
     settled: bool,
@@ -97,6 +100,7 @@ impl Mux {
             socket: connection.socket,
             jobs: [const { None }; SLOTS.len()],
             draining: Vec::new(),
+            stepped: Vec::new(),
             settled: false,
             last_rx: now,
             next_keepalive: now,
@@ -273,7 +277,7 @@ impl Mux {
                         continue;
                     }
                 }
-                let mut events = Vec::new();
+                let mut events = std::mem::take(&mut self.stepped);
                 let stepped =
                     READ_BUFFER.with_borrow_mut(|buf| job.step(&self.session, buf, &mut events));
                 // A job that read and reads on made a read its last call; one that started,
@@ -302,7 +306,8 @@ impl Mux {
                         self.drain(job);
                     }
                 }
-                out.extend(events.into_iter().map(|e| (slot, e)));
+                out.extend(events.drain(..).map(|e| (slot, e)));
+                self.stepped = events;
             }
             if !self.draining.is_empty() {
                 pulled = false;

@@ -231,28 +231,32 @@ impl Link {
 
     pub(crate) fn next_wait(&self, mux: &Mux, st: &SessionState) -> Duration {
         let now = Instant::now();
-        let mut due = vec![st.stream_restart_at, st.processes_due, st.detail_due];
+        // The soonest of the timers set (computed for every wait, so without a list).
+        let mut wait = MAX_WAIT.min(mux.keepalive_due_in());
+        let mut due = |at: Option<Instant>| {
+            if let Some(at) = at {
+                wait = wait.min(at.saturating_duration_since(now));
+            }
+        };
+        due(st.stream_restart_at);
+        due(st.processes_due);
+        due(st.detail_due);
         if !st.connected {
-            due.push(Some(st.versions_deadline));
+            due(Some(st.versions_deadline));
         }
         if !st.run.lost_sent {
-            due.push(st.run.failure_since.map(|t| t + LOST_GATHER));
+            due(st.run.failure_since.map(|t| t + LOST_GATHER));
         }
-        due.push(self.flood.calm_at(self.stream_window()));
+        due(self.flood.calm_at(self.stream_window()));
         if self.holds_samples() {
-            due.push(Some(now + HELD_RETRY));
+            due(Some(now + HELD_RETRY));
         }
         if self.watches_silence(mux, st) && !st.unresponsive {
-            due.push(Some(
+            due(Some(
                 now + self.silence_limit().saturating_sub(mux.silent_for()),
             ));
         }
-        due.into_iter()
-            .flatten()
-            .map(|t| t.saturating_duration_since(now))
-            .chain([MAX_WAIT, mux.keepalive_due_in()])
-            .min()
-            .unwrap_or(MAX_WAIT)
+        wait
     }
 
     fn on_event(

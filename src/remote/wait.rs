@@ -37,11 +37,15 @@ pub(crate) fn wait_socket(
     ) {
         events |= PollFlags::OUT;
     }
-    let mut fds = vec![PollFd::new(socket, events)];
-    if let Some(stop) = stop {
-        fds.push(PollFd::new(stop, PollFlags::IN));
-    }
-    if !poll_fds(&mut fds, timeout) {
+    // The stop socket, when there is none, is the session's socket again, left out of the
+    // poll by the slice's length (a wait is made for every reading: no list is allocated).
+    let stop_fd = stop.map_or(socket.as_fd(), AsFd::as_fd);
+    let mut both = [
+        PollFd::new(socket, events),
+        PollFd::new(&stop_fd, PollFlags::IN),
+    ];
+    let fds = &mut both[..if stop.is_some() { 2 } else { 1 }];
+    if !poll_fds(fds, timeout) {
         return Wake::Timeout;
     }
     let socket_ready = fds[0].revents();

@@ -5,7 +5,7 @@ use thiserror::Error;
 
 use crate::telemetry::smi_csv_values::{
     Fields, contains_ignore_ascii_case, parse_active, parse_enabled, parse_f64, parse_hex_mask,
-    parse_pstate, parse_u32, parse_u64, parse_yes_no, text,
+    parse_u32, parse_u64, parse_yes_no, pstate_text, text,
 };
 
 use crate::telemetry::model::{
@@ -331,7 +331,7 @@ fn fill(column: Column, value: &str, s: &mut GpuSample, st: &mut LineState) {
         Column::ClockSm => s.clock_sm_mhz = parse_u32(value),
         Column::ClockSmMax => s.clock_sm_max_mhz = parse_u32(value),
         Column::ClockMem => s.clock_mem_mhz = parse_u32(value),
-        Column::Pstate => s.pstate = parse_pstate(value).map(SharedText::from),
+        Column::Pstate => s.pstate = pstate_text(value),
         Column::FanSpeed => s.fan_speed_pct = parse_f64(value),
         Column::ReasonsActive => st.mask = parse_hex_mask(value),
         Column::Reason(bit) => match parse_active(value) {

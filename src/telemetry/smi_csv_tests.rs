@@ -245,10 +245,27 @@ fn hex_mask_and_flags() {
     assert_eq!(parse_hex_mask("0x"), None);
     assert_eq!(parse_yes_no("Yes"), Some(true));
     assert_eq!(parse_enabled("Disabled"), Some(false));
-    assert_eq!(parse_pstate("P12"), Some("P12"));
-    assert_eq!(parse_pstate("Unknown"), None);
     assert_eq!(parse_u64("18446744073709551615"), None, "20 digits refused");
     assert_eq!(parse_u32("4294967296"), None);
+}
+
+#[test]
+fn a_performance_state_is_read_as_written_and_shared_between_lines() {
+    assert_eq!(pstate_text("P12").as_deref(), Some("P12"));
+    assert_eq!(pstate_text("P0").as_deref(), Some("P0"));
+    // Not one of NVML's sixteen, but written like one: kept as written, not renumbered.
+    assert_eq!(pstate_text("P01").as_deref(), Some("P01"));
+    assert_eq!(pstate_text("P42").as_deref(), Some("P42"));
+    assert_eq!(pstate_text("Unknown"), None);
+    assert_eq!(pstate_text("P"), None);
+    assert_eq!(pstate_text("[N/A]"), None);
+    // Two streamed lines in P0 hold the same text, not a copy each.
+    let first = parse_gpu_line(&layout(), IDLE).expect("line").pstate;
+    let second = parse_gpu_line(&layout(), IDLE).expect("line").pstate;
+    let (Some(first), Some(second)) = (first, second) else {
+        panic!("the idle line is in P0");
+    };
+    assert!(SharedText::ptr_eq(&first, &second));
 }
 
 #[test]

@@ -1,6 +1,10 @@
 //! The values of nvidia-smi's CSV lines: the fields of a line, and each value read as a number,
 //! a flag, a mask or a word, with or without its unit; `[N/A]` and its kin read as unknown.
 
+use std::sync::LazyLock;
+
+use crate::telemetry::model::SharedText;
+
 /// The comma-separated values of a line. `str::split` searches with memchr, whose set-up cost
 /// dominates on values a few bytes long; a plain byte loop is about twice as fast here.
 pub(crate) struct Fields<'a> {
@@ -180,4 +184,22 @@ pub(crate) fn parse_pstate(value: &str) -> Option<&str> {
     let digits = value.strip_prefix('P')?;
     (!digits.is_empty() && digits.len() <= 2 && digits.bytes().all(|b| b.is_ascii_digit()))
         .then_some(value)
+}
+
+/// NVML's performance states, `P0` to `P15`, made once: every streamed line of every GPU
+/// carries one, and each made afresh was an allocation on the links' thread and a free on the
+/// loop's.
+static PSTATES: LazyLock<[SharedText; 16]> =
+    LazyLock::new(|| std::array::from_fn(|n| pstate_name(n).into()));
+
+/// `P` and the state's number, as nvidia-smi writes it (NVML's names, not the console's words).
+fn pstate_name(n: usize) -> String {
+    std::iter::once('P').chain(n.to_string().chars()).collect()
+}
+
+/// [`parse_pstate`] as shared text: one of [`PSTATES`] where it is one, else a copy.
+pub(crate) fn pstate_text(value: &str) -> Option<SharedText> {
+    let state = parse_pstate(value)?;
+    let known = PSTATES.iter().find(|known| ***known == *state);
+    Some(known.map_or_else(|| SharedText::from(state), SharedText::clone))
 }
