@@ -12,11 +12,13 @@
 //! `HostEvent::JobLog` only to be parsed (`crate::job::JobLog` keeps no control character or
 //! escape), in chunks of at most [`CHUNK_BYTES`]; the link holds one chunk at a time.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::fleet::HostEvent;
 use crate::fleet::job::JobProcess;
 use crate::fleet::job_found::JobFound;
+use crate::remote::command_memo::{CommandKind, ProbeKey};
 use crate::remote::error::RemoteError;
 use crate::remote::flood::OTHER_BUDGET;
 use crate::remote::job::{Budget, JobEvent};
@@ -123,16 +125,24 @@ impl Link {
         &self,
         mux: &Mux,
         st: &mut SessionState,
-    ) -> Result<String, CommandError> {
+    ) -> Result<Arc<str>, CommandError> {
         st.job.list_ended();
         let mut known: Vec<u32> = st.job.listed.iter().flatten().copied().collect();
         known.sort_unstable();
         known.dedup();
         known.truncate(job_find::MAX_PROBED);
         if known.is_empty() || mux.running(Slot::JobProbe) {
-            return smi::apps_command(&self.opts.nvidia_smi);
+            return self.commands.get(CommandKind::List, None, || {
+                smi::apps_command(&self.opts.nvidia_smi)
+            });
         }
-        let command = job_find::list_and_probe_command(&smi::apps_args(), &known, &self.scan(st))?;
+        let scan = self.scan(st);
+        let key = ProbeKey::of(&known, &scan);
+        let command = self
+            .commands
+            .get(CommandKind::ListAndProbe, Some(key), || {
+                job_find::list_and_probe_command(&smi::apps_args(), &known, &scan)
+            })?;
         st.job.list_probe = true;
         st.job.probing = known;
         st.job.probe_lines.clear();
@@ -215,7 +225,11 @@ impl Link {
             }
             return Ok(());
         }
-        let command = job_find::probe_command(&pids, &self.scan(st))?;
+        let scan = self.scan(st);
+        let key = ProbeKey::of(&pids, &scan);
+        let command = self.commands.get(CommandKind::Probe, Some(key), || {
+            job_find::probe_command(&pids, &scan)
+        })?;
         mux.start(Slot::JobProbe, &command, OTHER_BUDGET)?;
         st.job.probing = pids;
         st.job.probe_lines.clear();

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::fleet::{DownWords, HostEvent, HostId, HostSink, NoticeText};
 use crate::remote::LinkOptions;
 use crate::remote::accel_tools::Probed;
+use crate::remote::command_memo::CommandMemo;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
@@ -83,6 +84,9 @@ pub(crate) struct Link {
     /// How many samples the last burst held: the room the next one takes with its first, so a
     /// burst of eight GPUs is allocated once instead of grown three times.
     burst_room: Cell<usize>,
+    /// The process list's and the probe's last command lines, built again only when their
+    /// inputs change.
+    pub(crate) commands: CommandMemo,
     /// Which tool reads this host's accelerators (`accel_poll.rs`); probed once per host.
     pub(crate) accel: Probed,
 }
@@ -158,6 +162,7 @@ impl Link {
             held: RefCell::new(BTreeMap::new()),
             burst: RefCell::new(None),
             burst_room: Cell::new(0),
+            commands: CommandMemo::default(),
             accel: Probed::default(),
         }
     }

@@ -9,6 +9,7 @@ mod auth;
 mod auth_words;
 mod backoff;
 mod bridge;
+mod command_memo;
 mod connect;
 mod credentials;
 mod digest;
