@@ -3,7 +3,7 @@
 //! serves one session until it drops, and reconnects with backoff. `read_once` runs the same
 //! machinery on the caller's thread for a single reading.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
@@ -81,9 +81,6 @@ pub(crate) struct Link {
     /// The samples of the round being served, sent as one burst at its end; `None` outside a
     /// round, or where the listener takes events one at a time.
     burst: RefCell<Option<Vec<HostEvent>>>,
-    /// How many samples the last burst held: the room the next one takes with its first, so a
-    /// burst of eight GPUs is allocated once instead of grown three times.
-    burst_room: Cell<usize>,
     /// The process list's and the probe's last command lines, built again only when their
     /// inputs change.
     pub(crate) commands: CommandMemo,
@@ -161,7 +158,6 @@ impl Link {
             backlog: Arc::new(Backlog::default()),
             held: RefCell::new(BTreeMap::new()),
             burst: RefCell::new(None),
-            burst_room: Cell::new(0),
             commands: CommandMemo::default(),
             accel: Probed::default(),
         }
@@ -219,8 +215,10 @@ impl Link {
                 match burst.as_mut() {
                     // The burst took its place in the backlog with its first sample.
                     Some(burst) if !burst.is_empty() || self.backlog.try_add(MAX_QUEUED_EVENTS) => {
+                        // A round brings a reading of each GPU: room for them all at once,
+                        // instead of growing 0, 4, 8.
                         if burst.capacity() == 0 {
-                            burst.reserve_exact(self.burst_room.get());
+                            burst.reserve_exact(self.details.len());
                         }
                         burst.push(HostEvent::Sample { at_ms, gpu });
                         return;
@@ -265,7 +263,6 @@ impl Link {
             Some(burst) if !burst.is_empty() => std::mem::take(burst),
             _ => return,
         };
-        self.burst_room.set(events.len());
         if !self.sink.send_all(self.id, events) {
             self.stop.set();
         }
