@@ -316,10 +316,10 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: crate::commands::providers::ProvidersAction,
     },
-    /// The VRAM a fine-tuning run needs (weights, gradients, optimizer state, activations) and
-    /// which GPU models hold it by the 70 % rule (weights + gradients + optimizer ≤ 70 % of
-    /// VRAM), with the config's hosts and prices marked. Formulas and sources: docs/FIT.md.
-    /// Exit 0, or 2 for a value that cannot be read.
+    /// The VRAM a fine-tuning run needs per GPU (weights, gradients, optimizer state,
+    /// activations) and which GPU models hold it by the 70 % rule (weights + gradients +
+    /// optimizer ≤ 70 % of VRAM), with the config's hosts and prices marked. Formulas and
+    /// sources: docs/FIT.md. Exit 0, or 2 for a value that cannot be read.
     Fit {
         /// Parameter count: 7B, 1.5B, 350M or a plain number.
         #[arg(long, value_name = "N")]
@@ -342,6 +342,15 @@ pub enum CliCommand {
         /// Micro-batch size per GPU, for the activations (with --seq).
         #[arg(long, value_name = "B", value_parser = clap::value_parser!(u64).range(1..=100_000))]
         batch: Option<u64>,
+        /// Gradient (activation) checkpointing at every layer: each layer keeps only its input
+        /// and one layer is recomputed at a time.
+        #[arg(long)]
+        gradient_checkpointing: bool,
+        /// GPUs the run is spread over with ZeRO-3 / FSDP full sharding of weights, gradients
+        /// and optimizer state; the figures are per GPU.
+        #[arg(long, value_name = "N", default_value_t = 1,
+              value_parser = clap::value_parser!(u32).range(1..=65_536))]
+        gpus: u32,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,

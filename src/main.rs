@@ -235,10 +235,20 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             optimizer,
             seq,
             batch,
+            gradient_checkpointing,
+            gpus,
             json,
         }) => {
             let args = fit_command::args_from_words(
-                params, method, precision, optimizer, *seq, *batch, *json,
+                params,
+                method,
+                precision,
+                optimizer,
+                *seq,
+                *batch,
+                *gradient_checkpointing,
+                *gpus,
+                *json,
             );
             let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
             let code = fit_command::run(&args, &config, &mut out, &mut err);

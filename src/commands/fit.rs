@@ -1,6 +1,8 @@
-//! `gpufleet fit`: the VRAM a fine-tuning run needs, part by part, and which GPU models hold it
-//! by the guide's 70 % rule, with the fleet's own hosts (and their prices) marked. The
-//! arithmetic is [`crate::job::fit`]; the models are [`crate::job::gpus`].
+//! `gpufleet fit`: the VRAM a fine-tuning run needs per GPU, part by part (on one GPU or
+//! sharded over several, with or without gradient checkpointing), and which GPU models hold it
+//! by the guide's 70 % rule, each row saying which share of the card decided it, with the
+//! fleet's own hosts (and their prices) marked. The arithmetic is [`crate::job::fit`]; the
+//! models are [`crate::job::gpus`].
 
 use std::fmt::Write as _;
 
@@ -10,8 +12,8 @@ use serde::Serialize;
 use crate::cells;
 use crate::config::Config;
 use crate::job::fit::{
-    CardFit, Estimate, FitInput, GB, LORA_TRAINABLE_SHARE, Method, Optimizer, ParamsError,
-    Precision, STATIC_SHARE, estimate, optimizer_bytes_per_param, parse_params,
+    CardFit, DecidedBy, Estimate, FitInput, GB, Judgement, LORA_TRAINABLE_SHARE, MAX_GPUS, Method,
+    Optimizer, Precision, STATIC_SHARE, estimate, optimizer_bytes_per_param, parse_params,
 };
 use crate::job::gpus::{GPU_MODELS, GpuModel, model_for};
 
@@ -29,6 +31,8 @@ pub struct FitArgs {
     pub optimizer: Optimizer,
     pub seq: Option<u64>,
     pub batch: Option<u64>,
+    pub gradient_checkpointing: bool,
+    pub gpus: u32,
     pub json: bool,
 }
 
@@ -44,11 +48,18 @@ struct FleetHost {
 struct Row {
     model: &'static str,
     vram_gb: f64,
-    bf16_tflops: f64,
+    bf16: bool,
+    bf16_tflops: Option<f64>,
     bandwidth_gb_s: f64,
     fit: CardFit,
-    /// Weights + gradients + optimizer state as a share of the card's VRAM.
+    /// Weights + gradients + optimizer state as a share of the card's VRAM (the 70 % rule's).
     static_share: f64,
+    /// Everything, activations included, as a share of the card's VRAM.
+    total_share: f64,
+    /// Which of the two shares decided `fit`.
+    decided_by: DecidedBy,
+    #[serde(skip)]
+    judgement: Judgement,
     hosts: Vec<FleetHost>,
     source: &'static str,
 }
@@ -85,15 +96,22 @@ fn hosts_with(model: &GpuModel, config: &Config) -> Vec<FleetHost> {
 fn rows(e: &Estimate, config: &Config) -> Vec<Row> {
     GPU_MODELS
         .iter()
-        .map(|m| Row {
-            model: m.name,
-            vram_gb: m.vram_gb,
-            bf16_tflops: m.bf16_tflops,
-            bandwidth_gb_s: m.bandwidth_gb_s,
-            fit: e.verdict(m.vram_gb),
-            static_share: e.static_bytes() / (m.vram_gb * GB),
-            hosts: hosts_with(m, config),
-            source: m.source,
+        .map(|m| {
+            let judgement = e.judge(m.vram_gb);
+            Row {
+                model: m.name,
+                vram_gb: m.vram_gb,
+                bf16: m.bf16,
+                bf16_tflops: m.bf16_tflops,
+                bandwidth_gb_s: m.bandwidth_gb_s,
+                fit: judgement.fit,
+                static_share: judgement.static_share,
+                total_share: judgement.total_share,
+                decided_by: judgement.decided_by,
+                judgement,
+                hosts: hosts_with(m, config),
+                source: m.source,
+            }
         })
         .collect()
 }
@@ -116,14 +134,30 @@ fn optimizer_words(optimizer: Optimizer) -> String {
     }
 }
 
-fn fit_words(fit: CardFit) -> String {
-    match fit {
-        CardFit::Fits => t!("cli_fit.fits"),
-        CardFit::Tight => t!("cli_fit.tight"),
-        CardFit::TooSmall => t!("cli_fit.too_small"),
+/// The verdict with the share that decided it and the limit it met or broke:
+/// `fits (states 63 % ≤ 70 %)`, `too small (total 103 % > 100 %)`.
+fn fit_words(j: &Judgement) -> String {
+    let share = format!("{:.0}", j.decisive_percent());
+    match j.fit {
+        CardFit::Fits => t!("cli_fit.row_fits", share = share),
+        CardFit::Tight => t!("cli_fit.row_tight", share = share),
+        CardFit::TooSmall => t!("cli_fit.row_too_small", share = share),
     }
     .into_owned()
 }
+
+/// The BF16 column: the dense figure, `—` where the card has no BF16, `?` where its datasheet
+/// gives none.
+fn bf16_words(row: &Row) -> String {
+    match (row.bf16, row.bf16_tflops) {
+        (_, Some(tflops)) => format!("{tflops:.0}"),
+        (false, None) => "—".to_string(),
+        (true, None) => "?".to_string(),
+    }
+}
+
+/// Display cells of the fit column (`too small (total 103 % > 100 %)` and its Chinese).
+const FIT_CELLS: usize = 30;
 
 fn gb(bytes: f64) -> String {
     format!("{:.1} GB", bytes / GB)
@@ -151,6 +185,9 @@ fn render_text(e: &Estimate, rows: &[Row]) -> String {
             optimizer = optimizer_words(i.optimizer)
         )
     );
+    if i.gpus > 1 {
+        let _ = writeln!(out, "{}", t!("cli_fit.sharded", gpus = i.gpus));
+    }
     part_line(&mut out, "cli_fit.weights", &gb(e.weights_bytes), "");
     part_line(&mut out, "cli_fit.gradients", &gb(e.gradients_bytes), "");
     let bytes = format!("{:.0}", optimizer_bytes_per_param(i.optimizer, i.precision));
@@ -164,8 +201,13 @@ fn render_text(e: &Estimate, rows: &[Row]) -> String {
     match e.activations_bytes {
         Some(a) => {
             let (layers, hidden) = (format!("{:.0}", e.layers), format!("{:.0}", e.hidden));
+            let key = if i.gradient_checkpointing {
+                "cli_fit.activations_note_checkpointed"
+            } else {
+                "cli_fit.activations_note"
+            };
             let note = t!(
-                "cli_fit.activations_note",
+                key,
                 seq = i.seq.unwrap_or(0),
                 batch = i.batch.unwrap_or(0),
                 layers = layers,
@@ -186,14 +228,15 @@ fn render_text(e: &Estimate, rows: &[Row]) -> String {
     }
     part_line(&mut out, "cli_fit.total", &gb(e.total_bytes()), "");
     let smallest = format!("{:.0}", e.min_vram_gb().ceil());
+    let key = if i.gpus > 1 {
+        "cli_fit.smallest_per_gpu"
+    } else {
+        "cli_fit.smallest"
+    };
     let _ = writeln!(
         out,
         "{}\n",
-        t!(
-            "cli_fit.smallest",
-            gb = smallest,
-            part = gb(e.static_bytes())
-        )
+        t!(key, gb = smallest, part = gb(e.static_bytes()))
     );
     let titles = t!("cli_fit.header");
     let titles: Vec<&str> = titles.split('|').collect();
@@ -205,7 +248,7 @@ fn render_text(e: &Estimate, rows: &[Row]) -> String {
         cells::pad_left(title(1), 6),
         cells::pad_left(title(2), 12),
         cells::pad_left(title(3), 10),
-        cells::pad_left(title(4), 16),
+        cells::pad(title(4), FIT_CELLS),
         title(5)
     );
     for r in rows {
@@ -224,19 +267,23 @@ fn render_text(e: &Estimate, rows: &[Row]) -> String {
                 None => h.name.clone(),
             })
             .collect();
-        let fit = format!("{} ({:.0} %)", fit_words(r.fit), r.static_share * 100.0);
-        let _ = writeln!(
-            out,
-            "{:<16} {:>3} GB {:>12.0} {:>5.0} GB/s {}  {}",
+        let line = format!(
+            "{:<16} {:>3} GB {:>12} {:>5.0} GB/s {}  {}",
             r.model,
             r.vram_gb,
-            r.bf16_tflops,
+            bf16_words(r),
             r.bandwidth_gb_s,
-            cells::pad_left(&fit, 16),
+            cells::pad(&fit_words(&r.judgement), FIT_CELLS),
             hosts.join(", ")
         );
+        let _ = writeln!(out, "{}", line.trim_end());
     }
-    let _ = writeln!(out, "\n{}", t!("cli_fit.footer"));
+    let setup = if i.gpus > 1 {
+        t!("cli_fit.setup_sharded", gpus = i.gpus)
+    } else {
+        t!("cli_fit.setup_one")
+    };
+    let _ = writeln!(out, "\n{}", t!("cli_fit.footer", setup = setup));
     out
 }
 
@@ -250,10 +297,15 @@ pub fn run(
     let params = match parse_params(&args.params) {
         Ok(p) => p,
         Err(e) => {
-            let _ = writeln!(err, "{}", t!("cli_fit.error", why = params_words(&e)));
+            let _ = writeln!(err, "{}", t!("cli_fit.error", why = e));
             return EXIT_USAGE;
         }
     };
+    if !(1..=MAX_GPUS).contains(&args.gpus) {
+        let why = t!("cli_fit.gpus_range", value = args.gpus, max = MAX_GPUS);
+        let _ = writeln!(err, "{}", t!("cli_fit.error", why = why));
+        return EXIT_USAGE;
+    }
     if args.seq.is_some() != args.batch.is_some() {
         let _ = writeln!(err, "{}", t!("cli_fit.seq_and_batch"));
         return EXIT_USAGE;
@@ -265,6 +317,8 @@ pub fn run(
         optimizer: args.optimizer,
         seq: args.seq,
         batch: args.batch,
+        gradient_checkpointing: args.gradient_checkpointing,
+        gpus: args.gpus,
     });
     let rows = rows(&e, config);
     let text = if args.json {
@@ -291,16 +345,8 @@ pub fn run(
     EXIT_OK
 }
 
-/// Why `--params` was refused, in the reader's language (the error's own text is English).
-fn params_words(e: &ParamsError) -> String {
-    match e {
-        ParamsError::Invalid(value) => t!("cli_fit.params_invalid", value = value),
-        ParamsError::OutOfRange(value) => t!("cli_fit.params_range", value = value),
-    }
-    .into_owned()
-}
-
 /// The flags of `gpufleet fit` as the command line gives them (clap has checked each word).
+#[allow(clippy::too_many_arguments)]
 pub fn args_from_words(
     params: &str,
     method: &str,
@@ -308,6 +354,8 @@ pub fn args_from_words(
     optimizer: &str,
     seq: Option<u64>,
     batch: Option<u64>,
+    gradient_checkpointing: bool,
+    gpus: u32,
     json: bool,
 ) -> FitArgs {
     FitArgs {
@@ -329,6 +377,8 @@ pub fn args_from_words(
         },
         seq,
         batch,
+        gradient_checkpointing,
+        gpus,
         json,
     }
 }

@@ -5,7 +5,8 @@
 //! - `input_bound`: the GPUs stay under `input_util_pct` while the job's process keeps at
 //!   least `input_cpu_cores` busy (its CPU time between two probes): the GPU waits for data.
 //! - `card_oversized`: memory under `oversized_vram_pct` and utilization under
-//!   `oversized_util_pct`: a smaller card from [`crate::job::gpus`] would do.
+//!   `oversized_util_pct`: a smaller card from [`crate::job::gpus`] would do (one with BF16,
+//!   so that the job keeps its precision: a V100 is never proposed).
 //! - `card_undersized`: memory at or above `undersized_vram_pct`: out-of-memory risk.
 //!
 //! A job's GPUs are those the process list shows its PID on; when none does, those of the GPU
@@ -293,9 +294,9 @@ fn peak_memory_pct(points: &[(HistoryPoint, u64)]) -> f64 {
 }
 
 /// The smallest memory size in the table that is smaller than `card_gb` and holds `used_gb`
-/// within the 70 % rule, with the models of that size.
+/// within the 70 % rule, with the models of that size that have BF16.
 fn smaller_card(card_gb: f64, used_gb: f64) -> Option<CardNeed> {
-    let fits = |m: &&GpuModel| m.vram_gb < card_gb && used_gb <= m.vram_gb * FIT_SHARE;
+    let fits = |m: &&GpuModel| m.bf16 && m.vram_gb < card_gb && used_gb <= m.vram_gb * FIT_SHARE;
     let vram_gb = GPU_MODELS
         .iter()
         .filter(fits)
@@ -303,22 +304,23 @@ fn smaller_card(card_gb: f64, used_gb: f64) -> Option<CardNeed> {
         .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v))))?;
     let models = GPU_MODELS
         .iter()
-        .filter(|m| m.vram_gb == vram_gb)
+        .filter(|m| m.bf16 && m.vram_gb == vram_gb)
         .map(|m| m.name)
         .collect();
     Some(CardNeed { vram_gb, models })
 }
 
-/// The smallest memory size in the table above `model`'s, with its models.
+/// The smallest memory size in the table above `model`'s, with its models that have BF16.
 fn larger_than(model: &GpuModel) -> Option<CardNeed> {
     let vram_gb = GPU_MODELS
         .iter()
+        .filter(|m| m.bf16)
         .map(|m| m.vram_gb)
         .filter(|v| *v > model.vram_gb)
         .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v))))?;
     let models = GPU_MODELS
         .iter()
-        .filter(|m| m.vram_gb == vram_gb)
+        .filter(|m| m.bf16 && m.vram_gb == vram_gb)
         .map(|m| m.name)
         .collect();
     Some(CardNeed { vram_gb, models })
@@ -334,19 +336,26 @@ mod tests {
         let need = smaller_card(141.0, 10.0).expect("a smaller card");
         assert_eq!(need.vram_gb, 24.0);
         assert!(need.models.contains(&"L4"), "{:?}", need.models);
-        // 30 GB used: 48 GB (33.6 at 70 %) is the smallest that holds it.
+        // No V100 (16 GB, FP16 only) is proposed for a job that may train in BF16.
+        assert!(!need.models.iter().any(|m| m.starts_with("V100")));
+        // 30 GB used: 48 GB (33.6 at 70 %) is the smallest that holds it; 32 GB (22.4) is not.
         let need = smaller_card(141.0, 30.0).expect("a smaller card");
-        assert_eq!(need.models, vec!["L40S"]);
-        // On a 24 GB card nothing in the table is smaller.
+        assert_eq!(need.models, vec!["L40S", "L40", "L20", "RTX A6000"]);
+        // 20 GB used: the 32 GB RTX 5090 (22.4 at 70 %).
+        let need = smaller_card(141.0, 20.0).expect("a smaller card");
+        assert_eq!(need.models, vec!["RTX 5090"]);
+        // On a 24 GB card nothing in the table with BF16 is smaller.
         assert_eq!(smaller_card(24.0, 1.0), None);
     }
 
     #[test]
     fn the_next_larger_card_is_the_next_size_up() {
         let l4 = model_for("NVIDIA L4").expect("L4");
+        assert_eq!(larger_than(l4).map(|n| n.models), Some(vec!["RTX 5090"]));
+        let a100 = model_for("NVIDIA A100-PCIE-40GB").expect("A100 40GB");
         assert_eq!(
-            larger_than(l4).map(|n| n.models),
-            Some(vec!["A100 40GB PCIe"])
+            larger_than(a100).map(|n| n.models),
+            Some(vec!["L40S", "L40", "L20", "RTX A6000"])
         );
         let h200 = model_for("NVIDIA H200").expect("H200");
         assert_eq!(larger_than(h200), None);

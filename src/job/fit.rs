@@ -1,7 +1,8 @@
 //! How much GPU memory a fine-tuning run needs, before renting the card: weights, gradients,
-//! optimizer state and activations, and the guide's rule that weights + gradients + optimizer
-//! state stay within 70 % of the card's memory. The formulas and the published figures they are
-//! checked against are in docs/FIT.md.
+//! optimizer state and activations, per GPU (on one GPU, or on several with ZeRO-3 / FSDP full
+//! sharding), with or without gradient checkpointing, and the guide's rule that weights +
+//! gradients + optimizer state stay within 70 % of the card's memory. The formulas and the
+//! published figures they are checked against are in docs/FIT.md.
 
 use serde::Serialize;
 use thiserror::Error;
@@ -24,6 +25,14 @@ pub const NF4_BITS: f64 = 4.127;
 /// recomputation, leaving out the attention-score term that FlashAttention / PyTorch SDPA do
 /// not store (Korthikanti et al. 2022, eq. 1: `sbh(34 + 5as/h)`).
 pub const ACTIVATION_BYTES: f64 = 34.0;
+
+/// With gradient checkpointing at every layer, bytes per token per hidden unit of the one
+/// 16-bit input each layer keeps (Korthikanti et al. 2022: "full activation recomputation"
+/// stores only each layer's input, `2sbhL`; Chen et al. 2016 keep one tensor per segment).
+pub const CHECKPOINT_BYTES: f64 = 2.0;
+
+/// The most GPUs `--gpus` takes.
+pub const MAX_GPUS: u32 = 65_536;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -109,20 +118,26 @@ pub struct FitInput {
     pub method: Method,
     pub precision: Precision,
     pub optimizer: Optimizer,
-    /// Sequence length and micro-batch size, for the activations.
+    /// Sequence length and micro-batch size (per GPU), for the activations.
     pub seq: Option<u64>,
     pub batch: Option<u64>,
+    /// Activations recomputed in the backward pass: each layer keeps only its input.
+    pub gradient_checkpointing: bool,
+    /// GPUs the run is spread over with ZeRO-3 / FSDP full sharding (1: one GPU, no sharding).
+    pub gpus: u32,
 }
 
-/// The estimate in bytes, and the assumptions behind each part.
+/// The estimate in bytes per GPU, and the assumptions behind each part.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Estimate {
     pub input: FitInput,
     pub trainable_params: f64,
+    /// Weights, gradients and optimizer state each GPU holds: the whole model's divided by
+    /// `input.gpus` (ZeRO-3 partitions all three).
     pub weights_bytes: f64,
     pub gradients_bytes: f64,
     pub optimizer_bytes: f64,
-    /// `None` without `seq` and `batch`.
+    /// `None` without `seq` and `batch`; one GPU's micro-batch (sharding does not split them).
     pub activations_bytes: Option<f64>,
     /// The model shape assumed for the activations (Llama-like: hidden = 128 × layers).
     pub layers: f64,
@@ -146,13 +161,68 @@ impl Estimate {
 
     /// How a card of `vram_gb` holds the run.
     pub fn verdict(&self, vram_gb: f64) -> CardFit {
+        self.judge(vram_gb).fit
+    }
+
+    /// How a card of `vram_gb` holds the run, with the share that decided it: the total's
+    /// share of the card for a card too small (above 100 %), else the share of weights +
+    /// gradients + optimizer state the 70 % rule reads.
+    pub fn judge(&self, vram_gb: f64) -> Judgement {
         let vram = vram_gb * GB;
-        if self.total_bytes() > vram {
-            CardFit::TooSmall
-        } else if self.static_bytes() > STATIC_SHARE * vram {
-            CardFit::Tight
+        let static_share = self.static_bytes() / vram;
+        let total_share = self.total_bytes() / vram;
+        let (fit, decided_by) = if total_share > 1.0 {
+            (CardFit::TooSmall, DecidedBy::TotalShare)
+        } else if static_share > STATIC_SHARE {
+            (CardFit::Tight, DecidedBy::StaticShare)
         } else {
-            CardFit::Fits
+            (CardFit::Fits, DecidedBy::StaticShare)
+        };
+        Judgement {
+            fit,
+            static_share,
+            total_share,
+            decided_by,
+        }
+    }
+}
+
+/// Which share of the card a verdict reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// Weights + gradients + optimizer state against the 70 % rule (fits or tight).
+    StaticShare,
+    /// Everything, activations included, against the whole card (too small).
+    TotalShare,
+}
+
+/// A card judged: the verdict and both shares, and which of them decided.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Judgement {
+    pub fit: CardFit,
+    pub static_share: f64,
+    pub total_share: f64,
+    pub decided_by: DecidedBy,
+}
+
+impl Judgement {
+    /// The share that decided the verdict.
+    pub fn decisive_share(&self) -> f64 {
+        match self.decided_by {
+            DecidedBy::StaticShare => self.static_share,
+            DecidedBy::TotalShare => self.total_share,
+        }
+    }
+
+    /// The decisive share in whole percent, rounded so that it never reads as if it met the
+    /// limit it broke (70.2 % over the rule is 71, 100.1 % of the card is 101) nor as if it
+    /// broke the limit it met.
+    pub fn decisive_percent(&self) -> f64 {
+        let pct = self.decisive_share() * 100.0;
+        match self.fit {
+            CardFit::Fits => pct.round().min(STATIC_SHARE * 100.0),
+            CardFit::Tight | CardFit::TooSmall => pct.ceil(),
         }
     }
 }
@@ -194,15 +264,19 @@ pub fn optimizer_bytes_per_param(optimizer: Optimizer, precision: Precision) -> 
 /// The estimate for `input`.
 pub fn estimate(input: FitInput) -> Estimate {
     let p = input.params;
+    // ZeRO-3 / FSDP full sharding: each GPU keeps 1/N of the weights, gradients and optimizer
+    // state, (2 + 2 + K)·Ψ / N_d in the ZeRO paper's notation.
+    let shards = f64::from(input.gpus.max(1));
     let value = bytes_per_value(input.precision);
     let (trainable, frozen_bytes) = match input.method {
         Method::Full => (p, 0.0),
         Method::Lora => (p * LORA_TRAINABLE_SHARE, p * value),
         Method::Qlora => (p * LORA_TRAINABLE_SHARE, p * NF4_BITS / 8.0),
     };
-    let weights_bytes = frozen_bytes + trainable * value;
-    let gradients_bytes = trainable * value;
-    let optimizer_bytes = trainable * optimizer_bytes_per_param(input.optimizer, input.precision);
+    let weights_bytes = (frozen_bytes + trainable * value) / shards;
+    let gradients_bytes = trainable * value / shards;
+    let optimizer_bytes =
+        trainable * optimizer_bytes_per_param(input.optimizer, input.precision) / shards;
     // Llama-shaped: parameters ≈ 12 · layers · hidden², hidden = 128 · layers.
     let layers = (p / (12.0 * 128.0 * 128.0)).cbrt();
     let hidden = 128.0 * layers;
@@ -210,9 +284,16 @@ pub fn estimate(input: FitInput) -> Estimate {
         Precision::Fp32 => 2.0,
         _ => 1.0,
     };
+    // Per token and hidden unit: every layer's 34 bytes, or with checkpointing each layer's
+    // kept input (2 bytes) plus the one layer being recomputed (34).
+    let per_token_unit = if input.gradient_checkpointing {
+        layers * CHECKPOINT_BYTES + ACTIVATION_BYTES
+    } else {
+        layers * ACTIVATION_BYTES
+    };
     let activations_bytes = match (input.seq, input.batch) {
         (Some(s), Some(b)) => {
-            Some(layers * s as f64 * b as f64 * hidden * ACTIVATION_BYTES * activation_scale)
+            Some(s as f64 * b as f64 * hidden * per_token_unit * activation_scale)
         }
         _ => None,
     };
@@ -265,6 +346,8 @@ mod tests {
             optimizer: Optimizer::Adamw,
             seq: None,
             batch: None,
+            gradient_checkpointing: false,
+            gpus: 1,
         });
         // Llama 7B: 32 layers, hidden 4096.
         assert!((e.layers - 32.0).abs() < 1.5, "{}", e.layers);
