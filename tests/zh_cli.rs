@@ -106,9 +106,10 @@ fn every_commands_help_in_chinese() {
         &["--lang", "zh-CN"],
     ));
     for needle in [
-        "      --params <N>             参数量：7B、1.5B、350M 或一个普通数字\n",
+        "      --params <N>              参数量：7B、1.5B、350M 或一个普通数字\n",
         "full、lora 或 qlora [默认: full] [可选值: full, lora, qlora]\n",
-        "  -h, --help                   打印帮助\n",
+        "  -h, --help                    打印帮助\n",
+        "      --gradient-checkpointing  在每一层做梯度（激活）检查点：每层只保留输入，每次重算一层\n",
         "模拟器时钟倍速（配合 --demo）或回放倍速（配合 `replay`）：10 表示每秒运行十个模拟秒 [默认: 1]\n",
     ] {
         assert!(fit.contains(needle), "{needle:?} missing:\n{fit}");

@@ -248,7 +248,7 @@ fn render_text(e: &Estimate, rows: &[Row]) -> String {
         cells::pad_left(title(1), 6),
         cells::pad_left(title(2), 12),
         cells::pad_left(title(3), 10),
-        cells::pad(title(4), FIT_CELLS),
+        cells::pad_left(title(4), FIT_CELLS),
         title(5)
     );
     for r in rows {
@@ -273,7 +273,7 @@ fn render_text(e: &Estimate, rows: &[Row]) -> String {
             r.vram_gb,
             bf16_words(r),
             r.bandwidth_gb_s,
-            cells::pad(&fit_words(&r.judgement), FIT_CELLS),
+            cells::pad_left(&fit_words(&r.judgement), FIT_CELLS),
             hosts.join(", ")
         );
         let _ = writeln!(out, "{}", line.trim_end());
