@@ -135,7 +135,7 @@ fn optimizer_words(optimizer: Optimizer) -> String {
 }
 
 /// The verdict with the share that decided it and the limit it met or broke:
-/// `fits (states 63 % ≤ 70 %)`, `too small (total 103 % > 100 %)`.
+/// `fits (states 63 % ≤ 70 %)`, `too small (total 104 % > 100 %)`.
 fn fit_words(j: &Judgement) -> String {
     let share = format!("{:.0}", j.decisive_percent());
     match j.fit {
@@ -156,7 +156,7 @@ fn bf16_words(row: &Row) -> String {
     }
 }
 
-/// Display cells of the fit column (`too small (total 103 % > 100 %)` and its Chinese).
+/// Display cells of the fit column (`too small (total 104 % > 100 %)` and its Chinese).
 const FIT_CELLS: usize = 30;
 
 fn gb(bytes: f64) -> String {
