@@ -279,7 +279,7 @@ fn help_over_chinese(width: u16, height: u16) {
     tmux.keys(&["?"]);
     let help = tmux.wait_for("┌ 按键", WAIT);
     assert_overlay_frame(&help, "┌ 按键");
-    tmux.keys(&["Escape", "/", "t", "r", "a", "i", "n", "Enter", "Enter"]);
+    tmux.keys(&["Escape", "/", "h", "o", "t", "Enter", "Enter"]);
     tmux.wait_for("┌ 发现", WAIT);
     tmux.keys(&["?"]);
     let help = tmux.wait_for("┌ 按键", WAIT);
