@@ -38,12 +38,12 @@ fn clear_left_of(buf: &mut Buffer, rect: Rect) {
     if rect.is_empty() {
         return;
     }
+    // A character is at most two cells wide: only the cell just left of the edge can reach
+    // into it.
+    let Some(x) = rect.left().checked_sub(1).filter(|&x| x >= buf.area.left()) else {
+        return;
+    };
     for y in rect.top()..rect.bottom() {
-        // A character is at most two cells wide: only the cell just left of the edge can
-        // reach into it.
-        let Some(x) = rect.left().checked_sub(1).filter(|&x| x >= buf.area.left()) else {
-            return;
-        };
         let cell = &mut buf[(x, y)];
         if crate::cells::width(cell.symbol()) > 1 {
             cell.set_symbol(" ");
