@@ -31,8 +31,9 @@ pub fn take(text: &str, cells: usize) -> &str {
 }
 
 /// `text` cut to `cells` cells, the cut marked by an ellipsis (one cell); text that fits comes
-/// back as it is. A wide character that does not fit before the ellipsis is left out whole, so
-/// the result may be a cell narrower than asked, never wider.
+/// back as it is. A wide character that does not fit before the ellipsis is left out
+/// whole, so the result may be a cell narrower than asked, never wider. Every text the console
+/// cuts to a width goes through here (or [`fit_words`]).
 pub fn fit(text: &str, cells: usize) -> String {
     if width(text) <= cells {
         return text.to_string();
@@ -41,6 +42,45 @@ pub fn fit(text: &str, cells: usize) -> String {
         return String::new();
     }
     let mut out = take(text, cells - 1).to_string();
+    out.push('…');
+    out
+}
+
+/// As [`fit`], but a sentence is cut between words: the cut moves back to the last space (or
+/// next to a wide character, which Chinese text is cut between) when that keeps at least half
+/// the room, and a space or a comma left at the end goes before the ellipsis.
+pub fn fit_words(text: &str, cells: usize) -> String {
+    if width(text) <= cells {
+        return text.to_string();
+    }
+    if cells == 0 {
+        return String::new();
+    }
+    let head = take(text, cells - 1);
+    let next = text[head.len()..].chars().next();
+    let between = |before: Option<char>, after: Option<char>| {
+        let breaks = |c: Option<char>| c.is_some_and(|c| c.is_whitespace() || char_width(c) > 1);
+        breaks(before) || breaks(after)
+    };
+    let mut cut = head.len();
+    if !between(head.chars().next_back(), next) {
+        // The last place inside `head` where a word ends.
+        let mut chars = head.char_indices().peekable();
+        let mut last = None;
+        while let Some((at, c)) = chars.next() {
+            let after = chars.peek().map(|&(_, c)| c);
+            if between(Some(c), after) {
+                last = Some(at + c.len_utf8());
+            }
+        }
+        if let Some(at) = last.filter(|&at| width(&head[..at]) * 2 >= cells) {
+            cut = at;
+        }
+    }
+    let kept = head[..cut].trim_end_matches(|c: char| {
+        c.is_whitespace() || matches!(c, ',' | ';' | ':' | '，' | '；' | '：' | '、')
+    });
+    let mut out = kept.to_string();
     out.push('…');
     out
 }
@@ -97,6 +137,31 @@ mod tests {
         assert_eq!(pad("toolong", 3), "toolong");
         assert_eq!(pad_left("温度", 6), "  温度");
         assert_eq!(pad_left("TEMP", 6), format!("{:>6}", "TEMP"));
+    }
+
+    #[test]
+    fn a_sentence_is_cut_between_words() {
+        let text = "alert: train-h100x8 GPU 3 has fallen off the bus";
+        assert_eq!(fit_words(text, 30), "alert: train-h100x8 GPU 3 has…");
+        assert_eq!(fit_words(text, 24), "alert: train-h100x8 GPU…");
+        // A word longer than half the room is cut inside rather than leaving the row empty.
+        assert_eq!(
+            fit_words("see https://example.com/a/long/path", 16),
+            "see https://exa…"
+        );
+        // A comma before the cut goes with the words after it.
+        assert_eq!(
+            fit_words("idle for 2h, over the red line", 14),
+            "idle for 2h…"
+        );
+        // Chinese is cut between any two characters, never inside one.
+        assert_eq!(fit_words("告警：主机掉卡了", 9), "告警：主…");
+        assert_eq!(fit_words("fits", 4), "fits");
+        assert_eq!(fit_words("abc def", 0), "");
+        for cells in 0..30 {
+            let cut = fit_words("a 掉卡 b残血卡 longword, more words", cells);
+            assert!(width(&cut) <= cells, "{cells}: {cut}");
+        }
     }
 
     #[test]

@@ -35,9 +35,7 @@ pub fn opt_w(v: Option<f64>) -> String {
 
 /// Cuts `text` to `width` terminal cells (a CJK character takes two), marking the cut with an
 /// ellipsis; a character is never cut in half.
-pub fn fit(text: &str, width: usize) -> String {
-    crate::cells::fit(text, width)
-}
+pub use crate::cells::fit;
 
 /// A compact age: `12s`, `4m`, `3h`, `2d`.
 pub fn format_age(ms: u64) -> String {

@@ -316,3 +316,129 @@ fn sixty_by_fifteen_has_no_overlap() {
     assert!(boxes_are_whole(&alerts).is_ok(), "{alerts}");
     insta::assert_snapshot!("alerts_60x15", alerts);
 }
+
+/// An alert as the alert book makes it, firing now.
+fn alert(host: &str, gpu: Option<u32>, label: &str, summary: &str) -> gpufleet::alerts::Alert {
+    use gpufleet::alerts::{Alert, AlertState, Money};
+    Alert {
+        host: host.into(),
+        gpu,
+        label: label.into(),
+        severity: gpufleet::diagnose::Severity::Critical,
+        summary: summary.into(),
+        runbook: None,
+        money: Money::default(),
+        state: AlertState::Firing,
+        at_ms: WALL_START_MS,
+    }
+}
+
+fn fire(model: &mut Model, alerts: Vec<gpufleet::alerts::Alert>) {
+    update(
+        model,
+        Event::Alerts {
+            alerts,
+            sender: gpufleet::app::alert_log::AlertSender::Nobody,
+        },
+    );
+}
+
+#[test]
+fn an_alert_notice_names_the_host_once() {
+    let mut model = demo_model(5);
+    fire(
+        &mut model,
+        vec![alert(
+            "train-h100x8",
+            None,
+            "red_line_host_idle",
+            "train-h100x8: GPUs idle for 2h 10m (red line 2h)",
+        )],
+    );
+    let notice = model.notice.as_ref().map(|n| n.text.clone());
+    assert_eq!(
+        notice.as_deref(),
+        Some("alert: train-h100x8 GPUs idle for 2h 10m (red line 2h)")
+    );
+}
+
+#[test]
+fn a_long_notice_is_cut_between_words_with_an_ellipsis() {
+    let mut model = demo_model(5);
+    let words = "alert: flaky-h200 GPU 3 has fallen off the bus (Xid 79); the card is gone until \
+                 the host reboots, and the training job on it stopped making progress";
+    model.notify(words, true);
+    let screen = render(&model, 80, 24);
+    let bottom = screen.lines().last().unwrap_or_default().trim_end();
+    let shown = bottom
+        .trim_start()
+        .split('…')
+        .next()
+        .filter(|_| bottom.contains('…'))
+        .unwrap_or_else(|| panic!("the cut is marked: {bottom:?}"));
+    assert!(words.starts_with(shown), "{shown:?}");
+    // Cut between words: what follows the cut in the notice is a space.
+    assert_eq!(
+        words[shown.len()..].chars().next(),
+        Some(' '),
+        "cut inside a word: {bottom:?}"
+    );
+    assert!(shown.len() > 40, "the bar is used: {bottom:?}");
+}
+
+#[test]
+fn the_alerts_panel_cuts_its_columns_with_an_ellipsis() {
+    let mut model = demo_model(5);
+    let long = "GPU 3 has fallen off the bus and every process on it was killed by the driver";
+    fire(
+        &mut model,
+        vec![alert("flaky-h200", Some(3), "xid_79", long)],
+    );
+    press(&mut model, &[KeyCode::Char('!')]);
+    let screen = render(&model, 80, 24);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("xid_79"))
+        .unwrap_or_else(|| panic!("no alert row:\n{screen}"));
+    assert!(row.contains("flaky-h200…"), "{row}\n{screen}");
+    assert!(!row.contains("flaky-h200 G"), "{row}\n{screen}");
+    // The summary is cut to its column, marked, and the row keeps its border.
+    let summary = row.split("xid_79").nth(1).unwrap_or_default();
+    assert!(
+        summary.trim_end_matches('│').trim_end().ends_with('…'),
+        "{row}"
+    );
+    assert!(row.ends_with('│'), "{row}");
+}
+
+#[test]
+fn release_dialog_rows_that_go_on_stay_inside_the_border() {
+    let mut model = demo_model(5);
+    press(&mut model, &[KeyCode::Char('R')]);
+    for width in [46, 60, 80] {
+        let screen = render(&model, width, 24);
+        let top = screen
+            .lines()
+            .position(|l| l.contains("┌ Release"))
+            .unwrap_or_else(|| panic!("no release dialog:\n{screen}"));
+        let mut wrapped = 0;
+        for line in screen.lines().skip(top + 1) {
+            let inside = line.trim_start();
+            if inside.starts_with('└') {
+                break;
+            }
+            // Every row inside the border starts with a space: none runs into the border.
+            assert!(
+                inside.starts_with("│ "),
+                "a row against the border at {width}: {line:?}\n{screen}"
+            );
+            if inside.starts_with("│   ") {
+                wrapped += 1;
+            }
+        }
+        assert!(
+            wrapped > 0 || width == 80,
+            "nothing wrapped at {width}:\n{screen}"
+        );
+    }
+}

@@ -242,6 +242,63 @@ fn chinese_fleet_host_findings_and_release_dialog_at_160x48() {
     tour(160, 48, Lang::Flag);
 }
 
+/// The box drawn over the view whose top border holds `top` is whole: its top left corner
+/// starts `top`, and every row down to its bottom corners has its left and right borders in
+/// the corners' columns. Chinese text under it must not take the left border's cell.
+fn assert_overlay_frame(screen: &str, top: &str) {
+    let lines: Vec<&str> = screen.lines().collect();
+    let first = lines
+        .iter()
+        .position(|l| l.contains(top))
+        .unwrap_or_else(|| panic!("no box {top:?} (its corner lost?):\n{screen}"));
+    let left = column_of(lines[first], top).unwrap_or(0);
+    let right = (left + 1..cells::width(lines[first]))
+        .find(|&col| char_at(lines[first], col) == Some('┐'))
+        .unwrap_or_else(|| panic!("no top right corner of {top:?}:\n{screen}"));
+    for (row, line) in lines.iter().enumerate().skip(first + 1) {
+        let (l, r) = (char_at(line, left), char_at(line, right));
+        if l == Some('└') {
+            assert_eq!(r, Some('┘'), "{line:?}\n{screen}");
+            return;
+        }
+        assert_eq!(
+            (l, r),
+            (Some('│'), Some('│')),
+            "the borders of {top:?} on row {row}: {line:?}\n{screen}"
+        );
+    }
+    panic!("no bottom border under {top:?}:\n{screen}");
+}
+
+/// The help (`?`) over the fleet and over a host's view keeps its whole frame.
+fn help_over_chinese(width: u16, height: u16) {
+    let Some(tmux) = demo(width, height, Lang::Flag) else {
+        return;
+    };
+    tmux.wait_for("合计", WAIT);
+    tmux.keys(&["?"]);
+    let help = tmux.wait_for("┌ 按键", WAIT);
+    assert_overlay_frame(&help, "┌ 按键");
+    tmux.keys(&["Escape", "/", "h", "o", "t", "Enter", "Enter"]);
+    tmux.wait_for("┌ 发现", WAIT);
+    tmux.keys(&["?"]);
+    let help = tmux.wait_for("┌ 按键", WAIT);
+    assert_overlay_frame(&help, "┌ 按键");
+    tmux.keys(&["Escape", "Escape", "q"]);
+    let after = tmux.wait_for("EXIT=", WAIT);
+    assert!(after.contains("EXIT=0"), "{after}");
+}
+
+#[test]
+fn chinese_help_keeps_its_frame_at_80x24() {
+    help_over_chinese(80, 24);
+}
+
+#[test]
+fn chinese_help_keeps_its_frame_at_100x30() {
+    help_over_chinese(100, 30);
+}
+
 /// Without `--lang`, a Chinese locale chooses Chinese.
 #[test]
 fn a_chinese_locale_chooses_chinese() {

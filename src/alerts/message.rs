@@ -75,6 +75,14 @@ impl Alert {
         }
     }
 
+    /// The summary as said after [`Alert::place`] (the console's notice, its alerts panel):
+    /// without the host's name where the text labels a part with it, as a red line's or an
+    /// auto-release's does (`train-h100x8: GPUs idle for 2h` says `GPUs idle for 2h`), so the
+    /// line names the host once.
+    pub fn summary_after_place(&self) -> String {
+        without_label(&self.summary, &self.host)
+    }
+
     /// The first line of a chat message: `[FIRING critical] h1 GPU 0: gpu_lost`.
     pub fn title(&self) -> String {
         let state = match self.state {
@@ -143,6 +151,39 @@ impl Alert {
     }
 }
 
+/// `text` without `name` where it stands as a label: at the start or after a space or a
+/// bracket, followed by a colon (`:` or the full-width `：`) and any spaces after it.
+fn without_label(text: &str, name: &str) -> String {
+    if name.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(name) {
+        let (before, after) = (&rest[..at], &rest[at + name.len()..]);
+        let starts_a_word = before
+            .chars()
+            .next_back()
+            .is_none_or(|c| c.is_whitespace() || matches!(c, '(' | '（' | ';' | '；'));
+        let label_end = after
+            .strip_prefix(':')
+            .or_else(|| after.strip_prefix('：'))
+            .map(str::trim_start);
+        match label_end {
+            Some(tail) if starts_a_word => {
+                out.push_str(before);
+                rest = tail;
+            }
+            _ => {
+                out.push_str(&rest[..at + name.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Cuts `text` to at most `max_bytes` on a character boundary, marking the cut.
 pub fn truncate_bytes(text: &str, max_bytes: usize) -> String {
     if text.len() <= max_bytes {
@@ -187,6 +228,33 @@ mod tests {
              runbook: gpufleet playbook run gpu-lost --host h100-2\n2.50 USD/h, 41.20 USD spent\n\
              at 2000-03-01T00:00:00.250Z"
         );
+    }
+
+    #[test]
+    fn the_summary_after_the_place_names_the_host_once() {
+        let mut alert = lost();
+        alert.host = "train-h100x8".into();
+        alert.summary = "train-h100x8: GPUs idle for 2h 10m (red line 2h)".into();
+        assert_eq!(
+            alert.summary_after_place(),
+            "GPUs idle for 2h 10m (red line 2h)"
+        );
+        alert.summary = "train-h100x8：卡已空闲 2h（红线 2h）".into();
+        assert_eq!(alert.summary_after_place(), "卡已空闲 2h（红线 2h）");
+        // Inside an auto-release's reason; the command to keep the host keeps its name.
+        alert.summary = "auto-release in 60 s (train-h100x8: GPUs idle for 2h); to keep the \
+                         host, run: gpufleet hold train-h100x8"
+            .into();
+        assert_eq!(
+            alert.summary_after_place(),
+            "auto-release in 60 s (GPUs idle for 2h); to keep the host, run: gpufleet hold \
+             train-h100x8"
+        );
+        // A longer name that starts with the host's is another host.
+        alert.host = "h1".into();
+        alert.summary = "h10: spent 40 USD".into();
+        assert_eq!(alert.summary_after_place(), "h10: spent 40 USD");
+        assert_eq!(lost().summary_after_place(), "GPU 3 has fallen off the bus");
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub fn on_alerts(model: &mut Model, alerts: Vec<Alert>, sender: AlertSender) -> 
         let text = t!(
             "alerts.notice",
             place = first.place(),
-            summary = first.summary.as_str(),
+            summary = first.summary_after_place(),
             more = more
         )
         .into_owned();

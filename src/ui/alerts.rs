@@ -4,12 +4,14 @@
 use rust_i18n::t;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use crate::alerts::AlertState;
 use crate::app::alert_log::{AlertLog, AlertSender};
+use crate::cells::fit_words;
 use crate::diagnose::Severity;
 use crate::theme::Theme;
 use crate::ui::audit::utc_time;
@@ -23,7 +25,7 @@ pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Th
     let firing = log.firing();
     let title = t!("alerts.title", firing = firing, logged = log.entries.len()).into_owned();
     let inner = panel::frame(f, area, title, theme.border_focused(), theme);
-    let sinks: Vec<Line> = sink_lines(log, theme);
+    let sinks = sink_lines(log, theme);
     let [head, body, foot] = Layout::vertical([
         Constraint::Length(1 + sinks.len() as u16),
         Constraint::Min(1),
@@ -35,11 +37,15 @@ pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Th
         AlertSender::Elsewhere(_) => theme.dialog(),
         AlertSender::Nobody => theme.dim(),
     };
+    let room = usize::from(head.width);
     let mut lines = vec![Line::styled(
-        format!(" {}", clean(&log.sender.describe())),
+        fit_words(&format!(" {}", clean(&log.sender.describe())), room),
         sender_style,
     )];
-    lines.extend(sinks);
+    lines.extend(sinks.into_iter().map(|(text, style)| {
+        let text = fit_words(&text, room);
+        Line::styled(text, style)
+    }));
     f.render_widget(Paragraph::new(lines), head);
     f.render_widget(
         Paragraph::new(key_hint(
@@ -53,7 +59,10 @@ pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Th
     );
     if log.entries.is_empty() {
         f.render_widget(
-            Paragraph::new(Line::styled(t!("alerts.none"), theme.dim())),
+            Paragraph::new(Line::styled(
+                fit_words(&t!("alerts.none"), usize::from(body.width)),
+                theme.dim(),
+            )),
             body,
         );
         return;
@@ -77,8 +86,27 @@ pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Th
         Constraint::Length(if wide { 26 } else { 14 }),
         Constraint::Min(10),
     ]);
-    let header =
-        Row::new(titles.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme.header());
+    // Each cell's text is cut to its column between words with an ellipsis, never by the
+    // table's edge (`flaky-h200…`, not `flaky-h200 G`).
+    let columns: Vec<usize> = Layout::horizontal(widths.clone())
+        .flex(Flex::Start)
+        .spacing(1)
+        .split(Rect::new(0, 0, body.width, 1))
+        .iter()
+        .map(|r| usize::from(r.width))
+        .collect();
+    let cell = |i: usize, text: &str| -> Cell<'static> {
+        let width = columns.get(i).copied().unwrap_or(0);
+        Cell::from(fit_words(text, width))
+    };
+    let header = Row::new(
+        titles
+            .iter()
+            .enumerate()
+            .map(|(i, title)| cell(i, title))
+            .collect::<Vec<_>>(),
+    )
+    .style(theme.header());
     let rows = log.entries.iter().skip(scroll).map(|a| {
         let time = utc_time(a.at_ms);
         // Narrow: `08:01:07`.
@@ -95,22 +123,31 @@ pub fn draw(f: &mut Frame, area: Rect, log: &AlertLog, scroll: usize, theme: &Th
             (AlertState::Firing, Severity::Warning) => (t!("alerts.firing_loud"), theme.warning()),
             (AlertState::Firing, _) => (t!("alerts.firing"), theme.dialog()),
         };
-        let mut cells = vec![Cell::from(time), Cell::from(state).style(style)];
+        let mut texts = vec![time, state.into_owned()];
         if wide {
-            cells.push(Cell::from(a.severity.word()));
+            texts.push(a.severity.word().to_string());
         }
-        cells.extend([
-            Cell::from(clean(&a.place())),
-            Cell::from(clean(&a.label)),
-            Cell::from(clean(&a.summary)),
+        texts.extend([
+            clean(&a.place()),
+            clean(&a.label),
+            clean(&a.summary_after_place()),
         ]);
+        let cells: Vec<Cell> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| match i {
+                1 => cell(i, text).style(style),
+                _ => cell(i, text),
+            })
+            .collect();
         Row::new(cells).style(theme.dialog())
     });
     f.render_widget(Table::new(rows, widths).header(header), body);
 }
 
-/// One line per sink that reported a delivery: counts, and the last problem.
-fn sink_lines(log: &AlertLog, theme: &Theme) -> Vec<Line<'static>> {
+/// One line per sink that reported a delivery: counts, and the last problem; each with its
+/// style.
+fn sink_lines(log: &AlertLog, theme: &Theme) -> Vec<(String, Style)> {
     log.sinks
         .iter()
         .map(|(name, tally)| {
@@ -134,7 +171,7 @@ fn sink_lines(log: &AlertLog, theme: &Theme) -> Vec<Line<'static>> {
                 }
                 None => theme.ok(),
             };
-            Line::styled(text, style)
+            (text, style)
         })
         .collect()
 }

@@ -7,7 +7,7 @@ use rust_i18n::t;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Clear, Row, Table};
+use ratatui::widgets::{Block, Borders, Cell, Row, Table};
 
 use crate::app::model::Model;
 use crate::app::unwatched::UnwatchedLine;
@@ -176,7 +176,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
                     theme.dim(),
                 )),
         );
-    frame.render_widget(Clear, rect);
+    crate::ui::panel::clear(frame, rect);
     frame.render_widget(table, rect);
     // Under the table, inside its frame: the money nobody watches.
     let top = rect.y + 2 + table_rows;

@@ -7,7 +7,7 @@ use rust_i18n::t;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Paragraph};
 
 use std::borrow::Cow;
 
@@ -52,7 +52,7 @@ pub fn draw(frame: &mut Frame, area: Rect, scroll: usize, theme: &Theme) {
         })
         .collect();
     let title = scroll::title(&t!("pane.keys"), first, rows, BINDINGS.len());
-    frame.render_widget(Clear, rect);
+    crate::ui::panel::clear(frame, rect);
     frame.render_widget(
         Paragraph::new(lines).style(theme.dialog()).block(
             Block::default()

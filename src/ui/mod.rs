@@ -135,7 +135,10 @@ fn draw_bottom(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             let mut spans = Vec::new();
             let mut used = 0;
             if let Some(notice) = &model.notice {
-                let text = format!(" {} ", format::clean(&notice.text));
+                // A notice longer than the bar is cut between words, the cut marked.
+                let room = usize::from(area.width).saturating_sub(2);
+                let clean = format::clean(&notice.text);
+                let text = format!(" {} ", crate::cells::fit_words(&clean, room));
                 used += format::width_of(&text);
                 let style = if notice.warning {
                     theme.warning()

@@ -1,7 +1,8 @@
-//! What the panels over the views share: where they sit, their frame, key hints, and text cut
-//! into rows so that long commands wrap instead of being cut.
+//! What the panels over the views share: where they sit, clearing the cells under them, their
+//! frame, key hints, and text cut into rows so that long commands wrap instead of being cut.
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -21,7 +22,36 @@ pub fn centred(area: Rect, width: u16, height: u16) -> Rect {
     }
 }
 
-/// Clears `rect`, draws the panel's frame titled `title` and returns the inside.
+/// Clears `rect` for something drawn over the view: every cell of it, and a wide character
+/// (Chinese text) that starts just left of it. Such a character's second half lies under the
+/// overlay's left edge, and a terminal draws the whole character, so the overlay's border
+/// there would never show: ratatui's `Clear` alone only blanks the cells inside `rect`.
+pub fn clear(frame: &mut Frame, rect: Rect) {
+    frame.render_widget(Clear, rect);
+    clear_left_of(frame.buffer_mut(), rect);
+}
+
+/// Blanks, on each row of `rect`, a wide character that starts left of `rect` and reaches into
+/// it, keeping the cell's style.
+fn clear_left_of(buf: &mut Buffer, rect: Rect) {
+    let rect = rect.intersection(buf.area);
+    if rect.is_empty() {
+        return;
+    }
+    // A character is at most two cells wide: only the cell just left of the edge can reach
+    // into it.
+    let Some(x) = rect.left().checked_sub(1).filter(|&x| x >= buf.area.left()) else {
+        return;
+    };
+    for y in rect.top()..rect.bottom() {
+        let cell = &mut buf[(x, y)];
+        if crate::cells::width(cell.symbol()) > 1 {
+            cell.set_symbol(" ");
+        }
+    }
+}
+
+/// Clears `rect` (as [`clear`]), draws the panel's frame titled `title` and returns the inside.
 pub fn frame(frame: &mut Frame, rect: Rect, title: String, border: Style, theme: &Theme) -> Rect {
     let block = Block::default()
         .borders(Borders::ALL)
@@ -29,7 +59,7 @@ pub fn frame(frame: &mut Frame, rect: Rect, title: String, border: Style, theme:
         .style(theme.dialog())
         .title(Span::styled(title, theme.title()));
     let inner = block.inner(rect);
-    frame.render_widget(Clear, rect);
+    clear(frame, rect);
     frame.render_widget(block, rect);
     inner
 }
@@ -121,6 +151,24 @@ pub fn bar<'a>(ratio: f64, width: usize, style: Style, theme: &Theme) -> Vec<Spa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wide_character_reaching_under_an_overlay_is_blanked() {
+        use ratatui::layout::Rect;
+        let mut buf = Buffer::empty(Rect::new(0, 0, 12, 3));
+        // Row 0: 主 on cells 3-4, reaching into an overlay from cell 4. Row 1: 主 on 2-3,
+        // wholly outside. Row 2: ASCII.
+        buf.set_string(3, 0, "主机", Style::default());
+        buf.set_string(2, 1, "主机", Style::default());
+        buf.set_string(0, 2, "abcdefgh", Style::default());
+        clear_left_of(&mut buf, Rect::new(4, 0, 6, 3));
+        assert_eq!(buf[(3, 0)].symbol(), " ");
+        assert_eq!(buf[(2, 1)].symbol(), "主");
+        assert_eq!(buf[(3, 2)].symbol(), "d");
+        // An overlay at the screen's left edge has nothing to its left.
+        clear_left_of(&mut buf, Rect::new(0, 0, 3, 3));
+        assert_eq!(buf[(0, 2)].symbol(), "a");
+    }
 
     #[test]
     fn rows_keep_every_character() {

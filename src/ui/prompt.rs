@@ -6,7 +6,7 @@ use rust_i18n::t;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use crate::app::model::Model;
 use crate::app::prompt::PromptKind;
@@ -100,7 +100,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     // Room for the long lines (fingerprints, paths) to wrap once each.
     let height = (lines.len() as u16 * 2 + 2).min(area.height);
     let rect = crate::ui::panel::centred(area, width, height);
-    frame.render_widget(Clear, rect);
+    crate::ui::panel::clear(frame, rect);
     frame.render_widget(
         Paragraph::new(lines)
             .style(theme.dialog())

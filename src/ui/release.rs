@@ -8,7 +8,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph};
 
 use crate::app::model::Model;
 use crate::app::release_state::{ReleaseDialog, ReleaseStage};
@@ -30,9 +30,95 @@ fn labelled<'a>(label: &str, value: String, theme: &Theme, style: Style) -> Line
     ])
 }
 
-/// Rows a line takes once wrapped to `width`.
-fn rows_of(line: &Line, width: usize) -> usize {
-    line.width().max(1).div_ceil(width.max(1))
+/// `line` cut into rows of `width` cells, each row after the first starting `indent` cells in,
+/// so that what goes on continues inside the border under its own start rather than against
+/// the border. A row breaks after a space in its second half, else between two characters
+/// (never inside one).
+fn hang<'a>(line: &Line<'a>, width: usize, indent: usize) -> Vec<Line<'a>> {
+    let width = width.max(1);
+    if line.width() <= width {
+        return vec![line.clone()];
+    }
+    let indent = indent.min(width / 2);
+    let chars: Vec<(char, Style)> = line
+        .spans
+        .iter()
+        .flat_map(|span| {
+            let style = line.style.patch(span.style);
+            span.content.chars().map(move |c| (c, style))
+        })
+        .collect();
+    let mut rows = Vec::new();
+    let (mut start, mut at, mut used) = (0, 0, 0);
+    let mut room = width;
+    while at < chars.len() {
+        let w = crate::cells::char_width(chars[at].0);
+        if used + w <= room || at == start {
+            used += w;
+            at += 1;
+            continue;
+        }
+        // Full: break after the row's last space when that keeps half the row.
+        let mut end = at;
+        if let Some(space) = chars[start..at].iter().rposition(|(c, _)| *c == ' ') {
+            let kept: usize = chars[start..=start + space]
+                .iter()
+                .map(|(c, _)| crate::cells::char_width(*c))
+                .sum();
+            if kept * 2 >= room {
+                end = start + space + 1;
+            }
+        }
+        rows.push(row_line(
+            &chars[start..end],
+            if rows.is_empty() { 0 } else { indent },
+        ));
+        start = end;
+        at = end;
+        used = 0;
+        room = width - indent;
+    }
+    if start < chars.len() || rows.is_empty() {
+        let lead = if rows.is_empty() { 0 } else { indent };
+        rows.push(row_line(&chars[start..], lead));
+    }
+    rows
+}
+
+/// One row of [`hang`]: `indent` spaces, then the characters, a span per run of one style.
+fn row_line<'a>(chars: &[(char, Style)], indent: usize) -> Line<'a> {
+    let mut spans: Vec<Span<'a>> = Vec::new();
+    if indent > 0 {
+        spans.push(Span::raw(" ".repeat(indent)));
+    }
+    let mut text = String::new();
+    let mut current: Option<Style> = None;
+    for &(c, style) in chars {
+        if current.is_some_and(|s| s != style) {
+            spans.push(Span::styled(
+                std::mem::take(&mut text),
+                current.unwrap_or_default(),
+            ));
+        }
+        current = Some(style);
+        text.push(c);
+    }
+    if let Some(style) = current {
+        spans.push(Span::styled(text, style));
+    }
+    Line::from(spans)
+}
+
+/// How far the rows after a line's first start: under the value for a labelled line (its label
+/// is its first span, in the header style), else two cells past the line's own indentation.
+fn indent_of(line: &Line, theme: &Theme) -> usize {
+    match line.spans.first() {
+        Some(label) if label.style == theme.header() && line.spans.len() > 1 => label.width(),
+        _ => {
+            let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+            text.chars().take_while(|c| *c == ' ').count() + 2
+        }
+    }
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
@@ -41,12 +127,15 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     };
     let width = area.width.min(100);
     let inner_width = width.saturating_sub(2) as usize;
+    let rows_of = |lines: Vec<Line<'static>>| -> Vec<Line<'static>> {
+        lines
+            .iter()
+            .flat_map(|line| hang(line, inner_width, indent_of(line, theme)))
+            .collect()
+    };
     let (head, tail) = sections(dialog, model, theme);
-    let fixed: usize = head
-        .iter()
-        .chain(&tail)
-        .map(|l| rows_of(l, inner_width))
-        .sum();
+    let (head, tail) = (rows_of(head), rows_of(tail));
+    let fixed = head.len() + tail.len();
     // The backup's output fills what is left, newest lines last.
     let room = (area.height as usize)
         .saturating_sub(2 + fixed)
@@ -62,7 +151,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         }
     }
     lines.extend(tail);
-    let used: usize = lines.iter().map(|l| rows_of(l, inner_width)).sum();
+    let used = lines.len();
     let height = (used as u16 + 2).min(area.height);
     // On a short screen the end stays in view: what to type or press now, and the action it
     // names; the plan's first lines give way.
@@ -74,11 +163,10 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     } else {
         t!("release.title", host = clean(&dialog.host_name))
     };
-    frame.render_widget(Clear, rect);
+    crate::ui::panel::clear(frame, rect);
     frame.render_widget(
         Paragraph::new(lines)
             .style(theme.dialog())
-            .wrap(Wrap { trim: false })
             .scroll((hidden, 0))
             .block(
                 Block::default()
