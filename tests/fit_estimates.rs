@@ -1,4 +1,4 @@
-//! Issue 19, "Choose the card before paying": `gpufleet fit`'s estimates against published
+//! "Choose the card before paying": `gpufleet fit`'s estimates against published
 //! figures (sources in docs/FIT.md), gradient checkpointing and ZeRO-3 / FSDP sharding, the
 //! verdict and the share it reads, and the command as a user runs it.
 
