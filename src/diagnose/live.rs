@@ -13,7 +13,8 @@
 //! - `idle_billing` is raised when every GPU stayed under `idle_util_pct` for the last
 //!   `idle_minutes`, allowing each GPU up to `idle_blip_s` seconds of work (a probe, a short
 //!   test) so that a blip neither hides nor clears it; sustained work clears it.
-//! - Kernel-line findings count lines of the last `kernel_minutes`.
+//! - Kernel-line findings count lines of the last `kernel_minutes`, until their fault ends (a
+//!   new boot, or the GPUs stream again after they were lost: `live_earlier.rs`).
 
 use std::borrow::Cow;
 
@@ -26,6 +27,7 @@ use crate::diagnose::text::TextDiagnoser;
 use crate::diagnose::{accel, labels, order, rules};
 use crate::fleet::history::HistoryPoint;
 use crate::fleet::host::{GpuState, HostState, HostStatus, Link};
+use crate::telemetry::LostReason;
 
 pub use crate::diagnose::live_window::LiveOptions;
 pub(crate) use crate::diagnose::live_window::{any_point, sustained, timed_points};
@@ -54,6 +56,7 @@ pub fn live_findings_judged(
             out.push(f);
         }
     }
+    crate::diagnose::live_earlier::lost_again(host, &mut out);
     idle(host, now_ms, opts, &mut out);
     crate::diagnose::live_jobs::jobs(host, now_ms, &mut out);
     out.extend(job_fit.iter().cloned());
@@ -62,36 +65,7 @@ pub fn live_findings_judged(
 
 fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
     if let Link::Lost { reason, raw, .. } = &host.link {
-        if let Some(f) = accel::unsupported_output(raw) {
-            out.push(f);
-            return;
-        }
-        let mut f = labels::for_lost_reason(*reason);
-        // The same catalogue as pasted text: a finer label of the same family (nvml_error ->
-        // nvml_error_unknown) and the GPU the text names.
-        let mut text = TextDiagnoser::default();
-        for line in raw.lines() {
-            text.line(line);
-        }
-        let finer = text
-            .finish_with(&HostResolver(host))
-            .findings
-            .into_iter()
-            .find(|t| t.label.starts_with(f.label.as_str()));
-        if let Some(t) = finer {
-            f = Finding {
-                evidence: Vec::new(),
-                ..t
-            };
-        }
-        for line in raw.lines() {
-            f.add_evidence(line);
-        }
-        if f.evidence.is_empty() {
-            let why = reason.said();
-            f.add_evidence(&t!("live_evidence.telemetry_stopped", why = why));
-        }
-        out.push(f);
+        out.push(lost_finding(host, *reason, raw));
         return;
     }
     // A link that just dropped still has data from the last interval; only older data is stale.
@@ -118,8 +92,41 @@ fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
     }
 }
 
+/// The finding of GPUs that cannot be read, from the link's reason and the failure text.
+pub(crate) fn lost_finding(host: &HostState, reason: LostReason, raw: &str) -> Finding {
+    if let Some(f) = accel::unsupported_output(raw) {
+        return f;
+    }
+    let mut f = labels::for_lost_reason(reason);
+    // The same catalogue as pasted text: a finer label of the same family (nvml_error ->
+    // nvml_error_unknown) and the GPU the text names.
+    let mut text = TextDiagnoser::default();
+    for line in raw.lines() {
+        text.line(line);
+    }
+    let finer = text
+        .finish_with(&HostResolver(host))
+        .findings
+        .into_iter()
+        .find(|t| t.label.starts_with(f.label.as_str()));
+    if let Some(t) = finer {
+        f = Finding {
+            evidence: Vec::new(),
+            ..t
+        };
+    }
+    for line in raw.lines() {
+        f.add_evidence(line);
+    }
+    if f.evidence.is_empty() {
+        let why = reason.said();
+        f.add_evidence(&t!("live_evidence.telemetry_stopped", why = why));
+    }
+    f
+}
+
 /// Maps a kernel line's PCI tuple or UUID to the index of the host's GPU with that bus id.
-struct HostResolver<'a>(&'a HostState);
+pub(crate) struct HostResolver<'a>(pub(crate) &'a HostState);
 
 impl GpuResolver for HostResolver<'_> {
     fn gpu_index(&self, pci: Option<&str>, uuid: Option<&str>) -> Option<u32> {
