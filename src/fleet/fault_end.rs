@@ -216,3 +216,7 @@ mod tests {
         assert!(!ends.has_pending(), "later readings end nothing more");
     }
 }
+
+#[cfg(test)]
+#[path = "fault_end_tests.rs"]
+mod fleet_tests;
