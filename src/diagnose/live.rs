@@ -20,14 +20,14 @@ use std::borrow::Cow;
 
 use rust_i18n::t;
 
-use crate::diagnose::finding::{Finding, Findings};
+use crate::diagnose::finding::{Finding, Findings, label, xid_label};
 use crate::diagnose::kernel::GpuResolver;
 use crate::diagnose::pci::normalize_pci;
 use crate::diagnose::text::TextDiagnoser;
 use crate::diagnose::{accel, labels, order, rules};
 use crate::fleet::history::HistoryPoint;
 use crate::fleet::host::{GpuState, HostState, HostStatus, Link};
-use crate::telemetry::LostReason;
+use crate::telemetry::{LostReason, TimestampMs};
 
 pub use crate::diagnose::live_window::LiveOptions;
 pub(crate) use crate::diagnose::live_window::{any_point, sustained, timed_points};
@@ -56,7 +56,7 @@ pub fn live_findings_judged(
             out.push(f);
         }
     }
-    crate::diagnose::live_earlier::lost_again(host, &mut out);
+    lost_again(host, &mut out);
     idle(host, now_ms, opts, &mut out);
     crate::diagnose::live_jobs::jobs(host, now_ms, &mut out);
     out.extend(job_fit.iter().cloned());
@@ -335,6 +335,44 @@ fn idle(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
         f.add_evidence(&t!("live_evidence.processes", n = n));
     }
     out.push(f);
+}
+
+/// Whether a finding says a GPU was lost (fell off the bus, or the link could not read it).
+pub fn is_lost_gpu(label_name: &str) -> bool {
+    label_name == label::GPU_LOST || label_name == xid_label(79)
+}
+
+/// `gpu_lost_again` when the host lost a GPU twice or more: the faults that ended and lost
+/// one, and the one going on now if it does. `out` holds the host's other live findings.
+pub fn lost_again(host: &HostState, out: &mut Findings) {
+    let now = out.contains(label::GPU_LOST) || out.contains(&xid_label(79));
+    let n = host.faults.losses() + u32::from(now);
+    if n < 2 {
+        return;
+    }
+    let mut f = crate::diagnose::labels_host::gpu_lost_again();
+    f.add_evidence(&t!("live_evidence.lost_count", n = n));
+    for e in host
+        .faults
+        .earlier()
+        .rev()
+        .filter(|e| is_lost_gpu(&e.finding.label))
+    {
+        let (time, ended) = (clock(e.at_ms), clock(e.ended_ms));
+        f.add_evidence(&t!(
+            "live_evidence.lost_earlier",
+            label = e.finding.label,
+            time = time,
+            ended = ended
+        ));
+    }
+    out.push(f);
+}
+
+/// `14:03:07`, the UTC time of day (as the console shows times).
+fn clock(unix_ms: TimestampMs) -> String {
+    let (_, _, _, hour, minute, second, _) = crate::utc::utc_parts(unix_ms);
+    format!("{hour:02}:{minute:02}:{second:02}")
 }
 
 #[cfg(test)]

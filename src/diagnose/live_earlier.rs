@@ -1,22 +1,16 @@
 //! Findings of faults that ended. When the link reconnects to a new boot, or the GPUs stream
 //! again after they were lost (see `fleet::fault_end`), the kernel lines of the fault are read
 //! once more, as the live findings read them, and leave the live findings for the host's
-//! *earlier* ones: no longer firing, kept with their time, and counted. A host whose GPU is
-//! lost a second time gets `gpu_lost_again`: release it.
+//! *earlier* ones: no longer firing, kept with their time, and counted (`live.rs` raises
+//! `gpu_lost_again` for a host that lost a GPU twice).
 
 use rust_i18n::t;
 
-use crate::diagnose::finding::{Findings, label, xid_label};
-use crate::diagnose::live::{HostResolver, LiveOptions, lost_finding};
+use crate::diagnose::live::{HostResolver, LiveOptions, is_lost_gpu, lost_finding};
 use crate::diagnose::text::TextDiagnoser;
 use crate::fleet::fault_end::{EarlierFinding, EndCause, PendingEnd};
 use crate::fleet::host::HostState;
 use crate::telemetry::TimestampMs;
-
-/// Whether a finding says a GPU was lost (fell off the bus, or the link could not read it).
-pub fn is_lost_gpu(label_name: &str) -> bool {
-    label_name == label::GPU_LOST || label_name == xid_label(79)
-}
 
 /// Moves the findings of the faults that ended since the last refresh to the host's earlier
 /// ones; true when one ended.
@@ -101,33 +95,6 @@ fn settle_one(host: &mut HostState, end: &PendingEnd, now_ms: TimestampMs, opts:
     host.fault_ended(&ended_lines, earlier, lost_gpu);
 }
 
-/// `gpu_lost_again` when the host lost a GPU twice or more: the faults that ended and lost
-/// one, and the one going on now if it does. `out` holds the host's other live findings.
-pub fn lost_again(host: &HostState, out: &mut Findings) {
-    let now = out.contains(label::GPU_LOST) || out.contains(&xid_label(79));
-    let n = host.faults.losses() + u32::from(now);
-    if n < 2 {
-        return;
-    }
-    let mut f = crate::diagnose::labels_host::gpu_lost_again();
-    f.add_evidence(&t!("live_evidence.lost_count", n = n));
-    for e in host
-        .faults
-        .earlier()
-        .rev()
-        .filter(|e| is_lost_gpu(&e.finding.label))
-    {
-        let (time, ended) = (clock(e.at_ms), clock(e.ended_ms));
-        f.add_evidence(&t!(
-            "live_evidence.lost_earlier",
-            label = e.finding.label,
-            time = time,
-            ended = ended
-        ));
-    }
-    out.push(f);
-}
-
 /// Why a fault ended, in the reader's language.
 pub fn end_words(cause: EndCause) -> String {
     match cause {
@@ -135,10 +102,4 @@ pub fn end_words(cause: EndCause) -> String {
         EndCause::NewBoot => t!("finding_end.new_boot"),
     }
     .into_owned()
-}
-
-/// `14:03:07`, the UTC time of day (as the console shows times).
-fn clock(unix_ms: TimestampMs) -> String {
-    let (_, _, _, hour, minute, second, _) = crate::utc::utc_parts(unix_ms);
-    format!("{hour:02}:{minute:02}:{second:02}")
 }

@@ -11,7 +11,7 @@ use crate::fleet::job::JobProcess;
 pub use crate::recording::wire_job::Job;
 use crate::recording::wire_notice::{self, Arg as NoticeArg};
 use crate::telemetry::accel::{Health, Vendor};
-use crate::telemetry::boot_id::{BootId, BootIdError};
+use crate::telemetry::boot_id::BootId;
 use crate::telemetry::{
     ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason, SharedText,
 };
@@ -159,21 +159,21 @@ pub enum Event {
 }
 
 /// A boot id as written: the kernel's hyphenated UUID, refused on reading unless it is one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WireBootId(pub BootId);
 
-impl TryFrom<String> for WireBootId {
-    type Error = BootIdError;
-
-    fn try_from(text: String) -> Result<Self, Self::Error> {
-        BootId::parse(&text).map(Self)
+impl Serialize for WireBootId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
     }
 }
 
-impl From<WireBootId> for String {
-    fn from(id: WireBootId) -> Self {
-        id.0.to_string()
+impl<'de> Deserialize<'de> for WireBootId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        BootId::parse(&text)
+            .map(Self)
+            .map_err(serde::de::Error::custom)
     }
 }
 

@@ -383,7 +383,7 @@ impl Link {
                             boot_id,
                         },
                     ),
-                    Err(e) => tracing::debug!(host = %self.host.target, error = %e, "no boot id"),
+                    Err(e) => tracing::debug!(error = %e, "no boot id"),
                 }
             }
             JobEvent::Flooded(flood) => self.on_flood(st, Slot::BootId, &flood),

@@ -62,20 +62,6 @@ impl fmt::Display for BootId {
     }
 }
 
-impl TryFrom<String> for BootId {
-    type Error = BootIdError;
-
-    fn try_from(text: String) -> Result<Self, Self::Error> {
-        Self::parse(&text)
-    }
-}
-
-impl From<BootId> for String {
-    fn from(id: BootId) -> Self {
-        id.to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
