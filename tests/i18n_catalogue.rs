@@ -1456,6 +1456,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("src/launch.rs", "gone-host", "a thread's name"),
     ("src/launch.rs", "/proc/sys/kernel/hostname", "a path"),
     (
+        "src/telemetry/boot_id.rs",
+        "/proc/sys/kernel/random/boot_id",
+        "a path",
+    ),
+    (
         "src/launch.rs",
         "localhost",
         "this machine's name when it has none: an identifier",

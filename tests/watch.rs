@@ -451,3 +451,66 @@ fn sighup_adds_and_removes_hosts_without_dropping_the_others_and_keeps_a_broken_
     let (_, code, _) = watcher.terminate();
     assert_eq!(code, Some(0), "{}", watcher.log());
 }
+
+/// The value of `gpufleet_finding_firing` for `label` on `instance` in a `/metrics` page.
+fn finding_value(page: &str, label: &str, instance: &str) -> Option<String> {
+    page.lines()
+        .filter(|l| l.starts_with("gpufleet_finding_firing{"))
+        .find(|l| {
+            l.contains(&format!("label=\"{label}\""))
+                && l.contains(&format!("instance=\"{instance}\""))
+        })
+        .and_then(|l| l.rsplit(' ').next())
+        .map(str::to_string)
+}
+
+/// A GPU falls off the bus on a host behind real sshd: its kernel log says Xid 79 once and
+/// nvidia-smi says the GPU is lost for a few seconds, then the GPU streams again (the instance
+/// was restarted). The finding fires while the GPU is lost and goes to 0 once it streams.
+#[test]
+fn an_xid_79_stops_firing_once_its_gpu_streams_again() {
+    let Some(sshd) = Sshd::start() else { return };
+    sshd.set_scenario("gpu-lost-back");
+    std::fs::write(sshd.dir().join("lost_for_s"), "4").expect("lost_for_s");
+    let dir = tempfile::tempdir().expect("temp");
+    let known_hosts = known_hosts_of(dir.path(), &[&sshd]);
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("interval_ms = 500\n\n{}", host_block("h200-back", &sshd)),
+    )
+    .expect("config");
+    let (watcher, metrics) = Watcher::with_metrics(dir.path(), &config, &known_hosts);
+    let log = || watcher.log();
+    wait_until("xid_79 firing", &log, || {
+        finding_value(&scrape(&metrics), "xid_79", "h200-back").as_deref() == Some("1")
+    });
+    assert!(
+        finding_value(&scrape(&metrics), "gpu_lost", "h200-back").is_some(),
+        "{}",
+        scrape(&metrics)
+    );
+    // Back: the link restarts the stream and the GPU reads again.
+    wait_until("xid_79 ended", &log, || {
+        finding_value(&scrape(&metrics), "xid_79", "h200-back").as_deref() == Some("0")
+    });
+    let page = scrape(&metrics);
+    assert!(
+        page.lines()
+            .any(|l| l.starts_with("gpufleet_host_streaming{")
+                && l.contains("instance=\"h200-back\"")
+                && l.ends_with(" 1")),
+        "{page}"
+    );
+    assert_eq!(
+        finding_value(&page, "gpu_lost", "h200-back").as_deref(),
+        Some("0"),
+        "{page}"
+    );
+    // Nothing brings it back while the GPU streams.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        finding_value(&scrape(&metrics), "xid_79", "h200-back").as_deref(),
+        Some("0")
+    );
+}

@@ -276,7 +276,7 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
                     .fleet
                     .hosts
                     .get(host)
-                    .is_some_and(|h| !h.findings.is_empty()),
+                    .is_some_and(crate::fleet::host::HostState::has_any_findings),
                 View::Fleet => false,
             };
             model.host_focus = match model.host_focus {

@@ -51,6 +51,8 @@ pub mod runbook {
 /// are `xid_<N>`, built by [`xid_label`].
 pub mod label {
     pub const GPU_LOST: &str = "gpu_lost";
+    /// The host lost a GPU a second time (or more) since it was first watched.
+    pub const GPU_LOST_AGAIN: &str = "gpu_lost_again";
     pub const DRIVER_NOT_LOADED: &str = "driver_not_loaded";
     pub const DRIVER_LIB_MISMATCH: &str = "driver_lib_mismatch";
     pub const NO_DEVICES: &str = "no_devices";

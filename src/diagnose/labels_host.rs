@@ -6,6 +6,16 @@ use rust_i18n::t;
 
 use crate::diagnose::finding::{Finding, Severity, label, runbook};
 
+/// The host lost a GPU again: a fault that recurs is the host's, so release it.
+pub fn gpu_lost_again() -> Finding {
+    Finding::new(
+        label::GPU_LOST_AGAIN,
+        Severity::Warning,
+        t!("finding_text.gpu_lost_again.summary"),
+        t!("finding_text.gpu_lost_again.action"),
+    )
+}
+
 pub fn gpu_init_failed() -> Finding {
     Finding::new(
         label::GPU_INIT_FAILED,

@@ -13,19 +13,21 @@
 //! - `idle_billing` is raised when every GPU stayed under `idle_util_pct` for the last
 //!   `idle_minutes`, allowing each GPU up to `idle_blip_s` seconds of work (a probe, a short
 //!   test) so that a blip neither hides nor clears it; sustained work clears it.
-//! - Kernel-line findings count lines of the last `kernel_minutes`.
+//! - Kernel-line findings count lines of the last `kernel_minutes`, until their fault ends (a
+//!   new boot, or the GPUs stream again after they were lost: `live_earlier.rs`).
 
 use std::borrow::Cow;
 
 use rust_i18n::t;
 
-use crate::diagnose::finding::{Finding, Findings};
+use crate::diagnose::finding::{Finding, Findings, label, xid_label};
 use crate::diagnose::kernel::GpuResolver;
 use crate::diagnose::pci::normalize_pci;
 use crate::diagnose::text::TextDiagnoser;
 use crate::diagnose::{accel, labels, order, rules};
 use crate::fleet::history::HistoryPoint;
 use crate::fleet::host::{GpuState, HostState, HostStatus, Link};
+use crate::telemetry::{LostReason, TimestampMs};
 
 pub use crate::diagnose::live_window::LiveOptions;
 pub(crate) use crate::diagnose::live_window::{any_point, sustained, timed_points};
@@ -54,6 +56,7 @@ pub fn live_findings_judged(
             out.push(f);
         }
     }
+    lost_again(host, &mut out);
     idle(host, now_ms, opts, &mut out);
     crate::diagnose::live_jobs::jobs(host, now_ms, &mut out);
     out.extend(job_fit.iter().cloned());
@@ -62,36 +65,7 @@ pub fn live_findings_judged(
 
 fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
     if let Link::Lost { reason, raw, .. } = &host.link {
-        if let Some(f) = accel::unsupported_output(raw) {
-            out.push(f);
-            return;
-        }
-        let mut f = labels::for_lost_reason(*reason);
-        // The same catalogue as pasted text: a finer label of the same family (nvml_error ->
-        // nvml_error_unknown) and the GPU the text names.
-        let mut text = TextDiagnoser::default();
-        for line in raw.lines() {
-            text.line(line);
-        }
-        let finer = text
-            .finish_with(&HostResolver(host))
-            .findings
-            .into_iter()
-            .find(|t| t.label.starts_with(f.label.as_str()));
-        if let Some(t) = finer {
-            f = Finding {
-                evidence: Vec::new(),
-                ..t
-            };
-        }
-        for line in raw.lines() {
-            f.add_evidence(line);
-        }
-        if f.evidence.is_empty() {
-            let why = reason.said();
-            f.add_evidence(&t!("live_evidence.telemetry_stopped", why = why));
-        }
-        out.push(f);
+        out.push(lost_finding(host, *reason, raw));
         return;
     }
     // A link that just dropped still has data from the last interval; only older data is stale.
@@ -118,8 +92,41 @@ fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
     }
 }
 
+/// The finding of GPUs that cannot be read, from the link's reason and the failure text.
+pub(crate) fn lost_finding(host: &HostState, reason: LostReason, raw: &str) -> Finding {
+    if let Some(f) = accel::unsupported_output(raw) {
+        return f;
+    }
+    let mut f = labels::for_lost_reason(reason);
+    // The same catalogue as pasted text: a finer label of the same family (nvml_error ->
+    // nvml_error_unknown) and the GPU the text names.
+    let mut text = TextDiagnoser::default();
+    for line in raw.lines() {
+        text.line(line);
+    }
+    let finer = text
+        .finish_with(&HostResolver(host))
+        .findings
+        .into_iter()
+        .find(|t| t.label.starts_with(f.label.as_str()));
+    if let Some(t) = finer {
+        f = Finding {
+            evidence: Vec::new(),
+            ..t
+        };
+    }
+    for line in raw.lines() {
+        f.add_evidence(line);
+    }
+    if f.evidence.is_empty() {
+        let why = reason.said();
+        f.add_evidence(&t!("live_evidence.telemetry_stopped", why = why));
+    }
+    f
+}
+
 /// Maps a kernel line's PCI tuple or UUID to the index of the host's GPU with that bus id.
-struct HostResolver<'a>(&'a HostState);
+pub(crate) struct HostResolver<'a>(pub(crate) &'a HostState);
 
 impl GpuResolver for HostResolver<'_> {
     fn gpu_index(&self, pci: Option<&str>, uuid: Option<&str>) -> Option<u32> {
@@ -328,6 +335,44 @@ fn idle(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
         f.add_evidence(&t!("live_evidence.processes", n = n));
     }
     out.push(f);
+}
+
+/// Whether a finding says a GPU was lost (fell off the bus, or the link could not read it).
+pub fn is_lost_gpu(label_name: &str) -> bool {
+    label_name == label::GPU_LOST || label_name == xid_label(79)
+}
+
+/// `gpu_lost_again` when the host lost a GPU twice or more: the faults that ended and lost
+/// one, and the one going on now if it does. `out` holds the host's other live findings.
+pub fn lost_again(host: &HostState, out: &mut Findings) {
+    let now = out.contains(label::GPU_LOST) || out.contains(&xid_label(79));
+    let n = host.faults.losses() + u32::from(now);
+    if n < 2 {
+        return;
+    }
+    let mut f = crate::diagnose::labels_host::gpu_lost_again();
+    f.add_evidence(&t!("live_evidence.lost_count", n = n));
+    for e in host
+        .faults
+        .earlier()
+        .rev()
+        .filter(|e| is_lost_gpu(&e.finding.label))
+    {
+        let (time, ended) = (clock(e.at_ms), clock(e.ended_ms));
+        f.add_evidence(&t!(
+            "live_evidence.lost_earlier",
+            label = e.finding.label,
+            time = time,
+            ended = ended
+        ));
+    }
+    out.push(f);
+}
+
+/// `14:03:07`, the UTC time of day (as the console shows times).
+fn clock(unix_ms: TimestampMs) -> String {
+    let (_, _, _, hour, minute, second, _) = crate::utc::utc_parts(unix_ms);
+    format!("{hour:02}:{minute:02}:{second:02}")
 }
 
 #[cfg(test)]

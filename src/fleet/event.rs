@@ -3,6 +3,7 @@
 
 use crate::fleet::job::JobProcess;
 use crate::fleet::notice::{DownWords, NoticeText};
+use crate::telemetry::boot_id::BootId;
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// Index of a host in the model's host list (the order of the config / command line).
@@ -19,6 +20,9 @@ pub enum HostEvent {
     Connecting { attempt: u32 },
     /// The source is up; driver and CUDA versions when known.
     Connected(HostInfo),
+    /// The host's boot id, read on connect: one unlike the last means the host booted in
+    /// between, so what its kernel said before belongs to a boot that is over.
+    Boot { at_ms: TimestampMs, boot_id: BootId },
     /// One reading of one GPU (nvidia-smi prints one line per GPU per interval).
     Sample { at_ms: TimestampMs, gpu: GpuSample },
     /// The full list of compute processes on the host's GPUs at `at_ms`.
@@ -100,6 +104,7 @@ impl HostEvent {
         match self {
             HostEvent::Connecting { .. } | HostEvent::Connected(_) => None,
             HostEvent::Sample { at_ms, .. }
+            | HostEvent::Boot { at_ms, .. }
             | HostEvent::Processes { at_ms, .. }
             | HostEvent::Kernel { at_ms, .. }
             | HostEvent::Lost { at_ms, .. }

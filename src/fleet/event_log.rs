@@ -12,6 +12,9 @@ pub fn log_host_event(name: &str, event: &HostEvent) {
             driver = info.driver_version.as_deref().unwrap_or("?"),
             "connected"
         ),
+        HostEvent::Boot { boot_id, .. } => {
+            tracing::debug!(host = name, boot_id = %boot_id, "boot id")
+        }
         HostEvent::Disconnected { reason, .. } => {
             tracing::warn!(host = name, reason = %reason, "disconnected")
         }

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 
 use crate::diagnose::Finding;
 use crate::fleet::HostEvent;
+use crate::fleet::fault_end::{EarlierFinding, FaultEnds};
 use crate::fleet::history::{History, HistoryPoint, HistoryShape};
 use crate::fleet::notice::{DownWords, NoticeText};
 use crate::fleet::quiet_words;
@@ -153,6 +154,8 @@ pub struct HostState {
     pub notices: Vec<NoticeText>,
     /// The live findings, most severe first, recomputed once a second.
     pub findings: Vec<Finding>,
+    /// Its boots and lost GPUs, and the findings of its faults that ended.
+    pub faults: FaultEnds,
     /// What the host floods with, while it does.
     pub flooding: Option<String>,
     /// `flooding` in catalogue words, when its source gave them.
@@ -179,6 +182,7 @@ impl HostState {
             kernel_lines: VecDeque::new(),
             notices: Vec::new(),
             findings: Vec::new(),
+            faults: FaultEnds::default(),
             flooding: None,
             flooding_words: None,
             jobs: Default::default(),
@@ -199,6 +203,24 @@ impl HostState {
             self.findings = findings;
             self.revision.bump();
         }
+    }
+
+    /// Whether the host has findings to show: live ones, or earlier ones whose fault ended.
+    pub fn has_any_findings(&self) -> bool {
+        !self.findings.is_empty() || self.faults.earlier().len() > 0
+    }
+
+    /// Keeps the findings of a fault that ended (told apart by the refresh), dropping its
+    /// kernel lines from those the live findings read; `lost_gpu` when a GPU was lost in it.
+    pub fn fault_ended(
+        &mut self,
+        ended_lines: &[(TimestampMs, String)],
+        findings: Vec<EarlierFinding>,
+        lost_gpu: bool,
+    ) {
+        self.kernel_lines.retain(|line| !ended_lines.contains(line));
+        self.faults.ended(findings, lost_gpu);
+        self.revision.bump();
     }
 
     /// Sets the price the jobs' findings are priced at.
@@ -232,6 +254,9 @@ impl HostState {
                 self.info = info;
                 self.link = Link::Up;
             }
+            HostEvent::Boot { at_ms, boot_id } => {
+                self.faults.booted(at_ms, boot_id);
+            }
             HostEvent::Sample { at_ms, gpu } => self.apply_sample(at_ms, gpu),
             HostEvent::Processes { at_ms, processes } => {
                 self.processes = processes;
@@ -244,6 +269,7 @@ impl HostState {
                 self.kernel_lines.push_back((at_ms, line));
             }
             HostEvent::Lost { at_ms, reason, raw } => {
+                self.faults.lost(at_ms, reason, &raw);
                 self.link = Link::Lost {
                     since_ms: at_ms,
                     reason,
@@ -313,6 +339,7 @@ impl HostState {
         // A sample proves the link is up and the GPUs readable again (after a reconnect or a
         // recovered GPU).
         self.link = Link::Up;
+        self.faults.streamed(at_ms, gpu.index);
         self.last_sample_ms = Some(self.last_sample_ms.map_or(at_ms, |t| t.max(at_ms)));
         if self.info.driver_version.is_none() {
             self.info.driver_version = gpu.driver_version.as_deref().map(str::to_string);

@@ -5,6 +5,7 @@
 
 pub mod event;
 pub mod event_log;
+pub mod fault_end;
 pub mod history;
 pub mod host;
 pub mod idle_trail;

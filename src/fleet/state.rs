@@ -229,6 +229,11 @@ impl Fleet {
             if host.jobs.price() != price {
                 host.set_job_price(price.cloned());
             }
+            // A fault that ended (a new boot, the GPUs streaming again) leaves the live
+            // findings for the earlier ones.
+            if crate::diagnose::live_earlier::settle(host, self.now_ms, &live) {
+                changed.reshaped = true;
+            }
             let judged = job_fit.refresh(host, self.now_ms, &live);
             let findings = live_findings_judged(host, self.now_ms, &live, judged);
             if findings != host.findings {

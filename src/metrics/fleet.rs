@@ -377,11 +377,22 @@ fn money_series(page: &mut Page, fleet: &Fleet) {
 fn findings_series(page: &mut Page, fleet: &Fleet) {
     page.family(
         "gpufleet_finding_firing",
-        "1 for each finding firing on a host (label as gpufleet diagnose names it).",
+        "1 for each finding firing on a host (label as gpufleet diagnose names it); 0 for one \
+         whose fault ended (a new boot, or its GPU streams again) while it fires no more.",
         Kind::Gauge,
     );
     for (_, host) in fleet.watched() {
-        for finding in &host.findings {
+        let firing = host.findings.iter().map(|f| (f, 1.0));
+        // An ended finding once per label and GPU, unless the same one fires again.
+        let mut ended: Vec<&crate::diagnose::Finding> = Vec::new();
+        for e in host.faults.earlier() {
+            let f = &e.finding;
+            let same = |o: &&crate::diagnose::Finding| o.label == f.label && o.gpu == f.gpu;
+            if !host.findings.iter().any(|o| same(&o)) && !ended.iter().any(same) {
+                ended.push(f);
+            }
+        }
+        for (finding, value) in firing.chain(ended.into_iter().map(|f| (f, 0.0))) {
             let gpu = finding.gpu.map(|g| g.to_string()).unwrap_or_default();
             page.sample(
                 "gpufleet_finding_firing",
@@ -391,7 +402,7 @@ fn findings_series(page: &mut Page, fleet: &Fleet) {
                     ("gpu", &gpu),
                     ("instance", &host.name),
                 ],
-                1.0,
+                value,
             );
         }
     }

@@ -11,6 +11,7 @@ use crate::fleet::job::JobProcess;
 pub use crate::recording::wire_job::Job;
 use crate::recording::wire_notice::{self, Arg as NoticeArg};
 use crate::telemetry::accel::{Health, Vendor};
+use crate::telemetry::boot_id::BootId;
 use crate::telemetry::{
     ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason, SharedText,
 };
@@ -18,9 +19,10 @@ use crate::telemetry::{
 /// The `format` word of every recording's header.
 pub const FORMAT_NAME: &str = "gpufleet-recording";
 /// The newest version this build writes and reads; a newer file is refused with a clear error.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 // Version 2 added `evidence` lines, version 3 `jobs` and `job_log`, version 4 the `key` and
-// `args` of `notice` lines (`wire_notice.rs`); older files read unchanged.
+// `args` of `notice` lines (`wire_notice.rs`), version 5 `boot` lines; older files read
+// unchanged.
 
 /// The gpufleet version written into headers and reports.
 pub const WRITER: &str = env!("CARGO_PKG_VERSION");
@@ -73,6 +75,11 @@ pub enum Event {
     },
     Connected {
         info: Info,
+    },
+    /// The host's boot id as read on connect (version 5 on), checked again when read back.
+    Boot {
+        at_ms: u64,
+        boot_id: WireBootId,
     },
     Sample {
         at_ms: u64,
@@ -149,6 +156,25 @@ pub enum Event {
         restart: bool,
         text: String,
     },
+}
+
+/// A boot id as written: the kernel's hyphenated UUID, refused on reading unless it is one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WireBootId(pub BootId);
+
+impl Serialize for WireBootId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for WireBootId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        BootId::parse(&text)
+            .map(Self)
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 /// [`HostInfo`] as written.
@@ -341,6 +367,10 @@ impl From<&HostEvent> for Event {
         match event {
             HostEvent::Connecting { attempt } => Event::Connecting { attempt: *attempt },
             HostEvent::Connected(info) => Event::Connected { info: info.into() },
+            HostEvent::Boot { at_ms, boot_id } => Event::Boot {
+                at_ms: *at_ms,
+                boot_id: WireBootId(*boot_id),
+            },
             HostEvent::Sample { at_ms, gpu } => Event::Sample {
                 at_ms: *at_ms,
                 gpu: gpu.into(),
@@ -432,6 +462,10 @@ impl From<Event> for HostEvent {
         match event {
             Event::Connecting { attempt } => HostEvent::Connecting { attempt },
             Event::Connected { info } => HostEvent::Connected(info.into()),
+            Event::Boot { at_ms, boot_id } => HostEvent::Boot {
+                at_ms,
+                boot_id: boot_id.0,
+            },
             Event::Sample { at_ms, gpu } => HostEvent::Sample {
                 at_ms,
                 gpu: gpu.into(),
@@ -521,6 +555,7 @@ impl Event {
         match self {
             Event::Connecting { .. } | Event::Connected { .. } => None,
             Event::Sample { at_ms, .. }
+            | Event::Boot { at_ms, .. }
             | Event::Processes { at_ms, .. }
             | Event::Kernel { at_ms, .. }
             | Event::Lost { at_ms, .. }
@@ -550,6 +585,7 @@ impl Event {
         match &mut self {
             Event::Connecting { .. } | Event::Connected { .. } => {}
             Event::Sample { at_ms, .. }
+            | Event::Boot { at_ms, .. }
             | Event::Processes { at_ms, .. }
             | Event::Kernel { at_ms, .. }
             | Event::Lost { at_ms, .. }

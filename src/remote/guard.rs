@@ -30,6 +30,7 @@ impl Link {
             Slot::Evidence => ("flood_words.evidence", EVIDENCE_BUDGET),
             // Handled by `job_follow.rs`, which never gets here.
             Slot::JobProbe | Slot::JobLog => ("flood_words.job_log", OTHER_BUDGET),
+            Slot::BootId => ("flood_words.boot_id", OTHER_BUDGET),
         };
         if self.flood.flooded(Instant::now()) {
             let words = describe(NoticeText::new(what), flood, budget.lines);
@@ -62,7 +63,7 @@ impl Link {
                 st.apps_lines.clear();
                 st.job.list_ended();
             }
-            Slot::JobProbe | Slot::JobLog => {}
+            Slot::JobProbe | Slot::JobLog | Slot::BootId => {}
             // What it sent so far goes out, cut; the session does not ask again.
             Slot::Evidence => {
                 let event = st

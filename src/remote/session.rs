@@ -27,6 +27,7 @@ use crate::remote::sanitize::sanitize;
 use crate::remote::session_state::{DetailRun, Held, SessionState, StreamRun, keep};
 use crate::remote::smi::{self, FieldList};
 use crate::remote::transport::Connection;
+use crate::telemetry::boot_id::BootId;
 use crate::telemetry::smi_csv::{FieldLayout, overlay_sample, parse_compute_app_line};
 use crate::telemetry::smi_table::parse_versions;
 use crate::telemetry::source::now_ms;
@@ -62,6 +63,7 @@ impl Link {
             connected: false,
             held: Vec::new(),
             version_lines: Vec::new(),
+            boot_lines: Vec::new(),
             versions_done: false,
             detail_pending: false,
             versions_deadline: now + Duration::from_millis(self.opts.versions_wait_ms),
@@ -168,6 +170,10 @@ impl Link {
         mux: &mut Mux,
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
+        // Which boot this is, whatever the host's GPUs: a new one ends the faults before it.
+        if self.mode == Mode::Follow {
+            mux.start(Slot::BootId, &smi::boot_id_command()?, OTHER_BUDGET)?;
+        }
         if self.accel_start(mux, st)? {
             return Ok(());
         }
@@ -266,10 +272,12 @@ impl Link {
         mux: &mut Mux,
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
-        if st.accel.active() {
+        // The boot id is read whatever the host's GPUs.
+        if st.accel.active() && slot != Slot::BootId {
             return self.accel_event(slot, event, mux, st);
         }
         match (slot, event) {
+            (Slot::BootId, event) => self.on_boot_id(st, event),
             (slot @ (Slot::JobProbe | Slot::JobLog), event) => {
                 self.on_job_event(slot, event, mux, st)?;
             }
@@ -357,6 +365,32 @@ impl Link {
             (_, JobEvent::Bytes(_)) => {}
         }
         Ok(())
+    }
+
+    /// The boot id's reader: its one line, checked, goes out as `Boot` once it exits well.
+    /// A host without one (not Linux, a container that hides `/proc`) or that prints anything
+    /// else is left without: its faults then end only when its GPUs stream again.
+    fn on_boot_id(&mut self, st: &mut SessionState, event: JobEvent) {
+        match event {
+            JobEvent::Line(line) => keep(&mut st.boot_lines, line),
+            JobEvent::Exited { status: Some(0) } => {
+                let lines = std::mem::take(&mut st.boot_lines);
+                match BootId::parse(&lines.join("\n")) {
+                    Ok(boot_id) => self.emit_or_hold(
+                        st,
+                        HostEvent::Boot {
+                            at_ms: now_ms(),
+                            boot_id,
+                        },
+                    ),
+                    Err(e) => tracing::debug!(error = %e, "no boot id"),
+                }
+            }
+            JobEvent::Flooded(flood) => self.on_flood(st, Slot::BootId, &flood),
+            JobEvent::Exited { .. } | JobEvent::Refused(_) | JobEvent::Bytes(_) => {
+                st.boot_lines.clear();
+            }
+        }
     }
 
     fn on_kernel_exit(&mut self, mux: &mut Mux, st: &mut SessionState, status: Option<i32>) {

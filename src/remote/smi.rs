@@ -2,6 +2,7 @@
 //! lists they ask for, and the small checks on their non-CSV output.
 
 use crate::remote::quote::{CommandError, RemoteCommand};
+use crate::telemetry::boot_id::BOOT_ID_PATH;
 use crate::telemetry::smi_csv::{COMPUTE_APPS_FIELDS, FieldLayout, query_gpu_args};
 
 /// A `--query-gpu` field list and the layout its lines are read with; it shrinks when a host's
@@ -68,6 +69,11 @@ pub(crate) fn apps_args() -> [String; 2] {
 /// Plain `nvidia-smi`: its table header is the one place that names the CUDA version.
 pub(crate) fn versions_command(nvidia_smi: &str) -> Result<String, CommandError> {
     RemoteCommand::new(nvidia_smi).to_shell()
+}
+
+/// `cat /proc/sys/kernel/random/boot_id`: the boot id, read once at connect.
+pub(crate) fn boot_id_command() -> Result<String, CommandError> {
+    RemoteCommand::new("cat").arg(BOOT_ID_PATH).to_shell()
 }
 
 /// Ways to follow the kernel log, tried in order: `dmesg --follow-new` (no replay of old lines

@@ -99,16 +99,17 @@ pub fn analyse(host: &str, lines: &[Line]) -> Analysis {
     let start_ms = at_of(first);
     let mut fleet = Fleet::new(vec![host.to_string()], options, start_ms);
     let mut next_refresh_ms = start_ms;
+    let mut ended_seen = 0;
     for line in lines {
         let at_ms = at_of(line);
         while next_refresh_ms < at_ms {
-            refresh(&mut fleet, next_refresh_ms, &mut out);
+            refresh(&mut fleet, next_refresh_ms, &mut out, &mut ended_seen);
             next_refresh_ms += 1_000;
         }
         note_event(line, at_ms, &mut out);
         fleet.apply(0, HostEvent::from(line.event.clone()));
     }
-    refresh(&mut fleet, next_refresh_ms, &mut out);
+    refresh(&mut fleet, next_refresh_ms, &mut out, &mut ended_seen);
     out.broken_since_ms = out
         .evidence
         .iter()
@@ -151,12 +152,34 @@ fn sample_spacing_ms(lines: &[Line]) -> u64 {
         .max(1_000)
 }
 
-fn refresh(fleet: &mut Fleet, now_ms: u64, out: &mut Analysis) {
+/// Refreshes the findings at `now_ms`: a new one goes into the findings and the timeline, and
+/// one whose fault ended (`ended_seen` counts those told) into the timeline.
+fn refresh(fleet: &mut Fleet, now_ms: u64, out: &mut Analysis, ended_seen: &mut u64) {
     fleet.advance_clock(now_ms);
     fleet.refresh_findings();
     let Some(host) = fleet.hosts.first() else {
         return;
     };
+    let kept = host.faults.kept_total();
+    let fresh = usize::try_from(kept - *ended_seen).unwrap_or(usize::MAX);
+    *ended_seen = kept;
+    let earlier = host.faults.earlier();
+    let skip = earlier.len().saturating_sub(fresh);
+    for e in earlier.skip(skip) {
+        let gpu = e
+            .finding
+            .gpu
+            .map(|g| t!("report_timeline.finding_gpu", gpu = g).into_owned())
+            .unwrap_or_default();
+        let why = crate::diagnose::live_earlier::end_words(e.cause);
+        let what = t!(
+            "report_timeline.ended",
+            label = e.finding.label,
+            gpu = gpu,
+            why = why
+        );
+        moment(out, e.ended_ms, what.into_owned());
+    }
     for f in &host.findings {
         let known = out
             .findings
@@ -295,6 +318,11 @@ fn note_event(line: &Line, at_ms: u64, out: &mut Analysis) {
                 file = SMI_Q_FILE
             )
             .into_owned(),
+        ),
+        Event::Boot { boot_id, .. } => moment(
+            out,
+            at_ms,
+            t!("report_timeline.boot", boot_id = boot_id.0.to_string()).into_owned(),
         ),
         Event::Connecting { .. }
         | Event::Processes { .. }

@@ -1,6 +1,7 @@
 //! Telemetry: the GPU model types, nvidia-smi parsers, and the sources that produce samples.
 
 pub mod accel;
+pub mod boot_id;
 pub mod clock_words;
 pub mod local;
 pub mod local_rocm;

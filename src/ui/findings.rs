@@ -11,9 +11,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use crate::diagnose::Severity;
+use crate::diagnose::live_earlier::end_words;
+use crate::fleet::fault_end::EarlierFinding;
 use crate::fleet::host::HostState;
 use crate::theme::Theme;
-use crate::ui::format::clean;
+use crate::ui::format::{clean, clock};
 use crate::ui::scroll;
 
 /// A piece of a finding's text: its style, and whether it may break at its spaces.
@@ -31,8 +33,14 @@ fn piece(text: String, style: Style) -> Piece {
     }
 }
 
-/// Each finding's rows at `width` columns, in order.
+/// Each finding's rows at `width` columns, in order: the live ones, then the earlier ones
+/// (their fault ended), newest first.
 fn finding_rows(host: &HostState, width: usize, theme: &Theme) -> Vec<Vec<Line<'static>>> {
+    let earlier = host
+        .faults
+        .earlier()
+        .rev()
+        .map(|e| earlier_rows(e, width, theme));
     host.findings
         .iter()
         .map(|f| {
@@ -58,7 +66,31 @@ fn finding_rows(host: &HostState, width: usize, theme: &Theme) -> Vec<Vec<Line<'
             rows.extend(wrap(Span::styled("   →", theme.dim()), &action, width));
             rows
         })
+        .chain(earlier)
         .collect()
+}
+
+/// A finding whose fault ended, dimmed: when it showed, what it was, when and why it ended.
+fn earlier_rows(e: &EarlierFinding, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let f = &e.finding;
+    let gpu = f.gpu.map(|g| format!(" GPU {g}")).unwrap_or_default();
+    let ended = t!(
+        "finding.earlier_ended",
+        time = clock(e.ended_ms),
+        why = end_words(e.cause)
+    );
+    let pieces = [
+        piece(clock(e.at_ms), theme.dim()),
+        piece(format!("{}{gpu}:", clean(&f.label)), theme.dim()),
+        piece(clean(&f.summary), theme.dim()),
+        piece(ended.into_owned(), theme.dim()),
+    ];
+    let tag = t!("finding.earlier");
+    wrap(
+        Span::styled(format!(" {tag} "), theme.dim()),
+        &pieces,
+        width,
+    )
 }
 
 /// `prefix`, then `pieces` broken at spaces into rows of at most `width` cells; later rows
@@ -166,11 +198,9 @@ pub fn draw(
     let room = usize::from(inside.height);
     let mut lines = Vec::new();
     let mut last = first;
-    for (i, rows) in finding_rows(host, usize::from(inside.width), theme)
-        .into_iter()
-        .enumerate()
-        .skip(first)
-    {
+    let all = finding_rows(host, usize::from(inside.width), theme);
+    let total = all.len();
+    for (i, rows) in all.into_iter().enumerate().skip(first) {
         if lines.len() >= room {
             break;
         }
@@ -178,12 +208,8 @@ pub fn draw(
         lines.extend(rows);
     }
     lines.truncate(room);
-    let shown = if host.findings.is_empty() {
-        0
-    } else {
-        last + 1 - first
-    };
-    let title = scroll::title(&t!("pane.findings"), first, shown, host.findings.len());
+    let shown = if total == 0 { 0 } else { last + 1 - first };
+    let title = scroll::title(&t!("pane.findings"), first, shown, total);
     let border = if focused {
         theme.border_focused()
     } else {

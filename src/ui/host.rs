@@ -45,7 +45,7 @@ pub struct HostAreas {
 /// one of those has the focus (Tab).
 pub fn layout(area: Rect, model: &Model, host: &HostState, theme: &Theme) -> HostAreas {
     let big = area.height >= 40;
-    let has_findings = !host.findings.is_empty();
+    let has_findings = host.has_any_findings();
     let focus = match model.host_focus {
         HostFocus::Findings if !has_findings => HostFocus::Gpus,
         focus => focus,

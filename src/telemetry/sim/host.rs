@@ -2,6 +2,7 @@
 
 use super::gpu::SimGpu;
 use crate::fleet::{HostEvent, NoticeText};
+use crate::telemetry::boot_id::BootId;
 use crate::telemetry::{HostInfo, LostReason, TimestampMs};
 
 /// What `ssh` prints for a connection that runs into its timeout, the words around the OS's
@@ -110,9 +111,17 @@ impl SimHost {
         matches!(self.link, Link::FallenOff { .. } | Link::Lost)
     }
 
-    /// How many times the host has booted.
-    pub(super) fn boots(&self) -> u32 {
-        self.boots
+    /// The boot id, in the kernel's UUID form: a new one with every reboot.
+    pub(super) fn boot_id(&self) -> String {
+        let seed: u32 = self
+            .name
+            .bytes()
+            .fold(0, |acc, b| acc.wrapping_mul(31).wrapping_add(u32::from(b)));
+        format!(
+            "{seed:08x}-{:04x}-4d1e-9c1a-{:012x}",
+            self.boots & 0xffff,
+            u64::from(seed ^ self.boots)
+        )
     }
 
     /// A reboot: a lost GPU is back on the bus (for good: the fault does not recur in the demo),
@@ -176,6 +185,10 @@ impl SimHost {
                 return out;
             }
             out.push(HostEvent::Connected(self.info()));
+            // Read on connect, as a link reads `/proc/sys/kernel/random/boot_id`.
+            if let Ok(boot_id) = BootId::parse(&self.boot_id()) {
+                out.push(HostEvent::Boot { at_ms, boot_id });
+            }
             self.link = Link::Up;
         }
         match self.link {

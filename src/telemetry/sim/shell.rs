@@ -89,7 +89,7 @@ impl Simulator {
         let words: Vec<&str> = argv.iter().map(String::as_str).collect();
         Ok(match words.as_slice() {
             ["id", "-u"] => SimAnswer::ok(vec!["0".to_string()]),
-            ["cat", "/proc/sys/kernel/random/boot_id"] => SimAnswer::ok(vec![boot_id(host)]),
+            ["cat", "/proc/sys/kernel/random/boot_id"] => SimAnswer::ok(vec![host.boot_id()]),
             ["dmesg", ..] => SimAnswer::ok(dmesg(host)),
             ["reboot"] => {
                 host.reboot();
@@ -118,19 +118,6 @@ impl Simulator {
             [] => SimAnswer::failed(NOT_FOUND, t!("demo_shell.empty_command").into_owned()),
         })
     }
-}
-
-/// A boot id that changes with every reboot, in the kernel's UUID form.
-fn boot_id(host: &SimHost) -> String {
-    let seed: u32 = host
-        .name
-        .bytes()
-        .fold(0, |acc, b| acc.wrapping_mul(31).wrapping_add(u32::from(b)));
-    format!(
-        "{seed:08x}-{:04x}-4d1e-9c1a-{:012x}",
-        host.boots() & 0xffff,
-        u64::from(seed ^ host.boots())
-    )
 }
 
 /// `dmesg`: the NVIDIA kernel lines with their seconds since boot, as dmesg prints them.

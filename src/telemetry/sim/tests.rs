@@ -447,3 +447,46 @@ fn a_fast_simulator_stamps_its_events_on_the_simulated_clock() {
         "{stamps:?}"
     );
 }
+
+/// flaky-h200's Xid 79 fires until the gpu-lost runbook reboots the host (its `reboot` step,
+/// run on the simulator as the runbook runs it); then the host reconnects in a new boot, its
+/// GPU streams, and the finding is an earlier one: no badge, no alert.
+#[test]
+fn flaky_h200s_lost_gpu_stops_firing_after_the_runbook_reboots_it() {
+    use crate::fleet::fault_end::EndCause;
+    use crate::fleet::{Fleet, FleetOptions};
+
+    let sim: SharedSim = Arc::new(Mutex::new(Simulator::demo(17)));
+    let names = lock(&sim).host_names();
+    let id = host(&lock(&sim), "flaky-h200");
+    let mut fleet = Fleet::new(names, FleetOptions::default(), WALL0_MS);
+    let labels = |fleet: &Fleet| -> Vec<String> {
+        fleet.hosts[id]
+            .findings
+            .iter()
+            .map(|f| f.label.clone())
+            .collect()
+    };
+    crate::demo::run_forward(&sim, &mut fleet, WALL0_MS, 90_000);
+    assert!(
+        labels(&fleet).contains(&"xid_79".to_string()),
+        "{:?}",
+        labels(&fleet)
+    );
+    let reboot = ["sudo", "-n", "reboot"].map(str::to_string);
+    lock(&sim)
+        .run_command("flaky-h200", &reboot)
+        .expect("the reboot runs");
+    crate::demo::run_forward(&sim, &mut fleet, WALL0_MS, 100_000);
+    assert_eq!(labels(&fleet), Vec::<String>::new());
+    let earlier: Vec<(String, EndCause)> = fleet.hosts[id]
+        .faults
+        .earlier()
+        .map(|e| (e.finding.label.clone(), e.cause))
+        .collect();
+    assert!(
+        earlier.contains(&("xid_79".to_string(), EndCause::NewBoot)),
+        "{earlier:?}"
+    );
+    assert_eq!(fleet.hosts[id].faults.losses(), 1);
+}
