@@ -211,16 +211,17 @@ fn both_critical_findings_actions_can_be_read_whole_at_80x24_and_100x30_in_both_
             assert_eq!(paged_bottom, bottom, "{name}");
             let deepest = model.screen.findings_scroll;
             press(&mut model, KeyCode::Down, size);
-            assert_eq!(
-                model.screen.findings_scroll, deepest,
-                "{name}: no further"
-            );
+            assert_eq!(model.screen.findings_scroll, deepest, "{name}: no further");
             while model.screen.findings_scroll > 0 {
                 let before = model.screen.findings_scroll;
                 press(&mut model, KeyCode::PageUp, size);
                 assert!(model.screen.findings_scroll < before, "{name}");
             }
-            assert_eq!(render(&model, size.0, size.1), top, "{name}: back at the top");
+            assert_eq!(
+                render(&model, size.0, size.1),
+                top,
+                "{name}: back at the top"
+            );
 
             insta::assert_snapshot!(format!("findings_top_{name}"), top);
             insta::assert_snapshot!(format!("findings_bottom_{name}"), bottom);
