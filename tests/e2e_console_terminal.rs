@@ -84,16 +84,18 @@ fn findings_at_80x24_scroll_with_the_wheel_and_keys() {
         "clicks and wheel, SGR reports"
     );
 
-    // One notch down with the pointer inside the findings pane.
-    let pane_row = row_of(&screen, "Findings 1-") + 2;
-    tmux.send_bytes(&sgr_mouse(65, 20, pane_row));
-    let scrolled = tmux.wait_for("Findings 2-", WAIT);
-    assert!(!scrolled.contains("Findings 1-"), "{scrolled}");
+    // One notch down with the pointer inside the findings pane: its rows move up by one.
+    let title = row_of(&screen, "Findings 1-");
+    let row = |screen: &str, n: usize| screen.lines().nth(title + n).unwrap_or("").to_string();
+    let (first, second) = (row(&screen, 1), row(&screen, 2));
+    assert_ne!(first, second, "{screen}");
+    tmux.send_bytes(&sgr_mouse(65, 20, title + 2));
+    tmux.wait_until("the second row on top", WAIT, |s| row(s, 1) == second);
     // The wheel gave the pane the focus: the keys scroll it back.
     tmux.keys(&["k"]);
-    tmux.wait_for("Findings 1-", WAIT);
+    tmux.wait_until("the first row back on top", WAIT, |s| row(s, 1) == first);
     tmux.keys(&["j"]);
-    tmux.wait_for("Findings 2-", WAIT);
+    tmux.wait_until("the second row on top again", WAIT, |s| row(s, 1) == second);
 
     tmux.keys(&["q"]);
     let after = tmux.wait_for("EXIT=", WAIT);

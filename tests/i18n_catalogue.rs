@@ -3949,3 +3949,27 @@ fn the_helps_english_in_the_catalogue_is_the_derives_text() {
         .collect();
     assert!(stray.is_empty(), "help texts of no command: {stray:?}");
 }
+
+/// The Chinese runbook texts read as the console shows them (their line breaks, made for the
+/// terminal, joined by a space) have no space between two Chinese characters or after Chinese
+/// punctuation (`没有 进程`, `、 nvidia-smi`): Chinese puts none there.
+#[test]
+fn chinese_runbook_texts_have_no_space_between_chinese_characters() {
+    let zh = catalogue("zh-CN");
+    let wide = |c: char| !c.is_ascii();
+    let mut stray = Vec::new();
+    for (key, text) in zh.iter().filter(|(k, _)| k.starts_with("runbook_text.")) {
+        let joined: Vec<char> = text
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .collect();
+        for at in joined.windows(3) {
+            if at[1] == ' ' && wide(at[0]) && (wide(at[2]) || "、，。；：".contains(at[0])) {
+                stray.push(format!("{key}: {}", at.iter().collect::<String>()));
+            }
+        }
+    }
+    assert!(stray.is_empty(), "{stray:#?}");
+}

@@ -421,6 +421,50 @@ $ $ nvidia-smi -i 0 -pl 250";
     assert!(narrow.contains("Run it on the host?"), "{narrow}");
 }
 
+/// The explanations of a real runbook (gpu-lost) in the playbook pane at 80 columns: wrapped
+/// at spaces, each English word whole on a row (`reset` was once cut as `re` / `set`).
+#[test]
+fn runbook_explanations_wrap_between_words() {
+    let mut model = ssh_model(false);
+    let id = start_power_limit(&mut model);
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/runbooks/gpu-lost.toml");
+    let book: toml::Table = std::fs::read_to_string(path)
+        .expect("runbook")
+        .parse()
+        .expect("TOML");
+    let whys: Vec<String> = book["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|step| step.get("why").and_then(|w| w.as_str()))
+        .map(|why| format!("why: {why}"))
+        .collect();
+    assert!(whys.len() >= 5);
+    for why in &whys {
+        let line = PaneLine::new(LineKind::Why, why.clone());
+        update(
+            &mut model,
+            Event::Playbook(PlaybookEvent::Line { id, line }),
+        );
+    }
+    let screen = render(&model, 80, 60);
+    let rows: Vec<&str> = screen
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+        .collect();
+    let shown: String = rows.concat().split_whitespace().collect();
+    for why in &whys {
+        let squeezed: String = why.split_whitespace().collect();
+        assert!(shown.contains(&squeezed), "{why:?} shown:\n{screen}");
+        for word in why.split_whitespace() {
+            assert!(
+                rows.iter().any(|r| r.split_whitespace().any(|w| w == word)),
+                "{word:?} of {why:?} shown whole:\n{screen}"
+            );
+        }
+    }
+}
+
 const RUNBOOK: &str = r#"
 id = "tui-test"
 title = "Read, then change"

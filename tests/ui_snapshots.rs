@@ -251,6 +251,9 @@ fn boxes_are_whole(screen: &str) -> Result<usize, String> {
     Ok(boxes)
 }
 
+/// The findings pane at 80x24 (its scrolling, in both languages and at 100x30 too, is in
+/// `ui_findings_snapshots.rs`): the summary reads whole and the bottom edge says that more
+/// rows follow.
 #[test]
 fn findings_at_80x24_are_readable_and_scroll() {
     let mut model = demo_model(120);
@@ -265,15 +268,8 @@ fn findings_at_80x24_are_readable_and_scroll() {
         "{top}"
     );
     assert!(top.contains("restarts."), "the whole summary: {top}");
+    assert!(top.contains("↓ 8 more lines"), "{top}");
     insta::assert_snapshot!("host_findings_80x24", top);
-    press(&mut model, &[KeyCode::Down]);
-    let scrolled = render(&model, 80, 24);
-    assert!(scrolled.contains("Findings 2-2 of 2"), "{scrolled}");
-    assert!(scrolled.contains("xid_79"), "{scrolled}");
-    assert!(!scrolled.contains("gpu_lost"), "{scrolled}");
-    insta::assert_snapshot!("host_findings_scrolled_80x24", scrolled);
-    press(&mut model, &[KeyCode::Up]);
-    assert!(render(&model, 80, 24).contains("Findings 1-1 of 2"));
 }
 
 /// 60x15: every pane of the host view gets a usable height in turn (Tab), nothing is drawn

@@ -8,7 +8,7 @@ use ratatui::layout::{Position, Rect};
 /// Scroll positions and the last frame's regions.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Screen {
-    /// The first finding shown in the host view's findings pane.
+    /// The first row shown in the host view's findings pane (its findings' text, wrapped).
     pub findings_scroll: usize,
     /// The first line shown in the help overlay.
     pub help_scroll: usize,
@@ -74,13 +74,18 @@ impl Regions {
 }
 
 impl Screen {
-    /// Scrolls the findings pane by `delta` findings, within what the last frame allows.
-    pub fn scroll_findings(&mut self, delta: i64, findings: usize) {
-        let max = self
-            .regions
-            .findings
-            .map_or(findings.saturating_sub(1), |pane| pane.max_scroll);
+    /// Scrolls the findings pane by `delta` rows, within what the last frame allows (no
+    /// frame, no pane: nothing to scroll).
+    pub fn scroll_findings(&mut self, delta: i64) {
+        let max = self.regions.findings.map_or(0, |pane| pane.max_scroll);
         self.findings_scroll = clamp_step(self.findings_scroll, delta, max);
+    }
+
+    /// The rows a page key moves the findings pane the last frame drew, if it drew one.
+    pub fn findings_page(&self) -> Option<usize> {
+        self.regions
+            .findings
+            .map(|pane| crate::ui::findings::page_rows(pane.area))
     }
 
     /// Scrolls the help by `delta` lines, within what the last frame allows.
@@ -105,19 +110,23 @@ mod tests {
     #[test]
     fn scrolling_stops_where_the_last_frame_said() {
         let mut screen = Screen::default();
-        screen.scroll_findings(10, 5);
-        assert_eq!(
-            screen.findings_scroll, 4,
-            "no frame yet: up to the last finding"
-        );
+        screen.scroll_findings(10);
+        assert_eq!(screen.findings_scroll, 0, "no frame yet: nothing to scroll");
+        assert_eq!(screen.findings_page(), None);
         screen.regions.findings = Some(ScrollArea {
-            area: Rect::new(0, 0, 10, 5),
+            area: Rect::new(0, 0, 10, 7),
             max_scroll: 2,
         });
-        screen.scroll_findings(1, 5);
+        screen.scroll_findings(1);
+        screen.scroll_findings(5);
         assert_eq!(screen.findings_scroll, 2);
-        screen.scroll_findings(-1, 5);
+        screen.scroll_findings(-1);
         assert_eq!(screen.findings_scroll, 1, "one step up shows at once");
+        assert_eq!(
+            screen.findings_page(),
+            Some(4),
+            "five rows inside, one kept"
+        );
         let list = ListArea {
             rows: Rect::new(1, 3, 20, 4),
             first: 7,

@@ -287,8 +287,8 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
         }
         Action::Up => move_cursor(model, -1),
         Action::Down => move_cursor(model, 1),
-        Action::PageUp => move_cursor(model, -(PAGE_ROWS as i64)),
-        Action::PageDown => move_cursor(model, PAGE_ROWS as i64),
+        Action::PageUp => move_cursor(model, -page_rows(model)),
+        Action::PageDown => move_cursor(model, page_rows(model)),
         Action::Top => move_cursor(model, i64::MIN / 2),
         Action::Bottom => move_cursor(model, i64::MAX / 2),
         Action::Left => move_gpu(model, -1),
@@ -377,12 +377,22 @@ fn move_cursor(model: &mut Model, delta: i64) {
                 let len = model.fleet.hosts.get(host).map_or(0, |h| h.processes.len());
                 model.process_cursor = step(model.process_cursor, delta, len);
             }
-            HostFocus::Findings => {
-                let len = model.fleet.hosts.get(host).map_or(0, |h| h.findings.len());
-                model.screen.scroll_findings(delta, len);
-            }
+            HostFocus::Findings => model.screen.scroll_findings(delta),
         },
     }
+}
+
+/// Rows a PageUp/PageDown moves: the findings pane's page where it has the keys (all it shows
+/// but one row), else [`PAGE_ROWS`].
+fn page_rows(model: &Model) -> i64 {
+    let findings = model.mode != InputMode::Help
+        && matches!(model.view, View::Host(_))
+        && model.host_focus == HostFocus::Findings;
+    let rows = match model.screen.findings_page() {
+        Some(page) if findings => page,
+        _ => PAGE_ROWS,
+    };
+    i64::try_from(rows).unwrap_or(i64::MAX / 2)
 }
 
 fn move_gpu(model: &mut Model, delta: i64) {

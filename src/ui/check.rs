@@ -63,18 +63,14 @@ pub fn draw(f: &mut Frame, area: Rect, check: &CheckRun, theme: &Theme) {
             f.render_widget(Paragraph::new(lines), foot);
         }
         CheckStage::Failed { reason } => {
-            let lines = vec![
-                Line::styled(
-                    t!("check.not_finished", reason = reason).into_owned(),
-                    theme.critical(),
-                ),
-                Line::from(""),
-                key_hint(&[("Esc", t!("keyhint.close"))], theme),
-            ];
-            f.render_widget(
-                Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
-                inner,
-            );
+            let text = t!("check.not_finished", reason = reason);
+            let mut lines: Vec<Line> = crate::ui::wrap::rows(&text, usize::from(inner.width))
+                .into_iter()
+                .map(|row| Line::styled(row, theme.critical()))
+                .collect();
+            lines.push(Line::from(""));
+            lines.push(key_hint(&[("Esc", t!("keyhint.close"))], theme));
+            f.render_widget(Paragraph::new(lines), inner);
         }
     }
 }

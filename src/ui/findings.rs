@@ -1,12 +1,12 @@
 //! The findings pane of the host view: what is wrong, how sure, and what to do about it. The
-//! text is wrapped here (at spaces, continuation rows indented) so the pane knows how many rows
-//! each finding takes: it scrolls a finding at a time and says which ones are in view.
+//! text is wrapped here ([`crate::ui::wrap`], continuation rows indented) so the pane knows how
+//! many rows each finding takes: it scrolls a row at a time, so every row of every finding's
+//! action can be brought into view, and says which findings are in view.
 
 use rust_i18n::t;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
@@ -17,21 +17,7 @@ use crate::fleet::host::HostState;
 use crate::theme::Theme;
 use crate::ui::format::{clean, clock};
 use crate::ui::scroll;
-
-/// A piece of a finding's text: its style, and whether it may break at its spaces.
-struct Piece {
-    text: String,
-    style: Style,
-    whole: bool,
-}
-
-fn piece(text: String, style: Style) -> Piece {
-    Piece {
-        text,
-        style,
-        whole: false,
-    }
-}
+use crate::ui::wrap::{self, Piece};
 
 /// Each finding's rows at `width` columns, in order: the live ones, then the earlier ones
 /// (their fault ended), newest first.
@@ -51,19 +37,22 @@ fn finding_rows(host: &HostState, width: usize, theme: &Theme) -> Vec<Vec<Line<'
             };
             let gpu = f.gpu.map(|g| format!(" GPU {g}")).unwrap_or_default();
             let head = [
-                piece(format!("{}{gpu}:", clean(&f.label)), theme.title()),
-                piece(clean(&f.summary), theme.base()),
+                Piece::new(format!("{}{gpu}:", clean(&f.label)), theme.title()),
+                Piece::new(clean(&f.summary), theme.base()),
             ];
-            let mut rows = wrap(Span::styled(format!(" {tag} "), tag_style), &head, width);
-            let mut action = vec![piece(clean(&f.action), theme.base())];
+            let mut rows = wrap::lines(Span::styled(format!(" {tag} "), tag_style), &head, width);
+            let mut action = vec![Piece::new(clean(&f.action), theme.base())];
             if let Some(runbook) = &f.runbook {
-                action.push(Piece {
-                    text: format!(" [p: {}]", clean(runbook)),
-                    style: theme.help_key(),
-                    whole: true,
-                });
+                action.push(Piece::whole(
+                    format!("[p: {}]", clean(runbook)),
+                    theme.help_key(),
+                ));
             }
-            rows.extend(wrap(Span::styled("   →", theme.dim()), &action, width));
+            rows.extend(wrap::lines(
+                Span::styled("   →", theme.dim()),
+                &action,
+                width,
+            ));
             rows
         })
         .chain(earlier)
@@ -80,79 +69,17 @@ fn earlier_rows(e: &EarlierFinding, width: usize, theme: &Theme) -> Vec<Line<'st
         why = end_words(e.cause)
     );
     let pieces = [
-        piece(clock(e.at_ms), theme.dim()),
-        piece(format!("{}{gpu}:", clean(&f.label)), theme.dim()),
-        piece(clean(&f.summary), theme.dim()),
-        piece(ended.into_owned(), theme.dim()),
+        Piece::new(clock(e.at_ms), theme.dim()),
+        Piece::new(format!("{}{gpu}:", clean(&f.label)), theme.dim()),
+        Piece::new(clean(&f.summary), theme.dim()),
+        Piece::new(ended.into_owned(), theme.dim()),
     ];
     let tag = t!("finding.earlier");
-    wrap(
+    wrap::lines(
         Span::styled(format!(" {tag} "), theme.dim()),
         &pieces,
         width,
     )
-}
-
-/// `prefix`, then `pieces` broken at spaces into rows of at most `width` cells; later rows
-/// start under the first word (at most half the width in). A word longer than a row is cut.
-fn wrap(prefix: Span<'static>, pieces: &[Piece], width: usize) -> Vec<Line<'static>> {
-    let width = width.max(1);
-    let indent = (prefix.width() + 1).min(width / 2);
-    let mut rows = Vec::new();
-    let mut col = prefix.width();
-    let mut row = vec![prefix];
-    let mut fresh = false;
-    for p in pieces {
-        let words: Vec<String> = if p.whole {
-            vec![p.text.trim().to_string()]
-        } else {
-            p.text.split_whitespace().map(str::to_string).collect()
-        };
-        for mut word in words {
-            loop {
-                let w = Span::raw(word.as_str()).width();
-                let gap = usize::from(!fresh);
-                if col + gap + w <= width {
-                    if gap == 1 {
-                        row.push(Span::raw(" "));
-                    }
-                    col += gap + w;
-                    row.push(Span::styled(word, p.style));
-                    fresh = false;
-                    break;
-                }
-                if !fresh {
-                    rows.push(Line::from(std::mem::take(&mut row)));
-                    row.push(Span::raw(" ".repeat(indent)));
-                    col = indent;
-                    fresh = true;
-                    continue;
-                }
-                // Cut by display cells, never inside a character; a row too narrow for even
-                // one wide character still takes one, so the loop always moves on.
-                let room = width.saturating_sub(col).max(1);
-                let mut head = crate::cells::take(&word, room);
-                if head.is_empty() {
-                    head = word
-                        .char_indices()
-                        .nth(1)
-                        .map_or(word.as_str(), |(at, _)| &word[..at]);
-                }
-                let rest = word[head.len()..].to_string();
-                let head = head.to_string();
-                row.push(Span::styled(head, p.style));
-                rows.push(Line::from(std::mem::take(&mut row)));
-                row.push(Span::raw(" ".repeat(indent)));
-                col = indent;
-                word = rest;
-                if word.is_empty() {
-                    break;
-                }
-            }
-        }
-    }
-    rows.push(Line::from(row));
-    rows
 }
 
 /// The inside of the pane's frame.
@@ -167,25 +94,23 @@ pub fn height_wanted(host: &HostState, width: u16, theme: &Theme) -> u16 {
     u16::try_from(rows + 2).unwrap_or(u16::MAX)
 }
 
-/// The furthest the pane needs to scroll: the first finding from which the rest all fit.
+/// The furthest the pane scrolls, in rows: the last row of the last finding at the bottom.
 pub fn max_scroll(area: Rect, host: &HostState, theme: &Theme) -> usize {
     let inside = inner(area);
-    let heights: Vec<usize> = finding_rows(host, usize::from(inside.width), theme)
+    let rows: usize = finding_rows(host, usize::from(inside.width), theme)
         .iter()
         .map(Vec::len)
-        .collect();
-    let room = usize::from(inside.height);
-    let mut below = 0;
-    for (i, height) in heights.iter().enumerate().rev() {
-        below += height;
-        if below > room {
-            return (i + 1).min(heights.len().saturating_sub(1));
-        }
-    }
-    0
+        .sum();
+    rows.saturating_sub(usize::from(inside.height))
 }
 
-/// Draws the findings from the `scroll`th on; `focused` when keys scroll it.
+/// The rows a page key (PgUp, PgDn) moves the pane: all it shows but one, which stays in view.
+pub fn page_rows(area: Rect) -> usize {
+    usize::from(inner(area).height).saturating_sub(1).max(1)
+}
+
+/// Draws the findings from their `scroll`th row on; `focused` when keys scroll it. The title
+/// says which findings are in view, whole or in part; the bottom edge how many rows are below.
 pub fn draw(
     frame: &mut Frame,
     area: Rect,
@@ -194,72 +119,45 @@ pub fn draw(
     theme: &Theme,
 ) {
     let inside = inner(area);
-    let first = scroll.min(max_scroll(area, host, theme));
     let room = usize::from(inside.height);
     let mut lines = Vec::new();
-    let mut last = first;
+    // The finding each row belongs to.
+    let mut owner = Vec::new();
     let all = finding_rows(host, usize::from(inside.width), theme);
+    // Live findings and earlier ones alike count in the title.
     let total = all.len();
-    for (i, rows) in all.into_iter().enumerate().skip(first) {
-        if lines.len() >= room {
-            break;
-        }
-        last = i;
+    for (i, rows) in all.into_iter().enumerate() {
+        owner.extend(std::iter::repeat_n(i, rows.len()));
         lines.extend(rows);
     }
-    lines.truncate(room);
-    let shown = if total == 0 { 0 } else { last + 1 - first };
-    let title = scroll::title(&t!("pane.findings"), first, shown, total);
+    let first = scroll.min(lines.len().saturating_sub(room));
+    let end = (first + room).min(lines.len());
+    let (from, shown) = match (
+        owner.get(first),
+        end.checked_sub(1).and_then(|e| owner.get(e)),
+    ) {
+        (Some(&top), Some(&bottom)) => (top, bottom + 1 - top),
+        _ => (0, 0),
+    };
+    let title = scroll::title(&t!("pane.findings"), from, shown, total);
+    let below = lines.len() - end;
     let border = if focused {
         theme.border_focused()
     } else {
         theme.border()
     };
-    frame.render_widget(
-        Paragraph::new(lines).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_style(border)
-                .title(Span::styled(title, theme.title())),
-        ),
-        area,
-    );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn text(line: &Line) -> String {
-        line.spans.iter().map(|s| s.content.as_ref()).collect()
+    let mut block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(border)
+        .title(Span::styled(title, theme.title()));
+    if below > 0 {
+        let more = if below == 1 {
+            t!("scroll.below_one")
+        } else {
+            t!("scroll.below", n = below)
+        };
+        block = block.title_bottom(Line::from(Span::styled(more, theme.title())).right_aligned());
     }
-
-    #[test]
-    fn words_wrap_at_spaces_with_the_prefix_kept_whole() {
-        let pieces = [
-            piece("XID 79:".into(), Style::default()),
-            piece("the GPU fell off the bus".into(), Style::default()),
-        ];
-        let rows: Vec<String> = wrap(Span::raw(" CRIT "), &pieces, 20)
-            .iter()
-            .map(text)
-            .collect();
-        assert_eq!(
-            rows,
-            vec![
-                " CRIT  XID 79: the",
-                "       GPU fell off",
-                "       the bus"
-            ]
-        );
-        for row in &rows {
-            assert!(row.chars().count() <= 20, "{row:?}");
-        }
-        let long = [piece("abcdefghijklmnopqrstuvwxyz".into(), Style::default())];
-        let rows: Vec<String> = wrap(Span::raw("> "), &long, 10).iter().map(text).collect();
-        assert_eq!(
-            rows,
-            vec!["> ", "   abcdefg", "   hijklmn", "   opqrstu", "   vwxyz"]
-        );
-    }
+    let shown_lines: Vec<Line> = lines.drain(first..end).collect();
+    frame.render_widget(Paragraph::new(shown_lines).block(block), area);
 }

@@ -24,6 +24,8 @@ const NOTICE_ROOM: usize = 32;
 const SIDE_BY_SIDE_FROM: u16 = 120;
 /// The fewest rows of a findings pane worth drawing above the processes (three of text).
 const FINDINGS_MIN: u16 = 5;
+/// The fewest rows of the charts worth drawing (three inside their frames).
+const CHARTS_MIN: u16 = 5;
 
 /// Where the host view puts its parts; a part left out has no area.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -40,9 +42,10 @@ pub struct HostAreas {
 }
 
 /// The host view's layout. On a short screen (80x24) what matters goes first: the GPU cards,
-/// then the findings, then the processes; the charts only where all three keep a useful
-/// height. Below that (60x15) the cards give their room to the processes and findings while
-/// one of those has the focus (Tab).
+/// then the findings (all their rows where they fit: a finding's action is the point), then the
+/// processes; the charts only where all three keep their room, shrunk before they go. Below
+/// that (60x15) the cards give their room to the processes and findings while one of those has
+/// the focus (Tab).
 pub fn layout(area: Rect, model: &Model, host: &HostState, theme: &Theme) -> HostAreas {
     let big = area.height >= 40;
     let has_findings = host.has_any_findings();
@@ -57,12 +60,25 @@ pub fn layout(area: Rect, model: &Model, host: &HostState, theme: &Theme) -> Hos
     } else {
         procs_min
     };
+    // The rows the panes need for the findings to show whole (beside the processes on a wide
+    // screen, above them on a narrow one).
+    let panes_wanted = if !has_findings {
+        procs_min
+    } else if side_by_side {
+        let width = area.width - area.width * 2 / 5;
+        procs_min.max(findings::height_wanted(host, width, theme))
+    } else {
+        let wanted = findings::height_wanted(host, area.width, theme).max(FINDINGS_MIN);
+        procs_min.saturating_add(wanted)
+    };
     let columns = (area.width / gpu_card::CARD_MIN_WIDTH).clamp(1, MAX_COLUMNS);
     let [header, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     let card_rows_needed = (host.gpus.len() as u16).div_ceil(columns).max(1);
     let charts_wanted: u16 = if big { 14 } else { 7 };
     // A second row of cards only where the charts and panes keep their room.
-    let room = rest.height.saturating_sub(charts_wanted + panes_min);
+    let room = rest
+        .height
+        .saturating_sub(charts_wanted.saturating_add(panes_wanted));
     let mut card_rows = card_rows_needed.min(room / gpu_card::CARD_HEIGHT).max(1);
     if focus != HostFocus::Gpus && rest.height < card_rows * gpu_card::CARD_HEIGHT + panes_min {
         card_rows = 0;
@@ -70,8 +86,10 @@ pub fn layout(area: Rect, model: &Model, host: &HostState, theme: &Theme) -> Hos
     let below_cards = rest
         .height
         .saturating_sub(card_rows * gpu_card::CARD_HEIGHT);
-    let charts_h = if below_cards >= charts_wanted + panes_min {
-        charts_wanted
+    // The charts take what the panes leave, shrunk down to `CHARTS_MIN` before they go.
+    let spare = below_cards.saturating_sub(panes_wanted);
+    let charts_h = if spare >= CHARTS_MIN {
+        spare.min(charts_wanted)
     } else {
         0
     };

@@ -32,6 +32,7 @@ pub mod row_cache;
 pub mod runbooks;
 pub mod scroll;
 pub mod trail;
+pub mod wrap;
 
 use std::borrow::Cow;
 

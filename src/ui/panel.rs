@@ -1,5 +1,6 @@
 //! What the panels over the views share: where they sit, clearing the cells under them, their
-//! frame, key hints, and text cut into rows so that long commands wrap instead of being cut.
+//! frame, key hints, and text cut into rows so that long commands wrap instead of being cut
+//! (prose wraps in `ui::wrap`).
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
@@ -106,34 +107,6 @@ fn take_row(text: &str, width: usize) -> &str {
     }
 }
 
-/// `text` wrapped at spaces into rows of at most `width` cells (a longer word, or Chinese
-/// text, which has no spaces, is cut between characters).
-pub fn word_rows(text: &str, width: usize) -> Vec<String> {
-    use crate::cells::width as cells;
-    let width = width.max(1);
-    let mut rows: Vec<String> = Vec::new();
-    let mut row = String::new();
-    for word in text.split_whitespace() {
-        let len = cells(&row);
-        if len > 0 && len + 1 + cells(word) > width {
-            rows.push(std::mem::take(&mut row));
-        }
-        if !row.is_empty() {
-            row.push(' ');
-        }
-        row.push_str(word);
-        while cells(&row) > width {
-            let head = take_row(&row, width).to_string();
-            row = row[head.len()..].to_string();
-            rows.push(head);
-        }
-    }
-    if !row.is_empty() || rows.is_empty() {
-        rows.push(row);
-    }
-    rows
-}
-
 /// A bar of `width` cells filled to `ratio`.
 pub fn bar<'a>(ratio: f64, width: usize, style: Style, theme: &Theme) -> Vec<Span<'a>> {
     let ratio = if ratio.is_finite() {
@@ -174,8 +147,6 @@ mod tests {
     fn rows_keep_every_character() {
         assert_eq!(wrap_rows("abcdefg", 3), vec!["abc", "def", "g"]);
         assert_eq!(wrap_rows("", 3), vec![""]);
-        assert_eq!(word_rows("ab cd efgh", 5), vec!["ab cd", "efgh"]);
-        assert_eq!(word_rows("abcdefg", 3), vec!["abc", "def", "g"]);
     }
 
     #[test]
@@ -183,10 +154,6 @@ mod tests {
         assert_eq!(wrap_rows("掉卡残血卡", 4), vec!["掉卡", "残血", "卡"]);
         // An odd width leaves a cell free rather than splitting a character.
         assert_eq!(wrap_rows("掉卡残血卡", 5), vec!["掉卡", "残血", "卡"]);
-        assert_eq!(
-            word_rows("先备份 再释放实例", 6),
-            vec!["先备份", "再释放", "实例"]
-        );
         // A row narrower than one character still moves on.
         assert_eq!(wrap_rows("掉卡", 1), vec!["掉", "卡"]);
     }

@@ -15,6 +15,7 @@ use crate::playbook::Danger;
 use crate::theme::Theme;
 use crate::ui::format::clean;
 use crate::ui::panel::{self, key_hint, wrap_rows};
+use crate::ui::wrap;
 
 fn danger_style(danger: Danger, theme: &Theme) -> Style {
     match danger {
@@ -71,7 +72,12 @@ pub fn draw(f: &mut Frame, area: Rect, run: &PlaybookRun, theme: &Theme) {
         let prefix = indent(line.kind);
         let style = line_style(line, theme);
         let room = width.saturating_sub(crate::cells::width(prefix)).max(1);
-        for (i, row) in wrap_rows(&line.text, room).into_iter().enumerate() {
+        // Commands and output are cut by cells (none of their spaces lost); prose is wrapped.
+        let cut = match line.kind {
+            LineKind::Command | LineKind::Output => wrap_rows(&line.text, room),
+            _ => wrap::rows(&line.text, room),
+        };
+        for (i, row) in cut.into_iter().enumerate() {
             let lead = if i == 0 {
                 prefix.to_string()
             } else {
@@ -108,7 +114,7 @@ fn ask_lines<'a>(ask: &StepAsk, width: usize, theme: &Theme) -> Vec<Line<'a>> {
             Span::styled(clean(&ask.title), theme.title()),
         ]),
     ];
-    for row in wrap_rows(
+    for row in wrap::rows(
         &t!("playbook.why", why = clean(&ask.why)),
         width.saturating_sub(3),
     ) {

@@ -13,7 +13,8 @@ use crate::app::playbook_run::{ParamForm, Picker};
 use crate::playbook::Danger;
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};
-use crate::ui::panel::{self, centred, key_hint, word_rows};
+use crate::ui::panel::{self, centred, key_hint};
+use crate::ui::wrap;
 
 pub fn draw(f: &mut Frame, area: Rect, model: &Model, picker: &Picker, theme: &Theme) {
     let width = area.width.min(100);
@@ -23,7 +24,7 @@ pub fn draw(f: &mut Frame, area: Rect, model: &Model, picker: &Picker, theme: &T
         None => list_lines(picker, inner_width, theme),
     };
     if let Some(note) = &picker.note {
-        for row in word_rows(&clean(note), inner_width.saturating_sub(1)) {
+        for row in wrap::rows(&clean(note), inner_width.saturating_sub(1)) {
             lines.push(Line::styled(format!(" {row}"), theme.warning()));
         }
     }
@@ -65,7 +66,7 @@ pub fn draw(f: &mut Frame, area: Rect, model: &Model, picker: &Picker, theme: &T
         // Whitespace first: `clean` drops the summary's line breaks.
         let summary: Vec<&str> = book.summary.split_whitespace().collect();
         let text = format!("{} {counts}", clean(&summary.join(" ")));
-        let mut rows = word_rows(&text, inner_width.saturating_sub(1));
+        let mut rows = wrap::rows(&text, inner_width.saturating_sub(1));
         if rows.len() > room {
             rows.truncate(room);
             if let Some(last) = rows.last_mut() {
@@ -169,7 +170,7 @@ fn form_lines<'a>(model: &Model, form: &ParamForm, width: usize, theme: &Theme) 
         lines.push(Line::from(spans));
     }
     if let Some(error) = &form.error {
-        for row in word_rows(&clean(error), width.saturating_sub(1)) {
+        for row in wrap::rows(&clean(error), width.saturating_sub(1)) {
             lines.push(Line::styled(format!(" {row}"), theme.critical()));
         }
     }
