@@ -49,9 +49,11 @@ pub(crate) enum Slot {
     JobProbe,
     /// A job's log, its recent part and then what it adds (`job_follow.rs`).
     JobLog,
+    /// `df -P -k` of `/`, `/dev/shm` and the jobs' directories, once a minute (`disk.rs`).
+    Disk,
 }
 
-const SLOTS: [Slot; 8] = [
+const SLOTS: [Slot; 9] = [
     Slot::Versions,
     Slot::Detail,
     Slot::Stream,
@@ -60,6 +62,7 @@ const SLOTS: [Slot; 8] = [
     Slot::Evidence,
     Slot::JobProbe,
     Slot::JobLog,
+    Slot::Disk,
 ];
 
 thread_local! {

@@ -86,6 +86,9 @@ impl Link {
             evidence: EvidenceRun::default(),
             accel: Default::default(),
             job: Default::default(),
+            disk_due: Some(now),
+            disk_pending: false,
+            disk_run: Default::default(),
         };
         (mux, st)
     }
@@ -151,7 +154,13 @@ impl Link {
             let busy = [Slot::Versions, Slot::Stream, Slot::Processes]
                 .iter()
                 .any(|s| mux.running(*s));
-            if st.connected && !busy && !Self::jobs_busy(mux) && st.stream_restart_at.is_none() {
+            let disk_waits = st.disk_pending && !st.accel.active();
+            if st.connected
+                && !busy
+                && !disk_waits
+                && !Self::jobs_busy(mux)
+                && st.stream_restart_at.is_none()
+            {
                 return Some(Ended::Finished);
             }
             if st.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -171,6 +180,7 @@ impl Link {
         if self.accel_start(mux, st)? {
             return Ok(());
         }
+        st.disk_pending = true;
         mux.start(
             Slot::Versions,
             &smi::versions_command(&self.opts.nvidia_smi)?,
@@ -241,6 +251,7 @@ impl Link {
         due(st.stream_restart_at);
         due(st.processes_due);
         due(st.detail_due);
+        due(st.disk_due);
         if !st.connected {
             due(Some(st.versions_deadline));
         }
@@ -353,6 +364,8 @@ impl Link {
                 let event = st.evidence.finish(None, Some(&why.english()));
                 self.emit_or_hold(st, event);
             }
+            (Slot::Disk, JobEvent::Line(line)) => st.disk_run.line(&line),
+            (Slot::Disk, JobEvent::Exited { .. } | JobEvent::Refused(_)) => self.disk_done(st),
             // Only a job's log is read as bytes (`Mux::start_passing_bytes`).
             (_, JobEvent::Bytes(_)) => {}
         }
@@ -448,7 +461,7 @@ impl Link {
             st.processes_due =
                 (self.mode == Mode::Follow).then(|| now + Duration::from_millis(every_ms.max(100)));
         }
-        Ok(())
+        self.disk_timers(mux, st)
     }
 
     pub(super) fn schedule_restart(&self, st: &mut SessionState, after_ms: u64) {

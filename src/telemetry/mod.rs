@@ -2,6 +2,7 @@
 
 pub mod accel;
 pub mod clock_words;
+pub mod df;
 pub mod local;
 pub mod local_rocm;
 pub mod model;
