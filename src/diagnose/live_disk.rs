@@ -158,7 +158,7 @@ mod tests {
             path: DiskPath::JobCwd { pid: 7 },
             fs: fs("/workspace", 1000, 950),
         };
-        assert_eq!(labels(&host(vec![root(10), job]), 0), ["disk_nearly_full"]);
+        assert_eq!(labels(&host(vec![root(10), job], 0)), ["disk_nearly_full"]);
     }
 
     #[test]
