@@ -1,6 +1,7 @@
 //! A host's disks, read once a minute and at connect: one short command runs `df -P -k` for
 //! `/`, `/dev/shm` and the working directory of each job on the GPUs (`/proc/PID/cwd`), and
-//! its answer becomes a [`HostEvent::Disk`].
+//! its answer becomes a [`crate::fleet::HostEvent::Disk`] (the session's timers start it,
+//! `session.rs`).
 //!
 //! The command is built only from [`DiskPath`]s (fixed paths and process ids, integers); the
 //! paths are the script's arguments, quoted by [`RemoteCommand`], and each answer is marked
@@ -9,17 +10,10 @@
 //! `timeout`. With jobs on the GPUs it also counts their PyTorch DataLoader workers (child
 //! processes named `pt_data_worker`), which pass batches through `/dev/shm`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::fleet::HostEvent;
-use crate::remote::error::RemoteError;
-use crate::remote::flood::OTHER_BUDGET;
-use crate::remote::link::{Link, Mode};
-use crate::remote::mux::{Mux, Slot};
 use crate::remote::quote::{CommandError, RemoteCommand};
-use crate::remote::session_state::SessionState;
 use crate::telemetry::df::{DiskPath, DiskUse, parse_df_line};
-use crate::telemetry::source::now_ms;
 
 /// How often a followed host's disks are read.
 pub(crate) const DISK_INTERVAL: Duration = Duration::from_secs(60);
@@ -120,52 +114,6 @@ impl DiskRun {
             .filter(|p| jobs.contains(p))
             .count();
         (self.uses, u32::try_from(workers).unwrap_or(u32::MAX))
-    }
-}
-
-impl Link {
-    /// Starts a reading when one is due and the process list (which names the jobs) is not
-    /// running; a followed host reads again a minute later.
-    pub(super) fn disk_timers(
-        &mut self,
-        mux: &mut Mux,
-        st: &mut SessionState,
-    ) -> Result<(), RemoteError> {
-        let now = Instant::now();
-        if !st.disk_due.is_some_and(|t| now >= t)
-            || mux.running(Slot::Disk)
-            || mux.running(Slot::Processes)
-            || Self::jobs_busy_probe(mux)
-        {
-            return Ok(());
-        }
-        let pids: Vec<u32> = st.job.listed.iter().flatten().copied().collect();
-        let command = disk_command(&disk_paths(&pids))?;
-        st.disk_run = DiskRun::default();
-        mux.start(Slot::Disk, &command, OTHER_BUDGET)?;
-        st.disk_due = (self.mode == Mode::Follow).then(|| now + DISK_INTERVAL);
-        Ok(())
-    }
-
-    /// The reading's command ended: what it found goes out (nothing when it found nothing).
-    pub(super) fn disk_done(&mut self, st: &mut SessionState) {
-        st.disk_pending = false;
-        let (uses, loader_workers) = std::mem::take(&mut st.disk_run).finish();
-        if uses.is_empty() {
-            return;
-        }
-        self.emit_or_hold(
-            st,
-            HostEvent::Disk {
-                at_ms: now_ms(),
-                uses,
-                loader_workers,
-            },
-        );
-    }
-
-    fn jobs_busy_probe(mux: &Mux) -> bool {
-        mux.running(Slot::JobProbe)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Serving one connected session: start the telemetry stream, the full, version and process
-//! queries and the kernel-log follower, turn their lines into events, restart what ends, and
+//! queries, the disk reading (`disk.rs`, at connect and once a minute) and the kernel-log
+//! follower, turn their lines into events, restart what ends, and
 //! notice when the link goes silent.
 //!
 //! The stream asks only for the fields that change every tick (`STREAM_FIELDS`), because
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::fleet::HostEvent;
+use crate::remote::disk;
 use crate::remote::error::RemoteError;
 use crate::remote::evidence::{self, EVIDENCE_BUDGET, EvidenceRun};
 use crate::remote::flood::{OTHER_BUDGET, query_budget, stream_budget};
@@ -462,6 +464,46 @@ impl Link {
                 (self.mode == Mode::Follow).then(|| now + Duration::from_millis(every_ms.max(100)));
         }
         self.disk_timers(mux, st)
+    }
+
+    /// Starts a reading when one is due and the process list (which names the jobs) is not
+    /// running; a followed host reads again a minute later.
+    pub(super) fn disk_timers(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+    ) -> Result<(), RemoteError> {
+        let now = Instant::now();
+        if st.disk_due.is_none_or(|t| now < t)
+            || mux.running(Slot::Disk)
+            || mux.running(Slot::Processes)
+            || mux.running(Slot::JobProbe)
+        {
+            return Ok(());
+        }
+        let pids: Vec<u32> = st.job.listed.iter().flatten().copied().collect();
+        let command = disk::disk_command(&disk::disk_paths(&pids))?;
+        st.disk_run = disk::DiskRun::default();
+        mux.start(Slot::Disk, &command, OTHER_BUDGET)?;
+        st.disk_due = (self.mode == Mode::Follow).then(|| now + disk::DISK_INTERVAL);
+        Ok(())
+    }
+
+    /// The reading's command ended: what it found goes out (nothing when it found nothing).
+    pub(super) fn disk_done(&mut self, st: &mut SessionState) {
+        st.disk_pending = false;
+        let (uses, loader_workers) = std::mem::take(&mut st.disk_run).finish();
+        if uses.is_empty() {
+            return;
+        }
+        self.emit_or_hold(
+            st,
+            HostEvent::Disk {
+                at_ms: now_ms(),
+                uses,
+                loader_workers,
+            },
+        );
     }
 
     pub(super) fn schedule_restart(&self, st: &mut SessionState, after_ms: u64) {
