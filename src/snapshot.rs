@@ -2,9 +2,11 @@
 
 use serde::Serialize;
 
+use crate::diagnose::finding::Finding;
 use crate::fleet::Fleet;
 use crate::fleet::host::{HostState, HostStatus};
 use crate::remote::sanitize as clean;
+use crate::telemetry::df::DiskUse;
 use crate::telemetry::{GpuProcess, GpuSample};
 use crate::units::{gib, opt_c, opt_pct};
 
@@ -18,7 +20,8 @@ pub struct Snapshot {
 pub struct HostSnapshot {
     pub name: String,
     /// `live`, `stale`, `connecting`, `unreachable`, `flooding`, `gpu_lost`,
-    /// `driver_not_loaded`, `driver_library_mismatch`, `no_devices` or `telemetry_failed`.
+    /// `driver_not_loaded`, `driver_library_mismatch`, `no_devices`, `smi_missing` or
+    /// `telemetry_failed`.
     pub status: String,
     /// The failure text or connection error behind a non-live status.
     pub status_detail: Option<String>,
@@ -39,6 +42,11 @@ pub struct HostSnapshot {
     pub gone_ms: Option<u64>,
     /// The jobs on its GPUs (`snapshot_jobs.rs`).
     pub jobs: Vec<crate::snapshot_jobs::JobSnapshot>,
+    /// The host's live findings, root cause first: the objects `diagnose --json` gives.
+    pub findings: Vec<Finding>,
+    /// The file systems holding `/`, `/dev/shm` and the jobs' working directories, as `df`
+    /// last read them (SSH hosts).
+    pub filesystems: Vec<DiskUse>,
 }
 
 impl Snapshot {
@@ -94,7 +102,7 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
             status.text(),
             status.reason_in(&rust_i18n::locale()).map(|r| clean(&r)),
         ),
-        HostStatus::Lost { reason } => (reason.word().to_string(), host.lost_raw().map(clean)),
+        HostStatus::Lost { reason } => (reason.word().to_string(), host.lost_raw().map(lines)),
     };
     HostSnapshot {
         name: host.name.clone(),
@@ -109,7 +117,19 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
         currency: None,
         gone_ms: None,
         jobs: Vec::new(),
+        findings: host.findings.clone(),
+        filesystems: host.disks.uses.clone(),
     }
+}
+
+/// A failure text of several lines on one line, its lines kept apart by `; ` (cleaned, they
+/// would run into each other).
+fn lines(raw: &str) -> String {
+    raw.lines()
+        .map(|l| clean(l).trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The table's header in the interface's language, padded in display cells as the rows are

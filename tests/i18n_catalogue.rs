@@ -3114,6 +3114,21 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "a lost reason's English as the engine names it (the log's field, the snapshot's status); what a user reads is `LostReason::said`, the catalogue's `status.lost.*` (a test keeps the two English equal)",
     ),
     (
+        "src/telemetry/model.rs",
+        "nvidia-smi missing",
+        "a lost reason's English as the engine names it (the log's field, the snapshot's status); what a user reads is `LostReason::said`, the catalogue's `status.lost.*` (a test keeps the two English equal)",
+    ),
+    (
+        "src/telemetry/df.rs",
+        "/dev/shm",
+        "a path given to `df` on the host, and read back from the marker of its answer",
+    ),
+    (
+        "src/telemetry/df.rs",
+        "/proc/{pid}/cwd",
+        "a job's working directory as a path given to `df` on the host, read back from the marker of its answer",
+    ),
+    (
         "src/providers/account.rs",
         "token",
         "what the secret is, as `release::secret_words` names it: it says `release_error.what_token` in the user's words",
@@ -3462,6 +3477,10 @@ const NOT_SCANNED: &[(&str, &str)] = &[
     (
         "src/remote/job_find.rs",
         "the job probe's shell script and the command words run on the host, the marker between the process list and the probe, and `stdout` / `stderr`, the stream's own name in a job's `log` field (`stdout: /path`), as the snapshot's JSON keeps it",
+    ),
+    (
+        "src/remote/disk.rs",
+        "the disk reading's shell script and the command words run on the host (`df -P -k`, `ps`, `awk`), the process name of PyTorch's DataLoader workers, and the markers of its output lines parsed back",
     ),
     (
         "src/remote/job_follow.rs",

@@ -129,6 +129,9 @@ mod tests {
                 reason: LostReason::NoDevices,
             },
             HostStatus::Lost {
+                reason: LostReason::SmiMissing,
+            },
+            HostStatus::Lost {
                 reason: LostReason::Other,
             },
         ] {
@@ -144,6 +147,7 @@ mod tests {
             LostReason::DriverNotLoaded,
             LostReason::DriverLibraryMismatch,
             LostReason::NoDevices,
+            LostReason::SmiMissing,
             LostReason::Other,
         ] {
             assert_eq!(outage_summary(reason.label()), reason.label());

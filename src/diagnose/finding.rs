@@ -100,6 +100,10 @@ pub mod label {
     pub const INPUT_BOUND: &str = "input_bound";
     pub const CARD_OVERSIZED: &str = "card_oversized";
     pub const CARD_UNDERSIZED: &str = "card_undersized";
+    // The host around the GPUs, read live.
+    pub const SMI_MISSING: &str = "smi_missing";
+    pub const DISK_NEARLY_FULL: &str = "disk_nearly_full";
+    pub const SHM_SMALL: &str = "shm_small";
 }
 
 /// What a multi-GPU (NCCL) failure most likely comes from, as far as the text shows.

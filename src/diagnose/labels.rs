@@ -62,6 +62,7 @@ pub fn for_lost_reason(reason: LostReason) -> Finding {
         LostReason::DriverNotLoaded => driver_not_loaded(),
         LostReason::DriverLibraryMismatch => driver_lib_mismatch(),
         LostReason::NoDevices => no_devices(),
+        LostReason::SmiMissing => crate::diagnose::labels_host::smi_missing(),
         LostReason::Other => nvml_error(),
     }
 }

@@ -148,3 +148,33 @@ pub fn gsp_timeout() -> Finding {
     )
     .with_runbook(runbook::GPU_LOST)
 }
+
+/// The shell on the host found no `nvidia-smi` (exit status 127).
+pub fn smi_missing() -> Finding {
+    Finding::new(
+        label::SMI_MISSING,
+        Severity::Warning,
+        t!("finding_text.smi_missing.summary"),
+        t!("finding_text.smi_missing.action"),
+    )
+}
+
+/// `/`, or the file system a job writes to, is nearly full.
+pub fn disk_nearly_full() -> Finding {
+    Finding::new(
+        label::DISK_NEARLY_FULL,
+        Severity::Warning,
+        t!("finding_text.disk_nearly_full.summary"),
+        t!("finding_text.disk_nearly_full.action"),
+    )
+}
+
+/// `/dev/shm` is too small for the host's jobs.
+pub fn shm_small() -> Finding {
+    Finding::new(
+        label::SHM_SMALL,
+        Severity::Warning,
+        t!("finding_text.shm_small.summary"),
+        t!("finding_text.shm_small.action"),
+    )
+}

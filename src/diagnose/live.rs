@@ -58,6 +58,7 @@ pub fn live_findings_judged(
     }
     lost_again(host, &mut out);
     idle(host, now_ms, opts, &mut out);
+    crate::diagnose::live_disk::disks(host, now_ms, &mut out);
     crate::diagnose::live_jobs::jobs(host, now_ms, &mut out);
     out.extend(job_fit.iter().cloned());
     order::root_cause_first(out)

@@ -20,6 +20,7 @@ pub mod labels_job;
 mod line_detail;
 pub mod line_rules;
 pub mod live;
+pub mod live_disk;
 pub mod live_earlier;
 pub mod live_fit;
 pub mod live_jobs;

@@ -46,6 +46,8 @@ pub fn tier(name: &str) -> u8 {
         || name == label::OOM
         || name == label::CONTAINER_NO_GPU_RUNTIME
         || name == label::DRIVER_TOO_OLD
+        || name == label::DISK_NEARLY_FULL
+        || name == label::SHM_SMALL
     {
         return 2;
     }

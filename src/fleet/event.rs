@@ -4,6 +4,7 @@
 use crate::fleet::job::JobProcess;
 use crate::fleet::notice::{DownWords, NoticeText};
 use crate::telemetry::boot_id::BootId;
+use crate::telemetry::df::DiskUse;
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 
 /// Index of a host in the model's host list (the order of the config / command line).
@@ -93,6 +94,14 @@ pub enum HostEvent {
         restart: bool,
         text: String,
     },
+    /// The file systems holding `/`, `/dev/shm` and the jobs' working directories, as
+    /// `df -P -k` gave them at `at_ms` (a path it could not read is left out).
+    Disk {
+        at_ms: TimestampMs,
+        uses: Vec<DiskUse>,
+        /// PyTorch DataLoader worker processes (`pt_data_worker`) of the jobs asked about.
+        loader_workers: u32,
+    },
 }
 
 /// The evidence command a link runs on a host's first fault.
@@ -115,7 +124,8 @@ impl HostEvent {
             | HostEvent::Notice { at_ms, .. }
             | HostEvent::Evidence { at_ms, .. }
             | HostEvent::Jobs { at_ms, .. }
-            | HostEvent::JobLog { at_ms, .. } => Some(*at_ms),
+            | HostEvent::JobLog { at_ms, .. }
+            | HostEvent::Disk { at_ms, .. } => Some(*at_ms),
         }
     }
 }

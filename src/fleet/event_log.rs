@@ -43,6 +43,7 @@ pub fn log_host_event(name: &str, event: &HostEvent) {
             "evidence taken for the incident report"
         ),
         HostEvent::Jobs { jobs, .. } => tracing::debug!(host = name, jobs = jobs.len(), "jobs"),
+        HostEvent::Disk { uses, .. } => tracing::debug!(host = name, paths = uses.len(), "disks"),
         HostEvent::Connecting { .. }
         | HostEvent::Sample { .. }
         | HostEvent::Processes { .. }

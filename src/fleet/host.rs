@@ -162,6 +162,8 @@ pub struct HostState {
     pub flooding_words: Option<NoticeText>,
     /// The jobs on its GPUs and what their logs say.
     pub jobs: crate::fleet::job::HostJobs,
+    /// Its disks (`/`, `/dev/shm`, the jobs' directories) as `df` last read them.
+    pub disks: crate::fleet::disk::HostDisks,
     /// No longer watched (gone from a reloaded config); kept so host ids stay stable.
     pub retired: bool,
     history: HistoryShape,
@@ -186,6 +188,7 @@ impl HostState {
             flooding: None,
             flooding_words: None,
             jobs: Default::default(),
+            disks: Default::default(),
             retired: false,
             history,
             revision: Revision::default(),
@@ -332,6 +335,11 @@ impl HostState {
                 restart,
                 text,
             } => self.jobs.log_at(pid, restart, &text, at_ms),
+            HostEvent::Disk {
+                at_ms,
+                uses,
+                loader_workers,
+            } => self.disks.read(at_ms, uses, loader_workers),
         }
     }
 

@@ -44,6 +44,7 @@ pub fn lost(reason: LostReason, smi_missing: bool) -> NoticeText {
         LostReason::DriverNotLoaded => "status.lost.driver_not_loaded",
         LostReason::DriverLibraryMismatch => "status.lost.driver_library_mismatch",
         LostReason::NoDevices => "status.lost.no_devices",
+        LostReason::SmiMissing => "status.lost.smi_missing",
         LostReason::Other if smi_missing => "outage.smi_missing",
         LostReason::Other => "status.lost.telemetry_failed",
     })

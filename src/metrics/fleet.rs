@@ -261,7 +261,29 @@ fn own_series(page: &mut Page, fleet: &Fleet) {
     });
     money_series(page, fleet);
     findings_series(page, fleet);
+    filesystem_series(page, fleet);
     super::jobs::job_series(page, fleet);
+}
+
+/// Each file system a host's `df` reading found (`/`, `/dev/shm`, the jobs' directories), once
+/// per mount point: the share used as `df` counts its capacity.
+fn filesystem_series(page: &mut Page, fleet: &Fleet) {
+    page.family(
+        "gpufleet_filesystem_used_ratio",
+        "Share of the file system in use, 0 to 1, as df counts its capacity (used / (used + available)).",
+        Kind::Gauge,
+    );
+    for (_, host) in fleet.watched() {
+        for (fs, _) in host.disks.filesystems() {
+            if let Some(ratio) = fs.used_ratio() {
+                page.sample(
+                    "gpufleet_filesystem_used_ratio",
+                    &[("instance", &host.name), ("mount", &fs.mount)],
+                    ratio,
+                );
+            }
+        }
+    }
 }
 
 fn money_series(page: &mut Page, fleet: &Fleet) {

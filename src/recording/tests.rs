@@ -130,6 +130,37 @@ fn every_event() -> Vec<HostEvent> {
             restart: true,
             text: "{'loss': '5.012', 'epoch': '0.07'}\n\r 20/600 [00:01<00:30]\n".into(),
         },
+        HostEvent::Disk {
+            at_ms: 18,
+            uses: vec![
+                crate::telemetry::df::DiskUse {
+                    path: crate::telemetry::df::DiskPath::Root,
+                    fs: crate::telemetry::df::FsUsage {
+                        filesystem: "overlay".into(),
+                        mount: "/".into(),
+                        total_kib: 204_800,
+                        used_kib: 198_000,
+                        avail_kib: 6_800,
+                    },
+                },
+                crate::telemetry::df::DiskUse {
+                    path: crate::telemetry::df::DiskPath::JobCwd { pid: 7 },
+                    fs: crate::telemetry::df::FsUsage {
+                        filesystem: "/dev/vda1".into(),
+                        mount: "/workspace data".into(),
+                        total_kib: 1,
+                        used_kib: 0,
+                        avail_kib: 1,
+                    },
+                },
+            ],
+            loader_workers: 3,
+        },
+        HostEvent::Lost {
+            at_ms: 19,
+            reason: LostReason::SmiMissing,
+            raw: "sh: 1: nvidia-smi: not found\nnvidia-smi exited with status 127".into(),
+        },
     ]
 }
 

@@ -12,6 +12,7 @@ pub use crate::recording::wire_job::Job;
 use crate::recording::wire_notice::{self, Arg as NoticeArg};
 use crate::telemetry::accel::{Health, Vendor};
 use crate::telemetry::boot_id::BootId;
+use crate::telemetry::df::{DiskPath, DiskUse, FsUsage};
 use crate::telemetry::{
     ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason, SharedText,
 };
@@ -21,8 +22,8 @@ pub const FORMAT_NAME: &str = "gpufleet-recording";
 /// The newest version this build writes and reads; a newer file is refused with a clear error.
 pub const FORMAT_VERSION: u32 = 5;
 // Version 2 added `evidence` lines, version 3 `jobs` and `job_log`, version 4 the `key` and
-// `args` of `notice` lines (`wire_notice.rs`), version 5 `boot` lines; older files read
-// unchanged.
+// `args` of `notice` lines (`wire_notice.rs`), version 5 `boot` and `disk` lines; older files
+// read unchanged.
 
 /// The gpufleet version written into headers and reports.
 pub const WRITER: &str = env!("CARGO_PKG_VERSION");
@@ -156,6 +157,53 @@ pub enum Event {
         restart: bool,
         text: String,
     },
+    Disk {
+        at_ms: u64,
+        uses: Vec<Disk>,
+        #[serde(default)]
+        loader_workers: u32,
+    },
+}
+
+/// A [`DiskUse`] as written: the path as given to `df` (`/`, `/dev/shm`, `/proc/PID/cwd`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Disk {
+    pub path: String,
+    pub filesystem: String,
+    pub mount: String,
+    pub total_kib: u64,
+    pub used_kib: u64,
+    pub avail_kib: u64,
+}
+
+impl From<&DiskUse> for Disk {
+    fn from(u: &DiskUse) -> Self {
+        Self {
+            path: u.path.arg(),
+            filesystem: u.fs.filesystem.clone(),
+            mount: u.fs.mount.clone(),
+            total_kib: u.fs.total_kib,
+            used_kib: u.fs.used_kib,
+            avail_kib: u.fs.avail_kib,
+        }
+    }
+}
+
+impl Disk {
+    /// The use back; `None` for a path gpufleet never asks about.
+    fn into_use(self) -> Option<DiskUse> {
+        Some(DiskUse {
+            path: DiskPath::from_arg(&self.path)?,
+            fs: FsUsage {
+                filesystem: self.filesystem,
+                mount: self.mount,
+                total_kib: self.total_kib,
+                used_kib: self.used_kib,
+                avail_kib: self.avail_kib,
+            },
+        })
+    }
 }
 
 /// A boot id as written: the kernel's hyphenated UUID, refused on reading unless it is one.
@@ -208,6 +256,7 @@ pub enum Lost {
     DriverLibraryMismatch,
     NoDevices,
     TelemetryFailed,
+    SmiMissing,
 }
 
 /// Writes `Option` fields only when known, which keeps a sample line short.
@@ -303,6 +352,7 @@ impl From<LostReason> for Lost {
             LostReason::DriverNotLoaded => Lost::DriverNotLoaded,
             LostReason::DriverLibraryMismatch => Lost::DriverLibraryMismatch,
             LostReason::NoDevices => Lost::NoDevices,
+            LostReason::SmiMissing => Lost::SmiMissing,
             LostReason::Other => Lost::TelemetryFailed,
         }
     }
@@ -315,6 +365,7 @@ impl From<Lost> for LostReason {
             Lost::DriverNotLoaded => LostReason::DriverNotLoaded,
             Lost::DriverLibraryMismatch => LostReason::DriverLibraryMismatch,
             Lost::NoDevices => LostReason::NoDevices,
+            Lost::SmiMissing => LostReason::SmiMissing,
             Lost::TelemetryFailed => LostReason::Other,
         }
     }
@@ -453,6 +504,15 @@ impl From<&HostEvent> for Event {
                 restart: *restart,
                 text: text.clone(),
             },
+            HostEvent::Disk {
+                at_ms,
+                uses,
+                loader_workers,
+            } => Event::Disk {
+                at_ms: *at_ms,
+                uses: uses.iter().map(Disk::from).collect(),
+                loader_workers: *loader_workers,
+            },
         }
     }
 }
@@ -545,6 +605,15 @@ impl From<Event> for HostEvent {
                 restart,
                 text,
             },
+            Event::Disk {
+                at_ms,
+                uses,
+                loader_workers,
+            } => HostEvent::Disk {
+                at_ms,
+                uses: uses.into_iter().filter_map(Disk::into_use).collect(),
+                loader_workers,
+            },
         }
     }
 }
@@ -566,7 +635,8 @@ impl Event {
             | Event::Notice { at_ms, .. }
             | Event::Evidence { at_ms, .. }
             | Event::Jobs { at_ms, .. }
-            | Event::JobLog { at_ms, .. } => Some(*at_ms),
+            | Event::JobLog { at_ms, .. }
+            | Event::Disk { at_ms, .. } => Some(*at_ms),
         }
     }
 
@@ -596,7 +666,8 @@ impl Event {
             | Event::Notice { at_ms, .. }
             | Event::Evidence { at_ms, .. }
             | Event::Jobs { at_ms, .. }
-            | Event::JobLog { at_ms, .. } => *at_ms = to_ms,
+            | Event::JobLog { at_ms, .. }
+            | Event::Disk { at_ms, .. } => *at_ms = to_ms,
         }
         self
     }

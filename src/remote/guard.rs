@@ -28,6 +28,7 @@ impl Link {
             Slot::Versions => ("flood_words.versions", OTHER_BUDGET),
             Slot::Kernel => ("flood_words.kernel", OTHER_BUDGET),
             Slot::Evidence => ("flood_words.evidence", EVIDENCE_BUDGET),
+            Slot::Disk => ("flood_words.disk", OTHER_BUDGET),
             // Handled by `job_follow.rs`, which never gets here.
             Slot::JobProbe | Slot::JobLog => ("flood_words.job_log", OTHER_BUDGET),
             Slot::BootId => ("flood_words.boot_id", OTHER_BUDGET),
@@ -64,6 +65,7 @@ impl Link {
                 st.job.list_ended();
             }
             Slot::JobProbe | Slot::JobLog | Slot::BootId => {}
+            Slot::Disk => st.disk_pending = false,
             // What it sent so far goes out, cut; the session does not ask again.
             Slot::Evidence => {
                 let event = st

@@ -13,6 +13,7 @@ mod command_memo;
 mod connect;
 mod credentials;
 mod digest;
+mod disk;
 mod error;
 mod error_words;
 mod evidence;

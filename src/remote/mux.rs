@@ -51,9 +51,11 @@ pub(crate) enum Slot {
     JobLog,
     /// The kernel's boot id, once at connect (a new one ends the faults of the boot before).
     BootId,
+    /// `df -P -k` of `/`, `/dev/shm` and the jobs' directories, once a minute (`disk.rs`).
+    Disk,
 }
 
-const SLOTS: [Slot; 9] = [
+const SLOTS: [Slot; 10] = [
     Slot::Versions,
     Slot::Detail,
     Slot::Stream,
@@ -63,6 +65,7 @@ const SLOTS: [Slot; 9] = [
     Slot::JobProbe,
     Slot::JobLog,
     Slot::BootId,
+    Slot::Disk,
 ];
 
 thread_local! {

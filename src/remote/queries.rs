@@ -156,7 +156,13 @@ impl Link {
                 Some(code) => format!("nvidia-smi exited with status {code}"),
                 None => "nvidia-smi ended without an exit status".to_string(),
             });
-            self.emit_lost(st, LostReason::Other, &raw);
+            // 127: the shell found no such command (POSIX, "Command Search and Execution").
+            let reason = if status == Some(127) {
+                LostReason::SmiMissing
+            } else {
+                LostReason::Other
+            };
+            self.emit_lost(st, reason, &raw);
         }
         let retry_ms = if status == Some(0) {
             self.opts.interval_ms.into()

@@ -1,5 +1,6 @@
 //! Serving one connected session: start the telemetry stream, the full, version and process
-//! queries and the kernel-log follower, turn their lines into events, restart what ends, and
+//! queries, the disk reading (`disk.rs`, at connect and once a minute) and the kernel-log
+//! follower, turn their lines into events, restart what ends, and
 //! notice when the link goes silent.
 //!
 //! The stream asks only for the fields that change every tick (`STREAM_FIELDS`), because
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::fleet::HostEvent;
+use crate::remote::disk;
 use crate::remote::error::RemoteError;
 use crate::remote::evidence::{self, EVIDENCE_BUDGET, EvidenceRun};
 use crate::remote::flood::{OTHER_BUDGET, query_budget, stream_budget};
@@ -88,6 +90,9 @@ impl Link {
             evidence: EvidenceRun::default(),
             accel: Default::default(),
             job: Default::default(),
+            disk_due: Some(now),
+            disk_pending: false,
+            disk_run: Default::default(),
         };
         (mux, st)
     }
@@ -153,7 +158,13 @@ impl Link {
             let busy = [Slot::Versions, Slot::Stream, Slot::Processes]
                 .iter()
                 .any(|s| mux.running(*s));
-            if st.connected && !busy && !Self::jobs_busy(mux) && st.stream_restart_at.is_none() {
+            let disk_waits = st.disk_pending && !st.accel.active();
+            if st.connected
+                && !busy
+                && !disk_waits
+                && !Self::jobs_busy(mux)
+                && st.stream_restart_at.is_none()
+            {
                 return Some(Ended::Finished);
             }
             if st.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -177,6 +188,7 @@ impl Link {
         if self.accel_start(mux, st)? {
             return Ok(());
         }
+        st.disk_pending = true;
         mux.start(
             Slot::Versions,
             &smi::versions_command(&self.opts.nvidia_smi)?,
@@ -247,6 +259,7 @@ impl Link {
         due(st.stream_restart_at);
         due(st.processes_due);
         due(st.detail_due);
+        due(st.disk_due);
         if !st.connected {
             due(Some(st.versions_deadline));
         }
@@ -361,6 +374,8 @@ impl Link {
                 let event = st.evidence.finish(None, Some(&why.english()));
                 self.emit_or_hold(st, event);
             }
+            (Slot::Disk, JobEvent::Line(line)) => st.disk_run.line(&line),
+            (Slot::Disk, JobEvent::Exited { .. } | JobEvent::Refused(_)) => self.disk_done(st),
             // Only a job's log is read as bytes (`Mux::start_passing_bytes`).
             (_, JobEvent::Bytes(_)) => {}
         }
@@ -482,7 +497,47 @@ impl Link {
             st.processes_due =
                 (self.mode == Mode::Follow).then(|| now + Duration::from_millis(every_ms.max(100)));
         }
+        self.disk_timers(mux, st)
+    }
+
+    /// Starts a reading when one is due and the process list (which names the jobs) is not
+    /// running; a followed host reads again a minute later.
+    pub(super) fn disk_timers(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+    ) -> Result<(), RemoteError> {
+        let now = Instant::now();
+        if st.disk_due.is_none_or(|t| now < t)
+            || mux.running(Slot::Disk)
+            || mux.running(Slot::Processes)
+            || mux.running(Slot::JobProbe)
+        {
+            return Ok(());
+        }
+        let pids: Vec<u32> = st.job.listed.iter().flatten().copied().collect();
+        let command = disk::disk_command(&disk::disk_paths(&pids))?;
+        st.disk_run = disk::DiskRun::default();
+        mux.start(Slot::Disk, &command, OTHER_BUDGET)?;
+        st.disk_due = (self.mode == Mode::Follow).then(|| now + disk::DISK_INTERVAL);
         Ok(())
+    }
+
+    /// The reading's command ended: what it found goes out (nothing when it found nothing).
+    pub(super) fn disk_done(&mut self, st: &mut SessionState) {
+        st.disk_pending = false;
+        let (uses, loader_workers) = std::mem::take(&mut st.disk_run).finish();
+        if uses.is_empty() {
+            return;
+        }
+        self.emit_or_hold(
+            st,
+            HostEvent::Disk {
+                at_ms: now_ms(),
+                uses,
+                loader_workers,
+            },
+        );
     }
 
     pub(super) fn schedule_restart(&self, st: &mut SessionState, after_ms: u64) {

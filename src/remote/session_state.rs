@@ -95,4 +95,9 @@ pub(crate) struct SessionState {
     pub(super) accel: AccelSession,
     /// The host's jobs and the log followed (`job_follow.rs`).
     pub(super) job: crate::remote::job_watch::JobWatch,
+    /// When the disks are read next (`disk.rs`); `None` once a one-shot reading read them.
+    pub(super) disk_due: Option<Instant>,
+    /// A one-shot reading waits for its disks until their command ended.
+    pub(super) disk_pending: bool,
+    pub(super) disk_run: crate::remote::disk::DiskRun,
 }

@@ -328,6 +328,7 @@ fn note_event(line: &Line, at_ms: u64, out: &mut Analysis) {
         | Event::Processes { .. }
         | Event::Jobs { .. }
         | Event::JobLog { .. }
+        | Event::Disk { .. }
         | Event::Flooding { detail: None, .. } => {}
     }
 }

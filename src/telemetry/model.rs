@@ -150,6 +150,9 @@ pub enum LostReason {
     DriverLibraryMismatch,
     /// "No devices were found"
     NoDevices,
+    /// The shell could not find nvidia-smi (exit status 127, "not found"): the image has no
+    /// NVIDIA driver tools, or they are not on a non-interactive shell's `PATH`.
+    SmiMissing,
     /// Any other failure that ended the telemetry stream.
     Other,
 }
@@ -162,6 +165,7 @@ impl LostReason {
             LostReason::DriverNotLoaded => "driver_not_loaded",
             LostReason::DriverLibraryMismatch => "driver_library_mismatch",
             LostReason::NoDevices => "no_devices",
+            LostReason::SmiMissing => "smi_missing",
             LostReason::Other => "telemetry_failed",
         }
     }
@@ -175,6 +179,7 @@ impl LostReason {
                 rust_i18n::t!("status.lost.driver_library_mismatch")
             }
             LostReason::NoDevices => rust_i18n::t!("status.lost.no_devices"),
+            LostReason::SmiMissing => rust_i18n::t!("status.lost.smi_missing"),
             LostReason::Other => rust_i18n::t!("status.lost.telemetry_failed"),
         }
         .into_owned()
@@ -187,6 +192,7 @@ impl LostReason {
             LostReason::DriverNotLoaded => "driver not loaded",
             LostReason::DriverLibraryMismatch => "driver/library mismatch",
             LostReason::NoDevices => "no devices",
+            LostReason::SmiMissing => "nvidia-smi missing",
             LostReason::Other => "telemetry failed",
         }
     }
