@@ -705,7 +705,7 @@ fn place_h200_check(state: &Path) {
     std::fs::create_dir_all(&checks).expect("checks dir");
     let check = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/docs/h200/check-local.json"
+        "/tests/fixtures/check/real-h200/check-local.json"
     ))
     .expect("check report")
     .replace("\"host\": \"local\"", "\"host\": \"flaky-h200\"");

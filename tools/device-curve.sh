@@ -1,7 +1,7 @@
 #!/bin/bash
-# On the lent machine: the fleet_ssh curve, one run per host count, each beside all-smi's SSH
-# mode on the same hosts over the same window where ALLSMI names its binary (the issue's "lighter
-# client than all-smi, measured in the same run"); left out above ALLSMI_MAX hosts (default 200).
+# On a GPU host: the fleet_ssh curve, one run per host count, each beside all-smi's SSH mode on
+# the same hosts over the same window where ALLSMI names its binary (so the two clients are
+# measured in the same run); left out above ALLSMI_MAX hosts (default 200).
 # Carry `carry/` holding the debs of tools/device-sshd.sh, the stripped bench binary and, for the
 # comparison, an all-smi binary (`cargo install all-smi`). All reports land in one file,
 # $OUT/curve.tar.gz, with a line a run on stdout.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# On the lent machine: what following 50 jobs' logs adds to the console's CPU (issue 19), as
+# On a GPU host: what following 50 jobs' logs adds to the console's CPU, as
 # interleaved fleet_ssh runs without and with `--job-logs`. Carry `carry/` holding the debs of
 # tools/device-sshd.sh and the stripped bench binary as carry/fleet_ssh (`cargo bench --bench
 # fleet_ssh --no-run`, then copy target/release/deps/fleet_ssh-*); reports land in $OUT.

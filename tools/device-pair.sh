@@ -1,11 +1,11 @@
 #!/bin/bash
-# On the lent machine: two fleet_ssh runs side by side, started together, ROUNDS times, so that
+# On a GPU host: two fleet_ssh runs side by side, started together, ROUNDS times, so that
 # whatever the machine does meanwhile (warming up, its own daemons) weighs on both alike; the
 # run-to-run drift that sequential runs on this machine showed (the same build's runs wandering
 # by a third) cancels within a pair. A and B each name a bench binary and whether its hosts run
 # training jobs whose logs are followed: `A=carry/fleet_ssh:0 B=carry/fleet_ssh:1` measures what
-# following the logs costs (issue 19); `A=carry/fleet_ssh.old:0 B=carry/fleet_ssh:0` compares
-# two builds (issue 15). Carry `carry/` holding the debs of tools/device-sshd.sh and the
+# following the logs costs; `A=carry/fleet_ssh.old:0 B=carry/fleet_ssh:0` compares
+# two builds. Carry `carry/` holding the debs of tools/device-sshd.sh and the
 # stripped bench binaries (`cargo bench --bench fleet_ssh --no-run`, then copy
 # target/release/deps/fleet_ssh-*). All reports land in one file, $OUT/pairs-$HOSTS.tar.gz.
 # Usage: A=BIN:LOGS B=BIN:LOGS ROUNDS=4 SECS=35 HOSTS=50 bash tools/device-pair.sh

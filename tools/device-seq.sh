@@ -1,5 +1,5 @@
 #!/bin/bash
-# On the lent machine: fleet_ssh runs one after another, one per argument (a bench binary), so
+# On a GPU host: fleet_ssh runs one after another, one per argument (a bench binary), so
 # that a large fleet (1,000 hosts: one sshd and 8,000 stand-in streams) has the machine to
 # itself; give the builds interleaved (old new old new) so drift weighs on both. Carry `carry/`
 # holding the debs of tools/device-sshd.sh and the stripped bench binaries. All reports land in

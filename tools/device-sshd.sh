@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the lent GPU machine (Ubuntu 24.04: no sshd, no ssh-keygen, no network), makes the SSH
+# On a bare GPU host (Ubuntu 24.04: no sshd, no ssh-keygen, no network), makes the SSH
 # benchmarks runnable: unpacks Debian 12's OpenSSH packages, carried in DIR (downloaded on the
 # build machine with `apt-get download openssh-server openssh-client openssh-sftp-server libwrap0
 # libnsl2 libtirpc3 libtirpc-common libgssapi-krb5-2 libkrb5-3 libk5crypto3 libkrb5support0

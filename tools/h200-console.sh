@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Runs on the lent H200 machine (read-only: queries and NVML getters only, never a setter).
-# Usage: tools/h200-console.sh BIN OUTDIR
+# Runs on a GPU host such as the H200 of docs/PERFORMANCE.md (read-only: queries and NVML
+# getters only, never a setter).
+# Usage: tools/h200-console.sh BIN [OUTDIR]   (default: a new temporary folder, printed at the end)
 # Writes: snapshot.json, snapshot.txt, tui-fleet.typescript, tui-host.typescript, perf.txt,
 #         smi-cost.txt
 set -u
 BIN=$1
-OUT=$2
+OUT=${2:-$(mktemp -d)}
 mkdir -p "$OUT"
 FIELDS=index,uuid,name,pci.bus_id,driver_version,memory.total,memory.used,memory.free,utilization.gpu,utilization.memory,temperature.gpu,temperature.memory,power.draw,power.limit,enforced.power.limit,power.min_limit,power.max_limit,power.default_limit,clocks.sm,clocks.mem,clocks.max.sm,pstate,fan.speed,clocks_event_reasons.active,clocks_event_reasons.hw_slowdown,clocks_event_reasons.hw_thermal_slowdown,clocks_event_reasons.sw_thermal_slowdown,clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_power_brake_slowdown,ecc.errors.uncorrected.volatile.total,retired_pages.pending,persistence_mode,compute_mode,temperature.gpu.tlimit
 

@@ -3,7 +3,8 @@
 # link's own schedule, run side by side for DURATION seconds, their CPU summed. Read-only: runs
 # nothing but nvidia-smi queries and `dmesg --follow-new`.
 #
-# Usage (from the repository root): tools/h200-remote-cost.sh OUTDIR
+# Usage (from the repository root): tools/h200-remote-cost.sh [OUTDIR]
+#   OUTDIR defaults to a new temporary folder, named on stderr.
 #   DURATION=<seconds> (default 120). The field lists are read from src/telemetry/smi_csv.rs
 #   (STREAM_FIELDS, QUERY_FIELDS, COMPUTE_APPS_FIELDS), so they cannot drift from the link's.
 # Two schedules, one after the other, with the periods of LinkOptions::default():
@@ -15,8 +16,9 @@
 # Writes OUTDIR/remote-cost.txt.
 set -euo pipefail
 
-[ $# -eq 1 ] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
-OUT=$1
+[ $# -le 1 ] || { echo "usage: $0 [OUTDIR]" >&2; exit 2; }
+OUT=${1:-$(mktemp -d)}
+echo "writing to $OUT" >&2
 DURATION=${DURATION:-120}
 SOURCE=src/telemetry/smi_csv.rs
 [ -r "$SOURCE" ] || { echo "$SOURCE not found: run from the repository root" >&2; exit 2; }
