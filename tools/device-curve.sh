@@ -2,11 +2,13 @@
 # On a GPU host: the fleet_ssh curve, one run per host count, each beside all-smi's SSH mode on
 # the same hosts over the same window where ALLSMI names its binary (so the two clients are
 # measured in the same run); left out above ALLSMI_MAX hosts (default 200).
-# Carry `carry/` holding the debs of tools/device-sshd.sh, the stripped bench binary and, for the
+# Needs `carry/` (in the repository root) holding the debs of tools/device-sshd.sh, the stripped bench binary and, for the
 # comparison, an all-smi binary (`cargo install all-smi`). All reports land in one file,
 # $OUT/curve.tar.gz, with a line a run on stdout.
 # Usage: BIN=carry/fleet_ssh ALLSMI=carry/all-smi SECS=30 bash tools/device-curve.sh 50 200 1000
 set -u
+OUT=${OUT:-$(mktemp -d)}   # where the reports go: $OUT, else a new temporary folder
+echo "reports in $OUT" >&2
 bash tools/device-sshd.sh carry/debs >/dev/null 2>&1 || { echo "no sshd"; exit 1; }
 ulimit -n 20000
 SECS=${SECS:-30}

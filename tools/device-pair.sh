@@ -5,11 +5,13 @@
 # by a third) cancels within a pair. A and B each name a bench binary and whether its hosts run
 # training jobs whose logs are followed: `A=carry/fleet_ssh:0 B=carry/fleet_ssh:1` measures what
 # following the logs costs; `A=carry/fleet_ssh.old:0 B=carry/fleet_ssh:0` compares
-# two builds. Carry `carry/` holding the debs of tools/device-sshd.sh and the
+# two builds. Needs `carry/` (in the repository root) holding the debs of tools/device-sshd.sh and the
 # stripped bench binaries (`cargo bench --bench fleet_ssh --no-run`, then copy
 # target/release/deps/fleet_ssh-*). All reports land in one file, $OUT/pairs-$HOSTS.tar.gz.
 # Usage: A=BIN:LOGS B=BIN:LOGS ROUNDS=4 SECS=35 HOSTS=50 bash tools/device-pair.sh
 set -u
+OUT=${OUT:-$(mktemp -d)}   # where the reports go: $OUT, else a new temporary folder
+echo "reports in $OUT" >&2
 bash tools/device-sshd.sh carry/debs >/dev/null 2>&1 || { echo "no sshd"; exit 1; }
 ulimit -n 20000
 SECS=${SECS:-35}

@@ -6,6 +6,8 @@
 # one file, $OUT/seq-$HOSTS.tar.gz.
 # Usage: HOSTS=1000 SECS=40 bash tools/device-seq.sh carry/fleet_ssh.old carry/fleet_ssh ...
 set -u
+OUT=${OUT:-$(mktemp -d)}   # where the reports go: $OUT, else a new temporary folder
+echo "reports in $OUT" >&2
 bash tools/device-sshd.sh carry/debs >/dev/null 2>&1 || { echo "no sshd"; exit 1; }
 ulimit -n 20000
 SECS=${SECS:-40}
