@@ -1,0 +1,97 @@
+//! The config examples in the documents are configs gpufleet accepts: every ```toml block of
+//! README.md and docs/*.md goes through the config parser, as `gpufleet config check` reads a
+//! file. A block that shows only part of a config (a host's `[hosts.release]`, an `[[alerts]]`
+//! sink for a named host) is read after one `[[hosts]]` table named `a100-1`, the host the
+//! documents' examples name.
+
+use std::path::{Path, PathBuf};
+
+use gpufleet::config;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// README.md and every Markdown file under docs/, in a fixed order.
+fn documents() -> Vec<PathBuf> {
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("docs"))
+        .expect("docs/")
+        .map(|entry| entry.expect("docs/ entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
+        .collect();
+    docs.sort();
+    docs.insert(0, Path::new(ROOT).join("README.md"));
+    docs
+}
+
+/// Each ```toml block of `text`, with the line its first line is on.
+fn toml_blocks(text: &str) -> Vec<(usize, String)> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(usize, String)> = None;
+    for (index, line) in text.lines().enumerate() {
+        match open.take() {
+            None if line.trim_start() == "```toml" => open = Some((index + 2, String::new())),
+            None => {}
+            Some(block) if line.trim_start().starts_with("```") => blocks.push(block),
+            Some((first, mut body)) => {
+                body.push_str(line);
+                body.push('\n');
+                open = Some((first, body));
+            }
+        }
+    }
+    blocks
+}
+
+/// The block as a whole config: a part of one gets the host the examples name first.
+fn as_config(block: &str) -> String {
+    let whole = block.lines().any(|line| line.trim() == "[[hosts]]")
+        || !block.trim_start().starts_with('[');
+    if whole {
+        block.to_owned()
+    } else {
+        format!("[[hosts]]\nname = \"a100-1\"\nssh = \"root@connect.example.com:38291\"\n{block}")
+    }
+}
+
+#[test]
+fn every_toml_example_in_the_documents_is_a_config_gpufleet_accepts() {
+    let mut checked = 0;
+    let mut refused = Vec::new();
+    for doc in documents() {
+        let text = std::fs::read_to_string(&doc).expect("document");
+        for (line, block) in toml_blocks(&text) {
+            checked += 1;
+            if let Err(error) = config::parse(&as_config(&block), &doc) {
+                refused.push(format!(
+                    "{}: the example at line {line}: {error}",
+                    doc.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        refused.is_empty(),
+        "config examples gpufleet refuses:\n{}",
+        refused.join("\n")
+    );
+    // The README's first hosts, a release, a provider account and an alert sink at least.
+    assert!(checked >= 6, "only {checked} toml examples found");
+}
+
+#[test]
+fn the_readme_shows_an_autodl_and_a_vast_host_near_its_top() {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("README.md")).expect("README.md");
+    let blocks = toml_blocks(&text);
+    let near_top: Vec<&String> = blocks
+        .iter()
+        .filter(|(line, _)| *line <= 120)
+        .map(|(_, block)| block)
+        .collect();
+    for host in ["connect.westb.seetacloud.com:", "ssh4.vast.ai:"] {
+        assert!(
+            near_top
+                .iter()
+                .any(|block| block.contains("[[hosts]]") && block.contains(host)),
+            "no [[hosts]] example for {host} in the README's first 120 lines"
+        );
+    }
+}
