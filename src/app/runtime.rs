@@ -373,6 +373,7 @@ pub fn event_loop_with_ops<B: Backend>(
             match command {
                 Command::Quit => return Ok(()),
                 Command::AnswerPrompt { id, answer } => prompts.answer(id, answer),
+                Command::AskHostKeyAgain { host } => prompts.ask_host_key_again(host),
                 Command::ServeMetrics => {
                     if let Some(metrics) = metrics
                         && metrics.wanted()

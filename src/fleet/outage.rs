@@ -27,6 +27,18 @@ pub struct Outage {
     pub last_reading_ms: Option<TimestampMs>,
 }
 
+impl Outage {
+    /// A host key the user declined: the link waits, where the console can ask it again.
+    pub fn key_declined(&self) -> bool {
+        self.retry == Some(Retry::Never)
+            && self
+                .words
+                .as_ref()
+                .and_then(|w| w.summary.key())
+                .is_some_and(|key| key == "link_summary.key_declined")
+    }
+}
+
 /// The exit status a POSIX shell gives a command it cannot find.
 const COMMAND_NOT_FOUND: &str = "exited with status 127";
 
