@@ -42,6 +42,7 @@ const NOT_TEXT: &[&str] = &[
     "h",
     "j",
     "k",
+    "K",
     "l",
     "o",
     "p",
@@ -2293,6 +2294,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "src/recording/blackbox.rs",
         "ndjson",
         "the file extension of a black-box segment",
+    ),
+    (
+        "src/recording/demo_runs.rs",
+        "run-",
+        "the name prefix of a demo run's black-box folder",
     ),
     (
         "src/recording/blackbox.rs",
