@@ -1455,6 +1455,16 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the flag and the value given: the message around it is the caller's",
     ),
     ("src/launch.rs", "gone-host", "a thread's name"),
+    (
+        "src/app/runtime.rs",
+        "quit",
+        "the log's word for how the console ended (`how=\"quit\"`), an identifier for whoever reads the log",
+    ),
+    (
+        "src/app/runtime.rs",
+        "interrupted",
+        "the log's word for how the console ended (`how=\"interrupted\"`), an identifier for whoever reads the log",
+    ),
     ("src/launch.rs", "/proc/sys/kernel/hostname", "a path"),
     (
         "src/launch.rs",
