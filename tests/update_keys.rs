@@ -275,7 +275,10 @@ fn an_unreachable_host_is_a_row_not_a_crash() {
         &mut m,
         Event::Host {
             host: 0,
-            event: HostEvent::Connecting { attempt: 1 },
+            event: HostEvent::Connecting {
+                attempt: 1,
+                at_ms: None,
+            },
         },
     );
     update(
@@ -295,7 +298,10 @@ fn an_unreachable_host_is_a_row_not_a_crash() {
         &mut m,
         Event::Host {
             host: 0,
-            event: HostEvent::Connecting { attempt: 2 },
+            event: HostEvent::Connecting {
+                attempt: 2,
+                at_ms: None,
+            },
         },
     );
     assert!(matches!(
@@ -315,7 +321,10 @@ fn an_unreachable_host_is_a_row_not_a_crash() {
             &mut m,
             Event::Host {
                 host: 9,
-                event: HostEvent::Connecting { attempt: 1 }
+                event: HostEvent::Connecting {
+                    attempt: 1,
+                    at_ms: None,
+                }
             }
         )
         .is_empty()

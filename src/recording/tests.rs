@@ -21,7 +21,10 @@ fn every_event() -> Vec<HostEvent> {
         ..GpuSample::default()
     };
     vec![
-        HostEvent::Connecting { attempt: 2 },
+        HostEvent::Connecting {
+            attempt: 2,
+            at_ms: Some(1_000),
+        },
         HostEvent::Connected(HostInfo {
             driver_version: Some("570.86.15".into()),
             cuda_version: None,

@@ -70,6 +70,9 @@ pub struct Line {
 pub enum Event {
     Connecting {
         attempt: u32,
+        /// Absent from recordings made before attempts were stamped.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at_ms: Option<u64>,
     },
     Connected {
         info: Info,
@@ -339,7 +342,10 @@ impl From<Process> for GpuProcess {
 impl From<&HostEvent> for Event {
     fn from(event: &HostEvent) -> Self {
         match event {
-            HostEvent::Connecting { attempt } => Event::Connecting { attempt: *attempt },
+            HostEvent::Connecting { attempt, at_ms } => Event::Connecting {
+                attempt: *attempt,
+                at_ms: *at_ms,
+            },
             HostEvent::Connected(info) => Event::Connected { info: info.into() },
             HostEvent::Sample { at_ms, gpu } => Event::Sample {
                 at_ms: *at_ms,
@@ -430,7 +436,7 @@ impl From<&HostEvent> for Event {
 impl From<Event> for HostEvent {
     fn from(event: Event) -> Self {
         match event {
-            Event::Connecting { attempt } => HostEvent::Connecting { attempt },
+            Event::Connecting { attempt, at_ms } => HostEvent::Connecting { attempt, at_ms },
             Event::Connected { info } => HostEvent::Connected(info.into()),
             Event::Sample { at_ms, gpu } => HostEvent::Sample {
                 at_ms,
@@ -519,7 +525,8 @@ impl Event {
     /// The source's own stamp, when the event has one.
     pub fn at_ms(&self) -> Option<u64> {
         match self {
-            Event::Connecting { .. } | Event::Connected { .. } => None,
+            Event::Connecting { at_ms, .. } => *at_ms,
+            Event::Connected { .. } => None,
             Event::Sample { at_ms, .. }
             | Event::Processes { at_ms, .. }
             | Event::Kernel { at_ms, .. }
@@ -548,7 +555,8 @@ impl Event {
             *retry = to_ms.saturating_add(retry.saturating_sub(*at_ms));
         }
         match &mut self {
-            Event::Connecting { .. } | Event::Connected { .. } => {}
+            Event::Connecting { at_ms, .. } => *at_ms = at_ms.map(|_| to_ms),
+            Event::Connected { .. } => {}
             Event::Sample { at_ms, .. }
             | Event::Processes { at_ms, .. }
             | Event::Kernel { at_ms, .. }

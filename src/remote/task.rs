@@ -169,7 +169,10 @@ pub(crate) async fn follow(mut link: Link) {
     let mut attempt = 0u32;
     while !stop.flag.is_set() {
         attempt = attempt.saturating_add(1);
-        link.emit(HostEvent::Connecting { attempt });
+        link.emit(HostEvent::Connecting {
+            attempt,
+            at_ms: Some(now_ms()),
+        });
         let opened = tokio::task::spawn_blocking(move || {
             let result = link.open();
             (link, result)
