@@ -391,6 +391,34 @@ fn each_demo_run_has_its_own_black_box_and_the_report_reads_the_newest_at_the_de
         serde_json::from_str(&std::fs::read_to_string(bundle.join("report.json")).expect("json"))
             .expect("json");
     assert_eq!(json["billing"]["price_per_hour"], 3.99, "{json}");
+    // Every time the report gives falls inside the window it says it covers.
+    let (from, to) = (
+        json["window"]["from_ms"].as_u64().expect("from"),
+        json["window"]["to_ms"].as_u64().expect("to"),
+    );
+    let inside = |at: u64| from <= at && at <= to;
+    let broken = json["broken_since_ms"].as_u64().expect("a fault");
+    assert!(inside(broken), "fault since {broken} outside {from}..{to}");
+    let findings = json["analysis"]["findings"].as_array().expect("findings");
+    for f in findings {
+        for key in ["first_seen_ms", "last_seen_ms"] {
+            let at = f[key].as_u64().expect(key);
+            assert!(inside(at), "{key} {at} outside {from}..{to}: {f}");
+        }
+    }
+    let timeline = json["analysis"]["timeline"].as_array().expect("timeline");
+    let times: Vec<u64> = timeline
+        .iter()
+        .filter_map(|m| m["at_ms"].as_u64())
+        .collect();
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "timeline in order: {times:?}"
+    );
+    assert!(
+        times.iter().all(|&at| inside(at)),
+        "{times:?} in {from}..{to}"
+    );
 
     // The demo host that never connects has no readings to report: said, with why, exit 1.
     let never = gpufleet(
