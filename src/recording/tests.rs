@@ -152,6 +152,27 @@ fn a_version_1_recording_still_reads() {
 }
 
 #[test]
+fn a_connecting_line_without_its_time_still_reads() {
+    let dir = tempfile::tempdir().expect("temp");
+    let header = serde_json::to_string(&Header::new(1, vec!["h".into()]))
+        .expect("header")
+        .replace(&format!("\"version\":{FORMAT_VERSION}"), "\"version\":4");
+    let old = r#"{"t_ms":2,"host":"h","event":{"kind":"connecting","attempt":3}}"#;
+    let path = write_recording(dir.path(), &format!("{header}\n{old}\n"));
+    let lines: Vec<Line> = RecordingReader::open(&path)
+        .expect("open")
+        .map(|l| l.expect("line"))
+        .collect();
+    assert_eq!(
+        HostEvent::from(lines[0].event.clone()),
+        HostEvent::Connecting {
+            attempt: 3,
+            at_ms: None
+        }
+    );
+}
+
+#[test]
 fn every_host_event_survives_a_trip_through_a_recording_line() {
     for event in every_event() {
         let line = Line {

@@ -18,9 +18,10 @@ use crate::telemetry::{
 /// The `format` word of every recording's header.
 pub const FORMAT_NAME: &str = "gpufleet-recording";
 /// The newest version this build writes and reads; a newer file is refused with a clear error.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 // Version 2 added `evidence` lines, version 3 `jobs` and `job_log`, version 4 the `key` and
-// `args` of `notice` lines (`wire_notice.rs`); older files read unchanged.
+// `args` of `notice` lines (`wire_notice.rs`), version 5 the `at_ms` of `connecting` lines;
+// older files read unchanged.
 
 /// The gpufleet version written into headers and reports.
 pub const WRITER: &str = env!("CARGO_PKG_VERSION");
