@@ -159,6 +159,7 @@ impl Plan {
                 let (to_ui, requests) = mpsc::channel();
                 opts.prompter = Some(Arc::new(ChannelPrompter::new(to_ui, PROMPT_TIMEOUT)));
                 let pending = prompt_bridge::spawn(requests, sink.clone())?;
+                opts.ask_again = Some(pending.ask_again());
                 let hosts_sink = host_sink(sink);
                 let handles = hosts
                     .into_iter()

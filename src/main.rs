@@ -196,7 +196,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         Some(CliCommand::Alert {
             action: AlertAction::Test { sink },
         }) => {
-            let mut out = std::io::stdout();
+            let mut out = gpufleet::commands::stdout::Stdout;
             let code = alerts::test_sinks(&config, sink.as_deref(), &process_env, now_ms, &mut out);
             return Ok(ExitCode::from(code));
         }
@@ -210,7 +210,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             )));
         }
         Some(CliCommand::Hold { name }) => {
-            let code = hold_command::run(&config, name, &mut std::io::stdout());
+            let code = hold_command::run(&config, name, &mut gpufleet::commands::stdout::Stdout);
             return Ok(ExitCode::from(code));
         }
         Some(CliCommand::Report {
@@ -250,7 +250,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 *gpus,
                 *json,
             );
-            let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+            let (mut out, mut err) = (gpufleet::commands::stdout::Stdout, std::io::stderr());
             let code = fit_command::run(&args, &config, &mut out, &mut err);
             return Ok(ExitCode::from(code));
         }
@@ -272,7 +272,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                     &mut std::io::stderr(),
                 )
             };
-            print!("{text}");
+            gpufleet::out!("{text}");
             return Ok(ExitCode::from(code));
         }
         Some(CliCommand::Release {
@@ -305,7 +305,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                     &cli.global,
                     &args,
                     &mut std::io::stdin().lock(),
-                    &mut std::io::stdout(),
+                    &mut gpufleet::commands::stdout::Stdout,
                 )?;
                 return Ok(ExitCode::from(code));
             }
@@ -321,7 +321,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 &args,
                 &env,
                 &mut std::io::stdin().lock(),
-                &mut std::io::stdout(),
+                &mut gpufleet::commands::stdout::Stdout,
             );
             return Ok(ExitCode::from(code));
         }
@@ -383,9 +383,9 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             let fleet = plan.read_once(options.fleet);
             let snapshot = Snapshot::from_fleet(&fleet);
             if json {
-                println!("{}", serde_json::to_string_pretty(&snapshot)?);
+                gpufleet::outln!("{}", serde_json::to_string_pretty(&snapshot)?);
             } else {
-                print!("{}", render_table(&snapshot));
+                gpufleet::out!("{}", render_table(&snapshot));
             }
             Ok(if snapshot.all_read() {
                 ExitCode::SUCCESS

@@ -65,7 +65,15 @@ fn the_console_logs_link_changes_to_a_private_file() {
         "log lines never reach the terminal"
     );
     tmux.keys(&["q"]);
-    wait_for_log(&log, &["console stopped how=Quit"], Duration::from_secs(10));
+    let text = wait_for_log(
+        &log,
+        &["console stopped how=\"quit\""],
+        Duration::from_secs(10),
+    );
+    assert!(
+        !text.contains("how=Quit"),
+        "words, not Rust's names: {text}"
+    );
     let mode = std::fs::metadata(&log).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "the log is private");
 }

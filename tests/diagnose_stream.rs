@@ -131,3 +131,51 @@ fn one_bad_byte_does_not_reject_the_log() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `gpufleet diagnose` in a terminal, in `lang`, kept on screen after it ends.
+fn diagnose_on_a_terminal(lang: &str) -> Option<tmux::Tmux> {
+    let command = format!(
+        "{} --lang {lang} diagnose; sleep 60",
+        binary().to_str().expect("utf-8 path")
+    );
+    tmux::Tmux::start(&command, 80, 24)
+}
+
+#[test]
+fn on_a_terminal_it_says_what_it_waits_for_then_reads_the_paste() {
+    let Some(term) = diagnose_on_a_terminal("en") else {
+        return;
+    };
+    let screen = term.wait_for("Ctrl-D", Duration::from_secs(10));
+    assert!(
+        screen.contains("paste the text") && screen.contains("then press Ctrl-D"),
+        "{screen}"
+    );
+    // A real kernel line (tests/fixtures/diagnose/kernel/xid79_no_pid.txt), then end of input.
+    let line = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/diagnose/kernel/xid79_no_pid.txt"
+    ))
+    .expect("fixture");
+    term.keys(&[line.lines().next().expect("a line"), "Enter", "C-d"]);
+    term.wait_for("gpu_lost", Duration::from_secs(10));
+
+    let Some(zh) = diagnose_on_a_terminal("zh-CN") else {
+        return;
+    };
+    let screen = zh.wait_for("Ctrl-D", Duration::from_secs(10));
+    assert!(screen.contains("粘贴文本"), "{screen}");
+
+    // Read from a pipe, nothing is said: the text is already coming.
+    let mut child = diagnose(Stdio::piped(), false);
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(line.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("Ctrl-D"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("gpu_lost"));
+}

@@ -310,3 +310,28 @@ fn input_checks_for_the_cli() {
         Ok("No devices were found\n")
     );
 }
+
+#[test]
+fn a_gpu_lost_in_the_table_and_in_the_kernel_log_is_one_finding() {
+    // The table of NVIDIA/gpu-operator#559: GPU 0 reads ERR! in most cells.
+    let table = read("smi/table_err_lost_gpu0.txt");
+    let findings = assert_labels("smi/table_err_lost_gpu0.txt", &["gpu_lost"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].gpu, Some(0));
+    assert_eq!(findings[0].pci.as_deref(), Some("0000:19:00"));
+    // Pasted with the kernel's word for the same GPU: a real Xid 79 line (xid79_no_pid.txt)
+    // naming the lost GPU's address, as the host's dmesg would.
+    let kernel = read("kernel/xid79_no_pid.txt").replace("PCI:0000:02:00", "PCI:0000:19:00");
+    assert!(kernel.contains("PCI:0000:19:00"), "{kernel}");
+    let findings = diagnose_text(&format!("{table}{kernel}"));
+    let lost: Vec<&Finding> = findings.iter().filter(|f| f.label == "gpu_lost").collect();
+    assert_eq!(lost.len(), 1, "one GPU, one gpu_lost: {findings:#?}");
+    assert_eq!(lost[0].gpu, Some(0), "the table's index is kept");
+    assert_eq!(lost[0].pci.as_deref(), Some("0000:19:00"));
+    assert!(
+        lost[0].evidence.iter().any(|e| e.contains("ERR!"))
+            && lost[0].evidence.iter().any(|e| e.contains("Xid")),
+        "both lines are its evidence: {:?}",
+        lost[0].evidence
+    );
+}

@@ -1,5 +1,6 @@
 //! End to end over a real sshd: the console asks about the unknown host key, the user accepts,
-//! the host goes live with the replayed H200 readings; `snapshot` over SSH.
+//! the host goes live with the replayed H200 readings; a declined key is asked again with `K`;
+//! `snapshot` over SSH.
 
 mod common;
 #[path = "support/tmux.rs"]
@@ -77,7 +78,7 @@ fn unknown_host_key_is_asked_then_the_host_streams() {
 }
 
 #[test]
-fn declining_the_host_key_never_logs_in() {
+fn a_declined_host_key_never_logs_in_until_k_asks_again() {
     let Some(sshd) = Sshd::start() else { return };
     let dir = tempfile::tempdir().expect("temp");
     let config = write_config(&sshd, dir.path());
@@ -92,14 +93,27 @@ fn declining_the_host_key_never_logs_in() {
         return;
     };
     tmux.wait_for("Unknown host key", WAIT);
-    tmux.keys(&["Enter"]);
-    let refused = tmux.wait_for("unreachable", WAIT);
+    // Keys meant for the screen below do not answer the question.
+    tmux.keys(&["Down", "PageDown", "Enter", "Space"]);
+    let asked = tmux.screen();
+    assert!(asked.contains("Unknown host key"), "{asked}");
+    assert!(asked.contains("n / Esc"), "{asked}");
+    tmux.keys(&["n"]);
+    let refused = tmux.wait_for("K asks again", WAIT);
     assert!(!refused.contains("Unknown host key"), "{refused}");
+    assert!(!refused.contains("not retrying"), "{refused}");
     assert!(!known_hosts.exists(), "a declined key is not recorded");
     assert!(
         sshd.calls("nvidia-smi").is_empty(),
         "nothing ran on a host whose key was declined"
     );
+    // K on the row: the link connects again and the question comes back.
+    tmux.keys(&["K"]);
+    tmux.wait_for("Unknown host key", WAIT);
+    tmux.keys(&["y"]);
+    let live = tmux.wait_for("1x H200", WAIT);
+    assert!(live.contains("live"), "{live}");
+    assert!(known_hosts.exists(), "accepted the second time");
     tmux.keys(&["q"]);
     tmux.wait_for("EXIT=0", WAIT);
 }

@@ -42,6 +42,7 @@ const NOT_TEXT: &[&str] = &[
     "h",
     "j",
     "k",
+    "K",
     "l",
     "o",
     "p",
@@ -1454,6 +1455,16 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the flag and the value given: the message around it is the caller's",
     ),
     ("src/launch.rs", "gone-host", "a thread's name"),
+    (
+        "src/app/runtime.rs",
+        "quit",
+        "the log's word for how the console ended (`how=\"quit\"`), an identifier for whoever reads the log",
+    ),
+    (
+        "src/app/runtime.rs",
+        "interrupted",
+        "the log's word for how the console ended (`how=\"interrupted\"`), an identifier for whoever reads the log",
+    ),
     ("src/launch.rs", "/proc/sys/kernel/hostname", "a path"),
     (
         "src/telemetry/boot_id.rs",
@@ -2298,6 +2309,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "src/recording/blackbox.rs",
         "ndjson",
         "the file extension of a black-box segment",
+    ),
+    (
+        "src/recording/demo_runs.rs",
+        "run-",
+        "the name prefix of a demo run's black-box folder",
     ),
     (
         "src/recording/blackbox.rs",

@@ -333,33 +333,41 @@ fn a_report_of_a_recorded_gpu_loss_has_the_evidence_and_nothing_of_other_hosts_o
     assert!(String::from_utf8_lossy(&none.stderr).contains("nothing recorded for no-such-host"));
 }
 
+/// The run folders of the demo's black box, oldest first.
+fn demo_runs(state: &Path) -> Vec<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(state.join("blackbox/demo"))
+        .expect("the demo's black box")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    runs.sort();
+    runs
+}
+
 #[test]
-fn the_black_box_keeps_both_runs_of_a_restarted_watcher_for_a_report_after_the_fact() {
+fn each_demo_run_has_its_own_black_box_and_the_report_reads_the_newest_at_the_demo_price() {
     let dir = tempfile::tempdir().expect("temp");
     let state = dir.path().join("state");
     demo_watch(&state, None, 2);
     demo_watch(&state, None, 4);
-    let host_dir = state.join("blackbox/demo/flaky-h200");
-    let segments: Vec<PathBuf> = std::fs::read_dir(&host_dir)
-        .expect("the black box of flaky-h200")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
-        .collect();
-    assert_eq!(segments.len(), 2, "a segment per run: {segments:?}");
-    for segment in &segments {
-        assert_eq!(mode(segment), 0o600);
+    // Each run plays the scenario from its own start: two runs, two folders.
+    let runs = demo_runs(&state);
+    assert_eq!(runs.len(), 2, "a folder per run: {runs:?}");
+    for run in &runs {
+        let segments: Vec<PathBuf> = std::fs::read_dir(run.join("flaky-h200"))
+            .expect("the run's black box of flaky-h200")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
+            .collect();
+        assert_eq!(segments.len(), 1, "{}: {segments:?}", run.display());
+        assert_eq!(mode(&segments[0]), 0o600);
     }
     let out_dir = dir.path().join("out");
     std::fs::create_dir(&out_dir).expect("out");
+    let out_text = out_dir.to_str().expect("utf-8");
     let out = gpufleet(
-        &[
-            "--demo",
-            "report",
-            "flaky-h200",
-            "--out",
-            out_dir.to_str().expect("utf-8"),
-        ],
+        &["--demo", "report", "flaky-h200", "--out", out_text],
         &state,
     );
     let bundle = written_bundle(&out);
@@ -368,9 +376,71 @@ fn the_black_box_keeps_both_runs_of_a_restarted_watcher_for_a_report_after_the_f
         .iter()
         .filter(|l| matches!(l.event, gpufleet::recording::wire::Event::Connected { .. }))
         .count();
-    assert_eq!(connected, 2, "both runs are in the report's window");
+    assert_eq!(connected, 1, "the newest run only, not a mix of runs");
+    assert!(
+        lines.windows(2).all(|w| w[0].t_ms <= w[1].t_ms),
+        "the timeline runs forward"
+    );
     let md = std::fs::read_to_string(bundle.join("report.md")).expect("md");
     assert!(md.contains("gpu_lost"), "{md}");
+    assert!(
+        !md.contains("no price_per_hour"),
+        "the demo host has a price: {md}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(bundle.join("report.json")).expect("json"))
+            .expect("json");
+    assert_eq!(json["billing"]["price_per_hour"], 3.99, "{json}");
+    // Every time the report gives falls inside the window it says it covers.
+    let (from, to) = (
+        json["window"]["from_ms"].as_u64().expect("from"),
+        json["window"]["to_ms"].as_u64().expect("to"),
+    );
+    let inside = |at: u64| from <= at && at <= to;
+    let broken = json["broken_since_ms"].as_u64().expect("a fault");
+    assert!(inside(broken), "fault since {broken} outside {from}..{to}");
+    let findings = json["analysis"]["findings"].as_array().expect("findings");
+    for f in findings {
+        for key in ["first_seen_ms", "last_seen_ms"] {
+            let at = f[key].as_u64().expect(key);
+            assert!(inside(at), "{key} {at} outside {from}..{to}: {f}");
+        }
+    }
+    let timeline = json["analysis"]["timeline"].as_array().expect("timeline");
+    let times: Vec<u64> = timeline
+        .iter()
+        .filter_map(|m| m["at_ms"].as_u64())
+        .collect();
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "timeline in order: {times:?}"
+    );
+    assert!(
+        times.iter().all(|&at| inside(at)),
+        "{times:?} in {from}..{to}"
+    );
+
+    // The demo host that never connects has no readings to report: said, with why, exit 1.
+    let never = gpufleet(
+        &["--demo", "report", "unreachable-box", "--out", out_text],
+        &state,
+    );
+    let stderr = String::from_utf8_lossy(&never.stderr);
+    assert_eq!(never.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no readings for unreachable-box: never connected ("),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no fault recorded"), "{stderr}");
+    assert!(String::from_utf8_lossy(&never.stdout).is_empty());
+
+    // A third and fourth run: the oldest go, the newest few stay.
+    demo_watch(&state, None, 1);
+    demo_watch(&state, None, 1);
+    demo_watch(&state, None, 1);
+    let kept = demo_runs(&state);
+    assert_eq!(kept.len(), 4, "three kept besides the newest: {kept:?}");
+    assert!(!kept.contains(&runs[0]), "the oldest run is gone: {kept:?}");
 }
 
 #[test]

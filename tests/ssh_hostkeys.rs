@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::sshd::{Sshd, fingerprint_of, keygen};
 use common::{channel, is_sample, test_options};
 use gpufleet::fleet::HostEvent;
-use gpufleet::remote::{HostKeyPrompt, PromptContext, Prompter, Secret, spawn_link};
+use gpufleet::remote::{AskAgain, HostKeyPrompt, PromptContext, Prompter, Secret, spawn_link};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -284,5 +284,75 @@ fn a_negated_pattern_leaves_the_host_to_accept_new() {
     assert_eq!(
         std::fs::read_to_string(&known_hosts).expect("read"),
         format!("{line}{}", sshd.known_hosts_line("ed25519"))
+    );
+}
+
+/// Declines the first host-key question and accepts every later one.
+#[derive(Default)]
+struct DeclineThenAccept {
+    asked: Mutex<u32>,
+}
+
+impl Prompter for DeclineThenAccept {
+    fn confirm_host_key(&self, _ctx: &PromptContext, _key: &HostKeyPrompt) -> bool {
+        let mut asked = self.asked.lock().expect("lock");
+        *asked += 1;
+        *asked > 1
+    }
+    fn passphrase(&self, _ctx: &PromptContext, _key: &Path) -> Option<Secret> {
+        None
+    }
+    fn password(&self, _ctx: &PromptContext) -> Option<Secret> {
+        None
+    }
+}
+
+#[test]
+fn a_declined_key_waits_until_asked_again_then_the_question_comes_back() {
+    let Some(sshd) = Sshd::start() else { return };
+    let known_hosts = sshd.dir().join("kh");
+    let answer = Arc::new(DeclineThenAccept::default());
+    let ask_again = AskAgain::default();
+    let mut opts = test_options(&known_hosts);
+    opts.prompter = Some(answer.clone());
+    opts.ask_again = Some(ask_again.clone());
+    let (sink, mut events) = channel();
+    let link = spawn_link(sshd.remote_host("declined"), 4, sink, opts).expect("spawn");
+    let down = events.expect(WAIT, "Disconnected", |_, e| {
+        matches!(e, HostEvent::Disconnected { .. })
+    });
+    let HostEvent::Disconnected {
+        reason,
+        retry_at_ms,
+        ..
+    } = down
+    else {
+        unreachable!()
+    };
+    assert!(reason.contains("was not accepted"), "{reason}");
+    assert!(
+        !reason.contains("not retrying"),
+        "it waits to be asked: {reason}"
+    );
+    assert_eq!(retry_at_ms, None, "no retry of its own");
+    // It waits: no new attempt, no second question, however long.
+    events.drain_for(Duration::from_millis(1_500));
+    assert_eq!(
+        events.count(|_, e| matches!(e, HostEvent::Connecting { .. })),
+        1
+    );
+    assert_eq!(*answer.asked.lock().expect("lock"), 1);
+    // Another host asked again: this one still waits.
+    ask_again.ask(5);
+    events.drain_for(Duration::from_millis(500));
+    assert_eq!(*answer.asked.lock().expect("lock"), 1);
+    // Asked again: it connects, the question comes back, and yes this time reads the GPUs.
+    ask_again.ask(4);
+    events.expect(WAIT, "Sample", |_, e| is_sample(e));
+    link.stop_and_join();
+    assert_eq!(*answer.asked.lock().expect("lock"), 2);
+    assert_eq!(
+        std::fs::read_to_string(&known_hosts).expect("known_hosts written"),
+        sshd.known_hosts_line("ed25519")
     );
 }

@@ -40,7 +40,7 @@ fn sshd_killed_mid_stream_then_restarted_resumes_by_itself() {
     events.expect(
         WAIT,
         "a failed retry",
-        |_, e| matches!(e, HostEvent::Connecting { attempt } if *attempt >= 2),
+        |_, e| matches!(e, HostEvent::Connecting { attempt, .. } if *attempt >= 2),
     );
 
     sshd.restart();

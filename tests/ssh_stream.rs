@@ -111,7 +111,7 @@ fn read_once_reports_one_reading_and_ends() {
     events.drain_for(Duration::from_millis(100));
     let kinds = events.kinds();
     assert!(
-        matches!(events.seen[0].1, HostEvent::Connecting { attempt: 1 }),
+        matches!(events.seen[0].1, HostEvent::Connecting { attempt: 1, .. }),
         "{kinds:#?}"
     );
     assert!(

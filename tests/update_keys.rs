@@ -6,8 +6,8 @@ use gpufleet::app::keymap::InputMode;
 use gpufleet::app::model::{HostFocus, ModelOptions, SortKey};
 use gpufleet::app::prompt::{Prompt, PromptAnswer, PromptKind};
 use gpufleet::app::{Command, Event, Model, View, update};
-use gpufleet::fleet::HostEvent;
 use gpufleet::fleet::host::{HostStatus, Link};
+use gpufleet::fleet::{DownWords, HostEvent, NoticeText};
 use gpufleet::telemetry::{GpuProcess, GpuSample, LostReason};
 
 fn key(code: KeyCode) -> Event {
@@ -275,7 +275,10 @@ fn an_unreachable_host_is_a_row_not_a_crash() {
         &mut m,
         Event::Host {
             host: 0,
-            event: HostEvent::Connecting { attempt: 1 },
+            event: HostEvent::Connecting {
+                attempt: 1,
+                at_ms: None,
+            },
         },
     );
     update(
@@ -295,7 +298,10 @@ fn an_unreachable_host_is_a_row_not_a_crash() {
         &mut m,
         Event::Host {
             host: 0,
-            event: HostEvent::Connecting { attempt: 2 },
+            event: HostEvent::Connecting {
+                attempt: 2,
+                at_ms: None,
+            },
         },
     );
     assert!(matches!(
@@ -315,7 +321,10 @@ fn an_unreachable_host_is_a_row_not_a_crash() {
             &mut m,
             Event::Host {
                 host: 9,
-                event: HostEvent::Connecting { attempt: 1 }
+                event: HostEvent::Connecting {
+                    attempt: 1,
+                    at_ms: None,
+                }
             }
         )
         .is_empty()
@@ -353,28 +362,49 @@ fn host_key_prompt(id: u64) -> Event {
 }
 
 #[test]
-fn an_unknown_host_key_defaults_to_no_and_y_accepts() {
+fn only_y_n_or_esc_answer_a_host_key_prompt() {
     let mut m = fleet();
     update(&mut m, host_key_prompt(1));
     update(&mut m, host_key_prompt(2));
+    update(&mut m, host_key_prompt(3));
+    assert_eq!(m.input_mode(), InputMode::Confirm);
+    // Keys meant for the screen below, or typed by mistake, neither answer nor act.
+    let stray = [
+        KeyCode::Down,
+        KeyCode::Up,
+        KeyCode::PageDown,
+        KeyCode::Enter,
+        KeyCode::Tab,
+        KeyCode::Char('q'),
+        KeyCode::Char('x'),
+        KeyCode::Char(' '),
+    ];
+    assert_eq!(
+        keys(&mut m, &stray),
+        vec![],
+        "no key but y, n or Esc answers"
+    );
+    assert_eq!(m.prompts.len(), 3, "the question is still open");
     assert_eq!(m.input_mode(), InputMode::Confirm);
     assert_eq!(
-        keys(&mut m, &[KeyCode::Enter]),
+        m.fleet_cursor, 0,
+        "the arrows did not reach the fleet below"
+    );
+    assert_eq!(m.view, View::Fleet);
+    assert_eq!(
+        keys(&mut m, &[KeyCode::Char('n')]),
         vec![Command::AnswerPrompt {
             id: 1,
             answer: PromptAnswer::HostKey(false)
-        }],
-        "Enter is not a yes"
+        }]
     );
     assert_eq!(
-        keys(&mut m, &[KeyCode::Char('q')]),
+        keys(&mut m, &[KeyCode::Esc]),
         vec![Command::AnswerPrompt {
             id: 2,
             answer: PromptAnswer::HostKey(false)
-        }],
-        "q answers the prompt, it does not quit behind the user's back"
+        }]
     );
-    update(&mut m, host_key_prompt(3));
     assert_eq!(
         keys(&mut m, &[KeyCode::Char('y')]),
         vec![Command::AnswerPrompt {
@@ -384,6 +414,67 @@ fn an_unknown_host_key_defaults_to_no_and_y_accepts() {
     );
     assert_eq!(m.input_mode(), InputMode::Normal);
     assert_eq!(m.view, View::Fleet, "nothing else moved");
+}
+
+/// `host`'s link gave up on a host key the user declined, as the SSH link reports it.
+fn key_declined(m: &mut Model, host: usize) {
+    update(
+        m,
+        Event::Host {
+            host,
+            event: HostEvent::Disconnected {
+                at_ms: 1_000_500,
+                reason: "host key of [127.0.0.1]:2222 (ssh-ed25519 SHA256:abc) was not accepted"
+                    .into(),
+                summary: "host key declined".into(),
+                retry_at_ms: None,
+                words: Some(DownWords {
+                    reason: NoticeText::new("link_error.host_key_declined")
+                        .put("known_as", "[127.0.0.1]:2222")
+                        .put("key_type", "ssh-ed25519")
+                        .put("fingerprint", "SHA256:abc"),
+                    summary: NoticeText::new("link_summary.key_declined"),
+                }),
+            },
+        },
+    );
+}
+
+#[test]
+fn capital_k_asks_again_about_a_declined_host_key_and_only_there() {
+    let mut m = fleet();
+    key_declined(&mut m, 1);
+    // On a host whose key was not declined: nothing to ask, and the notice says so.
+    assert_eq!(keys(&mut m, &[KeyCode::Char('K')]), vec![]);
+    let notice = m
+        .notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default();
+    assert!(
+        notice.contains("alpha") && notice.contains("no declined host key"),
+        "{notice}"
+    );
+    // From the declined host's row.
+    assert_eq!(
+        keys(&mut m, &[KeyCode::Down, KeyCode::Char('K')]),
+        vec![Command::AskHostKeyAgain { host: 1 }]
+    );
+    let notice = m
+        .notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default();
+    assert!(
+        notice.contains("bravo") && notice.contains("host key"),
+        "{notice}"
+    );
+    // And from its host view.
+    assert_eq!(
+        keys(&mut m, &[KeyCode::Enter, KeyCode::Char('K')]),
+        vec![Command::AskHostKeyAgain { host: 1 }]
+    );
+    assert_eq!(m.view, View::Host(1));
 }
 
 #[test]

@@ -514,3 +514,43 @@ fn an_xid_79_stops_firing_once_its_gpu_streams_again() {
         Some("0")
     );
 }
+
+#[test]
+fn an_alert_is_logged_with_plain_values_not_rust_debug_names() {
+    let dir = tempfile::tempdir().expect("temp");
+    let log = dir.path().join("watch.log");
+    // The demo's flaky H200 loses its GPU a minute into the scenario: three seconds at 20x.
+    let child = Command::new(binary())
+        .args(["--demo", "--speed", "20", "watch"])
+        .env("GPUFLEET_STATE_DIR", dir.path().join("state"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("spawn gpufleet watch");
+    let mut watcher = Watcher { child, stderr: log };
+    let deadline = Instant::now() + WAIT;
+    let line = loop {
+        let text = watcher.log();
+        let found = text
+            .lines()
+            .find(|l| l.contains("alert") && l.contains("label=gpu_lost"))
+            .map(str::to_string);
+        if let Some(line) = found {
+            break line;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no gpu_lost alert logged:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let (_, code, _) = watcher.terminate();
+    assert_eq!(code, Some(0));
+    assert!(line.contains("host=flaky-h200"), "{line}");
+    assert!(
+        line.contains(" gpu=0 "),
+        "the GPU's index as a number: {line}"
+    );
+    assert!(!line.contains("Some("), "{line}");
+}

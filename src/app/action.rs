@@ -30,7 +30,9 @@ pub enum Action {
     FilterCancel,
     /// Answer the open prompt: accept the host key, or submit the typed secret.
     PromptAccept,
-    /// Decline the open prompt (the default for anything but an explicit yes).
+    /// `K`: ask again about the host key the user declined for the selected host.
+    AskHostKeyAgain,
+    /// Decline the open prompt (`n` or Esc for a host key; Esc for a secret).
     PromptDecline,
     /// Open or close the cost panel.
     ToggleCost,

@@ -16,6 +16,10 @@ pub enum Command {
         id: u64,
         answer: PromptAnswer,
     },
+    /// Have `host`'s link, waiting after a declined host key, connect and ask again.
+    AskHostKeyAgain {
+        host: HostId,
+    },
     /// Store the ledgers (merging a release another gpufleet recorded meanwhile); `last` is the
     /// save on quit, done before the console exits.
     SaveLedgers {

@@ -72,6 +72,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("p c a", "help.panes"),
     ("!", "help.alerts"),
     ("e", "help.report"),
+    ("K", "help.ask_again"),
     ("y / Esc x", "help.step"),
     ("wheel", "help.wheel"),
     ("click", "help.click"),
@@ -92,10 +93,13 @@ pub fn action_for(key: KeyEvent, mode: InputMode) -> Option<Action> {
         return Some(Action::Interrupt);
     }
     match mode {
-        InputMode::Confirm => Some(match key.code {
-            KeyCode::Char('y') | KeyCode::Char('Y') => Action::PromptAccept,
-            _ => Action::PromptDecline,
-        }),
+        // Only an answer answers: a key meant for the screen below (an arrow, a page key)
+        // must not decline a host key.
+        InputMode::Confirm => match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => Some(Action::PromptAccept),
+            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => Some(Action::PromptDecline),
+            _ => None,
+        },
         InputMode::Secret => match key.code {
             KeyCode::Enter => Some(Action::PromptAccept),
             KeyCode::Esc => Some(Action::PromptDecline),
@@ -235,6 +239,7 @@ fn normal_action(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('c') => Action::CheckHost,
         KeyCode::Char('a') => Action::OpenAudit,
         KeyCode::Char('e') => Action::WriteReport,
+        KeyCode::Char('K') => Action::AskHostKeyAgain,
         KeyCode::Char('!') => Action::OpenAlerts,
         _ => return None,
     })

@@ -8,17 +8,32 @@ use std::sync::{Arc, Mutex};
 
 use crate::app::event::Event;
 use crate::app::prompt::{Prompt, PromptAnswer, PromptKind};
-use crate::remote::{PromptRequest, Secret};
+use crate::remote::{AskAgain, PromptRequest, Secret};
 
-/// The reply ends of questions the user has not answered yet.
+/// The reply ends of questions the user has not answered yet, and the links waiting to ask
+/// again about a host key the user declined.
 #[derive(Clone, Default)]
-pub struct PendingPrompts(Arc<Mutex<HashMap<u64, PromptRequest>>>);
+pub struct PendingPrompts {
+    waiting: Arc<Mutex<HashMap<u64, PromptRequest>>>,
+    ask_again: AskAgain,
+}
 
 impl PendingPrompts {
+    /// What the links are given to wait on after a declined host key.
+    pub fn ask_again(&self) -> AskAgain {
+        self.ask_again.clone()
+    }
+
+    /// Asks `host`'s link, which waits after a declined host key, to connect and ask again;
+    /// nothing happens for a link that does not wait.
+    pub fn ask_host_key_again(&self, host: crate::fleet::HostId) {
+        self.ask_again.ask(host);
+    }
+
     /// Sends `answer` to the link that asked question `id`; a question already gone (its link
     /// stopped or gave up waiting) is ignored.
     pub fn answer(&self, id: u64, answer: PromptAnswer) {
-        let Some(request) = self.0.lock().ok().and_then(|mut m| m.remove(&id)) else {
+        let Some(request) = self.waiting.lock().ok().and_then(|mut m| m.remove(&id)) else {
             return;
         };
         match (request, answer) {
@@ -49,7 +64,7 @@ pub fn spawn(
         .spawn(move || {
             for (id, request) in (1u64..).zip(requests.iter()) {
                 let prompt = describe(id, &request);
-                if let Ok(mut map) = store.0.lock() {
+                if let Ok(mut map) = store.waiting.lock() {
                     map.insert(id, request);
                 }
                 if events.send(Event::Prompt(prompt)).is_err() {

@@ -172,6 +172,16 @@ pub enum Ended {
     Interrupted,
 }
 
+impl Ended {
+    /// The word the log says (`how="quit"`), not Rust's name for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Ended::Quit => "quit",
+            Ended::Interrupted => "interrupted",
+        }
+    }
+}
+
 /// What the loop measured: frames drawn and, only when made with [`FrameStats::recording`] (a
 /// benchmark's), for each frame that showed new samples, when it was drawn (wall clock) and how
 /// long the oldest of them waited between its line arriving and the frame being drawn. The
@@ -373,6 +383,7 @@ pub fn event_loop_with_ops<B: Backend>(
             match command {
                 Command::Quit => return Ok(()),
                 Command::AnswerPrompt { id, answer } => prompts.answer(id, answer),
+                Command::AskHostKeyAgain { host } => prompts.ask_host_key_again(host),
                 Command::ServeMetrics => {
                     if let Some(metrics) = metrics
                         && metrics.wanted()

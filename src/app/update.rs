@@ -245,6 +245,7 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
             model.mode = InputMode::Normal;
             model.fleet_cursor = 0;
         }
+        Action::AskHostKeyAgain => return ask_host_key_again(model),
         Action::PromptAccept => return answer_prompt(model, true),
         Action::PromptDecline => return answer_prompt(model, false),
         Action::CycleSort => {
@@ -334,6 +335,33 @@ fn money_tick(model: &mut Model) -> Vec<Command> {
         model.mark_dirty();
     }
     commands
+}
+
+/// `K`: the selected host's link, waiting after a declined host key, connects again and asks
+/// again; on any other host a notice says there is nothing to ask.
+fn ask_host_key_again(model: &mut Model) -> Vec<Command> {
+    let Some(id) = crate::app::pane_common::target_host(model) else {
+        return Vec::new();
+    };
+    let Some(host) = model.fleet.hosts.get(id) else {
+        return Vec::new();
+    };
+    let name = host.name.clone();
+    let declined =
+        crate::fleet::outage::outage(host, model.now_ms(), model.fleet.options.interval_ms)
+            .is_some_and(|o| o.key_declined());
+    if !declined {
+        model.notify(
+            t!("notice.no_key_declined", host = name.as_str()).into_owned(),
+            false,
+        );
+        return Vec::new();
+    }
+    model.notify(
+        t!("notice.asking_key_again", host = name.as_str()).into_owned(),
+        false,
+    );
+    vec![Command::AskHostKeyAgain { host: id }]
 }
 
 /// Closes the prompt on top and sends its answer; a declined secret prompt answers `None`.

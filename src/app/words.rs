@@ -6,15 +6,30 @@ use rust_i18n::t;
 
 use crate::config::Provider;
 use crate::fleet::NoticeText;
-use crate::fleet::host::{HostStatus, format_age};
+use crate::fleet::host::{CONNECTING_SAID_FROM_MS, HostStatus, format_age};
 use crate::fleet::outage::Outage;
 use crate::release::ReleaseAction;
 
 /// The status column's words: `live`, `stale 12s`, `GPU lost` (`在线`, `无数据 12s`, `掉卡`).
 pub fn status(status: &HostStatus) -> String {
     let text = match status {
-        HostStatus::Connecting { attempt } if *attempt <= 1 => t!("status.connecting"),
-        HostStatus::Connecting { attempt } => t!("status.connecting_again", attempt = attempt),
+        HostStatus::Connecting { attempt, for_ms } => {
+            let took = for_ms
+                .filter(|&ms| ms >= CONNECTING_SAID_FROM_MS)
+                .map(format_age);
+            match (*attempt <= 1, took) {
+                (true, None) => t!("status.connecting"),
+                (false, None) => t!("status.connecting_again", attempt = attempt),
+                (true, Some(took)) => t!("status.connecting_for", took = took),
+                (false, Some(took)) => {
+                    t!(
+                        "status.connecting_again_for",
+                        attempt = attempt,
+                        took = took
+                    )
+                }
+            }
+        }
         HostStatus::Live => t!("status.live"),
         HostStatus::Stale { age_ms } => t!("status.stale", age = format_age(*age_ms)),
         HostStatus::Unreachable { .. } => t!("status.unreachable"),
@@ -104,8 +119,22 @@ mod tests {
     #[test]
     fn english_status_words_are_the_engines() {
         for s in [
-            HostStatus::Connecting { attempt: 1 },
-            HostStatus::Connecting { attempt: 3 },
+            HostStatus::Connecting {
+                attempt: 1,
+                for_ms: None,
+            },
+            HostStatus::Connecting {
+                attempt: 3,
+                for_ms: None,
+            },
+            HostStatus::Connecting {
+                attempt: 1,
+                for_ms: Some(12_000),
+            },
+            HostStatus::Connecting {
+                attempt: 3,
+                for_ms: Some(400),
+            },
             HostStatus::Live,
             HostStatus::Stale { age_ms: 12_000 },
             HostStatus::Unreachable {

@@ -66,9 +66,9 @@ pub fn run_check(
         );
     }
     if json {
-        println!("{}", check::render_json(&report));
+        crate::outln!("{}", check::render_json(&report));
     } else {
-        print!("{}", check::render_text(&report, previous.as_ref()));
+        crate::out!("{}", check::render_text(&report, previous.as_ref()));
     }
     ExitCode::from(check::exit_code(&report))
 }

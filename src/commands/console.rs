@@ -303,7 +303,7 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
         sync.stop(Duration::from_millis(200));
     }
     match &ran {
-        Ok(ended) => tracing::info!(how = ?ended, "console stopped"),
+        Ok(ended) => tracing::info!(how = ended.word(), "console stopped"),
         Err(e) => tracing::error!(error = %e, "console stopped"),
     }
     if let Some(server) = server {

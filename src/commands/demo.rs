@@ -226,10 +226,10 @@ pub fn check(
         Err(e) => return could_not_run(check::check_error_words(&e)),
     };
     if json {
-        println!("{}", check::render_json(&report));
+        crate::outln!("{}", check::render_json(&report));
     } else {
-        println!("{}", t!("demo.check_head", host = host));
-        print!("{}", check::render_text(&report, None));
+        crate::outln!("{}", t!("demo.check_head", host = host));
+        crate::out!("{}", check::render_text(&report, None));
     }
     check::exit_code(&report)
 }

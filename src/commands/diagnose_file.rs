@@ -18,8 +18,14 @@ pub fn run(file: Option<&std::path::Path>, json: bool) -> ExitCode {
                 crate::diagnose::diagnose_reader(f, &limits)
                     .map_err(|e| format!("{}: {e}", path.display()))
             }),
-        _ => crate::diagnose::diagnose_reader(std::io::stdin().lock(), &limits)
-            .map_err(|e| format!("{}: {e}", t!("diagnose_text.stdin"))),
+        _ => {
+            // On a terminal the read would wait with nothing said: say what it waits for.
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("gpufleet diagnose: {}", t!("diagnose_text.paste_then_eof"));
+            }
+            crate::diagnose::diagnose_reader(std::io::stdin().lock(), &limits)
+                .map_err(|e| format!("{}: {e}", t!("diagnose_text.stdin")))
+        }
     };
     let report = match report {
         Ok(report) => report,
@@ -34,11 +40,11 @@ pub fn run(file: Option<&std::path::Path>, json: bool) -> ExitCode {
     }
     let diagnosis = report.diagnosis();
     if json {
-        println!("{}", crate::diagnose::render_json(&diagnosis, &notes));
+        crate::outln!("{}", crate::diagnose::render_json(&diagnosis, &notes));
     } else {
-        print!("{}", crate::diagnose::render_text(&diagnosis));
+        crate::out!("{}", crate::diagnose::render_text(&diagnosis));
         for note in &notes {
-            println!("{}", t!("diagnose_text.note", note = note));
+            crate::outln!("{}", t!("diagnose_text.note", note = note));
         }
     }
     ExitCode::from(diagnosis.exit_code())

@@ -25,4 +25,5 @@ pub mod record;
 pub mod report;
 pub mod shell_docs;
 pub mod standalone;
+pub mod stdout;
 pub mod watch;

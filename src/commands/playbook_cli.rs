@@ -46,7 +46,7 @@ pub fn playbook(
                 config,
                 args,
                 host.as_deref(),
-                &mut std::io::stdout(),
+                &mut crate::commands::stdout::Stdout,
             )?;
             Ok((target, Some(scratch)))
         } else {
@@ -63,21 +63,21 @@ pub fn playbook(
     let stop = StopFlag::default();
     let code = match action {
         PlaybookAction::List { json: false } => {
-            print!("{}", playbook::list_command(&catalog));
+            crate::out!("{}", playbook::list_command(&catalog));
             0
         }
         PlaybookAction::List { json: true } => {
             let text = format!("{:#}\n", playbook::json::list_json(&catalog));
-            print!("{text}");
+            crate::out!("{text}");
             0
         }
         PlaybookAction::Show { id, json: false } => {
-            print!("{}", playbook::show_command(&catalog, id)?);
+            crate::out!("{}", playbook::show_command(&catalog, id)?);
             0
         }
         PlaybookAction::Show { id, json: true } => {
             let text = format!("{:#}\n", playbook::json::show_json(&catalog, id)?);
-            print!("{text}");
+            crate::out!("{text}");
             0
         }
         PlaybookAction::Run {
@@ -103,7 +103,7 @@ pub fn playbook(
                 &catalog,
                 request,
                 confirmer.as_mut(),
-                &mut std::io::stdout(),
+                &mut crate::commands::stdout::Stdout,
                 &audit_log(scratch.as_ref())?,
                 &stop,
             )
@@ -120,7 +120,7 @@ pub fn playbook(
                 &catalog,
                 request,
                 confirmer.as_mut(),
-                &mut std::io::stdout(),
+                &mut crate::commands::stdout::Stdout,
                 &audit_log(scratch.as_ref())?,
                 &stop,
             )

@@ -283,7 +283,7 @@ pub fn run(
     let json = match action {
         ProvidersAction::Sync { json } => json,
         ProvidersAction::Import { write } => {
-            let mut out = std::io::stdout();
+            let mut out = crate::commands::stdout::Stdout;
             return super::providers_import::run(
                 config,
                 config_path,
@@ -301,5 +301,11 @@ pub fn run(
         store: &store,
         options: SendOptions::default(),
     };
-    sync(config, *json, &setup, &mut std::io::stdout(), &mut err)
+    sync(
+        config,
+        *json,
+        &setup,
+        &mut crate::commands::stdout::Stdout,
+        &mut err,
+    )
 }

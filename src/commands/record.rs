@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::recording::blackbox::{BlackBoxOptions, default_dir};
+use crate::recording::blackbox::{BlackBoxOptions, dir_to_write};
 use crate::recording::{RecordError, RecordOptions, Recorder};
 
 /// Starts the recorder for a session watching `hosts`: into `file` when given, and into the
@@ -17,7 +17,7 @@ pub fn start(
     hosts: Vec<String>,
 ) -> Result<Option<Recorder>, RecordError> {
     let blackbox = blackbox
-        .then(|| default_dir(demo))
+        .then(|| dir_to_write(demo, crate::telemetry::source::now_ms()))
         .flatten()
         .map(|dir| BlackBoxOptions::new(dir, who));
     if file.is_none() && blackbox.is_none() {

@@ -1,6 +1,6 @@
 //! `gpufleet report HOST [--since 2h] [--out DIR] [--from FILE]`: writes the host's incident
 //! bundle ([`crate::report::write`]). Exit 0 written, 1 nothing recorded for the host in the
-//! window, 2 an error (an unreadable or damaged recording, a folder not writable).
+//! window or only a host never reached (said with why), 2 an error (an unreadable or damaged recording, a folder not writable).
 
 use std::process::ExitCode;
 
@@ -19,11 +19,11 @@ pub fn run(request: &Request, config: &Config, now_ms: u64) -> ExitCode {
             for warning in &written.warnings {
                 eprintln!("gpufleet report: {warning}");
             }
-            println!("{}", written.dir.display());
+            crate::outln!("{}", written.dir.display());
             eprintln!("gpufleet report: {}", written.summary);
             ExitCode::from(EXIT_WRITTEN)
         }
-        Err(e @ WriteError::Nothing { .. }) => {
+        Err(e @ (WriteError::Nothing { .. } | WriteError::NeverConnected { .. })) => {
             eprintln!("gpufleet report: {e}");
             ExitCode::from(EXIT_NOTHING)
         }

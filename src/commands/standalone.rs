@@ -11,7 +11,7 @@ use crate::exit_codes;
 
 /// Runs `cli`'s subcommand when it is one of these; `None` leaves it to the caller.
 pub fn run(cli: &Cli) -> Option<ExitCode> {
-    let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+    let (mut out, mut err) = (crate::commands::stdout::Stdout, std::io::stderr());
     let code = match cli.command.as_ref()? {
         CliCommand::Config { action } => {
             let explicit = cli.global.config.as_deref();

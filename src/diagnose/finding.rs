@@ -215,8 +215,19 @@ impl Finding {
         push_evidence(&mut self.evidence, line);
     }
 
+    /// The same finding about the same device: the same label, and the same GPU index and
+    /// PCI address, or the same PCI address where only one of them knows the index (a kernel
+    /// line names the address alone, nvidia-smi's table both).
     fn key_matches(&self, other: &Finding) -> bool {
-        self.label == other.label && self.gpu == other.gpu && self.pci == other.pci
+        if self.label != other.label {
+            return false;
+        }
+        match (&self.pci, &other.pci) {
+            (Some(a), Some(b)) => {
+                a == b && (self.gpu == other.gpu || self.gpu.is_none() || other.gpu.is_none())
+            }
+            _ => self.gpu == other.gpu && self.pci == other.pci,
+        }
     }
 }
 
@@ -277,6 +288,7 @@ impl Findings {
         for line in &finding.evidence {
             existing.add_evidence(line);
         }
+        existing.gpu = existing.gpu.or(finding.gpu);
         existing.uuid = existing.uuid.take().or(finding.uuid);
         existing.rank = existing.rank.or(finding.rank);
         existing.host = existing.host.take().or(finding.host);

@@ -17,8 +17,12 @@ pub type HostId = usize;
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostEvent {
-    /// A connection attempt started (attempt 1 is the first).
-    Connecting { attempt: u32 },
+    /// A connection attempt started (attempt 1 is the first) at `at_ms`; `None` only from a
+    /// recording made before attempts were stamped.
+    Connecting {
+        attempt: u32,
+        at_ms: Option<TimestampMs>,
+    },
     /// The source is up; driver and CUDA versions when known.
     Connected(HostInfo),
     /// The host's boot id, read on connect: one unlike the last means the host booted in
@@ -111,7 +115,8 @@ impl HostEvent {
     /// The time the event was stamped with, for events that carry one.
     pub fn at_ms(&self) -> Option<TimestampMs> {
         match self {
-            HostEvent::Connecting { .. } | HostEvent::Connected(_) => None,
+            HostEvent::Connecting { at_ms, .. } => *at_ms,
+            HostEvent::Connected(_) => None,
             HostEvent::Sample { at_ms, .. }
             | HostEvent::Boot { at_ms, .. }
             | HostEvent::Processes { at_ms, .. }

@@ -13,12 +13,17 @@ use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs}
 
 /// How many kernel lines a host keeps for the triage views.
 const KERNEL_LINES_KEPT: usize = 200;
+/// A connection attempt says how long it has taken from this long on ("connecting 12s"): a
+/// silent port keeps it connecting until the handshake times out.
+pub const CONNECTING_SAID_FROM_MS: u64 = 1_000;
 
 /// The link to a host, as the source last reported it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Link {
+    /// An attempt under way since `since_ms` (when its source said so).
     Connecting {
         attempt: u32,
+        since_ms: Option<TimestampMs>,
     },
     Up,
     Down {
@@ -59,8 +64,10 @@ pub enum Retry {
 /// What the fleet view shows in the status column, derived from the link and the clock.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostStatus {
+    /// `for_ms`: how long the attempt has taken so far, when known.
     Connecting {
         attempt: u32,
+        for_ms: Option<u64>,
     },
     Live,
     Stale {
@@ -86,8 +93,18 @@ impl HostStatus {
     /// The words the status column shows (`live`, `stale 12s`, `GPU lost`, ...).
     pub fn text(&self) -> String {
         match self {
-            HostStatus::Connecting { attempt } if *attempt <= 1 => "connecting".to_string(),
-            HostStatus::Connecting { attempt } => format!("connecting #{attempt}"),
+            HostStatus::Connecting { attempt, for_ms } => {
+                let mut text = if *attempt <= 1 {
+                    "connecting".to_string()
+                } else {
+                    format!("connecting #{attempt}")
+                };
+                if let Some(took) = for_ms.filter(|&ms| ms >= CONNECTING_SAID_FROM_MS) {
+                    text.push(' ');
+                    text.push_str(&format_age(took));
+                }
+                text
+            }
             HostStatus::Live => "live".to_string(),
             HostStatus::Stale { age_ms } => format!("stale {}", format_age(*age_ms)),
             HostStatus::Unreachable { .. } => "unreachable".to_string(),
@@ -175,7 +192,10 @@ impl HostState {
     pub fn new(name: impl Into<String>, history: HistoryShape) -> Self {
         Self {
             name: name.into(),
-            link: Link::Connecting { attempt: 1 },
+            link: Link::Connecting {
+                attempt: 1,
+                since_ms: None,
+            },
             info: HostInfo::default(),
             gpus: Vec::new(),
             processes: Vec::new(),
@@ -242,9 +262,12 @@ impl HostState {
     pub fn apply(&mut self, event: HostEvent) {
         self.revision.bump();
         match event {
-            HostEvent::Connecting { attempt } => {
+            HostEvent::Connecting { attempt, at_ms } => {
                 if !matches!(self.link, Link::Down { .. } | Link::Lost { .. }) {
-                    self.link = Link::Connecting { attempt };
+                    self.link = Link::Connecting {
+                        attempt,
+                        since_ms: at_ms,
+                    };
                 } else if let Link::Down {
                     attempts, retry, ..
                 } = &mut self.link
@@ -290,7 +313,7 @@ impl HostState {
                     Link::Down {
                         since_ms, attempts, ..
                     } => (*since_ms, *attempts),
-                    Link::Connecting { attempt } => (at_ms, *attempt),
+                    Link::Connecting { attempt, .. } => (at_ms, *attempt),
                     _ => (at_ms, 1),
                 };
                 if !matches!(self.link, Link::Lost { .. }) {
@@ -399,11 +422,14 @@ impl HostState {
                 detail: self.flooding.clone().unwrap_or_default(),
                 words: self.flooding_words.clone(),
             },
-            Link::Connecting { attempt } => match self.last_sample_ms {
+            Link::Connecting { attempt, since_ms } => match self.last_sample_ms {
                 Some(at) => HostStatus::Stale {
                     age_ms: now_ms.saturating_sub(at),
                 },
-                None => HostStatus::Connecting { attempt: *attempt },
+                None => HostStatus::Connecting {
+                    attempt: *attempt,
+                    for_ms: since_ms.map(|since| now_ms.saturating_sub(since)),
+                },
             },
             Link::Up => match self.last_sample_ms {
                 Some(at) if now_ms.saturating_sub(at) > 2 * interval_ms => HostStatus::Stale {
@@ -540,7 +566,10 @@ mod tests {
         assert_eq!(h.status(11_000, 1_000), unreachable);
         assert_eq!(h.gpus.len(), 1, "the last figures stay");
         // Retrying changes nothing until a sample comes.
-        h.apply(HostEvent::Connecting { attempt: 2 });
+        h.apply(HostEvent::Connecting {
+            attempt: 2,
+            at_ms: Some(11_500),
+        });
         assert_eq!(h.status(30_000, 1_000), unreachable);
         h.apply(HostEvent::Sample {
             at_ms: 31_000,

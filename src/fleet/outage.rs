@@ -27,6 +27,18 @@ pub struct Outage {
     pub last_reading_ms: Option<TimestampMs>,
 }
 
+impl Outage {
+    /// A host key the user declined: the link waits, where the console can ask it again.
+    pub fn key_declined(&self) -> bool {
+        self.retry == Some(Retry::Never)
+            && self
+                .words
+                .as_ref()
+                .and_then(|w| w.summary.key())
+                .is_some_and(|key| key == "link_summary.key_declined")
+    }
+}
+
 /// The exit status a POSIX shell gives a command it cannot find.
 const COMMAND_NOT_FOUND: &str = "exited with status 127";
 
@@ -85,7 +97,7 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
         Link::Silent { since_ms } => Some(quiet(Some(quiet_words::no_data(
             now_ms.saturating_sub(*since_ms),
         )))),
-        Link::Connecting { attempt } => Some(quiet(Some(match last_reading_ms {
+        Link::Connecting { attempt, .. } => Some(quiet(Some(match last_reading_ms {
             Some(at) => quiet_words::no_reading(now_ms.saturating_sub(at)),
             None => quiet_words::connecting(*attempt),
         }))),
@@ -120,7 +132,10 @@ mod tests {
     #[test]
     fn a_refused_link_says_so_with_its_attempts_and_next_retry() {
         let mut h = host();
-        h.apply(HostEvent::Connecting { attempt: 1 });
+        h.apply(HostEvent::Connecting {
+            attempt: 1,
+            at_ms: None,
+        });
         h.apply(HostEvent::Disconnected {
             at_ms: 5_000,
             reason: "cannot connect to 127.0.0.1:9: Connection refused (os error 111)".into(),
@@ -135,7 +150,10 @@ mod tests {
         assert_eq!(o.retry, Some(Retry::At(9_000)));
         assert_eq!(o.last_reading_ms, None);
         // The retry starts: under way, counted.
-        h.apply(HostEvent::Connecting { attempt: 2 });
+        h.apply(HostEvent::Connecting {
+            attempt: 2,
+            at_ms: None,
+        });
         let o = outage(&h, 9_100, 1_000).expect("down");
         assert_eq!((o.retry, o.attempts), (Some(Retry::Trying), 2));
         // A permanent failure is not retried.
@@ -205,7 +223,10 @@ mod tests {
     fn quiet_outages_have_words_in_either_language() {
         let zh_of = |o: &Outage| o.words.as_ref().map(|w| w.summary.render("zh-CN"));
         let mut h = host();
-        h.apply(HostEvent::Connecting { attempt: 3 });
+        h.apply(HostEvent::Connecting {
+            attempt: 3,
+            at_ms: None,
+        });
         let o = outage(&h, 0, 1_000).expect("connecting");
         assert_eq!(o.summary, "connecting (attempt 3)");
         assert_eq!(zh_of(&o).as_deref(), Some("连接中（第 3 次）"));

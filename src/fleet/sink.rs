@@ -77,7 +77,10 @@ mod tests {
 
     fn events() -> Vec<HostEvent> {
         (1..=3)
-            .map(|attempt| HostEvent::Connecting { attempt })
+            .map(|attempt| HostEvent::Connecting {
+                attempt,
+                at_ms: Some(u64::from(attempt)),
+            })
             .collect()
     }
 

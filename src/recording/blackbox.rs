@@ -57,10 +57,26 @@ impl BlackBoxOptions {
     }
 }
 
-/// `state_dir()/blackbox`, or its `demo` folder for the demo fleet.
+/// `state_dir()/blackbox`, or for the demo fleet the run to read under its `demo` folder
+/// (see [`super::demo_runs`]).
 pub fn default_dir(demo: bool) -> Option<PathBuf> {
     let root = crate::paths::state_dir()?.join("blackbox");
-    Some(if demo { root.join("demo") } else { root })
+    Some(if demo {
+        super::demo_runs::run_to_read(&root.join("demo"))
+    } else {
+        root
+    })
+}
+
+/// The folder a recorder writes into: `state_dir()/blackbox`, or for the demo fleet a run of
+/// this process's own under its `demo` folder, started at `now_ms`.
+pub fn dir_to_write(demo: bool, now_ms: u64) -> Option<PathBuf> {
+    let root = crate::paths::state_dir()?.join("blackbox");
+    Some(if demo {
+        super::demo_runs::start_run(&root.join("demo"), now_ms)
+    } else {
+        root
+    })
 }
 
 /// The folder of `host`'s segments under `dir`.

@@ -4,6 +4,7 @@
 //! sources send into, so the console and the watcher record the same events the same way.
 
 pub mod blackbox;
+pub mod demo_runs;
 pub mod read;
 pub mod replay;
 pub mod wire;

@@ -21,7 +21,10 @@ fn every_event() -> Vec<HostEvent> {
         ..GpuSample::default()
     };
     vec![
-        HostEvent::Connecting { attempt: 2 },
+        HostEvent::Connecting {
+            attempt: 2,
+            at_ms: Some(1_000),
+        },
         HostEvent::Connected(HostInfo {
             driver_version: Some("570.86.15".into()),
             cuda_version: None,
@@ -177,6 +180,27 @@ fn a_version_1_recording_still_reads() {
         .map(|l| l.expect("line"))
         .collect();
     assert_eq!(lines.len(), 1);
+}
+
+#[test]
+fn a_connecting_line_without_its_time_still_reads() {
+    let dir = tempfile::tempdir().expect("temp");
+    let header = serde_json::to_string(&Header::new(1, vec!["h".into()]))
+        .expect("header")
+        .replace(&format!("\"version\":{FORMAT_VERSION}"), "\"version\":4");
+    let old = r#"{"t_ms":2,"host":"h","event":{"kind":"connecting","attempt":3}}"#;
+    let path = write_recording(dir.path(), &format!("{header}\n{old}\n"));
+    let lines: Vec<Line> = RecordingReader::open(&path)
+        .expect("open")
+        .map(|l| l.expect("line"))
+        .collect();
+    assert_eq!(
+        HostEvent::from(lines[0].event.clone()),
+        HostEvent::Connecting {
+            attempt: 3,
+            at_ms: None
+        }
+    );
 }
 
 #[test]

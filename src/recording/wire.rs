@@ -22,8 +22,8 @@ pub const FORMAT_NAME: &str = "gpufleet-recording";
 /// The newest version this build writes and reads; a newer file is refused with a clear error.
 pub const FORMAT_VERSION: u32 = 5;
 // Version 2 added `evidence` lines, version 3 `jobs` and `job_log`, version 4 the `key` and
-// `args` of `notice` lines (`wire_notice.rs`), version 5 `boot` and `disk` lines; older files
-// read unchanged.
+// `args` of `notice` lines (`wire_notice.rs`), version 5 `boot` and `disk` lines and the
+// `at_ms` of `connecting` lines; older files read unchanged.
 
 /// The gpufleet version written into headers and reports.
 pub const WRITER: &str = env!("CARGO_PKG_VERSION");
@@ -73,6 +73,9 @@ pub struct Line {
 pub enum Event {
     Connecting {
         attempt: u32,
+        /// Absent from recordings made before attempts were stamped.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at_ms: Option<u64>,
     },
     Connected {
         info: Info,
@@ -416,7 +419,10 @@ impl From<Process> for GpuProcess {
 impl From<&HostEvent> for Event {
     fn from(event: &HostEvent) -> Self {
         match event {
-            HostEvent::Connecting { attempt } => Event::Connecting { attempt: *attempt },
+            HostEvent::Connecting { attempt, at_ms } => Event::Connecting {
+                attempt: *attempt,
+                at_ms: *at_ms,
+            },
             HostEvent::Connected(info) => Event::Connected { info: info.into() },
             HostEvent::Boot { at_ms, boot_id } => Event::Boot {
                 at_ms: *at_ms,
@@ -520,7 +526,7 @@ impl From<&HostEvent> for Event {
 impl From<Event> for HostEvent {
     fn from(event: Event) -> Self {
         match event {
-            Event::Connecting { attempt } => HostEvent::Connecting { attempt },
+            Event::Connecting { attempt, at_ms } => HostEvent::Connecting { attempt, at_ms },
             Event::Connected { info } => HostEvent::Connected(info.into()),
             Event::Boot { at_ms, boot_id } => HostEvent::Boot {
                 at_ms,
@@ -622,7 +628,8 @@ impl Event {
     /// The source's own stamp, when the event has one.
     pub fn at_ms(&self) -> Option<u64> {
         match self {
-            Event::Connecting { .. } | Event::Connected { .. } => None,
+            Event::Connecting { at_ms, .. } => *at_ms,
+            Event::Connected { .. } => None,
             Event::Sample { at_ms, .. }
             | Event::Boot { at_ms, .. }
             | Event::Processes { at_ms, .. }
@@ -653,7 +660,8 @@ impl Event {
             *retry = to_ms.saturating_add(retry.saturating_sub(*at_ms));
         }
         match &mut self {
-            Event::Connecting { .. } | Event::Connected { .. } => {}
+            Event::Connecting { at_ms, .. } => *at_ms = at_ms.map(|_| to_ms),
+            Event::Connected { .. } => {}
             Event::Sample { at_ms, .. }
             | Event::Boot { at_ms, .. }
             | Event::Processes { at_ms, .. }

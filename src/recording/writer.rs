@@ -326,7 +326,10 @@ mod tests {
             .with_bursts(move |host, events| tx.send((host, events)).is_ok());
         let sink = recorder.wrap(listener);
         let burst: Vec<HostEvent> = (1..=3)
-            .map(|attempt| HostEvent::Connecting { attempt })
+            .map(|attempt| HostEvent::Connecting {
+                attempt,
+                at_ms: Some(u64::from(attempt)),
+            })
             .collect();
         assert!(sink.send_all(0, burst.clone()));
         assert_eq!(rx.try_iter().collect::<Vec<_>>(), vec![(0, burst)]);

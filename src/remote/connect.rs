@@ -176,7 +176,7 @@ pub(crate) fn connect(
         // host's slot is taken, so links waiting for slots never wait on each other.
         let transport = open_transport(host, opts, ctx)?;
         let permit = HANDSHAKES.acquire(ctx)?;
-        match handshake(transport, &known_as, opts, &known_hosts_paths) {
+        match handshake(transport, &known_as, target.port, opts, &known_hosts_paths) {
             Ok((session, socket, keeper, known_hosts)) => {
                 break (session, socket, keeper, known_hosts, permit);
             }
@@ -306,6 +306,7 @@ fn open_transport(
 fn handshake(
     transport: Transport,
     known_as: &str,
+    port: u16,
     opts: &LinkOptions,
     known_hosts_paths: &[PathBuf],
 ) -> HandshakeResult {
@@ -333,6 +334,15 @@ fn handshake(
     match session.handshake() {
         Ok(()) => Ok((session, socket, keeper, known_hosts)),
         Err(e) => {
+            // libssh2 reads lines until one starts `SSH-`, keeping the last: a line kept that
+            // does not is what another kind of server said. Trying again changes nothing.
+            if let Some(said) = session.banner_bytes().and_then(not_ssh_line) {
+                return Err(fatal(RemoteError::NotSsh {
+                    addr: Box::new(peer),
+                    port,
+                    said,
+                }));
+            }
             let retryable =
                 matches!(e.code(), ErrorCode::Session(c) if RETRYABLE_HANDSHAKE.contains(&c));
             let libssh2_said = NoticeText::new("config_words.os").put("error", e.message());
@@ -351,4 +361,25 @@ fn handshake(
             })
         }
     }
+}
+
+/// Characters of a non-SSH server's line kept in the message.
+const SAID_CHARS: usize = 60;
+
+/// `line`, cut short and made printable, when it is not an SSH version line (`SSH-2.0-...`).
+fn not_ssh_line(line: &[u8]) -> Option<String> {
+    if line.starts_with(b"SSH-") {
+        return None;
+    }
+    let text = String::from_utf8_lossy(line);
+    let mut said: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(SAID_CHARS)
+        .collect();
+    if text.chars().count() > SAID_CHARS {
+        said.push('…');
+    }
+    let said = said.trim().to_string();
+    (!said.is_empty()).then_some(said)
 }

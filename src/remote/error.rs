@@ -65,6 +65,13 @@ pub enum RemoteError {
         addr: Box<crate::fleet::NoticeText>,
         message: Box<crate::fleet::NoticeText>,
     },
+    /// Something answers on the port, but not an SSH server: its first line (`said`, cut
+    /// short) is not an SSH version line (a web server, another service, a wrong port).
+    NotSsh {
+        addr: Box<crate::fleet::NoticeText>,
+        port: u16,
+        said: String,
+    },
     HostKeyUnknown {
         known_as: String,
         key_type: String,

@@ -78,6 +78,10 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
         RemoteError::Handshake { addr, message } => text("link_error.handshake")
             .put_words("addr", addr.as_ref().clone())
             .put_words("message", message.as_ref().clone()),
+        RemoteError::NotSsh { addr, port, said } => text("link_error.not_ssh")
+            .put_words("addr", addr.as_ref().clone())
+            .put("port", port.to_string())
+            .put("said", said.as_str()),
         RemoteError::HostKeyUnknown {
             known_as,
             key_type,
@@ -180,6 +184,9 @@ pub(crate) fn summary(e: &RemoteError) -> NoticeText {
         }
         RemoteError::Proxy { .. } => "link_summary.proxy",
         RemoteError::Handshake { .. } => "link_summary.handshake",
+        RemoteError::NotSsh { port, .. } => {
+            return NoticeText::new("link_summary.not_ssh").put("port", port.to_string());
+        }
         RemoteError::HostKeyUnknown { .. } => "link_summary.key_unknown",
         RemoteError::HostKeyDeclined { .. } => "link_summary.key_declined",
         RemoteError::HostKeyChanged { .. } => "link_summary.key_changed",

@@ -105,7 +105,10 @@ pub fn read_once(
         StopFlag::default(),
         Mode::Once,
     );
-    link.emit(HostEvent::Connecting { attempt: 1 });
+    link.emit(HostEvent::Connecting {
+        attempt: 1,
+        at_ms: Some(now_ms()),
+    });
     let result = match link.open() {
         Ok(connection) => match link.serve(connection) {
             Ended::Finished | Ended::Stopped => Ok(()),
@@ -392,13 +395,22 @@ mod tests {
         let next: Vec<(HostId, HostEvent)> = events.try_iter().collect();
         assert_eq!(next, vec![(0, sample(0, 10_003))]);
         // Any other event first sends what is held, so it is never overtaken.
-        link.emit(HostEvent::Connecting { attempt: 2 });
+        link.emit(HostEvent::Connecting {
+            attempt: 2,
+            at_ms: Some(5),
+        });
         let last: Vec<(HostId, HostEvent)> = events.try_iter().collect();
         assert_eq!(
             last,
             vec![
                 (0, sample(1, 10_002)),
-                (0, HostEvent::Connecting { attempt: 2 })
+                (
+                    0,
+                    HostEvent::Connecting {
+                        attempt: 2,
+                        at_ms: Some(5),
+                    }
+                )
             ]
         );
         assert!(!link.holds_samples());
@@ -439,7 +451,10 @@ mod tests {
         // Within a round, another event sends the burst so far first: the order holds.
         link.start_burst();
         link.emit(sample(1, 1_000));
-        link.emit(HostEvent::Connecting { attempt: 2 });
+        link.emit(HostEvent::Connecting {
+            attempt: 2,
+            at_ms: Some(5),
+        });
         link.emit(sample(2, 1_001));
         link.end_burst();
         let got: Vec<Vec<HostEvent>> = bursts.try_iter().map(|(_, e)| e).collect();
@@ -448,7 +463,10 @@ mod tests {
             vec![
                 vec![sample(0, 999)],
                 vec![sample(1, 1_000)],
-                vec![HostEvent::Connecting { attempt: 2 }],
+                vec![HostEvent::Connecting {
+                    attempt: 2,
+                    at_ms: Some(5),
+                }],
                 vec![sample(2, 1_001)],
             ]
         );

@@ -5,6 +5,7 @@
 
 mod accel_poll;
 mod accel_tools;
+mod ask_again;
 mod auth;
 mod auth_words;
 mod backoff;
@@ -59,6 +60,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub(crate) use accel_tools::{Probed, Tool, probe_answer, probe_argv};
+pub use ask_again::AskAgain;
 pub use connect::MAX_CONCURRENT_HANDSHAKES;
 pub use credentials::{
     ChannelPrompter, HostKeyPrompt, PromptContext, PromptRequest, Prompter, Secret,
@@ -119,6 +121,9 @@ pub struct LinkOptions {
     pub snapshot_timeout_ms: u64,
     /// Asks the user about unknown host keys, passphrases and passwords; `None` is headless.
     pub prompter: Option<Arc<dyn Prompter>>,
+    /// Where a person answers the questions: a link whose host key was declined waits here to
+    /// be asked again instead of ending. `None` ends it.
+    pub ask_again: Option<AskAgain>,
 }
 
 impl Default for LinkOptions {
@@ -144,6 +149,7 @@ impl Default for LinkOptions {
             reconnect_cap_ms: 30_000,
             snapshot_timeout_ms: 30_000,
             prompter: None,
+            ask_again: None,
         }
     }
 }

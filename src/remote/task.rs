@@ -169,7 +169,10 @@ pub(crate) async fn follow(mut link: Link) {
     let mut attempt = 0u32;
     while !stop.flag.is_set() {
         attempt = attempt.saturating_add(1);
-        link.emit(HostEvent::Connecting { attempt });
+        link.emit(HostEvent::Connecting {
+            attempt,
+            at_ms: Some(now_ms()),
+        });
         let opened = tokio::task::spawn_blocking(move || {
             let result = link.open();
             (link, result)
@@ -193,8 +196,18 @@ pub(crate) async fn follow(mut link: Link) {
             }
             Err(RemoteError::Stopped) => return,
             Err(e) if e.is_permanent() => {
+                // A declined key is asked about again when the user says so, where one can:
+                // the link waits for that rather than ending.
+                let ask_again = match (&e, &link.opts.ask_again) {
+                    (RemoteError::HostKeyDeclined { .. }, Some(ask)) => Some(ask.clone()),
+                    _ => None,
+                };
                 // The English is the catalogue's, made safe as a whole, as the log keeps it.
-                let words = error_words::reason_not_retrying(&e);
+                let words = if ask_again.is_some() {
+                    error_words::reason(&e)
+                } else {
+                    error_words::reason_not_retrying(&e)
+                };
                 link.emit(HostEvent::Disconnected {
                     at_ms: now_ms(),
                     reason: sanitize(&words.english()),
@@ -205,7 +218,15 @@ pub(crate) async fn follow(mut link: Link) {
                         summary: error_words::summary(&e),
                     }),
                 });
-                return;
+                let Some(ask_again) = ask_again else { return };
+                tokio::select! {
+                    biased;
+                    () = stop.requested() => return,
+                    () = ask_again.wait(link.id) => {}
+                }
+                attempt = 0;
+                backoff.reset();
+                continue;
             }
             Err(e) => Some(e),
         };

@@ -107,16 +107,23 @@ pub struct Context<'a> {
 pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) -> Report {
     let analysis = analyse::analyse(host, &gathered.lines);
     let broken_since_ms = analysis.broken_since_ms;
-    let (from_ms, to_ms) = (gathered.from_ms, gathered.to_ms);
     // Events carry their source's clock (the demo's runs ahead of the wall at `--speed`), the
-    // window the recorder's: the broken time runs to whichever ends later.
-    let events_end_ms = gathered
-        .lines
-        .iter()
-        .map(|l| l.event.at_ms().unwrap_or(l.t_ms))
+    // window the recorder's: the window said spans both, so that every time the report gives
+    // (a fault's start, a finding's last sighting) falls inside it.
+    let event_times = || {
+        gathered
+            .lines
+            .iter()
+            .map(|l| l.event.at_ms().unwrap_or(l.t_ms))
+    };
+    let from_ms = event_times()
+        .min()
+        .map_or(gathered.from_ms, |first| first.min(gathered.from_ms));
+    let events_end_ms = event_times()
         .max()
-        .unwrap_or(to_ms)
-        .max(to_ms);
+        .unwrap_or(gathered.to_ms)
+        .max(gathered.to_ms);
+    let to_ms = events_end_ms;
     let billing =
         billing::billed_while_broken(host, broken_since_ms, events_end_ms, ctx.config, ctx.book);
     let runbook_steps = ctx

@@ -11,7 +11,10 @@ use thiserror::Error;
 use crate::audit::AuditLog;
 use crate::config::Config;
 use crate::cost::LedgerStore;
+use crate::recording::Line;
 use crate::recording::blackbox::default_dir;
+use crate::recording::wire::Event;
+use crate::recording::wire_notice::words_from_wire;
 use crate::report::{self, Context, Source, bundle, gather, secrets};
 
 /// What to write.
@@ -45,8 +48,40 @@ pub enum WriteError {
     Gather(#[from] report::GatherError),
     #[error("{}", t!("report_words.nothing", host = .host, place = .place))]
     Nothing { host: String, place: String },
+    /// Recorded, but the host was never reached: nothing to report on, and why.
+    #[error("{}", t!("report_words.never_connected", host = .host, why = .why))]
+    NeverConnected { host: String, why: String },
     #[error("{0}")]
     Bundle(String),
+}
+
+/// Why a host whose recorded lines hold no connection and no reading was never reached: the
+/// newest failure's few words in the reader's language (its whole reason where it has none),
+/// or that it was still connecting. `None` once the host connected.
+fn never_connected(lines: &[Line]) -> Option<String> {
+    let reached = lines
+        .iter()
+        .any(|l| matches!(l.event, Event::Connected { .. } | Event::Sample { .. }));
+    if reached {
+        return None;
+    }
+    let failure = lines.iter().rev().find_map(|l| match &l.event {
+        Event::Disconnected {
+            reason,
+            summary,
+            reason_words,
+            summary_words,
+            ..
+        } => Some(if summary.is_empty() {
+            words_from_wire(reason, reason_words.clone())
+                .map_or_else(|| reason.clone(), |w| w.localized())
+        } else {
+            words_from_wire(summary, summary_words.clone())
+                .map_or_else(|| summary.clone(), |w| w.localized())
+        }),
+        _ => None,
+    });
+    Some(failure.unwrap_or_else(|| t!("report_words.still_connecting").into_owned()))
 }
 
 /// Writes the bundle of `request.host`.
@@ -62,6 +97,20 @@ pub fn write(request: &Request, config: &Config, now_ms: u64) -> Result<Written,
             place: source.describe(),
         });
     }
+    if let Some(why) = never_connected(&gathered.lines) {
+        return Err(WriteError::NeverConnected {
+            host: request.host.clone(),
+            why,
+        });
+    }
+    // The demo's hosts have the demo's prices, not the config's.
+    let demo_config;
+    let config = if request.demo {
+        demo_config = crate::demo::demo_config(config);
+        &demo_config
+    } else {
+        config
+    };
     // The demo fleet has no ledgers, checks or audit entries of its own.
     let book = (!request.demo)
         .then(|| LedgerStore::open_default().ok()?.load().ok())

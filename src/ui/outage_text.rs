@@ -31,6 +31,19 @@ fn retry_text(retry: Retry, with_zone: bool) -> String {
     .into_owned()
 }
 
+/// When the link tries again; for a host key the user declined, how to be asked again.
+fn retry_piece(outage: &Outage, with_zone: bool, theme: &Theme) -> Option<Piece> {
+    if outage.key_declined() {
+        return Some(Piece::new(
+            t!("outage.ask_again").into_owned(),
+            theme.warning(),
+            7,
+        ));
+    }
+    let retry = outage.retry?;
+    Some(Piece::new(retry_text(retry, with_zone), theme.dim(), 7))
+}
+
 /// For a row: the few words (left out when the status column already says them), the last
 /// reading's time, when the link retries; most needed first.
 pub fn row_pieces(outage: &Outage, status_text: &str, theme: &Theme) -> Vec<Piece> {
@@ -43,9 +56,7 @@ pub fn row_pieces(outage: &Outage, status_text: &str, theme: &Theme) -> Vec<Piec
         ));
     }
     pieces.extend(last_reading_piece(outage, theme));
-    if let Some(retry) = outage.retry {
-        pieces.push(Piece::new(retry_text(retry, false), theme.dim(), 7));
-    }
+    pieces.extend(retry_piece(outage, false, theme));
     pieces
 }
 
@@ -66,9 +77,7 @@ pub fn last_reading_piece(outage: &Outage, theme: &Theme) -> Option<Piece> {
 pub fn full_pieces(outage: &Outage, theme: &Theme) -> Vec<Piece> {
     let summary = clean(&crate::app::words::outage_words(outage));
     let mut pieces = vec![Piece::text(summary, style(outage, theme), 9)];
-    if let Some(retry) = outage.retry {
-        pieces.push(Piece::new(retry_text(retry, true), theme.dim(), 7));
-    }
+    pieces.extend(retry_piece(outage, true, theme));
     if let Some(at_ms) = outage.last_attempt_ms {
         let attempt = if outage.attempts > 1 {
             t!("outage.attempt", n = outage.attempts).into_owned()

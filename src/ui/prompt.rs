@@ -1,5 +1,5 @@
-//! The dialog for a link's question: trust an unknown host key (default No), or type a
-//! passphrase / password (shown only as dots).
+//! The dialog for a link's question: trust an unknown host key (`y`, or `n` / Esc; other keys
+//! are ignored), or type a passphrase / password (shown only as dots).
 
 use rust_i18n::t;
 
@@ -55,8 +55,8 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
                 Span::raw(t!("prompt.trust").into_owned()),
                 Span::styled("y", theme.help_key()),
                 Span::raw(t!("prompt.yes").into_owned()),
-                Span::styled(t!("keyname.any_other_key").into_owned(), theme.help_key()),
-                Span::raw(t!("prompt.no_default").into_owned()),
+                Span::styled(t!("prompt.no_keys").into_owned(), theme.help_key()),
+                Span::raw(t!("prompt.no").into_owned()),
             ]));
             (t!("prompt.unknown_key"), lines)
         }

@@ -369,7 +369,7 @@ fn tick(
     for alert in firing.update(fleet) {
         tracing::warn!(
             host = %alert.host,
-            gpu = ?alert.gpu,
+            gpu = alert.gpu,
             label = %alert.label,
             severity = alert.severity.word(),
             state = alert.state.as_str(),

@@ -173,7 +173,10 @@ impl SimHost {
     ) -> Vec<HostEvent> {
         let mut out = Vec::new();
         if let Link::NotStarted = self.link {
-            out.push(HostEvent::Connecting { attempt: 1 });
+            out.push(HostEvent::Connecting {
+                attempt: 1,
+                at_ms: Some(at_ms),
+            });
             if let Plan::Unreachable {
                 connect_timeout_ms, ..
             } = self.plan
@@ -250,7 +253,10 @@ impl SimHost {
             } => {
                 if t_ms >= retry_at_ms {
                     let attempt = attempt + 1;
-                    out.push(HostEvent::Connecting { attempt });
+                    out.push(HostEvent::Connecting {
+                        attempt,
+                        at_ms: Some(at_ms),
+                    });
                     let timeout_ms = match self.plan {
                         Plan::Unreachable {
                             connect_timeout_ms, ..

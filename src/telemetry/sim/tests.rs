@@ -80,7 +80,7 @@ fn reachable_hosts_connect_first_then_sample_each_second() {
             .filter(|(h, _)| *h == id)
             .map(|(_, e)| e)
             .collect();
-        assert_eq!(mine[0], &HostEvent::Connecting { attempt: 1 });
+        assert!(matches!(mine[0], &HostEvent::Connecting { attempt: 1, .. }));
         match mine[1] {
             HostEvent::Connected(info) => {
                 assert_eq!(info.source, "simulated");
@@ -273,11 +273,10 @@ fn unreachable_box_never_connects_and_backs_off() {
     // Strictly alternating, attempts counting up from 1.
     let mut disconnects = Vec::new();
     for (i, pair) in mine.chunks(2).enumerate() {
-        assert_eq!(
-            pair[0],
-            &HostEvent::Connecting {
-                attempt: i as u32 + 1
-            }
+        assert!(
+            matches!(pair[0], &HostEvent::Connecting { attempt, at_ms: Some(_) } if attempt == i as u32 + 1),
+            "{:?}",
+            pair[0]
         );
         if let Some(HostEvent::Disconnected {
             at_ms,
