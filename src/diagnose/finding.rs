@@ -90,6 +90,15 @@ pub mod label {
     pub const NCCL_TIMEOUT: &str = "nccl_timeout";
     pub const NCCL_NETWORK: &str = "nccl_network";
     pub const NCCL_SYSTEM: &str = "nccl_system";
+    // What rented containers report: shared memory, disk, which GPU, the runtime, cuBLAS.
+    pub const SHM_TOO_SMALL: &str = "shm_too_small";
+    pub const DISK_FULL: &str = "disk_full";
+    pub const INVALID_DEVICE_ORDINAL: &str = "invalid_device_ordinal";
+    pub const NO_CUDA_GPUS: &str = "no_cuda_gpus";
+    pub const DRIVER_TOO_OLD_COMPAT: &str = "driver_too_old_compat";
+    pub const CUBLAS_INIT_FAILED: &str = "cublas_init_failed";
+    /// A training run whose loss (or loss scale) shows it diverged: NaN or inf.
+    pub const LOSS_NAN: &str = "loss_nan";
     // What a training job's own log shows (issue 19).
     pub const TRAINING_PLATEAU: &str = "training_plateau";
     pub const TRAINING_OVERFIT: &str = "training_overfit";

@@ -19,11 +19,12 @@ pub fn root_cause_first(findings: Findings) -> Vec<Finding> {
 ///    nouveau, probe failures) and a GPU that fell off the bus;
 /// 1. the driver and the GPU itself (Xids, ECC, NVLink, fabric manager, NVML failures,
 ///    clocks);
-/// 2. the container runtime and the program's CUDA errors (they follow from 0 and 1 when
-///    those are present);
+/// 2. the container runtime and the program's CUDA errors, and what a container lacks (shared
+///    memory, disk, the GPU it asks for; they follow from 0 and 1 when those are present);
 /// 3. NCCL, which reports the failure of whichever rank broke first;
 /// 4. billing and data freshness, and what a training job's log shows (a crash follows from
-///    the program's errors above it; a plateau causes nothing).
+///    the program's errors above it; a plateau causes nothing; a diverged loss is the job's
+///    own).
 pub fn tier(name: &str) -> u8 {
     const BUS: &[&str] = &[
         label::PCIE_AER_FATAL,
@@ -42,16 +43,24 @@ pub fn tier(name: &str) -> u8 {
     if name.starts_with("nccl") {
         return 3;
     }
-    if name.starts_with("cuda_")
-        || name == label::OOM
-        || name == label::CONTAINER_NO_GPU_RUNTIME
-        || name == label::DRIVER_TOO_OLD
-    {
+    const PROGRAM: &[&str] = &[
+        label::OOM,
+        label::CONTAINER_NO_GPU_RUNTIME,
+        label::DRIVER_TOO_OLD,
+        label::DRIVER_TOO_OLD_COMPAT,
+        label::SHM_TOO_SMALL,
+        label::DISK_FULL,
+        label::INVALID_DEVICE_ORDINAL,
+        label::NO_CUDA_GPUS,
+        label::CUBLAS_INIT_FAILED,
+    ];
+    if name.starts_with("cuda_") || PROGRAM.contains(&name) {
         return 2;
     }
     if name == label::IDLE_BILLING
         || name == label::STALE
         || name == label::JOB_FINISHED
+        || name == label::LOSS_NAN
         || name.starts_with("training_")
     {
         return 4;
