@@ -81,6 +81,8 @@ pub mod label {
     pub const FABRIC_MANAGER_NOT_READY: &str = "fabric_manager_not_ready";
     pub const CONTAINER_NO_GPU_RUNTIME: &str = "container_no_gpu_runtime";
     pub const GSP_TIMEOUT: &str = "gsp_timeout";
+    /// The GSP firmware itself failed (Xid 120: a task exception or an error it reported).
+    pub const GSP_ERROR: &str = "gsp_error";
     pub const NVSWITCH_SXID: &str = "nvswitch_sxid";
     pub const NVSWITCH_SXID_FATAL: &str = "nvswitch_sxid_fatal";
     pub const CUDA_ILLEGAL_ADDRESS: &str = "cuda_illegal_address";

@@ -138,3 +138,13 @@ pub fn gsp_timeout() -> Finding {
     )
     .with_runbook(runbook::GPU_LOST)
 }
+
+pub fn gsp_error() -> Finding {
+    Finding::new(
+        label::GSP_ERROR,
+        Severity::Critical,
+        t!("finding_text.gsp_error.summary"),
+        t!("finding_text.gsp_timeout.action"),
+    )
+    .with_runbook(runbook::GPU_LOST)
+}
