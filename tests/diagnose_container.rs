@@ -159,4 +159,33 @@ fn a_clean_kernel_log_is_healthy() {
     assert_eq!(d.verdict, Verdict::Healthy, "{:#?}", d.findings);
     let d = diagnose(&read("healthy/dmesg_nvrm_570_vgpu.txt"));
     assert_eq!(d.verdict, Verdict::Healthy, "{:#?}", d.findings);
+    // The kernel's "module verification failed … tainting kernel" is benign.
+    let text = read("healthy/dmesg_module_unsigned_525.txt");
+    assert!(text.contains("module verification failed"));
+    let d = diagnose(&text);
+    assert_eq!(d.verdict, Verdict::Healthy, "{:#?}", d.findings);
+}
+
+#[test]
+fn the_newer_nvidia_smi_header_is_healthy() {
+    // Driver 610's header says "KMD Version" and "CUDA UMD Version".
+    for rel in [
+        "healthy/smi_kmd_umd_610_rtx3080.txt",
+        "healthy/smi_kmd_umd_610_b200.txt",
+    ] {
+        let text = read(rel);
+        assert!(text.contains("KMD Version"), "{rel}");
+        let d = diagnose(&text);
+        assert_eq!(d.verdict, Verdict::Healthy, "{rel}: {:#?}", d.findings);
+    }
+}
+
+#[test]
+fn a_run_that_is_still_learning_is_healthy() {
+    // Lightning's tqdm bar with the loss in its postfix, falling from 10.47 to 9.85.
+    let d = diagnose(&read("healthy/lightning_tqdm_learning.txt"));
+    assert_eq!(d.verdict, Verdict::Healthy, "{:#?}", d.findings);
+    let report = d.training.as_ref().expect("read as a training log");
+    let loss = report.loss.expect("the loss");
+    assert_eq!((loss.step, loss.value), (5, 9.847));
 }

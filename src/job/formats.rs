@@ -18,6 +18,8 @@ pub struct Bar<'a> {
     pub remaining_s: Option<f64>,
     /// Iterations per second (`s/it` is turned around); `None` while tqdm shows `?`.
     pub rate_per_s: Option<f64>,
+    /// The training loss the bar's postfix shows ([`postfix_loss`]); `nan` stays `nan`.
+    pub loss: Option<f64>,
 }
 
 /// `00:03`, `1:02:03`: seconds.
@@ -117,7 +119,7 @@ pub fn tqdm_bar(seg: &str) -> Option<Bar<'_>> {
         if remaining != "?" && clock_s(remaining).is_none() {
             continue;
         }
-        let rate_text = rate_text.split(',').next().unwrap_or("");
+        let (rate_text, postfix) = rate_text.split_once(',').unwrap_or((rate_text, ""));
         let head = &seg[..n_start];
         // `desc: 33%|███| ` before the count; no percentage means no description either.
         let desc = percent_bar(head)
@@ -133,9 +135,26 @@ pub fn tqdm_bar(seg: &str) -> Option<Bar<'_>> {
             elapsed_s: Some(elapsed_s),
             remaining_s: clock_s(remaining),
             rate_per_s: rate(rate_text),
+            loss: postfix_loss(postfix),
         });
     }
     None
+}
+
+/// The training loss in a bar's postfix, as `tqdm.set_postfix(loss=…)` and Lightning's tqdm bar
+/// print it: `…, 4.14s/it, loss=9.847, v_num=193315]`, `…, v_num=0, train_loss=0.352]`.
+fn postfix_loss(postfix: &str) -> Option<f64> {
+    if !postfix.contains("loss=") {
+        return None;
+    }
+    postfix.split(',').find_map(|item| {
+        let (key, value) = item.trim().split_once('=')?;
+        if matches!(key, "loss" | "train_loss" | "loss_step" | "train_loss_step") {
+            leading_float(value.trim())
+        } else {
+            None
+        }
+    })
 }
 
 /// What a Hugging Face `Trainer` log dict says.
@@ -358,6 +377,15 @@ mod tests {
         let b = tqdm_bar("Writing model shards: 100%|██████████| 1/1 [00:00<00:00, 230.34it/s]")
             .expect("bar");
         assert_eq!(b.desc, "Writing model shards");
+        // Lightning's tqdm bar (pytorch-lightning#4225): the loss in the postfix.
+        let b = tqdm_bar(
+            "Epoch 0:  28%|██▊       | 5/18 [00:20<00:53,  4.14s/it, loss=9.847, v_num=193315]",
+        )
+        .expect("bar");
+        assert_eq!((b.n, b.loss), (5, Some(9.847)));
+        assert_eq!(b.rate_per_s, Some(1.0 / 4.14));
+        let b = tqdm_bar("Epoch 0:   6%|▌         | 1/18 [00:08<02:29,  8.77s/it]").expect("b");
+        assert_eq!(b.loss, None);
         assert_eq!(tqdm_bar("GPU 0 [00:01]"), None);
         assert_eq!(tqdm_bar("x 1/2 [not<a clock]"), None);
     }

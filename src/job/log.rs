@@ -316,6 +316,9 @@ impl JobLog {
         }
         self.main_total = Some(bar.total);
         self.main_n = Some(bar.n);
+        if let Some(loss) = bar.loss {
+            self.loss.push(bar.n, loss);
+        }
         if let Some(elapsed_s) = bar.elapsed_s {
             self.clock.push(bar.n, elapsed_s);
         }
