@@ -188,4 +188,22 @@ fn a_run_that_is_still_learning_is_healthy() {
     let report = d.training.as_ref().expect("read as a training log");
     let loss = report.loss.expect("the loss");
     assert_eq!((loss.step, loss.value), (5, 9.847));
+    // nanoGPT's evaluation lines (and the loops that copied them), validation loss falling.
+    let d = diagnose(&read("healthy/nanogpt_style_eval_learning.txt"));
+    assert_eq!(d.verdict, Verdict::Healthy, "{:#?}", d.findings);
+    let report = d.training.as_ref().expect("read as a training log");
+    let best = report.best_eval_loss.expect("evaluations");
+    assert_eq!((best.step, best.value), (31000, 1.870024));
+}
+
+#[test]
+fn nanogpt_prints_give_the_loss_the_evaluations_and_the_checkpoint() {
+    // `saving checkpoint to …` follows the evaluation it saves.
+    let d = diagnose(&read("healthy/nanogpt_iter_eval_checkpoint.txt"));
+    let report = d.training.as_ref().expect("read as a training log");
+    assert_eq!(report.checkpoints, [800]);
+    let eval = report.eval_loss.expect("evaluations");
+    assert_eq!((eval.step, eval.value), (1000, 3.8986));
+    let loss = report.loss.expect("the loss");
+    assert_eq!((loss.step, loss.value), (999, 0.3390));
 }

@@ -318,6 +318,59 @@ pub fn plain_step(seg: &str) -> Option<(u64, f64)> {
     None
 }
 
+/// What one of nanoGPT's prints says (karpathy/nanoGPT `train.py`, and the many scripts that
+/// copied its loop).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NanoRecord {
+    /// `iter 791: loss 1.2052, time 745.63ms` (and `, mfu …` since).
+    Train { step: u64, loss: f64 },
+    /// `step 800: train loss 0.9795, val loss 3.7535`, at each evaluation.
+    Eval { step: u64, train: f64, val: f64 },
+}
+
+/// `N: ` after a word: the step and the rest.
+fn numbered(rest: &str) -> Option<(u64, &str)> {
+    let (digits, after) = rest.split_once(": ")?;
+    Some((digits.parse().ok()?, after))
+}
+
+pub fn nanogpt(seg: &str) -> Option<NanoRecord> {
+    let text = seg.trim_start();
+    if let Some(rest) = text.strip_prefix("iter ") {
+        let (step, after) = numbered(rest)?;
+        let loss = leading_float(after.strip_prefix("loss ")?)?;
+        return Some(NanoRecord::Train { step, loss });
+    }
+    let (step, after) = numbered(text.strip_prefix("step ")?)?;
+    let (train, val) = after
+        .strip_prefix("train loss ")?
+        .split_once(", val loss ")?;
+    Some(NanoRecord::Eval {
+        step,
+        train: leading_float(train)?,
+        val: leading_float(val)?,
+    })
+}
+
+/// Where a checkpoint was written, from the line that says so: the Hugging Face `Trainer`'s
+/// `Saving model checkpoint to out/checkpoint-3000` gives its step; nanoGPT's `saving
+/// checkpoint to out-shakespeare` (written right after an evaluation) gives `Some(None)`.
+pub fn checkpoint_saved(seg: &str) -> Option<Option<u64>> {
+    let at = seg
+        .find("aving model checkpoint to ")
+        .map(|i| i + 26)
+        .or_else(|| {
+            seg.find("saving checkpoint to ")
+                .map(|i| i + 21)
+                .filter(|_| seg.trim_start().starts_with("saving checkpoint to "))
+        })?;
+    let path = seg[at..].trim_end();
+    let step = path
+        .rsplit_once("checkpoint-")
+        .and_then(|(_, n)| n.trim_end_matches('/').parse().ok());
+    Some(step)
+}
+
 pub use crate::config::PatternError;
 
 /// A user's pattern with named groups `step`, `total`, `loss`, `eval_loss` (any of them).
@@ -388,6 +441,40 @@ mod tests {
         assert_eq!(b.loss, None);
         assert_eq!(tqdm_bar("GPU 0 [00:01]"), None);
         assert_eq!(tqdm_bar("x 1/2 [not<a clock]"), None);
+    }
+
+    #[test]
+    fn nanogpt_prints_and_checkpoint_lines() {
+        // karpathy/nanoGPT#97.
+        assert_eq!(
+            nanogpt("iter 791: loss 1.2052, time 745.63ms"),
+            Some(NanoRecord::Train {
+                step: 791,
+                loss: 1.2052
+            })
+        );
+        assert_eq!(
+            nanogpt("step 800: train loss 0.9795, val loss 3.7535"),
+            Some(NanoRecord::Eval {
+                step: 800,
+                train: 0.9795,
+                val: 3.7535
+            })
+        );
+        assert_eq!(nanogpt("step 20 loss 3.6064"), None);
+        assert_eq!(nanogpt("iter 3: time 5ms"), None);
+        assert_eq!(
+            checkpoint_saved("saving checkpoint to out-shakespeare"),
+            Some(None)
+        );
+        assert_eq!(
+            checkpoint_saved("Saving model checkpoint to ./out/checkpoint-3000"),
+            Some(Some(3000))
+        );
+        assert_eq!(
+            checkpoint_saved("we are not saving checkpoint to disk"),
+            None
+        );
     }
 
     #[test]

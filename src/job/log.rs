@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use serde::Serialize;
 
 use crate::job::clock::StepClock;
-use crate::job::formats::{self, Bar, HfRecord, UserPattern};
+use crate::job::formats::{self, Bar, HfRecord, NanoRecord, UserPattern};
 use crate::job::judge::{self, EvalTrack, JudgeOptions, Judgement};
 use crate::job::segments::{Segment, Splitter};
 use crate::job::series::{Series, StepValue};
@@ -271,6 +271,25 @@ impl JobLog {
         } else {
             self.line(text);
         }
+        if let Some(record) = formats::nanogpt(text) {
+            self.mark(Format::Plain);
+            self.progress_at = self.segments;
+            match record {
+                NanoRecord::Train { step, loss } => {
+                    self.named_step = Some(self.named_step.map_or(step, |s| s.max(step)));
+                    self.loss.push(step, loss);
+                }
+                NanoRecord::Eval { step, val, .. } => self.eval(step, val),
+            }
+        }
+        if text.contains("checkpoint to ")
+            && let Some(step) = formats::checkpoint_saved(text)
+        {
+            // nanoGPT saves right after the evaluation it printed.
+            if let Some(step) = step.or(self.last_eval.map(|e| e.step)) {
+                self.checkpoint(step);
+            }
+        }
         if let Some((step, loss)) = formats::plain_step(text) {
             self.mark(Format::Plain);
             self.progress_at = self.segments;
@@ -298,13 +317,8 @@ impl JobLog {
     fn bar(&mut self, bar: &Bar<'_>, nested: bool) {
         self.mark(Format::Tqdm);
         if bar.desc.starts_with("Writing model shards") && bar.n == bar.total {
-            if let Some(step) = self.main_n
-                && self.checkpoints.back() != Some(&step)
-            {
-                if self.checkpoints.len() == CHECKPOINTS {
-                    self.checkpoints.pop_front();
-                }
-                self.checkpoints.push_back(step);
+            if let Some(step) = self.main_n {
+                self.checkpoint(step);
             }
             return;
         }
@@ -328,6 +342,17 @@ impl JobLog {
             eta_s: bar.remaining_s,
         };
         self.settle_pending(bar.n);
+    }
+
+    /// A checkpoint written at `step`; the newest [`CHECKPOINTS`] are kept, each step once.
+    fn checkpoint(&mut self, step: u64) {
+        if self.checkpoints.contains(&step) {
+            return;
+        }
+        if self.checkpoints.len() == CHECKPOINTS {
+            self.checkpoints.pop_front();
+        }
+        self.checkpoints.push_back(step);
     }
 
     fn settle_pending(&mut self, step: u64) {
