@@ -148,6 +148,13 @@ fn a_diverged_run_is_a_fault_never_healthy() {
     let d = expect("container/loss_scale_underflow.txt", &["loss_nan"]);
     assert_eq!(d.findings[0].evidence.len(), 5);
     expect("container/loss_is_nan.txt", &["loss_nan"]);
+    // A step print whose loss is `nan` (padded): read from the training log itself.
+    let d = expect("container/loss_nan_steps.txt", &["loss_nan"]);
+    assert!(
+        d.findings[0].evidence.iter().any(|e| e.contains("1,655")),
+        "{:#?}",
+        d.findings[0].evidence
+    );
     // One overflow at a large scale is how dynamic loss scaling works: no finding.
     let d = diagnose(&read("container/loss_scale_normal.txt"));
     assert!(d.findings.is_empty(), "{:#?}", d.findings);

@@ -5,7 +5,7 @@
 use rust_i18n::t;
 
 use crate::diagnose::finding::{Finding, Severity, label};
-use crate::job::{Crash, JobReport, Overfit, Plateau, StepValue};
+use crate::job::{Crash, Diverged, JobReport, Overfit, Plateau, StepValue};
 
 /// `1,250 of 3,000 steps (42 %)` run after `since`, or `1,250 steps` without a total.
 fn steps_after(since: u64, report: &JobReport) -> String {
@@ -204,6 +204,16 @@ pub fn loss_nan() -> Finding {
         t!("finding_text.loss_nan.summary"),
         t!("finding_text.loss_nan.action"),
     )
+}
+
+/// [`loss_nan`] read from a training log's own loss: the step it went bad at is the evidence.
+pub fn loss_nan_in_log(d: &Diverged) -> Finding {
+    let mut f = loss_nan();
+    f.add_evidence(&t!(
+        "finding_text.job.diverged_at",
+        step = group(d.since_step)
+    ));
+    f
 }
 
 /// A job whose log ends in a traceback; `causes` are the labels triage gave its lines.

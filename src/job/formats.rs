@@ -366,8 +366,8 @@ pub fn checkpoint_saved(seg: &str) -> Option<Option<u64>> {
         })?;
     let path = seg[at..].trim_end();
     let step = path
-        .rsplit_once("checkpoint-")
-        .and_then(|(_, n)| n.trim_end_matches('/').parse().ok());
+        .rfind("checkpoint-")
+        .and_then(|i| path[i + 11..].trim_end_matches('/').parse().ok());
     Some(step)
 }
 
