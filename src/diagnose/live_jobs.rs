@@ -42,23 +42,22 @@ pub fn job_findings_of(
     price: Option<&Price>,
     now_ms: TimestampMs,
 ) -> Vec<Finding> {
+    const STOPPED_PAYING: &[&str] = &[
+        label::TRAINING_PLATEAU,
+        label::TRAINING_OVERFIT,
+        label::LOSS_NAN,
+    ];
     let mut out = job.base_findings().to_vec();
-    if let Some(report) = job.report.as_ref() {
-        if let Some(step) = report.judgement.since_step()
-            && let Some(seconds) = seconds_since(job, step, now_ms)
+    if let Some(report) = job.report.as_ref()
+        && let Some(step) = report.judgement.since_step()
+        && let Some(seconds) = seconds_since(job, step, now_ms)
+    {
+        let since = labels_job::spent_since(step, seconds, price);
+        for f in out
+            .iter_mut()
+            .filter(|f| STOPPED_PAYING.contains(&f.label.as_str()))
         {
-            let since = labels_job::spent_since(step, seconds, price);
-            const STOPPED_PAYING: &[&str] = &[
-                label::TRAINING_PLATEAU,
-                label::TRAINING_OVERFIT,
-                label::LOSS_NAN,
-            ];
-            for f in out
-                .iter_mut()
-                .filter(|f| STOPPED_PAYING.contains(&f.label.as_str()))
-            {
-                f.summary.push_str(&since);
-            }
+            f.summary.push_str(&since);
         }
     }
     out
