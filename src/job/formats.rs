@@ -353,22 +353,19 @@ pub fn nanogpt(seg: &str) -> Option<NanoRecord> {
 }
 
 /// Where a checkpoint was written, from the line that says so: the Hugging Face `Trainer`'s
-/// `Saving model checkpoint to out/checkpoint-3000` gives its step; nanoGPT's `saving
-/// checkpoint to out-shakespeare` (written right after an evaluation) gives `Some(None)`.
+/// `Saving model checkpoint to <dir>` (its `logger.info` in `Trainer._save`) gives the step of
+/// a `checkpoint-<step>` directory (the final model's directory names none: `None`); nanoGPT's
+/// `saving checkpoint to <out_dir>` (printed right after an evaluation) gives `Some(None)`.
 pub fn checkpoint_saved(seg: &str) -> Option<Option<u64>> {
-    let at = seg
-        .find("aving model checkpoint to ")
-        .map(|i| i + 26)
-        .or_else(|| {
-            seg.find("saving checkpoint to ")
-                .map(|i| i + 21)
-                .filter(|_| seg.trim_start().starts_with("saving checkpoint to "))
-        })?;
+    if seg.trim_start().starts_with("saving checkpoint to ") {
+        return Some(None);
+    }
+    let at = seg.find("Saving model checkpoint to ")? + 27;
     let path = seg[at..].trim_end();
     let step = path
         .rfind("checkpoint-")
-        .and_then(|i| path[i + 11..].trim_end_matches('/').parse().ok());
-    Some(step)
+        .and_then(|i| path[i + 11..].trim_end_matches('/').parse().ok())?;
+    Some(Some(step))
 }
 
 pub use crate::config::PatternError;
@@ -475,6 +472,8 @@ mod tests {
             checkpoint_saved("we are not saving checkpoint to disk"),
             None
         );
+        // The Trainer's final save names no step.
+        assert_eq!(checkpoint_saved("Saving model checkpoint to ./out"), None);
     }
 
     #[test]
