@@ -288,11 +288,18 @@ impl JobLog {
             }
         }
         if text.contains("checkpoint to ")
-            && let Some(step) = formats::checkpoint_saved(text)
+            && let Some(saved) = formats::checkpoint_saved(text)
         {
-            // nanoGPT saves right after the evaluation it printed.
-            if let Some(step) = step.or(self.last_eval.map(|e| e.step)) {
-                self.checkpoint(step);
+            match saved {
+                Some(step) => self.checkpoint(step),
+                // nanoGPT saves right after the evaluation it printed, always to the same
+                // `ckpt.pt`: only its newest save still exists.
+                None => {
+                    if let Some(eval) = self.last_eval {
+                        self.checkpoints.clear();
+                        self.checkpoint(eval.step);
+                    }
+                }
             }
         }
         if let Some((step, loss)) = formats::plain_step(text) {
@@ -538,7 +545,20 @@ pub fn read_log(bytes: &[u8], opts: JobOptions) -> JobReport {
 
 #[cfg(test)]
 mod tests {
-    use super::Format;
+    use super::{Format, JobOptions, read_log};
+
+    /// nanoGPT overwrites one `ckpt.pt` at each save: after two saves only the newest exists.
+    /// The lines are karpathy/nanoGPT#97's (its evaluation, then its save), the second save
+    /// after the second evaluation as `always_save_checkpoint` writes it.
+    #[test]
+    fn nanogpt_keeps_only_its_newest_save() {
+        let log = "step 800: train loss 0.9795, val loss 3.7535\n\
+                   saving checkpoint to out-shakespeare\n\
+                   step 1000: train loss 0.6703, val loss 3.8986\n\
+                   saving checkpoint to out-shakespeare\n";
+        let report = read_log(log.as_bytes(), JobOptions::default());
+        assert_eq!(report.checkpoints, [1000]);
+    }
 
     /// `gpufleet diagnose` names the formats a log showed: libraries by their names in every
     /// language, the plain prints and the user's pattern in the reader's words.
