@@ -78,6 +78,48 @@ fn gsp_heartbeat_and_rpc_timeouts() {
 }
 
 #[test]
+fn a_double_bit_ecc_error_comes_before_the_bring_up_failure_it_explains() {
+    // Xid 48 with the failed page retirement (Xid 64) and RmInitAdapter failing: the memory
+    // fault is the headline, with the memory runbook, ahead of the bring-up failure.
+    let d = expect(
+        "kernel/xid48_dbe_rminitadapter.txt",
+        &["ecc_uncorrectable", "xid_48", "xid_64", "gpu_init_failed"],
+    );
+    let ecc = &d.findings[0];
+    assert_eq!(ecc.pci.as_deref(), Some("0000:07:00"));
+    assert_eq!(ecc.runbook.as_deref(), Some("ecc-remap"));
+    assert_eq!(ecc.evidence.len(), 2, "{:#?}", ecc.evidence);
+    assert!(ecc.action.contains("rent another"), "{}", ecc.action);
+    assert_eq!(find(&d, "xid_48").runbook.as_deref(), Some("ecc-remap"));
+    assert!(
+        find(&d, "xid_48").summary.contains("WORKFLOW_XID_48"),
+        "{}",
+        find(&d, "xid_48").summary
+    );
+}
+
+#[test]
+fn gsp_xids_are_gsp_faults() {
+    // Xid 119: the GSP stopped answering RPCs.
+    let d = expect(
+        "kernel/xid119_gsp_rpc_timeout.txt",
+        &["gsp_timeout", "xid_119"],
+    );
+    assert_eq!(d.findings[0].pci.as_deref(), Some("0000:61:00"));
+    assert_eq!(d.findings[0].evidence.len(), 5);
+    // Xid 120 while the driver loads: a GSP error, not the bring-up's GFW_BOOT wait.
+    let d = expect(
+        "kernel/xid120_gsp_task_exception_init.txt",
+        &["gsp_error", "xid_120"],
+    );
+    let f = &d.findings[0];
+    assert_eq!(f.severity, Severity::Critical);
+    assert_eq!(f.runbook.as_deref(), Some("gpu-lost"));
+    assert!(f.summary.contains("Xid 120"), "{}", f.summary);
+    assert!(f.action.contains("reboot the instance"), "{}", f.action);
+}
+
+#[test]
 fn nouveau_and_probe_failures() {
     let d = expect("kernel/nouveau_probe_not_called.txt", &["nouveau_conflict"]);
     assert!(d.findings[0].action.contains("blacklist nouveau"));

@@ -53,6 +53,8 @@ fn the_curated_runbooks_load_and_cover_their_findings() {
         ("driver_too_old", "cuda-mismatch"),
         ("thermal_throttle", "throttle"),
         ("row_remap_pending", "ecc-remap"),
+        ("xid_48", "ecc-remap"),
+        ("gsp_error", "gpu-lost"),
     ] {
         let books: Vec<&str> = catalog
             .for_label(label)

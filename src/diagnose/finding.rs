@@ -83,6 +83,8 @@ pub mod label {
     pub const FABRIC_MANAGER_NOT_READY: &str = "fabric_manager_not_ready";
     pub const CONTAINER_NO_GPU_RUNTIME: &str = "container_no_gpu_runtime";
     pub const GSP_TIMEOUT: &str = "gsp_timeout";
+    /// The GSP firmware itself failed (Xid 120: a task exception or an error it reported).
+    pub const GSP_ERROR: &str = "gsp_error";
     pub const NVSWITCH_SXID: &str = "nvswitch_sxid";
     pub const NVSWITCH_SXID_FATAL: &str = "nvswitch_sxid_fatal";
     pub const CUDA_ILLEGAL_ADDRESS: &str = "cuda_illegal_address";
@@ -92,6 +94,15 @@ pub mod label {
     pub const NCCL_TIMEOUT: &str = "nccl_timeout";
     pub const NCCL_NETWORK: &str = "nccl_network";
     pub const NCCL_SYSTEM: &str = "nccl_system";
+    // What rented containers report: shared memory, disk, which GPU, the runtime, cuBLAS.
+    pub const SHM_TOO_SMALL: &str = "shm_too_small";
+    pub const DISK_FULL: &str = "disk_full";
+    pub const INVALID_DEVICE_ORDINAL: &str = "invalid_device_ordinal";
+    pub const NO_CUDA_GPUS: &str = "no_cuda_gpus";
+    pub const DRIVER_TOO_OLD_COMPAT: &str = "driver_too_old_compat";
+    pub const CUBLAS_INIT_FAILED: &str = "cublas_init_failed";
+    /// A training run whose loss (or loss scale) shows it diverged: NaN or inf.
+    pub const LOSS_NAN: &str = "loss_nan";
     // What a training job's own log shows (issue 19).
     pub const TRAINING_PLATEAU: &str = "training_plateau";
     pub const TRAINING_OVERFIT: &str = "training_overfit";

@@ -9,10 +9,10 @@
 use std::collections::HashMap;
 
 use crate::diagnose::finding::{Finding, Findings, Severity};
-use crate::diagnose::labels;
 use crate::diagnose::pci::normalize_pci;
 use crate::diagnose::recovery::RecoveryAction;
 use crate::diagnose::xid;
+use crate::diagnose::{labels, labels_host};
 
 /// One parsed `NVRM: Xid (...)` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,7 +163,8 @@ impl GpuResolver for NoResolver {
 
 /// Adds the findings the kernel `lines` show to `out`.
 ///
-/// Xid 79 and lost-GPU lines also raise `gpu_lost`; "caused by previous Xid N" also raises
+/// Xid 79 and lost-GPU lines also raise `gpu_lost`, and some Xids their family's finding
+/// (uncorrectable ECC, the GSP); "caused by previous Xid N" also raises
 /// `xid_N`; and when an Xid 154 names a recovery action for a device, that action replaces the
 /// catalog's advice on every finding of that device (the latest Xid 154 wins).
 pub fn collect<'a>(
@@ -273,8 +274,27 @@ impl Collector {
     }
 }
 
+/// The family finding an Xid belongs to besides its own `xid_N`: uncorrectable memory errors
+/// (48 double-bit ECC, 95 uncontained, 140 unrecovered escape) are `ecc_uncorrectable`, as is a
+/// failed page retirement or row remap (64, worded as such); the GSP's RPC timeout (119) and
+/// error (120) are `gsp_timeout` and `gsp_error`. The family comes first, so a reader sees the
+/// kind of fault before NVIDIA's code for it.
+fn family(code: u32) -> Option<Finding> {
+    match code {
+        48 | 95 | 140 => Some(labels::ecc_uncorrectable()),
+        64 => Some(labels::remap_failed()),
+        119 => Some(labels_host::gsp_timeout()),
+        120 => Some(labels_host::gsp_error()),
+        _ => None,
+    }
+}
+
 fn xid_findings(x: &XidEvent, line: &str) -> Vec<Finding> {
-    let mut found = vec![xid::finding(x.code).with_evidence(line)];
+    let mut found: Vec<Finding> = family(x.code)
+        .map(|f| f.with_evidence(line))
+        .into_iter()
+        .collect();
+    found.push(xid::finding(x.code).with_evidence(line));
     if let Some(previous) = x.caused_by {
         found.push(xid::finding(previous).with_evidence(line));
     }

@@ -157,6 +157,17 @@ pub fn oom() -> Finding {
     )
 }
 
+/// Out of memory for an inference server's KV cache (vLLM): the memory it may take is set by
+/// `gpu_memory_utilization`, so the advice differs from a training job's.
+pub fn oom_kv_cache() -> Finding {
+    Finding::new(
+        label::OOM,
+        Severity::Warning,
+        t!("finding_text.oom_kv_cache.summary"),
+        t!("finding_text.oom_kv_cache.action"),
+    )
+}
+
 pub fn cuda_arch_mismatch() -> Finding {
     Finding::new(
         label::CUDA_ARCH_MISMATCH,

@@ -178,3 +178,13 @@ pub fn shm_small() -> Finding {
         t!("finding_text.shm_small.action"),
     )
 }
+
+pub fn gsp_error() -> Finding {
+    Finding::new(
+        label::GSP_ERROR,
+        Severity::Critical,
+        t!("finding_text.gsp_error.summary"),
+        t!("finding_text.gsp_timeout.action"),
+    )
+    .with_runbook(runbook::GPU_LOST)
+}

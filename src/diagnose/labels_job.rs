@@ -5,7 +5,7 @@
 use rust_i18n::t;
 
 use crate::diagnose::finding::{Finding, Severity, label};
-use crate::job::{Crash, JobReport, Overfit, Plateau, StepValue};
+use crate::job::{Crash, Diverged, JobReport, Overfit, Plateau, StepValue};
 
 /// `1,250 of 3,000 steps (42 %)` run after `since`, or `1,250 steps` without a total.
 fn steps_after(since: u64, report: &JobReport) -> String {
@@ -48,6 +48,46 @@ fn keep_checkpoint(report: &JobReport, step: u64) -> String {
         .into_owned(),
         Some(c) => t!("finding_text.job.keep_checkpoint", step = group(c)).into_owned(),
         None => String::new(),
+    }
+}
+
+/// Which model to keep when the run got worse after `best`: its checkpoint when one was written
+/// at that step; else the checkpoint whose nearest evaluation is lowest, with that loss and how
+/// far it is above the best; else that no checkpoint was seen.
+fn keep_best(report: &JobReport, best: StepValue) -> String {
+    if report.checkpoints.contains(&best.step) {
+        return keep_checkpoint(report, best.step);
+    }
+    let nearest_eval = |step: u64| {
+        report
+            .eval_series
+            .iter()
+            .min_by_key(|e| e.step.abs_diff(step))
+            .copied()
+    };
+    let kept = report
+        .checkpoints
+        .iter()
+        .filter_map(|c| nearest_eval(*c).map(|e| (*c, e.value)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    match kept {
+        Some((step, value)) => {
+            let above = if best.value.abs() > f64::EPSILON {
+                (value - best.value) * 100.0 / best.value.abs()
+            } else {
+                0.0
+            };
+            t!(
+                "finding_text.job.best_checkpoint",
+                best_step = group(best.step),
+                best = format!("{:.4}", best.value),
+                step = group(step),
+                value = format!("{value:.4}"),
+                percent = format!("{:.1}", above.max(0.0))
+            )
+            .into_owned()
+        }
+        None => t!("finding_text.job.no_checkpoint", step = group(best.step)).into_owned(),
     }
 }
 
@@ -147,11 +187,32 @@ pub fn training_overfit(o: &Overfit, report: &JobReport) -> Finding {
     );
     let action = t!(
         "finding_text.training_overfit.action",
-        step = group(o.best.step),
-        keep = keep_checkpoint(report, o.best.step)
+        keep = keep_best(report, o.best)
     );
     let mut f = Finding::new(label::TRAINING_OVERFIT, Severity::Warning, summary, action);
     add_points(&mut f, &t!("finding_text.job.eval_loss"), &o.evidence);
+    f
+}
+
+/// A training run that diverged: its loss or gradient norm became NaN or inf, or mixed
+/// precision kept skipping steps until its loss scale was at its floor. Every step since is
+/// wasted.
+pub fn loss_nan() -> Finding {
+    Finding::new(
+        label::LOSS_NAN,
+        Severity::Warning,
+        t!("finding_text.loss_nan.summary"),
+        t!("finding_text.loss_nan.action"),
+    )
+}
+
+/// [`loss_nan`] read from a training log's own loss: the step it went bad at is the evidence.
+pub fn loss_nan_in_log(d: &Diverged) -> Finding {
+    let mut f = loss_nan();
+    f.add_evidence(&t!(
+        "finding_text.job.diverged_at",
+        step = group(d.since_step)
+    ));
     f
 }
 

@@ -74,6 +74,24 @@ pub fn nccl(line: &str) -> NcclWho {
     NcclWho { rank, host, peer }
 }
 
+/// Whether a lower-case "no space left" line is about shared memory rather than the disk:
+/// `/dev/shm`, PyTorch's shared-memory files (`</torch_...>`), or the words "shared memory".
+pub fn is_shared_memory(lower: &str) -> bool {
+    lower.contains("/dev/shm") || lower.contains("</torch_") || lower.contains("shared memory")
+}
+
+/// Whether a lower-case loss-scaler line reduces the scale to 1 or less: apex's
+/// `... reducing loss scale to 3.1895023843512216e-204`, DeepSpeed's `Attempted loss scale: 1,
+/// reducing to 1`. The last number on the line is the new scale.
+pub fn loss_scale_at_floor(lower: &str) -> bool {
+    let last = lower
+        .split(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | '-' | '+')))
+        .filter(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        .filter_map(|w| w.trim_end_matches('.').parse::<f64>().ok())
+        .next_back();
+    last.is_some_and(|scale| scale <= 1.0)
+}
+
 fn is_host_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_'
 }
@@ -149,6 +167,22 @@ mod tests {
             "[rank4]:[E1016 03:31:38.928463388 ProcessGroupNCCL.cpp:607] [Rank 4] Watchdog caught",
         );
         assert_eq!(who.rank, Some(4));
+    }
+
+    #[test]
+    fn reads_the_loss_scale_a_scaler_reduces_to() {
+        let apex = "gradient overflow. skipping step, loss scaler 0 reducing loss scale to ";
+        assert!(loss_scale_at_floor(&format!(
+            "{apex}5.103203814961955e-203"
+        )));
+        assert!(!loss_scale_at_floor(&format!("{apex}32768.0")));
+        assert!(loss_scale_at_floor(
+            "[deepspeed] overflow! rank 0 skipping step. attempted loss scale: 1, reducing to 1"
+        ));
+        assert!(!loss_scale_at_floor(
+            "[deepspeed] overflow! rank 0 skipping step. attempted loss scale: 65536, reducing \
+             to 32768"
+        ));
     }
 
     #[test]

@@ -5,8 +5,8 @@
 use std::sync::LazyLock;
 
 use crate::diagnose::finding::Finding;
-use crate::diagnose::needles::NeedleSet;
-use crate::diagnose::{labels, labels_app, labels_host};
+use crate::diagnose::needles::{Bits, NeedleSet};
+use crate::diagnose::{labels, labels_app, labels_container, labels_host, labels_job};
 
 /// What a rule reads from its line besides the phrase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +22,13 @@ pub enum Detail {
     Failed,
     /// An NVSwitch SXid: only its `Fatal` / `Non-fatal` line, which says which it is.
     Sxid,
+    /// "No space left on device" and its kin: shared memory when the line names `/dev/shm` or
+    /// a PyTorch shared-memory file, else the disk.
+    Space,
+    /// A loss-scaler line: only once the scale it reduces to is at its floor (1 or less).
+    LossScale,
+    /// A socket error, only on a line NCCL wrote.
+    NcclSocket,
 }
 
 /// Lower-case phrases and the finding they mean. Every rule is tried on every line, so one
@@ -74,7 +81,13 @@ pub const LINE_RULES: &[Rule] = &[
         labels::driver_not_loaded,
     ),
     rule(
-        &["nvmlerror_librmversionmismatch", "lib_rm_version_mismatch"],
+        &[
+            "nvmlerror_librmversionmismatch",
+            "lib_rm_version_mismatch",
+            // The kernel's own words for a user-space driver of another version.
+            "nvrm: api mismatch",
+            "api mismatch: the client",
+        ],
         labels::driver_lib_mismatch,
     ),
     rule(
@@ -85,8 +98,22 @@ pub const LINE_RULES: &[Rule] = &[
             "cuda_error_out_of_memory",
             "cudaerrormemoryallocation",
             "cuda failure 'out of memory'",
+            // Older PyTorch (THC) and TensorFlow's allocator.
+            "error (2) : out of memory",
+            "oom when allocating tensor",
+            "ran out of memory trying to allocate",
         ],
         labels::oom,
+    ),
+    // vLLM: the KV cache does not fit what `gpu_memory_utilization` leaves.
+    rule(
+        &[
+            "no available memory for the cache blocks",
+            "stored in kv cache",
+            "available kv cache memory",
+            "not enough kv cache",
+        ],
+        labels::oom_kv_cache,
     ),
     rule(
         &[
@@ -105,6 +132,14 @@ pub const LINE_RULES: &[Rule] = &[
             "cudaerrorinsufficientdriver",
         ],
         labels::driver_too_old,
+    ),
+    rule(
+        &[
+            "forward compatibility was attempted on non supported hw",
+            "cudaerrorcompatnotsupportedondevice",
+            "cuda_error_compat_not_supported_on_device",
+        ],
+        labels_container::driver_too_old_compat,
     ),
     rule(
         &[
@@ -162,7 +197,12 @@ pub const LINE_RULES: &[Rule] = &[
     ),
     // NCCL: the finer kinds first; the generic `nccl_error` only stands where none applies.
     with(
-        &["caught collective operation timeout"],
+        &[
+            "caught collective operation timeout",
+            "watchdog timeout",
+            "some nccl operations have failed or timed out",
+            "heartbeat monitor timed out",
+        ],
         labels_app::nccl_timeout,
         Detail::Nccl,
     ),
@@ -176,6 +216,20 @@ pub const LINE_RULES: &[Rule] = &[
         ],
         labels_app::nccl_network,
         Detail::Nccl,
+    ),
+    // NCCL's INFO lines report socket errors too (retries, then the failure): a trace with one
+    // is a network fault even when no line says WARN.
+    with(
+        &[
+            "connection reset by peer",
+            "connection refused",
+            "connection timed out",
+            "no route to host",
+            "software caused connection abort",
+            "broken pipe",
+        ],
+        labels_app::nccl_network,
+        Detail::NcclSocket,
     ),
     with(
         &["unhandled system error", "ncclsystemerror"],
@@ -244,6 +298,84 @@ pub const LINE_RULES: &[Rule] = &[
         &["failed to initialize nvml: unknown error"],
         labels_host::nvml_error_unknown,
     ),
+    rule(
+        &[
+            "nvidia-container-cli: initialization error",
+            "load library failed: libnvidia-ml",
+            "nvidia-container-cli: mount error",
+        ],
+        labels_container::container_runtime_failed,
+    ),
+    rule(
+        &[
+            "insufficient shared memory",
+            "is killed by signal: bus error",
+            "unexpected bus error encountered in worker",
+            "out of shared memory",
+            "error while creating shared memory segment",
+            "unable to allocate shared memory",
+            "unable to open shared memory object",
+        ],
+        labels_container::shm_too_small,
+    ),
+    with(
+        &[
+            "no space left on device",
+            "errno 28",
+            "storagefull",
+            "enospc",
+            "disk quota exceeded",
+            "not enough free disk space",
+            "pytorchstreamwriter failed writing file",
+        ],
+        labels_container::disk_full,
+        Detail::Space,
+    ),
+    // Which GPU the process sees.
+    rule(
+        &[
+            "invalid device ordinal",
+            "cudaerrorinvaliddevice",
+            "cuda_error_invalid_device",
+            "nvidia-container-cli: device error",
+        ],
+        labels_container::invalid_device_ordinal,
+    ),
+    rule(
+        &[
+            "no cuda gpus are available",
+            "setting the available devices to be zero",
+            "no cuda-capable device is detected",
+            "cudaerrornodevice",
+            "cuda_error_no_device",
+            "torch.cuda.is_available() is false",
+        ],
+        labels_container::no_cuda_gpus,
+    ),
+    rule(
+        &["cublas_status_not_initialized"],
+        labels_container::cublas_init_failed,
+    ),
+    // A training run that diverged.
+    rule(
+        &[
+            "loss is nan",
+            "loss is inf",
+            "'loss': nan",
+            "'loss': inf",
+            "loss=nan",
+            "loss: nan",
+            "'grad_norm': nan",
+            "minimum loss scale reached",
+            "current loss scale already at minimum",
+        ],
+        labels_job::loss_nan,
+    ),
+    with(
+        &["reducing loss scale to", "attempted loss scale:"],
+        labels_job::loss_nan,
+        Detail::LossScale,
+    ),
 ];
 
 /// Phrases no rule names but [`crate::telemetry::smi_csv::classify_failure`] looks for; a line
@@ -275,24 +407,28 @@ pub const SMI_NEEDLES: [&str; 4] = [
     "</nvidia_smi_log>",
 ];
 
-/// Lines that show working GPUs without being an nvidia-smi report: `nvidia-smi -L`, and the
-/// start-up lines of PyTorch Lightning.
+/// Lines that show working GPUs without being an nvidia-smi report: `nvidia-smi -L`, the
+/// start-up lines of PyTorch Lightning, the driver loading in a clean `dmesg` (NVRM's banner,
+/// nvidia-uvm, nvidia-drm).
 pub const WORKING_GPU_NEEDLES: &[&str] = &[
     "(uuid: gpu-",
     "gpu available: true (cuda)",
     "you are using a cuda device",
+    "nvrm: loading nvidia unix",
+    "nvidia-uvm: loaded the uvm driver",
+    "initialized nvidia-drm",
 ];
 
 /// Every needle of [`LINE_RULES`], then the failure anchors and the other readers' phrases, in
 /// one set; each rule knows its needles' bits.
 pub struct LineMatcher {
     pub set: NeedleSet,
-    pub rule_bits: Vec<u128>,
-    pub failure_bits: u128,
-    pub thermal_bit: u128,
-    pub kernel_bit: u128,
-    pub smi_bits: [u128; 4],
-    pub working_bits: u128,
+    pub rule_bits: Vec<Bits>,
+    pub failure_bits: Bits,
+    pub thermal_bit: Bits,
+    pub kernel_bit: Bits,
+    pub smi_bits: [Bits; 4],
+    pub working_bits: Bits,
 }
 
 pub static MATCHER: LazyLock<LineMatcher> = LazyLock::new(|| {
@@ -350,9 +486,11 @@ mod tests {
         for text in texts {
             assert!(classify_failure(text).is_some(), "{text}");
             let lower = text.to_ascii_lowercase();
-            assert_ne!(
-                matcher.set.find(lower.as_bytes()) & matcher.failure_bits,
-                0,
+            assert!(
+                matcher
+                    .set
+                    .find(lower.as_bytes())
+                    .meets(matcher.failure_bits),
                 "{text}"
             );
         }

@@ -34,30 +34,30 @@ fn seconds_since(job: &TrackedJob, step: u64, now_ms: TimestampMs) -> Option<f64
     Some(end_ms.saturating_sub(seen_ms) as f64 / 1_000.0)
 }
 
-/// What one job's log and life say at `now_ms`: `training_plateau`, `training_overfit` (with
-/// the time and money since the run stopped paying off, at `price`), `job_finished`.
+/// What one job's log and life say at `now_ms`: `loss_nan`, `training_plateau`,
+/// `training_overfit` (with the time and money since the run stopped paying off, at `price`),
+/// `job_finished`.
 pub fn job_findings_of(
     job: &TrackedJob,
     price: Option<&Price>,
     now_ms: TimestampMs,
 ) -> Vec<Finding> {
+    const STOPPED_PAYING: &[&str] = &[
+        label::TRAINING_PLATEAU,
+        label::TRAINING_OVERFIT,
+        label::LOSS_NAN,
+    ];
     let mut out = job.base_findings().to_vec();
-    if let Some(report) = job.report.as_ref() {
-        let since_step = report
-            .judgement
-            .overfit
-            .as_ref()
-            .map(|o| o.best.step)
-            .or(report.judgement.plateau.as_ref().map(|p| p.since_step));
-        if let Some(step) = since_step
-            && let Some(seconds) = seconds_since(job, step, now_ms)
+    if let Some(report) = job.report.as_ref()
+        && let Some(step) = report.judgement.since_step()
+        && let Some(seconds) = seconds_since(job, step, now_ms)
+    {
+        let since = labels_job::spent_since(step, seconds, price);
+        for f in out
+            .iter_mut()
+            .filter(|f| STOPPED_PAYING.contains(&f.label.as_str()))
         {
-            let since = labels_job::spent_since(step, seconds, price);
-            for f in out.iter_mut().filter(|f| {
-                f.label == label::TRAINING_PLATEAU || f.label == label::TRAINING_OVERFIT
-            }) {
-                f.summary.push_str(&since);
-            }
+            f.summary.push_str(&since);
         }
     }
     out
@@ -140,6 +140,41 @@ mod tests {
             summary.ends_with("no price is set for this host, so the money cannot be said."),
             "{summary}"
         );
+    }
+
+    /// A live job whose loss turned NaN (MahmudulAlam/Automatic-Identification-and-Counting-of-
+    /// Blood-Cells#15): `loss_nan`, and the time and money since the step it went bad at, from
+    /// when gpufleet first saw the log reach it (the prints keep no clock).
+    #[test]
+    fn a_loss_that_turned_nan_says_the_money_since() {
+        let path = format!(
+            "{}/tests/fixtures/diagnose/container/loss_nan_steps.txt",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(path).expect("fixture");
+        let mut jobs = HostJobs::default();
+        jobs.listed(NOW_MS, vec![process(5)]);
+        jobs.log_at(5, true, &text, NOW_MS);
+        let job = jobs.iter().next().expect("job");
+        let report = job.report.as_ref().expect("a training log");
+        let diverged = report.judgement.diverged.expect("diverged");
+        assert_eq!(diverged.since_step, 1655);
+        assert_eq!(report.judgement.since_step(), Some(1655));
+        // Two hours later at 2 USD/h: 4 USD since the loss went bad.
+        let now = NOW_MS + 2 * 3_600_000;
+        let findings = job_findings_of(job, Some(&usd(2.0)), now);
+        let summary = summary_of(&findings, label::LOSS_NAN);
+        let money = crate::cost::format_money(4.0, "USD");
+        assert!(
+            summary.ends_with(&format!("this host has cost {money}.")),
+            "{summary}"
+        );
+        assert!(summary.contains("Since step 1,655"), "{summary}");
+        // A finite loss logged again: the run is no longer diverged.
+        jobs.log_at(5, false, "step 1659 - loss 0.5\n", now);
+        let job = jobs.iter().next().expect("job");
+        let report = job.report.as_ref().expect("a training log");
+        assert_eq!(report.judgement.diverged, None);
     }
 
     fn labels_job_group(n: u64) -> String {

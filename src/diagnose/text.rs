@@ -8,9 +8,10 @@ use crate::diagnose::finding::{Finding, Findings, label};
 use crate::diagnose::kernel::{self, GpuResolver, NoResolver};
 use crate::diagnose::line_detail::{self, AerLine};
 use crate::diagnose::line_rules::{Detail, LINE_RULES, MATCHER};
+use crate::diagnose::needles::Bits;
 use crate::diagnose::training::{self, TrainingReader};
 use crate::diagnose::verdict::Diagnosis;
-use crate::diagnose::{labels, labels_app, labels_host, order, smi, smi_reading};
+use crate::diagnose::{labels, labels_app, labels_container, labels_host, order, smi, smi_reading};
 use crate::telemetry::LostReason;
 use crate::telemetry::smi_csv::classify_failure;
 
@@ -82,15 +83,15 @@ impl TextDiagnoser {
         // One pass finds every phrase any reader looks for; a reader whose phrase is absent
         // (in any case) skips its own search.
         let hits = matcher.set.find(self.lower.as_bytes());
-        if hits & matcher.kernel_bit != 0 {
+        if hits.meets(matcher.kernel_bit) {
             self.kernel.line(line);
         }
-        self.working |= hits & matcher.working_bits != 0;
-        if hits != 0 {
+        self.working |= hits.meets(matcher.working_bits);
+        if !hits.is_empty() {
             self.classify_line(line, hits);
         }
         let [table_header, query_flag, xml_start, xml_end] =
-            matcher.smi_bits.map(|bit| hits & bit != 0);
+            matcher.smi_bits.map(|bit| hits.meets(bit));
         let hints = smi_reading::LineHints {
             table_header,
             query_flag,
@@ -142,12 +143,12 @@ impl TextDiagnoser {
     }
 
     /// Runs the line rules on a line whose needles `hits` holds.
-    fn classify_line(&mut self, line: &str, hits: u128) {
+    fn classify_line(&mut self, line: &str, hits: Bits) {
         let matcher = &*MATCHER;
         let lower = self.lower.as_str();
         let mut found: Vec<Finding> = Vec::new();
         for (rule, bits) in LINE_RULES.iter().zip(&matcher.rule_bits) {
-            if hits & bits == 0 {
+            if !hits.meets(*bits) {
                 continue;
             }
             let mut f = (rule.finding)().with_evidence(line);
@@ -161,6 +162,19 @@ impl TextDiagnoser {
                     f = labels_host::nvswitch_sxid_fatal().with_evidence(line);
                 }
                 Detail::Sxid => continue,
+                Detail::Space if line_detail::is_shared_memory(lower) => {
+                    f = labels_container::shm_too_small().with_evidence(line);
+                }
+                Detail::Space => {}
+                Detail::LossScale if !line_detail::loss_scale_at_floor(lower) => continue,
+                Detail::LossScale => {}
+                Detail::NcclSocket if !lower.contains("nccl") => continue,
+                Detail::NcclSocket => {
+                    let who = line_detail::nccl(line);
+                    f.rank = who.rank;
+                    f.host = who.host;
+                    f.peer = who.peer;
+                }
                 Detail::Nccl => {
                     let who = line_detail::nccl(line);
                     f.rank = who.rank;
@@ -187,7 +201,7 @@ impl TextDiagnoser {
         if found.iter().any(|f| NCCL_FINER.contains(&f.label.as_str())) {
             found.retain(|f| f.label != label::NCCL_ERROR);
         }
-        let failure = if hits & matcher.failure_bits != 0 {
+        let failure = if hits.meets(matcher.failure_bits) {
             classify_failure(line)
         } else {
             None
@@ -208,7 +222,7 @@ impl TextDiagnoser {
         }
         self.lines.extend(found);
         // DCGM health: "Detected clocks event due to thermal violation in GPU 2. ..."
-        if hits & matcher.thermal_bit != 0 {
+        if hits.meets(matcher.thermal_bit) {
             let gpu = lower
                 .split("in gpu ")
                 .nth(1)

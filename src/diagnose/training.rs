@@ -1,6 +1,6 @@
 //! `gpufleet diagnose` on a training log: the job's own log read next to the triage of its
 //! lines ([`crate::job::JobLog`]), its progress kept in the diagnosis, and its findings
-//! (`training_plateau`, `training_overfit`, `job_finished`) added to the others. A crash is
+//! (`loss_nan`, `training_plateau`, `training_overfit`, `job_finished`) added to the others. A crash is
 //! classified by what triage already found on the traceback's lines, so the line catalogue
 //! stays the one place that knows CUDA, NCCL and driver errors.
 
@@ -59,6 +59,9 @@ fn causes(findings: &[Finding], lines: &[String]) -> Vec<String> {
 /// The findings a training log's report raises, given what triage found in the same text.
 pub fn job_findings(report: &JobReport, triage: &[Finding]) -> Vec<Finding> {
     let mut out = Vec::new();
+    if let Some(d) = &report.judgement.diverged {
+        out.push(labels_job::loss_nan_in_log(d));
+    }
     if let Some(o) = &report.judgement.overfit {
         out.push(labels_job::training_overfit(o, report));
     }

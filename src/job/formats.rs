@@ -18,6 +18,8 @@ pub struct Bar<'a> {
     pub remaining_s: Option<f64>,
     /// Iterations per second (`s/it` is turned around); `None` while tqdm shows `?`.
     pub rate_per_s: Option<f64>,
+    /// The training loss the bar's postfix shows ([`postfix_loss`]); `nan` stays `nan`.
+    pub loss: Option<f64>,
 }
 
 /// `00:03`, `1:02:03`: seconds.
@@ -117,7 +119,7 @@ pub fn tqdm_bar(seg: &str) -> Option<Bar<'_>> {
         if remaining != "?" && clock_s(remaining).is_none() {
             continue;
         }
-        let rate_text = rate_text.split(',').next().unwrap_or("");
+        let (rate_text, postfix) = rate_text.split_once(',').unwrap_or((rate_text, ""));
         let head = &seg[..n_start];
         // `desc: 33%|███| ` before the count; no percentage means no description either.
         let desc = percent_bar(head)
@@ -133,9 +135,26 @@ pub fn tqdm_bar(seg: &str) -> Option<Bar<'_>> {
             elapsed_s: Some(elapsed_s),
             remaining_s: clock_s(remaining),
             rate_per_s: rate(rate_text),
+            loss: postfix_loss(postfix),
         });
     }
     None
+}
+
+/// The training loss in a bar's postfix, as `tqdm.set_postfix(loss=…)` and Lightning's tqdm bar
+/// print it: `…, 4.14s/it, loss=9.847, v_num=193315]`, `…, v_num=0, train_loss=0.352]`.
+fn postfix_loss(postfix: &str) -> Option<f64> {
+    if !postfix.contains("loss=") {
+        return None;
+    }
+    postfix.split(',').find_map(|item| {
+        let (key, value) = item.trim().split_once('=')?;
+        if matches!(key, "loss" | "train_loss" | "loss_step" | "train_loss_step") {
+            leading_float(value.trim())
+        } else {
+            None
+        }
+    })
 }
 
 /// What a Hugging Face `Trainer` log dict says.
@@ -299,6 +318,56 @@ pub fn plain_step(seg: &str) -> Option<(u64, f64)> {
     None
 }
 
+/// What one of nanoGPT's prints says (karpathy/nanoGPT `train.py`, and the many scripts that
+/// copied its loop).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NanoRecord {
+    /// `iter 791: loss 1.2052, time 745.63ms` (and `, mfu …` since).
+    Train { step: u64, loss: f64 },
+    /// `step 800: train loss 0.9795, val loss 3.7535`, at each evaluation.
+    Eval { step: u64, train: f64, val: f64 },
+}
+
+/// `N: ` after a word: the step and the rest.
+fn numbered(rest: &str) -> Option<(u64, &str)> {
+    let (digits, after) = rest.split_once(": ")?;
+    Some((digits.parse().ok()?, after))
+}
+
+pub fn nanogpt(seg: &str) -> Option<NanoRecord> {
+    let text = seg.trim_start();
+    if let Some(rest) = text.strip_prefix("iter ") {
+        let (step, after) = numbered(rest)?;
+        let loss = leading_float(after.strip_prefix("loss ")?)?;
+        return Some(NanoRecord::Train { step, loss });
+    }
+    let (step, after) = numbered(text.strip_prefix("step ")?)?;
+    let (train, val) = after
+        .strip_prefix("train loss ")?
+        .split_once(", val loss ")?;
+    Some(NanoRecord::Eval {
+        step,
+        train: leading_float(train)?,
+        val: leading_float(val)?,
+    })
+}
+
+/// Where a checkpoint was written, from the line that says so: the Hugging Face `Trainer`'s
+/// `Saving model checkpoint to <dir>` (its `logger.info` in `Trainer._save`) gives the step of
+/// a `checkpoint-<step>` directory (the final model's directory names none: `None`); nanoGPT's
+/// `saving checkpoint to <out_dir>` (printed right after an evaluation) gives `Some(None)`.
+pub fn checkpoint_saved(seg: &str) -> Option<Option<u64>> {
+    if seg.trim_start().starts_with("saving checkpoint to ") {
+        return Some(None);
+    }
+    let at = seg.find("Saving model checkpoint to ")? + 27;
+    let path = seg[at..].trim_end();
+    let step = path
+        .rfind("checkpoint-")
+        .and_then(|i| path[i + 11..].trim_end_matches('/').parse().ok())?;
+    Some(Some(step))
+}
+
 pub use crate::config::PatternError;
 
 /// A user's pattern with named groups `step`, `total`, `loss`, `eval_loss` (any of them).
@@ -358,8 +427,53 @@ mod tests {
         let b = tqdm_bar("Writing model shards: 100%|██████████| 1/1 [00:00<00:00, 230.34it/s]")
             .expect("bar");
         assert_eq!(b.desc, "Writing model shards");
+        // Lightning's tqdm bar (pytorch-lightning#4225): the loss in the postfix.
+        let b = tqdm_bar(
+            "Epoch 0:  28%|██▊       | 5/18 [00:20<00:53,  4.14s/it, loss=9.847, v_num=193315]",
+        )
+        .expect("bar");
+        assert_eq!((b.n, b.loss), (5, Some(9.847)));
+        assert_eq!(b.rate_per_s, Some(1.0 / 4.14));
+        let b = tqdm_bar("Epoch 0:   6%|▌         | 1/18 [00:08<02:29,  8.77s/it]").expect("b");
+        assert_eq!(b.loss, None);
         assert_eq!(tqdm_bar("GPU 0 [00:01]"), None);
         assert_eq!(tqdm_bar("x 1/2 [not<a clock]"), None);
+    }
+
+    #[test]
+    fn nanogpt_prints_and_checkpoint_lines() {
+        // karpathy/nanoGPT#97.
+        assert_eq!(
+            nanogpt("iter 791: loss 1.2052, time 745.63ms"),
+            Some(NanoRecord::Train {
+                step: 791,
+                loss: 1.2052
+            })
+        );
+        assert_eq!(
+            nanogpt("step 800: train loss 0.9795, val loss 3.7535"),
+            Some(NanoRecord::Eval {
+                step: 800,
+                train: 0.9795,
+                val: 3.7535
+            })
+        );
+        assert_eq!(nanogpt("step 20 loss 3.6064"), None);
+        assert_eq!(nanogpt("iter 3: time 5ms"), None);
+        assert_eq!(
+            checkpoint_saved("saving checkpoint to out-shakespeare"),
+            Some(None)
+        );
+        assert_eq!(
+            checkpoint_saved("Saving model checkpoint to ./out/checkpoint-3000"),
+            Some(Some(3000))
+        );
+        assert_eq!(
+            checkpoint_saved("we are not saving checkpoint to disk"),
+            None
+        );
+        // The Trainer's final save names no step.
+        assert_eq!(checkpoint_saved("Saving model checkpoint to ./out"), None);
     }
 
     #[test]

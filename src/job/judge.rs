@@ -124,13 +124,34 @@ pub struct Overfit {
     pub evidence: Vec<StepValue>,
 }
 
-/// What the judgement found; at most one of the two.
+/// A run whose training loss became NaN or inf: every step since is wasted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Diverged {
+    /// The first step whose loss was not a finite number.
+    pub since_step: u64,
+}
+
+/// What the judgement found; at most one of the three (a diverged run is neither on a plateau
+/// nor overfitting: its loss is no longer a number).
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Judgement {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plateau: Option<Plateau>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overfit: Option<Overfit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diverged: Option<Diverged>,
+}
+
+impl Judgement {
+    /// The step since which the run stopped paying off: where it diverged, its best
+    /// evaluation before overfitting, or where the plateau began.
+    pub fn since_step(&self) -> Option<u64> {
+        self.diverged
+            .map(|d| d.since_step)
+            .or(self.overfit.as_ref().map(|o| o.best.step))
+            .or(self.plateau.as_ref().map(|p| p.since_step))
+    }
 }
 
 /// The mean of the points of `points` whose step lies in `from..=to`.
@@ -150,7 +171,7 @@ pub fn judge(train: &Series, evals: &EvalTrack, opts: &JudgeOptions) -> Judgemen
     }
     Judgement {
         plateau: judge_train(train, opts),
-        overfit: None,
+        ..Judgement::default()
     }
 }
 

@@ -12,8 +12,8 @@ use std::collections::VecDeque;
 use serde::Serialize;
 
 use crate::job::clock::StepClock;
-use crate::job::formats::{self, Bar, HfRecord, UserPattern};
-use crate::job::judge::{self, EvalTrack, JudgeOptions, Judgement};
+use crate::job::formats::{self, Bar, HfRecord, NanoRecord, UserPattern};
+use crate::job::judge::{self, Diverged, EvalTrack, JudgeOptions, Judgement};
 use crate::job::segments::{Segment, Splitter};
 use crate::job::series::{Series, StepValue};
 
@@ -125,6 +125,7 @@ impl JobReport {
     /// a step print or a match of the user's pattern. A progress bar alone (a download) is not.
     pub fn is_training_log(&self) -> bool {
         !self.loss_series.is_empty()
+            || self.judgement.diverged.is_some()
             || !self.eval_series.is_empty()
             || self
                 .formats
@@ -172,6 +173,9 @@ pub struct JobLog {
     named_total: Option<u64>,
     pending: Vec<HfRecord>,
     loss: Series,
+    /// The first step of the newest run of losses that are NaN or inf, while the loss logged
+    /// last is one of them.
+    diverged_at: Option<u64>,
     evals_series: Series,
     evals: EvalTrack,
     last_eval: Option<StepValue>,
@@ -202,6 +206,7 @@ impl JobLog {
             named_total: None,
             pending: Vec::new(),
             loss: Series::new(SERIES_POINTS),
+            diverged_at: None,
             evals_series: Series::new(SERIES_POINTS),
             evals: EvalTrack::default(),
             last_eval: None,
@@ -271,11 +276,37 @@ impl JobLog {
         } else {
             self.line(text);
         }
+        if let Some(record) = formats::nanogpt(text) {
+            self.mark(Format::Plain);
+            self.progress_at = self.segments;
+            match record {
+                NanoRecord::Train { step, loss } => {
+                    self.named_step = Some(self.named_step.map_or(step, |s| s.max(step)));
+                    self.push_loss(step, loss);
+                }
+                NanoRecord::Eval { step, val, .. } => self.eval(step, val),
+            }
+        }
+        if text.contains("checkpoint to ")
+            && let Some(saved) = formats::checkpoint_saved(text)
+        {
+            match saved {
+                Some(step) => self.checkpoint(step),
+                // nanoGPT saves right after the evaluation it printed, always to the same
+                // `ckpt.pt`: only its newest save still exists.
+                None => {
+                    if let Some(eval) = self.last_eval {
+                        self.checkpoints.clear();
+                        self.checkpoint(eval.step);
+                    }
+                }
+            }
+        }
         if let Some((step, loss)) = formats::plain_step(text) {
             self.mark(Format::Plain);
             self.progress_at = self.segments;
             self.named_step = Some(self.named_step.map_or(step, |s| s.max(step)));
-            self.loss.push(step, loss);
+            self.push_loss(step, loss);
         }
         if let Some(pattern) = &self.opts.pattern
             && let Some(m) = pattern.find(text)
@@ -287,7 +318,7 @@ impl JobLog {
             self.named_total = m.total.or(self.named_total);
             let step = self.named_step.unwrap_or(0);
             if let Some(loss) = m.loss {
-                self.loss.push(step, loss);
+                self.push_loss(step, loss);
             }
             if let Some(eval) = m.eval_loss {
                 self.eval(step, eval);
@@ -298,13 +329,8 @@ impl JobLog {
     fn bar(&mut self, bar: &Bar<'_>, nested: bool) {
         self.mark(Format::Tqdm);
         if bar.desc.starts_with("Writing model shards") && bar.n == bar.total {
-            if let Some(step) = self.main_n
-                && self.checkpoints.back() != Some(&step)
-            {
-                if self.checkpoints.len() == CHECKPOINTS {
-                    self.checkpoints.pop_front();
-                }
-                self.checkpoints.push_back(step);
+            if let Some(step) = self.main_n {
+                self.checkpoint(step);
             }
             return;
         }
@@ -316,6 +342,9 @@ impl JobLog {
         }
         self.main_total = Some(bar.total);
         self.main_n = Some(bar.n);
+        if let Some(loss) = bar.loss {
+            self.push_loss(bar.n, loss);
+        }
         if let Some(elapsed_s) = bar.elapsed_s {
             self.clock.push(bar.n, elapsed_s);
         }
@@ -327,10 +356,32 @@ impl JobLog {
         self.settle_pending(bar.n);
     }
 
+    /// A training-loss point; a loss that is not a finite number marks the run as diverged
+    /// from that step until a finite loss is logged again (the series keeps finite values only).
+    fn push_loss(&mut self, step: u64, value: f64) {
+        if value.is_finite() {
+            self.diverged_at = None;
+        } else {
+            self.diverged_at.get_or_insert(step);
+        }
+        self.loss.push(step, value);
+    }
+
+    /// A checkpoint written at `step`; the newest [`CHECKPOINTS`] are kept, each step once.
+    fn checkpoint(&mut self, step: u64) {
+        if self.checkpoints.contains(&step) {
+            return;
+        }
+        if self.checkpoints.len() == CHECKPOINTS {
+            self.checkpoints.pop_front();
+        }
+        self.checkpoints.push_back(step);
+    }
+
     fn settle_pending(&mut self, step: u64) {
         for record in std::mem::take(&mut self.pending) {
             match record {
-                HfRecord::Loss(v) => self.loss.push(step, v),
+                HfRecord::Loss(v) => self.push_loss(step, v),
                 HfRecord::Eval(v) => self.eval(step, v),
                 HfRecord::Summary => {}
             }
@@ -374,7 +425,7 @@ impl JobLog {
         }
         if let Some(step) = self.lightning_step {
             if let Some(v) = formats::rich_metric(text, "train_loss") {
-                self.loss.push(step, v);
+                self.push_loss(step, v);
             }
             if let Some(v) = formats::rich_metric(text, "val_loss") {
                 self.eval(step, v);
@@ -455,12 +506,14 @@ impl JobLog {
         } else {
             JobState::Running
         };
-        let judgement = judge::judge(&self.loss, &self.evals, &self.opts.judge);
-        let stalled_at = judgement
-            .overfit
-            .as_ref()
-            .map(|o| o.best.step)
-            .or(judgement.plateau.as_ref().map(|p| p.since_step));
+        let judgement = match self.diverged_at {
+            Some(since_step) => Judgement {
+                diverged: Some(Diverged { since_step }),
+                ..Judgement::default()
+            },
+            None => judge::judge(&self.loss, &self.evals, &self.opts.judge),
+        };
+        let stalled_at = judgement.since_step();
         JobReport {
             stalled_for_s: stalled_at.and_then(|step| self.clock.seconds_since(step)),
             formats: self.formats.clone(),
@@ -492,7 +545,20 @@ pub fn read_log(bytes: &[u8], opts: JobOptions) -> JobReport {
 
 #[cfg(test)]
 mod tests {
-    use super::Format;
+    use super::{Format, JobOptions, read_log};
+
+    /// nanoGPT overwrites one `ckpt.pt` at each save: after two saves only the newest exists.
+    /// The lines are karpathy/nanoGPT#97's (its evaluation, then its save), the second save
+    /// after the second evaluation as `always_save_checkpoint` writes it.
+    #[test]
+    fn nanogpt_keeps_only_its_newest_save() {
+        let log = "step 800: train loss 0.9795, val loss 3.7535\n\
+                   saving checkpoint to out-shakespeare\n\
+                   step 1000: train loss 0.6703, val loss 3.8986\n\
+                   saving checkpoint to out-shakespeare\n";
+        let report = read_log(log.as_bytes(), JobOptions::default());
+        assert_eq!(report.checkpoints, [1000]);
+    }
 
     /// `gpufleet diagnose` names the formats a log showed: libraries by their names in every
     /// language, the plain prints and the user's pattern in the reader's words.

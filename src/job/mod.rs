@@ -16,6 +16,6 @@ pub mod series;
 pub mod stop;
 
 pub use formats::{PatternError, UserPattern};
-pub use judge::{JudgeOptions, Judgement, Overfit, Plateau};
+pub use judge::{Diverged, JudgeOptions, Judgement, Overfit, Plateau};
 pub use log::{Crash, Format, JobLog, JobOptions, JobReport, JobState, read_log};
 pub use series::StepValue;
