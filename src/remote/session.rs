@@ -259,7 +259,11 @@ impl Link {
         due(st.stream_restart_at);
         due(st.processes_due);
         due(st.detail_due);
-        due(st.disk_due);
+        // A reading that waits for another command is not a timer: counting it would make
+        // every wait zero until that command ends (a frozen host's never does).
+        if !Self::disk_waits_for_others(mux) {
+            due(st.disk_due);
+        }
         if !st.connected {
             due(Some(st.versions_deadline));
         }
@@ -508,11 +512,7 @@ impl Link {
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
         let now = Instant::now();
-        if st.disk_due.is_none_or(|t| now < t)
-            || mux.running(Slot::Disk)
-            || mux.running(Slot::Processes)
-            || mux.running(Slot::JobProbe)
-        {
+        if st.disk_due.is_none_or(|t| now < t) || Self::disk_waits_for_others(mux) {
             return Ok(());
         }
         let pids: Vec<u32> = st.job.listed.iter().flatten().copied().collect();
@@ -521,6 +521,12 @@ impl Link {
         mux.start(Slot::Disk, &command, OTHER_BUDGET)?;
         st.disk_due = (self.mode == Mode::Follow).then(|| now + disk::DISK_INTERVAL);
         Ok(())
+    }
+
+    /// A reading due waits while one runs, or while the process list that names the jobs (and
+    /// so their directories) is being read; that command's end steps the timers again.
+    fn disk_waits_for_others(mux: &Mux) -> bool {
+        mux.running(Slot::Disk) || mux.running(Slot::Processes) || mux.running(Slot::JobProbe)
     }
 
     /// The reading's command ended: what it found goes out (nothing when it found nothing).

@@ -275,6 +275,9 @@ async fn serve(link: &mut Link, mux: &mut Mux, st: &mut SessionState, stop: &Sto
         if let Some(ended) = link.after_round(mux, st, &mut events) {
             return ended;
         }
+        // The links share the runtime's thread: a session whose rounds never wait (a timer
+        // always due) must still let the others run.
+        tokio::task::consume_budget().await;
     }
 }
 
