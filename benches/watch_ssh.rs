@@ -242,7 +242,7 @@ fn main() {
         .collect();
     let pid = child.id();
     // GPUFLEET_SOAK_CONSOLE=1: the console too, in a tmux session of its own, on the same hosts,
-    // its RSS in the soak's table (the two-hour soak covers console and watcher).
+    // its RSS in the soak's table (a two-hour soak covers console and watcher).
     let console = (std::env::var("GPUFLEET_SOAK_CONSOLE").as_deref() == Ok("1"))
         .then(|| Console::start(&binary, dir.path()));
     let started = Instant::now();

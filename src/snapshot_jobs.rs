@@ -1,4 +1,4 @@
-//! The jobs of a host as `snapshot --json` shows them (issue 19): the process (command line,
+//! The jobs of a host as `snapshot --json` shows them: the process (command line,
 //! user, log), what its log says (progress, step / total, rate, ETA and finish time, losses),
 //! the money it has cost so far and what finishing would cost at the host's price, and its
 //! findings. Text from the host was sanitized by the link; the log reader keeps no control

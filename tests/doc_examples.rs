@@ -1,12 +1,15 @@
-//! The config examples in the documents are configs gpufleet accepts: every ```toml block of
-//! README.md and docs/*.md goes through the config parser, as `gpufleet config check` reads a
-//! file. A block that shows only part of a config (a host's `[hosts.release]`, an `[[alerts]]`
-//! sink for a named host) is read after one `[[hosts]]` table named `a100-1`, the host the
-//! documents' examples name.
+//! What the repository's text says holds. The config examples in the documents are configs
+//! gpufleet accepts: every ```toml block of README.md and docs/*.md goes through the config
+//! parser, as `gpufleet config check` reads a file. A block that shows only part of a config (a
+//! host's `[hosts.release]`, an `[[alerts]]` sink for a named host) is read after one
+//! `[[hosts]]` table named `a100-1`, the host the documents' examples name. And no tracked file
+//! speaks of how the work on gpufleet was organised, which a reader of a clone cannot follow.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use gpufleet::config;
+use regex::Regex;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -94,4 +97,95 @@ fn the_readme_shows_an_autodl_and_a_vast_host_near_its_top() {
             "no [[hosts]] example for {host} in the README's first 120 lines"
         );
     }
+}
+
+/// Words about how the work was organised rather than about the product, each with what it is.
+/// A reader of a clone can follow none of them: the project tracker's issue numbers and work
+/// sessions (a date or a version says when; an upstream project's issue is cited by its URL),
+/// machines lent for a while, and paths or notes outside the repository. The patterns are
+/// written so that they do not match themselves.
+const PROCESS_TALK: [(&str, &str); 7] = [
+    (
+        r"(?i)\bsessions? \d+[a-z]?(\b[^.\d]|$)",
+        "a numbered work session",
+    ),
+    (
+        r"(?i)\b(issues?|pr|pull requests?)( #?| ?#)\d+",
+        "an issue or pull request by number, not by URL",
+    ),
+    (
+        r"(?i)\blent (machines?|hosts?|gpus?|cards?|h100|h200)\b",
+        "a machine lent for a while",
+    ),
+    (r"(?i)\bsub-?agents?\b|\bCEO\b", "who did the work"),
+    (
+        r"\.\./shared\b|\bshared/(fixtures|research|tools|GUIDE|DESIGN)",
+        "a path outside the repository",
+    ),
+    (
+        r"\b(faults|integrations|peers|rust-deps)\.md\b",
+        "a note kept outside the repository",
+    ),
+    (
+        r"(?i)\bresearch[ ]notes?\b",
+        "a note kept outside the repository",
+    ),
+];
+
+/// The files git tracks, relative to the repository's root.
+fn tracked_files() -> Vec<PathBuf> {
+    let out = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(ROOT)
+        .output()
+        .expect("git ls-files (the check reads the files git tracks)");
+    assert!(
+        out.status.success(),
+        "git ls-files failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+        .split(|byte| *byte == 0)
+        .filter(|name| !name.is_empty())
+        .map(|name| PathBuf::from(String::from_utf8_lossy(name).into_owned()))
+        .collect()
+}
+
+#[test]
+fn no_tracked_file_speaks_of_how_the_work_was_organised() {
+    let patterns: Vec<(Regex, &str)> = PROCESS_TALK
+        .iter()
+        .map(|(pattern, what)| (Regex::new(pattern).expect("pattern"), *what))
+        .collect();
+    let files = tracked_files();
+    let mut read = 0;
+    let mut found = Vec::new();
+    for file in &files {
+        // Binary files (not UTF-8) hold no prose.
+        let Ok(text) = std::fs::read_to_string(Path::new(ROOT).join(file)) else {
+            continue;
+        };
+        read += 1;
+        for (index, line) in text.lines().enumerate() {
+            for (pattern, what) in &patterns {
+                if let Some(hit) = pattern.find(line) {
+                    found.push(format!(
+                        "{}:{}: {what}: {:?}",
+                        file.display(),
+                        index + 1,
+                        hit.as_str()
+                    ));
+                }
+            }
+        }
+    }
+    // The sources, tests, locales and documents at least.
+    assert!(read >= 300, "only {read} of {} files read", files.len());
+    assert!(
+        found.is_empty(),
+        "{} lines speak of how the work was organised (say what the thing is or does, with a \
+         date or version where it matters, and cite an upstream issue by its URL):\n{}",
+        found.len(),
+        found.join("\n")
+    );
 }

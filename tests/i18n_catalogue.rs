@@ -75,7 +75,7 @@ const NOT_TEXT: &[&str] = &[
     "PyTorch",
     "sm",
     "gpufleet",
-    // session 10: incident report (a GPU's PCI address and UUID, as nvidia-smi names them)
+    // incident report (a GPU's PCI address and UUID, as nvidia-smi names them)
     "PCI",
     "UUID",
     // NCCL's and PyTorch's word for one process of a distributed job, written as is in Chinese.
@@ -96,7 +96,7 @@ const NOT_TEXT: &[&str] = &[
 
 /// Literals kept in the source on purpose: (file, literal, why).
 const ALLOWED: &[(&str, &str, &str)] = &[
-    // session 10: config errors
+    // config errors
     (
         "src/config/ssh_target.rs",
         "String",
@@ -646,7 +646,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "cli_help.heading.{}",
         "the pattern of a heading's catalogue key",
     ),
-    // session 10: incident report
+    // incident report
     (
         "src/report/analyse.rs",
         "kernel",
@@ -747,7 +747,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "finding_text.{}.summary",
         "the pattern of a finding's summary key (finding_text.gpu_lost.summary), by label",
     ),
-    // session 10: ssh and release errors
+    // ssh and release errors
     (
         "src/config/ssh_target.rs",
         "suggestion",
@@ -1099,7 +1099,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "simulated",
         "the telemetry source's identifier; the host view says it as clock_words.simulated",
     ),
-    // session 10: last errors
+    // errors: recordings, runbook catalogue, reload
     (
         "src/recording/read.rs",
         "format",
@@ -1180,7 +1180,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "embedded:{name}",
         "a curated runbook's origin, as errors and `playbook list` name its file",
     ),
-    // --- session 11, group A (sources) ---
+    // --- sources: telemetry and remote ---
     (
         "src/telemetry/nvml.rs",
         "local NVML",
@@ -1448,7 +1448,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "ended without an exit status",
         "the raw evidence line of an unreadable vendor tool (the finding's own words are the catalogue's)",
     ),
-    // --- session 11, group B (the rest) ---
+    // --- engine, drivers and commands ---
     (
         "src/launch.rs",
         "--speed {0}",
@@ -1595,17 +1595,17 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     (
         "src/cost/mod.rs",
         "{hours}h{:02}m",
-        "a duration: times keep one format in both languages (issue 17)",
+        "a duration: times keep one format in both languages",
     ),
     (
         "src/cost/mod.rs",
         "{days}d{:02}h",
-        "a duration: times keep one format in both languages (issue 17)",
+        "a duration: times keep one format in both languages",
     ),
     (
         "src/check/format.rs",
         "{:.2} TB/s",
-        "a unit: figures keep one format in both languages (issue 17)",
+        "a unit: figures keep one format in both languages",
     ),
     (
         "src/check/runner.rs",
@@ -1837,7 +1837,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "-n",
         "sudo's flag in that command",
     ),
-    // --- session 12, remote ---
+    // --- remote ---
     (
         "src/remote/auth.rs",
         ".pub",
@@ -2293,8 +2293,8 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "ssh-links",
         "the name of the links' runtime threads (`thread_name`)",
     ),
-    // --- session 12, check, job, playbook, recording, alerts ---
-    // session 12: recording (h3)
+    // --- check, job, playbook, recording, alerts ---
+    // recording (h3)
     (
         "src/recording/writer.rs",
         "--record {}: {e}",
@@ -2340,7 +2340,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "kind",
         "serde's tag field of an event line in the recording's wire format",
     ),
-    // session 12: check, job (h3)
+    // check, job (h3)
     (
         "src/check/report.rs",
         "pass",
@@ -2436,7 +2436,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "SGD",
         "an optimizer's name; the reader's words for SGD with momentum are cli_fit.optimizer_sgd",
     ),
-    // session 12: alerts (h3)
+    // alerts (h3)
     (
         "src/alerts/answer.rs",
         "HTTP {status}{}",
@@ -2533,7 +2533,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "warning",
         "an ntfy tag name (shown by ntfy as an emoji)",
     ),
-    // session 12: check (h3)
+    // check (h3)
     (
         "src/check/expect.rs",
         "--expect-gpu",
@@ -2739,7 +2739,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "sustained.load",
         "a check's id (the report's and its JSON's identifier), the same in every language",
     ),
-    // session 12: playbook (h3)
+    // playbook (h3)
     (
         "src/playbook/runner/mod.rs",
         "uid",
@@ -2755,7 +2755,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "-n",
         "sudo's non-interactive flag, sent to the host as is",
     ),
-    // --- session 12, providers, telemetry and the rest ---
+    // --- providers, telemetry and the rest ---
     (
         "src/audit.rs",
         "audit.jsonl",
@@ -3447,7 +3447,7 @@ const NOT_SCANNED: &[(&str, &str)] = &[
         "src/diagnose/finding.rs",
         "the finding labels, runbook ids and severity words: identifiers",
     ),
-    // --- session 11, group A (sources) ---
+    // --- sources: telemetry and remote ---
     (
         "src/telemetry/accel/npu_smi.rs",
         "a vendor tool's parser: the keys, headers and health words it matches in the tool's output, and the reason it gives inside the `unsupported output from TOOL` evidence line, quoted with the tool's first lines (the finding built from that line, `accel_unsupported_output`, says what it means and what to do in the catalogue's words)",
@@ -3484,8 +3484,8 @@ const NOT_SCANNED: &[(&str, &str)] = &[
         "src/metrics/text.rs",
         "the Prometheus text exposition format's own words (`# HELP`, `# TYPE`, `gauge`, `NaN`)",
     ),
-    // --- session 11, group B (the rest) ---
-    // --- session 12, remote ---
+    // --- engine, drivers and commands ---
+    // --- remote ---
     (
         "src/remote/accel_tools.rs",
         "the accelerator probe: its shell script, the vendor tools' names and arguments run on the host, the marker of the probe's answer; and the reason inside the `unsupported output from amd-smi` evidence line, English like the vendor parsers' reasons (`src/telemetry/accel/*_smi.rs`), whose finding `accel_unsupported_output` says what it means and what to do in the catalogue's words",
@@ -3518,7 +3518,7 @@ const NOT_SCANNED: &[(&str, &str)] = &[
         "src/remote/run_shell.rs",
         "the query shell's script run on the host (`sh` and its one-line loop) and its end marker's prefix, read back from the host's output; no sentence",
     ),
-    // --- session 12, check, job, playbook, recording, alerts ---
+    // --- check, job, playbook, recording, alerts ---
     (
         "src/playbook/localize.rs",
         "builds the catalogue keys of the curated runbooks' texts (runbook_text.<runbook>.<field>): every literal is a key pattern, the texts themselves are the catalogue's",
@@ -3531,7 +3531,7 @@ const NOT_SCANNED: &[(&str, &str)] = &[
         "src/job/gpus.rs",
         "the GPU model table of `gpufleet fit`: model names, lower-case needles matched in nvidia-smi's GPU names, figures and the datasheet each comes from (its URL and the datasheet's own figure, quoted); no sentence",
     ),
-    // --- session 12, providers, telemetry and the rest ---
+    // --- providers, telemetry and the rest ---
     (
         "src/cli.rs",
         "clap's definitions: value names (`FILE`, `HOST`), possible values and flag names are identifiers, and the version line is a version; every about, help and heading text here is replaced at run time by `commands::help` with its `cli_help.*` words (the catalogue test checks each one is in both catalogues)",

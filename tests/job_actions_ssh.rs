@@ -1,4 +1,4 @@
-//! Acting on a run that stopped learning, over a real sshd (issue 19): a real process on the
+//! Acting on a run that stopped learning, over a real sshd: a real process on the
 //! sshd host holds the "GPU" (its PID in the fake nvidia-smi's process list) and writes a
 //! captured `Trainer` log whose eval loss has plateaued (`hf_plateau.log`, up to its closing
 //! summary: the run goes on). With `[[hosts.jobs]] on_plateau = "stop-job"` the watcher

@@ -1,4 +1,4 @@
-//! Finding the job where nvidia-smi's process list does not lead to it (issue 19), over a real
+//! Finding the job where nvidia-smi's process list does not lead to it, over a real
 //! sshd:
 //!
 //! - **In a container.** The sshd runs in a PID and mount namespace of its own (`unshare

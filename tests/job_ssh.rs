@@ -1,4 +1,4 @@
-//! The job, not only the GPU, over a real sshd (issue 19): a real process whose stdout is a
+//! The job, not only the GPU, over a real sshd: a real process whose stdout is a
 //! captured training log (`tests/fixtures/training-logs/`) holds the "GPU" (its PID in the fake
 //! nvidia-smi's process list). `snapshot --json` finds the job, reads its log back and reports
 //! its progress, cost and findings; the watcher follows the log as it grows and alerts the

@@ -1,8 +1,8 @@
-//! On a machine with a real NVIDIA GPU (the H200 of the issue): the curated runbooks read the
-//! real card, and `playbook run power-limit --local --dry-run` shows its real limits. Ignored by
-//! default (CI has no GPU); run by hand with `cargo test --test playbook_device -- --ignored`.
-//! Nothing here can change the machine: every run is a dry run, read-only, and declines every
-//! confirmation.
+//! On a machine with a real NVIDIA GPU (first run on an H200, driver 580): the curated runbooks
+//! read the real card, and `playbook run power-limit --local --dry-run` shows its real limits.
+//! Ignored by default (CI has no GPU); run by hand with
+//! `cargo test --test playbook_device -- --ignored`. Nothing here can change the machine: every
+//! run is a dry run, read-only, and declines every confirmation.
 
 #[path = "support/playbook_common.rs"]
 mod playbook_common;

@@ -1,7 +1,7 @@
 //! Each provider's instance list against a loopback server that checks every request as the
 //! provider documents it (method, path, the Authorization header's exact form, query and body)
-//! and answers with bodies shaped as documented (research note §A: pagination cursors, field
-//! names, units), plus the failures: 401, 404, 429 with and without Retry-After, 500, an HTML
+//! and answers with bodies shaped as documented (each provider's API reference: pagination cursors,
+//! field names, units), plus the failures: 401, 404, 429 with and without Retry-After, 500, an HTML
 //! page, JSON cut short, a command that fails or prints too much.
 
 #[path = "providers_support/server.rs"]

@@ -1,4 +1,4 @@
-//! Snapshots of the host view with a training job on it (issue 19): the job's loss and eval-loss
+//! Snapshots of the host view with a training job on it: the job's loss and eval-loss
 //! sparklines on the processes pane's top border, its line on the lower one, at 80x24 and
 //! 160x48, in English and Chinese. The job's log is a real one (`hf_plateau.log`, the first two
 //! thirds of a 3,000-step `Trainer` run), fed to the demo fleet's 8-GPU host as its link would.

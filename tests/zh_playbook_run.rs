@@ -1,4 +1,4 @@
-//! The playbook runner's own words in Simplified Chinese (issue 17): a step whose program is
+//! The playbook runner's own words in Simplified Chinese: a step whose program is
 //! missing, shown to a user who chose `zh-CN`, is explained in Chinese, and so is the PyTorch
 //! install advice; the audit log keeps its
 //! outcome word (`failed`), an identifier its readers match. One test in this binary: the

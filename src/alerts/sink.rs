@@ -1,6 +1,12 @@
 //! A sink ready to send: its address and secrets loaded (from the environment or files, never
 //! the config), which alerts it takes, and the HTTP request each service documents for one
-//! message (`../shared/research/integrations.md`, section C).
+//! message: Slack's incoming webhooks
+//! (<https://docs.slack.dev/messaging/sending-messages-using-incoming-webhooks>), Feishu's
+//! custom bot (<https://open.feishu.cn/document/client-docs/bot-v3/add-custom-bot>), DingTalk's
+//! custom robot (<https://open.dingtalk.com/document/robots/custom-robot-access>), WeCom's group
+//! robot (<https://developer.work.weixin.qq.com/document/path/91770>), ntfy's publish API
+//! (<https://docs.ntfy.sh/publish/>) and Telegram's `sendMessage`
+//! (<https://core.telegram.org/bots/api#sendmessage>).
 
 use std::time::Duration;
 

@@ -95,7 +95,7 @@ pub const TABLE: &[Reference] = &[
         true,
     ),
     // NVIDIA H200 SXM datasheet (nvidia.com/h200, 2024): BF16 1,979 TFLOPS sparse, 141 GB,
-    // 4.8 TB/s. Measured: gpufleet issue 6, one H200 SXM with driver 580.159.04 — bf16
+    // 4.8 TB/s. Measured in 2026-11 on one H200 SXM with driver 580.159.04: bf16
     // 8192³ matmul about 790 TFLOP/s, device-to-device copy about 4.3 TB/s read+write.
     Reference {
         measured_tflops: Some(790.0),

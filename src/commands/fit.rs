@@ -1,7 +1,7 @@
 //! `gpufleet fit`: the VRAM a fine-tuning run needs per GPU, part by part (on one GPU or
 //! sharded over several, with or without gradient checkpointing), and which GPU models hold it
-//! by the guide's 70 % rule, each row saying which share of the card decided it, with the
-//! fleet's own hosts (and their prices) marked. The arithmetic is [`crate::job::fit`]; the
+//! by the 70 % rule, each row saying which share of the card decided it, with the fleet's own
+//! hosts (and their prices) marked. The arithmetic is [`crate::job::fit`]; the
 //! models are [`crate::job::gpus`].
 
 use std::fmt::Write as _;

@@ -1,5 +1,5 @@
 //! `[hosts.prices]`: what a host costs on daily, weekly and monthly billing, next to its hourly
-//! `price_per_hour`, in the host's `currency`. Read by `gpufleet cost --advice` (issue 19).
+//! `price_per_hour`, in the host's `currency`. Read by `gpufleet cost --advice`.
 
 use rust_i18n::t;
 use serde::Deserialize;

@@ -1,4 +1,4 @@
-//! `[[hosts.jobs]]`: how a host's training jobs are found and judged (issue 19). A job's log is
+//! `[[hosts.jobs]]`: how a host's training jobs are found and judged. A job's log is
 //! found by itself when its process's stdout or stderr is a file; `log` names it otherwise (a
 //! path on the host, `*`, `?` and `[...]` matching as in the shell, the newest match read).
 //! `pattern` reads a log none of the built-in readers knows (named groups `step`, `total`,

@@ -140,7 +140,7 @@ pub struct HostConfig {
     pub max_spend: Option<f64>,
     pub max_hours: Option<f64>,
     /// Red line: the host has billed without a break (since it was rented or last started)
-    /// for longer than this many hours, the guide's `timeout` advice.
+    /// for longer than this many hours: a `timeout` on the rented machine itself.
     pub max_run_hours: Option<f64>,
     /// `[hosts.prices]`: what the same host costs on daily, weekly and monthly billing, for
     /// `gpufleet cost --advice` (the hourly price stays `price_per_hour`).

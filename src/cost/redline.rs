@@ -14,7 +14,7 @@ use super::{format_duration_ms, format_money, hours};
 pub struct HostLimits {
     pub max_spend: Option<f64>,
     pub max_hours: Option<f64>,
-    /// How long the host may bill without a break (`max_run_hours`), the guide's `timeout`.
+    /// How long the host may bill without a break (`max_run_hours`), like a `timeout` on the job.
     pub max_run_hours: Option<f64>,
     /// How long the GPUs may stay idle before it is a red line.
     pub idle_alert_ms: u64,

@@ -1,4 +1,4 @@
-//! The jobs on a host (issue 19): the GPU processes whose command line, user, age and log a
+//! The jobs on a host: the GPU processes whose command line, user, age and log a
 //! link found, each log read as it grows through [`crate::job::JobLog`], and which jobs have
 //! ended. Pure: the link sends `HostEvent::Jobs` (the processes it found) and
 //! `HostEvent::JobLog` (raw text of a job's log, only ever parsed here, never shown as is).

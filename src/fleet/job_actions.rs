@@ -1,4 +1,4 @@
-//! What a host's jobs ask of the money tick (issue 19): the live job whose log says it stopped
+//! What a host's jobs ask of the money tick: the live job whose log says it stopped
 //! learning, which `[[hosts.jobs]] on_plateau = "stop-job" | "release"` acts on through the
 //! host's auto-release countdown (the same countdown, hold and audit log), and the per-job run
 //! limit (`[[hosts.jobs]] max_run_hours`) as a red line, judged on the process's own age.

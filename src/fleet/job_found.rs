@@ -1,4 +1,4 @@
-//! How a link found a job's process (issue 19): through nvidia-smi's process list, through the
+//! How a link found a job's process: through nvidia-smi's process list, through the
 //! GPU device files it holds open when the listed PIDs are not in the host's `/proc` (a
 //! container), or through the configured log it writes before it is on any GPU (a job
 //! starting). Kept apart from [`crate::fleet::job`] so the link and the engine share one word.

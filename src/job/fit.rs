@@ -1,6 +1,6 @@
 //! How much GPU memory a fine-tuning run needs, before renting the card: weights, gradients,
 //! optimizer state and activations, per GPU (on one GPU, or on several with ZeRO-3 / FSDP full
-//! sharding), with or without gradient checkpointing, and the guide's rule that weights +
+//! sharding), with or without gradient checkpointing, and the renter's rule that weights +
 //! gradients + optimizer state stay within 70 % of the card's memory. The formulas and the
 //! published figures they are checked against are in docs/FIT.md.
 
@@ -10,7 +10,7 @@ use thiserror::Error;
 /// Bytes in a GB, as GPU datasheets count them.
 pub const GB: f64 = 1e9;
 
-/// The guide's rule: weights + gradients + optimizer state at most this share of VRAM.
+/// The renter's rule: weights + gradients + optimizer state at most this share of VRAM.
 pub const STATIC_SHARE: f64 = 0.70;
 
 /// Share of the parameters a LoRA adapter trains, when nothing else is known (rank 16 on every

@@ -1,5 +1,5 @@
 //! Readers of one segment of a training log, one per format seen in real captures
-//! (`../shared/fixtures/training-logs/`): tqdm bars, Hugging Face `Trainer` dicts, Lightning's
+//! (`tests/fixtures/training-logs/`): tqdm bars, Hugging Face `Trainer` dicts, Lightning's
 //! Rich bar and its metrics, plain `step N … loss X` prints; and the user's own pattern. Each
 //! returns `None` for a segment that is not its format; none allocates on the common path.
 

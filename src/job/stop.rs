@@ -1,4 +1,4 @@
-//! `on_plateau = "stop-job"` (issue 19): a training job that stopped learning is asked to stop
+//! `on_plateau = "stop-job"`: a training job that stopped learning is asked to stop
 //! with SIGINT (the `Trainer` and Lightning end a run cleanly on Ctrl-C), and, when it still runs
 //! after a grace period, told to with SIGTERM. The commands are built from the typed PID alone
 //! (`kill -s INT 1234`): no text from the host or the config reaches the host's shell. What runs

@@ -1,4 +1,4 @@
-//! The jobs on the hosts' GPUs as `gpufleet_job_*` series (issue 19): whether each job's process
+//! The jobs on the hosts' GPUs as `gpufleet_job_*` series: whether each job's process
 //! runs, its step of the total, progress, ETA, last training and eval loss, and the money it has
 //! cost, the same figures `snapshot --json` gives (`crate::snapshot_jobs`). Labelled by
 //! `instance` (the host) and `pid`; a job's findings are in `gpufleet_finding_firing`.

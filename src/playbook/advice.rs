@@ -1,6 +1,6 @@
 //! Built-in advice steps: conclusions drawn from facts rather than from a command. The one so
 //! far matches the driver's CUDA version and the GPU's compute capability against PyTorch's
-//! build and prints the exact install command that fixes a mismatch (faults.md section 6).
+//! build and prints the exact install command that fixes a mismatch.
 
 use rust_i18n::t;
 
@@ -13,7 +13,8 @@ struct Wheel {
     archs: &'static [(u32, u32)],
 }
 
-/// The PyTorch 2.9 wheel lists quoted in faults.md 6.3, newest first.
+/// The PyTorch 2.9 wheels' architecture lists, newest first, as quoted in
+/// <https://github.com/Comfy-Org/ComfyUI/issues/16438>.
 const WHEELS: [Wheel; 3] = [
     Wheel {
         tag: "cu130",
@@ -32,7 +33,8 @@ const WHEELS: [Wheel; 3] = [
     },
 ];
 
-/// Minimum Linux driver per CUDA toolkit (faults.md 6.2, CUDA release notes table 3).
+/// Minimum Linux driver per CUDA toolkit (CUDA Toolkit release notes, table 3,
+/// <https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html>).
 const MIN_DRIVER: [((u32, u32), &str); 3] = [
     ((13, 0), "580.65.06"),
     ((12, 8), "570.26"),
@@ -206,7 +208,7 @@ mod tests {
 
     #[test]
     fn a_missing_arch_is_not_fixed_by_a_driver() {
-        // A P100 (sm_60) on a build for sm_70 and newer, the Kaggle case in faults.md 6.3.
+        // A P100 (sm_60) on a build for sm_70 and newer, as Kaggle's P100s met the 2.9 wheels.
         let f = facts(&[
             ("driver_cuda", "12.8"),
             ("torch_capability", "6.0"),

@@ -5,8 +5,9 @@
 //! is `Authorization: TOKEN` with no `Bearer`; answers are wrapped as `{"code":"Success",
 //! "data":…}`. The snapshot also carries the root password: it is never read, kept or shown.
 //!
-//! `payg_price`'s unit is not documented; it matches 1/1000 CNY per hour (research note A4),
-//! which is how it is read here.
+//! `payg_price`'s unit is not documented; it matches 1/1000 CNY per hour (the example value
+//! 1970 on the 容器实例 Pro API page, <https://www.autodl.com/docs/instance_pro_api/>), which is
+//! how it is read here.
 
 use serde_json::{Value, json};
 

@@ -2,7 +2,8 @@
 //! documented); `Authorization: Bearer KEY`. The price is `instance_type.price_cents_per_hour`,
 //! US cents; the GPU count `instance_type.specs.gpus`; SSH is `ubuntu@ip:22` (SkyPilot's
 //! template). The API gives no start time: the first time gpufleet saw the instance stands in.
-//! Lambda has no stop, so nothing of it bills while stopped (research note A3).
+//! Lambda has no stop, so nothing of it bills while stopped (its API reference,
+//! <https://docs-api.lambda.ai/api/cloud>, has launch, restart and terminate only).
 
 use serde_json::Value;
 

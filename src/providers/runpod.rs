@@ -2,7 +2,9 @@
 //! piece (no pagination is documented); `Authorization: Bearer KEY`. `cost` is USD/h (0.0 when
 //! EXITED), `startedAt` RFC 3339, `mounts.persistent.size` the volume disk in GB. SSH: the
 //! direct endpoint when there is one (the full SSH feature set), else the proxy, which carries
-//! an interactive shell only (research note A2). A 429 carries `Retry-After`, honoured.
+//! an interactive shell only (RunPod's REST v2 reference,
+//! <https://docs.runpod.io/api-reference-v2/pods/list-pods>). A 429 carries `Retry-After`,
+//! honoured.
 
 use serde_json::Value;
 

@@ -1,9 +1,10 @@
 //! vast.ai: `GET /api/v1/instances/` in pages of at most 25, followed by `next_token`
 //! (`after_token` on the next request) as the vast CLI does; `Authorization: Bearer KEY`.
-//! Fields and units (research note A1): `dph_total` $/h, `start_date` Unix seconds,
-//! `disk_space` GB, `storage_total_cost` $/h for the disk. SSH as the CLI chooses it: direct
-//! (`public_ipaddr` and `ports["22/tcp"][0].HostPort`) when the port is published, else the
-//! proxy (`ssh_host`:`ssh_port`, plus one for jupyter images); the user is always `root`.
+//! Fields and units (vast.ai's API reference, <https://docs.vast.ai/api-reference>): `dph_total`
+//! $/h, `start_date` Unix seconds, `disk_space` GB, `storage_total_cost` $/h for the disk. SSH as
+//! the CLI chooses it: direct (`public_ipaddr` and `ports["22/tcp"][0].HostPort`) when the port is
+//! published, else the proxy (`ssh_host`:`ssh_port`, plus one for jupyter images); the user is
+//! always `root`.
 
 use serde_json::Value;
 

@@ -1,4 +1,4 @@
-//! Following a job's log over the link's session (issue 19): after each process list the
+//! Following a job's log over the link's session: after each process list the
 //! GPU processes, and the jobs found before, are probed (`job_find.rs`; with the processes
 //! holding GPU devices when the listed PIDs are not in `/proc`, and those writing the configured
 //! log, `job_scan.rs`) and sent as `HostEvent::Jobs` (a job has ended when its process is

@@ -1,5 +1,4 @@
-//! The part of the job probe (`job_find.rs`) that looks past the PIDs nvidia-smi listed
-//! (issue 19):
+//! The part of the job probe (`job_find.rs`) that looks past the PIDs nvidia-smi listed:
 //!
 //! - **Containers.** nvidia-smi names processes as the machine outside a container sees them,
 //!   so inside one its PIDs may not be in `/proc`. When a listed PID is missing and nvidia-smi,

@@ -138,7 +138,8 @@ mod tests {
             "[ 1234.5] NVRM: Xid (PCI:0000:5a:00): 79, GPU has fallen off the bus."
         ));
         assert!(!is_gpu_kernel_line("[ 1.0] usb 1-1: new device"));
-        // AER lines of the GPU and of its root port (rwth-i6/returnn#1486, #1500).
+        // AER lines of the GPU and of its root port (https://github.com/rwth-i6/returnn/issues/1486,
+        // https://github.com/rwth-i6/returnn/issues/1500).
         assert!(is_gpu_kernel_line(
             "[  +0.000844] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)"
         ));

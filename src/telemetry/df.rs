@@ -2,8 +2,8 @@
 //! `/dev/shm`, a job's working directory) and the size, use and free space of the file system
 //! holding it.
 //!
-//! `-P` is POSIX's portable format (The Open Group Base Specifications Issue 7, `df`, STDOUT
-//! with `-P`): a header, then one line per file system, `"%s %d %d %d %d%% %s\n"` (name, total,
+//! `-P` is POSIX's portable format (POSIX.1-2017, IEEE Std 1003.1-2017, `df`, STDOUT with
+//! `-P`): a header, then one line per file system, `"%s %d %d %d %d%% %s\n"` (name, total,
 //! used, free in 1024-byte units with `-k`, percentage used, mount point). The name and the
 //! mount point may hold spaces, so a line is read around its four numbers. Remote output is
 //! untrusted: the texts are sanitized and cut, and a line that is not this format is no reading.

@@ -470,7 +470,8 @@ pub fn classify_failure(text: &str) -> Option<LostReason> {
         Some(LostReason::GpuLost)
     } else if handle_failed && has("unknown error") {
         // On bare metal this is a GPU that dropped off the bus without NVML saying "lost"
-        // (faults.md 2.2: open-gpu-kernel-modules#387, nvidia-docker#1553).
+        // (https://github.com/NVIDIA/open-gpu-kernel-modules/issues/387,
+        // https://github.com/NVIDIA/nvidia-docker/issues/1553).
         Some(LostReason::GpuLost)
     } else if has("no devices were found") {
         Some(LostReason::NoDevices)

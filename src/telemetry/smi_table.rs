@@ -43,7 +43,8 @@ mod tests {
 
     #[test]
     fn reads_the_newer_kmd_umd_labels() {
-        // Header quoted from a 610.43.03 report (faults.md section 2.3).
+        // Header quoted from a 610.43.03 report,
+        // https://github.com/projectbluefin/finpilot/issues/160.
         let line = "| NVIDIA-SMI 610.43.03              KMD Version: 610.43.03     CUDA UMD Version: 13.3     |";
         let (driver, cuda) = parse_versions([line]);
         assert_eq!(driver.as_deref(), Some("610.43.03"));

@@ -1,4 +1,4 @@
-//! The host view's one line about the job on its GPUs (issue 19), written on the processes
+//! The host view's one line about the job on its GPUs, written on the processes
 //! pane's lower border so it costs no row on an 80x24 screen: which job, its step of the total,
 //! the ETA, what the job has cost so far, and the last training and eval loss (those the
 //! sparklines on the pane's top border do not already show, [`crate::ui::job_sparks`]). The

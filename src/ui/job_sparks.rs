@@ -1,4 +1,4 @@
-//! The job's training loss and eval loss as sparklines (issue 19), on the top border of the
+//! The job's training loss and eval loss as sparklines, on the top border of the
 //! host view's processes pane, right of its title, so they cost no row on an 80x24 screen:
 //! `loss ▇▅▄▃▂▂▁ 4.3850 · eval ▆▃▂▁▁▂▃ 4.4013`. Each bar is the mean of an equal share of the
 //! run's kept points (the engine keeps at most 512 of each, evenly over the run), scaled between

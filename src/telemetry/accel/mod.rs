@@ -191,7 +191,7 @@ const ERROR_LINE_CHARS: usize = 160;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum AccelError {
     /// The output is not a format (or version) this parser knows: the "unsupported output from
-    /// TOOL VERSION" of issue 16, with the first lines, sanitized.
+    /// TOOL VERSION" the user reads, with the first lines, sanitized.
     #[error("unsupported output from {tool}{}: {reason}; first lines: {first_lines}", version_suffix(.version))]
     Unsupported {
         tool: &'static str,

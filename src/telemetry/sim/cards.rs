@@ -5,7 +5,8 @@ use crate::telemetry::accel::Vendor;
 /// What a card model reports and how it behaves idle and under load.
 ///
 /// Limits and memory come from NVIDIA datasheets; the H200 idle/load figures from a real capture
-/// (`shared/fixtures/nvidia-smi/h200-driver-580`); the rest are typical readings for the model.
+/// (`tests/fixtures/nvidia-smi/h200-driver-580`, driver 580.159.04, 2026-11-29); the rest are
+/// typical readings for the model.
 #[derive(Debug)]
 pub(super) struct CardSpec {
     /// Who makes the card: what the demo's readings of it leave out follows from it
