@@ -1,4 +1,4 @@
-//! How a live job uses its GPU (issue 19): `input_bound`, `card_oversized`, `card_undersized`,
+//! How a live job uses its GPU: `input_bound`, `card_oversized`, `card_undersized`,
 //! on host histories built through `HostState::apply` (the path real sources use). Samples start
 //! from the real H200 stream line under load (`tests/fixtures/diagnose/healthy/stream_load.txt`)
 //! and change only the fields a scenario is about; the job is listed every 5 s, as a followed

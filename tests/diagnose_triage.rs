@@ -1,4 +1,4 @@
-//! Issue 12, "Coverage" and "Verdicts": the errors renters paste, on real texts from public
+//! Coverage and verdicts: the errors renters paste, on real texts from public
 //! reports (sources in `tests/fixtures/diagnose/README.md`), the verdict each text gets, and
 //! the order of several findings.
 
@@ -260,7 +260,7 @@ fn healthy_needs_positive_evidence() {
         assert_eq!(d.verdict, Verdict::Healthy, "{rel}: {:#?}", d.findings);
         assert_eq!(d.exit_code(), 0);
     }
-    // Training logs of runs that learn (issue 19): recognised, and healthy.
+    // Training logs of runs that learn: recognised, and healthy.
     let logs = fixtures().join("training-logs");
     for name in ["lightning.log", "plain.log", "hf_full.log"] {
         let text = std::fs::read_to_string(logs.join(name)).expect("training log");

@@ -103,11 +103,11 @@ pub mod label {
     pub const CUBLAS_INIT_FAILED: &str = "cublas_init_failed";
     /// A training run whose loss (or loss scale) shows it diverged: NaN or inf.
     pub const LOSS_NAN: &str = "loss_nan";
-    // What a training job's own log shows (issue 19).
+    // What a training job's own log shows.
     pub const TRAINING_PLATEAU: &str = "training_plateau";
     pub const TRAINING_OVERFIT: &str = "training_overfit";
     pub const JOB_FINISHED: &str = "job_finished";
-    // How a job uses its GPUs (issue 19).
+    // How a job uses its GPUs.
     pub const INPUT_BOUND: &str = "input_bound";
     pub const CARD_OVERSIZED: &str = "card_oversized";
     pub const CARD_UNDERSIZED: &str = "card_undersized";

@@ -1,4 +1,4 @@
-//! What a job's log and life alone say (issue 19): `training_plateau`, `training_overfit`, a
+//! What a job's log and life alone say: `training_plateau`, `training_overfit`, a
 //! classified traceback, `job_finished`. They change only when more of the log is read or the
 //! job ends, so the engine works them out then (`fleet::job`), not every second; the live
 //! findings (`live_jobs.rs`) add the time and money since the run stopped paying off, which

@@ -1,6 +1,6 @@
 //! Kernel log lines from the NVIDIA driver: the Xid parser and the findings the lines add up to.
 //!
-//! Tolerates every real layout in `shared/research/faults.md` 1.1: dmesg (`[ 1234.5678] `,
+//! Tolerates every real layout of kernel lines seen in renters' pastes: dmesg (`[ 1234.5678] `,
 //! `[Sun Jul 28 09:15:27 2024] `) and journal (`Nov 22 18:29:55 host kernel: `) prefixes, old
 //! drivers without `PCI:`, a PCI function suffix, MIG `GPU-I:`/`GPU-CI:` attribution,
 //! `pid='<unknown>'`, pid without name, no pid at all, a bare code, "caused by previous Xid N",

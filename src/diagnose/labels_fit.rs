@@ -1,4 +1,4 @@
-//! The wording of how a job uses its GPUs (issue 19): waiting for data (`input_bound`), a card
+//! The wording of how a job uses its GPUs: waiting for data (`input_bound`), a card
 //! larger than it needs (`card_oversized`) or one it nearly fills (`card_undersized`). The
 //! rules are [`crate::diagnose::live_fit`]; all text comes from the catalogues.
 

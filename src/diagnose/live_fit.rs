@@ -1,4 +1,4 @@
-//! How a live job uses its GPUs (issue 19), judged over `job_window_s` with the duration
+//! How a live job uses its GPUs, judged over `job_window_s` with the duration
 //! rules' window and hold ([`crate::diagnose::live`]): a condition raises its finding once it
 //! held for nine tenths of the window, and the finding stays for `hold_s` after.
 //!

@@ -1,4 +1,4 @@
-//! Live findings from a host's jobs (issue 19): what each job's log says (a run that stopped
+//! Live findings from a host's jobs: what each job's log says (a run that stopped
 //! learning or overfits, a traceback), judged as `gpufleet diagnose` judges a pasted log
 //! ([`crate::diagnose::training::job_findings`]), and a job whose process exited
 //! (`job_finished`). A traceback is classified by the same line catalogue as the rest of triage.

@@ -2,8 +2,7 @@
 //! it, and what a tenant of a rented host should do.
 //!
 //! Source: [`SOURCE`], as of [`SOURCE_DATE`]. Meanings and buckets follow NVIDIA's Xid catalog
-//! (Ampere and newer) and the r555 Xid table as summarised in `shared/research/faults.md`
-//! section 1. NVIDIA's RESET_GPU / RESTART_BM buckets become "reboot the instance" here,
+//! (Ampere and newer) and NVIDIA's r555 Xid table. NVIDIA's RESET_GPU / RESTART_BM buckets become "reboot the instance" here,
 //! because a tenant usually cannot reset bare metal; recurrence becomes "release the host and
 //! rent another".
 
@@ -16,7 +15,7 @@ use crate::diagnose::finding::{Finding, Severity, runbook, xid_label};
 pub struct XidInfo {
     pub code: u32,
     /// NVIDIA's mnemonic, e.g. `ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS`; empty where the
-    /// research notes did not record one.
+    /// catalogue gives none.
     pub mnemonic: &'static str,
     /// The catalogue key of what it means, in plain words ([`XidInfo::meaning`] reads it).
     pub meaning_key: &'static str,
