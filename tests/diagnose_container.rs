@@ -214,3 +214,27 @@ fn nanogpt_prints_give_the_loss_the_evaluations_and_the_checkpoint() {
     let loss = report.loss.expect("the loss");
     assert_eq!((loss.step, loss.value), (999, 0.3390));
 }
+
+#[test]
+fn an_overfitting_run_names_the_best_checkpoint_that_exists() {
+    // The Trainer evaluated best at step 40 and saved only every 300 steps.
+    let d = diagnose(&read("../training-logs/hf_overfit.log"));
+    assert_eq!(labels(&d), ["training_overfit"], "{:#?}", d.findings);
+    let report = d.training.as_ref().expect("read as a training log");
+    let best = report.best_eval_loss.expect("evaluations");
+    assert_eq!((best.step, best.value), (40, 2.684));
+    // Each save once, though one `Saving model checkpoint` line shares its row with the bar.
+    assert_eq!(report.checkpoints, [300, 600, 900, 1200]);
+    let action = &d.findings[0].action;
+    assert!(action.contains("step 300"), "{action}");
+    assert!(
+        action.contains("3.2720"),
+        "the checkpoint's own eval loss: {action}"
+    );
+    assert!(
+        !action.contains("as it was at step 40"),
+        "no checkpoint exists at step 40: {action}"
+    );
+    assert!(action.contains("load_best_model_at_end"), "{action}");
+    assert!(action.contains("ModelCheckpoint(monitor="), "{action}");
+}

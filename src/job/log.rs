@@ -329,7 +329,14 @@ impl JobLog {
     fn bar(&mut self, bar: &Bar<'_>, nested: bool) {
         self.mark(Format::Tqdm);
         if bar.desc.starts_with("Writing model shards") && bar.n == bar.total {
-            if let Some(step) = self.main_n {
+            // The same save as a `Saving model checkpoint to …/checkpoint-N` line just before
+            // it, when the log has those: the bar's own position may still lag a step behind.
+            if let Some(step) = self.main_n
+                && !self
+                    .checkpoints
+                    .back()
+                    .is_some_and(|last| last.abs_diff(step) <= 1)
+            {
                 self.checkpoint(step);
             }
             return;
