@@ -14,7 +14,9 @@ pub const EXIT_NOTHING: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
 
 pub fn run(request: &Request, config: &Config, now_ms: u64) -> ExitCode {
-    match write::write(request, config, now_ms) {
+    // The demo's hosts have the demo's prices, not the config's.
+    let config = crate::launch::money_config(config, request.demo);
+    match write::write(request, &config, now_ms) {
         Ok(written) => {
             for warning in &written.warnings {
                 eprintln!("gpufleet report: {warning}");

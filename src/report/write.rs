@@ -103,14 +103,6 @@ pub fn write(request: &Request, config: &Config, now_ms: u64) -> Result<Written,
             why,
         });
     }
-    // The demo's hosts have the demo's prices, not the config's.
-    let demo_config;
-    let config = if request.demo {
-        demo_config = crate::demo::demo_config(config);
-        &demo_config
-    } else {
-        config
-    };
     // The demo fleet has no ledgers, checks or audit entries of its own.
     let book = (!request.demo)
         .then(|| LedgerStore::open_default().ok()?.load().ok())
