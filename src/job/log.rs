@@ -332,10 +332,10 @@ impl JobLog {
             // The same save as a `Saving model checkpoint to …/checkpoint-N` line just before
             // it, when the log has those: the bar's own position may still lag a step behind.
             if let Some(step) = self.main_n
-                && !self
+                && self
                     .checkpoints
                     .back()
-                    .is_some_and(|last| last.abs_diff(step) <= 1)
+                    .is_none_or(|last| last.abs_diff(step) > 1)
             {
                 self.checkpoint(step);
             }
