@@ -110,6 +110,9 @@ pub fn analyse(host: &str, lines: &[Line]) -> Analysis {
         fleet.apply(0, HostEvent::from(line.event.clone()));
     }
     refresh(&mut fleet, next_refresh_ms, &mut out, &mut ended_seen);
+    // Moments come from events and from the refreshes between them, each on its own clock
+    // (the reader's stamp, the refresh's step): told in time order, ties as they came.
+    out.timeline.sort_by_key(|m| m.at_ms);
     out.broken_since_ms = out
         .evidence
         .iter()
