@@ -1,6 +1,7 @@
 //! On a machine with a real NVIDIA GPU (the H200 of the issue): the curated runbooks read the
 //! real card, and `playbook run power-limit --local --dry-run` shows its real limits. Ignored by
-//! default (CI has no GPU); run by hand with `cargo test --test playbook_device -- --ignored`.
+//! default (CI has no GPU); run by hand with
+//! `cargo test --test playbook playbook_device -- --ignored`.
 //! Nothing here can change the machine: every run is a dry run, read-only, and declines every
 //! confirmation.
 

@@ -21,7 +21,7 @@ use support::{Home, stderr, stdout};
 
 const TOKEN: &str = "rp-KEY-fleet-5151";
 
-/// RunPod REST v2's `/v2/pods`, shaped as in tests/providers_api.rs: one running pod whose
+/// RunPod REST v2's `/v2/pods`, shaped as in tests/providers/providers_api.rs: one running pod whose
 /// direct endpoint is the test sshd, one EXITED pod without SSH.
 fn pods(sshd: &Sshd) -> String {
     format!(
