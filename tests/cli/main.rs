@@ -1,4 +1,5 @@
-//! The command line: commands, config, exit codes, faults, generated help and completions, JSON, pipes, ranges, words.
+//! The command line: commands, config, exit codes, faults, generated help and completions, JSON,
+//! pipes, ranges, words.
 //!
 //! One test binary for this area: each module is one former test file.
 

@@ -10,6 +10,8 @@ use gpufleet::cost::{LedgerBook, LedgerState, LedgerStore, Released, StoreError}
 
 const CHILD_ENV: &str = "GPUFLEET_TEST_LEDGER_WRITER";
 const HOSTS: u64 = 400;
+/// The writer's name as the test harness knows it: its module, then the function.
+const WRITER_TEST: &str = "cost_store::ledger_writer_child";
 
 /// A book whose every number derives from `generation`, so a torn or mixed file cannot pass
 /// [`check_whole`].
@@ -74,7 +76,7 @@ fn the_ledger_survives_the_writer_being_killed_mid_write() {
     let mut generations_seen = 0;
     for _ in 0..40 {
         let mut child = Command::new(&exe)
-            .args(["--exact", "ledger_writer_child", "--test-threads=1"])
+            .args(["--exact", WRITER_TEST, "--test-threads=1"])
             .env(CHILD_ENV, &path)
             .stdout(Stdio::null())
             .stderr(Stdio::null())

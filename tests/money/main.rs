@@ -1,4 +1,5 @@
-//! Money: cost advice, the ledger and its store, automatic release, release flows and their screens.
+//! Money: cost advice, the ledger and its store, automatic release, release flows and their
+//! screens.
 //!
 //! One test binary for this area: each module is one former test file.
 

@@ -1,4 +1,5 @@
-//! SSH links against real OpenSSH sshd on loopback: authentication, host keys, the ssh config, proxies, faults, reconnects, streams, remote commands.
+//! SSH links against real OpenSSH sshd on loopback: authentication, host keys, the ssh config,
+//! proxies, faults, reconnects, streams, remote commands.
 //!
 //! One test binary for this area: each module is one former test file.
 

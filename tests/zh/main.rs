@@ -1,4 +1,5 @@
-//! Simplified Chinese output of the built binary (every test chooses its language with `--lang` or the locale variables of the child process).
+//! Simplified Chinese output of the built binary (every test chooses its language with `--lang` or
+//! the locale variables of the child process).
 //!
 //! One test binary for this area: each module is one former test file.
 
