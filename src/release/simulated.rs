@@ -7,8 +7,8 @@ use super::request::{ReleaseRequest, ReleaseStep};
 use crate::config::Provider;
 
 /// What each step answers: the status and body the provider's API gives an accepted request
-/// (the shapes of its documentation, as `tests/release_providers.rs` serves them), or what a
-/// program on the host printed through `runner` (the demo's simulated hosts).
+/// (the shapes of its documentation, as `tests/money/release_providers.rs` serves them), or
+/// what a program on the host printed through `runner` (the demo's simulated hosts).
 pub fn send(
     request: &ReleaseRequest,
     host: &str,

@@ -1,9 +1,9 @@
 //! The config and ssh config of a test whose fleet comes from a RunPod account on a loopback
 //! server, its pods' SSH endpoints a real sshd (shared by the provider fleet tests).
 
+use crate::cli::Home;
 use crate::common::sshd::Sshd;
-use crate::server::Server;
-use crate::support::Home;
+use crate::provider_api::Server;
 
 /// The config (`hosts` first) and an ssh config giving the sshd's client key.
 pub fn setup(home: &Home, sshd: &Sshd, server: &Server, hosts: &str) -> (String, String) {

@@ -1,0 +1,20 @@
+//! The headless watcher, its /metrics, alert sinks, duties and URL redaction.
+//!
+//! One test binary for this area: each module is one former test file.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../release_support/server.rs"]
+mod release_server;
+#[path = "../support/tmux.rs"]
+mod tmux;
+#[path = "../support/watcher.rs"]
+mod watcher;
+
+mod alerts_sinks;
+mod duties;
+mod metrics_page;
+mod metrics_serve;
+mod url_redaction;
+mod watch;
+mod watch_auto_release;
