@@ -15,6 +15,10 @@ use crate::utc::rfc3339;
 /// Timeline entries kept at most (the first ones; the report says when some were left out).
 pub const MAX_TIMELINE: usize = 300;
 
+/// Refreshes a second apart after each event, at most: past them, the steps to the next event
+/// double, so the refreshes between two events stay a few dozen however far apart they are.
+const STEPS_AT_ONE_SECOND: u64 = 600;
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuSeen {
     pub index: u32,
@@ -102,9 +106,21 @@ pub fn analyse(host: &str, lines: &[Line]) -> Analysis {
     let mut ended_seen = 0;
     for line in lines {
         let at_ms = at_of(line);
+        // A second apart, then further and further apart: the refreshes are bounded by the
+        // number of events, not by how far apart their stamps are.
+        let mut steps: u64 = 0;
+        let mut step_ms: u64 = 1_000;
         while next_refresh_ms < at_ms {
             refresh(&mut fleet, next_refresh_ms, &mut out, &mut ended_seen);
-            next_refresh_ms += 1_000;
+            steps += 1;
+            if steps >= STEPS_AT_ONE_SECOND {
+                step_ms = step_ms.saturating_mul(2);
+            }
+            next_refresh_ms = next_refresh_ms.saturating_add(step_ms);
+        }
+        if steps > 0 {
+            // Back on the second grid after a long gap.
+            next_refresh_ms = next_refresh_ms.min(at_ms.saturating_add(1_000));
         }
         note_event(line, at_ms, &mut out);
         fleet.apply(0, HostEvent::from(line.event.clone()));

@@ -43,7 +43,15 @@ pub struct Gathered {
     pub to_ms: u64,
     /// Black-box segments that could not be read (named, with the line), passed over.
     pub warnings: Vec<String>,
+    /// Lines whose event is stamped far outside the window (a clock that jumped, a tampered
+    /// file): left out of the analysis and the bundle, and named in the report.
+    pub outside: Vec<Line>,
 }
+
+/// How far outside the recorder's window an event's own stamp may fall and still be read:
+/// the window's length, and at least a day (the demo's clock runs ahead at `--speed`, a
+/// host's clock may be off).
+pub const MIN_STAMP_SLACK_MS: u64 = 24 * 3_600_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GatherError {
@@ -84,11 +92,18 @@ pub fn gather(source: &Source, host: &str, since_ms: u64) -> Result<Gathered, Ga
     lines.sort_by_key(|l| l.t_ms);
     // The window as far back as something was recorded.
     let from_ms = lines.first().map_or(to_ms, |l| l.t_ms);
+    let slack = since_ms.max(MIN_STAMP_SLACK_MS);
+    let (lines, outside) = lines.into_iter().partition(|l| {
+        l.event.at_ms().is_none_or(|at| {
+            at >= from_ms.saturating_sub(slack) && at <= to_ms.saturating_add(slack)
+        })
+    });
     Ok(Gathered {
         lines,
         from_ms,
         to_ms,
         warnings,
+        outside,
     })
 }
 

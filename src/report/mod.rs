@@ -63,6 +63,21 @@ pub struct CheckLine {
     pub message: String,
 }
 
+/// An event whose own stamp fell far outside the window: what it was, when it says it
+/// happened and when it was recorded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StampedOutside {
+    /// The event's kind as the recording writes it (`sample`, `kernel`, ...).
+    pub kind: String,
+    pub stamped_ms: u64,
+    pub stamped: String,
+    pub recorded_ms: u64,
+    pub recorded: String,
+}
+
+/// Events stamped outside the window named in the report at most.
+pub const MAX_STAMPED_OUTSIDE: usize = 10;
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Tickets {
     pub en: String,
@@ -89,6 +104,9 @@ pub struct Report {
     pub runbook_steps: Vec<AuditEntry>,
     pub billing: Option<Billing>,
     pub ticket: Tickets,
+    /// Events stamped far outside the window, left out of the analysis (the first few).
+    pub stamped_outside: Vec<StampedOutside>,
+    pub stamped_outside_count: usize,
     /// The bundle's files, by name.
     pub files: Vec<String>,
     pub notes: Vec<String>,
@@ -133,6 +151,37 @@ pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) ->
         .cloned()
         .collect();
     let mut notes = gathered.warnings.clone();
+    let stamped_outside: Vec<StampedOutside> = gathered
+        .outside
+        .iter()
+        .take(MAX_STAMPED_OUTSIDE)
+        .map(stamped_outside)
+        .collect();
+    if !stamped_outside.is_empty() {
+        let named = stamped_outside
+            .iter()
+            .map(|o| {
+                t!(
+                    "report_outside.one",
+                    kind = o.kind,
+                    stamped = o.stamped,
+                    recorded = o.recorded
+                )
+                .into_owned()
+            })
+            .collect::<Vec<_>>()
+            .join(&t!("report_outside.separator"));
+        notes.push(
+            t!(
+                "report_outside.note",
+                count = gathered.outside.len(),
+                from = rfc3339(gathered.from_ms),
+                to = rfc3339(gathered.to_ms),
+                named = named
+            )
+            .into_owned(),
+        );
+    }
     if !analysis
         .evidence
         .iter()
@@ -174,6 +223,8 @@ pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) ->
             en: String::new(),
             zh: String::new(),
         },
+        stamped_outside,
+        stamped_outside_count: gathered.outside.len(),
         files: bundle::FILES.iter().map(|f| f.to_string()).collect(),
         notes,
     };
@@ -182,6 +233,21 @@ pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) ->
         zh: ticket::ticket(&report, crate::config::lang::Lang::ZhCn),
     };
     report
+}
+
+fn stamped_outside(line: &crate::recording::Line) -> StampedOutside {
+    let kind = serde_json::to_value(&line.event)
+        .ok()
+        .and_then(|v| v.get("kind")?.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let stamped_ms = line.event.at_ms().unwrap_or(line.t_ms);
+    StampedOutside {
+        kind,
+        stamped_ms,
+        stamped: rfc3339(stamped_ms),
+        recorded_ms: line.t_ms,
+        recorded: rfc3339(line.t_ms),
+    }
 }
 
 fn check_seen(report: &CheckReport) -> CheckSeen {

@@ -5,5 +5,6 @@
 #[path = "../support/tmux.rs"]
 mod tmux;
 
+mod hostile_files;
 mod recording;
 mod state_files;

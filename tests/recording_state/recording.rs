@@ -25,7 +25,7 @@ const DEMO_HOSTS: [&str; 7] = [
 /// Runs the demo fleet's watcher at 20x for `seconds` (the flaky H200 loses its GPU after a
 /// minute of scenario time, three seconds here), recording to `record` when given; ends it
 /// with SIGTERM as a service manager would.
-fn demo_watch(state: &Path, record: Option<&Path>, seconds: u64) {
+pub(crate) fn demo_watch(state: &Path, record: Option<&Path>, seconds: u64) {
     let mut cmd = Command::new(binary());
     cmd.args(["--demo", "--speed", "20", "watch", "-q"]);
     if let Some(record) = record {
@@ -51,7 +51,7 @@ fn demo_watch(state: &Path, record: Option<&Path>, seconds: u64) {
     );
 }
 
-fn gpufleet(args: &[&str], state: &Path) -> Output {
+pub(crate) fn gpufleet(args: &[&str], state: &Path) -> Output {
     Command::new(binary())
         .args(args)
         .env("GPUFLEET_STATE_DIR", state)
@@ -61,14 +61,14 @@ fn gpufleet(args: &[&str], state: &Path) -> Output {
         .expect("run gpufleet")
 }
 
-fn lines_of(path: &Path) -> Vec<Line> {
+pub(crate) fn lines_of(path: &Path) -> Vec<Line> {
     RecordingReader::open(path)
         .expect("a recording")
         .map(|l| l.expect("a line"))
         .collect()
 }
 
-fn mode(path: &Path) -> u32 {
+pub(crate) fn mode(path: &Path) -> u32 {
     std::fs::metadata(path)
         .expect("metadata")
         .permissions()
@@ -187,7 +187,7 @@ fn bundle_files(dir: &Path) -> Vec<(String, String)> {
     out
 }
 
-fn written_bundle(out: &Output) -> PathBuf {
+pub(crate) fn written_bundle(out: &Output) -> PathBuf {
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -1,0 +1,113 @@
+//! Reports, recordings and the state directory against hostile or careless input, through the
+//! built binary: a recording stamped years ahead, a host that names its GPU and driver with
+//! Markdown, secrets that are a webhook's path, a `--record` path that is not a recording.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::recording::{demo_watch, written_bundle};
+use crate::tmux::binary;
+
+/// A year of milliseconds.
+const YEAR_MS: u64 = 365 * 86_400_000;
+
+/// Runs `cmd` and waits at most `limit`; `None` (the child killed) when it ran past it.
+fn run_within(cmd: &mut Command, limit: Duration) -> Option<Output> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn gpufleet");
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if child.try_wait().expect("wait").is_some() {
+            return Some(child.wait_with_output().expect("output"));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// A demo watcher's recording of five seconds (the flaky H200 loses its GPU in it), its lines
+/// as JSON to edit.
+fn demo_recording(dir: &Path) -> (PathBuf, PathBuf, Vec<serde_json::Value>) {
+    let state = dir.join("state");
+    let recording = dir.join("session.ndjson");
+    demo_watch(&state, Some(&recording), 5);
+    let lines = std::fs::read_to_string(&recording)
+        .expect("read")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    (state, recording, lines)
+}
+
+fn write_lines(path: &Path, lines: &[serde_json::Value]) {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(path, text).expect("write");
+}
+
+fn is_event(line: &serde_json::Value, host: &str, kind: &str) -> bool {
+    line["host"] == host && line["event"]["kind"] == kind
+}
+
+/// `report HOST --from FILE --out DIR`, given a minute at most.
+fn report_within_a_minute(state: &Path, host: &str, from: &Path, out: &Path) -> Output {
+    std::fs::create_dir_all(out).expect("out");
+    let started = Instant::now();
+    let output = run_within(
+        Command::new(binary())
+            .args(["report", host, "--from"])
+            .arg(from)
+            .arg("--out")
+            .arg(out)
+            .env("GPUFLEET_STATE_DIR", state),
+        Duration::from_secs(60),
+    );
+    output.unwrap_or_else(|| panic!("report still running after {:?}", started.elapsed()))
+}
+
+#[test]
+fn a_report_with_one_sample_stamped_ten_years_ahead_ends_quickly_and_names_it() {
+    let dir = tempfile::tempdir().expect("temp");
+    let (state, recording, mut lines) = demo_recording(dir.path());
+    let sample = lines
+        .iter_mut()
+        .find(|l| is_event(l, "flaky-h200", "sample"))
+        .expect("a sample of the flaky H200");
+    let ahead = sample["event"]["at_ms"].as_u64().expect("at_ms") + 10 * YEAR_MS;
+    sample["event"]["at_ms"] = ahead.into();
+    write_lines(&recording, &lines);
+
+    let out = report_within_a_minute(&state, "flaky-h200", &recording, &dir.path().join("out"));
+    let bundle = written_bundle(&out);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(bundle.join("report.json")).expect("json"))
+            .expect("json");
+    assert_eq!(json["stamped_outside_count"], 1, "{json}");
+    let named = &json["stamped_outside"][0];
+    assert_eq!(named["kind"], "sample", "{named}");
+    assert_eq!(named["stamped_ms"], ahead, "{named}");
+    assert!(
+        json["window"]["to_ms"].as_u64().expect("to") < ahead,
+        "the window does not reach the stray stamp: {}",
+        json["window"]
+    );
+    // The rest is read as before: the GPU loss is still the fault.
+    assert_eq!(json["verdict"], "fault", "{json}");
+    let md = std::fs::read_to_string(bundle.join("report.md")).expect("md");
+    let stamped = named["stamped"].as_str().expect("stamped");
+    assert!(
+        md.contains("stamped far outside the window") && md.contains(stamped),
+        "report.md names the event left out:\n{md}"
+    );
+    let csv = std::fs::read_to_string(bundle.join("samples.csv")).expect("csv");
+    assert!(
+        !csv.contains(&ahead.to_string()),
+        "the stray sample is not a reading"
+    );
+}
