@@ -18,13 +18,14 @@ pub fn render(r: &Report) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# {}\n", t!("report_md.title", host = r.host));
     let _ = writeln!(md, "| | |\n| --- | --- |");
-    let _ = writeln!(md, "| {} | {} |", t!("report_md.row_host"), r.host);
+    let _ = writeln!(md, "| {} | {} |", t!("report_md.row_host"), cell(&r.host));
     let _ = writeln!(md, "| {} | {} |", t!("report_md.row_verdict"), verdict(r));
     let window = t!("report_md.window", from = r.window.from, to = r.window.to);
     let _ = writeln!(md, "| {} | {window} |", t!("report_md.row_window"));
-    let _ = writeln!(md, "| {} | {} |", t!("report_md.row_from"), r.source);
+    let _ = writeln!(md, "| {} | {} |", t!("report_md.row_from"), cell(&r.source));
     if let Some(driver) = &r.analysis.driver_version {
         let cuda = r.analysis.cuda_version.as_deref().unwrap_or("?");
+        let (driver, cuda) = (code_cell(driver), code_cell(cuda));
         let _ = writeln!(md, "| {} | {driver} / {cuda} |", t!("report_md.row_driver"));
     }
     if let Some(b) = &r.billing {
@@ -42,7 +43,7 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(md, "{}\n", t!("report_md.nothing_of_note"));
     }
     for m in &r.analysis.timeline {
-        let _ = writeln!(md, "- `{}` {}", m.at, one_line(&m.what));
+        let _ = writeln!(md, "- `{}` {}", m.at, text(&m.what));
     }
     if r.analysis.timeline_left_out > 0 {
         let more = t!("report_md.and_more", count = r.analysis.timeline_left_out);
@@ -70,9 +71,9 @@ pub fn render(r: &Report) -> String {
             md,
             "| {} | {} | {} | {} |",
             g.index,
-            cell(&g.name),
-            cell(&g.bus_id),
-            cell(&g.uuid)
+            code_cell(&g.name),
+            code_cell(&g.bus_id),
+            code_cell(&g.uuid)
         );
     }
     let samples = t!("report_md.samples", count = r.analysis.samples);
@@ -121,10 +122,11 @@ pub fn render(r: &Report) -> String {
         };
         let _ = writeln!(
             md,
-            "- `{}` {what}`{}` -> {}",
+            "- `{}` {}{} -> {}",
             crate::utc::rfc3339(a.at_ms),
-            one_line(&a.command).replace('`', "'"),
-            one_line(&a.outcome)
+            text(&what),
+            code(&a.command),
+            text(&a.outcome)
         );
     }
     let _ = writeln!(md);
@@ -156,7 +158,7 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(md);
         heading(&mut md, &t!("report_md.notes"));
         for n in &r.notes {
-            let _ = writeln!(md, "- {}", one_line(n));
+            let _ = writeln!(md, "- {}", text(n));
         }
     }
     md
@@ -184,12 +186,12 @@ fn finding(f: &FindingSeen) -> String {
     let pci = f
         .pci
         .as_deref()
-        .map(|p| t!("report_md.finding_pci", pci = p).into_owned())
+        .map(|p| t!("report_md.finding_pci", pci = text(p)).into_owned())
         .unwrap_or_default();
     let runbook = f
         .runbook
         .as_deref()
-        .map(|rb| t!("report_md.finding_runbook", runbook = rb).into_owned())
+        .map(|rb| t!("report_md.finding_runbook", runbook = text(rb)).into_owned())
         .unwrap_or_default();
     t!(
         "report_md.finding",
@@ -199,8 +201,8 @@ fn finding(f: &FindingSeen) -> String {
         pci = pci,
         first = f.first_seen,
         last = f.last_seen,
-        summary = one_line(&f.summary),
-        action = one_line(&f.action),
+        summary = text(&f.summary),
+        action = text(&f.action),
         runbook = runbook
     )
     .into_owned()
@@ -217,11 +219,11 @@ fn check_line(l: &CheckLine) -> String {
     t!(
         "report_md.check_line",
         status = status,
-        id = l.id,
+        id = text(&l.id),
         gpu = gpu,
-        measured = one_line(&l.measured),
-        expected = one_line(&l.expected),
-        message = one_line(&l.message)
+        measured = text(&l.measured),
+        expected = text(&l.expected),
+        message = text(&l.message)
     )
     .into_owned()
 }
@@ -230,8 +232,69 @@ fn one_line(text: &str) -> String {
     text.replace(['\n', '\r'], " ")
 }
 
-fn cell(text: &str) -> String {
-    one_line(text).replace('|', "\\|")
+/// Text for a table cell: escaped, its pipes too.
+fn cell(raw: &str) -> String {
+    text(raw)
+}
+
+/// Text that may come from the host (a driver's words, a GPU's name, a failure text), fit to
+/// stand in Markdown outside a code block: one line, and every character that could start a
+/// link, an image, HTML, an entity, emphasis, code or a table cell escaped with a backslash
+/// (brackets disarm `![..](..)` and `[..](..)` alike), so it reads
+/// as the host wrote it and does nothing. `://` is broken too, so no bare URL becomes a link.
+fn text(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len() + 8);
+    let line = one_line(raw);
+    let mut previous: Option<char> = None;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        // `_` inside a word (`xid_79`) cannot start or end emphasis: left as written.
+        let in_word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        match c {
+            '_' if in_word(previous) && in_word(next) => out.push(c),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ':' if next == Some('/') => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+        previous = Some(c);
+    }
+    out
+}
+
+/// `raw` as inline code, one line: a fence longer than any run of backticks inside it, with a
+/// space inside each end where the text would touch the fence.
+fn code(raw: &str) -> String {
+    let line = one_line(raw);
+    let mut longest = 0;
+    let mut run = 0;
+    for c in line.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if line.starts_with('`') || line.ends_with('`') || line.is_empty() {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{line}{pad}{fence}")
+}
+
+/// Inline code in a table cell: its pipes escaped (in a GitHub table a pipe ends the cell even
+/// inside code; `\\|` stands for one there).
+fn code_cell(raw: &str) -> String {
+    code(raw).replace('|', "\\|")
 }
 
 /// Remote text inside a code fence cannot close the fence.

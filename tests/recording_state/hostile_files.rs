@@ -111,3 +111,128 @@ fn a_report_with_one_sample_stamped_ten_years_ahead_ends_quickly_and_names_it() 
         "the stray sample is not a reading"
     );
 }
+
+/// `md` without its fenced code blocks and inline code spans, each backslash-escaped
+/// character shown as `·`: what a Markdown viewer could take as markup.
+fn outside_code(md: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in md.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let chars: Vec<char> = line.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            match chars[i] {
+                '\\' if i + 1 < chars.len() => {
+                    out.push('·');
+                    i += 2;
+                }
+                '`' => {
+                    // A code span: a run of backticks up to the next run of the same length.
+                    let ticks = chars[i..].iter().take_while(|c| **c == '`').count();
+                    let mut j = i + ticks;
+                    let mut close = None;
+                    while j < chars.len() {
+                        let run = chars[j..].iter().take_while(|c| **c == '`').count();
+                        if run == ticks {
+                            close = Some(j + run);
+                            break;
+                        }
+                        j += run.max(1);
+                    }
+                    match close {
+                        Some(end) => i = end,
+                        None => {
+                            out.extend(&chars[i..i + ticks]);
+                            i += ticks;
+                        }
+                    }
+                }
+                c => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The pipes that split a table row into cells (not those escaped as `\|`).
+fn cell_pipes(row: &str) -> usize {
+    let mut count = 0;
+    let mut escaped = false;
+    for c in row.chars() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '|' if !escaped => count += 1,
+            _ => escaped = false,
+        }
+    }
+    count
+}
+
+#[test]
+fn host_markup_in_the_gpu_name_and_driver_stays_text_in_report_md() {
+    let dir = tempfile::tempdir().expect("temp");
+    let (state, recording, mut lines) = demo_recording(dir.path());
+    let driver = "550.54 [click](http://evil.example/d) <img src=x onerror=alert(1)> | **x** `y``";
+    let gpu_name =
+        "NVIDIA H200 <b>big</b> ![i](http://evil.example/i.png) | _a_ https://evil.example/u";
+    let mut changed = (0, 0);
+    for line in lines.iter_mut() {
+        if is_event(line, "flaky-h200", "connected") {
+            line["event"]["info"]["driver_version"] = driver.into();
+            changed.0 += 1;
+        }
+        if is_event(line, "flaky-h200", "sample") {
+            line["event"]["gpu"]["name"] = gpu_name.into();
+            changed.1 += 1;
+        }
+    }
+    assert!(changed.0 > 0 && changed.1 > 0, "{changed:?}");
+    write_lines(&recording, &lines);
+
+    let out = report_within_a_minute(&state, "flaky-h200", &recording, &dir.path().join("out"));
+    let bundle = written_bundle(&out);
+    let md = std::fs::read_to_string(bundle.join("report.md")).expect("md");
+    let rendered = outside_code(&md);
+    for markup in [
+        "](http",
+        "[click]",
+        "<img",
+        "<b>",
+        "**x**",
+        "_a_",
+        "https://evil",
+    ] {
+        assert!(
+            !rendered.contains(markup),
+            "{markup:?} stands as Markdown outside code:\n{rendered}\n--- report.md:\n{md}"
+        );
+    }
+    // The tables keep their columns: two in the summary, four in the GPUs'.
+    let mut table_columns = None;
+    for row in md.lines() {
+        if !row.starts_with('|') {
+            table_columns = None;
+            continue;
+        }
+        let pipes = cell_pipes(row);
+        let want = *table_columns.get_or_insert(pipes);
+        assert_eq!(
+            pipes, want,
+            "a row with other columns than its table: {row}"
+        );
+    }
+    // The values are still there to read.
+    assert!(md.contains("550.54"), "{md}");
+    assert!(md.contains("NVIDIA H200"), "{md}");
+}
