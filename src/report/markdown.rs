@@ -239,9 +239,10 @@ fn cell(raw: &str) -> String {
 
 /// Text that may come from the host (a driver's words, a GPU's name, a failure text), fit to
 /// stand in Markdown outside a code block: one line, and every character that could start a
-/// link, an image, HTML, an entity, emphasis, code or a table cell escaped with a backslash
-/// (brackets disarm `![..](..)` and `[..](..)` alike), so it reads
-/// as the host wrote it and does nothing. `://` is broken too, so no bare URL becomes a link.
+/// link, an image, HTML, an entity, emphasis or a table cell escaped with a backslash
+/// (brackets disarm `![..](..)` and `[..](..)` alike), so it reads as the host wrote it and
+/// does nothing. `://` is broken too, so no bare URL becomes a link. Backticks are left: a code
+/// span only makes its text more inert, and gpufleet's own sentences quote commands with them.
 fn text(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len() + 8);
     let line = one_line(raw);
@@ -253,7 +254,7 @@ fn text(raw: &str) -> String {
         let in_word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
         match c {
             '_' if in_word(previous) && in_word(next) => out.push(c),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' => {
+            '\\' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' => {
                 out.push('\\');
                 out.push(c);
             }
