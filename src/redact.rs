@@ -61,6 +61,41 @@ pub fn secrets(raw: &str) -> Vec<String> {
     owned
 }
 
+/// The path segments of a webhook address that are its secret: a Slack hook's
+/// `T…/B…/<secret>`, a Telegram bot's `bot<token>` (and the token without `bot`, and its part
+/// after the `:`), a Feishu hook's id, an ntfy topic with digits in it. A segment counts when it
+/// is at least [`MIN_SECRET_CHARS`] long and not only digits, and holds a digit or is at least
+/// [`LONG_SEGMENT_CHARS`] long: API words (`services`, `open-apis`, `sendMessage`) are kept,
+/// so scrubbing does not mangle text that merely names them.
+pub fn path_secrets(raw: &str) -> Vec<String> {
+    let parts = Parts::of(raw);
+    let mut found: Vec<&str> = Vec::new();
+    for segment in parts.path.split('/') {
+        found.push(segment);
+        // `bot123456:ABC-DEF…`: the token as a host would print it, and its secret half.
+        let bare = segment.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        found.push(bare);
+        found.extend(bare.split(':'));
+    }
+    let mut owned: Vec<String> = found
+        .into_iter()
+        .filter(|s| segment_is_secret(s))
+        .map(str::to_string)
+        .collect();
+    owned.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    owned.dedup();
+    owned
+}
+
+/// A path segment this long counts as a secret even without a digit.
+pub const LONG_SEGMENT_CHARS: usize = 16;
+
+fn segment_is_secret(segment: &str) -> bool {
+    segment.len() >= MIN_SECRET_CHARS
+        && !segment.chars().all(|c| c.is_ascii_digit())
+        && (segment.chars().any(|c| c.is_ascii_digit()) || segment.len() >= LONG_SEGMENT_CHARS)
+}
+
 /// `text` with every piece of `secrets` replaced by `***`.
 pub fn scrub(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_string();
@@ -150,5 +185,36 @@ mod tests {
         assert!(!clean.contains("SECRET2"), "{clean}");
         assert!(secrets("https://host/x").is_empty());
         assert!(secrets("https://host/x?page=2").iter().all(|s| s != "2"));
+    }
+
+    /// Webhook addresses as their services document them (Slack's incoming webhooks page,
+    /// Telegram's Bot API page, Feishu's custom bot guide): the secret path parts are found,
+    /// the API words are not.
+    #[test]
+    fn the_secret_path_segments_of_webhook_addresses_are_found() {
+        let slack = "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX";
+        let found = path_secrets(slack);
+        for part in ["T00000000", "B00000000", "XXXXXXXXXXXXXXXXXXXXXXXX"] {
+            assert!(found.iter().any(|s| s == part), "{part}: {found:?}");
+        }
+        assert!(!found.iter().any(|s| s == "services"), "{found:?}");
+        let telegram =
+            "https://api.telegram.org/bot123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11/sendMessage";
+        let found = path_secrets(telegram);
+        for part in [
+            "bot123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11",
+            "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11",
+            "ABC-DEF1234ghIkl-zyx57W2v1u123ew11",
+        ] {
+            assert!(found.iter().any(|s| s == part), "{part}: {found:?}");
+        }
+        assert!(
+            !found.iter().any(|s| s == "sendMessage" || s == "123456"),
+            "{found:?}"
+        );
+        let feishu =
+            "https://open.feishu.cn/open-apis/bot/v2/hook/2d6b4f8a-1c3e-4a5b-9d7f-0e8c6a4b2d1f";
+        let found = path_secrets(feishu);
+        assert_eq!(found, ["2d6b4f8a-1c3e-4a5b-9d7f-0e8c6a4b2d1f"]);
     }
 }

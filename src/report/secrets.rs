@@ -25,6 +25,17 @@ pub fn known(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> Vec<Strin
         files.extend(sink.token_file.as_deref());
     }
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut urls: Vec<String> = config
+        .alerts
+        .iter()
+        .filter_map(|sink| sink.url.clone())
+        .collect();
+    for sink in &config.alerts {
+        urls.extend(sink.url_env.as_deref().and_then(env));
+        urls.extend(sink.url_file.as_deref().and_then(|path| {
+            std::fs::read_to_string(crate::paths::expand_tilde(path, home.as_deref())).ok()
+        }));
+    }
     let mut found: Vec<String> = vars.into_iter().filter_map(env).collect();
     found.extend(files.into_iter().filter_map(|path| {
         std::fs::read_to_string(crate::paths::expand_tilde(path, home.as_deref())).ok()
@@ -35,6 +46,11 @@ pub fn known(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> Vec<Strin
         // A URL's own secret pieces (its query, its userinfo) too.
         out.extend(crate::redact::secrets(&value));
         out.push(value);
+    }
+    // An alert address's secret path parts (a Slack hook's, a Telegram bot's token), which a
+    // host or a job may print bare.
+    for url in urls {
+        out.extend(crate::redact::path_secrets(url.trim()));
     }
     out.retain(|s| s.len() >= MIN_SECRET_CHARS);
     out.sort_by_key(|s| std::cmp::Reverse(s.len()));

@@ -236,3 +236,95 @@ fn host_markup_in_the_gpu_name_and_driver_stays_text_in_report_md() {
     assert!(md.contains("550.54"), "{md}");
     assert!(md.contains("NVIDIA H200"), "{md}");
 }
+
+#[test]
+fn alert_addresses_whose_secret_is_their_path_are_scrubbed_from_every_bundle_file() {
+    let dir = tempfile::tempdir().expect("temp");
+    let (state, recording, mut lines) = demo_recording(dir.path());
+    // Addresses as the services document them (Slack's incoming webhooks page, Telegram's Bot
+    // API page), and a Feishu hook id, given by variable and by file.
+    let slack = "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX";
+    let telegram =
+        "https://api.telegram.org/bot123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11/sendMessage";
+    let feishu_id = "2d6b4f8a-1c3e-4a5b-9d7f-0e8c6a4b2d1f";
+    let feishu_file = dir.path().join("feishu.url");
+    std::fs::write(
+        &feishu_file,
+        format!("https://open.feishu.cn/open-apis/bot/v2/hook/{feishu_id}\n"),
+    )
+    .expect("feishu");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[hosts]]\nname = \"flaky-h200\"\nssh = \"root@127.0.0.1:1\"\n\n\
+             [[alerts]]\nkind = \"slack\"\nurl_env = \"GPUFLEET_TEST_SLACK\"\n\n\
+             [[alerts]]\nkind = \"telegram\"\nurl_env = \"GPUFLEET_TEST_TELEGRAM\"\nchat_id = \"-100123\"\n\n\
+             [[alerts]]\nkind = \"feishu\"\nurl_file = \"{}\"\n",
+            feishu_file.display()
+        ),
+    )
+    .expect("config");
+    // What a host or a job printed bare: the Slack path in a GPU's name (samples.csv), the
+    // Telegram token in a notice (failure.txt), the Feishu id in `nvidia-smi -q`'s output.
+    let slack_path = "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX";
+    let token = "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11";
+    let mut last = (0, 0);
+    for line in lines.iter_mut() {
+        if is_event(line, "flaky-h200", "sample") {
+            line["event"]["gpu"]["name"] = format!("NVIDIA H200 {slack_path}").into();
+            last = (
+                line["t_ms"].as_u64().expect("t_ms"),
+                line["event"]["at_ms"].as_u64().expect("at_ms"),
+            );
+        }
+    }
+    let (t_ms, at_ms) = last;
+    lines.push(
+        serde_json::json!({"t_ms": t_ms, "host": "flaky-h200", "event": {
+        "kind": "notice", "at_ms": at_ms, "text": format!("job: posting to bot{token} failed")}}),
+    );
+    lines.push(
+        serde_json::json!({"t_ms": t_ms, "host": "flaky-h200", "event": {
+        "kind": "evidence", "at_ms": at_ms, "command": "nvidia-smi -q",
+        "output": format!("==============NVSMI LOG==============\nhook {feishu_id}\n")}}),
+    );
+    write_lines(&recording, &lines);
+
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).expect("out");
+    let out = Command::new(binary())
+        .args(["report", "flaky-h200", "--from"])
+        .arg(&recording)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("--config")
+        .arg(&config)
+        .env("GPUFLEET_STATE_DIR", &state)
+        .env("GPUFLEET_TEST_SLACK", slack)
+        .env("GPUFLEET_TEST_TELEGRAM", telegram)
+        .output()
+        .expect("report");
+    let bundle = written_bundle(&out);
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&bundle).expect("bundle").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(entry.path()).expect("text");
+        for secret in [
+            "XXXXXXXXXXXXXXXXXXXXXXXX",
+            "T00000000",
+            "B00000000",
+            "ABC-DEF1234ghIkl-zyx57W2v1u123ew11",
+            feishu_id,
+        ] {
+            assert!(!text.contains(secret), "{name} holds {secret}:\n{text}");
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 7, "every bundle file read");
+    // Scrubbed, not dropped: the lines are still there.
+    let csv = std::fs::read_to_string(bundle.join("samples.csv")).expect("csv");
+    assert!(csv.contains("NVIDIA H200 ***"), "{csv}");
+    let failure = std::fs::read_to_string(bundle.join("failure.txt")).expect("failure");
+    assert!(failure.contains("job: posting to"), "{failure}");
+}
