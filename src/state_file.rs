@@ -283,12 +283,20 @@ impl ProcessLock {
     }
 }
 
-/// Opens `path` for appending (recordings, the black box): created `0600`, and an existing
-/// file loses its group and other bits.
+/// Opens `path` for appending (the black box's segments): created `0600`, never through a
+/// symbolic link, and an existing file loses its group and other bits.
 pub fn open_private_append(path: &Path) -> std::io::Result<File> {
-    let file = private_options().append(true).create(true).open(path)?;
+    let mut options = private_options();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+    let file = options.append(true).create(true).open(path)?;
     tighten_file(&file)?;
     Ok(file)
+}
+
+/// Takes group and other bits away from an open file of ours (a recording appended to).
+pub fn tighten(file: &File) -> std::io::Result<()> {
+    tighten_file(file)
 }
 
 /// Creates `dir` and its missing parents, each `0700`.

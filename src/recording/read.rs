@@ -138,6 +138,19 @@ impl Iterator for RecordingReader {
     }
 }
 
+/// The header of the recording open as `file` (`path` names it in errors): what `--record`
+/// checks before it appends to an existing file. The file's offset moves past the first line.
+pub fn header_of(file: File, path: &Path) -> Result<Header, RecordingError> {
+    let mut reader = BufReader::new(file);
+    match read_line(&mut reader, path, 1)? {
+        Some((text, true)) => check_header(&text, path, 1),
+        Some((text, false)) if !text.is_empty() => check_header(&text, path, 1),
+        _ => Err(RecordingError::Empty {
+            path: path.to_path_buf(),
+        }),
+    }
+}
+
 fn is_header(text: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.get("format").is_some())
 }

@@ -11,7 +11,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -19,7 +19,6 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::fleet::{HostEvent, HostId, HostSink};
-use crate::state_file::open_private_append;
 use crate::telemetry::source::now_ms;
 
 use super::blackbox::{BlackBox, BlackBoxOptions};
@@ -48,8 +47,71 @@ pub enum RecordError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{}", rust_i18n::t!("record_refused.symlink", path = .path.display()))]
+    Symlink { path: PathBuf },
+    #[error("{}", rust_i18n::t!("record_refused.not_a_file", path = .path.display()))]
+    NotAFile { path: PathBuf },
+    /// An existing file that is not a recording of this format: left exactly as it was.
+    #[error("{}", rust_i18n::t!("record_refused.not_a_recording", path = .path.display(), why = .why))]
+    NotARecording { path: PathBuf, why: String },
     #[error("{}", rust_i18n::t!("recording_writer.no_thread", error = .0))]
     Thread(std::io::Error),
+}
+
+/// Opens the `--record` file for appending, never through a symbolic link: a new file is
+/// created `0600`; an existing one is appended to only when it is a regular file whose first
+/// line is a gpufleet recording header of a version this build reads, and is refused
+/// otherwise, untouched (contents, mode and time as they were).
+pub fn open_record_file(path: &Path) -> Result<File, RecordError> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let io = |source| RecordError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut existing = std::fs::OpenOptions::new();
+    existing
+        .read(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    let file = match existing.open(path) {
+        Ok(file) => file,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(RecordError::Symlink {
+                path: path.to_path_buf(),
+            });
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // `create_new` (O_EXCL) creates no file behind a dangling link either.
+            return std::fs::OpenOptions::new()
+                .append(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(path)
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::AlreadyExists => RecordError::Symlink {
+                        path: path.to_path_buf(),
+                    },
+                    _ => io(e),
+                });
+        }
+        Err(e) => return Err(io(e)),
+    };
+    let kind = file.metadata().map_err(io)?.file_type();
+    if !kind.is_file() || kind.is_fifo() {
+        return Err(RecordError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    // Each session starts with its own header: an older version's recording reads on.
+    if let Err(e) = super::read::header_of(file.try_clone().map_err(io)?, path) {
+        return Err(RecordError::NotARecording {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        });
+    }
+    crate::state_file::tighten(&file).map_err(io)?;
+    Ok(file)
 }
 
 // Events are nearly every message, moved through the queue as the sources send them.
@@ -84,7 +146,7 @@ impl Recorder {
                     path: path.clone(),
                     source,
                 };
-                let file = open_private_append(path).map_err(open)?;
+                let file = open_record_file(path)?;
                 let mut writer = BufWriter::with_capacity(64 << 10, file);
                 let mut header = serde_json::to_vec(&Header::new(started_ms, hosts.clone()))
                     .map_err(|e| open(std::io::Error::other(e)))?;

@@ -328,3 +328,93 @@ fn alert_addresses_whose_secret_is_their_path_are_scrubbed_from_every_bundle_fil
     let failure = std::fs::read_to_string(bundle.join("failure.txt")).expect("failure");
     assert!(failure.contains("job: posting to"), "{failure}");
 }
+
+/// Contents, mode and modification time of `path` (not following a link).
+fn file_state(path: &Path) -> (Vec<u8>, u32, std::time::SystemTime) {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).expect("metadata");
+    (
+        std::fs::read(path).expect("read"),
+        meta.permissions().mode() & 0o7777,
+        meta.modified().expect("mtime"),
+    )
+}
+
+/// `--demo watch --record PATH` for a moment; its exit code and stderr.
+fn watch_recording_into(state: &Path, path: &Path) -> (Option<i32>, String) {
+    let out = run_within(
+        Command::new(binary())
+            .args(["--demo", "--speed", "20", "watch", "-q", "--record"])
+            .arg(path)
+            .env("GPUFLEET_STATE_DIR", state),
+        Duration::from_secs(3),
+    );
+    match out {
+        Some(out) => (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ),
+        // Still recording after three seconds: it took the file.
+        None => (None, String::new()),
+    }
+}
+
+#[test]
+fn record_refuses_links_and_files_that_are_not_recordings_and_leaves_them_as_they_were() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp");
+    let state = dir.path().join("state");
+    // A script the user keeps, executable, last changed long ago.
+    let script = dir.path().join("deploy.sh");
+    std::fs::write(&script, "#!/bin/sh\necho deploy\n").expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::File::options()
+        .write(true)
+        .open(&script)
+        .expect("open")
+        .set_modified(std::time::UNIX_EPOCH + Duration::from_secs(1_600_000_000))
+        .expect("mtime");
+    let before = file_state(&script);
+    let link = dir.path().join("link.ndjson");
+    std::os::unix::fs::symlink(&script, &link).expect("link");
+    let nowhere = dir.path().join("nowhere.ndjson");
+    let dangling = dir.path().join("dangling.ndjson");
+    std::os::unix::fs::symlink(&nowhere, &dangling).expect("dangling link");
+
+    for (path, want) in [
+        (&script, "is not a gpufleet recording"),
+        (&link, "a symbolic link"),
+        (&dangling, "a symbolic link"),
+    ] {
+        let (code, stderr) = watch_recording_into(&state, path);
+        assert_eq!(code, Some(2), "{}: {stderr}", path.display());
+        assert!(
+            stderr.contains(want) && stderr.contains(&path.display().to_string()),
+            "{}: {stderr}",
+            path.display()
+        );
+        assert_eq!(file_state(&script), before, "the script is as it was");
+    }
+    assert!(
+        std::fs::symlink_metadata(&nowhere).is_err(),
+        "nothing created behind the dangling link"
+    );
+
+    // A recording of an earlier session is appended to: a second session in the same file.
+    let earlier = dir.path().join("earlier.ndjson");
+    demo_watch(&state, Some(&earlier), 2);
+    let first_len = std::fs::metadata(&earlier).expect("recording").len();
+    demo_watch(&state, Some(&earlier), 2);
+    let reader = gpufleet::recording::RecordingReader::open(&earlier).expect("recording");
+    let lines: Vec<_> = reader.map(|l| l.expect("line")).collect();
+    assert!(!lines.is_empty());
+    assert!(std::fs::metadata(&earlier).expect("recording").len() > first_len);
+    let text = std::fs::read_to_string(&earlier).expect("text");
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("\"format\":\"gpufleet-recording\""))
+            .count(),
+        2,
+        "two sessions, each with its header"
+    );
+}
