@@ -1,8 +1,9 @@
 //! The black box: a bounded rolling recording per host in the state directory
-//! (`blackbox/<host>/<start>.ndjson`, `blackbox/demo/...` for the demo fleet), so an incident
-//! report can be written after the fact, across restarts. Each segment is a recording of its
-//! own (header first). Every event is kept except samples and process lists, which are
-//! thinned to one per GPU (one list) every [`BlackBoxOptions::sample_every_ms`], and any whose
+//! (`blackbox/<host>/<start>.ndjson`, the host escaped by [`host_dir_name`]; `blackbox/demo/...`
+//! for the demo fleet), so an incident report can be written after the fact, across restarts.
+//! Each segment is a recording of its own (header first). Every event is kept except samples
+//! and process lists, which are thinned to one per GPU (one list) every
+//! [`BlackBoxOptions::sample_every_ms`], and any whose
 //! error counters or clock-event reasons (whose processes) changed. At ~750 bytes a sample,
 //! an 8-GPU host fills about 60 MB a day, so the defaults keep a day of one within the cap.
 //! Old segments go once they are older than `keep_ms`, and the oldest go
@@ -79,26 +80,79 @@ pub fn dir_to_write(demo: bool, now_ms: u64) -> Option<PathBuf> {
     })
 }
 
-/// The folder of `host`'s segments under `dir`.
+/// The folder of `host`'s segments under `dir`: [`host_dir_name`].
 pub fn host_dir(dir: &Path, host: &str) -> PathBuf {
-    dir.join(crate::check::storage::host_dir_name(host))
+    dir.join(host_dir_name(host))
 }
 
-/// `host`'s segments under `dir`, oldest first, with their sizes.
+/// Folder names at most this long are the host's name escaped; a longer one is cut and ends
+/// in `%%` and a digest of the whole name.
+const MAX_DIR_NAME_BYTES: usize = 200;
+
+/// The folder name of `host`'s box, one per exact name: letters, digits, `.`, `_`, `-` and `@`
+/// stay, every other byte is written `%XX` (so `a/b` is `a%2Fb` and `a_b` stays `a_b`), and
+/// `.`, `..` and the empty name are escaped whole. The escape is reversible, so two names never
+/// share a folder; a name too long for one (past [`MAX_DIR_NAME_BYTES`]) is cut and ends in
+/// `%%` and the SHA-256 of the whole name, which no escaped name can end in.
+pub fn host_dir_name(host: &str) -> String {
+    let mut name = String::with_capacity(host.len());
+    for byte in host.bytes() {
+        let c = char::from(byte);
+        if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@') {
+            name.push(c);
+        } else {
+            name.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    let name = match name.as_str() {
+        "" => "%".to_string(),
+        "." => "%2E".to_string(),
+        ".." => "%2E%2E".to_string(),
+        _ => name,
+    };
+    if name.len() <= MAX_DIR_NAME_BYTES {
+        return name;
+    }
+    let digest: String = <sha2::Sha256 as sha2::Digest>::digest(host.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    // All ASCII: any byte is a boundary. No escaped name holds `%%`.
+    let cut = MAX_DIR_NAME_BYTES - digest.len() - 2;
+    format!("{}%%{digest}", &name[..cut])
+}
+
+/// The folder an older gpufleet wrote `host`'s box in (every other character as `_`, so
+/// `a/b` and `a_b` shared it), when it differs from [`host_dir`]: still read, never written.
+fn legacy_host_dir(dir: &Path, host: &str) -> Option<PathBuf> {
+    let legacy = crate::check::storage::host_dir_name(host);
+    (legacy != host_dir_name(host)).then(|| dir.join(legacy))
+}
+
+/// `host`'s segments under `dir`, oldest first, with their sizes: those in its folder, and
+/// those an older gpufleet left in its former folder (whose lines the reader keeps only when
+/// they name `host` exactly: another host may have shared that folder).
 pub fn segments(dir: &Path, host: &str) -> std::io::Result<Vec<(PathBuf, u64)>> {
-    let dir = host_dir(dir, host);
-    let entries = match std::fs::read_dir(&dir) {
+    let mut out = segments_in(&host_dir(dir, host))?;
+    if let Some(legacy) = legacy_host_dir(dir, host) {
+        out.extend(segments_in(&legacy)?);
+    }
+    out.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()).then(a.0.cmp(&b.0)));
+    Ok(out)
+}
+
+/// The segments in one folder, with their sizes, unsorted.
+fn segments_in(dir: &Path) -> std::io::Result<Vec<(PathBuf, u64)>> {
+    let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
-    let mut out: Vec<(PathBuf, u64)> = entries
+    Ok(entries
         .flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == SEGMENT_EXT))
         .filter_map(|e| Some((e.path(), e.metadata().ok()?.len())))
-        .collect();
-    out.sort();
-    Ok(out)
+        .collect())
 }
 
 /// `0000001764640000000.ndjson`: start time, padded so names sort by time.
@@ -304,6 +358,13 @@ fn start_segment(
     })
 }
 
+/// When `path` was last written, in ms since the epoch.
+fn modified_ms(path: &Path) -> Option<u64> {
+    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(since.as_millis()).ok()
+}
+
 /// Deletes segments that ended more than `keep_ms` before `now_ms` (the next one started
 /// before then), then the oldest while the rest pass `budget_bytes`.
 fn prune(
@@ -312,8 +373,18 @@ fn prune(
     now_ms: u64,
     budget_bytes: u64,
 ) -> std::io::Result<()> {
-    let mut segs = segments(&options.dir, host)?;
     let cutoff = now_ms.saturating_sub(options.keep_ms);
+    // The former folder's segments go once nothing was written to them for `keep_ms`; the
+    // host that shares that folder may still be writing its newest one.
+    if let Some(legacy) = legacy_host_dir(&options.dir, host) {
+        for (path, _) in segments_in(&legacy)? {
+            if modified_ms(&path).is_some_and(|at| at < cutoff) {
+                std::fs::remove_file(&path)?;
+            }
+        }
+    }
+    let mut segs = segments_in(&host_dir(&options.dir, host))?;
+    segs.sort();
     let mut i = 0;
     while i + 1 < segs.len() {
         let next_start = segment_start(&segs[i + 1].0).unwrap_or(u64::MAX);
@@ -327,11 +398,7 @@ fn prune(
     // The newest segment may still be written by this process: it is at its end here, so
     // the last one ended before `now_ms` too.
     if let Some((path, _)) = segs.last()
-        && std::fs::metadata(path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .is_some_and(|d| (d.as_millis() as u64) < cutoff)
+        && modified_ms(path).is_some_and(|at| at < cutoff)
     {
         std::fs::remove_file(path)?;
         segs.pop();

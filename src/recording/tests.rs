@@ -1,6 +1,6 @@
 //! Tests of the recording format, the reader and the black box's bounds.
 
-use super::blackbox::{BlackBox, BlackBoxOptions, segments};
+use super::blackbox::{BlackBox, BlackBoxOptions, host_dir_name, segments};
 use super::read::RecordingReader;
 use super::wire::{Event, FORMAT_VERSION, Header, Line};
 use crate::fleet::HostEvent;
@@ -408,4 +408,104 @@ fn dropped_events_are_said_in_the_readers_language() {
         dropped_words(12, "zh-CN"),
         "录制：有 12 个事件未录入（磁盘写入跟不上）"
     );
+}
+
+/// Every line of `host`'s segments that names it exactly.
+fn lines_of_host(dir: &std::path::Path, host: &str) -> Vec<Line> {
+    let mut out = Vec::new();
+    for (path, _) in segments(dir, host).expect("segments") {
+        for line in RecordingReader::open(&path).expect("segment") {
+            let line = line.expect("line");
+            if line.host == host {
+                out.push(line);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn two_hosts_whose_names_sanitize_alike_each_keep_their_own_black_box() {
+    let dir = tempfile::tempdir().expect("temp");
+    let mut bb = BlackBox::new(options(dir.path(), 64 << 20));
+    for host in ["a/b", "a_b"] {
+        let mut line = kernel_line(2_000);
+        // The line names its host, as the recorder writes it.
+        let mut value: serde_json::Value = serde_json::from_slice(&line).expect("json");
+        value["host"] = host.into();
+        line = serde_json::to_vec(&value).expect("json");
+        line.push(b'\n');
+        bb.write(host, 2_000, &line);
+    }
+    bb.flush();
+    assert!(bb.error.is_none(), "{:?}", bb.error);
+    for host in ["a/b", "a_b"] {
+        let lines = lines_of_host(dir.path(), host);
+        assert_eq!(lines.len(), 1, "{host}: {lines:?}");
+    }
+    assert_ne!(host_dir_name("a/b"), host_dir_name("a_b"));
+    // Names that an escape could confuse, each its own folder, every one a single plain path
+    // segment.
+    let long = "x".repeat(300);
+    let names = [
+        "a/b".to_string(),
+        "a_b".to_string(),
+        "a%2Fb".to_string(),
+        "a:b".to_string(),
+        String::new(),
+        ".".to_string(),
+        "..".to_string(),
+        "%".to_string(),
+        "%2E".to_string(),
+        "主机".to_string(),
+        format!("{long}1"),
+        format!("{long}2"),
+    ];
+    let folders: std::collections::HashSet<String> =
+        names.iter().map(|n| host_dir_name(n)).collect();
+    assert_eq!(folders.len(), names.len(), "{folders:?}");
+    for folder in &folders {
+        assert!(
+            !folder.is_empty()
+                && folder != "."
+                && folder != ".."
+                && !folder.contains('/')
+                && folder.len() <= 255,
+            "{folder}"
+        );
+    }
+}
+
+#[test]
+fn a_black_box_an_older_version_kept_under_the_former_folder_name_is_still_read() {
+    let dir = tempfile::tempdir().expect("temp");
+    let host = "root@10.0.0.7:2222";
+    // What an older gpufleet wrote: the `:` as `_`.
+    let former = dir.path().join("root@10.0.0.7_2222");
+    std::fs::create_dir_all(&former).expect("former folder");
+    let header = serde_json::to_string(&Header::new(1_000, vec![host.to_string()])).expect("h");
+    let mut value: serde_json::Value = serde_json::from_slice(&kernel_line(1_000)).expect("json");
+    value["host"] = host.into();
+    std::fs::write(
+        former.join("00000000000000001000.ndjson"),
+        format!("{header}\n{value}\n"),
+    )
+    .expect("segment");
+    let mut bb = BlackBox::new(options(dir.path(), 64 << 20));
+    let mut line = serde_json::to_vec(&{
+        let mut v: serde_json::Value = serde_json::from_slice(&kernel_line(5_000)).expect("json");
+        v["host"] = host.into();
+        v
+    })
+    .expect("json");
+    line.push(b'\n');
+    bb.write(host, 5_000, &line);
+    bb.flush();
+    let lines = lines_of_host(dir.path(), host);
+    assert_eq!(
+        lines.iter().map(|l| l.t_ms).collect::<Vec<_>>(),
+        [1_000, 5_000],
+        "the former folder's line, then the new one"
+    );
+    assert!(dir.path().join(host_dir_name(host)).is_dir());
 }
