@@ -138,6 +138,10 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
         let config_lang = load_config(&cli).ok().and_then(|c| c.lang());
         Lang::choose(None, config_lang, locale_var).apply();
     }
+    // Files an older version left readable by others are made private, once per start.
+    if let Some(state) = gpufleet::paths::state_dir() {
+        gpufleet::state_file::tighten_tree(&state);
+    }
     if let Some(CliCommand::Diagnose { file, json }) = &cli.command {
         return Ok(diagnose_file::run(file.as_deref(), *json));
     }

@@ -354,6 +354,83 @@ fn tighten_dir(dir: &Path, ours: &File) {
 #[cfg(not(unix))]
 fn tighten_dir(_dir: &Path, _ours: &File) {}
 
+/// How deep [`tighten_tree`] goes (`blackbox/demo/<run>/<host>/<segment>` is five down).
+const TIGHTEN_DEPTH: usize = 8;
+
+/// Makes everything under the state directory `root` private, as this version creates it:
+/// folders `0700`, files `0600` (an older version left some `0644`/`0755`: the black box, its
+/// segments and lock files, `gpufleet.log`). Never follows a symbolic link: links are left as
+/// they are, and each entry is opened with `O_NOFOLLOW` and changed through its descriptor.
+/// Only a root that is gpufleet's own is walked: owned by this user, not sticky, not the home
+/// directory. Best effort: what cannot be opened or changed stays as it is. Returns how many
+/// entries were changed.
+#[cfg(unix)]
+pub fn tighten_tree(root: &Path) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(root) else {
+        return 0;
+    };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let sticky = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o1000 != 0;
+    let home = std::env::var_os("HOME")
+        .is_some_and(|home| std::fs::canonicalize(home).ok() == std::fs::canonicalize(root).ok());
+    if !meta.is_dir() || meta.uid() != me || sticky || home {
+        return 0;
+    }
+    tighten_entry(root, true, 0)
+}
+
+#[cfg(not(unix))]
+pub fn tighten_tree(_root: &Path) -> usize {
+    0
+}
+
+/// Tightens `path` (a folder when `dir`) and, for a folder, what is in it; the count changed.
+#[cfg(unix)]
+fn tighten_entry(path: &Path, dir: bool, depth: usize) -> usize {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut flags = libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
+    if dir {
+        flags |= libc::O_DIRECTORY;
+    }
+    let Ok(file) = OpenOptions::new().read(true).custom_flags(flags).open(path) else {
+        return 0;
+    };
+    let Ok(meta) = file.metadata() else {
+        return 0;
+    };
+    // Opened as what it was listed as: a folder, or a plain file (not a device or a pipe).
+    if meta.is_dir() != dir || !(meta.is_dir() || meta.is_file()) {
+        return 0;
+    }
+    let mode = meta.permissions().mode();
+    let want = if dir { 0o700 } else { 0o600 };
+    let mut changed = 0;
+    if mode & 0o7777 != want
+        && file
+            .set_permissions(std::fs::Permissions::from_mode(want))
+            .is_ok()
+    {
+        changed += 1;
+    }
+    if dir && depth < TIGHTEN_DEPTH {
+        let Ok(entries) = std::fs::read_dir(path) else {
+            return changed;
+        };
+        for entry in entries.flatten() {
+            // The entry's own type: a symbolic link is neither, and is left alone.
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() || kind.is_file() {
+                changed += tighten_entry(&entry.path(), kind.is_dir(), depth + 1);
+            }
+        }
+    }
+    changed
+}
+
 #[cfg(unix)]
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()

@@ -113,3 +113,23 @@ fn create_new_never_overwrites() {
     assert_eq!(std::fs::read(file.path()).unwrap(), b"one");
     assert_eq!(mode(file.path()), 0o600);
 }
+
+#[cfg(unix)]
+#[test]
+fn tightening_leaves_a_shared_sticky_folder_and_its_files_alone() {
+    let dir = tempfile::tempdir().expect("temp");
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).expect("dir");
+    let file = shared.join("someone-elses.txt");
+    std::fs::write(&file, "x").expect("file");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    assert_eq!(tighten_tree(&shared), 0);
+    assert_eq!(mode(&shared), 0o1777);
+    assert_eq!(mode(&file), 0o644);
+    // The same folder without the sticky bit is gpufleet's to tighten.
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    assert_eq!(tighten_tree(&shared), 2);
+    assert_eq!(mode(&shared), 0o700);
+    assert_eq!(mode(&file), 0o600);
+}

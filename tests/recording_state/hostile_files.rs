@@ -418,3 +418,56 @@ fn record_refuses_links_and_files_that_are_not_recordings_and_leaves_them_as_the
         "two sessions, each with its header"
     );
 }
+
+#[test]
+fn what_an_older_version_left_open_under_the_state_directory_is_made_private_on_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp");
+    let state = dir.path().join("state");
+    let host = state.join("blackbox/gpu-a");
+    std::fs::create_dir_all(&host).expect("black box");
+    let chmod = |path: &Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod")
+    };
+    let segment = host.join("00000000000000001000.ndjson");
+    let lock = host.join("lock");
+    let log = state.join("gpufleet.log");
+    for (file, mode) in [(&segment, 0o644), (&lock, 0o644), (&log, 0o755)] {
+        std::fs::write(file, "x\n").expect("write");
+        chmod(file, mode);
+    }
+    for folder in [&state, &state.join("blackbox"), &host] {
+        chmod(folder, 0o755);
+    }
+    // A link an older version never made, to a file of the user's elsewhere: not followed.
+    let elsewhere = dir.path().join("notes.txt");
+    std::fs::write(&elsewhere, "mine\n").expect("notes");
+    chmod(&elsewhere, 0o644);
+    std::os::unix::fs::symlink(&elsewhere, state.join("notes-link")).expect("link");
+
+    let out = Command::new(binary())
+        .args(["--demo", "snapshot"])
+        .env("GPUFLEET_STATE_DIR", &state)
+        .output()
+        .expect("snapshot");
+    // 1: the demo fleet has hosts that need attention.
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mode = |path: &Path| {
+        std::fs::metadata(path)
+            .expect("metadata")
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    for folder in [&state, &state.join("blackbox"), &host] {
+        assert_eq!(mode(folder), 0o700, "{}", folder.display());
+    }
+    for file in [&segment, &lock, &log] {
+        assert_eq!(mode(file), 0o600, "{}", file.display());
+    }
+    assert_eq!(mode(&elsewhere), 0o644, "the link's target is left alone");
+}
