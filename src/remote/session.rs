@@ -402,7 +402,7 @@ impl Link {
                             boot_id,
                         },
                     ),
-                    Err(e) => tracing::debug!(error = %e, "no boot id"),
+                    Err(e) => tracing::debug!(error = ?e.to_string(), "no boot id"),
                 }
             }
             JobEvent::Flooded(flood) => self.on_flood(st, Slot::BootId, &flood),

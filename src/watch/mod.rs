@@ -373,7 +373,7 @@ fn tick(
             label = %alert.label,
             severity = alert.severity.word(),
             state = alert.state.as_str(),
-            summary = %alert.summary,
+            summary = ?alert.summary,
             sent_here = alerts.is_some(),
             "alert"
         );
@@ -413,7 +413,7 @@ fn released(
     // The log line in English, the alert in the reader's language.
     let (label, severity, summary) = match &outcome {
         Ok(said) => {
-            tracing::warn!(host, outcome = %said.log, "auto-release done");
+            tracing::warn!(host, outcome = ?said.log, "auto-release done");
             (
                 "auto_release_done",
                 Severity::Warning,
@@ -421,7 +421,7 @@ fn released(
             )
         }
         Err(said) => {
-            tracing::error!(host, why = %said.log, "auto-release failed");
+            tracing::error!(host, why = ?said.log, "auto-release failed");
             (
                 "auto_release_failed",
                 Severity::Critical,
@@ -528,10 +528,10 @@ fn log_delivery(event: DeliveryEvent) {
             why,
             after,
         } => {
-            tracing::warn!(sink = %sink, alert = %alert, why = %why, retry_in_ms = after.as_millis() as u64, "alert not delivered yet")
+            tracing::warn!(sink = %sink, alert = %alert, why = ?why, retry_in_ms = after.as_millis() as u64, "alert not delivered yet")
         }
         DeliveryEvent::Failed { sink, alert, why } => {
-            tracing::error!(sink = %sink, alert = %alert, why = %why, "alert not delivered")
+            tracing::error!(sink = %sink, alert = %alert, why = ?why, "alert not delivered")
         }
         DeliveryEvent::Dropped { sink, alert } => {
             tracing::error!(sink = %sink, alert = %alert, "alert dropped: the sink's queue is full")

@@ -129,7 +129,7 @@ fn release(setup: &ReleaseSetup, host: &str, cost: Option<&HostCost>) -> Result<
         }
     });
     for problem in &report.problems {
-        tracing::warn!(host, problem = %problem, "after the release");
+        tracing::warn!(host, problem = ?problem, "after the release");
     }
     Ok(said)
 }

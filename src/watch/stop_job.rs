@@ -112,11 +112,11 @@ fn run(setup: &ReleaseSetup, host: &str, stop: &StopJob) -> Result<Said, Said> {
 pub fn stopped(fleet: &Fleet, alerts: &Dispatcher, host: &str, outcome: Result<Said, Said>) {
     let (label, severity, summary) = match outcome {
         Ok(said) => {
-            tracing::warn!(host, outcome = %said.log, "stop-job done");
+            tracing::warn!(host, outcome = ?said.log, "stop-job done");
             (STOPPED, Severity::Warning, said.alert)
         }
         Err(said) => {
-            tracing::error!(host, why = %said.log, "stop-job failed");
+            tracing::error!(host, why = ?said.log, "stop-job failed");
             (FAILED, Severity::Critical, said.alert)
         }
     };
