@@ -106,8 +106,8 @@ pub fn host_dir_name(host: &str) -> String {
     }
     let name = match name.as_str() {
         "" => "%".to_string(),
-        "." => "%2E".to_string(),
-        ".." => "%2E%2E".to_string(),
+        // Not a folder's name: each dot escaped too.
+        "." | ".." => host.bytes().map(|b| format!("%{b:02X}")).collect(),
         _ => name,
     };
     if name.len() <= MAX_DIR_NAME_BYTES {

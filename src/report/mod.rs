@@ -75,6 +75,9 @@ pub struct StampedOutside {
     pub recorded: String,
 }
 
+/// The field of a recorded event that names its kind (`sample`, `kernel`, ...).
+const EVENT_TAG: &str = "kind";
+
 /// Events stamped outside the window named in the report at most.
 pub const MAX_STAMPED_OUTSIDE: usize = 10;
 
@@ -238,7 +241,7 @@ pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) ->
 fn stamped_outside(line: &crate::recording::Line) -> StampedOutside {
     let kind = serde_json::to_value(&line.event)
         .ok()
-        .and_then(|v| v.get("kind")?.as_str().map(str::to_string))
+        .and_then(|v| v.get(EVENT_TAG)?.as_str().map(str::to_string))
         .unwrap_or_default();
     let stamped_ms = line.event.at_ms().unwrap_or(line.t_ms);
     StampedOutside {
