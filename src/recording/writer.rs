@@ -63,7 +63,7 @@ pub enum RecordError {
 /// line is a gpufleet recording header of a version this build reads, and is refused
 /// otherwise, untouched (contents, mode and time as they were).
 pub fn open_record_file(path: &Path) -> Result<File, RecordError> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let io = |source| RecordError::Open {
         path: path.to_path_buf(),
         source,
@@ -97,8 +97,7 @@ pub fn open_record_file(path: &Path) -> Result<File, RecordError> {
         }
         Err(e) => return Err(io(e)),
     };
-    let kind = file.metadata().map_err(io)?.file_type();
-    if !kind.is_file() || kind.is_fifo() {
+    if !file.metadata().map_err(io)?.is_file() {
         return Err(RecordError::NotAFile {
             path: path.to_path_buf(),
         });
