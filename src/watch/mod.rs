@@ -109,7 +109,7 @@ pub struct Setup {
     /// Where ledgers are stored; `None` keeps them in memory (the demo fleet).
     pub store: Option<LedgerStore>,
     pub sinks: Vec<Sink>,
-    pub metrics: Option<String>,
+    pub metrics: Option<crate::metrics::Endpoint>,
     pub unreachable_after_ms: u64,
     /// How hosts are released automatically; `None` releases nothing (the demo fleet).
     pub release: Option<ReleaseSetup>,
@@ -125,13 +125,18 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
         source,
     })?;
     let bridge = MetricsBridge::default();
-    let server = match &setup.metrics {
-        Some(addr) => {
-            let wake_tx = tx.clone();
-            let wake = Arc::new(move || {
-                let _ = wake_tx.send(Input::Scrape);
-            });
-            let server = MetricsServer::start(addr, bridge.clone(), wake)?;
+    let scrape_tx = tx.clone();
+    let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
+        let _ = scrape_tx.send(Input::Scrape);
+    });
+    let mut server = match &setup.metrics {
+        Some(endpoint) => {
+            let server = MetricsServer::start(
+                &endpoint.listen,
+                endpoint.access.clone(),
+                bridge.clone(),
+                Arc::clone(&wake),
+            )?;
             tracing::info!(addr = %server.addr, "serving /metrics");
             Some(server)
         }
@@ -303,6 +308,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
             next_tick += TICK;
             if next_tick < Instant::now() {
                 next_tick = Instant::now() + TICK;
+            }
+            if let Some(endpoint) = &setup.metrics {
+                keep_serving(&mut server, endpoint, &bridge, &wake);
             }
             log_duties(duties.poll(&mut fleet));
             if let Some(holds) = &duties.holds {
@@ -505,6 +513,38 @@ fn shut_down(
         server.stop();
     }
     tracing::info!(took_ms = started.elapsed().as_millis() as u64, "stopped");
+}
+
+/// Starts `/metrics` again (on the address it had) if its server ended; says so in the log.
+fn keep_serving(
+    server: &mut Option<MetricsServer>,
+    endpoint: &crate::metrics::Endpoint,
+    bridge: &MetricsBridge,
+    wake: &Arc<dyn Fn() + Send + Sync>,
+) {
+    let (listen, alive) = match server.as_ref() {
+        Some(running) => (running.addr.to_string(), running.alive()),
+        None => (endpoint.listen.clone(), false),
+    };
+    if alive {
+        return;
+    }
+    if let Some(dead) = server.take() {
+        tracing::error!(addr = %dead.addr, "/metrics stopped serving; starting it again");
+        dead.stop();
+    }
+    match MetricsServer::start(
+        &listen,
+        endpoint.access.clone(),
+        bridge.clone(),
+        Arc::clone(wake),
+    ) {
+        Ok(started) => {
+            tracing::info!(addr = %started.addr, "serving /metrics again");
+            *server = Some(started);
+        }
+        Err(e) => tracing::error!(error = %e, "/metrics could not start again; trying each tick"),
+    }
 }
 
 fn log_duties(notes: Vec<DutyNote>) {

@@ -13,6 +13,7 @@ mod watcher;
 
 mod alerts_sinks;
 mod duties;
+mod metrics_guard;
 mod metrics_page;
 mod metrics_serve;
 mod url_redaction;
