@@ -43,6 +43,8 @@ pub struct SinkTally {
     pub retrying: u64,
     pub failed: u64,
     pub dropped: u64,
+    /// The sink failed try after try and is marked down (until it delivers again).
+    pub down: bool,
     /// The last problem and when it was reported.
     pub last_error: Option<(TimestampMs, String)>,
 }
@@ -79,6 +81,16 @@ impl AlertLog {
             DeliveryEvent::Delivered { sink, .. } => {
                 self.sinks.entry(sink).or_default().delivered += 1;
                 return None;
+            }
+            DeliveryEvent::Up { sink } => {
+                self.sinks.entry(sink).or_default().down = false;
+                return None;
+            }
+            DeliveryEvent::Down { sink, why, waiting } => {
+                self.sinks.entry(sink.clone()).or_default().down = true;
+                let text =
+                    t!("alert_sink_state.down", sink = sink, why = why, n = waiting).into_owned();
+                (sink, text)
             }
             DeliveryEvent::Retrying {
                 sink,

@@ -505,10 +505,11 @@ fn shut_down(
     if let Some(book) = fleet.book_to_store() {
         save(&mut fleet, store, &book);
     }
-    let (_, finished) = alerts.finish(ALERTS_WAIT);
+    let (statuses, finished) = alerts.finish(ALERTS_WAIT);
     if !finished {
         tracing::warn!("some alerts were still being delivered");
     }
+    say_undelivered(&statuses);
     if let Some(server) = server {
         server.stop();
     }
@@ -547,6 +548,26 @@ fn keep_serving(
     }
 }
 
+/// Names, in the log and on stderr, the alerts each sink never got.
+fn say_undelivered(statuses: &[(String, crate::alerts::SinkStatus)]) {
+    for (sink, status) in statuses {
+        if status.undelivered.is_empty() {
+            continue;
+        }
+        let alerts = status.undelivered.join("; ");
+        tracing::error!(sink = %sink, count = status.undelivered.len(), alerts = %alerts, "alerts not delivered before stopping");
+        eprintln!(
+            "gpufleet watch: {}",
+            rust_i18n::t!(
+                "alert_sink_state.undelivered_at_stop",
+                sink = crate::remote::sanitize(sink),
+                n = status.undelivered.len(),
+                alerts = crate::remote::sanitize(&alerts)
+            )
+        );
+    }
+}
+
 fn log_duties(notes: Vec<DutyNote>) {
     for note in notes {
         if note.warning {
@@ -576,6 +597,10 @@ fn log_delivery(event: DeliveryEvent) {
         DeliveryEvent::Dropped { sink, alert } => {
             tracing::error!(sink = %sink, alert = %alert, "alert dropped: the sink's queue is full")
         }
+        DeliveryEvent::Down { sink, why, waiting } => {
+            tracing::error!(sink = %sink, why = %why, waiting, "alert sink down: its alerts wait and are tried in turn")
+        }
+        DeliveryEvent::Up { sink } => tracing::info!(sink = %sink, "alert sink up again"),
     }
 }
 

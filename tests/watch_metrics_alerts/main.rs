@@ -11,6 +11,7 @@ mod tmux;
 #[path = "../support/watcher.rs"]
 mod watcher;
 
+mod alerts_delivery;
 mod alerts_sinks;
 mod duties;
 mod metrics_guard;
