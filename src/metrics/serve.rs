@@ -379,11 +379,14 @@ async fn answer(request: Request<Incoming>, answerer: Arc<Answerer>) -> Response
         .get(header::AUTHORIZATION)
         .map(|v| v.as_bytes());
     if !answerer.access.admits(authorization) {
-        let mut response = plain(StatusCode::UNAUTHORIZED, "unauthorized\n");
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer"),
-        );
+        // The status and the scheme to use, nothing else.
+        let mut response = Response::new(Full::new(Bytes::new()));
+        *response.status_mut() = StatusCode::UNAUTHORIZED;
+        if let Ok(scheme) = header::HeaderValue::from_bytes(b"Bearer") {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, scheme);
+        }
         return response;
     }
     let get = matches!(*request.method(), Method::GET | Method::HEAD);

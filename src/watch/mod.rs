@@ -555,7 +555,7 @@ fn say_undelivered(statuses: &[(String, crate::alerts::SinkStatus)]) {
             continue;
         }
         let alerts = status.undelivered.join("; ");
-        tracing::error!(sink = %sink, count = status.undelivered.len(), alerts = %alerts, "alerts not delivered before stopping");
+        tracing::error!(%sink, %alerts, "alerts not delivered before stopping");
         eprintln!(
             "gpufleet watch: {}",
             rust_i18n::t!(
@@ -598,7 +598,7 @@ fn log_delivery(event: DeliveryEvent) {
             tracing::error!(sink = %sink, alert = %alert, "alert dropped: the sink's queue is full")
         }
         DeliveryEvent::Down { sink, why, waiting } => {
-            tracing::error!(sink = %sink, why = %why, waiting, "alert sink down: its alerts wait and are tried in turn")
+            tracing::error!(%sink, %why, waiting, "alert sink down: its alerts wait and are tried in turn")
         }
         DeliveryEvent::Up { sink } => tracing::info!(sink = %sink, "alert sink up again"),
     }

@@ -129,13 +129,12 @@ fn a_bearer_token_guards_metrics_and_an_open_listener_off_loopback_is_refused() 
     assert_eq!(wait_for_status(&addr, Some(token), &log), 200);
     assert_eq!(scrape(&addr, None), Some(401), "no token");
     assert_eq!(scrape(&addr, Some("k9-Wq2-rT")), Some(401), "a wrong token");
-    let body = reqwest::blocking::get(format!("http://{addr}/metrics"))
-        .and_then(|r| r.text())
-        .expect("body");
-    assert!(
-        !body.contains("DCGM_") && !body.contains("gpufleet_"),
-        "{body}"
-    );
+    // Nothing of the fleet, nor of anything else, for a scrape without the token.
+    for path in ["/metrics", "/health", "/nope"] {
+        let response = reqwest::blocking::get(format!("http://{addr}{path}")).expect("an answer");
+        assert_eq!(response.status().as_u16(), 401, "{path}");
+        assert_eq!(response.text().expect("body"), "", "{path}");
+    }
     drop(guarded);
 
     // The token's variable unset: refused at start, naming it.
