@@ -199,4 +199,33 @@ mod tests {
         assert_eq!((tally.delivered, tally.failed), (1, 1));
         assert_eq!(tally.last_error.as_ref().map(|e| e.0), Some(6));
     }
+
+    #[test]
+    fn a_sink_marked_down_is_flagged_until_it_is_up_again() {
+        let mut log = AlertLog::default();
+        let down = DeliveryEvent::Down {
+            sink: "hook".to_string(),
+            why: "operation timed out".to_string(),
+            waiting: 3,
+        };
+        let problem = log.delivery(7, down).unwrap_or_default();
+        assert!(
+            problem.contains("hook") && problem.contains("down") && problem.contains('3'),
+            "{problem}"
+        );
+        assert!(log.sinks["hook"].down);
+        let zh = rust_i18n::t!(
+            "alert_sink_state.down",
+            locale = "zh-CN",
+            sink = "hook",
+            why = "x",
+            n = 3
+        );
+        assert!(zh.contains("不可用"), "{zh}");
+        let up = DeliveryEvent::Up {
+            sink: "hook".to_string(),
+        };
+        assert_eq!(log.delivery(8, up), None);
+        assert!(!log.sinks["hook"].down);
+    }
 }
