@@ -250,6 +250,15 @@ impl MetricsServer {
         self.thread.as_ref().is_some_and(|t| !t.is_finished())
     }
 
+    /// Ends the server as a crash would, keeping the handle (for the watcher's tests).
+    #[cfg(test)]
+    pub(crate) fn end_thread(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+
     /// Stops listening, closes the connections and waits for the thread.
     pub fn stop(mut self) {
         let _ = self.stop.send(true);

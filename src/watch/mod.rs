@@ -609,6 +609,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_metrics_server_that_stopped_is_started_again_on_its_address() {
+        let endpoint = crate::metrics::Endpoint {
+            listen: "127.0.0.1:0".to_string(),
+            access: crate::metrics::Access::Open,
+        };
+        let bridge = MetricsBridge::default();
+        let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(|| {});
+        let mut server = None;
+        keep_serving(&mut server, &endpoint, &bridge, &wake);
+        let addr = server.as_ref().map(|s| s.addr).expect("started");
+        let health = || {
+            reqwest::blocking::get(format!("http://{addr}/health"))
+                .map(|r| r.status().as_u16())
+                .ok()
+        };
+        assert_eq!(health(), Some(200));
+        if let Some(running) = server.as_mut() {
+            running.end_thread();
+        }
+        assert!(!server.as_ref().is_some_and(MetricsServer::alive));
+        assert_eq!(health(), None, "the ended server no longer answers");
+        keep_serving(&mut server, &endpoint, &bridge, &wake);
+        assert_eq!(
+            server.as_ref().map(|s| s.addr),
+            Some(addr),
+            "the same address"
+        );
+        assert_eq!(health(), Some(200));
+        if let Some(server) = server {
+            server.stop();
+        }
+    }
+
+    #[test]
     fn a_watcher_that_cannot_start_says_so_in_the_catalogues_words() {
         let error = WatchError::Start {
             what: "watch_error.signal_handler",
