@@ -40,6 +40,9 @@ pub struct HostSnapshot {
     /// When its instance disappeared from the provider account (status `gone`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gone_ms: Option<u64>,
+    /// For a host whose link is down: when it is tried again (Unix ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_try_ms: Option<u64>,
     /// The jobs on its GPUs (`snapshot_jobs.rs`).
     pub jobs: Vec<crate::snapshot_jobs::JobSnapshot>,
     /// The host's live findings, root cause first: the objects `diagnose --json` gives.
@@ -116,6 +119,13 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
         price_per_hour: None,
         currency: None,
         gone_ms: None,
+        next_try_ms: match &host.link {
+            crate::fleet::host::Link::Down {
+                retry: crate::fleet::host::Retry::At(at_ms),
+                ..
+            } => Some(*at_ms),
+            _ => None,
+        },
         jobs: Vec::new(),
         findings: host.findings.clone(),
         filesystems: host.disks.uses.clone(),
@@ -170,12 +180,22 @@ pub fn render_table(snapshot: &Snapshot) -> String {
     let mut out = header();
     for h in &snapshot.hosts {
         if h.gpus.is_empty() {
-            let detail = h.status_detail.as_deref().unwrap_or("");
+            let mut detail = clean(h.status_detail.as_deref().unwrap_or(""));
+            if let Some(at_ms) = h.next_try_ms {
+                let (_, _, _, hour, minute, second, _) = crate::utc::utc_parts(at_ms);
+                let time = format!("{hour:02}:{minute:02}:{second:02}");
+                let retry = rust_i18n::t!("outage.retry_at_utc", time = time);
+                detail = if detail.is_empty() {
+                    retry.into_owned()
+                } else {
+                    format!("{detail} ({retry})")
+                };
+            }
             out.push_str(&format!(
                 "{:<18} {:<12} {}\n",
                 clean(&h.name),
                 h.status,
-                clean(detail)
+                detail
             ));
             continue;
         }
@@ -211,4 +231,31 @@ pub fn render_table(snapshot: &Snapshot) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::{FleetOptions, HostEvent};
+
+    #[test]
+    fn a_host_whose_link_is_down_says_when_it_is_tried_again() {
+        let mut fleet = Fleet::new(vec!["h".into()], FleetOptions::default(), 1_000);
+        fleet.apply(
+            0,
+            HostEvent::Disconnected {
+                at_ms: 5_000,
+                reason: "cannot connect to 127.0.0.1:9: Connection refused (os error 111)".into(),
+                summary: "connection refused".into(),
+                retry_at_ms: Some(17_000),
+                words: None,
+            },
+        );
+        let snapshot = Snapshot::from_fleet(&fleet);
+        assert_eq!(snapshot.hosts[0].next_try_ms, Some(17_000));
+        let json = serde_json::to_value(&snapshot).expect("json");
+        assert_eq!(json["hosts"][0]["next_try_ms"], 17_000);
+        let table = render_table(&snapshot);
+        assert!(table.contains("retry 00:00:17 UTC"), "{table}");
+    }
 }

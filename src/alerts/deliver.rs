@@ -1,17 +1,24 @@
 //! Delivery that never holds up monitoring: one worker thread per sink behind a bounded queue
-//! (a full queue drops the alert and counts it), a rate limit per sink, retries with backoff
-//! for what may pass later (throttling, server errors, no answer), and a status per sink that
-//! the console shows and the watcher logs.
+//! (a full queue drops the alert and counts it), a rate limit per sink, and for each alert its
+//! own retries with backoff and its own deadline for what may pass later (throttling, server
+//! errors, no answer). The worker takes whichever queued alert is due first, so an alert that
+//! keeps failing never holds back the ones queued after it. A sink that failed
+//! [`DOWN_AFTER`] tries in a row is marked down until one succeeds; statuses are shown by the
+//! console and logged by the watcher, and what was still queued at the end is named.
 
 use rust_i18n::t;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::collections::VecDeque;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::answer::{Verdict, judge};
 use super::message::Alert;
 use super::sink::Sink;
 use crate::telemetry::TimestampMs;
+
+/// Failed tries in a row (any alert) after which a sink is marked down.
+pub const DOWN_AFTER: u32 = 2;
 
 #[derive(Debug, Clone, Copy)]
 pub struct DeliveryOptions {
@@ -21,6 +28,8 @@ pub struct DeliveryOptions {
     pub max_attempts: u32,
     pub first_backoff: Duration,
     pub max_backoff: Duration,
+    /// How long after it was queued an alert is given up on, whatever its tries.
+    pub deadline: Duration,
 }
 
 impl Default for DeliveryOptions {
@@ -30,6 +39,7 @@ impl Default for DeliveryOptions {
             max_attempts: 5,
             first_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(60),
+            deadline: Duration::from_secs(600),
         }
     }
 }
@@ -38,12 +48,18 @@ impl Default for DeliveryOptions {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SinkStatus {
     pub delivered: u64,
-    /// Alerts given up on (refused, or still failing after every try).
+    /// Alerts given up on (refused, or still failing after every try or past their deadline).
     pub failed: u64,
     /// Alerts dropped because the queue was full.
     pub dropped: u64,
     pub last_error: Option<String>,
     pub last_error_at_ms: Option<TimestampMs>,
+    /// Since when the sink has been down ([`DOWN_AFTER`] failed tries in a row).
+    pub down_since_ms: Option<TimestampMs>,
+    /// Alerts queued or being tried now.
+    pub waiting: usize,
+    /// After [`Dispatcher::finish`]: the titles of the alerts that were never delivered.
+    pub undelivered: Vec<String>,
 }
 
 /// What happened to one alert at one sink, for the log.
@@ -68,6 +84,16 @@ pub enum DeliveryEvent {
         sink: String,
         alert: String,
     },
+    /// The sink failed [`DOWN_AFTER`] tries in a row; `waiting` alerts are queued for it.
+    Down {
+        sink: String,
+        why: String,
+        waiting: usize,
+    },
+    /// A sink that was down delivered again.
+    Up {
+        sink: String,
+    },
 }
 
 /// Where delivery events go (the watcher's log, a test's list).
@@ -76,9 +102,30 @@ pub type Reporter = Arc<dyn Fn(DeliveryEvent) + Send + Sync>;
 /// The clock, in Unix ms (signatures, statuses).
 pub type Clock = fn() -> TimestampMs;
 
+/// An alert waiting for its next try.
+struct Pending {
+    alert: Alert,
+    tries: u32,
+    next_at: Instant,
+    deadline: Instant,
+    backoff: Duration,
+}
+
+/// One sink's queue, shared by the dispatcher and the sink's worker.
+#[derive(Default)]
+struct Queue {
+    pending: VecDeque<Pending>,
+    /// The title of the alert being tried now.
+    trying: Option<String>,
+    /// No more alerts come: what is queued is tried once more, at once.
+    closed: bool,
+}
+
+type Shared = Arc<(Mutex<Queue>, Condvar)>;
+
 struct Worker {
     sink: Arc<Sink>,
-    queue: SyncSender<Alert>,
+    queue: Shared,
     status: Arc<Mutex<SinkStatus>>,
 }
 
@@ -87,6 +134,7 @@ pub struct Dispatcher {
     workers: Vec<Worker>,
     done: Receiver<()>,
     reporter: Reporter,
+    options: DeliveryOptions,
 }
 
 impl Dispatcher {
@@ -102,20 +150,22 @@ impl Dispatcher {
             .into_iter()
             .map(|sink| {
                 let sink = Arc::new(sink);
-                let (queue, inbox) = mpsc::sync_channel(options.queue_len.max(1));
+                let queue: Shared = Arc::default();
                 let status = Arc::new(Mutex::new(SinkStatus::default()));
                 let job = Job {
                     sink: Arc::clone(&sink),
                     status: Arc::clone(&status),
+                    queue: Arc::clone(&queue),
                     options,
                     clock,
                     reporter: Arc::clone(&reporter),
+                    failed_in_a_row: 0,
                 };
                 let done = done_tx.clone();
                 let spawned = std::thread::Builder::new()
                     .name(format!("alert-{}", sink.name))
                     .spawn(move || {
-                        job.run(inbox);
+                        job.run();
                         let _ = done.send(());
                     });
                 if let Err(e) = spawned {
@@ -133,6 +183,7 @@ impl Dispatcher {
             workers,
             done,
             reporter,
+            options,
         }
     }
 
@@ -154,16 +205,28 @@ impl Dispatcher {
     }
 
     fn enqueue(&self, worker: &Worker, alert: &Alert) {
-        match worker.queue.try_send(alert.clone()) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                lock(&worker.status).dropped += 1;
-                (self.reporter)(DeliveryEvent::Dropped {
-                    sink: worker.sink.name.clone(),
-                    alert: alert.title(),
-                });
-            }
+        let (queue, wake) = &*worker.queue;
+        let mut queue = lock(queue);
+        let waiting = queue.pending.len() + usize::from(queue.trying.is_some());
+        if waiting >= self.options.queue_len.max(1) {
+            drop(queue);
+            lock(&worker.status).dropped += 1;
+            (self.reporter)(DeliveryEvent::Dropped {
+                sink: worker.sink.name.clone(),
+                alert: alert.title(),
+            });
+            return;
         }
+        let now = Instant::now();
+        queue.pending.push_back(Pending {
+            alert: alert.clone(),
+            tries: 0,
+            next_at: now,
+            deadline: now + self.options.deadline,
+            backoff: self.options.first_backoff,
+        });
+        lock(&worker.status).waiting = waiting + 1;
+        wake.notify_all();
     }
 
     /// Each sink's name and status.
@@ -175,15 +238,15 @@ impl Dispatcher {
     }
 
     /// Closes the queues and waits at most `within` for what is queued to be delivered or
-    /// given up on. Returns each sink's final status, and whether every worker finished.
+    /// given up on. Returns each sink's final status (with the alerts never delivered), and
+    /// whether every worker finished.
     pub fn finish(self, within: Duration) -> (Vec<(String, SinkStatus)>, bool) {
-        let statuses: Vec<_> = self
-            .workers
-            .iter()
-            .map(|w| (w.sink.name.clone(), Arc::clone(&w.status)))
-            .collect();
+        for worker in &self.workers {
+            let (queue, wake) = &*worker.queue;
+            lock(queue).closed = true;
+            wake.notify_all();
+        }
         let count = self.workers.len();
-        drop(self.workers);
         let deadline = Instant::now() + within;
         let mut finished = 0;
         while finished < count {
@@ -193,17 +256,30 @@ impl Dispatcher {
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
             }
         }
-        let out = statuses
-            .into_iter()
-            .map(|(name, status)| (name, lock(&status).clone()))
+        let out = self
+            .workers
+            .iter()
+            .map(|w| {
+                let queue = lock(&w.queue.0);
+                let undelivered = queue
+                    .trying
+                    .iter()
+                    .cloned()
+                    .chain(queue.pending.iter().map(|p| p.alert.title()))
+                    .collect();
+                drop(queue);
+                let mut status = lock(&w.status).clone();
+                status.undelivered = undelivered;
+                (w.sink.name.clone(), status)
+            })
             .collect();
         (out, finished == count)
     }
 }
 
-fn lock(status: &Mutex<SinkStatus>) -> std::sync::MutexGuard<'_, SinkStatus> {
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A worker that panicked mid-update leaves counters that are still worth reading.
-    status
+    mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -212,13 +288,15 @@ fn lock(status: &Mutex<SinkStatus>) -> std::sync::MutexGuard<'_, SinkStatus> {
 struct Job {
     sink: Arc<Sink>,
     status: Arc<Mutex<SinkStatus>>,
+    queue: Shared,
     options: DeliveryOptions,
     clock: Clock,
     reporter: Reporter,
+    failed_in_a_row: u32,
 }
 
 impl Job {
-    fn run(self, inbox: Receiver<Alert>) {
+    fn run(mut self) {
         let client = reqwest::blocking::Client::builder()
             .timeout(self.sink.timeout())
             .connect_timeout(self.sink.timeout())
@@ -233,52 +311,134 @@ impl Job {
             }
         };
         let mut bucket = Bucket::new(self.sink.per_minute);
-        for alert in inbox {
+        while let Some(pending) = self.next_due() {
             std::thread::sleep(bucket.wait());
-            self.deliver(&client, &alert);
+            self.deliver(&client, pending);
         }
     }
 
-    fn deliver(&self, client: &reqwest::blocking::Client, alert: &Alert) {
-        let name = &self.sink.name;
-        let mut backoff = self.options.first_backoff;
-        for attempt in 1..=self.options.max_attempts.max(1) {
-            let verdict = self.attempt(client, alert);
-            let why = match verdict {
-                Verdict::Delivered => {
-                    lock(&self.status).delivered += 1;
-                    (self.reporter)(DeliveryEvent::Delivered {
-                        sink: name.clone(),
-                        alert: alert.title(),
-                    });
-                    return;
+    /// The queued alert due first, once it is due (at once when the queue is closed); `None`
+    /// when the queue is closed and empty.
+    fn next_due(&self) -> Option<Pending> {
+        let (queue, wake) = &*self.queue;
+        let mut queue = lock(queue);
+        queue.trying = None;
+        loop {
+            let first = queue
+                .pending
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, p)| p.next_at)
+                .map(|(i, p)| (i, p.next_at));
+            let wait = match first {
+                None if queue.closed => return None,
+                None => None,
+                Some((i, next_at)) => {
+                    let now = Instant::now();
+                    if queue.closed || next_at <= now {
+                        let pending = queue.pending.remove(i)?;
+                        queue.trying = Some(pending.alert.title());
+                        return Some(pending);
+                    }
+                    Some(next_at - now)
                 }
-                Verdict::Failed(why) => why,
-                Verdict::Retry { after, why } if attempt < self.options.max_attempts => {
-                    let wait = after.unwrap_or(backoff).min(self.options.max_backoff);
+            };
+            queue = match wait {
+                Some(wait) => {
+                    wake.wait_timeout(queue, wait)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .0
+                }
+                None => wake
+                    .wait(queue)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            };
+        }
+    }
+
+    fn deliver(&mut self, client: &reqwest::blocking::Client, mut pending: Pending) {
+        let name = self.sink.name.clone();
+        let alert = pending.alert.title();
+        pending.tries += 1;
+        let why = match self.attempt(client, &pending.alert) {
+            Verdict::Delivered => {
+                self.tried(true, None);
+                (self.reporter)(DeliveryEvent::Delivered { sink: name, alert });
+                return;
+            }
+            Verdict::Failed(why) => why,
+            Verdict::Retry { after, why } => {
+                let wait = after
+                    .unwrap_or(pending.backoff)
+                    .min(self.options.max_backoff);
+                let next_at = Instant::now() + wait;
+                if pending.tries < self.options.max_attempts && next_at < pending.deadline {
                     (self.reporter)(DeliveryEvent::Retrying {
-                        sink: name.clone(),
-                        alert: alert.title(),
-                        why,
+                        sink: name,
+                        alert,
+                        why: why.clone(),
                         after: wait,
                     });
-                    std::thread::sleep(wait);
-                    backoff = (backoff * 2).min(self.options.max_backoff);
-                    continue;
+                    pending.next_at = next_at;
+                    pending.backoff = (pending.backoff * 2).min(self.options.max_backoff);
+                    let (queue, _) = &*self.queue;
+                    lock(queue).pending.push_back(pending);
+                    self.tried(false, Some(&why));
+                    return;
                 }
-                Verdict::Retry { why, .. } => why,
-            };
-            let mut status = lock(&self.status);
-            status.failed += 1;
-            status.last_error = Some(why.clone());
-            status.last_error_at_ms = Some((self.clock)());
-            drop(status);
-            (self.reporter)(DeliveryEvent::Failed {
-                sink: name.clone(),
-                alert: alert.title(),
-                why,
-            });
+                self.give_up(name, alert, why.clone());
+                self.tried(false, Some(&why));
+                return;
+            }
+        };
+        self.give_up(name, alert, why);
+    }
+
+    /// Counts an alert given up on and reports it.
+    fn give_up(&self, name: String, alert: String, why: String) {
+        let mut status = lock(&self.status);
+        status.failed += 1;
+        status.last_error = Some(why.clone());
+        status.last_error_at_ms = Some((self.clock)());
+        drop(status);
+        (self.reporter)(DeliveryEvent::Failed {
+            sink: name,
+            alert,
+            why,
+        });
+    }
+
+    /// Counts a try towards the sink being up or down, and says when that changes.
+    fn tried(&mut self, delivered: bool, why: Option<&str>) {
+        let waiting = {
+            let queue = lock(&self.queue.0);
+            queue.pending.len() + usize::from(queue.trying.is_some())
+        };
+        let mut status = lock(&self.status);
+        status.waiting = waiting;
+        if delivered {
+            self.failed_in_a_row = 0;
+            status.delivered += 1;
+            if status.down_since_ms.take().is_some() {
+                drop(status);
+                (self.reporter)(DeliveryEvent::Up {
+                    sink: self.sink.name.clone(),
+                });
+            }
             return;
+        }
+        self.failed_in_a_row = self.failed_in_a_row.saturating_add(1);
+        if self.failed_in_a_row >= DOWN_AFTER && status.down_since_ms.is_none() {
+            let why = why.unwrap_or_default().to_string();
+            status.down_since_ms = Some((self.clock)());
+            status.last_error = Some(why.clone());
+            status.last_error_at_ms = status.down_since_ms;
+            drop(status);
+            (self.reporter)(DeliveryEvent::Down {
+                sink: self.sink.name.clone(),
+                why,
+                waiting,
+            });
         }
     }
 

@@ -11,7 +11,9 @@ mod try_sinks;
 
 pub use answer::{Verdict, judge};
 pub use book::{AUTO_RELEASE, AlertBook, UNREACHABLE};
-pub use deliver::{Clock, DeliveryEvent, DeliveryOptions, Dispatcher, Reporter, SinkStatus};
+pub use deliver::{
+    Clock, DOWN_AFTER, DeliveryEvent, DeliveryOptions, Dispatcher, Reporter, SinkStatus,
+};
 pub use message::{Alert, AlertState, Money, truncate_bytes};
 pub use sink::{HttpRequest, Sink, SinkError};
 pub use try_sinks::{EXIT_BAD_SETUP, EXIT_DELIVERED, EXIT_UNDELIVERED, test_sinks};

@@ -43,6 +43,8 @@ pub struct SinkTally {
     pub retrying: u64,
     pub failed: u64,
     pub dropped: u64,
+    /// The sink failed try after try and is marked down (until it delivers again).
+    pub down: bool,
     /// The last problem and when it was reported.
     pub last_error: Option<(TimestampMs, String)>,
 }
@@ -79,6 +81,16 @@ impl AlertLog {
             DeliveryEvent::Delivered { sink, .. } => {
                 self.sinks.entry(sink).or_default().delivered += 1;
                 return None;
+            }
+            DeliveryEvent::Up { sink } => {
+                self.sinks.entry(sink).or_default().down = false;
+                return None;
+            }
+            DeliveryEvent::Down { sink, why, waiting } => {
+                self.sinks.entry(sink.clone()).or_default().down = true;
+                let text =
+                    t!("alert_sink_state.down", sink = sink, why = why, n = waiting).into_owned();
+                (sink, text)
             }
             DeliveryEvent::Retrying {
                 sink,
@@ -186,5 +198,34 @@ mod tests {
         let tally = &log.sinks["slack"];
         assert_eq!((tally.delivered, tally.failed), (1, 1));
         assert_eq!(tally.last_error.as_ref().map(|e| e.0), Some(6));
+    }
+
+    #[test]
+    fn a_sink_marked_down_is_flagged_until_it_is_up_again() {
+        let mut log = AlertLog::default();
+        let down = DeliveryEvent::Down {
+            sink: "hook".to_string(),
+            why: "operation timed out".to_string(),
+            waiting: 3,
+        };
+        let problem = log.delivery(7, down).unwrap_or_default();
+        assert!(
+            problem.contains("hook") && problem.contains("down") && problem.contains('3'),
+            "{problem}"
+        );
+        assert!(log.sinks["hook"].down);
+        let zh = rust_i18n::t!(
+            "alert_sink_state.down",
+            locale = "zh-CN",
+            sink = "hook",
+            why = "x",
+            n = 3
+        );
+        assert!(zh.contains("不可用"), "{zh}");
+        let up = DeliveryEvent::Up {
+            sink: "hook".to_string(),
+        };
+        assert_eq!(log.delivery(8, up), None);
+        assert!(!log.sinks["hook"].down);
     }
 }

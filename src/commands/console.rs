@@ -213,7 +213,18 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
             let wake = Arc::new(move || {
                 let _ = wake_sink.send(Event::Scrape);
             });
-            match MetricsServer::start(&metrics.listen, metrics_bridge.clone(), wake) {
+            let started = super::watch::metrics_endpoint(metrics.listen.clone(), &config).and_then(
+                |endpoint| {
+                    MetricsServer::start(
+                        &endpoint.listen,
+                        endpoint.access,
+                        metrics_bridge.clone(),
+                        wake,
+                    )
+                    .map_err(|e| e.to_string())
+                },
+            );
+            match started {
                 Ok(server) => Some(server),
                 Err(e) => {
                     eprintln!("gpufleet: {e}");

@@ -46,16 +46,16 @@ pub fn run(
     let metrics = args
         .metrics
         .or_else(|| config.metrics.as_ref().map(|m| m.listen.clone()));
-    if let Some(addr) = &metrics
-        && addr.parse::<std::net::SocketAddr>().is_err()
-    {
-        let addr = format!("{addr:?}");
-        eprintln!(
-            "gpufleet watch: {}",
-            t!("cli.bad_metrics_address", addr = addr)
-        );
-        return Ok(ExitCode::from(EXIT_BAD_SETUP));
-    }
+    let metrics = match metrics {
+        None => None,
+        Some(addr) => match metrics_endpoint(addr, config) {
+            Ok(endpoint) => Some(endpoint),
+            Err(e) => {
+                eprintln!("gpufleet watch: {e}");
+                return Ok(ExitCode::from(EXIT_BAD_SETUP));
+            }
+        },
+    };
     // The demo alerts no one: the `[[alerts]]` sinks are the real fleet's, and the demo dials
     // nothing (it still serves `/metrics` where asked: a listener on the address given).
     let sinks = match load_sinks(config) {
@@ -168,4 +168,26 @@ fn start_provider_sync(config: &Config, demo: bool) -> Option<watch::StartSync> 
             }),
         )
     }))
+}
+
+/// Where and to whom `/metrics` is served: `--metrics` or `[metrics] listen`, with the
+/// config's token or its word that anyone may read it (which an address off loopback needs).
+pub(crate) fn metrics_endpoint(
+    addr: String,
+    config: &Config,
+) -> Result<crate::metrics::Endpoint, String> {
+    let Ok(listen) = addr.parse::<std::net::SocketAddr>() else {
+        let addr = format!("{addr:?}");
+        return Err(t!("cli.bad_metrics_address", addr = addr).into_owned());
+    };
+    let (token_env, open) = match &config.metrics {
+        Some(m) => (m.token_env.as_deref(), m.allow_unauthenticated),
+        None => (None, false),
+    };
+    let access =
+        crate::metrics::Access::for_listen(&listen, token_env, open).map_err(|e| e.to_string())?;
+    Ok(crate::metrics::Endpoint {
+        listen: addr,
+        access,
+    })
 }

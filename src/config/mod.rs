@@ -77,6 +77,12 @@ pub struct Config {
 pub struct MetricsConfig {
     /// `ADDRESS:PORT`, such as `127.0.0.1:9400`.
     pub listen: String,
+    /// The name of the environment variable holding the bearer token a scrape must send,
+    /// never the token.
+    pub token_env: Option<String>,
+    /// Serves an address off loopback with no token: anyone who reaches it reads the fleet.
+    #[serde(default)]
+    pub allow_unauthenticated: bool,
 }
 
 impl Default for Config {

@@ -8,7 +8,7 @@ use rust_i18n::t;
 use super::locate::{Document, KeyPath};
 use super::problem::{Problem, problem};
 use super::values::is_env_var_name;
-use super::{Budget, Config, Expect, HostConfig, Provider, ReleaseConfig};
+use super::{Budget, Config, Expect, HostConfig, MetricsConfig, Provider, ReleaseConfig};
 
 const TOKEN_KEYS: &[&str] = &[
     "token",
@@ -153,13 +153,8 @@ pub(super) fn check(config: &Config) -> Result<(), Problem> {
             t!("config_error.at_least_1"),
         )?;
     }
-    if let Some(metrics) = &config.metrics
-        && metrics.listen.parse::<std::net::SocketAddr>().is_err()
-    {
-        problem(
-            root.key("metrics").key("listen"),
-            t!("config_error.metrics_listen", found = metrics.listen : {:?}),
-        )?;
+    if let Some(metrics) = &config.metrics {
+        check_metrics(metrics, &root.key("metrics"))?;
     }
     let host_names: Vec<&str> = config.hosts.iter().map(|h| h.name.as_str()).collect();
     let mut sink_names: HashMap<&str, usize> = HashMap::new();
@@ -305,6 +300,26 @@ fn check_env_name(name: &str, path: KeyPath, holds: Holds) -> Result<(), Problem
         Holds::Token => t!("config_error.env_name_token"),
     };
     problem(path, message)
+}
+
+/// `[metrics]`: an address, a token's variable name, and no open listener off loopback unless
+/// the file says so.
+fn check_metrics(metrics: &MetricsConfig, path: &KeyPath) -> Result<(), Problem> {
+    let Ok(listen) = metrics.listen.parse::<std::net::SocketAddr>() else {
+        return problem(
+            path.key("listen"),
+            t!("config_error.metrics_listen", found = metrics.listen : {:?}),
+        );
+    };
+    if let Some(name) = &metrics.token_env {
+        check_env_name(name, path.key("token_env"), Holds::Token)?;
+    } else if !listen.ip().is_loopback() && !metrics.allow_unauthenticated {
+        problem(
+            path.key("listen"),
+            t!("metrics_access.config_open", found = metrics.listen : {:?}),
+        )?;
+    }
+    Ok(())
 }
 
 fn check_argv(argv: &[String], path: KeyPath) -> Result<(), Problem> {

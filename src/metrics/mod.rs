@@ -8,5 +8,8 @@ mod serve;
 mod text;
 
 pub use fleet::render;
-pub use serve::{MetricsBridge, MetricsServer, RENDER_WAIT, ServeError};
+pub use serve::{
+    Access, Endpoint, HEADER_TIMEOUT, IDLE_TIMEOUT, MAX_CONNECTIONS, MetricsBridge, MetricsServer,
+    RENDER_WAIT, ServeError,
+};
 pub use text::{CONTENT_TYPE, Kind, Labels, Page};

@@ -1,16 +1,45 @@
-//! `/metrics` over HTTP (the `tiny_http` crate) on a thread of its own. The page is rendered by
-//! the driver that owns the fleet, on request: a scrape asks for a fresh page and waits for it
-//! (at most [`RENDER_WAIT`]), so nothing is rendered between scrapes.
+//! `/metrics` over HTTP: hyper's HTTP/1 server on a tokio runtime of its own thread. The page
+//! is rendered by the driver that owns the fleet, on request: a scrape asks for a fresh page
+//! and waits for it (at most [`RENDER_WAIT`]), so nothing is rendered between scrapes.
+//!
+//! The server cannot be worn down by connections: at most [`MAX_CONNECTIONS`] are kept (a new
+//! one closes the idlest beyond that), a connection is closed after [`IDLE_TIMEOUT`] without a
+//! byte either way and after [`HEADER_TIMEOUT`] of sending a request's headers, and a failed
+//! accept (no descriptor left) is logged and tried again rather than ending the listener. Off
+//! loopback it answers only a bearer token unless told to serve anyone ([`Access`]).
 
 use rust_i18n::t;
+use std::collections::HashMap;
+use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode, header};
+use subtle::ConstantTimeEq;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::{Notify, watch};
 
 use super::text::CONTENT_TYPE;
 
 /// How long a scrape waits for the driver to render a fresh page before it gets the last one.
 pub const RENDER_WAIT: Duration = Duration::from_millis(1_500);
+/// Connections kept at once; a new one beyond closes the idlest.
+pub const MAX_CONNECTIONS: usize = 64;
+/// A connection with no byte read or written for this long is closed.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A request's headers must have arrived this long after they began.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the accept loop rests after a failed accept (no descriptor left, say).
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+/// A failed accept is logged at most this often.
+const ACCEPT_LOG_EVERY: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -18,6 +47,69 @@ pub enum ServeError {
     Bind { addr: String, message: String },
     #[error("{}", t!("metrics_error.thread", error = .0))]
     Thread(#[from] std::io::Error),
+    /// A listener off loopback with neither a token nor `allow_unauthenticated`.
+    #[error("{}", t!("metrics_access.open_off_loopback", addr = .0))]
+    OpenOffLoopback(String),
+    /// `token_env` names a variable that is not set (or not Unicode).
+    #[error("{}", t!("metrics_access.token_unset", name = .0))]
+    TokenUnset(String),
+    #[error("{}", t!("metrics_access.token_empty", name = .0))]
+    TokenEmpty(String),
+}
+
+/// Who may read `/metrics`.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone who can reach the address.
+    Open,
+    /// Only a request with `Authorization: Bearer <token>`.
+    Bearer(Vec<u8>),
+}
+
+impl std::fmt::Debug for Access {
+    // The token never reaches a log or a panic message.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Open => f.write_str("Open"),
+            Self::Bearer(_) => f.write_str("Bearer(..)"),
+        }
+    }
+}
+
+impl Access {
+    /// The access for a listener on `listen`: the token read from the variable `token_env`
+    /// names, if any; with none, loopback is open and any other address needs
+    /// `allow_unauthenticated`.
+    pub fn for_listen(
+        listen: &SocketAddr,
+        token_env: Option<&str>,
+        allow_unauthenticated: bool,
+    ) -> Result<Self, ServeError> {
+        if let Some(name) = token_env {
+            let token = std::env::var(name).map_err(|_| ServeError::TokenUnset(name.into()))?;
+            let token = token.trim();
+            if token.is_empty() {
+                return Err(ServeError::TokenEmpty(name.into()));
+            }
+            return Ok(Self::Bearer(token.as_bytes().to_vec()));
+        }
+        if listen.ip().is_loopback() || allow_unauthenticated {
+            Ok(Self::Open)
+        } else {
+            Err(ServeError::OpenOffLoopback(listen.to_string()))
+        }
+    }
+
+    /// Whether a request with this `Authorization` header may be answered; the token is
+    /// compared in constant time.
+    fn admits(&self, authorization: Option<&[u8]>) -> bool {
+        match self {
+            Self::Open => true,
+            Self::Bearer(token) => authorization
+                .and_then(|value| value.strip_prefix(b"Bearer "))
+                .is_some_and(|given| bool::from(given.ct_eq(token))),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -74,77 +166,358 @@ impl MetricsBridge {
     }
 }
 
+/// Where `/metrics` is served and to whom.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// `ADDRESS:PORT`.
+    pub listen: String,
+    pub access: Access,
+}
+
+/// What every connection's requests are answered with.
+struct Answerer {
+    bridge: MetricsBridge,
+    wake: Arc<dyn Fn() + Send + Sync>,
+    access: Access,
+}
+
 /// The running server; dropping it does not stop it, [`Self::stop`] does.
 pub struct MetricsServer {
-    server: Arc<tiny_http::Server>,
+    stop: watch::Sender<bool>,
     thread: Option<std::thread::JoinHandle<()>>,
     pub addr: SocketAddr,
 }
 
 impl MetricsServer {
-    /// Listens on `addr`; `wake` nudges the driver when a scrape waits.
+    /// Listens on `addr`, answering as `access` says; `wake` nudges the driver when a scrape
+    /// waits. A listener off loopback is logged as a warning, with a token or without.
     pub fn start(
         addr: &str,
+        access: Access,
         bridge: MetricsBridge,
         wake: Arc<dyn Fn() + Send + Sync>,
     ) -> Result<Self, ServeError> {
-        let server = tiny_http::Server::http(addr).map_err(|e| ServeError::Bind {
+        let bind_error = |message: String| ServeError::Bind {
             addr: addr.to_string(),
-            message: e.to_string(),
-        })?;
-        let bound = server
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| ServeError::Bind {
-                addr: addr.to_string(),
-                message: t!("metrics_error.not_an_ip").into_owned(),
-            })?;
-        let server = Arc::new(server);
-        let serving = Arc::clone(&server);
+            message,
+        };
+        let listener = std::net::TcpListener::bind(addr).map_err(|e| bind_error(e.to_string()))?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| bind_error(e.to_string()))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| bind_error(e.to_string()))?;
+        if !bound.ip().is_loopback() {
+            match access {
+                Access::Bearer(_) => {
+                    tracing::warn!(addr = %bound, "serving /metrics off loopback, to a bearer token")
+                }
+                Access::Open => {
+                    tracing::warn!(addr = %bound, "serving /metrics off loopback WITHOUT authentication (allow_unauthenticated)")
+                }
+            }
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .max_blocking_threads(8)
+            .build()?;
+        let (stop, stopped) = watch::channel(false);
+        let answerer = Arc::new(Answerer {
+            bridge,
+            wake,
+            access,
+        });
         let thread = std::thread::Builder::new()
             .name("metrics".to_string())
             .spawn(move || {
-                for request in serving.incoming_requests() {
-                    answer(request, &bridge, &*wake);
-                }
+                runtime.block_on(async move {
+                    match tokio::net::TcpListener::from_std(listener) {
+                        Ok(listener) => accept_loop(listener, answerer, stopped).await,
+                        Err(e) => tracing::error!(error = %e, "/metrics cannot listen"),
+                    }
+                });
             })?;
         Ok(Self {
-            server,
+            stop,
             thread: Some(thread),
             addr: bound,
         })
     }
 
-    /// Stops listening and waits for the thread.
+    /// Whether the server still runs (its thread has not ended).
+    pub fn alive(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+
+    /// Ends the server as a crash would, keeping the handle (for the watcher's tests).
+    #[cfg(test)]
+    pub(crate) fn end_thread(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+
+    /// Stops listening, closes the connections and waits for the thread.
     pub fn stop(mut self) {
-        self.server.unblock();
+        let _ = self.stop.send(true);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
     }
 }
 
-fn answer(request: tiny_http::Request, bridge: &MetricsBridge, wake: &dyn Fn()) {
-    let path = request
-        .url()
-        .split('?')
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    let get = matches!(
-        request.method(),
-        tiny_http::Method::Get | tiny_http::Method::Head
-    );
-    let (status, content_type, body) = match (get, path.as_str()) {
-        (true, "/metrics") => (200, CONTENT_TYPE, bridge.fetch(wake)),
-        (true, "/health") => (200, "text/plain; charset=utf-8", "ok\n".to_string()),
-        (true, _) => (404, "text/plain; charset=utf-8", "not found\n".to_string()),
-        (false, _) => (405, "text/plain; charset=utf-8", "GET only\n".to_string()),
-    };
-    let mut response = tiny_http::Response::from_string(body).with_status_code(status);
-    if let Ok(header) = tiny_http::Header::from_bytes("Content-Type", content_type) {
-        response.add_header(header);
+/// One open connection, as the accept loop sees it.
+struct Open {
+    /// When a byte last went either way, in ms since the server started.
+    last: Arc<AtomicU64>,
+    close: Arc<Notify>,
+}
+
+type Registry = Arc<Mutex<HashMap<u64, Open>>>;
+
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    answerer: Arc<Answerer>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let epoch = Instant::now();
+    let registry: Registry = Arc::default();
+    let mut next_id = 0u64;
+    let mut last_logged: Option<Instant> = None;
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            _ = stopped.changed() => return,
+            accepted = listener.accept() => accepted,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors (or another passing failure): the connections' own
+                // timeouts free them; the listener stays.
+                if last_logged.is_none_or(|at| at.elapsed() >= ACCEPT_LOG_EVERY) {
+                    tracing::warn!(error = %e, "/metrics cannot accept a connection now");
+                    last_logged = Some(Instant::now());
+                }
+                tokio::time::sleep(ACCEPT_PAUSE).await;
+                continue;
+            }
+        };
+        next_id += 1;
+        let id = next_id;
+        let last = Arc::new(AtomicU64::new(millis_since(epoch)));
+        let close = Arc::new(Notify::new());
+        if let Ok(mut open) = registry.lock() {
+            while open.len() >= MAX_CONNECTIONS {
+                let idlest = open
+                    .iter()
+                    .min_by_key(|(_, c)| c.last.load(Ordering::Relaxed))
+                    .map(|(id, _)| *id);
+                let Some(idlest) = idlest else { break };
+                if let Some(conn) = open.remove(&idlest) {
+                    conn.close.notify_one();
+                }
+            }
+            open.insert(
+                id,
+                Open {
+                    last: Arc::clone(&last),
+                    close: Arc::clone(&close),
+                },
+            );
+        }
+        let io = Activity {
+            inner: stream,
+            last: Arc::clone(&last),
+            epoch,
+        };
+        tokio::spawn(serve_connection(
+            io,
+            Arc::clone(&answerer),
+            close,
+            stopped.clone(),
+            Arc::clone(&registry),
+            id,
+        ));
     }
-    // A scraper that hung up is not an error worth reporting.
-    let _ = request.respond(response);
+}
+
+async fn serve_connection(
+    io: Activity,
+    answerer: Arc<Answerer>,
+    close: Arc<Notify>,
+    mut stopped: watch::Receiver<bool>,
+    registry: Registry,
+    id: u64,
+) {
+    let last = Arc::clone(&io.last);
+    let epoch = io.epoch;
+    let service = hyper::service::service_fn(move |request| {
+        let answerer = Arc::clone(&answerer);
+        async move { Ok::<_, Infallible>(answer(request, answerer).await) }
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(hyper_util::rt::TokioIo::new(io), service);
+    tokio::pin!(connection);
+    let mut check = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = connection.as_mut() => break,
+            () = close.notified() => break,
+            _ = stopped.changed() => break,
+            _ = check.tick() => {
+                let idle = millis_since(epoch).saturating_sub(last.load(Ordering::Relaxed));
+                if idle >= IDLE_TIMEOUT.as_millis() as u64 {
+                    break;
+                }
+            }
+        }
+    }
+    if let Ok(mut open) = registry.lock() {
+        open.remove(&id);
+    }
+}
+
+async fn answer(request: Request<Incoming>, answerer: Arc<Answerer>) -> Response<Full<Bytes>> {
+    let authorization = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.as_bytes());
+    if !answerer.access.admits(authorization) {
+        // The status and the scheme to use, nothing else.
+        let mut response = Response::new(Full::new(Bytes::new()));
+        *response.status_mut() = StatusCode::UNAUTHORIZED;
+        if let Ok(scheme) = header::HeaderValue::from_bytes(b"Bearer") {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, scheme);
+        }
+        return response;
+    }
+    let get = matches!(*request.method(), Method::GET | Method::HEAD);
+    match (get, request.uri().path()) {
+        (true, "/metrics") => {
+            let bridge = answerer.bridge.clone();
+            let wake = Arc::clone(&answerer.wake);
+            let page = tokio::task::spawn_blocking(move || bridge.fetch(&*wake))
+                .await
+                .unwrap_or_default();
+            let mut response = Response::new(Full::new(Bytes::from(page)));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static(CONTENT_TYPE),
+            );
+            response
+        }
+        (true, "/health") => plain(StatusCode::OK, "ok\n"),
+        (true, _) => plain(StatusCode::NOT_FOUND, "not found\n"),
+        (false, _) => plain(StatusCode::METHOD_NOT_ALLOWED, "GET only\n"),
+    }
+}
+
+fn plain(status: StatusCode, body: &'static str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn millis_since(epoch: Instant) -> u64 {
+    epoch.elapsed().as_millis() as u64
+}
+
+/// A connection's socket that notes when a byte last went either way.
+struct Activity {
+    inner: TcpStream,
+    last: Arc<AtomicU64>,
+    epoch: Instant,
+}
+
+impl Activity {
+    fn touch(&self) {
+        self.last.store(millis_since(self.epoch), Ordering::Relaxed);
+    }
+}
+
+impl AsyncRead for Activity {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.touch();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Activity {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, data);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.touch();
+        }
+        polled
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bearer_token_admits_only_itself() {
+        let access = Access::Bearer(b"s3cret".to_vec());
+        assert!(access.admits(Some(b"Bearer s3cret")));
+        assert!(!access.admits(Some(b"Bearer s3cre")));
+        assert!(!access.admits(Some(b"Bearer s3cretx")));
+        assert!(!access.admits(Some(b"Basic s3cret")));
+        assert!(!access.admits(None));
+        assert!(Access::Open.admits(None));
+        assert_eq!(format!("{access:?}"), "Bearer(..)");
+    }
+
+    #[test]
+    fn off_loopback_needs_a_token_or_a_word_that_anyone_may_read() {
+        let wide: SocketAddr = "0.0.0.0:9400".parse().expect("addr");
+        let local: SocketAddr = "127.0.0.1:9400".parse().expect("addr");
+        assert!(matches!(
+            Access::for_listen(&wide, None, false),
+            Err(ServeError::OpenOffLoopback(_))
+        ));
+        assert_eq!(
+            Access::for_listen(&wide, None, true).ok(),
+            Some(Access::Open)
+        );
+        assert_eq!(
+            Access::for_listen(&local, None, false).ok(),
+            Some(Access::Open)
+        );
+        assert!(matches!(
+            Access::for_listen(&local, Some("GPUFLEET_TEST_SURELY_UNSET_VAR"), false),
+            Err(ServeError::TokenUnset(_))
+        ));
+    }
 }

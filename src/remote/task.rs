@@ -225,7 +225,7 @@ pub(crate) async fn follow(mut link: Link) {
                     () = ask_again.wait(link.id) => {}
                 }
                 attempt = 0;
-                backoff.reset();
+                backoff.restart();
                 continue;
             }
             Err(e) => Some(e),

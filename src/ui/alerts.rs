@@ -162,6 +162,9 @@ fn sink_lines(log: &AlertLog, theme: &Theme) -> Vec<(String, Style)> {
             if tally.dropped > 0 {
                 text.push_str(&t!("alerts.dropped", n = tally.dropped));
             }
+            if tally.down {
+                text.push_str(&t!("alert_sink_state.pane_down"));
+            }
             let style = match &tally.last_error {
                 Some((at_ms, why)) => {
                     let time = utc_time(*at_ms);

@@ -109,7 +109,7 @@ pub struct Setup {
     /// Where ledgers are stored; `None` keeps them in memory (the demo fleet).
     pub store: Option<LedgerStore>,
     pub sinks: Vec<Sink>,
-    pub metrics: Option<String>,
+    pub metrics: Option<crate::metrics::Endpoint>,
     pub unreachable_after_ms: u64,
     /// How hosts are released automatically; `None` releases nothing (the demo fleet).
     pub release: Option<ReleaseSetup>,
@@ -125,13 +125,18 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
         source,
     })?;
     let bridge = MetricsBridge::default();
-    let server = match &setup.metrics {
-        Some(addr) => {
-            let wake_tx = tx.clone();
-            let wake = Arc::new(move || {
-                let _ = wake_tx.send(Input::Scrape);
-            });
-            let server = MetricsServer::start(addr, bridge.clone(), wake)?;
+    let scrape_tx = tx.clone();
+    let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
+        let _ = scrape_tx.send(Input::Scrape);
+    });
+    let mut server = match &setup.metrics {
+        Some(endpoint) => {
+            let server = MetricsServer::start(
+                &endpoint.listen,
+                endpoint.access.clone(),
+                bridge.clone(),
+                Arc::clone(&wake),
+            )?;
             tracing::info!(addr = %server.addr, "serving /metrics");
             Some(server)
         }
@@ -303,6 +308,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
             next_tick += TICK;
             if next_tick < Instant::now() {
                 next_tick = Instant::now() + TICK;
+            }
+            if let Some(endpoint) = &setup.metrics {
+                keep_serving(&mut server, endpoint, &bridge, &wake);
             }
             log_duties(duties.poll(&mut fleet));
             if let Some(holds) = &duties.holds {
@@ -497,14 +505,67 @@ fn shut_down(
     if let Some(book) = fleet.book_to_store() {
         save(&mut fleet, store, &book);
     }
-    let (_, finished) = alerts.finish(ALERTS_WAIT);
+    let (statuses, finished) = alerts.finish(ALERTS_WAIT);
     if !finished {
         tracing::warn!("some alerts were still being delivered");
     }
+    say_undelivered(&statuses);
     if let Some(server) = server {
         server.stop();
     }
     tracing::info!(took_ms = started.elapsed().as_millis() as u64, "stopped");
+}
+
+/// Starts `/metrics` again (on the address it had) if its server ended; says so in the log.
+fn keep_serving(
+    server: &mut Option<MetricsServer>,
+    endpoint: &crate::metrics::Endpoint,
+    bridge: &MetricsBridge,
+    wake: &Arc<dyn Fn() + Send + Sync>,
+) {
+    let (listen, alive) = match server.as_ref() {
+        Some(running) => (running.addr.to_string(), running.alive()),
+        None => (endpoint.listen.clone(), false),
+    };
+    if alive {
+        return;
+    }
+    if let Some(dead) = server.take() {
+        tracing::error!(addr = %dead.addr, "/metrics stopped serving; starting it again");
+        dead.stop();
+    }
+    match MetricsServer::start(
+        &listen,
+        endpoint.access.clone(),
+        bridge.clone(),
+        Arc::clone(wake),
+    ) {
+        Ok(started) => {
+            tracing::info!(addr = %started.addr, "serving /metrics again");
+            *server = Some(started);
+        }
+        Err(e) => tracing::error!(error = %e, "/metrics could not start again; trying each tick"),
+    }
+}
+
+/// Names, in the log and on stderr, the alerts each sink never got.
+fn say_undelivered(statuses: &[(String, crate::alerts::SinkStatus)]) {
+    for (sink, status) in statuses {
+        if status.undelivered.is_empty() {
+            continue;
+        }
+        let alerts = status.undelivered.join("; ");
+        tracing::error!(%sink, %alerts, "alerts not delivered before stopping");
+        eprintln!(
+            "gpufleet watch: {}",
+            rust_i18n::t!(
+                "alert_sink_state.undelivered_at_stop",
+                sink = crate::remote::sanitize(sink),
+                n = status.undelivered.len(),
+                alerts = crate::remote::sanitize(&alerts)
+            )
+        );
+    }
 }
 
 fn log_duties(notes: Vec<DutyNote>) {
@@ -536,12 +597,50 @@ fn log_delivery(event: DeliveryEvent) {
         DeliveryEvent::Dropped { sink, alert } => {
             tracing::error!(sink = %sink, alert = %alert, "alert dropped: the sink's queue is full")
         }
+        DeliveryEvent::Down { sink, why, waiting } => {
+            tracing::error!(%sink, %why, waiting, "alert sink down: its alerts wait and are tried in turn")
+        }
+        DeliveryEvent::Up { sink } => tracing::info!(sink = %sink, "alert sink up again"),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_metrics_server_that_stopped_is_started_again_on_its_address() {
+        let endpoint = crate::metrics::Endpoint {
+            listen: "127.0.0.1:0".to_string(),
+            access: crate::metrics::Access::Open,
+        };
+        let bridge = MetricsBridge::default();
+        let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(|| {});
+        let mut server = None;
+        keep_serving(&mut server, &endpoint, &bridge, &wake);
+        let addr = server.as_ref().map(|s| s.addr).expect("started");
+        let health = || {
+            reqwest::blocking::get(format!("http://{addr}/health"))
+                .map(|r| r.status().as_u16())
+                .ok()
+        };
+        assert_eq!(health(), Some(200));
+        if let Some(running) = server.as_mut() {
+            running.end_thread();
+        }
+        assert!(!server.as_ref().is_some_and(MetricsServer::alive));
+        assert_eq!(health(), None, "the ended server no longer answers");
+        keep_serving(&mut server, &endpoint, &bridge, &wake);
+        assert_eq!(
+            server.as_ref().map(|s| s.addr),
+            Some(addr),
+            "the same address"
+        );
+        assert_eq!(health(), Some(200));
+        if let Some(server) = server {
+            server.stop();
+        }
+    }
 
     #[test]
     fn a_watcher_that_cannot_start_says_so_in_the_catalogues_words() {

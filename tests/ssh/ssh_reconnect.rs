@@ -144,3 +144,40 @@ fn a_host_that_stops_answering_is_unresponsive_within_two_intervals_and_answers_
         events.kinds()
     );
 }
+
+#[test]
+fn a_host_live_lately_is_tried_again_within_15_s_and_is_back_within_that_of_its_sshd() {
+    let Some(mut sshd) = Sshd::start() else {
+        return;
+    };
+    let (sink, mut events) = channel();
+    let mut opts = test_options(&sshd.trusted_known_hosts());
+    // A schedule that would wait 15 to 30 s from the first failure: the cap for a host that
+    // was live a moment ago must bring it under 15 s.
+    opts.reconnect_base_ms = 30_000;
+    opts.reconnect_cap_ms = 30_000;
+    let link = spawn_link(sshd.remote_host("back-soon"), 0, sink, opts).expect("spawn");
+    events.expect(WAIT, "Sample", |_, e| is_sample(e));
+
+    sshd.kill();
+    let (at_ms, retry_at_ms) = match events.expect(WAIT, "Disconnected", |_, e| {
+        matches!(e, HostEvent::Disconnected { .. })
+    }) {
+        HostEvent::Disconnected {
+            at_ms, retry_at_ms, ..
+        } => (at_ms, retry_at_ms),
+        _ => unreachable!(),
+    };
+    let down = Instant::now();
+    let retry_in_ms = retry_at_ms.expect("a retry is scheduled") - at_ms;
+    assert!(retry_in_ms <= 15_000, "next try in {retry_in_ms} ms");
+
+    sshd.restart();
+    events.expect(Duration::from_secs(25), "Sample again", |_, e| is_sample(e));
+    assert!(
+        down.elapsed() <= Duration::from_millis(retry_in_ms + 5_000),
+        "live again {:?} after the outage, next try was announced in {retry_in_ms} ms",
+        down.elapsed()
+    );
+    link.stop_and_join();
+}

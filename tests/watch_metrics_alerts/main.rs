@@ -11,8 +11,10 @@ mod tmux;
 #[path = "../support/watcher.rs"]
 mod watcher;
 
+mod alerts_delivery;
 mod alerts_sinks;
 mod duties;
+mod metrics_guard;
 mod metrics_page;
 mod metrics_serve;
 mod url_redaction;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gpufleet::metrics::{CONTENT_TYPE, MetricsBridge, MetricsServer};
+use gpufleet::metrics::{Access, CONTENT_TYPE, MetricsBridge, MetricsServer};
 
 #[test]
 fn a_scrape_gets_a_freshly_rendered_page() {
@@ -26,7 +26,8 @@ fn a_scrape_gets_a_freshly_rendered_page() {
             }
         })
     };
-    let server = MetricsServer::start("127.0.0.1:0", bridge, Arc::new(|| {})).expect("listen");
+    let server =
+        MetricsServer::start("127.0.0.1:0", Access::Open, bridge, Arc::new(|| {})).expect("listen");
     let url = format!("http://{}", server.addr);
     let client = reqwest::blocking::Client::new();
     for expected in 1..=2 {
@@ -52,6 +53,7 @@ fn a_scrape_gets_a_freshly_rendered_page() {
 
     let taken = MetricsServer::start(
         &server.addr.to_string(),
+        Access::Open,
         MetricsBridge::default(),
         Arc::new(|| {}),
     );
