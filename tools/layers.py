@@ -23,7 +23,7 @@ import re
 import sys
 
 FLOORS = [
-    ("base", ["config/", "paths.rs", "utc.rs"]),
+    ("base", ["config/", "paths.rs", "utc.rs", "words.rs"]),
     ("core", []),
     ("drivers", ["app/", "ui/", "theme.rs", "watch", "alerts", "metrics"]),
     ("entry", ["main.rs", "lib.rs", "cli.rs", "cli_values.rs", "cli/", "bin/", "launch.rs",

@@ -253,20 +253,20 @@ impl Job {
                     });
                     return;
                 }
-                Verdict::Failed(why) => why,
+                Verdict::Failed(why) => why.localized(),
                 Verdict::Retry { after, why } if attempt < self.options.max_attempts => {
                     let wait = after.unwrap_or(backoff).min(self.options.max_backoff);
                     (self.reporter)(DeliveryEvent::Retrying {
                         sink: name.clone(),
                         alert: alert.title(),
-                        why,
+                        why: why.localized(),
                         after: wait,
                     });
                     std::thread::sleep(wait);
                     backoff = (backoff * 2).min(self.options.max_backoff);
                     continue;
                 }
-                Verdict::Retry { why, .. } => why,
+                Verdict::Retry { why, .. } => why.localized(),
             };
             let mut status = lock(&self.status);
             status.failed += 1;
@@ -302,7 +302,7 @@ impl Job {
             // The address may hold the sink's key: errors are shown without it.
             Err(e) => Verdict::Retry {
                 after: None,
-                why: e.without_url().to_string(),
+                why: crate::words::Words::verbatim(e.without_url().to_string()),
             },
         }
     }

@@ -217,12 +217,12 @@ fn account_line(record: &AccountRecord, name: &str, now_ms: u64) -> String {
         .count();
     let provider = record.provider.as_str();
     match (&record.error, record.synced_ms) {
-        (None, _) => t!(
-            "cli_providers.account_synced",
-            provider = provider,
-            name = name,
-            count = count
-        ),
+        (None, _) => {
+            return crate::words::Words::counted("cli_providers.account_synced", count as u64)
+                .put("provider", provider)
+                .put("name", name.to_string())
+                .localized();
+        }
         (Some(why), Some(at)) => {
             let age = age(now_ms.saturating_sub(at));
             t!(

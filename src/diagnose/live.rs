@@ -352,7 +352,7 @@ pub fn lost_again(host: &HostState, out: &mut Findings) {
         return;
     }
     let mut f = crate::diagnose::labels_host::gpu_lost_again();
-    f.add_evidence(&t!("live_evidence.lost_count", n = n));
+    f.add_evidence(&crate::words::Words::counted("live_evidence.lost_count", n as u64).localized());
     for e in host
         .faults
         .earlier()

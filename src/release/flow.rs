@@ -15,7 +15,6 @@ use super::execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer
 use super::record::{Closing, Unrecorded};
 use super::request::{BuildError, ReleaseAction, ReleaseRequest};
 use super::secret::load_token;
-use super::secret_words::token_error_words;
 use super::simulated;
 use super::words::effect;
 
@@ -154,7 +153,7 @@ impl ReleaseFlow {
                 Err(e) => (
                     None,
                     Vec::new(),
-                    Some(token_error_words(&e)),
+                    Some(e.words().localized()),
                     Some(e.to_string()),
                 ),
             }
@@ -239,10 +238,11 @@ impl ReleaseFlow {
                 let (outcome, status) = match result {
                     Ok(Some(0)) => (BackupOutcome::Succeeded, Some(0)),
                     Ok(Some(code)) => (
-                        BackupOutcome::Failed(super::words::command_status_words(
-                            super::execute::CommandStatus::Exit(code),
-                            &rust_i18n::locale(),
-                        )),
+                        BackupOutcome::Failed(
+                            super::execute::CommandStatus::Exit(code)
+                                .words()
+                                .localized(),
+                        ),
                         Some(code),
                     ),
                     Ok(None) => (

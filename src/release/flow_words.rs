@@ -6,9 +6,10 @@ use rust_i18n::t;
 
 use crate::cost::format_duration_ms;
 use crate::remote::sanitize as clean;
+use crate::words::Words;
 
 use super::flow::{FlowError, ReleasePlan, quoted};
-use super::words::{action_words, build_error_words_in, effect_words, send_error_words_in};
+use super::words::{action_words, effect_words};
 
 impl ReleasePlan {
     /// The plan as lines of text, the request included (token redacted).
@@ -37,7 +38,7 @@ impl ReleasePlan {
             .into_owned(),
             t!(
                 "release_plan.effect",
-                effect = effect_words(self.provider, self.action)
+                effect = effect_words(self.provider, self.action).localized()
             )
             .into_owned(),
             t!(
@@ -74,64 +75,63 @@ impl ReleasePlan {
     }
 }
 
-/// Why a release was refused or failed.
+impl FlowError {
+    /// Why a release was refused or failed; in English, the error's `Display` (the log's
+    /// text), except that a token's problem is said in the language it was loaded in.
+    pub fn words(&self) -> Words {
+        match self {
+            FlowError::ReadOnly => Words::new("release.read_only"),
+            FlowError::UnknownHost(host) => {
+                Words::new("release_error.unknown_host").put("host", format!("{host:?}"))
+            }
+            FlowError::NoReleaseConfig(host) => {
+                Words::new("release.no_table").put("host", host.to_string())
+            }
+            FlowError::Build(e) => e.words(),
+            FlowError::Token { problem, .. } => {
+                Words::new("release.no_token").put("problem", problem.to_string())
+            }
+            FlowError::BackupNotRun => Words::new("release_error.backup_not_run"),
+            FlowError::BackupFailed(why) => {
+                Words::new("release_error.backup_failed").put("why", why.to_string())
+            }
+            FlowError::Cancelled => Words::new("release.cancelled"),
+            FlowError::WrongName { typed, host } => Words::new("release_error.wrong_name")
+                .put("typed", format!("{typed:?}"))
+                .put("host", format!("{host:?}")),
+            FlowError::NotConfirmed => Words::new("release_error.not_confirmed"),
+            FlowError::AlreadySent => Words::new("release_error.already_sent"),
+            FlowError::Send { failure, audit } => {
+                let note = match audit {
+                    Some(why) => Words::new("release.audit_unwritten").put("why", why.to_string()),
+                    None => Words::verbatim(""),
+                };
+                Words::new("release.then")
+                    .put_words("first", failure.error.words())
+                    .put_words("then", note)
+            }
+            FlowError::Audit(e) => Words::verbatim(e.to_string()),
+            FlowError::Unrecordable(e) => {
+                Words::new("release_error.unrecordable").put("why", e.to_string())
+            }
+        }
+    }
+}
+
+/// Why a release was refused or failed, in the interface's language.
 pub fn error_words(error: &FlowError) -> String {
-    error_words_in(error, &rust_i18n::locale())
+    error.words().localized()
 }
 
-/// [`error_words`] in `locale`; in `en`, the error's `Display` (the log's text), except that
-/// a token's problem is said in the language it was loaded in.
-pub fn error_words_in(error: &FlowError, locale: &str) -> String {
-    let text = match error {
-        FlowError::ReadOnly => t!("release.read_only", locale = locale),
-        FlowError::UnknownHost(host) => {
-            t!(
-                "release_error.unknown_host",
-                locale = locale,
-                host = format!("{host:?}")
-            )
-        }
-        FlowError::NoReleaseConfig(host) => t!("release.no_table", locale = locale, host = host),
-        FlowError::Build(e) => return build_error_words_in(e, locale),
-        FlowError::Token { problem, .. } => {
-            t!("release.no_token", locale = locale, problem = problem)
-        }
-        FlowError::BackupNotRun => t!("release_error.backup_not_run", locale = locale),
-        FlowError::BackupFailed(why) => {
-            t!("release_error.backup_failed", locale = locale, why = why)
-        }
-        FlowError::Cancelled => t!("release.cancelled", locale = locale),
-        FlowError::WrongName { typed, host } => t!(
-            "release_error.wrong_name",
-            locale = locale,
-            typed = format!("{typed:?}"),
-            host = format!("{host:?}")
-        ),
-        FlowError::NotConfirmed => t!("release_error.not_confirmed", locale = locale),
-        FlowError::AlreadySent => t!("release_error.already_sent", locale = locale),
-        FlowError::Send { failure, audit } => {
-            let note = audit
-                .as_ref()
-                .map(|why| t!("release.audit_unwritten", locale = locale, why = why).into_owned())
-                .unwrap_or_default();
-            return send_error_words_in(&failure.error, locale) + &note;
-        }
-        FlowError::Audit(e) => return e.to_string(),
-        FlowError::Unrecordable(e) => t!("release_error.unrecordable", locale = locale, why = e),
-    };
-    text.into_owned()
-}
-
-/// English, as the log and the audit log keep it: the catalogue's English
-/// ([`error_words_in`]), the token's problem in English too.
+/// English, as the log and the audit log keep it: the catalogue's English of
+/// [`FlowError::words`], the token's problem in English too.
 impl std::fmt::Display for FlowError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = match self {
-            FlowError::Token { english, .. } => {
-                rust_i18n::t!("release.no_token", locale = "en", problem = english).into_owned()
-            }
-            other => error_words_in(other, "en"),
-        };
-        f.write_str(&text)
+        match self {
+            FlowError::Token { english, .. } => Words::new("release.no_token")
+                .put("problem", english.to_string())
+                .fmt(f),
+            other => other.words().fmt(f),
+        }
     }
 }

@@ -28,5 +28,4 @@ pub use request::{
 pub use secret::{
     LoadedToken, REDACTED, Secret, SecretSource, TokenError, load_secret, load_token, process_env,
 };
-pub use secret_words::{token_error_words, token_error_words_in};
-pub use words::{action_words, build_error_words, effect, effect_words, send_error_words};
+pub use words::{action_words, effect, effect_words};

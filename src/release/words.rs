@@ -3,29 +3,30 @@
 //! own `Display` texts stay English for the log lines and the audit log; these are for the
 //! screen and the terminal.
 
-use rust_i18n::t;
-
 use crate::config::Provider;
+use crate::words::Words;
 
 use super::execute::{CommandStatus, SendError};
 use super::request::{BuildError, ReleaseAction};
 
-/// A release action as the reader says it: `stop` / `terminate` (`关机` / `释放`).
-pub fn action_words(action: ReleaseAction) -> String {
-    match action {
-        ReleaseAction::Stop => t!("action.stop"),
-        ReleaseAction::Terminate => t!("action.terminate"),
+impl ReleaseAction {
+    /// The action as the reader says it: `stop` / `terminate` (`关机` / `释放`).
+    pub fn words(self) -> Words {
+        match self {
+            ReleaseAction::Stop => Words::new("action.stop"),
+            ReleaseAction::Terminate => Words::new("action.terminate"),
+        }
     }
-    .into_owned()
 }
 
-/// What a release action does to the instance and its data, in the interface's language.
-pub fn effect_words(provider: Provider, action: ReleaseAction) -> String {
-    effect_words_in(provider, action, &rust_i18n::locale())
+/// A release action as the reader says it, in the interface's language.
+pub fn action_words(action: ReleaseAction) -> String {
+    action.words().localized()
 }
 
-/// [`effect_words`] in `locale`; in `en`, [`effect`].
-pub fn effect_words_in(provider: Provider, action: ReleaseAction, locale: &str) -> String {
+/// What a release action does to the instance and its data; its English is what the plan's
+/// JSON and the log keep.
+pub fn effect_words(provider: Provider, action: ReleaseAction) -> Words {
     use ReleaseAction::{Stop, Terminate};
     let key = match (provider, action) {
         (Provider::Vast, Stop) => "effect.vast_stop",
@@ -38,187 +39,139 @@ pub fn effect_words_in(provider: Provider, action: ReleaseAction, locale: &str) 
         (Provider::Command, _) => "effect.command",
         (Provider::Ssh, _) => "effect.ssh",
     };
-    t!(key, locale = locale).into_owned()
+    Words::new(key)
 }
 
 /// `: what the provider said`, or nothing when it said nothing.
-pub(super) fn detail(text: &str, locale: &str) -> String {
+pub(super) fn detail(text: &str) -> Words {
     if text.is_empty() {
-        String::new()
+        Words::verbatim("")
     } else {
-        t!("release_error.detail", locale = locale, text = text).into_owned()
+        Words::new("release_error.detail").put("text", text.to_string())
     }
 }
 
-/// Why sending a release failed.
-pub fn send_error_words(error: &SendError) -> String {
-    send_error_words_in(error, &rust_i18n::locale())
-}
-
-/// [`send_error_words`] in `locale`; in `en`, the error's `Display`.
-pub fn send_error_words_in(error: &SendError, locale: &str) -> String {
-    match error {
-        SendError::Client(why) => t!("release_error.client", locale = locale, why = why),
-        SendError::NoToken => t!("release_error.no_token", locale = locale),
-        SendError::BadToken => t!("release_error.bad_token", locale = locale),
-        SendError::TokenRejected { status, text } => t!(
-            "release_error.token_rejected",
-            locale = locale,
-            status = status,
-            detail = detail(text, locale)
-        ),
-        SendError::NotFound { text } => t!(
-            "release_error.not_found",
-            locale = locale,
-            detail = detail(text, locale)
-        ),
-        SendError::ServerError { status, text } => t!(
-            "release_error.server_error",
-            locale = locale,
-            status = status,
-            detail = detail(text, locale)
-        ),
-        SendError::Unexpected { status, text } => t!(
-            "release_error.unexpected",
-            locale = locale,
-            status = status,
-            detail = detail(text, locale)
-        ),
-        SendError::Refused { text } => t!("release_error.refused", locale = locale, text = text),
-        SendError::Timeout { url, timeout_ms } => {
-            t!(
-                "release_error.timeout",
-                locale = locale,
-                url = url,
-                ms = timeout_ms
-            )
-        }
-        SendError::Unreachable { url, message } => {
-            t!(
-                "release_error.unreachable",
-                locale = locale,
-                url = url,
-                why = message
-            )
-        }
-        SendError::ReadAnswer { url, message } => t!(
-            "release_error.unreachable",
-            locale = locale,
-            url = url,
-            why = t!(
-                "release_words.reading_answer",
-                locale = locale,
-                why = message
-            )
-        ),
-        SendError::EmptyCommand => t!(
-            "release_error.spawn",
-            locale = locale,
-            program = "",
-            why = t!("release_words.empty_command", locale = locale)
-        ),
-        SendError::Spawn { program, message } => {
-            t!(
-                "release_error.spawn",
-                locale = locale,
-                program = program,
-                why = message
-            )
-        }
-        SendError::CommandTimeout {
-            program,
-            timeout_ms,
-        } => t!(
-            "release_error.command_timeout",
-            locale = locale,
-            program = program,
-            ms = timeout_ms
-        ),
-        SendError::CommandFailed {
-            command,
-            status,
-            text,
-        } => t!(
-            "release_error.command_failed",
-            locale = locale,
-            command = command,
-            status = command_status_words(*status, locale),
-            detail = detail(text, locale)
-        ),
-        SendError::Remote { message } => t!("release_error.remote", locale = locale, why = message),
-    }
-    .into_owned()
-}
-
-/// How a failed release command ended, in `locale`: `exit 3` (`退出码 3`), killed by a signal.
-pub fn command_status_words(status: CommandStatus, locale: &str) -> String {
-    match status {
-        CommandStatus::Exit(code) => t!("release_words.exit", locale = locale, code = code),
-        CommandStatus::Signal => t!("release_words.signal", locale = locale),
-    }
-    .into_owned()
-}
-
-/// Why the config cannot say how to release a host.
-pub fn build_error_words(error: &BuildError) -> String {
-    build_error_words_in(error, &rust_i18n::locale())
-}
-
-/// [`build_error_words`] in `locale`; in `en`, the error's `Display`.
-pub fn build_error_words_in(error: &BuildError, locale: &str) -> String {
-    match error {
-        BuildError::NoStop { provider } => t!(
-            "release_error.no_stop",
-            locale = locale,
-            provider = provider
-        ),
-        BuildError::NoTerminate => t!("release_error.no_terminate", locale = locale),
-        BuildError::MissingInstanceId { provider } => {
-            t!(
-                "release_error.missing_instance_id",
-                locale = locale,
-                provider = provider
-            )
-        }
-        BuildError::MissingCommand => t!("release_error.missing_command", locale = locale),
-        BuildError::BadBaseUrl { url } => {
-            t!(
-                "release_error.bad_base_url",
-                locale = locale,
-                url = format!("{url:?}")
-            )
+impl SendError {
+    /// Why sending a release failed; in English, the error's `Display`.
+    pub fn words(&self) -> Words {
+        match self {
+            SendError::Client(why) => {
+                Words::new("release_error.client").put("why", why.to_string())
+            }
+            SendError::NoToken => Words::new("release_error.no_token"),
+            SendError::BadToken => Words::new("release_error.bad_token"),
+            SendError::TokenRejected { status, text } => Words::new("release_error.token_rejected")
+                .put("status", status.to_string())
+                .put_words("detail", detail(text)),
+            SendError::NotFound { text } => {
+                Words::new("release_error.not_found").put_words("detail", detail(text))
+            }
+            SendError::ServerError { status, text } => Words::new("release_error.server_error")
+                .put("status", status.to_string())
+                .put_words("detail", detail(text)),
+            SendError::Unexpected { status, text } => Words::new("release_error.unexpected")
+                .put("status", status.to_string())
+                .put_words("detail", detail(text)),
+            SendError::Refused { text } => {
+                Words::new("release_error.refused").put("text", text.to_string())
+            }
+            SendError::Timeout { url, timeout_ms } => Words::new("release_error.timeout")
+                .put("url", url.to_string())
+                .put("ms", timeout_ms.to_string()),
+            SendError::Unreachable { url, message } => Words::new("release_error.unreachable")
+                .put("url", url.to_string())
+                .put("why", message.to_string()),
+            SendError::ReadAnswer { url, message } => Words::new("release_error.unreachable")
+                .put("url", url.to_string())
+                .put_words(
+                    "why",
+                    Words::new("release_words.reading_answer").put("why", message.to_string()),
+                ),
+            SendError::EmptyCommand => Words::new("release_error.spawn")
+                .put("program", "")
+                .put_words("why", Words::new("release_words.empty_command")),
+            SendError::Spawn { program, message } => Words::new("release_error.spawn")
+                .put("program", program.to_string())
+                .put("why", message.to_string()),
+            SendError::CommandTimeout {
+                program,
+                timeout_ms,
+            } => Words::new("release_error.command_timeout")
+                .put("program", program.to_string())
+                .put("ms", timeout_ms.to_string()),
+            SendError::CommandFailed {
+                command,
+                status,
+                text,
+            } => Words::new("release_error.command_failed")
+                .put("command", command.to_string())
+                .put_words("status", status.words())
+                .put_words("detail", detail(text)),
+            SendError::Remote { message } => {
+                Words::new("release_error.remote").put("why", message.to_string())
+            }
         }
     }
-    .into_owned()
+}
+
+impl CommandStatus {
+    /// How a failed release command ended: `exit 3` (`退出码 3`), killed by a signal.
+    pub fn words(self) -> Words {
+        match self {
+            CommandStatus::Exit(code) => {
+                Words::new("release_words.exit").put("code", code.to_string())
+            }
+            CommandStatus::Signal => Words::new("release_words.signal"),
+        }
+    }
+}
+
+impl BuildError {
+    /// Why the config cannot say how to release a host; in English, the error's `Display`.
+    pub fn words(&self) -> Words {
+        match self {
+            BuildError::NoStop { provider } => {
+                Words::new("release_error.no_stop").put("provider", provider.to_string())
+            }
+            BuildError::NoTerminate => Words::new("release_error.no_terminate"),
+            BuildError::MissingInstanceId { provider } => {
+                Words::new("release_error.missing_instance_id")
+                    .put("provider", provider.to_string())
+            }
+            BuildError::MissingCommand => Words::new("release_error.missing_command"),
+            BuildError::BadBaseUrl { url } => {
+                Words::new("release_error.bad_base_url").put("url", format!("{url:?}"))
+            }
+        }
+    }
 }
 
 /// English, for the log: `exit 3`, `killed by a signal`.
 impl std::fmt::Display for CommandStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&command_status_words(*self, "en"))
+        self.words().fmt(f)
     }
 }
 
-/// English, as the log and the audit log keep it: the catalogue's English
-/// ([`send_error_words_in`]).
+/// English, as the log and the audit log keep it: the catalogue's English of
+/// [`SendError::words`].
 impl std::fmt::Display for SendError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&send_error_words_in(self, "en"))
+        self.words().fmt(f)
     }
 }
 
-/// English, as the log keeps it: the catalogue's English
-/// ([`build_error_words_in`]).
+/// English, as the log keeps it: the catalogue's English of [`BuildError::words`].
 impl std::fmt::Display for BuildError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&build_error_words_in(self, "en"))
+        self.words().fmt(f)
     }
 }
 
 /// What the action does to the instance and its data, in English, as the plan's JSON and the
 /// log keep it (the dialog says [`effect_words`], in the reader's language).
 pub fn effect(provider: Provider, action: ReleaseAction) -> String {
-    effect_words_in(provider, action, "en")
+    effect_words(provider, action).english()
 }
 
 #[cfg(test)]
@@ -226,8 +179,6 @@ mod tests {
     use super::*;
     use crate::release::TokenError;
     use crate::release::flow::FlowError;
-    use crate::release::flow_words::error_words;
-    use crate::release::token_error_words;
 
     /// The English the log and the audit log keep, as it read when it was written in the
     /// source (users grep it); in Chinese our words are Chinese, the command and what it said
@@ -301,9 +252,9 @@ mod tests {
         for (said, expected) in cases {
             assert_eq!(said, expected);
         }
-        let zh = send_error_words_in(&failed, "zh-CN");
+        let zh = failed.words().render("zh-CN");
         assert_eq!(zh, "sh -c 'exit 3' 失败（退出码 3）：no quota");
-        let zh = send_error_words_in(&SendError::EmptyCommand, "zh-CN");
+        let zh = SendError::EmptyCommand.words().render("zh-CN");
         assert!(!zh.contains("empty"), "{zh}");
     }
 
@@ -366,7 +317,7 @@ mod tests {
             },
         ];
         for e in &sends {
-            assert_eq!(send_error_words(e), e.to_string());
+            assert_eq!(e.words().localized(), e.to_string());
         }
         let builds = [
             BuildError::NoStop { provider: "lambda" },
@@ -378,7 +329,7 @@ mod tests {
             },
         ];
         for e in &builds {
-            assert_eq!(build_error_words(e), e.to_string());
+            assert_eq!(e.words().localized(), e.to_string());
         }
         let flows = [
             FlowError::ReadOnly,
@@ -406,7 +357,7 @@ mod tests {
             },
         ];
         for e in &flows {
-            assert_eq!(error_words(e), e.to_string());
+            assert_eq!(e.words().localized(), e.to_string());
         }
         let tokens = [
             TokenError::NotConfigured {
@@ -433,7 +384,7 @@ mod tests {
             },
         ];
         for e in &tokens {
-            assert_eq!(token_error_words(e), e.to_string());
+            assert_eq!(e.words().localized(), e.to_string());
         }
     }
 }

@@ -233,7 +233,7 @@ fn draw_header(
     let reason = host.down_reason(&rust_i18n::locale()).or_else(|| {
         status
             .as_ref()
-            .and_then(|s| s.reason_in(&rust_i18n::locale()))
+            .and_then(|s| s.reason_words().map(|w| w.localized()))
     });
     if let Some(reason) = reason {
         let text = format!("({}) ", clean(&reason));

@@ -3785,7 +3785,7 @@ fn the_links_notices_say_only_catalogue_words() {
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
         let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
-        if source.contains("NoticeText::verbatim(") {
+        if source.contains("Words::verbatim(") {
             problems.push(format!(
                 "{file}: a notice said verbatim, not in catalogue words"
             ));
@@ -3892,11 +3892,8 @@ fn the_scan_catches_text_and_lets_keys_and_symbols_through() {
         "an unknown key"
     );
     assert!(caught(r#"let a = t!("fleet.title", n = 1);"#).is_empty());
-    assert!(caught(r#"let n = NoticeText::new("fleet.title").put("field", f);"#).is_empty());
-    assert_eq!(
-        caught(r#"let n = NoticeText::new("fleet.titel");"#).len(),
-        1
-    );
+    assert!(caught(r#"let n = Words::new("fleet.title").put("field", f);"#).is_empty());
+    assert_eq!(caught(r#"let n = Words::new("fleet.titel");"#).len(), 1);
     assert!(caught(r#"let a = format!("{}/{} GiB", u, t); let b = " · ";"#).is_empty());
     assert!(caught(r#"let a = ("Esc / Enter", x); let b = "▏";"#).is_empty());
     assert!(caught(r#"match s { "ok" => 1, _ => 2 }; if o == "dry_run" {}"#).is_empty());
