@@ -299,7 +299,7 @@ impl OpsBridge {
                     },
                     Err(e) => CheckEvent::Failed {
                         id,
-                        reason: clean(&crate::check::check_error_words(&e)),
+                        reason: clean(&e.words().localized()),
                     },
                 };
                 let _ = sink.send(Event::Check(event));

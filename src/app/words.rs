@@ -91,7 +91,11 @@ pub fn outage_detail(outage: &Outage) -> Option<String> {
     })
 }
 
-pub use crate::telemetry::clock_words::localized as clock_reasons;
+/// The short labels of the active clock event reasons (`power cap`, `thermal slowdown`) in the
+/// interface's language; the English are the telemetry's own labels.
+pub fn clock_reasons(reasons: crate::telemetry::ClockEventReasons) -> Vec<String> {
+    reasons.label_words().iter().map(Words::localized).collect()
+}
 
 /// Where a host's readings come from (`simulated`, `local NVML`, `ssh root@h`) in the
 /// interface's language: the words of ours, the tool and target as they are.

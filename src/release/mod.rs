@@ -7,19 +7,17 @@
 
 mod execute;
 mod flow;
-mod flow_words;
 mod plan_json;
 mod record;
 mod request;
 mod secret;
-mod secret_words;
 mod simulated;
 mod words;
 
 pub use execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send, shown_text};
 pub(crate) use execute::{auth_header, capture, http_client, root_cause};
+pub use flow::error_words;
 pub use flow::{BackupOutcome, FlowError, ReleaseFlow, ReleasePlan, ReleaseReport, Unattended};
-pub use flow_words::error_words;
 pub use record::Unrecorded;
 pub use request::{
     AUTODL_BASE_URL, AuthScheme, BuildError, Envelope, HttpMethod, HttpStep, LAMBDA_BASE_URL,

@@ -17,6 +17,11 @@ impl std::fmt::Display for RemoteError {
 }
 
 impl RemoteError {
+    /// The whole message, in catalogue words.
+    pub fn words(&self) -> Words {
+        reason(self)
+    }
+
     /// The message in the interface's language, for a person to read.
     pub fn localized(&self) -> String {
         reason(self).localized()
