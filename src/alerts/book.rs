@@ -155,7 +155,7 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
             let reason = fleet
                 .hosts
                 .get(id)
-                .and_then(|host: &HostState| host.down_reason(&rust_i18n::locale()))
+                .and_then(|host: &HostState| host.down_reason().map(|w| w.localized()))
                 .or_else(|| {
                     fleet
                         .status(id)

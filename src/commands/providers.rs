@@ -81,7 +81,15 @@ pub fn sync(
                     let _ = writeln!(err, "{}", t!("cli_providers.note", note = note));
                 }
                 if listing.skipped > 0 {
-                    let _ = writeln!(err, "{}", t!("cli_providers.skipped", n = listing.skipped));
+                    let _ = writeln!(
+                        err,
+                        "{}",
+                        crate::words::Words::counted(
+                            "cli_providers.skipped",
+                            listing.skipped as u64
+                        )
+                        .localized()
+                    );
                 }
             }
             Err(e) => {

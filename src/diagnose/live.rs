@@ -82,7 +82,10 @@ fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
         let why = match &host.link {
             Link::Down { .. } => t!(
                 "live_evidence.link_down",
-                reason = host.down_reason(&rust_i18n::locale()).unwrap_or_default()
+                reason = host
+                    .down_reason()
+                    .map(|w| w.localized())
+                    .unwrap_or_default()
             ),
             Link::Connecting { .. } => t!("live_evidence.reconnecting"),
             _ => Cow::Borrowed(""),

@@ -504,14 +504,14 @@ impl HostState {
         any.then_some((draw, limit))
     }
 
-    /// Why the link is down, in `locale` when its source gave catalogue words, else the
-    /// English it sent; `None` while the link is not down.
-    pub fn down_reason(&self, locale: &str) -> Option<String> {
+    /// Why the link is down: catalogue words when its source gave them, else the English it
+    /// sent, as it came; `None` while the link is not down.
+    pub fn down_reason(&self) -> Option<Words> {
         match &self.link {
             Link::Down {
                 words: Some(words), ..
-            } => Some(words.reason.render(locale)),
-            Link::Down { reason, .. } => Some(reason.clone()),
+            } => Some(words.reason.clone()),
+            Link::Down { reason, .. } => Some(Words::verbatim(reason.clone())),
             _ => None,
         }
     }

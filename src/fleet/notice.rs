@@ -28,7 +28,10 @@ mod tests {
         };
         fleet.apply(0, down(None));
         assert_eq!(
-            fleet.hosts[0].down_reason("zh-CN").as_deref(),
+            fleet.hosts[0]
+                .down_reason()
+                .map(|w| w.render("zh-CN"))
+                .as_deref(),
             Some(english)
         );
         fleet.apply(
@@ -40,8 +43,17 @@ mod tests {
                 summary: Words::new("link_summary.refused"),
             })),
         );
-        assert_eq!(fleet.hosts[0].down_reason("en").as_deref(), Some(english));
-        let zh = fleet.hosts[0].down_reason("zh-CN").unwrap_or_default();
+        assert_eq!(
+            fleet.hosts[0]
+                .down_reason()
+                .map(|w| w.render("en"))
+                .as_deref(),
+            Some(english)
+        );
+        let zh = fleet.hosts[0]
+            .down_reason()
+            .map(|w| w.render("zh-CN"))
+            .unwrap_or_default();
         assert!(zh.starts_with("无法连接 127.0.0.1:9"), "{zh}");
     }
 }

@@ -401,11 +401,11 @@ fn a_file_recorded_into_twice_reads_as_two_sessions_and_a_newer_one_is_refused()
 fn dropped_events_are_said_in_the_readers_language() {
     use super::writer::dropped_words;
     assert_eq!(
-        dropped_words(12, "en"),
+        dropped_words(12).render("en"),
         "recording: 12 events were left out (the disk fell behind)"
     );
     assert_eq!(
-        dropped_words(12, "zh-CN"),
+        dropped_words(12).render("zh-CN"),
         "录制：有 12 个事件未录入（磁盘写入跟不上）"
     );
 }

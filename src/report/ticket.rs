@@ -99,7 +99,8 @@ fn quoted_evidence(report: &Report, locale: &str) -> String {
     }
     let more = report.analysis.evidence.len().saturating_sub(TICKET_LINES);
     if more > 0 {
-        let more = t!("report_ticket.more_lines", locale = locale, count = more);
+        let more =
+            crate::words::Words::counted("report_ticket.more_lines", more as u64).render(locale);
         out.push_str(&format!("    {more}\n"));
     }
     out

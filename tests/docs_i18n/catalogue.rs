@@ -448,6 +448,60 @@ fn the_checks_catch_a_broken_catalogue() {
     assert!(!found.is_empty(), "an unknown key says its key");
 }
 
+/// The things the console and the commands count, as English says more than one of them.
+const COUNTED: &[&str] = &[
+    "hosts",
+    "GPUs",
+    "lines",
+    "line",
+    "instances",
+    "warnings",
+    "times",
+    "entries",
+    "events",
+    "samples",
+];
+
+/// The English texts that put a count (`%{n}`, `%{count}`) before a counted noun outside a
+/// plural table: each would say "1 hosts".
+fn counts_outside_plural_tables(en: &BTreeMap<String, String>) -> Vec<String> {
+    let count =
+        regex::Regex::new(r"%\{(?:n|count)\}\s+(?:more\s+)?([A-Za-z]+)").expect("a pattern");
+    en.iter()
+        .filter(|(key, _)| message_of(key, en).1.is_none())
+        .filter(|(_, text)| count.captures_iter(text).any(|c| COUNTED.contains(&&c[1])))
+        .map(|(key, text)| format!("{key}: {text:?}"))
+        .collect()
+}
+
+/// A count is said with its language's plural forms, so nothing says "1 hosts": a count before
+/// a counted noun is a plural table, and said with 1 its English has no plural noun.
+#[test]
+fn counts_are_plural_tables_and_one_is_singular() {
+    let en = catalogue("en");
+    let loose = counts_outside_plural_tables(&en);
+    assert!(
+        loose.is_empty(),
+        "counts outside a plural table: {loose:#?}"
+    );
+    let tables: Vec<String> = messages(&en)
+        .into_iter()
+        .filter(|(_, forms)| !forms.contains_key(&None))
+        .map(|(message, _)| message)
+        .collect();
+    assert!(tables.len() >= 5, "{tables:?}");
+    for message in &tables {
+        let template = &en[&format!("{message}.other")];
+        let (one, _) = render_problems(message, template, "en", 1);
+        for noun in COUNTED.iter().filter(|n| n.ends_with('s')) {
+            assert!(
+                !one.contains(&format!("1 {noun}")) && !one.contains(&format!("1 more {noun}")),
+                "{message} with 1: {one:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_help_close_hint_is_the_catalogues_english() {
     assert_eq!(
