@@ -18,9 +18,9 @@ use crate::words::Words;
 use super::execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send};
 use super::record::{Closing, Unrecorded};
 use super::request::{BuildError, ReleaseAction, ReleaseRequest};
+use super::request::{action_words, effect, effect_words};
 use super::secret::load_token;
 use super::simulated;
-use super::words::{action_words, effect, effect_words};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FlowError {
@@ -569,6 +569,221 @@ impl std::fmt::Display for FlowError {
                 .put("problem", english.to_string())
                 .fmt(f),
             other => other.words().fmt(f),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::release::TokenError;
+    use crate::release::execute::CommandStatus;
+
+    /// The English the log and the audit log keep, as it read when it was written in the
+    /// source (users grep it); in Chinese our words are Chinese, the command and what it said
+    /// as they came.
+    #[test]
+    fn the_english_is_as_before_and_chinese_is_chinese() {
+        let failed = SendError::CommandFailed {
+            command: "sh -c 'exit 3'".into(),
+            status: CommandStatus::Exit(3),
+            text: "no quota".into(),
+        };
+        let cases: [(String, &str); 8] = [
+            (
+                failed.to_string(),
+                "sh -c 'exit 3' failed (exit 3): no quota",
+            ),
+            (
+                SendError::CommandFailed {
+                    command: "p".into(),
+                    status: CommandStatus::Signal,
+                    text: String::new(),
+                }
+                .to_string(),
+                "p failed (killed by a signal)",
+            ),
+            (
+                SendError::ReadAnswer {
+                    url: "https://a".into(),
+                    message: "reset".into(),
+                }
+                .to_string(),
+                "could not reach https://a: reading the answer: reset",
+            ),
+            (
+                SendError::EmptyCommand.to_string(),
+                "could not start : the command is empty",
+            ),
+            (
+                BuildError::NoStop { provider: "lambda" }.to_string(),
+                "lambda has no stop, only terminate, which deletes the instance's local disk \
+                 (persistent filesystems survive); use --terminate",
+            ),
+            (
+                FlowError::Token {
+                    problem: "没有令牌".into(),
+                    english: "no token".into(),
+                }
+                .to_string(),
+                "cannot release without the API token: no token",
+            ),
+            (
+                FlowError::Send {
+                    failure: super::super::SendFailure {
+                        done: Vec::new(),
+                        error: SendError::NoToken,
+                    },
+                    audit: Some("disk full".into()),
+                }
+                .to_string(),
+                "no API token: none was loaded (and the audit log could not be written: disk full)",
+            ),
+            (
+                FlowError::WrongName {
+                    typed: "x".into(),
+                    host: "h".into(),
+                }
+                .to_string(),
+                "\"x\" is not the host name \"h\"; cancelled",
+            ),
+        ];
+        for (said, expected) in cases {
+            assert_eq!(said, expected);
+        }
+        let zh = failed.words().render("zh-CN");
+        assert_eq!(zh, "sh -c 'exit 3' 失败（退出码 3）：no quota");
+        let zh = SendError::EmptyCommand.words().render("zh-CN");
+        assert!(!zh.contains("empty"), "{zh}");
+    }
+
+    /// In English every word is the error's own text, so the terminal and the log agree.
+    #[test]
+    fn english_words_are_the_errors_own_text() {
+        let sends = [
+            SendError::Client("tls".into()),
+            SendError::NoToken,
+            SendError::BadToken,
+            SendError::TokenRejected {
+                status: 401,
+                text: "bad key".into(),
+            },
+            SendError::NotFound {
+                text: String::new(),
+            },
+            SendError::ServerError {
+                status: 502,
+                text: "x".into(),
+            },
+            SendError::Unexpected {
+                status: 418,
+                text: String::new(),
+            },
+            SendError::Refused { text: "no".into() },
+            SendError::Timeout {
+                url: "https://a/b".into(),
+                timeout_ms: 30_000,
+            },
+            SendError::Unreachable {
+                url: "https://a".into(),
+                message: "refused".into(),
+            },
+            SendError::Spawn {
+                program: "p".into(),
+                message: "not found".into(),
+            },
+            SendError::CommandTimeout {
+                program: "p".into(),
+                timeout_ms: 5,
+            },
+            SendError::CommandFailed {
+                command: "p a".into(),
+                status: CommandStatus::Exit(3),
+                text: "said".into(),
+            },
+            SendError::CommandFailed {
+                command: "p".into(),
+                status: CommandStatus::Signal,
+                text: String::new(),
+            },
+            SendError::ReadAnswer {
+                url: "https://a".into(),
+                message: "reset".into(),
+            },
+            SendError::EmptyCommand,
+            SendError::Remote {
+                message: "gone".into(),
+            },
+        ];
+        for e in &sends {
+            assert_eq!(e.words().localized(), e.to_string());
+        }
+        let builds = [
+            BuildError::NoStop { provider: "lambda" },
+            BuildError::NoTerminate,
+            BuildError::MissingInstanceId { provider: "vast" },
+            BuildError::MissingCommand,
+            BuildError::BadBaseUrl {
+                url: "ftp://x".into(),
+            },
+        ];
+        for e in &builds {
+            assert_eq!(e.words().localized(), e.to_string());
+        }
+        let flows = [
+            FlowError::ReadOnly,
+            FlowError::UnknownHost("h".into()),
+            FlowError::NoReleaseConfig("h".into()),
+            FlowError::Token {
+                problem: "no token".into(),
+                english: "no token".into(),
+            },
+            FlowError::BackupNotRun,
+            FlowError::BackupFailed("exit 1".into()),
+            FlowError::Cancelled,
+            FlowError::WrongName {
+                typed: "x".into(),
+                host: "h".into(),
+            },
+            FlowError::NotConfirmed,
+            FlowError::AlreadySent,
+            FlowError::Send {
+                failure: super::super::SendFailure {
+                    done: Vec::new(),
+                    error: SendError::BadToken,
+                },
+                audit: Some("disk full".into()),
+            },
+        ];
+        for e in &flows {
+            assert_eq!(e.words().localized(), e.to_string());
+        }
+        let tokens = [
+            TokenError::NotConfigured {
+                what: "token",
+                env_key: "token_env",
+                file_key: "token_file",
+                table: "[hosts.release]",
+            },
+            TokenError::EnvMissing {
+                name: "K".into(),
+                key: "token_env",
+            },
+            TokenError::EnvEmpty {
+                name: "K".into(),
+                key: "token_env",
+            },
+            TokenError::FileEmpty {
+                path: "/t".into(),
+                key: "token_file",
+            },
+            TokenError::Malformed {
+                what: "token",
+                from: "$K".into(),
+            },
+        ];
+        for e in &tokens {
+            assert_eq!(e.words().localized(), e.to_string());
         }
     }
 }

@@ -12,7 +12,6 @@ mod record;
 mod request;
 mod secret;
 mod simulated;
-mod words;
 
 pub use execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send, shown_text};
 pub(crate) use execute::{auth_header, capture, http_client, root_cause};
@@ -23,7 +22,7 @@ pub use request::{
     AUTODL_BASE_URL, AuthScheme, BuildError, Envelope, HttpMethod, HttpStep, LAMBDA_BASE_URL,
     RUNPOD_BASE_URL, ReleaseAction, ReleaseRequest, ReleaseStep, VAST_BASE_URL, default_base_url,
 };
+pub use request::{action_words, effect, effect_words};
 pub use secret::{
     LoadedToken, REDACTED, Secret, SecretSource, TokenError, load_secret, load_token, process_env,
 };
-pub use words::{action_words, effect, effect_words};
