@@ -256,10 +256,10 @@ impl Plan {
 }
 
 /// Hosts whose instance is gone from its provider account: name -> why.
-pub type Gone = std::collections::HashMap<String, crate::fleet::NoticeText>;
+pub type Gone = std::collections::HashMap<String, crate::words::Words>;
 
 /// What a host whose instance is gone says in place of a connection: down, for good.
-fn gone_event(why: &crate::fleet::NoticeText, at_ms: u64) -> crate::fleet::HostEvent {
+fn gone_event(why: &crate::words::Words, at_ms: u64) -> crate::fleet::HostEvent {
     let words = crate::fleet::quiet_words::gone(why.clone());
     crate::fleet::HostEvent::Disconnected {
         at_ms,
@@ -274,7 +274,7 @@ fn gone_event(why: &crate::fleet::NoticeText, at_ms: u64) -> crate::fleet::HostE
 pub fn gone_source(
     id: usize,
     sink: HostSink,
-    why: crate::fleet::NoticeText,
+    why: crate::words::Words,
 ) -> Result<SourceHandle, std::io::Error> {
     SourceHandle::spawn("gone-host", move |_stop| {
         sink.send(id, gone_event(&why, now_ms()));

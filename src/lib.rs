@@ -46,3 +46,4 @@ pub mod ui;
 pub mod units;
 pub mod utc;
 pub mod watch;
+pub mod words;

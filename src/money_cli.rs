@@ -15,7 +15,7 @@ use crate::cost::{
 };
 use crate::release::{
     BackupOutcome, FlowError, HostRunner, ReleaseAction, ReleaseFlow, SendOptions, StepAnswer,
-    Unattended, action_words, error_words, process_env, send_error_words,
+    Unattended, action_words, error_words, process_env,
 };
 use crate::telemetry::TimestampMs;
 
@@ -453,7 +453,7 @@ pub fn release_command(
             let why = t!(
                 "cli_release.host_error",
                 host = host,
-                why = send_error_words(&failure.error)
+                why = failure.error.words().localized()
             );
             say!("{}", t!("cli_release.error", why = why));
             if let Some(why) = audit {

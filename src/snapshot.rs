@@ -103,7 +103,10 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
         // Said in the interface's language, as a finding's meaning is.
         HostStatus::Unreachable { .. } | HostStatus::Flooding { .. } => (
             status.text(),
-            status.reason_in(&rust_i18n::locale()).map(|r| clean(&r)),
+            status
+                .reason_words()
+                .map(|w| w.localized())
+                .map(|r| clean(&r)),
         ),
         HostStatus::Lost { reason } => (reason.word().to_string(), host.lost_raw().map(lines)),
     };

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::config::SinkKind;
 use crate::remote::sanitize;
+use crate::words::Words;
 
 /// How much of a refusal's body is kept for the message.
 const MAX_REASON_CHARS: usize = 160;
@@ -16,27 +17,15 @@ pub enum Verdict {
     /// Try again, after `after` when the service said how long.
     Retry {
         after: Option<Duration>,
-        why: String,
+        why: Words,
     },
     /// Trying again would not help.
-    Failed(String),
+    Failed(Words),
 }
 
-/// Judges one HTTP answer of `kind`; why it failed in the interface's language.
+/// Judges one HTTP answer of `kind`; why it failed in words, said where it is shown.
 pub fn judge(kind: SinkKind, status: u16, retry_after: Option<&str>, body: &str) -> Verdict {
-    judge_in(&rust_i18n::locale(), kind, status, retry_after, body)
-}
-
-/// [`judge`], why it failed in `locale`.
-pub fn judge_in(
-    locale: &str,
-    kind: SinkKind,
-    status: u16,
-    retry_after: Option<&str>,
-    body: &str,
-) -> Verdict {
-    let say =
-        |key: &str| rust_i18n::t!(key, locale = locale, reason = reason(locale, body)).into_owned();
+    let say = |key: &'static str| Words::new(key).put_words("reason", reason(body));
     let told = retry_after
         .and_then(|value| value.trim().parse::<u64>().ok())
         .map(Duration::from_secs);
@@ -54,11 +43,11 @@ pub fn judge_in(
     if status >= 500 {
         return Verdict::Retry {
             after: told,
-            why: format!("HTTP {status}{}", reason(locale, body)),
+            why: http(status, body),
         };
     }
     if !(200..300).contains(&status) {
-        return Verdict::Failed(format!("HTTP {status}{}", reason(locale, body)));
+        return Verdict::Failed(http(status, body));
     }
     let code = |key: &str| json.as_ref().and_then(|j| j[key].as_i64());
     match kind {
@@ -91,91 +80,131 @@ pub fn judge_in(
     }
 }
 
+/// `HTTP 503: <the start of the body>`.
+fn http(status: u16, body: &str) -> Words {
+    Words::new("alert_answer.http")
+        .put("status", status.to_string())
+        .put_words("reason", reason(body))
+}
+
 /// `: <the start of the body>` (`：` in Chinese), cleaned of control characters; nothing for
 /// an empty body. The body is the service's own words, quoted as they came.
-fn reason(locale: &str, body: &str) -> String {
+fn reason(body: &str) -> Words {
     let clean = sanitize(body.trim());
     if clean.is_empty() {
-        return String::new();
+        return Words::verbatim("");
     }
     let short: String = clean.chars().take(MAX_REASON_CHARS).collect();
-    rust_i18n::t!("alert_answer.reason", locale = locale, body = short).into_owned()
+    Words::new("alert_answer.reason").put("body", short)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A verdict as the reader sees it, its words said in one language.
+    #[derive(Debug, PartialEq)]
+    enum Said {
+        Delivered,
+        Retry {
+            after: Option<Duration>,
+            why: String,
+        },
+        Failed(String),
+    }
+
+    fn said(
+        locale: &str,
+        kind: SinkKind,
+        status: u16,
+        retry_after: Option<&str>,
+        body: &str,
+    ) -> Said {
+        match judge(kind, status, retry_after, body) {
+            Verdict::Delivered => Said::Delivered,
+            Verdict::Retry { after, why } => Said::Retry {
+                after,
+                why: why.render(locale),
+            },
+            Verdict::Failed(why) => Said::Failed(why.render(locale)),
+        }
+    }
+
     #[test]
     fn logical_errors_in_a_200_are_failures() {
         let ding = r#"{"errcode":310000,"errmsg":"sign not match"}"#;
         assert!(
-            matches!(judge(SinkKind::DingTalk, 200, None, ding), Verdict::Failed(m) if m.contains("sign not match"))
+            matches!(said("en", SinkKind::DingTalk, 200, None, ding), Said::Failed(m) if m.contains("sign not match"))
         );
         assert_eq!(
-            judge(
+            said(
+                "en",
                 SinkKind::DingTalk,
                 200,
                 None,
                 r#"{"errcode":0,"errmsg":"ok"}"#
             ),
-            Verdict::Delivered
+            Said::Delivered
         );
         assert!(matches!(
-            judge(
+            said(
+                "en",
                 SinkKind::WeCom,
                 200,
                 None,
                 r#"{"errcode":93000,"errmsg":"invalid webhook url"}"#
             ),
-            Verdict::Failed(_)
+            Said::Failed(_)
         ));
         assert!(matches!(
-            judge(
+            said(
+                "en",
                 SinkKind::Feishu,
                 200,
                 None,
                 r#"{"code":19021,"msg":"sign match fail"}"#
             ),
-            Verdict::Failed(_)
+            Said::Failed(_)
         ));
         assert_eq!(
-            judge(
+            said(
+                "en",
                 SinkKind::Feishu,
                 200,
                 None,
                 r#"{"code":0,"msg":"success","data":{}}"#
             ),
-            Verdict::Delivered
+            Said::Delivered
         );
     }
 
     #[test]
     fn throttling_is_retried_after_what_the_service_says() {
         assert_eq!(
-            judge(SinkKind::Slack, 429, Some("7"), "rate_limited"),
-            Verdict::Retry {
+            said("en", SinkKind::Slack, 429, Some("7"), "rate_limited"),
+            Said::Retry {
                 after: Some(Duration::from_secs(7)),
                 why: "throttled (HTTP 429): rate_limited".into()
             }
         );
         let tg = r#"{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 3","parameters":{"retry_after":3}}"#;
         assert!(matches!(
-            judge(SinkKind::Telegram, 429, None, tg),
-            Verdict::Retry { after: Some(d), .. } if d == Duration::from_secs(3)
+            said("en", SinkKind::Telegram, 429, None, tg),
+            Said::Retry { after: Some(d), .. } if d == Duration::from_secs(3)
         ));
         assert!(matches!(
-            judge(
+            said(
+                "en",
                 SinkKind::DingTalk,
                 200,
                 None,
                 r#"{"errcode":130101,"errmsg":"send too fast"}"#
             ),
-            Verdict::Retry { .. }
+            Said::Retry { .. }
         ));
         assert!(matches!(
-            judge(SinkKind::Webhook, 503, None, ""),
-            Verdict::Retry { after: None, .. }
+            said("en", SinkKind::Webhook, 503, None, ""),
+            Said::Retry { after: None, .. }
         ));
     }
 
@@ -184,42 +213,39 @@ mod tests {
     #[test]
     fn why_it_failed_is_said_in_the_readers_language() {
         let ding = r#"{"errcode":310000,"errmsg":"sign not match"}"#;
-        let failed = |locale| judge_in(locale, SinkKind::DingTalk, 200, None, ding);
+        let failed = |locale| said(locale, SinkKind::DingTalk, 200, None, ding);
         assert_eq!(
             failed("en"),
-            Verdict::Failed(format!("DingTalk refused it: {ding}"))
+            Said::Failed(format!("DingTalk refused it: {ding}"))
         );
+        assert_eq!(failed("zh-CN"), Said::Failed(format!("钉钉拒收：{ding}")));
         assert_eq!(
-            failed("zh-CN"),
-            Verdict::Failed(format!("钉钉拒收：{ding}"))
-        );
-        assert_eq!(
-            judge_in("zh-CN", SinkKind::Slack, 429, Some("7"), "rate_limited"),
-            Verdict::Retry {
+            said("zh-CN", SinkKind::Slack, 429, Some("7"), "rate_limited"),
+            Said::Retry {
                 after: Some(Duration::from_secs(7)),
                 why: "被限流（HTTP 429）：rate_limited".into()
             }
         );
         assert_eq!(
-            judge_in("zh-CN", SinkKind::Feishu, 200, None, r#"{"code":11232}"#),
-            Verdict::Retry {
+            said("zh-CN", SinkKind::Feishu, 200, None, r#"{"code":11232}"#),
+            Said::Retry {
                 after: Some(Duration::from_secs(10)),
                 why: r#"被飞书限流：{"code":11232}"#.into()
             }
         );
         assert_eq!(
-            judge_in("zh-CN", SinkKind::WeCom, 200, None, ""),
-            Verdict::Failed("企业微信拒收".into())
+            said("zh-CN", SinkKind::WeCom, 200, None, ""),
+            Said::Failed("企业微信拒收".into())
         );
         assert_eq!(
-            judge_in("zh-CN", SinkKind::Slack, 404, None, "no_service"),
-            Verdict::Failed("HTTP 404：no_service".into())
+            said("zh-CN", SinkKind::Slack, 404, None, "no_service"),
+            Said::Failed("HTTP 404：no_service".into())
         );
     }
 
     #[test]
     fn a_revoked_hook_is_not_retried_and_its_text_is_cleaned() {
-        let verdict = judge(SinkKind::Slack, 404, None, "no_service\u{1b}[31m");
-        assert_eq!(verdict, Verdict::Failed("HTTP 404: no_service".into()));
+        let verdict = said("en", SinkKind::Slack, 404, None, "no_service\u{1b}[31m");
+        assert_eq!(verdict, Said::Failed("HTTP 404: no_service".into()));
     }
 }

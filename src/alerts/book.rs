@@ -155,11 +155,11 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
             let reason = fleet
                 .hosts
                 .get(id)
-                .and_then(|host: &HostState| host.down_reason(&rust_i18n::locale()))
+                .and_then(|host: &HostState| host.down_reason().map(|w| w.localized()))
                 .or_else(|| {
                     fleet
                         .status(id)
-                        .and_then(|s| s.reason_in(&rust_i18n::locale()))
+                        .and_then(|s| s.reason_words().map(|w| w.localized()))
                 })
                 .unwrap_or_else(|| t!("alert_text.no_data").into_owned());
             add(

@@ -366,8 +366,9 @@ impl Job {
                 (self.reporter)(DeliveryEvent::Delivered { sink: name, alert });
                 return;
             }
-            Verdict::Failed(why) => why,
+            Verdict::Failed(why) => why.localized(),
             Verdict::Retry { after, why } => {
+                let why = why.localized();
                 let wait = after
                     .unwrap_or(pending.backoff)
                     .min(self.options.max_backoff);
@@ -462,7 +463,7 @@ impl Job {
             // The address may hold the sink's key: errors are shown without it.
             Err(e) => Verdict::Retry {
                 after: None,
-                why: e.without_url().to_string(),
+                why: crate::words::Words::verbatim(e.without_url().to_string()),
             },
         }
     }

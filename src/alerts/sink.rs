@@ -16,10 +16,11 @@ use sha2::Sha256;
 
 use crate::config::{AlertSink, MinSeverity, SinkKind};
 use crate::diagnose::Severity;
-use crate::release::{Secret, SecretSource, TokenError, load_secret, token_error_words_in};
+use crate::release::{Secret, SecretSource, TokenError, load_secret};
 use crate::telemetry::TimestampMs;
 
 use super::message::{Alert, AlertState, truncate_bytes};
+use crate::words::Words;
 
 /// Chat services cut or refuse long messages: WeCom text 2048 bytes, ntfy 4096 bytes, Telegram
 /// 4096 characters, Feishu bodies 20 KB. Alerts are short; these only bound a hostile summary.
@@ -33,34 +34,27 @@ const CHAT_MAX_BYTES: usize = 4_000;
 #[derive(Debug, thiserror::Error)]
 pub enum SinkError {
     /// Which key to fix; the value is never shown.
-    #[error("{}", self.said(&rust_i18n::locale()))]
+    #[error("{}", self.words().localized())]
     Secret {
         sink: String,
         #[source]
         source: TokenError,
     },
-    #[error("{}", self.said(&rust_i18n::locale()))]
+    #[error("{}", self.words().localized())]
     BadUrl { sink: String, from: String },
 }
 
 impl SinkError {
-    /// The error in `locale`'s words; the sink's name, keys and variables as written.
-    pub fn said(&self, locale: &str) -> String {
+    /// The error in words; the sink's name, keys and variables as written.
+    pub fn words(&self) -> Words {
         match self {
-            Self::Secret { sink, source } => rust_i18n::t!(
-                "alert_sink.secret",
-                locale = locale,
-                sink = format!("{sink:?}"),
-                error = token_error_words_in(source, locale)
-            ),
-            Self::BadUrl { sink, from } => rust_i18n::t!(
-                "alert_sink.bad_url",
-                locale = locale,
-                sink = format!("{sink:?}"),
-                from = from
-            ),
+            Self::Secret { sink, source } => Words::new("alert_sink.secret")
+                .put("sink", format!("{sink:?}"))
+                .put_words("error", source.words()),
+            Self::BadUrl { sink, from } => Words::new("alert_sink.bad_url")
+                .put("sink", format!("{sink:?}"))
+                .put("from", from.to_string()),
         }
-        .into_owned()
     }
 }
 
@@ -340,11 +334,11 @@ mod tests {
             },
         };
         assert_eq!(
-            missing.said("en"),
+            missing.words().render("en"),
             "alert sink \"ops\": no signing secret configured: set secret_env or secret_file in [[alerts]]"
         );
         assert_eq!(
-            missing.said("zh-CN"),
+            missing.words().render("zh-CN"),
             "告警接收端 \"ops\"：没有配置签名密钥：请在 [[alerts]] 中设置 secret_env 或 secret_file"
         );
         let bad = SinkError::BadUrl {
@@ -352,11 +346,11 @@ mod tests {
             from: "$OPS_HOOK".into(),
         };
         assert_eq!(
-            bad.said("en"),
+            bad.words().render("en"),
             "alert sink \"ops\": the address from $OPS_HOOK is not an http:// or https:// URL"
         );
         assert_eq!(
-            bad.said("zh-CN"),
+            bad.words().render("zh-CN"),
             "告警接收端 \"ops\"：来自 $OPS_HOOK 的地址不是 http:// 或 https:// 开头的 URL"
         );
     }

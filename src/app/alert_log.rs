@@ -88,8 +88,10 @@ impl AlertLog {
             }
             DeliveryEvent::Down { sink, why, waiting } => {
                 self.sinks.entry(sink.clone()).or_default().down = true;
-                let text =
-                    t!("alert_sink_state.down", sink = sink, why = why, n = waiting).into_owned();
+                let text = crate::words::Words::counted("alert_sink_state.down", waiting as u64)
+                    .put("sink", sink.clone())
+                    .put("why", why)
+                    .localized();
                 (sink, text)
             }
             DeliveryEvent::Retrying {
@@ -214,13 +216,10 @@ mod tests {
             "{problem}"
         );
         assert!(log.sinks["hook"].down);
-        let zh = rust_i18n::t!(
-            "alert_sink_state.down",
-            locale = "zh-CN",
-            sink = "hook",
-            why = "x",
-            n = 3
-        );
+        let zh = crate::words::Words::counted("alert_sink_state.down", 3)
+            .put("sink", "hook")
+            .put("why", "x")
+            .render("zh-CN");
         assert!(zh.contains("不可用"), "{zh}");
         let up = DeliveryEvent::Up {
             sink: "hook".to_string(),

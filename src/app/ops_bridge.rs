@@ -15,7 +15,7 @@ use crate::app::event::EventSink;
 use crate::app::playbook_bridge::{RunHandle, RunSpec, spawn_run};
 use crate::app::playbook_run::PlaybookEvent;
 use crate::audit::AuditLog;
-use crate::check::storage::{load_latest_in, save_in};
+use crate::check::storage::{load_latest_under, save_under};
 use crate::check::{
     CheckError, CheckOptions, CheckProgress, CheckTarget, ExpectFlags, expect_from_flags, run_check,
 };
@@ -280,8 +280,8 @@ impl OpsBridge {
                     Ok(report) => {
                         let (previous, note) = match &root {
                             Some(root) => {
-                                let previous = load_latest_in(root, &report.host).ok().flatten();
-                                let note = match save_in(root, &report) {
+                                let previous = load_latest_under(root, &report.host).ok().flatten();
+                                let note = match save_under(root, &report) {
                                     Ok(path) => {
                                         t!("ops.kept_in", path = path.display()).into_owned()
                                     }
@@ -299,7 +299,7 @@ impl OpsBridge {
                     },
                     Err(e) => CheckEvent::Failed {
                         id,
-                        reason: clean(&crate::check::check_error_words(&e)),
+                        reason: clean(&e.words().localized()),
                     },
                 };
                 let _ = sink.send(Event::Check(event));

@@ -18,7 +18,7 @@ use crate::cost::{HoldStore, HostCost, LedgerBook, LedgerStore};
 use crate::host_runner::SshRunner;
 use crate::release::{
     BackupOutcome, BuildError, FlowError, HostRunner, ReleaseAction, ReleaseFlow, ReleaseRequest,
-    SendOptions, StepAnswer, Unattended, error_words, send_error_words,
+    SendOptions, StepAnswer, Unattended, error_words,
 };
 use crate::remote::{SshSettings, shell_quote};
 use crate::telemetry::source::now_ms;
@@ -369,7 +369,7 @@ impl ReleaseBridge {
                     problems: report.problems.iter().map(|p| clean(p)).collect(),
                 },
                 Err(FlowError::Send { failure, audit }) => {
-                    let mut reason = clean(&send_error_words(&failure.error));
+                    let mut reason = clean(&failure.error.words().localized());
                     if let Some(why) = audit {
                         reason.push_str(&t!("release.audit_unwritten", why = clean(&why)));
                     }

@@ -5,10 +5,10 @@
 use rust_i18n::t;
 
 use crate::config::Provider;
-use crate::fleet::NoticeText;
 use crate::fleet::host::{CONNECTING_SAID_FROM_MS, HostStatus, format_age};
 use crate::fleet::outage::Outage;
 use crate::release::ReleaseAction;
+use crate::words::Words;
 
 /// The status column's words: `live`, `stale 12s`, `GPU lost` (`在线`, `无数据 12s`, `掉卡`).
 pub fn status(status: &HostStatus) -> String {
@@ -47,7 +47,7 @@ pub fn action(action: ReleaseAction) -> String {
 /// What a release action does to the instance and its data (the release module's `effect` is
 /// the English one that the plan's JSON keeps).
 pub fn effect(provider: Provider, action: ReleaseAction) -> String {
-    crate::release::effect_words(provider, action)
+    crate::release::effect_words(provider, action).localized()
 }
 
 /// An outage's few words (the engine's English, `fleet::outage`) in the interface's language,
@@ -69,7 +69,7 @@ pub fn outage_summary(summary: &str) -> String {
 }
 
 /// A link's notice (the engine keeps its catalogue words) in the interface's language.
-pub fn notice(text: &NoticeText) -> String {
+pub fn notice(text: &Words) -> String {
     text.localized()
 }
 
@@ -91,7 +91,11 @@ pub fn outage_detail(outage: &Outage) -> Option<String> {
     })
 }
 
-pub use crate::telemetry::clock_words::localized as clock_reasons;
+/// The short labels of the active clock event reasons (`power cap`, `thermal slowdown`) in the
+/// interface's language; the English are the telemetry's own labels.
+pub fn clock_reasons(reasons: crate::telemetry::ClockEventReasons) -> Vec<String> {
+    reasons.label_words().iter().map(Words::localized).collect()
+}
 
 /// Where a host's readings come from (`simulated`, `local NVML`, `ssh root@h`) in the
 /// interface's language: the words of ours, the tool and target as they are.

@@ -5,43 +5,37 @@ use thiserror::Error;
 
 use crate::check::reference::name_tokens;
 use crate::config::{CudaVersion, Expect};
+use crate::words::Words;
 
 /// A bad expectation, naming the flag or config key it came from. Its `Display` is in the
 /// interface's language; [`ExpectError::said`] words it in a given one.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ExpectError {
-    #[error("{}", self.said(&rust_i18n::locale()))]
+    #[error("{}", self.words().localized())]
     EmptyGpu { flag: &'static str },
-    #[error("{}", self.said(&rust_i18n::locale()))]
+    #[error("{}", self.words().localized())]
     Count { flag: &'static str, value: String },
-    #[error("{}", self.said(&rust_i18n::locale()))]
+    #[error("{}", self.words().localized())]
     Memory { flag: &'static str, value: String },
     #[error("{flag}: {message}")]
     Cuda { flag: &'static str, message: String },
 }
 
 impl ExpectError {
-    /// The error in `locale`'s words; the flag and the value as typed.
-    pub fn said(&self, locale: &str) -> String {
+    /// The error in words; the flag and the value as typed.
+    pub fn words(&self) -> Words {
         match self {
             Self::EmptyGpu { flag } => {
-                rust_i18n::t!("check_expect.empty_gpu", locale = locale, flag = flag)
+                Words::new("check_expect.empty_gpu").put("flag", flag.to_string())
             }
-            Self::Count { flag, value } => rust_i18n::t!(
-                "check_expect.count",
-                locale = locale,
-                flag = flag,
-                value = format!("{value:?}")
-            ),
-            Self::Memory { flag, value } => rust_i18n::t!(
-                "check_expect.memory",
-                locale = locale,
-                flag = flag,
-                value = format!("{value:?}")
-            ),
-            Self::Cuda { flag, message } => format!("{flag}: {message}").into(),
+            Self::Count { flag, value } => Words::new("check_expect.count")
+                .put("flag", flag.to_string())
+                .put("value", format!("{value:?}")),
+            Self::Memory { flag, value } => Words::new("check_expect.memory")
+                .put("flag", flag.to_string())
+                .put("value", format!("{value:?}")),
+            Self::Cuda { flag, message } => Words::verbatim(format!("{flag}: {message}")),
         }
-        .into_owned()
     }
 }
 
@@ -262,7 +256,7 @@ mod tests {
             value: "0".into(),
         };
         assert_eq!(
-            count.said("zh-CN"),
+            count.words().render("zh-CN"),
             "--expect-count：应为 1 到 4096 之间的整数卡数，实际为 \"0\""
         );
         let memory = ExpectError::Memory {
@@ -270,17 +264,17 @@ mod tests {
             value: "lots".into(),
         };
         assert_eq!(
-            memory.said("zh-CN"),
+            memory.words().render("zh-CN"),
             "--expect-memory-gib：应为单卡显存（GiB），大于 0 且不超过 4096，实际为 \"lots\""
         );
         let gpu = ExpectError::EmptyGpu { flag: FLAG_GPU };
         assert_eq!(
-            gpu.said("en"),
+            gpu.words().render("en"),
             "--expect-gpu: must name a GPU model such as \"RTX 4090\" or \"H100\", found an \
              empty value"
         );
         assert_eq!(
-            gpu.said("zh-CN"),
+            gpu.words().render("zh-CN"),
             "--expect-gpu：需要写明卡型，例如 \"RTX 4090\" 或 \"H100\"，实际为空"
         );
     }

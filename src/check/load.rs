@@ -377,7 +377,11 @@ pub fn sustained(
     if let Some(t) = figures.tflops_mean {
         parts.push(tflops(t));
     }
-    let labels = crate::telemetry::clock_words::localized(seen);
+    let labels: Vec<String> = seen
+        .label_words()
+        .iter()
+        .map(crate::words::Words::localized)
+        .collect();
     if !labels.is_empty() {
         parts.push(t!("check_value.reasons", reasons = labels.join(", ")).into_owned());
     }

@@ -3,7 +3,6 @@
 //! grades identity, health, power, PCIe, usable VRAM, throughput and a sustained load. The
 //! JSON report is documented in `SCHEMA.md`.
 
-mod error_words;
 pub mod evaluate;
 pub mod expect;
 mod format;
@@ -31,8 +30,8 @@ use thiserror::Error;
 use crate::config::Expect;
 use crate::remote::{LinkOptions, RemoteError, RemoteHost};
 use crate::telemetry::source::{StopFlag, now_ms};
+use crate::words::Words;
 
-pub use error_words::check_error_words;
 pub use evaluate::{Observed, evaluate};
 pub use expect::{ExpectError, ExpectFlags, expect_from_flags, model_matches};
 pub use inventory::{Inventory, KernelLog};
@@ -181,6 +180,31 @@ pub enum CheckError {
     /// A simulated demo host could not be reached (the simulator's words).
     #[error("{0}")]
     Simulated(String),
+}
+
+impl CheckError {
+    /// Why the check could not run, in catalogue words (`check_error.*`): what
+    /// `gpufleet check: ...` says before it exits 3. The causes underneath (the SSH layer's
+    /// error, the operating system's, an expectation's) keep their own words.
+    pub fn words(&self) -> Words {
+        match self {
+            CheckError::Remote(why) => {
+                Words::new("check_error.remote").put_words("why", why.words())
+            }
+            CheckError::Spawn { program, source } => Words::new("check_error.spawn")
+                .put("program", program.clone())
+                .put("why", source.to_string()),
+            CheckError::EmptyCommand => Words::new("check_error.empty_command"),
+            CheckError::Options { message } => {
+                Words::new("check_error.options").put("why", message.clone())
+            }
+            CheckError::Expect(why) => {
+                Words::new("check_error.expect").put_words("why", why.words())
+            }
+            CheckError::Stopped => Words::new("check_error.stopped"),
+            CheckError::Simulated(said) => Words::verbatim(said.clone()),
+        }
+    }
 }
 
 /// Runs the whole check on `target` and grades it against `expect` (whose empty fields fall
@@ -385,4 +409,26 @@ fn run_probe(
             Some(t!("check_failure.probe_ended", status = status, said = said).into_owned());
     }
     Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_reads_as_its_display_in_english() {
+        for error in [
+            CheckError::EmptyCommand,
+            CheckError::Stopped,
+            CheckError::Options {
+                message: "bad".into(),
+            },
+            CheckError::Spawn {
+                program: "python3".into(),
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            },
+        ] {
+            assert_eq!(error.words().english(), error.to_string());
+        }
+    }
 }

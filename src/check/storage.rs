@@ -40,12 +40,12 @@ pub fn checks_dir() -> Result<PathBuf, StorageError> {
 
 /// Saves `report` under [`checks_dir`]; returns the file written.
 pub fn save(report: &CheckReport) -> Result<PathBuf, StorageError> {
-    save_in(&checks_dir()?, report)
+    save_under(&checks_dir()?, report)
 }
 
 /// The newest saved report of `host` under [`checks_dir`], if any.
 pub fn load_latest(host: &str) -> Result<Option<CheckReport>, StorageError> {
-    load_latest_in(&checks_dir()?, host)
+    load_latest_under(&checks_dir()?, host)
 }
 
 /// The folder name of a host: its name with anything but letters, digits, `.`, `_`, `-` and
@@ -76,7 +76,7 @@ pub fn file_name(started_at_ms: u64) -> String {
 /// Saves `report` as `root/<host>/<time>.json` through [`crate::state_file`]: written to a
 /// temporary file and renamed, so a reader never sees half a report, private to the user, and
 /// never over an older report of the same millisecond.
-pub fn save_in(root: &Path, report: &CheckReport) -> Result<PathBuf, StorageError> {
+pub fn save_under(root: &Path, report: &CheckReport) -> Result<PathBuf, StorageError> {
     let dir = root.join(host_dir_name(&report.host));
     let path = dir.join(file_name(report.started_at_ms));
     let json = crate::check::render::render_json(report);
@@ -86,7 +86,7 @@ pub fn save_in(root: &Path, report: &CheckReport) -> Result<PathBuf, StorageErro
 
 /// The newest report of `host` under `root` that reads back; files that do not parse (from
 /// another version, or damaged) are passed over. `None` when the host has none.
-pub fn load_latest_in(root: &Path, host: &str) -> Result<Option<CheckReport>, StorageError> {
+pub fn load_latest_under(root: &Path, host: &str) -> Result<Option<CheckReport>, StorageError> {
     let dir = root.join(host_dir_name(host));
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,

@@ -55,7 +55,7 @@ pub fn run_check(
     let report = match check::run_check(target, &expect, &opts, &mut progress, &StopFlag::default())
     {
         Ok(report) => report,
-        Err(e) => return could_not_run(check::check_error_words(&e)),
+        Err(e) => return could_not_run(e.words().localized()),
     };
     // The last report kept under the name this one is saved under.
     let previous = check::storage::load_latest(&report.host).ok().flatten();

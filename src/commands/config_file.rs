@@ -2,6 +2,8 @@
 //! say where that is, and load and validate one without starting anything.
 
 use rust_i18n::t;
+
+use crate::words::Words;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -138,11 +140,9 @@ pub fn check(explicit: Option<&Path>, out: &mut dyn Write, err: &mut dyn Write) 
             }
             let count = config.hosts.len();
             let path = path.display().to_string();
-            let line = if count == 1 {
-                t!("cli.config_ok_one", path = path)
-            } else {
-                t!("cli.config_ok", count = count, path = path)
-            };
+            let line = Words::counted("cli.config_ok", count as u64)
+                .put("path", path)
+                .localized();
             let _ = writeln!(out, "{line}");
             EXIT_OK
         }

@@ -223,7 +223,7 @@ pub fn check(
     let report = match check::run_check(target, &expect, &opts, &mut progress, &StopFlag::default())
     {
         Ok(report) => report,
-        Err(e) => return could_not_run(check::check_error_words(&e)),
+        Err(e) => return could_not_run(e.words().localized()),
     };
     if json {
         crate::outln!("{}", check::render_json(&report));

@@ -81,7 +81,15 @@ pub fn sync(
                     let _ = writeln!(err, "{}", t!("cli_providers.note", note = note));
                 }
                 if listing.skipped > 0 {
-                    let _ = writeln!(err, "{}", t!("cli_providers.skipped", n = listing.skipped));
+                    let _ = writeln!(
+                        err,
+                        "{}",
+                        crate::words::Words::counted(
+                            "cli_providers.skipped",
+                            listing.skipped as u64
+                        )
+                        .localized()
+                    );
                 }
             }
             Err(e) => {
@@ -217,12 +225,12 @@ fn account_line(record: &AccountRecord, name: &str, now_ms: u64) -> String {
         .count();
     let provider = record.provider.as_str();
     match (&record.error, record.synced_ms) {
-        (None, _) => t!(
-            "cli_providers.account_synced",
-            provider = provider,
-            name = name,
-            count = count
-        ),
+        (None, _) => {
+            return crate::words::Words::counted("cli_providers.account_synced", count as u64)
+                .put("provider", provider)
+                .put("name", name.to_string())
+                .localized();
+        }
         (Some(why), Some(at)) => {
             let age = age(now_ms.saturating_sub(at));
             t!(

@@ -11,6 +11,8 @@ use std::io::Write;
 use std::path::Path;
 
 use rust_i18n::t;
+
+use crate::words::Words;
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
 
 use crate::config::{Config, ProviderAccount, ProviderKind};
@@ -68,7 +70,11 @@ pub fn run(
     let _ = write!(out, "{}", diff(&old, &new, path));
     if !write {
         let _ = writeln!(out);
-        let _ = writeln!(out, "{}", t!("cli_import.to_add", n = new_hosts.len()));
+        let _ = writeln!(
+            out,
+            "{}",
+            Words::counted("cli_import.to_add", new_hosts.len() as u64).localized()
+        );
         return EXIT_OK;
     }
     if let Err(e) = replace_keeping_mode(path, &old, &new) {
@@ -83,7 +89,9 @@ pub fn run(
     let _ = writeln!(
         out,
         "{}",
-        t!("cli_import.added", n = new_hosts.len(), file = file)
+        Words::counted("cli_import.added", new_hosts.len() as u64)
+            .put("file", file.to_string())
+            .localized()
     );
     EXIT_OK
 }

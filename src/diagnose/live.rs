@@ -82,7 +82,10 @@ fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
         let why = match &host.link {
             Link::Down { .. } => t!(
                 "live_evidence.link_down",
-                reason = host.down_reason(&rust_i18n::locale()).unwrap_or_default()
+                reason = host
+                    .down_reason()
+                    .map(|w| w.localized())
+                    .unwrap_or_default()
             ),
             Link::Connecting { .. } => t!("live_evidence.reconnecting"),
             _ => Cow::Borrowed(""),
@@ -352,7 +355,7 @@ pub fn lost_again(host: &HostState, out: &mut Findings) {
         return;
     }
     let mut f = crate::diagnose::labels_host::gpu_lost_again();
-    f.add_evidence(&t!("live_evidence.lost_count", n = n));
+    f.add_evidence(&crate::words::Words::counted("live_evidence.lost_count", n as u64).localized());
     for e in host
         .faults
         .earlier()

@@ -28,7 +28,7 @@ fn point(p: &StepValue) -> String {
 /// The lines about the job: formats, progress, losses, checkpoints, how it ended.
 pub fn training_text(r: &JobReport) -> String {
     let mut out = String::new();
-    let formats: Vec<String> = r.formats.iter().map(|f| f.words()).collect();
+    let formats: Vec<String> = r.formats.iter().map(|f| f.words().localized()).collect();
     let _ = writeln!(
         out,
         "{}",

@@ -6,7 +6,7 @@
 //! because a tenant usually cannot reset bare metal; recurrence becomes "release the host and
 //! rent another".
 
-use rust_i18n::t;
+use crate::words::Words;
 
 use crate::diagnose::finding::{Finding, Severity, runbook, xid_label};
 
@@ -369,53 +369,49 @@ pub fn lookup(code: u32) -> Option<XidInfo> {
     CATALOG.iter().find(|x| x.code == code).copied()
 }
 
-/// The finding for one Xid, from the catalog or a generic one for codes it lacks. NVIDIA's
-/// mnemonic and action bucket are NVIDIA's own identifiers and stay as NVIDIA writes them.
+/// The finding for one Xid, from the catalog or a generic one for codes it lacks, in the
+/// interface's language. NVIDIA's mnemonic and action bucket are NVIDIA's own identifiers and
+/// stay as NVIDIA writes them.
 pub fn finding(code: u32) -> Finding {
-    finding_in(code, &rust_i18n::locale())
+    let info = lookup(code);
+    let (summary, action) = words(code);
+    let f = Finding::new(
+        xid_label(code),
+        info.map_or(Severity::Warning, |info| info.severity),
+        summary.localized(),
+        action.localized(),
+    );
+    match info.and_then(|info| info.runbook) {
+        Some(id) => f.with_runbook(id),
+        None => f,
+    }
 }
 
-/// [`finding`] worded in `locale` rather than the interface's language (the incident report's
-/// ticket, written in the provider's language).
-pub fn finding_in(code: u32, locale: &str) -> Finding {
-    let label = xid_label(code);
+/// What the Xid `code` means and what to do, as catalogue words: said in the interface's
+/// language by [`finding`], in the provider's by the incident report's ticket.
+pub fn words(code: u32) -> (Words, Words) {
     match lookup(code) {
         Some(info) => {
             let name = if info.mnemonic.is_empty() {
-                t!("xid_text.name", locale = locale, code = code)
+                Words::new("xid_text.name").put("code", code.to_string())
             } else {
-                t!(
-                    "xid_text.name_mnemonic",
-                    locale = locale,
-                    code = code,
-                    mnemonic = info.mnemonic
-                )
+                Words::new("xid_text.name_mnemonic")
+                    .put("code", code.to_string())
+                    .put("mnemonic", info.mnemonic)
             };
-            let nvidia = nvidia_action(code)
-                .map(|a| t!("xid_text.nvidia_action", locale = locale, action = a).into_owned())
-                .unwrap_or_default();
-            let f = Finding::new(
-                label,
-                info.severity,
-                t!(
-                    "xid_text.summary",
-                    locale = locale,
-                    name = name,
-                    meaning = t!(info.meaning_key, locale = locale),
-                    nvidia = nvidia
-                ),
-                t!(info.action_key, locale = locale),
-            );
-            match info.runbook {
-                Some(id) => f.with_runbook(id),
-                None => f,
-            }
+            let nvidia = match nvidia_action(code) {
+                Some(a) => Words::new("xid_text.nvidia_action").put("action", a),
+                None => Words::verbatim(""),
+            };
+            let summary = Words::new("xid_text.summary")
+                .put_words("name", name)
+                .put_words("meaning", Words::new(info.meaning_key))
+                .put_words("nvidia", nvidia);
+            (summary, Words::new(info.action_key))
         }
-        None => Finding::new(
-            label,
-            Severity::Warning,
-            t!("xid_text.unknown_summary", locale = locale, code = code),
-            t!("xid_text.unknown_action", locale = locale),
+        None => (
+            Words::new("xid_text.unknown_summary").put("code", code.to_string()),
+            Words::new("xid_text.unknown_action"),
         ),
     }
 }

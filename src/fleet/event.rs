@@ -2,10 +2,11 @@
 //! the fleet's state, whichever driver (console, watcher, one-shot read) runs it.
 
 use crate::fleet::job::JobProcess;
-use crate::fleet::notice::{DownWords, NoticeText};
+use crate::fleet::notice::DownWords;
 use crate::telemetry::boot_id::BootId;
 use crate::telemetry::df::DiskUse;
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
+use crate::words::Words;
 
 /// Index of a host in the model's host list (the order of the config / command line).
 pub type HostId = usize;
@@ -66,14 +67,11 @@ pub enum HostEvent {
         at_ms: TimestampMs,
         detail: Option<String>,
         /// `detail` in catalogue words, for the console to say in the user's language.
-        words: Option<NoticeText>,
+        words: Option<Words>,
     },
     /// A one-time informational message (e.g. "kernel log not readable here"), as catalogue
     /// words: the console says it in the user's language, the log and recordings in English.
-    Notice {
-        at_ms: TimestampMs,
-        text: NoticeText,
-    },
+    Notice { at_ms: TimestampMs, text: Words },
     /// What a command printed when the session saw the host's first fault
     /// ([`SMI_QUERY_ALL`]), sanitized and capped: kept by recordings and the black box for the
     /// incident report, not shown live.

@@ -109,7 +109,7 @@ mod tests {
         );
         let notice = logged(&HostEvent::Notice {
             at_ms: 1,
-            text: crate::fleet::notice::NoticeText::Verbatim(format!("{forged}\nforged=1")),
+            text: crate::words::Words::Verbatim(format!("{forged}\nforged=1")),
         });
         assert!(
             notice.contains(r#"notice="NVRM: Xid 79 host=\"other-host\""#)

@@ -6,10 +6,11 @@ use crate::diagnose::Finding;
 use crate::fleet::HostEvent;
 use crate::fleet::fault_end::{EarlierFinding, FaultEnds};
 use crate::fleet::history::{History, HistoryPoint, HistoryShape};
-use crate::fleet::notice::{DownWords, NoticeText};
+use crate::fleet::notice::DownWords;
 use crate::fleet::quiet_words;
 use crate::fleet::revision::Revision;
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
+use crate::words::Words;
 
 /// How many kernel lines a host keeps for the triage views.
 const KERNEL_LINES_KEPT: usize = 200;
@@ -76,7 +77,7 @@ pub enum HostStatus {
     Unreachable {
         reason: String,
         /// `reason` in catalogue words, when there are some.
-        words: Option<NoticeText>,
+        words: Option<Words>,
     },
     Lost {
         reason: LostReason,
@@ -85,7 +86,7 @@ pub enum HostStatus {
     Flooding {
         detail: String,
         /// `detail` in catalogue words, when there are some.
-        words: Option<NoticeText>,
+        words: Option<Words>,
     },
 }
 
@@ -122,16 +123,17 @@ impl HostStatus {
         }
     }
 
-    /// [`HostStatus::reason`] in `locale` (`en`, `zh-CN`) where it has catalogue words.
-    pub fn reason_in(&self, locale: &str) -> Option<String> {
+    /// [`HostStatus::reason`] as words, catalogue words where it has them (a reason from a
+    /// recording written before reasons had keys is said as it was written).
+    pub fn reason_words(&self) -> Option<Words> {
         match self {
             HostStatus::Unreachable {
                 words: Some(words), ..
             }
             | HostStatus::Flooding {
                 words: Some(words), ..
-            } => Some(words.render(locale)),
-            _ => self.reason().map(str::to_string),
+            } => Some(words.clone()),
+            _ => self.reason().map(Words::verbatim),
         }
     }
 
@@ -168,7 +170,7 @@ pub struct HostState {
     pub processes_at_ms: Option<TimestampMs>,
     pub last_sample_ms: Option<TimestampMs>,
     pub kernel_lines: VecDeque<(TimestampMs, String)>,
-    pub notices: Vec<NoticeText>,
+    pub notices: Vec<Words>,
     /// The live findings, most severe first, recomputed once a second.
     pub findings: Vec<Finding>,
     /// Its boots and lost GPUs, and the findings of its faults that ended.
@@ -176,7 +178,7 @@ pub struct HostState {
     /// What the host floods with, while it does.
     pub flooding: Option<String>,
     /// `flooding` in catalogue words, when its source gave them.
-    pub flooding_words: Option<NoticeText>,
+    pub flooding_words: Option<Words>,
     /// The jobs on its GPUs and what their logs say.
     pub jobs: crate::fleet::job::HostJobs,
     /// Its disks (`/`, `/dev/shm`, the jobs' directories) as `df` last read them.
@@ -502,14 +504,14 @@ impl HostState {
         any.then_some((draw, limit))
     }
 
-    /// Why the link is down, in `locale` when its source gave catalogue words, else the
-    /// English it sent; `None` while the link is not down.
-    pub fn down_reason(&self, locale: &str) -> Option<String> {
+    /// Why the link is down: catalogue words when its source gave them, else the English it
+    /// sent, as it came; `None` while the link is not down.
+    pub fn down_reason(&self) -> Option<Words> {
         match &self.link {
             Link::Down {
                 words: Some(words), ..
-            } => Some(words.reason.render(locale)),
-            Link::Down { reason, .. } => Some(reason.clone()),
+            } => Some(words.reason.clone()),
+            Link::Down { reason, .. } => Some(Words::verbatim(reason.clone())),
             _ => None,
         }
     }

@@ -4,8 +4,9 @@
 //! status.
 
 use crate::fleet::host::{HostState, Link, Retry};
-use crate::fleet::{DownWords, NoticeText, quiet_words};
+use crate::fleet::{DownWords, quiet_words};
 use crate::telemetry::{LostReason, TimestampMs};
+use crate::words::Words;
 
 /// What a host that is not streaming says about itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,8 +46,8 @@ const COMMAND_NOT_FOUND: &str = "exited with status 127";
 /// Why `host` is not streaming at `now_ms`, or `None` while it streams (live or flooding).
 pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option<Outage> {
     let last_reading_ms = host.last_sample_ms;
-    let quiet = |words: Option<NoticeText>| Outage {
-        summary: words.as_ref().map(NoticeText::english).unwrap_or_default(),
+    let quiet = |words: Option<Words>| Outage {
+        summary: words.as_ref().map(Words::english).unwrap_or_default(),
         detail: None,
         words: words.map(quiet_words::quiet),
         last_attempt_ms: None,
@@ -87,7 +88,7 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
                 summary: summary.english(),
                 // What the host printed, said as it came.
                 words: Some(DownWords {
-                    reason: NoticeText::verbatim(detail.clone().unwrap_or_default()),
+                    reason: Words::verbatim(detail.clone().unwrap_or_default()),
                     summary,
                 }),
                 detail,
@@ -252,9 +253,12 @@ mod tests {
         // The host's status says why in either language too.
         let status = h.status(25_000, 1_000);
         assert_eq!(status.reason(), Some("no data from the host for 5s"));
-        assert_eq!(status.reason_in("en").as_deref(), status.reason());
         assert_eq!(
-            status.reason_in("zh-CN").as_deref(),
+            status.reason_words().map(|w| w.render("en")).as_deref(),
+            status.reason()
+        );
+        assert_eq!(
+            status.reason_words().map(|w| w.render("zh-CN")).as_deref(),
             Some("主机 5s 没有发来数据")
         );
     }
@@ -263,11 +267,11 @@ mod tests {
     fn a_flooding_hosts_detail_reads_in_either_language() {
         let mut h = host();
         h.apply(HostEvent::Connected(HostInfo::default()));
-        let words = crate::fleet::NoticeText::new("flood_words.over_budget")
+        let words = crate::words::Words::new("flood_words.over_budget")
             .put("lines", "70")
             .put("kib", "7")
             .put("within", "1 s")
-            .put_words("what", crate::fleet::NoticeText::new("flood_words.stream"))
+            .put_words("what", crate::words::Words::new("flood_words.stream"))
             .put("budget_lines", "64")
             .put("budget_kib", "64");
         h.apply(HostEvent::Flooding {
@@ -276,10 +280,16 @@ mod tests {
             words: Some(words),
         });
         let status = h.status(1, 1_000);
-        let en = status.reason_in("en").unwrap_or_default();
+        let en = status
+            .reason_words()
+            .map(|w| w.render("en"))
+            .unwrap_or_default();
         assert!(en.starts_with("over budget: 70 lines, 7 KiB in 1 s from the nvidia-smi stream"));
         assert_eq!(status.reason(), Some(en.as_str()));
-        let zh = status.reason_in("zh-CN").unwrap_or_default();
+        let zh = status
+            .reason_words()
+            .map(|w| w.render("zh-CN"))
+            .unwrap_or_default();
         assert!(
             zh.starts_with("超出预算") && zh.contains("nvidia-smi 数据流"),
             "{zh}"

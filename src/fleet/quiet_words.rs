@@ -3,43 +3,44 @@
 //! from its provider account. The engine keeps their English (`english()`) for the log, JSON in
 //! English and recordings; the console says them in the user's language.
 
-use crate::fleet::notice::{DownWords, NoticeText};
+use crate::fleet::notice::DownWords;
 use crate::telemetry::LostReason;
 use crate::units::format_age;
+use crate::words::Words;
 
 /// `no data for 12s`: the link is up but nothing came for `age_ms`.
-pub fn no_data(age_ms: u64) -> NoticeText {
-    NoticeText::new("quiet_words.no_data").put("age", format_age(age_ms))
+pub fn no_data(age_ms: u64) -> Words {
+    Words::new("quiet_words.no_data").put("age", format_age(age_ms))
 }
 
 /// `no reading for 12s`: the newest reading is `age_ms` old.
-pub fn no_reading(age_ms: u64) -> NoticeText {
-    NoticeText::new("quiet_words.no_reading").put("age", format_age(age_ms))
+pub fn no_reading(age_ms: u64) -> Words {
+    Words::new("quiet_words.no_reading").put("age", format_age(age_ms))
 }
 
 /// `connecting`, or `connecting (attempt 3)` past the first.
-pub fn connecting(attempt: u32) -> NoticeText {
+pub fn connecting(attempt: u32) -> Words {
     if attempt > 1 {
-        NoticeText::new("quiet_words.connecting_attempt").put("attempt", attempt.to_string())
+        Words::new("quiet_words.connecting_attempt").put("attempt", attempt.to_string())
     } else {
-        NoticeText::new("status.connecting")
+        Words::new("status.connecting")
     }
 }
 
 /// `waiting for the first reading`: up, nothing read yet.
-pub fn waiting() -> NoticeText {
-    NoticeText::new("outage.waiting")
+pub fn waiting() -> Words {
+    Words::new("outage.waiting")
 }
 
 /// `no data from the host for 5s`: an unresponsive host's reason.
-pub fn host_silent(age_ms: u64) -> NoticeText {
-    NoticeText::new("quiet_words.host_silent").put("age", format_age(age_ms))
+pub fn host_silent(age_ms: u64) -> Words {
+    Words::new("quiet_words.host_silent").put("age", format_age(age_ms))
 }
 
 /// A lost stream's few words: the reason's label, or `nvidia-smi missing` when the shell could
 /// not find it.
-pub fn lost(reason: LostReason, smi_missing: bool) -> NoticeText {
-    NoticeText::new(match reason {
+pub fn lost(reason: LostReason, smi_missing: bool) -> Words {
+    Words::new(match reason {
         LostReason::GpuLost => "status.lost.gpu_lost",
         LostReason::DriverNotLoaded => "status.lost.driver_not_loaded",
         LostReason::DriverLibraryMismatch => "status.lost.driver_library_mismatch",
@@ -51,7 +52,7 @@ pub fn lost(reason: LostReason, smi_missing: bool) -> NoticeText {
 }
 
 /// A quiet outage's words: the few words are the whole message.
-pub fn quiet(words: NoticeText) -> DownWords {
+pub fn quiet(words: Words) -> DownWords {
     DownWords {
         reason: words.clone(),
         summary: words,
@@ -60,16 +61,16 @@ pub fn quiet(words: NoticeText) -> DownWords {
 
 /// Why a host whose instance is gone from its provider account is not connected: `why` (in
 /// words) and the few words `gone from the provider account`.
-pub fn gone(why: NoticeText) -> DownWords {
+pub fn gone(why: Words) -> DownWords {
     DownWords {
         reason: why,
-        summary: NoticeText::new("quiet_words.gone"),
+        summary: Words::new("quiet_words.gone"),
     }
 }
 
 /// `instance 123 is gone from the vast account main (since …)`.
-pub fn gone_reason(instance: &str, provider: &str, account: &str, since: &str) -> NoticeText {
-    NoticeText::new("quiet_words.gone_reason")
+pub fn gone_reason(instance: &str, provider: &str, account: &str, since: &str) -> Words {
+    Words::new("quiet_words.gone_reason")
         .put("instance", instance)
         .put("provider", provider)
         .put("account", account)
@@ -90,7 +91,7 @@ mod tests {
             (waiting(), "waiting for the first reading", ""),
             (host_silent(3_000), "no data from the host for 3s", "3s"),
             (
-                NoticeText::new("quiet_words.gone"),
+                Words::new("quiet_words.gone"),
                 "gone from the provider account",
                 "",
             ),

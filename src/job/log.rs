@@ -16,6 +16,7 @@ use crate::job::formats::{self, Bar, HfRecord, NanoRecord, UserPattern};
 use crate::job::judge::{self, Diverged, EvalTrack, JudgeOptions, Judgement};
 use crate::job::segments::{Segment, Splitter};
 use crate::job::series::{Series, StepValue};
+use crate::words::Words;
 
 /// Points kept of the loss series (and of the eval-loss series).
 pub const SERIES_POINTS: usize = 512;
@@ -51,20 +52,13 @@ pub enum Format {
 
 impl Format {
     /// The format as the reader says it: the libraries by their names, the others in words.
-    pub fn words(self) -> String {
-        self.words_in(&rust_i18n::locale())
-    }
-
-    /// [`Format::words`] in `locale`.
-    pub fn words_in(self, locale: &str) -> String {
+    pub fn words(self) -> Words {
         match self {
-            Format::HfTrainer => "Hugging Face Trainer".to_string(),
-            Format::Tqdm => "tqdm".to_string(),
-            Format::Lightning => "Lightning".to_string(),
-            Format::Plain => rust_i18n::t!("job_log_format.plain", locale = locale).into_owned(),
-            Format::UserPattern => {
-                rust_i18n::t!("job_log_format.user_pattern", locale = locale).into_owned()
-            }
+            Format::HfTrainer => Words::verbatim("Hugging Face Trainer"),
+            Format::Tqdm => Words::verbatim("tqdm"),
+            Format::Lightning => Words::verbatim("Lightning"),
+            Format::Plain => Words::new("job_log_format.plain"),
+            Format::UserPattern => Words::new("job_log_format.user_pattern"),
         }
     }
 }
@@ -571,10 +565,16 @@ mod tests {
     /// language, the plain prints and the user's pattern in the reader's words.
     #[test]
     fn formats_are_named_in_the_readers_language() {
-        assert_eq!(Format::HfTrainer.words_in("zh-CN"), "Hugging Face Trainer");
-        assert_eq!(Format::Plain.words_in("en"), "step/loss prints");
-        assert_eq!(Format::UserPattern.words_in("en"), "your pattern");
-        assert_eq!(Format::Plain.words_in("zh-CN"), "打印的 step/loss 行");
-        assert_eq!(Format::UserPattern.words_in("zh-CN"), "你配置的 pattern");
+        assert_eq!(
+            Format::HfTrainer.words().render("zh-CN"),
+            "Hugging Face Trainer"
+        );
+        assert_eq!(Format::Plain.words().render("en"), "step/loss prints");
+        assert_eq!(Format::UserPattern.words().render("en"), "your pattern");
+        assert_eq!(Format::Plain.words().render("zh-CN"), "打印的 step/loss 行");
+        assert_eq!(
+            Format::UserPattern.words().render("zh-CN"),
+            "你配置的 pattern"
+        );
     }
 }

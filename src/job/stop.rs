@@ -12,6 +12,7 @@ use rust_i18n::t;
 use crate::audit::{AuditEntry, AuditKind, AuditLog};
 use crate::release::HostRunner;
 use crate::telemetry::TimestampMs;
+use crate::words::Words;
 
 /// The highest PID Linux hands out (`PID_MAX_LIMIT` on 64-bit systems).
 const PID_MAX: u32 = 4_194_304;
@@ -124,31 +125,22 @@ pub enum StopFailed {
 }
 
 impl StopFailed {
-    /// The failure in `locale`'s words; the command stays as it ran.
-    pub fn said(&self, locale: &str) -> String {
+    /// The failure in words; the command stays as it ran.
+    pub fn words(&self) -> Words {
         match self {
-            Self::Run { command, why } => {
-                t!(
-                    "job_stop.run_failed",
-                    locale = locale,
-                    command = command,
-                    why = why
-                )
-            }
-            Self::Refused { command, status } => t!(
-                "job_stop.refused",
-                locale = locale,
-                command = command,
-                status = format!("{status:?}")
-            ),
+            Self::Run { command, why } => Words::new("job_stop.run_failed")
+                .put("command", command.to_string())
+                .put("why", why.to_string()),
+            Self::Refused { command, status } => Words::new("job_stop.refused")
+                .put("command", command.to_string())
+                .put("status", format!("{status:?}")),
         }
-        .into_owned()
     }
 }
 
 impl std::fmt::Display for StopFailed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.said(crate::config::lang::Lang::En.tag()))
+        self.words().fmt(f)
     }
 }
 
@@ -244,7 +236,7 @@ mod tests {
             failed.to_string(),
             "`kill -s INT 4242` failed with exit status Some(1) (the process is gone or not ours)"
         );
-        let zh = failed.said("zh-CN");
+        let zh = failed.words().render("zh-CN");
         assert!(zh.starts_with("`kill -s INT 4242` 失败"), "{zh}");
         assert!(zh.contains("进程已不在"), "{zh}");
     }

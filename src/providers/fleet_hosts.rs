@@ -36,7 +36,7 @@ impl GoneHost {
     }
 
     /// [`GoneHost::reason`] in catalogue words, for the console to say in the user's language.
-    pub fn reason_words(&self) -> crate::fleet::NoticeText {
+    pub fn reason_words(&self) -> crate::words::Words {
         crate::fleet::quiet_words::gone_reason(
             &self.instance_id,
             &self.provider,

@@ -62,10 +62,10 @@ fn every_event() -> Vec<HostEvent> {
             summary: "connection refused".into(),
             retry_at_ms: Some(4_010),
             words: Some(crate::fleet::DownWords {
-                reason: crate::fleet::NoticeText::new("link_error.connect")
+                reason: crate::words::Words::new("link_error.connect")
                     .put("addr", "127.0.0.1:9")
                     .put("source", "connection refused"),
-                summary: crate::fleet::NoticeText::new("link_summary.refused"),
+                summary: crate::words::Words::new("link_summary.refused"),
             }),
         },
         HostEvent::Unresponsive {
@@ -86,25 +86,25 @@ fn every_event() -> Vec<HostEvent> {
                     .into(),
             ),
             words: Some(
-                crate::fleet::NoticeText::new("flood_words.over_budget")
+                crate::words::Words::new("flood_words.over_budget")
                     .put("lines", "9")
                     .put("kib", "1")
                     .put("within", "1 s")
-                    .put_words("what", crate::fleet::NoticeText::new("flood_words.kernel"))
+                    .put_words("what", crate::words::Words::new("flood_words.kernel"))
                     .put("budget_lines", "4")
                     .put("budget_kib", "4"),
             ),
         },
         HostEvent::Notice {
             at_ms: 14,
-            text: crate::fleet::NoticeText::verbatim("kernel log not readable"),
+            text: crate::words::Words::verbatim("kernel log not readable"),
         },
         HostEvent::Notice {
             at_ms: 14,
-            text: crate::fleet::NoticeText::new("link_notice.detail_failed")
+            text: crate::words::Words::new("link_notice.detail_failed")
                 .put_words(
                     "why",
-                    crate::fleet::NoticeText::new("link_notice.exit_status").put("code", "9"),
+                    crate::words::Words::new("link_notice.exit_status").put("code", "9"),
                 )
                 .put("output", "Unknown Error"),
         },
@@ -401,11 +401,11 @@ fn a_file_recorded_into_twice_reads_as_two_sessions_and_a_newer_one_is_refused()
 fn dropped_events_are_said_in_the_readers_language() {
     use super::writer::dropped_words;
     assert_eq!(
-        dropped_words(12, "en"),
+        dropped_words(12).render("en"),
         "recording: 12 events were left out (the disk fell behind)"
     );
     assert_eq!(
-        dropped_words(12, "zh-CN"),
+        dropped_words(12).render("zh-CN"),
         "录制：有 12 个事件未录入（磁盘写入跟不上）"
     );
 }

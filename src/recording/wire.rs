@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::fleet::HostEvent;
 use crate::fleet::job::JobProcess;
 pub use crate::recording::wire_job::Job;
-use crate::recording::wire_notice::{self, Arg as NoticeArg};
+use crate::recording::wire_notice::{self, Arg as WordArg};
 use crate::telemetry::accel::{Health, Vendor};
 use crate::telemetry::boot_id::BootId;
 use crate::telemetry::df::{DiskPath, DiskUse, FsUsage};
@@ -113,10 +113,10 @@ pub enum Event {
         retry_at_ms: Option<u64>,
         /// `reason` as catalogue words (version 4 on), as a notice's value is written.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason_words: Option<NoticeArg>,
+        reason_words: Option<WordArg>,
         /// `summary` as catalogue words (version 4 on).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        summary_words: Option<NoticeArg>,
+        summary_words: Option<WordArg>,
     },
     Unresponsive {
         at_ms: u64,
@@ -131,7 +131,7 @@ pub enum Event {
         detail: Option<String>,
         /// `detail` as catalogue words (version 4 on), as a notice's value is written.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        detail_words: Option<NoticeArg>,
+        detail_words: Option<WordArg>,
     },
     Notice {
         at_ms: u64,
@@ -142,7 +142,7 @@ pub enum Event {
         key: Option<String>,
         /// The values of `key`'s `%{name}`s.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        args: BTreeMap<String, NoticeArg>,
+        args: BTreeMap<String, WordArg>,
     },
     Evidence {
         at_ms: u64,

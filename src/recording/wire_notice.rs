@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fleet::{DownWords, NoticeArg, NoticeText};
+use crate::fleet::DownWords;
+use crate::words::{WordArg, Words};
 
 /// How deep texts of ours may nest in a recording's values: a login failure's attempts nest one
 /// level each (`auth_words.then`), within a down link's reason.
@@ -28,12 +29,12 @@ pub enum Arg {
 
 /// The `key` and `args` fields of a notice line for `text` (`None` and empty for verbatim
 /// text).
-pub fn to_wire(text: &NoticeText) -> (Option<String>, BTreeMap<String, Arg>) {
+pub fn to_wire(text: &Words) -> (Option<String>, BTreeMap<String, Arg>) {
     (text.key().map(str::to_string), args_to_wire(text))
 }
 
 /// A text as a value is written: `{"key": ..., "args": ...}`, or a string for verbatim text.
-pub fn words_to_wire(text: &NoticeText) -> Arg {
+pub fn words_to_wire(text: &Words) -> Arg {
     match text.key() {
         Some(key) => Arg::Words {
             key: key.to_string(),
@@ -57,9 +58,9 @@ pub fn down_words_from_wire(
 
 /// A text written as words beside its `english` (a `disconnected` line's reason, a `flooding`
 /// line's detail): `None` where there are none, or where this build cannot say them whole.
-pub fn words_from_wire(english: &str, words: Option<Arg>) -> Option<NoticeText> {
+pub fn words_from_wire(english: &str, words: Option<Arg>) -> Option<Words> {
     match words? {
-        Arg::Text(text) => Some(NoticeText::verbatim(text)),
+        Arg::Text(text) => Some(Words::verbatim(text)),
         Arg::Words { key, args } => {
             let read = from_wire(english.to_string(), Some(key), args);
             read.key().is_some().then_some(read)
@@ -67,13 +68,13 @@ pub fn words_from_wire(english: &str, words: Option<Arg>) -> Option<NoticeText> 
     }
 }
 
-fn args_to_wire(text: &NoticeText) -> BTreeMap<String, Arg> {
+fn args_to_wire(text: &Words) -> BTreeMap<String, Arg> {
     text.args()
         .iter()
         .map(|(name, value)| {
             let value = match value {
-                NoticeArg::Verbatim(text) => Arg::Text(text.clone()),
-                NoticeArg::Words(words) => Arg::Words {
+                WordArg::Verbatim(text) => Arg::Text(text.clone()),
+                WordArg::Words(words) => Arg::Words {
                     key: words.key().unwrap_or_default().to_string(),
                     args: args_to_wire(words),
                 },
@@ -85,29 +86,28 @@ fn args_to_wire(text: &NoticeText) -> BTreeMap<String, Arg> {
 
 /// The notice a line says: its catalogue words when it has a key this build can say whole,
 /// else `text` as written.
-pub fn from_wire(text: String, key: Option<String>, args: BTreeMap<String, Arg>) -> NoticeText {
+pub fn from_wire(text: String, key: Option<String>, args: BTreeMap<String, Arg>) -> Words {
     let Some(key) = key else {
-        return NoticeText::verbatim(text);
+        return Words::verbatim(text);
     };
     match args_from_wire(args, 0) {
-        Some(args) => NoticeText::read_back(key, args, text),
-        None => NoticeText::verbatim(text),
+        Some(args) => Words::read_back(key, args, text),
+        None => Words::verbatim(text),
     }
 }
 
-fn args_from_wire(args: BTreeMap<String, Arg>, depth: usize) -> Option<Vec<(String, NoticeArg)>> {
+fn args_from_wire(args: BTreeMap<String, Arg>, depth: usize) -> Option<Vec<(String, WordArg)>> {
     if depth > MAX_DEPTH {
         return None;
     }
     args.into_iter()
         .map(|(name, value)| {
             let value = match value {
-                Arg::Text(text) => NoticeArg::Verbatim(text),
+                Arg::Text(text) => WordArg::Verbatim(text),
                 // Checked whole with the notice it is in.
-                Arg::Words { key, args } => NoticeArg::Words(NoticeText::from_parts(
-                    key,
-                    args_from_wire(args, depth + 1)?,
-                )),
+                Arg::Words { key, args } => {
+                    WordArg::Words(Words::from_parts(key, args_from_wire(args, depth + 1)?))
+                }
             };
             Some((name, value))
         })
@@ -138,7 +138,7 @@ mod tests {
             .collect()
     }
 
-    fn notice_of(event: &HostEvent) -> &NoticeText {
+    fn notice_of(event: &HostEvent) -> &Words {
         match event {
             HostEvent::Notice { text, .. } => text,
             other => panic!("not a notice: {other:?}"),
@@ -153,15 +153,15 @@ mod tests {
         );
         let events = read(&line, 3);
         let notice = notice_of(&events[0]);
-        assert_eq!(notice, &NoticeText::verbatim(OLD_TEXT));
+        assert_eq!(notice, &Words::verbatim(OLD_TEXT));
         assert_eq!(notice.render("zh-CN"), OLD_TEXT, "said as it was written");
     }
 
     #[test]
     fn a_notice_line_keeps_its_english_text_and_replays_in_either_language() {
-        let notice = NoticeText::new("link_notice.kernel_unreadable").put_words(
+        let notice = Words::new("link_notice.kernel_unreadable").put_words(
             "why",
-            NoticeText::new("link_notice.exit_status").put("code", "1"),
+            Words::new("link_notice.exit_status").put("code", "1"),
         );
         let event = HostEvent::Notice {
             at_ms: 2,
@@ -199,7 +199,7 @@ mod tests {
         let events = read(line, 4);
         assert_eq!(
             notice_of(&events[0]),
-            &NoticeText::verbatim("from a newer gpufleet")
+            &Words::verbatim("from a newer gpufleet")
         );
     }
 
@@ -207,11 +207,11 @@ mod tests {
     /// without them (before this build) replays as its detail.
     #[test]
     fn a_flooding_line_keeps_its_english_detail_and_replays_in_either_language() {
-        let words = NoticeText::new("flood_words.over_budget")
+        let words = Words::new("flood_words.over_budget")
             .put("lines", "70")
             .put("kib", "7")
             .put("within", "1 s")
-            .put_words("what", NoticeText::new("flood_words.stream"))
+            .put_words("what", Words::new("flood_words.stream"))
             .put("budget_lines", "64")
             .put("budget_kib", "64");
         let event = HostEvent::Flooding {

@@ -235,20 +235,15 @@ impl Recorder {
             .unwrap_or_default();
         let dropped = self.dropped.load(Ordering::Relaxed);
         if dropped > 0 {
-            problems.push(dropped_words(dropped, &rust_i18n::locale()));
+            problems.push(dropped_words(dropped).localized());
         }
         problems
     }
 }
 
-/// What is said at the end when `dropped` events were left out of the recording, in `locale`.
-pub fn dropped_words(dropped: u64, locale: &str) -> String {
-    rust_i18n::t!(
-        "recording_writer.dropped",
-        locale = locale,
-        dropped = dropped
-    )
-    .into_owned()
+/// What is said at the end when `dropped` events were left out of the recording.
+pub fn dropped_words(dropped: u64) -> crate::words::Words {
+    crate::words::Words::counted("recording_writer.dropped", dropped)
 }
 
 impl Drop for Recorder {

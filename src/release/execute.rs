@@ -12,6 +12,7 @@ use reqwest::blocking::Client;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
 
 use crate::remote::sanitize as clean;
+use crate::words::Words;
 
 use super::request::{AuthScheme, Envelope, HttpMethod, HttpStep, ReleaseRequest, ReleaseStep};
 use super::secret::{REDACTED, Secret};
@@ -479,5 +480,104 @@ fn run_on_host(
         Err(message) => Err(SendError::Remote {
             message: shown_text(&message, None),
         }),
+    }
+}
+
+/// `: what the provider said`, or nothing when it said nothing.
+pub(super) fn detail(text: &str) -> Words {
+    if text.is_empty() {
+        Words::verbatim("")
+    } else {
+        Words::new("release_error.detail").put("text", text.to_string())
+    }
+}
+
+impl SendError {
+    /// Why sending a release failed; in English, the error's `Display`.
+    pub fn words(&self) -> Words {
+        match self {
+            SendError::Client(why) => {
+                Words::new("release_error.client").put("why", why.to_string())
+            }
+            SendError::NoToken => Words::new("release_error.no_token"),
+            SendError::BadToken => Words::new("release_error.bad_token"),
+            SendError::TokenRejected { status, text } => Words::new("release_error.token_rejected")
+                .put("status", status.to_string())
+                .put_words("detail", detail(text)),
+            SendError::NotFound { text } => {
+                Words::new("release_error.not_found").put_words("detail", detail(text))
+            }
+            SendError::ServerError { status, text } => Words::new("release_error.server_error")
+                .put("status", status.to_string())
+                .put_words("detail", detail(text)),
+            SendError::Unexpected { status, text } => Words::new("release_error.unexpected")
+                .put("status", status.to_string())
+                .put_words("detail", detail(text)),
+            SendError::Refused { text } => {
+                Words::new("release_error.refused").put("text", text.to_string())
+            }
+            SendError::Timeout { url, timeout_ms } => Words::new("release_error.timeout")
+                .put("url", url.to_string())
+                .put("ms", timeout_ms.to_string()),
+            SendError::Unreachable { url, message } => Words::new("release_error.unreachable")
+                .put("url", url.to_string())
+                .put("why", message.to_string()),
+            SendError::ReadAnswer { url, message } => Words::new("release_error.unreachable")
+                .put("url", url.to_string())
+                .put_words(
+                    "why",
+                    Words::new("release_words.reading_answer").put("why", message.to_string()),
+                ),
+            SendError::EmptyCommand => Words::new("release_error.spawn")
+                .put("program", "")
+                .put_words("why", Words::new("release_words.empty_command")),
+            SendError::Spawn { program, message } => Words::new("release_error.spawn")
+                .put("program", program.to_string())
+                .put("why", message.to_string()),
+            SendError::CommandTimeout {
+                program,
+                timeout_ms,
+            } => Words::new("release_error.command_timeout")
+                .put("program", program.to_string())
+                .put("ms", timeout_ms.to_string()),
+            SendError::CommandFailed {
+                command,
+                status,
+                text,
+            } => Words::new("release_error.command_failed")
+                .put("command", command.to_string())
+                .put_words("status", status.words())
+                .put_words("detail", detail(text)),
+            SendError::Remote { message } => {
+                Words::new("release_error.remote").put("why", message.to_string())
+            }
+        }
+    }
+}
+
+impl CommandStatus {
+    /// How a failed release command ended: `exit 3` (`退出码 3`), killed by a signal.
+    pub fn words(self) -> Words {
+        match self {
+            CommandStatus::Exit(code) => {
+                Words::new("release_words.exit").put("code", code.to_string())
+            }
+            CommandStatus::Signal => Words::new("release_words.signal"),
+        }
+    }
+}
+
+/// English, for the log: `exit 3`, `killed by a signal`.
+impl std::fmt::Display for CommandStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.words().fmt(f)
+    }
+}
+
+/// English, as the log and the audit log keep it: the catalogue's English of
+/// [`SendError::words`].
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.words().fmt(f)
     }
 }

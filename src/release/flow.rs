@@ -2,22 +2,25 @@
 //! ledger and write the audit line. Each step refuses to run out of order, so no caller can send
 //! a release that was not confirmed or whose backup failed without an explicit override.
 
+use rust_i18n::t;
+
 use crate::audit::{AuditEntry, AuditError, AuditKind, AuditLog};
 use crate::config::{Config, Provider};
 use crate::cost::{
-    HostCost, LedgerSettings, LedgerStore, StoreError, billing_started_ms, format_money,
+    HostCost, LedgerSettings, LedgerStore, StoreError, billing_started_ms, format_duration_ms,
+    format_money,
 };
 use crate::remote::sanitize as clean;
 use crate::remote::shell_quote;
 use crate::telemetry::TimestampMs;
+use crate::words::Words;
 
 use super::execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send};
 use super::record::{Closing, Unrecorded};
 use super::request::{BuildError, ReleaseAction, ReleaseRequest};
+use super::request::{action_words, effect, effect_words};
 use super::secret::load_token;
-use super::secret_words::token_error_words;
 use super::simulated;
-use super::words::effect;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FlowError {
@@ -154,7 +157,7 @@ impl ReleaseFlow {
                 Err(e) => (
                     None,
                     Vec::new(),
-                    Some(token_error_words(&e)),
+                    Some(e.words().localized()),
                     Some(e.to_string()),
                 ),
             }
@@ -239,10 +242,11 @@ impl ReleaseFlow {
                 let (outcome, status) = match result {
                     Ok(Some(0)) => (BackupOutcome::Succeeded, Some(0)),
                     Ok(Some(code)) => (
-                        BackupOutcome::Failed(super::words::command_status_words(
-                            super::execute::CommandStatus::Exit(code),
-                            &rust_i18n::locale(),
-                        )),
+                        BackupOutcome::Failed(
+                            super::execute::CommandStatus::Exit(code)
+                                .words()
+                                .localized(),
+                        ),
                         Some(code),
                     ),
                     Ok(None) => (
@@ -442,4 +446,344 @@ pub(super) fn quoted(argv: &[String]) -> String {
         .map(|word| shell_quote(word))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+impl ReleasePlan {
+    /// The plan as lines of text, the request included (token redacted).
+    pub fn lines(&self) -> Vec<String> {
+        let instance = self
+            .instance_id
+            .as_deref()
+            .map(|id| t!("release_plan.instance", id = clean(id)).into_owned())
+            .unwrap_or_default();
+        let mut lines = Vec::new();
+        if self.simulated {
+            lines.push(t!("release_plan.simulated").into_owned());
+        }
+        let spent = match self.spent.as_deref() {
+            Some(spent) => spent.to_string(),
+            None => t!("release_plan.spent_unknown").into_owned(),
+        };
+        lines.extend([
+            t!(
+                "release_plan.head",
+                action = action_words(self.action),
+                host = self.host,
+                provider = self.provider.as_str(),
+                instance = instance
+            )
+            .into_owned(),
+            t!(
+                "release_plan.effect",
+                effect = effect_words(self.provider, self.action).localized()
+            )
+            .into_owned(),
+            t!(
+                "release_plan.spent",
+                spent = spent,
+                billed = format_duration_ms(self.billed_ms),
+                idle = format_duration_ms(self.current_idle_ms)
+            )
+            .into_owned(),
+        ]);
+        lines.push(match &self.backup {
+            Some(argv) => t!(
+                "release_plan.backup",
+                host = self.host,
+                command = quoted(argv)
+            )
+            .into_owned(),
+            None => t!("release_plan.no_backup").into_owned(),
+        });
+        lines.push(t!("release_plan.request").into_owned());
+        lines.extend(
+            self.request
+                .shown(&self.host)
+                .into_iter()
+                .map(|line| format!("    {line}")),
+        );
+        for warning in &self.warnings {
+            lines.push(t!("release_plan.warning", text = warning).into_owned());
+        }
+        if let Some(problem) = &self.token_problem {
+            lines.push(t!("release_plan.token", problem = problem).into_owned());
+        }
+        lines
+    }
+}
+
+impl FlowError {
+    /// Why a release was refused or failed; in English, the error's `Display` (the log's
+    /// text), except that a token's problem is said in the language it was loaded in.
+    pub fn words(&self) -> Words {
+        match self {
+            FlowError::ReadOnly => Words::new("release.read_only"),
+            FlowError::UnknownHost(host) => {
+                Words::new("release_error.unknown_host").put("host", format!("{host:?}"))
+            }
+            FlowError::NoReleaseConfig(host) => {
+                Words::new("release.no_table").put("host", host.to_string())
+            }
+            FlowError::Build(e) => e.words(),
+            FlowError::Token { problem, .. } => {
+                Words::new("release.no_token").put("problem", problem.to_string())
+            }
+            FlowError::BackupNotRun => Words::new("release_error.backup_not_run"),
+            FlowError::BackupFailed(why) => {
+                Words::new("release_error.backup_failed").put("why", why.to_string())
+            }
+            FlowError::Cancelled => Words::new("release.cancelled"),
+            FlowError::WrongName { typed, host } => Words::new("release_error.wrong_name")
+                .put("typed", format!("{typed:?}"))
+                .put("host", format!("{host:?}")),
+            FlowError::NotConfirmed => Words::new("release_error.not_confirmed"),
+            FlowError::AlreadySent => Words::new("release_error.already_sent"),
+            FlowError::Send { failure, audit } => {
+                let note = match audit {
+                    Some(why) => Words::new("release.audit_unwritten").put("why", why.to_string()),
+                    None => Words::verbatim(""),
+                };
+                Words::new("release.then")
+                    .put_words("first", failure.error.words())
+                    .put_words("then", note)
+            }
+            FlowError::Audit(e) => Words::verbatim(e.to_string()),
+            FlowError::Unrecordable(e) => {
+                Words::new("release_error.unrecordable").put("why", e.to_string())
+            }
+        }
+    }
+}
+
+/// Why a release was refused or failed, in the interface's language.
+pub fn error_words(error: &FlowError) -> String {
+    error.words().localized()
+}
+
+/// English, as the log and the audit log keep it: the catalogue's English of
+/// [`FlowError::words`], the token's problem in English too.
+impl std::fmt::Display for FlowError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FlowError::Token { english, .. } => Words::new("release.no_token")
+                .put("problem", english.to_string())
+                .fmt(f),
+            other => other.words().fmt(f),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::release::TokenError;
+    use crate::release::execute::CommandStatus;
+
+    /// The English the log and the audit log keep, as it read when it was written in the
+    /// source (users grep it); in Chinese our words are Chinese, the command and what it said
+    /// as they came.
+    #[test]
+    fn the_english_is_as_before_and_chinese_is_chinese() {
+        let failed = SendError::CommandFailed {
+            command: "sh -c 'exit 3'".into(),
+            status: CommandStatus::Exit(3),
+            text: "no quota".into(),
+        };
+        let cases: [(String, &str); 8] = [
+            (
+                failed.to_string(),
+                "sh -c 'exit 3' failed (exit 3): no quota",
+            ),
+            (
+                SendError::CommandFailed {
+                    command: "p".into(),
+                    status: CommandStatus::Signal,
+                    text: String::new(),
+                }
+                .to_string(),
+                "p failed (killed by a signal)",
+            ),
+            (
+                SendError::ReadAnswer {
+                    url: "https://a".into(),
+                    message: "reset".into(),
+                }
+                .to_string(),
+                "could not reach https://a: reading the answer: reset",
+            ),
+            (
+                SendError::EmptyCommand.to_string(),
+                "could not start : the command is empty",
+            ),
+            (
+                BuildError::NoStop { provider: "lambda" }.to_string(),
+                "lambda has no stop, only terminate, which deletes the instance's local disk \
+                 (persistent filesystems survive); use --terminate",
+            ),
+            (
+                FlowError::Token {
+                    problem: "没有令牌".into(),
+                    english: "no token".into(),
+                }
+                .to_string(),
+                "cannot release without the API token: no token",
+            ),
+            (
+                FlowError::Send {
+                    failure: super::super::SendFailure {
+                        done: Vec::new(),
+                        error: SendError::NoToken,
+                    },
+                    audit: Some("disk full".into()),
+                }
+                .to_string(),
+                "no API token: none was loaded (and the audit log could not be written: disk full)",
+            ),
+            (
+                FlowError::WrongName {
+                    typed: "x".into(),
+                    host: "h".into(),
+                }
+                .to_string(),
+                "\"x\" is not the host name \"h\"; cancelled",
+            ),
+        ];
+        for (said, expected) in cases {
+            assert_eq!(said, expected);
+        }
+        let zh = failed.words().render("zh-CN");
+        assert_eq!(zh, "sh -c 'exit 3' 失败（退出码 3）：no quota");
+        let zh = SendError::EmptyCommand.words().render("zh-CN");
+        assert!(!zh.contains("empty"), "{zh}");
+    }
+
+    /// In English every word is the error's own text, so the terminal and the log agree.
+    #[test]
+    fn english_words_are_the_errors_own_text() {
+        let sends = [
+            SendError::Client("tls".into()),
+            SendError::NoToken,
+            SendError::BadToken,
+            SendError::TokenRejected {
+                status: 401,
+                text: "bad key".into(),
+            },
+            SendError::NotFound {
+                text: String::new(),
+            },
+            SendError::ServerError {
+                status: 502,
+                text: "x".into(),
+            },
+            SendError::Unexpected {
+                status: 418,
+                text: String::new(),
+            },
+            SendError::Refused { text: "no".into() },
+            SendError::Timeout {
+                url: "https://a/b".into(),
+                timeout_ms: 30_000,
+            },
+            SendError::Unreachable {
+                url: "https://a".into(),
+                message: "refused".into(),
+            },
+            SendError::Spawn {
+                program: "p".into(),
+                message: "not found".into(),
+            },
+            SendError::CommandTimeout {
+                program: "p".into(),
+                timeout_ms: 5,
+            },
+            SendError::CommandFailed {
+                command: "p a".into(),
+                status: CommandStatus::Exit(3),
+                text: "said".into(),
+            },
+            SendError::CommandFailed {
+                command: "p".into(),
+                status: CommandStatus::Signal,
+                text: String::new(),
+            },
+            SendError::ReadAnswer {
+                url: "https://a".into(),
+                message: "reset".into(),
+            },
+            SendError::EmptyCommand,
+            SendError::Remote {
+                message: "gone".into(),
+            },
+        ];
+        for e in &sends {
+            assert_eq!(e.words().localized(), e.to_string());
+        }
+        let builds = [
+            BuildError::NoStop { provider: "lambda" },
+            BuildError::NoTerminate,
+            BuildError::MissingInstanceId { provider: "vast" },
+            BuildError::MissingCommand,
+            BuildError::BadBaseUrl {
+                url: "ftp://x".into(),
+            },
+        ];
+        for e in &builds {
+            assert_eq!(e.words().localized(), e.to_string());
+        }
+        let flows = [
+            FlowError::ReadOnly,
+            FlowError::UnknownHost("h".into()),
+            FlowError::NoReleaseConfig("h".into()),
+            FlowError::Token {
+                problem: "no token".into(),
+                english: "no token".into(),
+            },
+            FlowError::BackupNotRun,
+            FlowError::BackupFailed("exit 1".into()),
+            FlowError::Cancelled,
+            FlowError::WrongName {
+                typed: "x".into(),
+                host: "h".into(),
+            },
+            FlowError::NotConfirmed,
+            FlowError::AlreadySent,
+            FlowError::Send {
+                failure: super::super::SendFailure {
+                    done: Vec::new(),
+                    error: SendError::BadToken,
+                },
+                audit: Some("disk full".into()),
+            },
+        ];
+        for e in &flows {
+            assert_eq!(e.words().localized(), e.to_string());
+        }
+        let tokens = [
+            TokenError::NotConfigured {
+                what: "token",
+                env_key: "token_env",
+                file_key: "token_file",
+                table: "[hosts.release]",
+            },
+            TokenError::EnvMissing {
+                name: "K".into(),
+                key: "token_env",
+            },
+            TokenError::EnvEmpty {
+                name: "K".into(),
+                key: "token_env",
+            },
+            TokenError::FileEmpty {
+                path: "/t".into(),
+                key: "token_file",
+            },
+            TokenError::Malformed {
+                what: "token",
+                from: "$K".into(),
+            },
+        ];
+        for e in &tokens {
+            assert_eq!(e.words().localized(), e.to_string());
+        }
+    }
 }

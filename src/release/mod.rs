@@ -7,26 +7,22 @@
 
 mod execute;
 mod flow;
-mod flow_words;
 mod plan_json;
 mod record;
 mod request;
 mod secret;
-mod secret_words;
 mod simulated;
-mod words;
 
 pub use execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send, shown_text};
 pub(crate) use execute::{auth_header, capture, http_client, root_cause};
+pub use flow::error_words;
 pub use flow::{BackupOutcome, FlowError, ReleaseFlow, ReleasePlan, ReleaseReport, Unattended};
-pub use flow_words::error_words;
 pub use record::Unrecorded;
 pub use request::{
     AUTODL_BASE_URL, AuthScheme, BuildError, Envelope, HttpMethod, HttpStep, LAMBDA_BASE_URL,
     RUNPOD_BASE_URL, ReleaseAction, ReleaseRequest, ReleaseStep, VAST_BASE_URL, default_base_url,
 };
+pub use request::{action_words, effect, effect_words};
 pub use secret::{
     LoadedToken, REDACTED, Secret, SecretSource, TokenError, load_secret, load_token, process_env,
 };
-pub use secret_words::{token_error_words, token_error_words_in};
-pub use words::{action_words, build_error_words, effect, effect_words, send_error_words};

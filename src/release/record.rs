@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::cost::{Ledger, LedgerSettings, LedgerState, LedgerStore};
 use crate::telemetry::TimestampMs;
+use crate::words::Words;
 
 /// A release the provider carried out but the ledger could not record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,27 +22,23 @@ pub struct Unrecorded {
 impl Unrecorded {
     /// The lines a user reads: what happened, where, and what to add.
     pub fn lines(&self, host: &str) -> Vec<String> {
-        self.lines_in(host, &rust_i18n::locale())
+        self.words(host).iter().map(Words::localized).collect()
     }
 
-    /// [`Unrecorded::lines`] in the catalogue of `locale` (`en` for the log).
-    pub fn lines_in(&self, host: &str, locale: &str) -> Vec<String> {
+    /// [`Unrecorded::lines`] as catalogue words (said in English for the log); the entry to
+    /// add is JSON and reads the same in every language.
+    pub fn words(&self, host: &str) -> Vec<Words> {
         let mut lines = vec![
-            rust_i18n::t!(
-                "release_plan.unrecorded",
-                locale = locale,
-                host = host,
-                why = self.error
-            )
-            .into_owned(),
-            rust_i18n::t!(
-                "release_plan.add_by_hand",
-                locale = locale,
-                path = self.path.display()
-            )
-            .into_owned(),
+            Words::new("release_plan.unrecorded")
+                .put("host", host)
+                .put("why", self.error.clone()),
+            Words::new("release_plan.add_by_hand").put("path", self.path.display().to_string()),
         ];
-        lines.extend(self.entry_json.lines().map(|line| format!("  {line}")));
+        lines.extend(
+            self.entry_json
+                .lines()
+                .map(|line| Words::verbatim(format!("  {line}"))),
+        );
         lines
     }
 }

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::config::{Provider, ReleaseConfig};
 use crate::remote::shell_quote;
+use crate::words::Words;
 
 use super::secret::{REDACTED, Secret};
 
@@ -402,4 +403,70 @@ fn quoted(argv: &[String]) -> String {
         .map(|word| shell_quote(word))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+impl ReleaseAction {
+    /// The action as the reader says it: `stop` / `terminate` (`关机` / `释放`).
+    pub fn words(self) -> Words {
+        match self {
+            ReleaseAction::Stop => Words::new("action.stop"),
+            ReleaseAction::Terminate => Words::new("action.terminate"),
+        }
+    }
+}
+
+/// A release action as the reader says it, in the interface's language.
+pub fn action_words(action: ReleaseAction) -> String {
+    action.words().localized()
+}
+
+/// What a release action does to the instance and its data; its English is what the plan's
+/// JSON and the log keep.
+pub fn effect_words(provider: Provider, action: ReleaseAction) -> Words {
+    use ReleaseAction::{Stop, Terminate};
+    let key = match (provider, action) {
+        (Provider::Vast, Stop) => "effect.vast_stop",
+        (Provider::Vast, Terminate) => "effect.vast_terminate",
+        (Provider::RunPod, Stop) => "effect.runpod_stop",
+        (Provider::RunPod, Terminate) => "effect.runpod_terminate",
+        (Provider::Lambda, _) => "effect.lambda",
+        (Provider::AutoDl, Stop) => "effect.autodl_stop",
+        (Provider::AutoDl, Terminate) => "effect.autodl_terminate",
+        (Provider::Command, _) => "effect.command",
+        (Provider::Ssh, _) => "effect.ssh",
+    };
+    Words::new(key)
+}
+
+impl BuildError {
+    /// Why the config cannot say how to release a host; in English, the error's `Display`.
+    pub fn words(&self) -> Words {
+        match self {
+            BuildError::NoStop { provider } => {
+                Words::new("release_error.no_stop").put("provider", provider.to_string())
+            }
+            BuildError::NoTerminate => Words::new("release_error.no_terminate"),
+            BuildError::MissingInstanceId { provider } => {
+                Words::new("release_error.missing_instance_id")
+                    .put("provider", provider.to_string())
+            }
+            BuildError::MissingCommand => Words::new("release_error.missing_command"),
+            BuildError::BadBaseUrl { url } => {
+                Words::new("release_error.bad_base_url").put("url", format!("{url:?}"))
+            }
+        }
+    }
+}
+
+/// English, as the log keeps it: the catalogue's English of [`BuildError::words`].
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.words().fmt(f)
+    }
+}
+
+/// What the action does to the instance and its data, in English, as the plan's JSON and the
+/// log keep it (the dialog says [`effect_words`], in the reader's language).
+pub fn effect(provider: Provider, action: ReleaseAction) -> String {
+    effect_words(provider, action).english()
 }

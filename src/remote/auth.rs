@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use ssh2::{ErrorCode, KeyboardInteractivePrompt, Prompt, Session};
 
-use crate::fleet::NoticeText;
 use crate::remote::auth_words;
 use crate::remote::credentials::{
     CredentialCache, PassphraseTurn, PromptContext, Prompter, Secret, forget_passphrase,
@@ -15,6 +14,7 @@ use crate::remote::credentials::{
 use crate::remote::digest::base64_decode;
 use crate::remote::error::RemoteError;
 use crate::remote::host_settings::{Agent, HostSettings};
+use crate::words::Words;
 
 /// libssh2 reports a key it cannot decrypt or parse as a file error.
 const LIBSSH2_ERROR_FILE: i32 = -16;
@@ -83,7 +83,7 @@ pub(crate) fn authenticate(
         return Ok(());
     }
     if tried.is_empty() {
-        tried.push(NoticeText::new("auth_words.nothing"));
+        tried.push(Words::new("auth_words.nothing"));
     }
     Err(RemoteError::Auth {
         target: input.ctx.target.clone(),
@@ -94,11 +94,7 @@ pub(crate) fn authenticate(
 
 /// Tries the agent's keys (at `socket`, else `$SSH_AUTH_SOCK`); with `IdentitiesOnly`, only
 /// those whose public half is one of the identity files' `.pub`.
-fn try_agent(
-    session: &Session,
-    input: &AuthInput<'_>,
-    socket: Option<&Path>,
-) -> Result<(), NoticeText> {
+fn try_agent(session: &Session, input: &AuthInput<'_>, socket: Option<&Path>) -> Result<(), Words> {
     let fail = |e: ssh2::Error| auth_words::agent_error(e.message());
     let mut agent = session.agent().map_err(fail)?;
     if let Some(path) = socket {
@@ -137,12 +133,7 @@ fn public_blob(key: &Path) -> Option<Vec<u8>> {
 
 /// Tries one key file; true when logged in. Encrypted keys use the passphrase remembered by
 /// this process, else ask the prompter (once for the process), else are named as needing one.
-fn try_key(
-    session: &Session,
-    input: &AuthInput<'_>,
-    key: &Path,
-    tried: &mut Vec<NoticeText>,
-) -> bool {
+fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec<Words>) -> bool {
     let shown = key.display().to_string();
     let text = match std::fs::read_to_string(key) {
         Ok(t) => t,
@@ -215,7 +206,7 @@ fn try_key(
     false
 }
 
-fn key_failure(shown: &str, e: &ssh2::Error) -> NoticeText {
+fn key_failure(shown: &str, e: &ssh2::Error) -> Words {
     if e.code() == ErrorCode::Session(LIBSSH2_ERROR_FILE) {
         auth_words::key_error("auth_words.key_bad_file", shown, e.message())
     } else {
@@ -228,7 +219,7 @@ fn try_passwords(
     input: &AuthInput<'_>,
     cache: &mut CredentialCache,
     offered: &str,
-    tried: &mut Vec<NoticeText>,
+    tried: &mut Vec<Words>,
 ) -> bool {
     if let Some(var) = input.password_env {
         match std::env::var(var) {

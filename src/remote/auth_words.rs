@@ -2,17 +2,17 @@
 //! was not accepted by the server`, `the password typed was rejected`. Paths, variable names and
 //! what libssh2 said are values, as they came. The error's English (the log) is their English.
 
-use crate::fleet::NoticeText;
+use crate::words::Words;
 
 /// The attempts, joined by `; ` (said in the notice's language): one text of ours, nested.
-pub(crate) fn joined(tried: &[NoticeText]) -> NoticeText {
-    crate::fleet::notice::joined(tried, "list_words.semicolon")
-        .unwrap_or_else(|| NoticeText::new("auth_words.nothing"))
+pub(crate) fn joined(tried: &[Words]) -> Words {
+    crate::words::joined(tried, "list_words.semicolon")
+        .unwrap_or_else(|| Words::new("auth_words.nothing"))
 }
 
 /// The login method an attempt tried (`agent`, `key`, `password`), by its words' key; `None`
 /// for one that tried nothing (`nothing to try`, a password variable not set).
-pub(crate) fn method(attempt: &NoticeText) -> Option<&'static str> {
+pub(crate) fn method(attempt: &Words) -> Option<&'static str> {
     let name = attempt.key()?.strip_prefix("auth_words.")?;
     if name.starts_with("agent") {
         Some("link_summary.method_agent")
@@ -26,42 +26,42 @@ pub(crate) fn method(attempt: &NoticeText) -> Option<&'static str> {
 }
 
 /// `ssh-agent: …` as libssh2 said it.
-pub(crate) fn agent_error(message: &str) -> NoticeText {
-    NoticeText::new("auth_words.agent_error").put("message", message)
+pub(crate) fn agent_error(message: &str) -> Words {
+    Words::new("auth_words.agent_error").put("message", message)
 }
 
 /// `ssh-agent: none of its 2 key(s) was accepted`, naming IdentitiesOnly when it applied.
-pub(crate) fn agent_none(keys: usize, identities_only: bool) -> NoticeText {
+pub(crate) fn agent_none(keys: usize, identities_only: bool) -> Words {
     let key = if identities_only {
         "auth_words.agent_none_identities_only"
     } else {
         "auth_words.agent_none"
     };
-    NoticeText::new(key).put("n", keys.to_string())
+    Words::new(key).put("n", keys.to_string())
 }
 
 /// An attempt with the key file at `key` (shown as a path), as `what` says: one of
 /// `auth_words.key_*`.
-pub(crate) fn key(what: &'static str, key: &str) -> NoticeText {
-    NoticeText::new(what).put("key", key)
+pub(crate) fn key(what: &'static str, key: &str) -> Words {
+    Words::new(what).put("key", key)
 }
 
 /// `key … : cannot read it (…)`, `key …: cannot be read (…)`: what the OS or libssh2 said.
-pub(crate) fn key_error(what: &'static str, key: &str, error: &str) -> NoticeText {
-    NoticeText::new(what).put("key", key).put("error", error)
+pub(crate) fn key_error(what: &'static str, key: &str, error: &str) -> Words {
+    Words::new(what).put("key", key).put("error", error)
 }
 
 /// An attempt with a password from the environment variable `var`.
-pub(crate) fn password_env(what: &'static str, var: &str) -> NoticeText {
-    NoticeText::new(what).put("var", var)
+pub(crate) fn password_env(what: &'static str, var: &str) -> Words {
+    Words::new(what).put("var", var)
 }
 
 /// The passwords typed: none given, or rejected `rejected` times.
-pub(crate) fn password_typed(rejected: usize) -> NoticeText {
+pub(crate) fn password_typed(rejected: usize) -> Words {
     match rejected {
-        0 => NoticeText::new("auth_words.password_none_given"),
-        1 => NoticeText::new("auth_words.password_rejected"),
-        n => NoticeText::new("auth_words.password_rejected_n").put("n", n.to_string()),
+        0 => Words::new("auth_words.password_none_given"),
+        1 => Words::new("auth_words.password_rejected"),
+        n => Words::new("auth_words.password_rejected_n").put("n", n.to_string()),
     }
 }
 
@@ -99,7 +99,7 @@ mod tests {
                 "link_summary.method_password"
             ]
         );
-        assert_eq!(method(&NoticeText::new("auth_words.nothing")), None);
+        assert_eq!(method(&Words::new("auth_words.nothing")), None);
         assert_eq!(
             method(&password_env("auth_words.env_unset", "PW")),
             None,

@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 
 use ssh2::{BlockDirections, Channel};
 
-use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
 use crate::remote::transport::{Bridge, Connection};
 use crate::remote::wait::wait_any;
+use crate::words::Words;
 
 /// What one read may take at once.
 const BUFFER_BYTES: usize = 32 * 1024;
@@ -38,15 +38,14 @@ pub(crate) fn bridge(
         .channel_direct_tcpip(host, port, None)
         .map_err(|e| {
             RemoteError::ssh_said(
-                NoticeText::new("ssh_context.jump_channel")
+                Words::new("ssh_context.jump_channel")
                     .put("host", host)
                     .put("port", port.to_string()),
                 e.message(),
             )
         })?;
-    let io = |e: std::io::Error| {
-        RemoteError::ssh_said(NoticeText::new("ssh_context.jump_socket_pair"), e)
-    };
+    let io =
+        |e: std::io::Error| RemoteError::ssh_said(Words::new("ssh_context.jump_socket_pair"), e);
     let (near, far) = UnixStream::pair().map_err(io)?;
     far.set_nonblocking(true).map_err(io)?;
     let handle = near.try_clone().map_err(io)?;

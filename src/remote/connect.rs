@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use ssh2::{ErrorCode, MethodType, Session};
 
-use crate::fleet::NoticeText;
 use crate::remote::LinkOptions;
 use crate::remote::auth::{AuthInput, authenticate};
 use crate::remote::bridge::bridge;
@@ -21,6 +20,7 @@ use crate::remote::proxy::{open_command, open_tcp};
 use crate::remote::ssh_options::StrictHostKeys;
 use crate::remote::target::home_dir;
 use crate::remote::transport::{Connection, Keeper, Transport};
+use crate::words::Words;
 
 /// sshd's default `MaxStartups 10:30:100` starts dropping a client's connections beyond ~10
 /// unauthenticated at once; staying under that keeps a large fleet from tripping it.
@@ -128,7 +128,7 @@ pub(crate) fn known_hosts_paths(
             None => {
                 return Err(RemoteError::KnownHosts {
                     path: PathBuf::from("~/.ssh/known_hosts"),
-                    message: Box::new(NoticeText::new("remote_words.no_home")),
+                    message: Box::new(Words::new("remote_words.no_home")),
                 });
             }
         }
@@ -145,7 +145,7 @@ pub(crate) fn known_hosts_paths(
 pub(crate) struct Connected {
     pub connection: Connection,
     pub accepted_key: Option<HostKeyPrompt>,
-    pub warnings: Vec<crate::fleet::NoticeText>,
+    pub warnings: Vec<crate::words::Words>,
 }
 
 /// Connects (directly or through the host's proxy), verifies the host key and logs in;
@@ -293,7 +293,7 @@ fn open_transport(
             .map_err(named)?;
             Ok(Transport {
                 stream,
-                peer: NoticeText::new("remote_words.through_jump_host")
+                peer: Words::new("remote_words.through_jump_host")
                     .put("target", target.to_string())
                     .put("jump", jump.spec.as_str()),
                 keeper: Keeper::Bridge { _running: bridge },
@@ -317,7 +317,7 @@ fn handshake(
     } = transport;
     let socket = stream.try_clone().map_err(|source| {
         fatal(RemoteError::ssh_said(
-            NoticeText::new("remote_words.socket_copy").put_words("peer", peer.clone()),
+            Words::new("remote_words.socket_copy").put_words("peer", peer.clone()),
             source,
         ))
     })?;
@@ -345,9 +345,9 @@ fn handshake(
             }
             let retryable =
                 matches!(e.code(), ErrorCode::Session(c) if RETRYABLE_HANDSHAKE.contains(&c));
-            let libssh2_said = NoticeText::new("config_words.os").put("error", e.message());
+            let libssh2_said = Words::new("config_words.os").put("error", e.message());
             let message = match keeper.proxy_said() {
-                Some(said) => NoticeText::new("remote_words.proxy_said")
+                Some(said) => Words::new("remote_words.proxy_said")
                     .put_words("message", libssh2_said)
                     .put("said", said),
                 None => libssh2_said,

@@ -18,7 +18,7 @@ pub enum RemoteError {
     SshConfig {
         path: PathBuf,
         /// What is wrong, in catalogue words (what the OS said, as it said it).
-        message: Box<crate::fleet::NoticeText>,
+        message: Box<crate::words::Words>,
     },
     UnsupportedOption {
         host: String,
@@ -26,11 +26,11 @@ pub enum RemoteError {
         config: PathBuf,
         option: String,
         /// What gpufleet would do differently, and what to write instead.
-        why: Box<crate::fleet::NoticeText>,
+        why: Box<crate::words::Words>,
     },
     UnevaluatedMatch {
         host: String,
-        place: Box<crate::fleet::NoticeText>,
+        place: Box<crate::words::Words>,
         criterion: String,
         option: String,
     },
@@ -57,18 +57,18 @@ pub enum RemoteError {
     /// The host's `ProxyCommand` could not carry the session (its text is not shown).
     Proxy {
         host: String,
-        message: Box<crate::fleet::NoticeText>,
+        message: Box<crate::words::Words>,
     },
     /// `addr`: where the transport leads (an address, or through a proxy or jump host);
     /// `message`: what libssh2 said, with what a ProxyCommand said.
     Handshake {
-        addr: Box<crate::fleet::NoticeText>,
-        message: Box<crate::fleet::NoticeText>,
+        addr: Box<crate::words::Words>,
+        message: Box<crate::words::Words>,
     },
     /// Something answers on the port, but not an SSH server: its first line (`said`, cut
     /// short) is not an SSH version line (a web server, another service, a wrong port).
     NotSsh {
-        addr: Box<crate::fleet::NoticeText>,
+        addr: Box<crate::words::Words>,
         port: u16,
         said: String,
     },
@@ -77,7 +77,7 @@ pub enum RemoteError {
         key_type: String,
         fingerprint: String,
         /// What to do, as catalogue words (English here, in the console's language there).
-        hint: Box<crate::fleet::NoticeText>,
+        hint: Box<crate::words::Words>,
     },
     HostKeyDeclined {
         known_as: String,
@@ -89,20 +89,20 @@ pub enum RemoteError {
         key_type: String,
         presented: String,
         /// Every key of that type on file for the host, as `type SHA256:... (FILE line N)`.
-        expected: Box<crate::fleet::NoticeText>,
+        expected: Box<crate::words::Words>,
         /// How to clear the old key if the host really was re-installed.
-        remedy: Box<crate::fleet::NoticeText>,
+        remedy: Box<crate::words::Words>,
     },
     /// `known_hosts` is the file and line of the `@revoked` entry.
     HostKeyRevoked {
         known_as: String,
-        known_hosts: Box<crate::fleet::NoticeText>,
+        known_hosts: Box<crate::words::Words>,
         fingerprint: String,
     },
     /// `known_hosts` is the file and line of the `@cert-authority` entry.
     HostKeyCertOnly {
         known_as: String,
-        known_hosts: Box<crate::fleet::NoticeText>,
+        known_hosts: Box<crate::words::Words>,
         fingerprint: String,
     },
     StrictNoRefused {
@@ -111,18 +111,18 @@ pub enum RemoteError {
     KnownHosts {
         path: PathBuf,
         /// What is wrong, in catalogue words (what the OS said, as it said it).
-        message: Box<crate::fleet::NoticeText>,
+        message: Box<crate::words::Words>,
     },
     Auth {
         target: String,
         offered: String,
         /// Each attempt, in catalogue words (`auth_words.rs`).
-        tried: Vec<crate::fleet::NoticeText>,
+        tried: Vec<crate::words::Words>,
     },
     /// `context` says what gpufleet was doing (catalogue words); `message` is libssh2's or
     /// the OS's.
     Ssh {
-        context: Box<crate::fleet::NoticeText>,
+        context: Box<crate::words::Words>,
         message: String,
     },
     LinkDead {
@@ -162,11 +162,11 @@ impl RemoteError {
 
     /// libssh2's `err` while doing what the catalogue text `context` (`ssh_context.*`) says.
     pub(crate) fn ssh(context: &'static str, err: &ssh2::Error) -> Self {
-        Self::ssh_said(crate::fleet::NoticeText::new(context), err.message())
+        Self::ssh_said(crate::words::Words::new(context), err.message())
     }
 
     /// What libssh2 or the OS said (`message`) while doing `context`.
-    pub(crate) fn ssh_said(context: crate::fleet::NoticeText, message: impl ToString) -> Self {
+    pub(crate) fn ssh_said(context: crate::words::Words, message: impl ToString) -> Self {
         RemoteError::Ssh {
             context: Box::new(context),
             message: message.to_string(),
@@ -207,7 +207,7 @@ mod tests {
         let nothing = RemoteError::Auth {
             target: "root@h".into(),
             offered: "publickey".into(),
-            tried: vec![crate::fleet::NoticeText::new("auth_words.nothing")],
+            tried: vec![crate::words::Words::new("auth_words.nothing")],
         };
         assert_eq!(nothing.summary(), "auth failed (nothing to try)");
     }

@@ -5,9 +5,9 @@
 //! as it came, and so are the parts other modules word in English (a login's attempts, the
 //! reason an option is refused, how to clear a changed key).
 
-use crate::fleet::NoticeText;
 use crate::remote::auth_words;
 use crate::remote::error::RemoteError;
+use crate::words::Words;
 
 /// English, as the log writes it: the catalogue's English of [`reason`].
 impl std::fmt::Display for RemoteError {
@@ -17,6 +17,11 @@ impl std::fmt::Display for RemoteError {
 }
 
 impl RemoteError {
+    /// The whole message, in catalogue words.
+    pub fn words(&self) -> Words {
+        reason(self)
+    }
+
     /// The message in the interface's language, for a person to read.
     pub fn localized(&self) -> String {
         reason(self).localized()
@@ -31,8 +36,8 @@ impl RemoteError {
 }
 
 /// The whole message.
-pub(crate) fn reason(e: &RemoteError) -> NoticeText {
-    let text = |key: &'static str| NoticeText::new(key);
+pub(crate) fn reason(e: &RemoteError) -> Words {
+    let text = |key: &'static str| Words::new(key);
     match e {
         RemoteError::Target { spec, error } => text("link_error.target")
             .put("spec", format!("{spec:?}"))
@@ -157,13 +162,13 @@ pub(crate) fn reason(e: &RemoteError) -> NoticeText {
 }
 
 /// The whole message of an error the link will not retry.
-pub(crate) fn reason_not_retrying(e: &RemoteError) -> NoticeText {
-    NoticeText::new("link_error.not_retrying").put_words("error", reason(e))
+pub(crate) fn reason_not_retrying(e: &RemoteError) -> Words {
+    Words::new("link_error.not_retrying").put_words("error", reason(e))
 }
 
 /// A few words for a status line (`connection refused`, `auth failed (tried key, agent)`);
 /// [`RemoteError::summary`] is their English.
-pub(crate) fn summary(e: &RemoteError) -> NoticeText {
+pub(crate) fn summary(e: &RemoteError) -> Words {
     use std::io::ErrorKind;
     let key = match e {
         RemoteError::Target { .. } => "link_summary.bad_target",
@@ -180,12 +185,12 @@ pub(crate) fn summary(e: &RemoteError) -> NoticeText {
             _ => "link_summary.cannot_connect",
         },
         RemoteError::JumpHost { source, .. } => {
-            return NoticeText::new("link_summary.jump").put_words("summary", summary(source));
+            return Words::new("link_summary.jump").put_words("summary", summary(source));
         }
         RemoteError::Proxy { .. } => "link_summary.proxy",
         RemoteError::Handshake { .. } => "link_summary.handshake",
         RemoteError::NotSsh { port, .. } => {
-            return NoticeText::new("link_summary.not_ssh").put("port", port.to_string());
+            return Words::new("link_summary.not_ssh").put("port", port.to_string());
         }
         RemoteError::HostKeyUnknown { .. } => "link_summary.key_unknown",
         RemoteError::HostKeyDeclined { .. } => "link_summary.key_declined",
@@ -201,11 +206,11 @@ pub(crate) fn summary(e: &RemoteError) -> NoticeText {
         RemoteError::Command(_) => "link_summary.command",
         RemoteError::Stopped => "link_summary.stopped",
     };
-    NoticeText::new(key)
+    Words::new(key)
 }
 
 /// `auth failed (tried key, agent)`: the methods named by the attempts `auth` recorded.
-fn auth_summary(tried: &[NoticeText]) -> NoticeText {
+fn auth_summary(tried: &[Words]) -> Words {
     let mut methods: Vec<&'static str> = Vec::new();
     for attempt in tried {
         let Some(method) = auth_words::method(attempt) else {
@@ -216,24 +221,24 @@ fn auth_summary(tried: &[NoticeText]) -> NoticeText {
         }
     }
     let text = match methods.len() {
-        0 => return NoticeText::new("link_summary.auth_nothing"),
-        1 => NoticeText::new("link_summary.auth_1"),
-        2 => NoticeText::new("link_summary.auth_2"),
-        _ => NoticeText::new("link_summary.auth_3"),
+        0 => return Words::new("link_summary.auth_nothing"),
+        1 => Words::new("link_summary.auth_1"),
+        2 => Words::new("link_summary.auth_2"),
+        _ => Words::new("link_summary.auth_3"),
     };
     let names = ["m1", "m2", "m3"];
     names
         .into_iter()
         .zip(methods)
         .fold(text, |text, (name, method)| {
-            text.put_words(name, NoticeText::new(method))
+            text.put_words(name, Words::new(method))
         })
 }
 
 /// An ssh target's error in catalogue words: its key and the value it names.
-fn target_words(error: &crate::config::SshTargetError) -> NoticeText {
+fn target_words(error: &crate::config::SshTargetError) -> Words {
     let (key, value) = error.key_and_value();
-    let words = NoticeText::new(key);
+    let words = Words::new(key);
     match value {
         Some((name, value)) => words.put(name, value),
         None => words,
@@ -257,16 +262,16 @@ mod tests {
             RemoteError::SshConfig {
                 path: "/c".into(),
                 message: Box::new(
-                    NoticeText::new("config_words.at_line")
+                    Words::new("config_words.at_line")
                         .put("line", "3")
-                        .put_words("message", NoticeText::new("config_words.quote_open")),
+                        .put_words("message", Words::new("config_words.quote_open")),
                 ),
             },
             RemoteError::UnsupportedOption {
                 host: "h".into(),
                 config: "/c".into(),
                 option: "Ciphers".into(),
-                why: Box::new(NoticeText::new("option_words.one_name")),
+                why: Box::new(Words::new("option_words.one_name")),
             },
             RemoteError::UnevaluatedMatch {
                 host: "h".into(),
@@ -292,20 +297,17 @@ mod tests {
             },
             RemoteError::Proxy {
                 host: "h".into(),
-                message: Box::new(NoticeText::new("option_words.proxy_start").put("error", "m")),
+                message: Box::new(Words::new("option_words.proxy_start").put("error", "m")),
             },
             RemoteError::Handshake {
                 addr: Box::new(
-                    NoticeText::new("remote_words.through_jump_host")
+                    Words::new("remote_words.through_jump_host")
                         .put("target", "root@gpu:22")
                         .put("jump", "bastion"),
                 ),
                 message: Box::new(
-                    NoticeText::new("remote_words.proxy_said")
-                        .put_words(
-                            "message",
-                            NoticeText::new("config_words.os").put("error", "m"),
-                        )
+                    Words::new("remote_words.proxy_said")
+                        .put_words("message", Words::new("config_words.os").put("error", "m"))
                         .put("said", "p"),
                 ),
             },
@@ -313,9 +315,7 @@ mod tests {
                 known_as: "h".into(),
                 key_type: "ssh-ed25519".into(),
                 fingerprint: "SHA256:x".into(),
-                hint: Box::new(
-                    NoticeText::new("link_error.hint_other_types").put("types", "ssh-rsa"),
-                ),
+                hint: Box::new(Words::new("link_error.hint_other_types").put("types", "ssh-rsa")),
             },
             RemoteError::HostKeyDeclined {
                 known_as: "h".into(),
@@ -327,15 +327,15 @@ mod tests {
                 key_type: "t".into(),
                 presented: "p".into(),
                 expected: Box::new(
-                    NoticeText::new("known_hosts_words.expected")
+                    Words::new("known_hosts_words.expected")
                         .put("key_type", "t")
                         .put("fingerprint", "f")
                         .put_words("place", place(Path::new("/k"), 1)),
                 ),
                 remedy: Box::new(
-                    NoticeText::new("known_hosts_words.remedy").put_words(
+                    Words::new("known_hosts_words.remedy").put_words(
                         "steps",
-                        NoticeText::new("known_hosts_words.edit_by_hand")
+                        Words::new("known_hosts_words.edit_by_hand")
                             .put_words("place", place(Path::new("/k"), 1)),
                     ),
                 ),
@@ -353,7 +353,7 @@ mod tests {
             RemoteError::StrictNoRefused { target: "h".into() },
             RemoteError::KnownHosts {
                 path: "/k".into(),
-                message: Box::new(NoticeText::new("remote_words.no_known_hosts_file")),
+                message: Box::new(Words::new("remote_words.no_known_hosts_file")),
             },
             RemoteError::Auth {
                 target: "root@h".into(),
@@ -372,10 +372,10 @@ mod tests {
             RemoteError::Auth {
                 target: "root@h".into(),
                 offered: "publickey".into(),
-                tried: vec![NoticeText::new("auth_words.nothing")],
+                tried: vec![Words::new("auth_words.nothing")],
             },
             RemoteError::Ssh {
-                context: Box::new(NoticeText::new("ssh_context.open_channel")),
+                context: Box::new(Words::new("ssh_context.open_channel")),
                 message: "m".into(),
             },
             RemoteError::LinkDead { silent_s: 30 },

@@ -5,7 +5,6 @@
 use std::io::{ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
 
-use crate::fleet::NoticeText;
 use crate::remote::LinkOptions;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
@@ -14,6 +13,7 @@ use crate::remote::host::RemoteHost;
 use crate::remote::quote::RemoteCommand;
 use crate::remote::sanitize::sanitize;
 use crate::telemetry::source::StopFlag;
+use crate::words::Words;
 
 /// How long one blocking read may wait, so a stop request or the deadline is noticed promptly.
 const READ_SLICE_MS: u32 = 250;
@@ -70,7 +70,7 @@ pub fn exec(
     let connected = connect(host, opts, &ctx, &mut cache)?;
     let session = connected.connection.session;
     session.set_blocking(true);
-    let io = |e: ssh2::Error| RemoteError::ssh_said(NoticeText::new("ssh_context.exec"), e);
+    let io = |e: ssh2::Error| RemoteError::ssh_said(Words::new("ssh_context.exec"), e);
     let mut channel = session.channel_session().map_err(io)?;
     channel
         .handle_extended_data(ssh2::ExtendedData::Merge)
@@ -79,7 +79,7 @@ pub fn exec(
     if let Some(input) = req.stdin {
         channel
             .write_all(input)
-            .map_err(|e| RemoteError::ssh_said(NoticeText::new("ssh_context.exec_input"), e))?;
+            .map_err(|e| RemoteError::ssh_said(Words::new("ssh_context.exec_input"), e))?;
     }
     channel.send_eof().map_err(io)?;
 
@@ -113,7 +113,7 @@ pub fn exec(
             Err(e) if e.to_string().contains("timed out") => {}
             Err(e) => {
                 return Err(RemoteError::ssh_said(
-                    NoticeText::new("ssh_context.exec_output"),
+                    Words::new("ssh_context.exec_output"),
                     e,
                 ));
             }

@@ -12,8 +12,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::fleet::NoticeText;
 use crate::remote::job::{Budget, Flood};
+use crate::words::Words;
 
 /// How many times the expected lines a command may send before it floods.
 pub(crate) const FLOOD_FACTOR: u32 = 4;
@@ -68,14 +68,14 @@ pub(crate) fn query_budget(gpus: usize) -> Budget {
 }
 
 /// What a flood was, in catalogue words for the user; `what` names the command that sent it.
-pub(crate) fn describe(what: NoticeText, flood: &Flood, budget_lines: u32) -> NoticeText {
+pub(crate) fn describe(what: Words, flood: &Flood, budget_lines: u32) -> Words {
     let window_ms = flood.window.as_millis();
     let within = if window_ms.is_multiple_of(1000) {
         format!("{} s", window_ms / 1000)
     } else {
         format!("{window_ms} ms")
     };
-    NoticeText::new("flood_words.over_budget")
+    Words::new("flood_words.over_budget")
         .put("lines", flood.lines.to_string())
         .put("kib", (flood.bytes / 1024).to_string())
         .put("within", within)
@@ -157,7 +157,7 @@ mod tests {
             bytes: 10_240,
             window: Duration::from_secs(1),
         };
-        let text = describe(NoticeText::new("flood_words.stream"), &flood, 32);
+        let text = describe(Words::new("flood_words.stream"), &flood, 32);
         assert_eq!(
             text.english(),
             "over budget: 33 lines, 10 KiB in 1 s from the nvidia-smi stream (budget 32 lines, \
@@ -178,7 +178,7 @@ mod tests {
             window: Duration::from_millis(500),
             ..flood
         };
-        let text = describe(NoticeText::new("flood_words.kernel"), &half, 32);
+        let text = describe(Words::new("flood_words.kernel"), &half, 32);
         assert!(text.english().contains("in 500 ms from the kernel log"));
         assert!(text.render("zh-CN").contains("500 ms"));
     }

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::fleet::{HostEvent, NoticeText};
+use crate::fleet::HostEvent;
 use crate::remote::evidence::EVIDENCE_BUDGET;
 use crate::remote::flood::{OTHER_BUDGET, describe, query_budget, stream_window};
 use crate::remote::job::Flood;
@@ -13,6 +13,7 @@ use crate::remote::notice_words;
 use crate::remote::sanitize::sanitize;
 use crate::remote::session_state::SessionState;
 use crate::telemetry::source::now_ms;
+use crate::words::Words;
 
 /// The shortest silence that makes a streaming host unresponsive, whatever the interval (a
 /// network's jitter alone can hold a line up a few hundred milliseconds).
@@ -34,7 +35,7 @@ impl Link {
             Slot::BootId => ("flood_words.boot_id", OTHER_BUDGET),
         };
         if self.flood.flooded(Instant::now()) {
-            let words = describe(NoticeText::new(what), flood, budget.lines);
+            let words = describe(Words::new(what), flood, budget.lines);
             self.emit_or_hold(
                 st,
                 HostEvent::Flooding {

@@ -6,7 +6,6 @@
 
 use ssh2::Session;
 
-use crate::fleet::NoticeText;
 use crate::remote::LinkOptions;
 use crate::remote::credentials::{HostKeyPrompt, PromptContext, Prompter};
 use crate::remote::error::RemoteError;
@@ -14,6 +13,7 @@ use crate::remote::host::RemoteHost;
 use crate::remote::known_hosts::{KnownHostsFile, Verdict, append};
 use crate::remote::notice_words;
 use crate::remote::ssh_options::StrictHostKeys;
+use crate::words::Words;
 
 /// Who is being checked, and who can be asked.
 pub(crate) struct KeyCheck<'a> {
@@ -30,7 +30,7 @@ pub(crate) struct KeyCheck<'a> {
 pub(crate) struct Checked {
     /// A key added to known_hosts.
     pub accepted_key: Option<HostKeyPrompt>,
-    pub warnings: Vec<NoticeText>,
+    pub warnings: Vec<Words>,
     /// The key changed and `StrictHostKeyChecking no` let it through: no password may be
     /// sent to what may be an impostor.
     pub passwords_off: bool,
@@ -112,13 +112,12 @@ pub(crate) fn check_host_key(
         });
     }
     let hint = if strict == StrictHostKeys::Yes {
-        NoticeText::new("link_error.hint_strict_yes")
+        Words::new("link_error.hint_strict_yes")
             .put("path", known_hosts.path().display().to_string())
     } else if prompt.other_types_known.is_empty() {
-        NoticeText::new("link_error.hint_accept")
+        Words::new("link_error.hint_accept")
     } else {
-        NoticeText::new("link_error.hint_other_types")
-            .put("types", prompt.other_types_known.join(", "))
+        Words::new("link_error.hint_other_types").put("types", prompt.other_types_known.join(", "))
     };
     Err(RemoteError::HostKeyUnknown {
         known_as: prompt.known_as,

@@ -7,11 +7,11 @@
 
 use std::path::PathBuf;
 
-use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
 use crate::remote::option_policy::review;
 use crate::remote::ssh_config_file::HostOptions;
 use crate::remote::ssh_options::{Source, Tokens, expand_file, is_none};
+use crate::words::Words;
 
 /// Which ssh-agent to ask for keys (`IdentityAgent`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -42,7 +42,7 @@ pub struct HostSettings {
     /// `HashKnownHosts yes`: keys added to known_hosts are filed under a hashed name.
     pub hash_known_hosts: bool,
     /// Options not honoured, named with the host; each is shown once per process.
-    pub warnings: Vec<crate::fleet::NoticeText>,
+    pub warnings: Vec<crate::words::Words>,
 }
 
 impl Default for HostSettings {
@@ -76,7 +76,7 @@ pub(crate) fn host_settings(
     {
         return Err(source.refuse(
             "CertificateFile",
-            NoticeText::new("option_words.certificate_file"),
+            Words::new("option_words.certificate_file"),
         ));
     }
     let first = |key: &str| params.get(key).and_then(|a| a.first()).map(String::as_str);
@@ -97,7 +97,7 @@ pub(crate) fn host_settings(
         settings.server_alive_count_max = text.parse::<u32>().map_err(|_| {
             source.refuse(
                 "ServerAliveCountMax",
-                NoticeText::new("option_words.not_count").put("text", format!("{text:?}")),
+                Words::new("option_words.not_count").put("text", format!("{text:?}")),
             )
         })?;
     }
@@ -112,7 +112,7 @@ pub(crate) fn host_settings(
             }
             Some(v) => Err(source.refuse(
                 name,
-                NoticeText::new("option_words.not_yes_no").put("text", format!("{v:?}")),
+                Words::new("option_words.not_yes_no").put("text", format!("{v:?}")),
             )),
         }
     };
@@ -165,8 +165,8 @@ pub(crate) fn host_settings(
     Ok(settings)
 }
 
-fn bad_time(text: &str) -> NoticeText {
-    NoticeText::new("option_words.not_time").put("text", format!("{text:?}"))
+fn bad_time(text: &str) -> Words {
+    Words::new("option_words.not_time").put("text", format!("{text:?}"))
 }
 
 /// OpenSSH's time format: seconds, or numbers each followed by `s`, `m`, `h`, `d` or `w`.

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use ssh2::{Channel, ErrorCode, ExtendedData, Session};
 
-use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
 use crate::remote::quote::CommandError;
 use crate::remote::run_shell::RunShell;
+use crate::words::Words;
 
 const LIBSSH2_ERROR_EAGAIN: i32 = -37;
 /// Codes that concern one channel (refused open, denied exec), not the whole connection.
@@ -52,14 +52,14 @@ pub(crate) enum JobEvent {
     /// The command ended; `None` when the server sent no exit status (killed by a signal).
     Exited { status: Option<i32> },
     /// The server refused the channel or the exec; the connection itself is fine.
-    Refused(NoticeText),
+    Refused(Words),
     /// The command sent more than its budget allows; its channel is being closed and the job
     /// ends without an `Exited`.
     Flooded(Flood),
 }
 
 pub(crate) enum StepError {
-    Refused(NoticeText),
+    Refused(Words),
     Session(RemoteError),
 }
 
@@ -101,8 +101,8 @@ fn again(e: &ssh2::Error) -> bool {
 fn classify(context: &'static str, e: &ssh2::Error) -> StepError {
     match e.code() {
         ErrorCode::Session(code) if CHANNEL_LEVEL.contains(&code) => StepError::Refused(
-            NoticeText::new("ssh_context.failed")
-                .put_words("context", NoticeText::new(context))
+            Words::new("ssh_context.failed")
+                .put_words("context", Words::new(context))
                 .put("message", e.message()),
         ),
         _ => StepError::Session(RemoteError::ssh(context, e)),
@@ -424,7 +424,7 @@ impl Job {
                 }
                 Err(e) => {
                     return Err(StepError::Session(RemoteError::ssh_said(
-                        NoticeText::new("ssh_context.read"),
+                        Words::new("ssh_context.read"),
                         e,
                     )));
                 }

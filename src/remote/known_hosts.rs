@@ -13,14 +13,14 @@ use std::path::{Path, PathBuf};
 
 use ssh2::{MethodType, Session};
 
-use crate::fleet::NoticeText;
-use crate::fleet::notice::joined;
 use crate::remote::credentials::HostKeyPrompt;
 use crate::remote::digest::{base64_decode, base64_encode, fingerprint, hmac_sha1};
 use crate::remote::error::RemoteError;
 use crate::remote::host_pattern::{ListMatch, match_host_list, names_exactly};
 use crate::remote::notice_words;
 use crate::remote::ssh_config_file::os_said;
+use crate::words::Words;
+use crate::words::joined;
 
 /// Host-key algorithms in OpenSSH's order of preference, by the key type that carries them.
 const ALGORITHMS: [(&str, &str); 8] = [
@@ -131,7 +131,7 @@ impl KnownHostsFile {
         let Some(write_to) = paths.first().cloned() else {
             return Err(RemoteError::KnownHosts {
                 path: PathBuf::from("known_hosts"),
-                message: Box::new(NoticeText::new("remote_words.no_known_hosts_file")),
+                message: Box::new(Words::new("remote_words.no_known_hosts_file")),
             });
         };
         let mut entries = Vec::new();
@@ -164,7 +164,7 @@ impl KnownHostsFile {
         &self.write_to
     }
 
-    fn place(&self, entry: &Entry) -> NoticeText {
+    fn place(&self, entry: &Entry) -> Words {
         let path = self.paths.get(entry.file).unwrap_or(&self.write_to);
         notice_words::place(path, entry.line_no)
     }
@@ -202,8 +202,8 @@ impl KnownHostsFile {
     pub(crate) fn verify(&self, session: &Session, known_as: &str) -> Result<Verdict, RemoteError> {
         let Some((blob, _)) = session.host_key() else {
             return Err(RemoteError::Handshake {
-                addr: Box::new(NoticeText::new("remote_words.peer").put("addr", known_as)),
-                message: Box::new(NoticeText::new("remote_words.no_host_key")),
+                addr: Box::new(Words::new("remote_words.peer").put("addr", known_as)),
+                message: Box::new(Words::new("remote_words.no_host_key")),
             });
         };
         self.check(known_as, blob)
@@ -228,10 +228,10 @@ impl KnownHostsFile {
             return Ok(Verdict::Trusted);
         }
         let same_type: Vec<&&Entry> = on_file.iter().filter(|e| e.key_type == key_type).collect();
-        let expected: Vec<NoticeText> = same_type
+        let expected: Vec<Words> = same_type
             .iter()
             .map(|e| {
-                NoticeText::new("known_hosts_words.expected")
+                Words::new("known_hosts_words.expected")
                     .put("key_type", e.key_type.as_str())
                     .put("fingerprint", fingerprint(&e.blob))
                     .put_words("place", self.place(e))
@@ -277,7 +277,7 @@ impl KnownHostsFile {
 
     /// What to do if the host really was re-installed: `ssh-keygen -R` for lines naming it,
     /// editing by hand for pattern lines (which may cover other hosts too).
-    fn remedy(&self, known_as: &str, lines: &[&&Entry]) -> NoticeText {
+    fn remedy(&self, known_as: &str, lines: &[&&Entry]) -> Words {
         let (exact, patterns): (Vec<&&Entry>, Vec<&&Entry>) = lines
             .iter()
             .partition(|e| e.hosts.removable_by_name(known_as));
@@ -287,7 +287,7 @@ impl KnownHostsFile {
         for file in files {
             if let Some(path) = self.paths.get(file) {
                 steps.push(
-                    NoticeText::new("known_hosts_words.remove_key")
+                    Words::new("known_hosts_words.remove_key")
                         .put("known_as", known_as)
                         .put("path", path.display().to_string()),
                 );
@@ -295,11 +295,10 @@ impl KnownHostsFile {
         }
         for line in patterns {
             steps.push(
-                NoticeText::new("known_hosts_words.edit_by_hand")
-                    .put_words("place", self.place(line)),
+                Words::new("known_hosts_words.edit_by_hand").put_words("place", self.place(line)),
             );
         }
-        let remedy = NoticeText::new("known_hosts_words.remedy");
+        let remedy = Words::new("known_hosts_words.remedy");
         match joined(&steps, "list_words.semicolon") {
             Some(steps) => remedy.put_words("steps", steps),
             None => remedy.put("steps", ""),
@@ -367,7 +366,7 @@ pub(crate) fn append(
     };
     let key_type = blob_key_type(blob).ok_or_else(|| RemoteError::KnownHosts {
         path: path.to_path_buf(),
-        message: Box::new(NoticeText::new("remote_words.blob_no_key_type")),
+        message: Box::new(Words::new("remote_words.blob_no_key_type")),
     })?;
     if let Some(dir) = path
         .parent()

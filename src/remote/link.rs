@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 
-use crate::fleet::{DownWords, HostEvent, HostId, HostSink, NoticeText};
+use crate::fleet::{DownWords, HostEvent, HostId, HostSink};
 use crate::remote::LinkOptions;
 use crate::remote::accel_tools::Probed;
 use crate::remote::command_memo::CommandMemo;
@@ -25,6 +25,7 @@ use crate::remote::smi::FieldList;
 use crate::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
 use crate::telemetry::source::{Backlog, StopFlag, now_ms};
 use crate::telemetry::{GpuSample, TimestampMs};
+use crate::words::Words;
 
 /// Events one link may have waiting for the loop before it holds its samples back (the newest
 /// per GPU replacing an older one held); fifty seconds of an 8-GPU host, and a few hundred
@@ -301,7 +302,7 @@ impl Link {
     }
 
     /// Sends a notice, what came from elsewhere in it sanitized.
-    pub(crate) fn notice(&self, text: NoticeText) {
+    pub(crate) fn notice(&self, text: Words) {
         self.emit(HostEvent::Notice {
             at_ms: now_ms(),
             text: text.map_verbatim(&sanitize),
@@ -309,12 +310,12 @@ impl Link {
     }
 
     /// A notice shown once in the link's life, however often its cause recurs.
-    pub(crate) fn notice_once(&mut self, text: NoticeText) {
+    pub(crate) fn notice_once(&mut self, text: Words) {
         self.notice_once_per("", text);
     }
 
     /// A notice shown once in the link's life for each `about` (a field's name).
-    pub(crate) fn notice_once_per(&mut self, about: &str, text: NoticeText) {
+    pub(crate) fn notice_once_per(&mut self, about: &str, text: Words) {
         let once = format!("{}:{about}", text.key().unwrap_or_default());
         if self.notices.insert(once) {
             self.notice(text);

@@ -478,7 +478,7 @@ impl Mux {
     }
 
     /// Time until the next keepalive is due.
-    pub(crate) fn keepalive_due_in(&self) -> Duration {
+    pub(crate) fn until_keepalive(&self) -> Duration {
         self.next_keepalive
             .saturating_duration_since(Instant::now())
     }

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use crate::config::{Config, HostConfig};
-use crate::fleet::NoticeText;
 use crate::remote::{LinkOptions, RemoteError, RemoteHost, resolve};
+use crate::words::Words;
 
 /// SSH settings of the command line, shared by every connection of one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -37,14 +37,14 @@ impl ResolveError {
     }
 
     /// The error in catalogue words (`resolve_words.host`), to be said in any language.
-    pub fn words(&self) -> NoticeText {
+    pub fn words(&self) -> Words {
         resolve_words(&self.name, &self.source)
     }
 }
 
 /// `host NAME: REASON`, the reason in the link error's own catalogue words.
-fn resolve_words(name: &str, source: &RemoteError) -> NoticeText {
-    NoticeText::new("resolve_words.host")
+fn resolve_words(name: &str, source: &RemoteError) -> Words {
+    Words::new("resolve_words.host")
         .put("name", name)
         .put_words("reason", crate::remote::error_words::reason(source))
 }
@@ -111,11 +111,11 @@ mod tests {
             source: Box::new(RemoteError::SshConfig {
                 path: "/c".into(),
                 message: Box::new(
-                    crate::fleet::NoticeText::new("config_words.at_line")
+                    crate::words::Words::new("config_words.at_line")
                         .put("line", "4")
                         .put_words(
                             "message",
-                            crate::fleet::NoticeText::new("config_words.quote_open"),
+                            crate::words::Words::new("config_words.quote_open"),
                         ),
                 ),
             }),

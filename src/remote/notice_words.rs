@@ -4,60 +4,60 @@
 //! the ssh config's options gpufleet does not apply. What the host, libssh2 or the OS said is
 //! put in as it came; the words around it follow the user's language.
 
-use crate::fleet::NoticeText;
 use crate::remote::credentials::HostKeyPrompt;
+use crate::words::Words;
 
 /// `exit status N`, or that there was none.
-pub(crate) fn exit_status(status: Option<i32>) -> NoticeText {
+pub(crate) fn exit_status(status: Option<i32>) -> Words {
     match status {
-        Some(code) => NoticeText::new("link_notice.exit_status").put("code", code.to_string()),
-        None => NoticeText::new("link_notice.no_exit_status"),
+        Some(code) => Words::new("link_notice.exit_status").put("code", code.to_string()),
+        None => Words::new("link_notice.no_exit_status"),
     }
 }
 
-pub(crate) fn kernel_flood() -> NoticeText {
-    NoticeText::new("link_notice.kernel_flood")
+pub(crate) fn kernel_flood() -> Words {
+    Words::new("link_notice.kernel_flood")
 }
 
-pub(crate) fn job_log_flood() -> NoticeText {
-    NoticeText::new("link_notice.job_log_flood")
+pub(crate) fn job_log_flood() -> Words {
+    Words::new("link_notice.job_log_flood")
 }
 
 /// The full query failed; `output` is what nvidia-smi printed.
-pub(crate) fn detail_failed(status: Option<i32>, output: &str) -> NoticeText {
-    NoticeText::new("link_notice.detail_failed")
+pub(crate) fn detail_failed(status: Option<i32>, output: &str) -> Words {
+    Words::new("link_notice.detail_failed")
         .put_words("why", exit_status(status))
         .put("output", output)
 }
 
-pub(crate) fn field_unknown(field: &str) -> NoticeText {
-    NoticeText::new("link_notice.field_unknown").put("field", field)
+pub(crate) fn field_unknown(field: &str) -> Words {
+    Words::new("link_notice.field_unknown").put("field", field)
 }
 
-pub(crate) fn odd_line(line: &str) -> NoticeText {
-    NoticeText::new("link_notice.odd_line").put("line", line)
+pub(crate) fn odd_line(line: &str) -> Words {
+    Words::new("link_notice.odd_line").put("line", line)
 }
 
 /// The host refused the stream; `why` is the SSH layer's text.
-pub(crate) fn stream_refused(why: &NoticeText) -> NoticeText {
-    NoticeText::new("link_notice.stream_refused").put_words("why", why.clone())
+pub(crate) fn stream_refused(why: &Words) -> Words {
+    Words::new("link_notice.stream_refused").put_words("why", why.clone())
 }
 
-pub(crate) fn job_log_refused(why: &NoticeText) -> NoticeText {
-    NoticeText::new("link_notice.job_log_refused").put_words("why", why.clone())
+pub(crate) fn job_log_refused(why: &Words) -> Words {
+    Words::new("link_notice.job_log_refused").put_words("why", why.clone())
 }
 
 /// The host refused to run `tool` (`rocm-smi`, `npu-smi`, ...).
-pub(crate) fn accel_refused(tool: &str, why: &NoticeText) -> NoticeText {
-    NoticeText::new("link_notice.accel_refused")
+pub(crate) fn accel_refused(tool: &str, why: &Words) -> Words {
+    Words::new("link_notice.accel_refused")
         .put("tool", tool)
         .put_words("why", why.clone())
 }
 
 /// The kernel log cannot be read: `output` is what the reader printed (`dmesg: read kernel
 /// buffer failed: Operation not permitted`); when it printed nothing, how it ended.
-pub(crate) fn kernel_unreadable(output: String, status: Option<i32>) -> NoticeText {
-    let notice = NoticeText::new("link_notice.kernel_unreadable");
+pub(crate) fn kernel_unreadable(output: String, status: Option<i32>) -> Words {
+    let notice = Words::new("link_notice.kernel_unreadable");
     if !output.is_empty() {
         return notice.put("why", output);
     }
@@ -65,32 +65,32 @@ pub(crate) fn kernel_unreadable(output: String, status: Option<i32>) -> NoticeTe
         "why",
         match status {
             Some(code) => exit_status(Some(code)),
-            None => NoticeText::new("link_notice.it_ended"),
+            None => Words::new("link_notice.it_ended"),
         },
     )
 }
 
 /// The kernel log's reader could not be started: `why` is the SSH layer's text.
-pub(crate) fn kernel_refused(why: &NoticeText) -> NoticeText {
-    NoticeText::new("link_notice.kernel_unreadable").put_words("why", why.clone())
+pub(crate) fn kernel_refused(why: &Words) -> Words {
+    Words::new("link_notice.kernel_unreadable").put_words("why", why.clone())
 }
 
 /// A host key was added to known_hosts (`unchecked` under `StrictHostKeyChecking no`).
-pub(crate) fn key_added(key: &HostKeyPrompt, unchecked: bool) -> NoticeText {
+pub(crate) fn key_added(key: &HostKeyPrompt, unchecked: bool) -> Words {
     let key_name = if unchecked {
         "link_notice.key_added_unchecked"
     } else {
         "link_notice.key_added"
     };
-    NoticeText::new(key_name)
+    Words::new(key_name)
         .put("key_type", key.key_type.as_str())
         .put("fingerprint", key.fingerprint.as_str())
         .put("known_as", key.known_as.as_str())
 }
 
 /// `StrictHostKeyChecking no` is honoured for `known_as`.
-pub(crate) fn strict_no_in_effect(known_as: &str) -> NoticeText {
-    NoticeText::new("link_notice.strict_no_in_effect").put("known_as", known_as)
+pub(crate) fn strict_no_in_effect(known_as: &str) -> Words {
+    Words::new("link_notice.strict_no_in_effect").put("known_as", known_as)
 }
 
 /// A changed key let through under `StrictHostKeyChecking no`: what changed, then why the
@@ -99,10 +99,10 @@ pub(crate) fn key_changed_let_through(
     known_as: &str,
     key_type: &str,
     presented: &str,
-    expected: &NoticeText,
-    remedy: &NoticeText,
-) -> NoticeText {
-    NoticeText::new("link_notice.key_changed_let_through")
+    expected: &Words,
+    remedy: &Words,
+) -> Words {
+    Words::new("link_notice.key_changed_let_through")
         .put("known_as", known_as)
         .put("key_type", key_type)
         .put("presented", presented)
@@ -111,8 +111,8 @@ pub(crate) fn key_changed_let_through(
 }
 
 /// `FILE line N` of the ssh config.
-pub(crate) fn place(file: &std::path::Path, line: usize) -> NoticeText {
-    NoticeText::new("link_notice.place")
+pub(crate) fn place(file: &std::path::Path, line: usize) -> Words {
+    Words::new("link_notice.place")
         .put("file", file.display().to_string())
         .put("line", line.to_string())
 }
@@ -121,10 +121,10 @@ pub(crate) fn place(file: &std::path::Path, line: usize) -> NoticeText {
 pub(crate) fn match_not_evaluated(
     host: &str,
     criterion: &str,
-    place: NoticeText,
+    place: Words,
     options: &[String],
-) -> NoticeText {
-    NoticeText::new("link_notice.match_not_evaluated")
+) -> Words {
+    Words::new("link_notice.match_not_evaluated")
         .put("host", host)
         .put("criterion", criterion)
         .put_words("place", place)
@@ -143,18 +143,13 @@ pub(crate) enum Ignored {
 }
 
 /// `HOST: ssh config option KEY (FILE line N) is ignored: WHY`.
-pub(crate) fn option_ignored(
-    host: &str,
-    option: &str,
-    place: NoticeText,
-    why: Ignored,
-) -> NoticeText {
-    let why = NoticeText::new(match why {
+pub(crate) fn option_ignored(host: &str, option: &str, place: Words, why: Ignored) -> Words {
+    let why = Words::new(match why {
         Ignored::AddsOnly => "link_notice.ignored_adds_only",
         Ignored::NotImplemented => "link_notice.ignored_not_implemented",
         Ignored::Unknown => "link_notice.ignored_unknown",
     });
-    NoticeText::new("link_notice.option_ignored")
+    Words::new("link_notice.option_ignored")
         .put("host", host)
         .put("option", option)
         .put_words("place", place)
@@ -169,8 +164,8 @@ mod tests {
     /// libssh2's words as they came; the English (the log) as it was.
     #[test]
     fn a_refused_kernel_log_reader_says_why_in_the_notices_language() {
-        let why = NoticeText::new("ssh_context.failed")
-            .put_words("context", NoticeText::new("ssh_context.open_channel"))
+        let why = Words::new("ssh_context.failed")
+            .put_words("context", Words::new("ssh_context.open_channel"))
             .put(
                 "message",
                 "Channel open failure (administratively prohibited)",

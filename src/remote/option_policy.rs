@@ -8,12 +8,12 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
-use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
 use crate::remote::host_pattern::match_pattern;
 use crate::remote::notice_words::{self, Ignored};
 use crate::remote::ssh_config_file::HostOptions;
 use crate::remote::ssh_options::Source;
+use crate::words::Words;
 
 /// Options gpufleet honours (or refuses itself, with its own reason).
 const HONOURED: &[&str] = &[
@@ -145,10 +145,7 @@ fn decides_security(key: &str) -> bool {
 }
 
 /// Refuses what cannot be ignored safely; returns the warnings for the rest.
-pub(crate) fn review(
-    params: &HostOptions,
-    source: &Source<'_>,
-) -> Result<Vec<NoticeText>, RemoteError> {
+pub(crate) fn review(params: &HostOptions, source: &Source<'_>) -> Result<Vec<Words>, RemoteError> {
     let mut warnings = Vec::new();
     for block in &params.unevaluated {
         if let Some(key) = block.options.iter().find(|k| decides_security(k)) {
@@ -185,16 +182,15 @@ pub(crate) fn review(
                 warnings.push(ignored(source, key, place(), Ignored::AddsOnly));
                 continue;
             }
-            return Err(source.refuse_named(key, NoticeText::new("option_words.algorithms")));
+            return Err(source.refuse_named(key, Words::new("option_words.algorithms")));
         }
         if let Some((_, safe)) = SECURITY.iter().find(|(k, _)| *k == key.as_str()) {
             if value.eq_ignore_ascii_case(safe) {
                 continue;
             }
-            return Err(source.refuse_named(
-                key,
-                NoticeText::new("option_words.security").put("safe", *safe),
-            ));
+            return Err(
+                source.refuse_named(key, Words::new("option_words.security").put("safe", *safe))
+            );
         }
         if IGNORED.contains(&key.as_str()) {
             warnings.push(ignored(source, key, place(), Ignored::NotImplemented));
@@ -209,7 +205,7 @@ pub(crate) fn review(
     Ok(warnings)
 }
 
-fn ignored(source: &Source<'_>, key: &str, place: NoticeText, why: Ignored) -> NoticeText {
+fn ignored(source: &Source<'_>, key: &str, place: Words, why: Ignored) -> Words {
     notice_words::option_ignored(source.host, key, place, why)
 }
 

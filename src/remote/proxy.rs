@@ -43,7 +43,7 @@ pub(crate) fn open_tcp(host: &str, port: u16, timeout: Duration) -> Result<Trans
                 tcp.set_nodelay(true).map_err(fail)?;
                 return Ok(Transport {
                     stream: OwnedFd::from(tcp),
-                    peer: crate::fleet::NoticeText::new("remote_words.peer")
+                    peer: crate::words::Words::new("remote_words.peer")
                         .put("addr", addr.to_string()),
                     keeper: Keeper::Nothing,
                 });
@@ -67,7 +67,7 @@ pub(crate) fn open_command(command: &ProxyCommand, host: &str) -> Result<Transpo
     let fail = |e: std::io::Error| RemoteError::Proxy {
         host: host.to_string(),
         message: Box::new(
-            crate::fleet::NoticeText::new("option_words.proxy_start").put("error", e.to_string()),
+            crate::words::Words::new("option_words.proxy_start").put("error", e.to_string()),
         ),
     };
     let (ours, theirs) = UnixStream::pair().map_err(fail)?;
@@ -102,7 +102,7 @@ pub(crate) fn open_command(command: &ProxyCommand, host: &str) -> Result<Transpo
     }
     Ok(Transport {
         stream: OwnedFd::from(ours),
-        peer: crate::fleet::NoticeText::new("remote_words.through_proxy_command").put("host", host),
+        peer: crate::words::Words::new("remote_words.through_proxy_command").put("host", host),
         keeper: Keeper::Command(CommandGuard::new(child, said)),
     })
 }

@@ -9,11 +9,11 @@
 //! `%n`, `%p` and `%r` and runs with the user's shell.
 
 use crate::config::parse_ssh_target;
-use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
 use crate::remote::host::{JumpHost, Proxy, ProxyCommand, RemoteHost};
 use crate::remote::ssh_config_file::{HostOptions, expand_tokens};
 use crate::remote::ssh_options::{Source, Tokens, is_none};
+use crate::words::Words;
 
 /// The most jump hosts one connection goes through; more is taken for a loop in the config.
 pub(crate) const MAX_HOPS: usize = 8;
@@ -81,7 +81,7 @@ fn jump_chain(
     if depth + jumps.len() > MAX_HOPS {
         return Err(source.refuse(
             "ProxyJump",
-            NoticeText::new("option_words.jump_hops").put("hops", MAX_HOPS.to_string()),
+            Words::new("option_words.jump_hops").put("hops", MAX_HOPS.to_string()),
         ));
     }
     let mut through: Option<Proxy> = None;
@@ -91,7 +91,7 @@ fn jump_chain(
         if target.is_empty() || target.contains('/') {
             return Err(source.refuse(
                 "ProxyJump",
-                NoticeText::new("option_words.not_jump_host").put("spec", format!("{spec:?}")),
+                Words::new("option_words.not_jump_host").put("spec", format!("{spec:?}")),
             ));
         }
         let host = resolver
@@ -129,7 +129,7 @@ fn refuse_self_jump(
     if same {
         return Err(source.refuse(
             "ProxyJump",
-            NoticeText::new("option_words.jump_self")
+            Words::new("option_words.jump_self")
                 .put("text", text)
                 .put("host", jump.host.as_str()),
         ));
@@ -138,7 +138,7 @@ fn refuse_self_jump(
 }
 
 /// The `%` tokens OpenSSH expands in a `ProxyCommand`.
-fn expand(command: &str, tokens: &Tokens<'_>) -> Result<String, NoticeText> {
+fn expand(command: &str, tokens: &Tokens<'_>) -> Result<String, Words> {
     expand_tokens(command, |token| match token {
         'h' => Some(tokens.host.to_string()),
         'n' => Some(tokens.original.to_string()),
@@ -146,7 +146,7 @@ fn expand(command: &str, tokens: &Tokens<'_>) -> Result<String, NoticeText> {
         'r' => Some(tokens.user.to_string()),
         _ => None,
     })
-    .map_err(|token| NoticeText::new("option_words.proxy_token").put("token", format!("%{token}")))
+    .map_err(|token| Words::new("option_words.proxy_token").put("token", format!("%{token}")))
 }
 
 #[cfg(test)]

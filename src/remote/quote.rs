@@ -24,16 +24,16 @@ pub enum CommandError {
 
 impl CommandError {
     /// Why, in catalogue words (`command_words.*`).
-    pub fn words(&self) -> crate::fleet::NoticeText {
-        use crate::fleet::NoticeText;
+    pub fn words(&self) -> crate::words::Words {
+        use crate::words::Words;
         match self {
-            CommandError::EmptyProgram => NoticeText::new("command_words.empty_program"),
+            CommandError::EmptyProgram => Words::new("command_words.empty_program"),
             CommandError::Nul { argument } => {
                 let what = match argument {
-                    None => NoticeText::new("command_words.program_name"),
-                    Some(n) => NoticeText::new("command_words.argument").put("n", n.to_string()),
+                    None => Words::new("command_words.program_name"),
+                    Some(n) => Words::new("command_words.argument").put("n", n.to_string()),
                 };
-                NoticeText::new("command_words.nul").put_words("what", what)
+                Words::new("command_words.nul").put_words("what", what)
             }
         }
     }

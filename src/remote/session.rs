@@ -250,7 +250,7 @@ impl Link {
     pub(crate) fn next_wait(&self, mux: &Mux, st: &SessionState) -> Duration {
         let now = Instant::now();
         // The soonest of the timers set (computed for every wait, so without a list).
-        let mut wait = MAX_WAIT.min(mux.keepalive_due_in());
+        let mut wait = MAX_WAIT.min(mux.until_keepalive());
         let mut due = |at: Option<Instant>| {
             if let Some(at) = at {
                 wait = wait.min(at.saturating_duration_since(now));

@@ -11,10 +11,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::fleet::NoticeText;
 use crate::paths::expand_tilde;
 use crate::remote::error::RemoteError;
 use crate::remote::ssh_config_match::{Criteria, Facts, Outcome, include_paths};
+use crate::words::Words;
 
 /// Nested `Include`s beyond this are taken for a loop (OpenSSH's limit is 16).
 const MAX_INCLUDE_DEPTH: usize = 16;
@@ -144,11 +144,11 @@ pub(crate) fn read_host(
 }
 
 impl Reader<'_> {
-    fn fail(path: &Path, line: usize, message: NoticeText) -> RemoteError {
+    fn fail(path: &Path, line: usize, message: Words) -> RemoteError {
         RemoteError::SshConfig {
             path: path.to_path_buf(),
             message: Box::new(
-                NoticeText::new("config_words.at_line")
+                Words::new("config_words.at_line")
                     .put("line", line.to_string())
                     .put_words("message", message),
             ),
@@ -192,7 +192,7 @@ impl Reader<'_> {
                             return Err(Self::fail(
                                 path,
                                 line_no,
-                                NoticeText::new("config_words.needs_value").put("keyword", keyword),
+                                Words::new("config_words.needs_value").put("keyword", keyword),
                             ));
                         }
                         self.order += 1;
@@ -221,7 +221,7 @@ impl Reader<'_> {
             return Err(Self::fail(
                 path,
                 line,
-                NoticeText::new("config_words.host_needs_pattern"),
+                Words::new("config_words.host_needs_pattern"),
             ));
         }
         let name = self.original.to_ascii_lowercase();
@@ -297,7 +297,7 @@ impl Reader<'_> {
     }
 
     /// The host `Match host` sees: `HostName` so far (`%h` expanded), else the name given.
-    fn current_host(&self) -> Result<String, NoticeText> {
+    fn current_host(&self) -> Result<String, Words> {
         match self.options.get("hostname").and_then(|a| a.first()) {
             Some(name) => expand_host_name(name, self.original),
             None => Ok(self.original.to_string()),
@@ -316,7 +316,7 @@ impl Reader<'_> {
             return Err(Self::fail(
                 path,
                 line,
-                NoticeText::new("config_words.include_depth")
+                Words::new("config_words.include_depth")
                     .put("depth", MAX_INCLUDE_DEPTH.to_string()),
             ));
         }
@@ -337,7 +337,7 @@ impl Reader<'_> {
                         return Err(Self::fail(
                             path,
                             line,
-                            NoticeText::new("config_words.file_error")
+                            Words::new("config_words.file_error")
                                 .put("file", file.display().to_string())
                                 .put("error", e.to_string()),
                         ));
@@ -357,17 +357,17 @@ impl Reader<'_> {
 }
 
 /// `HostName` with its tokens: `%h` (the name given) and `%%`, as OpenSSH expands it.
-pub(crate) fn expand_host_name(value: &str, original: &str) -> Result<String, NoticeText> {
+pub(crate) fn expand_host_name(value: &str, original: &str) -> Result<String, Words> {
     expand_tokens(value, |token| (token == 'h').then(|| original.to_string())).map_err(|token| {
-        NoticeText::new("option_words.host_name_token")
+        Words::new("option_words.host_name_token")
             .put("value", format!("{value:?}"))
             .put("token", format!("%{token}"))
     })
 }
 
 /// What the OS said about a file, as it said it.
-pub(crate) fn os_said(e: &std::io::Error) -> NoticeText {
-    NoticeText::new("config_words.os").put("error", e.to_string())
+pub(crate) fn os_said(e: &std::io::Error) -> Words {
+    Words::new("config_words.os").put("error", e.to_string())
 }
 
 /// Expands OpenSSH's `%` tokens in `text`: `%%` is `%`, `%x` is `value_of('x')`. `Err` with the
@@ -413,7 +413,7 @@ fn split_keyword(line: &str) -> Option<(&str, &str)> {
 
 /// Arguments as OpenSSH splits them: whitespace between, `"` and `'` quoting, `\` escaping a
 /// quote, a backslash or (unquoted) a space; an unquoted `#` starting a word ends the line.
-fn split_args(rest: &str) -> Result<Vec<String>, NoticeText> {
+fn split_args(rest: &str) -> Result<Vec<String>, Words> {
     let mut args = Vec::new();
     let mut current = String::new();
     let mut in_word = false;
@@ -449,7 +449,7 @@ fn split_args(rest: &str) -> Result<Vec<String>, NoticeText> {
         }
     }
     if quote.is_some() {
-        return Err(NoticeText::new("config_words.quote_open"));
+        return Err(Words::new("config_words.quote_open"));
     }
     if in_word {
         args.push(current);

@@ -1,7 +1,7 @@
 //! `Match` lines of the ssh config (criteria ANDed, each negatable with `!`, pattern lists
 //! matched as OpenSSH's `match_pattern_list`), and the file globs of `Include`.
 
-use crate::fleet::NoticeText;
+use crate::words::Words;
 use std::path::{Path, PathBuf};
 
 use crate::remote::host_pattern::{ListMatch, match_host_list, match_pattern};
@@ -48,9 +48,9 @@ const NOT_EVALUATED: [&str; 4] = ["exec", "localnetwork", "version", "sessiontyp
 const WITH_ARG: [&str; 5] = ["host", "originalhost", "user", "localuser", "tagged"];
 
 impl Criteria {
-    pub(crate) fn parse(args: &[String]) -> Result<Self, NoticeText> {
+    pub(crate) fn parse(args: &[String]) -> Result<Self, Words> {
         if args.is_empty() {
-            return Err(NoticeText::new("config_words.match_needs_criterion"));
+            return Err(Words::new("config_words.match_needs_criterion"));
         }
         let mut out = Vec::new();
         let mut words = args.iter();
@@ -68,20 +68,19 @@ impl Criteria {
                 match words.next() {
                     Some(arg) => Some(arg.clone()),
                     None => {
-                        return Err(
-                            NoticeText::new("config_words.match_needs_arg").put("name", name)
-                        );
+                        return Err(Words::new("config_words.match_needs_arg").put("name", name));
                     }
                 }
             } else {
-                return Err(NoticeText::new("config_words.match_unsupported")
-                    .put("name", format!("{name:?}")));
+                return Err(
+                    Words::new("config_words.match_unsupported").put("name", format!("{name:?}"))
+                );
             };
             out.push(Criterion { negated, name, arg });
         }
         let all = out.iter().any(|c| c.name == "all");
         if all && out.iter().any(|c| !BARE.contains(&c.name.as_str())) {
-            return Err(NoticeText::new("config_words.match_all"));
+            return Err(Words::new("config_words.match_all"));
         }
         Ok(Criteria(out))
     }

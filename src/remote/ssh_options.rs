@@ -11,10 +11,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::fleet::NoticeText;
 use crate::paths::expand_tilde;
 use crate::remote::error::RemoteError;
 use crate::remote::ssh_config_file::HostOptions;
+use crate::words::Words;
 
 /// What to do with a host key that is not on file (`StrictHostKeyChecking`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,12 +67,12 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
-    pub(crate) fn refuse(&self, option: &'static str, why: NoticeText) -> RemoteError {
+    pub(crate) fn refuse(&self, option: &'static str, why: Words) -> RemoteError {
         self.refuse_named(option, why)
     }
 
     /// `option` refused, `why` in catalogue words (`option_words.*`).
-    pub(crate) fn refuse_named(&self, option: &str, why: NoticeText) -> RemoteError {
+    pub(crate) fn refuse_named(&self, option: &str, why: Words) -> RemoteError {
         RemoteError::UnsupportedOption {
             host: self.host.to_string(),
             config: self.config.to_path_buf(),
@@ -98,7 +98,7 @@ pub(crate) fn host_key_settings(
     {
         return Err(source.refuse(
             "KnownHostsCommand",
-            NoticeText::new("option_words.known_hosts_command"),
+            Words::new("option_words.known_hosts_command"),
         ));
     }
     if params
@@ -107,7 +107,7 @@ pub(crate) fn host_key_settings(
     {
         return Err(source.refuse(
             "RevokedHostKeys",
-            NoticeText::new("option_words.revoked_host_keys"),
+            Words::new("option_words.revoked_host_keys"),
         ));
     }
     let strict = match params.get("stricthostkeychecking") {
@@ -118,7 +118,7 @@ pub(crate) fn host_key_settings(
         None => None,
         Some([alias]) if !alias.is_empty() => Some(alias.to_ascii_lowercase()),
         Some(_) => {
-            return Err(source.refuse("HostKeyAlias", NoticeText::new("option_words.one_name")));
+            return Err(source.refuse("HostKeyAlias", Words::new("option_words.one_name")));
         }
     };
     let known_hosts_files = match params.get("userknownhostsfile") {
@@ -126,7 +126,7 @@ pub(crate) fn host_key_settings(
         Some(args) if is_none(args) => {
             return Err(source.refuse(
                 "UserKnownHostsFile",
-                NoticeText::new("option_words.known_hosts_none"),
+                Words::new("option_words.known_hosts_none"),
             ));
         }
         Some(args) => {
@@ -168,7 +168,7 @@ fn strict_value(args: &[String], source: &Source<'_>) -> Result<StrictHostKeys, 
         "no" | "off" | "false" => Ok(StrictHostKeys::No),
         _ => Err(source.refuse(
             "StrictHostKeyChecking",
-            NoticeText::new("option_words.strict_unknown").put("value", format!("{value:?}")),
+            Words::new("option_words.strict_unknown").put("value", format!("{value:?}")),
         )),
     }
 }
@@ -178,7 +178,7 @@ pub(crate) fn expand_file(
     file: &str,
     tokens: &Tokens<'_>,
     alias_or_name: &str,
-) -> Result<PathBuf, NoticeText> {
+) -> Result<PathBuf, Words> {
     let mut out = String::new();
     let mut chars = file.chars();
     while let Some(c) = chars.next() {
@@ -193,11 +193,11 @@ pub(crate) fn expand_file(
                 Some('u') => out.push_str(tokens.local_user),
                 Some('d') => match tokens.home {
                     Some(home) => out.push_str(&home.to_string_lossy()),
-                    None => return Err(NoticeText::new("option_words.path_no_home")),
+                    None => return Err(Words::new("option_words.path_no_home")),
                 },
                 other => {
                     let token = other.map(String::from).unwrap_or_default();
-                    return Err(NoticeText::new("option_words.path_token")
+                    return Err(Words::new("option_words.path_token")
                         .put("token", format!("%{token}"))
                         .put("file", format!("{file:?}")));
                 }
@@ -205,13 +205,14 @@ pub(crate) fn expand_file(
             '$' if chars.as_str().starts_with('{') => {
                 let rest = &chars.as_str()[1..];
                 let Some((name, after)) = rest.split_once('}') else {
-                    return Err(NoticeText::new("option_words.path_unclosed")
-                        .put("file", format!("{file:?}")));
+                    return Err(
+                        Words::new("option_words.path_unclosed").put("file", format!("{file:?}"))
+                    );
                 };
                 match std::env::var(name) {
                     Ok(value) => out.push_str(&value),
                     Err(_) => {
-                        return Err(NoticeText::new("option_words.path_unset")
+                        return Err(Words::new("option_words.path_unset")
                             .put("file", format!("{file:?}"))
                             .put("name", name));
                     }

@@ -3,8 +3,8 @@
 //! User, Port, IdentityFile), with the host-key options of `ssh_options`, the proxies of
 //! `proxy_config` and the connection settings of `host_settings`.
 
-use crate::fleet::NoticeText;
 use crate::paths::expand_tilde;
+use crate::words::Words;
 use std::path::{Path, PathBuf};
 
 use crate::config::parse_ssh_target;
@@ -148,7 +148,7 @@ impl Resolver<'_> {
             (None, Some(text)) => text.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
                 source.refuse(
                     "Port",
-                    NoticeText::new("option_words.not_port").put("text", format!("{text:?}")),
+                    Words::new("option_words.not_port").put("text", format!("{text:?}")),
                 )
             })?,
             (None, None) => 22,

@@ -18,7 +18,6 @@ use tokio::runtime::{Builder, Runtime};
 
 use std::sync::Arc;
 
-use crate::fleet::NoticeText;
 use crate::fleet::{DownWords, HostEvent, HostId, HostSink};
 use crate::remote::LinkOptions;
 use crate::remote::backoff::Backoff;
@@ -31,6 +30,7 @@ use crate::remote::sanitize::sanitize;
 use crate::remote::session_state::SessionState;
 use crate::remote::wait::{Wake, wait_socket};
 use crate::telemetry::source::{Backlog, SourceHandle, StopFlag, now_ms};
+use crate::words::Words;
 
 /// The one thread that runs every followed link. The work per link is small (a 1,000-host
 /// fleet needs a fraction of a core), and a second thread only woke to find nothing to take
@@ -250,7 +250,7 @@ async fn serve(link: &mut Link, mux: &mut Mux, st: &mut SessionState, stop: &Sto
         Ok(socket) => socket,
         Err(e) => {
             return Ended::Dropped(RemoteError::ssh_said(
-                NoticeText::new("ssh_context.watch_socket"),
+                Words::new("ssh_context.watch_socket"),
                 e,
             ));
         }
@@ -363,7 +363,7 @@ async fn round(
                 }
                 Err(e) => {
                     return Err(RemoteError::ssh_said(
-                        NoticeText::new("ssh_context.wait_socket"),
+                        Words::new("ssh_context.wait_socket"),
                         e,
                     ));
                 }

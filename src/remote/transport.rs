@@ -36,7 +36,7 @@ pub(crate) struct Transport {
     /// The descriptor libssh2 reads and writes.
     pub stream: OwnedFd,
     /// Where it leads, for messages: `127.0.0.1:2222`, or that it goes through a proxy.
-    pub peer: crate::fleet::NoticeText,
+    pub peer: crate::words::Words,
     pub keeper: Keeper,
 }
 

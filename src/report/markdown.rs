@@ -76,7 +76,8 @@ pub fn render(r: &Report) -> String {
             code_cell(&g.uuid)
         );
     }
-    let samples = t!("report_md.samples", count = r.analysis.samples);
+    let samples =
+        crate::words::Words::counted("report_md.samples", r.analysis.samples as u64).localized();
     let _ = writeln!(md, "\n{samples}\n");
 
     heading(&mut md, &t!("report_md.evidence"));
@@ -90,7 +91,8 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(md, "```");
         let more = r.analysis.evidence.len().saturating_sub(MD_EVIDENCE);
         if more > 0 {
-            let _ = writeln!(md, "\n{}", t!("report_md.more_lines", count = more));
+            let more = crate::words::Words::counted("report_md.more_lines", more as u64);
+            let _ = writeln!(md, "\n{}", more.localized());
         }
         let _ = writeln!(md);
     }

@@ -20,6 +20,7 @@ use crate::check::CheckReport;
 use crate::config::Config;
 use crate::cost::LedgerBook;
 use crate::utc::rfc3339;
+use crate::words::Words;
 
 pub use analyse::Analysis;
 pub use billing::Billing;
@@ -175,14 +176,11 @@ pub fn build(host: &str, source: &Source, gathered: &Gathered, ctx: &Context) ->
             .collect::<Vec<_>>()
             .join(&t!("report_outside.separator"));
         notes.push(
-            t!(
-                "report_outside.note",
-                count = gathered.outside.len(),
-                from = rfc3339(gathered.from_ms),
-                to = rfc3339(gathered.to_ms),
-                named = named
-            )
-            .into_owned(),
+            Words::counted("report_outside.note", gathered.outside.len() as u64)
+                .put("from", rfc3339(gathered.from_ms))
+                .put("to", rfc3339(gathered.to_ms))
+                .put("named", named)
+                .localized(),
         );
     }
     if !analysis

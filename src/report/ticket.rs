@@ -99,7 +99,8 @@ fn quoted_evidence(report: &Report, locale: &str) -> String {
     }
     let more = report.analysis.evidence.len().saturating_sub(TICKET_LINES);
     if more > 0 {
-        let more = t!("report_ticket.more_lines", locale = locale, count = more);
+        let more =
+            crate::words::Words::counted("report_ticket.more_lines", more as u64).render(locale);
         out.push_str(&format!("    {more}\n"));
     }
     out
@@ -119,11 +120,11 @@ fn fault_name(label: &str, locale: &str) -> String {
     t!(key, locale = locale, label = label).into_owned()
 }
 
-/// What the finding means in `locale`. Findings are worded in the interface's language when
+/// What the finding means in the ticket's language `locale`. Findings are worded in the interface's language when
 /// they are made; a finding that said a catalogue text (its label's summary, an Xid's) is said
 /// again in the ticket's language, any other as it was said.
 /// `here` is the language the finding was worded in.
-fn summary_in(f: &FindingSeen, here: &str, locale: &str) -> String {
+fn said_again(f: &FindingSeen, here: &str, locale: &str) -> String {
     if here == locale {
         return f.summary.clone();
     }
@@ -132,7 +133,7 @@ fn summary_in(f: &FindingSeen, here: &str, locale: &str) -> String {
         .strip_prefix("xid_")
         .and_then(|c| c.parse::<u32>().ok())
     {
-        let xid = |locale: &str| crate::diagnose::xid::finding_in(code, locale).summary;
+        let xid = |locale: &str| crate::diagnose::xid::words(code).0.render(locale);
         return if xid(here) == f.summary {
             xid(locale)
         } else {
@@ -177,7 +178,7 @@ pub fn ticket(report: &Report, lang: Lang) -> String {
         host = host,
         machine = machine(report, locale),
         since = since,
-        summary = summary_in(f, &rust_i18n::locale(), locale)
+        summary = said_again(f, &rust_i18n::locale(), locale)
     );
     t.push_str(&format!("{faulty}\n"));
     if let Some(gpu) = which_gpu(report, locale) {
@@ -222,7 +223,6 @@ pub fn ticket(report: &Report, lang: Lang) -> String {
 mod tests {
     use super::*;
     use crate::diagnose::Severity;
-    use crate::diagnose::xid::finding_in;
 
     fn seen(label: &str, summary: &str) -> FindingSeen {
         FindingSeen {
@@ -246,17 +246,17 @@ mod tests {
     fn a_catalogue_summary_is_said_again_in_the_tickets_language() {
         let key = "finding_text.gpu_lost.summary";
         let zh = seen("gpu_lost", &t!(key, locale = "zh-CN"));
-        assert_eq!(summary_in(&zh, "zh-CN", "en"), t!(key, locale = "en"));
-        assert_eq!(summary_in(&zh, "zh-CN", "zh-CN"), zh.summary);
-        let xid = seen("xid_79", &finding_in(79, "zh-CN").summary);
-        let english = finding_in(79, "en").summary;
+        assert_eq!(said_again(&zh, "zh-CN", "en"), t!(key, locale = "en"));
+        assert_eq!(said_again(&zh, "zh-CN", "zh-CN"), zh.summary);
+        let xid = seen("xid_79", &crate::diagnose::xid::words(79).0.render("zh-CN"));
+        let english = crate::diagnose::xid::words(79).0.render("en");
         assert!(english.starts_with("Xid 79 (ROBUST_CHANNEL"), "{english}");
-        assert_eq!(summary_in(&xid, "zh-CN", "en"), english);
+        assert_eq!(said_again(&xid, "zh-CN", "en"), english);
         // Words the catalogue does not hold (a summary with a recovery action added) stay.
         let other = seen("xid_79", "Xid 79: something else");
-        assert_eq!(summary_in(&other, "en", "zh-CN"), other.summary);
+        assert_eq!(said_again(&other, "en", "zh-CN"), other.summary);
         let other = seen("gpu_lost", "something else");
-        assert_eq!(summary_in(&other, "en", "zh-CN"), other.summary);
+        assert_eq!(said_again(&other, "en", "zh-CN"), other.summary);
     }
 
     #[test]

@@ -2,7 +2,6 @@
 
 pub mod accel;
 pub mod boot_id;
-pub mod clock_words;
 pub mod df;
 pub mod local;
 pub mod local_rocm;

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::telemetry::accel::{Health, Vendor};
+use crate::words::Words;
 
 /// Milliseconds since the Unix epoch; every event carries one so the model never reads a clock.
 pub type TimestampMs = u64;
@@ -73,6 +74,19 @@ pub const CLOCK_EVENT_BITS: [(u64, &str, &str); 9] = [
     (0x100, "display_clock_setting", "display clocks"),
 ];
 
+/// The catalogue key of each bit's label, in the order of [`CLOCK_EVENT_BITS`].
+const CLOCK_EVENT_KEYS: [&str; 9] = [
+    "clock_words.gpu_idle",
+    "clock_words.applications_clocks_setting",
+    "clock_words.sw_power_cap",
+    "clock_words.hw_slowdown",
+    "clock_words.sync_boost",
+    "clock_words.sw_thermal_slowdown",
+    "clock_words.hw_thermal_slowdown",
+    "clock_words.hw_power_brake_slowdown",
+    "clock_words.display_clock_setting",
+];
+
 impl ClockEventReasons {
     pub const GPU_IDLE: u64 = 0x1;
     pub const SW_POWER_CAP: u64 = 0x4;
@@ -100,6 +114,17 @@ impl ClockEventReasons {
             .iter()
             .filter(|(bit, _, _)| self.contains(*bit))
             .map(|(_, _, label)| *label)
+            .collect()
+    }
+
+    /// The labels of every active bit as catalogue words (the card's clock line, the check
+    /// report); their English is [`ClockEventReasons::labels`].
+    pub fn label_words(self) -> Vec<Words> {
+        CLOCK_EVENT_BITS
+            .iter()
+            .zip(CLOCK_EVENT_KEYS)
+            .filter(|((bit, _, _), _)| self.contains(*bit))
+            .map(|(_, key)| Words::new(key))
             .collect()
     }
 

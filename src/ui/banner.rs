@@ -4,6 +4,8 @@
 
 use rust_i18n::t;
 
+use crate::words::Words;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -126,7 +128,10 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         }
         if shown.len() + 1 == rows && all.len() > i + 1 {
             shown.push(Line::from(Span::styled(
-                fit(&t!("banner.more", n = all.len() - i), width),
+                fit(
+                    &Words::counted("banner.more", (all.len() - i) as u64).localized(),
+                    width,
+                ),
                 theme.warning(),
             )));
             break;

@@ -151,11 +151,7 @@ pub fn draw(
         .border_style(border)
         .title(Span::styled(title, theme.title()));
     if below > 0 {
-        let more = if below == 1 {
-            t!("scroll.below_one")
-        } else {
-            t!("scroll.below", n = below)
-        };
+        let more = crate::words::Words::counted("scroll.below", below as u64).localized();
         block = block.title_bottom(Line::from(Span::styled(more, theme.title())).right_aligned());
     }
     let shown_lines: Vec<Line> = lines.drain(first..end).collect();

@@ -241,7 +241,12 @@ fn wants<'a>(
     two_lines: bool,
     money: bool,
 ) -> Vec<Want> {
-    let widest = |column: Column| rows.clone().map(|r| r.width_in(column)).max().unwrap_or(0);
+    let widest = |column: Column| {
+        rows.clone()
+            .map(|r| r.column_width(column))
+            .max()
+            .unwrap_or(0)
+    };
     let widest_text = |f: fn(&HostRow) -> usize| {
         let w = rows.clone().map(f).max().unwrap_or(0);
         u16::try_from(w).unwrap_or(u16::MAX)

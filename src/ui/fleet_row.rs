@@ -156,7 +156,8 @@ impl HostRow {
             None => std::array::from_fn(|_| ("-".to_string(), theme.dim())),
         };
         let note = status
-            .reason_in(&rust_i18n::locale())
+            .reason_words()
+            .map(|w| w.localized())
             .filter(|_| !released && outage.is_none());
         Self {
             name: clean(&host.name),
@@ -179,13 +180,13 @@ impl HostRow {
             status: width_of(&self.status.0),
             gpus: width_of(&self.gpus),
             outage: self.measure_outage(),
-            numbers: NUMBER_COLUMNS.map(|c| self.measure_in(c)),
+            numbers: NUMBER_COLUMNS.map(|c| self.measure_column(c)),
         };
         self
     }
 
     /// The width of this row's value in a column of numbers (0 when it shows none there).
-    pub fn width_in(&self, column: Column) -> usize {
+    pub fn column_width(&self, column: Column) -> usize {
         NUMBER_COLUMNS
             .iter()
             .position(|c| *c == column)
@@ -202,7 +203,7 @@ impl HostRow {
         self.widths.outage
     }
 
-    fn measure_in(&self, column: Column) -> usize {
+    fn measure_column(&self, column: Column) -> usize {
         let money = |i: usize| width_of(&self.money[i].0);
         match (&self.figures, column) {
             (_, Column::Price) => money(0),

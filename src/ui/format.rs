@@ -1,7 +1,7 @@
 //! Turning numbers and states into short text for cells; every string the UI shows from a
 //! remote host passes through `clean` first.
 
-use rust_i18n::t;
+use crate::words::Words;
 
 /// Strips control characters and escape sequences from untrusted text before it reaches the
 /// terminal; the one sanitizer the SSH link also uses, so nothing a host prints is judged twice
@@ -22,13 +22,18 @@ pub enum Noun {
 
 /// `1 host`, `2 hosts`, `0 GPUs` (`3 台主机`, `8 张卡`).
 pub fn count(n: usize, noun: Noun) -> String {
-    let text = match (noun, n) {
-        (Noun::Host, 1) => t!("count.host_one"),
-        (Noun::Host, _) => t!("count.host_other", n = n),
-        (Noun::Gpu, 1) => t!("count.gpu_one"),
-        (Noun::Gpu, _) => t!("count.gpu_other", n = n),
-    };
-    text.into_owned()
+    noun.counted(n).localized()
+}
+
+impl Noun {
+    /// `n` of these as a plural table of the catalogue, its form chosen by the language.
+    pub fn counted(self, n: usize) -> Words {
+        let key = match self {
+            Noun::Host => "count.host",
+            Noun::Gpu => "count.gpu",
+        };
+        Words::counted(key, n as u64)
+    }
 }
 
 /// `14:03:07`: the time of day in UTC of a Unix time in ms (the console's times are UTC, as the

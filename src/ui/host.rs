@@ -230,10 +230,10 @@ fn draw_header(
         }
     };
     // A link that is down says why in the interface's language when it can.
-    let reason = host.down_reason(&rust_i18n::locale()).or_else(|| {
+    let reason = host.down_reason().map(|w| w.localized()).or_else(|| {
         status
             .as_ref()
-            .and_then(|s| s.reason_in(&rust_i18n::locale()))
+            .and_then(|s| s.reason_words().map(|w| w.localized()))
     });
     if let Some(reason) = reason {
         let text = format!("({}) ", clean(&reason));

@@ -146,7 +146,7 @@ fn ask_lines<'a>(ask: &StepAsk, width: usize, theme: &Theme) -> Vec<Line<'a>> {
 
 fn footer_lines<'a>(run: &PlaybookRun, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     let scrolled = if run.scroll > 0 {
-        t!("playbook.scrolled", n = run.scroll).into_owned()
+        crate::words::Words::counted("playbook.scrolled", run.scroll as u64).localized()
     } else {
         String::new()
     };

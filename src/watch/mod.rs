@@ -558,12 +558,13 @@ fn say_undelivered(statuses: &[(String, crate::alerts::SinkStatus)]) {
         tracing::error!(%sink, %alerts, "alerts not delivered before stopping");
         eprintln!(
             "gpufleet watch: {}",
-            rust_i18n::t!(
+            crate::words::Words::counted(
                 "alert_sink_state.undelivered_at_stop",
-                sink = crate::remote::sanitize(sink),
-                n = status.undelivered.len(),
-                alerts = crate::remote::sanitize(&alerts)
+                status.undelivered.len() as u64
             )
+            .put("sink", crate::remote::sanitize(sink))
+            .put("alerts", crate::remote::sanitize(&alerts))
+            .localized()
         );
     }
 }

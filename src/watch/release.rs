@@ -119,7 +119,12 @@ fn release(setup: &ReleaseSetup, host: &str, cost: Option<&HostCost>) -> Result<
         );
         match &report.unrecorded {
             Some(unrecorded) => {
-                let why = unrecorded.lines_in(host, locale).join(" ");
+                let why: Vec<String> = unrecorded
+                    .words(host)
+                    .iter()
+                    .map(|line| line.render(locale))
+                    .collect();
+                let why = why.join(" ");
                 format!(
                     "{sent}{}",
                     t!("watch_release.unrecorded", locale = locale, why = why)

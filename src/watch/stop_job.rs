@@ -101,7 +101,7 @@ fn run(setup: &ReleaseSetup, host: &str, stop: &StopJob) -> Result<Said, Said> {
             alert: t!(
                 "job_action.stop_failed",
                 pid = pid,
-                why = e.said(&rust_i18n::locale())
+                why = e.words().localized()
             )
             .into_owned(),
         }),

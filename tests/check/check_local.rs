@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gpufleet::check::storage::{load_latest_in, save_in};
+use gpufleet::check::storage::{load_latest_under, save_under};
 use gpufleet::check::{
     CheckError, CheckOptions, CheckReport, CheckTarget, PROBE_SCRIPT, RunEnd, Runner, Status,
     exit_code, render_json, render_text, run_check, run_check_with,
@@ -309,7 +309,7 @@ fn reports_are_kept_and_compared_with_the_previous_one() {
     };
     let state = tempfile::tempdir().expect("state dir");
     assert!(
-        load_latest_in(state.path(), "h200/a")
+        load_latest_under(state.path(), "h200/a")
             .expect("reads")
             .is_none()
     );
@@ -317,13 +317,13 @@ fn reports_are_kept_and_compared_with_the_previous_one() {
     first.started_at_ms -= 86_400_000;
     let mut second = run(&mut replay);
     second.gpus[0].matmul_tflops = Some(701.5);
-    let first_path = save_in(state.path(), &first).expect("saved");
-    let second_path = save_in(state.path(), &second).expect("saved");
+    let first_path = save_under(state.path(), &first).expect("saved");
+    let second_path = save_under(state.path(), &second).expect("saved");
     assert_eq!(first_path.parent(), second_path.parent());
     assert!(first_path.parent().is_some_and(|p| p.ends_with("h200_a")));
     std::fs::write(first_path.with_file_name("zzz-damaged.json"), "{").expect("junk");
 
-    let latest = load_latest_in(state.path(), "h200/a")
+    let latest = load_latest_under(state.path(), "h200/a")
         .expect("reads")
         .expect("one");
     assert_eq!(latest, second);

@@ -438,3 +438,37 @@ fn release_dialog_rows_that_go_on_stay_inside_the_border() {
         );
     }
 }
+
+/// A fleet of one host with one GPU (the demo's idle A100 host alone) is counted in the
+/// singular wherever the console counts: the header, the fleet's title, the total line.
+#[test]
+fn one_host_with_one_gpu_is_counted_in_the_singular() {
+    let mut sim = Simulator::demo(7);
+    let name = sim.host_names()[1].clone();
+    let mut model = Model::new(vec![name], ModelOptions::default(), WALL_START_MS);
+    let step = sim.interval_ms();
+    let mut t = 0;
+    while t <= 30_000 {
+        for (host, event) in sim.advance(t, WALL_START_MS + t) {
+            if host == 1 {
+                update(&mut model, Event::Host { host: 0, event });
+            }
+        }
+        t += step;
+    }
+    update(
+        &mut model,
+        Event::Tick {
+            now_ms: WALL_START_MS + 30_000,
+        },
+    );
+    for (width, height) in [(80, 24), (100, 30), (160, 48)] {
+        let screen = render(&model, width, height);
+        assert!(screen.contains("1 host "), "{width}x{height}:\n{screen}");
+        assert!(screen.contains("1 GPU "), "{width}x{height}:\n{screen}");
+        assert!(
+            !screen.contains("1 hosts") && !screen.contains("1 GPUs"),
+            "{width}x{height}:\n{screen}"
+        );
+    }
+}

@@ -7,8 +7,9 @@ use gpufleet::app::model::{HostFocus, ModelOptions, SortKey};
 use gpufleet::app::prompt::{Prompt, PromptAnswer, PromptKind};
 use gpufleet::app::{Command, Event, Model, View, update};
 use gpufleet::fleet::host::{HostStatus, Link};
-use gpufleet::fleet::{DownWords, HostEvent, NoticeText};
+use gpufleet::fleet::{DownWords, HostEvent};
 use gpufleet::telemetry::{GpuProcess, GpuSample, LostReason};
+use gpufleet::words::Words;
 
 fn key(code: KeyCode) -> Event {
     Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
@@ -429,11 +430,11 @@ fn key_declined(m: &mut Model, host: usize) {
                 summary: "host key declined".into(),
                 retry_at_ms: None,
                 words: Some(DownWords {
-                    reason: NoticeText::new("link_error.host_key_declined")
+                    reason: Words::new("link_error.host_key_declined")
                         .put("known_as", "[127.0.0.1]:2222")
                         .put("key_type", "ssh-ed25519")
                         .put("fingerprint", "SHA256:abc"),
-                    summary: NoticeText::new("link_summary.key_declined"),
+                    summary: Words::new("link_summary.key_declined"),
                 }),
             },
         },

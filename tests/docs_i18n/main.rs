@@ -2,8 +2,5 @@
 //!
 //! One test binary for this area: each module is one former test file.
 
-#[path = "../support/literals.rs"]
-mod literals;
-
+mod catalogue;
 mod doc_examples;
-mod i18n_catalogue;

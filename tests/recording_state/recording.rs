@@ -544,16 +544,24 @@ fn e_in_the_console_writes_the_hosts_incident_report() {
     tmux.keys(&["q"]);
 }
 
-/// The English catalogue's texts under `section` (`report_md`), as `key -> text`.
+/// The English catalogue's texts under `section` (`report_md`), as `key -> text`; each form of
+/// a plural table (`report_md.samples.one`) is a text of its own.
 fn english_texts(section: &str) -> Vec<(String, String)> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/locales/en.toml");
     let text = std::fs::read_to_string(path).expect("en.toml");
     let table: toml::Table = toml::from_str(&text).expect("en.toml parses");
     let texts = table[section].as_table().expect(section);
-    texts
-        .iter()
-        .map(|(k, v)| (format!("{section}.{k}"), v.as_str().expect(k).to_string()))
-        .collect()
+    let mut out = Vec::new();
+    for (k, v) in texts {
+        match v.as_table() {
+            Some(forms) => out.extend(forms.iter().map(|(form, v)| {
+                let text = v.as_str().expect(form).to_string();
+                (format!("{section}.{k}.{form}"), text)
+            })),
+            None => out.push((format!("{section}.{k}"), v.as_str().expect(k).to_string())),
+        }
+    }
+    out
 }
 
 /// The pieces of a catalogue text between its `%{...}` values that hold two words or more:

@@ -1,14 +1,15 @@
 //! One simulated host: its connection story, its GPUs, and what it emits on each tick.
 
 use super::gpu::SimGpu;
-use crate::fleet::{HostEvent, NoticeText};
+use crate::fleet::HostEvent;
 use crate::telemetry::boot_id::BootId;
 use crate::telemetry::{HostInfo, LostReason, TimestampMs};
+use crate::words::Words;
 
 /// What `ssh` prints for a connection that runs into its timeout, the words around the OS's
 /// `Connection timed out` in the user's language.
-fn timed_out(address: &str) -> NoticeText {
-    NoticeText::new("sim_words.connect_timed_out")
+fn timed_out(address: &str) -> Words {
+    Words::new("sim_words.connect_timed_out")
         .put("address", address)
         .put("error", OS_TIMED_OUT)
 }
@@ -230,9 +231,9 @@ impl SimHost {
                 if t_ms >= fails_at_ms {
                     let reason = match &self.plan {
                         Plan::Unreachable { address, .. } => timed_out(address),
-                        _ => NoticeText::new("link_summary.timed_out"),
+                        _ => Words::new("link_summary.timed_out"),
                     };
-                    let summary = NoticeText::new("link_summary.timed_out");
+                    let summary = Words::new("link_summary.timed_out");
                     let wait_ms = backoff_ms(attempt);
                     out.push(HostEvent::Disconnected {
                         at_ms,
