@@ -25,12 +25,17 @@
 //! reads and judges one log per host. The report then says how many logs were followed and how
 //! much of them was read; against a run without, the difference in CPU and peak RSS is what
 //! following them costs.
+//!
+//! With `--history-bytes` it only measures what a host's engine state holds once its history
+//! is full (`support/history_bytes.rs`): no sshd, no links, nothing drawn.
 
 // Only part of the test harness is needed here.
 #[path = "support/all_smi.rs"]
 mod all_smi;
 #[path = "support/fake_smi.rs"]
 mod fake_smi;
+#[path = "support/history_bytes.rs"]
+mod history_bytes;
 #[path = "support/log_writer.rs"]
 mod log_writer;
 #[path = "support/plan.rs"]
@@ -183,6 +188,10 @@ fn main() {
     // The console here allocates as the `gpufleet` binary does (this process is the console).
     gpufleet::commands::allocator::limit_malloc_arenas();
     let plan = Plan::from_env().unwrap_or_else(|why| fail(&why));
+    if std::env::args().any(|a| a == "--history-bytes") {
+        print!("{}", history_bytes::measure(plan.hosts, plan.gpus));
+        return;
+    }
     if !sshd::available() {
         return;
     }

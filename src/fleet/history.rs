@@ -13,35 +13,39 @@ use fold::Fold;
 pub use met::MetKey;
 use met::MetMemo;
 
-/// One charted point as readers see it. Stored packed in 16 bytes (see [`History`]): each value
-/// in fixed point in a `u16` with `u16::MAX` for "the sample did not carry it", precise to a
-/// hundredth of a percent or degree and a tenth of a watt, and the clock-event mask's defined
-/// bits (all below `0x8000`) with a flag for "known".
+/// One charted point as readers see it. Stored packed in 12 bytes (see [`Stored`]): each
+/// reading in the steps the findings and charts read it in, its largest value meaning "the
+/// sample did not carry it".
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HistoryPoint {
     pub at_ms: TimestampMs,
     values: Values,
 }
 
-/// The packed readings of one point.
+/// The readings of one point in their steps, unpacked.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Values {
-    utilization_gpu: Fixed<100>,
-    memory_used: Fixed<100>,
-    temperature: Fixed<100>,
-    power_draw: Fixed<10>,
+    /// Half percents: the tools report whole percents; a folded mean keeps half of one.
+    utilization_gpu: Fixed<8, 2>,
+    /// Hundredths of a percent of the card's memory.
+    memory_used: Fixed<14, 100>,
+    /// Whole degrees, as every vendor tool reports them.
+    temperature: Fixed<8, 1>,
+    /// Tenths of a watt (6,553.4 W at most).
+    power_draw: Fixed<16, 10>,
     /// The enforced limit at that moment (a playbook may change it mid-history).
-    power_limit: Fixed<10>,
+    power_limit: Fixed<16, 10>,
     /// The NVML clock-event mask, so findings can ask "how long has it been throttling".
     clock_events: u16,
 }
 
-/// A value in `1 / PER_UNIT` steps, `u16::MAX` when unknown; out-of-range values clamp.
+/// A value in `1 / PER_UNIT` steps that fits in `BITS` bits, all of them set when unknown;
+/// out-of-range values clamp.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Fixed<const PER_UNIT: u32>(u16);
+struct Fixed<const BITS: u32, const PER_UNIT: u32>(u16);
 
-impl<const PER_UNIT: u32> Fixed<PER_UNIT> {
-    const UNKNOWN: u16 = u16::MAX;
+impl<const BITS: u32, const PER_UNIT: u32> Fixed<BITS, PER_UNIT> {
+    const UNKNOWN: u16 = (((1u32 << BITS) - 1) & 0xffff) as u16;
 
     fn new(value: Option<f64>) -> Self {
         match value.filter(|v| v.is_finite()) {
@@ -53,12 +57,25 @@ impl<const PER_UNIT: u32> Fixed<PER_UNIT> {
         }
     }
 
+    /// The value in steps, `None` when unknown.
+    fn steps(self) -> Option<u16> {
+        (self.0 != Self::UNKNOWN).then_some(self.0)
+    }
+
+    /// From steps (a folded mean, a packed field), clamped; `None` is unknown.
+    fn from_steps(steps: Option<u16>) -> Self {
+        Self(steps.map_or(Self::UNKNOWN, |s| s.min(Self::UNKNOWN - 1)))
+    }
+
     fn get(self) -> Option<f32> {
-        (self.0 != Self::UNKNOWN).then(|| f32::from(self.0) / PER_UNIT as f32)
+        self.steps().map(|s| f32::from(s) / PER_UNIT as f32)
     }
 }
 
-const MASK_KNOWN: u16 = 0x8000;
+/// The clock-event mask keeps the nine reasons NVML defines (`0x1` to `0x100`, as
+/// `CLOCK_EVENT_BITS` in the telemetry model lists them) and this flag for "known".
+const MASK_KNOWN: u16 = 0x200;
+const MASK_REASONS: u16 = MASK_KNOWN - 1;
 
 /// The readings of one point, unpacked: what [`HistoryPoint::new`] takes.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -83,11 +100,10 @@ impl HistoryPoint {
                 power_limit: Fixed::new(r.power_limit_w),
                 clock_events: r
                     .clock_event_reasons
-                    .map_or(0, |m| MASK_KNOWN | (m & u64::from(!MASK_KNOWN)) as u16),
+                    .map_or(0, |m| MASK_KNOWN | (m & u64::from(MASK_REASONS)) as u16),
             },
         }
     }
-
     pub fn from_sample(at_ms: TimestampMs, gpu: &GpuSample) -> Self {
         let memory_used_pct = match (gpu.memory_used_mib, gpu.memory_total_mib) {
             (Some(used), Some(total)) if total > 0 => Some(used as f64 * 100.0 / total as f64),
@@ -126,10 +142,10 @@ impl HistoryPoint {
         self.values.power_limit.get()
     }
 
-    /// The clock-event mask (its bits below `0x8000`, which hold every reason NVML defines).
+    /// The clock-event mask (the nine reasons NVML defines).
     pub fn clock_event_reasons(&self) -> Option<u64> {
         let mask = self.values.clock_events;
-        (mask & MASK_KNOWN != 0).then(|| u64::from(mask & !MASK_KNOWN))
+        (mask & MASK_KNOWN != 0).then(|| u64::from(mask & MASK_REASONS))
     }
 }
 
@@ -162,12 +178,13 @@ impl Metric {
 
 /// Points at one-second resolution for the newest `fine_points` seconds (all that the live
 /// findings look back over), and older ones folded into one point per [`COARSE_BUCKET_MS`] (the
-/// mean of each reading, the clock-event reasons of any of them), which is all a chart of
-/// several minutes can show: 15 minutes of 8 GPUs take 48 KB instead of 115 KB. A sample inside
-/// the same second as the last point replaces it, so a fast stream (or a sped-up simulator)
-/// cannot push older history out early. Stored in 16 bytes a point: the time as milliseconds
-/// after the history's `base_ms` in a `u32` (49 days; the base moves forward long before that)
-/// and the packed values.
+/// mean of each reading, the clock-event reasons of any of them, the newest's power limit),
+/// which is all a chart of several minutes can show: 15 minutes of 8 GPUs take 36 KB instead
+/// of 86 KB. A sample inside the same second as the last point replaces it, so a fast stream
+/// (or a sped-up simulator) cannot push older history out early. Stored in 12 bytes a point
+/// (see [`Stored`]): the time as milliseconds after the history's `base_ms` in a `u32` (49 days;
+/// the base moves forward long before that), the readings packed, and the power limit (which
+/// changes only when someone sets it) as an index into the history's few limits.
 #[derive(Debug, Clone, PartialEq)]
 pub struct History {
     /// The folded points, oldest first; all older than the first of `points`.
@@ -175,6 +192,8 @@ pub struct History {
     /// The points at one-second resolution, oldest first.
     points: VecDeque<Stored>,
     base_ms: TimestampMs,
+    /// The power limits the points refer to (their steps), each once.
+    limits: Vec<u16>,
     /// Points at one-second resolution kept at most.
     fine_capacity: usize,
     /// Folded points kept at most (0: nothing is folded, the oldest is dropped).
@@ -198,18 +217,49 @@ pub struct HistoryShape {
     pub idle: IdleTrailShape,
 }
 
+/// One point as a history keeps it, 12 bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Stored {
     after_base_ms: u32,
-    values: Values,
+    /// Memory used (bits 0-13), the clock-event mask (bits 14-23), utilization (bits 24-31).
+    packed: u32,
+    power_draw: u16,
+    temperature: u8,
+    /// The power limit's index in the history's `limits`, [`NO_LIMIT`] when unknown.
+    power_limit: u8,
 }
 
+/// The index of an unknown power limit; a history keeps at most this many limits.
+const NO_LIMIT: u8 = u8::MAX;
+const MEMORY_SHIFT: u32 = 0;
+const CLOCK_SHIFT: u32 = 14;
+const UTILIZATION_SHIFT: u32 = 24;
+
 impl Stored {
-    /// The point as readers see it, in a history whose base is `base_ms`.
-    fn point(&self, base_ms: TimestampMs) -> HistoryPoint {
-        HistoryPoint {
-            at_ms: base_ms + u64::from(self.after_base_ms),
-            values: self.values,
+    fn new(after_base_ms: u32, values: &Values, power_limit: u8) -> Self {
+        let packed = (u32::from(values.memory_used.0) & 0x3fff) << MEMORY_SHIFT
+            | (u32::from(values.clock_events) & 0x3ff) << CLOCK_SHIFT
+            | (u32::from(values.utilization_gpu.0) & 0xff) << UTILIZATION_SHIFT;
+        Self {
+            after_base_ms,
+            packed,
+            power_draw: values.power_draw.0,
+            temperature: (values.temperature.0 & 0xff) as u8,
+            power_limit,
+        }
+    }
+
+    /// The readings, with the power limit looked up in `limits`.
+    fn values(&self, limits: &[u16]) -> Values {
+        let field = |shift: u32, mask: u32| ((self.packed >> shift) & mask) as u16;
+        let limit = limits.get(usize::from(self.power_limit)).copied();
+        Values {
+            utilization_gpu: Fixed(field(UTILIZATION_SHIFT, 0xff)),
+            memory_used: Fixed(field(MEMORY_SHIFT, 0x3fff)),
+            temperature: Fixed(u16::from(self.temperature)),
+            power_draw: Fixed(self.power_draw),
+            power_limit: Fixed::from_steps(limit),
+            clock_events: field(CLOCK_SHIFT, 0x3ff),
         }
     }
 }
@@ -243,6 +293,7 @@ impl History {
             coarse: VecDeque::new(),
             points: VecDeque::new(),
             base_ms: 0,
+            limits: Vec::new(),
             fine_capacity,
             coarse_capacity,
             folding: None,
@@ -280,11 +331,69 @@ impl History {
         } else if point.at_ms < self.base_ms || point.at_ms - self.base_ms > REBASE_AFTER_MS {
             self.rebase(point.at_ms);
         }
+        let limit = self.limit_index(point.values.power_limit);
         room_for_one(&mut self.points, self.fine_capacity);
-        self.points.push_back(Stored {
-            after_base_ms: (point.at_ms - self.base_ms) as u32,
-            values: point.values,
-        });
+        self.points.push_back(Stored::new(
+            (point.at_ms - self.base_ms) as u32,
+            &point.values,
+            limit,
+        ));
+    }
+
+    /// The index of the power limit `limit` in `limits`, added when new. A history that holds
+    /// as many different limits as an index can name first forgets those no point refers to
+    /// any more, and failing that takes the nearest it has.
+    fn limit_index(&mut self, limit: Fixed<16, 10>) -> u8 {
+        let Some(steps) = limit.steps() else {
+            return NO_LIMIT;
+        };
+        if let Some(i) = self.limits.iter().position(|&l| l == steps) {
+            return u8::try_from(i).unwrap_or(NO_LIMIT);
+        }
+        if self.limits.len() == usize::from(NO_LIMIT) {
+            self.forget_unused_limits();
+        }
+        if self.limits.len() < usize::from(NO_LIMIT) {
+            self.limits.push(steps);
+            return u8::try_from(self.limits.len() - 1).unwrap_or(NO_LIMIT);
+        }
+        self.limits
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, l)| l.abs_diff(steps))
+            .map_or(NO_LIMIT, |(i, _)| u8::try_from(i).unwrap_or(NO_LIMIT))
+    }
+
+    /// Drops the limits no point refers to, renumbering the points' indices.
+    fn forget_unused_limits(&mut self) {
+        let mut used = [false; NO_LIMIT as usize];
+        for p in self.coarse.iter().chain(&self.points) {
+            if let Some(slot) = used.get_mut(usize::from(p.power_limit)) {
+                *slot = true;
+            }
+        }
+        let mut renumbered = [NO_LIMIT; NO_LIMIT as usize];
+        let mut kept = Vec::with_capacity(self.limits.len());
+        for (i, &limit) in self.limits.iter().enumerate() {
+            if used[i] {
+                renumbered[i] = u8::try_from(kept.len()).unwrap_or(NO_LIMIT);
+                kept.push(limit);
+            }
+        }
+        for p in self.coarse.iter_mut().chain(self.points.iter_mut()) {
+            if let Some(&new) = renumbered.get(usize::from(p.power_limit)) {
+                p.power_limit = new;
+            }
+        }
+        self.limits = kept;
+    }
+
+    /// A stored point as readers see it.
+    fn decode(&self, p: &Stored) -> HistoryPoint {
+        HistoryPoint {
+            at_ms: self.base_ms + u64::from(p.after_base_ms),
+            values: p.values(&self.limits),
+        }
     }
 
     /// Moves the oldest one-second point into the folded ones (or drops it when nothing is
@@ -298,22 +407,24 @@ impl History {
         }
         let at_ms = self.base_ms + u64::from(oldest.after_base_ms);
         let bucket = at_ms / COARSE_BUCKET_MS;
+        let values = oldest.values(&self.limits);
         match (&mut self.folding, self.coarse.back_mut()) {
             (Some(fold), Some(newest)) if fold.bucket == bucket => {
-                fold.add(&oldest.values);
-                newest.values = fold.values();
+                fold.add(&values);
+                *newest = Stored::new(newest.after_base_ms, &fold.values(), oldest.power_limit);
             }
             _ => {
                 let mut fold = Fold::new(bucket);
-                fold.add(&oldest.values);
+                fold.add(&values);
                 if self.coarse.len() == self.coarse_capacity {
                     self.coarse.pop_front();
                 }
                 room_for_one(&mut self.coarse, self.coarse_capacity);
-                self.coarse.push_back(Stored {
-                    after_base_ms: oldest.after_base_ms,
-                    values: fold.values(),
-                });
+                self.coarse.push_back(Stored::new(
+                    oldest.after_base_ms,
+                    &fold.values(),
+                    oldest.power_limit,
+                ));
                 self.folding = Some(fold);
             }
         }
@@ -384,11 +495,10 @@ impl History {
 
     /// The points, oldest first, decoded: the folded ones, then those a second apart.
     pub fn points(&self) -> impl DoubleEndedIterator<Item = HistoryPoint> + '_ {
-        let base = self.base_ms;
         self.coarse
             .iter()
             .chain(&self.points)
-            .map(move |p| p.point(base))
+            .map(move |p| self.decode(p))
     }
 
     /// `(seconds before now, value)` pairs of one series inside the last `window_ms`, oldest

@@ -14,6 +14,9 @@ use crate::words::Words;
 
 /// How many kernel lines a host keeps for the triage views.
 const KERNEL_LINES_KEPT: usize = 200;
+/// How many different notices a host keeps, the newest: a link that runs for weeks may say
+/// ever new things (each reconnect's reason, say), and the host's view shows a few.
+pub const NOTICES_KEPT: usize = 32;
 /// A connection attempt says how long it has taken from this long on ("connecting 12s"): a
 /// silent port keeps it connecting until the handshake times out.
 pub const CONNECTING_SAID_FROM_MS: u64 = 1_000;
@@ -348,6 +351,9 @@ impl HostState {
             }
             HostEvent::Notice { text, .. } => {
                 if !self.notices.contains(&text) {
+                    if self.notices.len() == NOTICES_KEPT {
+                        self.notices.remove(0);
+                    }
                     self.notices.push(text);
                 }
             }
@@ -549,6 +555,34 @@ mod tests {
             gpu: GpuSample::default(),
         });
         h
+    }
+
+    #[test]
+    fn a_host_keeps_its_newest_notices_each_once_and_a_bounded_number() {
+        let mut h = streaming();
+        let notice = |i: usize| HostEvent::Notice {
+            at_ms: 10_000 + i as u64,
+            text: crate::words::Words::verbatim(format!("reconnected after error {i}")),
+        };
+        for i in 0..NOTICES_KEPT * 3 {
+            h.apply(notice(i));
+            h.apply(notice(i));
+        }
+        assert_eq!(h.notices.len(), NOTICES_KEPT);
+        let oldest_kept = NOTICES_KEPT * 2;
+        assert_eq!(
+            h.notices.first(),
+            Some(&crate::words::Words::verbatim(format!(
+                "reconnected after error {oldest_kept}"
+            )))
+        );
+        assert_eq!(
+            h.notices.last(),
+            Some(&crate::words::Words::verbatim(format!(
+                "reconnected after error {}",
+                NOTICES_KEPT * 3 - 1
+            )))
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod tmux;
 mod diagnose_container;
 mod diagnose_device;
 mod diagnose_live;
+mod diagnose_live_hour;
 mod diagnose_live_jobs;
 mod diagnose_render;
 mod diagnose_smi;

@@ -66,7 +66,7 @@ impl History {
                     .iter()
                     .rev()
                     .take(n)
-                    .map(|p| p.point(self.base_ms))
+                    .map(|p| self.decode(p))
                     .filter(|p| cond(p))
                     .map(|p| p.at_ms)
                     .max();
@@ -79,7 +79,8 @@ impl History {
             pushes,
             newest_met_ms,
         }));
-        let at_ms = |p: Option<&super::Stored>| p.map(|p| p.point(self.base_ms).at_ms);
+        let at_ms =
+            |p: Option<&super::Stored>| p.map(|p| self.base_ms + u64::from(p.after_base_ms));
         let follows = at_ms(self.points.back().or(self.coarse.back()))
             .is_none_or(|at| at <= now_ms)
             && at_ms(self.coarse.back()).is_none_or(|at| at < since_ms);
