@@ -4,14 +4,14 @@
 use std::time::{Duration, Instant};
 
 use crate::fleet::{HostEvent, NoticeText};
-use crate::remote::evidence::EVIDENCE_BUDGET;
-use crate::remote::flood::{OTHER_BUDGET, describe, query_budget, stream_window};
-use crate::remote::job::Flood;
+use crate::remote::link::channel_run::Flood;
+use crate::remote::link::evidence::EVIDENCE_BUDGET;
+use crate::remote::link::flood::{OTHER_BUDGET, describe, query_budget, stream_window};
+use crate::remote::link::mux::{Mux, Slot};
+use crate::remote::link::session_state::SessionState;
 use crate::remote::link::{Link, Mode};
-use crate::remote::mux::{Mux, Slot};
 use crate::remote::notice_words;
 use crate::remote::sanitize::sanitize;
-use crate::remote::session_state::SessionState;
 use crate::telemetry::source::now_ms;
 
 /// The shortest silence that makes a streaming host unresponsive, whatever the interval (a

@@ -14,8 +14,8 @@ use ssh2::{Channel, ErrorCode, ExtendedData, Session};
 
 use crate::fleet::NoticeText;
 use crate::remote::error::RemoteError;
+use crate::remote::link::run_shell::RunShell;
 use crate::remote::quote::CommandError;
-use crate::remote::run_shell::RunShell;
 
 const LIBSSH2_ERROR_EAGAIN: i32 = -37;
 /// Codes that concern one channel (refused open, denied exec), not the whole connection.
@@ -550,5 +550,5 @@ fn queued(channel: &Channel) -> bool {
 }
 
 #[cfg(test)]
-#[path = "job_tests.rs"]
+#[path = "channel_run_tests.rs"]
 mod tests;

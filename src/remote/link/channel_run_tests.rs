@@ -1,4 +1,4 @@
-//! Tests of `job.rs`: lines, budgets, floods and passed bytes.
+//! Tests of `channel_run.rs`: lines, budgets, floods and passed bytes.
 
 use super::*;
 

@@ -3,6 +3,29 @@
 //! serves one session until it drops, and reconnects with backoff. `read_once` runs the same
 //! machinery on the caller's thread for a single reading.
 
+mod accel_poll;
+mod channel_run;
+mod command_memo;
+mod disk;
+mod end_with_channel;
+mod evidence;
+mod flood;
+mod job_find;
+mod job_follow;
+mod job_scan;
+mod job_watch;
+mod mux;
+mod queries;
+mod run_shell;
+mod sanitize_sample;
+mod session;
+mod session_state;
+mod smi;
+mod task;
+mod watchdog;
+
+pub use task::spawn_link;
+
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
 use std::os::unix::net::UnixStream;
@@ -11,17 +34,17 @@ use std::sync::Arc;
 use crate::fleet::{DownWords, HostEvent, HostId, HostSink, NoticeText};
 use crate::remote::LinkOptions;
 use crate::remote::accel_tools::Probed;
-use crate::remote::command_memo::CommandMemo;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
 use crate::remote::error_words;
-use crate::remote::flood::FloodState;
 use crate::remote::host::RemoteHost;
+use crate::remote::link::command_memo::CommandMemo;
+use crate::remote::link::flood::FloodState;
+use crate::remote::link::smi::FieldList;
 use crate::remote::notice_words;
 use crate::remote::option_policy::first_time;
 use crate::remote::sanitize::sanitize;
-use crate::remote::smi::FieldList;
 use crate::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
 use crate::telemetry::source::{Backlog, StopFlag, now_ms};
 use crate::telemetry::{GpuSample, TimestampMs};

@@ -6,14 +6,14 @@
 //! `FLOOD_FACTOR` times that (counting at least `MIN_GPUS` GPUs, so a host whose GPU count is
 //! not known yet, or whose ticks bunch up, is never taken for a flood); a one-shot
 //! query the same for one reading. Counting costs one increment per line and one clock read
-//! per read from the channel. A command over its budget has its channel closed (`job.rs`); the
+//! per read from the channel. A command over its budget has its channel closed (`channel_run.rs`); the
 //! stream is started again one window later, so what the host sends afterwards (the newest
 //! reading) is shown, at most one budget's worth per window.
 
 use std::time::{Duration, Instant};
 
 use crate::fleet::NoticeText;
-use crate::remote::job::{Budget, Flood};
+use crate::remote::link::channel_run::{Budget, Flood};
 
 /// How many times the expected lines a command may send before it floods.
 pub(crate) const FLOOD_FACTOR: u32 = 4;

@@ -34,7 +34,7 @@ pub(crate) struct JobWatch {
     /// How each process of the last `Jobs` event was found, and the GPU devices it held.
     pub(super) found: Vec<(u32, crate::fleet::job_found::JobFound, Vec<u32>)>,
     /// The descriptor of the log followed (`None`: the config's log).
-    pub(super) following_fd: Option<crate::remote::job_find::LogFd>,
+    pub(super) following_fd: Option<crate::remote::link::job_find::LogFd>,
     /// How often the running `tail` reads the log, in seconds.
     pub(super) every_s: u32,
     /// The running process list carries the probe of the jobs known (`probing`).

@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use crate::fleet::HostEvent;
 use crate::remote::error::RemoteError;
+use crate::remote::link::mux::{Mux, Slot};
+use crate::remote::link::sanitize_sample::sanitize_sample;
+use crate::remote::link::session_state::{MAX_GPUS, SessionState, keep};
 use crate::remote::link::{Link, Mode};
-use crate::remote::mux::{Mux, Slot};
 use crate::remote::notice_words;
 use crate::remote::sanitize::sanitize;
-use crate::remote::sanitize_sample::sanitize_sample;
-use crate::remote::session_state::{MAX_GPUS, SessionState, keep};
 use crate::telemetry::LostReason;
 use crate::telemetry::smi_csv::{classify_failure, parse_gpu_line, rejected_field};
 use crate::telemetry::source::now_ms;

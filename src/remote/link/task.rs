@@ -25,10 +25,10 @@ use crate::remote::backoff::Backoff;
 use crate::remote::error::RemoteError;
 use crate::remote::error_words;
 use crate::remote::host::RemoteHost;
+use crate::remote::link::mux::Mux;
+use crate::remote::link::session_state::SessionState;
 use crate::remote::link::{Ended, Link, Mode};
-use crate::remote::mux::Mux;
 use crate::remote::sanitize::sanitize;
-use crate::remote::session_state::SessionState;
 use crate::remote::wait::{Wake, wait_socket};
 use crate::telemetry::source::{Backlog, SourceHandle, StopFlag, now_ms};
 
@@ -290,7 +290,10 @@ async fn round(
     stop: &Stop,
     deadline: Instant,
     just_read: bool,
-    events: &mut Vec<(crate::remote::mux::Slot, crate::remote::job::JobEvent)>,
+    events: &mut Vec<(
+        crate::remote::link::mux::Slot,
+        crate::remote::link::channel_run::JobEvent,
+    )>,
 ) -> Result<bool, RemoteError> {
     // Bytes a job reads without an event of its own (a probe's answer, taken in by another
     // job's read) leave no trace; so after a wait, look at the socket before the jobs do. Right

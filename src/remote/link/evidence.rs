@@ -5,7 +5,7 @@
 //! keeps failing is not asked again and again.
 
 use crate::fleet::HostEvent;
-use crate::remote::job::Budget;
+use crate::remote::link::channel_run::Budget;
 use crate::remote::quote::{CommandError, RemoteCommand};
 use crate::remote::sanitize::sanitize;
 use crate::telemetry::source::now_ms;

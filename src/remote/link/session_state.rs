@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use crate::fleet::HostEvent;
 use crate::remote::accel_tools::AccelSession;
-use crate::remote::evidence::EvidenceRun;
-use crate::remote::job::Budget;
+use crate::remote::link::channel_run::Budget;
+use crate::remote::link::evidence::EvidenceRun;
 use crate::telemetry::smi_csv::FieldLayout;
 use crate::telemetry::{GpuSample, LostReason, TimestampMs};
 
@@ -94,10 +94,10 @@ pub(crate) struct SessionState {
     /// The probe, or a vendor tool read instead of nvidia-smi (`accel_poll.rs`).
     pub(super) accel: AccelSession,
     /// The host's jobs and the log followed (`job_follow.rs`).
-    pub(super) job: crate::remote::job_watch::JobWatch,
+    pub(super) job: crate::remote::link::job_watch::JobWatch,
     /// When the disks are read next (`disk.rs`); `None` once a one-shot reading read them.
     pub(super) disk_due: Option<Instant>,
     /// A one-shot reading waits for its disks until their command ended.
     pub(super) disk_pending: bool,
-    pub(super) disk_run: crate::remote::disk::DiskRun,
+    pub(super) disk_run: crate::remote::link::disk::DiskRun,
 }

@@ -2,7 +2,7 @@
 //! (the telemetry stream, periodic queries, the kernel log), with keepalives and a silence
 //! clock that tells a dead link from a quiet one.
 //!
-//! Every command runs tied to its channel (`tie.rs`), so closing a channel, or the session,
+//! Every command runs tied to its channel (`end_with_channel.rs`), so closing a channel, or the session,
 //! ends it on the host. A job that is cancelled or floods is closed gracefully (the host must
 //! see the close) and drained apart from the slots, which are free again at once.
 
@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use ssh2::{BlockDirections, Session};
 
 use crate::remote::error::RemoteError;
-use crate::remote::job::{Budget, Job, JobEvent, StepError};
+use crate::remote::link::channel_run::{Budget, Job, JobEvent, StepError};
+use crate::remote::link::end_with_channel::tied;
 use crate::remote::quote::CommandError;
-use crate::remote::tie::tied;
 use crate::remote::transport::{Connection, Keeper};
 use crate::remote::wait::{Wake, wait_readable, wait_socket};
 

@@ -18,19 +18,19 @@ use std::time::Duration;
 use crate::fleet::HostEvent;
 use crate::fleet::job::JobProcess;
 use crate::fleet::job_found::JobFound;
-use crate::remote::command_memo::{CommandKind, ProbeKey};
 use crate::remote::error::RemoteError;
-use crate::remote::flood::OTHER_BUDGET;
-use crate::remote::job::{Budget, JobEvent};
-use crate::remote::job_find::{self, LogFd};
-use crate::remote::job_scan::{MAX_SCAN_LINES, Scan, gpus_of};
-use crate::remote::job_watch::MAX_SCANNED;
+use crate::remote::link::channel_run::{Budget, JobEvent};
+use crate::remote::link::command_memo::{CommandKind, ProbeKey};
+use crate::remote::link::flood::OTHER_BUDGET;
+use crate::remote::link::job_find::{self, LogFd};
+use crate::remote::link::job_scan::{MAX_SCAN_LINES, Scan, gpus_of};
+use crate::remote::link::job_watch::MAX_SCANNED;
+use crate::remote::link::mux::{Mux, Slot};
+use crate::remote::link::session_state::{SessionState, keep};
+use crate::remote::link::smi;
 use crate::remote::link::{Link, Mode};
-use crate::remote::mux::{Mux, Slot};
 use crate::remote::notice_words;
 use crate::remote::quote::{CommandError, RemoteCommand};
-use crate::remote::session_state::{SessionState, keep};
-use crate::remote::smi;
 use crate::telemetry::source::now_ms;
 
 /// The recent part of a log read back at connect: enough for a long run's history of

@@ -6,7 +6,7 @@
 //! line must name a process asked about, and every text is sanitized and cut.
 
 use crate::fleet::job::{COMMAND_CHARS, JobProcess};
-use crate::remote::job_scan::{MAX_SCAN_LINES, SCAN_SCRIPT, Scan, ScanLine, scan_line};
+use crate::remote::link::job_scan::{MAX_SCAN_LINES, SCAN_SCRIPT, Scan, ScanLine, scan_line};
 use crate::remote::quote::{CommandError, RemoteCommand, shell_quote};
 use crate::remote::sanitize::sanitize;
 
@@ -315,7 +315,8 @@ mod tests {
         let me = std::process::id();
         let list = format!("{me}, python3, 873, GPU-1\\n");
         let (status, out) = run_on_host(&list, 0, |scan| {
-            list_and_probe_command(&crate::remote::smi::apps_args(), &[me], scan).expect("command")
+            list_and_probe_command(&crate::remote::link::smi::apps_args(), &[me], scan)
+                .expect("command")
         });
         assert_eq!(status, 0, "{out}");
         let lines: Vec<String> = out.lines().map(str::to_string).collect();
@@ -335,7 +336,8 @@ mod tests {
         assert_eq!(parse_probe(&[me], &alone).found.len(), 1);
         // A list that failed prints no probe, and its status is nvidia-smi's.
         let (status, out) = run_on_host("No devices were found\\n", 9, |scan| {
-            list_and_probe_command(&crate::remote::smi::apps_args(), &[me], scan).expect("command")
+            list_and_probe_command(&crate::remote::link::smi::apps_args(), &[me], scan)
+                .expect("command")
         });
         assert_eq!(status, 9, "{out}");
         assert!(!out.contains(PROBE_MARKER), "{out}");
