@@ -15,7 +15,7 @@ use std::time::Instant;
 use crate::fleet::HostEvent;
 use crate::remote::accel_tools::{Probed, Tool, probe_answer, probe_command};
 use crate::remote::error::RemoteError;
-use crate::remote::link::channel_run::JobEvent;
+use crate::remote::link::channel_run::RunEvent;
 use crate::remote::link::flood::OTHER_BUDGET;
 use crate::remote::link::mux::{Mux, Slot};
 use crate::remote::link::session_state::SessionState;
@@ -75,11 +75,11 @@ impl Link {
     pub(crate) fn accel_event(
         &mut self,
         slot: Slot,
-        event: JobEvent,
+        event: RunEvent,
         mux: &mut Mux,
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
-        if let JobEvent::Flooded(flood) = &event {
+        if let RunEvent::Flooded(flood) = &event {
             self.on_flood(st, slot, flood);
             return Ok(());
         }
@@ -88,12 +88,12 @@ impl Link {
                 return Ok(());
             }
             match event {
-                JobEvent::Line(line) => st.accel.keep(line),
-                JobEvent::Exited { .. } | JobEvent::Refused(_) => {
+                RunEvent::Line(line) => st.accel.keep(line),
+                RunEvent::Exited { .. } | RunEvent::Refused(_) => {
                     let found = probe_answer(&st.accel.lines);
                     self.probed(mux, st, found)?;
                 }
-                JobEvent::Flooded(_) | JobEvent::Bytes(_) => {}
+                RunEvent::Flooded(_) | RunEvent::Bytes(_) => {}
             }
             return Ok(());
         }
@@ -101,16 +101,16 @@ impl Link {
             return Ok(());
         };
         match event {
-            JobEvent::Line(line) if tool.streams(self.mode == Mode::Follow) => {
+            RunEvent::Line(line) if tool.streams(self.mode == Mode::Follow) => {
                 self.accel_line(st, tool, line)
             }
-            JobEvent::Line(line) => st.accel.keep(line),
-            JobEvent::Exited { status } => self.accel_exit(st, tool, status),
-            JobEvent::Refused(why) => {
+            RunEvent::Line(line) => st.accel.keep(line),
+            RunEvent::Exited { status } => self.accel_exit(st, tool, status),
+            RunEvent::Refused(why) => {
                 self.notice_once(notice_words::accel_refused(tool.name(), &why));
                 self.accel_next(st, self.opts.telemetry_retry_ms);
             }
-            JobEvent::Flooded(_) | JobEvent::Bytes(_) => {}
+            RunEvent::Flooded(_) | RunEvent::Bytes(_) => {}
         }
         Ok(())
     }

@@ -44,10 +44,10 @@ pub(crate) struct Flood {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum JobEvent {
+pub(crate) enum RunEvent {
     /// One line of output (stdout and stderr merged), without its line ending.
     Line(String),
-    /// Output as it came, for a job whose reader cuts it itself ([`Job::pass_bytes`]).
+    /// Output as it came, for a job whose reader cuts it itself ([`ChannelRun::pass_bytes`]).
     Bytes(Vec<u8>),
     /// The command ended; `None` when the server sent no exit status (killed by a signal).
     Exited { status: Option<i32> },
@@ -72,7 +72,7 @@ enum Phase {
     Done,
 }
 
-pub(crate) struct Job {
+pub(crate) struct ChannelRun {
     command: String,
     phase: Phase,
     partial: Vec<u8>,
@@ -87,9 +87,9 @@ pub(crate) struct Job {
     quiet: bool,
     /// A liveness probe: the channel is opened and closed again, nothing runs.
     probe: bool,
-    /// Output is handed on as it comes, not cut into lines ([`Job::pass_bytes`]).
+    /// Output is handed on as it comes, not cut into lines ([`ChannelRun::pass_bytes`]).
     raw: bool,
-    /// A long-lived shell running one request after another ([`Job::shell`]).
+    /// A long-lived shell running one request after another ([`ChannelRun::shell`]).
     shell: Option<RunShell>,
 }
 
@@ -109,7 +109,7 @@ fn classify(context: &'static str, e: &ssh2::Error) -> StepError {
     }
 }
 
-impl Job {
+impl ChannelRun {
     pub(crate) fn new(command: String, budget: Budget) -> Self {
         Self {
             command,
@@ -128,9 +128,9 @@ impl Job {
         }
     }
 
-    /// A long-lived shell on its own channel (`run_shell.rs`): each [`Job::ask`] runs one
-    /// command, whose lines come as [`JobEvent::Line`] and whose end comes as
-    /// [`JobEvent::Exited`], while the channel stays open for the next.
+    /// A long-lived shell on its own channel (`run_shell.rs`): each [`ChannelRun::ask`] runs one
+    /// command, whose lines come as [`RunEvent::Line`] and whose end comes as
+    /// [`RunEvent::Exited`], while the channel stays open for the next.
     pub(crate) fn shell(budget: Budget) -> Result<Self, CommandError> {
         let shell = RunShell::new();
         let command = shell.command()?;
@@ -170,7 +170,7 @@ impl Job {
         self.shell.is_some()
     }
 
-    /// Hands output on as [`JobEvent::Bytes`], as it comes, for a reader that cuts it itself (a
+    /// Hands output on as [`RunEvent::Bytes`], as it comes, for a reader that cuts it itself (a
     /// training log's: `\r` progress updates, escape sequences, its own bound on a line). The
     /// budget still counts its lines (each `\n` or `\r`) and bytes; no line is made here, so
     /// a log costs no allocation per line on its way (it was a third of what following a log
@@ -252,7 +252,7 @@ impl Job {
         &mut self,
         session: &Session,
         buf: &mut [u8],
-        out: &mut Vec<JobEvent>,
+        out: &mut Vec<RunEvent>,
     ) -> Result<bool, StepError> {
         let mut progressed = false;
         loop {
@@ -277,7 +277,7 @@ impl Job {
         phase: Phase,
         session: &Session,
         buf: &mut [u8],
-        out: &mut Vec<JobEvent>,
+        out: &mut Vec<RunEvent>,
     ) -> Result<(Phase, bool), StepError> {
         Ok(match phase {
             Phase::Opening => match session.channel_session() {
@@ -356,9 +356,9 @@ impl Job {
         })
     }
 
-    fn exited(&self, status: Option<i32>, out: &mut Vec<JobEvent>) {
+    fn exited(&self, status: Option<i32>, out: &mut Vec<RunEvent>) {
         if !self.quiet {
-            out.push(JobEvent::Exited { status });
+            out.push(RunEvent::Exited { status });
         }
     }
 
@@ -366,7 +366,7 @@ impl Job {
         &mut self,
         mut channel: Channel,
         buf: &mut [u8],
-        out: &mut Vec<JobEvent>,
+        out: &mut Vec<RunEvent>,
     ) -> Result<(Phase, bool), StepError> {
         // Writing a request is not counted as progress: the mux takes progress for a sign of
         // the host's life, and a frozen host's socket still takes a request in.
@@ -451,7 +451,7 @@ impl Job {
     }
 
     /// Counts `bytes` against the budget, then splits them into lines.
-    fn take(&mut self, bytes: &[u8], out: &mut Vec<JobEvent>) {
+    fn take(&mut self, bytes: &[u8], out: &mut Vec<RunEvent>) {
         let now = Instant::now();
         if self.window_end.is_none_or(|end| now >= end) {
             self.window_end = Some(now + self.budget.window);
@@ -472,23 +472,23 @@ impl Job {
                 self.flood(out);
                 return;
             }
-            out.push(JobEvent::Bytes(bytes.to_vec()));
+            out.push(RunEvent::Bytes(bytes.to_vec()));
             return;
         }
         self.push(bytes, out);
     }
 
-    fn flood(&mut self, out: &mut Vec<JobEvent>) {
+    fn flood(&mut self, out: &mut Vec<RunEvent>) {
         self.flooded = true;
         self.partial.clear();
-        out.push(JobEvent::Flooded(Flood {
+        out.push(RunEvent::Flooded(Flood {
             lines: self.window_lines,
             bytes: self.window_bytes,
             window: self.budget.window,
         }));
     }
 
-    fn push(&mut self, bytes: &[u8], out: &mut Vec<JobEvent>) {
+    fn push(&mut self, bytes: &[u8], out: &mut Vec<RunEvent>) {
         for &b in bytes {
             if b == b'\n' {
                 self.flush(out);
@@ -503,7 +503,7 @@ impl Job {
         }
     }
 
-    fn flush(&mut self, out: &mut Vec<JobEvent>) {
+    fn flush(&mut self, out: &mut Vec<RunEvent>) {
         if self.overlong {
             // Not a line any reader here understands: dropped whole, not cut.
             self.overlong = false;
@@ -517,7 +517,7 @@ impl Job {
             if let Some(status) = shell.end_of_run(&self.partial) {
                 // The longest line's room is not kept while the shell waits for the next run.
                 self.partial = Vec::new();
-                out.push(JobEvent::Exited { status });
+                out.push(RunEvent::Exited { status });
                 return;
             }
             if !shell.is_busy() {
@@ -538,7 +538,7 @@ impl Job {
                 Ok(text) => text.to_owned(),
                 Err(_) => String::from_utf8_lossy(&self.partial).into_owned(),
             };
-            out.push(JobEvent::Line(line));
+            out.push(RunEvent::Line(line));
         }
         self.partial.clear();
     }

@@ -19,7 +19,7 @@ use crate::fleet::HostEvent;
 use crate::fleet::job::JobProcess;
 use crate::fleet::job_found::JobFound;
 use crate::remote::error::RemoteError;
-use crate::remote::link::channel_run::{Budget, JobEvent};
+use crate::remote::link::channel_run::{Budget, RunEvent};
 use crate::remote::link::command_memo::{CommandKind, ProbeKey};
 use crate::remote::link::flood::OTHER_BUDGET;
 use crate::remote::link::job_find::{self, LogFd};
@@ -244,26 +244,26 @@ impl Link {
     pub(crate) fn on_job_event(
         &mut self,
         slot: Slot,
-        event: JobEvent,
+        event: RunEvent,
         mux: &mut Mux,
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
         match (slot, event) {
-            (Slot::JobProbe, JobEvent::Line(line))
+            (Slot::JobProbe, RunEvent::Line(line))
                 if st.job.probe_lines.len() < MAX_PROBE_LINES =>
             {
                 st.job.probe_lines.push(line);
             }
-            (Slot::JobProbe, JobEvent::Line(_)) => {}
-            (Slot::JobProbe, JobEvent::Exited { .. }) => self.on_probe_done(mux, st)?,
+            (Slot::JobProbe, RunEvent::Line(_)) => {}
+            (Slot::JobProbe, RunEvent::Exited { .. }) => self.on_probe_done(mux, st)?,
             (Slot::JobProbe, _) => st.job.probe_lines.clear(),
-            (Slot::JobLog, JobEvent::Bytes(bytes)) => {
+            (Slot::JobLog, RunEvent::Bytes(bytes)) => {
                 st.job.pending.extend_from_slice(&bytes);
                 if st.job.pending.len() >= CHUNK_BYTES {
                     self.flush_job_log(st);
                 }
             }
-            (Slot::JobLog, JobEvent::Exited { status }) => {
+            (Slot::JobLog, RunEvent::Exited { status }) => {
                 self.flush_job_log(st);
                 // `tail --pid` ends when the job does: list the processes now, so its end is
                 // known at once rather than at the next scheduled list.
@@ -279,13 +279,13 @@ impl Link {
                     st.job.given_up.push(pid);
                 }
             }
-            (Slot::JobLog, JobEvent::Refused(why)) => {
+            (Slot::JobLog, RunEvent::Refused(why)) => {
                 if let Some((pid, _)) = st.job.following.take() {
                     st.job.given_up.push(pid);
                 }
                 self.notice_once(notice_words::job_log_refused(&why));
             }
-            (Slot::JobLog, JobEvent::Flooded(_)) => {
+            (Slot::JobLog, RunEvent::Flooded(_)) => {
                 st.job.pending.clear();
                 if let Some((pid, _)) = st.job.following.take() {
                     st.job.given_up.push(pid);

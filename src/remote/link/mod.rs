@@ -2,6 +2,13 @@
 //! fleet. A followed link runs as a task on the links' runtime (`task.rs`): it connects,
 //! serves one session until it drops, and reconnects with backoff. `read_once` runs the same
 //! machinery on the caller's thread for a single reading.
+//!
+//! Everything here belongs to the link alone: a session (`session.rs`, its state in
+//! `session_state.rs`, what its runs say in `queries.rs`, what it watches in `watchdog.rs`)
+//! carries a few commands at once over one SSH session (`mux.rs`), each a [`channel_run`] on a
+//! channel of its own that ends with it (`end_with_channel.rs`) or a request to a long-lived
+//! shell (`run_shell.rs`). The training jobs on the host's GPUs are found and their logs
+//! followed by `job_find.rs`, `job_scan.rs`, `job_watch.rs` and `job_follow.rs`.
 
 mod accel_poll;
 mod channel_run;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use ssh2::{BlockDirections, Session};
 
 use crate::remote::error::RemoteError;
-use crate::remote::link::channel_run::{Budget, Job, JobEvent, StepError};
+use crate::remote::link::channel_run::{Budget, ChannelRun, RunEvent, StepError};
 use crate::remote::link::end_with_channel::tied;
 use crate::remote::quote::CommandError;
 use crate::remote::transport::{Connection, Keeper};
@@ -78,12 +78,12 @@ thread_local! {
 pub(crate) struct Mux {
     session: Session,
     socket: OwnedFd,
-    jobs: [Option<Job>; SLOTS.len()],
+    jobs: [Option<ChannelRun>; SLOTS.len()],
     /// Jobs closing on gpufleet's account; what they still say is not reported.
-    draining: Vec<Job>,
+    draining: Vec<ChannelRun>,
     /// What the job being stepped says, handed to the round's events after each step; kept
     /// empty between steps so that its room is not allocated again for every reading.
-    stepped: Vec<JobEvent>,
+    stepped: Vec<RunEvent>,
     /// The last round stepped every job and none could move, and nothing has touched the
     /// session since: until the socket wakes, another round would only repeat those reads.
     settled: bool,
@@ -140,21 +140,21 @@ impl Mux {
             {
                 return Ok(());
             }
-            let mut shell = Job::shell(budget)?;
+            let mut shell = ChannelRun::shell(budget)?;
             if shell.ask(command, budget) {
                 self.cancel(slot);
                 self.jobs[slot as usize] = Some(shell);
                 return Ok(());
             }
         }
-        let job = Job::new(tied(command)?, budget);
+        let job = ChannelRun::new(tied(command)?, budget);
         self.cancel(slot);
         self.jobs[slot as usize] = Some(job);
         self.settled = false;
         Ok(())
     }
 
-    /// As [`Mux::start`], for output handed on as it comes ([`Job::pass_bytes`]): a training
+    /// As [`Mux::start`], for output handed on as it comes ([`ChannelRun::pass_bytes`]): a training
     /// log, which its reader cuts at `\r` and `\n` itself.
     pub(crate) fn start_passing_bytes(
         &mut self,
@@ -171,14 +171,16 @@ impl Mux {
 
     /// Whether a command runs in `slot` (a shell between runs is not running one).
     pub(crate) fn running(&self, slot: Slot) -> bool {
-        self.jobs[slot as usize].as_ref().is_some_and(Job::is_busy)
+        self.jobs[slot as usize]
+            .as_ref()
+            .is_some_and(ChannelRun::is_busy)
     }
 
     /// Whether the command in `slot` is up and its output awaited.
     pub(crate) fn reading(&self, slot: Slot) -> bool {
         self.jobs[slot as usize]
             .as_ref()
-            .is_some_and(Job::is_reading)
+            .is_some_and(ChannelRun::is_reading)
     }
 
     /// Closes the channel of `slot` (its command ends on the host); nothing more is reported
@@ -190,7 +192,7 @@ impl Mux {
         self.settled = false;
     }
 
-    fn drain(&mut self, mut job: Job) {
+    fn drain(&mut self, mut job: ChannelRun) {
         job.stop();
         if job.is_done() {
             return;
@@ -213,7 +215,7 @@ impl Mux {
     pub(crate) fn pump(
         &mut self,
         max_wait: Duration,
-        out: &mut Vec<(Slot, JobEvent)>,
+        out: &mut Vec<(Slot, RunEvent)>,
         stop: Option<&UnixStream>,
     ) -> Result<(), RemoteError> {
         let deadline = Instant::now() + max_wait;
@@ -250,7 +252,7 @@ impl Mux {
     /// Steps every job until none can move, without waiting: what they said goes to `out`.
     /// Hands over early once `out` holds `MAX_PUMP_EVENTS`, so a flooding channel cannot grow
     /// it without bound.
-    pub(crate) fn round(&mut self, out: &mut Vec<(Slot, JobEvent)>) -> Result<(), RemoteError> {
+    pub(crate) fn round(&mut self, out: &mut Vec<(Slot, RunEvent)>) -> Result<(), RemoteError> {
         let mut rechecked = false;
         // One read pulls what the socket holds into libssh2's queues; after it (`pulled`), a
         // reading job steps only when its queue has input, instead of each asking the socket
@@ -271,7 +273,7 @@ impl Mux {
             let slots = if self.settled { &[][..] } else { &SLOTS[..] };
             let stream_reads = self.jobs[Slot::Stream as usize]
                 .as_ref()
-                .is_some_and(Job::is_reading);
+                .is_some_and(ChannelRun::is_reading);
             for &slot in slots {
                 let Some(job) = self.jobs[slot as usize].as_mut() else {
                     continue;
@@ -295,7 +297,7 @@ impl Mux {
                         job.is_done()
                     }
                     Err(StepError::Refused(why)) => {
-                        events.push(JobEvent::Refused(why));
+                        events.push(RunEvent::Refused(why));
                         true
                     }
                     Err(StepError::Session(e)) => return Err(e),
@@ -458,7 +460,7 @@ impl Mux {
     }
 
     /// Probes the host when the link has been quiet for a keepalive interval: a channel opened
-    /// and closed again (see [`Job::probe`]), whose answers keep `silent_for` low on a healthy
+    /// and closed again (see [`ChannelRun::probe`]), whose answers keep `silent_for` low on a healthy
     /// link even when every command is quiet. A busy link (the stream speaks every interval)
     /// is never probed.
     pub(crate) fn keepalive(&mut self) -> Result<(), RemoteError> {
@@ -471,7 +473,7 @@ impl Mux {
             if self.draining.len() >= MAX_DRAINING {
                 self.draining.remove(0);
             }
-            self.draining.push(Job::probe());
+            self.draining.push(ChannelRun::probe());
             self.settled = false;
         }
         Ok(())

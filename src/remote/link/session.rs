@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use crate::fleet::HostEvent;
 use crate::remote::error::RemoteError;
-use crate::remote::link::channel_run::JobEvent;
+use crate::remote::link::channel_run::RunEvent;
 use crate::remote::link::disk;
 use crate::remote::link::evidence::{self, EVIDENCE_BUDGET, EvidenceRun};
 use crate::remote::link::flood::{OTHER_BUDGET, query_budget, stream_budget};
@@ -122,7 +122,7 @@ impl Link {
         &mut self,
         mux: &mut Mux,
         st: &mut SessionState,
-        events: &mut Vec<(Slot, JobEvent)>,
+        events: &mut Vec<(Slot, RunEvent)>,
     ) -> Option<Ended> {
         // The round's readings (a line per GPU, and what the timers bring) go out as one burst.
         self.start_burst();
@@ -135,7 +135,7 @@ impl Link {
         &mut self,
         mux: &mut Mux,
         st: &mut SessionState,
-        events: &mut Vec<(Slot, JobEvent)>,
+        events: &mut Vec<(Slot, RunEvent)>,
     ) -> Option<Ended> {
         let dead_after = Duration::from_millis(self.opts.dead_after_ms);
         self.check_silence(mux, st);
@@ -285,7 +285,7 @@ impl Link {
     fn on_event(
         &mut self,
         slot: Slot,
-        event: JobEvent,
+        event: RunEvent,
         mux: &mut Mux,
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
@@ -298,25 +298,25 @@ impl Link {
             (slot @ (Slot::JobProbe | Slot::JobLog), event) => {
                 self.on_job_event(slot, event, mux, st)?;
             }
-            (slot, JobEvent::Flooded(flood)) => self.on_flood(st, slot, &flood),
-            (Slot::Versions, JobEvent::Line(line)) => keep(&mut st.version_lines, line),
+            (slot, RunEvent::Flooded(flood)) => self.on_flood(st, slot, &flood),
+            (Slot::Versions, RunEvent::Line(line)) => keep(&mut st.version_lines, line),
             (Slot::Versions, _) => {
                 st.versions_done = true;
                 if !st.detail_pending {
                     self.announce(st);
                 }
             }
-            (Slot::Detail, JobEvent::Line(line)) => self.on_detail_line(st, line),
-            (Slot::Detail, JobEvent::Exited { status }) => self.on_detail_exit(mux, st, status)?,
-            (Slot::Detail, JobEvent::Refused(_)) => self.detail_answered(st),
-            (Slot::Stream, JobEvent::Line(line)) => self.on_stream_line(mux, st, line)?,
-            (Slot::Stream, JobEvent::Exited { status }) => self.on_stream_exit(mux, st, status)?,
-            (Slot::Stream, JobEvent::Refused(why)) => {
+            (Slot::Detail, RunEvent::Line(line)) => self.on_detail_line(st, line),
+            (Slot::Detail, RunEvent::Exited { status }) => self.on_detail_exit(mux, st, status)?,
+            (Slot::Detail, RunEvent::Refused(_)) => self.detail_answered(st),
+            (Slot::Stream, RunEvent::Line(line)) => self.on_stream_line(mux, st, line)?,
+            (Slot::Stream, RunEvent::Exited { status }) => self.on_stream_exit(mux, st, status)?,
+            (Slot::Stream, RunEvent::Refused(why)) => {
                 self.notice_once(notice_words::stream_refused(&why));
                 self.schedule_restart(st, self.opts.telemetry_retry_ms);
             }
-            (Slot::Processes, JobEvent::Line(line)) => self.on_processes_line(st, line),
-            (Slot::Processes, JobEvent::Exited { status }) => {
+            (Slot::Processes, RunEvent::Line(line)) => self.on_processes_line(st, line),
+            (Slot::Processes, RunEvent::Exited { status }) => {
                 let lines = std::mem::take(&mut st.apps_lines);
                 if status != Some(0) {
                     st.job.list_ended();
@@ -341,11 +341,11 @@ impl Link {
                     self.jobs_listed(mux, st, pids)?;
                 }
             }
-            (Slot::Processes, JobEvent::Refused(_)) => {
+            (Slot::Processes, RunEvent::Refused(_)) => {
                 st.apps_lines.clear();
                 st.job.list_ended();
             }
-            (Slot::Kernel, JobEvent::Line(line)) => {
+            (Slot::Kernel, RunEvent::Line(line)) => {
                 if smi::is_gpu_kernel_line(&line) {
                     if evidence::is_fault_line(&line) {
                         st.evidence.want();
@@ -362,26 +362,26 @@ impl Link {
                     st.kernel_lines.push(line);
                 }
             }
-            (Slot::Kernel, JobEvent::Exited { status }) => self.on_kernel_exit(mux, st, status),
-            (Slot::Kernel, JobEvent::Refused(why)) => {
+            (Slot::Kernel, RunEvent::Exited { status }) => self.on_kernel_exit(mux, st, status),
+            (Slot::Kernel, RunEvent::Refused(why)) => {
                 // The reader never ran: the notice says why in the SSH layer's words.
                 st.kernel_lines.clear();
                 self.kernel_unavailable = true;
                 self.notice_once(notice_words::kernel_refused(&why));
             }
-            (Slot::Evidence, JobEvent::Line(line)) => st.evidence.line(&line),
-            (Slot::Evidence, JobEvent::Exited { status }) => {
+            (Slot::Evidence, RunEvent::Line(line)) => st.evidence.line(&line),
+            (Slot::Evidence, RunEvent::Exited { status }) => {
                 let event = st.evidence.finish(status, None);
                 self.emit_or_hold(st, event);
             }
-            (Slot::Evidence, JobEvent::Refused(why)) => {
+            (Slot::Evidence, RunEvent::Refused(why)) => {
                 let event = st.evidence.finish(None, Some(&why.english()));
                 self.emit_or_hold(st, event);
             }
-            (Slot::Disk, JobEvent::Line(line)) => st.disk_run.line(&line),
-            (Slot::Disk, JobEvent::Exited { .. } | JobEvent::Refused(_)) => self.disk_done(st),
+            (Slot::Disk, RunEvent::Line(line)) => st.disk_run.line(&line),
+            (Slot::Disk, RunEvent::Exited { .. } | RunEvent::Refused(_)) => self.disk_done(st),
             // Only a job's log is read as bytes (`Mux::start_passing_bytes`).
-            (_, JobEvent::Bytes(_)) => {}
+            (_, RunEvent::Bytes(_)) => {}
         }
         Ok(())
     }
@@ -389,10 +389,10 @@ impl Link {
     /// The boot id's reader: its one line, checked, goes out as `Boot` once it exits well.
     /// A host without one (not Linux, a container that hides `/proc`) or that prints anything
     /// else is left without: its faults then end only when its GPUs stream again.
-    fn on_boot_id(&mut self, st: &mut SessionState, event: JobEvent) {
+    fn on_boot_id(&mut self, st: &mut SessionState, event: RunEvent) {
         match event {
-            JobEvent::Line(line) => keep(&mut st.boot_lines, line),
-            JobEvent::Exited { status: Some(0) } => {
+            RunEvent::Line(line) => keep(&mut st.boot_lines, line),
+            RunEvent::Exited { status: Some(0) } => {
                 let lines = std::mem::take(&mut st.boot_lines);
                 match BootId::parse(&lines.join("\n")) {
                     Ok(boot_id) => self.emit_or_hold(
@@ -405,8 +405,8 @@ impl Link {
                     Err(e) => tracing::debug!(error = %e, "no boot id"),
                 }
             }
-            JobEvent::Flooded(flood) => self.on_flood(st, Slot::BootId, &flood),
-            JobEvent::Exited { .. } | JobEvent::Refused(_) | JobEvent::Bytes(_) => {
+            RunEvent::Flooded(flood) => self.on_flood(st, Slot::BootId, &flood),
+            RunEvent::Exited { .. } | RunEvent::Refused(_) | RunEvent::Bytes(_) => {
                 st.boot_lines.clear();
             }
         }

@@ -292,7 +292,7 @@ async fn round(
     just_read: bool,
     events: &mut Vec<(
         crate::remote::link::mux::Slot,
-        crate::remote::link::channel_run::JobEvent,
+        crate::remote::link::channel_run::RunEvent,
     )>,
 ) -> Result<bool, RemoteError> {
     // Bytes a job reads without an event of its own (a probe's answer, taken in by another
