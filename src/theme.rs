@@ -9,15 +9,14 @@ use thiserror::Error;
 
 use crate::config::locate::{Document, KeyPath, Located};
 
-#[path = "theme_depth.rs"]
 pub mod depth;
 
 pub use depth::ColorDepth;
 
-/// The theme used when none is configured.
 mod spec;
 use spec::StyleSpec;
 
+/// The theme used when none is configured.
 pub const DEFAULT_THEME: &str = "dark";
 
 const BUNDLED_NAMES: &[&str] = &["dark", "light", "high-contrast", "ansi16"];

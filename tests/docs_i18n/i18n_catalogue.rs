@@ -404,7 +404,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "a needle: how the stream's failure says the shell found no nvidia-smi",
     ),
     (
-        "src/remote/guard.rs",
+        "src/remote/link/watchdog.rs",
         "it sent more than its budget",
         "why `nvidia-smi -q` evidence was cut, kept in recordings for the incident report",
     ),
@@ -1403,47 +1403,47 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "a `--query-gpu` field name as nvidia-smi spells it",
     ),
     (
-        "src/remote/evidence.rs",
+        "src/remote/link/evidence.rs",
         "fallen off the bus",
         "a needle matched in the host's kernel lines",
     ),
     (
-        "src/remote/evidence.rs",
+        "src/remote/link/evidence.rs",
         "RmInitAdapter failed",
         "a needle matched in the host's kernel lines",
     ),
     (
-        "src/remote/evidence.rs",
+        "src/remote/link/evidence.rs",
         "GPU is lost",
         "a needle matched in the host's kernel lines",
     ),
     (
-        "src/remote/evidence.rs",
+        "src/remote/link/evidence.rs",
         "[gpufleet: output cut at {} KiB] ",
         "a note inside the recorded raw evidence, which a recording and the provider's ticket keep as the host gave it, in any language",
     ),
     (
-        "src/remote/evidence.rs",
+        "src/remote/link/evidence.rs",
         "[gpufleet: could not run: {}] ",
         "a note inside the recorded raw evidence, which a recording and the provider's ticket keep as the host gave it, in any language",
     ),
     (
-        "src/remote/evidence.rs",
+        "src/remote/link/evidence.rs",
         "[exit {code}] ",
         "a note inside the recorded raw evidence, which a recording and the provider's ticket keep as the host gave it, in any language",
     ),
     (
-        "src/remote/evidence.rs",
+        "src/remote/link/evidence.rs",
         "[gpufleet: ended without an exit status] ",
         "a note inside the recorded raw evidence, which a recording and the provider's ticket keep as the host gave it, in any language",
     ),
     (
-        "src/remote/accel_poll.rs",
+        "src/remote/link/accel_poll.rs",
         "exit status {code}",
         "the raw evidence line of an unreadable vendor tool (the finding's own words are the catalogue's)",
     ),
     (
-        "src/remote/accel_poll.rs",
+        "src/remote/link/accel_poll.rs",
         "ended without an exit status",
         "the raw evidence line of an unreadable vendor tool (the finding's own words are the catalogue's)",
     ),
@@ -1561,12 +1561,12 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "a job's state in `snapshot --json`: an identifier (a JSON or file word), the same in every language",
     ),
     (
-        "src/theme_depth.rs",
+        "src/theme/depth.rs",
         "TERM",
         "an environment variable's name",
     ),
     (
-        "src/theme_depth.rs",
+        "src/theme/depth.rs",
         "COLORTERM",
         "an environment variable's name",
     ),
@@ -2048,7 +2048,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "a name in `LinkOptions`'s `fmt::Debug` output (`debug_struct` / `field`), never shown to a user",
     ),
     (
-        "src/remote/mux.rs",
+        "src/remote/link/mux.rs",
         "gpufleet closing the link",
         "the description of the SSH disconnect message sent to the host as the connection closes (the host's sshd may log it); never shown here",
     ),
@@ -2073,17 +2073,17 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "an ssh_config keyword, lower-cased as the config reader stores and looks it up",
     ),
     (
-        "src/remote/queries.rs",
+        "src/remote/link/queries.rs",
         "nvidia-smi ended without an exit status",
         "a line added, after the host's own output, to the raw evidence of unreadable GPUs (`HostEvent::Lost`'s `raw`), kept as recorded like accel_poll's `exit status {code}`; the status and findings around it are catalogue words",
     ),
     (
-        "src/remote/queries.rs",
+        "src/remote/link/queries.rs",
         "nvidia-smi exited with status {code}",
         "a line added, after the host's own output, to the raw evidence of unreadable GPUs (`HostEvent::Lost`'s `raw`), kept as recorded like accel_poll's `exit status {code}`; the status and findings around it are catalogue words",
     ),
     (
-        "src/remote/session.rs",
+        "src/remote/link/session.rs",
         "ssh {}",
         "where a host's readings come from, `ssh TARGET` (a command and a target, shown as is by `app::words::source`): the source's name in logs and recordings",
     ),
@@ -2288,7 +2288,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "a path: the ssh config a refusal names when no config file was read",
     ),
     (
-        "src/remote/task.rs",
+        "src/remote/link/task.rs",
         "ssh-links",
         "the name of the links' runtime threads (`thread_name`)",
     ),
@@ -2928,11 +2928,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "a bundled theme's file, compiled in",
     ),
     (
-        "src/theme.rs",
-        "theme_depth.rs",
-        "a submodule's file name (`#[path]`)",
-    ),
-    (
         "src/theme/spec.rs",
         "String",
         "serde's `try_from` type: Rust, never shown",
@@ -3490,31 +3485,31 @@ const NOT_SCANNED: &[(&str, &str)] = &[
         "the accelerator probe: its shell script, the vendor tools' names and arguments run on the host, the marker of the probe's answer; and the reason inside the `unsupported output from amd-smi` evidence line, English like the vendor parsers' reasons (`src/telemetry/accel/*_smi.rs`), whose finding `accel_unsupported_output` says what it means and what to do in the catalogue's words",
     ),
     (
-        "src/remote/job_find.rs",
+        "src/remote/link/job_find.rs",
         "the job probe's shell script and the command words run on the host, the marker between the process list and the probe, and `stdout` / `stderr`, the stream's own name in a job's `log` field (`stdout: /path`), as the snapshot's JSON keeps it",
     ),
     (
-        "src/remote/disk.rs",
+        "src/remote/link/disk.rs",
         "the disk reading's shell script and the command words run on the host (`df -P -k`, `ps`, `awk`), the process name of PyTorch's DataLoader workers, and the markers of its output lines parsed back",
     ),
     (
-        "src/remote/job_follow.rs",
+        "src/remote/link/job_follow.rs",
         "the `tail` commands and shell scripts run on the host to read a job's log; its notices are `notice_words`, which are scanned",
     ),
     (
-        "src/remote/job_scan.rs",
+        "src/remote/link/job_scan.rs",
         "the shell and awk script run on the host to find who holds a GPU device or writes the job's log (with the nvidia-smi fields and `-q` labels it reads), and the words of its output lines (`minors`, `scanned`, `gpu`, `dev`, `log`) parsed back",
     ),
     (
-        "src/remote/smi.rs",
+        "src/remote/link/smi.rs",
         "nvidia-smi's arguments, the kernel-log commands run on the host (`dmesg`, `journalctl`), and the needles matched in the host's kernel lines (`NVRM`, `PCIe Bus Error`)",
     ),
     (
-        "src/remote/tie.rs",
+        "src/remote/link/end_with_channel.rs",
         "the watch script run on the host that ends a command when its SSH channel closes",
     ),
     (
-        "src/remote/run_shell.rs",
+        "src/remote/link/run_shell.rs",
         "the query shell's script run on the host (`sh` and its one-line loop) and its end marker's prefix, read back from the host's output; no sentence",
     ),
     // --- check, job, playbook, recording, alerts ---
@@ -3718,9 +3713,9 @@ fn every_key_the_source_names_is_in_both_catalogues() {
     assert!(unused.is_empty(), "texts no code uses: {unused:?}");
 }
 
-/// The SSH link's files (`src/remote/`), where only what a notice says is text for the user:
+/// The SSH link's files (`src/remote/`, `src/remote/link/`), where only what a notice says is text for the user:
 /// the rest is commands, option names, needles and errors for the log.
-const LINK_DIR: &str = "src/remote";
+const LINK_DIRS: [&str; 2] = ["src/remote", "src/remote/link"];
 
 /// The calls that carry what a notice says: the link's notices and the ssh config's and host
 /// key check's warnings (shown as notices).
@@ -3772,8 +3767,9 @@ fn the_links_notices_say_only_catalogue_words() {
     let en = catalogue("en");
     let mut problems = Vec::new();
     let mut seen = 0;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(LINK_DIR))
-        .expect("src/remote")
+    let mut files: Vec<PathBuf> = LINK_DIRS
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root().join(dir)).expect(dir))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "rs"))
         .filter(|p| !p.to_string_lossy().ends_with("_tests.rs"))
@@ -3813,7 +3809,7 @@ fn the_links_notices_say_only_catalogue_words() {
 /// what flooded, a gone instance's reason. (file, the function's signature up to its name)
 const WORDS_FUNCTIONS: &[(&str, &str)] = &[
     ("src/fleet/host.rs", "pub fn status("),
-    ("src/remote/guard.rs", "fn on_flood("),
+    ("src/remote/link/watchdog.rs", "fn on_flood("),
     ("src/launch.rs", "fn gone_event("),
     ("src/providers/fleet_hosts.rs", "pub fn reason_words("),
     ("src/remote/auth.rs", "fn try_agent("),
@@ -3821,7 +3817,7 @@ const WORDS_FUNCTIONS: &[(&str, &str)] = &[
     ("src/remote/auth.rs", "fn key_failure("),
     ("src/remote/auth.rs", "fn try_passwords("),
     ("src/remote/known_hosts.rs", "fn remedy("),
-    ("src/remote/job.rs", "fn classify("),
+    ("src/remote/link/channel_run.rs", "fn classify("),
     ("src/remote/ssh_config_file.rs", "fn split_args("),
     ("src/remote/ssh_config_file.rs", "fn fail("),
     ("src/remote/ssh_config_match.rs", "pub(crate) fn parse("),
