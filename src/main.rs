@@ -20,9 +20,9 @@ use gpufleet::commands::fit as fit_command;
 use gpufleet::commands::fleet_inventory;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
-use gpufleet::commands::playbook_cli;
 use gpufleet::commands::providers as providers_command;
 use gpufleet::commands::report as report_command;
+use gpufleet::commands::runbook_cli;
 use gpufleet::commands::standalone;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::lang::Lang;
@@ -161,7 +161,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
     let interval_ms = cli.global.interval_ms.unwrap_or(config.interval_ms);
     match &cli.command {
         Some(CliCommand::Playbook { action }) => {
-            return playbook_cli::playbook(action, &cli.global, &config, interval_ms);
+            return runbook_cli::playbook(action, &cli.global, &config, interval_ms);
         }
         Some(CliCommand::Check {
             name,

@@ -4,8 +4,8 @@ use crate::app::prompt::PromptAnswer;
 use crate::app::release_state::Confirmation;
 use crate::cost::{HostCost, LedgerBook};
 use crate::fleet::HostId;
-use crate::playbook::Runbook;
 use crate::release::ReleaseAction;
+use crate::runbook::Runbook;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {

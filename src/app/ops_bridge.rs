@@ -12,8 +12,8 @@ use crate::app::check_run::{CheckEvent, done_event};
 use crate::app::command::Command;
 use crate::app::event::Event;
 use crate::app::event::EventSink;
-use crate::app::playbook_bridge::{RunHandle, RunSpec, spawn_run};
-use crate::app::playbook_run::PlaybookEvent;
+use crate::app::runbook_bridge::{RunHandle, RunSpec, spawn_run};
+use crate::app::runbook_run::PlaybookEvent;
 use crate::audit::AuditLog;
 use crate::check::storage::{load_latest_in, save_in};
 use crate::check::{
@@ -21,8 +21,8 @@ use crate::check::{
 };
 use crate::config::Expect;
 use crate::fleet::HostId;
-use crate::playbook::{Runbook, Target};
 use crate::remote::{LinkOptions, RemoteHost};
+use crate::runbook::{Runbook, Target};
 use crate::telemetry::source::StopFlag;
 use crate::ui::format::clean;
 

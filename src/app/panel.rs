@@ -7,9 +7,9 @@ use std::sync::{Arc, OnceLock};
 use crate::app::check_run::CheckRun;
 use crate::app::cursor::step;
 use crate::app::keymap::InputMode;
-use crate::app::playbook_run::{Picker, PlaybookRun};
+use crate::app::runbook_run::{Picker, PlaybookRun};
 use crate::audit::AuditEntry;
-use crate::playbook::Catalog;
+use crate::runbook::Catalog;
 
 /// Where the console's hosts are, which decides what `p` and `c` can run there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -160,7 +160,7 @@ pub fn playbook_target(
     args: &GlobalArgs,
     host: Option<&str>,
     out: &mut dyn Write,
-) -> anyhow::Result<(crate::playbook::Target, Scratch)> {
+) -> anyhow::Result<(crate::runbook::Target, Scratch)> {
     let Some(host) = host else {
         anyhow::bail!("{}", t!("demo.name_a_host"));
     };
@@ -173,7 +173,7 @@ pub fn playbook_target(
         t!("demo.playbook_host", host = host, into = into)
     )?;
     Ok((
-        crate::playbook::Target::Simulated {
+        crate::runbook::Target::Simulated {
             sim: preview.sim,
             host,
         },
@@ -241,7 +241,7 @@ pub fn ops_fleet(sim: &SharedSim, speed: f64) -> crate::app::ops_bridge::OpsFlee
     crate::app::ops_bridge::OpsFleet::Simulated {
         runbooks: names
             .iter()
-            .map(|host| crate::playbook::Target::Simulated {
+            .map(|host| crate::runbook::Target::Simulated {
                 sim: Arc::clone(sim),
                 host: host.clone(),
             })

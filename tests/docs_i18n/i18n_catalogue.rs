@@ -107,97 +107,97 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the form to fill in, as the suggestion shows it when the command line names no host",
     ),
     (
-        "src/playbook/cli.rs",
+        "src/runbook/cli.rs",
         "gpu",
         "the GPU parameter's name, as `--gpu N` fills it in",
     ),
     (
-        "src/playbook/cli.rs",
+        "src/runbook/cli.rs",
         "undo",
         "the undo run's step id, kept in the audit log",
     ),
     (
-        "src/playbook/cli.rs",
+        "src/runbook/cli.rs",
         "undo-verify",
         "the undo run's step id, kept in the audit log",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "title",
         "a runbook's TOML key, named where the error is",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "summary",
         "a runbook's TOML key, named where the error is",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "help",
         "a runbook's TOML key, named where the error is",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "why",
         "a runbook's TOML key, named where the error is",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "command",
         "a runbook's TOML key, named where the error is",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "check.equals",
         "a runbook's TOML key, named where the error is",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "explain.say",
         "a runbook's TOML key, named where the error is",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "undo.title",
         "a runbook's TOML key, named where the error is",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "undo.command",
         "a runbook's TOML key, named where the error is",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "undo.verify",
         "a runbook's TOML key, named where the error is",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "undo.expect",
         "a runbook's TOML key, named where the error is",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "torch-install",
         "the built-in advice's name, as a runbook writes it",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "steps[{i}] ({}): {e}",
         "where in the runbook the error is: a TOML key path",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "explain[{i}]: {e}",
         "where in the runbook the error is: a TOML key path",
     ),
     (
-        "src/playbook/validate.rs",
+        "src/runbook/validate.rs",
         "params ({}): {e}",
         "where in the runbook the error is: a TOML key path",
     ),
     (
-        "src/playbook/params.rs",
+        "src/runbook/params.rs",
         "gpu",
         "the GPU parameter's name, as runbooks and `--param gpu=N` write it",
     ),
@@ -1110,72 +1110,72 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the recording header's JSON key, as the file writes it",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "power-limit.toml",
         "a curated runbook's file name, as `embedded:NAME` names it in errors",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "../../runbooks/power-limit.toml",
         "the path `include_str!` embeds the curated runbook from",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "gpu-lost.toml",
         "a curated runbook's file name, as `embedded:NAME` names it in errors",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "../../runbooks/gpu-lost.toml",
         "the path `include_str!` embeds the curated runbook from",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "driver-lost.toml",
         "a curated runbook's file name, as `embedded:NAME` names it in errors",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "../../runbooks/driver-lost.toml",
         "the path `include_str!` embeds the curated runbook from",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "cuda-mismatch.toml",
         "a curated runbook's file name, as `embedded:NAME` names it in errors",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "../../runbooks/cuda-mismatch.toml",
         "the path `include_str!` embeds the curated runbook from",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "throttle.toml",
         "a curated runbook's file name, as `embedded:NAME` names it in errors",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "../../runbooks/throttle.toml",
         "the path `include_str!` embeds the curated runbook from",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "ecc-remap.toml",
         "a curated runbook's file name, as `embedded:NAME` names it in errors",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "../../runbooks/ecc-remap.toml",
         "the path `include_str!` embeds the curated runbook from",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "runbooks",
         "the folder of the user's runbooks in the config dir, a path",
     ),
     (
-        "src/playbook/catalog.rs",
+        "src/runbook/catalog.rs",
         "embedded:{name}",
         "a curated runbook's origin, as errors and `playbook list` name its file",
     ),
@@ -1476,37 +1476,37 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "this machine's name when it has none: an identifier",
     ),
     (
-        "src/playbook/json.rs",
+        "src/runbook/json.rs",
         "gpu",
         "a parameter kind in `--json`: an identifier (a JSON or file word), the same in every language",
     ),
     (
-        "src/playbook/json.rs",
+        "src/runbook/json.rs",
         "watts",
         "a parameter kind in `--json`: an identifier (a JSON or file word), the same in every language",
     ),
     (
-        "src/playbook/json.rs",
+        "src/runbook/json.rs",
         "choice",
         "a parameter kind in `--json`: an identifier (a JSON or file word), the same in every language",
     ),
     (
-        "src/playbook/model.rs",
+        "src/runbook/model.rs",
         "read",
         "a danger level as runbook files spell it",
     ),
     (
-        "src/playbook/model.rs",
+        "src/runbook/model.rs",
         "change",
         "a danger level as runbook files spell it",
     ),
     (
-        "src/playbook/model.rs",
+        "src/runbook/model.rs",
         "disruptive",
         "a danger level as runbook files spell it",
     ),
     (
-        "src/playbook/undo.rs",
+        "src/runbook/undo.rs",
         "playbook-undo.json",
         "a state file's name",
     ),
@@ -1653,65 +1653,61 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "a command the simulator answers",
     ),
     (
-        "src/playbook/confirm.rs",
+        "src/runbook/confirm.rs",
         "yes",
         "an answer the prompt accepts (as `y`), in every language",
     ),
     (
-        "src/playbook/exec.rs",
+        "src/runbook/exec.rs",
         "local",
         "the name of this machine as a runbook's host",
     ),
     (
-        "src/playbook/exec.rs",
+        "src/runbook/exec.rs",
         "gpufleet: {program}: command not found",
         "what a shell says for a missing program, so the runner explains it the same way for local and remote hosts (its explanation is the catalogue's)",
     ),
     (
-        "src/playbook/exec.rs",
+        "src/runbook/exec.rs",
         "kill",
         "the command that ends a step's process group",
     ),
+    ("src/runbook/exec.rs", "-KILL", "the signal of that command"),
     (
-        "src/playbook/exec.rs",
-        "-KILL",
-        "the signal of that command",
-    ),
-    (
-        "src/playbook/reboot.rs",
+        "src/runbook/reboot.rs",
         "cat",
         "the probe command run on the host",
     ),
     (
-        "src/playbook/reboot.rs",
+        "src/runbook/reboot.rs",
         "/proc/sys/kernel/random/boot_id",
         "the probe command run on the host",
     ),
     (
-        "src/playbook/advice.rs",
+        "src/runbook/advice.rs",
         "cu130",
         "a PyTorch wheel index's tag (part of its URL)",
     ),
     (
-        "src/playbook/advice.rs",
+        "src/runbook/advice.rs",
         "cu128",
         "a PyTorch wheel index's tag (part of its URL)",
     ),
     (
-        "src/playbook/advice.rs",
+        "src/runbook/advice.rs",
         "cu126",
         "a PyTorch wheel index's tag (part of its URL)",
     ),
-    ("src/playbook/advice.rs", "580.65.06", "a driver version"),
-    ("src/playbook/advice.rs", "570.26", "a driver version"),
-    ("src/playbook/advice.rs", "560.28.03", "a driver version"),
+    ("src/runbook/advice.rs", "580.65.06", "a driver version"),
+    ("src/runbook/advice.rs", "570.26", "a driver version"),
+    ("src/runbook/advice.rs", "560.28.03", "a driver version"),
     (
-        "src/playbook/advice.rs",
+        "src/runbook/advice.rs",
         "https://download.pytorch.org/whl",
         "PyTorch's wheel index URL",
     ),
     (
-        "src/playbook/advice.rs",
+        "src/runbook/advice.rs",
         "  python3 -m pip install --upgrade torch --index-url {INDEX_URL}/{}",
         "the command to copy and run, the same in every language",
     ),
@@ -1802,37 +1798,37 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the audit line's step: the signal's name",
     ),
     (
-        "src/playbook/runner/outcome.rs",
+        "src/runbook/runner/outcome.rs",
         "cancelled",
         "the audit log's outcome word (an identifier its readers match)",
     ),
     (
-        "src/playbook/runner/outcome.rs",
+        "src/runbook/runner/outcome.rs",
         "timeout",
         "the audit log's outcome word (an identifier its readers match)",
     ),
     (
-        "src/playbook/runner/outcome.rs",
+        "src/runbook/runner/outcome.rs",
         "ok",
         "the audit log's outcome word (an identifier its readers match)",
     ),
     (
-        "src/playbook/runner/outcome.rs",
+        "src/runbook/runner/outcome.rs",
         "failed",
         "the audit log's outcome word (an identifier its readers match)",
     ),
     (
-        "src/playbook/runner/outcome.rs",
+        "src/runbook/runner/outcome.rs",
         "a password is required",
         "sudo's own message, matched in the step's output",
     ),
     (
-        "src/playbook/runner/outcome.rs",
+        "src/runbook/runner/outcome.rs",
         "sudo",
         "the command put before an undo that needed sudo",
     ),
     (
-        "src/playbook/runner/outcome.rs",
+        "src/runbook/runner/outcome.rs",
         "-n",
         "sudo's flag in that command",
     ),
@@ -2740,17 +2736,17 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     // playbook (h3)
     (
-        "src/playbook/runner/mod.rs",
+        "src/runbook/runner/mod.rs",
         "uid",
         "the fact's name (the login's user id), looked up, not shown",
     ),
     (
-        "src/playbook/runner/mod.rs",
+        "src/runbook/runner/mod.rs",
         "sudo",
         "the command put in front of a root step, sent to the host as is",
     ),
     (
-        "src/playbook/runner/mod.rs",
+        "src/runbook/runner/mod.rs",
         "-n",
         "sudo's non-interactive flag, sent to the host as is",
     ),
@@ -3514,7 +3510,7 @@ const NOT_SCANNED: &[(&str, &str)] = &[
     ),
     // --- check, job, playbook, recording, alerts ---
     (
-        "src/playbook/localize.rs",
+        "src/runbook/localize.rs",
         "builds the catalogue keys of the curated runbooks' texts (runbook_text.<runbook>.<field>): every literal is a key pattern, the texts themselves are the catalogue's",
     ),
     (
@@ -3914,9 +3910,9 @@ fn the_scan_catches_text_and_lets_keys_and_symbols_through() {
 /// The readable texts of the curated runbooks as their files write them, by catalogue key.
 fn curated_runbook_texts() -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for (name, text) in gpufleet::playbook::catalog::CURATED {
-        let book = gpufleet::playbook::parse_runbook(text, name).expect("a curated runbook");
-        for t in gpufleet::playbook::localize::texts(&book) {
+    for (name, text) in gpufleet::runbook::catalog::CURATED {
+        let book = gpufleet::runbook::parse_runbook(text, name).expect("a curated runbook");
+        for t in gpufleet::runbook::localize::texts(&book) {
             out.insert(t.key, t.text.to_string());
         }
     }

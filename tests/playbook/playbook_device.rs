@@ -7,7 +7,7 @@
 use crate::playbook_common;
 
 use gpufleet::audit::AuditLog;
-use gpufleet::playbook::{Catalog, RebootOptions, RunRequest, Target, run_command};
+use gpufleet::runbook::{Catalog, RebootOptions, RunRequest, Target, run_command};
 use gpufleet::telemetry::source::StopFlag;
 use playbook_common::{Scripted, audit_steps};
 

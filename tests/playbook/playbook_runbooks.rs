@@ -2,7 +2,7 @@
 //! runbook directory adds to it, and every rule of the format is enforced when a file loads.
 
 use gpufleet::diagnose::finding::runbook as ids;
-use gpufleet::playbook::{Catalog, CatalogError, list_command, parse_runbook, show_command};
+use gpufleet::runbook::{Catalog, CatalogError, list_command, parse_runbook, show_command};
 
 const MINIMAL: &str = r#"
 id = "mine"

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::sshd::Sshd;
 use gpufleet::audit::AuditLog;
-use gpufleet::playbook::{
+use gpufleet::runbook::{
     AssumeYes, Catalog, Confirmer, EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE,
     RebootOptions, RunRequest, Target, UndoRequest, UndoStore, run_command, undo_command,
 };

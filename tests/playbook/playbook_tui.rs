@@ -15,14 +15,14 @@ use gpufleet::app::keymap::InputMode;
 use gpufleet::app::model::ModelOptions;
 use gpufleet::app::ops_bridge::{OpsBridge, OpsFleet, OpsSetup};
 use gpufleet::app::panel::{HostSource, Panel};
-use gpufleet::app::playbook_run::{
+use gpufleet::app::runbook_run::{
     LineKind, PaneLine, PlaybookEvent, PlaybookRun, RunStage, StepAsk,
 };
 use gpufleet::app::{Command, Event, Model, update};
 use gpufleet::audit::{AuditEntry, AuditLog};
 use gpufleet::diagnose::{Finding, Severity};
 use gpufleet::fleet::HostEvent;
-use gpufleet::playbook::{Danger, parse_runbook};
+use gpufleet::runbook::{Danger, parse_runbook};
 use gpufleet::telemetry::sim::Simulator;
 use gpufleet::telemetry::{GpuSample, TimestampMs};
 use gpufleet::theme::Theme;
@@ -97,7 +97,7 @@ fn ssh_model(read_only: bool) -> Model {
     model
 }
 
-fn picker(model: &Model) -> &gpufleet::app::playbook_run::Picker {
+fn picker(model: &Model) -> &gpufleet::app::runbook_run::Picker {
     match &model.panel {
         Some(Panel::Picker(picker)) => picker,
         other => panic!("no picker: {other:?}"),

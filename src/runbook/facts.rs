@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::playbook::model::{Capture, Source};
-use crate::playbook::validate::is_plain_word;
+use crate::runbook::model::{Capture, Source};
+use crate::runbook::validate::is_plain_word;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Facts {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use rust_i18n::t;
 use thiserror::Error;
 
-use crate::playbook::model::Runbook;
-use crate::playbook::validate::validate;
+use crate::runbook::model::Runbook;
+use crate::runbook::validate::validate;
 
 /// The curated runbooks, as (file name, text).
 pub const CURATED: [(&str, &str); 6] = [
@@ -113,7 +113,7 @@ impl Catalog {
         let mut catalog = Catalog::default();
         for (name, text) in CURATED {
             let origin = format!("embedded:{name}");
-            let runbook = crate::playbook::localize::localized(parse_runbook(text, &origin)?);
+            let runbook = crate::runbook::localize::localized(parse_runbook(text, &origin)?);
             catalog.add(Entry { runbook, origin })?;
         }
         Ok(catalog)

@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use crate::app::event::Event;
 use crate::app::event::EventSink;
-use crate::app::playbook_run::{LineKind, PaneLine, PlaybookEvent, StepAsk};
+use crate::app::runbook_run::{LineKind, PaneLine, PlaybookEvent, StepAsk};
 use crate::audit::AuditLog;
-use crate::playbook::check::StepState;
-use crate::playbook::model::Runbook;
-use crate::playbook::{
+use crate::runbook::check::StepState;
+use crate::runbook::model::Runbook;
+use crate::runbook::{
     ConfirmRequest, Confirmer, Executor, NoteKind, Observer, RunEvent, RunOptions, RunOutcome,
     Target, Tools, UndoStore, run,
 };

@@ -7,15 +7,15 @@ use std::time::{Duration, Instant};
 use rust_i18n::t;
 
 use crate::audit::{AuditEntry, AuditKind};
-use crate::playbook::check::{StepState, judge, matching};
-use crate::playbook::exec::{ExecError, ExecResult};
-use crate::playbook::facts::contains_loose;
-use crate::playbook::model::{Danger, OnFail, Step, Undo};
-use crate::playbook::reboot::{self, WaitError};
-use crate::playbook::report::{NoteKind, RunEvent, RunOutcome};
-use crate::playbook::runner::{Flow, MAX_KEPT_LINES, Runner, StepRecord, Tools};
-use crate::playbook::undo::UndoRecord;
 use crate::remote::RemoteError;
+use crate::runbook::check::{StepState, judge, matching};
+use crate::runbook::exec::{ExecError, ExecResult};
+use crate::runbook::facts::contains_loose;
+use crate::runbook::model::{Danger, OnFail, Step, Undo};
+use crate::runbook::reboot::{self, WaitError};
+use crate::runbook::report::{NoteKind, RunEvent, RunOutcome};
+use crate::runbook::runner::{Flow, MAX_KEPT_LINES, Runner, StepRecord, Tools};
+use crate::runbook::undo::UndoRecord;
 use crate::telemetry::source::now_ms;
 
 /// Hidden lines kept for checks and shown when the step fails.
@@ -321,7 +321,7 @@ impl Runner<'_, '_> {
                 Some(e) => Some(self.params.fill(e, &self.facts)?),
                 None => None,
             };
-            Ok::<_, crate::playbook::params::ParamError>((command, verify, expect))
+            Ok::<_, crate::runbook::params::ParamError>((command, verify, expect))
         })();
         let (command, verify, expect) = match filled {
             Ok(parts) => parts,

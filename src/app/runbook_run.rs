@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use crate::app::cursor::step;
 use crate::app::keymap::InputMode;
 use crate::fleet::HostId;
-use crate::playbook::model::Danger;
+use crate::runbook::model::Danger;
 
 /// Lines of a run the pane keeps; older ones scroll away.
 pub const PANE_LINES_KEPT: usize = 2000;

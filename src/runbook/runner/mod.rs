@@ -7,17 +7,17 @@ mod outcome;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::audit::AuditLog;
-use crate::playbook::advice;
-use crate::playbook::check::{StepState, blocked};
-use crate::playbook::confirm::{ConfirmRequest, Confirmer};
-use crate::playbook::exec::Executor;
-use crate::playbook::facts::{Facts, fill_text};
-use crate::playbook::model::{Danger, Runbook, Step};
-use crate::playbook::params::Params;
-use crate::playbook::reboot::{self, RebootOptions};
-use crate::playbook::report::{NoteKind, Observer, RunEvent, RunOutcome};
-use crate::playbook::undo::UndoStore;
 use crate::remote::shell_quote;
+use crate::runbook::advice;
+use crate::runbook::check::{StepState, blocked};
+use crate::runbook::confirm::{ConfirmRequest, Confirmer};
+use crate::runbook::exec::Executor;
+use crate::runbook::facts::{Facts, fill_text};
+use crate::runbook::model::{Danger, Runbook, Step};
+use crate::runbook::params::Params;
+use crate::runbook::reboot::{self, RebootOptions};
+use crate::runbook::report::{NoteKind, Observer, RunEvent, RunOutcome};
+use crate::runbook::undo::UndoStore;
 use crate::telemetry::source::{StopFlag, now_ms};
 use rust_i18n::t;
 
@@ -186,7 +186,7 @@ impl Runner<'_, '_> {
     /// Announces values gpufleet proposed for parameters left out, once each.
     fn announce_proposals(&mut self, words: &[String]) {
         for word in words {
-            let Some(name) = crate::playbook::validate::placeholder(word) else {
+            let Some(name) = crate::runbook::validate::placeholder(word) else {
                 continue;
             };
             let Ok(resolved) = self.params.resolve(name, &self.facts) else {

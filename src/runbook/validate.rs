@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use rust_i18n::t;
 
-use crate::playbook::model::{
+use crate::runbook::model::{
     Capture, Check, Condition, Danger, Explain, ParamKind, Runbook, Source, Step, Undo,
 };
 

@@ -11,13 +11,13 @@ use crate::app::command::Command;
 use crate::app::model::{Model, View};
 use crate::app::pane_common::{close, refusal, target_host};
 use crate::app::panel::Panel;
-use crate::app::playbook_run::{
+use crate::app::runbook_run::{
     LineKind, PaneLine, ParamField, ParamForm, Picker, PickerItem, PlaybookEvent, PlaybookRun,
     RunStage,
 };
 use crate::fleet::HostId;
-use crate::playbook::model::{Danger, Param, ParamKind, Runbook};
-use crate::playbook::params::Params;
+use crate::runbook::model::{Danger, Param, ParamKind, Runbook};
+use crate::runbook::params::Params;
 
 /// `p`: the picker for the open or selected host.
 pub fn open_picker(model: &mut Model) -> Vec<Command> {

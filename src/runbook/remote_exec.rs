@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use crate::playbook::exec::{ExecError, ExecResult, Executor};
 use crate::remote::{ExecRequest, LinkOptions, RemoteHost, exec};
+use crate::runbook::exec::{ExecError, ExecResult, Executor};
 use crate::telemetry::source::StopFlag;
 
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ use std::io::{BufRead, Write};
 
 use rust_i18n::t;
 
-use crate::playbook::model::Danger;
+use crate::runbook::model::Danger;
 
 /// What is about to run, for the question.
 #[derive(Debug, Clone, PartialEq)]

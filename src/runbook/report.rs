@@ -5,8 +5,8 @@ use std::io::Write;
 
 use rust_i18n::t;
 
-use crate::playbook::check::StepState;
-use crate::playbook::model::Step;
+use crate::runbook::check::StepState;
+use crate::runbook::model::Step;
 
 /// Exit codes of `gpufleet playbook run`/`undo`.
 pub const EXIT_OK: u8 = 0;

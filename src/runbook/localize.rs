@@ -5,7 +5,7 @@
 //! English is the file's own text (a test holds them equal). A user's own runbook has no
 //! entries and keeps its own words.
 
-use crate::playbook::model::Runbook;
+use crate::runbook::model::Runbook;
 
 /// One readable text of a runbook: its catalogue key and where it sits.
 pub struct Text<'a> {

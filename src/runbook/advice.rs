@@ -4,7 +4,7 @@
 
 use rust_i18n::t;
 
-use crate::playbook::facts::Facts;
+use crate::runbook::facts::Facts;
 
 /// A PyTorch wheel index: its tag, the CUDA it is built for, and the architectures it carries.
 struct Wheel {

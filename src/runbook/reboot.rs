@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use rust_i18n::t;
 use thiserror::Error;
 
-use crate::playbook::exec::Executor;
+use crate::runbook::exec::Executor;
 use crate::telemetry::source::StopFlag;
 
 /// How a reboot is waited for.

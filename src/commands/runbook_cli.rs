@@ -10,8 +10,8 @@ use crate::commands::cli_words;
 use crate::commands::demo as demo_command;
 use crate::config::Config;
 use crate::demo::Scratch;
-use crate::playbook;
 use crate::remote::{link_options, resolve_named};
+use crate::runbook;
 use crate::telemetry::source::StopFlag;
 
 /// Runs one `gpufleet playbook` action.
@@ -21,8 +21,8 @@ pub fn playbook(
     config: &Config,
     interval_ms: u64,
 ) -> anyhow::Result<ExitCode> {
-    let catalog = playbook::Catalog::load_default()?;
-    let target = |host: &Option<String>| -> anyhow::Result<playbook::Target> {
+    let catalog = runbook::Catalog::load_default()?;
+    let target = |host: &Option<String>| -> anyhow::Result<runbook::Target> {
         match host {
             Some(name) if !args.local => {
                 let remote =
@@ -30,17 +30,17 @@ pub fn playbook(
                         .map_err(|e| anyhow::anyhow!(e.localized()))?
                         .pop()
                         .ok_or_else(|| anyhow::anyhow!(cli_words::no_host_named(name)))?;
-                Ok(playbook::Target::Remote(
+                Ok(runbook::Target::Remote(
                     remote,
                     link_options(&args.ssh_settings(), interval_ms),
                 ))
             }
-            None if args.local => Ok(playbook::Target::Local),
+            None if args.local => Ok(runbook::Target::Local),
             _ => Err(anyhow::anyhow!(cli_words::say_where_to_run())),
         }
     };
     // With --demo, a simulated demo host, with a scratch directory for the audit log.
-    let demo_or = |host: &Option<String>| -> anyhow::Result<(playbook::Target, Option<Scratch>)> {
+    let demo_or = |host: &Option<String>| -> anyhow::Result<(runbook::Target, Option<Scratch>)> {
         if args.demo {
             let (target, scratch) = demo_command::playbook_target(
                 config,
@@ -63,20 +63,20 @@ pub fn playbook(
     let stop = StopFlag::default();
     let code = match action {
         PlaybookAction::List { json: false } => {
-            crate::out!("{}", playbook::list_command(&catalog));
+            crate::out!("{}", runbook::list_command(&catalog));
             0
         }
         PlaybookAction::List { json: true } => {
-            let text = format!("{:#}\n", playbook::json::list_json(&catalog));
+            let text = format!("{:#}\n", runbook::json::list_json(&catalog));
             crate::out!("{text}");
             0
         }
         PlaybookAction::Show { id, json: false } => {
-            crate::out!("{}", playbook::show_command(&catalog, id)?);
+            crate::out!("{}", runbook::show_command(&catalog, id)?);
             0
         }
         PlaybookAction::Show { id, json: true } => {
-            let text = format!("{:#}\n", playbook::json::show_json(&catalog, id)?);
+            let text = format!("{:#}\n", runbook::json::show_json(&catalog, id)?);
             crate::out!("{text}");
             0
         }
@@ -89,7 +89,7 @@ pub fn playbook(
             yes,
         } => {
             let (target, scratch) = demo_or(host)?;
-            let request = playbook::RunRequest {
+            let request = runbook::RunRequest {
                 runbook: id.clone(),
                 target,
                 params: param.clone(),
@@ -98,8 +98,8 @@ pub fn playbook(
                 read_only,
                 reboot: Default::default(),
             };
-            let mut confirmer = playbook::cli_confirmer(*yes);
-            playbook::run_command(
+            let mut confirmer = runbook::cli_confirmer(*yes);
+            runbook::run_command(
                 &catalog,
                 request,
                 confirmer.as_mut(),
@@ -110,13 +110,13 @@ pub fn playbook(
         }
         PlaybookAction::Undo { host, dry_run, yes } => {
             let (target, scratch) = demo_or(host)?;
-            let request = playbook::UndoRequest {
+            let request = runbook::UndoRequest {
                 target,
                 dry_run: *dry_run,
                 read_only,
             };
-            let mut confirmer = playbook::cli_confirmer(*yes);
-            playbook::undo_command(
+            let mut confirmer = runbook::cli_confirmer(*yes);
+            runbook::undo_command(
                 &catalog,
                 request,
                 confirmer.as_mut(),

@@ -7,19 +7,19 @@ use std::io::Write;
 use rust_i18n::t;
 
 use crate::audit::AuditLog;
-use crate::playbook::PlaybookError;
-use crate::playbook::catalog::Catalog;
-use crate::playbook::confirm::Confirmer;
-use crate::playbook::exec::{Executor, LocalExecutor};
-use crate::playbook::model::{Check, Condition, Danger, OnFail, ParamKind, Runbook, Step, StepIs};
-use crate::playbook::params::split_assignment;
-use crate::playbook::reboot::RebootOptions;
-use crate::playbook::remote_exec::RemoteExecutor;
-use crate::playbook::report::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, RunOutcome, TextObserver};
-use crate::playbook::runner::{RunOptions, Tools, run};
-use crate::playbook::sim_exec::SimExecutor;
-use crate::playbook::undo::{UndoRecord, UndoStore};
 use crate::remote::{LinkOptions, RemoteHost};
+use crate::runbook::PlaybookError;
+use crate::runbook::catalog::Catalog;
+use crate::runbook::confirm::Confirmer;
+use crate::runbook::exec::{Executor, LocalExecutor};
+use crate::runbook::model::{Check, Condition, Danger, OnFail, ParamKind, Runbook, Step, StepIs};
+use crate::runbook::params::split_assignment;
+use crate::runbook::reboot::RebootOptions;
+use crate::runbook::remote_exec::RemoteExecutor;
+use crate::runbook::report::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, RunOutcome, TextObserver};
+use crate::runbook::runner::{RunOptions, Tools, run};
+use crate::runbook::sim_exec::SimExecutor;
+use crate::runbook::undo::{UndoRecord, UndoStore};
 use crate::telemetry::sim::SharedSim;
 use crate::telemetry::source::StopFlag;
 
@@ -167,7 +167,7 @@ pub fn show_command(catalog: &Catalog, id: &str) -> Result<String, PlaybookError
                 let _ = writeln!(out, "     {}", t!("playbook_cli.says", text = say.trim()));
             }
             (None, None) => {
-                let command = crate::playbook::runner::display(&step.command);
+                let command = crate::runbook::runner::display(&step.command);
                 let _ = writeln!(out, "     $ {command}");
             }
         }
@@ -190,7 +190,7 @@ pub fn show_command(catalog: &Catalog, id: &str) -> Result<String, PlaybookError
             let _ = writeln!(out, "     {line}");
         }
         if let Some(undo) = &step.undo {
-            let command = crate::playbook::runner::display(&undo.command);
+            let command = crate::runbook::runner::display(&undo.command);
             let _ = writeln!(out, "     {}", t!("playbook_cli.undo", command = command));
         }
     }

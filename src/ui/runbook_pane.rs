@@ -10,8 +10,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::app::playbook_run::{LineKind, PaneLine, PlaybookRun, RunStage, StepAsk};
-use crate::playbook::Danger;
+use crate::app::runbook_run::{LineKind, PaneLine, PlaybookRun, RunStage, StepAsk};
+use crate::runbook::Danger;
 use crate::theme::Theme;
 use crate::ui::format::clean;
 use crate::ui::panel::{self, key_hint, wrap_rows};

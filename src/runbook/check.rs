@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use rust_i18n::t;
 
-use crate::playbook::exec::ExecResult;
-use crate::playbook::facts::{Facts, contains_loose, number, same_value};
-use crate::playbook::model::{Check, Condition, Explain, StepIs};
-use crate::playbook::params::Params;
+use crate::runbook::exec::ExecResult;
+use crate::runbook::facts::{Facts, contains_loose, number, same_value};
+use crate::runbook::model::{Check, Condition, Explain, StepIs};
+use crate::runbook::params::Params;
 
 /// What became of a step in this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

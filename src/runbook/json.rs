@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 
-use crate::playbook::PlaybookError;
-use crate::playbook::catalog::Catalog;
-use crate::playbook::cli::{describe, find};
-use crate::playbook::model::{ParamKind, Step};
+use crate::runbook::PlaybookError;
+use crate::runbook::catalog::Catalog;
+use crate::runbook::cli::{describe, find};
+use crate::runbook::model::{ParamKind, Step};
 
 /// `{"runbooks": [{"id", "title", "when", "origin"}]}`, curated runbooks first.
 pub fn list_json(catalog: &Catalog) -> Value {

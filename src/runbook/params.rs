@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use rust_i18n::t;
 use thiserror::Error;
 
-use crate::playbook::facts::{Facts, as_argument, number};
-use crate::playbook::model::{Param, ParamKind, Runbook};
-use crate::playbook::validate::placeholder;
+use crate::runbook::facts::{Facts, as_argument, number};
+use crate::runbook::model::{Param, ParamKind, Runbook};
+use crate::runbook::validate::placeholder;
 
 /// Why a parameter cannot be used; said in the reader's language ([`ParamError::words`]).
 #[derive(Debug, Clone, PartialEq, Error)]

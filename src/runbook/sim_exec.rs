@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::playbook::exec::{ExecError, ExecResult, Executor};
+use crate::runbook::exec::{ExecError, ExecResult, Executor};
 use crate::telemetry::sim::{self, SharedSim};
 use crate::telemetry::source::StopFlag;
 
