@@ -160,8 +160,8 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
     }
     let interval_ms = cli.global.interval_ms.unwrap_or(config.interval_ms);
     match &cli.command {
-        Some(CliCommand::Playbook { action }) => {
-            return runbook_cli::playbook(action, &cli.global, &config, interval_ms);
+        Some(CliCommand::Runbook { action }) => {
+            return runbook_cli::runbook(action, &cli.global, &config, interval_ms);
         }
         Some(CliCommand::Check {
             name,

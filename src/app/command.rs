@@ -52,8 +52,8 @@ pub enum Command {
     CancelRelease {
         id: u64,
     },
-    /// Run `runbook` on `host` (a worker thread; events come back as `Event::Playbook`).
-    StartPlaybook {
+    /// Run `runbook` on `host` (a worker thread; events come back as `Event::Runbook`).
+    StartRunbook {
         id: u64,
         host: HostId,
         runbook: Box<Runbook>,
@@ -68,7 +68,7 @@ pub enum Command {
         confirmed: bool,
     },
     /// Stop run `id` (its step is cancelled through its stop flag).
-    StopPlaybook {
+    StopRunbook {
         id: u64,
     },
     /// Run `gpufleet check` on `host` (a worker thread; events come back as `Event::Check`).

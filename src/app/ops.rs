@@ -1,5 +1,5 @@
 //! Acting on a host from the console: the keys that belong to the open panel (runbook picker,
-//! playbook pane, check, audit log) go to its handler. Pure: the runtime's ops bridge runs what
+//! runbook pane, check, audit log) go to its handler. Pure: the runtime's ops bridge runs what
 //! these panels ask for.
 
 use rust_i18n::t;
@@ -53,7 +53,7 @@ pub fn apply(model: &mut Model, action: &Action) -> Option<Vec<Command>> {
 /// Esc / `x` while something runs: asks it to stop; a second press leaves it behind.
 fn stop(model: &mut Model) -> Vec<Command> {
     match &model.panel {
-        Some(Panel::Playbook(_)) => runbook_pane::stop(model),
+        Some(Panel::Runbook(_)) => runbook_pane::stop(model),
         Some(Panel::Check(_)) => check_pane::stop(model),
         _ => Vec::new(),
     }
@@ -72,7 +72,7 @@ fn navigate(model: &mut Model, action: &Action) {
     };
     match model.panel.as_mut() {
         Some(Panel::Picker(picker)) => picker.move_cursor(delta),
-        Some(Panel::Playbook(run)) => run.scroll_by(delta),
+        Some(Panel::Runbook(run)) => run.scroll_by(delta),
         Some(Panel::Check(check)) => check.scroll_by(delta),
         Some(Panel::Audit(view)) => view.scroll_by(delta),
         Some(Panel::Alerts { scroll }) => {

@@ -1,4 +1,4 @@
-//! The runtime's side of the playbook pane: runs a runbook with the playbook runner on a worker
+//! The runtime's side of the runbook pane: runs a runbook with the runbook runner on a worker
 //! thread, turning each `RunEvent` into sanitized pane lines and each confirmation into a
 //! question the pane asks (the worker waits for the answer; a stop or a closed pane is "no").
 //! The runner audits every step that ran.
@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::app::event::Event;
 use crate::app::event::EventSink;
-use crate::app::runbook_run::{LineKind, PaneLine, PlaybookEvent, StepAsk};
+use crate::app::runbook_run::{LineKind, PaneLine, RunbookEvent, StepAsk};
 use crate::audit::AuditLog;
 use crate::runbook::check::StepState;
 use crate::runbook::model::Runbook;
@@ -32,9 +32,9 @@ pub struct PaneObserver {
 }
 
 impl PaneObserver {
-    fn send(&self, event: PlaybookEvent) {
+    fn send(&self, event: RunbookEvent) {
         // The loop is gone only when the console is quitting.
-        let _ = self.sink.send(Event::Playbook(event));
+        let _ = self.sink.send(Event::Runbook(event));
     }
 }
 
@@ -42,14 +42,14 @@ impl Observer for PaneObserver {
     fn event(&mut self, event: &RunEvent<'_>) {
         if let RunEvent::Finished { outcome } = event {
             let (text, good) = outcome_text(outcome);
-            return self.send(PlaybookEvent::Finished {
+            return self.send(RunbookEvent::Finished {
                 id: self.id,
                 text,
                 good,
             });
         }
         for line in pane_lines(event) {
-            self.send(PlaybookEvent::Line { id: self.id, line });
+            self.send(RunbookEvent::Line { id: self.id, line });
         }
     }
 }
@@ -208,7 +208,7 @@ impl Confirmer for PaneConfirmer {
             danger: request.danger,
             command: clean(request.command),
         };
-        let event = Event::Playbook(PlaybookEvent::Confirm { id: self.id, ask });
+        let event = Event::Runbook(RunbookEvent::Confirm { id: self.id, ask });
         if self.sink.send(event).is_err() {
             return false;
         }
@@ -250,7 +250,7 @@ pub fn spawn_run(spec: RunSpec, sink: EventSink) -> std::io::Result<(RunHandle, 
             let mut exec: Box<dyn Executor> = spec.target.executor();
             if simulated {
                 let text = t!("run.simulated", host = exec.host());
-                let _ = sink.send(Event::Playbook(PlaybookEvent::Line {
+                let _ = sink.send(Event::Runbook(RunbookEvent::Line {
                     id: spec.id,
                     line: PaneLine::new(LineKind::Note, clean(&text)),
                 }));

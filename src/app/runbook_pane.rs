@@ -1,5 +1,5 @@
 //! The runbook picker (`p`: the runbooks for the host's most severe finding first, then the
-//! rest), the parameters typed before a run, and the playbook pane: each step's exact command
+//! rest), the parameters typed before a run, and the runbook pane: each step's exact command
 //! before it runs, its output as it streams in, a confirmation for anything but a read (only `y`
 //! runs it), and how the run ended. Pure: the ops bridge runs the runbook and reports back.
 
@@ -12,8 +12,8 @@ use crate::app::model::{Model, View};
 use crate::app::pane_common::{close, refusal, target_host};
 use crate::app::panel::Panel;
 use crate::app::runbook_run::{
-    LineKind, PaneLine, ParamField, ParamForm, Picker, PickerItem, PlaybookEvent, PlaybookRun,
-    RunStage,
+    LineKind, PaneLine, ParamField, ParamForm, Picker, PickerItem, RunStage, RunbookEvent,
+    RunbookRun,
 };
 use crate::fleet::HostId;
 use crate::runbook::model::{Danger, Param, ParamKind, Runbook};
@@ -193,7 +193,7 @@ fn start(model: &mut Model, book: &Runbook, params: Vec<(String, String)>) -> Ve
     let (host, host_name) = (picker.host, picker.host_name.clone());
     let id = model.next_ops_id();
     let read_only = model.fleet.options.read_only;
-    let mut run = PlaybookRun {
+    let mut run = RunbookRun {
         id,
         host,
         host_name,
@@ -211,9 +211,9 @@ fn start(model: &mut Model, book: &Runbook, params: Vec<(String, String)>) -> Ve
             t!("run.given", params = given.join(" ")).into_owned(),
         ));
     }
-    model.panel = Some(Panel::Playbook(run));
+    model.panel = Some(Panel::Runbook(run));
     model.mark_dirty();
-    vec![Command::StartPlaybook {
+    vec![Command::StartRunbook {
         id,
         host,
         runbook: Box::new(book.clone()),
@@ -223,8 +223,8 @@ fn start(model: &mut Model, book: &Runbook, params: Vec<(String, String)>) -> Ve
 }
 
 /// A report from the ops bridge about run `id`.
-pub fn on_event(model: &mut Model, event: PlaybookEvent) -> Vec<Command> {
-    let Some(Panel::Playbook(run)) = &mut model.panel else {
+pub fn on_event(model: &mut Model, event: RunbookEvent) -> Vec<Command> {
+    let Some(Panel::Runbook(run)) = &mut model.panel else {
         return Vec::new();
     };
     if run.id != event.id() {
@@ -232,12 +232,12 @@ pub fn on_event(model: &mut Model, event: PlaybookEvent) -> Vec<Command> {
         return Vec::new();
     }
     model.mark_dirty();
-    let Some(Panel::Playbook(run)) = &mut model.panel else {
+    let Some(Panel::Runbook(run)) = &mut model.panel else {
         return Vec::new();
     };
     match event {
-        PlaybookEvent::Line { line, .. } => run.push(line),
-        PlaybookEvent::Confirm { id, ask } => {
+        RunbookEvent::Line { line, .. } => run.push(line),
+        RunbookEvent::Confirm { id, ask } => {
             let refuse = match run.stage {
                 RunStage::Stopping | RunStage::Finished { .. } => Some(t!("run.why_stopping")),
                 _ if run.read_only && ask.danger != Danger::Read => Some(t!("run.why_read_only")),
@@ -256,7 +256,7 @@ pub fn on_event(model: &mut Model, event: PlaybookEvent) -> Vec<Command> {
             run.scroll = 0;
             run.stage = RunStage::Confirm(ask);
         }
-        PlaybookEvent::Finished { text, good, .. } => {
+        RunbookEvent::Finished { text, good, .. } => {
             run.stage = RunStage::Finished { text, good };
         }
     }
@@ -265,7 +265,7 @@ pub fn on_event(model: &mut Model, event: PlaybookEvent) -> Vec<Command> {
 
 /// `y` (true) or any other key (false) on a step that waits for confirmation.
 pub fn answer(model: &mut Model, confirmed: bool) -> Vec<Command> {
-    let Some(Panel::Playbook(run)) = &mut model.panel else {
+    let Some(Panel::Runbook(run)) = &mut model.panel else {
         return Vec::new();
     };
     let RunStage::Confirm(ask) = &run.stage else {
@@ -292,14 +292,14 @@ pub fn answer(model: &mut Model, confirmed: bool) -> Vec<Command> {
 
 /// Esc / `x` while a run goes on: stop it; a second press closes the pane and leaves it.
 pub fn stop(model: &mut Model) -> Vec<Command> {
-    let Some(Panel::Playbook(run)) = &mut model.panel else {
+    let Some(Panel::Runbook(run)) = &mut model.panel else {
         return Vec::new();
     };
     match run.stage {
         RunStage::Running | RunStage::Confirm(_) => {
             run.stage = RunStage::Stopping;
             run.push(PaneLine::new(LineKind::Warning, t!("run.stopping_run")));
-            vec![Command::StopPlaybook { id: run.id }]
+            vec![Command::StopRunbook { id: run.id }]
         }
         RunStage::Stopping => close(model),
         RunStage::Finished { .. } => Vec::new(),

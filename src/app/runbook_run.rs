@@ -1,5 +1,5 @@
-//! The playbook pane's state: the runbook picker and its parameter form, a run's lines and
-//! stage, and what the ops bridge reports about a run. Data only; `playbook_pane` changes it.
+//! The runbook pane's state: the runbook picker and its parameter form, a run's lines and
+//! stage, and what the ops bridge reports about a run. Data only; `runbook_pane` changes it.
 
 use std::collections::VecDeque;
 
@@ -129,13 +129,13 @@ pub enum RunStage {
 
 /// What the ops bridge reports about a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PlaybookEvent {
+pub enum RunbookEvent {
     Line { id: u64, line: PaneLine },
     Confirm { id: u64, ask: StepAsk },
     Finished { id: u64, text: String, good: bool },
 }
 
-impl PlaybookEvent {
+impl RunbookEvent {
     pub fn id(&self) -> u64 {
         match self {
             Self::Line { id, .. } | Self::Confirm { id, .. } | Self::Finished { id, .. } => *id,
@@ -145,7 +145,7 @@ impl PlaybookEvent {
 
 /// A runbook running (or run) on a host.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlaybookRun {
+pub struct RunbookRun {
     pub id: u64,
     pub host: HostId,
     pub host_name: String,
@@ -158,12 +158,12 @@ pub struct PlaybookRun {
     pub scroll: usize,
 }
 
-impl PlaybookRun {
+impl RunbookRun {
     pub fn input_mode(&self) -> InputMode {
         match self.stage {
-            RunStage::Running | RunStage::Stopping => InputMode::PlaybookRunning,
-            RunStage::Confirm(_) => InputMode::PlaybookConfirm,
-            RunStage::Finished { .. } => InputMode::PlaybookDone,
+            RunStage::Running | RunStage::Stopping => InputMode::RunbookRunning,
+            RunStage::Confirm(_) => InputMode::RunbookConfirm,
+            RunStage::Finished { .. } => InputMode::RunbookDone,
         }
     }
 

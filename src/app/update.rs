@@ -45,7 +45,7 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             money_tick(model)
         }
         Event::Release(event) => release_dialog::on_event(model, event),
-        Event::Playbook(event) => runbook_pane::on_event(model, event),
+        Event::Runbook(event) => runbook_pane::on_event(model, event),
         Event::Check(event) => check_pane::on_event(model, event),
         Event::AuditLoaded(read) => audit_view::on_loaded(model, read),
         Event::ReportWritten(written) => {

@@ -1,5 +1,5 @@
 //! The console: the terminal driver of the fleet, with everything it runs beside it (the
-//! money and playbook bridges, `/metrics`, the recorder, alerts and duties, the provider
+//! money and runbook bridges, `/metrics`, the recorder, alerts and duties, the provider
 //! sync), set up from the command line and the config, run until the user quits.
 
 use std::process::ExitCode;

@@ -1,4 +1,4 @@
-//! One-shot subcommands on the demo fleet (`cost`, `check`, `release`, `playbook` with
+//! One-shot subcommands on the demo fleet (`cost`, `check`, `release`, `runbook` with
 //! `--demo`): the simulator run forward to a moment of the scenario, then the same commands as
 //! for real hosts, against simulated hosts and a simulated provider. Nothing touches the
 //! network, DNS or the user's state directory; everything printed says it is simulated.
@@ -152,10 +152,10 @@ pub fn release(
     Ok(code)
 }
 
-/// Where `playbook run/undo --demo --host NAME` runs: the demo host [`PREVIEW_MS`] into the
+/// Where `runbook run/undo --demo --host NAME` runs: the demo host [`PREVIEW_MS`] into the
 /// scenario (flaky-h200's GPU has fallen off the bus by then), with a scratch directory for the
 /// audit log and undo records.
-pub fn playbook_target(
+pub fn runbook_target(
     config: &Config,
     args: &GlobalArgs,
     host: Option<&str>,

@@ -1,11 +1,11 @@
-//! `gpufleet playbook list | show ID | run ID ... | undo ...` from the command line: the
+//! `gpufleet runbook list | show ID | run ID ... | undo ...` from the command line: the
 //! catalogue listed and shown, a runbook run or undone on a host (or this machine, or a demo
 //! host), each step confirmed and written to the audit log.
 
 use std::process::ExitCode;
 
 use crate::audit::AuditLog;
-use crate::cli::{GlobalArgs, PlaybookAction};
+use crate::cli::{GlobalArgs, RunbookAction};
 use crate::commands::cli_words;
 use crate::commands::demo as demo_command;
 use crate::config::Config;
@@ -14,9 +14,9 @@ use crate::remote::{link_options, resolve_named};
 use crate::runbook;
 use crate::telemetry::source::StopFlag;
 
-/// Runs one `gpufleet playbook` action.
-pub fn playbook(
-    action: &PlaybookAction,
+/// Runs one `gpufleet runbook` action.
+pub fn runbook(
+    action: &RunbookAction,
     args: &GlobalArgs,
     config: &Config,
     interval_ms: u64,
@@ -42,7 +42,7 @@ pub fn playbook(
     // With --demo, a simulated demo host, with a scratch directory for the audit log.
     let demo_or = |host: &Option<String>| -> anyhow::Result<(runbook::Target, Option<Scratch>)> {
         if args.demo {
-            let (target, scratch) = demo_command::playbook_target(
+            let (target, scratch) = demo_command::runbook_target(
                 config,
                 args,
                 host.as_deref(),
@@ -62,25 +62,25 @@ pub fn playbook(
     let read_only = args.read_only || config.read_only;
     let stop = StopFlag::default();
     let code = match action {
-        PlaybookAction::List { json: false } => {
+        RunbookAction::List { json: false } => {
             crate::out!("{}", runbook::list_command(&catalog));
             0
         }
-        PlaybookAction::List { json: true } => {
+        RunbookAction::List { json: true } => {
             let text = format!("{:#}\n", runbook::json::list_json(&catalog));
             crate::out!("{text}");
             0
         }
-        PlaybookAction::Show { id, json: false } => {
+        RunbookAction::Show { id, json: false } => {
             crate::out!("{}", runbook::show_command(&catalog, id)?);
             0
         }
-        PlaybookAction::Show { id, json: true } => {
+        RunbookAction::Show { id, json: true } => {
             let text = format!("{:#}\n", runbook::json::show_json(&catalog, id)?);
             crate::out!("{text}");
             0
         }
-        PlaybookAction::Run {
+        RunbookAction::Run {
             id,
             host,
             param,
@@ -108,7 +108,7 @@ pub fn playbook(
                 &stop,
             )
         }
-        PlaybookAction::Undo { host, dry_run, yes } => {
+        RunbookAction::Undo { host, dry_run, yes } => {
             let (target, scratch) = demo_or(host)?;
             let request = runbook::UndoRequest {
                 target,

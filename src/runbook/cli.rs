@@ -1,4 +1,4 @@
-//! `gpufleet playbook list | show ID | run ID | undo`: the library side of the CLI. Each
+//! `gpufleet runbook list | show ID | run ID | undo`: the library side of the CLI. Each
 //! function takes what clap resolved and returns text or an exit code; `main` only wires them.
 
 use std::fmt::Write as _;
@@ -8,7 +8,7 @@ use rust_i18n::t;
 
 use crate::audit::AuditLog;
 use crate::remote::{LinkOptions, RemoteHost};
-use crate::runbook::PlaybookError;
+use crate::runbook::RunbookError;
 use crate::runbook::catalog::Catalog;
 use crate::runbook::confirm::Confirmer;
 use crate::runbook::exec::{Executor, LocalExecutor};
@@ -47,7 +47,7 @@ impl Target {
     }
 }
 
-/// `gpufleet playbook run ID (--host NAME | --local) [--param K=V]... [--gpu N] [--dry-run]`.
+/// `gpufleet runbook run ID (--host NAME | --local) [--param K=V]... [--gpu N] [--dry-run]`.
 #[derive(Debug, Clone)]
 pub struct RunRequest {
     pub runbook: String,
@@ -61,7 +61,7 @@ pub struct RunRequest {
     pub reboot: RebootOptions,
 }
 
-/// `gpufleet playbook undo (--host NAME | --local) [--dry-run]`.
+/// `gpufleet runbook undo (--host NAME | --local) [--dry-run]`.
 #[derive(Debug, Clone)]
 pub struct UndoRequest {
     pub target: Target,
@@ -69,7 +69,7 @@ pub struct UndoRequest {
     pub read_only: bool,
 }
 
-/// `gpufleet playbook list`: one line per runbook with the findings it addresses.
+/// `gpufleet runbook list`: one line per runbook with the findings it addresses.
 pub fn list_command(catalog: &Catalog) -> String {
     let width = catalog
         .entries()
@@ -92,22 +92,20 @@ pub fn list_command(catalog: &Catalog) -> String {
     out
 }
 
-pub(super) fn find<'c>(catalog: &'c Catalog, id: &str) -> Result<&'c Runbook, PlaybookError> {
-    catalog
-        .get(id)
-        .ok_or_else(|| PlaybookError::UnknownRunbook {
-            id: id.to_string(),
-            known: catalog
-                .entries()
-                .iter()
-                .map(|e| e.runbook.id.clone())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
+pub(super) fn find<'c>(catalog: &'c Catalog, id: &str) -> Result<&'c Runbook, RunbookError> {
+    catalog.get(id).ok_or_else(|| RunbookError::UnknownRunbook {
+        id: id.to_string(),
+        known: catalog
+            .entries()
+            .iter()
+            .map(|e| e.runbook.id.clone())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
 }
 
-/// `gpufleet playbook show ID`: every step with its danger, command template and conditions.
-pub fn show_command(catalog: &Catalog, id: &str) -> Result<String, PlaybookError> {
+/// `gpufleet runbook show ID`: every step with its danger, command template and conditions.
+pub fn show_command(catalog: &Catalog, id: &str) -> Result<String, RunbookError> {
     let book = find(catalog, id)?;
     let mut out = String::new();
     let _ = writeln!(
@@ -220,7 +218,7 @@ pub(super) fn describe(c: &Condition) -> String {
     }
 }
 
-/// `gpufleet playbook run`: runs the runbook and returns the exit code (see `report::EXIT_*`).
+/// `gpufleet runbook run`: runs the runbook and returns the exit code (see `report::EXIT_*`).
 pub fn run_command(
     catalog: &Catalog,
     request: RunRequest,
@@ -335,7 +333,7 @@ fn undo_runbook(record: &UndoRecord, original: Option<&Step>) -> Runbook {
     }
 }
 
-/// `gpufleet playbook undo`: reverses the newest recorded change on the host, verifies it,
+/// `gpufleet runbook undo`: reverses the newest recorded change on the host, verifies it,
 /// and forgets it once verified.
 pub fn undo_command(
     catalog: &Catalog,

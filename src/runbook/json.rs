@@ -1,9 +1,9 @@
-//! `gpufleet playbook list --json` and `playbook show ID --json`: the catalog and one runbook as
+//! `gpufleet runbook list --json` and `runbook show ID --json`: the catalog and one runbook as
 //! JSON documents (schemas in docs/CLI.md), holding what the text forms show.
 
 use serde_json::{Value, json};
 
-use crate::runbook::PlaybookError;
+use crate::runbook::RunbookError;
 use crate::runbook::catalog::Catalog;
 use crate::runbook::cli::{describe, find};
 use crate::runbook::model::{ParamKind, Step};
@@ -27,7 +27,7 @@ pub fn list_json(catalog: &Catalog) -> Value {
 }
 
 /// One runbook: its summary, parameters and steps with their commands and danger levels.
-pub fn show_json(catalog: &Catalog, id: &str) -> Result<Value, PlaybookError> {
+pub fn show_json(catalog: &Catalog, id: &str) -> Result<Value, RunbookError> {
     let book = find(catalog, id)?;
     let params: Vec<Value> = book
         .params

@@ -1,4 +1,4 @@
-//! The playbook: runbooks as data (curated TOML embedded in the binary, plus the user's own)
+//! The runbook: runbooks as data (curated TOML embedded in the binary, plus the user's own)
 //! and the runner that walks one on a host, showing every command before it runs, asking before
 //! anything but a read, and logging each step that ran to the audit log.
 
@@ -46,7 +46,7 @@ fn unknown_words(id: &str, known: &str) -> String {
 }
 
 #[derive(Debug, Error)]
-pub enum PlaybookError {
+pub enum RunbookError {
     #[error("{}", unknown_words(.id, .known))]
     UnknownRunbook { id: String, known: String },
     #[error(transparent)]

@@ -8,7 +8,7 @@ use rust_i18n::t;
 use crate::runbook::check::StepState;
 use crate::runbook::model::Step;
 
-/// Exit codes of `gpufleet playbook run`/`undo`.
+/// Exit codes of `gpufleet runbook run`/`undo`.
 pub const EXIT_OK: u8 = 0;
 /// A step failed, or the runbook stopped because nothing further could work.
 pub const EXIT_FAILED: u8 = 1;

@@ -1,4 +1,4 @@
-//! The playbook pane: the run's lines (each step's exact command before it runs, its output as
+//! The runbook pane: the run's lines (each step's exact command before it runs, its output as
 //! it streams in, outcomes and explanations), newest at the bottom unless scrolled back, and
 //! under them the confirmation a change or disruptive step waits for, or how the run ended.
 
@@ -10,7 +10,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::app::runbook_run::{LineKind, PaneLine, PlaybookRun, RunStage, StepAsk};
+use crate::app::runbook_run::{LineKind, PaneLine, RunStage, RunbookRun, StepAsk};
 use crate::runbook::Danger;
 use crate::theme::Theme;
 use crate::ui::format::clean;
@@ -48,7 +48,7 @@ fn indent(kind: LineKind) -> &'static str {
     }
 }
 
-pub fn draw(f: &mut Frame, area: Rect, run: &PlaybookRun, theme: &Theme) {
+pub fn draw(f: &mut Frame, area: Rect, run: &RunbookRun, theme: &Theme) {
     let border = match &run.stage {
         RunStage::Confirm(ask) => danger_style(ask.danger, theme),
         _ => theme.border_focused(),
@@ -144,7 +144,7 @@ fn ask_lines<'a>(ask: &StepAsk, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     lines
 }
 
-fn footer_lines<'a>(run: &PlaybookRun, width: usize, theme: &Theme) -> Vec<Line<'a>> {
+fn footer_lines<'a>(run: &RunbookRun, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     let scrolled = if run.scroll > 0 {
         t!("playbook.scrolled", n = run.scroll).into_owned()
     } else {

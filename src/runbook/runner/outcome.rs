@@ -26,7 +26,7 @@ impl Runner<'_, '_> {
         let entry = AuditEntry {
             at_ms: now_ms(),
             host: self.tools.exec.host().to_string(),
-            kind: AuditKind::PlaybookStep,
+            kind: AuditKind::RunbookStep,
             command: shown.to_string(),
             outcome: outcome.to_string(),
             exit_status: exit,
