@@ -28,7 +28,6 @@ pub mod host_runner;
 pub mod job;
 pub mod launch;
 pub mod metrics;
-pub mod money_cli;
 pub mod paths;
 pub mod providers;
 pub mod recording;

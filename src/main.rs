@@ -20,9 +20,10 @@ use gpufleet::commands::fit as fit_command;
 use gpufleet::commands::fleet_inventory;
 use gpufleet::commands::hold as hold_command;
 use gpufleet::commands::host_words;
+use gpufleet::commands::money::{self, MoneyEnv, ReleaseArgs};
 use gpufleet::commands::providers as providers_command;
 use gpufleet::commands::report as report_command;
-use gpufleet::commands::runbook_cli;
+use gpufleet::commands::runbook;
 use gpufleet::commands::standalone;
 use gpufleet::commands::watch::{self as watch_command, WatchArgs};
 use gpufleet::config::lang::Lang;
@@ -30,7 +31,6 @@ use gpufleet::config::{self, Config};
 use gpufleet::error_text;
 use gpufleet::host_runner::SshRunner;
 use gpufleet::launch::{self, Plan};
-use gpufleet::money_cli::{self, MoneyEnv, ReleaseArgs};
 use gpufleet::recording::Replay;
 use gpufleet::release::{ReleaseAction, process_env};
 use gpufleet::snapshot::{Snapshot, render_table};
@@ -161,7 +161,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
     let interval_ms = cli.global.interval_ms.unwrap_or(config.interval_ms);
     match &cli.command {
         Some(CliCommand::Runbook { action }) => {
-            return runbook_cli::runbook(action, &cli.global, &config, interval_ms);
+            return runbook::run(action, &cli.global, &config, interval_ms);
         }
         Some(CliCommand::Check {
             name,
@@ -262,7 +262,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             } else if cli.global.demo {
                 demo_command::cost(&config, &cli.global, *json)?
             } else {
-                let (text, code) = money_cli::cost_command(&config, *json, now_ms())?;
+                let (text, code) = money::cost_command(&config, *json, now_ms())?;
                 gpufleet::commands::cost_inventory::extend(
                     &user_config,
                     text,
@@ -316,7 +316,7 @@ fn run(mut cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 interval_ms,
             };
             let env = MoneyEnv::from_state_dir(&runner, &now_ms)?;
-            let code = money_cli::release_command(
+            let code = money::release_command(
                 &config,
                 &args,
                 &env,

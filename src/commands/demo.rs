@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex};
 use crate::check::sim_runner::SimCheckRunner;
 use crate::check::{self, CheckProgress, CheckTarget, ExpectFlags};
 use crate::cli::{AlertAction, Cli, CliCommand, GlobalArgs};
+use crate::commands::money::{self, MoneyEnv, MoneyError, ReleaseArgs};
 use crate::config::Config;
 use crate::demo::{self, PREVIEW_MS, Scratch, SimHostRunner};
 use crate::fleet::Fleet;
 use crate::launch;
-use crate::money_cli::{self, MoneyEnv, MoneyError, ReleaseArgs};
 use crate::release::SendOptions;
 use crate::telemetry::TimestampMs;
 use crate::telemetry::sim::{self, SharedSim, Simulator};
@@ -82,7 +82,7 @@ fn demo_host(sim: &SharedSim, name: &str) -> Result<String, DemoError> {
 pub fn cost(config: &Config, args: &GlobalArgs, json: bool) -> Result<(String, u8), DemoError> {
     let preview = preview(config, args, PREVIEW_MS)?;
     let money = &preview.fleet.money;
-    Ok(money_cli::cost_output(
+    Ok(money::cost_output(
         &money.fleet,
         &money.red_lines,
         json,
@@ -144,7 +144,7 @@ pub fn release(
         clock: &now_ms,
         simulated: true,
     };
-    let code = money_cli::release_command(&demo::demo_config(config), args, &env, input, out);
+    let code = money::release_command(&demo::demo_config(config), args, &env, input, out);
     // `--dry-run --json` prints one JSON document (its `simulated` says it); text says it here.
     if !args.json {
         let _ = writeln!(out, "{}", t!("demo.nothing_sent"));

@@ -5,11 +5,9 @@
 pub mod advice;
 pub mod catalog;
 pub mod check;
-pub mod cli;
 pub mod confirm;
 pub mod exec;
 pub mod facts;
-pub mod json;
 pub mod localize;
 pub mod model;
 pub mod params;
@@ -18,15 +16,13 @@ pub mod remote_exec;
 pub mod report;
 pub mod runner;
 pub mod sim_exec;
+pub mod target;
 pub mod undo;
 pub mod validate;
 
 use thiserror::Error;
 
 pub use catalog::{Catalog, CatalogError, parse_runbook};
-pub use cli::{
-    RunRequest, Target, UndoRequest, list_command, run_command, show_command, undo_command,
-};
 pub use confirm::{AssumeYes, ConfirmRequest, Confirmer, PromptConfirmer, cli_confirmer};
 pub use exec::{ExecError, ExecResult, Executor, LocalExecutor};
 pub use model::{Danger, Runbook, Step};
@@ -38,6 +34,7 @@ pub use report::{
 };
 pub use runner::{RunOptions, RunReport, StepRecord, Tools, run};
 pub use sim_exec::SimExecutor;
+pub use target::Target;
 pub use undo::{UndoRecord, UndoStore};
 
 /// `no runbook "x" (known: a, b)`, in the interface's language.

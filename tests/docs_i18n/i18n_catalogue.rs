@@ -107,17 +107,17 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the form to fill in, as the suggestion shows it when the command line names no host",
     ),
     (
-        "src/runbook/cli.rs",
+        "src/commands/runbook.rs",
         "gpu",
         "the GPU parameter's name, as `--gpu N` fills it in",
     ),
     (
-        "src/runbook/cli.rs",
+        "src/commands/runbook.rs",
         "undo",
         "the undo run's step id, kept in the audit log",
     ),
     (
-        "src/runbook/cli.rs",
+        "src/commands/runbook.rs",
         "undo-verify",
         "the undo run's step id, kept in the audit log",
     ),
@@ -1476,17 +1476,17 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "this machine's name when it has none: an identifier",
     ),
     (
-        "src/runbook/json.rs",
+        "src/commands/runbook.rs",
         "gpu",
         "a parameter kind in `--json`: an identifier (a JSON or file word), the same in every language",
     ),
     (
-        "src/runbook/json.rs",
+        "src/commands/runbook.rs",
         "watts",
         "a parameter kind in `--json`: an identifier (a JSON or file word), the same in every language",
     ),
     (
-        "src/runbook/json.rs",
+        "src/commands/runbook.rs",
         "choice",
         "a parameter kind in `--json`: an identifier (a JSON or file word), the same in every language",
     ),

@@ -1,50 +1,148 @@
-//! `gpufleet runbook list | show ID | run ID | undo`: the library side of the CLI. Each
-//! function takes what clap resolved and returns text or an exit code; `main` only wires them.
+//! `gpufleet runbook list | show ID | run ID ... | undo ...` (`playbook`, the former name, too):
+//! the catalogue listed and shown, as text or as JSON documents (schemas in docs/CLI.md), and a
+//! runbook run or undone on a host (or this machine, or a demo host), each step confirmed and
+//! written to the audit log. Each function takes what clap resolved and returns text or an exit
+//! code, so the commands run under test.
 
 use std::fmt::Write as _;
 use std::io::Write;
+use std::process::ExitCode;
 
 use rust_i18n::t;
+use serde_json::{Value, json};
 
 use crate::audit::AuditLog;
-use crate::remote::{LinkOptions, RemoteHost};
-use crate::runbook::RunbookError;
+use crate::cli::{GlobalArgs, RunbookAction};
+use crate::commands::cli_words;
+use crate::commands::demo as demo_command;
+use crate::config::Config;
+use crate::demo::Scratch;
+use crate::remote::{link_options, resolve_named};
+use crate::runbook;
 use crate::runbook::catalog::Catalog;
 use crate::runbook::confirm::Confirmer;
-use crate::runbook::exec::{Executor, LocalExecutor};
 use crate::runbook::model::{Check, Condition, Danger, OnFail, ParamKind, Runbook, Step, StepIs};
 use crate::runbook::params::split_assignment;
 use crate::runbook::reboot::RebootOptions;
-use crate::runbook::remote_exec::RemoteExecutor;
 use crate::runbook::report::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, RunOutcome, TextObserver};
-use crate::runbook::runner::{RunOptions, Tools, run};
-use crate::runbook::sim_exec::SimExecutor;
+use crate::runbook::runner::{self, RunOptions, Tools};
 use crate::runbook::undo::{UndoRecord, UndoStore};
-use crate::telemetry::sim::SharedSim;
+use crate::runbook::{RunbookError, Target};
 use crate::telemetry::source::StopFlag;
 
-/// Where a runbook runs.
-// One value per command: the size of the SSH variant costs nothing worth boxing for.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone)]
-pub enum Target {
-    /// This machine, commands started directly.
-    Local,
-    /// An SSH host, one session per command.
-    Remote(RemoteHost, LinkOptions),
-    /// A simulated demo host: the simulator answers every command, nothing runs anywhere.
-    Simulated { sim: SharedSim, host: String },
-}
-
-impl Target {
-    /// What runs the target's commands.
-    pub fn executor(self) -> Box<dyn Executor> {
-        match self {
-            Target::Local => Box::new(LocalExecutor::default()),
-            Target::Remote(host, options) => Box::new(RemoteExecutor::new(host, options)),
-            Target::Simulated { sim, host } => Box::new(SimExecutor::new(sim, host)),
+/// Runs one `gpufleet runbook` action.
+pub fn run(
+    action: &RunbookAction,
+    args: &GlobalArgs,
+    config: &Config,
+    interval_ms: u64,
+) -> anyhow::Result<ExitCode> {
+    let catalog = runbook::Catalog::load_default()?;
+    let target = |host: &Option<String>| -> anyhow::Result<runbook::Target> {
+        match host {
+            Some(name) if !args.local => {
+                let remote =
+                    resolve_named(&args.ssh_settings(), std::slice::from_ref(name), config)
+                        .map_err(|e| anyhow::anyhow!(e.localized()))?
+                        .pop()
+                        .ok_or_else(|| anyhow::anyhow!(cli_words::no_host_named(name)))?;
+                Ok(runbook::Target::Remote(
+                    remote,
+                    link_options(&args.ssh_settings(), interval_ms),
+                ))
+            }
+            None if args.local => Ok(runbook::Target::Local),
+            _ => Err(anyhow::anyhow!(cli_words::say_where_to_run())),
         }
-    }
+    };
+    // With --demo, a simulated demo host, with a scratch directory for the audit log.
+    let demo_or = |host: &Option<String>| -> anyhow::Result<(runbook::Target, Option<Scratch>)> {
+        if args.demo {
+            let (target, scratch) = demo_command::runbook_target(
+                config,
+                args,
+                host.as_deref(),
+                &mut crate::commands::stdout::Stdout,
+            )?;
+            Ok((target, Some(scratch)))
+        } else {
+            Ok((target(host)?, None))
+        }
+    };
+    let audit_log = |scratch: Option<&Scratch>| -> anyhow::Result<AuditLog> {
+        Ok(match scratch {
+            Some(scratch) => scratch.audit(),
+            None => AuditLog::open_default()?,
+        })
+    };
+    let read_only = args.read_only || config.read_only;
+    let stop = StopFlag::default();
+    let code = match action {
+        RunbookAction::List { json: false } => {
+            crate::out!("{}", list_command(&catalog));
+            0
+        }
+        RunbookAction::List { json: true } => {
+            let text = format!("{:#}\n", list_json(&catalog));
+            crate::out!("{text}");
+            0
+        }
+        RunbookAction::Show { id, json: false } => {
+            crate::out!("{}", show_command(&catalog, id)?);
+            0
+        }
+        RunbookAction::Show { id, json: true } => {
+            let text = format!("{:#}\n", show_json(&catalog, id)?);
+            crate::out!("{text}");
+            0
+        }
+        RunbookAction::Run {
+            id,
+            host,
+            param,
+            gpu,
+            dry_run,
+            yes,
+        } => {
+            let (target, scratch) = demo_or(host)?;
+            let request = RunRequest {
+                runbook: id.clone(),
+                target,
+                params: param.clone(),
+                gpu: *gpu,
+                dry_run: *dry_run,
+                read_only,
+                reboot: Default::default(),
+            };
+            let mut confirmer = runbook::cli_confirmer(*yes);
+            run_command(
+                &catalog,
+                request,
+                confirmer.as_mut(),
+                &mut crate::commands::stdout::Stdout,
+                &audit_log(scratch.as_ref())?,
+                &stop,
+            )
+        }
+        RunbookAction::Undo { host, dry_run, yes } => {
+            let (target, scratch) = demo_or(host)?;
+            let request = UndoRequest {
+                target,
+                dry_run: *dry_run,
+                read_only,
+            };
+            let mut confirmer = runbook::cli_confirmer(*yes);
+            undo_command(
+                &catalog,
+                request,
+                confirmer.as_mut(),
+                &mut crate::commands::stdout::Stdout,
+                &audit_log(scratch.as_ref())?,
+                &stop,
+            )
+        }
+    };
+    Ok(ExitCode::from(code))
 }
 
 /// `gpufleet runbook run ID (--host NAME | --local) [--param K=V]... [--gpu N] [--dry-run]`.
@@ -92,7 +190,7 @@ pub fn list_command(catalog: &Catalog) -> String {
     out
 }
 
-pub(super) fn find<'c>(catalog: &'c Catalog, id: &str) -> Result<&'c Runbook, RunbookError> {
+fn find<'c>(catalog: &'c Catalog, id: &str) -> Result<&'c Runbook, RunbookError> {
     catalog.get(id).ok_or_else(|| RunbookError::UnknownRunbook {
         id: id.to_string(),
         known: catalog
@@ -195,7 +293,7 @@ pub fn show_command(catalog: &Catalog, id: &str) -> Result<String, RunbookError>
     Ok(out)
 }
 
-pub(super) fn describe(c: &Condition) -> String {
+fn describe(c: &Condition) -> String {
     match (&c.fact, &c.step, c.is) {
         (Some(fact), _, _) => {
             let test = c
@@ -255,7 +353,7 @@ pub fn run_command(
     let mut exec = request.target.executor();
     let mut observer = TextObserver::new(out);
     let undo = UndoStore::beside(audit.path());
-    let report = run(
+    let report = runner::run(
         book,
         &given,
         &options,
@@ -370,7 +468,7 @@ pub fn undo_command(
         reboot: RebootOptions::default(),
     };
     let mut observer = TextObserver::new(out);
-    let report = run(
+    let report = runner::run(
         &book,
         &[],
         &options,
@@ -396,4 +494,72 @@ pub fn undo_command(
         return EXIT_FAILED;
     }
     report.outcome.exit_code()
+}
+
+/// `{"runbooks": [{"id", "title", "when", "origin"}]}`, curated runbooks first.
+pub fn list_json(catalog: &Catalog) -> Value {
+    let runbooks: Vec<Value> = catalog
+        .entries()
+        .iter()
+        .map(|entry| {
+            let book = &entry.runbook;
+            json!({
+                "id": book.id,
+                "title": book.title,
+                "when": book.when,
+                "origin": entry.origin,
+            })
+        })
+        .collect();
+    json!({ "runbooks": runbooks })
+}
+
+/// One runbook: its summary, parameters and steps with their commands and danger levels.
+pub fn show_json(catalog: &Catalog, id: &str) -> Result<Value, RunbookError> {
+    let book = find(catalog, id)?;
+    let params: Vec<Value> = book
+        .params
+        .iter()
+        .map(|p| {
+            json!({
+                "name": p.name,
+                "kind": match p.kind {
+                    ParamKind::Gpu => "gpu",
+                    ParamKind::Watts => "watts",
+                    ParamKind::Choice => "choice",
+                },
+                "help": p.help.trim(),
+                "choices": p.choices,
+                "default": p.default,
+            })
+        })
+        .collect();
+    Ok(json!({
+        "id": book.id,
+        "title": book.title,
+        "summary": book.summary.trim(),
+        "when": book.when,
+        "params": params,
+        "steps": book.steps.iter().map(step_json).collect::<Vec<_>>(),
+    }))
+}
+
+fn step_json(step: &Step) -> Value {
+    let command = (step.advice.is_none() && step.say.is_none()).then_some(&step.command);
+    json!({
+        "id": step.id,
+        "title": step.title,
+        "danger": step.danger.word(),
+        "root": step.root,
+        "timeout_s": step.timeout_s,
+        "command": command,
+        "advice": step.advice,
+        "says": step.say.as_deref().map(str::trim),
+        "why": step.why.trim(),
+        "only_if": step.only_if.iter().map(describe).collect::<Vec<_>>(),
+        "only_if_any": step.only_if_any.iter().map(describe).collect::<Vec<_>>(),
+        "reboot": step.reboot,
+        "rerun": step.rerun,
+        "undo": step.undo.as_ref().map(|u| &u.command),
+    })
 }
