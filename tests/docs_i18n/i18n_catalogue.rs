@@ -2829,7 +2829,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the check target's name for this machine (`check --local`), as the results file names it",
     ),
     (
-        "src/main.rs",
+        "src/commands/fleet_drive.rs",
         "gpufleet replay: {e}",
         "the command's name before its error, as every command's error line starts; the error is the catalogue's",
     ),
