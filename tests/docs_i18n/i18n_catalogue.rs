@@ -3493,7 +3493,7 @@ const NOT_SCANNED: &[(&str, &str)] = &[
         "the `tail` commands and shell scripts run on the host to read a job's log; its notices are `notice_words`, which are scanned",
     ),
     (
-        "src/remote/link/job_scan.rs",
+        "src/remote/link/job_find.rs",
         "the shell and awk script run on the host to find who holds a GPU device or writes the job's log (with the nvidia-smi fields and `-q` labels it reads), and the words of its output lines (`minors`, `scanned`, `gpu`, `dev`, `log`) parsed back",
     ),
     (

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use crate::remote::link::job_scan::Scan;
+use crate::remote::link::job_find::Scan;
 use crate::remote::quote::CommandError;
 
 /// Which command: each kind keeps its last one.

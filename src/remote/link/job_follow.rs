@@ -1,7 +1,7 @@
 //! Following a job's log over the link's session: after each process list the
 //! GPU processes, and the jobs found before, are probed (`job_find.rs`; with the processes
 //! holding GPU devices when the listed PIDs are not in `/proc`, and those writing the configured
-//! log, `job_scan.rs`) and sent as `HostEvent::Jobs` (a job has ended when its process is
+//! log, its scan) and sent as `HostEvent::Jobs` (a job has ended when its process is
 //! gone); the first one whose
 //! stdout or stderr is a regular file has its log read back, a bounded tail of
 //! [`TAIL_BYTES`] first (the run's history so far, so a one-shot `snapshot` knows it too),
@@ -23,7 +23,7 @@ use crate::remote::link::channel_run::{Budget, RunEvent};
 use crate::remote::link::command_memo::{CommandKind, ProbeKey};
 use crate::remote::link::flood::OTHER_BUDGET;
 use crate::remote::link::job_find::{self, LogFd};
-use crate::remote::link::job_scan::{MAX_SCAN_LINES, Scan, gpus_of};
+use crate::remote::link::job_find::{MAX_SCAN_LINES, Scan, gpus_of};
 use crate::remote::link::job_watch::MAX_SCANNED;
 use crate::remote::link::mux::{Mux, Slot};
 use crate::remote::link::session_state::{SessionState, keep};
@@ -39,7 +39,7 @@ pub(crate) const TAIL_BYTES: u64 = 4 * 1024 * 1024;
 /// Text the link gathers before handing it to the engine.
 const CHUNK_BYTES: usize = 64 * 1024;
 /// Lines the probe may print: five per process, for those asked about and those the scan
-/// found, and the scan's own lines (`job_scan.rs`).
+/// found, and the scan's own lines (`job_find.rs`).
 const MAX_PROBE_LINES: usize = 5 * 2 * job_find::MAX_PROBED + 2 * MAX_SCAN_LINES + 1;
 /// What a log may send per second: the whole tail at once, and a log's own pace after it.
 const LOG_BUDGET: Budget = Budget {
@@ -182,7 +182,7 @@ impl Link {
         self.find_jobs(mux, st, pids)
     }
 
-    /// What the probe's scan goes by (`job_scan.rs`).
+    /// What the probe's scan goes by (`job_find.rs`).
     fn scan<'a>(&'a self, st: &'a SessionState) -> Scan<'a> {
         Scan {
             nvidia_smi: &self.opts.nvidia_smi,

@@ -25,7 +25,7 @@ pub(crate) struct JobWatch {
     /// The PIDs nvidia-smi's last process list named (the probe asks about more).
     pub(super) reported: Vec<u32>,
     /// Jobs were found through their GPU devices while nvidia-smi's PIDs were not in `/proc`:
-    /// the session is in a container (`job_scan.rs`).
+    /// the session is in a container (`job_find.rs`).
     pub(super) container: bool,
     /// The GPUs' minor numbers and UUIDs, once `nvidia-smi -q` was asked (maybe empty).
     pub(super) minors: Option<Vec<(u32, String)>>,

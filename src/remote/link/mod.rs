@@ -8,7 +8,7 @@
 //! carries a few commands at once over one SSH session (`mux.rs`), each a [`channel_run`] on a
 //! channel of its own that ends with it (`end_with_channel.rs`) or a request to a long-lived
 //! shell (`run_shell.rs`). The training jobs on the host's GPUs are found and their logs
-//! followed by `job_find.rs`, `job_scan.rs`, `job_watch.rs` and `job_follow.rs`.
+//! followed by `job_find.rs`, `job_watch.rs` and `job_follow.rs`.
 
 mod accel_poll;
 mod channel_run;
@@ -19,7 +19,6 @@ mod evidence;
 mod flood;
 mod job_find;
 mod job_follow;
-mod job_scan;
 mod job_watch;
 mod mux;
 mod queries;
