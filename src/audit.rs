@@ -1,4 +1,4 @@
-//! The append-only audit log: one JSON line per action taken on a host (a playbook step that
+//! The append-only audit log: one JSON line per action taken on a host (a runbook step that
 //! ran, a release request, a power-limit change), flushed to disk before the action is reported.
 //! Lines are appended through [`crate::state_file`]: one write each, synced, the file private.
 
@@ -36,7 +36,9 @@ pub enum AuditError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AuditKind {
-    PlaybookStep,
+    /// One step of a runbook; the log's word predates the name runbook and stays.
+    #[serde(rename = "playbook_step")]
+    RunbookStep,
     Backup,
     Release,
     AutoRelease,
@@ -152,7 +154,7 @@ mod tests {
         AuditEntry {
             at_ms: 1,
             host: "h".into(),
-            kind: AuditKind::PlaybookStep,
+            kind: AuditKind::RunbookStep,
             command: "nvidia-smi -i 0 -pl 300".into(),
             outcome: "ok".into(),
             exit_status: Some(0),

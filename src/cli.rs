@@ -164,9 +164,11 @@ pub enum CliCommand {
         sustain_s: f64,
     },
     /// Curated runbooks that walk a fix, every command shown before it runs.
-    Playbook {
+    // `playbook`, the former name, still works for existing scripts.
+    #[command(alias = "playbook")]
+    Runbook {
         #[command(subcommand)]
-        action: PlaybookAction,
+        action: RunbookAction,
     },
     /// Findings from pasted text: nvidia-smi output, dmesg/journal lines, Python tracebacks.
     /// Read as a stream (bytes that are not UTF-8 become U+FFFD; only the first 64 KiB of a line
@@ -388,7 +390,7 @@ pub enum AlertAction {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum PlaybookAction {
+pub enum RunbookAction {
     /// The runbooks there are, and which findings each fixes.
     List {
         /// Print JSON (schema in docs/CLI.md) instead of text.

@@ -29,7 +29,7 @@ pub const DEMO_TOKEN_ENV: &str = "GPUFLEET_DEMO_TOKEN";
 /// The token the simulated provider is "sent" (it is shown redacted like any other).
 const DEMO_TOKEN: &str = "simulated-demo-token";
 
-/// How far one-shot demo commands (`cost`, `release`, `playbook`) run the scenario before they
+/// How far one-shot demo commands (`cost`, `release`, `runbook`) run the scenario before they
 /// answer: past flaky-h200 falling off the bus (at 60 s) and train-h100x8's red line (38 s).
 pub const PREVIEW_MS: u64 = 90_000;
 

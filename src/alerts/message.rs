@@ -225,7 +225,7 @@ mod tests {
         assert_eq!(
             text,
             "[FIRING critical] h100-2 GPU 3: gpu_lost\nGPU 3 has fallen off the bus\n\
-             runbook: gpufleet playbook run gpu-lost --host h100-2\n2.50 USD/h, 41.20 USD spent\n\
+             runbook: gpufleet runbook run gpu-lost --host h100-2\n2.50 USD/h, 41.20 USD spent\n\
              at 2000-03-01T00:00:00.250Z"
         );
     }

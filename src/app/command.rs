@@ -4,8 +4,8 @@ use crate::app::prompt::PromptAnswer;
 use crate::app::release_state::Confirmation;
 use crate::cost::{HostCost, LedgerBook};
 use crate::fleet::HostId;
-use crate::playbook::Runbook;
 use crate::release::ReleaseAction;
+use crate::runbook::Runbook;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
@@ -52,8 +52,8 @@ pub enum Command {
     CancelRelease {
         id: u64,
     },
-    /// Run `runbook` on `host` (a worker thread; events come back as `Event::Playbook`).
-    StartPlaybook {
+    /// Run `runbook` on `host` (a worker thread; events come back as `Event::Runbook`).
+    StartRunbook {
         id: u64,
         host: HostId,
         runbook: Box<Runbook>,
@@ -68,7 +68,7 @@ pub enum Command {
         confirmed: bool,
     },
     /// Stop run `id` (its step is cancelled through its stop flag).
-    StopPlaybook {
+    StopRunbook {
         id: u64,
     },
     /// Run `gpufleet check` on `host` (a worker thread; events come back as `Event::Check`).

@@ -37,7 +37,7 @@ pub enum Event {
     /// included), or why they could not be.
     LedgersSaved(Result<crate::cost::LedgerBook, String>),
     /// The ops bridge reports on a runbook it runs.
-    Playbook(super::playbook_run::PlaybookEvent),
+    Runbook(super::runbook_run::RunbookEvent),
     /// The ops bridge reports on a check it runs.
     Check(super::check_run::CheckEvent),
     /// The audit log as read (oldest first), or why it could not be.

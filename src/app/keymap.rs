@@ -36,11 +36,11 @@ pub enum InputMode {
     /// Runbook parameters: typing a value, ↑↓ / Tab between them, Enter starts, Esc goes back.
     RunbookParams,
     /// A runbook runs: Esc / x stops it, ↑↓ scroll its output.
-    PlaybookRunning,
+    RunbookRunning,
     /// A step waits for confirmation: y runs it, anything else cancels.
-    PlaybookConfirm,
+    RunbookConfirm,
     /// The run ended: ↑↓ scroll, Esc / Enter / x close.
-    PlaybookDone,
+    RunbookDone,
     /// A check runs: Esc / x stops it.
     CheckRunning,
     /// The check ended: ↑↓ scroll the report, Esc / Enter / x close.
@@ -159,15 +159,15 @@ pub fn action_for(key: KeyEvent, mode: InputMode) -> Option<Action> {
             KeyCode::Char(c) if !c.is_control() => Some(Action::TextInput(c)),
             _ => None,
         },
-        InputMode::PlaybookRunning | InputMode::CheckRunning => match key.code {
+        InputMode::RunbookRunning | InputMode::CheckRunning => match key.code {
             KeyCode::Esc | KeyCode::Char('x') => Some(Action::StopRun),
             _ => scroll_action(key),
         },
-        InputMode::PlaybookConfirm => Some(match key.code {
+        InputMode::RunbookConfirm => Some(match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => Action::StepConfirm,
             _ => Action::StepDecline,
         }),
-        InputMode::PlaybookDone | InputMode::CheckDone => match key.code {
+        InputMode::RunbookDone | InputMode::CheckDone => match key.code {
             KeyCode::Esc | KeyCode::Enter | KeyCode::Char('x') => Some(Action::PanelClose),
             KeyCode::Char('q') => Some(Action::Quit),
             _ => scroll_action(key),

@@ -124,7 +124,7 @@ pub struct Model {
     /// Hosts whose countdown ran out while a dialog was open; released in turn.
     pub pending_auto: VecDeque<HostId>,
     pub notice: Option<Notice>,
-    /// The runbook picker, playbook pane, check, audit log or alerts, when one is open.
+    /// The runbook picker, runbook pane, check, audit log or alerts, when one is open.
     pub panel: Option<Panel>,
     /// The alerts raised since the console started, and how their delivery went.
     pub alerts: AlertLog,

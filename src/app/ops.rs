@@ -1,5 +1,5 @@
 //! Acting on a host from the console: the keys that belong to the open panel (runbook picker,
-//! playbook pane, check, audit log) go to its handler. Pure: the runtime's ops bridge runs what
+//! runbook pane, check, audit log) go to its handler. Pure: the runtime's ops bridge runs what
 //! these panels ask for.
 
 use rust_i18n::t;
@@ -10,20 +10,20 @@ use crate::app::keymap::InputMode;
 use crate::app::model::Model;
 use crate::app::pane_common::close;
 use crate::app::panel::Panel;
-use crate::app::{alerts_view, audit_view, check_pane, playbook_pane};
+use crate::app::{alerts_view, audit_view, check_pane, runbook_pane};
 
 /// The actions that belong to the open panel (or open one); `None` for the rest.
 pub fn apply(model: &mut Model, action: &Action) -> Option<Vec<Command>> {
     let commands = match action {
-        Action::OpenRunbooks => playbook_pane::open_picker(model),
+        Action::OpenRunbooks => runbook_pane::open_picker(model),
         Action::CheckHost => check_pane::start(model),
         Action::OpenAudit => audit_view::open(model),
         Action::WriteReport => write_report(model),
         Action::OpenAlerts => alerts_view::open(model),
-        Action::RunbookChoose => playbook_pane::choose(model),
-        Action::PanelBack => playbook_pane::back(model),
-        Action::StepConfirm => playbook_pane::answer(model, true),
-        Action::StepDecline => playbook_pane::answer(model, false),
+        Action::RunbookChoose => runbook_pane::choose(model),
+        Action::PanelBack => runbook_pane::back(model),
+        Action::StepConfirm => runbook_pane::answer(model, true),
+        Action::StepDecline => runbook_pane::answer(model, false),
         Action::StopRun => stop(model),
         Action::PanelClose => close(model),
         Action::Up
@@ -38,11 +38,11 @@ pub fn apply(model: &mut Model, action: &Action) -> Option<Vec<Command>> {
             Vec::new()
         }
         Action::TextInput(c) if model.input_mode() == InputMode::RunbookParams => {
-            playbook_pane::type_char(model, Some(*c));
+            runbook_pane::type_char(model, Some(*c));
             Vec::new()
         }
         Action::TextBackspace if model.input_mode() == InputMode::RunbookParams => {
-            playbook_pane::type_char(model, None);
+            runbook_pane::type_char(model, None);
             Vec::new()
         }
         _ => return None,
@@ -53,7 +53,7 @@ pub fn apply(model: &mut Model, action: &Action) -> Option<Vec<Command>> {
 /// Esc / `x` while something runs: asks it to stop; a second press leaves it behind.
 fn stop(model: &mut Model) -> Vec<Command> {
     match &model.panel {
-        Some(Panel::Playbook(_)) => playbook_pane::stop(model),
+        Some(Panel::Runbook(_)) => runbook_pane::stop(model),
         Some(Panel::Check(_)) => check_pane::stop(model),
         _ => Vec::new(),
     }
@@ -72,7 +72,7 @@ fn navigate(model: &mut Model, action: &Action) {
     };
     match model.panel.as_mut() {
         Some(Panel::Picker(picker)) => picker.move_cursor(delta),
-        Some(Panel::Playbook(run)) => run.scroll_by(delta),
+        Some(Panel::Runbook(run)) => run.scroll_by(delta),
         Some(Panel::Check(check)) => check.scroll_by(delta),
         Some(Panel::Audit(view)) => view.scroll_by(delta),
         Some(Panel::Alerts { scroll }) => {

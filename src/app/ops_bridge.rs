@@ -1,4 +1,4 @@
-//! The runtime's side of acting on hosts: runs runbooks (see `playbook_bridge`) and checks on
+//! The runtime's side of acting on hosts: runs runbooks (see `runbook_bridge`) and checks on
 //! worker threads, keeps each check's report, and reads the audit log for its view, reporting
 //! back as events. Where each host is (this machine or an SSH host) is known only here.
 
@@ -12,8 +12,8 @@ use crate::app::check_run::{CheckEvent, done_event};
 use crate::app::command::Command;
 use crate::app::event::Event;
 use crate::app::event::EventSink;
-use crate::app::playbook_bridge::{RunHandle, RunSpec, spawn_run};
-use crate::app::playbook_run::PlaybookEvent;
+use crate::app::runbook_bridge::{RunHandle, RunSpec, spawn_run};
+use crate::app::runbook_run::RunbookEvent;
 use crate::audit::AuditLog;
 use crate::check::storage::{load_latest_under, save_under};
 use crate::check::{
@@ -21,8 +21,8 @@ use crate::check::{
 };
 use crate::config::Expect;
 use crate::fleet::HostId;
-use crate::playbook::{Runbook, Target};
 use crate::remote::{LinkOptions, RemoteHost};
+use crate::runbook::{Runbook, Target};
 use crate::telemetry::source::StopFlag;
 use crate::ui::format::clean;
 
@@ -94,19 +94,19 @@ impl OpsBridge {
     /// ignored.
     pub fn execute(&mut self, command: Command) {
         match command {
-            Command::StartPlaybook {
+            Command::StartRunbook {
                 id,
                 host,
                 runbook,
                 params,
                 read_only,
-            } => self.start_playbook(id, host, *runbook, params, read_only),
+            } => self.start_runbook(id, host, *runbook, params, read_only),
             Command::AnswerStep { id, confirmed } => {
                 if let Some(run) = self.runs.get(&id) {
                     let _ = run.answers.send(confirmed);
                 }
             }
-            Command::StopPlaybook { id } => {
+            Command::StopRunbook { id } => {
                 if let Some(run) = self.runs.remove(&id) {
                     run.stop.set();
                 }
@@ -185,7 +185,7 @@ impl OpsBridge {
         }
     }
 
-    fn start_playbook(
+    fn start_runbook(
         &mut self,
         id: u64,
         host: HostId,
@@ -194,7 +194,7 @@ impl OpsBridge {
         read_only: bool,
     ) {
         let refuse = |text: &str| {
-            Event::Playbook(PlaybookEvent::Finished {
+            Event::Runbook(RunbookEvent::Finished {
                 id,
                 text: t!("ops.not_started", why = text).into_owned(),
                 good: false,

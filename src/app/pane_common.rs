@@ -23,8 +23,8 @@ pub fn refusal(model: &Model) -> Option<String> {
 /// Closes the panel; a run still going is told to stop.
 pub fn close(model: &mut Model) -> Vec<Command> {
     let commands = match model.panel.take() {
-        Some(Panel::Playbook(run)) if !run.is_finished() => {
-            vec![Command::StopPlaybook { id: run.id }]
+        Some(Panel::Runbook(run)) if !run.is_finished() => {
+            vec![Command::StopRunbook { id: run.id }]
         }
         Some(Panel::Check(check)) if !check.is_finished() => {
             vec![Command::StopCheck { id: check.id }]

@@ -1,4 +1,4 @@
-//! The panel that can be open over the views (runbook picker, playbook pane, check, audit log),
+//! The panel that can be open over the views (runbook picker, runbook pane, check, audit log),
 //! where the console's hosts are, and the runbooks it knows. Data only; `ops` and the panes'
 //! handlers change it.
 
@@ -7,9 +7,9 @@ use std::sync::{Arc, OnceLock};
 use crate::app::check_run::CheckRun;
 use crate::app::cursor::step;
 use crate::app::keymap::InputMode;
-use crate::app::playbook_run::{Picker, PlaybookRun};
+use crate::app::runbook_run::{Picker, RunbookRun};
 use crate::audit::AuditEntry;
-use crate::playbook::Catalog;
+use crate::runbook::Catalog;
 
 /// Where the console's hosts are, which decides what `p` and `c` can run there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,7 +60,7 @@ impl Default for Runbooks {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Panel {
     Picker(Picker),
-    Playbook(PlaybookRun),
+    Runbook(RunbookRun),
     Check(CheckRun),
     Audit(AuditView),
     /// The alerts panel (`!`); the alerts themselves are in the model's log.
@@ -74,7 +74,7 @@ impl Panel {
     pub fn input_mode(&self) -> InputMode {
         match self {
             Panel::Picker(picker) => picker.input_mode(),
-            Panel::Playbook(run) => run.input_mode(),
+            Panel::Runbook(run) => run.input_mode(),
             Panel::Check(check) => check.input_mode(),
             Panel::Audit(_) => InputMode::Audit,
             Panel::Alerts { .. } => InputMode::Alerts,

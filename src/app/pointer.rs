@@ -30,8 +30,8 @@ pub fn on_mouse(model: &mut Model, mouse: MouseEvent) -> Vec<Action> {
         InputMode::Normal => {}
         InputMode::Help
         | InputMode::Runbooks
-        | InputMode::PlaybookRunning
-        | InputMode::PlaybookDone
+        | InputMode::RunbookRunning
+        | InputMode::RunbookDone
         | InputMode::CheckRunning
         | InputMode::CheckDone
         | InputMode::Audit

@@ -411,9 +411,9 @@ pub fn event_loop_with_ops<B: Backend>(
                         }
                     }
                 }
-                Command::StartPlaybook { .. }
+                Command::StartRunbook { .. }
                 | Command::AnswerStep { .. }
-                | Command::StopPlaybook { .. }
+                | Command::StopRunbook { .. }
                 | Command::StartCheck { .. }
                 | Command::StopCheck { .. }
                 | Command::LoadAudit

@@ -10,7 +10,7 @@ use crate::app::keymap::{BINDINGS, InputMode, action_for};
 use crate::app::model::{HostFocus, Model, View};
 use crate::app::prompt::PromptAnswer;
 use crate::app::release_dialog;
-use crate::app::{alerts_view, audit_view, check_pane, ops, playbook_pane, pointer};
+use crate::app::{alerts_view, audit_view, check_pane, ops, pointer, runbook_pane};
 use crate::fleet::FleetCommand;
 use crate::fleet::{HostEvent, HostId};
 
@@ -45,7 +45,7 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             money_tick(model)
         }
         Event::Release(event) => release_dialog::on_event(model, event),
-        Event::Playbook(event) => playbook_pane::on_event(model, event),
+        Event::Runbook(event) => runbook_pane::on_event(model, event),
         Event::Check(event) => check_pane::on_event(model, event),
         Event::AuditLoaded(read) => audit_view::on_loaded(model, read),
         Event::ReportWritten(written) => {

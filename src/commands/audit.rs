@@ -1,5 +1,5 @@
 //! `gpufleet audit [--json] [--limit N]`: read the audit log (every action taken on a host:
-//! playbook steps, backups, releases, holds, host keys accepted), oldest first.
+//! runbook steps, backups, releases, holds, host keys accepted), oldest first.
 
 use std::io::Write;
 

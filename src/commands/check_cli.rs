@@ -72,3 +72,20 @@ pub fn run_check(
     }
     ExitCode::from(check::exit_code(&report))
 }
+
+/// `gpufleet check [NAME]`: on a simulated host with `--demo`, else as [`run_check`].
+pub fn command(
+    args: &GlobalArgs,
+    config: &Config,
+    interval_ms: u64,
+    name: Option<&str>,
+    flags: &check::ExpectFlags,
+    sustain_s: f64,
+    json: bool,
+) -> ExitCode {
+    if args.demo {
+        let code = crate::commands::demo::check(args, name, flags, sustain_s, json);
+        return ExitCode::from(code);
+    }
+    run_check(args, config, interval_ms, name, flags, sustain_s, json)
+}

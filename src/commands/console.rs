@@ -1,5 +1,5 @@
 //! The console: the terminal driver of the fleet, with everything it runs beside it (the
-//! money and playbook bridges, `/metrics`, the recorder, alerts and duties, the provider
+//! money and runbook bridges, `/metrics`, the recorder, alerts and duties, the provider
 //! sync), set up from the command line and the config, run until the user quits.
 
 use std::process::ExitCode;
@@ -27,8 +27,8 @@ use crate::demo::{self, Scratch};
 use crate::duty::Duties;
 use crate::launch::{self, Plan};
 use crate::metrics::{MetricsBridge, MetricsServer};
-use crate::playbook;
 use crate::release::{SendOptions, process_env};
+use crate::runbook;
 use crate::telemetry::source::now_ms;
 use crate::theme::Theme;
 
@@ -75,7 +75,7 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
     let persist = options.fleet.money.persist;
     // The user's runbooks with the curated ones; a bad file leaves the curated set and
     // says why.
-    let catalog = playbook::Catalog::load_default();
+    let catalog = runbook::Catalog::load_default();
     if let Ok(catalog) = &catalog {
         options.runbooks = Runbooks::new(catalog.clone());
     }

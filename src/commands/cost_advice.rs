@@ -6,12 +6,12 @@
 use rust_i18n::t;
 use serde_json::json;
 
+use crate::commands::money::{EXIT_OK, MoneyError};
 use crate::config::Config;
 use crate::cost::{
     BillingMode, HostAdvice, LedgerBook, LedgerStore, WINDOW_MS, fleet_cost, format_money,
     host_advice, hours,
 };
-use crate::money_cli::{EXIT_OK, MoneyError};
 use crate::telemetry::TimestampMs;
 
 /// The advice from the stored ledger: the text (or JSON) and the exit code (always 0: advice

@@ -1,4 +1,4 @@
-//! One-shot subcommands on the demo fleet (`cost`, `check`, `release`, `playbook` with
+//! One-shot subcommands on the demo fleet (`cost`, `check`, `release`, `runbook` with
 //! `--demo`): the simulator run forward to a moment of the scenario, then the same commands as
 //! for real hosts, against simulated hosts and a simulated provider. Nothing touches the
 //! network, DNS or the user's state directory; everything printed says it is simulated.
@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex};
 use crate::check::sim_runner::SimCheckRunner;
 use crate::check::{self, CheckProgress, CheckTarget, ExpectFlags};
 use crate::cli::{AlertAction, Cli, CliCommand, GlobalArgs};
+use crate::commands::money::{self, MoneyEnv, MoneyError, ReleaseArgs};
 use crate::config::Config;
 use crate::demo::{self, PREVIEW_MS, Scratch, SimHostRunner};
 use crate::fleet::Fleet;
 use crate::launch;
-use crate::money_cli::{self, MoneyEnv, MoneyError, ReleaseArgs};
 use crate::release::SendOptions;
 use crate::telemetry::TimestampMs;
 use crate::telemetry::sim::{self, SharedSim, Simulator};
@@ -82,7 +82,7 @@ fn demo_host(sim: &SharedSim, name: &str) -> Result<String, DemoError> {
 pub fn cost(config: &Config, args: &GlobalArgs, json: bool) -> Result<(String, u8), DemoError> {
     let preview = preview(config, args, PREVIEW_MS)?;
     let money = &preview.fleet.money;
-    Ok(money_cli::cost_output(
+    Ok(money::cost_output(
         &money.fleet,
         &money.red_lines,
         json,
@@ -144,7 +144,7 @@ pub fn release(
         clock: &now_ms,
         simulated: true,
     };
-    let code = money_cli::release_command(&demo::demo_config(config), args, &env, input, out);
+    let code = money::release_command(&demo::demo_config(config), args, &env, input, out);
     // `--dry-run --json` prints one JSON document (its `simulated` says it); text says it here.
     if !args.json {
         let _ = writeln!(out, "{}", t!("demo.nothing_sent"));
@@ -152,15 +152,15 @@ pub fn release(
     Ok(code)
 }
 
-/// Where `playbook run/undo --demo --host NAME` runs: the demo host [`PREVIEW_MS`] into the
+/// Where `runbook run/undo --demo --host NAME` runs: the demo host [`PREVIEW_MS`] into the
 /// scenario (flaky-h200's GPU has fallen off the bus by then), with a scratch directory for the
 /// audit log and undo records.
-pub fn playbook_target(
+pub fn runbook_target(
     config: &Config,
     args: &GlobalArgs,
     host: Option<&str>,
     out: &mut dyn Write,
-) -> anyhow::Result<(crate::playbook::Target, Scratch)> {
+) -> anyhow::Result<(crate::runbook::Target, Scratch)> {
     let Some(host) = host else {
         anyhow::bail!("{}", t!("demo.name_a_host"));
     };
@@ -173,7 +173,7 @@ pub fn playbook_target(
         t!("demo.playbook_host", host = host, into = into)
     )?;
     Ok((
-        crate::playbook::Target::Simulated {
+        crate::runbook::Target::Simulated {
             sim: preview.sim,
             host,
         },
@@ -241,7 +241,7 @@ pub fn ops_fleet(sim: &SharedSim, speed: f64) -> crate::app::ops_bridge::OpsFlee
     crate::app::ops_bridge::OpsFleet::Simulated {
         runbooks: names
             .iter()
-            .map(|host| crate::playbook::Target::Simulated {
+            .map(|host| crate::runbook::Target::Simulated {
                 sim: Arc::clone(sim),
                 host: host.clone(),
             })

@@ -42,7 +42,7 @@ fn built() -> Command {
 }
 
 /// The catalogue key of a command's about: `cli_help.gpufleet.about`,
-/// `cli_help.playbook_run.about`.
+/// `cli_help.runbook_run.about`.
 fn about_key(path: &[String]) -> String {
     format!("cli_help.{}.about", table(path))
 }
@@ -422,7 +422,7 @@ mod tests {
         let texts = texts();
         assert!(texts.len() > 80, "{}", texts.len());
         assert!(texts.iter().any(|t| t.key == "cli_help.global.lang"));
-        assert!(texts.iter().any(|t| t.key == "cli_help.playbook_run.param"));
+        assert!(texts.iter().any(|t| t.key == "cli_help.runbook_run.param"));
         assert!(
             texts
                 .iter()

@@ -201,7 +201,8 @@ mod tests {
             ("gpufleet --bogus", "--bogus"),
             ("gpufleet release", "<NAME>"),
             ("gpufleet release --lang", "--lang <LANG>"),
-            ("gpufleet playbook --lang en", "gpufleet playbook"),
+            ("gpufleet runbook --lang en", "gpufleet runbook"),
+            ("gpufleet runbook relase", "relase"),
             ("gpufleet playbook relase", "relase"),
             ("gpufleet fit --params 7B --method dora", "dora"),
         ] {

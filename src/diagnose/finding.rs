@@ -37,7 +37,7 @@ impl Severity {
     }
 }
 
-/// Ids of the runbooks a finding can point at (the playbook's curated set).
+/// Ids of the runbooks a finding can point at (the runbook's curated set).
 pub mod runbook {
     pub const POWER_LIMIT: &str = "power-limit";
     pub const GPU_LOST: &str = "gpu-lost";

@@ -51,7 +51,7 @@ pub(crate) fn bridge(
     let handle = near.try_clone().map_err(io)?;
     // Keepalives without a reply: they keep a NAT on the way open, and the next session's own
     // probes (which pass through this channel) tell whether the far end lives. A reply would
-    // stay on libssh2's packet queue for good (see `Job::probe`).
+    // stay on libssh2's packet queue for good (see `ChannelRun::probe`).
     hop.session.set_keepalive(false, keepalive_interval_s);
     hop.session.set_blocking(false);
     let mut copier = Copier {

@@ -189,7 +189,7 @@ impl Prompter for ChannelPrompter {
     }
 }
 
-/// Key passphrases that worked, kept for the whole process (every link, playbook, check and
+/// Key passphrases that worked, kept for the whole process (every link, runbook, check and
 /// release connection), and the keys whose passphrase is being asked for right now.
 struct Passphrases {
     known: HashMap<PathBuf, Secret>,

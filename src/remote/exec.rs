@@ -1,4 +1,4 @@
-//! Running one command on a host and streaming its output: the building block for playbook
+//! Running one command on a host and streaming its output: the building block for runbook
 //! steps, backups before a release, and `gpufleet check`. Each call has a session of its own, so a
 //! long step never holds up the telemetry link.
 

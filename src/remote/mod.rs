@@ -3,55 +3,35 @@
 //!
 //! Each link runs on its own thread and owns its session; the UI only ever receives events.
 
-mod accel_poll;
 mod accel_tools;
 mod ask_again;
 mod auth;
 mod auth_words;
 mod backoff;
 mod bridge;
-mod command_memo;
 mod connect;
 mod credentials;
 mod digest;
-mod disk;
 mod error;
 mod error_words;
-mod evidence;
 mod exec;
-mod flood;
-mod guard;
 mod host;
 mod host_key_check;
 mod host_pattern;
 mod host_settings;
-mod job;
-mod job_find;
-mod job_follow;
-mod job_scan;
-mod job_watch;
 mod known_hosts;
 mod link;
-mod mux;
-mod named;
 mod notice_words;
 mod option_policy;
 mod proxy;
 mod proxy_config;
-mod queries;
 mod quote;
-mod run_shell;
+mod resolve_named;
 mod sanitize;
-mod sanitize_sample;
-mod session;
-mod session_state;
-mod smi;
 mod ssh_config_file;
 mod ssh_config_match;
 mod ssh_options;
 mod target;
-mod task;
-mod tie;
 mod transport;
 mod wait;
 
@@ -70,13 +50,12 @@ pub use error::RemoteError;
 pub use exec::{ExecOutcome, ExecRequest, exec};
 pub use host::{Endpoint, JumpHost, Proxy, ProxyCommand, RemoteHost};
 pub use host_settings::{Agent, HostSettings};
-pub use link::read_once;
-pub use named::{ResolveError, SshSettings, link_options, resolve_named};
+pub use link::{read_once, spawn_link};
 pub use quote::{CommandError, RemoteCommand, shell_quote};
+pub use resolve_named::{ResolveError, SshSettings, link_options, resolve_named};
 pub use sanitize::sanitize;
 pub use ssh_options::{HostKeySettings, StrictHostKeys};
 pub use target::{resolve, ssh_config_names};
-pub use task::spawn_link;
 
 /// How a link behaves; `Default` is what the console uses.
 #[derive(Clone)]

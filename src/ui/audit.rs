@@ -26,7 +26,7 @@ pub fn utc_time(unix_ms: u64) -> String {
 
 fn kind_word(kind: AuditKind) -> String {
     match kind {
-        AuditKind::PlaybookStep => t!("audit.kind_playbook"),
+        AuditKind::RunbookStep => t!("audit.kind_playbook"),
         AuditKind::Backup => t!("audit.kind_backup"),
         AuditKind::Release => t!("audit.kind_release"),
         AuditKind::AutoRelease => t!("audit.kind_auto_release"),

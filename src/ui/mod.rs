@@ -24,11 +24,11 @@ pub mod job_sparks;
 pub mod outage_text;
 pub mod panel;
 pub mod plain_box;
-pub mod playbook;
 pub mod prompt;
 pub mod regions;
 pub mod release;
 pub mod row_cache;
+pub mod runbook_pane;
 pub mod runbooks;
 pub mod scroll;
 pub mod trail;
@@ -78,7 +78,7 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     }
     match &model.panel {
         Some(Panel::Picker(picker)) => runbooks::draw(frame, body, model, picker, theme),
-        Some(Panel::Playbook(run)) => playbook::draw(frame, body, run, theme),
+        Some(Panel::Runbook(run)) => runbook_pane::draw(frame, body, run, theme),
         Some(Panel::Check(check)) => check::draw(frame, body, check, theme),
         Some(Panel::Audit(view)) => audit::draw(frame, body, view, theme),
         Some(Panel::Alerts { scroll }) => alerts::draw(frame, body, &model.alerts, *scroll, theme),

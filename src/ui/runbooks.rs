@@ -9,8 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::app::model::Model;
-use crate::app::playbook_run::{ParamForm, Picker};
-use crate::playbook::Danger;
+use crate::app::runbook_run::{ParamForm, Picker};
+use crate::runbook::Danger;
 use crate::theme::Theme;
 use crate::ui::format::{clean, fit};
 use crate::ui::panel::{self, centred, key_hint};

@@ -3,7 +3,7 @@
 //! never before closing punctuation (`）`, `。`) nor after opening punctuation (`（`), and never
 //! inside an English word unless the word alone is wider than a row. Every row is filled as far
 //! as it goes (first fit), so a Chinese line does not end half empty. The console wraps all of
-//! its prose here: findings, runbook summaries and notes, the playbook's explanations.
+//! its prose here: findings, runbook summaries and notes, the runbook's explanations.
 //!
 //! Commands and raw output are not prose: they are cut by cells, whole characters kept, with
 //! [`crate::ui::panel::wrap_rows`], so a row break never eats one of their spaces.
@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn english_breaks_at_spaces_and_never_inside_a_word() {
-        // The playbook's explanation of a reset, at the width the old cutter split `re│set` at.
+        // The runbook's explanation of a reset, at the width the old cutter split `re│set` at.
         let text =
             "A GPU reset runs only when nvidia-smi still reaches the GPU and no process uses it";
         let rows = rows(text, 13);

@@ -283,7 +283,7 @@ fn the_audit_view_lists_what_it_is_given_newest_first() {
     let entry = |at_ms, step: &str, outcome: &str, exit| AuditEntry {
         at_ms,
         host: "h200-1".into(),
-        kind: AuditKind::PlaybookStep,
+        kind: AuditKind::RunbookStep,
         command: format!("nvidia-smi {step}"),
         outcome: outcome.into(),
         exit_status: exit,

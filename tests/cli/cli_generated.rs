@@ -11,7 +11,7 @@ fn completions_for_every_shell_know_the_subcommands() {
         let out = home.run(&["completions", shell]);
         assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
         let script = stdout(&out);
-        for word in ["snapshot", "diagnose", "playbook", "interval-ms"] {
+        for word in ["snapshot", "diagnose", "runbook", "interval-ms"] {
             assert!(script.contains(word), "{shell} completions lack {word}");
         }
     }

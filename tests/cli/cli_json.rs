@@ -134,3 +134,23 @@ fn a_release_dry_run_as_json_and_the_audit_log_that_records_it() {
     let out = home.run(&["audit", "--limit", "0"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+#[test]
+fn runbook_is_the_command_and_playbook_still_runs_it() {
+    let home = Home::new();
+    let now = home.run(&["runbook", "list", "--json"]);
+    assert_eq!(now.status.code(), Some(0), "{}", stderr(&now));
+    let list = json_of(&now);
+    assert!(
+        !list["runbooks"].as_array().expect("runbooks").is_empty(),
+        "{list}"
+    );
+    // Scripts written for the former name get the same answer.
+    assert_eq!(json_of(&home.run(&["playbook", "list", "--json"])), list);
+    let help = home.run(&["runbook", "--help"]);
+    assert!(
+        stdout(&help).contains("gpufleet runbook"),
+        "{}",
+        stdout(&help)
+    );
+}

@@ -20,7 +20,7 @@ const CATEGORIES: [&str; 6] = ["zero", "one", "two", "few", "many", "other"];
 const BUILT_KEYS: &[(&str, &str, &str)] = &[
     (
         "runbook_text.",
-        "src/playbook/localize.rs",
+        "src/runbook/localize.rs",
         "the curated runbooks' texts, by runbook id and step (checked against the runbook files below)",
     ),
     (
@@ -521,9 +521,9 @@ fn every_help_binding_names_a_catalogue_text() {
 /// The readable texts of the curated runbooks as their files write them, by catalogue key.
 fn curated_runbook_texts() -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for (name, text) in gpufleet::playbook::catalog::CURATED {
-        let book = gpufleet::playbook::parse_runbook(text, name).expect("a curated runbook");
-        for t in gpufleet::playbook::localize::texts(&book) {
+    for (name, text) in gpufleet::runbook::catalog::CURATED {
+        let book = gpufleet::runbook::parse_runbook(text, name).expect("a curated runbook");
+        for t in gpufleet::runbook::localize::texts(&book) {
             out.insert(t.key, t.text.to_string());
         }
     }

@@ -6,7 +6,7 @@
 
 use gpufleet::audit::AuditLog;
 use gpufleet::config::lang::Lang;
-use gpufleet::playbook::{
+use gpufleet::runbook::{
     AssumeYes, LocalExecutor, RunOptions, RunOutcome, TextObserver, Tools, UndoStore,
     parse_runbook, run,
 };
@@ -84,7 +84,7 @@ command = ["gpufleet-no-such-tool"]
     assert_eq!(outcomes, ["ok", "failed"]);
 
     // The `torch-install` advice: the sentences in Chinese, the command to run as it is.
-    let mut facts = gpufleet::playbook::facts::Facts::default();
+    let mut facts = gpufleet::runbook::facts::Facts::default();
     for (name, value) in [
         ("driver_cuda", "12.8"),
         ("torch_capability", "9.0"),
@@ -94,7 +94,7 @@ command = ["gpufleet-no-such-tool"]
     ] {
         facts.set(name, value);
     }
-    let advice = gpufleet::playbook::advice::torch_install(&facts, None).join("\n");
+    let advice = gpufleet::runbook::advice::torch_install(&facts, None).join("\n");
     assert!(advice.contains("驱动最高支持 CUDA 12.8"), "{advice}");
     assert!(
         advice.contains("请安装为 CUDA 12.8 构建、带有 sm_90 内核的版本"),

@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
+use gpufleet::commands::money::cost_report;
 use gpufleet::config::{self, Config};
 use gpufleet::cost::{
     FleetCost, GpuObservation, HostCost, Ledger, LedgerBook, LedgerSettings, LedgerTotals, Price,
     REOPEN_AFTER_MS, RedLine, auto_release_triggered, fleet_cost, red_lines,
 };
-use gpufleet::money_cli::cost_report;
 
 const SEC: u64 = 1_000;
 const MIN: u64 = 60 * SEC;

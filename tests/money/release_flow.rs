@@ -11,11 +11,11 @@ use std::io::Cursor;
 use std::path::Path;
 
 use gpufleet::audit::{AuditKind, AuditLog};
-use gpufleet::config::{self, Config};
-use gpufleet::cost::{LedgerBook, LedgerState, LedgerStore};
-use gpufleet::money_cli::{
+use gpufleet::commands::money::{
     EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, MoneyEnv, ReleaseArgs, release_command,
 };
+use gpufleet::config::{self, Config};
+use gpufleet::cost::{LedgerBook, LedgerState, LedgerStore};
 use gpufleet::release::{
     FlowError, HostRunner, ReleaseAction, ReleaseFlow, SendOptions, Unattended,
 };

@@ -7,7 +7,8 @@
 use crate::playbook_common;
 
 use gpufleet::audit::AuditLog;
-use gpufleet::playbook::{Catalog, RebootOptions, RunRequest, Target, run_command};
+use gpufleet::commands::runbook::{RunRequest, run_command};
+use gpufleet::runbook::{Catalog, RebootOptions, Target};
 use gpufleet::telemetry::source::StopFlag;
 use playbook_common::{Scripted, audit_steps};
 

@@ -7,7 +7,7 @@ use crate::playbook_common;
 use std::time::{Duration, Instant};
 
 use gpufleet::audit::AuditLog;
-use gpufleet::playbook::{
+use gpufleet::runbook::{
     AssumeYes, Catalog, EXIT_CANCELLED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, ExecError, Executor,
     LocalExecutor, RunOptions, RunOutcome, TextObserver, Tools, UndoStore, parse_runbook, run,
 };
@@ -51,7 +51,7 @@ fn run_local(
     id: &str,
     params: &[(&str, &str)],
     options: &RunOptions,
-    confirmer: &mut dyn gpufleet::playbook::Confirmer,
+    confirmer: &mut dyn gpufleet::runbook::Confirmer,
 ) -> (RunOutcome, String) {
     let catalog = Catalog::curated().unwrap();
     let book = catalog.get(id).unwrap();

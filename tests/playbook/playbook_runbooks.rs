@@ -1,8 +1,9 @@
 //! Runbooks as data: the curated set loads and covers the findings that point at it, a user's
 //! runbook directory adds to it, and every rule of the format is enforced when a file loads.
 
+use gpufleet::commands::runbook::{list_command, show_command};
 use gpufleet::diagnose::finding::runbook as ids;
-use gpufleet::playbook::{Catalog, CatalogError, list_command, parse_runbook, show_command};
+use gpufleet::runbook::{Catalog, CatalogError, parse_runbook};
 
 const MINIMAL: &str = r#"
 id = "mine"

@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 
 use common::sshd::Sshd;
 use gpufleet::audit::AuditLog;
-use gpufleet::playbook::{
+use gpufleet::commands::runbook::{RunRequest, UndoRequest, run_command, undo_command};
+use gpufleet::runbook::{
     AssumeYes, Catalog, Confirmer, EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE,
-    RebootOptions, RunRequest, Target, UndoRequest, UndoStore, run_command, undo_command,
+    RebootOptions, Target, UndoStore,
 };
 use gpufleet::telemetry::source::StopFlag;
 use playbook_common::{FakeDir, Scripted, audit_steps, install_fakes, steps};

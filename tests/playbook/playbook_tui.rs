@@ -15,14 +15,12 @@ use gpufleet::app::keymap::InputMode;
 use gpufleet::app::model::ModelOptions;
 use gpufleet::app::ops_bridge::{OpsBridge, OpsFleet, OpsSetup};
 use gpufleet::app::panel::{HostSource, Panel};
-use gpufleet::app::playbook_run::{
-    LineKind, PaneLine, PlaybookEvent, PlaybookRun, RunStage, StepAsk,
-};
+use gpufleet::app::runbook_run::{LineKind, PaneLine, RunStage, RunbookEvent, RunbookRun, StepAsk};
 use gpufleet::app::{Command, Event, Model, update};
 use gpufleet::audit::{AuditEntry, AuditLog};
 use gpufleet::diagnose::{Finding, Severity};
 use gpufleet::fleet::HostEvent;
-use gpufleet::playbook::{Danger, parse_runbook};
+use gpufleet::runbook::{Danger, parse_runbook};
 use gpufleet::telemetry::sim::Simulator;
 use gpufleet::telemetry::{GpuSample, TimestampMs};
 use gpufleet::theme::Theme;
@@ -97,16 +95,16 @@ fn ssh_model(read_only: bool) -> Model {
     model
 }
 
-fn picker(model: &Model) -> &gpufleet::app::playbook_run::Picker {
+fn picker(model: &Model) -> &gpufleet::app::runbook_run::Picker {
     match &model.panel {
         Some(Panel::Picker(picker)) => picker,
         other => panic!("no picker: {other:?}"),
     }
 }
 
-fn run(model: &Model) -> &PlaybookRun {
+fn run(model: &Model) -> &RunbookRun {
     match &model.panel {
-        Some(Panel::Playbook(run)) => run,
+        Some(Panel::Runbook(run)) => run,
         other => panic!("no playbook pane: {other:?}"),
     }
 }
@@ -128,7 +126,7 @@ fn start_power_limit(model: &mut Model) -> u64 {
     }
     let commands = press(model, &[KeyCode::Enter]);
     match commands.as_slice() {
-        [Command::StartPlaybook { id, .. }] => *id,
+        [Command::StartRunbook { id, .. }] => *id,
         other => panic!("expected a start, got {other:?}"),
     }
 }
@@ -167,7 +165,7 @@ fn p_lists_the_runbook_for_the_worst_finding_first_and_types_its_parameters() {
     }
     let commands = press(&mut model, &[KeyCode::Enter]);
     let [
-        Command::StartPlaybook {
+        Command::StartRunbook {
             host,
             runbook,
             params,
@@ -188,7 +186,7 @@ fn p_lists_the_runbook_for_the_worst_finding_first_and_types_its_parameters() {
         ]
     );
     assert!(!read_only);
-    assert_eq!(model.input_mode(), InputMode::PlaybookRunning);
+    assert_eq!(model.input_mode(), InputMode::RunbookRunning);
 }
 
 #[test]
@@ -204,13 +202,13 @@ fn a_change_step_runs_only_on_y() {
     ] {
         let commands = update(
             &mut model,
-            Event::Playbook(PlaybookEvent::Confirm {
+            Event::Runbook(RunbookEvent::Confirm {
                 id,
                 ask: change_ask(),
             }),
         );
         assert!(commands.is_empty());
-        assert_eq!(model.input_mode(), InputMode::PlaybookConfirm);
+        assert_eq!(model.input_mode(), InputMode::RunbookConfirm);
         let commands = press(&mut model, &[answer]);
         assert_eq!(
             commands,
@@ -220,17 +218,17 @@ fn a_change_step_runs_only_on_y() {
             }],
             "{answer:?}"
         );
-        assert_eq!(model.input_mode(), InputMode::PlaybookRunning);
+        assert_eq!(model.input_mode(), InputMode::RunbookRunning);
     }
     // A question from a run left behind changes nothing.
     update(
         &mut model,
-        Event::Playbook(PlaybookEvent::Confirm {
+        Event::Runbook(RunbookEvent::Confirm {
             id: id + 100,
             ask: change_ask(),
         }),
     );
-    assert_eq!(model.input_mode(), InputMode::PlaybookRunning);
+    assert_eq!(model.input_mode(), InputMode::RunbookRunning);
 }
 
 #[test]
@@ -238,14 +236,14 @@ fn read_only_refuses_change_steps() {
     let mut model = ssh_model(true);
     press(&mut model, &[KeyCode::Char('p'), KeyCode::Enter]);
     let commands = press(&mut model, &[KeyCode::Enter]);
-    let [Command::StartPlaybook { id, read_only, .. }] = commands.as_slice() else {
+    let [Command::StartRunbook { id, read_only, .. }] = commands.as_slice() else {
         panic!("{commands:?}");
     };
     assert!(*read_only, "the runner is told to refuse change steps");
     // Should a change step still ask, the pane answers no by itself.
     let commands = update(
         &mut model,
-        Event::Playbook(PlaybookEvent::Confirm {
+        Event::Runbook(RunbookEvent::Confirm {
             id: *id,
             ask: change_ask(),
         }),
@@ -257,7 +255,7 @@ fn read_only_refuses_change_steps() {
             confirmed: false
         }]
     );
-    assert_eq!(model.input_mode(), InputMode::PlaybookRunning);
+    assert_eq!(model.input_mode(), InputMode::RunbookRunning);
     assert!(
         run(&model)
             .lines
@@ -272,18 +270,18 @@ fn esc_stops_the_run_and_closes_once_finished() {
     let id = start_power_limit(&mut model);
     assert_eq!(
         press(&mut model, &[KeyCode::Esc]),
-        vec![Command::StopPlaybook { id }]
+        vec![Command::StopRunbook { id }]
     );
     assert_eq!(run(&model).stage, RunStage::Stopping);
     update(
         &mut model,
-        Event::Playbook(PlaybookEvent::Finished {
+        Event::Runbook(RunbookEvent::Finished {
             id,
             text: "cancelled".into(),
             good: false,
         }),
     );
-    assert_eq!(model.input_mode(), InputMode::PlaybookDone);
+    assert_eq!(model.input_mode(), InputMode::RunbookDone);
     assert!(press(&mut model, &[KeyCode::Esc]).is_empty());
     assert!(model.panel.is_none());
     assert_eq!(model.input_mode(), InputMode::Normal);
@@ -292,11 +290,11 @@ fn esc_stops_the_run_and_closes_once_finished() {
     let id = start_power_limit(&mut model);
     assert_eq!(
         press(&mut model, &[KeyCode::Char('x')]),
-        vec![Command::StopPlaybook { id }]
+        vec![Command::StopRunbook { id }]
     );
     assert_eq!(
         press(&mut model, &[KeyCode::Esc]),
-        vec![Command::StopPlaybook { id }]
+        vec![Command::StopRunbook { id }]
     );
     assert!(model.panel.is_none());
 }
@@ -398,14 +396,11 @@ $ $ nvidia-smi -i 0 -pl 250";
         // The escape sequence in the output is removed, as the bridge does.
         let text = gpufleet::ui::format::clean(text);
         let line = PaneLine::new(kind, text);
-        update(
-            &mut model,
-            Event::Playbook(PlaybookEvent::Line { id, line }),
-        );
+        update(&mut model, Event::Runbook(RunbookEvent::Line { id, line }));
     }
     update(
         &mut model,
-        Event::Playbook(PlaybookEvent::Confirm {
+        Event::Runbook(RunbookEvent::Confirm {
             id,
             ask: change_ask(),
         }),
@@ -442,10 +437,7 @@ fn runbook_explanations_wrap_between_words() {
     assert!(whys.len() >= 5);
     for why in &whys {
         let line = PaneLine::new(LineKind::Why, why.clone());
-        update(
-            &mut model,
-            Event::Playbook(PlaybookEvent::Line { id, line }),
-        );
+        update(&mut model, Event::Runbook(RunbookEvent::Line { id, line }));
     }
     let screen = render(&model, 80, 60);
     let rows: Vec<&str> = screen
@@ -503,7 +495,7 @@ fn bridge_run(answer: KeyCode, read_only: bool) -> (Model, Vec<AuditEntry>) {
     model.source = HostSource::Local;
     let id = model.next_ops_id();
     let book = parse_runbook(RUNBOOK, "test").expect("runbook");
-    model.panel = Some(Panel::Playbook(PlaybookRun {
+    model.panel = Some(Panel::Runbook(RunbookRun {
         id,
         host: 0,
         host_name: "gpu-1".into(),
@@ -514,7 +506,7 @@ fn bridge_run(answer: KeyCode, read_only: bool) -> (Model, Vec<AuditEntry>) {
         stage: RunStage::Running,
         scroll: 0,
     }));
-    bridge.execute(Command::StartPlaybook {
+    bridge.execute(Command::StartRunbook {
         id,
         host: 0,
         runbook: Box::new(book),
@@ -526,7 +518,7 @@ fn bridge_run(answer: KeyCode, read_only: bool) -> (Model, Vec<AuditEntry>) {
         let left = deadline.saturating_duration_since(Instant::now());
         let event = events.recv_timeout(left).expect("the run reports back");
         let mut commands = update(&mut model, event);
-        if model.input_mode() == InputMode::PlaybookConfirm {
+        if model.input_mode() == InputMode::RunbookConfirm {
             commands.extend(press(&mut model, &[answer]));
         }
         for command in commands {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use gpufleet::audit::{AuditEntry, AuditLog};
-use gpufleet::playbook::{ConfirmRequest, Confirmer};
+use gpufleet::runbook::{ConfirmRequest, Confirmer};
 
 /// Copies the playbook fakes into `bin` with their exec bits set (a checkout may lose them).
 pub fn install_fakes(bin: &Path) {

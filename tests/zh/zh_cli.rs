@@ -10,7 +10,7 @@ use clap::CommandFactory;
 use cli::{Home, stderr, stdout};
 use server::{Server, answer};
 
-/// Every command's path: `[]`, `["check"]`, `["playbook", "run"]`, ... (not clap's `help`).
+/// Every command's path: `[]`, `["check"]`, `["runbook", "run"]`, ... (not clap's `help`).
 fn command_paths() -> Vec<Vec<String>> {
     fn walk(cmd: &clap::Command, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
         out.push(at.clone());
@@ -155,7 +155,7 @@ fn the_help_follows_the_flag_then_the_config_then_the_locale() {
     let out = help(&home, &[], "--lang", &["zh-CN", "help", "release"]);
     assert!(stdout(&out).starts_with(zh_head), "{}", stdout(&out));
     let out = home
-        .command(&["playbook"])
+        .command(&["runbook"])
         .env_remove("LC_ALL")
         .env("LC_MESSAGES", "zh_CN.UTF-8")
         .env("LANG", "en_US.UTF-8")
@@ -445,9 +445,9 @@ fn clap_refusals_in_chinese_name_the_argument_and_english_stays_claps() {
             ],
         ),
         (
-            &["playbook", "--lang", "zh-CN"],
+            &["runbook", "--lang", "zh-CN"],
             &[
-                "gpufleet: `gpufleet playbook` 需要一个子命令，但没有给出\n",
+                "gpufleet: `gpufleet runbook` 需要一个子命令，但没有给出\n",
                 "[子命令: list, show, run, undo, help]",
             ],
         ),
@@ -471,7 +471,7 @@ fn clap_refusals_in_chinese_name_the_argument_and_english_stays_claps() {
             ],
         ),
         (
-            &["--lang", "zh-CN", "playbook", "relase"],
+            &["--lang", "zh-CN", "runbook", "relase"],
             &["gpufleet: 无法识别的子命令 `relase`\n"],
         ),
     ];
@@ -527,10 +527,10 @@ fn clap_refusals_in_chinese_name_the_argument_and_english_stays_claps() {
         "error: invalid value '5' for '--interval-ms <MS>': must be from 100 to 60000 \
          milliseconds, found 5\n\nFor more information, try '--help'.\n"
     );
-    let (_, text) = refused(&home, &["playbook", "--lang", "en"]);
+    let (_, text) = refused(&home, &["runbook", "--lang", "en"]);
     assert!(
         text.starts_with(
-            "error: 'gpufleet playbook' requires a subcommand but one was not provided\n"
+            "error: 'gpufleet runbook' requires a subcommand but one was not provided\n"
         ),
         "{text}"
     );
@@ -554,9 +554,9 @@ fn help_for_a_subcommand_takes_the_language_flag_after_it() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let english = help(&home, &["release".to_string()], "--help", &[]);
     assert_eq!(stdout(&out), stdout(&english));
-    let out = help(&home, &[], "playbook", &["help", "run", "--lang", "zh-CN"]);
+    let out = help(&home, &[], "runbook", &["help", "run", "--lang", "zh-CN"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("用法: gpufleet playbook run"));
+    assert!(stdout(&out).contains("用法: gpufleet runbook run"));
 }
 
 #[test]
