@@ -189,3 +189,35 @@ fn no_tracked_file_speaks_of_how_the_work_was_organised() {
         found.join("\n")
     );
 }
+
+/// The README is a user's guide and docs/ is reference: the guide stays short enough to read
+/// first, PERFORMANCE.md holds the current figures (no run diary), and docs/ holds documents,
+/// not the raw outputs of runs.
+#[test]
+fn the_guide_is_short_and_docs_hold_only_reference() {
+    let lines = |name: &str| {
+        std::fs::read_to_string(Path::new(ROOT).join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .lines()
+            .count()
+    };
+    assert!(
+        lines("README.md") <= 450,
+        "README.md: {} lines",
+        lines("README.md")
+    );
+    assert!(
+        lines("docs/PERFORMANCE.md") <= 500,
+        "docs/PERFORMANCE.md: {} lines",
+        lines("docs/PERFORMANCE.md")
+    );
+    let not_documents: Vec<PathBuf> = tracked_files()
+        .into_iter()
+        .filter(|path| path.starts_with("docs"))
+        .filter(|path| path.extension().is_none_or(|ext| ext != "md"))
+        .collect();
+    assert!(
+        not_documents.is_empty(),
+        "docs/ holds only documents; move these out: {not_documents:?}"
+    );
+}

@@ -20,7 +20,6 @@ use crate::fleet::job::JobProcess;
 use crate::fleet::job_found::JobFound;
 use crate::remote::error::RemoteError;
 use crate::remote::link::channel_run::{Budget, RunEvent};
-use crate::remote::link::command_memo::{CommandKind, ProbeKey};
 use crate::remote::link::flood::OTHER_BUDGET;
 use crate::remote::link::job_find::{self, LogFd};
 use crate::remote::link::job_find::{MAX_SCAN_LINES, Scan, gpus_of};
@@ -132,17 +131,11 @@ impl Link {
         known.dedup();
         known.truncate(job_find::MAX_PROBED);
         if known.is_empty() || mux.running(Slot::JobProbe) {
-            return self.commands.get(CommandKind::List, None, || {
-                smi::apps_command(&self.opts.nvidia_smi)
-            });
+            return smi::apps_command(&self.opts.nvidia_smi).map(Arc::from);
         }
         let scan = self.scan(st);
-        let key = ProbeKey::of(&known, &scan);
-        let command = self
-            .commands
-            .get(CommandKind::ListAndProbe, Some(key), || {
-                job_find::list_and_probe_command(&smi::apps_args(), &known, &scan)
-            })?;
+        let command: Arc<str> =
+            job_find::list_and_probe_command(&smi::apps_args(), &known, &scan)?.into();
         st.job.list_probe = true;
         st.job.probing = known;
         st.job.probe_lines.clear();
@@ -226,10 +219,7 @@ impl Link {
             return Ok(());
         }
         let scan = self.scan(st);
-        let key = ProbeKey::of(&pids, &scan);
-        let command = self.commands.get(CommandKind::Probe, Some(key), || {
-            job_find::probe_command(&pids, &scan)
-        })?;
+        let command = job_find::probe_command(&pids, &scan)?;
         mux.start(Slot::JobProbe, &command, OTHER_BUDGET)?;
         st.job.probing = pids;
         st.job.probe_lines.clear();

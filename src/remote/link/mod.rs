@@ -12,7 +12,6 @@
 
 mod accel_poll;
 mod channel_run;
-mod command_memo;
 mod disk;
 mod end_with_channel;
 mod evidence;
@@ -45,7 +44,6 @@ use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
 use crate::remote::error_words;
 use crate::remote::host::RemoteHost;
-use crate::remote::link::command_memo::CommandMemo;
 use crate::remote::link::flood::FloodState;
 use crate::remote::link::smi::FieldList;
 use crate::remote::notice_words;
@@ -111,9 +109,6 @@ pub(crate) struct Link {
     /// The samples of the round being served, sent as one burst at its end; `None` outside a
     /// round, or where the listener takes events one at a time.
     burst: RefCell<Option<Vec<HostEvent>>>,
-    /// The process list's and the probe's last command lines, built again only when their
-    /// inputs change.
-    pub(crate) commands: CommandMemo,
     /// Which tool reads this host's accelerators (`accel_poll.rs`); probed once per host.
     pub(crate) accel: Probed,
 }
@@ -191,7 +186,6 @@ impl Link {
             backlog: Arc::new(Backlog::default()),
             held: RefCell::new(BTreeMap::new()),
             burst: RefCell::new(None),
-            commands: CommandMemo::default(),
             accel: Probed::default(),
         }
     }
