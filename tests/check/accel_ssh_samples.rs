@@ -198,3 +198,62 @@ fn xpu_smi_reports_printed_for_the_dump_are_unsupported() {
         assert_unsupported(code, &host, "xpu-smi", needle);
     }
 }
+
+#[test]
+fn watch_names_the_npu_smi_dcmi_failure_as_a_finding() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    let Some(sshd) = ascend_host() else { return };
+    sshd.set_scenario("sample:huawei-npu-smi-error-01.txt");
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_named_config(&sshd, dir.path(), "accel", "");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let log = dir.path().join("watch.log");
+    let mut child = Command::new(crate::tmux::binary())
+        .args(["watch", "--accept-new-host-keys", "--metrics"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--config")
+        .arg(&config)
+        .arg("--known-hosts")
+        .arg(dir.path().join("known_hosts"))
+        .env("GPUFLEET_STATE_DIR", dir.path().join("state"))
+        .env("SSH_AUTH_SOCK", "")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("watch");
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let page = loop {
+        let page = reqwest::blocking::get(&url)
+            .and_then(|r| r.text())
+            .unwrap_or_default();
+        if page.contains("label=\"npu_dcmi_init_failed\"") || Instant::now() > deadline {
+            break page;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let finding = page
+        .lines()
+        .find(|l| l.contains("label=\"npu_dcmi_init_failed\"") && l.contains("instance=\"accel\""));
+    assert!(
+        finding.is_some_and(|l| l.ends_with(" 1")),
+        "{page}\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    // The named finding replaces the generic "unsupported output" one.
+    let generic = page.lines().any(|l| {
+        l.contains("label=\"accel_unsupported_output\"")
+            && l.contains("instance=\"accel\"")
+            && l.ends_with(" 1")
+    });
+    assert!(!generic, "{page}");
+}
