@@ -63,7 +63,7 @@ struct DemoHost {
     backup: Option<&'static [&'static str]>,
 }
 
-const HOSTS: [DemoHost; 7] = [
+const HOSTS: [DemoHost; 8] = [
     DemoHost {
         name: "train-h100x8",
         price_per_hour: 23.92,
@@ -130,6 +130,15 @@ const HOSTS: [DemoHost; 7] = [
         max_spend: None,
         provider: Provider::AutoDl,
         instance_id: "7a8b9c0d1e-2f3a4b5c",
+        backup: None,
+    },
+    DemoHost {
+        name: "xpu-flex170",
+        price_per_hour: 9.8,
+        currency: "CNY",
+        max_spend: None,
+        provider: Provider::AutoDl,
+        instance_id: "3e4f5a6b7c-8d9e0f1a",
         backup: None,
     },
 ];

@@ -6,7 +6,9 @@ use std::sync::LazyLock;
 
 use crate::diagnose::finding::Finding;
 use crate::diagnose::needles::{Bits, NeedleSet};
-use crate::diagnose::{labels, labels_app, labels_container, labels_host, labels_job};
+use crate::diagnose::{
+    labels, labels_app, labels_ascend, labels_container, labels_host, labels_job,
+};
 
 /// What a rule reads from its line besides the phrase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +31,9 @@ pub enum Detail {
     LossScale,
     /// A socket error, only on a line NCCL wrote.
     NcclSocket,
+    /// Only on a line of an Ascend NPU's black-box log (`hisi_logs/device-N/`), whose NPU it
+    /// names: the same words on a host's own log are host memory.
+    AscendKbox,
 }
 
 /// Lower-case phrases and the finding they mean. Every rule is tried on every line, so one
@@ -61,6 +66,28 @@ fn aer_corrected() -> Finding {
 }
 
 pub const LINE_RULES: &[Rule] = &[
+    // Huawei Ascend: npu-smi's dcmi failures, an NPU's black-box ECC log, CANN's lost heartbeat.
+    rule(
+        &["dcmi module initialize failed"],
+        labels_ascend::dcmi_init_failed,
+    ),
+    rule(
+        &["dcmi model initialized failed, because the device is used"],
+        labels_ascend::device_in_use,
+    ),
+    with(
+        &["multi-bit ecc"],
+        labels_ascend::hbm_ecc,
+        Detail::AscendKbox,
+    ),
+    rule(
+        &[
+            "device_absent/abnormal(el0001)",
+            "reason=lost heartbeat",
+            "lost heartbeat.[func:",
+        ],
+        labels_ascend::lost_heartbeat,
+    ),
     // pynvml, go-nvml, NVML constants and the Rust nvml-wrapper panic: texts classify_failure
     // does not cover because they name the error code instead of the nvidia-smi message.
     rule(

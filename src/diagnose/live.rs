@@ -24,7 +24,7 @@ use crate::diagnose::finding::{Finding, Findings, label, xid_label};
 use crate::diagnose::kernel::GpuResolver;
 use crate::diagnose::pci::normalize_pci;
 use crate::diagnose::text::TextDiagnoser;
-use crate::diagnose::{accel, labels, order, rules};
+use crate::diagnose::{accel, labels, labels_ascend, order, rules};
 use crate::fleet::history::HistoryPoint;
 use crate::fleet::host::{GpuState, HostState, HostStatus, Link};
 use crate::telemetry::{LostReason, TimestampMs};
@@ -98,7 +98,24 @@ fn link(host: &HostState, now_ms: u64, opts: &LiveOptions, out: &mut Findings) {
 
 /// The finding of GPUs that cannot be read, from the link's reason and the failure text.
 pub(crate) fn lost_finding(host: &HostState, reason: LostReason, raw: &str) -> Finding {
-    if let Some(f) = accel::unsupported_output(raw) {
+    if let Some(mut f) = accel::unsupported_output(raw) {
+        // A vendor failure text gpufleet knows (npu-smi's dcmi errors) is named, not just
+        // "unsupported output".
+        let mut text = TextDiagnoser::default();
+        for line in raw.lines() {
+            text.line(line);
+        }
+        if let Some(named) = text
+            .finish_with(&HostResolver(host))
+            .findings
+            .into_iter()
+            .find(|t| labels_ascend::LABELS.contains(&t.label.as_str()))
+        {
+            f = Finding {
+                evidence: f.evidence,
+                ..named
+            };
+        }
         return f;
     }
     let mut f = labels::for_lost_reason(reason);
@@ -400,6 +417,25 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn an_npu_smi_dcmi_failure_over_ssh_is_named_with_its_lines() {
+        let host = HostState::new("npu", crate::fleet::FleetOptions::default().history_shape());
+        // What the link reports when npu-smi prints the published -8005 failure.
+        let raw = "unsupported output from npu-smi: no `npu-smi VERSION` title line; first lines: \
+                   DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3) | dcmi module initialize \
+                   failed. ret is -8005";
+        let f = lost_finding(&host, LostReason::Other, raw);
+        assert_eq!(f.label, labels_ascend::NPU_DCMI_INIT_FAILED);
+        assert!(
+            f.evidence.iter().any(|e| e.contains("ret is -8005")),
+            "{f:?}"
+        );
+        // Output no known text explains stays "unsupported output".
+        let other = "unsupported output from npu-smi 99.0: unknown table header; first lines: a";
+        let f = lost_finding(&host, LostReason::Other, other);
+        assert_eq!(f.label, accel::ACCEL_UNSUPPORTED_OUTPUT);
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod job_base;
 pub mod kernel;
 pub mod labels;
 pub mod labels_app;
+pub mod labels_ascend;
 pub mod labels_container;
 pub mod labels_fit;
 pub mod labels_host;

@@ -11,7 +11,9 @@ use crate::diagnose::line_rules::{Detail, LINE_RULES, MATCHER};
 use crate::diagnose::needles::Bits;
 use crate::diagnose::training::{self, TrainingReader};
 use crate::diagnose::verdict::Diagnosis;
-use crate::diagnose::{labels, labels_app, labels_container, labels_host, order, smi, smi_reading};
+use crate::diagnose::{
+    labels, labels_app, labels_ascend, labels_container, labels_host, order, smi, smi_reading,
+};
 use crate::telemetry::LostReason;
 use crate::telemetry::smi_csv::classify_failure;
 
@@ -168,6 +170,10 @@ impl TextDiagnoser {
                 Detail::Space => {}
                 Detail::LossScale if !line_detail::loss_scale_at_floor(lower) => continue,
                 Detail::LossScale => {}
+                Detail::AscendKbox => match labels_ascend::kbox_device(line) {
+                    Some(npu) => f = f.on_gpu(Some(npu)),
+                    None => continue,
+                },
                 Detail::NcclSocket if !lower.contains("nccl") => continue,
                 Detail::NcclSocket => {
                     let who = line_detail::nccl(line);

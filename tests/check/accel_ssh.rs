@@ -16,7 +16,7 @@ use tmux::{Tmux, binary};
 
 /// An sshd whose remote `PATH` has the fake `npu-smi` and no `nvidia-smi`; `None` when sshd
 /// tests cannot run here, or when this machine has an nvidia-smi of its own on that `PATH`.
-fn ascend_host() -> Option<Sshd> {
+pub(crate) fn ascend_host() -> Option<Sshd> {
     let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-accel");
     for dir in ["/usr/local/bin", "/usr/bin", "/bin"] {
         if Path::new(dir).join("nvidia-smi").exists() {
@@ -36,7 +36,7 @@ fn amd_host() -> Option<Sshd> {
 }
 
 /// An sshd whose remote `PATH` has one vendor's fake tool from tests/fixtures/fake-accel/`dir`.
-fn vendor_host(dir: &str) -> Option<Sshd> {
+pub(crate) fn vendor_host(dir: &str) -> Option<Sshd> {
     let fakes = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/fake-accel")
         .join(dir);
@@ -56,7 +56,7 @@ fn write_config(sshd: &Sshd, dir: &Path, extra: &str) -> PathBuf {
     write_named_config(sshd, dir, "ascend-910b", extra)
 }
 
-fn write_named_config(sshd: &Sshd, dir: &Path, name: &str, extra: &str) -> PathBuf {
+pub(crate) fn write_named_config(sshd: &Sshd, dir: &Path, name: &str, extra: &str) -> PathBuf {
     let path = dir.join("config.toml");
     let text = format!(
         "interval_ms = 500\n{extra}\n[[hosts]]\nname = \"{name}\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n",
@@ -68,7 +68,7 @@ fn write_named_config(sshd: &Sshd, dir: &Path, name: &str, extra: &str) -> PathB
     path
 }
 
-fn snapshot(config: &Path, dir: &Path) -> (Option<i32>, serde_json::Value) {
+pub(crate) fn snapshot(config: &Path, dir: &Path) -> (Option<i32>, serde_json::Value) {
     let out = Command::new(binary())
         .env("SSH_AUTH_SOCK", "")
         .args(["snapshot", "--json", "--accept-new-host-keys", "--config"])

@@ -13,6 +13,7 @@ mod tmux;
 
 mod accel_local;
 mod accel_ssh;
+mod accel_ssh_samples;
 mod check_expect;
 mod check_local;
 mod check_ssh;

@@ -65,7 +65,7 @@ fn snapshot_of_the_demo_prints_every_host_and_fails_for_the_unreachable_one() {
     assert_eq!(out.status.code(), Some(1), "one demo host is unreachable");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let hosts = doc["hosts"].as_array().expect("hosts list");
-    assert_eq!(hosts.len(), 7);
+    assert_eq!(hosts.len(), 8);
     // The mixed fleet: the Ascend host's NPUs are in `gpus` with their vendor, and what
     // npu-smi does not report is null, not 0.
     let ascend = &hosts[6];
@@ -75,6 +75,12 @@ fn snapshot_of_the_demo_prints_every_host_and_fails_for_the_unreachable_one() {
     assert_eq!(ascend["gpus"][0]["vendor"], "huawei");
     assert!(ascend["gpus"][0]["power_limit_w"].is_null());
     assert!(ascend["cuda_version"].is_null());
+    // The Intel host shows what its published `xpu-smi dump` prints: power and clock.
+    let intel = &hosts[7];
+    assert_eq!(intel["name"], "xpu-flex170");
+    assert_eq!(intel["gpus"][0]["vendor"], "intel");
+    assert_eq!(intel["gpus"][0]["clock_sm_mhz"], 2050);
+    assert!(intel["gpus"][0]["temperature_c"].is_null());
     let train = &hosts[0];
     assert_eq!(train["gpus"][0]["vendor"], "nvidia");
     assert_eq!(train["status"], "live");

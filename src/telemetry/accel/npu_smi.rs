@@ -1,11 +1,13 @@
-//! Huawei Ascend `npu-smi`: the `npu-smi info` table and the `npu-smi info -t common|usages`
-//! key-value reports.
+//! Huawei Ascend `npu-smi`: the `npu-smi info` table with its process table, the
+//! `npu-smi info -m` chip map and the `npu-smi info -t common|usages` key-value reports.
 //!
 //! The table comes in layouts that differ by version and chip (see
-//! tests/fixtures/accelerators/README.md): its header names the second row's first column
-//! `Chip`, `Chip Device` or `Chip Phy-ID`, and the last cell holds `Memory-Usage(MB)` with or
-//! without `HBM-Usage(MB)`. The header is checked before any number is read; a table with other
-//! columns is refused.
+//! tests/fixtures/accelerators/README.md and tests/fixtures/accel/README.md): its header names
+//! the second row's first column `Chip`, `Chip Device` or `Chip Phy-ID`, the first row's last
+//! cell holds `Power(W) Temp(C)` with or without `Hugepages-Usage(page)` (npu-smi 1.9 and 20.2
+//! have none), and the second row's last cell holds `Memory-Usage(MB)` with or without
+//! `HBM-Usage(MB)`. The header is checked before any number is read; a table with other columns
+//! is refused, and so is a table cut before its closing rule.
 
 use super::{AccelError, AccelReading, Health, Vendor, count_cell, mhz, number_cell};
 use crate::remote::sanitize;
@@ -37,8 +39,10 @@ pub fn parse_info(text: &str) -> Result<Vec<AccelReading>, AccelError> {
 
     let mut readings = Vec::new();
     let mut pending: Option<AccelReading> = None;
+    let mut closed = true;
     for &line in &device_lines {
         let Some(cells) = table_cells(line) else {
+            closed |= is_rule(line);
             continue;
         };
         let title = cells.len() == 1 && cells[0].starts_with("npu-smi ");
@@ -56,6 +60,7 @@ pub fn parse_info(text: &str) -> Result<Vec<AccelReading>, AccelError> {
                     .ok_or_else(|| unsupported(&format!("unreadable chip row `{line}`")))?;
                 reading.driver_version = version.clone();
                 readings.push(reading);
+                closed = false;
             }
         }
     }
@@ -67,7 +72,20 @@ pub fn parse_info(text: &str) -> Result<Vec<AccelReading>, AccelError> {
     if readings.is_empty() {
         return Err(unsupported("no NPU rows"));
     }
+    if !closed {
+        return Err(unsupported(
+            "the table ends without its closing rule (cut short)",
+        ));
+    }
     Ok(readings)
+}
+
+/// A rule line of the table: `+----+`, `+====+`.
+fn is_rule(line: &str) -> bool {
+    line.len() > 2
+        && line.starts_with('+')
+        && line.ends_with('+')
+        && line.chars().all(|c| matches!(c, '+' | '-' | '='))
 }
 
 /// The version from the title line `| npu-smi 23.0.rc2     Version: 23.0.rc2 |`.
@@ -102,7 +120,13 @@ fn header_layout(device_lines: &[&str]) -> Option<Layout> {
     let first_ok = first.len() == 3
         && words(&first[0]) == ["NPU", "Name"]
         && first[1] == "Health"
-        && words(&first[2]) == ["Power(W)", "Temp(C)", "Hugepages-Usage(page)"];
+        && matches!(
+            words(&first[2]).as_slice(),
+            [p, t] | [p, t, _] if p == "Power(W)" && t == "Temp(C)"
+        )
+        && words(&first[2])
+            .get(2)
+            .is_none_or(|h| h == "Hugepages-Usage(page)");
     let chip_ok = matches!(
         words(&second[0]).as_slice(),
         [c] if c == "Chip"
@@ -198,6 +222,144 @@ fn used_total_pairs(text: &str) -> Option<Vec<(u64, u64)>> {
     Some(pairs)
 }
 
+/// One row of the process table under `npu-smi info`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NpuProcess {
+    /// The NPU ID and chip the process runs on, as the device table numbers them.
+    pub npu: u32,
+    pub chip: u32,
+    pub pid: u32,
+    /// The name as printed, sanitized (npu-smi cuts it to its column).
+    pub name: String,
+    pub memory_mib: Option<u64>,
+}
+
+/// Parses the process table under `npu-smi info` (`NPU Chip | Process id | Process name |
+/// Process memory(MB)`): one entry per process row; `No running processes found in NPU N` rows
+/// hold none. An output without a process table (npu-smi 1.9, 20.2) has no processes.
+pub fn parse_processes(text: &str) -> Result<Vec<NpuProcess>, AccelError> {
+    let version = table_version(text);
+    let unsupported =
+        |reason: &str| AccelError::unsupported(TOOL, version.as_deref(), reason, text);
+    let mut lines = text
+        .lines()
+        .map(str::trim)
+        .skip_while(|line| !line.contains("Process id") && !line.contains("Process ID"));
+    let Some(header) = lines.next() else {
+        return Ok(Vec::new());
+    };
+    let known = table_cells(header).is_some_and(|cells| {
+        let words: Vec<Vec<&str>> = cells
+            .iter()
+            .map(|c| c.split_whitespace().collect())
+            .collect();
+        words.len() == 4
+            && words[0] == ["NPU", "Chip"]
+            && words[1].join(" ").eq_ignore_ascii_case("Process id")
+            && words[2].join(" ").eq_ignore_ascii_case("Process name")
+            && words[3]
+                .join(" ")
+                .eq_ignore_ascii_case("Process memory(MB)")
+    });
+    if !known {
+        return Err(unsupported("unknown process table header"));
+    }
+    let mut processes = Vec::new();
+    for line in lines {
+        let Some(cells) = table_cells(line) else {
+            continue;
+        };
+        if let [only] = cells.as_slice()
+            && only.starts_with("No running processes found")
+        {
+            continue;
+        }
+        let process = process_row(&cells)
+            .ok_or_else(|| unsupported(&format!("unreadable process row `{line}`")))?;
+        processes.push(process);
+    }
+    Ok(processes)
+}
+
+/// `| 0       0            | 37656         | hlt_host_devmm_          | 686                     |`
+fn process_row(cells: &[String]) -> Option<NpuProcess> {
+    let [ids, pid, name, memory] = cells else {
+        return None;
+    };
+    let mut ids = ids.split_whitespace();
+    let npu = ids.next()?.parse().ok()?;
+    let chip = ids.next()?.parse().ok()?;
+    if ids.next().is_some() || name.is_empty() {
+        return None;
+    }
+    Some(NpuProcess {
+        npu,
+        chip,
+        pid: pid.parse().ok()?,
+        name: sanitize(name),
+        memory_mib: count_cell(memory).ok()?,
+    })
+}
+
+/// One row of `npu-smi info -m`: which chip of which NPU, and its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChipEntry {
+    pub npu: u32,
+    pub chip: u32,
+    /// The logic ID programs use (`ASCEND_RT_VISIBLE_DEVICES`); `None` (`-`) for the card's
+    /// management MCU, which is not a compute chip.
+    pub logic_id: Option<u32>,
+    pub name: String,
+}
+
+/// Parses `npu-smi info -m`: the `NPU ID  Chip ID  Chip Logic ID  Chip Name` header, then one
+/// row per chip. The map prints no version, so errors carry none.
+pub fn parse_chip_map(text: &str) -> Result<Vec<ChipEntry>, AccelError> {
+    let unsupported = |reason: &str| AccelError::unsupported(TOOL, None, reason, text);
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    if header
+        != [
+            "NPU", "ID", "Chip", "ID", "Chip", "Logic", "ID", "Chip", "Name",
+        ]
+    {
+        return Err(unsupported(
+            "no `NPU ID  Chip ID  Chip Logic ID  Chip Name` header",
+        ));
+    }
+    let mut entries = Vec::new();
+    for line in lines {
+        let entry = chip_entry(line)
+            .ok_or_else(|| unsupported(&format!("unreadable chip map row `{line}`")))?;
+        entries.push(entry);
+    }
+    if entries.is_empty() {
+        return Err(unsupported("a header but no chip row"));
+    }
+    Ok(entries)
+}
+
+fn chip_entry(line: &str) -> Option<ChipEntry> {
+    let mut words = line.split_whitespace();
+    let npu = words.next()?.parse().ok()?;
+    let chip = words.next()?.parse().ok()?;
+    let logic_id = match words.next()? {
+        "-" => None,
+        id => Some(id.parse().ok()?),
+    };
+    let name = words.collect::<Vec<_>>().join(" ");
+    (!name.is_empty()).then(|| ChipEntry {
+        npu,
+        chip,
+        logic_id,
+        name: sanitize(&name),
+    })
+}
+
 /// Parses `npu-smi info -t common -i N` or `-t usages -i N` (`Key : value` lines) into the
 /// reading of the first chip listed. Lines after a `Chip Name : mcu` (the management MCU, not
 /// a compute chip) are ignored. The report carries no version, so errors carry none.
@@ -268,6 +430,154 @@ mod tests {
     const USAGES_910B1: &str = include_str!(
         "../../../tests/fixtures/accelerators/npu-smi/info_t_usages_23.0.rc2_910B1_arthurchiao.txt"
     );
+
+    fn sample(name: &str) -> String {
+        let root = env!("CARGO_MANIFEST_DIR");
+        std::fs::read_to_string(format!("{root}/tests/fixtures/accel/{name}")).expect("fixture")
+    }
+
+    #[test]
+    fn info_23_0_3_910b2c_reads_hbm_and_an_empty_process_table() {
+        let text = sample("huawei-npu-smi-info-01.txt");
+        let readings = parse_info(&text).unwrap();
+        assert_eq!(readings.len(), 2);
+        let r = &readings[1];
+        assert_eq!((r.index, r.chip), (1, Some(0)));
+        assert_eq!(r.name.as_deref(), Some("910B2C"));
+        assert_eq!((r.power_draw_w, r.temperature_c), (Some(93.8), Some(53.0)));
+        assert_eq!(r.bus_id.as_deref(), Some("0000:29:00.0"));
+        assert_eq!(
+            (r.memory_used_mib, r.memory_total_mib),
+            (Some(3316), Some(65536))
+        );
+        assert_eq!(r.driver_version.as_deref(), Some("23.0.3"));
+        assert_eq!(parse_processes(&text).unwrap(), []);
+    }
+
+    #[test]
+    fn info_1_9_3_without_hugepages_column_reads_the_910a_cards() {
+        let text = sample("huawei-npu-smi-info-02.txt");
+        let readings = parse_info(&text).unwrap();
+        let indexes: Vec<u32> = readings.iter().map(|r| r.index).collect();
+        assert_eq!(indexes, [4, 5, 6, 7]);
+        let r = &readings[3];
+        assert_eq!(r.name.as_deref(), Some("910A"));
+        assert_eq!((r.power_draw_w, r.temperature_c), (Some(65.5), Some(30.0)));
+        // The HBM pool holds the card's memory; the Memory-Usage pool is the small DDR one.
+        assert_eq!(
+            (r.memory_used_mib, r.memory_total_mib),
+            (Some(0), Some(32768))
+        );
+        assert_eq!(r.driver_version.as_deref(), Some("1.9.3"));
+        assert_eq!(parse_processes(&text).unwrap(), []);
+    }
+
+    #[test]
+    fn info_24_1_rc2_reads_warning_health_and_every_process() {
+        let text = sample("huawei-npu-smi-info-03.txt");
+        let readings = parse_info(&text).unwrap();
+        assert_eq!(readings.len(), 8);
+        let warned: Vec<u32> = readings
+            .iter()
+            .filter(|r| r.health == Some(Health::Warning))
+            .map(|r| r.index)
+            .collect();
+        assert_eq!(warned, [3, 7]);
+        assert_eq!(readings[3].power_draw_w, Some(206.9));
+        assert_eq!(readings[3].memory_used_mib, Some(0));
+        let processes = parse_processes(&text).unwrap();
+        assert_eq!(processes.len(), 32);
+        assert_eq!(
+            processes[0],
+            NpuProcess {
+                npu: 0,
+                chip: 0,
+                pid: 37656,
+                name: "hlt_host_devmm_".to_string(),
+                memory_mib: Some(686),
+            }
+        );
+        assert_eq!((processes[31].npu, processes[31].pid), (7, 37663));
+    }
+
+    #[test]
+    fn info_20_2_0_and_21_0_4_read_four_310_chips_under_one_npu_id() {
+        for (file, temps) in [
+            ("huawei-npu-smi-info-04.txt", [56.0, 57.0, 57.0, 55.0]),
+            ("huawei-npu-smi-info-05.txt", [73.0, 74.0, 70.0, 65.0]),
+        ] {
+            let readings = parse_info(&sample(file)).unwrap();
+            let chips: Vec<Option<u32>> = readings.iter().map(|r| r.chip).collect();
+            assert_eq!(chips, [Some(0), Some(1), Some(2), Some(3)], "{file}");
+            let read: Vec<f64> = readings.iter().filter_map(|r| r.temperature_c).collect();
+            assert_eq!(read, temps, "{file}");
+            assert!(readings.iter().all(|r| r.memory_total_mib == Some(8192)));
+            assert_eq!(readings[0].power_draw_w, Some(12.8));
+        }
+        let old = parse_info(&sample("huawei-npu-smi-info-04.txt")).unwrap();
+        assert_eq!(old[0].index, 215);
+        assert_eq!(old[3].bus_id.as_deref(), Some("0000:DB:00.0"));
+    }
+
+    #[test]
+    fn a_table_cut_before_its_closing_rule_is_refused() {
+        // Published cut off after the second chip of NPU 0.
+        let err = parse_info(&sample("huawei-npu-smi-info-06.txt")).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.starts_with("unsupported output from npu-smi 26.0.rc2"),
+            "{message}"
+        );
+        assert!(message.contains("closing rule"), "{message}");
+    }
+
+    #[test]
+    fn the_newest_layout_reads_a_second_chip_without_power() {
+        // The same rows with the rule the cut took away.
+        let mut text = sample("huawei-npu-smi-info-06.txt");
+        text.push_str("+-----+\n");
+        let readings = parse_info(&text).unwrap();
+        assert_eq!(readings.len(), 2);
+        assert_eq!(readings[0].power_draw_w, Some(162.6));
+        assert_eq!(readings[1].power_draw_w, None);
+        assert_eq!(readings[1].chip, Some(1));
+        assert_eq!(readings[1].memory_used_mib, Some(2874));
+        assert_eq!(readings[1].name.as_deref(), Some("Ascend910"));
+    }
+
+    #[test]
+    fn the_chip_map_names_chips_and_leaves_the_mcu_without_logic_id() {
+        let map = parse_chip_map(&sample("huawei-npu-smi-info-m-01.txt")).unwrap();
+        assert_eq!(map.len(), 8);
+        assert_eq!(
+            map[7],
+            ChipEntry {
+                npu: 7,
+                chip: 0,
+                logic_id: Some(7),
+                name: "Ascend 910A".to_string()
+            }
+        );
+        let map = parse_chip_map(&sample("huawei-npu-smi-info-m-02.txt")).unwrap();
+        let logic: Vec<Option<u32>> = map.iter().map(|e| e.logic_id).collect();
+        assert_eq!(logic, [Some(0), Some(1), Some(2), Some(3), None]);
+        assert_eq!((map[4].chip, map[4].name.as_str()), (4, "Mcu"));
+        assert_eq!(map[0].name, "MiniD");
+        let err = parse_chip_map(&sample("huawei-npu-smi-info-01.txt")).unwrap_err();
+        assert!(err.to_string().contains("header"), "{err}");
+    }
+
+    #[test]
+    fn failure_texts_are_unsupported_with_their_lines() {
+        for file in ["huawei-npu-smi-error-01.txt", "huawei-npu-smi-error-02.txt"] {
+            let message = parse_info(&sample(file)).unwrap_err().to_string();
+            assert!(
+                message.starts_with("unsupported output from npu-smi:"),
+                "{message}"
+            );
+            assert!(message.contains("dcmi mod"), "{message}");
+        }
+    }
 
     #[test]
     fn info_910b1_reads_every_card_with_hbm_as_memory() {

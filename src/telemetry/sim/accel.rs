@@ -8,9 +8,21 @@ use crate::telemetry::accel::{Health, Vendor};
 /// `sample` as `vendor`'s tool would report it. For Huawei (`npu-smi info`): the NPU's name,
 /// bus id, health, power, temperature, AI Core utilization and HBM used/total; no UUID, limit,
 /// clock, P-state, fan, ECC or clock-event reason.
+/// For Intel (`xpu-smi dump`, as the published Flex 170 dump prints it): power and core clock
+/// only; the dump has no name, bus id, memory or driver column, and its utilization and
+/// temperature cells are blank.
 pub(super) fn vendor_view(vendor: Vendor, sample: GpuSample) -> GpuSample {
     if vendor == Vendor::Nvidia {
         return sample;
+    }
+    if vendor == Vendor::Intel {
+        return GpuSample {
+            index: sample.index,
+            vendor,
+            power_draw_w: sample.power_draw_w,
+            clock_sm_mhz: sample.clock_sm_mhz,
+            ..GpuSample::default()
+        };
     }
     GpuSample {
         index: sample.index,

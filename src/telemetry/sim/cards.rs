@@ -252,3 +252,38 @@ pub(super) const ASCEND_910B1: CardSpec = CardSpec {
     retires_pages: false,
     persistence: false,
 };
+
+/// Intel Data Center GPU Flex 170 as `xpu-smi dump -d 0 -m 0,1,2,3` prints it
+/// (tests/fixtures/accel/intel-xpu-smi-dump-01.txt): 43.70-43.74 W at 2050 MHz, with the
+/// utilization and temperature cells blank; `xpu-smi discovery` names the device
+/// `Intel(R) Graphics [0x56c0]` (intel-xpu-smi-discovery-03.txt). The demo only idles it, as
+/// published; the dump prints no memory, limit, fan or load figure, so the demo's readings leave
+/// them out (`sim/accel.rs`) and the figures below only keep the simulator's arithmetic whole.
+pub(super) const INTEL_FLEX_170: CardSpec = CardSpec {
+    vendor: Vendor::Intel,
+    name: "Intel(R) Graphics [0x56c0]",
+    short: "flex170",
+    // Intel's 16 GB; never shown (the dump prints no memory size).
+    memory_total_mib: 16_384,
+    power_max_w: 43.72,
+    power_min_w: 43.72,
+    power_default_w: 43.72,
+    clock_sm_max_mhz: 2050,
+    clock_sm_idle_mhz: 2050,
+    clock_sm_capped_mhz: 2050,
+    clock_mem_load_mhz: 0,
+    clock_mem_idle_mhz: 0,
+    pstate_idle: "",
+    pstate_load: "",
+    power_idle_w: 43.72,
+    temp_idle_c: 45.0,
+    temp_load_c: 45.0,
+    temp_memory_delta_c: None,
+    temp_slowdown_c: 100.0,
+    temp_shutdown_c: 105.0,
+    util_memory_load_pct: 0.0,
+    has_fan: false,
+    ecc: false,
+    retires_pages: false,
+    persistence: false,
+};

@@ -189,6 +189,18 @@ impl Simulator {
         }
         .gpus(|_, _| Work::Idle { held_mib: 4_175 });
 
+        // An Intel host read through `xpu-smi dump`, idle as its published Flex 170 dump shows.
+        let intel = HostBuilder {
+            seed,
+            host_index: 7,
+            spec: &cards::INTEL_FLEX_170,
+            driver_version: "",
+            buses: &single(0x4d, 0x00),
+            first_pid: pid(&mut rng),
+            process_name: "python3",
+        }
+        .gpus(|_, _| Work::Idle { held_mib: 0 });
+
         Self::new(vec![
             SimHost::new("train-h100x8", dc_driver, dc_cuda, train, Plan::Healthy),
             SimHost::new("idle-a100", dc_driver, dc_cuda, idle, Plan::Healthy),
@@ -227,6 +239,7 @@ impl Simulator {
                 },
             ),
             SimHost::new("ascend-910b", ASCEND_DRIVER, "", ascend, Plan::Healthy),
+            SimHost::new("xpu-flex170", "", "", intel, Plan::Healthy),
         ])
     }
 

@@ -64,7 +64,8 @@ fn demo_hosts_in_order() {
             "leaky-t4",
             "flaky-h200",
             "unreachable-box",
-            "ascend-910b"
+            "ascend-910b",
+            "xpu-flex170"
         ]
     );
     assert_eq!(sim.interval_ms(), 1_000);
@@ -328,6 +329,19 @@ fn check_invariants(events: &[(HostId, HostEvent)]) {
         let HostEvent::Sample { gpu: s, .. } = event else {
             continue;
         };
+        if s.vendor == Vendor::Intel {
+            // As the published Flex 170 dump prints it: power and clock, nothing else.
+            let power_w = s.power_draw_w.expect("power");
+            assert!((40.0..48.0).contains(&power_w), "{s:?}");
+            assert_eq!(s.clock_sm_mhz, Some(2050));
+            assert_eq!(
+                (s.memory_total_mib, s.utilization_gpu_pct, s.temperature_c),
+                (None, None, None),
+                "{s:?}"
+            );
+            assert_eq!((s.name.as_ref(), s.bus_id.as_ref()), ("", ""), "{s:?}");
+            continue;
+        }
         let total = s.memory_total_mib.expect("total");
         assert!(s.memory_used_mib.expect("used") <= total, "{s:?}");
         if s.vendor != Vendor::Nvidia {
@@ -358,6 +372,17 @@ fn check_invariants(events: &[(HostId, HostEvent)]) {
         );
         assert_eq!(s.bus_id.len(), 16);
     }
+}
+
+#[test]
+fn the_demo_intel_host_reads_as_its_published_dump() {
+    let mut sim = Simulator::demo(3);
+    let id = host(&sim, "xpu-flex170");
+    let events = run(&mut sim, 10_000);
+    let mine = samples(&events, id);
+    assert!(!mine.is_empty());
+    assert!(mine.iter().all(|(_, s)| s.vendor == Vendor::Intel));
+    check_invariants(&events);
 }
 
 #[test]

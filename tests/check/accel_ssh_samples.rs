@@ -1,0 +1,259 @@
+//! Every published `npu-smi` and `xpu-smi` output of tests/fixtures/accel, printed byte for
+//! byte by a stand-in tool on a real sshd's remote `PATH` (tests/fixtures/fake-accel, scenario
+//! `sample:FILE`): `snapshot --json` shows the accelerators with their vendor and the values
+//! the sample prints, leaves what it does not print unknown, and reports a cut table, a failure
+//! text or another command's output as "unsupported output" with its first lines, never as
+//! numbers.
+
+use std::path::Path;
+
+use crate::accel_ssh::{ascend_host, snapshot, vendor_host, write_named_config};
+use crate::common::sshd::Sshd;
+
+/// `snapshot --json` of a host whose tool prints the published `file`: exit code and host.
+fn host_printing(sshd: &Sshd, file: &str) -> (Option<i32>, serde_json::Value) {
+    sshd.set_scenario(&format!("sample:{file}"));
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_named_config(sshd, dir.path(), "accel", "");
+    let (code, doc) = snapshot(&config, dir.path());
+    (code, doc["hosts"][0].clone())
+}
+
+fn gpus_of(host: &serde_json::Value) -> Vec<serde_json::Value> {
+    host["gpus"].as_array().cloned().unwrap_or_default()
+}
+
+/// A host reported with the tool's unsupported output and no GPU figures.
+fn assert_unsupported(code: Option<i32>, host: &serde_json::Value, tool: &str, needle: &str) {
+    assert_eq!(code, Some(1), "{host:#}");
+    assert_eq!(host["status"], "telemetry_failed", "{host:#}");
+    let detail = host["status_detail"].as_str().expect("detail");
+    assert!(
+        detail.starts_with(&format!("unsupported output from {tool}")),
+        "{detail}"
+    );
+    assert!(detail.contains(needle), "{detail}");
+    assert_eq!(host["gpus"], serde_json::json!([]), "{host:#}");
+}
+
+fn fixture_exists(file: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/accel")
+        .join(file);
+    assert!(path.exists(), "{}", path.display());
+}
+
+#[test]
+fn npu_smi_23_0_3_two_910b2c_cards() {
+    let Some(sshd) = ascend_host() else { return };
+    let (code, host) = host_printing(&sshd, "huawei-npu-smi-info-01.txt");
+    assert_eq!(code, Some(0), "{host:#}");
+    assert_eq!(host["driver_version"], "23.0.3");
+    let gpus = gpus_of(&host);
+    assert_eq!(gpus.len(), 2, "{host:#}");
+    assert_eq!(gpus[0]["vendor"], "huawei");
+    assert_eq!(gpus[0]["name"], "910B2C");
+    assert_eq!(gpus[0]["memory_used_mib"], 3317);
+    assert_eq!(gpus[1]["power_draw_w"], 93.8);
+    assert!(gpus[1]["clock_sm_mhz"].is_null(), "{host:#}");
+}
+
+#[test]
+fn npu_smi_1_9_3_without_hugepages_reads_npus_4_to_7() {
+    let Some(sshd) = ascend_host() else { return };
+    let (code, host) = host_printing(&sshd, "huawei-npu-smi-info-02.txt");
+    assert_eq!(code, Some(0), "{host:#}");
+    let gpus = gpus_of(&host);
+    let indexes: Vec<_> = gpus.iter().map(|g| g["index"].clone()).collect();
+    assert_eq!(indexes, [4, 5, 6, 7], "{host:#}");
+    assert!(gpus.iter().all(|g| g["vendor"] == "huawei"));
+    assert_eq!(gpus[1]["power_draw_w"], 63.8);
+    assert_eq!(gpus[1]["memory_total_mib"], 32768);
+}
+
+#[test]
+fn npu_smi_24_1_rc2_shows_the_two_npus_in_warning() {
+    let Some(sshd) = ascend_host() else { return };
+    let (code, host) = host_printing(&sshd, "huawei-npu-smi-info-03.txt");
+    assert_eq!(code, Some(0), "{host:#}");
+    let gpus = gpus_of(&host);
+    assert_eq!(gpus.len(), 8, "{host:#}");
+    let warned: Vec<_> = gpus
+        .iter()
+        .filter(|g| g["health"] == "warning")
+        .map(|g| g["index"].clone())
+        .collect();
+    assert_eq!(warned, [3, 7], "{host:#}");
+    assert_eq!(gpus[7]["power_draw_w"], 203.2);
+}
+
+#[test]
+fn npu_smi_20_2_and_21_0_show_four_310_chips_of_one_card() {
+    let Some(sshd) = ascend_host() else { return };
+    for (file, temperatures) in [
+        ("huawei-npu-smi-info-04.txt", [56.0, 57.0, 57.0, 55.0]),
+        ("huawei-npu-smi-info-05.txt", [73.0, 74.0, 70.0, 65.0]),
+    ] {
+        let (code, host) = host_printing(&sshd, file);
+        assert_eq!(code, Some(0), "{file}: {host:#}");
+        let gpus = gpus_of(&host);
+        // Four chips share NPU ID: each gets its own number, in table order.
+        let indexes: Vec<_> = gpus.iter().map(|g| g["index"].clone()).collect();
+        assert_eq!(indexes, [0, 1, 2, 3], "{file}");
+        let read: Vec<f64> = gpus
+            .iter()
+            .filter_map(|g| g["temperature_c"].as_f64())
+            .collect();
+        assert_eq!(read, temperatures, "{file}");
+        assert!(
+            gpus.iter()
+                .all(|g| g["name"] == "310" && g["vendor"] == "huawei")
+        );
+    }
+}
+
+#[test]
+fn a_cut_npu_smi_table_is_unsupported_not_half_read() {
+    let Some(sshd) = ascend_host() else { return };
+    let (code, host) = host_printing(&sshd, "huawei-npu-smi-info-06.txt");
+    assert_unsupported(code, &host, "npu-smi 26.0.rc2", "closing rule");
+}
+
+#[test]
+fn npu_smi_failure_texts_reach_the_user_with_their_lines() {
+    let Some(sshd) = ascend_host() else { return };
+    for (file, line) in [
+        (
+            "huawei-npu-smi-error-01.txt",
+            "dcmi module initialize failed. ret is -8005",
+        ),
+        (
+            "huawei-npu-smi-error-02.txt",
+            "dcmi model initialized failed, because the device is used. ret is -8020",
+        ),
+    ] {
+        let (code, host) = host_printing(&sshd, file);
+        assert_unsupported(code, &host, "npu-smi", line);
+    }
+}
+
+#[test]
+fn the_chip_map_printed_for_the_table_is_unsupported() {
+    let Some(sshd) = ascend_host() else { return };
+    for file in [
+        "huawei-npu-smi-info-m-01.txt",
+        "huawei-npu-smi-info-m-02.txt",
+    ] {
+        let (code, host) = host_printing(&sshd, file);
+        assert_unsupported(code, &host, "npu-smi", "Chip Logic ID");
+    }
+}
+
+#[test]
+fn xpu_smi_dumps_show_intel_gpus_with_blank_cells_unknown() {
+    let Some(sshd) = vendor_host("intel") else {
+        return;
+    };
+    let (code, host) = host_printing(&sshd, "intel-xpu-smi-dump-01.txt");
+    assert_eq!(code, Some(0), "{host:#}");
+    let gpus = gpus_of(&host);
+    assert_eq!(gpus.len(), 1, "{host:#}");
+    assert_eq!(gpus[0]["vendor"], "intel");
+    // The newest of the six lines.
+    assert_eq!(gpus[0]["power_draw_w"], 43.70);
+    assert!(gpus[0]["utilization_gpu_pct"].is_null(), "{host:#}");
+    assert!(gpus[0]["temperature_c"].is_null(), "{host:#}");
+
+    let (code, host) = host_printing(&sshd, "intel-xpu-smi-dump-02.txt");
+    assert_eq!(code, Some(0), "{host:#}");
+    let gpus = gpus_of(&host);
+    assert_eq!(gpus[0]["memory_used_mib"], 82);
+    assert_eq!(gpus[0]["utilization_memory_pct"], 2.03);
+    assert!(gpus[0]["memory_total_mib"].is_null(), "{host:#}");
+
+    // Cut inside its fifth row: the four complete rows are four GPUs.
+    let (code, host) = host_printing(&sshd, "intel-xpu-smi-dump-03.txt");
+    assert_eq!(code, Some(0), "{host:#}");
+    let gpus = gpus_of(&host);
+    assert_eq!(gpus.len(), 4, "{host:#}");
+    assert!(gpus.iter().all(|g| g["utilization_gpu_pct"].is_null()));
+    assert_eq!(gpus[2]["memory_used_mib"], 49);
+}
+
+#[test]
+fn xpu_smi_reports_printed_for_the_dump_are_unsupported() {
+    let Some(sshd) = vendor_host("intel") else {
+        return;
+    };
+    for (file, needle) in [
+        ("intel-xpu-smi-discovery-01.txt", "Device Information"),
+        ("intel-xpu-smi-discovery-02.txt", "Device Information"),
+        ("intel-xpu-smi-discovery-03.txt", "Device ID,Device Name"),
+        ("intel-xpu-smi-discovery-04.txt", "Device ID,Device Name"),
+        ("intel-xpu-smi-health-01.txt", "Device ID"),
+        ("intel-xpu-smi-stats-01.txt", "Device ID"),
+    ] {
+        fixture_exists(file);
+        let (code, host) = host_printing(&sshd, file);
+        assert_unsupported(code, &host, "xpu-smi", needle);
+    }
+}
+
+#[test]
+fn watch_names_the_npu_smi_dcmi_failure_as_a_finding() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    let Some(sshd) = ascend_host() else { return };
+    sshd.set_scenario("sample:huawei-npu-smi-error-01.txt");
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_named_config(&sshd, dir.path(), "accel", "");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let log = dir.path().join("watch.log");
+    let mut child = Command::new(crate::tmux::binary())
+        .args(["watch", "--accept-new-host-keys", "--metrics"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--config")
+        .arg(&config)
+        .arg("--known-hosts")
+        .arg(dir.path().join("known_hosts"))
+        .env("GPUFLEET_STATE_DIR", dir.path().join("state"))
+        .env("SSH_AUTH_SOCK", "")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("watch");
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let page = loop {
+        let page = reqwest::blocking::get(&url)
+            .and_then(|r| r.text())
+            .unwrap_or_default();
+        if page.contains("label=\"npu_dcmi_init_failed\"") || Instant::now() > deadline {
+            break page;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let finding = page
+        .lines()
+        .find(|l| l.contains("label=\"npu_dcmi_init_failed\"") && l.contains("instance=\"accel\""));
+    assert!(
+        finding.is_some_and(|l| l.ends_with(" 1")),
+        "{page}\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    // The named finding replaces the generic "unsupported output" one.
+    let generic = page.lines().any(|l| {
+        l.contains("label=\"accel_unsupported_output\"")
+            && l.contains("instance=\"accel\"")
+            && l.ends_with(" 1")
+    });
+    assert!(!generic, "{page}");
+}
