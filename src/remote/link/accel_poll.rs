@@ -280,6 +280,14 @@ mod tests {
             Some(Probed::Tool(Tool::Xpu))
         );
         assert_eq!(
+            probe_answer(&lines(&["gpufleet-probe 5"])),
+            Some(Probed::Tool(Tool::Mthreads))
+        );
+        assert_eq!(
+            probe_answer(&lines(&["gpufleet-probe 6"])),
+            Some(Probed::Tool(Tool::Cnmon))
+        );
+        assert_eq!(
             probe_answer(&lines(&["gpufleet-probe none"])),
             Some(Probed::Nvidia)
         );
@@ -328,5 +336,12 @@ mod tests {
             "xpu-smi dump -d -1 -m 0,1,2,3,4,5 -i 2"
         );
         assert!(Tool::Amd.command(1_000, false).is_none());
+        let gmi = Tool::Mthreads.command(1_000, true).expect("mthreads");
+        assert_eq!(
+            gmi.to_shell().expect("shell"),
+            "sh -c 'mthreads-gmi \"$@\" 2>/dev/null || mthreads-gmi' sh --query --json"
+        );
+        let cnmon = Tool::Cnmon.command(1_000, true).expect("cnmon");
+        assert_eq!(cnmon.to_shell().expect("shell"), "cnmon");
     }
 }
