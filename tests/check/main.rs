@@ -12,6 +12,7 @@ mod release_server;
 mod tmux;
 
 mod accel_local;
+mod accel_mthreads_ssh;
 mod accel_ssh;
 mod check_expect;
 mod check_local;
