@@ -1,6 +1,7 @@
 //! Hosts whose accelerators are not NVIDIA's, over the same link: which vendor tool a host has
 //! (probed once per host, nvidia-smi first), and that tool run at the interval, its output fed
-//! to the parsers of `telemetry::accel`.
+//! to the parsers of `telemetry::accel`. The kernel log is followed as on NVIDIA hosts, so a
+//! vendor driver's lines (Moore Threads' `mtgpu`) reach the findings.
 //!
 //! The probe and every command are fixed text built here from typed values; the probe's answer
 //! only selects one of the tools listed here, so nothing remote is ever run. `npu-smi info` and
@@ -50,6 +51,7 @@ impl Link {
                 st.processes_due = None;
                 st.accel.tool = Some(tool);
                 self.accel_poll(mux, st, tool)?;
+                self.start_kernel_follow(mux)?;
                 Ok(true)
             }
         }
@@ -131,7 +133,8 @@ impl Link {
         match found {
             Some(Probed::Tool(tool)) => {
                 st.accel.tool = Some(tool);
-                self.accel_poll(mux, st, tool)
+                self.accel_poll(mux, st, tool)?;
+                self.start_kernel_follow(mux)
             }
             _ => {
                 st.processes_due = Some(Instant::now());
