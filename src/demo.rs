@@ -63,7 +63,7 @@ struct DemoHost {
     backup: Option<&'static [&'static str]>,
 }
 
-const HOSTS: [DemoHost; 8] = [
+const HOSTS: [DemoHost; 10] = [
     DemoHost {
         name: "train-h100x8",
         price_per_hour: 23.92,
@@ -139,6 +139,24 @@ const HOSTS: [DemoHost; 8] = [
         max_spend: None,
         provider: Provider::AutoDl,
         instance_id: "3e4f5a6b7c-8d9e0f1a",
+        backup: None,
+    },
+    DemoHost {
+        name: "mthreads-s80",
+        price_per_hour: 1.2,
+        currency: "CNY",
+        max_spend: None,
+        provider: Provider::AutoDl,
+        instance_id: "4f5a6b7c8d-9e0f1a2b",
+        backup: None,
+    },
+    DemoHost {
+        name: "cambricon-mlu",
+        price_per_hour: 9.8,
+        currency: "CNY",
+        max_spend: None,
+        provider: Provider::AutoDl,
+        instance_id: "9c0d1e2f3a-4b5c6d7e",
         backup: None,
     },
 ];

@@ -8,6 +8,7 @@ use crate::diagnose::finding::Finding;
 use crate::diagnose::needles::{Bits, NeedleSet};
 use crate::diagnose::{
     labels, labels_app, labels_ascend, labels_container, labels_host, labels_job,
+    labels_mthreads,
 };
 
 /// What a rule reads from its line besides the phrase.
@@ -311,6 +312,8 @@ pub const LINE_RULES: &[Rule] = &[
         labels_host::driver_probe_failed,
     ),
     with(&["pcie bus error", "aer:"], aer_corrected, Detail::Aer),
+    // Moore Threads' driver: its GPU debug dump and a kernel warning inside the module.
+    rule(&["mtgpu dbg: end", "[mtgpu]"], labels_mthreads::mtgpu_fault),
     with(
         &["sxid ("],
         labels_host::nvswitch_sxid_nonfatal,

@@ -19,6 +19,7 @@ pub mod labels_container;
 pub mod labels_fit;
 pub mod labels_host;
 pub mod labels_job;
+pub mod labels_mthreads;
 mod line_detail;
 pub mod line_rules;
 pub mod live;

@@ -3,13 +3,16 @@
 //! `accel_poll.rs` runs them on the link.
 
 use crate::remote::quote::{CommandError, RemoteCommand};
+use crate::telemetry::accel::mthreads_gmi::QUERY_JSON_ARGS;
 use crate::telemetry::accel::rocm_smi::ROCM_SMI_ARGS;
 use crate::telemetry::accel::sample::newest_per_device;
-use crate::telemetry::accel::{AccelError, AccelReading, npu_smi, rocm_smi, xpu_smi};
+use crate::telemetry::accel::{
+    AccelError, AccelReading, cnmon, mthreads_gmi, npu_smi, rocm_smi, xpu_smi,
+};
 
 /// The probe: the first of the configured nvidia-smi and the vendor tools that the host's
 /// `PATH` has, by its position in that list. Fixed text; the nvidia-smi command is `$1`.
-pub(super) const PROBE_SCRIPT: &str = "i=0; for t in \"$1\" npu-smi rocm-smi amd-smi xpu-smi; do \
+pub(super) const PROBE_SCRIPT: &str = "i=0; for t in \"$1\" npu-smi rocm-smi amd-smi xpu-smi mthreads-gmi cnmon; do \
 if command -v \"$t\" >/dev/null 2>&1; then echo \"gpufleet-probe $i\"; exit 0; fi; \
 i=$((i+1)); done; echo gpufleet-probe none";
 /// What the probe prints before the position.
@@ -24,14 +27,27 @@ pub(crate) enum Tool {
     Rocm,
     Amd,
     Xpu,
+    Mthreads,
+    Cnmon,
 }
+
+/// `mthreads-gmi`: its JSON report, and the table where the tool refuses the report (fixed
+/// text; the report's arguments are its only arguments).
+const MTHREADS_SCRIPT: &str = "mthreads-gmi \"$@\" 2>/dev/null || mthreads-gmi";
 
 impl Tool {
     /// The tool at `position` in the probe's list (0 is nvidia-smi).
     fn at(position: usize) -> Option<Tool> {
-        [Tool::Npu, Tool::Rocm, Tool::Amd, Tool::Xpu]
-            .get(position.checked_sub(1)?)
-            .copied()
+        [
+            Tool::Npu,
+            Tool::Rocm,
+            Tool::Amd,
+            Tool::Xpu,
+            Tool::Mthreads,
+            Tool::Cnmon,
+        ]
+        .get(position.checked_sub(1)?)
+        .copied()
     }
 
     pub(crate) fn name(self) -> &'static str {
@@ -40,6 +56,8 @@ impl Tool {
             Tool::Rocm => "rocm-smi",
             Tool::Amd => "amd-smi",
             Tool::Xpu => "xpu-smi",
+            Tool::Mthreads => "mthreads-gmi",
+            Tool::Cnmon => "cnmon",
         }
     }
 
@@ -65,6 +83,10 @@ impl Tool {
                 }
                 command
             }
+            Tool::Mthreads => RemoteCommand::new("sh")
+                .args(["-c", MTHREADS_SCRIPT, "sh"])
+                .args(QUERY_JSON_ARGS),
+            Tool::Cnmon => RemoteCommand::new("cnmon"),
         })
     }
 
@@ -80,6 +102,8 @@ impl Tool {
                 text,
             )),
             Tool::Xpu => xpu_smi::parse_dump(text).map(newest_per_device),
+            Tool::Mthreads => mthreads_gmi::parse(text),
+            Tool::Cnmon => cnmon::parse_table(text),
         }
     }
 }

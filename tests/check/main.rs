@@ -12,6 +12,7 @@ mod release_server;
 mod tmux;
 
 mod accel_local;
+mod accel_mthreads_ssh;
 mod accel_ssh;
 mod accel_ssh_samples;
 mod check_expect;

@@ -111,8 +111,9 @@ fn a_refused_host_says_why_at_60x15() {
 
 /// Every GPU total and power limit of the demo fleet: whatever is drawn after a `/` must be
 /// one of these, whole, or a number was cut.
-const DEMO_TOTALS: [&str; 11] = [
-    "637", "80.0", "24.0", "15.0", "140", "5600", "400", "450", "70", "700", "512",
+const DEMO_TOTALS: [&str; 14] = [
+    "637", "80.0", "24.0", "15.0", "140", "5600", "400", "450", "70", "700", "512", "16.0", "45.7",
+    "500",
 ];
 
 /// Badges the demo shows; none may appear cut without an ellipsis.
@@ -206,11 +207,10 @@ fn the_demo_at_80x24_cuts_no_number_and_totals_the_fleet() {
         totals.contains("USD/h") && totals.contains("CNY/h") && totals.contains("spent"),
         "{screen}"
     );
-    // One line per host and one under it: bars per GPU for the eight H100s.
+    // Nine hosts leave no room for a line under each: one line per host, every host shown.
     assert!(
-        screen.lines().any(|l| l.contains("GPU ")
-            && l.matches(['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']).count() >= 8),
-        "per-GPU bars:\n{screen}"
+        row(&screen, "cambricon-mlu").contains("MLU370-X8"),
+        "{screen}"
     );
     let unreachable = row(&screen, "unreachable-box");
     assert!(unreachable.contains("timed out"), "{screen}");
@@ -236,6 +236,12 @@ fn the_demo_at_200x50_cuts_no_number() {
     let screen = tmux.wait_for("GPU lost", WAIT);
     assert_rows_honest(&screen);
     assert_boxed(&screen, 200);
+    // One line per host and one under it: bars per GPU for the eight H100s.
+    assert!(
+        screen.lines().any(|l| l.contains("GPU ")
+            && l.matches(['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']).count() >= 8),
+        "per-GPU bars:\n{screen}"
+    );
     tmux.keys(&["q"]);
     tmux.wait_for("EXIT=", WAIT);
 }

@@ -11,6 +11,7 @@ mod diagnose_device;
 mod diagnose_live;
 mod diagnose_live_hour;
 mod diagnose_live_jobs;
+mod diagnose_mthreads;
 mod diagnose_render;
 mod diagnose_smi;
 mod diagnose_stream;

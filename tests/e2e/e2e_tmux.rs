@@ -65,7 +65,7 @@ fn snapshot_of_the_demo_prints_every_host_and_fails_for_the_unreachable_one() {
     assert_eq!(out.status.code(), Some(1), "one demo host is unreachable");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let hosts = doc["hosts"].as_array().expect("hosts list");
-    assert_eq!(hosts.len(), 8);
+    assert_eq!(hosts.len(), 10);
     // The mixed fleet: the Ascend host's NPUs are in `gpus` with their vendor, and what
     // npu-smi does not report is null, not 0.
     let ascend = &hosts[6];
@@ -81,6 +81,20 @@ fn snapshot_of_the_demo_prints_every_host_and_fails_for_the_unreachable_one() {
     assert_eq!(intel["gpus"][0]["vendor"], "intel");
     assert_eq!(intel["gpus"][0]["clock_sm_mhz"], 2050);
     assert!(intel["gpus"][0]["temperature_c"].is_null());
+    // The Moore Threads and Cambricon hosts, as mthreads-gmi and cnmon report them: no power
+    // in mthreads-gmi's table, a power cap in cnmon's.
+    let s80 = &hosts[8];
+    assert_eq!(s80["name"], "mthreads-s80");
+    assert_eq!(s80["status"], "live");
+    assert_eq!(s80["gpus"][0]["vendor"], "mthreads");
+    assert_eq!(s80["gpus"][0]["name"], "MTT S80");
+    assert!(s80["gpus"][0]["power_draw_w"].is_null());
+    let mlu = &hosts[9];
+    assert_eq!(mlu["name"], "cambricon-mlu");
+    assert_eq!(mlu["status"], "live");
+    assert_eq!(mlu["gpus"].as_array().map(Vec::len), Some(2));
+    assert_eq!(mlu["gpus"][1]["vendor"], "cambricon");
+    assert_eq!(mlu["gpus"][1]["power_limit_w"], 250.0);
     let train = &hosts[0];
     assert_eq!(train["gpus"][0]["vendor"], "nvidia");
     assert_eq!(train["status"], "live");

@@ -12,7 +12,7 @@ use std::time::Duration;
 use gpufleet::recording::{Line, RecordingReader};
 use tmux::{Tmux, binary};
 
-const DEMO_HOSTS: [&str; 8] = [
+const DEMO_HOSTS: [&str; 10] = [
     "train-h100x8",
     "idle-a100",
     "hot-4090",
@@ -21,6 +21,8 @@ const DEMO_HOSTS: [&str; 8] = [
     "unreachable-box",
     "ascend-910b",
     "xpu-flex170",
+    "mthreads-s80",
+    "cambricon-mlu",
 ];
 
 /// Runs the demo fleet's watcher at 20x for `seconds` (the flaky H200 loses its GPU after a

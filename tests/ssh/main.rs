@@ -9,6 +9,7 @@ mod common;
 mod tmux;
 
 mod remote_exec;
+mod ssh_accel_kernel;
 mod ssh_auth;
 mod ssh_cleanup;
 mod ssh_config;

@@ -1,6 +1,7 @@
 //! Hosts whose accelerators are not NVIDIA's, over the same link: which vendor tool a host has
 //! (probed once per host, nvidia-smi first), and that tool run at the interval, its output fed
-//! to the parsers of `telemetry::accel`.
+//! to the parsers of `telemetry::accel`. The kernel log is followed as on NVIDIA hosts, so a
+//! vendor driver's lines (Moore Threads' `mtgpu`) reach the findings.
 //!
 //! The probe and every command are fixed text built here from typed values; the probe's answer
 //! only selects one of the tools listed here, so nothing remote is ever run. `npu-smi info` and
@@ -50,6 +51,7 @@ impl Link {
                 st.processes_due = None;
                 st.accel.tool = Some(tool);
                 self.accel_poll(mux, st, tool)?;
+                self.start_kernel_follow(mux)?;
                 Ok(true)
             }
         }
@@ -131,7 +133,8 @@ impl Link {
         match found {
             Some(Probed::Tool(tool)) => {
                 st.accel.tool = Some(tool);
-                self.accel_poll(mux, st, tool)
+                self.accel_poll(mux, st, tool)?;
+                self.start_kernel_follow(mux)
             }
             _ => {
                 st.processes_due = Some(Instant::now());
@@ -280,6 +283,14 @@ mod tests {
             Some(Probed::Tool(Tool::Xpu))
         );
         assert_eq!(
+            probe_answer(&lines(&["gpufleet-probe 5"])),
+            Some(Probed::Tool(Tool::Mthreads))
+        );
+        assert_eq!(
+            probe_answer(&lines(&["gpufleet-probe 6"])),
+            Some(Probed::Tool(Tool::Cnmon))
+        );
+        assert_eq!(
             probe_answer(&lines(&["gpufleet-probe none"])),
             Some(Probed::Nvidia)
         );
@@ -328,5 +339,12 @@ mod tests {
             "xpu-smi dump -d -1 -m 0,1,2,3,4,5 -i 2"
         );
         assert!(Tool::Amd.command(1_000, false).is_none());
+        let gmi = Tool::Mthreads.command(1_000, true).expect("mthreads");
+        assert_eq!(
+            gmi.to_shell().expect("shell"),
+            "sh -c 'mthreads-gmi \"$@\" 2>/dev/null || mthreads-gmi' sh --query --json"
+        );
+        let cnmon = Tool::Cnmon.command(1_000, true).expect("cnmon");
+        assert_eq!(cnmon.to_shell().expect("shell"), "cnmon");
     }
 }

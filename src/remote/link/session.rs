@@ -199,6 +199,11 @@ impl Link {
             st.detail_pending = true;
         }
         self.start_stream(mux, st)?;
+        self.start_kernel_follow(mux)
+    }
+
+    /// Follows the host's kernel log while the link follows the host, unless it cannot be read.
+    pub(super) fn start_kernel_follow(&mut self, mux: &mut Mux) -> Result<(), RemoteError> {
         if self.mode == Mode::Follow
             && self.opts.follow_kernel
             && !self.kernel_unavailable
@@ -290,7 +295,7 @@ impl Link {
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
         // The boot id is read whatever the host's GPUs.
-        if st.accel.active() && slot != Slot::BootId {
+        if st.accel.active() && slot != Slot::BootId && slot != Slot::Kernel {
             return self.accel_event(slot, event, mux, st);
         }
         match (slot, event) {

@@ -94,12 +94,21 @@ pub(crate) fn rejected_option(output: &str) -> bool {
 
 /// Kernel lines worth forwarding: the NVIDIA driver's (`NVRM: Xid ...`, `NVRM: GPU ... has
 /// fallen off the bus`, `NVRM: ... RmInitAdapter failed!`), NVSwitch `SXid`s, lines the kernel
-/// prints for the `nvidia` device and nouveau, and PCIe AER lines (the triage decides which of
+/// prints for the `nvidia` device and nouveau, Moore Threads' `mtgpu` driver, and PCIe AER lines (the triage decides which of
 /// them are about a GPU).
 pub(crate) fn is_gpu_kernel_line(line: &str) -> bool {
-    ["NVRM", "Xid", "nvidia", "nouveau", "AER:", "PCIe Bus Error"]
-        .iter()
-        .any(|word| line.contains(word))
+    [
+        "NVRM",
+        "Xid",
+        "nvidia",
+        "nouveau",
+        "AER:",
+        "PCIe Bus Error",
+        "MTGPU",
+        "[mtgpu]",
+    ]
+    .iter()
+    .any(|word| line.contains(word))
 }
 
 #[cfg(test)]
@@ -138,6 +147,13 @@ mod tests {
             "[ 1234.5] NVRM: Xid (PCI:0000:5a:00): 79, GPU has fallen off the bus."
         ));
         assert!(!is_gpu_kernel_line("[ 1.0] usb 1-1: new device"));
+        // Moore Threads' driver (tests/fixtures/accel/mthreads-kernel-dmesg-01.txt).
+        assert!(is_gpu_kernel_line(
+            "[234620.922971] MTGPU:  550: ------------[ MTGPU DBG: END ]------------"
+        ));
+        assert!(is_gpu_kernel_line(
+            "[234620.923027] WARNING: CPU: 25 PID: 550 at /var/lib/dkms/mtgpu/1.0.0/build/src/pvr/osfunc.c:1191 OSWarnOn+0xf/0x20 [mtgpu]"
+        ));
         // AER lines of the GPU and of its root port (https://github.com/rwth-i6/returnn/issues/1486,
         // https://github.com/rwth-i6/returnn/issues/1500).
         assert!(is_gpu_kernel_line(

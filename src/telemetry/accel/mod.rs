@@ -1,11 +1,13 @@
 //! Readings of non-NVIDIA accelerators from their vendors' command-line tools (`npu-smi`,
-//! `rocm-smi`, `xpu-smi`), as one vendor-neutral shape.
+//! `rocm-smi`, `xpu-smi`, `mthreads-gmi`, `cnmon`), as one vendor-neutral shape.
 //!
 //! Pure functions: text in, readings out. A metric the tool does not print is `None`, never
 //! `0`; output the parser does not recognise is an [`AccelError::Unsupported`] naming the tool,
 //! its version when printed, and the first lines, never a guessed number. Text taken from the
 //! output passes through [`crate::remote::sanitize`] like every other remote text.
 
+pub mod cnmon;
+pub mod mthreads_gmi;
 pub mod npu_smi;
 pub mod rocm_smi;
 pub mod sample;
@@ -56,11 +58,13 @@ impl Vendor {
 }
 
 /// The vendor tools gpufleet reads and whose accelerators they report, by the tool's name.
-pub const TOOLS: [(&str, Vendor); 4] = [
+pub const TOOLS: [(&str, Vendor); 6] = [
     ("npu-smi", Vendor::Huawei),
     ("rocm-smi", Vendor::Amd),
     ("amd-smi", Vendor::Amd),
     ("xpu-smi", Vendor::Intel),
+    ("mthreads-gmi", Vendor::Mthreads),
+    ("cnmon", Vendor::Cambricon),
 ];
 
 /// How an [`AccelError::Unsupported`] reads, up to the tool's name.
@@ -276,7 +280,8 @@ mod tests {
         let err = AccelError::unsupported("xpu-smi", None, "r", "x");
         assert!(err.to_string().starts_with(UNSUPPORTED_PREFIX));
         assert_eq!(Vendor::Amd.tool(), Some("rocm-smi"));
-        assert_eq!(Vendor::Cambricon.tool(), None);
+        assert_eq!(Vendor::Cambricon.tool(), Some("cnmon"));
+        assert_eq!(Vendor::Nvidia.tool(), None);
     }
 
     #[test]

@@ -7,7 +7,9 @@ use crate::telemetry::accel::{Health, Vendor};
 
 /// `sample` as `vendor`'s tool would report it. For Huawei (`npu-smi info`): the NPU's name,
 /// bus id, health, power, temperature, AI Core utilization and HBM used/total; no UUID, limit,
-/// clock, P-state, fan, ECC or clock-event reason.
+/// clock, P-state, fan, ECC or clock-event reason. Moore Threads (`mthreads-gmi`) has no power
+/// or health either; Cambricon (`cnmon`) adds the power cap and the fan (0 % on the passively
+/// cooled MLU370, as printed) and has no health word.
 /// For Intel (`xpu-smi dump`, as the published Flex 170 dump prints it): power and core clock
 /// only; the dump has no name, bus id, memory or driver column, and its utilization and
 /// temperature cells are blank.
@@ -24,6 +26,25 @@ pub(super) fn vendor_view(vendor: Vendor, sample: GpuSample) -> GpuSample {
             ..GpuSample::default()
         };
     }
+    let limit = sample.power_limit_w;
+    let huawei = huawei_view(vendor, sample);
+    match vendor {
+        Vendor::Mthreads => GpuSample {
+            power_draw_w: None,
+            health: None,
+            ..huawei
+        },
+        Vendor::Cambricon => GpuSample {
+            power_limit_w: limit,
+            fan_speed_pct: Some(0.0),
+            health: None,
+            ..huawei
+        },
+        _ => huawei,
+    }
+}
+
+fn huawei_view(vendor: Vendor, sample: GpuSample) -> GpuSample {
     GpuSample {
         index: sample.index,
         vendor,

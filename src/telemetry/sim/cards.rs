@@ -171,6 +171,69 @@ pub(super) const RTX_4090: CardSpec = CardSpec {
     persistence: false,
 };
 
+/// Moore Threads MTT S80 as `mthreads-gmi` 2.0.0 shows one idle on a desktop
+/// (tests/fixtures/accel/mthreads-mthreads-gmi-table-02.txt): 16384 MiB, 41 C at 0 %.
+/// mthreads-gmi prints no power, clock, limit or fan, so the demo's readings leave them out;
+/// the figures below only keep the simulator's arithmetic whole.
+pub(super) const MTT_S80: CardSpec = CardSpec {
+    vendor: Vendor::Mthreads,
+    name: "MTT S80",
+    short: "s80",
+    memory_total_mib: 16_384,
+    power_max_w: 255.0,
+    power_min_w: 255.0,
+    power_default_w: 255.0,
+    clock_sm_max_mhz: 0,
+    clock_sm_idle_mhz: 0,
+    clock_sm_capped_mhz: 0,
+    clock_mem_load_mhz: 0,
+    clock_mem_idle_mhz: 0,
+    pstate_idle: "",
+    pstate_load: "",
+    power_idle_w: 20.0,
+    temp_idle_c: 40.0,
+    temp_load_c: 40.0,
+    temp_memory_delta_c: None,
+    temp_slowdown_c: 100.0,
+    temp_shutdown_c: 105.0,
+    util_memory_load_pct: 0.0,
+    has_fan: false,
+    ecc: false,
+    retires_pages: false,
+    persistence: false,
+};
+
+/// Cambricon MLU370-X8 as `cnmon` v5.10.13 shows two idle
+/// (tests/fixtures/accel/cambricon-cnmon-table-03.txt): 23374 MiB, 106 W of a 250 W cap,
+/// 32-39 C at 0 %, fan 0 %. cnmon prints no clock, so the demo's readings leave it out.
+pub(super) const MLU370_X8: CardSpec = CardSpec {
+    vendor: Vendor::Cambricon,
+    name: "MLU370-X8",
+    short: "mlu370",
+    memory_total_mib: 23_374,
+    power_max_w: 250.0,
+    power_min_w: 250.0,
+    power_default_w: 250.0,
+    clock_sm_max_mhz: 0,
+    clock_sm_idle_mhz: 0,
+    clock_sm_capped_mhz: 0,
+    clock_mem_load_mhz: 0,
+    clock_mem_idle_mhz: 0,
+    pstate_idle: "",
+    pstate_load: "",
+    power_idle_w: 106.0,
+    temp_idle_c: 35.0,
+    temp_load_c: 35.0,
+    temp_memory_delta_c: None,
+    temp_slowdown_c: 100.0,
+    temp_shutdown_c: 105.0,
+    util_memory_load_pct: 0.0,
+    has_fan: false,
+    ecc: false,
+    retires_pages: false,
+    persistence: false,
+};
+
 /// Tesla T4. Slowdown 93 C / shutdown 96 C as T4 cloud instances commonly report.
 pub(super) const T4: CardSpec = CardSpec {
     vendor: Vendor::Nvidia,

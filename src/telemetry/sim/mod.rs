@@ -41,6 +41,10 @@ const ASCEND_DRIVER: &str = "23.0.rc2";
 /// The eight NPUs' buses, in npu-smi's form: cards 0, 1 and 7 as the table prints them
 /// (`C1`, `01`, `42`); cards 2 to 6, which its author elided, on buses of the demo's choosing.
 const ASCEND_BUSES: [u8; 8] = [0xC1, 0x01, 0x41, 0xC2, 0x81, 0xC3, 0x82, 0x42];
+/// The mthreads-gmi driver version of the published idle S80 table the demo follows.
+const MTHREADS_DRIVER: &str = "3.0.0";
+/// The cnmon driver version of the published MLU370-X8 table the demo follows.
+const CAMBRICON_DRIVER: &str = "v5.10.13";
 
 /// A deterministic fleet advanced by an explicit scenario clock.
 #[derive(Debug, Clone)]
@@ -201,6 +205,29 @@ impl Simulator {
         }
         .gpus(|_, _| Work::Idle { held_mib: 0 });
 
+        // A Moore Threads desktop and a Cambricon server, idle as their published tables show
+        // them: the S80 with 662 MiB held by Xorg, the two MLU370-X8 with nothing running.
+        let mthreads = HostBuilder {
+            seed,
+            host_index: 8,
+            spec: &cards::MTT_S80,
+            driver_version: MTHREADS_DRIVER,
+            buses: &["00000000:01:00.0".to_string()],
+            first_pid: pid(&mut rng),
+            process_name: "/usr/lib/xorg/Xorg",
+        }
+        .gpus(|_, _| Work::Idle { held_mib: 662 });
+        let cambricon = HostBuilder {
+            seed,
+            host_index: 9,
+            spec: &cards::MLU370_X8,
+            driver_version: CAMBRICON_DRIVER,
+            buses: &["0000:39:00.0".to_string(), "0000:3D:00.0".to_string()],
+            first_pid: pid(&mut rng),
+            process_name: "python3",
+        }
+        .gpus(|_, _| Work::Idle { held_mib: 0 });
+
         Self::new(vec![
             SimHost::new("train-h100x8", dc_driver, dc_cuda, train, Plan::Healthy),
             SimHost::new("idle-a100", dc_driver, dc_cuda, idle, Plan::Healthy),
@@ -240,6 +267,14 @@ impl Simulator {
             ),
             SimHost::new("ascend-910b", ASCEND_DRIVER, "", ascend, Plan::Healthy),
             SimHost::new("xpu-flex170", "", "", intel, Plan::Healthy),
+            SimHost::new("mthreads-s80", MTHREADS_DRIVER, "", mthreads, Plan::Healthy),
+            SimHost::new(
+                "cambricon-mlu",
+                CAMBRICON_DRIVER,
+                "",
+                cambricon,
+                Plan::Healthy,
+            ),
         ])
     }
 

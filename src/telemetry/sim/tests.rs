@@ -65,7 +65,9 @@ fn demo_hosts_in_order() {
             "flaky-h200",
             "unreachable-box",
             "ascend-910b",
-            "xpu-flex170"
+            "xpu-flex170",
+            "mthreads-s80",
+            "cambricon-mlu"
         ]
     );
     assert_eq!(sim.interval_ms(), 1_000);
@@ -346,14 +348,29 @@ fn check_invariants(events: &[(HostId, HostEvent)]) {
         assert!(s.memory_used_mib.expect("used") <= total, "{s:?}");
         if s.vendor != Vendor::Nvidia {
             // Read as its vendor's tool reports it: what that tool lacks is unknown, not 0.
-            assert_eq!(s.vendor, Vendor::Huawei);
-            assert!(s.power_draw_w.expect("power") > 0.0, "{s:?}");
             assert!(s.temperature_c.is_some() && s.utilization_gpu_pct.is_some());
-            assert_eq!(
-                (s.power_limit_w, s.clock_sm_mhz, s.pstate.as_deref()),
-                (None, None, None)
-            );
-            assert_eq!((s.uuid.as_ref(), s.bus_id.len()), ("", 12), "{s:?}");
+            assert_eq!((s.clock_sm_mhz, s.pstate.as_deref()), (None, None));
+            assert_eq!(s.uuid.as_ref(), "", "{s:?}");
+            match s.vendor {
+                Vendor::Huawei => {
+                    assert!(s.power_draw_w.expect("power") > 0.0, "{s:?}");
+                    assert_eq!(s.power_limit_w, None);
+                    assert_eq!(s.bus_id.len(), 12, "{s:?}");
+                }
+                // mthreads-gmi prints no power and no health.
+                Vendor::Mthreads => {
+                    assert_eq!((s.power_draw_w, s.power_limit_w), (None, None), "{s:?}");
+                    assert_eq!((s.name.as_ref(), s.health.clone()), ("MTT S80", None));
+                    assert_eq!(s.memory_total_mib, Some(16_384));
+                }
+                // cnmon prints the draw, the cap and the fan, no health word.
+                Vendor::Cambricon => {
+                    assert!(s.power_draw_w.expect("power") > 0.0, "{s:?}");
+                    assert_eq!(s.power_limit_w, Some(250.0), "{s:?}");
+                    assert_eq!((s.fan_speed_pct, s.health.clone()), (Some(0.0), None));
+                }
+                other => panic!("unexpected vendor {other:?}"),
+            }
             continue;
         }
         let power_w = s.power_draw_w.expect("power");
