@@ -6,14 +6,12 @@
 mod accel_tools;
 mod ask_again;
 mod auth;
-mod auth_words;
 mod backoff;
 mod bridge;
 mod connect;
 mod credentials;
 mod digest;
 mod error;
-mod error_words;
 mod exec;
 mod host;
 mod host_key_check;

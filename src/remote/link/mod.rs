@@ -43,7 +43,6 @@ use crate::remote::accel_tools::Probed;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
-use crate::remote::error_words;
 use crate::remote::host::RemoteHost;
 use crate::remote::link::command_memo::CommandMemo;
 use crate::remote::link::flood::FloodState;
@@ -230,8 +229,8 @@ impl Link {
             retry_at_ms: retry_in
                 .map(|d| at_ms.saturating_add(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))),
             words: Some(DownWords {
-                reason: error_words::reason(e).map_verbatim(&sanitize),
-                summary: error_words::summary(e),
+                reason: e.words().map_verbatim(&sanitize),
+                summary: e.summary_words(),
             }),
         });
     }
