@@ -459,7 +459,7 @@ mod tests {
     }
 
     use crate::remote::auth;
-    use crate::remote::notice_words::place;
+    use crate::remote::ssh_config_file::place;
     use std::io::{Error, ErrorKind};
     use std::path::Path;
 

@@ -19,7 +19,6 @@ mod host_pattern;
 mod host_settings;
 mod known_hosts;
 mod link;
-mod notice_words;
 mod option_policy;
 mod proxy;
 mod proxy_config;

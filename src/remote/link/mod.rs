@@ -47,7 +47,6 @@ use crate::remote::host::RemoteHost;
 use crate::remote::link::command_memo::CommandMemo;
 use crate::remote::link::flood::FloodState;
 use crate::remote::link::smi::FieldList;
-use crate::remote::notice_words;
 use crate::remote::option_policy::first_time;
 use crate::remote::sanitize::sanitize;
 use crate::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
@@ -214,7 +213,7 @@ impl Link {
             }
         }
         if let Some(key) = connected.accepted_key {
-            self.notice(notice_words::key_added(&key, false));
+            self.notice(key.added_words(false));
         }
         Ok(connected.connection)
     }
