@@ -119,7 +119,7 @@ pub fn console_needs_a_terminal() -> Option<ExitCode> {
 
 /// A command line that cannot mean anything: said on stderr, exit 2 (as clap's usage errors).
 fn usage_error(e: &host_words::WordError) -> ExitCode {
-    eprintln!("gpufleet: {e}");
+    eprintln!("gpufleet: {}", e.words().localized());
     ExitCode::from(crate::exit_codes::USAGE)
 }
 

@@ -221,7 +221,7 @@ fn reason(e: &RemoteError) -> Words {
     match e {
         RemoteError::Target { spec, error } => text("link_error.target")
             .put("spec", format!("{spec:?}"))
-            .put_words("message", target_words(error)),
+            .put_words("message", error.words()),
         RemoteError::SshConfig { path, message } => text("link_error.ssh_config")
             .put("path", path.display().to_string())
             .put_words("message", message.as_ref().clone()),
@@ -408,16 +408,6 @@ fn auth_summary(tried: &[Words]) -> Words {
         .fold(text, |text, (name, method)| {
             text.put_words(name, Words::new(method))
         })
-}
-
-/// An ssh target's error in catalogue words: its key and the value it names.
-fn target_words(error: &crate::config::SshTargetError) -> Words {
-    let (key, value) = error.key_and_value();
-    let words = Words::new(key);
-    match value {
-        Some((name, value)) => words.put(name, value),
-        None => words,
-    }
 }
 
 #[cfg(test)]
