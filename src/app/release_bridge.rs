@@ -432,7 +432,7 @@ fn plan_view(flow: &ReleaseFlow, config: &Config) -> PlanView {
         },
         instance_id: plan.instance_id.as_deref().map(clean),
         action: plan.action,
-        effect: crate::app::words::effect(plan.provider, plan.action),
+        effect: crate::release::effect_words(plan.provider, plan.action).localized(),
         backup: plan.backup.as_ref().map(|argv| {
             clean(
                 &argv

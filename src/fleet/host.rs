@@ -117,6 +117,35 @@ impl HostStatus {
         }
     }
 
+    /// The status column's words (`live`, `stale 12s`, `GPU lost`), whose English is
+    /// [`HostStatus::text`]; the console says them in the user's language.
+    pub fn words(&self) -> Words {
+        match self {
+            HostStatus::Connecting { attempt, for_ms } => {
+                let took = for_ms
+                    .filter(|&ms| ms >= CONNECTING_SAID_FROM_MS)
+                    .map(format_age);
+                match (*attempt <= 1, took) {
+                    (true, None) => Words::new("status.connecting"),
+                    (false, None) => {
+                        Words::new("status.connecting_again").put("attempt", attempt.to_string())
+                    }
+                    (true, Some(took)) => Words::new("status.connecting_for").put("took", took),
+                    (false, Some(took)) => Words::new("status.connecting_again_for")
+                        .put("attempt", attempt.to_string())
+                        .put("took", took),
+                }
+            }
+            HostStatus::Live => Words::new("status.live"),
+            HostStatus::Stale { age_ms } => {
+                Words::new("status.stale").put("age", format_age(*age_ms))
+            }
+            HostStatus::Unreachable { .. } => Words::new("status.unreachable"),
+            HostStatus::Lost { reason } => reason.words(),
+            HostStatus::Flooding { .. } => Words::new("status.flooding"),
+        }
+    }
+
     /// Why the host is in this state, for the states that have a reason.
     pub fn reason(&self) -> Option<&str> {
         match self {
@@ -673,5 +702,59 @@ mod tests {
             words: None,
         });
         assert_eq!(h.status(11_000, 1_000), HostStatus::Live);
+    }
+
+    /// The status column's English words are the engine's own, so the screen and `snapshot`
+    /// agree.
+    #[test]
+    fn english_status_words_are_the_engines() {
+        for s in [
+            HostStatus::Connecting {
+                attempt: 1,
+                for_ms: None,
+            },
+            HostStatus::Connecting {
+                attempt: 3,
+                for_ms: None,
+            },
+            HostStatus::Connecting {
+                attempt: 1,
+                for_ms: Some(12_000),
+            },
+            HostStatus::Connecting {
+                attempt: 3,
+                for_ms: Some(400),
+            },
+            HostStatus::Live,
+            HostStatus::Stale { age_ms: 12_000 },
+            HostStatus::Unreachable {
+                reason: "refused".into(),
+                words: None,
+            },
+            HostStatus::Flooding {
+                detail: "x".into(),
+                words: None,
+            },
+            HostStatus::Lost {
+                reason: LostReason::GpuLost,
+            },
+            HostStatus::Lost {
+                reason: LostReason::DriverNotLoaded,
+            },
+            HostStatus::Lost {
+                reason: LostReason::DriverLibraryMismatch,
+            },
+            HostStatus::Lost {
+                reason: LostReason::NoDevices,
+            },
+            HostStatus::Lost {
+                reason: LostReason::SmiMissing,
+            },
+            HostStatus::Lost {
+                reason: LostReason::Other,
+            },
+        ] {
+            assert_eq!(s.words().english(), s.text());
+        }
     }
 }

@@ -29,6 +29,27 @@ pub struct Outage {
 }
 
 impl Outage {
+    /// The few words in catalogue words: the link's own when its source gave them, else the
+    /// fixed English ones (a lost stream's reason, a missing nvidia-smi, waiting to connect)
+    /// as catalogue texts; words that carry what a host or the network said (`connection
+    /// refused`) stay as they came.
+    pub fn summary_words(&self) -> Words {
+        match &self.words {
+            Some(words) => words.summary.clone(),
+            None => fixed_summary(&self.summary),
+        }
+    }
+
+    /// The whole message in catalogue words, when there is more than the summary: the link's
+    /// own when its source gave them, else the English as it came.
+    pub fn detail_words(&self) -> Option<Words> {
+        let detail = self.detail.as_ref()?;
+        Some(match &self.words {
+            Some(words) => words.reason.clone(),
+            None => Words::verbatim(detail.as_str()),
+        })
+    }
+
     /// A host key the user declined: the link waits, where the console can ask it again.
     pub fn key_declined(&self) -> bool {
         self.retry == Some(Retry::Never)
@@ -118,6 +139,23 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
 fn smi_missing(reason: LostReason, raw: &str) -> bool {
     reason == LostReason::Other
         && (raw.contains(COMMAND_NOT_FOUND) || raw.contains("command not found"))
+}
+
+/// An engine's fixed English summary (`fleet::outage`) as its catalogue text; any other words
+/// as they came.
+fn fixed_summary(summary: &str) -> Words {
+    let key = match summary {
+        "GPU lost" => "status.lost.gpu_lost",
+        "driver not loaded" => "status.lost.driver_not_loaded",
+        "driver/library mismatch" => "status.lost.driver_library_mismatch",
+        "no devices" => "status.lost.no_devices",
+        "telemetry failed" => "status.lost.telemetry_failed",
+        "nvidia-smi missing" => "outage.smi_missing",
+        "connecting" => "status.connecting",
+        "waiting for the first reading" => "outage.waiting",
+        other => return Words::verbatim(other),
+    };
+    Words::new(key)
 }
 
 #[cfg(test)]
@@ -301,5 +339,35 @@ mod tests {
             words: None,
         });
         assert_eq!(h.flooding_words, None);
+    }
+
+    /// In English the engine's fixed words come back as they are, each through its own text.
+    #[test]
+    fn english_outage_words_are_the_engines() {
+        for reason in [
+            LostReason::GpuLost,
+            LostReason::DriverNotLoaded,
+            LostReason::DriverLibraryMismatch,
+            LostReason::NoDevices,
+            LostReason::SmiMissing,
+            LostReason::Other,
+        ] {
+            let words = fixed_summary(reason.label());
+            assert!(words.key().is_some(), "{}", reason.label());
+            assert_eq!(words.english(), reason.label());
+        }
+        for words in [
+            "nvidia-smi missing",
+            "connecting",
+            "waiting for the first reading",
+        ] {
+            assert!(fixed_summary(words).key().is_some(), "{words}");
+            assert_eq!(fixed_summary(words).english(), words);
+        }
+        assert_eq!(
+            fixed_summary("connection refused"),
+            Words::verbatim("connection refused")
+        );
+        assert_eq!(fixed_summary("GPU lost").render("zh-CN"), "掉卡");
     }
 }
