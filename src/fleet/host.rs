@@ -7,7 +7,6 @@ use crate::fleet::HostEvent;
 use crate::fleet::fault_end::{EarlierFinding, FaultEnds};
 use crate::fleet::history::{History, HistoryPoint, HistoryShape};
 use crate::fleet::notice::DownWords;
-use crate::fleet::quiet_words;
 use crate::fleet::revision::Revision;
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 use crate::words::Words;
@@ -449,7 +448,7 @@ impl HostState {
                 words: words.as_ref().map(|w| w.reason.clone()),
             },
             Link::Silent { since_ms } => {
-                let words = quiet_words::host_silent(now_ms.saturating_sub(*since_ms));
+                let words = host_silent(now_ms.saturating_sub(*since_ms));
                 HostStatus::Unreachable {
                     reason: words.english(),
                     words: Some(words),
@@ -572,6 +571,11 @@ pub fn short_gpu_name(name: &str) -> &str {
     name.strip_prefix("GeForce ").unwrap_or(name)
 }
 
+/// `no data from the host for 5s`: an unresponsive host's reason.
+fn host_silent(age_ms: u64) -> Words {
+    Words::new("quiet_words.host_silent").put("age", format_age(age_ms))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -654,7 +658,7 @@ mod tests {
             h.status(13_000, 1_000),
             HostStatus::Unreachable {
                 reason: "no data from the host for 3s".into(),
-                words: Some(quiet_words::host_silent(3_000)),
+                words: Some(host_silent(3_000)),
             }
         );
         // It answers, but its stream has said nothing new: stale, not unreachable.
@@ -756,5 +760,17 @@ mod tests {
         ] {
             assert_eq!(s.words().english(), s.text());
         }
+    }
+
+    #[test]
+    fn a_silent_hosts_words_keep_the_english_and_read_in_chinese() {
+        let words = host_silent(3_000);
+        assert_eq!(words.english(), "no data from the host for 3s");
+        let zh = words.render("zh-CN");
+        assert!(zh.contains("3s"), "{zh}");
+        assert!(
+            !zh.replace("3s", "").chars().any(|c| c.is_ascii_lowercase()),
+            "English left in {zh:?}"
+        );
     }
 }

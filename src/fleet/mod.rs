@@ -17,7 +17,6 @@ pub mod job_found;
 pub mod money;
 pub mod notice;
 pub mod outage;
-pub mod quiet_words;
 pub mod revision;
 pub mod sink;
 pub mod state;
