@@ -191,7 +191,7 @@ pub fn ticket(report: &Report, lang: Lang) -> String {
         t.push_str(&quoted_evidence(report, locale));
     }
     if let Some(check) = &report.check {
-        let result = super::words::result_word(check.result, locale);
+        let result = super::result_words(check.result).render(locale);
         let said = t!(
             "report_ticket.check",
             locale = locale,
