@@ -268,7 +268,10 @@ mod tests {
             fault_name("pcie_aer_fatal").render("zh-CN"),
             "PCIe 总线错误（pcie_aer_fatal）"
         );
-        assert_eq!(fault_name("xid_48").render("zh-CN"), "内核报告 Xid 错误（xid_48）");
+        assert_eq!(
+            fault_name("xid_48").render("zh-CN"),
+            "内核报告 Xid 错误（xid_48）"
+        );
         assert_eq!(fault_name("oom").render("zh-CN"), "检测到故障（oom）");
     }
 }

@@ -4,13 +4,13 @@
 //! `cargo test --test playbook playbook_device -- --ignored`. Nothing here can change the
 //! machine: every run is a dry run, read-only, and declines every confirmation.
 
-use crate::playbook_common;
+use crate::runbook_common;
 
 use gpufleet::audit::AuditLog;
 use gpufleet::commands::runbook::{RunRequest, run_command};
 use gpufleet::runbook::{Catalog, RebootOptions, Target};
 use gpufleet::telemetry::source::StopFlag;
-use playbook_common::{Scripted, audit_steps};
+use runbook_common::{Scripted, audit_steps};
 
 fn dry_run(runbook: &str) -> (u8, String, AuditLog, tempfile::TempDir) {
     let state = tempfile::tempdir().unwrap();
