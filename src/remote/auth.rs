@@ -317,27 +317,6 @@ pub(crate) fn key_is_encrypted(text: &str) -> bool {
 
 // The attempts, in catalogue words.
 
-/// The attempts, joined by `; ` (said in the notice's language): one text of ours, nested.
-pub(crate) fn joined(tried: &[Words]) -> Words {
-    crate::words::joined(tried, "list_words.semicolon")
-        .unwrap_or_else(|| Words::new("auth_words.nothing"))
-}
-
-/// The login method an attempt tried (`agent`, `key`, `password`), by its words' key; `None`
-/// for one that tried nothing (`nothing to try`, a password variable not set).
-pub(crate) fn method(attempt: &Words) -> Option<&'static str> {
-    let name = attempt.key()?.strip_prefix("auth_words.")?;
-    if name.starts_with("agent") {
-        Some("link_summary.method_agent")
-    } else if name.starts_with("key_") {
-        Some("link_summary.method_key")
-    } else if name.starts_with("password") {
-        Some("link_summary.method_password")
-    } else {
-        None
-    }
-}
-
 /// `ssh-agent: …` as libssh2 said it.
 pub(crate) fn agent_error(message: &str) -> Words {
     Words::new("auth_words.agent_error").put("message", message)
@@ -421,43 +400,5 @@ mod tests {
             assert_eq!(key_is_encrypted(&text), want, "{name}");
         }
         assert!(!key_is_encrypted("not a key"));
-    }
-
-    #[test]
-    fn the_attempts_read_in_chinese_with_paths_as_they_came_and_the_english_unchanged() {
-        let tried = vec![
-            agent_none(2, true),
-            key_attempt("auth_words.key_rejected", "/k/id_rsa"),
-            password_env("auth_words.password_env_rejected", "PW"),
-            password_typed(3),
-        ];
-        assert_eq!(
-            joined(&tried).english(),
-            "ssh-agent: none of its 2 key(s) was accepted (IdentitiesOnly: only the identity \
-             files' keys); key /k/id_rsa was not accepted by the server; the password in $PW \
-             was rejected; the password typed was rejected (3 tries)"
-        );
-        let zh = joined(&tried).render("zh-CN");
-        assert!(zh.contains("/k/id_rsa") && zh.contains("$PW"), "{zh}");
-        assert!(
-            !zh.contains("was not accepted") && !zh.contains("rejected"),
-            "{zh}"
-        );
-        let methods: Vec<_> = tried.iter().filter_map(method).collect();
-        assert_eq!(
-            methods,
-            [
-                "link_summary.method_agent",
-                "link_summary.method_key",
-                "link_summary.method_password",
-                "link_summary.method_password"
-            ]
-        );
-        assert_eq!(method(&Words::new("auth_words.nothing")), None);
-        assert_eq!(
-            method(&password_env("auth_words.env_unset", "PW")),
-            None,
-            "a variable not set tried no password"
-        );
     }
 }

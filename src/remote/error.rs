@@ -326,7 +326,7 @@ fn reason(e: &RemoteError) -> Words {
         } => text("link_error.auth")
             .put("target", target.as_str())
             .put("offered", offered.as_str())
-            .put_words("tried", crate::remote::auth::joined(tried)),
+            .put_words("tried", attempts_joined(tried)),
         RemoteError::Ssh { context, message } => text("link_error.ssh")
             .put_words("context", context.as_ref().clone())
             .put("message", message.as_str()),
@@ -388,7 +388,7 @@ fn summary(e: &RemoteError) -> Words {
 fn auth_summary(tried: &[Words]) -> Words {
     let mut methods: Vec<&'static str> = Vec::new();
     for attempt in tried {
-        let Some(method) = crate::remote::auth::method(attempt) else {
+        let Some(method) = method(attempt) else {
             continue;
         };
         if !methods.contains(&method) {
@@ -408,6 +408,29 @@ fn auth_summary(tried: &[Words]) -> Words {
         .fold(text, |text, (name, method)| {
             text.put_words(name, Words::new(method))
         })
+}
+
+// A failed login's attempts (built in `auth.rs`), in catalogue words.
+
+/// The attempts, joined by `; ` (said in the notice's language): one text of ours, nested.
+fn attempts_joined(tried: &[Words]) -> Words {
+    crate::words::joined(tried, "list_words.semicolon")
+        .unwrap_or_else(|| Words::new("auth_words.nothing"))
+}
+
+/// The login method an attempt tried (`agent`, `key`, `password`), by its words' key; `None`
+/// for one that tried nothing (`nothing to try`, a password variable not set).
+fn method(attempt: &Words) -> Option<&'static str> {
+    let name = attempt.key()?.strip_prefix("auth_words.")?;
+    if name.starts_with("agent") {
+        Some("link_summary.method_agent")
+    } else if name.starts_with("key_") {
+        Some("link_summary.method_key")
+    } else if name.starts_with("password") {
+        Some("link_summary.method_password")
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -678,6 +701,44 @@ mod tests {
         assert!(
             changed.contains("如果主机重装过系统") && changed.contains("/k 第 1 行"),
             "{changed}"
+        );
+    }
+
+    #[test]
+    fn the_attempts_read_in_chinese_with_paths_as_they_came_and_the_english_unchanged() {
+        let tried = vec![
+            auth::agent_none(2, true),
+            auth::key_attempt("auth_words.key_rejected", "/k/id_rsa"),
+            auth::password_env("auth_words.password_env_rejected", "PW"),
+            auth::password_typed(3),
+        ];
+        assert_eq!(
+            attempts_joined(&tried).english(),
+            "ssh-agent: none of its 2 key(s) was accepted (IdentitiesOnly: only the identity \
+             files' keys); key /k/id_rsa was not accepted by the server; the password in $PW \
+             was rejected; the password typed was rejected (3 tries)"
+        );
+        let zh = attempts_joined(&tried).render("zh-CN");
+        assert!(zh.contains("/k/id_rsa") && zh.contains("$PW"), "{zh}");
+        assert!(
+            !zh.contains("was not accepted") && !zh.contains("rejected"),
+            "{zh}"
+        );
+        let methods: Vec<_> = tried.iter().filter_map(method).collect();
+        assert_eq!(
+            methods,
+            [
+                "link_summary.method_agent",
+                "link_summary.method_key",
+                "link_summary.method_password",
+                "link_summary.method_password"
+            ]
+        );
+        assert_eq!(method(&Words::new("auth_words.nothing")), None);
+        assert_eq!(
+            method(&auth::password_env("auth_words.env_unset", "PW")),
+            None,
+            "a variable not set tried no password"
         );
     }
 }

@@ -1,7 +1,7 @@
 //! On a machine with a real NVIDIA GPU (first run on an H200, driver 580): the curated runbooks
 //! read the real card, and `playbook run power-limit --local --dry-run` shows its real limits.
 //! Ignored by default (CI has no GPU); run by hand with
-//! `cargo test --test playbook playbook_device -- --ignored`. Nothing here can change the
+//! `cargo test --test runbook runbook_device -- --ignored`. Nothing here can change the
 //! machine: every run is a dry run, read-only, and declines every confirmation.
 
 use crate::runbook_common;
