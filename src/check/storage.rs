@@ -79,10 +79,10 @@ pub fn load_latest_under(root: &Path, host: &str) -> Result<Option<CheckReport>,
     // By file name, the report's UTC time, newest last.
     files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
     for path in files.iter().rev() {
-        if let Ok(report) = load_file(path) {
-            if report.host == host {
-                return Ok(Some(report));
-            }
+        if let Ok(report) = load_file(path)
+            && report.host == host
+        {
+            return Ok(Some(report));
         }
     }
     Ok(None)
