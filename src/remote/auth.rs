@@ -318,7 +318,7 @@ pub(crate) fn key_is_encrypted(text: &str) -> bool {
 // The attempts, in catalogue words.
 
 /// `ssh-agent: …` as libssh2 said it.
-pub(crate) fn agent_error(message: &str) -> Words {
+fn agent_error(message: &str) -> Words {
     Words::new("auth_words.agent_error").put("message", message)
 }
 
@@ -339,7 +339,7 @@ pub(crate) fn key_attempt(what: &'static str, key: &str) -> Words {
 }
 
 /// `key … : cannot read it (…)`, `key …: cannot be read (…)`: what the OS or libssh2 said.
-pub(crate) fn key_error(what: &'static str, key: &str, error: &str) -> Words {
+fn key_error(what: &'static str, key: &str, error: &str) -> Words {
     Words::new(what).put("key", key).put("error", error)
 }
 

@@ -127,13 +127,13 @@ pub(crate) fn check_host_key(
 }
 
 /// `StrictHostKeyChecking no` is honoured for `known_as`.
-pub(crate) fn strict_no_in_effect(known_as: &str) -> Words {
+fn strict_no_in_effect(known_as: &str) -> Words {
     Words::new("link_notice.strict_no_in_effect").put("known_as", known_as)
 }
 
 /// A changed key let through under `StrictHostKeyChecking no`: what changed, then why the
 /// link connects anyway, and `remedy`, how to clear the old key.
-pub(crate) fn key_changed_let_through(
+fn key_changed_let_through(
     known_as: &str,
     key_type: &str,
     presented: &str,

@@ -219,12 +219,7 @@ pub(crate) fn first_time(warning: &str) -> bool {
 }
 
 /// A `Match exec`/`localnetwork` block setting only options that may be ignored.
-pub(crate) fn match_not_evaluated(
-    host: &str,
-    criterion: &str,
-    place: Words,
-    options: &[String],
-) -> Words {
+fn match_not_evaluated(host: &str, criterion: &str, place: Words, options: &[String]) -> Words {
     Words::new("link_notice.match_not_evaluated")
         .put("host", host)
         .put("criterion", criterion)
@@ -234,7 +229,7 @@ pub(crate) fn match_not_evaluated(
 
 /// Why an ssh config option is ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ignored {
+enum Ignored {
     /// An algorithm list that only adds to the defaults (`+...`).
     AddsOnly,
     /// An OpenSSH option gpufleet does not implement.
@@ -244,7 +239,7 @@ pub(crate) enum Ignored {
 }
 
 /// `HOST: ssh config option KEY (FILE line N) is ignored: WHY`.
-pub(crate) fn option_ignored(host: &str, option: &str, place: Words, why: Ignored) -> Words {
+fn option_ignored(host: &str, option: &str, place: Words, why: Ignored) -> Words {
     let why = Words::new(match why {
         Ignored::AddsOnly => "link_notice.ignored_adds_only",
         Ignored::NotImplemented => "link_notice.ignored_not_implemented",

@@ -257,7 +257,7 @@ fn exit_error(tool: Tool, status: Option<i32>, text: &str) -> AccelError {
 }
 
 /// The host refused to run `tool` (`rocm-smi`, `npu-smi`, ...).
-pub(crate) fn accel_refused(tool: &str, why: &Words) -> Words {
+fn accel_refused(tool: &str, why: &Words) -> Words {
     Words::new("link_notice.accel_refused")
         .put("tool", tool)
         .put_words("why", why.clone())

@@ -493,11 +493,11 @@ fn unfinished_char(bytes: &[u8]) -> usize {
     0
 }
 
-pub(crate) fn job_log_flood() -> Words {
+fn job_log_flood() -> Words {
     Words::new("link_notice.job_log_flood")
 }
 
-pub(crate) fn job_log_refused(why: &Words) -> Words {
+fn job_log_refused(why: &Words) -> Words {
     Words::new("link_notice.job_log_refused").put_words("why", why.clone())
 }
 

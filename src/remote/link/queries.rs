@@ -209,16 +209,16 @@ pub(crate) fn exit_status(status: Option<i32>) -> Words {
 }
 
 /// The full query failed; `output` is what nvidia-smi printed.
-pub(crate) fn detail_failed(status: Option<i32>, output: &str) -> Words {
+fn detail_failed(status: Option<i32>, output: &str) -> Words {
     Words::new("link_notice.detail_failed")
         .put_words("why", exit_status(status))
         .put("output", output)
 }
 
-pub(crate) fn field_unknown(field: &str) -> Words {
+fn field_unknown(field: &str) -> Words {
     Words::new("link_notice.field_unknown").put("field", field)
 }
 
-pub(crate) fn odd_line(line: &str) -> Words {
+fn odd_line(line: &str) -> Words {
     Words::new("link_notice.odd_line").put("line", line)
 }

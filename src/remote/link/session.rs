@@ -604,13 +604,13 @@ impl Link {
 }
 
 /// The host refused the stream; `why` is the SSH layer's text.
-pub(crate) fn stream_refused(why: &Words) -> Words {
+fn stream_refused(why: &Words) -> Words {
     Words::new("link_notice.stream_refused").put_words("why", why.clone())
 }
 
 /// The kernel log cannot be read: `output` is what the reader printed (`dmesg: read kernel
 /// buffer failed: Operation not permitted`); when it printed nothing, how it ended.
-pub(crate) fn kernel_unreadable(output: String, status: Option<i32>) -> Words {
+fn kernel_unreadable(output: String, status: Option<i32>) -> Words {
     let notice = Words::new("link_notice.kernel_unreadable");
     if !output.is_empty() {
         return notice.put("why", output);
@@ -625,7 +625,7 @@ pub(crate) fn kernel_unreadable(output: String, status: Option<i32>) -> Words {
 }
 
 /// The kernel log's reader could not be started: `why` is the SSH layer's text.
-pub(crate) fn kernel_refused(why: &Words) -> Words {
+fn kernel_refused(why: &Words) -> Words {
     Words::new("link_notice.kernel_unreadable").put_words("why", why.clone())
 }
 

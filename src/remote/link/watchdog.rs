@@ -115,6 +115,6 @@ impl Link {
     }
 }
 
-pub(crate) fn kernel_flood() -> Words {
+fn kernel_flood() -> Words {
     Words::new("link_notice.kernel_flood")
 }
