@@ -260,7 +260,7 @@ pub type Gone = std::collections::HashMap<String, crate::words::Words>;
 
 /// What a host whose instance is gone says in place of a connection: down, for good.
 fn gone_event(why: &crate::words::Words, at_ms: u64) -> crate::fleet::HostEvent {
-    let words = crate::fleet::quiet_words::gone(why.clone());
+    let words = crate::fleet::DownWords::gone(why.clone());
     crate::fleet::HostEvent::Disconnected {
         at_ms,
         reason: words.reason.english(),

@@ -33,7 +33,6 @@ pub mod terminal;
 
 pub mod unwatched;
 pub mod update;
-pub mod words;
 
 pub use command::Command;
 pub use event::Event;

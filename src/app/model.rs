@@ -243,9 +243,7 @@ impl Model {
                 .any(|g| g.latest.name.to_lowercase().contains(needle))
             || self.status(host).is_some_and(|s| {
                 s.text().to_lowercase().contains(needle)
-                    || crate::app::words::status(&s)
-                        .to_lowercase()
-                        .contains(needle)
+                    || s.words().localized().to_lowercase().contains(needle)
             })
     }
 

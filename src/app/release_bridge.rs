@@ -18,7 +18,7 @@ use crate::cost::{HoldStore, HostCost, LedgerBook, LedgerStore};
 use crate::host_runner::SshRunner;
 use crate::release::{
     BackupOutcome, BuildError, FlowError, HostRunner, ReleaseAction, ReleaseFlow, ReleaseRequest,
-    SendOptions, StepAnswer, Unattended, error_words,
+    SendOptions, StepAnswer, Unattended,
 };
 use crate::remote::{SshSettings, shell_quote};
 use crate::telemetry::source::now_ms;
@@ -287,7 +287,7 @@ impl ReleaseBridge {
             }
             Err(e) => self.report(ReleaseEvent::PlanFailed {
                 id,
-                reason: clean(&error_words(&e)),
+                reason: clean(&e.words().localized()),
             }),
         }
     }
@@ -319,7 +319,7 @@ impl ReleaseBridge {
                 Ok(BackupOutcome::Succeeded) => BackupResult::Succeeded,
                 Ok(BackupOutcome::NotConfigured) => BackupResult::NotConfigured,
                 Ok(BackupOutcome::Failed(why)) => BackupResult::Failed(why.clone()),
-                Err(e) => BackupResult::Failed(clean(&error_words(&e))),
+                Err(e) => BackupResult::Failed(clean(&e.words().localized())),
             };
             ReleaseEvent::BackupDone { id, result }
         });
@@ -355,7 +355,7 @@ impl ReleaseBridge {
                 Confirmation::Typed(typed) => {
                     if let Err(e) = flow.confirm(&typed) {
                         return failed(
-                            t!("release.nothing_sent", error = error_words(&e)).into_owned(),
+                            t!("release.nothing_sent", error = e.words().localized()).into_owned(),
                             Vec::new(),
                         );
                     }
@@ -375,7 +375,7 @@ impl ReleaseBridge {
                     }
                     failed(reason, failure.done.iter().map(answer_line).collect())
                 }
-                Err(e) => failed(clean(&error_words(&e)), Vec::new()),
+                Err(e) => failed(clean(&e.words().localized()), Vec::new()),
             }
         });
     }
@@ -432,7 +432,7 @@ fn plan_view(flow: &ReleaseFlow, config: &Config) -> PlanView {
         },
         instance_id: plan.instance_id.as_deref().map(clean),
         action: plan.action,
-        effect: crate::app::words::effect(plan.provider, plan.action),
+        effect: crate::release::effect_words(plan.provider, plan.action).localized(),
         backup: plan.backup.as_ref().map(|argv| {
             clean(
                 &argv

@@ -169,7 +169,7 @@ pub fn on_event(model: &mut Model, event: ReleaseEvent) -> Vec<Command> {
                 t!(
                     "release.sent_notice",
                     host = name.as_str(),
-                    action = crate::app::words::action(action)
+                    action = action.words().localized()
                 )
                 .into_owned(),
                 false,

@@ -19,8 +19,6 @@ pub mod sim_runner;
 pub mod storage;
 mod vendor;
 mod verdict;
-#[cfg(test)]
-mod verdict_tests;
 
 use std::time::Duration;
 

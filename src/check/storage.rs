@@ -1,5 +1,7 @@
 //! Keeping reports: `state_dir()/checks/<host>/<UTC time>.json`, one file per check, so a
-//! later check of the same host can be shown next to the previous one.
+//! later check of the same host can be shown next to the previous one. The host's folder is
+//! named as the black box names its own ([`crate::paths::host_dir_name`]: one per exact name);
+//! reports an older gpufleet kept under its lossy name are still read.
 
 use std::path::{Path, PathBuf};
 
@@ -7,7 +9,7 @@ use thiserror::Error;
 
 use crate::check::format::utc_parts;
 use crate::check::report::CheckReport;
-use crate::paths::state_dir;
+use crate::paths::{host_dir_name, legacy_host_dir_name, state_dir};
 use crate::state_file::{StateFile, StateFileError};
 
 #[derive(Debug, Error)]
@@ -48,25 +50,6 @@ pub fn load_latest(host: &str) -> Result<Option<CheckReport>, StorageError> {
     load_latest_under(&checks_dir()?, host)
 }
 
-/// The folder name of a host: its name with anything but letters, digits, `.`, `_`, `-` and
-/// `@` replaced, so `user@host:22` or a name with a slash stays one safe path segment.
-pub fn host_dir_name(host: &str) -> String {
-    let name: String = host
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    match name.as_str() {
-        "" | "." | ".." => format!("_{name}"),
-        _ => name,
-    }
-}
-
 /// `2026-11-29T13-38-35.123Z.json`: sorts by time as text, and has no `:` for other systems.
 pub fn file_name(started_at_ms: u64) -> String {
     let (y, mo, d, h, mi, s, ms) = utc_parts(started_at_ms);
@@ -84,16 +67,40 @@ pub fn save_under(root: &Path, report: &CheckReport) -> Result<PathBuf, StorageE
     Ok(path)
 }
 
-/// The newest report of `host` under `root` that reads back; files that do not parse (from
-/// another version, or damaged) are passed over. `None` when the host has none.
+/// The newest report of `host` under `root` that reads back, from its folder or the folder an
+/// older gpufleet kept it in (which other hosts' names may share: only `host`'s own reports
+/// count); files that do not parse (from another version, or damaged) are passed over. `None`
+/// when the host has none.
 pub fn load_latest_under(root: &Path, host: &str) -> Result<Option<CheckReport>, StorageError> {
-    let dir = root.join(host_dir_name(host));
-    let entries = match std::fs::read_dir(&dir) {
+    let mut files = reports_in(&root.join(host_dir_name(host)))?;
+    if let Some(legacy) = legacy_host_dir_name(host) {
+        files.extend(reports_in(&root.join(legacy))?);
+    }
+    // By file name, the report's UTC time, newest last.
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    for path in files.iter().rev() {
+        if let Ok(report) = load_file(path)
+            && report.host == host
+        {
+            return Ok(Some(report));
+        }
+    }
+    Ok(None)
+}
+
+/// The report files in `dir` (none when it does not exist), in no order.
+fn reports_in(dir: &Path) -> Result<Vec<PathBuf>, StorageError> {
+    let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(StorageError::Io { path: dir, source }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(StorageError::Io {
+                path: dir.to_owned(),
+                source,
+            });
+        }
     };
-    let mut files: Vec<PathBuf> = entries
+    Ok(entries
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
@@ -103,14 +110,7 @@ pub fn load_latest_under(root: &Path, host: &str) -> Result<Option<CheckReport>,
                     .and_then(|n| n.to_str())
                     .is_some_and(|n| n.starts_with('.'))
         })
-        .collect();
-    files.sort();
-    for path in files.iter().rev() {
-        if let Ok(report) = load_file(path) {
-            return Ok(Some(report));
-        }
-    }
-    Ok(None)
+        .collect())
 }
 
 /// Reads one saved report.
@@ -144,13 +144,63 @@ mod tests {
         );
     }
 
+    fn report(host: &str, started_at_ms: u64) -> CheckReport {
+        CheckReport {
+            schema: crate::check::report::SCHEMA_VERSION,
+            host: host.to_string(),
+            target: "local".to_string(),
+            started_at_ms,
+            duration_ms: 0,
+            gpufleet_version: "0.1.0".to_string(),
+            expect: Default::default(),
+            settings: Default::default(),
+            driver_version: None,
+            cuda_version: None,
+            torch_version: None,
+            torch_cuda: None,
+            gpus: Vec::new(),
+            checks: Vec::new(),
+            status: crate::check::report::Status::Pass,
+            exit_code: 0,
+        }
+    }
+
+    /// Two hosts whose names differ only in punctuation keep their reports apart: each reads
+    /// back its own, however recent the other's.
     #[test]
-    fn host_names_become_one_safe_segment() {
-        assert_eq!(host_dir_name("h200-a"), "h200-a");
-        assert_eq!(host_dir_name("root@1.2.3.4:2222"), "root@1.2.3.4_2222");
-        assert_eq!(host_dir_name("../etc"), ".._etc");
-        assert_eq!(host_dir_name(".."), "_..");
-        assert_eq!(host_dir_name(""), "_");
+    fn hosts_differing_in_punctuation_keep_their_own_reports() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let slash = save_under(root.path(), &report("a/b", 1_795_939_200_000)).expect("saved");
+        let under = save_under(root.path(), &report("a_b", 1_795_939_300_000)).expect("saved");
+        assert_ne!(slash.parent(), under.parent());
+        for (host, at) in [("a/b", 1_795_939_200_000), ("a_b", 1_795_939_300_000)] {
+            let latest = load_latest_under(root.path(), host).expect("read");
+            assert_eq!(
+                latest.map(|r| (r.host, r.started_at_ms)),
+                Some((host.to_string(), at))
+            );
+        }
+    }
+
+    /// A report an older gpufleet kept under the lossy name is still read, and only by its
+    /// own host; a newer one under the new name comes first.
+    #[test]
+    fn reports_under_the_old_folder_name_still_read() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let old = root.path().join("root@1.2.3.4_2222");
+        std::fs::create_dir_all(&old).expect("old folder");
+        let json = crate::check::render::render_json(&report("root@1.2.3.4:2222", 1_000));
+        std::fs::write(old.join(file_name(1_000)), json).expect("old report");
+        let latest = load_latest_under(root.path(), "root@1.2.3.4:2222").expect("read");
+        assert_eq!(latest.map(|r| r.started_at_ms), Some(1_000));
+        assert_eq!(
+            load_latest_under(root.path(), "root@1.2.3.4_2222").expect("read"),
+            None,
+            "another host's report in the shared old folder"
+        );
+        save_under(root.path(), &report("root@1.2.3.4:2222", 2_000)).expect("saved");
+        let latest = load_latest_under(root.path(), "root@1.2.3.4:2222").expect("read");
+        assert_eq!(latest.map(|r| r.started_at_ms), Some(2_000));
     }
 
     #[test]

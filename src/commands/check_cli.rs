@@ -5,10 +5,11 @@ use std::process::ExitCode;
 
 use crate::check;
 use crate::cli::GlobalArgs;
-use crate::commands::cli_words;
+use crate::commands::setup::no_host_named;
 use crate::config::Config;
 use crate::remote::{link_options, resolve_named};
 use crate::telemetry::source::StopFlag;
+use crate::words::Words;
 
 /// Runs the check: progress on stderr, the report on stdout, exit 0/1/2/3.
 pub fn run_check(
@@ -29,7 +30,7 @@ pub fn run_check(
             let remote = match resolve_named(&args.ssh_settings(), &[name.to_string()], config) {
                 Ok(mut hosts) => match hosts.pop() {
                     Some(h) => h,
-                    None => return could_not_run(cli_words::no_host_named(name)),
+                    None => return could_not_run(no_host_named(name).localized()),
                 },
                 Err(e) => return could_not_run(e.localized()),
             };
@@ -62,7 +63,7 @@ pub fn run_check(
     if let Err(e) = check::storage::save(&report) {
         eprintln!(
             "gpufleet check: {}",
-            cli_words::report_not_kept(&e.to_string())
+            report_not_kept(&e.to_string()).localized()
         );
     }
     if json {
@@ -88,4 +89,9 @@ pub fn command(
         return ExitCode::from(code);
     }
     run_check(args, config, interval_ms, name, flags, sustain_s, json)
+}
+
+/// A check report that ran but could not be stored: `why`.
+fn report_not_kept(why: &str) -> Words {
+    Words::new("cli.report_not_kept").put("why", why)
 }

@@ -15,7 +15,6 @@ use crate::app::{Model, runtime};
 use crate::audit::AuditLog;
 use crate::check;
 use crate::cli::GlobalArgs;
-use crate::commands::cli_words;
 use crate::commands::demo as demo_command;
 use crate::commands::fleet_inventory;
 use crate::commands::logging;
@@ -31,6 +30,7 @@ use crate::release::{SendOptions, process_env};
 use crate::runbook;
 use crate::telemetry::source::now_ms;
 use crate::theme::Theme;
+use crate::words::Words;
 
 /// What the command line and the config decided before the console starts.
 pub struct ConsoleArgs {
@@ -83,8 +83,8 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
     // The terminal is the console's: its log lines go to a file in the state directory.
     match crate::paths::state_dir().map(|dir| logging::to_file(&dir, verbosity)) {
         Some(Ok(_)) => {}
-        Some(Err(e)) => model.notify(cli_words::log_not_written(Some(&e.to_string())), false),
-        None => model.notify(cli_words::log_not_written(None), false),
+        Some(Err(e)) => model.notify(log_not_written(Some(&e.to_string())).localized(), false),
+        None => model.notify(log_not_written(None).localized(), false),
     }
     tracing::info!(
         version = crate::cli::VERSION,
@@ -327,4 +327,12 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
         runtime::Ended::Quit => ExitCode::SUCCESS,
         runtime::Ended::Interrupted => ExitCode::from(crate::exit_codes::CANCELLED),
     })
+}
+
+/// The console's log file could not be opened: `why`, or no state directory at all.
+fn log_not_written(why: Option<&str>) -> Words {
+    match why {
+        Some(why) => Words::new("cli.log_not_written").put("why", why),
+        None => Words::new("cli.log_no_state_dir"),
+    }
 }

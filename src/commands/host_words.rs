@@ -5,16 +5,19 @@
 //! Clap parses subcommands before host words (`subcommand_precedence_over_arg`), so
 //! `gpufleet snapshot HOST...` and `gpufleet HOST snapshot` both reach `snapshot` with `HOST`;
 //! a mistyped subcommand arrives here as a host word and is caught before any connection.
+//!
+//! A concept of its own (the command line's host arguments), not a file of messages: its one
+//! error, [`WordError`], carries its words beside it.
 
 use std::path::Path;
 
 use clap::CommandFactory;
-use rust_i18n::t;
 
 use crate::cli::{Cli, CliCommand};
 use crate::config::locate::edit_distance;
 use crate::config::{Config, parse_ssh_target};
 use crate::remote;
+use crate::words::Words;
 
 /// A command line whose host words cannot be used.
 #[derive(Debug, PartialEq, Eq)]
@@ -33,31 +36,36 @@ pub enum WordError {
     },
 }
 
+impl WordError {
+    /// What is wrong, in catalogue words.
+    pub fn words(&self) -> Words {
+        match self {
+            WordError::HostsBefore { subcommand, words } => Words::new("cli.hosts_before")
+                .put("subcommand", subcommand.as_str())
+                .put("words", words.as_str()),
+            WordError::Unknown { word, closest } => Words::new("cli.unknown_word")
+                .put("word", word.as_str())
+                .put_words("suggestion", suggestion(closest)),
+            WordError::BadTarget { word, error } => Words::new("cli.bad_target")
+                .put("word", word.as_str())
+                .put_words("message", error.words()),
+        }
+    }
+}
+
+/// English, as a log would keep it: the catalogue's English of [`WordError::words`].
 impl std::fmt::Display for WordError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = match self {
-            WordError::HostsBefore { subcommand, words } => {
-                t!("cli.hosts_before", subcommand = subcommand, words = words)
-            }
-            WordError::Unknown { word, closest } => t!(
-                "cli.unknown_word",
-                word = word,
-                suggestion = suggestion(closest)
-            ),
-            WordError::BadTarget { word, error } => {
-                t!("cli.bad_target", word = word, message = error.to_string())
-            }
-        };
-        f.write_str(&text)
+        f.write_str(&self.words().english())
     }
 }
 
 impl std::error::Error for WordError {}
 
-fn suggestion(closest: &Option<String>) -> String {
+fn suggestion(closest: &Option<String>) -> Words {
     match closest {
-        Some(name) => t!("cli.did_you_mean", name = name).into_owned(),
-        None => t!("cli.see_help").into_owned(),
+        Some(name) => Words::new("cli.did_you_mean").put("name", name.as_str()),
+        None => Words::new("cli.see_help"),
     }
 }
 

@@ -5,7 +5,6 @@
 pub mod allocator;
 pub mod audit;
 pub mod check_cli;
-pub mod cli_words;
 pub mod config_file;
 pub mod console;
 pub mod cost;

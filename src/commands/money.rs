@@ -15,7 +15,7 @@ use crate::cost::{
 };
 use crate::release::{
     BackupOutcome, FlowError, HostRunner, ReleaseAction, ReleaseFlow, SendOptions, StepAnswer,
-    Unattended, action_words, error_words, process_env,
+    Unattended, action_words, process_env,
 };
 use crate::telemetry::TimestampMs;
 
@@ -342,7 +342,7 @@ pub fn release_command(
             flow
         }
         Err(e) => {
-            say!("{}", t!("cli_release.error", why = error_words(&e)));
+            say!("{}", t!("cli_release.error", why = e.words().localized()));
             return EXIT_REFUSED;
         }
     };
@@ -357,7 +357,7 @@ pub fn release_command(
                 EXIT_OK
             }
             Err(e) => {
-                say!("{}", t!("cli_release.error", why = error_words(&e)));
+                say!("{}", t!("cli_release.error", why = e.words().localized()));
                 EXIT_FAILED
             }
         };
@@ -398,7 +398,7 @@ pub fn release_command(
             }
             Ok(_) => say!("{}", t!("cli_release.backup_done")),
             Err(e) => {
-                say!("{}", t!("cli_release.error", why = error_words(&e)));
+                say!("{}", t!("cli_release.error", why = e.words().localized()));
                 return EXIT_FAILED;
             }
         }
@@ -418,7 +418,10 @@ pub fn release_command(
             typed.clear();
         }
         if let Err(e) = flow.confirm(&typed) {
-            say!("{}", t!("release.nothing_sent", error = error_words(&e)));
+            say!(
+                "{}",
+                t!("release.nothing_sent", error = e.words().localized())
+            );
             return EXIT_CANCELLED;
         }
     }
@@ -462,7 +465,7 @@ pub fn release_command(
             EXIT_FAILED
         }
         Err(e) => {
-            say!("{}", t!("cli_release.error", why = error_words(&e)));
+            say!("{}", t!("cli_release.error", why = e.words().localized()));
             EXIT_FAILED
         }
     }

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use crate::audit::AuditLog;
 use crate::cli::{GlobalArgs, RunbookAction};
-use crate::commands::cli_words;
 use crate::commands::demo as demo_command;
+use crate::commands::setup::no_host_named;
 use crate::config::Config;
 use crate::demo::Scratch;
 use crate::remote::{link_options, resolve_named};
@@ -29,6 +29,7 @@ use crate::runbook::runner::{self, RunOptions, Tools};
 use crate::runbook::undo::{UndoRecord, UndoStore};
 use crate::runbook::{RunbookError, Target};
 use crate::telemetry::source::StopFlag;
+use crate::words::Words;
 
 /// Runs one `gpufleet runbook` action.
 pub fn run(
@@ -45,14 +46,14 @@ pub fn run(
                     resolve_named(&args.ssh_settings(), std::slice::from_ref(name), config)
                         .map_err(|e| anyhow::anyhow!(e.localized()))?
                         .pop()
-                        .ok_or_else(|| anyhow::anyhow!(cli_words::no_host_named(name)))?;
+                        .ok_or_else(|| anyhow::anyhow!(no_host_named(name).localized()))?;
                 Ok(runbook::Target::Remote(
                     remote,
                     link_options(&args.ssh_settings(), interval_ms),
                 ))
             }
             None if args.local => Ok(runbook::Target::Local),
-            _ => Err(anyhow::anyhow!(cli_words::say_where_to_run())),
+            _ => Err(anyhow::anyhow!(say_where_to_run().localized())),
         }
     };
     // With --demo, a simulated demo host, with a scratch directory for the audit log.
@@ -562,4 +563,9 @@ fn step_json(step: &Step) -> Value {
         "rerun": step.rerun,
         "undo": step.undo.as_ref().map(|u| &u.command),
     })
+}
+
+/// `runbook run/undo` with neither `--host` nor `--local`.
+fn say_where_to_run() -> Words {
+    Words::new("cli.say_where")
 }

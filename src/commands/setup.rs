@@ -6,10 +6,11 @@
 use std::process::ExitCode;
 
 use crate::cli::{Cli, CliCommand};
-use crate::commands::{cli_words, demo, diagnose_file, fleet_inventory, host_words, standalone};
+use crate::commands::{demo, diagnose_file, fleet_inventory, host_words, standalone};
 use crate::config::lang::Lang;
 use crate::config::{self, Config};
 use crate::providers::fleet_hosts::GoneHost;
+use crate::words::Words;
 
 /// What a command that reads the config runs with.
 pub struct Setup {
@@ -50,7 +51,7 @@ pub fn prepare(cli: &Cli, subcommand: Option<&str>) -> anyhow::Result<Prepared> 
         Err(e) => return Ok(Prepared::Done(usage_error(&e))),
     };
     if cli.record.is_some() && !drives_a_fleet {
-        let refused = cli_words::record_refused(subcommand.unwrap_or_default());
+        let refused = record_refused(subcommand.unwrap_or_default()).localized();
         eprintln!("gpufleet: {refused}");
         return Ok(Prepared::Done(ExitCode::from(crate::exit_codes::USAGE)));
     }
@@ -112,13 +113,13 @@ pub fn console_needs_a_terminal() -> Option<ExitCode> {
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         return None;
     }
-    eprintln!("gpufleet: {}", cli_words::needs_a_terminal());
+    eprintln!("gpufleet: {}", needs_a_terminal().localized());
     Some(ExitCode::from(2))
 }
 
 /// A command line that cannot mean anything: said on stderr, exit 2 (as clap's usage errors).
 fn usage_error(e: &host_words::WordError) -> ExitCode {
-    eprintln!("gpufleet: {e}");
+    eprintln!("gpufleet: {}", e.words().localized());
     ExitCode::from(crate::exit_codes::USAGE)
 }
 
@@ -135,4 +136,20 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
 /// Reads the locale variables for [`Lang::choose`].
 fn locale_var(name: &str) -> Option<String> {
     std::env::var(name).ok()
+}
+
+/// `no host named NAME in the config`: a host a one-shot command (`check`, `runbook run`) was
+/// given that names nothing it can reach.
+pub(crate) fn no_host_named(name: &str) -> Words {
+    Words::new("cli.no_host_named").put("host", name)
+}
+
+/// `--record` given to a subcommand that has nothing to record.
+fn record_refused(subcommand: &str) -> Words {
+    Words::new("cli.record_refused").put("subcommand", subcommand)
+}
+
+/// The console started without a terminal.
+fn needs_a_terminal() -> Words {
+    Words::new("cli.needs_a_terminal")
 }

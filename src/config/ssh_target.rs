@@ -47,6 +47,16 @@ impl fmt::Display for SshTargetError {
 }
 
 impl SshTargetError {
+    /// What is wrong, in catalogue words: its key and the value it names.
+    pub fn words(&self) -> crate::words::Words {
+        let (key, value) = self.key_and_value();
+        let words = crate::words::Words::new(key);
+        match value {
+            Some((name, value)) => words.put(name, value),
+            None => words,
+        }
+    }
+
     /// What is wrong, as its catalogue key (`ssh_target_words.*`) and the one value it names
     /// (the value as written, quoted). The link builds its error's words from them.
     pub fn key_and_value(&self) -> (&'static str, Option<(&'static str, String)>) {

@@ -140,7 +140,7 @@ pub(crate) fn lost_finding(host: &HostState, reason: LostReason, raw: &str) -> F
         f.add_evidence(line);
     }
     if f.evidence.is_empty() {
-        let why = reason.said();
+        let why = reason.words().localized();
         f.add_evidence(&t!("live_evidence.telemetry_stopped", why = why));
     }
     f

@@ -7,7 +7,6 @@ use crate::fleet::HostEvent;
 use crate::fleet::fault_end::{EarlierFinding, FaultEnds};
 use crate::fleet::history::{History, HistoryPoint, HistoryShape};
 use crate::fleet::notice::DownWords;
-use crate::fleet::quiet_words;
 use crate::fleet::revision::Revision;
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
 use crate::words::Words;
@@ -114,6 +113,35 @@ impl HostStatus {
             HostStatus::Unreachable { .. } => "unreachable".to_string(),
             HostStatus::Lost { reason } => reason.label().to_string(),
             HostStatus::Flooding { .. } => "flooding".to_string(),
+        }
+    }
+
+    /// The status column's words (`live`, `stale 12s`, `GPU lost`), whose English is
+    /// [`HostStatus::text`]; the console says them in the user's language.
+    pub fn words(&self) -> Words {
+        match self {
+            HostStatus::Connecting { attempt, for_ms } => {
+                let took = for_ms
+                    .filter(|&ms| ms >= CONNECTING_SAID_FROM_MS)
+                    .map(format_age);
+                match (*attempt <= 1, took) {
+                    (true, None) => Words::new("status.connecting"),
+                    (false, None) => {
+                        Words::new("status.connecting_again").put("attempt", attempt.to_string())
+                    }
+                    (true, Some(took)) => Words::new("status.connecting_for").put("took", took),
+                    (false, Some(took)) => Words::new("status.connecting_again_for")
+                        .put("attempt", attempt.to_string())
+                        .put("took", took),
+                }
+            }
+            HostStatus::Live => Words::new("status.live"),
+            HostStatus::Stale { age_ms } => {
+                Words::new("status.stale").put("age", format_age(*age_ms))
+            }
+            HostStatus::Unreachable { .. } => Words::new("status.unreachable"),
+            HostStatus::Lost { reason } => reason.words(),
+            HostStatus::Flooding { .. } => Words::new("status.flooding"),
         }
     }
 
@@ -420,7 +448,7 @@ impl HostState {
                 words: words.as_ref().map(|w| w.reason.clone()),
             },
             Link::Silent { since_ms } => {
-                let words = quiet_words::host_silent(now_ms.saturating_sub(*since_ms));
+                let words = host_silent(now_ms.saturating_sub(*since_ms));
                 HostStatus::Unreachable {
                     reason: words.english(),
                     words: Some(words),
@@ -543,6 +571,11 @@ pub fn short_gpu_name(name: &str) -> &str {
     name.strip_prefix("GeForce ").unwrap_or(name)
 }
 
+/// `no data from the host for 5s`: an unresponsive host's reason.
+fn host_silent(age_ms: u64) -> Words {
+    Words::new("quiet_words.host_silent").put("age", format_age(age_ms))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -625,7 +658,7 @@ mod tests {
             h.status(13_000, 1_000),
             HostStatus::Unreachable {
                 reason: "no data from the host for 3s".into(),
-                words: Some(quiet_words::host_silent(3_000)),
+                words: Some(host_silent(3_000)),
             }
         );
         // It answers, but its stream has said nothing new: stale, not unreachable.
@@ -673,5 +706,71 @@ mod tests {
             words: None,
         });
         assert_eq!(h.status(11_000, 1_000), HostStatus::Live);
+    }
+
+    /// The status column's English words are the engine's own, so the screen and `snapshot`
+    /// agree.
+    #[test]
+    fn english_status_words_are_the_engines() {
+        for s in [
+            HostStatus::Connecting {
+                attempt: 1,
+                for_ms: None,
+            },
+            HostStatus::Connecting {
+                attempt: 3,
+                for_ms: None,
+            },
+            HostStatus::Connecting {
+                attempt: 1,
+                for_ms: Some(12_000),
+            },
+            HostStatus::Connecting {
+                attempt: 3,
+                for_ms: Some(400),
+            },
+            HostStatus::Live,
+            HostStatus::Stale { age_ms: 12_000 },
+            HostStatus::Unreachable {
+                reason: "refused".into(),
+                words: None,
+            },
+            HostStatus::Flooding {
+                detail: "x".into(),
+                words: None,
+            },
+            HostStatus::Lost {
+                reason: LostReason::GpuLost,
+            },
+            HostStatus::Lost {
+                reason: LostReason::DriverNotLoaded,
+            },
+            HostStatus::Lost {
+                reason: LostReason::DriverLibraryMismatch,
+            },
+            HostStatus::Lost {
+                reason: LostReason::NoDevices,
+            },
+            HostStatus::Lost {
+                reason: LostReason::SmiMissing,
+            },
+            HostStatus::Lost {
+                reason: LostReason::Other,
+            },
+        ] {
+            assert_eq!(s.words().english(), s.text());
+        }
+    }
+
+    #[test]
+    fn a_silent_hosts_words_keep_the_english_and_read_in_chinese() {
+        let words = host_silent(3_000);
+        assert_eq!(words.english(), "no data from the host for 3s");
+        let zh = words.render("zh-CN");
+        assert!(zh.contains("3s"), "{zh}");
+        assert!(
+            !zh.replace("3s", "").chars().any(|c| c.is_ascii_lowercase()),
+            "English left in {zh:?}"
+        );
     }
 }

@@ -17,7 +17,6 @@ pub mod job_found;
 pub mod money;
 pub mod notice;
 pub mod outage;
-pub mod quiet_words;
 pub mod revision;
 pub mod sink;
 pub mod state;
@@ -25,7 +24,5 @@ pub mod unwatched;
 
 pub use event::{HostEvent, HostId};
 pub use notice::DownWords;
-// The former names of the message words, kept while code written against them is merged.
-pub use crate::words::{WordArg as NoticeArg, Words as NoticeText};
 pub use sink::HostSink;
 pub use state::{FindingsRefresh, Fleet, FleetCommand, FleetOptions};

@@ -10,6 +10,25 @@ pub struct DownWords {
     pub summary: Words,
 }
 
+impl DownWords {
+    /// A quiet outage's words (`no data for 12s`): the few words are the whole message.
+    pub fn quiet(words: Words) -> DownWords {
+        DownWords {
+            reason: words.clone(),
+            summary: words,
+        }
+    }
+
+    /// Why a host whose instance is gone from its provider account is not connected: `why`
+    /// (in words) and the few words `gone from the provider account`.
+    pub fn gone(why: Words) -> DownWords {
+        DownWords {
+            reason: why,
+            summary: Words::new("quiet_words.gone"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,9 +3,10 @@
 //! tries next, and when the newest reading came. Derived from the link and the clock, like the
 //! status.
 
+use crate::fleet::DownWords;
 use crate::fleet::host::{HostState, Link, Retry};
-use crate::fleet::{DownWords, quiet_words};
 use crate::telemetry::{LostReason, TimestampMs};
+use crate::units::format_age;
 use crate::words::Words;
 
 /// What a host that is not streaming says about itself.
@@ -29,6 +30,27 @@ pub struct Outage {
 }
 
 impl Outage {
+    /// The few words in catalogue words: the link's own when its source gave them, else the
+    /// fixed English ones (a lost stream's reason, a missing nvidia-smi, waiting to connect)
+    /// as catalogue texts; words that carry what a host or the network said (`connection
+    /// refused`) stay as they came.
+    pub fn summary_words(&self) -> Words {
+        match &self.words {
+            Some(words) => words.summary.clone(),
+            None => fixed_summary(&self.summary),
+        }
+    }
+
+    /// The whole message in catalogue words, when there is more than the summary: the link's
+    /// own when its source gave them, else the English as it came.
+    pub fn detail_words(&self) -> Option<Words> {
+        let detail = self.detail.as_ref()?;
+        Some(match &self.words {
+            Some(words) => words.reason.clone(),
+            None => Words::verbatim(detail.as_str()),
+        })
+    }
+
     /// A host key the user declined: the link waits, where the console can ask it again.
     pub fn key_declined(&self) -> bool {
         self.retry == Some(Retry::Never)
@@ -49,7 +71,7 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
     let quiet = |words: Option<Words>| Outage {
         summary: words.as_ref().map(Words::english).unwrap_or_default(),
         detail: None,
-        words: words.map(quiet_words::quiet),
+        words: words.map(DownWords::quiet),
         last_attempt_ms: None,
         attempts: 0,
         retry: None,
@@ -78,7 +100,7 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
             last_reading_ms,
         }),
         Link::Lost { reason, raw, .. } => {
-            let summary = quiet_words::lost(*reason, smi_missing(*reason, raw));
+            let summary = lost(*reason, smi_missing(*reason, raw));
             let detail = raw
                 .lines()
                 .map(str::trim)
@@ -95,21 +117,19 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
                 ..quiet(None)
             })
         }
-        Link::Silent { since_ms } => Some(quiet(Some(quiet_words::no_data(
-            now_ms.saturating_sub(*since_ms),
-        )))),
+        Link::Silent { since_ms } => Some(quiet(Some(no_data(now_ms.saturating_sub(*since_ms))))),
         Link::Connecting { attempt, .. } => Some(quiet(Some(match last_reading_ms {
-            Some(at) => quiet_words::no_reading(now_ms.saturating_sub(at)),
-            None => quiet_words::connecting(*attempt),
+            Some(at) => no_reading(now_ms.saturating_sub(at)),
+            None => connecting(*attempt),
         }))),
         // A flooding host streams (too much); its status says so.
         Link::Up if host.flooding.is_some() => None,
         Link::Up => match last_reading_ms {
-            Some(at) if now_ms.saturating_sub(at) > 2 * interval_ms => Some(quiet(Some(
-                quiet_words::no_reading(now_ms.saturating_sub(at)),
-            ))),
+            Some(at) if now_ms.saturating_sub(at) > 2 * interval_ms => {
+                Some(quiet(Some(no_reading(now_ms.saturating_sub(at)))))
+            }
             Some(_) => None,
-            None => Some(quiet(Some(quiet_words::waiting()))),
+            None => Some(quiet(Some(waiting()))),
         },
     }
 }
@@ -118,6 +138,56 @@ pub fn outage(host: &HostState, now_ms: TimestampMs, interval_ms: u64) -> Option
 fn smi_missing(reason: LostReason, raw: &str) -> bool {
     reason == LostReason::Other
         && (raw.contains(COMMAND_NOT_FOUND) || raw.contains("command not found"))
+}
+
+/// An engine's fixed English summary (`fleet::outage`) as its catalogue text; any other words
+/// as they came.
+fn fixed_summary(summary: &str) -> Words {
+    let key = match summary {
+        "GPU lost" => "status.lost.gpu_lost",
+        "driver not loaded" => "status.lost.driver_not_loaded",
+        "driver/library mismatch" => "status.lost.driver_library_mismatch",
+        "no devices" => "status.lost.no_devices",
+        "telemetry failed" => "status.lost.telemetry_failed",
+        "nvidia-smi missing" => "outage.smi_missing",
+        "connecting" => "status.connecting",
+        "waiting for the first reading" => "outage.waiting",
+        other => return Words::verbatim(other),
+    };
+    Words::new(key)
+}
+
+/// `no data for 12s`: the link is up but nothing came for `age_ms`.
+fn no_data(age_ms: u64) -> Words {
+    Words::new("quiet_words.no_data").put("age", format_age(age_ms))
+}
+
+/// `no reading for 12s`: the newest reading is `age_ms` old.
+fn no_reading(age_ms: u64) -> Words {
+    Words::new("quiet_words.no_reading").put("age", format_age(age_ms))
+}
+
+/// `connecting`, or `connecting (attempt 3)` past the first.
+fn connecting(attempt: u32) -> Words {
+    if attempt > 1 {
+        Words::new("quiet_words.connecting_attempt").put("attempt", attempt.to_string())
+    } else {
+        Words::new("status.connecting")
+    }
+}
+
+/// `waiting for the first reading`: up, nothing read yet.
+fn waiting() -> Words {
+    Words::new("outage.waiting")
+}
+
+/// A lost stream's few words: the reason's label, or `nvidia-smi missing` when the shell could
+/// not find it.
+fn lost(reason: LostReason, smi_missing: bool) -> Words {
+    match reason {
+        LostReason::Other if smi_missing => Words::new("outage.smi_missing"),
+        reason => reason.words(),
+    }
 }
 
 #[cfg(test)]
@@ -301,5 +371,77 @@ mod tests {
             words: None,
         });
         assert_eq!(h.flooding_words, None);
+    }
+
+    /// In English the engine's fixed words come back as they are, each through its own text.
+    #[test]
+    fn english_outage_words_are_the_engines() {
+        for reason in [
+            LostReason::GpuLost,
+            LostReason::DriverNotLoaded,
+            LostReason::DriverLibraryMismatch,
+            LostReason::NoDevices,
+            LostReason::SmiMissing,
+            LostReason::Other,
+        ] {
+            let words = fixed_summary(reason.label());
+            assert!(words.key().is_some(), "{}", reason.label());
+            assert_eq!(words.english(), reason.label());
+        }
+        for words in [
+            "nvidia-smi missing",
+            "connecting",
+            "waiting for the first reading",
+        ] {
+            assert!(fixed_summary(words).key().is_some(), "{words}");
+            assert_eq!(fixed_summary(words).english(), words);
+        }
+        assert_eq!(
+            fixed_summary("connection refused"),
+            Words::verbatim("connection refused")
+        );
+        assert_eq!(fixed_summary("GPU lost").render("zh-CN"), "掉卡");
+    }
+
+    #[test]
+    fn quiet_words_keep_the_english_and_read_in_chinese() {
+        let cases = [
+            (no_data(12_000), "no data for 12s", "12s"),
+            (no_reading(5_000), "no reading for 5s", "5s"),
+            (connecting(3), "connecting (attempt 3)", "3"),
+            (connecting(1), "connecting", ""),
+            (waiting(), "waiting for the first reading", ""),
+            (
+                DownWords::gone(Words::verbatim("x")).summary,
+                "gone from the provider account",
+                "",
+            ),
+        ];
+        for (words, english, value) in cases {
+            assert_eq!(words.english(), english);
+            let zh = words.render("zh-CN");
+            assert!(zh.contains(value), "{zh}");
+            assert!(
+                !zh.replace(value, "")
+                    .chars()
+                    .any(|c| c.is_ascii_lowercase()),
+                "English left in {zh:?}"
+            );
+        }
+        // A lost stream's words are its reason's label, as the status column says it.
+        for reason in [
+            LostReason::GpuLost,
+            LostReason::DriverNotLoaded,
+            LostReason::DriverLibraryMismatch,
+            LostReason::NoDevices,
+            LostReason::Other,
+        ] {
+            assert_eq!(lost(reason, false).english(), reason.label());
+        }
+        assert_eq!(
+            lost(LostReason::Other, true).english(),
+            "nvidia-smi missing"
+        );
+        assert_eq!(lost(LostReason::GpuLost, true).render("zh-CN"), "掉卡");
     }
 }

@@ -37,12 +37,11 @@ impl GoneHost {
 
     /// [`GoneHost::reason`] in catalogue words, for the console to say in the user's language.
     pub fn reason_words(&self) -> crate::words::Words {
-        crate::fleet::quiet_words::gone_reason(
-            &self.instance_id,
-            &self.provider,
-            &self.account,
-            &crate::utc::rfc3339(self.gone_ms),
-        )
+        crate::words::Words::new("quiet_words.gone_reason")
+            .put("instance", self.instance_id.as_str())
+            .put("provider", self.provider.as_str())
+            .put("account", self.account.as_str())
+            .put("since", crate::utc::rfc3339(self.gone_ms))
     }
 }
 
@@ -339,5 +338,26 @@ mod tests {
                 gone_ms: 5_000,
             }]
         );
+    }
+
+    #[test]
+    fn a_gone_hosts_reason_keeps_the_english_and_reads_in_chinese() {
+        let gone = GoneHost {
+            name: "a".into(),
+            provider: "vast".into(),
+            account: "main".into(),
+            instance_id: "123".into(),
+            gone_ms: 1_767_323_045_000,
+        };
+        assert_eq!(
+            gone.reason(),
+            "instance 123 is gone from the vast account main (since 2026-01-02T03:04:05.000Z)"
+        );
+        let zh = gone.reason_words().render("zh-CN");
+        assert!(
+            zh.contains("123") && zh.contains("main") && zh.contains("已"),
+            "{zh}"
+        );
+        assert!(!zh.contains("is gone"), "{zh}");
     }
 }

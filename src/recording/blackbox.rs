@@ -17,6 +17,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::fleet::HostEvent;
+use crate::paths::host_dir_name;
 use crate::state_file::{ProcessLock, create_private_dir};
 
 use super::wire::Header;
@@ -85,48 +86,10 @@ pub fn host_dir(dir: &Path, host: &str) -> PathBuf {
     dir.join(host_dir_name(host))
 }
 
-/// Folder names at most this long are the host's name escaped; a longer one is cut and ends
-/// in `%%` and a digest of the whole name.
-const MAX_DIR_NAME_BYTES: usize = 200;
-
-/// The folder name of `host`'s box, one per exact name: letters, digits, `.`, `_`, `-` and `@`
-/// stay, every other byte is written `%XX` (so `a/b` is `a%2Fb` and `a_b` stays `a_b`), and
-/// `.`, `..` and the empty name are escaped whole. The escape is reversible, so two names never
-/// share a folder; a name too long for one (past [`MAX_DIR_NAME_BYTES`]) is cut and ends in
-/// `%%` and the SHA-256 of the whole name, which no escaped name can end in.
-pub fn host_dir_name(host: &str) -> String {
-    let mut name = String::with_capacity(host.len());
-    for byte in host.bytes() {
-        let c = char::from(byte);
-        if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@') {
-            name.push(c);
-        } else {
-            name.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    let name = match name.as_str() {
-        "" => "%".to_string(),
-        // Not a folder's name: each dot escaped too.
-        "." | ".." => host.bytes().map(|b| format!("%{b:02X}")).collect(),
-        _ => name,
-    };
-    if name.len() <= MAX_DIR_NAME_BYTES {
-        return name;
-    }
-    let digest: String = <sha2::Sha256 as sha2::Digest>::digest(host.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    // All ASCII: any byte is a boundary. No escaped name holds `%%`.
-    let cut = MAX_DIR_NAME_BYTES - digest.len() - 2;
-    format!("{}%%{digest}", &name[..cut])
-}
-
 /// The folder an older gpufleet wrote `host`'s box in (every other character as `_`, so
 /// `a/b` and `a_b` shared it), when it differs from [`host_dir`]: still read, never written.
 fn legacy_host_dir(dir: &Path, host: &str) -> Option<PathBuf> {
-    let legacy = crate::check::storage::host_dir_name(host);
-    (legacy != host_dir_name(host)).then(|| dir.join(legacy))
+    crate::paths::legacy_host_dir_name(host).map(|legacy| dir.join(legacy))
 }
 
 /// `host`'s segments under `dir`, oldest first, with their sizes: those in its folder, and

@@ -1,9 +1,10 @@
 //! Tests of the recording format, the reader and the black box's bounds.
 
-use super::blackbox::{BlackBox, BlackBoxOptions, host_dir_name, segments};
+use super::blackbox::{BlackBox, BlackBoxOptions, segments};
 use super::read::RecordingReader;
 use super::wire::{Event, FORMAT_VERSION, Header, Line};
 use crate::fleet::HostEvent;
+use crate::paths::host_dir_name;
 use crate::telemetry::{ClockEventReasons, GpuProcess, GpuSample, HostInfo, LostReason};
 
 fn every_event() -> Vec<HostEvent> {

@@ -28,11 +28,10 @@ pub enum FlowError {
     UnknownHost(String),
     NoReleaseConfig(String),
     Build(#[from] BuildError),
-    /// The token could not be loaded: `problem` in the reader's language (as the plan shows
-    /// it), `english` for the log.
+    /// The token could not be loaded: `problem` in catalogue words (the plan shows them in
+    /// the reader's language, the log in English).
     Token {
-        problem: String,
-        english: String,
+        problem: Words,
     },
     BackupNotRun,
     BackupFailed(String),
@@ -124,8 +123,8 @@ pub struct ReleaseFlow {
     sent: bool,
     /// Send even when the ledger cannot record the release (`--force`).
     unrecorded_allowed: bool,
-    /// Why the token could not be loaded, in English (the plan holds the reader's words).
-    token_english: Option<String>,
+    /// Why the token could not be loaded, in catalogue words (the plan holds the reader's).
+    token_words: Option<Words>,
 }
 
 impl ReleaseFlow {
@@ -151,14 +150,14 @@ impl ReleaseFlow {
             .as_ref()
             .ok_or_else(|| FlowError::NoReleaseConfig(host.to_string()))?;
         let action = action.unwrap_or(ReleaseAction::Stop);
-        let (token, warnings, token_problem, token_english) = if release.provider.uses_api() {
+        let (token, warnings, token_problem, token_words) = if release.provider.uses_api() {
             match load_token(release, env) {
                 Ok(loaded) => (Some(loaded.secret), loaded.warnings, None, None),
                 Err(e) => (
                     None,
                     Vec::new(),
                     Some(e.words().localized()),
-                    Some(e.to_string()),
+                    Some(e.words()),
                 ),
             }
         } else {
@@ -189,7 +188,7 @@ impl ReleaseFlow {
             confirmation: Confirmation::Pending,
             sent: false,
             unrecorded_allowed: false,
-            token_english,
+            token_words,
         })
     }
 
@@ -382,11 +381,10 @@ impl ReleaseFlow {
     fn check_token(&self) -> Result<(), FlowError> {
         match &self.plan.token_problem {
             Some(problem) => Err(FlowError::Token {
-                problem: problem.clone(),
-                english: self
-                    .token_english
+                problem: self
+                    .token_words
                     .clone()
-                    .unwrap_or_else(|| problem.clone()),
+                    .unwrap_or_else(|| Words::verbatim(problem.as_str())),
             }),
             None => Ok(()),
         }
@@ -525,8 +523,8 @@ impl FlowError {
                 Words::new("release.no_table").put("host", host.to_string())
             }
             FlowError::Build(e) => e.words(),
-            FlowError::Token { problem, .. } => {
-                Words::new("release.no_token").put("problem", problem.to_string())
+            FlowError::Token { problem } => {
+                Words::new("release.no_token").put_words("problem", problem.clone())
             }
             FlowError::BackupNotRun => Words::new("release_error.backup_not_run"),
             FlowError::BackupFailed(why) => {
@@ -555,21 +553,11 @@ impl FlowError {
     }
 }
 
-/// Why a release was refused or failed, in the interface's language.
-pub fn error_words(error: &FlowError) -> String {
-    error.words().localized()
-}
-
 /// English, as the log and the audit log keep it: the catalogue's English of
 /// [`FlowError::words`], the token's problem in English too.
 impl std::fmt::Display for FlowError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FlowError::Token { english, .. } => Words::new("release.no_token")
-                .put("problem", english.to_string())
-                .fmt(f),
-            other => other.words().fmt(f),
-        }
+        self.words().fmt(f)
     }
 }
 
@@ -622,8 +610,7 @@ mod tests {
             ),
             (
                 FlowError::Token {
-                    problem: "没有令牌".into(),
-                    english: "no token".into(),
+                    problem: Words::verbatim("no token"),
                 }
                 .to_string(),
                 "cannot release without the API token: no token",
@@ -735,8 +722,7 @@ mod tests {
             FlowError::UnknownHost("h".into()),
             FlowError::NoReleaseConfig("h".into()),
             FlowError::Token {
-                problem: "no token".into(),
-                english: "no token".into(),
+                problem: Words::verbatim("no token"),
             },
             FlowError::BackupNotRun,
             FlowError::BackupFailed("exit 1".into()),

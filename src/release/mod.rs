@@ -15,7 +15,6 @@ mod simulated;
 
 pub use execute::{HostRunner, SendError, SendFailure, SendOptions, StepAnswer, send, shown_text};
 pub(crate) use execute::{auth_header, capture, http_client, root_cause};
-pub use flow::error_words;
 pub use flow::{BackupOutcome, FlowError, ReleaseFlow, ReleasePlan, ReleaseReport, Unattended};
 pub use record::Unrecorded;
 pub use request::{

@@ -470,3 +470,16 @@ impl std::fmt::Display for BuildError {
 pub fn effect(provider: Provider, action: ReleaseAction) -> String {
     effect_words(provider, action).english()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The dialog's English action words are the action's own name.
+    #[test]
+    fn english_action_words_are_the_actions_name() {
+        for a in [ReleaseAction::Stop, ReleaseAction::Terminate] {
+            assert_eq!(a.words().english(), a.as_str());
+        }
+    }
+}

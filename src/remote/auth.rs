@@ -1,12 +1,14 @@
 //! Logging in, in OpenSSH's order: ssh-agent, key files, then a password (from the named
-//! environment variable, else asked for). Every failed step is named in the final error.
+//! environment variable, else asked for). Every failed step is named in the final error, in
+//! catalogue words (`auth_words.*`: `key ~/.ssh/id_rsa was not accepted by the server`, `the
+//! password typed was rejected`); paths, variable names and what libssh2 said are values, as
+//! they came. The error's English (the log) is their English.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use ssh2::{ErrorCode, KeyboardInteractivePrompt, Prompt, Session};
 
-use crate::remote::auth_words;
 use crate::remote::credentials::{
     CredentialCache, PassphraseTurn, PromptContext, Prompter, Secret, forget_passphrase,
     passphrase_turn, remember_passphrase,
@@ -95,7 +97,7 @@ pub(crate) fn authenticate(
 /// Tries the agent's keys (at `socket`, else `$SSH_AUTH_SOCK`); with `IdentitiesOnly`, only
 /// those whose public half is one of the identity files' `.pub`.
 fn try_agent(session: &Session, input: &AuthInput<'_>, socket: Option<&Path>) -> Result<(), Words> {
-    let fail = |e: ssh2::Error| auth_words::agent_error(e.message());
+    let fail = |e: ssh2::Error| agent_error(e.message());
     let mut agent = session.agent().map_err(fail)?;
     if let Some(path) = socket {
         agent.set_identity_path(path).map_err(fail)?;
@@ -117,10 +119,7 @@ fn try_agent(session: &Session, input: &AuthInput<'_>, socket: Option<&Path>) ->
         }
     }
     let _ = agent.disconnect();
-    Err(auth_words::agent_none(
-        identities.len(),
-        input.settings.identities_only,
-    ))
+    Err(agent_none(identities.len(), input.settings.identities_only))
 }
 
 /// The key blob of `<key>.pub`, when it can be read.
@@ -138,7 +137,7 @@ fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec
     let text = match std::fs::read_to_string(key) {
         Ok(t) => t,
         Err(e) => {
-            tried.push(auth_words::key_error(
+            tried.push(key_error(
                 "auth_words.key_unreadable",
                 &shown,
                 &e.to_string(),
@@ -158,7 +157,7 @@ fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec
     let turn = loop {
         match passphrase_turn(key, input.ctx) {
             None => {
-                tried.push(auth_words::key("auth_words.key_stopped", &shown));
+                tried.push(key_attempt("auth_words.key_stopped", &shown));
                 return false;
             }
             Some(PassphraseTurn::Known(secret)) => {
@@ -178,12 +177,12 @@ fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec
         }
     };
     let Some(prompter) = input.prompter else {
-        tried.push(auth_words::key("auth_words.key_no_prompt", &shown));
+        tried.push(key_attempt("auth_words.key_no_prompt", &shown));
         return false;
     };
     for _ in 0..PROMPT_TRIES {
         let Some(secret) = prompter.passphrase(input.ctx, key) else {
-            tried.push(auth_words::key("auth_words.key_no_passphrase", &shown));
+            tried.push(key_attempt("auth_words.key_no_passphrase", &shown));
             return false;
         };
         match session.userauth_pubkey_file(input.user, None, key, Some(secret.expose())) {
@@ -202,15 +201,15 @@ fn try_key(session: &Session, input: &AuthInput<'_>, key: &Path, tried: &mut Vec
             }
         }
     }
-    tried.push(auth_words::key("auth_words.key_wrong_passphrase", &shown));
+    tried.push(key_attempt("auth_words.key_wrong_passphrase", &shown));
     false
 }
 
 fn key_failure(shown: &str, e: &ssh2::Error) -> Words {
     if e.code() == ErrorCode::Session(LIBSSH2_ERROR_FILE) {
-        auth_words::key_error("auth_words.key_bad_file", shown, e.message())
+        key_error("auth_words.key_bad_file", shown, e.message())
     } else {
-        auth_words::key("auth_words.key_rejected", shown)
+        key_attempt("auth_words.key_rejected", shown)
     }
 }
 
@@ -228,12 +227,9 @@ fn try_passwords(
                 if send_password(session, input.user, offered, &secret) {
                     return true;
                 }
-                tried.push(auth_words::password_env(
-                    "auth_words.password_env_rejected",
-                    var,
-                ));
+                tried.push(password_env("auth_words.password_env_rejected", var));
             }
-            Err(_) => tried.push(auth_words::password_env("auth_words.env_unset", var)),
+            Err(_) => tried.push(password_env("auth_words.env_unset", var)),
         }
     }
     if let Some(secret) = cache.password() {
@@ -256,7 +252,7 @@ fn try_passwords(
         }
         rejected += 1;
     }
-    tried.push(auth_words::password_typed(rejected));
+    tried.push(password_typed(rejected));
     false
 }
 
@@ -317,6 +313,48 @@ pub(crate) fn key_is_encrypted(text: &str) -> bool {
         .map(String::from_utf8_lossy)
         .unwrap_or(Cow::Borrowed("none"));
     cipher != "none"
+}
+
+// The attempts, in catalogue words.
+
+/// `ssh-agent: …` as libssh2 said it.
+fn agent_error(message: &str) -> Words {
+    Words::new("auth_words.agent_error").put("message", message)
+}
+
+/// `ssh-agent: none of its 2 key(s) was accepted`, naming IdentitiesOnly when it applied.
+pub(crate) fn agent_none(keys: usize, identities_only: bool) -> Words {
+    let key = if identities_only {
+        "auth_words.agent_none_identities_only"
+    } else {
+        "auth_words.agent_none"
+    };
+    Words::new(key).put("n", keys.to_string())
+}
+
+/// An attempt with the key file at `key` (shown as a path), as `what` says: one of
+/// `auth_words.key_*`.
+pub(crate) fn key_attempt(what: &'static str, key: &str) -> Words {
+    Words::new(what).put("key", key)
+}
+
+/// `key … : cannot read it (…)`, `key …: cannot be read (…)`: what the OS or libssh2 said.
+fn key_error(what: &'static str, key: &str, error: &str) -> Words {
+    Words::new(what).put("key", key).put("error", error)
+}
+
+/// An attempt with a password from the environment variable `var`.
+pub(crate) fn password_env(what: &'static str, var: &str) -> Words {
+    Words::new(what).put("var", var)
+}
+
+/// The passwords typed: none given, or rejected `rejected` times.
+pub(crate) fn password_typed(rejected: usize) -> Words {
+    match rejected {
+        0 => Words::new("auth_words.password_none_given"),
+        1 => Words::new("auth_words.password_rejected"),
+        n => Words::new("auth_words.password_rejected_n").put("n", n.to_string()),
+    }
 }
 
 #[cfg(test)]

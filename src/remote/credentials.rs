@@ -90,6 +90,22 @@ pub struct HostKeyPrompt {
     pub other_types_known: Vec<String>,
 }
 
+impl HostKeyPrompt {
+    /// The notice that this key was added to known_hosts (`unchecked` under
+    /// `StrictHostKeyChecking no`).
+    pub(crate) fn added_words(&self, unchecked: bool) -> crate::words::Words {
+        let key_name = if unchecked {
+            "link_notice.key_added_unchecked"
+        } else {
+            "link_notice.key_added"
+        };
+        crate::words::Words::new(key_name)
+            .put("key_type", self.key_type.as_str())
+            .put("fingerprint", self.fingerprint.as_str())
+            .put("known_as", self.known_as.as_str())
+    }
+}
+
 /// Answers questions for links. Called on the host's own worker thread, which waits for the
 /// answer; the UI thread must never block on it. Return `false` / `None` to decline.
 pub trait Prompter: Send + Sync {

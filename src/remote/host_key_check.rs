@@ -11,7 +11,6 @@ use crate::remote::credentials::{HostKeyPrompt, PromptContext, Prompter};
 use crate::remote::error::RemoteError;
 use crate::remote::host::RemoteHost;
 use crate::remote::known_hosts::{KnownHostsFile, Verdict, append};
-use crate::remote::notice_words;
 use crate::remote::ssh_options::StrictHostKeys;
 use crate::words::Words;
 
@@ -52,7 +51,7 @@ pub(crate) fn check_host_key(
             remedy,
         }) if strict == StrictHostKeys::No => {
             return Ok(Checked {
-                warnings: vec![notice_words::key_changed_let_through(
+                warnings: vec![key_changed_let_through(
                     &known_as, &key_type, &presented, &expected, &remedy,
                 )],
                 passwords_off: true,
@@ -61,7 +60,7 @@ pub(crate) fn check_host_key(
         }
         other => other?,
     };
-    let in_effect = || notice_words::strict_no_in_effect(check.known_as);
+    let in_effect = || strict_no_in_effect(check.known_as);
     let (prompt, blob) = match verdict {
         Verdict::Trusted if strict == StrictHostKeys::No => {
             return Ok(Checked {
@@ -91,7 +90,7 @@ pub(crate) fn check_host_key(
             check.host.settings.hash_known_hosts,
         )?;
         let warnings = if strict == StrictHostKeys::No {
-            vec![notice_words::key_added(&prompt, true)]
+            vec![prompt.added_words(true)]
         } else {
             Vec::new()
         };
@@ -125,4 +124,26 @@ pub(crate) fn check_host_key(
         fingerprint: prompt.fingerprint,
         hint: Box::new(hint),
     })
+}
+
+/// `StrictHostKeyChecking no` is honoured for `known_as`.
+fn strict_no_in_effect(known_as: &str) -> Words {
+    Words::new("link_notice.strict_no_in_effect").put("known_as", known_as)
+}
+
+/// A changed key let through under `StrictHostKeyChecking no`: what changed, then why the
+/// link connects anyway, and `remedy`, how to clear the old key.
+fn key_changed_let_through(
+    known_as: &str,
+    key_type: &str,
+    presented: &str,
+    expected: &Words,
+    remedy: &Words,
+) -> Words {
+    Words::new("link_notice.key_changed_let_through")
+        .put("known_as", known_as)
+        .put("key_type", key_type)
+        .put("presented", presented)
+        .put_words("expected", expected.clone())
+        .put_words("remedy", remedy.clone())
 }

@@ -17,7 +17,6 @@ use crate::remote::credentials::HostKeyPrompt;
 use crate::remote::digest::{base64_decode, base64_encode, fingerprint, hmac_sha1};
 use crate::remote::error::RemoteError;
 use crate::remote::host_pattern::{ListMatch, match_host_list, names_exactly};
-use crate::remote::notice_words;
 use crate::remote::ssh_config_file::os_said;
 use crate::words::Words;
 use crate::words::joined;
@@ -166,7 +165,7 @@ impl KnownHostsFile {
 
     fn place(&self, entry: &Entry) -> Words {
         let path = self.paths.get(entry.file).unwrap_or(&self.write_to);
-        notice_words::place(path, entry.line_no)
+        crate::remote::ssh_config_file::place(path, entry.line_no)
     }
 
     /// The host keys on file for `known_as` (hashed names, patterns and negations included;

@@ -10,8 +10,7 @@ use std::sync::{Mutex, PoisonError};
 
 use crate::remote::error::RemoteError;
 use crate::remote::host_pattern::match_pattern;
-use crate::remote::notice_words::{self, Ignored};
-use crate::remote::ssh_config_file::HostOptions;
+use crate::remote::ssh_config_file::{self, HostOptions};
 use crate::remote::ssh_options::Source;
 use crate::words::Words;
 
@@ -151,16 +150,16 @@ pub(crate) fn review(params: &HostOptions, source: &Source<'_>) -> Result<Vec<Wo
         if let Some(key) = block.options.iter().find(|k| decides_security(k)) {
             return Err(RemoteError::UnevaluatedMatch {
                 host: source.host.to_string(),
-                place: Box::new(notice_words::place(&block.file, block.line)),
+                place: Box::new(ssh_config_file::place(&block.file, block.line)),
                 criterion: block.criterion.clone(),
                 option: key.clone(),
             });
         }
         if !block.options.is_empty() {
-            warnings.push(notice_words::match_not_evaluated(
+            warnings.push(match_not_evaluated(
                 source.host,
                 &block.criterion,
-                notice_words::place(&block.file, block.line),
+                ssh_config_file::place(&block.file, block.line),
                 &block.options,
             ));
         }
@@ -173,7 +172,7 @@ pub(crate) fn review(params: &HostOptions, source: &Source<'_>) -> Result<Vec<Wo
             continue;
         };
         let value = setting.args.first().map(String::as_str).unwrap_or_default();
-        let place = || notice_words::place(&setting.file, setting.line);
+        let place = || ssh_config_file::place(&setting.file, setting.line);
         if HONOURED.contains(&key.as_str()) {
             continue;
         }
@@ -206,7 +205,7 @@ pub(crate) fn review(params: &HostOptions, source: &Source<'_>) -> Result<Vec<Wo
 }
 
 fn ignored(source: &Source<'_>, key: &str, place: Words, why: Ignored) -> Words {
-    notice_words::option_ignored(source.host, key, place, why)
+    option_ignored(source.host, key, place, why)
 }
 
 static SHOWN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
@@ -217,4 +216,38 @@ pub(crate) fn first_time(warning: &str) -> bool {
     shown
         .get_or_insert_with(HashSet::new)
         .insert(warning.to_string())
+}
+
+/// A `Match exec`/`localnetwork` block setting only options that may be ignored.
+fn match_not_evaluated(host: &str, criterion: &str, place: Words, options: &[String]) -> Words {
+    Words::new("link_notice.match_not_evaluated")
+        .put("host", host)
+        .put("criterion", criterion)
+        .put_words("place", place)
+        .put("options", options.join(", "))
+}
+
+/// Why an ssh config option is ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ignored {
+    /// An algorithm list that only adds to the defaults (`+...`).
+    AddsOnly,
+    /// An OpenSSH option gpufleet does not implement.
+    NotImplemented,
+    /// Not an option gpufleet knows.
+    Unknown,
+}
+
+/// `HOST: ssh config option KEY (FILE line N) is ignored: WHY`.
+fn option_ignored(host: &str, option: &str, place: Words, why: Ignored) -> Words {
+    let why = Words::new(match why {
+        Ignored::AddsOnly => "link_notice.ignored_adds_only",
+        Ignored::NotImplemented => "link_notice.ignored_not_implemented",
+        Ignored::Unknown => "link_notice.ignored_unknown",
+    });
+    Words::new("link_notice.option_ignored")
+        .put("host", host)
+        .put("option", option)
+        .put_words("place", place)
+        .put_words("why", why)
 }

@@ -46,7 +46,7 @@ impl ResolveError {
 fn resolve_words(name: &str, source: &RemoteError) -> Words {
     Words::new("resolve_words.host")
         .put("name", name)
-        .put_words("reason", crate::remote::error_words::reason(source))
+        .put_words("reason", source.words())
 }
 
 /// The link options of `settings` at `interval_ms`.
@@ -120,7 +120,7 @@ mod tests {
                 ),
             }),
         };
-        let english = crate::remote::error_words::reason(&error.source).english();
+        let english = error.source.words().english();
         assert_eq!(format!("host rented: {english}"), error.to_string());
         assert_eq!(error.words().english(), error.to_string());
         assert_eq!(

@@ -457,6 +457,13 @@ fn split_args(rest: &str) -> Result<Vec<String>, Words> {
     Ok(args)
 }
 
+/// `FILE line N` of the ssh config.
+pub(crate) fn place(file: &std::path::Path, line: usize) -> Words {
+    Words::new("link_notice.place")
+        .put("file", file.display().to_string())
+        .put("line", line.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     //! The reader against OpenSSH's rules: first value wins, `Host` negation, `Match` evaluated in

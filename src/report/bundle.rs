@@ -41,7 +41,7 @@ pub fn write(
     let (y, mo, d, h, mi, s, _) = crate::utc::utc_parts(crate::telemetry::source::now_ms());
     let name = format!(
         "gpufleet-report-{}-{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z",
-        crate::check::storage::host_dir_name(&report.host)
+        crate::paths::lossy_host_name(&report.host)
     );
     let mut dir = out.join(&name);
     let mut n = 1;

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use rust_i18n::t;
 
 use super::analyse::FindingSeen;
-use super::words::result_word;
+use super::result_words;
 use super::{CheckLine, Report};
 
 /// Evidence lines shown in the Markdown at most (the raw files have them all).
@@ -103,7 +103,7 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(md, "{}\n", t!("report_md.no_check"));
         }
         Some(c) => {
-            let result = result_word(c.result, &rust_i18n::locale());
+            let result = result_words(c.result).localized();
             let newest = t!("report_md.newest_check", at = c.started_at, result = result);
             let _ = writeln!(md, "{newest}\n");
             for l in &c.not_passed {

@@ -9,7 +9,6 @@ pub mod gather;
 pub mod markdown;
 pub mod secrets;
 pub mod ticket;
-pub mod words;
 pub mod write;
 
 use rust_i18n::t;
@@ -35,6 +34,17 @@ pub const VERDICT_NO_FAULT: &str = "no_fault_recorded";
 pub const RESULT_PASS: &str = "pass";
 pub const RESULT_WARNING: &str = "warning";
 pub const RESULT_FAILURE: &str = "failure";
+
+/// A check's result (`pass`, `warning`, `failure`, as `report.json` writes it) as a reader of
+/// report.md or a ticket reads it, in catalogue words; any other result as it is.
+pub fn result_words(result: &str) -> crate::words::Words {
+    match result {
+        RESULT_PASS => crate::words::Words::new("report_md.result_pass"),
+        RESULT_WARNING => crate::words::Words::new("report_md.result_warning"),
+        RESULT_FAILURE => crate::words::Words::new("report_md.result_failure"),
+        other => crate::words::Words::verbatim(other),
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WindowText {

@@ -8,6 +8,7 @@ use rust_i18n::t;
 use super::Report;
 use super::analyse::FindingSeen;
 use crate::config::lang::Lang;
+use crate::words::{Words, joined};
 
 /// Evidence lines quoted in a ticket at most (the bundle has them all).
 const TICKET_LINES: usize = 12;
@@ -41,7 +42,7 @@ fn headline(report: &Report) -> Option<&FindingSeen> {
 }
 
 /// `GPU 3 (PCI 00000000:1B:00.0, UUID GPU-...)`, from the finding and the GPUs seen.
-fn which_gpu(report: &Report, locale: &str) -> Option<String> {
+fn which_gpu(report: &Report) -> Option<Words> {
     let f = headline(report)?;
     let seen = f
         .gpu
@@ -60,19 +61,14 @@ fn which_gpu(report: &Report, locale: &str) -> Option<String> {
         return None;
     }
     let mut parts = Vec::new();
-    parts.extend(pci.map(|p| format!("PCI {p}")));
-    parts.extend(uuid.map(|u| format!("UUID {u}")));
+    parts.extend(pci.map(|p| Words::verbatim(format!("PCI {p}"))));
+    parts.extend(uuid.map(|u| Words::verbatim(format!("UUID {u}"))));
     let index = f.gpu.map(|i| i.to_string()).unwrap_or_else(|| "?".into());
-    let separator = t!("report_ticket.separator", locale = locale);
-    let ids = parts.join(&separator);
+    let ids = joined(&parts, "list_words.comma").unwrap_or_else(|| Words::verbatim(""));
     Some(
-        t!(
-            "report_ticket.gpu",
-            locale = locale,
-            index = index,
-            ids = ids
-        )
-        .into_owned(),
+        Words::new("report_ticket.gpu")
+            .put("index", index)
+            .put_words("ids", ids),
     )
 }
 
@@ -87,7 +83,11 @@ fn machine(report: &Report, locale: &str) -> String {
         .analysis
         .driver_version
         .as_deref()
-        .map(|d| t!("report_ticket.driver", locale = locale, driver = d).into_owned())
+        .map(|d| {
+            Words::new("report_ticket.driver")
+                .put("driver", d)
+                .render(locale)
+        })
         .unwrap_or_default();
     format!("{} x {model}{driver}", gpus.len().max(1))
 }
@@ -106,9 +106,9 @@ fn quoted_evidence(report: &Report, locale: &str) -> String {
     out
 }
 
-/// The name of the fault `label` in `locale`: the label itself in English, a few words and
-/// the label in Chinese.
-fn fault_name(label: &str, locale: &str) -> String {
+/// The name of the fault `label`: the label itself in English, a few words and the label in
+/// Chinese.
+fn fault_name(label: &str) -> Words {
     let key = FAULTS
         .iter()
         .find(|key| {
@@ -117,7 +117,7 @@ fn fault_name(label: &str, locale: &str) -> String {
         })
         .copied()
         .unwrap_or("report_fault.other");
-    t!(key, locale = locale, label = label).into_owned()
+    Words::new(key).put("label", label)
 }
 
 /// What the finding means in the ticket's language `locale`. Findings are worded in the interface's language when
@@ -163,7 +163,7 @@ pub fn ticket(report: &Report, lang: Lang) -> String {
         .into_owned();
     };
     let since = report.broken_since.as_deref().unwrap_or(&f.first_seen);
-    let fault = fault_name(&f.label, locale);
+    let fault = fault_name(&f.label).render(locale);
     let mut t = t!(
         "report_ticket.subject",
         locale = locale,
@@ -181,8 +181,10 @@ pub fn ticket(report: &Report, lang: Lang) -> String {
         summary = said_again(f, &rust_i18n::locale(), locale)
     );
     t.push_str(&format!("{faulty}\n"));
-    if let Some(gpu) = which_gpu(report, locale) {
-        let gpu = t!("report_ticket.faulty_gpu", locale = locale, gpu = gpu);
+    if let Some(gpu) = which_gpu(report) {
+        let gpu = Words::new("report_ticket.faulty_gpu")
+            .put_words("gpu", gpu)
+            .render(locale);
         t.push_str(&format!("{gpu}\n"));
     }
     if !report.analysis.evidence.is_empty() {
@@ -191,7 +193,7 @@ pub fn ticket(report: &Report, lang: Lang) -> String {
         t.push_str(&quoted_evidence(report, locale));
     }
     if let Some(check) = &report.check {
-        let result = super::words::result_word(check.result, locale);
+        let result = super::result_words(check.result).render(locale);
         let said = t!(
             "report_ticket.check",
             locale = locale,
@@ -261,12 +263,15 @@ mod tests {
 
     #[test]
     fn the_fault_is_named_by_its_family_in_chinese_and_by_its_label_in_english() {
-        assert_eq!(fault_name("pcie_aer_fatal", "en"), "pcie_aer_fatal");
+        assert_eq!(fault_name("pcie_aer_fatal").render("en"), "pcie_aer_fatal");
         assert_eq!(
-            fault_name("pcie_aer_fatal", "zh-CN"),
+            fault_name("pcie_aer_fatal").render("zh-CN"),
             "PCIe 总线错误（pcie_aer_fatal）"
         );
-        assert_eq!(fault_name("xid_48", "zh-CN"), "内核报告 Xid 错误（xid_48）");
-        assert_eq!(fault_name("oom", "zh-CN"), "检测到故障（oom）");
+        assert_eq!(
+            fault_name("xid_48").render("zh-CN"),
+            "内核报告 Xid 错误（xid_48）"
+        );
+        assert_eq!(fault_name("oom").render("zh-CN"), "检测到故障（oom）");
     }
 }

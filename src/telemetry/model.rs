@@ -164,6 +164,20 @@ pub struct HostInfo {
     pub source: String,
 }
 
+impl HostInfo {
+    /// Where the readings come from (`simulated`, `local NVML`, `ssh root@h`) in catalogue
+    /// words: the words of ours, the tool and target as they are.
+    pub fn source_words(&self) -> Words {
+        if self.source == "simulated" {
+            return Words::new("clock_words.simulated");
+        }
+        match self.source.strip_prefix("local ") {
+            Some(tool) => Words::new("clock_words.local").put("tool", tool),
+            None => Words::verbatim(self.source.as_str()),
+        }
+    }
+}
+
 /// Why a host's GPUs can no longer be read; each maps to a real nvidia-smi / NVML failure text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LostReason {
@@ -195,19 +209,17 @@ impl LostReason {
         }
     }
 
-    /// The reason in the interface's language, as the status column says it.
-    pub fn said(self) -> String {
-        match self {
-            LostReason::GpuLost => rust_i18n::t!("status.lost.gpu_lost"),
-            LostReason::DriverNotLoaded => rust_i18n::t!("status.lost.driver_not_loaded"),
-            LostReason::DriverLibraryMismatch => {
-                rust_i18n::t!("status.lost.driver_library_mismatch")
-            }
-            LostReason::NoDevices => rust_i18n::t!("status.lost.no_devices"),
-            LostReason::SmiMissing => rust_i18n::t!("status.lost.smi_missing"),
-            LostReason::Other => rust_i18n::t!("status.lost.telemetry_failed"),
-        }
-        .into_owned()
+    /// The reason in catalogue words, as the status column says it; their English is
+    /// [`LostReason::label`].
+    pub fn words(self) -> Words {
+        Words::new(match self {
+            LostReason::GpuLost => "status.lost.gpu_lost",
+            LostReason::DriverNotLoaded => "status.lost.driver_not_loaded",
+            LostReason::DriverLibraryMismatch => "status.lost.driver_library_mismatch",
+            LostReason::NoDevices => "status.lost.no_devices",
+            LostReason::SmiMissing => "status.lost.smi_missing",
+            LostReason::Other => "status.lost.telemetry_failed",
+        })
     }
 
     /// The engine's English words: the log's field, the status the snapshot and tests compare.
@@ -220,5 +232,40 @@ impl LostReason {
             LostReason::SmiMissing => "nvidia-smi missing",
             LostReason::Other => "telemetry failed",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The clock reasons and a reading's source in English are the telemetry's own words, and
+    /// in Chinese the catalogue's.
+    #[test]
+    fn clock_reasons_and_sources_are_the_telemetrys_english_and_chinese_in_zh() {
+        let all = ClockEventReasons(
+            CLOCK_EVENT_BITS
+                .iter()
+                .fold(0, |acc, (bit, _, _)| acc | bit),
+        );
+        let english: Vec<String> = all.label_words().iter().map(Words::english).collect();
+        let labels: Vec<String> = all.labels().into_iter().map(str::to_string).collect();
+        assert_eq!(english, labels);
+        for words in all.label_words() {
+            let zh = words.render("zh-CN");
+            assert!(zh.chars().any(|c| c > '\u{2e80}'), "{zh}");
+        }
+        for source in ["simulated", "local NVML", "ssh root@h:22"] {
+            let info = HostInfo {
+                source: source.to_string(),
+                ..HostInfo::default()
+            };
+            assert_eq!(info.source_words().english(), source);
+        }
+        let simulated = HostInfo {
+            source: "simulated".to_string(),
+            ..HostInfo::default()
+        };
+        assert_eq!(simulated.source_words().render("zh-CN"), "模拟");
     }
 }

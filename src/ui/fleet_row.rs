@@ -111,12 +111,12 @@ impl HostRow {
         } = input;
         // A released host no longer bills; whatever its link says matters less.
         let status_cell = if released {
-            (crate::app::words::released(), theme.dim())
-        } else {
             (
-                crate::app::words::status(status),
-                status_style(status, theme),
+                crate::words::Words::new("status.released").localized(),
+                theme.dim(),
             )
+        } else {
+            (status.words().localized(), status_style(status, theme))
         };
         // The outage's summary is the engine's English words; it is left out where the status
         // column already says them.

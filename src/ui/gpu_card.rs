@@ -219,7 +219,11 @@ fn reasons_line(reasons: Option<ClockEventReasons>, width: usize, theme: &Theme)
     let Some(reasons) = reasons else {
         return Line::from(Span::styled(t!("card.clocks_unknown"), theme.dim()));
     };
-    let labels = crate::app::words::clock_reasons(reasons);
+    let labels: Vec<String> = reasons
+        .label_words()
+        .iter()
+        .map(crate::words::Words::localized)
+        .collect();
     if labels.is_empty() {
         return Line::from(Span::styled(t!("card.clocks_full"), theme.ok()));
     }

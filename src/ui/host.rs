@@ -195,7 +195,7 @@ fn draw_header(
                 " {} ",
                 status
                     .as_ref()
-                    .map(crate::app::words::status)
+                    .map(|s| s.words().localized())
                     .unwrap_or_default()
             ),
             theme.base(),
@@ -207,7 +207,7 @@ fn draw_header(
         Some((clean(line), theme.critical(), false))
     } else {
         host.notices.last().map(|notice| {
-            let text = clean(&crate::app::words::notice(notice));
+            let text = clean(&notice.localized());
             (text, theme.warning(), true)
         })
     };
@@ -244,7 +244,7 @@ fn draw_header(
     // ranked are kept (the ssh target, by which the user chose the host, goes first).
     let mut facts: Vec<(u8, String)> = Vec::new();
     if !info.source.is_empty() {
-        facts.push((3, clean(&crate::app::words::source(&info.source))));
+        facts.push((3, clean(&info.source_words().localized())));
     }
     if let Some(d) = &info.driver_version {
         facts.push((0, t!("host.driver", version = clean(d)).into_owned()));

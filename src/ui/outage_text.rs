@@ -50,7 +50,7 @@ pub fn row_pieces(outage: &Outage, status_text: &str, theme: &Theme) -> Vec<Piec
     let mut pieces = Vec::new();
     if clean(&outage.summary) != status_text {
         pieces.push(Piece::text(
-            clean(&crate::app::words::outage_words(outage)),
+            clean(&outage.summary_words().localized()),
             style(outage, theme),
             9,
         ));
@@ -75,7 +75,7 @@ pub fn last_reading_piece(outage: &Outage, theme: &Theme) -> Option<Piece> {
 /// reading, then the whole message, which is cut first (with an ellipsis) when the line is
 /// short.
 pub fn full_pieces(outage: &Outage, theme: &Theme) -> Vec<Piece> {
-    let summary = clean(&crate::app::words::outage_words(outage));
+    let summary = clean(&outage.summary_words().localized());
     let mut pieces = vec![Piece::text(summary, style(outage, theme), 9)];
     pieces.extend(retry_piece(outage, true, theme));
     if let Some(at_ms) = outage.last_attempt_ms {
@@ -101,7 +101,7 @@ pub fn full_pieces(outage: &Outage, theme: &Theme) -> Vec<Piece> {
         }
         None => {}
     }
-    if let Some(detail) = crate::app::words::outage_detail(outage) {
+    if let Some(detail) = outage.detail_words().map(|w| w.localized()) {
         pieces.push(Piece::text(clean(&detail), theme.dim(), 5));
     }
     pieces

@@ -186,7 +186,7 @@ fn sections<'a>(
 ) -> (Vec<Line<'a>>, Vec<Line<'a>>) {
     let mut head = Vec::new();
     let name = clean(&dialog.host_name);
-    let action = crate::app::words::action(dialog.action);
+    let action = dialog.action.words().localized();
     if let Some(plan) = &dialog.plan {
         let instance = plan
             .instance_id
@@ -214,7 +214,7 @@ fn sections<'a>(
             && let Some(other) = plan.other_action
         {
             spans.push(Span::styled(
-                format!("  (Tab: {})", crate::app::words::action(other)),
+                format!("  (Tab: {})", other.words().localized()),
                 theme.help_key(),
             ));
         }

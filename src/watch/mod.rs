@@ -24,7 +24,7 @@ use crate::metrics::{MetricsBridge, MetricsServer, render};
 use crate::recording::Recorder;
 use crate::telemetry::source::{Backlogs, SourceHandle, now_ms};
 
-pub use release::{ReleaseSetup, Said};
+pub use release::ReleaseSetup;
 use reload::Why;
 pub use reload::{Changes, LiveHosts, Reloaded, Reloader, Running, WatchedHost};
 pub use signals::Signal;
@@ -50,14 +50,14 @@ pub enum Input {
     /// An automatic release ended: what the provider did, or why it did not happen.
     Released {
         host: String,
-        outcome: Result<release::Said, release::Said>,
+        outcome: Result<crate::words::Words, crate::words::Words>,
     },
     /// A provider account was synced: its inventory is joined to the fleet again.
     InventorySynced,
     /// A job that stopped learning was stopped (`on_plateau = "stop-job"`), or why not.
     JobStopped {
         host: String,
-        outcome: Result<release::Said, release::Said>,
+        outcome: Result<crate::words::Words, crate::words::Words>,
     },
 }
 
@@ -416,24 +416,24 @@ fn released(
     store: Option<&LedgerStore>,
     alerts: &Dispatcher,
     host: &str,
-    outcome: Result<release::Said, release::Said>,
+    outcome: Result<crate::words::Words, crate::words::Words>,
 ) {
     // The log line in English, the alert in the reader's language.
     let (label, severity, summary) = match &outcome {
         Ok(said) => {
-            tracing::warn!(host, outcome = ?said.log, "auto-release done");
+            tracing::warn!(host, outcome = ?said.english(), "auto-release done");
             (
                 "auto_release_done",
                 Severity::Warning,
-                rust_i18n::t!("alert_text.released", text = said.alert).into_owned(),
+                rust_i18n::t!("alert_text.released", text = said.localized()).into_owned(),
             )
         }
         Err(said) => {
-            tracing::error!(host, why = ?said.log, "auto-release failed");
+            tracing::error!(host, why = ?said.english(), "auto-release failed");
             (
                 "auto_release_failed",
                 Severity::Critical,
-                rust_i18n::t!("alert_text.release_failed", why = said.alert).into_owned(),
+                rust_i18n::t!("alert_text.release_failed", why = said.localized()).into_owned(),
             )
         }
     };

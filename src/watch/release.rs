@@ -5,18 +5,14 @@
 
 use std::sync::mpsc::Sender;
 
-use rust_i18n::t;
-
 use crate::audit::AuditLog;
 use crate::config::Config;
-use crate::config::lang::Lang;
 use crate::cost::{HostCost, LedgerStore};
 use crate::host_runner::SshRunner;
-use crate::release::{
-    BackupOutcome, FlowError, ReleaseFlow, SendOptions, Unattended, error_words, process_env,
-};
+use crate::release::{BackupOutcome, ReleaseFlow, SendOptions, Unattended, process_env};
 use crate::remote::SshSettings;
 use crate::telemetry::source::now_ms;
+use crate::words::{Words, joined};
 
 use super::Input;
 
@@ -29,32 +25,6 @@ pub struct ReleaseSetup {
     pub interval_ms: u64,
     pub store: LedgerStore,
     pub audit: AuditLog,
-}
-
-/// What an automatic release came to, said twice: in English for the log (log lines are
-/// English whatever the language) and in the reader's language for the alert.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Said {
-    pub log: String,
-    pub alert: String,
-}
-
-impl Said {
-    /// `say` in English and in the language set (`say` is given the locale).
-    pub(super) fn both(say: impl Fn(&str) -> String) -> Said {
-        Said {
-            log: say(Lang::En.tag()),
-            alert: say(&rust_i18n::locale()),
-        }
-    }
-
-    /// A release refused or failed: the error's own English and its words.
-    fn flow_error(error: &FlowError) -> Said {
-        Said {
-            log: error.to_string(),
-            alert: error_words(error),
-        }
-    }
 }
 
 /// Starts releasing `host` on a worker thread; its outcome goes to `done`.
@@ -71,17 +41,16 @@ pub fn spawn(setup: ReleaseSetup, host: String, cost: Option<HostCost>, done: Se
         let why = e.to_string();
         let _ = reported.send(Input::Released {
             host: failed_host,
-            outcome: Err(Said::both(|locale| {
-                t!("watch_release.no_thread", locale = locale, why = why).into_owned()
-            })),
+            outcome: Err(Words::new("watch_release.no_thread").put("why", why)),
         });
     }
 }
 
-/// The release itself; `Ok` says what the provider did.
-fn release(setup: &ReleaseSetup, host: &str, cost: Option<&HostCost>) -> Result<Said, Said> {
+/// The release itself; `Ok` says what the provider did. Either is one message: logged in
+/// English (log lines are English whatever the language), alerted in the reader's language.
+fn release(setup: &ReleaseSetup, host: &str, cost: Option<&HostCost>) -> Result<Words, Words> {
     let mut flow = ReleaseFlow::start(&setup.config, host, None, false, cost, &process_env)
-        .map_err(|e| Said::flow_error(&e))?;
+        .map_err(|e| e.words())?;
     let runner = SshRunner {
         ssh: &setup.ssh,
         config: &setup.config,
@@ -92,12 +61,10 @@ fn release(setup: &ReleaseSetup, host: &str, cost: Option<&HostCost>) -> Result<
             .run_backup(&runner, &setup.audit, now_ms(), &mut |line| {
                 tracing::debug!(host, line, "backup");
             })
-            .map_err(|e| Said::flow_error(&e))?;
+            .map_err(|e| e.words())?;
         if let BackupOutcome::Failed(why) = outcome {
             // Nobody is there to override a failed backup: the host is not released.
-            return Err(Said::both(|locale| {
-                t!("watch_release.backup_failed", locale = locale, why = why).into_owned()
-            }));
+            return Err(Words::new("watch_release.backup_failed").put("why", why));
         }
     }
     flow.confirm_unattended(Unattended::AutoRelease);
@@ -110,29 +77,17 @@ fn release(setup: &ReleaseSetup, host: &str, cost: Option<&HostCost>) -> Result<
             &setup.audit,
             now_ms(),
         )
-        .map_err(|e| Said::flow_error(&e))?;
-    let said = Said::both(|locale| {
-        let sent = t!(
-            "watch_release.sent",
-            locale = locale,
-            action = action.as_str()
-        );
-        match &report.unrecorded {
-            Some(unrecorded) => {
-                let why: Vec<String> = unrecorded
-                    .words(host)
-                    .iter()
-                    .map(|line| line.render(locale))
-                    .collect();
-                let why = why.join(" ");
-                format!(
-                    "{sent}{}",
-                    t!("watch_release.unrecorded", locale = locale, why = why)
-                )
-            }
-            None => sent.into_owned(),
-        }
-    });
+        .map_err(|e| e.words())?;
+    let unrecorded = match &report.unrecorded {
+        Some(unrecorded) => joined(&unrecorded.words(host), "list_words.space").map_or_else(
+            || Words::verbatim(""),
+            |why| Words::new("watch_release.unrecorded").put_words("why", why),
+        ),
+        None => Words::verbatim(""),
+    };
+    let said = Words::new("watch_release.sent")
+        .put("action", action.as_str())
+        .put_words("unrecorded", unrecorded);
     for problem in &report.problems {
         tracing::warn!(host, problem = ?problem, "after the release");
     }

@@ -7,17 +7,16 @@
 
 use std::sync::mpsc::Sender;
 
-use rust_i18n::t;
-
 use crate::alerts::{Alert, AlertState, Dispatcher, Money};
 use crate::diagnose::Severity;
 use crate::fleet::{Fleet, FleetCommand};
 use crate::host_runner::SshRunner;
 use crate::job::stop::{StopJob, StopRun, StopSignal, Stopped};
 use crate::telemetry::source::now_ms;
+use crate::words::Words;
 
 use super::Input;
-use super::release::{ReleaseSetup, Said};
+use super::release::ReleaseSetup;
 
 /// The alert's label once the job was stopped.
 pub const STOPPED: &str = "job_stopped";
@@ -65,15 +64,14 @@ pub fn spawn(setup: ReleaseSetup, host: String, stop: StopJob, done: Sender<Inpu
         let why = e.to_string();
         let _ = reported.send(Input::JobStopped {
             host: failed_host,
-            outcome: Err(Said::both(|locale| {
-                t!("watch_release.no_thread", locale = locale, why = why).into_owned()
-            })),
+            outcome: Err(Words::new("watch_release.no_thread").put("why", why)),
         });
     }
 }
 
-/// The stop itself; `Ok` says how the job ended.
-fn run(setup: &ReleaseSetup, host: &str, stop: &StopJob) -> Result<Said, Said> {
+/// The stop itself; `Ok` says how the job ended. Either is one message: logged in English,
+/// alerted in the reader's language.
+fn run(setup: &ReleaseSetup, host: &str, stop: &StopJob) -> Result<Words, Words> {
     let runner = SshRunner {
         ssh: &setup.ssh,
         config: &setup.config,
@@ -89,35 +87,28 @@ fn run(setup: &ReleaseSetup, host: &str, stop: &StopJob) -> Result<Said, Said> {
     }
     .run(stop);
     match outcome {
-        Ok(how) => Ok(Said::both(|locale| {
-            let key = match how {
-                Stopped::ByInt => "job_action.stopped_int",
-                Stopped::ByTerm => "job_action.stopped_term",
-            };
-            t!(key, locale = locale, pid = pid, grace = stop.grace_s).into_owned()
-        })),
-        Err(e) => Err(Said {
-            log: e.to_string(),
-            alert: t!(
-                "job_action.stop_failed",
-                pid = pid,
-                why = e.words().localized()
-            )
-            .into_owned(),
-        }),
+        Ok(how) => Ok(Words::new(match how {
+            Stopped::ByInt => "job_action.stopped_int",
+            Stopped::ByTerm => "job_action.stopped_term",
+        })
+        .put("pid", pid.to_string())
+        .put("grace", stop.grace_s.to_string())),
+        Err(e) => Err(Words::new("job_action.stop_failed")
+            .put("pid", pid.to_string())
+            .put_words("why", e.words())),
     }
 }
 
 /// A stop ended: logged and alerted.
-pub fn stopped(fleet: &Fleet, alerts: &Dispatcher, host: &str, outcome: Result<Said, Said>) {
+pub fn stopped(fleet: &Fleet, alerts: &Dispatcher, host: &str, outcome: Result<Words, Words>) {
     let (label, severity, summary) = match outcome {
         Ok(said) => {
-            tracing::warn!(host, outcome = ?said.log, "stop-job done");
-            (STOPPED, Severity::Warning, said.alert)
+            tracing::warn!(host, outcome = ?said.english(), "stop-job done");
+            (STOPPED, Severity::Warning, said.localized())
         }
         Err(said) => {
-            tracing::error!(host, why = ?said.log, "stop-job failed");
-            (FAILED, Severity::Critical, said.alert)
+            tracing::error!(host, why = ?said.english(), "stop-job failed");
+            (FAILED, Severity::Critical, said.localized())
         }
     };
     let money = fleet

@@ -320,7 +320,7 @@ fn reports_are_kept_and_compared_with_the_previous_one() {
     let first_path = save_under(state.path(), &first).expect("saved");
     let second_path = save_under(state.path(), &second).expect("saved");
     assert_eq!(first_path.parent(), second_path.parent());
-    assert!(first_path.parent().is_some_and(|p| p.ends_with("h200_a")));
+    assert!(first_path.parent().is_some_and(|p| p.ends_with("h200%2Fa")));
     std::fs::write(first_path.with_file_name("zzz-damaged.json"), "{").expect("junk");
 
     let latest = load_latest_under(state.path(), "h200/a")

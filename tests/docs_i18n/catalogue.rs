@@ -38,6 +38,10 @@ const SAME_IN_BOTH: &[(&str, &str)] = &[
     ),
     ("badge.ecc", "ECC is the name of the memory feature"),
     (
+        "list_words.space",
+        "two texts of their own with a space between",
+    ),
+    (
         "check_phase.line_alone",
         "a percentage and a phase that is a text of its own",
     ),

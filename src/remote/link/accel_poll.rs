@@ -21,11 +21,11 @@ use crate::remote::link::flood::OTHER_BUDGET;
 use crate::remote::link::mux::{Mux, Slot};
 use crate::remote::link::session_state::SessionState;
 use crate::remote::link::{Link, Mode};
-use crate::remote::notice_words;
 use crate::telemetry::LostReason;
 use crate::telemetry::accel::sample::to_samples;
 use crate::telemetry::accel::{AccelError, AccelReading, UNSUPPORTED_PREFIX};
 use crate::telemetry::source::now_ms;
+use crate::words::Words;
 
 impl Link {
     /// Starts the session the accelerator way: the probe on a host not yet probed, or its
@@ -109,7 +109,7 @@ impl Link {
             RunEvent::Line(line) => st.accel.keep(line),
             RunEvent::Exited { status } => self.accel_exit(st, tool, status),
             RunEvent::Refused(why) => {
-                self.notice_once(notice_words::accel_refused(tool.name(), &why));
+                self.notice_once(accel_refused(tool.name(), &why));
                 self.accel_next(st, self.opts.telemetry_retry_ms);
             }
             RunEvent::Flooded(_) | RunEvent::Bytes(_) => {}
@@ -257,6 +257,13 @@ fn exit_error(tool: Tool, status: Option<i32>, text: &str) -> AccelError {
         None => "ended without an exit status".to_string(),
     };
     AccelError::unsupported(tool.name(), None, reason, text)
+}
+
+/// The host refused to run `tool` (`rocm-smi`, `npu-smi`, ...).
+fn accel_refused(tool: &str, why: &Words) -> Words {
+    Words::new("link_notice.accel_refused")
+        .put("tool", tool)
+        .put_words("why", why.clone())
 }
 
 #[cfg(test)]

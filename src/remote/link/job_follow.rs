@@ -28,9 +28,9 @@ use crate::remote::link::mux::{Mux, Slot};
 use crate::remote::link::session_state::{SessionState, keep};
 use crate::remote::link::smi;
 use crate::remote::link::{Link, Mode};
-use crate::remote::notice_words;
 use crate::remote::quote::{CommandError, RemoteCommand};
 use crate::telemetry::source::now_ms;
+use crate::words::Words;
 
 /// The recent part of a log read back at connect: enough for a long run's history of
 /// losses and evaluations (a 3,000-step `Trainer` log is 58 KB).
@@ -273,14 +273,14 @@ impl Link {
                 if let Some((pid, _)) = st.job.following.take() {
                     st.job.given_up.push(pid);
                 }
-                self.notice_once(notice_words::job_log_refused(&why));
+                self.notice_once(job_log_refused(&why));
             }
             (Slot::JobLog, RunEvent::Flooded(_)) => {
                 st.job.pending.clear();
                 if let Some((pid, _)) = st.job.following.take() {
                     st.job.given_up.push(pid);
                 }
-                self.notice_once(notice_words::job_log_flood());
+                self.notice_once(job_log_flood());
             }
             _ => {}
         }
@@ -481,6 +481,14 @@ fn unfinished_char(bytes: &[u8]) -> usize {
         }
     }
     0
+}
+
+fn job_log_flood() -> Words {
+    Words::new("link_notice.job_log_flood")
+}
+
+fn job_log_refused(why: &Words) -> Words {
+    Words::new("link_notice.job_log_refused").put_words("why", why.clone())
 }
 
 #[cfg(test)]

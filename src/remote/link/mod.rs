@@ -42,11 +42,9 @@ use crate::remote::accel_tools::Probed;
 use crate::remote::connect::connect;
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
-use crate::remote::error_words;
 use crate::remote::host::RemoteHost;
 use crate::remote::link::flood::FloodState;
 use crate::remote::link::smi::FieldList;
-use crate::remote::notice_words;
 use crate::remote::option_policy::first_time;
 use crate::remote::sanitize::sanitize;
 use crate::telemetry::smi_csv::{QUERY_FIELDS, STREAM_FIELDS};
@@ -209,7 +207,7 @@ impl Link {
             }
         }
         if let Some(key) = connected.accepted_key {
-            self.notice(notice_words::key_added(&key, false));
+            self.notice(key.added_words(false));
         }
         Ok(connected.connection)
     }
@@ -224,8 +222,8 @@ impl Link {
             retry_at_ms: retry_in
                 .map(|d| at_ms.saturating_add(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))),
             words: Some(DownWords {
-                reason: error_words::reason(e).map_verbatim(&sanitize),
-                summary: error_words::summary(e),
+                reason: e.words().map_verbatim(&sanitize),
+                summary: e.summary_words(),
             }),
         });
     }

@@ -11,11 +11,11 @@ use crate::remote::link::mux::{Mux, Slot};
 use crate::remote::link::sanitize_sample::sanitize_sample;
 use crate::remote::link::session_state::{MAX_GPUS, SessionState, keep};
 use crate::remote::link::{Link, Mode};
-use crate::remote::notice_words;
 use crate::remote::sanitize::sanitize;
 use crate::telemetry::LostReason;
 use crate::telemetry::smi_csv::{classify_failure, parse_gpu_line, rejected_field};
 use crate::telemetry::source::now_ms;
+use crate::words::Words;
 
 impl Link {
     pub(super) fn on_detail_line(&mut self, st: &mut SessionState, line: String) {
@@ -53,7 +53,7 @@ impl Link {
         let output = run.other_lines.join("\n");
         // Unreadable GPUs are the stream's to report; the kept details stay meanwhile.
         if status != Some(0) && classify_failure(&output).is_none() {
-            self.notice_once(notice_words::detail_failed(status, &output));
+            self.notice_once(detail_failed(status, &output));
         }
         self.detail_answered(st);
         Ok(())
@@ -76,7 +76,7 @@ impl Link {
         let dropped = self.detail.remove(field) | self.stream.remove(field);
         if dropped {
             self.rejected.insert(field.to_string());
-            self.notice_once_per(field, notice_words::field_unknown(field));
+            self.notice_once_per(field, field_unknown(field));
         }
         // Both queries may have been refused at once; the second finds the field gone already.
         dropped || self.rejected.contains(field)
@@ -117,7 +117,7 @@ impl Link {
                     st.run.rejected = Some(field);
                     keep(&mut st.run.other_lines, line);
                 } else {
-                    self.notice_once(notice_words::odd_line(&line));
+                    self.notice_once(odd_line(&line));
                     keep(&mut st.run.other_lines, line);
                 }
             }
@@ -198,4 +198,27 @@ impl Link {
             },
         );
     }
+}
+
+/// `exit status N`, or that there was none.
+pub(crate) fn exit_status(status: Option<i32>) -> Words {
+    match status {
+        Some(code) => Words::new("link_notice.exit_status").put("code", code.to_string()),
+        None => Words::new("link_notice.no_exit_status"),
+    }
+}
+
+/// The full query failed; `output` is what nvidia-smi printed.
+fn detail_failed(status: Option<i32>, output: &str) -> Words {
+    Words::new("link_notice.detail_failed")
+        .put_words("why", exit_status(status))
+        .put("output", output)
+}
+
+fn field_unknown(field: &str) -> Words {
+    Words::new("link_notice.field_unknown").put("field", field)
+}
+
+fn odd_line(line: &str) -> Words {
+    Words::new("link_notice.odd_line").put("line", line)
 }

@@ -23,10 +23,10 @@ use crate::remote::link::disk;
 use crate::remote::link::evidence::{self, EVIDENCE_BUDGET, EvidenceRun};
 use crate::remote::link::flood::{OTHER_BUDGET, query_budget, stream_budget};
 use crate::remote::link::mux::{Mux, Slot};
+use crate::remote::link::queries::exit_status;
 use crate::remote::link::session_state::{DetailRun, Held, SessionState, StreamRun, keep};
 use crate::remote::link::smi::{self, FieldList};
 use crate::remote::link::{Ended, Link, Mode};
-use crate::remote::notice_words;
 use crate::remote::sanitize::sanitize;
 use crate::remote::transport::Connection;
 use crate::telemetry::boot_id::BootId;
@@ -34,6 +34,7 @@ use crate::telemetry::smi_csv::{FieldLayout, overlay_sample, parse_compute_app_l
 use crate::telemetry::smi_table::parse_versions;
 use crate::telemetry::source::now_ms;
 use crate::telemetry::{GpuSample, HostInfo, TimestampMs};
+use crate::words::Words;
 
 /// Failure texts can span lines ("...version mismatch" then "NVML library version: ..."):
 /// the `Lost` goes out this long after the first one, or at exit if that comes first.
@@ -317,7 +318,7 @@ impl Link {
             (Slot::Stream, RunEvent::Line(line)) => self.on_stream_line(mux, st, line)?,
             (Slot::Stream, RunEvent::Exited { status }) => self.on_stream_exit(mux, st, status)?,
             (Slot::Stream, RunEvent::Refused(why)) => {
-                self.notice_once(notice_words::stream_refused(&why));
+                self.notice_once(stream_refused(&why));
                 self.schedule_restart(st, self.opts.telemetry_retry_ms);
             }
             (Slot::Processes, RunEvent::Line(line)) => self.on_processes_line(st, line),
@@ -372,7 +373,7 @@ impl Link {
                 // The reader never ran: the notice says why in the SSH layer's words.
                 st.kernel_lines.clear();
                 self.kernel_unavailable = true;
-                self.notice_once(notice_words::kernel_refused(&why));
+                self.notice_once(kernel_refused(&why));
             }
             (Slot::Evidence, RunEvent::Line(line)) => st.evidence.line(&line),
             (Slot::Evidence, RunEvent::Exited { status }) => {
@@ -431,7 +432,7 @@ impl Link {
             }
         }
         self.kernel_unavailable = true;
-        self.notice_once(notice_words::kernel_unreadable(output, status));
+        self.notice_once(kernel_unreadable(output, status));
     }
 
     fn on_timers(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
@@ -604,5 +605,61 @@ impl Link {
             Some(detail) => overlay_sample(layout, gpu, detail),
             None => gpu,
         }
+    }
+}
+
+/// The host refused the stream; `why` is the SSH layer's text.
+fn stream_refused(why: &Words) -> Words {
+    Words::new("link_notice.stream_refused").put_words("why", why.clone())
+}
+
+/// The kernel log cannot be read: `output` is what the reader printed (`dmesg: read kernel
+/// buffer failed: Operation not permitted`); when it printed nothing, how it ended.
+fn kernel_unreadable(output: String, status: Option<i32>) -> Words {
+    let notice = Words::new("link_notice.kernel_unreadable");
+    if !output.is_empty() {
+        return notice.put("why", output);
+    }
+    notice.put_words(
+        "why",
+        match status {
+            Some(code) => exit_status(Some(code)),
+            None => Words::new("link_notice.it_ended"),
+        },
+    )
+}
+
+/// The kernel log's reader could not be started: `why` is the SSH layer's text.
+fn kernel_refused(why: &Words) -> Words {
+    Words::new("link_notice.kernel_unreadable").put_words("why", why.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::words::Words;
+
+    /// A kernel log reader the host refused: the notice says why in the notice's language,
+    /// libssh2's words as they came; the English (the log) as it was.
+    #[test]
+    fn a_refused_kernel_log_reader_says_why_in_the_notices_language() {
+        let why = Words::new("ssh_context.failed")
+            .put_words("context", Words::new("ssh_context.open_channel"))
+            .put(
+                "message",
+                "Channel open failure (administratively prohibited)",
+            );
+        let notice = kernel_refused(&why);
+        assert_eq!(
+            notice.english(),
+            "the kernel log is not readable on this host, so Xid lines will not show (opening a \
+             channel: Channel open failure (administratively prohibited))"
+        );
+        let zh = notice.render("zh-CN");
+        assert!(
+            zh.contains("打开通道时") && zh.contains("administratively prohibited"),
+            "{zh}"
+        );
+        assert!(!zh.contains("opening a channel"), "{zh}");
     }
 }

@@ -22,7 +22,6 @@ use crate::fleet::{DownWords, HostEvent, HostId, HostSink};
 use crate::remote::LinkOptions;
 use crate::remote::backoff::Backoff;
 use crate::remote::error::RemoteError;
-use crate::remote::error_words;
 use crate::remote::host::RemoteHost;
 use crate::remote::link::mux::Mux;
 use crate::remote::link::session_state::SessionState;
@@ -204,9 +203,9 @@ pub(crate) async fn follow(mut link: Link) {
                 };
                 // The English is the catalogue's, made safe as a whole, as the log keeps it.
                 let words = if ask_again.is_some() {
-                    error_words::reason(&e)
+                    e.words()
                 } else {
-                    error_words::reason_not_retrying(&e)
+                    e.words_not_retrying()
                 };
                 link.emit(HostEvent::Disconnected {
                     at_ms: now_ms(),
@@ -215,7 +214,7 @@ pub(crate) async fn follow(mut link: Link) {
                     retry_at_ms: None,
                     words: Some(DownWords {
                         reason: words.map_verbatim(&sanitize),
-                        summary: error_words::summary(&e),
+                        summary: e.summary_words(),
                     }),
                 });
                 let Some(ask_again) = ask_again else { return };

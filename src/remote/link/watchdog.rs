@@ -10,7 +10,6 @@ use crate::remote::link::flood::{OTHER_BUDGET, describe, query_budget, stream_wi
 use crate::remote::link::mux::{Mux, Slot};
 use crate::remote::link::session_state::SessionState;
 use crate::remote::link::{Link, Mode};
-use crate::remote::notice_words;
 use crate::remote::sanitize::sanitize;
 use crate::telemetry::source::now_ms;
 use crate::words::Words;
@@ -76,7 +75,7 @@ impl Link {
             }
             Slot::Kernel => {
                 st.kernel_lines.clear();
-                self.notice_once(notice_words::kernel_flood());
+                self.notice_once(kernel_flood());
             }
         }
     }
@@ -114,4 +113,8 @@ impl Link {
             });
         }
     }
+}
+
+fn kernel_flood() -> Words {
+    Words::new("link_notice.kernel_flood")
 }

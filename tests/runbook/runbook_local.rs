@@ -2,7 +2,7 @@
 //! PATH: dry runs, range checks before anything changes, read-only, declined confirmations,
 //! timeouts and cancels of the local executor.
 
-use crate::playbook_common;
+use crate::runbook_common;
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +12,7 @@ use gpufleet::runbook::{
     LocalExecutor, RunOptions, RunOutcome, TextObserver, Tools, UndoStore, parse_runbook, run,
 };
 use gpufleet::telemetry::source::StopFlag;
-use playbook_common::{FakeDir, Scripted, audit_steps, install_fakes, steps};
+use runbook_common::{FakeDir, Scripted, audit_steps, install_fakes, steps};
 
 struct Local {
     _tmp: tempfile::TempDir,

@@ -1,16 +1,16 @@
 //! On a machine with a real NVIDIA GPU (first run on an H200, driver 580): the curated runbooks
 //! read the real card, and `playbook run power-limit --local --dry-run` shows its real limits.
 //! Ignored by default (CI has no GPU); run by hand with
-//! `cargo test --test playbook playbook_device -- --ignored`. Nothing here can change the
+//! `cargo test --test runbook runbook_device -- --ignored`. Nothing here can change the
 //! machine: every run is a dry run, read-only, and declines every confirmation.
 
-use crate::playbook_common;
+use crate::runbook_common;
 
 use gpufleet::audit::AuditLog;
 use gpufleet::commands::runbook::{RunRequest, run_command};
 use gpufleet::runbook::{Catalog, RebootOptions, Target};
 use gpufleet::telemetry::source::StopFlag;
-use playbook_common::{Scripted, audit_steps};
+use runbook_common::{Scripted, audit_steps};
 
 fn dry_run(runbook: &str) -> (u8, String, AuditLog, tempfile::TempDir) {
     let state = tempfile::tempdir().unwrap();

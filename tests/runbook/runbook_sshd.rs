@@ -4,7 +4,7 @@
 //! runs that change nothing; one audit line per step that ran.
 
 use crate::common;
-use crate::playbook_common;
+use crate::runbook_common;
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -17,7 +17,7 @@ use gpufleet::runbook::{
     RebootOptions, Target, UndoStore,
 };
 use gpufleet::telemetry::source::StopFlag;
-use playbook_common::{FakeDir, Scripted, audit_steps, install_fakes, steps};
+use runbook_common::{FakeDir, Scripted, audit_steps, install_fakes, steps};
 
 struct Host {
     sshd: Sshd,

@@ -1,4 +1,4 @@
-//! Shared by the playbook tests (included with `#[path]`): the fake programs of
+//! Shared by the runbook tests (included with `#[path]`): the fake programs of
 //! `tests/fixtures/playbook`, scripted confirmations, and reading back the audit log.
 #![allow(dead_code)]
 
