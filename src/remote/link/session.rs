@@ -199,6 +199,12 @@ impl Link {
             st.detail_pending = true;
         }
         self.start_stream(mux, st)?;
+        self.start_kernel(mux)
+    }
+
+    /// Follows the kernel log when the link follows the host and may read it (any vendor's
+    /// GPUs: the driver's lines are the findings).
+    pub(crate) fn start_kernel(&mut self, mux: &mut Mux) -> Result<(), RemoteError> {
         if self.mode == Mode::Follow
             && self.opts.follow_kernel
             && !self.kernel_unavailable

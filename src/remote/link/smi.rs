@@ -94,12 +94,20 @@ pub(crate) fn rejected_option(output: &str) -> bool {
 
 /// Kernel lines worth forwarding: the NVIDIA driver's (`NVRM: Xid ...`, `NVRM: GPU ... has
 /// fallen off the bus`, `NVRM: ... RmInitAdapter failed!`), NVSwitch `SXid`s, lines the kernel
-/// prints for the `nvidia` device and nouveau, and PCIe AER lines (the triage decides which of
+/// prints for the `nvidia` device and nouveau, AMD's amdgpu driver lines, and PCIe AER lines (the triage decides which of
 /// them are about a GPU).
 pub(crate) fn is_gpu_kernel_line(line: &str) -> bool {
-    ["NVRM", "Xid", "nvidia", "nouveau", "AER:", "PCIe Bus Error"]
-        .iter()
-        .any(|word| line.contains(word))
+    [
+        "NVRM",
+        "Xid",
+        "nvidia",
+        "nouveau",
+        "AER:",
+        "PCIe Bus Error",
+        "amdgpu",
+    ]
+    .iter()
+    .any(|word| line.contains(word))
 }
 
 #[cfg(test)]
