@@ -168,6 +168,8 @@ impl TextDiagnoser {
                 Detail::Space => {}
                 Detail::LossScale if !line_detail::loss_scale_at_floor(lower) => continue,
                 Detail::LossScale => {}
+                Detail::Amdgpu if !lower.contains("amdgpu") => continue,
+                Detail::Amdgpu => f = f.on_pci(line_detail::amdgpu_pci(line).as_deref()),
                 Detail::NcclSocket if !lower.contains("nccl") => continue,
                 Detail::NcclSocket => {
                     let who = line_detail::nccl(line);
