@@ -217,3 +217,44 @@ fn the_failure_texts_report_the_driver_or_the_missing_devices() {
         assert_eq!(host["gpus"], serde_json::json!([]));
     }
 }
+
+/// A followed AMD host forwards the amdgpu driver's kernel lines, and they give the finding
+/// `gpufleet diagnose` gives for the same text.
+#[test]
+fn a_followed_amd_host_forwards_its_amdgpu_kernel_lines() {
+    use common::{channel, is_sample, test_options};
+    use gpufleet::fleet::HostEvent;
+    use gpufleet::remote::spawn_link;
+    use std::time::Duration;
+
+    let Some(sshd) = amd_smi_host("dmesg-ras-01") else {
+        return;
+    };
+    let (sink, mut events) = channel();
+    let opts = test_options(&sshd.trusted_known_hosts());
+    let link = spawn_link(sshd.remote_host("mi300x"), 0, sink, opts).expect("spawn");
+    events.expect(Duration::from_secs(10), "Sample", |_, e| is_sample(e));
+    events.expect(Duration::from_secs(10), "Kernel", |_, e| {
+        matches!(e, HostEvent::Kernel { .. })
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    events.expect(Duration::from_secs(2), "Sample", |_, e| is_sample(e));
+    link.stop_and_join();
+    let lines: Vec<String> = events
+        .seen
+        .iter()
+        .filter_map(|(_, e, _)| match e {
+            HostEvent::Kernel { line, .. } => Some(line.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lines.len(), 12, "{lines:#?}");
+    assert!(
+        lines[0].contains("uncorrectable hardware error"),
+        "{lines:#?}"
+    );
+    let d = gpufleet::diagnose::diagnose(&lines.join("\n"));
+    let labels: Vec<&str> = d.findings.iter().map(|f| f.label.as_str()).collect();
+    assert_eq!(labels, ["amdgpu_ras_uncorrectable"]);
+    assert_eq!(sshd.calls("dmesg"), ["--follow-new"]);
+}

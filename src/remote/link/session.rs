@@ -295,8 +295,8 @@ impl Link {
         mux: &mut Mux,
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
-        // The boot id is read whatever the host's GPUs.
-        if st.accel.active() && slot != Slot::BootId {
+        // The boot id and the kernel log are read whatever the host's GPUs.
+        if st.accel.active() && !matches!(slot, Slot::BootId | Slot::Kernel) {
             return self.accel_event(slot, event, mux, st);
         }
         match (slot, event) {
