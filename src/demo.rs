@@ -63,7 +63,7 @@ struct DemoHost {
     backup: Option<&'static [&'static str]>,
 }
 
-const HOSTS: [DemoHost; 7] = [
+const HOSTS: [DemoHost; 8] = [
     DemoHost {
         name: "train-h100x8",
         price_per_hour: 23.92,
@@ -130,6 +130,15 @@ const HOSTS: [DemoHost; 7] = [
         max_spend: None,
         provider: Provider::AutoDl,
         instance_id: "7a8b9c0d1e-2f3a4b5c",
+        backup: None,
+    },
+    DemoHost {
+        name: "mi300x-amd",
+        price_per_hour: 2.49,
+        currency: "USD",
+        max_spend: None,
+        provider: Provider::RunPod,
+        instance_id: "m3x0a7d9r2k4pz",
         backup: None,
     },
 ];

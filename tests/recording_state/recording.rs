@@ -12,7 +12,7 @@ use std::time::Duration;
 use gpufleet::recording::{Line, RecordingReader};
 use tmux::{Tmux, binary};
 
-const DEMO_HOSTS: [&str; 7] = [
+const DEMO_HOSTS: [&str; 8] = [
     "train-h100x8",
     "idle-a100",
     "hot-4090",
@@ -20,6 +20,7 @@ const DEMO_HOSTS: [&str; 7] = [
     "flaky-h200",
     "unreachable-box",
     "ascend-910b",
+    "mi300x-amd",
 ];
 
 /// Runs the demo fleet's watcher at 20x for `seconds` (the flaky H200 loses its GPU after a
