@@ -63,7 +63,7 @@ struct DemoHost {
     backup: Option<&'static [&'static str]>,
 }
 
-const HOSTS: [DemoHost; 10] = [
+const HOSTS: [DemoHost; 11] = [
     DemoHost {
         name: "train-h100x8",
         price_per_hour: 23.92,
@@ -157,6 +157,15 @@ const HOSTS: [DemoHost; 10] = [
         max_spend: None,
         provider: Provider::AutoDl,
         instance_id: "9c0d1e2f3a-4b5c6d7e",
+        backup: None,
+    },
+    DemoHost {
+        name: "mi300x-amd",
+        price_per_hour: 2.49,
+        currency: "USD",
+        max_spend: None,
+        provider: Provider::RunPod,
+        instance_id: "m3x0a7d9r2k4pz",
         backup: None,
     },
 ];

@@ -8,10 +8,10 @@
 //!   version, another form, a failure text no published sample shows), so the host is reported
 //!   with the tool's first lines instead of figures.
 //!
-//! The fixtures show no published "device not found", "driver not loaded" or ECC output of
-//! these tools (tests/fixtures/accelerators/README.md), so none is matched by its words here:
-//! such output reaches the user as `accel_unsupported_output` with its first lines, never as a
-//! number.
+//! Apart from amd-smi's published failure texts (`labels_amd`), the fixtures show no "device
+//! not found", "driver not loaded" or ECC output of these tools
+//! (tests/fixtures/accelerators/README.md), so none is matched by its words here: such output
+//! reaches the user as `accel_unsupported_output` with its first lines, never as a number.
 
 use rust_i18n::t;
 

@@ -22,6 +22,13 @@ pub fn gpu_pci(line: &str) -> Option<String> {
     None
 }
 
+/// The device of an amdgpu driver line: `amdgpu 0000:68:00.0: ...` -> `0000:68:00`.
+pub fn amdgpu_pci(line: &str) -> Option<String> {
+    let at = line.find("amdgpu ")?;
+    let token = line[at + "amdgpu ".len()..].split_whitespace().next()?;
+    normalize_pci(token)
+}
+
 /// [`gpu_pci`], or the address of a kernel line's `(PCI:0000:02:00)`.
 pub fn any_pci(line: &str) -> Option<String> {
     gpu_pci(line).or_else(|| {

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use crate::diagnose::finding::Finding;
 use crate::diagnose::needles::{Bits, NeedleSet};
 use crate::diagnose::{
-    labels, labels_app, labels_ascend, labels_container, labels_host, labels_job,
+    labels, labels_amd, labels_app, labels_ascend, labels_container, labels_host, labels_job,
     labels_mthreads,
 };
 
@@ -35,6 +35,8 @@ pub enum Detail {
     /// Only on a line of an Ascend NPU's black-box log (`hisi_logs/device-N/`), whose NPU it
     /// names: the same words on a host's own log are host memory.
     AscendKbox,
+    /// Only on a line the amdgpu driver wrote; the device is its `amdgpu 0000:68:00.0:`.
+    Amdgpu,
 }
 
 /// Lower-case phrases and the finding they mean. Every rule is tried on every line, so one
@@ -405,6 +407,38 @@ pub const LINE_RULES: &[Rule] = &[
         &["reducing loss scale to", "attempted loss scale:"],
         labels_job::loss_nan,
         Detail::LossScale,
+    ),
+    // AMD: the amdgpu kernel driver's lines and amd-smi's failure texts.
+    with(
+        &[", signaled seq=", "reset failed", "mes failed to respond"],
+        labels_amd::ring_timeout,
+        Detail::Amdgpu,
+    ),
+    with(
+        &["gpu reset begin!", "vram is lost due to gpu reset"],
+        labels_amd::gpu_reset,
+        Detail::Amdgpu,
+    ),
+    with(
+        &["uncorrectable hardware error("],
+        labels_amd::ras_uncorrectable,
+        Detail::Amdgpu,
+    ),
+    with(
+        &[
+            "failed to send message 0x",
+            "failed to disable all smu features",
+        ],
+        labels_amd::smu_failed,
+        Detail::Amdgpu,
+    ),
+    rule(
+        &["driver not initialized (amdgpu not found in modules)"],
+        labels_amd::driver_not_loaded,
+    ),
+    rule(
+        &["unable to detect any gpu devices, check amdgpu"],
+        labels_amd::no_devices,
     ),
 ];
 

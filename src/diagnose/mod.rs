@@ -13,6 +13,7 @@ pub mod input;
 pub mod job_base;
 pub mod kernel;
 pub mod labels;
+pub mod labels_amd;
 pub mod labels_app;
 pub mod labels_ascend;
 pub mod labels_container;

@@ -174,6 +174,8 @@ impl TextDiagnoser {
                     Some(npu) => f = f.on_gpu(Some(npu)),
                     None => continue,
                 },
+                Detail::Amdgpu if !lower.contains("amdgpu") => continue,
+                Detail::Amdgpu => f = f.on_pci(line_detail::amdgpu_pci(line).as_deref()),
                 Detail::NcclSocket if !lower.contains("nccl") => continue,
                 Detail::NcclSocket => {
                     let who = line_detail::nccl(line);

@@ -3,16 +3,18 @@
 //! `accel_poll.rs` runs them on the link.
 
 use crate::remote::quote::{CommandError, RemoteCommand};
+use crate::telemetry::LostReason;
+use crate::telemetry::accel::amd_smi::AMD_SMI_ARGS;
 use crate::telemetry::accel::mthreads_gmi::QUERY_JSON_ARGS;
 use crate::telemetry::accel::rocm_smi::ROCM_SMI_ARGS;
 use crate::telemetry::accel::sample::newest_per_device;
 use crate::telemetry::accel::{
-    AccelError, AccelReading, cnmon, mthreads_gmi, npu_smi, rocm_smi, xpu_smi,
+    AccelError, AccelReading, amd_smi, cnmon, mthreads_gmi, npu_smi, rocm_smi, xpu_smi,
 };
 
 /// The probe: the first of the configured nvidia-smi and the vendor tools that the host's
 /// `PATH` has, by its position in that list. Fixed text; the nvidia-smi command is `$1`.
-pub(super) const PROBE_SCRIPT: &str = "i=0; for t in \"$1\" npu-smi rocm-smi amd-smi xpu-smi mthreads-gmi cnmon; do \
+pub(super) const PROBE_SCRIPT: &str = "i=0; for t in \"$1\" npu-smi amd-smi rocm-smi xpu-smi mthreads-gmi cnmon; do \
 if command -v \"$t\" >/dev/null 2>&1; then echo \"gpufleet-probe $i\"; exit 0; fi; \
 i=$((i+1)); done; echo gpufleet-probe none";
 /// What the probe prints before the position.
@@ -20,12 +22,13 @@ pub(super) const PROBE_MARK: &str = "gpufleet-probe ";
 /// Lines of one poll kept for the parser (a 16-card `rocm-smi --json` is ~1,500).
 pub(super) const MAX_POLL_LINES: usize = 8_192;
 
-/// The vendor tools gpufleet reads, in the probe's order after nvidia-smi.
+/// The vendor tools gpufleet reads, in the probe's order after nvidia-smi (amd-smi before
+/// rocm-smi: where both are installed, amd-smi is AMD's current tool).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Tool {
     Npu,
-    Rocm,
     Amd,
+    Rocm,
     Xpu,
     Mthreads,
     Cnmon,
@@ -40,8 +43,8 @@ impl Tool {
     fn at(position: usize) -> Option<Tool> {
         [
             Tool::Npu,
-            Tool::Rocm,
             Tool::Amd,
+            Tool::Rocm,
             Tool::Xpu,
             Tool::Mthreads,
             Tool::Cnmon,
@@ -67,12 +70,12 @@ impl Tool {
         self == Tool::Xpu && follow
     }
 
-    /// The command, built from typed values only; `None` for a tool gpufleet cannot read.
+    /// The command, built from typed values only.
     pub(crate) fn command(self, interval_ms: u32, follow: bool) -> Option<RemoteCommand> {
         Some(match self {
             Tool::Npu => RemoteCommand::new("npu-smi").arg("info"),
             Tool::Rocm => RemoteCommand::new("rocm-smi").args(ROCM_SMI_ARGS),
-            Tool::Amd => return None,
+            Tool::Amd => RemoteCommand::new("amd-smi").args(AMD_SMI_ARGS),
             Tool::Xpu => {
                 let seconds = (interval_ms / 1_000).max(1).to_string();
                 let mut command = RemoteCommand::new("xpu-smi")
@@ -95,15 +98,21 @@ impl Tool {
         match self {
             Tool::Npu => npu_smi::parse_info(text),
             Tool::Rocm => rocm_smi::parse_json(text),
-            Tool::Amd => Err(AccelError::unsupported(
-                "amd-smi",
-                None,
-                "gpufleet reads AMD GPUs through rocm-smi; amd-smi alone is not read yet",
-                text,
-            )),
+            Tool::Amd => amd_smi::parse_monitor(text),
             Tool::Xpu => xpu_smi::parse_dump(text).map(newest_per_device),
             Tool::Mthreads => mthreads_gmi::parse(text),
             Tool::Cnmon => cnmon::parse_table(text),
+        }
+    }
+}
+
+impl Tool {
+    /// The reason a failure text of a published form gives (amd-smi: driver not initialized,
+    /// no GPU devices); `None` for any other output.
+    pub(crate) fn failure_reason(self, text: &str) -> Option<LostReason> {
+        match self {
+            Tool::Amd => amd_smi::failure_reason(text),
+            _ => None,
         }
     }
 }

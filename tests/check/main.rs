@@ -11,6 +11,7 @@ mod release_server;
 #[path = "../support/tmux.rs"]
 mod tmux;
 
+mod accel_amd_ssh;
 mod accel_local;
 mod accel_mthreads_ssh;
 mod accel_ssh;

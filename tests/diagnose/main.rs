@@ -5,6 +5,7 @@
 #[path = "../support/tmux.rs"]
 mod tmux;
 
+mod diagnose_amd;
 mod diagnose_ascend;
 mod diagnose_container;
 mod diagnose_device;

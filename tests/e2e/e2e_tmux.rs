@@ -65,7 +65,14 @@ fn snapshot_of_the_demo_prints_every_host_and_fails_for_the_unreachable_one() {
     assert_eq!(out.status.code(), Some(1), "one demo host is unreachable");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let hosts = doc["hosts"].as_array().expect("hosts list");
-    assert_eq!(hosts.len(), 10);
+    assert_eq!(hosts.len(), 11);
+    // The AMD host as `amd-smi monitor` reads it: what its table lacks (name, limit) is null.
+    let amd = &hosts[10];
+    assert_eq!(amd["name"], "mi300x-amd");
+    assert_eq!(amd["status"], "live");
+    assert_eq!(amd["gpus"][0]["vendor"], "amd");
+    assert_eq!(amd["gpus"][0]["memory_used_mib"], 3072);
+    assert!(amd["gpus"][0]["power_limit_w"].is_null());
     // The mixed fleet: the Ascend host's NPUs are in `gpus` with their vendor, and what
     // npu-smi does not report is null, not 0.
     let ascend = &hosts[6];

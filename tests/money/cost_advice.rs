@@ -255,7 +255,7 @@ fn the_demo_advises_on_its_own_fleet_not_the_users() {
         .iter()
         .filter_map(|h| h["name"].as_str())
         .collect();
-    assert_eq!(names.len(), 10, "{json}");
+    assert_eq!(names.len(), 11, "{json}");
     assert!(
         names.contains(&"train-h100x8") && names.contains(&"hot-4090"),
         "{names:?}"

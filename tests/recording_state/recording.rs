@@ -12,7 +12,7 @@ use std::time::Duration;
 use gpufleet::recording::{Line, RecordingReader};
 use tmux::{Tmux, binary};
 
-const DEMO_HOSTS: [&str; 10] = [
+const DEMO_HOSTS: [&str; 11] = [
     "train-h100x8",
     "idle-a100",
     "hot-4090",
@@ -23,6 +23,7 @@ const DEMO_HOSTS: [&str; 10] = [
     "xpu-flex170",
     "mthreads-s80",
     "cambricon-mlu",
+    "mi300x-amd",
 ];
 
 /// Runs the demo fleet's watcher at 20x for `seconds` (the flaky H200 loses its GPU after a

@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use gpufleet::fleet::host::HostStatus;
 use gpufleet::fleet::{Fleet, FleetOptions};
 use gpufleet::metrics::render;
+use gpufleet::telemetry::accel::Vendor;
 use gpufleet::telemetry::sim::Simulator;
 
 /// The demo fleet after `seconds` of its scenario (it has a host whose GPU falls off the bus).
@@ -166,11 +167,12 @@ fn a_host_that_is_not_streaming_has_no_gpu_series_and_unknown_values_are_left_ou
         )));
     }
     // No GPU of the demo reports a memory temperature on every model; where it does not, no
-    // sample is written rather than a zero.
+    // sample is written rather than a zero. The DCGM names are NVIDIA's only.
+    let nvidia = |g: &&gpufleet::fleet::host::GpuState| g.latest.vendor == Vendor::Nvidia;
     let unknown_memory_temp = fleet
         .hosts
         .iter()
-        .flat_map(|h| h.gpus.iter().map(move |g| (h, g)))
+        .flat_map(|h| h.gpus.iter().filter(nvidia).map(move |g| (h, g)))
         .filter(|(h, g)| {
             g.latest.temperature_memory_c.is_none() && !down.contains(&h.name.as_str())
         })
@@ -183,7 +185,7 @@ fn a_host_that_is_not_streaming_has_no_gpu_series_and_unknown_values_are_left_ou
         .hosts
         .iter()
         .filter(|h| !down.contains(&h.name.as_str()))
-        .map(|h| h.gpus.len())
+        .map(|h| h.gpus.iter().filter(nvidia).count())
         .sum();
     assert_eq!(written, live_gpus - unknown_memory_temp);
 }

@@ -387,7 +387,7 @@ fn english_stays_english() {
     };
     let screen = tmux.wait_for("GPU lost", WAIT);
     assert!(
-        screen.contains("┌ Fleet · 10 hosts · sort: config order"),
+        screen.contains("┌ Fleet · 11 hosts · sort: config order"),
         "{screen}"
     );
     assert!(

@@ -51,7 +51,7 @@ impl Link {
                 st.processes_due = None;
                 st.accel.tool = Some(tool);
                 self.accel_poll(mux, st, tool)?;
-                self.start_kernel_follow(mux)?;
+                self.start_kernel(mux)?;
                 Ok(true)
             }
         }
@@ -134,7 +134,7 @@ impl Link {
             Some(Probed::Tool(tool)) => {
                 st.accel.tool = Some(tool);
                 self.accel_poll(mux, st, tool)?;
-                self.start_kernel_follow(mux)
+                self.start_kernel(mux)
             }
             _ => {
                 st.processes_due = Some(Instant::now());
@@ -170,13 +170,19 @@ impl Link {
             let text = lines.join("\n");
             match tool.parse(&text) {
                 Ok(readings) => self.accel_readings(st, readings),
-                Err(e) => {
-                    let e = match status {
-                        Some(0) => e,
-                        _ => exit_error(tool, status, &text),
-                    };
-                    self.accel_failed(st, tool, &Some(e));
-                }
+                Err(e) => match tool.failure_reason(&text) {
+                    Some(reason) => {
+                        self.announce(st);
+                        self.emit_lost(st, reason, &lines);
+                    }
+                    None => {
+                        let e = match status {
+                            Some(0) => e,
+                            _ => exit_error(tool, status, &text),
+                        };
+                        self.accel_failed(st, tool, &Some(e));
+                    }
+                },
             }
         } else if status != Some(0) {
             let e = exit_error(tool, status, &lines.join("\n"));
@@ -345,7 +351,8 @@ mod tests {
             xpu.to_shell().expect("shell"),
             "xpu-smi dump -d -1 -m 0,1,2,3,4,5 -i 2"
         );
-        assert!(Tool::Amd.command(1_000, false).is_none());
+        let amd = Tool::Amd.command(1_000, false).expect("amd");
+        assert_eq!(amd.to_shell().expect("shell"), "amd-smi monitor");
         let gmi = Tool::Mthreads.command(1_000, true).expect("mthreads");
         assert_eq!(
             gmi.to_shell().expect("shell"),

@@ -200,11 +200,12 @@ impl Link {
             st.detail_pending = true;
         }
         self.start_stream(mux, st)?;
-        self.start_kernel_follow(mux)
+        self.start_kernel(mux)
     }
 
-    /// Follows the host's kernel log while the link follows the host, unless it cannot be read.
-    pub(super) fn start_kernel_follow(&mut self, mux: &mut Mux) -> Result<(), RemoteError> {
+    /// Follows the kernel log when the link follows the host and may read it (any vendor's
+    /// GPUs: the driver's lines are the findings).
+    pub(crate) fn start_kernel(&mut self, mux: &mut Mux) -> Result<(), RemoteError> {
         if self.mode == Mode::Follow
             && self.opts.follow_kernel
             && !self.kernel_unavailable
@@ -295,8 +296,8 @@ impl Link {
         mux: &mut Mux,
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
-        // The boot id is read whatever the host's GPUs.
-        if st.accel.active() && slot != Slot::BootId && slot != Slot::Kernel {
+        // The boot id and the kernel log are read whatever the host's GPUs.
+        if st.accel.active() && !matches!(slot, Slot::BootId | Slot::Kernel) {
             return self.accel_event(slot, event, mux, st);
         }
         match (slot, event) {

@@ -94,7 +94,7 @@ pub(crate) fn rejected_option(output: &str) -> bool {
 
 /// Kernel lines worth forwarding: the NVIDIA driver's (`NVRM: Xid ...`, `NVRM: GPU ... has
 /// fallen off the bus`, `NVRM: ... RmInitAdapter failed!`), NVSwitch `SXid`s, lines the kernel
-/// prints for the `nvidia` device and nouveau, Moore Threads' `mtgpu` driver, and PCIe AER lines (the triage decides which of
+/// prints for the `nvidia` device and nouveau, AMD's amdgpu driver lines, Moore Threads' `mtgpu` driver, and PCIe AER lines (the triage decides which of
 /// them are about a GPU).
 pub(crate) fn is_gpu_kernel_line(line: &str) -> bool {
     [
@@ -106,6 +106,7 @@ pub(crate) fn is_gpu_kernel_line(line: &str) -> bool {
         "PCIe Bus Error",
         "MTGPU",
         "[mtgpu]",
+        "amdgpu",
     ]
     .iter()
     .any(|word| line.contains(word))

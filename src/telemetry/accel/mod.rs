@@ -6,6 +6,7 @@
 //! its version when printed, and the first lines, never a guessed number. Text taken from the
 //! output passes through [`crate::remote::sanitize`] like every other remote text.
 
+pub mod amd_smi;
 pub mod cnmon;
 pub mod mthreads_gmi;
 pub mod npu_smi;
@@ -60,8 +61,8 @@ impl Vendor {
 /// The vendor tools gpufleet reads and whose accelerators they report, by the tool's name.
 pub const TOOLS: [(&str, Vendor); 6] = [
     ("npu-smi", Vendor::Huawei),
-    ("rocm-smi", Vendor::Amd),
     ("amd-smi", Vendor::Amd),
+    ("rocm-smi", Vendor::Amd),
     ("xpu-smi", Vendor::Intel),
     ("mthreads-gmi", Vendor::Mthreads),
     ("cnmon", Vendor::Cambricon),
@@ -156,6 +157,8 @@ pub struct AccelReading {
     pub health: Option<Health>,
     /// PCIe replay count (`rocm-smi`), a link-health counter.
     pub pcie_replay_count: Option<u64>,
+    /// Uncorrectable ECC errors (`amd-smi monitor`'s DOUBLE_ECC), where the tool prints them.
+    pub ecc_uncorrected: Option<u64>,
     pub driver_version: Option<String>,
 }
 
@@ -182,6 +185,7 @@ impl AccelReading {
             fan_speed_pct: None,
             health: None,
             pcie_replay_count: None,
+            ecc_uncorrected: None,
             driver_version: None,
         }
     }
@@ -279,7 +283,7 @@ mod tests {
     fn the_error_text_starts_with_the_prefix_findings_look_for() {
         let err = AccelError::unsupported("xpu-smi", None, "r", "x");
         assert!(err.to_string().starts_with(UNSUPPORTED_PREFIX));
-        assert_eq!(Vendor::Amd.tool(), Some("rocm-smi"));
+        assert_eq!(Vendor::Amd.tool(), Some("amd-smi"));
         assert_eq!(Vendor::Cambricon.tool(), Some("cnmon"));
         assert_eq!(Vendor::Nvidia.tool(), None);
     }

@@ -44,6 +44,7 @@ fn to_sample(index: u32, r: &AccelReading) -> GpuSample {
         clock_mem_mhz: r.clock_mem_mhz,
         fan_speed_pct: r.fan_speed_pct,
         health: r.health.clone(),
+        ecc_uncorrected_volatile: r.ecc_uncorrected,
         driver_version: r.driver_version.as_deref().map(SharedText::from),
         ..GpuSample::default()
     }

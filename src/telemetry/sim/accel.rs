@@ -5,7 +5,7 @@
 use crate::telemetry::GpuSample;
 use crate::telemetry::accel::{Health, Vendor};
 
-/// `sample` as `vendor`'s tool would report it. For Huawei (`npu-smi info`): the NPU's name,
+/// `sample` as `vendor`'s tool would report it: AMD's as `amd-smi monitor` prints it. For Huawei (`npu-smi info`): the NPU's name,
 /// bus id, health, power, temperature, AI Core utilization and HBM used/total; no UUID, limit,
 /// clock, P-state, fan, ECC or clock-event reason. Moore Threads (`mthreads-gmi`) has no power
 /// or health either; Cambricon (`cnmon`) adds the power cap and the fan (0 % on the passively
@@ -16,6 +16,9 @@ use crate::telemetry::accel::{Health, Vendor};
 pub(super) fn vendor_view(vendor: Vendor, sample: GpuSample) -> GpuSample {
     if vendor == Vendor::Nvidia {
         return sample;
+    }
+    if vendor == Vendor::Amd {
+        return amd_smi_monitor_view(sample);
     }
     if vendor == Vendor::Intel {
         return GpuSample {
@@ -57,6 +60,25 @@ fn huawei_view(vendor: Vendor, sample: GpuSample) -> GpuSample {
         power_draw_w: sample.power_draw_w,
         health: Some(Health::Ok),
         driver_version: sample.driver_version,
+        ..GpuSample::default()
+    }
+}
+
+/// AMD (`amd-smi monitor`): power, die and memory temperature, GFX clock, GFX and memory
+/// activity, and VRAM used/total; no name, bus id, UUID, limit, memory clock, fan, health or
+/// driver version.
+fn amd_smi_monitor_view(sample: GpuSample) -> GpuSample {
+    GpuSample {
+        index: sample.index,
+        vendor: Vendor::Amd,
+        memory_total_mib: sample.memory_total_mib,
+        memory_used_mib: sample.memory_used_mib,
+        utilization_gpu_pct: sample.utilization_gpu_pct,
+        utilization_memory_pct: sample.utilization_memory_pct,
+        temperature_c: sample.temperature_c,
+        temperature_memory_c: sample.temperature_memory_c,
+        power_draw_w: sample.power_draw_w,
+        clock_sm_mhz: sample.clock_sm_mhz,
         ..GpuSample::default()
     }
 }

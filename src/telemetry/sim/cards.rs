@@ -350,3 +350,37 @@ pub(super) const INTEL_FLEX_170: CardSpec = CardSpec {
     retires_pages: false,
     persistence: false,
 };
+
+/// AMD Instinct MI300X as `amd-smi monitor` (amd-smi 25.3.0) shows one busy
+/// (tests/fixtures/accel/amd-amd-smi-monitor-05.txt): 305 W, 49 C die and 43 C memory,
+/// 2106 MHz, 97 % GFX and 1 % memory activity, 3.0 of 191.7 GB. The limit, idle and
+/// slowdown figures below are never shown (the monitor table prints none of them, so the
+/// demo's readings leave them out) and only keep the simulator's arithmetic whole; the
+/// power "limit" is set so the capped draw lands on the published 305 W.
+pub(super) const MI300X: CardSpec = CardSpec {
+    vendor: Vendor::Amd,
+    name: "",
+    short: "mi300x",
+    memory_total_mib: 196_301,
+    power_max_w: 308.0,
+    power_min_w: 308.0,
+    power_default_w: 308.0,
+    clock_sm_max_mhz: 2_200,
+    clock_sm_idle_mhz: 0,
+    clock_sm_capped_mhz: 2_106,
+    clock_mem_load_mhz: 0,
+    clock_mem_idle_mhz: 0,
+    pstate_idle: "",
+    pstate_load: "",
+    power_idle_w: 120.0,
+    temp_idle_c: 40.0,
+    temp_load_c: 49.0,
+    temp_memory_delta_c: Some(-6.0),
+    temp_slowdown_c: 100.0,
+    temp_shutdown_c: 105.0,
+    util_memory_load_pct: 1.0,
+    has_fan: false,
+    ecc: false,
+    retires_pages: false,
+    persistence: false,
+};

@@ -228,6 +228,21 @@ impl Simulator {
         }
         .gpus(|_, _| Work::Idle { held_mib: 0 });
 
+        // An AMD host read through `amd-smi monitor`, busy as its published row shows it.
+        let mi300x = HostBuilder {
+            seed,
+            host_index: 10,
+            spec: &cards::MI300X,
+            driver_version: "",
+            buses: &[String::new()],
+            first_pid: pid(&mut rng),
+            process_name: "python3",
+        }
+        .gpus(|_, _| Work::PowerCapped {
+            // 3.0 GB (binary) used, less the context the simulator adds for a process.
+            vram_mib: 3_063,
+        });
+
         Self::new(vec![
             SimHost::new("train-h100x8", dc_driver, dc_cuda, train, Plan::Healthy),
             SimHost::new("idle-a100", dc_driver, dc_cuda, idle, Plan::Healthy),
@@ -275,6 +290,7 @@ impl Simulator {
                 cambricon,
                 Plan::Healthy,
             ),
+            SimHost::new("mi300x-amd", "", "", mi300x, Plan::Healthy),
         ])
     }
 

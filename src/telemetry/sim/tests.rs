@@ -67,7 +67,8 @@ fn demo_hosts_in_order() {
             "ascend-910b",
             "xpu-flex170",
             "mthreads-s80",
-            "cambricon-mlu"
+            "cambricon-mlu",
+            "mi300x-amd"
         ]
     );
     assert_eq!(sim.interval_ms(), 1_000);
@@ -348,6 +349,18 @@ fn check_invariants(events: &[(HostId, HostEvent)]) {
         assert!(s.memory_used_mib.expect("used") <= total, "{s:?}");
         if s.vendor != Vendor::Nvidia {
             // Read as its vendor's tool reports it: what that tool lacks is unknown, not 0.
+            if s.vendor == Vendor::Amd {
+                // `amd-smi monitor` as published: 305 W, 49 C, 2106 MHz, 97 % GFX.
+                assert!(
+                    (295.0..=310.0).contains(&s.power_draw_w.expect("power")),
+                    "{s:?}"
+                );
+                assert!(s.clock_sm_mhz.is_some() && s.temperature_memory_c.is_some());
+                assert_eq!((s.power_limit_w, s.clock_mem_mhz), (None, None), "{s:?}");
+                assert_eq!((s.name.as_ref(), s.bus_id.as_ref()), ("", ""), "{s:?}");
+                assert_eq!(s.memory_used_mib, Some(3_072));
+                continue;
+            }
             assert!(s.temperature_c.is_some() && s.utilization_gpu_pct.is_some());
             assert_eq!((s.clock_sm_mhz, s.pstate.as_deref()), (None, None));
             assert_eq!(s.uuid.as_ref(), "", "{s:?}");
