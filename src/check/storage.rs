@@ -72,9 +72,9 @@ pub fn save_under(root: &Path, report: &CheckReport) -> Result<PathBuf, StorageE
 /// count); files that do not parse (from another version, or damaged) are passed over. `None`
 /// when the host has none.
 pub fn load_latest_under(root: &Path, host: &str) -> Result<Option<CheckReport>, StorageError> {
-    let mut files = reports_in(&root.join(host_dir_name(host)))?;
+    let mut files = reports_under(&root.join(host_dir_name(host)))?;
     if let Some(legacy) = legacy_host_dir_name(host) {
-        files.extend(reports_in(&root.join(legacy))?);
+        files.extend(reports_under(&root.join(legacy))?);
     }
     // By file name, the report's UTC time, newest last.
     files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
@@ -89,7 +89,7 @@ pub fn load_latest_under(root: &Path, host: &str) -> Result<Option<CheckReport>,
 }
 
 /// The report files in `dir` (none when it does not exist), in no order.
-fn reports_in(dir: &Path) -> Result<Vec<PathBuf>, StorageError> {
+fn reports_under(dir: &Path) -> Result<Vec<PathBuf>, StorageError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),

@@ -96,16 +96,16 @@ fn legacy_host_dir(dir: &Path, host: &str) -> Option<PathBuf> {
 /// those an older gpufleet left in its former folder (whose lines the reader keeps only when
 /// they name `host` exactly: another host may have shared that folder).
 pub fn segments(dir: &Path, host: &str) -> std::io::Result<Vec<(PathBuf, u64)>> {
-    let mut out = segments_in(&host_dir(dir, host))?;
+    let mut out = segments_under(&host_dir(dir, host))?;
     if let Some(legacy) = legacy_host_dir(dir, host) {
-        out.extend(segments_in(&legacy)?);
+        out.extend(segments_under(&legacy)?);
     }
     out.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()).then(a.0.cmp(&b.0)));
     Ok(out)
 }
 
 /// The segments in one folder, with their sizes, unsorted.
-fn segments_in(dir: &Path) -> std::io::Result<Vec<(PathBuf, u64)>> {
+fn segments_under(dir: &Path) -> std::io::Result<Vec<(PathBuf, u64)>> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -340,13 +340,13 @@ fn prune(
     // The former folder's segments go once nothing was written to them for `keep_ms`; the
     // host that shares that folder may still be writing its newest one.
     if let Some(legacy) = legacy_host_dir(&options.dir, host) {
-        for (path, _) in segments_in(&legacy)? {
+        for (path, _) in segments_under(&legacy)? {
             if modified_ms(&path).is_some_and(|at| at < cutoff) {
                 std::fs::remove_file(&path)?;
             }
         }
     }
-    let mut segs = segments_in(&host_dir(&options.dir, host))?;
+    let mut segs = segments_under(&host_dir(&options.dir, host))?;
     segs.sort();
     let mut i = 0;
     while i + 1 < segs.len() {
