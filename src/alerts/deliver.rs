@@ -383,7 +383,11 @@ impl Job {
                     pending.next_at = next_at;
                     pending.backoff = (pending.backoff * 2).min(self.options.max_backoff);
                     let (queue, _) = &*self.queue;
-                    lock(queue).pending.push_back(pending);
+                    let mut queue = lock(queue);
+                    // Queued again, no longer being tried: counted and named once.
+                    queue.trying = None;
+                    queue.pending.push_back(pending);
+                    drop(queue);
                     self.tried(false, Some(&why));
                     return;
                 }
@@ -411,10 +415,8 @@ impl Job {
 
     /// Counts a try towards the sink being up or down, and says when that changes.
     fn tried(&mut self, delivered: bool, why: Option<&str>) {
-        let waiting = {
-            let queue = lock(&self.queue.0);
-            queue.pending.len() + usize::from(queue.trying.is_some())
-        };
+        // The alert just tried is settled: delivered, given up on, or queued again.
+        let waiting = lock(&self.queue.0).pending.len();
         let mut status = lock(&self.status);
         status.waiting = waiting;
         if delivered {

@@ -192,6 +192,12 @@ fn a_sink_that_never_answers_is_marked_down_its_queue_bounded_and_the_rest_named
         .filter(|e| matches!(e, DeliveryEvent::Dropped { .. }))
         .count();
     assert_eq!(dropped, 2, "{seen:?}");
+    // The three queued alerts wait, each counted once (the one being tried again included).
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, DeliveryEvent::Down { waiting: 3, .. })),
+        "{seen:?}"
+    );
     let down = dispatcher.statuses();
     assert!(down[0].1.down_since_ms.is_some(), "{down:?}");
     assert_eq!(down[0].1.dropped, 2);
