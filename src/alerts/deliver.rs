@@ -465,9 +465,21 @@ impl Job {
             // The address may hold the sink's key: errors are shown without it.
             Err(e) => Verdict::Retry {
                 after: None,
-                why: crate::words::Words::verbatim(e.without_url().to_string()),
+                why: transport_problem(e, self.sink.timeout()),
             },
         }
+    }
+}
+
+/// Why a request got no HTTP answer, in the reader's language where it is one of the usual
+/// two (no answer in time, no connection); else the HTTP library's words, without the address.
+fn transport_problem(e: reqwest::Error, timeout: Duration) -> crate::words::Words {
+    if e.is_timeout() {
+        crate::words::Words::new("alert_answer.no_answer").put("s", timeout.as_secs().to_string())
+    } else if e.is_connect() {
+        crate::words::Words::new("alert_answer.no_connection")
+    } else {
+        crate::words::Words::verbatim(e.without_url().to_string())
     }
 }
 
