@@ -383,7 +383,11 @@ impl Job {
                     pending.next_at = next_at;
                     pending.backoff = (pending.backoff * 2).min(self.options.max_backoff);
                     let (queue, _) = &*self.queue;
-                    lock(queue).pending.push_back(pending);
+                    let mut queue = lock(queue);
+                    // Queued again, no longer being tried: counted and named once.
+                    queue.trying = None;
+                    queue.pending.push_back(pending);
+                    drop(queue);
                     self.tried(false, Some(&why));
                     return;
                 }
@@ -411,10 +415,8 @@ impl Job {
 
     /// Counts a try towards the sink being up or down, and says when that changes.
     fn tried(&mut self, delivered: bool, why: Option<&str>) {
-        let waiting = {
-            let queue = lock(&self.queue.0);
-            queue.pending.len() + usize::from(queue.trying.is_some())
-        };
+        // The alert just tried is settled: delivered, given up on, or queued again.
+        let waiting = lock(&self.queue.0).pending.len();
         let mut status = lock(&self.status);
         status.waiting = waiting;
         if delivered {
@@ -463,9 +465,21 @@ impl Job {
             // The address may hold the sink's key: errors are shown without it.
             Err(e) => Verdict::Retry {
                 after: None,
-                why: crate::words::Words::verbatim(e.without_url().to_string()),
+                why: transport_problem(e, self.sink.timeout()),
             },
         }
+    }
+}
+
+/// Why a request got no HTTP answer, in the reader's language where it is one of the usual
+/// two (no answer in time, no connection); else the HTTP library's words, without the address.
+fn transport_problem(e: reqwest::Error, timeout: Duration) -> crate::words::Words {
+    if e.is_timeout() {
+        crate::words::Words::new("alert_answer.no_answer").put("s", timeout.as_secs().to_string())
+    } else if e.is_connect() {
+        crate::words::Words::new("alert_answer.no_connection")
+    } else {
+        crate::words::Words::verbatim(e.without_url().to_string())
     }
 }
 

@@ -158,10 +158,12 @@ fn an_alert_the_sink_hangs_on_does_not_hold_back_the_alerts_after_it() {
         "{:?}",
         started.elapsed()
     );
+    // Why, in words a reader can act on: the sink gave no answer within its timeout.
     assert!(
         seen.iter().any(|e| matches!(
             e,
-            DeliveryEvent::Retrying { alert, .. } if alert.contains("hangs-here")
+            DeliveryEvent::Retrying { alert, why, .. }
+                if alert.contains("hangs-here") && why == "no answer within 10 s"
         )),
         "{seen:?}"
     );
@@ -192,6 +194,12 @@ fn a_sink_that_never_answers_is_marked_down_its_queue_bounded_and_the_rest_named
         .filter(|e| matches!(e, DeliveryEvent::Dropped { .. }))
         .count();
     assert_eq!(dropped, 2, "{seen:?}");
+    // The three queued alerts wait, each counted once (the one being tried again included).
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, DeliveryEvent::Down { waiting: 3, .. })),
+        "{seen:?}"
+    );
     let down = dispatcher.statuses();
     assert!(down[0].1.down_since_ms.is_some(), "{down:?}");
     assert_eq!(down[0].1.dropped, 2);
@@ -216,4 +224,24 @@ fn a_sink_that_never_answers_is_marked_down_its_queue_bounded_and_the_rest_named
             "{host}: {undelivered:?}"
         );
     }
+}
+
+#[test]
+fn a_sink_nothing_listens_on_says_it_could_not_connect() {
+    // A loopback port just freed: nothing listens there, so each connection is refused.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let (dispatcher, rx) = dispatcher(&format!("http://127.0.0.1:{port}/hook"), 64);
+    dispatcher.send(&alert("h1", "gpu_lost"));
+    let seen = wait_for(&rx, Duration::from_secs(20), |e| {
+        matches!(e, DeliveryEvent::Retrying { .. })
+    });
+    assert!(
+        matches!(seen.last(), Some(DeliveryEvent::Retrying { why, .. }) if why == "could not connect"),
+        "{seen:?}"
+    );
+    let _ = dispatcher.finish(Duration::from_millis(100));
 }

@@ -17,6 +17,7 @@ mod duties;
 mod metrics_guard;
 mod metrics_page;
 mod metrics_serve;
+mod sink_down;
 mod url_redaction;
 mod watch;
 mod watch_auto_release;
