@@ -11,19 +11,26 @@ use crate::telemetry::{GpuProcess, GpuSample, SharedText};
 pub fn to_samples(readings: &[AccelReading]) -> Vec<GpuSample> {
     readings
         .iter()
-        .enumerate()
-        .map(|(position, r)| to_sample(sample_index(readings, position), r))
+        .zip(sample_indexes(readings))
+        .map(|(r, index)| to_sample(index, r))
         .collect()
 }
 
-/// The index [`to_samples`] gives the reading at `position`.
-fn sample_index(readings: &[AccelReading], position: usize) -> u32 {
+/// The index [`to_samples`] gives each reading, in order.
+fn sample_indexes(readings: &[AccelReading]) -> Vec<u32> {
     let mut seen = std::collections::HashSet::new();
     let unique = readings.iter().all(|r| seen.insert(r.index));
-    match readings.get(position) {
-        Some(r) if unique => r.index,
-        _ => u32::try_from(position).unwrap_or(u32::MAX),
-    }
+    readings
+        .iter()
+        .enumerate()
+        .map(|(position, r)| {
+            if unique {
+                r.index
+            } else {
+                u32::try_from(position).unwrap_or(u32::MAX)
+            }
+        })
+        .collect()
 }
 
 /// The fleet's processes from a tool's process rows, each tied to the sample of its card and
@@ -31,6 +38,7 @@ fn sample_index(readings: &[AccelReading], position: usize) -> u32 {
 /// index rather than a guessed one. Name and memory are as printed; an unprinted memory stays
 /// `None`.
 pub fn to_processes(readings: &[AccelReading], processes: &[AccelProcess]) -> Vec<GpuProcess> {
+    let indexes = sample_indexes(readings);
     processes
         .iter()
         .map(|p| GpuProcess {
@@ -40,7 +48,7 @@ pub fn to_processes(readings: &[AccelReading], processes: &[AccelProcess]) -> Ve
             gpu_index: readings
                 .iter()
                 .position(|r| r.index == p.index && r.chip == p.chip)
-                .map(|position| sample_index(readings, position)),
+                .and_then(|position| indexes.get(position).copied()),
             used_memory_mib: p.memory_mib,
         })
         .collect()
