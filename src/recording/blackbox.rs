@@ -179,9 +179,9 @@ impl BlackBox {
             return false;
         }
         if let HostEvent::Processes { processes, .. } = event {
-            let mut who: Vec<(u32, &str)> = processes
+            let mut who: Vec<(u32, &str, Option<u32>)> = processes
                 .iter()
-                .map(|p| (p.pid, p.gpu_uuid.as_str()))
+                .map(|p| (p.pid, p.gpu_uuid.as_str(), p.gpu_index))
                 .collect();
             who.sort_unstable();
             let mut hasher = std::collections::hash_map::DefaultHasher::new();

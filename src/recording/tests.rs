@@ -34,12 +34,23 @@ fn every_event() -> Vec<HostEvent> {
         HostEvent::Sample { at_ms: 5, gpu },
         HostEvent::Processes {
             at_ms: 6,
-            processes: vec![GpuProcess {
-                pid: 7,
-                name: "python".into(),
-                gpu_uuid: "GPU-1".into(),
-                used_memory_mib: None,
-            }],
+            processes: vec![
+                GpuProcess {
+                    gpu_index: None,
+                    pid: 7,
+                    name: "python".into(),
+                    gpu_uuid: "GPU-1".into(),
+                    used_memory_mib: None,
+                },
+                // A vendor tool's process, tied to its card by index (no UUID printed).
+                GpuProcess {
+                    gpu_index: Some(3),
+                    pid: 37643,
+                    name: "hlt_host_devmm_".into(),
+                    gpu_uuid: String::new(),
+                    used_memory_mib: Some(686),
+                },
+            ],
         },
         HostEvent::Kernel {
             at_ms: 8,
@@ -354,6 +365,7 @@ fn the_black_box_thins_samples_and_process_lists_but_keeps_a_change_at_once() {
     let processes = |pid| HostEvent::Processes {
         at_ms: 0,
         processes: vec![GpuProcess {
+            gpu_index: None,
             pid,
             name: "python".into(),
             gpu_uuid: "GPU-1".into(),

@@ -247,6 +247,8 @@ pub struct Process {
     pub name: String,
     pub gpu_uuid: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_index: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used_memory_mib: Option<u64>,
 }
 
@@ -400,6 +402,7 @@ impl From<&GpuProcess> for Process {
             pid: p.pid,
             name: p.name.clone(),
             gpu_uuid: p.gpu_uuid.clone(),
+            gpu_index: p.gpu_index,
             used_memory_mib: p.used_memory_mib,
         }
     }
@@ -411,6 +414,7 @@ impl From<Process> for GpuProcess {
             pid: p.pid,
             name: p.name,
             gpu_uuid: p.gpu_uuid,
+            gpu_index: p.gpu_index,
             used_memory_mib: p.used_memory_mib,
         }
     }

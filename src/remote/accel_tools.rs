@@ -9,7 +9,8 @@ use crate::telemetry::accel::mthreads_gmi::QUERY_JSON_ARGS;
 use crate::telemetry::accel::rocm_smi::ROCM_SMI_ARGS;
 use crate::telemetry::accel::sample::newest_per_device;
 use crate::telemetry::accel::{
-    AccelError, AccelReading, amd_smi, cnmon, mthreads_gmi, npu_smi, rocm_smi, xpu_smi,
+    AccelError, AccelProcess, AccelReading, amd_smi, cnmon, mthreads_gmi, npu_smi, rocm_smi,
+    xpu_smi,
 };
 
 /// The probe: the first of the configured nvidia-smi and the vendor tools that the host's
@@ -94,6 +95,17 @@ impl Tool {
     }
 
     /// One answer's readings, the newest per device.
+    /// The processes the polled output lists, where the tool prints a process table in it
+    /// (`npu-smi info`, the `mthreads-gmi` table); `None` where it does not, so the host's
+    /// processes stay unknown rather than none.
+    pub(crate) fn processes(self, text: &str) -> Option<Vec<AccelProcess>> {
+        match self {
+            Tool::Npu => npu_smi::listed_processes(text),
+            Tool::Mthreads => mthreads_gmi::listed_processes(text),
+            Tool::Amd | Tool::Rocm | Tool::Xpu | Tool::Cnmon => None,
+        }
+    }
+
     pub(crate) fn parse(self, text: &str) -> Result<Vec<AccelReading>, AccelError> {
         match self {
             Tool::Npu => npu_smi::parse_info(text),

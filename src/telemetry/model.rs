@@ -146,13 +146,31 @@ impl Serialize for ClockEventReasons {
     }
 }
 
-/// A compute process using a GPU (`--query-compute-apps`).
+/// A compute process using a GPU (`--query-compute-apps`, or a vendor tool's process table).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuProcess {
     pub pid: u32,
     pub name: String,
+    /// The GPU's UUID, as NVIDIA's tools tie a process to its GPU; empty (and left out of
+    /// JSON) where the tool prints none.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub gpu_uuid: String,
+    /// The GPU's `index` where the tool ties a process to its card by number instead of UUID
+    /// (`npu-smi`'s NPU ID and chip, `mthreads-gmi`'s GPU ID); `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_index: Option<u32>,
     pub used_memory_mib: Option<u64>,
+}
+
+impl GpuProcess {
+    /// True when the process runs on `gpu`: by UUID where both have one, else by the index the
+    /// vendor tool printed.
+    pub fn runs_on(&self, gpu: &GpuSample) -> bool {
+        match self.gpu_index {
+            Some(index) => gpu.uuid.is_empty() && gpu.index == index,
+            None => !self.gpu_uuid.is_empty() && *gpu.uuid == *self.gpu_uuid,
+        }
+    }
 }
 
 /// What is known about a host once connected.

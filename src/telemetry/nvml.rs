@@ -210,6 +210,7 @@ impl LocalGpus {
             let uuid = d.uuid().unwrap_or_default();
             for p in d.running_compute_processes().unwrap_or_default() {
                 out.push(GpuProcess {
+                    gpu_index: None,
                     pid: p.pid,
                     name: process_name(p.pid),
                     gpu_uuid: uuid.clone(),

@@ -437,6 +437,7 @@ pub fn parse_compute_app_line(line: &str) -> Result<GpuProcess, CsvError> {
         });
     };
     Ok(GpuProcess {
+        gpu_index: None,
         pid,
         name: text(name_raw.trim_ascii())
             .map(str::to_string)
@@ -873,6 +874,7 @@ mod tests {
         assert_eq!(
             p,
             GpuProcess {
+                gpu_index: None,
                 pid: 549,
                 name: "python3".to_string(),
                 gpu_uuid: "GPU-67e6a1fd".to_string(),

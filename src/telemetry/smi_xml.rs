@@ -411,6 +411,7 @@ impl GpuBuilder {
                 let parts = std::mem::take(&mut self.process);
                 if let Some(pid) = parts.pid {
                     self.detail.processes.push(GpuProcess {
+                        gpu_index: None,
                         pid,
                         name: parts.name,
                         gpu_uuid: String::new(),
@@ -570,6 +571,7 @@ mod tests {
         assert_eq!(
             g.processes,
             vec![GpuProcess {
+                gpu_index: None,
                 pid: 77,
                 name: "a.out".to_string(),
                 gpu_uuid: "GPU-aaaa".to_string(),

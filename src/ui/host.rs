@@ -381,7 +381,7 @@ fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, 
         let gpu = host
             .gpus
             .iter()
-            .find(|g| *g.latest.uuid == *p.gpu_uuid)
+            .find(|g| p.runs_on(&g.latest))
             .map_or_else(|| "?".to_string(), |g| g.latest.index.to_string());
         Row::new(vec![
             Cell::from(p.pid.to_string()),

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::sshd::{Sshd, SshdOptions};
-use tmux::binary;
+use std::time::Duration;
+use tmux::{Tmux, binary};
 
 /// An sshd whose remote `PATH` has the stand-in in tests/fixtures/fake-accel/`dir`, set to
 /// print the sample `scenario`; `None` when sshd tests cannot run here or a real vendor tool
@@ -107,6 +108,98 @@ fn mthreads_gmi_1_14_table_shows_the_s80_with_vendor_mthreads() {
     assert!(gpu["power_draw_w"].is_null(), "{gpu:#}");
     // The JSON report first; this tool refuses it, so the table.
     assert_eq!(sshd.calls("mthreads-gmi")[..2], ["--query --json", ""]);
+}
+
+#[test]
+fn mthreads_gmi_1_14_table_lists_its_processes_on_the_s80() {
+    let Some(sshd) = host("mthreads", "table-01") else {
+        return;
+    };
+    let (code, host) = snapshot(&sshd);
+    assert_eq!(code, Some(0), "{host:#}");
+    // As printed (the tool cuts the path), tied to GPU 0 by its ID; no UUID is printed.
+    assert_eq!(
+        host["processes"],
+        serde_json::json!([
+            {
+                "pid": 120,
+                "name": "...ird_party/bin/llama-box/llama-box",
+                "gpu_index": 0,
+                "used_memory_mib": 2
+            },
+            {
+                "pid": 2022,
+                "name": "...ird_party/bin/llama-box/llama-box",
+                "gpu_index": 0,
+                "used_memory_mib": 1333
+            }
+        ]),
+        "{host:#}"
+    );
+    assert_eq!(gpus(&host)[0]["index"], 0);
+}
+
+#[test]
+fn the_host_view_lists_the_s80_processes_on_gpu_0() {
+    let Some(sshd) = host("mthreads", "table-01") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path());
+    for (lang, width, height, header) in
+        [("en", 80, 24, "VRAM MiB"), ("zh-CN", 100, 30, "显存 MiB")]
+    {
+        let command = format!(
+            "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} {} --lang {lang} --config {} --known-hosts {} --accept-new-host-keys; echo EXIT=$?; sleep 30",
+            dir.path().join("state").display(),
+            binary().display(),
+            config.display(),
+            dir.path().join("known_hosts").display()
+        );
+        let Some(tmux) = Tmux::start(&command, width, height) else {
+            return;
+        };
+        tmux.wait_for("MTT S80", Duration::from_secs(20));
+        tmux.keys(&["Enter"]);
+        let screen = tmux.wait_for("llama-box", Duration::from_secs(20));
+        assert!(screen.contains(header), "{lang}:\n{screen}");
+        // Each row: PID, the GPU by the index mthreads-gmi printed, the name as printed, memory.
+        for (pid, mib) in [("120", "2"), ("2022", "1333")] {
+            let row: Vec<&str> = screen
+                .lines()
+                .map(|l| {
+                    l.split(['│', ' '])
+                        .filter(|w| !w.is_empty())
+                        .collect::<Vec<_>>()
+                })
+                .find(|cells| cells.first() == Some(&pid))
+                .unwrap_or_else(|| panic!("{lang}: no row for {pid}:\n{screen}"));
+            assert_eq!(
+                row,
+                [pid, "0", "...ird_party/bin/llama-box/llama-box", mib],
+                "{lang}:\n{screen}"
+            );
+        }
+        tmux.keys(&["q"]);
+        tmux.keys(&["q"]);
+    }
+}
+
+#[test]
+fn mthreads_gmi_2_0_table_lists_xorg_and_the_greeter() {
+    let Some(sshd) = host("mthreads", "table-02") else {
+        return;
+    };
+    let (code, host) = snapshot(&sshd);
+    assert_eq!(code, Some(0), "{host:#}");
+    assert_eq!(
+        host["processes"],
+        serde_json::json!([
+            { "pid": 1123, "name": "/usr/lib/xorg/Xorg", "gpu_index": 0, "used_memory_mib": 134 },
+            { "pid": 1361, "name": "/usr/sbin/unity-greeter", "gpu_index": 0, "used_memory_mib": 1 }
+        ]),
+        "{host:#}"
+    );
 }
 
 #[test]

@@ -6,9 +6,11 @@
 //! numbers.
 
 use std::path::Path;
+use std::time::Duration;
 
 use crate::accel_ssh::{ascend_host, snapshot, vendor_host, write_named_config};
 use crate::common::sshd::Sshd;
+use crate::tmux::{Tmux, binary};
 
 /// `snapshot --json` of a host whose tool prints the published `file`: exit code and host.
 fn host_printing(sshd: &Sshd, file: &str) -> (Option<i32>, serde_json::Value) {
@@ -56,6 +58,88 @@ fn npu_smi_23_0_3_two_910b2c_cards() {
     assert_eq!(gpus[0]["memory_used_mib"], 3317);
     assert_eq!(gpus[1]["power_draw_w"], 93.8);
     assert!(gpus[1]["clock_sm_mhz"].is_null(), "{host:#}");
+}
+
+#[test]
+fn npu_smi_24_1_rc2_lists_its_processes_on_their_npus() {
+    let Some(sshd) = ascend_host() else { return };
+    let (code, host) = host_printing(&sshd, "huawei-npu-smi-info-03.txt");
+    assert_eq!(code, Some(0), "{host:#}");
+    let processes = host["processes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(processes.len(), 32, "{host:#}");
+    // As printed: PID, the name cut to its column, the memory column; npu-smi prints no UUID,
+    // so the process names its NPU by the `index` of `gpus[]`.
+    assert_eq!(
+        processes[0],
+        serde_json::json!({
+            "pid": 37656,
+            "name": "hlt_host_devmm_",
+            "gpu_index": 0,
+            "used_memory_mib": 686
+        })
+    );
+    assert_eq!(processes[31]["pid"], 37663);
+    assert_eq!(processes[31]["gpu_index"], 7);
+    // Four on each of the eight NPUs, each tied to a GPU the host lists.
+    let indexes: Vec<_> = gpus_of(&host).iter().map(|g| g["index"].clone()).collect();
+    for npu in 0..8 {
+        let on = processes.iter().filter(|p| p["gpu_index"] == npu).count();
+        assert_eq!(on, 4, "NPU {npu}: {host:#}");
+        assert!(indexes.contains(&serde_json::json!(npu)), "{host:#}");
+    }
+}
+
+/// The cells of the screen row that starts with `pid` (box borders dropped).
+fn process_row<'a>(screen: &'a str, pid: &str) -> Option<Vec<&'a str>> {
+    screen
+        .lines()
+        .map(|l| {
+            l.split(['│', ' '])
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+        })
+        .find(|cells| cells.first() == Some(&pid))
+}
+
+#[test]
+fn the_host_view_shows_each_npu_process_on_its_npu() {
+    let Some(sshd) = ascend_host() else { return };
+    sshd.set_scenario("sample:huawei-npu-smi-info-03.txt");
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_named_config(&sshd, dir.path(), "atlas", "");
+    let wait = Duration::from_secs(20);
+    for (lang, width, height) in [("en", 80, 24), ("zh-CN", 100, 30)] {
+        let command = format!(
+            "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} {} --lang {lang} --config {} --known-hosts {} --accept-new-host-keys; echo EXIT=$?; sleep 30",
+            dir.path().join("state").display(),
+            binary().display(),
+            config.display(),
+            dir.path().join("known_hosts").display()
+        );
+        let Some(tmux) = Tmux::start(&command, width, height) else {
+            return;
+        };
+        tmux.wait_for("atlas", wait);
+        tmux.keys(&["Enter"]);
+        let screen = tmux.wait_for("hlt_host_devmm_", wait);
+        let first = process_row(&screen, "37656");
+        assert_eq!(
+            first,
+            Some(vec!["37656", "0", "hlt_host_devmm_", "686"]),
+            "{lang}:\n{screen}"
+        );
+        // The last process of the table runs on NPU 7: its row names GPU 7, not the first.
+        tmux.keys(&["Tab", "PageDown", "PageDown", "PageDown", "PageDown"]);
+        let screen = tmux.wait_for("37663", wait);
+        let last = process_row(&screen, "37663");
+        assert_eq!(
+            last,
+            Some(vec!["37663", "7", "hlt_host_devmm_", "686"]),
+            "{lang}:\n{screen}"
+        );
+        tmux.keys(&["q"]);
+        tmux.keys(&["q"]);
+    }
 }
 
 #[test]

@@ -98,6 +98,7 @@ fn tab_switches_to_processes_and_moves_there() {
                 at_ms: 1_000_000,
                 processes: (1..=3)
                     .map(|pid| GpuProcess {
+                        gpu_index: None,
                         pid,
                         name: "python".into(),
                         gpu_uuid: "GPU-0".into(),

@@ -36,6 +36,7 @@ fn fleet() -> Model {
         }
         let processes = (0..12)
             .map(|pid| GpuProcess {
+                gpu_index: None,
                 pid,
                 gpu_uuid: format!("GPU-{host}-0"),
                 name: format!("worker-{pid}"),

@@ -242,6 +242,7 @@ fn compute_apps_under_load() {
     assert_eq!(
         parse_compute_app_line(lines[1]).expect("process line"),
         GpuProcess {
+            gpu_index: None,
             pid: 549,
             name: "python3".to_string(),
             gpu_uuid: "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001".to_string(),
@@ -351,6 +352,7 @@ fn xml_report_load() {
     assert_eq!(
         g.processes,
         [GpuProcess {
+            gpu_index: None,
             pid: 549,
             name: "python3".to_string(),
             gpu_uuid: "GPU-67e6a1fd-a60b-985c-12e3-e9316c8ff001".to_string(),

@@ -135,6 +135,7 @@ fn second(
         );
         let processes = if process {
             vec![GpuProcess {
+                gpu_index: None,
                 pid: 4242,
                 name: "python".into(),
                 gpu_uuid: "GPU-0".into(),

@@ -22,8 +22,8 @@ use crate::remote::link::mux::{Mux, Slot};
 use crate::remote::link::session_state::SessionState;
 use crate::remote::link::{Link, Mode};
 use crate::telemetry::LostReason;
-use crate::telemetry::accel::sample::to_samples;
-use crate::telemetry::accel::{AccelError, AccelReading, UNSUPPORTED_PREFIX};
+use crate::telemetry::accel::sample::{to_processes, to_samples};
+use crate::telemetry::accel::{AccelError, AccelProcess, AccelReading, UNSUPPORTED_PREFIX};
 use crate::telemetry::source::now_ms;
 use crate::words::Words;
 
@@ -159,7 +159,7 @@ impl Link {
             return;
         };
         match tool.parse(&format!("{header}\n{line}")) {
-            Ok(readings) => self.accel_readings(st, readings),
+            Ok(readings) => self.accel_readings(st, readings, None),
             Err(e) => self.accel_failed(st, tool, &Some(e)),
         }
     }
@@ -169,7 +169,10 @@ impl Link {
         if !tool.streams(self.mode == Mode::Follow) {
             let text = lines.join("\n");
             match tool.parse(&text) {
-                Ok(readings) => self.accel_readings(st, readings),
+                Ok(readings) => {
+                    let processes = tool.processes(&text);
+                    self.accel_readings(st, readings, processes);
+                }
                 Err(e) => match tool.failure_reason(&text) {
                     Some(reason) => {
                         self.announce(st);
@@ -192,13 +195,24 @@ impl Link {
         self.accel_next(st, interval_ms);
     }
 
-    fn accel_readings(&mut self, st: &mut SessionState, readings: Vec<AccelReading>) {
+    /// One reading of every accelerator, with the processes the same output lists where the
+    /// tool prints them (`None`: not listed, so the host's processes stay unknown).
+    fn accel_readings(
+        &mut self,
+        st: &mut SessionState,
+        readings: Vec<AccelReading>,
+        processes: Option<Vec<AccelProcess>>,
+    ) {
         st.last_lost = None;
         if st.first_driver.is_none() {
             st.first_driver = readings.iter().find_map(|r| r.driver_version.clone());
         }
         self.announce(st);
         let at_ms = now_ms();
+        if let Some(processes) = processes {
+            let processes = to_processes(&readings, &processes);
+            self.emit(HostEvent::Processes { at_ms, processes });
+        }
         for gpu in to_samples(&readings) {
             self.emit(HostEvent::Sample { at_ms, gpu });
         }

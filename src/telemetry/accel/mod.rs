@@ -191,6 +191,20 @@ impl AccelReading {
     }
 }
 
+/// One process a vendor tool lists on one accelerator, tied to it by the numbers the tool
+/// prints (these tools print no UUID): a metric the row does not print is `None`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccelProcess {
+    /// The device number, as [`AccelReading::index`].
+    pub index: u32,
+    /// The chip, as [`AccelReading::chip`]; `None` where the tool has none.
+    pub chip: Option<u32>,
+    pub pid: u32,
+    /// As printed (tools cut long names to their column), sanitized.
+    pub name: String,
+    pub memory_mib: Option<u64>,
+}
+
 /// How many lines of unrecognised output an error carries, and how long each may be.
 const ERROR_LINES: usize = 3;
 const ERROR_LINE_CHARS: usize = 160;

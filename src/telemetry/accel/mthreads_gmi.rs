@@ -14,7 +14,7 @@
 
 use serde_json::Value;
 
-use super::{AccelError, AccelReading, Vendor, count_cell, number_cell};
+use super::{AccelError, AccelProcess, AccelReading, Vendor, count_cell, number_cell};
 use crate::remote::sanitize;
 
 const TOOL: &str = "mthreads-gmi";
@@ -40,6 +40,29 @@ pub fn parse(text: &str) -> Result<Vec<AccelReading>, AccelError> {
     } else {
         parse_table(text).map(|(readings, _)| readings)
     }
+}
+
+/// The processes the poll's output lists: the table's `Processes:` rows, tied to their GPU by
+/// its `ID`. `None` for the JSON report (its only published sample carries no processes), for
+/// a table without a `Processes:` section, and for output that cannot be read, so the host's
+/// processes stay unknown rather than none.
+pub fn listed_processes(text: &str) -> Option<Vec<AccelProcess>> {
+    if text.trim_start().starts_with('{') || !text.lines().any(|l| l.trim() == "Processes:") {
+        return None;
+    }
+    let (_, processes) = parse_table(text).ok()?;
+    Some(
+        processes
+            .into_iter()
+            .map(|p| AccelProcess {
+                index: p.gpu,
+                chip: None,
+                pid: p.pid,
+                name: p.name,
+                memory_mib: p.memory_mib,
+            })
+            .collect(),
+    )
 }
 
 /// Where the table's device cells are, by the header's second line.
@@ -376,6 +399,23 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn the_poll_lists_the_table_processes_but_none_from_the_json_report() {
+        let listed = listed_processes(&fixture("mthreads-mthreads-gmi-table-02.txt"));
+        let rows: Vec<_> = listed
+            .expect("listed")
+            .iter()
+            .map(|p| (p.index, p.chip, p.pid, p.memory_mib))
+            .collect();
+        assert_eq!(rows, [(0, None, 1123, Some(134)), (0, None, 1361, Some(1))]);
+        // The published JSON report carries no processes; a table cut before its Processes
+        // section lists none: both unknown, not an empty list.
+        let json = fixture("mthreads-mthreads-gmi-query-json-01.txt");
+        assert_eq!(listed_processes(&json), None);
+        let cut = fixture("mthreads-mthreads-gmi-table-04.txt");
+        assert_eq!(listed_processes(&cut), None);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! `HBM-Usage(MB)`. The header is checked before any number is read; a table with other columns
 //! is refused, and so is a table cut before its closing rule.
 
-use super::{AccelError, AccelReading, Health, Vendor, count_cell, mhz, number_cell};
+use super::{AccelError, AccelProcess, AccelReading, Health, Vendor, count_cell, mhz, number_cell};
 use crate::remote::sanitize;
 
 const TOOL: &str = "npu-smi";
@@ -281,6 +281,28 @@ pub fn parse_processes(text: &str) -> Result<Vec<NpuProcess>, AccelError> {
     Ok(processes)
 }
 
+/// The processes `npu-smi info` lists under its devices, tied to their chips; `None` where the
+/// output has no process table (npu-smi 1.9, 20.2) or one that cannot be read, so the host's
+/// processes stay unknown rather than none.
+pub fn listed_processes(text: &str) -> Option<Vec<AccelProcess>> {
+    if !text.contains("Process id") && !text.contains("Process ID") {
+        return None;
+    }
+    let processes = parse_processes(text).ok()?;
+    Some(
+        processes
+            .into_iter()
+            .map(|p| AccelProcess {
+                index: p.npu,
+                chip: Some(p.chip),
+                pid: p.pid,
+                name: p.name,
+                memory_mib: p.memory_mib,
+            })
+            .collect(),
+    )
+}
+
 /// `| 0       0            | 37656         | hlt_host_devmm_          | 686                     |`
 fn process_row(cells: &[String]) -> Option<NpuProcess> {
     let [ids, pid, name, memory] = cells else {
@@ -452,6 +474,30 @@ mod tests {
         );
         assert_eq!(r.driver_version.as_deref(), Some("23.0.3"));
         assert_eq!(parse_processes(&text).unwrap(), []);
+    }
+
+    #[test]
+    fn listed_processes_tell_an_empty_table_from_none_printed() {
+        // 23.0.3 prints the table with "No running processes found": none run.
+        let empty = listed_processes(&sample("huawei-npu-smi-info-01.txt"));
+        assert_eq!(empty, Some(Vec::new()));
+        // 1.9.3 prints no process table: the processes are unknown, not none.
+        assert_eq!(
+            listed_processes(&sample("huawei-npu-smi-info-02.txt")),
+            None
+        );
+        let listed = listed_processes(&sample("huawei-npu-smi-info-03.txt")).expect("listed");
+        assert_eq!(listed.len(), 32);
+        assert_eq!(
+            listed[4],
+            AccelProcess {
+                index: 1,
+                chip: Some(0),
+                pid: 37665,
+                name: "hlt_host_devmm_".to_string(),
+                memory_mib: Some(686),
+            }
+        );
     }
 
     #[test]

@@ -1,26 +1,55 @@
 //! Vendor-neutral readings as the fleet's [`GpuSample`]s: what a tool reports fills the
 //! matching field, what it does not stays `None` (shown `-`), never `0`.
 
-use super::AccelReading;
-use crate::telemetry::{GpuSample, SharedText};
+use super::{AccelProcess, AccelReading};
+use crate::telemetry::{GpuProcess, GpuSample, SharedText};
 
 /// The samples of one reading of a host, one per accelerator, in the tool's order. A tool's
 /// own device numbers are kept when they are unique (`npu-smi`'s NPU ID, `rocm-smi`'s `cardN`);
 /// a card with several chips gives each chip the next number in table order instead, so no two
 /// samples share an index.
 pub fn to_samples(readings: &[AccelReading]) -> Vec<GpuSample> {
+    readings
+        .iter()
+        .zip(sample_indexes(readings))
+        .map(|(r, index)| to_sample(index, r))
+        .collect()
+}
+
+/// The index [`to_samples`] gives each reading, in order.
+fn sample_indexes(readings: &[AccelReading]) -> Vec<u32> {
     let mut seen = std::collections::HashSet::new();
     let unique = readings.iter().all(|r| seen.insert(r.index));
     readings
         .iter()
         .enumerate()
         .map(|(position, r)| {
-            let index = if unique {
+            if unique {
                 r.index
             } else {
                 u32::try_from(position).unwrap_or(u32::MAX)
-            };
-            to_sample(index, r)
+            }
+        })
+        .collect()
+}
+
+/// The fleet's processes from a tool's process rows, each tied to the sample of its card and
+/// chip (`gpu_index`, the sample's `index`); a row whose card the readings do not hold keeps no
+/// index rather than a guessed one. Name and memory are as printed; an unprinted memory stays
+/// `None`.
+pub fn to_processes(readings: &[AccelReading], processes: &[AccelProcess]) -> Vec<GpuProcess> {
+    let indexes = sample_indexes(readings);
+    processes
+        .iter()
+        .map(|p| GpuProcess {
+            pid: p.pid,
+            name: p.name.clone(),
+            gpu_uuid: String::new(),
+            gpu_index: readings
+                .iter()
+                .position(|r| r.index == p.index && r.chip == p.chip)
+                .and_then(|position| indexes.get(position).copied()),
+            used_memory_mib: p.memory_mib,
         })
         .collect()
 }
@@ -63,6 +92,7 @@ pub fn newest_per_device(readings: Vec<AccelReading>) -> Vec<AccelReading> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::telemetry::accel::AccelProcess;
     use crate::telemetry::accel::{Health, Vendor, npu_smi};
 
     fn fixture(path: &str) -> String {
@@ -99,6 +129,50 @@ mod tests {
         b.chip = Some(1);
         let indexes: Vec<u32> = to_samples(&[a, b]).iter().map(|s| s.index).collect();
         assert_eq!(indexes, [0, 1]);
+    }
+
+    #[test]
+    fn npu_processes_name_the_sample_of_their_npu() {
+        let text = std::fs::read_to_string(format!(
+            "{}/tests/fixtures/accel/huawei-npu-smi-info-03.txt",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("fixture");
+        let readings = npu_smi::parse_info(&text).expect("parse");
+        let listed = npu_smi::listed_processes(&text).expect("listed");
+        let processes = to_processes(&readings, &listed);
+        let samples = to_samples(&readings);
+        assert_eq!(processes.len(), 32);
+        let on_npu_3: Vec<u32> = processes
+            .iter()
+            .filter(|p| p.runs_on(&samples[3]))
+            .map(|p| p.pid)
+            .collect();
+        assert_eq!(on_npu_3, [37643, 37651, 37659, 37667]);
+        assert!(processes.iter().all(|p| p.gpu_uuid.is_empty()));
+        assert_eq!(processes[0].used_memory_mib, Some(686));
+    }
+
+    #[test]
+    fn processes_of_a_two_chip_card_follow_their_chip() {
+        let chip = |c| {
+            let mut r = AccelReading::new(Vendor::Huawei, 0);
+            r.chip = Some(c);
+            r
+        };
+        let on = |index, chip| AccelProcess {
+            index,
+            chip,
+            pid: 7,
+            name: "python".to_string(),
+            memory_mib: None,
+        };
+        let readings = [chip(0), chip(1)];
+        let processes = to_processes(&readings, &[on(0, Some(1)), on(3, Some(0))]);
+        // Chip 1 of NPU 0 is the second sample; a card the table lacks keeps no index.
+        assert_eq!(processes[0].gpu_index, Some(1));
+        assert_eq!(processes[1].gpu_index, None);
+        assert_eq!(processes[0].used_memory_mib, None);
     }
 
     #[test]

@@ -313,6 +313,7 @@ impl SimGpu {
             return None;
         }
         self.process.as_ref().map(|p| GpuProcess {
+            gpu_index: None,
             pid: p.pid,
             name: p.name.to_string(),
             gpu_uuid: self.uuid.clone(),
