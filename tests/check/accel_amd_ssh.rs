@@ -233,12 +233,14 @@ fn a_followed_amd_host_forwards_its_amdgpu_kernel_lines() {
     let (sink, mut events) = channel();
     let opts = test_options(&sshd.trusted_known_hosts());
     let link = spawn_link(sshd.remote_host("mi300x"), 0, sink, opts).expect("spawn");
-    events.expect(Duration::from_secs(10), "Sample", |_, e| is_sample(e));
-    events.expect(Duration::from_secs(10), "Kernel", |_, e| {
+    // Generous waits: the kernel log is followed once the probe has chosen amd-smi, and the
+    // whole check area runs its sshd hosts at once.
+    events.expect(Duration::from_secs(30), "Sample", |_, e| is_sample(e));
+    events.expect(Duration::from_secs(30), "Kernel", |_, e| {
         matches!(e, HostEvent::Kernel { .. })
     });
     std::thread::sleep(Duration::from_millis(500));
-    events.expect(Duration::from_secs(2), "Sample", |_, e| is_sample(e));
+    events.expect(Duration::from_secs(10), "Sample", |_, e| is_sample(e));
     link.stop_and_join();
     let lines: Vec<String> = events
         .seen
