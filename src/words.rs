@@ -55,6 +55,15 @@ impl Words {
         Words::new(key).put("n", n.to_string())
     }
 
+    /// The catalogue text `key` with at most one value, as an error of a lower floor gives
+    /// them (`SshTargetError::key_and_value`).
+    pub fn keyed((key, value): (&'static str, Option<(&'static str, String)>)) -> Self {
+        match value {
+            Some((name, value)) => Words::new(key).put(name, value),
+            None => Words::new(key),
+        }
+    }
+
     /// Puts `value`, said as it came, in place of `%{name}`.
     pub fn put(self, name: &'static str, value: impl Into<String>) -> Self {
         self.with_arg(Cow::Borrowed(name), WordArg::Verbatim(value.into()))

@@ -3,7 +3,7 @@
 
 The floors are those of docs/ARCHITECTURE.md, lowest first:
 
-    base     config/, paths.rs, utc.rs, words.rs
+    base     config/, paths.rs, utc.rs
     core     sources (telemetry/, remote/), engine (fleet/) and domain (everything not named
              here): one floor, since sources emit the engine's event types and the engine calls
              the domain's pure functions
@@ -23,7 +23,7 @@ import re
 import sys
 
 FLOORS = [
-    ("base", ["config/", "paths.rs", "utc.rs", "words.rs"]),
+    ("base", ["config/", "paths.rs", "utc.rs"]),
     ("core", []),
     ("drivers", ["app/", "ui/", "theme.rs", "watch", "alerts", "metrics"]),
     ("entry", ["main.rs", "lib.rs", "cli.rs", "cli_values.rs", "cli/", "bin/", "launch.rs",

@@ -48,7 +48,7 @@ impl WordError {
                 .put_words("suggestion", suggestion(closest)),
             WordError::BadTarget { word, error } => Words::new("cli.bad_target")
                 .put("word", word.as_str())
-                .put_words("message", error.words()),
+                .put_words("message", Words::keyed(error.key_and_value())),
         }
     }
 }

@@ -18,7 +18,7 @@ pub struct SshTarget {
     pub port: Option<u16>,
 }
 
-/// Why a value is not an ssh target, in catalogue words ([`SshTargetError::words`]). Its
+/// Why a value is not an ssh target, in catalogue words (its key and value, [`SshTargetError::key_and_value`]). Its
 /// `Display` says them in the reader's language, as the config file's errors are said (serde
 /// writes it after the key); the link's error keeps the words and logs their English.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -47,16 +47,6 @@ impl fmt::Display for SshTargetError {
 }
 
 impl SshTargetError {
-    /// What is wrong, in catalogue words: its key and the value it names.
-    pub fn words(&self) -> crate::words::Words {
-        let (key, value) = self.key_and_value();
-        let words = crate::words::Words::new(key);
-        match value {
-            Some((name, value)) => words.put(name, value),
-            None => words,
-        }
-    }
-
     /// What is wrong, as its catalogue key (`ssh_target_words.*`) and the one value it names
     /// (the value as written, quoted). The link builds its error's words from them.
     pub fn key_and_value(&self) -> (&'static str, Option<(&'static str, String)>) {

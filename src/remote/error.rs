@@ -221,7 +221,7 @@ fn reason(e: &RemoteError) -> Words {
     match e {
         RemoteError::Target { spec, error } => text("link_error.target")
             .put("spec", format!("{spec:?}"))
-            .put_words("message", error.words()),
+            .put_words("message", Words::keyed(error.key_and_value())),
         RemoteError::SshConfig { path, message } => text("link_error.ssh_config")
             .put("path", path.display().to_string())
             .put_words("message", message.as_ref().clone()),

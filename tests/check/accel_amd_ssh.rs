@@ -5,72 +5,27 @@
 //! gpufleet does not read and the published failure texts are reported as such, never as
 //! numbers.
 
+use crate::accel_ssh::{self, vendor_host, write_named_config};
 use crate::common;
-use crate::tmux::binary;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-use common::sshd::{Sshd, SshdOptions};
+use common::sshd::Sshd;
 
 /// An sshd whose remote `PATH` has the fake `amd-smi` and `rocm-smi` (no `nvidia-smi`) and
 /// replays the sample `scenario`; `None` when sshd tests cannot run here.
 fn amd_smi_host(scenario: &str) -> Option<Sshd> {
-    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-accel/amd-smi");
-    if ["/usr/local/bin", "/usr/bin", "/bin"].iter().any(|dir| {
-        ["nvidia-smi", "npu-smi"]
-            .iter()
-            .any(|tool| Path::new(dir).join(tool).exists())
-    }) {
-        eprintln!("skipping: a real nvidia-smi or npu-smi is on the remote PATH");
-        return None;
-    }
-    let sshd = Sshd::start_with(&SshdOptions {
-        bin_dir: Some(fakes),
-        ..SshdOptions::default()
-    })?;
+    let sshd = vendor_host("amd-smi")?;
     sshd.set_scenario(scenario);
     Some(sshd)
-}
-
-fn write_config(sshd: &Sshd, dir: &Path) -> PathBuf {
-    let path = dir.join("config.toml");
-    let text = format!(
-        "interval_ms = 500\n[[hosts]]\nname = \"mi300x\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n",
-        sshd.user,
-        sshd.port,
-        sshd.client_key().display()
-    );
-    std::fs::write(&path, text).expect("config");
-    path
 }
 
 /// `snapshot --json` of the host replaying `scenario`: exit code, the host, the fake's calls.
 fn snapshot(scenario: &str) -> Option<(Option<i32>, serde_json::Value, Vec<String>)> {
     let sshd = amd_smi_host(scenario)?;
     let dir = tempfile::tempdir().expect("temp");
-    let config = write_config(&sshd, dir.path());
-    let out = Command::new(binary())
-        .env("SSH_AUTH_SOCK", "")
-        .args(["snapshot", "--json", "--accept-new-host-keys", "--config"])
-        .arg(&config)
-        .arg("--known-hosts")
-        .arg(dir.path().join("known_hosts"))
-        .output()
-        .expect("snapshot");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let config = write_named_config(&sshd, dir.path(), "mi300x", "");
+    let (code, doc) = accel_ssh::snapshot(&config, dir.path());
     assert!(sshd.calls("rocm-smi").is_empty(), "amd-smi is preferred");
-    Some((
-        out.status.code(),
-        doc["hosts"][0].clone(),
-        sshd.calls("amd-smi"),
-    ))
+    Some((code, doc["hosts"][0].clone(), sshd.calls("amd-smi")))
 }
 
 /// The live host's GPUs, each checked to be AMD's.

@@ -5,11 +5,12 @@
 //! (`gpufleet_filesystem_used_ratio`, linted by the real `promtool`), in the console's host view
 //! and as alerts; a host whose shell finds no nvidia-smi is `smi_missing`.
 
+use crate::accel_ssh::{snapshot, write_named_config as write_config};
 use crate::common;
 use crate::release_server as server;
 use crate::tmux;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -48,37 +49,6 @@ fn full_host() -> Option<Sshd> {
         "container_shm_64m.txt",
     );
     Some(sshd)
-}
-
-fn write_config(sshd: &Sshd, dir: &Path, name: &str, extra: &str) -> PathBuf {
-    let path = dir.join("config.toml");
-    let text = format!(
-        "interval_ms = 500\n{extra}\n[[hosts]]\nname = \"{name}\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n",
-        sshd.user,
-        sshd.port,
-        sshd.client_key().display()
-    );
-    std::fs::write(&path, text).expect("config");
-    path
-}
-
-fn snapshot(config: &Path, dir: &Path) -> (Option<i32>, serde_json::Value) {
-    let out = Command::new(binary())
-        .env("SSH_AUTH_SOCK", "")
-        .args(["snapshot", "--json", "--accept-new-host-keys", "--config"])
-        .arg(config)
-        .arg("--known-hosts")
-        .arg(dir.join("known_hosts"))
-        .output()
-        .expect("snapshot");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let doc = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code(), doc)
 }
 
 fn labels(host: &serde_json::Value) -> Vec<String> {
