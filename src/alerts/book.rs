@@ -178,7 +178,7 @@ fn conditions(fleet: &Fleet, unreachable_after_ms: u64) -> BTreeMap<Key, Alert> 
     }
     // The money nobody watches: one alert per instance while it lasts, named as the cost panel
     // names it (no host of the fleet is it).
-    for line in &fleet.unwatched {
+    for line in fleet.unwatched.iter().filter(|l| l.alerts()) {
         let label = line.label().to_string();
         out.insert(
             (line.who.clone(), None, label.clone()),

@@ -82,7 +82,7 @@ pub fn extend(
         ));
         out.push('\n');
     }
-    let lines = unwatched::render_text(&found);
+    let lines = unwatched::render_text(&found, now);
     if lines.is_empty() {
         out.push_str(&t!("cli_cost.nothing_unwatched"));
         out.push('\n');

@@ -176,6 +176,29 @@ pub fn unwatched_lines(
             },
         });
     }
+    for b in &found.balances {
+        lines.push(UnwatchedLine {
+            who: format!("{} {}", b.provider, b.account),
+            kind: UnwatchedKind::Balance {
+                text: crate::providers::unwatched::balance_text(b),
+                provider: b.provider.clone(),
+                account: b.account.clone(),
+                currency: b.currency.clone(),
+                amount: b.amount,
+                hours_left: b.hours_left,
+                below: b.below,
+            },
+        });
+    }
+    for d in &found.data_deletions {
+        lines.push(UnwatchedLine {
+            who: who(&d.instance),
+            kind: UnwatchedKind::DataDeletion {
+                text: crate::providers::unwatched::deletion_text(d, now_ms),
+                soon: d.soon,
+            },
+        });
+    }
     lines
 }
 

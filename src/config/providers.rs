@@ -18,6 +18,8 @@ use super::values::is_env_var_name;
 pub const DEFAULT_SYNC_INTERVAL_S: u64 = 300;
 /// The allowed `sync_interval_s`: a minute (the providers' rate limits) to a day.
 pub const SYNC_INTERVAL_S_RANGE: std::ops::RangeInclusive<u64> = 60..=86_400;
+/// The largest `min_balance_hours`: a year.
+pub const MAX_MIN_BALANCE_HOURS: f64 = 8_760.0;
 
 /// One account at one provider.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -37,6 +39,9 @@ pub struct ProviderAccount {
     /// How often the account is synced by the console and the watcher, in seconds.
     #[serde(default = "default_sync_interval_s")]
     pub sync_interval_s: u64,
+    /// The balance red line: the account's balance covers fewer than this many hours at its
+    /// current burn. Set, each sync also reads the balance (where the provider offers it).
+    pub min_balance_hours: Option<f64>,
 }
 
 fn default_sync_interval_s() -> u64 {
@@ -142,6 +147,18 @@ fn check_account(account: &ProviderAccount, path: &KeyPath) -> Result<(), Proble
                 min = SYNC_INTERVAL_S_RANGE.start(),
                 max = SYNC_INTERVAL_S_RANGE.end(),
                 found = account.sync_interval_s
+            ),
+        )?;
+    }
+    if let Some(hours) = account.min_balance_hours
+        && !(hours > 0.0 && hours <= MAX_MIN_BALANCE_HOURS)
+    {
+        problem(
+            path.key("min_balance_hours"),
+            t!(
+                "balance.config_hours",
+                max = MAX_MIN_BALANCE_HOURS,
+                found = hours
             ),
         )?;
     }

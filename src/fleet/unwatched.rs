@@ -2,7 +2,9 @@
 //! inventory (stopped instances whose storage bills, running instances that are no host of the
 //! fleet, recent price changes), amounts already written as money. The fleet keeps them so every
 //! driver says the same: the console's cost panel draws them, and the alerts raise one per
-//! instance while it lasts (`stopped_billing`, `running_unwatched`, `price_changed`).
+//! instance while it lasts (`stopped_billing`, `running_unwatched`, `price_changed`), one per
+//! account whose balance is under its red line (`balance_low`) and one per stopped instance
+//! whose data goes within days (`data_deletion`).
 
 use rust_i18n::t;
 
@@ -22,6 +24,20 @@ pub enum UnwatchedKind {
         to: String,
         at: String,
     },
+    /// An account's balance (the line already written); the figures for `/metrics`.
+    Balance {
+        text: String,
+        provider: String,
+        account: String,
+        currency: String,
+        amount: f64,
+        hours_left: Option<f64>,
+        /// Under the account's `min_balance_hours`: a red line.
+        below: bool,
+    },
+    /// A stopped instance whose provider deletes its data on a date (the line already
+    /// written); `soon` when that is days away, which alerts.
+    DataDeletion { text: String, soon: bool },
 }
 
 /// One instance: who it is (`provider account id (label)`) and what it costs unwatched.
@@ -38,6 +54,18 @@ impl UnwatchedLine {
             UnwatchedKind::StoppedBilling { .. } => "stopped_billing",
             UnwatchedKind::Running { .. } => "running_unwatched",
             UnwatchedKind::PriceChange { .. } => "price_changed",
+            UnwatchedKind::Balance { .. } => "balance_low",
+            UnwatchedKind::DataDeletion { .. } => "data_deletion",
+        }
+    }
+
+    /// Whether the line is an alert: every kind while it lasts, but a balance only under its
+    /// red line and a deletion only when it is days away.
+    pub fn alerts(&self) -> bool {
+        match self.kind {
+            UnwatchedKind::Balance { below, .. } => below,
+            UnwatchedKind::DataDeletion { soon, .. } => soon,
+            _ => true,
         }
     }
 
@@ -66,6 +94,9 @@ impl UnwatchedLine {
                 to = to.as_str(),
                 at = at.as_str()
             ),
+            UnwatchedKind::Balance { text, .. } | UnwatchedKind::DataDeletion { text, .. } => {
+                return text.clone();
+            }
         }
         .into_owned()
     }

@@ -263,6 +263,7 @@ fn own_series(page: &mut Page, fleet: &Fleet) {
     findings_series(page, fleet);
     filesystem_series(page, fleet);
     super::jobs::job_series(page, fleet);
+    super::accounts::account_series(page, fleet);
 }
 
 /// Each file system a host's `df` reading found (`/`, `/dev/shm`, the jobs' directories), once

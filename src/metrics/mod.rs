@@ -2,6 +2,7 @@
 //! for it work unchanged) plus gpufleet's own `gpufleet_*` series, in the text format 0.0.4.
 
 mod accel;
+mod accounts;
 mod fleet;
 mod jobs;
 mod serve;

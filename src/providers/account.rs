@@ -122,6 +122,22 @@ fn list_with(
         }),
     };
     let mut listing = listed.map_err(|e| fail(e.into()))?;
+    if account.min_balance_hours.is_some() {
+        let read = match account.kind {
+            ProviderKind::Vast => Some(vast::balance(&mut fetcher)),
+            ProviderKind::RunPod => Some(runpod::balance(&mut fetcher)),
+            ProviderKind::AutoDl => Some(autodl::balance(&mut fetcher)),
+            ProviderKind::Lambda | ProviderKind::Command => None,
+        };
+        match read {
+            Some(Ok(balance)) => listing.balance = Some(balance),
+            // The instances are good: a balance that could not be read is a note.
+            Some(Err(e)) => listing
+                .notes
+                .push(rust_i18n::t!("balance.not_read", error = e).into_owned()),
+            None => {}
+        }
+    }
     listing.requests = fetcher.sent;
     listing.notes.extend(loaded.warnings);
     Ok(listing)

@@ -8,17 +8,23 @@
 //! `payg_price`'s unit is not documented; it matches 1/1000 CNY per hour (the example value
 //! 1970 on the 容器实例 Pro API page, <https://www.autodl.com/docs/instance_pro_api/>), which is
 //! how it is read here.
+//!
+//! The balance: `POST /api/v1/dev/wallet/balance` (AutoDL's common API page,
+//! <https://www.autodl.com/docs/common_api/>), `data.assets` in 1/1000 CNY; vouchers
+//! (`voucher_balance`) are left out. A list item's `stopped_at` (a Go nullable time, like
+//! `started_at`) is when it was shut down.
 
 use serde_json::{Value, json};
 
 use super::Listing;
 use super::fetch::{FetchError, Fetcher, Method, Pace, no_field};
 use super::fields;
-use super::model::{Instance, InstanceState, SshEndpoint, SshRoute};
+use super::model::{Balance, Instance, InstanceState, SshEndpoint, SshRoute};
 
 pub const BASE_URL: &str = crate::release::AUTODL_BASE_URL;
 const LIST_PATH: &str = "/api/v1/dev/instance/pro/list";
 const SNAPSHOT_PATH: &str = "/api/v1/dev/instance/pro/snapshot";
+const BALANCE_PATH: &str = "/api/v1/dev/wallet/balance";
 const PAGE_SIZE: u64 = 50;
 const MAX_PAGES: u64 = 200;
 /// `payg_price` per 1 CNY.
@@ -75,6 +81,18 @@ pub fn list(fetcher: &mut Fetcher<'_>) -> Result<Listing, FetchError> {
     Ok(listing)
 }
 
+/// The account's balance (vouchers left out).
+pub fn balance(fetcher: &mut Fetcher<'_>) -> Result<Balance, FetchError> {
+    let url = fetcher.url(BALANCE_PATH, &[]);
+    let data = unwrap(fetcher.json(&Method::Post(json!({})), &url)?)?;
+    let assets = fields::number(&data, "assets").ok_or_else(|| no_field("data.assets"))?;
+    Ok(Balance {
+        amount: assets / PRICE_PER_CNY,
+        currency: "CNY".to_string(),
+        spend_per_hour: None,
+    })
+}
+
 /// `data` of an answer whose `code` is `Success`.
 fn unwrap(answer: Value) -> Result<Value, FetchError> {
     match answer.get("code").and_then(Value::as_str) {
@@ -107,6 +125,10 @@ pub fn parse(row: &Value) -> Option<Instance> {
     // A Go nullable time: `{"Time": "…", "Valid": bool}`.
     instance.started_ms = row
         .get("started_at")
+        .filter(|t| t.get("Valid") == Some(&Value::Bool(true)))
+        .and_then(|t| fields::rfc3339_ms(t, "Time"));
+    instance.stopped_ms = row
+        .get("stopped_at")
         .filter(|t| t.get("Valid") == Some(&Value::Bool(true)))
         .and_then(|t| fields::rfc3339_ms(t, "Time"));
     Some(instance)

@@ -10,7 +10,9 @@
 mod account;
 pub mod autodl;
 pub mod background;
+pub mod balance;
 pub mod command;
+pub mod deadline;
 pub mod fetch;
 mod fields;
 pub mod fleet_hosts;
@@ -23,7 +25,7 @@ pub mod vast;
 
 pub use account::{SyncError, SyncFailure, base_url, pace, sync_account, sync_all};
 pub use background::{BackgroundSync, SyncNote};
-pub use model::{Instance, InstanceState, SshEndpoint, SshRoute};
+pub use model::{Balance, Instance, InstanceState, SshEndpoint, SshRoute};
 pub use store::{AccountRecord, InventoryStore, PricePoint, StoreError, Stored, StoredInstance};
 
 /// What one account listed.
@@ -37,4 +39,7 @@ pub struct Listing {
     pub notes: Vec<String>,
     /// HTTP requests sent, 429 retries included.
     pub requests: u32,
+    /// The account's balance, read when the account has a balance red line and its provider
+    /// offers one.
+    pub balance: Option<Balance>,
 }

@@ -77,6 +77,9 @@ pub struct Instance {
     pub disk_gb: Option<f64>,
     /// What its storage costs per hour while it is stopped, in `currency`, where known.
     pub stopped_storage_per_hour: Option<f64>,
+    /// When it was (last) shut down, by the provider's clock, where the API says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_ms: Option<u64>,
 }
 
 impl Instance {
@@ -95,6 +98,19 @@ impl Instance {
             started_ms: None,
             disk_gb: None,
             stopped_storage_per_hour: None,
+            stopped_ms: None,
         }
     }
+}
+
+/// An account's balance as its provider gave it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Balance {
+    /// What is left to spend (negative: owed).
+    pub amount: f64,
+    /// ISO 4217: `USD`, `CNY`.
+    pub currency: String,
+    /// What the account spends an hour now, by the provider's own count, where it gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spend_per_hour: Option<f64>,
 }

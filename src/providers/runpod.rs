@@ -5,16 +5,23 @@
 //! an interactive shell only (RunPod's REST v2 reference,
 //! <https://docs.runpod.io/api-reference-v2/pods/list-pods>). A 429 carries `Retry-After`,
 //! honoured.
+//!
+//! The balance: RunPod's GraphQL API (`POST /graphql`, the same key), `myself { clientBalance
+//! currentSpendPerHr }`, the fields `runpodctl user` prints (its reference,
+//! <https://docs.runpod.io/runpodctl/reference/runpodctl-user>): the credit left in USD and what
+//! the account spends an hour now, by RunPod's own count.
 
 use serde_json::Value;
 
 use super::Listing;
 use super::fetch::{FetchError, Fetcher, Method, Pace, no_list};
 use super::fields;
-use super::model::{Instance, InstanceState, SshEndpoint, SshRoute};
+use super::model::{Balance, Instance, InstanceState, SshEndpoint, SshRoute};
 
 pub const BASE_URL: &str = "https://api.runpod.io";
 const PATH: &str = "/v2/pods";
+const GRAPHQL_PATH: &str = "/graphql";
+const BALANCE_QUERY: &str = "query Balance { myself { clientBalance currentSpendPerHr } }";
 /// A stopped pod's volume disk: $0.20 per GB-month (runpod.io pricing), per hour over the
 /// 730 hours of an average month.
 const STOPPED_VOLUME_USD_PER_GB_MONTH: f64 = 0.20;
@@ -43,6 +50,33 @@ pub fn list(fetcher: &mut Fetcher<'_>) -> Result<Listing, FetchError> {
         }
     }
     Ok(listing)
+}
+
+/// The account's balance and RunPod's own spend per hour.
+pub fn balance(fetcher: &mut Fetcher<'_>) -> Result<Balance, FetchError> {
+    let url = fetcher.url(GRAPHQL_PATH, &[]);
+    let body = serde_json::json!({"query": BALANCE_QUERY});
+    let answer = fetcher.json(&Method::Post(body), &url)?;
+    if let Some(first) = answer
+        .get("errors")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        let text = fields::text(first, "message").unwrap_or_else(|| "errors".to_string());
+        return Err(FetchError::Refused { text });
+    }
+    let myself = answer
+        .get("data")
+        .and_then(|d| d.get("myself"))
+        .filter(|m| !m.is_null())
+        .ok_or_else(|| super::fetch::no_field("data.myself"))?;
+    let amount = fields::number(myself, "clientBalance")
+        .ok_or_else(|| super::fetch::no_field("clientBalance"))?;
+    Ok(Balance {
+        amount,
+        currency: "USD".to_string(),
+        spend_per_hour: fields::amount(myself, "currentSpendPerHr"),
+    })
 }
 
 /// One pod; `None` without an id.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::state_file::{StateFile, StateFileError};
 
-use super::model::Instance;
+use super::model::{Balance, Instance};
 
 /// The stored file's format version.
 pub const STORE_VERSION: u64 = 1;
@@ -51,6 +51,17 @@ pub struct AccountRecord {
     /// Why the last attempt failed; `None` when it succeeded.
     pub error: Option<String>,
     pub instances: Vec<StoredInstance>,
+    /// The balance as last read, and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balance: Option<StoredBalance>,
+}
+
+/// A balance and the time it was read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredBalance {
+    #[serde(flatten)]
+    pub balance: Balance,
+    pub read_ms: u64,
 }
 
 /// One instance as last seen, and its history.
@@ -155,6 +166,7 @@ pub fn merge_success(
         attempted_ms: now_ms,
         error: None,
         instances,
+        balance: previous.and_then(|p| p.balance.clone()),
     }
 }
 
@@ -177,6 +189,7 @@ pub fn merge_failure(
             attempted_ms: now_ms,
             error: Some(error),
             instances: Vec::new(),
+            balance: None,
         },
     }
 }
@@ -193,7 +206,16 @@ pub fn record_results(
         let kind = account.kind.as_str();
         let previous = stored.accounts.get(name);
         let record = match result {
-            Ok(listing) => merge_success(previous, kind, listing.instances.clone(), now_ms),
+            Ok(listing) => {
+                let mut record = merge_success(previous, kind, listing.instances.clone(), now_ms);
+                if let Some(balance) = &listing.balance {
+                    record.balance = Some(StoredBalance {
+                        balance: balance.clone(),
+                        read_ms: now_ms,
+                    });
+                }
+                record
+            }
             Err(e) => merge_failure(previous, kind, e.failure.to_string(), now_ms),
         };
         stored.accounts.insert(name.to_string(), record);

@@ -1,6 +1,7 @@
 //! The money nobody watches, from the synced inventory: stopped instances whose storage still
 //! bills (per day, where the provider gives the price), running instances that are no host of
-//! the config (gpufleet does not watch them), and prices that changed lately. Pure: the caller
+//! the config (gpufleet does not watch them), prices that changed lately, each account's
+//! balance against its red line, and when a stopped instance's data goes. Pure: the caller
 //! loads the inventory and reads the clock.
 
 use rust_i18n::t;
@@ -8,6 +9,8 @@ use serde::Serialize;
 
 use crate::config::Config;
 
+use super::balance::AccountBalance;
+use super::deadline::DataDeletion;
 use super::model::InstanceState;
 use super::store::{Stored, StoredInstance};
 
@@ -71,13 +74,30 @@ pub struct Unwatched {
     pub stopped_billing: Vec<StoppedBilling>,
     pub running_unwatched: Vec<RunningUnwatched>,
     pub price_changes: Vec<PriceChange>,
+    /// Every account's balance that was read, red line crossed or not.
+    pub balances: Vec<AccountBalance>,
+    /// Accounts with a balance red line whose provider offers no balance.
+    pub balance_not_offered: Vec<NotOffered>,
+    /// Stopped instances whose provider deletes them, with the date.
+    pub data_deletions: Vec<DataDeletion>,
+}
+
+/// An account whose provider gives no balance.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NotOffered {
+    pub provider: String,
+    pub account: String,
 }
 
 impl Unwatched {
+    /// Whether nothing crosses a red line (a balance above its line, a deletion still far
+    /// off, are no red line).
     pub fn is_empty(&self) -> bool {
         self.stopped_billing.is_empty()
             && self.running_unwatched.is_empty()
             && self.price_changes.is_empty()
+            && !self.balances.iter().any(|b| b.below)
+            && !self.data_deletions.iter().any(|d| d.soon)
     }
 }
 
@@ -86,7 +106,15 @@ impl Unwatched {
 /// watches is no line. The one computation behind the console's cost panel and `gpufleet cost`.
 pub fn in_fleet(config: &Config, stored: &Stored, now_ms: u64) -> Unwatched {
     let joined = super::fleet_hosts::join(config, stored);
-    find(&joined.config, stored, now_ms)
+    let mut found = find(&joined.config, stored, now_ms);
+    let (balances, not_offered) = super::balance::find(config, stored);
+    found.balances = balances;
+    found.balance_not_offered = not_offered
+        .into_iter()
+        .map(|(provider, account)| NotOffered { provider, account })
+        .collect();
+    found.data_deletions = super::deadline::find(config, stored, now_ms);
+    found
 }
 
 /// Reads the inventory of the config's accounts (gone instances left out).
@@ -147,8 +175,56 @@ fn is_host(config: &Config, provider: &str, entry: &StoredInstance) -> bool {
     })
 }
 
+/// One account's balance line, as `gpufleet cost` and the console's cost panel say it.
+pub fn balance_text(b: &AccountBalance) -> String {
+    let who = format!("{} {}", b.provider, b.account);
+    let money = crate::cost::format_money(b.amount, &b.currency);
+    let left = match b.hours_left {
+        Some(hours) => {
+            let burn = crate::cost::format_money(b.burn_per_hour, &b.currency);
+            let source = match b.burn_source {
+                super::balance::BurnSource::Provider => t!("balance.source_provider"),
+                super::balance::BurnSource::Inventory => t!("balance.source_inventory"),
+            };
+            t!(
+                "balance.left",
+                hours = format!("{hours:.1}"),
+                burn = burn,
+                source = source
+            )
+        }
+        None => t!("balance.nothing_bills"),
+    };
+    let red = match (b.below, b.min_hours) {
+        (true, Some(min)) => t!("balance.below", min = min).into_owned(),
+        _ => String::new(),
+    };
+    t!(
+        "balance.line",
+        who = who,
+        money = money,
+        left = left,
+        red = red
+    )
+    .into_owned()
+}
+
+/// A stopped instance's deletion line, as `gpufleet cost` and the console's cost panel say it.
+pub fn deletion_text(d: &DataDeletion, now_ms: u64) -> String {
+    let date = crate::utc::rfc3339(d.deletes_ms);
+    let days = super::deadline::days_left(d.deletes_ms, now_ms);
+    t!(
+        "balance.deletes",
+        who = d.instance.describe(),
+        stopped = crate::utc::rfc3339(d.stopped_ms),
+        date = date,
+        days = days
+    )
+    .into_owned()
+}
+
 /// The report's section, one line each; empty when there is nothing to say.
-pub fn render_text(found: &Unwatched) -> String {
+pub fn render_text(found: &Unwatched, now_ms: u64) -> String {
     let name = Named::describe;
     let money = |v: f64, n: &Named| format!("{v:.2} {}", n.currency.as_deref().unwrap_or(""));
     let mut text = String::new();
@@ -200,6 +276,22 @@ pub fn render_text(found: &Unwatched) -> String {
             to = to,
             at = at
         ));
+        text.push('\n');
+    }
+    for b in &found.balances {
+        text.push_str(&balance_text(b));
+        text.push('\n');
+    }
+    for n in &found.balance_not_offered {
+        text.push_str(&t!(
+            "balance.not_offered",
+            provider = n.provider,
+            account = n.account
+        ));
+        text.push('\n');
+    }
+    for d in &found.data_deletions {
+        text.push_str(&deletion_text(d, now_ms));
         text.push('\n');
     }
     text

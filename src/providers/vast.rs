@@ -5,16 +5,22 @@
 //! the CLI chooses it: direct (`public_ipaddr` and `ports["22/tcp"][0].HostPort`) when the port is
 //! published, else the proxy (`ssh_host`:`ssh_port`, plus one for jupyter images); the user is
 //! always `root`.
+//!
+//! The balance: `GET /api/v0/users/current/` (vast.ai's API reference, "show user",
+//! <https://docs.vast.ai/api-reference/accounts/show-user>), in USD: its `credit` (the prepaid
+//! credit `vastai show user` prints as "Credit") where the answer has one, else the documented
+//! `balance`.
 
 use serde_json::Value;
 
 use super::Listing;
 use super::fetch::{FetchError, Fetcher, Method, Pace, no_list};
 use super::fields;
-use super::model::{Instance, InstanceState, SshEndpoint, SshRoute};
+use super::model::{Balance, Instance, InstanceState, SshEndpoint, SshRoute};
 
 pub const BASE_URL: &str = crate::release::VAST_BASE_URL;
 const PATH: &str = "/api/v1/instances/";
+const USER_PATH: &str = "/api/v0/users/current/";
 /// The API caps a page at 25.
 const PAGE_SIZE: &str = "25";
 /// The CLI's order, so pages do not shift under us.
@@ -67,6 +73,20 @@ pub fn list(fetcher: &mut Fetcher<'_>) -> Result<Listing, FetchError> {
     }
     Err(FetchError::Shape {
         what: rust_i18n::t!("provider_shape.still_paging", pages = MAX_PAGES).into_owned(),
+    })
+}
+
+/// The account's balance, from the current user.
+pub fn balance(fetcher: &mut Fetcher<'_>) -> Result<Balance, FetchError> {
+    let url = fetcher.url(USER_PATH, &[]);
+    let user = fetcher.json(&Method::Get, &url)?;
+    let amount = fields::number(&user, "credit")
+        .or_else(|| fields::number(&user, "balance"))
+        .ok_or_else(|| super::fetch::no_field("balance"))?;
+    Ok(Balance {
+        amount,
+        currency: "USD".to_string(),
+        spend_per_hour: None,
     })
 }
 
