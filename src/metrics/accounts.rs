@@ -1,7 +1,7 @@
-//! The provider accounts' balances as `gpufleet_account_*` series: the balance and the hours
-//! it lasts at the account's current burn, labelled by `account`, `provider` and `currency`
-//! (the figures the cost panel's balance lines carry). An account whose balance was never read,
-//! or whose burn is nil, has no hours-left sample.
+//! The provider accounts' balances as `gpufleet_account_*` series: the balance and how long it
+//! lasts at the account's current burn (in seconds, Prometheus's base unit: promtool's linter
+//! refuses hours), labelled by `account`, `provider` and `currency` (the figures the cost
+//! panel's balance lines carry). An account whose burn is nil has no time-left sample.
 
 use crate::fleet::Fleet;
 use crate::fleet::unwatched::UnwatchedKind;
@@ -46,20 +46,20 @@ pub fn account_series(page: &mut Page, fleet: &Fleet) {
         );
     }
     page.family(
-        "gpufleet_account_hours_left",
-        "Hours the account's balance lasts at its current burn.",
+        "gpufleet_account_time_left_seconds",
+        "Seconds the account's balance lasts at its current burn.",
         Kind::Gauge,
     );
     for (provider, account, currency, _, hours_left) in &balances {
         if let Some(hours) = hours_left {
             page.sample(
-                "gpufleet_account_hours_left",
+                "gpufleet_account_time_left_seconds",
                 &[
                     ("account", *account),
                     ("provider", *provider),
                     ("currency", *currency),
                 ],
-                *hours,
+                *hours * 3600.0,
             );
         }
     }

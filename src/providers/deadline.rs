@@ -8,9 +8,8 @@ use serde::Serialize;
 
 use crate::config::{Config, ProviderKind};
 
-use super::model::InstanceState;
+use super::model::{InstanceState, Named};
 use super::store::Stored;
-use super::unwatched::Named;
 
 const DAY_MS: u64 = 24 * 3600 * 1000;
 /// How long AutoDL keeps an instance shut down before it releases it: 15 days.

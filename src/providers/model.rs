@@ -114,3 +114,28 @@ pub struct Balance {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spend_per_hour: Option<f64>,
 }
+
+/// One instance, as the cost report names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Named {
+    pub provider: String,
+    pub account: String,
+    pub instance_id: String,
+    pub label: Option<String>,
+    pub currency: Option<String>,
+}
+
+impl Named {
+    /// `provider account id (label)`, as the cost report and the console's panel name it.
+    pub fn describe(&self) -> String {
+        let label = self
+            .label
+            .as_deref()
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default();
+        format!(
+            "{} {} {}{label}",
+            self.provider, self.account, self.instance_id
+        )
+    }
+}

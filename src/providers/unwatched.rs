@@ -12,35 +12,11 @@ use crate::config::Config;
 use super::balance::AccountBalance;
 use super::deadline::DataDeletion;
 use super::model::InstanceState;
+pub use super::model::Named;
 use super::store::{Stored, StoredInstance};
 
 /// How far back a price change is reported: a week.
 pub const PRICE_CHANGE_WINDOW_MS: u64 = 7 * 24 * 3600 * 1000;
-
-/// One instance, as the cost report names it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Named {
-    pub provider: String,
-    pub account: String,
-    pub instance_id: String,
-    pub label: Option<String>,
-    pub currency: Option<String>,
-}
-
-impl Named {
-    /// `provider account id (label)`, as the cost report and the console's panel name it.
-    pub fn describe(&self) -> String {
-        let label = self
-            .label
-            .as_deref()
-            .map(|l| format!(" ({l})"))
-            .unwrap_or_default();
-        format!(
-            "{} {} {}{label}",
-            self.provider, self.account, self.instance_id
-        )
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoppedBilling {

@@ -18,6 +18,7 @@ mod tmux;
 mod providers_alerts;
 mod providers_api;
 mod providers_background;
+mod providers_balance;
 mod providers_console;
 mod providers_contrib;
 mod providers_cost;
