@@ -1,5 +1,6 @@
 //! One instance as gpufleet keeps it, whatever provider it came from: id, label, state, GPUs,
-//! the SSH endpoint, the price in force and the storage that goes on billing when it is stopped.
+//! the SSH endpoint, the price in force and the storage that goes on billing when it is stopped;
+//! an account's balance; and an instance as the reports name it.
 
 use serde::{Deserialize, Serialize};
 
