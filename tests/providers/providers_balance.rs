@@ -345,8 +345,10 @@ fn metrics_carry_the_balance_and_the_time_it_lasts_and_promtool_accepts_them() {
     let now = now_ms();
     let mut stored = Stored::default();
     store::record_results(&mut stored, std::slice::from_ref(&account), &results, now);
-    let mut config = config::Config::default();
-    config.providers = vec![account];
+    let config = config::Config {
+        providers: vec![account],
+        ..Default::default()
+    };
     let lines = gpufleet::commands::fleet_inventory::unwatched_lines(&config, &stored, now);
     let mut fleet = gpufleet::fleet::Fleet::new(Vec::new(), Default::default(), now);
     fleet.unwatched = lines;
