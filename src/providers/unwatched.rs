@@ -187,16 +187,20 @@ pub fn balance_text(b: &AccountBalance) -> String {
 
 /// A stopped instance's deletion line, as `gpufleet cost` and the console's cost panel say it.
 pub fn deletion_text(d: &DataDeletion, now_ms: u64) -> String {
-    let date = crate::utc::rfc3339(d.deletes_ms);
-    let days = super::deadline::days_left(d.deletes_ms, now_ms);
     t!(
         "balance.deletes",
         who = d.instance.describe(),
-        stopped = crate::utc::rfc3339(d.stopped_ms),
-        date = date,
-        days = days
+        stopped = minute(d.stopped_ms),
+        date = minute(d.deletes_ms),
+        days = super::deadline::days_left(d.deletes_ms, now_ms)
     )
     .into_owned()
+}
+
+/// `2026-12-08 17:43 UTC`: a deletion date to the minute, short enough for the cost panel.
+fn minute(unix_ms: u64) -> String {
+    let (y, mo, d, h, mi, _, _) = crate::utc::utc_parts(unix_ms);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02} UTC")
 }
 
 /// The report's section, one line each; empty when there is nothing to say.

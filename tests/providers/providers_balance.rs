@@ -6,12 +6,15 @@
 //! Chinese) says how many hours the balance lasts, the red line crossed, and the date an AutoDL
 //! instance shut down loses its data; `/metrics` carries the balance and the time it lasts, checked
 //! by the real `promtool`; and `gpufleet watch` alerts a balance under its red line once, to a
-//! loopback webhook, and resolves it when the balance is back above.
+//! loopback webhook, and resolves it when the balance is back above. The console's cost panel
+//! (`$`) shows the balance line and the deletion date, in English and Chinese, wide and at
+//! 80x24.
 
 use crate::cli as support;
 use crate::common;
 use crate::provider_api as server;
 use crate::release_server as hook;
+use crate::tmux;
 
 use std::io::Write;
 use std::path::Path;
@@ -189,6 +192,12 @@ fn autodl_server(stopped_ms: u64) -> Server {
     })
 }
 
+/// A time as the deletion line writes it: `2026-12-08 17:43 UTC`.
+fn minute(ms: u64) -> String {
+    let at = gpufleet::utc::rfc3339(ms);
+    format!("{} {} UTC", &at[..10], &at[11..16])
+}
+
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -233,12 +242,11 @@ fn cost_says_the_hours_left_the_red_line_and_when_stopped_data_goes() {
         ),
         "{text}"
     );
-    let deletes = gpufleet::utc::rfc3339(stopped_ms + 15 * DAY_MS);
+    let deletes = minute(stopped_ms + 15 * DAY_MS);
     assert!(
         text.contains(&format!(
-            "data deleted: autodl autodl off-2 (data): shut down since {}, its data goes on \
-             {deletes} (2 days left)",
-            gpufleet::utc::rfc3339(stopped_ms)
+            "data deleted {deletes} (in 2 days): autodl autodl off-2 (data), shut down {}",
+            minute(stopped_ms)
         )),
         "{text}"
     );
@@ -265,7 +273,10 @@ fn cost_says_the_hours_left_the_red_line_and_when_stopped_data_goes() {
         "{text}"
     );
     assert!(
-        text.contains(&format!("数据将于 {deletes} 清除（还剩 2 天）")),
+        text.contains(&format!(
+            "数据将于 {deletes} 删除（还剩 2 天）：autodl autodl off-2 (data)，{} 关机",
+            minute(stopped_ms)
+        )),
         "{text}"
     );
 }
@@ -475,4 +486,75 @@ fn the_watcher_alerts_a_balance_under_its_red_line_and_resolves_it_when_topped_u
     assert_eq!(found[1]["state"], "resolved", "{:#}", found[1]);
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(!text.contains(TOKEN), "token leaked: {text}");
+}
+
+#[test]
+fn the_cost_panel_shows_the_balance_and_when_stopped_data_goes() {
+    let Some(sshd) = common::sshd::Sshd::start() else {
+        return;
+    };
+    let stopped_ms = (now_ms() - 13 * DAY_MS) / 1000 * 1000;
+    let server = autodl_server(stopped_ms);
+    let dir = tempfile::tempdir().expect("temp");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "interval_ms = 500\n\n[[hosts]]\nname = \"h200-test\"\nssh = \"{}@127.0.0.1:{}\"\n\
+             identity_file = \"{}\"\n\n[[providers]]\nkind = \"autodl\"\n\
+             token_env = \"AUTODL_TOKEN\"\nbase_url = \"{}\"\nmin_balance_hours = 24\n",
+            sshd.user,
+            sshd.port,
+            sshd.client_key().display(),
+            server.base_url
+        ),
+    )
+    .expect("config");
+    let cases: [(&str, u16, u16, &[&str]); 3] = [
+        (
+            "en",
+            200,
+            40,
+            &[
+                "balance: autodl autodl: 1.00 CNY, 0.5 h left at 1.97 CNY/h (the instances' \
+                 prices), under the red line of 24 h",
+                "(in 2 days): autodl autodl off-2 (data), shut down",
+            ],
+        ),
+        (
+            "zh-CN",
+            200,
+            40,
+            &[
+                "余额：autodl autodl：1.00 CNY，按每小时 1.97 CNY 还能用 0.5 h（按实例价格计算），低于红线 24 h",
+                "（还剩 2 天）：autodl autodl off-2 (data)，",
+            ],
+        ),
+        (
+            "en",
+            80,
+            24,
+            &["balance: autodl autodl: 1.00 CNY", "data deleted 20"],
+        ),
+    ];
+    for (lang, width, height, wanted) in cases {
+        let command = format!(
+            "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} AUTODL_TOKEN={TOKEN} {} --lang {lang} \
+             --config {} --known-hosts {}; sleep 30",
+            dir.path().join("state").display(),
+            tmux::binary().display(),
+            config.display(),
+            sshd.trusted_known_hosts().display()
+        );
+        let Some(tmux) = tmux::Tmux::start(&command, width, height) else {
+            return;
+        };
+        tmux.wait_for("h200-test", Duration::from_secs(20));
+        tmux.keys(&["$"]);
+        for needle in wanted {
+            let panel = tmux.wait_for(needle, Duration::from_secs(20));
+            assert!(!panel.contains("SECRET"), "{panel}");
+        }
+        tmux.keys(&["q"]);
+    }
 }
