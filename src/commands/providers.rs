@@ -106,6 +106,8 @@ pub fn sync(
         let _ = out.write_all(text.as_bytes());
     } else {
         let _ = write!(out, "{}", render_table(&stored, &names, now_ms));
+        let money = crate::providers::unwatched::balance_text_of(config, &stored, now_ms);
+        let _ = write!(out, "{money}");
     }
     if failed { EXIT_ACCOUNT_FAILED } else { EXIT_OK }
 }
@@ -124,6 +126,7 @@ pub fn render_json(stored: &Stored, names: &[&str], now_ms: u64) -> serde_json::
                 "synced_ms": record.synced_ms,
                 "age_s": record.synced_ms.map(|at| now_ms.saturating_sub(at) / 1000),
                 "instances": record.instances,
+                "balance": record.balance,
             })
         })
         .collect();

@@ -73,3 +73,20 @@ pub fn find(config: &Config, stored: &Stored, now_ms: u64) -> Vec<DataDeletion> 
 pub fn days_left(deletes_ms: u64, now_ms: u64) -> u64 {
     deletes_ms.saturating_sub(now_ms).div_ceil(DAY_MS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The days are counted up to the deletion, rounded up, and none after it; only AutoDL
+    /// has a deadline.
+    #[test]
+    fn days_left_round_up_and_only_autodl_deletes() {
+        let stopped = 1_795_939_200_000;
+        let deletes = stopped + AUTODL_KEPT_STOPPED_MS;
+        assert_eq!(days_left(deletes, stopped), 15);
+        assert_eq!(days_left(deletes, deletes - DAY_MS - 1), 2);
+        assert_eq!(days_left(deletes, deletes + 1), 0);
+        assert_eq!(kept_stopped_ms(ProviderKind::Vast), None);
+    }
+}

@@ -203,6 +203,22 @@ fn minute(unix_ms: u64) -> String {
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02} UTC")
 }
 
+/// The balance lines and the deletion dates of the config's accounts alone, one line each, as
+/// `gpufleet providers sync` adds them under its table.
+pub fn balance_text_of(config: &Config, stored: &Stored, now_ms: u64) -> String {
+    let (balances, not_offered) = super::balance::find(config, stored);
+    let found = Unwatched {
+        balances,
+        balance_not_offered: not_offered
+            .into_iter()
+            .map(|(provider, account)| NotOffered { provider, account })
+            .collect(),
+        data_deletions: super::deadline::find(config, stored, now_ms),
+        ..Unwatched::default()
+    };
+    render_text(&found, now_ms)
+}
+
 /// The report's section, one line each; empty when there is nothing to say.
 pub fn render_text(found: &Unwatched, now_ms: u64) -> String {
     let name = Named::describe;

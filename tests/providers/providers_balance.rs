@@ -232,6 +232,23 @@ fn cost_says_the_hours_left_the_red_line_and_when_stopped_data_goes() {
         assert!(!text.contains(TOKEN) && !text.contains("ROOTPW"), "{text}");
         out
     };
+    // The inventory listing names the date too, and keeps the balance read.
+    let out = run(&["--config", &config, "providers", "sync"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "data deleted {} (in 2 days): autodl autodl off-2 (data)",
+            minute(stopped_ms + 15 * DAY_MS)
+        )),
+        "{text}"
+    );
+    let out = run(&["--config", &config, "providers", "sync", "--json"]);
+    let listed: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let account = &listed["accounts"][0];
+    assert_eq!(account["balance"]["amount"], 1.0, "{account:#}");
+    assert_eq!(account["balance"]["currency"], "CNY");
+    assert_eq!(account["instances"][1]["stopped_ms"], stopped_ms);
+
     let out = run(&["--config", &config, "cost"]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "a red line: exit 1\n{text}");
