@@ -313,6 +313,7 @@ impl Sshd {
             proxy: Default::default(),
             settings: Default::default(),
             job_log: None,
+            dead_man: None,
         }
     }
 

@@ -12,6 +12,7 @@
 
 mod accel_poll;
 mod channel_run;
+pub mod dead_man;
 mod disk;
 mod end_with_channel;
 mod evidence;
@@ -383,6 +384,7 @@ mod tests {
             proxy: Default::default(),
             settings: Default::default(),
             job_log: None,
+            dead_man: None,
         };
         let mut link = Link::new(
             host,

@@ -100,4 +100,6 @@ pub(crate) struct SessionState {
     /// A one-shot reading waits for its disks until their command ended.
     pub(super) disk_pending: bool,
     pub(super) disk_run: crate::remote::link::disk::DiskRun,
+    /// The dead-man switch's runs (`dead_man.rs`).
+    pub(super) dead_man: crate::remote::link::dead_man::DeadManRun,
 }
