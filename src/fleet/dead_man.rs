@@ -16,6 +16,8 @@ pub enum NotArmed {
     NoDetach,
     /// The switch was started but did not come up.
     StartFailed,
+    /// Its deadline is set but no switch process runs (the host restarted, or it was killed).
+    NotRunning,
     /// It fired: the stop command ran (its log is on the host).
     Fired,
     /// Disarmed (by `gpufleet hold --disarm` or on quitting the console).
@@ -36,6 +38,7 @@ impl NotArmed {
             NotArmed::NotWritable => Words::new("dead_man.why_not_writable"),
             NotArmed::NoDetach => Words::new("dead_man.why_no_detach"),
             NotArmed::StartFailed => Words::new("dead_man.why_start_failed"),
+            NotArmed::NotRunning => Words::new("dead_man.why_not_running"),
             NotArmed::Fired => Words::new("dead_man.why_fired"),
             NotArmed::DisarmedByHand => Words::new("dead_man.why_disarmed"),
             NotArmed::NoShell { status: Some(code) } => {
@@ -93,6 +96,22 @@ impl DeadManState {
             (_, _, Some(why)) => Words::new("dead_man.not_armed").put_words("why", why.clone()),
             _ => Words::new("dead_man.not_armed_yet"),
         }
+    }
+
+    /// The few words of the fleet row while armed: "dead-man 14:05".
+    pub fn row_words(&self) -> Option<Words> {
+        let deadline_ms = self.deadline_ms.filter(|_| self.armed)?;
+        let (_, _, _, h, m, _, _) = crate::utc::utc_parts(deadline_ms);
+        Some(Words::new("dead_man.row_armed").put("time", format!("{h:02}:{m:02}")))
+    }
+
+    /// Whether the switch ought to be armed and is not (a switch disarmed by hand is not).
+    pub fn warns(&self) -> bool {
+        !self.armed
+            && self
+                .why_not
+                .as_ref()
+                .is_none_or(|w| w.key() != Some("dead_man.why_disarmed"))
     }
 }
 

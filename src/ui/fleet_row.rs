@@ -158,7 +158,11 @@ impl HostRow {
         let note = status
             .reason_words()
             .map(|w| w.localized())
-            .filter(|_| !released && outage.is_none());
+            .filter(|_| !released && outage.is_none())
+            .or_else(|| {
+                let armed = host.dead_man.as_ref().and_then(|d| d.row_words());
+                armed.map(|w| w.localized()).filter(|_| !released)
+            });
         Self {
             name: clean(&host.name),
             status: status_cell,

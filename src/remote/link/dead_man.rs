@@ -23,11 +23,11 @@ use crate::config::DeadManPlan;
 use crate::fleet::HostEvent;
 use crate::fleet::dead_man::{DeadManState, NotArmed};
 use crate::remote::error::RemoteError;
-use crate::remote::link::Link;
 use crate::remote::link::channel_run::RunEvent;
 use crate::remote::link::flood::OTHER_BUDGET;
 use crate::remote::link::mux::{Mux, Slot};
 use crate::remote::link::session_state::SessionState;
+use crate::remote::link::{Link, Mode};
 use crate::remote::quote::{CommandError, RemoteCommand};
 use crate::telemetry::source::now_ms;
 
@@ -46,6 +46,8 @@ pub enum Step {
     Push { after_s: u64 },
     /// Stops the loop and removes the files.
     Disarm,
+    /// Changes nothing: says whether a switch runs and when it fires (`gpufleet snapshot`).
+    Status,
 }
 
 /// The loop left running on the host: `$1` the directory, the rest the stop command.
@@ -84,8 +86,12 @@ if [ "$m" = disarm ]; then
   rmdir "$d/lock" "$d" "$HOME/.gpufleet" 2>/dev/null
   say disarmed; exit 0
 fi
-if [ "$m" = push ] && [ ! -f "$d/deadline" ]; then
+if [ "$m" != arm ] && [ ! -f "$d/deadline" ]; then
   if [ -f "$d/log" ]; then say not-armed fired; else say not-armed disarmed; fi
+  exit 0
+fi
+if [ "$m" = status ]; then
+  if alive; then say armed "$p" "$(cat "$d/deadline")" "$(date +%s)"; else say not-armed not-running; fi
   exit 0
 fi
 if ! mkdir -p "$d" 2>/dev/null || [ ! -w "$d" ]; then say not-armed not-writable; exit 0; fi
@@ -118,12 +124,13 @@ pub fn switch_command(
         Step::Arm { after_s } => ("arm", after_s),
         Step::Push { after_s } => ("push", after_s),
         Step::Disarm => ("disarm", 0),
+        Step::Status => ("status", 0),
     };
     let mut command = RemoteCommand::new("sh")
         .args(["-c", SCRIPT, "sh", word])
         .arg(after_s.to_string())
         .arg(LOOP);
-    if step != Step::Disarm {
+    if matches!(step, Step::Arm { .. } | Step::Push { .. }) {
         let Some(plan) = plan else {
             return Err(CommandError::EmptyProgram);
         };
@@ -168,6 +175,7 @@ pub fn read_answer(lines: &[String], status: Option<i32>) -> Answer {
                 "no-detach" => NotArmed::NoDetach,
                 "fired" => NotArmed::Fired,
                 "disarmed" => NotArmed::DisarmedByHand,
+                "not-running" => NotArmed::NotRunning,
                 _ => NotArmed::StartFailed,
             })),
             _ => None,
@@ -181,7 +189,7 @@ pub fn read_answer(lines: &[String], status: Option<i32>) -> Answer {
 pub(crate) struct DeadManRun {
     /// When the deadline is pushed next; `None` where the host has no switch.
     pub(crate) due: Option<Instant>,
-    /// A run was started and has not ended.
+    /// A run was started and has not ended (a one-shot reading waits for it).
     pub(crate) running: bool,
     /// Whether the session armed it (its first run) yet.
     pub(crate) armed_once: bool,
@@ -189,9 +197,10 @@ pub(crate) struct DeadManRun {
 }
 
 impl Link {
-    /// Arms the switch at connect, where the host has one and the link follows it.
+    /// Arms the switch at connect where the host has one (a one-shot reading only asks how
+    /// it stands).
     pub(super) fn dead_man_start(&mut self, st: &mut SessionState) {
-        if self.host.dead_man.is_some() && self.mode == crate::remote::link::Mode::Follow {
+        if self.host.dead_man.is_some() {
             st.dead_man.due = Some(Instant::now());
         }
     }
@@ -209,7 +218,9 @@ impl Link {
         if st.dead_man.due.is_none_or(|t| now < t) || mux.running(Slot::DeadMan) {
             return Ok(());
         }
-        let step = if st.dead_man.armed_once {
+        let step = if self.mode == Mode::Once {
+            Step::Status
+        } else if st.dead_man.armed_once {
             Step::Push {
                 after_s: plan.after_s(),
             }
@@ -218,7 +229,8 @@ impl Link {
                 after_s: plan.after_s(),
             }
         };
-        st.dead_man.due = Some(now + Duration::from_secs(plan.push_every_s()));
+        st.dead_man.due =
+            (self.mode == Mode::Follow).then(|| now + Duration::from_secs(plan.push_every_s()));
         match switch_command(step, Some(&plan)) {
             Ok(command) => {
                 st.dead_man.lines.clear();

@@ -160,7 +160,7 @@ impl Link {
             let busy = [Slot::Versions, Slot::Stream, Slot::Processes]
                 .iter()
                 .any(|s| mux.running(*s));
-            let disk_waits = st.disk_pending && !st.accel.active();
+            let disk_waits = (st.disk_pending && !st.accel.active()) || st.dead_man.running;
             if st.connected
                 && !busy
                 && !disk_waits
