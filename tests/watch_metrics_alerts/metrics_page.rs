@@ -287,9 +287,21 @@ fn a_dead_man_switch_has_its_armed_and_deadline_series_and_passes_the_linter() {
     use gpufleet::fleet::dead_man::{DeadManState, NotArmed};
     let mut fleet = demo_fleet(5);
     let armed = DeadManState::armed(30, 1_800_000_000_000);
-    fleet.apply(0, HostEvent::DeadMan { at_ms: 1, state: armed });
+    fleet.apply(
+        0,
+        HostEvent::DeadMan {
+            at_ms: 1,
+            state: armed,
+        },
+    );
     let not_armed = DeadManState::not_armed(30, NotArmed::NoDetach);
-    fleet.apply(1, HostEvent::DeadMan { at_ms: 1, state: not_armed });
+    fleet.apply(
+        1,
+        HostEvent::DeadMan {
+            at_ms: 1,
+            state: not_armed,
+        },
+    );
     let (first, second) = (fleet.hosts[0].name.clone(), fleet.hosts[1].name.clone());
     let page = render(&fleet);
     let value = |name: &str, host: &str| -> Option<f64> {
@@ -298,8 +310,16 @@ fn a_dead_man_switch_has_its_armed_and_deadline_series_and_passes_the_linter() {
             .find_map(|l| l.strip_prefix(prefix.as_str()))
             .and_then(|v| v.parse().ok())
     };
-    assert_eq!(value("gpufleet_dead_man_armed", &first), Some(1.0), "{page}");
-    assert_eq!(value("gpufleet_dead_man_armed", &second), Some(0.0), "{page}");
+    assert_eq!(
+        value("gpufleet_dead_man_armed", &first),
+        Some(1.0),
+        "{page}"
+    );
+    assert_eq!(
+        value("gpufleet_dead_man_armed", &second),
+        Some(0.0),
+        "{page}"
+    );
     assert_eq!(
         value("gpufleet_dead_man_deadline_seconds", &first),
         Some(1_800_000_000.0),

@@ -107,7 +107,10 @@ fn an_unwatched_host_stops_itself_and_a_watched_one_does_not() {
         switch_log.contains(&stopped.display().to_string()),
         "{switch_log}"
     );
-    assert!(after >= Duration::from_secs(20), "fired too soon: {after:?}");
+    assert!(
+        after >= Duration::from_secs(20),
+        "fired too soon: {after:?}"
+    );
 
     // Disarmed from a shell: nothing is left on the host.
     let out = Command::new(binary())

@@ -26,15 +26,13 @@ use crate::remote::error::RemoteError;
 use crate::remote::link::channel_run::RunEvent;
 use crate::remote::link::flood::OTHER_BUDGET;
 use crate::remote::link::mux::{Mux, Slot};
-use crate::remote::link::session_state::SessionState;
+use crate::remote::link::session_state::{MAX_DEAD_MAN_LINES, SessionState};
 use crate::remote::link::{Link, Mode};
 use crate::remote::quote::{CommandError, RemoteCommand};
 use crate::telemetry::source::now_ms;
 
 /// The first word of every answer line.
 const MARK: &str = "gpufleet-dead-man";
-/// Answer lines kept at most.
-const MAX_LINES: usize = 8;
 
 /// What a run asks of the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,18 +182,6 @@ pub fn read_answer(lines: &[String], status: Option<i32>) -> Answer {
     answer.unwrap_or(Answer::NotArmed(NotArmed::NoShell { status }))
 }
 
-/// What the session knows of its host's switch.
-#[derive(Default)]
-pub(crate) struct DeadManRun {
-    /// When the deadline is pushed next; `None` where the host has no switch.
-    pub(crate) due: Option<Instant>,
-    /// A run was started and has not ended (a one-shot reading waits for it).
-    pub(crate) running: bool,
-    /// Whether the session armed it (its first run) yet.
-    pub(crate) armed_once: bool,
-    lines: Vec<String>,
-}
-
 impl Link {
     /// Arms the switch at connect where the host has one (a one-shot reading only asks how
     /// it stands).
@@ -251,7 +237,7 @@ impl Link {
         };
         match event {
             RunEvent::Line(line) => {
-                if st.dead_man.lines.len() < MAX_LINES {
+                if st.dead_man.lines.len() < MAX_DEAD_MAN_LINES {
                     st.dead_man.lines.push(line);
                 }
             }
