@@ -6,6 +6,12 @@ pub enum Action {
     Quit,
     /// Ctrl-C: quit, and exit 130 as every cancelled command does.
     Interrupt,
+    /// The quit question about armed dead-man switches: quit, disarming them or not.
+    QuitAnswer {
+        disarm: bool,
+    },
+    /// The quit question: do not quit after all.
+    QuitStay,
     Up,
     Down,
     Left,

@@ -96,4 +96,8 @@ pub enum Command {
         host: String,
         stop: crate::job::stop::StopJob,
     },
+    /// Disarm these hosts' dead-man switches before quitting (waited for a few seconds).
+    DisarmDeadMen {
+        hosts: Vec<String>,
+    },
 }

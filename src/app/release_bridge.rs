@@ -175,6 +175,9 @@ impl ReleaseBridge {
                     self.workers.push(worker);
                 }
             }
+            Command::DisarmDeadMen { hosts } => {
+                crate::app::dead_man_bridge::disarm(&self.setup.runner, &hosts);
+            }
             // Runbooks, checks and the audit log are the ops bridge's.
             _ => {}
         }

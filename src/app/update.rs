@@ -139,7 +139,8 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             model.mark_dirty();
             Vec::new()
         }
-        Event::Stop => apply_action(model, Action::Quit),
+        // Stopped by a signal: nobody is there to answer a question.
+        Event::Stop => quit(model, false),
         Event::Mouse(mouse) => {
             let mut commands = Vec::new();
             for action in pointer::on_mouse(model, mouse) {
@@ -161,21 +162,51 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
     }
 }
 
+/// Quits: the ledgers saved a last time, then the loop ends.
+fn quit(model: &mut Model, interrupted: bool) -> Vec<Command> {
+    model.interrupted = interrupted;
+    let mut commands = Vec::new();
+    if let Some(book) = model.fleet.book_to_store() {
+        commands.push(Command::SaveLedgers { book, last: true });
+    }
+    commands.push(Command::Quit);
+    commands
+}
+
+/// The watched hosts whose dead-man switch is armed: quitting asks whether to leave them so.
+fn armed_switches(model: &Model) -> Vec<String> {
+    model
+        .fleet
+        .watched()
+        .filter(|(_, h)| h.dead_man.as_ref().is_some_and(|d| d.armed))
+        .map(|(_, h)| h.name.clone())
+        .collect()
+}
+
 /// Applies one user action.
 pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
     if let Some(commands) = ops::apply(model, &action) {
         return commands;
     }
     match action {
-        Action::Quit | Action::Interrupt => {
-            model.interrupted = action == Action::Interrupt;
-            let mut commands = Vec::new();
-            if let Some(book) = model.fleet.book_to_store() {
-                commands.push(Command::SaveLedgers { book, last: true });
+        Action::Quit => {
+            let armed = armed_switches(model);
+            if armed.is_empty() || model.fleet.options.read_only {
+                return quit(model, false);
             }
-            commands.push(Command::Quit);
+            model.quit_ask = Some(armed);
+        }
+        Action::Interrupt => return quit(model, true),
+        Action::QuitAnswer { disarm } => {
+            let hosts = model.quit_ask.take().unwrap_or_default();
+            let mut commands = Vec::new();
+            if disarm && !hosts.is_empty() {
+                commands.push(Command::DisarmDeadMen { hosts });
+            }
+            commands.extend(quit(model, false));
             return commands;
         }
+        Action::QuitStay => model.quit_ask = None,
         Action::ToggleCost => {
             model.mode = match model.mode {
                 InputMode::Cost => InputMode::Normal,
