@@ -12,6 +12,8 @@ pub enum Action {
     },
     /// The quit question: do not quit after all.
     QuitStay,
+    /// `H`: push the host's dead-man switch two hours ahead, as `gpufleet hold HOST` does.
+    HoldDeadMan,
     Up,
     Down,
     Left,

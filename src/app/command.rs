@@ -100,4 +100,9 @@ pub enum Command {
     DisarmDeadMen {
         hosts: Vec<String>,
     },
+    /// Push `host`'s dead-man switch two hours ahead (a worker thread; answered with
+    /// `Event::DeadManHeld`).
+    HoldDeadMan {
+        host: String,
+    },
 }

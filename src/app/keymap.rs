@@ -76,6 +76,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("!", "help.alerts"),
     ("e", "help.report"),
     ("K", "help.ask_again"),
+    ("H", "dead_man.help_key"),
     ("y / Esc x", "help.step"),
     ("wheel", "help.wheel"),
     ("click", "help.click"),
@@ -251,6 +252,7 @@ fn normal_action(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('a') => Action::OpenAudit,
         KeyCode::Char('e') => Action::WriteReport,
         KeyCode::Char('K') => Action::AskHostKeyAgain,
+        KeyCode::Char('H') => Action::HoldDeadMan,
         KeyCode::Char('!') => Action::OpenAlerts,
         _ => return None,
     })

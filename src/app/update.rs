@@ -76,6 +76,12 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             Vec::new()
         }
         Event::Scrape => vec![Command::ServeMetrics],
+        Event::DeadManHeld { outcome } => {
+            let warning = outcome.is_err();
+            let (Ok(text) | Err(text)) = outcome;
+            model.notify(text, warning);
+            Vec::new()
+        }
         Event::JobStopped { host, outcome } => {
             let host = crate::ui::format::clean(&host);
             match outcome {
@@ -207,6 +213,24 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
             return commands;
         }
         Action::QuitStay => model.quit_ask = None,
+        Action::HoldDeadMan => {
+            let id = match model.view {
+                View::Host(id) => Some(id),
+                View::Fleet => model.selected_host(),
+            };
+            let Some(host) = id.and_then(|id| model.fleet.hosts.get(id)) else {
+                return Vec::new();
+            };
+            let name = host.name.clone();
+            if host.dead_man.is_none() {
+                let name = crate::ui::format::clean(&name);
+                model.notify(t!("dead_man.hold_none", host = name).into_owned(), true);
+            } else if model.fleet.options.read_only {
+                model.notify(t!("job_action.read_only").into_owned(), true);
+            } else {
+                return vec![Command::HoldDeadMan { host: name }];
+            }
+        }
         Action::ToggleCost => {
             model.mode = match model.mode {
                 InputMode::Cost => InputMode::Normal,

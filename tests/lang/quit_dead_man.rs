@@ -143,3 +143,28 @@ fn the_question_is_drawn_whole_in_both_languages() {
         }
     }
 }
+
+#[test]
+fn h_pushes_the_selected_hosts_switch_and_says_when_there_is_none() {
+    let _language = crate::language();
+    let mut model = fleet();
+    assert_eq!(
+        press(&mut model, KeyCode::Char('H')),
+        vec![Command::HoldDeadMan {
+            host: "alpha".to_string()
+        }]
+    );
+    // charlie has no switch: nothing is sent, and the notice says why.
+    press(&mut model, KeyCode::Down);
+    press(&mut model, KeyCode::Down);
+    assert!(press(&mut model, KeyCode::Char('H')).is_empty());
+    let notice = model
+        .notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default();
+    assert!(
+        notice.contains("charlie") && notice.contains("[hosts.dead_man]"),
+        "{notice}"
+    );
+}
