@@ -230,10 +230,18 @@ pub enum CliCommand {
         action: AlertAction,
     },
     /// Cancel HOST's auto-release countdown, from any shell (the console or watcher counting it
-    /// down takes the hold within a second; recorded in the audit log).
+    /// down takes the hold within a second; recorded in the audit log), and push its dead-man
+    /// switch back by --hours.
     Hold {
         /// The host's name in the config.
         name: String,
+        /// Push the host's dead-man switch ([hosts.dead_man]) this many hours ahead.
+        #[arg(long, value_name = "N", default_value_t = 2,
+              value_parser = clap::value_parser!(u32).range(1..=168))]
+        hours: u32,
+        /// Disarm the host's dead-man switch: its process is stopped and its files removed.
+        #[arg(long, conflicts_with = "hours")]
+        disarm: bool,
     },
     /// Watch every configured host with nobody at a terminal: the console's findings, ledgers
     /// and red lines, alerts to the `[[alerts]]` sinks, `/metrics` for Prometheus; structured

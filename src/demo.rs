@@ -206,6 +206,7 @@ fn host_config(host: &DemoHost) -> HostConfig {
         price_since_ms: None,
         expect: None,
         jobs: Vec::new(),
+        dead_man: None,
         release: Some(ReleaseConfig {
             provider: host.provider,
             instance_id: Some(host.instance_id.to_string()),

@@ -83,7 +83,24 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             let code = providers::run(action, config, path.as_deref(), global.demo);
             Ok(ExitCode::from(code))
         }
-        Some(CliCommand::Hold { name }) => Ok(ExitCode::from(hold::run(config, name, &mut Stdout))),
+        Some(CliCommand::Hold {
+            name,
+            hours,
+            disarm,
+        }) => {
+            let ssh = global.ssh_settings();
+            let runner = gpufleet::host_runner::SshRunner {
+                ssh: &ssh,
+                config,
+                interval_ms,
+            };
+            let request = hold::Request {
+                hours: *hours,
+                disarm: *disarm,
+            };
+            let code = hold::run(config, name, request, &runner, &mut Stdout);
+            Ok(ExitCode::from(code))
+        }
         Some(CliCommand::Report {
             name,
             since,

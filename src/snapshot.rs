@@ -50,6 +50,34 @@ pub struct HostSnapshot {
     /// The file systems holding `/`, `/dev/shm` and the jobs' working directories, as `df`
     /// last read them (SSH hosts).
     pub filesystems: Vec<DiskUse>,
+    /// Its dead-man switch (`[hosts.dead_man]`), as the host said; absent where it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dead_man: Option<DeadManSnapshot>,
+}
+
+/// A host's dead-man switch in `snapshot --json`.
+#[derive(Debug, Serialize)]
+pub struct DeadManSnapshot {
+    pub armed: bool,
+    /// When it fires unless a gpufleet watches (Unix ms), while armed.
+    pub deadline_ms: Option<u64>,
+    /// `deadline_ms` as RFC 3339 UTC.
+    pub deadline: Option<String>,
+    pub after_minutes: u32,
+    /// Why it is not armed, in the interface's language.
+    pub why_not: Option<String>,
+}
+
+impl From<&crate::fleet::dead_man::DeadManState> for DeadManSnapshot {
+    fn from(state: &crate::fleet::dead_man::DeadManState) -> Self {
+        Self {
+            armed: state.armed,
+            deadline_ms: state.deadline_ms,
+            deadline: state.deadline_ms.map(crate::utc::rfc3339),
+            after_minutes: state.after_minutes,
+            why_not: state.why_not.as_ref().map(|w| clean(&w.localized())),
+        }
+    }
 }
 
 impl Snapshot {
@@ -132,6 +160,7 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
         jobs: Vec::new(),
         findings: host.findings.clone(),
         filesystems: host.disks.uses.clone(),
+        dead_man: host.dead_man.as_ref().map(DeadManSnapshot::from),
     }
 }
 

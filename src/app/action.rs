@@ -6,6 +6,14 @@ pub enum Action {
     Quit,
     /// Ctrl-C: quit, and exit 130 as every cancelled command does.
     Interrupt,
+    /// The quit question about armed dead-man switches: quit, disarming them or not.
+    QuitAnswer {
+        disarm: bool,
+    },
+    /// The quit question: do not quit after all.
+    QuitStay,
+    /// `H`: push the host's dead-man switch two hours ahead, as `gpufleet hold HOST` does.
+    HoldDeadMan,
     Up,
     Down,
     Left,

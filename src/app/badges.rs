@@ -75,6 +75,9 @@ pub fn host_badges(host: &HostState, status: &HostStatus) -> Vec<Badge> {
     if let HostStatus::Unreachable { .. } = status {
         out.push(badge(BadgeLevel::Critical, t!("badge.unreachable")));
     }
+    if host.dead_man.as_ref().is_some_and(|d| d.warns()) {
+        out.push(badge(BadgeLevel::Warning, t!("dead_man.badge_not_armed")));
+    }
     for b in host.findings.iter().filter_map(finding_badge) {
         if !out.contains(&b) {
             out.push(b);

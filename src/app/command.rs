@@ -96,4 +96,13 @@ pub enum Command {
         host: String,
         stop: crate::job::stop::StopJob,
     },
+    /// Disarm these hosts' dead-man switches before quitting (waited for a few seconds).
+    DisarmDeadMen {
+        hosts: Vec<String>,
+    },
+    /// Push `host`'s dead-man switch two hours ahead (a worker thread; answered with
+    /// `Event::DeadManHeld`).
+    HoldDeadMan {
+        host: String,
+    },
 }

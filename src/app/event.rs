@@ -69,6 +69,10 @@ pub enum Event {
         host: String,
         outcome: Result<String, String>,
     },
+    /// A host's dead-man switch was pushed back (what happened, in words), or why not.
+    DeadManHeld {
+        outcome: Result<String, String>,
+    },
 }
 
 /// Where the console's sources, bridges and input thread send their events; the loop owns the

@@ -19,6 +19,9 @@ pub enum InputMode {
     Secret,
     /// The cost panel is open: any key but `q` closes it.
     Cost,
+    /// Quitting with dead-man switches armed: y or Enter leaves them armed, d disarms them, Esc
+    /// stays.
+    QuitAsk,
     /// An auto-release counts down: any key cancels it and does nothing else.
     Countdown,
     /// Release dialog, plan shown: Enter runs the backup, Tab / s / t switch the action.
@@ -73,6 +76,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("!", "help.alerts"),
     ("e", "help.report"),
     ("K", "help.ask_again"),
+    ("H", "dead_man.help_key"),
     ("y / Esc x", "help.step"),
     ("wheel", "help.wheel"),
     ("click", "help.click"),
@@ -118,6 +122,14 @@ pub fn action_for(key: KeyEvent, mode: InputMode) -> Option<Action> {
             _ => Some(Action::ToggleCost),
         },
         InputMode::Countdown => Some(Action::CancelCountdown),
+        InputMode::QuitAsk => match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter | KeyCode::Char('q') => {
+                Some(Action::QuitAnswer { disarm: false })
+            }
+            KeyCode::Char('d') | KeyCode::Char('D') => Some(Action::QuitAnswer { disarm: true }),
+            KeyCode::Esc => Some(Action::QuitStay),
+            _ => None,
+        },
         InputMode::ReleaseReview => match key.code {
             KeyCode::Enter => Some(Action::ReleaseProceed),
             KeyCode::Esc => Some(Action::ReleaseCancel),
@@ -240,6 +252,7 @@ fn normal_action(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('a') => Action::OpenAudit,
         KeyCode::Char('e') => Action::WriteReport,
         KeyCode::Char('K') => Action::AskHostKeyAgain,
+        KeyCode::Char('H') => Action::HoldDeadMan,
         KeyCode::Char('!') => Action::OpenAlerts,
         _ => return None,
     })

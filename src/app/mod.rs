@@ -10,6 +10,7 @@ pub mod check_pane;
 pub mod check_run;
 pub mod command;
 pub mod cursor;
+pub mod dead_man_bridge;
 pub mod event;
 pub mod keymap;
 pub mod model;

@@ -131,6 +131,8 @@ pub struct Model {
     /// The money nobody watches in the provider accounts (the cost panel lists it).
     pub unwatched: Vec<super::unwatched::UnwatchedLine>,
     pub quit: bool,
+    /// Quitting asks about these hosts' armed dead-man switches: leave them armed or disarm.
+    pub quit_ask: Option<Vec<String>>,
     /// The user quit with Ctrl-C: the console exits 130.
     pub interrupted: bool,
     next_ops_id: u64,
@@ -168,6 +170,7 @@ impl Model {
             alerts: AlertLog::default(),
             unwatched: Vec::new(),
             quit: false,
+            quit_ask: None,
             interrupted: false,
             next_ops_id: 1,
             dirty: true,
@@ -252,6 +255,9 @@ impl Model {
     pub fn input_mode(&self) -> InputMode {
         if self.fleet.money.counting_down() {
             return InputMode::Countdown;
+        }
+        if self.quit_ask.is_some() {
+            return InputMode::QuitAsk;
         }
         match self.prompts.front() {
             Some(p) if p.wants_secret() => InputMode::Secret,

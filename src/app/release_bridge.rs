@@ -175,6 +175,21 @@ impl ReleaseBridge {
                     self.workers.push(worker);
                 }
             }
+            Command::DisarmDeadMen { hosts } => {
+                crate::app::dead_man_bridge::disarm(&self.setup.runner, &hosts);
+            }
+            Command::HoldDeadMan { host } => {
+                let plan = self
+                    .setup
+                    .config
+                    .host(&host)
+                    .and_then(|h| h.dead_man_plan());
+                let runner = &self.setup.runner;
+                let sink = self.sink.clone();
+                if let Some(worker) = crate::app::dead_man_bridge::hold(runner, host, plan, sink) {
+                    self.workers.push(worker);
+                }
+            }
             // Runbooks, checks and the audit log are the ops bridge's.
             _ => {}
         }

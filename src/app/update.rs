@@ -76,6 +76,12 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             Vec::new()
         }
         Event::Scrape => vec![Command::ServeMetrics],
+        Event::DeadManHeld { outcome } => {
+            let warning = outcome.is_err();
+            let (Ok(text) | Err(text)) = outcome;
+            model.notify(text, warning);
+            Vec::new()
+        }
         Event::JobStopped { host, outcome } => {
             let host = crate::ui::format::clean(&host);
             match outcome {
@@ -139,7 +145,8 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             model.mark_dirty();
             Vec::new()
         }
-        Event::Stop => apply_action(model, Action::Quit),
+        // Stopped by a signal: nobody is there to answer a question.
+        Event::Stop => quit(model, false),
         Event::Mouse(mouse) => {
             let mut commands = Vec::new();
             for action in pointer::on_mouse(model, mouse) {
@@ -161,20 +168,68 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
     }
 }
 
+/// Quits: the ledgers saved a last time, then the loop ends.
+fn quit(model: &mut Model, interrupted: bool) -> Vec<Command> {
+    model.interrupted = interrupted;
+    let mut commands = Vec::new();
+    if let Some(book) = model.fleet.book_to_store() {
+        commands.push(Command::SaveLedgers { book, last: true });
+    }
+    commands.push(Command::Quit);
+    commands
+}
+
+/// The watched hosts whose dead-man switch is armed: quitting asks whether to leave them so.
+fn armed_switches(model: &Model) -> Vec<String> {
+    model
+        .fleet
+        .watched()
+        .filter(|(_, h)| h.dead_man.as_ref().is_some_and(|d| d.armed))
+        .map(|(_, h)| h.name.clone())
+        .collect()
+}
+
 /// Applies one user action.
 pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
     if let Some(commands) = ops::apply(model, &action) {
         return commands;
     }
     match action {
-        Action::Quit | Action::Interrupt => {
-            model.interrupted = action == Action::Interrupt;
-            let mut commands = Vec::new();
-            if let Some(book) = model.fleet.book_to_store() {
-                commands.push(Command::SaveLedgers { book, last: true });
+        Action::Quit => {
+            let armed = armed_switches(model);
+            if armed.is_empty() || model.fleet.options.read_only {
+                return quit(model, false);
             }
-            commands.push(Command::Quit);
+            model.quit_ask = Some(armed);
+        }
+        Action::Interrupt => return quit(model, true),
+        Action::QuitAnswer { disarm } => {
+            let hosts = model.quit_ask.take().unwrap_or_default();
+            let mut commands = Vec::new();
+            if disarm && !hosts.is_empty() {
+                commands.push(Command::DisarmDeadMen { hosts });
+            }
+            commands.extend(quit(model, false));
             return commands;
+        }
+        Action::QuitStay => model.quit_ask = None,
+        Action::HoldDeadMan => {
+            let id = match model.view {
+                View::Host(id) => Some(id),
+                View::Fleet => model.selected_host(),
+            };
+            let Some(host) = id.and_then(|id| model.fleet.hosts.get(id)) else {
+                return Vec::new();
+            };
+            let name = host.name.clone();
+            if host.dead_man.is_none() {
+                let name = crate::ui::format::clean(&name);
+                model.notify(t!("dead_man.hold_none", host = name).into_owned(), true);
+            } else if model.fleet.options.read_only {
+                model.notify(t!("job_action.read_only").into_owned(), true);
+            } else {
+                return vec![Command::HoldDeadMan { host: name }];
+            }
         }
         Action::ToggleCost => {
             model.mode = match model.mode {

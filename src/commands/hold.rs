@@ -1,20 +1,41 @@
 //! `gpufleet hold HOST`: cancels HOST's auto-release countdown from any shell. The request is
 //! left in the state directory for whichever gpufleet counts the host down (console or
-//! watcher), which takes it within a second; it is written to the audit log.
+//! watcher), which takes it within a second; it is written to the audit log. Where the host
+//! has a dead-man switch (`[hosts.dead_man]`), its deadline is pushed `--hours` ahead over SSH
+//! (arming it if need be); `--disarm` stops the switch and removes its files instead.
 
 use rust_i18n::t;
 use std::io::Write;
 
 use crate::audit::{AuditEntry, AuditKind, AuditLog};
-use crate::config::Config;
+use crate::config::{Config, HostConfig};
 use crate::cost::HoldStore;
+use crate::fleet::dead_man::NotArmed;
+use crate::release::HostRunner;
+use crate::remote::{DeadManAnswer, DeadManStep, dead_man_command, read_dead_man_answer};
 use crate::telemetry::source::now_ms;
 
 pub const EXIT_HELD: u8 = 0;
 pub const EXIT_REFUSED: u8 = 2;
 
-/// Records the hold; one line for the user on `out`. Returns an exit status.
-pub fn run(config: &Config, host: &str, out: &mut dyn Write) -> u8 {
+/// What `gpufleet hold` was asked beyond the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    /// How far ahead the dead-man switch is pushed.
+    pub hours: u32,
+    /// Disarm the switch instead.
+    pub disarm: bool,
+}
+
+/// Records the hold and pushes (or disarms) the dead-man switch through `runner`; a line for
+/// the user on `out` for each. Returns an exit status.
+pub fn run(
+    config: &Config,
+    host: &str,
+    request: Request,
+    runner: &dyn HostRunner,
+    out: &mut dyn Write,
+) -> u8 {
     let Some(configured) = config.host(host) else {
         let host = format!("{host:?}");
         let _ = writeln!(
@@ -28,7 +49,19 @@ pub fn run(config: &Config, host: &str, out: &mut dyn Write) -> u8 {
         .jobs
         .iter()
         .any(|job| job.on_plateau.is_some_and(|a| a.acts()));
+    if request.disarm {
+        return dead_man(configured, DeadManStep::Disarm, runner, out);
+    }
+    let pushed = configured.dead_man.is_some().then(|| {
+        let step = DeadManStep::Arm {
+            after_s: u64::from(request.hours) * 3_600,
+        };
+        dead_man(configured, step, runner, out)
+    });
     if !configured.auto_release && !acts_on_plateau {
+        if let Some(code) = pushed {
+            return code;
+        }
         let _ = writeln!(
             out,
             "gpufleet hold: {}",
@@ -63,5 +96,58 @@ pub fn run(config: &Config, host: &str, out: &mut dyn Write) -> u8 {
         let _ = writeln!(out, "{}", t!("cli.audit_not_written", why = e));
     }
     let _ = writeln!(out, "{}", t!("cli.hold_recorded", host = host));
-    EXIT_HELD
+    pushed.unwrap_or(EXIT_HELD)
+}
+
+/// Runs `step` of the host's switch on it; one line on `out` says how it went.
+fn dead_man(
+    host: &HostConfig,
+    step: DeadManStep,
+    runner: &dyn HostRunner,
+    out: &mut dyn Write,
+) -> u8 {
+    let name = host.name.as_str();
+    let plan = host.dead_man_plan();
+    let failed = |out: &mut dyn Write, why: String| {
+        let _ = writeln!(
+            out,
+            "gpufleet hold: {}",
+            t!("dead_man.hold_failed", host = name, why = why)
+        );
+        EXIT_REFUSED
+    };
+    let command = match dead_man_command(step, plan.as_ref()) {
+        Ok(command) => command,
+        Err(e) => return failed(out, NotArmed::BadCommand(e.words()).words().localized()),
+    };
+    let mut lines = Vec::new();
+    let status = runner.run(name, &command.argv(), &mut |line| {
+        if lines.len() < 8 {
+            lines.push(line.to_string());
+        }
+    });
+    let status = match status {
+        Ok(status) => status,
+        Err(why) => return failed(out, why),
+    };
+    match read_dead_man_answer(&lines, status) {
+        DeadManAnswer::Armed {
+            deadline_s, now_s, ..
+        } => {
+            let at_ms = now_ms().saturating_add(deadline_s.saturating_sub(now_s) * 1_000);
+            let (_, _, _, h, m, _, _) = crate::utc::utc_parts(at_ms);
+            let time = format!("{h:02}:{m:02}");
+            let _ = writeln!(
+                out,
+                "{}",
+                t!("dead_man.hold_pushed", host = name, time = time)
+            );
+            EXIT_HELD
+        }
+        DeadManAnswer::Disarmed => {
+            let _ = writeln!(out, "{}", t!("dead_man.hold_disarmed", host = name));
+            EXIT_HELD
+        }
+        DeadManAnswer::NotArmed(why) => failed(out, why.words().localized()),
+    }
 }

@@ -7,6 +7,7 @@
 
 mod alerts;
 mod billing_prices;
+mod dead_man;
 mod jobs;
 pub mod lang;
 pub(crate) mod locate;
@@ -25,6 +26,7 @@ use locate::{Document, Located};
 
 pub use alerts::{AlertSink, MinSeverity, SinkKind};
 pub use billing_prices::BillingPrices;
+pub use dead_man::{DeadManConfig, DeadManPlan, MAX_AFTER_MINUTES, provider_stop_command};
 pub use jobs::{
     DEFAULT_STOP_GRACE_S, JobConfig, OnPlateau, PATTERN_GROUPS, PatternError, compile_pattern,
 };
@@ -156,6 +158,8 @@ pub struct HostConfig {
     /// `[[hosts.jobs]]`: the job's log when its stdout is not a file, and how it is judged.
     #[serde(default)]
     pub jobs: Vec<JobConfig>,
+    /// `[hosts.dead_man]`: stops the instance when no gpufleet has watched it for a while.
+    pub dead_man: Option<DeadManConfig>,
     /// When `price_per_hour` took effect, where the provider inventory says (a synced
     /// instance's price history); never read from the file.
     #[serde(skip)]

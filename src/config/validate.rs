@@ -281,6 +281,7 @@ fn check_host(host: &HostConfig, path: &KeyPath) -> Result<(), Problem> {
     if let Some(prices) = &host.prices {
         super::billing_prices::check_prices(prices, &path.key("prices"))?;
     }
+    super::dead_man::check_dead_man(host, &path.key("dead_man"))?;
     Ok(())
 }
 

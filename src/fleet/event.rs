@@ -104,6 +104,12 @@ pub enum HostEvent {
         /// PyTorch DataLoader worker processes (`pt_data_worker`) of the jobs asked about.
         loader_workers: u32,
     },
+    /// What the host's dead-man switch (`[hosts.dead_man]`) answered when it was armed,
+    /// pushed or disarmed.
+    DeadMan {
+        at_ms: TimestampMs,
+        state: crate::fleet::dead_man::DeadManState,
+    },
 }
 
 /// The evidence command a link runs on a host's first fault.
@@ -128,7 +134,8 @@ impl HostEvent {
             | HostEvent::Evidence { at_ms, .. }
             | HostEvent::Jobs { at_ms, .. }
             | HostEvent::JobLog { at_ms, .. }
-            | HostEvent::Disk { at_ms, .. } => Some(*at_ms),
+            | HostEvent::Disk { at_ms, .. }
+            | HostEvent::DeadMan { at_ms, .. } => Some(*at_ms),
         }
     }
 }

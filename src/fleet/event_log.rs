@@ -46,6 +46,13 @@ pub fn log_host_event(name: &str, event: &HostEvent) {
         ),
         HostEvent::Jobs { jobs, .. } => tracing::debug!(host = name, jobs = jobs.len(), "jobs"),
         HostEvent::Disk { uses, .. } => tracing::debug!(host = name, paths = uses.len(), "disks"),
+        HostEvent::DeadMan { state, .. } => tracing::info!(
+            host = name,
+            armed = state.armed,
+            deadline_ms = state.deadline_ms,
+            why = state.why_not.as_ref().map(|w| w.english()),
+            "dead-man switch"
+        ),
         HostEvent::Connecting { .. }
         | HostEvent::Sample { .. }
         | HostEvent::Processes { .. }

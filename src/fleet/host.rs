@@ -214,6 +214,8 @@ pub struct HostState {
     pub jobs: crate::fleet::job::HostJobs,
     /// Its disks (`/`, `/dev/shm`, the jobs' directories) as `df` last read them.
     pub disks: crate::fleet::disk::HostDisks,
+    /// Its dead-man switch as the last run of it said; `None` where it has none.
+    pub dead_man: Option<crate::fleet::dead_man::DeadManState>,
     /// No longer watched (gone from a reloaded config); kept so host ids stay stable.
     pub retired: bool,
     history: HistoryShape,
@@ -242,6 +244,7 @@ impl HostState {
             flooding_words: None,
             jobs: Default::default(),
             disks: Default::default(),
+            dead_man: None,
             retired: false,
             history,
             revision: Revision::default(),
@@ -399,6 +402,7 @@ impl HostState {
                 uses,
                 loader_workers,
             } => self.disks.read(at_ms, uses, loader_workers),
+            HostEvent::DeadMan { state, .. } => self.dead_man = Some(state),
         }
     }
 

@@ -3,6 +3,7 @@
 //! auto-release countdowns). Sources feed it events; the console and the watcher are two
 //! drivers of it and neither re-implements what it does. It names no pane, key or colour.
 
+pub mod dead_man;
 pub mod disk;
 pub mod event;
 pub mod event_log;

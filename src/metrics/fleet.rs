@@ -262,8 +262,41 @@ fn own_series(page: &mut Page, fleet: &Fleet) {
     money_series(page, fleet);
     findings_series(page, fleet);
     filesystem_series(page, fleet);
+    dead_man_series(page, fleet);
     super::jobs::job_series(page, fleet);
     super::accounts::account_series(page, fleet);
+}
+
+/// Each host with a dead-man switch (`[hosts.dead_man]`): armed or not, and when it fires.
+fn dead_man_series(page: &mut Page, fleet: &Fleet) {
+    page.family(
+        "gpufleet_dead_man_armed",
+        "1 while the host's dead-man switch is armed (it stops the instance when no gpufleet pushes it back), else 0.",
+        Kind::Gauge,
+    );
+    for (_, host) in fleet.watched() {
+        if let Some(state) = &host.dead_man {
+            page.sample(
+                "gpufleet_dead_man_armed",
+                &[("instance", &host.name)],
+                f64::from(u8::from(state.armed)),
+            );
+        }
+    }
+    page.family(
+        "gpufleet_dead_man_deadline_seconds",
+        "When the host's armed dead-man switch stops the instance unless pushed back, as a Unix time in seconds.",
+        Kind::Gauge,
+    );
+    for (_, host) in fleet.watched() {
+        if let Some(deadline_ms) = host.dead_man.as_ref().and_then(|s| s.deadline_ms) {
+            page.sample(
+                "gpufleet_dead_man_deadline_seconds",
+                &[("instance", &host.name)],
+                deadline_ms as f64 / 1000.0,
+            );
+        }
+    }
 }
 
 /// Each file system a host's `df` reading found (`/`, `/dev/shm`, the jobs' directories), once

@@ -116,6 +116,7 @@ pub fn join(config: &Config, stored: &Stored) -> Joined {
                 expect: None,
                 release: None,
                 jobs: Vec::new(),
+                dead_man: None,
                 price_since_ms: None,
             };
             fill(&mut host, account, entry);

@@ -20,10 +20,10 @@ use crate::telemetry::{
 /// The `format` word of every recording's header.
 pub const FORMAT_NAME: &str = "gpufleet-recording";
 /// The newest version this build writes and reads; a newer file is refused with a clear error.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 // Version 2 added `evidence` lines, version 3 `jobs` and `job_log`, version 4 the `key` and
 // `args` of `notice` lines (`wire_notice.rs`), version 5 `boot` and `disk` lines and the
-// `at_ms` of `connecting` lines; older files read unchanged.
+// `at_ms` of `connecting` lines, version 6 `dead_man` lines; older files read unchanged.
 
 /// The gpufleet version written into headers and reports.
 pub const WRITER: &str = env!("CARGO_PKG_VERSION");
@@ -165,6 +165,19 @@ pub enum Event {
         uses: Vec<Disk>,
         #[serde(default)]
         loader_workers: u32,
+    },
+    /// The dead-man switch's state (version 6 on).
+    DeadMan {
+        at_ms: u64,
+        after_minutes: u32,
+        armed: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deadline_ms: Option<u64>,
+        /// Why it is not armed, in English.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why_not: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why_not_words: Option<WordArg>,
     },
 }
 
@@ -523,6 +536,14 @@ impl From<&HostEvent> for Event {
                 uses: uses.iter().map(Disk::from).collect(),
                 loader_workers: *loader_workers,
             },
+            HostEvent::DeadMan { at_ms, state } => Event::DeadMan {
+                at_ms: *at_ms,
+                after_minutes: state.after_minutes,
+                armed: state.armed,
+                deadline_ms: state.deadline_ms,
+                why_not: state.why_not.as_ref().map(crate::words::Words::english),
+                why_not_words: state.why_not.as_ref().map(wire_notice::words_to_wire),
+            },
         }
     }
 }
@@ -624,6 +645,25 @@ impl From<Event> for HostEvent {
                 uses: uses.into_iter().filter_map(Disk::into_use).collect(),
                 loader_workers,
             },
+            Event::DeadMan {
+                at_ms,
+                after_minutes,
+                armed,
+                deadline_ms,
+                why_not,
+                why_not_words,
+            } => HostEvent::DeadMan {
+                at_ms,
+                state: crate::fleet::dead_man::DeadManState {
+                    after_minutes,
+                    armed,
+                    deadline_ms,
+                    why_not: why_not.map(|w| {
+                        wire_notice::words_from_wire(&w, why_not_words)
+                            .unwrap_or_else(|| crate::words::Words::verbatim(w))
+                    }),
+                },
+            },
         }
     }
 }
@@ -647,7 +687,8 @@ impl Event {
             | Event::Evidence { at_ms, .. }
             | Event::Jobs { at_ms, .. }
             | Event::JobLog { at_ms, .. }
-            | Event::Disk { at_ms, .. } => Some(*at_ms),
+            | Event::Disk { at_ms, .. }
+            | Event::DeadMan { at_ms, .. } => Some(*at_ms),
         }
     }
 
@@ -662,6 +703,15 @@ impl Event {
         } = &mut self
         {
             *retry = to_ms.saturating_add(retry.saturating_sub(*at_ms));
+        }
+        // So does a switch's deadline.
+        if let Event::DeadMan {
+            at_ms,
+            deadline_ms: Some(deadline),
+            ..
+        } = &mut self
+        {
+            *deadline = to_ms.saturating_add(deadline.saturating_sub(*at_ms));
         }
         match &mut self {
             Event::Connecting { at_ms, .. } => *at_ms = at_ms.map(|_| to_ms),
@@ -679,7 +729,8 @@ impl Event {
             | Event::Evidence { at_ms, .. }
             | Event::Jobs { at_ms, .. }
             | Event::JobLog { at_ms, .. }
-            | Event::Disk { at_ms, .. } => *at_ms = to_ms,
+            | Event::Disk { at_ms, .. }
+            | Event::DeadMan { at_ms, .. } => *at_ms = to_ms,
         }
         self
     }

@@ -45,6 +45,8 @@ pub struct RemoteHost {
     /// The job's log as the config names it (`[[hosts.jobs]] log`, an absolute path, globs
     /// allowed), read when no GPU process's stdout or stderr is a file.
     pub job_log: Option<String>,
+    /// The dead-man switch the link arms on the host (`[hosts.dead_man]`).
+    pub dead_man: Option<crate::config::DeadManPlan>,
 }
 
 /// How a host is reached (`ProxyCommand` / `ProxyJump` in the ssh config).

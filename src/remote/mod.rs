@@ -47,6 +47,10 @@ pub use error::RemoteError;
 pub use exec::{ExecOutcome, ExecRequest, exec};
 pub use host::{Endpoint, JumpHost, Proxy, ProxyCommand, RemoteHost};
 pub use host_settings::{Agent, HostSettings};
+pub use link::dead_man::{
+    Answer as DeadManAnswer, Step as DeadManStep, read_answer as read_dead_man_answer,
+    switch_command as dead_man_command,
+};
 pub use link::{read_once, spawn_link};
 pub use quote::{CommandError, RemoteCommand, shell_quote};
 pub use resolve_named::{ResolveError, SshSettings, link_options, resolve_named};

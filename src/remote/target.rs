@@ -208,6 +208,7 @@ impl Resolver<'_> {
             proxy,
             settings,
             job_log: None,
+            dead_man: None,
         })
     }
 }

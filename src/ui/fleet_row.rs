@@ -158,7 +158,11 @@ impl HostRow {
         let note = status
             .reason_words()
             .map(|w| w.localized())
-            .filter(|_| !released && outage.is_none());
+            .filter(|_| !released && outage.is_none())
+            .or_else(|| {
+                let armed = host.dead_man.as_ref().and_then(|d| d.row_words());
+                armed.map(|w| w.localized()).filter(|_| !released)
+            });
         Self {
             name: clean(&host.name),
             status: status_cell,
@@ -591,5 +595,42 @@ mod tests {
         assert_eq!(text(&badge_spans(&two, None, 7, false, &theme)), "XID… +1");
         let note = badge_spans(&[], Some("over budget: 33 lines"), 12, false, &theme);
         assert_eq!(text(&note), "over budget…");
+    }
+
+    /// A host whose switch is armed says when it fires after its badges; one that ought to be
+    /// armed and is not has a warning badge saying so, and no time.
+    #[test]
+    fn the_row_says_when_the_dead_man_switch_fires_or_that_it_is_not_armed() {
+        use crate::fleet::dead_man::{DeadManState, NotArmed};
+        let theme = Theme::default_theme();
+        let shape = crate::fleet::FleetOptions::default().history_shape();
+        let mut host = HostState::new("h", shape);
+        let row = |host: &HostState| {
+            HostRow::new(
+                RowInput {
+                    host,
+                    status: &HostStatus::Live,
+                    outage: None,
+                    cost: None,
+                    released: false,
+                },
+                &theme,
+            )
+        };
+        assert_eq!(row(&host).note, None);
+        // 2026-12-06T14:05:00Z
+        host.dead_man = Some(DeadManState::armed(30, 1_796_565_900_000));
+        let armed = row(&host);
+        assert_eq!(armed.note.as_deref(), Some("dead-man 14:05"));
+        assert!(armed.badges.is_empty(), "{:?}", armed.badges);
+        host.dead_man = Some(DeadManState::not_armed(30, NotArmed::NoDetach));
+        let not_armed = row(&host);
+        assert_eq!(not_armed.note, None);
+        let texts: Vec<&str> = not_armed.badges.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(texts, ["dead-man NOT armed"]);
+        assert_eq!(not_armed.badges[0].level, BadgeLevel::Warning);
+        // Disarmed on purpose: nothing to warn about.
+        host.dead_man = Some(DeadManState::not_armed(30, NotArmed::DisarmedByHand));
+        assert!(row(&host).badges.is_empty());
     }
 }

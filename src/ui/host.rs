@@ -256,6 +256,11 @@ fn draw_header(
         2,
         crate::ui::format::count(host.gpus.len(), crate::ui::format::Noun::Gpu),
     ));
+    // Its dead-man switch: kept before the rest while it ought to be armed and is not.
+    if let Some(dead_man) = &host.dead_man {
+        let rank = if dead_man.warns() { 0 } else { 4 };
+        facts.push((rank, clean(&dead_man.words().localized())));
+    }
     let makes_room = matches!(message, Some((_, _, true)));
     let kept = if makes_room {
         kept_by_rank(&facts, facts_room.saturating_sub(used))

@@ -25,6 +25,7 @@ pub mod outage_text;
 pub mod panel;
 pub mod plain_box;
 pub mod prompt;
+pub mod quit_ask;
 pub mod regions;
 pub mod release;
 pub mod row_cache;
@@ -89,6 +90,9 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     }
     if !model.prompts.is_empty() {
         prompt::draw(frame, body, model, theme);
+    }
+    if let Some(hosts) = &model.quit_ask {
+        quit_ask::draw(frame, body, hosts, theme);
     }
 }
 

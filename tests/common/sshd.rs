@@ -104,6 +104,9 @@ pub struct SshdOptions {
     /// `unshare` that puts it in a container of its own; empty starts sshd itself. Killing
     /// the server kills this program.
     pub wrapper: Vec<String>,
+    /// The remote login's `$HOME` instead of the user's own (what a test leaves in the home
+    /// stays in its own directory).
+    pub home: Option<PathBuf>,
 }
 
 pub struct Sshd {
@@ -192,13 +195,19 @@ impl Sshd {
         let bin = bin.display();
         let max_startups = self.options.max_startups.as_deref().unwrap_or("100:30:200");
         let extra = &self.options.extra_config;
+        let home = self
+            .options
+            .home
+            .as_ref()
+            .map(|h| format!(" HOME={}", h.display()))
+            .unwrap_or_default();
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_ed25519\nHostKey {d}/host_ecdsa\n\
              PidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\n\
              PasswordAuthentication {password}\nKbdInteractiveAuthentication no\n\
              PubkeyAuthentication yes\nPermitRootLogin {login}\nUsePAM no\nStrictModes no\n\
              LogLevel VERBOSE\nMaxStartups {max_startups}\nMaxSessions 10\n\
-             SetEnv PATH={bin}:/usr/local/bin:/usr/bin:/bin GPUFLEET_FAKE_DIR={d} SHLVL=1\n{extra}"
+             SetEnv PATH={bin}:/usr/local/bin:/usr/bin:/bin GPUFLEET_FAKE_DIR={d} SHLVL=1{home}\n{extra}"
         );
         std::fs::write(root.join("sshd_config"), config).expect("sshd_config");
     }
@@ -313,6 +322,7 @@ impl Sshd {
             proxy: Default::default(),
             settings: Default::default(),
             job_log: None,
+            dead_man: None,
         }
     }
 

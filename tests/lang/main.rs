@@ -8,6 +8,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use gpufleet::config::lang::Lang;
 
 mod overlay_frames;
+mod quit_dead_man;
 mod ui_findings_snapshots;
 mod ui_job_snapshots;
 mod zh_playbook_run;

@@ -14,6 +14,7 @@ mod ssh_auth;
 mod ssh_cleanup;
 mod ssh_config;
 mod ssh_config_options;
+mod ssh_dead_man;
 mod ssh_faults;
 mod ssh_flood;
 mod ssh_hostkeys;

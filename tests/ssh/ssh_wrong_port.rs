@@ -69,6 +69,7 @@ fn host_at(port: u16) -> RemoteHost {
         proxy: Default::default(),
         settings: Default::default(),
         job_log: None,
+        dead_man: None,
     }
 }
 

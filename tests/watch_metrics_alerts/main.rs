@@ -21,3 +21,4 @@ mod sink_down;
 mod url_redaction;
 mod watch;
 mod watch_auto_release;
+mod watch_dead_man;

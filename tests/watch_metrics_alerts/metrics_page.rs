@@ -280,3 +280,60 @@ fn every_accelerator_has_vendor_neutral_series_and_only_nvidia_has_dcgm_names() 
         "{page}"
     );
 }
+
+#[test]
+fn a_dead_man_switch_has_its_armed_and_deadline_series_and_passes_the_linter() {
+    use gpufleet::fleet::HostEvent;
+    use gpufleet::fleet::dead_man::{DeadManState, NotArmed};
+    let mut fleet = demo_fleet(5);
+    let armed = DeadManState::armed(30, 1_800_000_000_000);
+    fleet.apply(
+        0,
+        HostEvent::DeadMan {
+            at_ms: 1,
+            state: armed,
+        },
+    );
+    let not_armed = DeadManState::not_armed(30, NotArmed::NoDetach);
+    fleet.apply(
+        1,
+        HostEvent::DeadMan {
+            at_ms: 1,
+            state: not_armed,
+        },
+    );
+    let (first, second) = (fleet.hosts[0].name.clone(), fleet.hosts[1].name.clone());
+    let page = render(&fleet);
+    let value = |name: &str, host: &str| -> Option<f64> {
+        let prefix = format!("{name}{{instance=\"{host}\"}} ");
+        page.lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .and_then(|v| v.parse().ok())
+    };
+    assert_eq!(
+        value("gpufleet_dead_man_armed", &first),
+        Some(1.0),
+        "{page}"
+    );
+    assert_eq!(
+        value("gpufleet_dead_man_armed", &second),
+        Some(0.0),
+        "{page}"
+    );
+    assert_eq!(
+        value("gpufleet_dead_man_deadline_seconds", &first),
+        Some(1_800_000_000.0),
+        "{page}"
+    );
+    assert_eq!(value("gpufleet_dead_man_deadline_seconds", &second), None);
+    // Hosts without a switch have no series.
+    let third = fleet.hosts[2].name.clone();
+    assert_eq!(value("gpufleet_dead_man_armed", &third), None);
+    let own: String = page
+        .lines()
+        .filter(|l| l.contains("gpufleet_dead_man"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (clean, report) = promtool(&own);
+    assert!(clean, "{report}\n{own}");
+}

@@ -8,10 +8,12 @@
 //! carries a few commands at once over one SSH session (`mux.rs`), each a [`channel_run`] on a
 //! channel of its own that ends with it (`end_with_channel.rs`) or a request to a long-lived
 //! shell (`run_shell.rs`). The training jobs on the host's GPUs are found and their logs
-//! followed by `job_find.rs`, `job_watch.rs` and `job_follow.rs`.
+//! followed by `job_find.rs`, `job_watch.rs` and `job_follow.rs`; the host's dead-man switch
+//! is armed and pushed by `dead_man.rs`.
 
 mod accel_poll;
 mod channel_run;
+pub mod dead_man;
 mod disk;
 mod end_with_channel;
 mod evidence;
@@ -383,6 +385,7 @@ mod tests {
             proxy: Default::default(),
             settings: Default::default(),
             job_log: None,
+            dead_man: None,
         };
         let mut link = Link::new(
             host,

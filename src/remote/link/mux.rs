@@ -53,9 +53,11 @@ pub(crate) enum Slot {
     BootId,
     /// `df -P -k` of `/`, `/dev/shm` and the jobs' directories, once a minute (`disk.rs`).
     Disk,
+    /// The dead-man switch: armed at connect, pushed every third of its time (`dead_man.rs`).
+    DeadMan,
 }
 
-const SLOTS: [Slot; 10] = [
+const SLOTS: [Slot; 11] = [
     Slot::Versions,
     Slot::Detail,
     Slot::Stream,
@@ -66,6 +68,7 @@ const SLOTS: [Slot; 10] = [
     Slot::JobLog,
     Slot::BootId,
     Slot::Disk,
+    Slot::DeadMan,
 ];
 
 thread_local! {

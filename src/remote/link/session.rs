@@ -94,6 +94,7 @@ impl Link {
             disk_due: Some(now),
             disk_pending: false,
             disk_run: Default::default(),
+            dead_man: Default::default(),
         };
         (mux, st)
     }
@@ -159,7 +160,7 @@ impl Link {
             let busy = [Slot::Versions, Slot::Stream, Slot::Processes]
                 .iter()
                 .any(|s| mux.running(*s));
-            let disk_waits = st.disk_pending && !st.accel.active();
+            let disk_waits = (st.disk_pending && !st.accel.active()) || st.dead_man.running;
             if st.connected
                 && !busy
                 && !disk_waits
@@ -186,6 +187,7 @@ impl Link {
         if self.mode == Mode::Follow {
             mux.start(Slot::BootId, &smi::boot_id_command()?, OTHER_BUDGET)?;
         }
+        self.dead_man_start(st);
         if self.accel_start(mux, st)? {
             return Ok(());
         }
@@ -266,6 +268,9 @@ impl Link {
         due(st.stream_restart_at);
         due(st.processes_due);
         due(st.detail_due);
+        if !mux.running(Slot::DeadMan) {
+            due(st.dead_man.due);
+        }
         // A reading that waits for another command is not a timer: counting it would make
         // every wait zero until that command ends (a frozen host's never does).
         if !Self::disk_waits_for_others(mux) {
@@ -296,12 +301,13 @@ impl Link {
         mux: &mut Mux,
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
-        // The boot id and the kernel log are read whatever the host's GPUs.
-        if st.accel.active() && !matches!(slot, Slot::BootId | Slot::Kernel) {
+        // The boot id, the kernel log and the dead-man switch whatever the host's GPUs.
+        if st.accel.active() && !matches!(slot, Slot::BootId | Slot::Kernel | Slot::DeadMan) {
             return self.accel_event(slot, event, mux, st);
         }
         match (slot, event) {
             (Slot::BootId, event) => self.on_boot_id(st, event),
+            (Slot::DeadMan, event) => self.dead_man_event(st, event),
             (slot @ (Slot::JobProbe | Slot::JobLog), event) => {
                 self.on_job_event(slot, event, mux, st)?;
             }
@@ -437,6 +443,7 @@ impl Link {
     }
 
     fn on_timers(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
+        self.dead_man_timers(mux, st)?;
         if st.accel.active() {
             return self.accel_timers(mux, st);
         }

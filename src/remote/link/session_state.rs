@@ -37,6 +37,21 @@ pub(super) struct DetailRun {
     pub(super) other_lines: Vec<String>,
 }
 
+/// Answer lines of a dead-man switch's run kept at most.
+pub(super) const MAX_DEAD_MAN_LINES: usize = 8;
+
+/// What the session knows of its host's switch.
+#[derive(Default)]
+pub(super) struct DeadManRun {
+    /// When the deadline is pushed next; `None` where the host has no switch.
+    pub(super) due: Option<Instant>,
+    /// A run was started and has not ended (a one-shot reading waits for it).
+    pub(super) running: bool,
+    /// Whether the session armed it (its first run) yet.
+    pub(super) armed_once: bool,
+    pub(super) lines: Vec<String>,
+}
+
 pub(super) fn keep(lines: &mut Vec<String>, line: String) {
     if lines.len() < MAX_KEPT_LINES {
         lines.push(line);
@@ -100,4 +115,6 @@ pub(crate) struct SessionState {
     /// A one-shot reading waits for its disks until their command ended.
     pub(super) disk_pending: bool,
     pub(super) disk_run: crate::remote::link::disk::DiskRun,
+    /// The dead-man switch's runs (`dead_man.rs`).
+    pub(super) dead_man: DeadManRun,
 }

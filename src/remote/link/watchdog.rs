@@ -29,6 +29,7 @@ impl Link {
             Slot::Kernel => ("flood_words.kernel", OTHER_BUDGET),
             Slot::Evidence => ("flood_words.evidence", EVIDENCE_BUDGET),
             Slot::Disk => ("flood_words.disk", OTHER_BUDGET),
+            Slot::DeadMan => ("dead_man.flood_what", OTHER_BUDGET),
             // Handled by `job_follow.rs`, which never gets here.
             Slot::JobProbe | Slot::JobLog => ("flood_words.job_log", OTHER_BUDGET),
             Slot::BootId => ("flood_words.boot_id", OTHER_BUDGET),
@@ -66,6 +67,8 @@ impl Link {
             }
             Slot::JobProbe | Slot::JobLog | Slot::BootId => {}
             Slot::Disk => st.disk_pending = false,
+            // Its next push is due at its time anyway.
+            Slot::DeadMan => {}
             // What it sent so far goes out, cut; the session does not ask again.
             Slot::Evidence => {
                 let event = st

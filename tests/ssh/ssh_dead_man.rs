@@ -1,0 +1,178 @@
+//! The dead-man switch over a real sshd, in a home of its own: a followed link arms it at
+//! connect, a second link (a reconnect, or another gpufleet on the same host) finds it armed
+//! and starts no second one, a one-shot reading only asks how it stands, disarming stops it and
+//! leaves nothing behind, and a home that cannot be written says so: not armed.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::sshd::{Sshd, SshdOptions};
+use common::{channel, test_options};
+use gpufleet::config::DeadManPlan;
+use gpufleet::fleet::HostEvent;
+use gpufleet::fleet::dead_man::DeadManState;
+use gpufleet::remote::{
+    DeadManAnswer, DeadManStep, ExecRequest, RemoteHost, dead_man_command, exec,
+    read_dead_man_answer, read_once, spawn_link,
+};
+use gpufleet::telemetry::source::{StopFlag, now_ms};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// An sshd whose logins have `home` as `$HOME`.
+fn sshd_at(home: &Path) -> Option<Sshd> {
+    Sshd::start_with(&SshdOptions {
+        home: Some(home.to_path_buf()),
+        ..Default::default()
+    })
+}
+
+/// The host with a switch that would `touch marker` after one minute.
+fn host(sshd: &Sshd, marker: &Path) -> RemoteHost {
+    let mut host = sshd.remote_host("h");
+    host.dead_man = Some(DeadManPlan {
+        after_minutes: 1,
+        command: vec!["touch".into(), marker.display().to_string()],
+    });
+    host
+}
+
+/// The switch processes running on this machine for `home`.
+fn switches(home: &Path) -> Vec<u32> {
+    let wanted = home.join(".gpufleet/dead_man").display().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let words: Vec<&[u8]> = c.split(|b| *b == 0).collect();
+                words.contains(&b"gpufleet-dead-man-switch".as_slice())
+                    && words.contains(&wanted.as_bytes())
+            })
+        })
+        .collect()
+}
+
+/// The first `DeadMan` state the link sends.
+fn state(events: &mut common::Events) -> DeadManState {
+    match events.expect(WAIT, "DeadMan", |_, e| {
+        matches!(e, HostEvent::DeadMan { .. })
+    }) {
+        HostEvent::DeadMan { state, .. } => state,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn run_step(sshd: &Sshd, host: &RemoteHost, step: DeadManStep) -> DeadManAnswer {
+    let argv = dead_man_command(step, host.dead_man.as_ref())
+        .expect("command")
+        .argv();
+    let mut lines = Vec::new();
+    let outcome = exec(
+        host,
+        &test_options(&sshd.trusted_known_hosts()),
+        &ExecRequest {
+            argv: &argv,
+            stdin: None,
+            timeout: Duration::from_secs(20),
+        },
+        &StopFlag::default(),
+        &mut |l| lines.push(l.to_string()),
+    )
+    .expect("exec");
+    read_dead_man_answer(&lines, outcome.exit_status)
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let until = Instant::now() + WAIT;
+    while !done() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_link_arms_the_switch_once_however_many_connect_and_disarming_leaves_nothing() {
+    let home = tempfile::tempdir().expect("home");
+    let Some(sshd) = sshd_at(home.path()) else {
+        return;
+    };
+    let marker: PathBuf = home.path().join("stopped");
+    let host = host(&sshd, &marker);
+    let opts = test_options(&sshd.trusted_known_hosts());
+
+    let (sink, mut events) = channel();
+    let before = now_ms();
+    let first = spawn_link(host.clone(), 0, sink, opts.clone()).expect("spawn");
+    let armed = state(&mut events);
+    assert!(armed.armed, "{armed:?}");
+    let deadline = armed.deadline_ms.expect("deadline");
+    assert!(
+        deadline >= before + 55_000 && deadline <= now_ms() + 65_000,
+        "fires a minute from now: {armed:?}"
+    );
+    let dir = home.path().join(".gpufleet/dead_man");
+    assert!(dir.join("deadline").is_file());
+    let running = switches(home.path());
+    assert_eq!(running.len(), 1, "{running:?}");
+
+    // Another gpufleet on the same host, and then a reconnect: the same switch.
+    let (sink, mut more) = channel();
+    let second = spawn_link(host.clone(), 1, sink, opts.clone()).expect("spawn");
+    assert!(state(&mut more).armed);
+    first.stop_and_join();
+    second.stop_and_join();
+    let (sink, mut again) = channel();
+    let third = spawn_link(host.clone(), 0, sink, opts.clone()).expect("spawn");
+    assert!(state(&mut again).armed);
+    third.stop_and_join();
+    assert_eq!(
+        switches(home.path()),
+        running,
+        "one switch, still the first"
+    );
+
+    // A one-shot reading asks how it stands and changes nothing.
+    let (sink, mut once) = channel();
+    read_once(&host, 0, &sink, &opts).expect("read once");
+    let asked = state(&mut once);
+    assert!(asked.armed, "{asked:?}");
+    assert_eq!(switches(home.path()), running);
+
+    assert_eq!(
+        run_step(&sshd, &host, DeadManStep::Disarm),
+        DeadManAnswer::Disarmed
+    );
+    wait_until("the switch to stop", || switches(home.path()).is_empty());
+    assert!(
+        !home.path().join(".gpufleet").exists(),
+        "files left on the host"
+    );
+    assert!(!marker.exists(), "disarming must not stop the host");
+}
+
+#[test]
+fn a_home_that_cannot_be_written_shows_the_switch_not_armed() {
+    // Not even root makes a directory in /proc.
+    let Some(sshd) = sshd_at(Path::new("/proc")) else {
+        return;
+    };
+    let scratch = tempfile::tempdir().expect("scratch");
+    let host = host(&sshd, &scratch.path().join("stopped"));
+    let (sink, mut events) = channel();
+    let link = spawn_link(host, 0, sink, test_options(&sshd.trusted_known_hosts())).expect("spawn");
+    let state = state(&mut events);
+    link.stop_and_join();
+    assert!(!state.armed, "{state:?}");
+    let why = state.why_not.clone().expect("why");
+    assert_eq!(why.key(), Some("dead_man.why_not_writable"));
+    assert!(
+        state.words().english().contains("NOT armed"),
+        "{}",
+        state.words().english()
+    );
+}
