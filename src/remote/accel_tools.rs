@@ -4,7 +4,7 @@
 
 use crate::remote::quote::{CommandError, RemoteCommand};
 use crate::telemetry::LostReason;
-use crate::telemetry::accel::amd_smi::AMD_SMI_ARGS;
+use crate::telemetry::accel::amd_smi::POLL_SCRIPT as AMD_SMI_SCRIPT;
 use crate::telemetry::accel::mthreads_gmi::QUERY_JSON_ARGS;
 use crate::telemetry::accel::rocm_smi::ROCM_SMI_ARGS;
 use crate::telemetry::accel::sample::newest_per_device;
@@ -76,7 +76,7 @@ impl Tool {
         Some(match self {
             Tool::Npu => RemoteCommand::new("npu-smi").arg("info"),
             Tool::Rocm => RemoteCommand::new("rocm-smi").args(ROCM_SMI_ARGS),
-            Tool::Amd => RemoteCommand::new("amd-smi").args(AMD_SMI_ARGS),
+            Tool::Amd => RemoteCommand::new("sh").args(["-c", AMD_SMI_SCRIPT, "sh"]),
             Tool::Xpu => {
                 let seconds = (interval_ms / 1_000).max(1).to_string();
                 let mut command = RemoteCommand::new("xpu-smi")
@@ -94,18 +94,40 @@ impl Tool {
         })
     }
 
-    /// One answer's readings, the newest per device.
+    /// The command of a session's first reading: for `amd-smi`, [`Tool::command`] with
+    /// `amd-smi static` before it, whose facts ([`Tool::facts`]) hold for the session; for the
+    /// other tools, the same command.
+    pub(crate) fn first_command(self, interval_ms: u32, follow: bool) -> Option<RemoteCommand> {
+        match self {
+            Tool::Amd => {
+                Some(RemoteCommand::new("sh").args(["-c", AMD_SMI_SCRIPT, "sh", "static"]))
+            }
+            _ => self.command(interval_ms, follow),
+        }
+    }
+
+    /// What the first reading's output states once of each device (model, bus id, memory size,
+    /// driver), where the tool prints such a report (`amd-smi static`); `None` otherwise.
+    pub(crate) fn facts(self, text: &str) -> Option<Vec<AccelReading>> {
+        match self {
+            Tool::Amd => amd_smi::static_facts(text),
+            _ => None,
+        }
+    }
+
     /// The processes the polled output lists, where the tool prints a process table in it
-    /// (`npu-smi info`, the `mthreads-gmi` table); `None` where it does not, so the host's
-    /// processes stay unknown rather than none.
+    /// (`npu-smi info`, the `mthreads-gmi` table, `amd-smi process --csv` after the monitor);
+    /// `None` where it does not, so the host's processes stay unknown rather than none.
     pub(crate) fn processes(self, text: &str) -> Option<Vec<AccelProcess>> {
         match self {
             Tool::Npu => npu_smi::listed_processes(text),
             Tool::Mthreads => mthreads_gmi::listed_processes(text),
-            Tool::Amd | Tool::Rocm | Tool::Xpu | Tool::Cnmon => None,
+            Tool::Amd => amd_smi::listed_processes(text),
+            Tool::Rocm | Tool::Xpu | Tool::Cnmon => None,
         }
     }
 
+    /// One answer's readings, the newest per device.
     pub(crate) fn parse(self, text: &str) -> Result<Vec<AccelReading>, AccelError> {
         match self {
             Tool::Npu => npu_smi::parse_info(text),
@@ -174,6 +196,9 @@ pub(crate) fn probe_answer(lines: &[String]) -> Option<Probed> {
 pub(crate) struct AccelSession {
     pub(super) probing: bool,
     pub(super) tool: Option<Tool>,
+    /// What the session's first reading stated once of each device (`Tool::facts`), applied
+    /// to every later reading; `None` until a first reading was read.
+    pub(super) facts: Option<Vec<AccelReading>>,
     /// What the running probe or poll printed so far.
     pub(super) lines: Vec<String>,
     /// A streaming tool's header line, which each data line is read under.

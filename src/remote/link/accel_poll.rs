@@ -22,7 +22,7 @@ use crate::remote::link::mux::{Mux, Slot};
 use crate::remote::link::session_state::SessionState;
 use crate::remote::link::{Link, Mode};
 use crate::telemetry::LostReason;
-use crate::telemetry::accel::sample::{to_processes, to_samples};
+use crate::telemetry::accel::sample::{apply_facts, to_processes, to_samples};
 use crate::telemetry::accel::{AccelError, AccelProcess, AccelReading, UNSUPPORTED_PREFIX};
 use crate::telemetry::source::now_ms;
 use crate::words::Words;
@@ -66,7 +66,12 @@ impl Link {
         st.stream_restart_at = None;
         st.accel.lines.clear();
         st.accel.header = None;
-        match tool.command(self.opts.interval_ms, self.mode == Mode::Follow) {
+        let follow = self.mode == Mode::Follow;
+        let command = match st.accel.facts {
+            None => tool.first_command(self.opts.interval_ms, follow),
+            Some(_) => tool.command(self.opts.interval_ms, follow),
+        };
+        match command {
             Some(command) => mux.start(Slot::Stream, &command.to_shell()?, OTHER_BUDGET)?,
             None => self.accel_failed(st, tool, &tool.parse("").err()),
         }
@@ -169,7 +174,13 @@ impl Link {
         if !tool.streams(self.mode == Mode::Follow) {
             let text = lines.join("\n");
             match tool.parse(&text) {
-                Ok(readings) => {
+                Ok(mut readings) => {
+                    if st.accel.facts.is_none() {
+                        st.accel.facts = Some(tool.facts(&text).unwrap_or_default());
+                    }
+                    if let Some(facts) = &st.accel.facts {
+                        apply_facts(&mut readings, facts);
+                    }
                     let processes = tool.processes(&text);
                     self.accel_readings(st, readings, processes);
                 }
@@ -366,7 +377,15 @@ mod tests {
             "xpu-smi dump -d -1 -m 0,1,2,3,4,5 -i 2"
         );
         let amd = Tool::Amd.command(1_000, false).expect("amd");
-        assert_eq!(amd.to_shell().expect("shell"), "amd-smi monitor");
+        let amd = amd.to_shell().expect("shell");
+        assert!(amd.starts_with("sh -c 'if [ \"$1\" = static ]"), "{amd}");
+        assert!(amd.ends_with("exit $s' sh"), "{amd}");
+        let first = Tool::Amd.first_command(1_000, false).expect("amd");
+        assert!(first.to_shell().expect("shell").ends_with("' sh static"));
+        assert_eq!(
+            Tool::Npu.first_command(1_000, true),
+            Tool::Npu.command(1_000, true)
+        );
         let gmi = Tool::Mthreads.command(1_000, true).expect("mthreads");
         assert_eq!(
             gmi.to_shell().expect("shell"),

@@ -7,6 +7,7 @@
 //! output passes through [`crate::remote::sanitize`] like every other remote text.
 
 pub mod amd_smi;
+pub mod amd_smi_report;
 pub mod cnmon;
 pub mod mthreads_gmi;
 pub mod npu_smi;
