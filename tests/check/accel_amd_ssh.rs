@@ -271,6 +271,7 @@ fn the_process_csv_shows_each_process_on_its_gpu() {
     assert_eq!(code, Some(0), "{host:#}");
     let processes = host["processes"].as_array().expect("processes");
     assert_eq!(processes.len(), 8, "{host:#}");
+    assert_eq!(host["processes_known"], true, "{host:#}");
     let on: Vec<(u64, u64)> = processes
         .iter()
         .map(|p| {
@@ -296,6 +297,8 @@ fn a_process_list_amd_smi_refuses_lists_none() {
     assert_eq!(code, Some(0), "{host:#}");
     assert_eq!(calls, ["static", "monitor", "process --csv"]);
     assert_eq!(host["processes"], serde_json::json!([]), "{host:#}");
+    // Unknown, not "no processes".
+    assert_eq!(host["processes_known"], false, "{host:#}");
     assert_eq!(host["gpus"][0]["name"], "", "{host:#}");
 }
 
