@@ -95,12 +95,22 @@ impl Tool {
     }
 
     /// The command of a session's first reading: for `amd-smi`, [`Tool::command`] with
-    /// `amd-smi static` before it, whose facts ([`Tool::facts`]) hold for the session; for the
-    /// other tools, the same command.
+    /// `amd-smi static` before it, for `xpu-smi` the dump after `xpu-smi discovery`, whose facts
+    /// ([`Tool::facts`]) hold for the session; for the other tools, the same command.
     pub(crate) fn first_command(self, interval_ms: u32, follow: bool) -> Option<RemoteCommand> {
         match self {
             Tool::Amd => {
                 Some(RemoteCommand::new("sh").args(["-c", AMD_SMI_SCRIPT, "sh", "static"]))
+            }
+            Tool::Xpu => {
+                let dump = self.command(interval_ms, follow)?;
+                let mut argv = dump.argv().into_iter();
+                argv.next();
+                Some(
+                    RemoteCommand::new("sh")
+                        .args(["-c", xpu_smi::FIRST_SCRIPT, "sh"])
+                        .args(argv),
+                )
             }
             _ => self.command(interval_ms, follow),
         }
@@ -111,6 +121,17 @@ impl Tool {
     pub(crate) fn facts(self, text: &str) -> Option<Vec<AccelReading>> {
         match self {
             Tool::Amd => amd_smi::static_facts(text),
+            Tool::Xpu => xpu_smi::discovery_facts(text),
+            _ => None,
+        }
+    }
+
+    /// Where a streaming first reading's preamble (`xpu-smi discovery`) starts or ends: the
+    /// report name after the tool's mark on `line` (`Some("dump")` ends it); `None` for any
+    /// other line.
+    pub(crate) fn section_name(self, line: &str) -> Option<&str> {
+        match self {
+            Tool::Xpu => line.trim().strip_prefix(xpu_smi::SECTION_MARK),
             _ => None,
         }
     }
@@ -199,6 +220,9 @@ pub(crate) struct AccelSession {
     /// What the session's first reading stated once of each device (`Tool::facts`), applied
     /// to every later reading; `None` until a first reading was read.
     pub(super) facts: Option<Vec<AccelReading>>,
+    /// A streaming first reading is inside its preamble (the `xpu-smi discovery` report), whose
+    /// lines are kept until the stream proper starts.
+    pub(super) preamble: bool,
     /// What the running probe or poll printed so far.
     pub(super) lines: Vec<String>,
     /// A streaming tool's header line, which each data line is read under.

@@ -65,6 +65,7 @@ impl Link {
         st.stream_restart_at = None;
         st.accel.lines.clear();
         st.accel.header = None;
+        st.accel.preamble = false;
         let follow = self.mode == Mode::Follow;
         let command = match st.accel.facts {
             None => tool.first_command(self.opts.interval_ms, follow),
@@ -158,12 +159,36 @@ impl Link {
         if line.trim().is_empty() {
             return;
         }
+        match tool.section_name(&line) {
+            Some("dump") => {
+                st.accel.preamble = false;
+                st.accel.keep(line);
+                let text = std::mem::take(&mut st.accel.lines).join("\n");
+                st.accel.facts = Some(tool.facts(&text).unwrap_or_default());
+                return;
+            }
+            Some(_) => {
+                st.accel.preamble = true;
+                st.accel.keep(line);
+                return;
+            }
+            None if st.accel.preamble => {
+                st.accel.keep(line);
+                return;
+            }
+            None => {}
+        }
         let Some(header) = st.accel.header.clone() else {
             st.accel.header = Some(line);
             return;
         };
         match tool.parse(&format!("{header}\n{line}")) {
-            Ok(readings) => self.accel_readings(st, readings, None),
+            Ok(mut readings) => {
+                if let Some(facts) = &st.accel.facts {
+                    apply_facts(&mut readings, facts);
+                }
+                self.accel_readings(st, readings, None)
+            }
             Err(e) => self.accel_failed(st, tool, &Some(e)),
         }
     }
@@ -379,6 +404,16 @@ mod tests {
         let amd = amd.to_shell().expect("shell");
         assert!(amd.starts_with("sh -c 'if [ \"$1\" = static ]"), "{amd}");
         assert!(amd.ends_with("exit $s' sh"), "{amd}");
+        let xpu = Tool::Xpu.first_command(2_500, false).expect("xpu");
+        let xpu = xpu.to_shell().expect("shell");
+        assert!(
+            xpu.starts_with("sh -c 'echo '\\''gpufleet-xpu-smi discovery"),
+            "{xpu}"
+        );
+        assert!(
+            xpu.ends_with("' sh dump -d -1 -m 0,1,2,3,4,5 -i 2 -n 1"),
+            "{xpu}"
+        );
         let first = Tool::Amd.first_command(1_000, false).expect("amd");
         assert!(first.to_shell().expect("shell").ends_with("' sh static"));
         assert_eq!(

@@ -37,25 +37,7 @@ pub const SECTION_MARK: &str = "gpufleet-amd-smi ";
 /// The report `name` (`static`, `monitor`, `process`) of the poll script's output; text before
 /// any mark is the monitor table (the tool run alone). `None` when the output has no such part.
 pub fn section<'a>(text: &'a str, name: &str) -> Option<&'a str> {
-    let mut current = "monitor";
-    let mut start = 0;
-    let mut offset = 0;
-    let mut found = None;
-    for line in text.split_inclusive('\n') {
-        let end = offset + line.len();
-        if let Some(mark) = line.trim_end().strip_prefix(SECTION_MARK) {
-            if current == name && (start < offset || current != "monitor") {
-                found = Some(&text[start..offset]);
-            }
-            current = mark;
-            start = end;
-        }
-        offset = end;
-    }
-    if current == name {
-        found = Some(&text[start..]);
-    }
-    found
+    super::section(text, SECTION_MARK, "monitor", name)
 }
 
 /// The processes of the poll's `process` report (`amd-smi process --csv`); `None` where the
