@@ -1,6 +1,7 @@
 //! amd-smi's per-device reports besides `monitor`: `amd-smi static` (model, bus id, VRAM size,
-//! driver), `amd-smi list` (bus id and UUID) and `amd-smi process` (the processes on each GPU),
-//! as the published samples print them.
+//! driver), `amd-smi list` (bus id and UUID), `amd-smi metric` (activity, power, clocks, PCIe
+//! replays, ECC) and `amd-smi process` (the processes on each GPU), as the published samples
+//! print them.
 //!
 //! The human form of these commands is one block per device, `GPU: N` (or `CPU: N`), then
 //! indented `KEY: value` lines under section headers (`ASIC:`, `BUS:`, `PROCESS_INFO:`). amd-smi
@@ -12,7 +13,7 @@
 
 use serde::Deserialize;
 
-use super::{AccelError, AccelProcess, AccelReading, Vendor, count_cell};
+use super::{AccelError, AccelProcess, AccelReading, Vendor, count_cell, mhz, number_cell};
 use crate::remote::sanitize;
 
 const TOOL: &str = "amd-smi";
@@ -49,6 +50,18 @@ fn gpu_blocks(text: &str) -> Result<Vec<Block>, String> {
             continue;
         }
         let indent = line.len() - line.trim_start().len();
+        // A list value amd-smi wraps (`[0 %, N/A,` then `N/A]` on the next line) goes on.
+        if let Some((_, Some(open))) = blocks
+            .last_mut()
+            .filter(|_| in_gpu)
+            .and_then(|b| b.entries.last_mut())
+            && open.starts_with('[')
+            && !open.ends_with(']')
+        {
+            open.push(' ');
+            open.push_str(line.trim());
+            continue;
+        }
         let Some((key, value)) = line.trim().split_once(':') else {
             return Err(format!("a line that is not `KEY: value`: {}", line.trim()));
         };
@@ -135,6 +148,49 @@ fn static_reading(block: &Block) -> AccelReading {
         .or_else(|| block.value("DRIVER.DRIVER_VERSION"))
         .map(sanitize);
     r
+}
+
+/// Parses `amd-smi metric` (all sections or some: `--usage`, `--power`, `--clock`, `--pcie`,
+/// `--ecc-block`) into one reading per GPU: GFX and memory-controller activity, socket power,
+/// the first GFX clock and the memory clock, PCIe replays and the uncorrectable ECC errors of
+/// every block, each where printed. A value that is not a number in its unit is refused.
+pub fn parse_metric(text: &str) -> Result<Vec<AccelReading>, AccelError> {
+    let unsupported = |reason: String| AccelError::unsupported(TOOL, None, reason, text);
+    let blocks = gpu_blocks(text).map_err(unsupported)?;
+    let mut out = Vec::new();
+    for block in &blocks {
+        let mut r = AccelReading::new(Vendor::Amd, block.index);
+        let bad = |path: &str| unsupported(format!("GPU {}: an unreadable {path}", block.index));
+        let number = |path: &str, unit: &str| -> Result<Option<f64>, AccelError> {
+            let Some(value) = block.value(path) else {
+                return Ok(None);
+            };
+            let value = value.strip_suffix(unit).unwrap_or(value).trim();
+            number_cell(value).map_err(|()| bad(path))
+        };
+        r.utilization_pct = number("USAGE.GFX_ACTIVITY", "%")?;
+        r.utilization_memory_pct = number("USAGE.UMC_ACTIVITY", "%")?;
+        r.power_draw_w = number("POWER.SOCKET_POWER", "W")?;
+        r.clock_core_mhz = number("CLOCK.GFX_0.CLK", "MHz")?.and_then(mhz);
+        r.clock_mem_mhz = number("CLOCK.MEM_0.CLK", "MHz")?.and_then(mhz);
+        r.pcie_replay_count = match block.value("PCIE.REPLAY_COUNT") {
+            Some(v) => count_cell(v).map_err(|()| bad("PCIE.REPLAY_COUNT"))?,
+            None => None,
+        };
+        let mut ecc: Option<u64> = None;
+        for (path, value) in &block.entries {
+            if path.starts_with("ECC_BLOCKS.") && path.ends_with(".UNCORRECTABLE_COUNT") {
+                let count =
+                    count_cell(value.as_deref().unwrap_or_default()).map_err(|()| bad(path))?;
+                if let Some(count) = count {
+                    ecc = Some(ecc.unwrap_or(0).saturating_add(count));
+                }
+            }
+        }
+        r.ecc_uncorrected = ecc;
+        out.push(r);
+    }
+    Ok(out)
 }
 
 /// One GPU of `amd-smi list`: its number, bus id and UUID as printed (`<redacted>` where the
@@ -397,6 +453,40 @@ mod tests {
         assert_eq!(pids, [420157, 420315]);
         assert_eq!(p[1].name, "rvs");
         assert!(p.iter().all(|p| p.index == 0 && p.memory_mib.is_none()));
+    }
+
+    #[test]
+    fn metric_reports_read_activity_power_clocks_replays_and_ecc() {
+        let r = parse_metric(&fixture("amd-amd-smi-metric-04.txt")).expect("power");
+        assert_eq!(r.len(), 2);
+        assert_eq!(
+            (r[0].power_draw_w, r[1].power_draw_w),
+            (Some(11.0), Some(17.0))
+        );
+        assert_eq!(r[0].utilization_pct, None);
+        let r = parse_metric(&fixture("amd-amd-smi-metric-05.txt")).expect("clock");
+        assert_eq!(
+            (r[0].clock_core_mhz, r[0].clock_mem_mhz),
+            (Some(113), Some(900))
+        );
+        let r = parse_metric(&fixture("amd-amd-smi-metric-06.txt")).expect("ecc");
+        // Seven blocks, every count 0: none, as a number, not unknown.
+        assert_eq!(r[0].ecc_uncorrected, Some(0));
+        let r = parse_metric(&fixture("amd-amd-smi-metric-07.txt")).expect("all");
+        assert_eq!(r[0].utilization_pct, Some(100.0));
+        assert_eq!(r[0].utilization_memory_pct, Some(0.0));
+        assert_eq!(r[0].power_draw_w, Some(234.0));
+        assert_eq!(r[0].clock_core_mhz, Some(2102));
+        // A wrapped JPEG_ACTIVITY list reads on; cut inside CLOCK, as published.
+        let r = parse_metric(&fixture("amd-amd-smi-metric-08.txt")).expect("wrapped");
+        assert_eq!(r[0].utilization_memory_pct, Some(1.0));
+        let r = parse_metric(&fixture("amd-amd-smi-metric-01.txt"));
+        // Its publisher's closing `...` is no amd-smi line.
+        assert!(r.is_err());
+        let pcie = fixture("amd-amd-smi-metric-03.txt");
+        assert!(parse_metric(&pcie).is_err());
+        let r = parse_metric(&pcie.replace("\n...\n", "\n")).expect("pcie");
+        assert_eq!((r.len(), r[1].pcie_replay_count), (2, Some(0)));
     }
 
     #[test]
