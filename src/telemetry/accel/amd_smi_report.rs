@@ -193,6 +193,88 @@ pub fn parse_metric(text: &str) -> Result<Vec<AccelReading>, AccelError> {
     Ok(out)
 }
 
+/// The title of amd-smi's default view (`amd-smi` with no command, AMD-SMI 26 and later).
+pub const DEFAULT_VIEW_TITLE: &str = "| AMD-SMI ";
+
+/// Parses amd-smi's default view: after its title box, two lines per GPU, `| BDF  GPU-Name |
+/// Mem-Uti  Temp  UEC  Power-Usage |` then `| GPU  HIP-ID  OAM-ID  Partition-Mode | GFX-Uti
+/// Fan  Mem-Usage |`. Each GPU gives its bus id, model (as printed, cut to its cell: a long
+/// name starts with `...`), memory activity, temperature, uncorrectable errors (UEC), power,
+/// GFX activity, fan and memory used/total; the driver version from the title box. A GPU line
+/// whose cells are not those values is refused.
+pub fn parse_default(text: &str) -> Result<Vec<AccelReading>, AccelError> {
+    let unsupported = |reason: String| AccelError::unsupported(TOOL, None, reason, text);
+    let mut lines = text.lines().map(str::trim);
+    if !lines.any(|l| l.starts_with(DEFAULT_VIEW_TITLE)) {
+        return Err(unsupported("no `AMD-SMI` title".into()));
+    }
+    let driver = text.lines().find_map(|l| {
+        let lower = l.to_ascii_lowercase();
+        let at = lower.find("amdgpu version:")? + "amdgpu version:".len();
+        l.get(at..)?.split_whitespace().next().map(sanitize)
+    });
+    let rows: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| !l.starts_with("|====="))
+        .skip(1)
+        .take_while(|l| l.starts_with('|'))
+        .filter(|l| !l.starts_with("|---"))
+        .collect();
+    if rows.is_empty() || rows.len() % 2 != 0 {
+        return Err(unsupported(format!("{} GPU lines, not pairs", rows.len())));
+    }
+    let mut out = Vec::new();
+    for pair in rows.chunks(2) {
+        let [first, second] = pair else {
+            continue;
+        };
+        let r = default_gpu(first, second, driver.as_deref())
+            .ok_or_else(|| unsupported(format!("an unreadable GPU line: {first}")))?;
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// The two cells of a `| left | right |` line.
+fn two_cells(line: &str) -> Option<(&str, &str)> {
+    let inner = line.strip_prefix('|')?.strip_suffix('|')?;
+    let (left, right) = inner.split_once('|')?;
+    Some((left.trim(), right.trim()))
+}
+
+/// The values of a cell with their units dropped (`27 °C` is `27`, `40.0 %` is `40.0`).
+fn values(cell: &str) -> Vec<&str> {
+    cell.split_whitespace()
+        .filter(|w| !matches!(*w, "%" | "°C" | "W" | "MB"))
+        .collect()
+}
+
+fn default_gpu(first: &str, second: &str, driver: Option<&str>) -> Option<AccelReading> {
+    let (bus_and_name, figures) = two_cells(first)?;
+    let (ids, more) = two_cells(second)?;
+    let index: u32 = ids.split_whitespace().next()?.parse().ok()?;
+    let mut r = AccelReading::new(Vendor::Amd, index);
+    let (bus, name) = bus_and_name.split_once(' ')?;
+    r.bus_id = Some(sanitize(bus));
+    r.name = Some(sanitize(name.trim())).filter(|n| !n.is_empty() && n != "N/A");
+    r.driver_version = driver.map(str::to_string);
+    let [mem_util, temp, uec, power] = <[&str; 4]>::try_from(values(figures)).ok()?;
+    r.utilization_memory_pct = number_cell(mem_util).ok()?;
+    r.temperature_c = number_cell(temp).ok()?;
+    r.ecc_uncorrected = count_cell(uec).ok()?;
+    let (draw, cap) = power.split_once('/').unwrap_or((power, "N/A"));
+    r.power_draw_w = number_cell(draw).ok()?;
+    r.power_limit_w = number_cell(cap).ok()?;
+    let [gfx, fan, memory] = <[&str; 3]>::try_from(values(more)).ok()?;
+    r.utilization_pct = number_cell(gfx).ok()?;
+    r.fan_speed_pct = number_cell(fan).ok()?;
+    let (used, total) = memory.split_once('/')?;
+    r.memory_used_mib = count_cell(used).ok()?;
+    r.memory_total_mib = count_cell(total).ok()?;
+    Some(r)
+}
+
 /// One GPU of `amd-smi list`: its number, bus id and UUID as printed (`<redacted>` where the
 /// publisher hid it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -487,6 +569,46 @@ mod tests {
         assert!(parse_metric(&pcie).is_err());
         let r = parse_metric(&pcie.replace("\n...\n", "\n")).expect("pcie");
         assert_eq!((r.len(), r[1].pcie_replay_count), (2, Some(0)));
+    }
+
+    #[test]
+    fn the_default_view_reads_each_gpus_two_lines() {
+        let r = parse_default(&fixture("amd-amd-smi-default-01.txt")).expect("27");
+        assert_eq!(r.len(), 4);
+        assert_eq!(r[3].index, 3);
+        assert_eq!(r[0].name.as_deref(), Some("AMD Instinct MI300A"));
+        assert_eq!(r[1].bus_id.as_deref(), Some("0001:01:00.0"));
+        assert_eq!(r[0].driver_version.as_deref(), Some("6.19.4"));
+        assert_eq!(
+            (r[0].temperature_c, r[0].power_draw_w),
+            (Some(27.0), Some(49.0))
+        );
+        assert_eq!(
+            (r[0].utilization_pct, r[0].ecc_uncorrected),
+            (Some(6.0), Some(0))
+        );
+        assert_eq!(
+            (r[0].memory_used_mib, r[0].memory_total_mib),
+            (Some(25), Some(385728))
+        );
+        // Fan N/A and no power cap printed: unknown.
+        assert_eq!((r[0].fan_speed_pct, r[0].power_limit_w), (None, None));
+        let r = parse_default(&fixture("amd-amd-smi-default-02.txt")).expect("26");
+        assert_eq!(r.len(), 2);
+        // The name is cut to its cell, as printed.
+        assert_eq!(r[1].name.as_deref(), Some("...Radeon AI PRO R9700"));
+        assert_eq!(r[0].driver_version.as_deref(), Some("6.16.6"));
+        assert_eq!(
+            (r[0].power_draw_w, r[0].power_limit_w),
+            (Some(103.0), Some(300.0))
+        );
+        assert_eq!(
+            (r[0].fan_speed_pct, r[1].fan_speed_pct),
+            (Some(38.82), Some(40.0))
+        );
+        assert_eq!(r[1].utilization_pct, Some(100.0));
+        assert_eq!(r[0].memory_total_mib, Some(32624));
+        assert!(parse_default(&fixture("amd-amd-smi-monitor-05.txt")).is_err());
     }
 
     #[test]
