@@ -221,7 +221,7 @@ pub fn parse_default(text: &str) -> Result<Vec<AccelReading>, AccelError> {
         .take_while(|l| l.starts_with('|'))
         .filter(|l| !l.starts_with("|---"))
         .collect();
-    if rows.is_empty() || rows.len() % 2 != 0 {
+    if rows.is_empty() || !rows.len().is_multiple_of(2) {
         return Err(unsupported(format!("{} GPU lines, not pairs", rows.len())));
     }
     let mut out = Vec::new();
