@@ -94,9 +94,9 @@ impl Tool {
         })
     }
 
-    /// The command of a session's first reading: for `amd-smi`, [`Tool::command`] with
+    /// The command of a connection's first reading: for `amd-smi`, [`Tool::command`] with
     /// `amd-smi static` before it, for `xpu-smi` the dump after `xpu-smi discovery`, whose facts
-    /// ([`Tool::facts`]) hold for the session; for the other tools, the same command.
+    /// ([`Tool::facts`]) hold for the connection; for the other tools, the same command.
     pub(crate) fn first_command(self, interval_ms: u32, follow: bool) -> Option<RemoteCommand> {
         match self {
             Tool::Amd => {
@@ -217,7 +217,7 @@ pub(crate) fn probe_answer(lines: &[String]) -> Option<Probed> {
 pub(crate) struct AccelSession {
     pub(super) probing: bool,
     pub(super) tool: Option<Tool>,
-    /// What the session's first reading stated once of each device (`Tool::facts`), applied
+    /// What the connection's first reading stated once of each device (`Tool::facts`), applied
     /// to every later reading; `None` until a first reading was read.
     pub(super) facts: Option<Vec<AccelReading>>,
     /// A streaming first reading is inside its preamble (the `xpu-smi discovery` report), whose

@@ -24,7 +24,7 @@ const MIB_PER_GIB: f64 = 1024.0;
 
 /// What `gpufleet` runs, as one fixed script: the default monitor table (power, temperatures,
 /// utilization, clock, memory), then the process list as CSV; with the argument `static`,
-/// first `amd-smi static` (model, bus id, VRAM size, driver: read once a session). Each report
+/// first `amd-smi static` (model, bus id, VRAM size, driver: read once a connection). Each report
 /// follows a line of its own ([`SECTION_MARK`] and its name); the script ends with the
 /// monitor's exit status.
 pub const POLL_SCRIPT: &str = "if [ \"$1\" = static ]; then echo 'gpufleet-amd-smi static'; amd-smi static 2>&1; fi; \

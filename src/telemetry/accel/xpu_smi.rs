@@ -131,7 +131,7 @@ fn discovery_field(r: &mut AccelReading, key: &str, value: &str) -> Result<(), (
     Ok(())
 }
 
-/// The fixed script of a session's first reading: the discovery fields of the published
+/// The fixed script of a connection's first reading: the discovery fields of the published
 /// `xpu-smi discovery --dump 1,2,6,16` (device id, name, core clock, memory size), then the
 /// dump (its arguments are the script's), each after a line of its own ([`SECTION_MARK`] and
 /// its name).
