@@ -295,12 +295,18 @@ fn where_hosts(config: &Option<std::path::PathBuf>) -> String {
 /// How far a demo snapshot may run the scenario clock looking for every host to settle.
 const SNAPSHOT_SCENARIO_MS: u64 = 45_000;
 
-/// True when every host has either reported readings and processes, or failed.
+/// True when every host has either reported readings and processes, or failed. A host of
+/// other vendors' cards may send no process list (its tool lists none): readings suffice.
 pub fn settled(fleet: &Fleet) -> bool {
     use crate::fleet::host::Link;
+    use crate::telemetry::accel::Vendor;
     fleet.hosts.iter().all(|h| match h.link {
         Link::Lost { .. } | Link::Down { .. } => true,
-        _ => h.last_sample_ms.is_some() && h.processes_at_ms.is_some(),
+        _ => {
+            h.last_sample_ms.is_some()
+                && (h.processes_at_ms.is_some()
+                    || h.gpus.iter().all(|g| g.latest.vendor != Vendor::Nvidia))
+        }
     })
 }
 

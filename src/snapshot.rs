@@ -32,6 +32,10 @@ pub struct HostSnapshot {
     pub cuda_version: Option<String>,
     pub gpus: Vec<GpuSample>,
     pub processes: Vec<GpuProcess>,
+    /// Whether `processes` is a list the host's tool gave: `false` where the tool lists no
+    /// processes (`cnmon`, `xpu-smi dump`, `mthreads-gmi`'s JSON report, an `amd-smi process`
+    /// that failed) or none has come yet, so an empty list is not read as "no processes".
+    pub processes_known: bool,
     /// The price in force (the config's, else the provider's as synced).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub price_per_hour: Option<f64>,
@@ -147,6 +151,7 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
         cuda_version: host.info.cuda_version.clone(),
         gpus: host.gpus.iter().map(|g| g.latest.clone()).collect(),
         processes: host.processes.clone(),
+        processes_known: host.processes_at_ms.is_some(),
         price_per_hour: None,
         currency: None,
         gone_ms: None,

@@ -12,7 +12,7 @@ use crate::check::report::{Category, CheckResult, Status};
 use crate::check::runner::{Runner, capture};
 use crate::remote::{Probed, Tool, probe_answer, probe_argv};
 use crate::telemetry::GpuSample;
-use crate::telemetry::accel::sample::to_samples;
+use crate::telemetry::accel::sample::{apply_facts, to_samples};
 use crate::telemetry::accel::{TOOLS, Vendor};
 use crate::telemetry::source::StopFlag;
 
@@ -55,11 +55,14 @@ pub fn collect_vendor(
         samples: Vec::new(),
         failure: None,
     };
-    let parsed = match tool.command(ONE_SHOT_INTERVAL_MS, false) {
+    let parsed = match tool.first_command(ONE_SHOT_INTERVAL_MS, false) {
         Some(command) => {
             let (text, end) = capture(runner, &command.argv(), TOOL_TIMEOUT, stop)?;
             match (tool.parse(&text), end.exit_status) {
-                (Ok(readings), _) => Ok(readings),
+                (Ok(mut readings), _) => {
+                    apply_facts(&mut readings, &tool.facts(&text).unwrap_or_default());
+                    Ok(readings)
+                }
                 (Err(e), Some(0)) => Err(e.to_string()),
                 (Err(_), status) => Err(tool_failed(tool, status, &text)),
             }

@@ -8,6 +8,7 @@
 //! gets a [`Verdict`]: healthy only with positive evidence of working GPUs.
 
 pub mod accel;
+mod amd_view;
 pub mod finding;
 pub mod input;
 pub mod job_base;

@@ -12,7 +12,8 @@ use crate::diagnose::needles::Bits;
 use crate::diagnose::training::{self, TrainingReader};
 use crate::diagnose::verdict::Diagnosis;
 use crate::diagnose::{
-    labels, labels_app, labels_ascend, labels_container, labels_host, order, smi, smi_reading,
+    amd_view, labels, labels_app, labels_ascend, labels_container, labels_host, order, smi,
+    smi_reading,
 };
 use crate::telemetry::LostReason;
 use crate::telemetry::smi_csv::classify_failure;
@@ -68,6 +69,8 @@ pub struct TextDiagnoser {
     kernel: kernel::Collector,
     lines: Findings,
     smi: smi::Collector,
+    /// A pasted amd-smi default view, evidence of working AMD GPUs.
+    amd_view: amd_view::Collector,
     aer_pending: Vec<(String, AerLine)>,
     /// Whether a line showed working GPUs (`nvidia-smi -L`, a framework using the GPU).
     working: bool,
@@ -101,6 +104,7 @@ impl TextDiagnoser {
             xml_end,
         };
         self.smi.line(line, hints);
+        self.amd_view.line(line);
     }
 
     /// The findings, most severe first, for pasted text (no GPU indexes known).
@@ -141,7 +145,11 @@ impl TextDiagnoser {
             }
         }
         settle(&mut out, resolver);
-        Diagnosis::new(order::root_cause_first(out), self.working || smi_gpus)
+        let amd_gpus = self.amd_view.gpus() > 0;
+        Diagnosis::new(
+            order::root_cause_first(out),
+            self.working || smi_gpus || amd_gpus,
+        )
     }
 
     /// Runs the line rules on a line whose needles `hits` holds.

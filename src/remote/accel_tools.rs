@@ -4,7 +4,7 @@
 
 use crate::remote::quote::{CommandError, RemoteCommand};
 use crate::telemetry::LostReason;
-use crate::telemetry::accel::amd_smi::AMD_SMI_ARGS;
+use crate::telemetry::accel::amd_smi::POLL_SCRIPT as AMD_SMI_SCRIPT;
 use crate::telemetry::accel::mthreads_gmi::QUERY_JSON_ARGS;
 use crate::telemetry::accel::rocm_smi::ROCM_SMI_ARGS;
 use crate::telemetry::accel::sample::newest_per_device;
@@ -76,7 +76,7 @@ impl Tool {
         Some(match self {
             Tool::Npu => RemoteCommand::new("npu-smi").arg("info"),
             Tool::Rocm => RemoteCommand::new("rocm-smi").args(ROCM_SMI_ARGS),
-            Tool::Amd => RemoteCommand::new("amd-smi").args(AMD_SMI_ARGS),
+            Tool::Amd => RemoteCommand::new("sh").args(["-c", AMD_SMI_SCRIPT, "sh"]),
             Tool::Xpu => {
                 let seconds = (interval_ms / 1_000).max(1).to_string();
                 let mut command = RemoteCommand::new("xpu-smi")
@@ -94,18 +94,61 @@ impl Tool {
         })
     }
 
-    /// One answer's readings, the newest per device.
+    /// The command of a connection's first reading: for `amd-smi`, [`Tool::command`] with
+    /// `amd-smi static` before it, for `xpu-smi` the dump after `xpu-smi discovery`, whose facts
+    /// ([`Tool::facts`]) hold for the connection; for the other tools, the same command.
+    pub(crate) fn first_command(self, interval_ms: u32, follow: bool) -> Option<RemoteCommand> {
+        match self {
+            Tool::Amd => {
+                Some(RemoteCommand::new("sh").args(["-c", AMD_SMI_SCRIPT, "sh", "static"]))
+            }
+            Tool::Xpu => {
+                let dump = self.command(interval_ms, follow)?;
+                let mut argv = dump.argv().into_iter();
+                argv.next();
+                Some(
+                    RemoteCommand::new("sh")
+                        .args(["-c", xpu_smi::FIRST_SCRIPT, "sh"])
+                        .args(argv),
+                )
+            }
+            _ => self.command(interval_ms, follow),
+        }
+    }
+
+    /// What the first reading's output states once of each device (model, bus id, memory size,
+    /// driver), where the tool prints such a report (`amd-smi static`); `None` otherwise.
+    pub(crate) fn facts(self, text: &str) -> Option<Vec<AccelReading>> {
+        match self {
+            Tool::Amd => amd_smi::static_facts(text),
+            Tool::Xpu => xpu_smi::discovery_facts(text),
+            _ => None,
+        }
+    }
+
+    /// Where a streaming first reading's preamble (`xpu-smi discovery`) starts or ends: the
+    /// report name after the tool's mark on `line` (`Some("dump")` ends it); `None` for any
+    /// other line.
+    pub(crate) fn section_name(self, line: &str) -> Option<&str> {
+        match self {
+            Tool::Xpu => line.trim().strip_prefix(xpu_smi::SECTION_MARK),
+            _ => None,
+        }
+    }
+
     /// The processes the polled output lists, where the tool prints a process table in it
-    /// (`npu-smi info`, the `mthreads-gmi` table); `None` where it does not, so the host's
-    /// processes stay unknown rather than none.
+    /// (`npu-smi info`, the `mthreads-gmi` table, `amd-smi process --csv` after the monitor);
+    /// `None` where it does not, so the host's processes stay unknown rather than none.
     pub(crate) fn processes(self, text: &str) -> Option<Vec<AccelProcess>> {
         match self {
             Tool::Npu => npu_smi::listed_processes(text),
             Tool::Mthreads => mthreads_gmi::listed_processes(text),
-            Tool::Amd | Tool::Rocm | Tool::Xpu | Tool::Cnmon => None,
+            Tool::Amd => amd_smi::listed_processes(text),
+            Tool::Rocm | Tool::Xpu | Tool::Cnmon => None,
         }
     }
 
+    /// One answer's readings, the newest per device.
     pub(crate) fn parse(self, text: &str) -> Result<Vec<AccelReading>, AccelError> {
         match self {
             Tool::Npu => npu_smi::parse_info(text),
@@ -174,6 +217,12 @@ pub(crate) fn probe_answer(lines: &[String]) -> Option<Probed> {
 pub(crate) struct AccelSession {
     pub(super) probing: bool,
     pub(super) tool: Option<Tool>,
+    /// What the connection's first reading stated once of each device (`Tool::facts`), applied
+    /// to every later reading; `None` until a first reading was read.
+    pub(super) facts: Option<Vec<AccelReading>>,
+    /// A streaming first reading is inside its preamble (the `xpu-smi discovery` report), whose
+    /// lines are kept until the stream proper starts.
+    pub(super) preamble: bool,
     /// What the running probe or poll printed so far.
     pub(super) lines: Vec<String>,
     /// A streaming tool's header line, which each data line is read under.

@@ -370,6 +370,18 @@ pub fn process_rows(area: Rect, model: &Model, host: &HostState) -> (Rect, usize
     (rows, first)
 }
 
+/// True when the host is read but its vendor tool lists no processes (no list has come, and
+/// none of its GPUs is NVIDIA's, whose list always comes): an empty table would read as "no
+/// processes".
+fn unlisted_processes(host: &HostState) -> bool {
+    host.processes_at_ms.is_none()
+        && !host.gpus.is_empty()
+        && host
+            .gpus
+            .iter()
+            .all(|g| g.latest.vendor != crate::telemetry::accel::Vendor::Nvidia)
+}
+
 fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, theme: &Theme) {
     let Some(host) = model.fleet.hosts.get(host_id) else {
         return;
@@ -382,6 +394,14 @@ fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, 
             .map(|h| Cell::from(h.to_string())),
     )
     .style(theme.header());
+    let unlisted = unlisted_processes(host).then(|| {
+        Row::new(vec![
+            Cell::from(String::new()),
+            Cell::from(String::new()),
+            Cell::from(t!("accel_processes.unlisted").into_owned()),
+        ])
+        .style(theme.dim())
+    });
     let rows = host.processes.iter().map(|p| {
         let gpu = host
             .gpus
@@ -406,6 +426,7 @@ fn draw_processes(frame: &mut Frame, area: Rect, model: &Model, host_id: usize, 
             ),
         ])
     });
+    let rows = rows.chain(unlisted);
     let title = scroll::title(
         &t!("pane.processes"),
         first,

@@ -3,7 +3,8 @@
 //! has `rocm-smi`, and the link prefers amd-smi. Each complete monitor sample gives the numbers
 //! it prints with vendor `amd` in `snapshot --json`, what it does not print stays null; a table
 //! gpufleet does not read and the published failure texts are reported as such, never as
-//! numbers.
+//! numbers. `amd-smi static` gives each GPU its model, bus id and driver, and
+//! `amd-smi process --csv` its processes, each replayed from its published sample.
 
 use crate::accel_ssh::{self, vendor_host, write_named_config};
 use crate::common;
@@ -33,7 +34,8 @@ fn live_gpus(scenario: &str) -> Option<Vec<serde_json::Value>> {
     let (code, host, calls) = snapshot(scenario)?;
     assert_eq!(code, Some(0), "{scenario}: {host:#}");
     assert_eq!(host["status"], "live", "{scenario}: {host:#}");
-    assert_eq!(calls, ["monitor"], "{scenario}");
+    // One reading: `amd-smi static` first, then the monitor table and the process list.
+    assert_eq!(calls, ["static", "monitor", "process --csv"], "{scenario}");
     let gpus = host["gpus"].as_array().expect("gpus").clone();
     for gpu in &gpus {
         assert_eq!(gpu["vendor"], "amd", "{gpu:#}");
@@ -190,10 +192,12 @@ fn a_followed_amd_host_forwards_its_amdgpu_kernel_lines() {
     let link = spawn_link(sshd.remote_host("mi300x"), 0, sink, opts).expect("spawn");
     // Generous waits: the kernel log is followed once the probe has chosen amd-smi, and the
     // whole check area runs its sshd hosts at once.
+    // The kernel lines may come before the first reading or after it.
     events.expect(Duration::from_secs(30), "Sample", |_, e| is_sample(e));
-    events.expect(Duration::from_secs(30), "Kernel", |_, e| {
-        matches!(e, HostEvent::Kernel { .. })
-    });
+    let kernel = |e: &HostEvent| matches!(e, HostEvent::Kernel { .. });
+    if !events.seen.iter().any(|(_, e, _)| kernel(e)) {
+        events.expect(Duration::from_secs(30), "Kernel", |_, e| kernel(e));
+    }
     std::thread::sleep(Duration::from_millis(500));
     events.expect(Duration::from_secs(10), "Sample", |_, e| is_sample(e));
     link.stop_and_join();
@@ -214,4 +218,144 @@ fn a_followed_amd_host_forwards_its_amdgpu_kernel_lines() {
     let labels: Vec<&str> = d.findings.iter().map(|f| f.label.as_str()).collect();
     assert_eq!(labels, ["amdgpu_ras_uncorrectable"]);
     assert_eq!(sshd.calls("dmesg"), ["--follow-new"]);
+}
+
+#[test]
+fn static_names_each_apu_with_its_bus_id_and_the_driver() {
+    // The MI300A documentation samples: four APUs in `monitor` and in `static`.
+    let Some(gpus) = live_gpus("monitor-07 static-01") else {
+        return;
+    };
+    assert_eq!(gpus.len(), 4);
+    for (i, gpu) in gpus.iter().enumerate() {
+        assert_eq!(gpu["name"], "MI300A", "{gpu:#}");
+        assert_eq!(gpu["bus_id"], format!("000{i}:01:00.0"), "{gpu:#}");
+    }
+    // The monitor's memory (GTT on an APU) is the live one; static's VRAM size does not
+    // replace it.
+    assert_eq!(gpus[0]["memory_total_mib"], 385741);
+    let (_, host, _) = snapshot("monitor-07 static-01").expect("host");
+    assert_eq!(host["driver_version"], "6.9.0-rc5+", "{host:#}");
+}
+
+#[test]
+fn a_radeon_report_gives_its_bus_id_but_a_device_id_is_no_model() {
+    let Some(gpus) = live_gpus("monitor-01 static-02") else {
+        return;
+    };
+    assert_eq!(gpus.len(), 1);
+    // MARKET_NAME is the raw id 0x73bf: no model shown, never the id as a name.
+    assert_eq!(gpus[0]["name"], "", "{:#}", gpus[0]);
+    assert_eq!(gpus[0]["bus_id"], "0000:23:00.0");
+    let (_, host, _) = snapshot("monitor-01 static-02").expect("host");
+    assert_eq!(host["driver_version"], "6.1.10", "{host:#}");
+}
+
+#[test]
+fn a_static_report_of_limits_only_names_nothing() {
+    // `amd-smi static --limit`'s two GPUs: no model, bus id or driver to read.
+    let Some(gpus) = live_gpus("monitor-05 static-04") else {
+        return;
+    };
+    assert_eq!(gpus[0]["name"], "", "{:#}", gpus[0]);
+    assert_eq!(gpus[0]["bus_id"], "", "{:#}", gpus[0]);
+    assert_eq!(gpus[0]["power_draw_w"], 305.0);
+}
+
+#[test]
+fn the_process_csv_shows_each_process_on_its_gpu() {
+    // The blog's eight MI300X, in `monitor -putm` and in `process --csv`.
+    let Some((code, host, _)) = snapshot("monitor-04 process-csv-01") else {
+        return;
+    };
+    assert_eq!(code, Some(0), "{host:#}");
+    let processes = host["processes"].as_array().expect("processes");
+    assert_eq!(processes.len(), 8, "{host:#}");
+    assert_eq!(host["processes_known"], true, "{host:#}");
+    let on: Vec<(u64, u64)> = processes
+        .iter()
+        .map(|p| {
+            (
+                p["gpu_index"].as_u64().expect("index"),
+                p["pid"].as_u64().expect("pid"),
+            )
+        })
+        .collect();
+    assert_eq!(on[0], (0, 207590));
+    assert_eq!(on[3], (3, 207588));
+    assert_eq!(on[7], (7, 207593));
+    assert_eq!(processes[0]["name"], "pt_main_thread");
+    // 7889485824 bytes of VRAM.
+    assert_eq!(processes[0]["used_memory_mib"], 7524);
+}
+
+#[test]
+fn a_process_list_amd_smi_refuses_lists_none() {
+    let Some((code, host, calls)) = snapshot("monitor-05") else {
+        return;
+    };
+    assert_eq!(code, Some(0), "{host:#}");
+    assert_eq!(calls, ["static", "monitor", "process --csv"]);
+    assert_eq!(host["processes"], serde_json::json!([]), "{host:#}");
+    // Unknown, not "no processes".
+    assert_eq!(host["processes_known"], false, "{host:#}");
+    assert_eq!(host["gpus"][0]["name"], "", "{host:#}");
+}
+
+/// `gpufleet check` on the AMD host replaying `scenario`: exit code and JSON report.
+fn check(scenario: &str, expect: &[&str]) -> Option<(Option<i32>, serde_json::Value)> {
+    let sshd = amd_smi_host(scenario)?;
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_named_config(&sshd, dir.path(), "mi300a", "");
+    let out = std::process::Command::new(crate::tmux::binary())
+        .env("SSH_AUTH_SOCK", "")
+        .env("GPUFLEET_STATE_DIR", dir.path().join("state"))
+        .args(["--accept-new-host-keys", "--config"])
+        .arg(&config)
+        .arg("--known-hosts")
+        .arg(dir.path().join("known_hosts"))
+        .args(["check", "mi300a", "--json", "--sustain-s", "0"])
+        .args(expect)
+        .output()
+        .expect("check");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    Some((out.status.code(), doc))
+}
+
+#[test]
+fn check_on_amd_checks_the_model_that_static_reports() {
+    let Some((code, doc)) = check(
+        "monitor-07 static-01",
+        &["--expect-gpu", "MI300A", "--expect-count", "4"],
+    ) else {
+        return;
+    };
+    assert_eq!(code, Some(0), "{doc:#}");
+    let checks = doc["checks"].as_array().expect("checks");
+    let models: Vec<&serde_json::Value> = checks
+        .iter()
+        .filter(|c| c["id"] == "identity.model")
+        .collect();
+    assert_eq!(models.len(), 4, "{doc:#}");
+    for model in models {
+        assert_eq!(model["status"], "pass", "{model:#}");
+        assert_eq!(model["measured"], "MI300A", "{model:#}");
+    }
+    // Another model is a failure, not a skip.
+    let Some((code, doc)) = check("monitor-07 static-01", &["--expect-gpu", "MI300X"]) else {
+        return;
+    };
+    assert_ne!(code, Some(0), "{doc:#}");
+    let failed = doc["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .any(|c| c["id"] == "identity.model" && c["status"] == "fail");
+    assert!(failed, "{doc:#}");
 }

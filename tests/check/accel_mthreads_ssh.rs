@@ -335,3 +335,56 @@ fn cnmon_v5_10_13_table_reads_the_mlu370_x8() {
     assert_eq!(gpus[1]["temperature_c"], 39.0);
     assert_eq!(gpus[1]["vendor"], "cambricon");
 }
+
+#[test]
+fn cnmon_lists_no_processes_so_they_are_unknown_not_none() {
+    let Some(sshd) = host("cambricon", "table-01") else {
+        return;
+    };
+    let (code, host) = snapshot(&sshd);
+    assert_eq!(code, Some(0), "{host:#}");
+    // Every published cnmon table says "No running processes found" without a list to read:
+    // the host's processes are unknown, not an empty list read as "none".
+    assert_eq!(host["processes"], serde_json::json!([]));
+    assert_eq!(host["processes_known"], false, "{host:#}");
+    let Some(sshd) = self::host("mthreads", "table-01") else {
+        return;
+    };
+    let (_, host) = snapshot(&sshd);
+    assert_eq!(host["processes_known"], true, "{host:#}");
+}
+
+#[test]
+fn the_host_view_says_cnmon_does_not_list_processes() {
+    let Some(sshd) = host("cambricon", "table-01") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_config(&sshd, dir.path());
+    for (lang, width, height, says) in [
+        ("en", 80, 24, "this tool does not list processes"),
+        ("zh-CN", 100, 30, "此工具不列出进程"),
+        ("en", 100, 30, "this tool does not list processes"),
+        ("zh-CN", 80, 24, "此工具不列出进程"),
+    ] {
+        let command = format!(
+            "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} {} --lang {lang} --config {} --known-hosts {} --accept-new-host-keys; echo EXIT=$?; sleep 30",
+            dir.path().join("state").display(),
+            binary().display(),
+            config.display(),
+            dir.path().join("known_hosts").display()
+        );
+        let Some(tmux) = Tmux::start(&command, width, height) else {
+            return;
+        };
+        tmux.wait_for("MLU370", Duration::from_secs(20));
+        tmux.keys(&["Enter"]);
+        let screen = tmux.wait_for(says, Duration::from_secs(20));
+        assert!(
+            screen.contains("MLU370"),
+            "{lang} {width}x{height}:\n{screen}"
+        );
+        tmux.keys(&["q"]);
+        tmux.keys(&["q"]);
+    }
+}

@@ -341,3 +341,53 @@ fn watch_names_the_npu_smi_dcmi_failure_as_a_finding() {
     });
     assert!(!generic, "{page}");
 }
+
+/// The Arc A310 LP's `xpu-smi discovery --dump 1,2,6,16` and its dump, from the same source.
+const A310: &str = "intel-xpu-smi-dump-02.txt discovery:intel-xpu-smi-discovery-04.txt";
+
+#[test]
+fn xpu_smi_discovery_names_the_gpus_of_the_dump() {
+    let Some(sshd) = vendor_host("intel") else {
+        return;
+    };
+    let (code, host) = host_printing(&sshd, A310);
+    assert_eq!(code, Some(0), "{host:#}");
+    let gpus = gpus_of(&host);
+    assert_eq!(gpus.len(), 1, "{host:#}");
+    assert_eq!(gpus[0]["name"], "Intel(R) Arc(TM) A310 LP Graphics");
+    // Its Memory Physical Size is N/A: unknown, not 0; the dump's figures are kept.
+    assert!(gpus[0]["memory_total_mib"].is_null(), "{host:#}");
+    assert_eq!(gpus[0]["memory_used_mib"], 82);
+    let calls = sshd.calls("xpu-smi");
+    assert_eq!(calls[0], "discovery --dump 1,2,6,16", "{calls:?}");
+    // Where discovery fails, the dump is read as before, without a name.
+    let (code, host) = host_printing(&sshd, "intel-xpu-smi-dump-02.txt");
+    assert_eq!(code, Some(0), "{host:#}");
+    assert_eq!(gpus_of(&host)[0]["name"], "", "{host:#}");
+}
+
+#[test]
+fn a_followed_intel_host_shows_the_name_discovery_gives() {
+    let Some(sshd) = vendor_host("intel") else {
+        return;
+    };
+    sshd.set_scenario(&format!("sample:{A310}"));
+    let dir = tempfile::tempdir().expect("temp");
+    let config = write_named_config(&sshd, dir.path(), "arc", "");
+    let command = format!(
+        "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} {} --config {} --known-hosts {} --accept-new-host-keys; echo EXIT=$?; sleep 30",
+        dir.path().join("state").display(),
+        binary().display(),
+        config.display(),
+        dir.path().join("known_hosts").display()
+    );
+    let Some(tmux) = Tmux::start(&command, 100, 30) else {
+        return;
+    };
+    tmux.wait_for("arc", Duration::from_secs(20));
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("A310", Duration::from_secs(20));
+    assert!(screen.contains("Arc(TM) A310"), "{screen}");
+    tmux.keys(&["q"]);
+    tmux.keys(&["q"]);
+}

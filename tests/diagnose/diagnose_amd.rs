@@ -121,3 +121,18 @@ fn the_command_names_the_finding_in_both_languages() {
         assert!(text.contains(says), "{lang}: {text}");
     }
 }
+
+#[test]
+fn a_pasted_default_view_shows_working_gpus() {
+    // amd-smi's default view of AMD-SMI 27 (four MI300A) and 26 (two Radeon AI PRO R9700,
+    // with processes): no finding, and the GPU lines are evidence the GPUs work.
+    for name in ["amd-amd-smi-default-01.txt", "amd-amd-smi-default-02.txt"] {
+        let (found, d) = labels(name);
+        assert!(found.is_empty(), "{name}: {d:#?}");
+        assert_eq!(d.verdict, Verdict::Healthy, "{name}: {d:#?}");
+    }
+    // The same view with its GPU lines cut away is no evidence.
+    let text = read("amd-amd-smi-default-01.txt");
+    let title_only: String = text.lines().take(4).collect::<Vec<_>>().join("\n");
+    assert_eq!(diagnose(&title_only).verdict, Verdict::Unrecognised);
+}

@@ -73,6 +73,10 @@ fn snapshot_of_the_demo_prints_every_host_and_fails_for_the_unreachable_one() {
     assert_eq!(amd["gpus"][0]["vendor"], "amd");
     assert_eq!(amd["gpus"][0]["memory_used_mib"], 3072);
     assert!(amd["gpus"][0]["power_limit_w"].is_null());
+    // Its process, tied to its GPU by number as `amd-smi process --csv` lists it.
+    assert_eq!(amd["processes"][0]["gpu_index"], 0, "{amd:#}");
+    assert_eq!(amd["processes"][0]["name"], "pt_main_thread");
+    assert_eq!(amd["processes_known"], true);
     // The mixed fleet: the Ascend host's NPUs are in `gpus` with their vendor, and what
     // npu-smi does not report is null, not 0.
     let ascend = &hosts[6];
@@ -102,6 +106,8 @@ fn snapshot_of_the_demo_prints_every_host_and_fails_for_the_unreachable_one() {
     assert_eq!(mlu["gpus"].as_array().map(Vec::len), Some(2));
     assert_eq!(mlu["gpus"][1]["vendor"], "cambricon");
     assert_eq!(mlu["gpus"][1]["power_limit_w"], 250.0);
+    // cnmon lists no processes: unknown, not none.
+    assert_eq!(mlu["processes_known"], false, "{mlu:#}");
     let train = &hosts[0];
     assert_eq!(train["gpus"][0]["vendor"], "nvidia");
     assert_eq!(train["status"], "live");

@@ -4,12 +4,11 @@
 //! vendor driver's lines (Moore Threads' `mtgpu`) reach the findings.
 //!
 //! The probe and every command are fixed text built here from typed values; the probe's answer
-//! only selects one of the tools listed here, so nothing remote is ever run. `npu-smi info` and
-//! `rocm-smi --json` are polled (neither loops in a form with a published sample);
-//! `xpu-smi dump` loops by itself and is read as a stream. Output that a parser does not know is
-//! reported as `Lost` with "unsupported output from TOOL VERSION" and its first lines, never as a
-//! number; a host with only `amd-smi` is reported the same way, since no complete published
-//! sample of its output exists to build a parser on (tests/fixtures/accelerators/README.md).
+//! only selects one of the tools listed here, so nothing remote is ever run. `npu-smi info`,
+//! `rocm-smi --json` and the amd-smi script (monitor, process list; `amd-smi static` on a
+//! connection's first reading, whose facts the link keeps) are polled; `xpu-smi dump` loops by
+//! itself and is read as a stream. Output that a parser does not know is reported as `Lost` with
+//! "unsupported output from TOOL VERSION" and its first lines, never as a number.
 
 use std::time::Instant;
 
@@ -22,7 +21,7 @@ use crate::remote::link::mux::{Mux, Slot};
 use crate::remote::link::session_state::SessionState;
 use crate::remote::link::{Link, Mode};
 use crate::telemetry::LostReason;
-use crate::telemetry::accel::sample::{to_processes, to_samples};
+use crate::telemetry::accel::sample::{apply_facts, to_processes, to_samples};
 use crate::telemetry::accel::{AccelError, AccelProcess, AccelReading, UNSUPPORTED_PREFIX};
 use crate::telemetry::source::now_ms;
 use crate::words::Words;
@@ -66,7 +65,13 @@ impl Link {
         st.stream_restart_at = None;
         st.accel.lines.clear();
         st.accel.header = None;
-        match tool.command(self.opts.interval_ms, self.mode == Mode::Follow) {
+        st.accel.preamble = false;
+        let follow = self.mode == Mode::Follow;
+        let command = match st.accel.facts {
+            None => tool.first_command(self.opts.interval_ms, follow),
+            Some(_) => tool.command(self.opts.interval_ms, follow),
+        };
+        match command {
             Some(command) => mux.start(Slot::Stream, &command.to_shell()?, OTHER_BUDGET)?,
             None => self.accel_failed(st, tool, &tool.parse("").err()),
         }
@@ -154,12 +159,36 @@ impl Link {
         if line.trim().is_empty() {
             return;
         }
+        match tool.section_name(&line) {
+            Some("dump") => {
+                st.accel.preamble = false;
+                st.accel.keep(line);
+                let text = std::mem::take(&mut st.accel.lines).join("\n");
+                st.accel.facts = Some(tool.facts(&text).unwrap_or_default());
+                return;
+            }
+            Some(_) => {
+                st.accel.preamble = true;
+                st.accel.keep(line);
+                return;
+            }
+            None if st.accel.preamble => {
+                st.accel.keep(line);
+                return;
+            }
+            None => {}
+        }
         let Some(header) = st.accel.header.clone() else {
             st.accel.header = Some(line);
             return;
         };
         match tool.parse(&format!("{header}\n{line}")) {
-            Ok(readings) => self.accel_readings(st, readings, None),
+            Ok(mut readings) => {
+                if let Some(facts) = &st.accel.facts {
+                    apply_facts(&mut readings, facts);
+                }
+                self.accel_readings(st, readings, None)
+            }
             Err(e) => self.accel_failed(st, tool, &Some(e)),
         }
     }
@@ -169,7 +198,13 @@ impl Link {
         if !tool.streams(self.mode == Mode::Follow) {
             let text = lines.join("\n");
             match tool.parse(&text) {
-                Ok(readings) => {
+                Ok(mut readings) => {
+                    if st.accel.facts.is_none() {
+                        st.accel.facts = Some(tool.facts(&text).unwrap_or_default());
+                    }
+                    if let Some(facts) = &st.accel.facts {
+                        apply_facts(&mut readings, facts);
+                    }
                     let processes = tool.processes(&text);
                     self.accel_readings(st, readings, processes);
                 }
@@ -366,7 +401,25 @@ mod tests {
             "xpu-smi dump -d -1 -m 0,1,2,3,4,5 -i 2"
         );
         let amd = Tool::Amd.command(1_000, false).expect("amd");
-        assert_eq!(amd.to_shell().expect("shell"), "amd-smi monitor");
+        let amd = amd.to_shell().expect("shell");
+        assert!(amd.starts_with("sh -c 'if [ \"$1\" = static ]"), "{amd}");
+        assert!(amd.ends_with("exit $s' sh"), "{amd}");
+        let xpu = Tool::Xpu.first_command(2_500, false).expect("xpu");
+        let xpu = xpu.to_shell().expect("shell");
+        assert!(
+            xpu.starts_with("sh -c 'echo '\\''gpufleet-xpu-smi discovery"),
+            "{xpu}"
+        );
+        assert!(
+            xpu.ends_with("' sh dump -d -1 -m 0,1,2,3,4,5 -i 2 -n 1"),
+            "{xpu}"
+        );
+        let first = Tool::Amd.first_command(1_000, false).expect("amd");
+        assert!(first.to_shell().expect("shell").ends_with("' sh static"));
+        assert_eq!(
+            Tool::Npu.first_command(1_000, true),
+            Tool::Npu.command(1_000, true)
+        );
         let gmi = Tool::Mthreads.command(1_000, true).expect("mthreads");
         assert_eq!(
             gmi.to_shell().expect("shell"),

@@ -14,23 +14,53 @@
 //! not initialized, no GPU devices) are recognised by [`failure_reason`] so the host is reported
 //! with the right reason instead of "unsupported output".
 
-use super::{AccelError, AccelReading, Vendor, count_cell, mhz, number_cell};
+use super::{
+    AccelError, AccelProcess, AccelReading, Vendor, amd_smi_report, count_cell, mhz, number_cell,
+};
 use crate::telemetry::LostReason;
 
 const TOOL: &str = "amd-smi";
 const MIB_PER_GIB: f64 = 1024.0;
 
-/// What `gpufleet` runs: the default monitor table (power, temperatures, utilization, clock,
-/// memory), one answer per call.
-pub const AMD_SMI_ARGS: [&str; 1] = ["monitor"];
+/// What `gpufleet` runs, as one fixed script: the default monitor table (power, temperatures,
+/// utilization, clock, memory), then the process list as CSV; with the argument `static`,
+/// first `amd-smi static` (model, bus id, VRAM size, driver: read once a connection). Each report
+/// follows a line of its own ([`SECTION_MARK`] and its name); the script ends with the
+/// monitor's exit status.
+pub const POLL_SCRIPT: &str = "if [ \"$1\" = static ]; then echo 'gpufleet-amd-smi static'; amd-smi static 2>&1; fi; \
+echo 'gpufleet-amd-smi monitor'; amd-smi monitor 2>&1; s=$?; \
+echo 'gpufleet-amd-smi process'; amd-smi process --csv 2>&1; exit $s";
+
+/// What the poll script prints before each report, then the report's name.
+pub const SECTION_MARK: &str = "gpufleet-amd-smi ";
+
+/// The report `name` (`static`, `monitor`, `process`) of the poll script's output; text before
+/// any mark is the monitor table (the tool run alone). `None` when the output has no such part.
+pub fn section<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    super::section(text, SECTION_MARK, "monitor", name)
+}
+
+/// The processes of the poll's `process` report (`amd-smi process --csv`); `None` where the
+/// output has none or amd-smi printed something else there, so they stay unknown.
+pub fn listed_processes(text: &str) -> Option<Vec<AccelProcess>> {
+    amd_smi_report::parse_process_csv(section(text, "process")?).ok()
+}
+
+/// What the poll's `static` report says of each GPU (model, bus id, VRAM size, driver);
+/// `None` where the output has no such report or amd-smi refused it.
+pub fn static_facts(text: &str) -> Option<Vec<AccelReading>> {
+    amd_smi_report::parse_static(section(text, "static")?).ok()
+}
 
 /// Units amd-smi prints after a value, each its own word.
 const UNITS: [&str; 11] = [
     "W", "°C", "%", "MHz", "MB", "GB", "KB", "B", "Mb/s", "ns", "mV",
 ];
 
-/// Parses `amd-smi monitor` into one reading per row, in table order.
+/// Parses `amd-smi monitor` (or the poll script's output, by its `monitor` report) into one
+/// reading per row, in table order.
 pub fn parse_monitor(text: &str) -> Result<Vec<AccelReading>, AccelError> {
+    let text = section(text, "monitor").unwrap_or_default();
     let version = tool_version(text);
     let unsupported =
         |reason: &str| AccelError::unsupported(TOOL, version.as_deref(), reason, text);
@@ -267,6 +297,31 @@ mod tests {
         let text = fixture("amd-amd-smi-error-04.txt");
         assert_eq!(failure_reason(&text), Some(LostReason::NoDevices));
         assert_eq!(failure_reason(&fixture("amd-amd-smi-error-06.txt")), None);
+    }
+
+    #[test]
+    fn the_poll_scripts_reports_are_read_apart() {
+        let text = format!(
+            "gpufleet-amd-smi static\n{}gpufleet-amd-smi monitor\n{}gpufleet-amd-smi process\n{}",
+            fixture("amd-amd-smi-static-05.txt"),
+            fixture("amd-amd-smi-monitor-05.txt"),
+            fixture("amd-amd-smi-process-csv-01.txt")
+        );
+        let r = parse_monitor(&text).expect("monitor");
+        assert_eq!((r.len(), r[0].power_draw_w), (1, Some(305.0)));
+        let facts = static_facts(&text).expect("static");
+        assert_eq!(facts[0].name.as_deref(), Some("AMD Instinct MI350X"));
+        let processes = listed_processes(&text).expect("processes");
+        assert_eq!(processes.len(), 8);
+        // The monitor alone (no marks) is still its table, with no other report.
+        let alone = fixture("amd-amd-smi-monitor-05.txt");
+        assert_eq!(parse_monitor(&alone).expect("alone").len(), 1);
+        assert_eq!(static_facts(&alone), None);
+        assert_eq!(listed_processes(&alone), None);
+        // A process report amd-smi refused is unknown, not "no processes".
+        let refused =
+            format!("{alone}gpufleet-amd-smi process\nUnable to detect any GPU devices\n");
+        assert_eq!(listed_processes(&refused), None);
     }
 
     #[test]

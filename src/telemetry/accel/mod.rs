@@ -7,6 +7,7 @@
 //! output passes through [`crate::remote::sanitize`] like every other remote text.
 
 pub mod amd_smi;
+pub mod amd_smi_report;
 pub mod cnmon;
 pub mod mthreads_gmi;
 pub mod npu_smi;
@@ -203,6 +204,31 @@ pub struct AccelProcess {
     /// As printed (tools cut long names to their column), sanitized.
     pub name: String,
     pub memory_mib: Option<u64>,
+}
+
+/// The report `name` of a fixed script's output whose reports each follow a line `mark` then
+/// the report's name (`gpufleet-amd-smi monitor`); text before any such line is the report
+/// `first` (the tool run alone). `None` when the output has no such report.
+pub fn section<'a>(text: &'a str, mark: &str, first: &str, name: &str) -> Option<&'a str> {
+    let mut current = first;
+    let mut start = 0;
+    let mut offset = 0;
+    let mut found = None;
+    for line in text.split_inclusive('\n') {
+        let end = offset + line.len();
+        if let Some(next) = line.trim_end().strip_prefix(mark) {
+            if current == name && (start < offset || current != first) {
+                found = Some(&text[start..offset]);
+            }
+            current = next;
+            start = end;
+        }
+        offset = end;
+    }
+    if current == name {
+        found = Some(&text[start..]);
+    }
+    found
 }
 
 /// How many lines of unrecognised output an error carries, and how long each may be.

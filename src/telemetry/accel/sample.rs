@@ -54,6 +54,24 @@ pub fn to_processes(readings: &[AccelReading], processes: &[AccelProcess]) -> Ve
         .collect()
 }
 
+/// Fills what each reading leaves unknown of its identity (model, bus id, memory size, driver
+/// version) from the facts a tool states once for the same device and chip (`amd-smi
+/// static`); a value the reading has is kept.
+pub fn apply_facts(readings: &mut [AccelReading], facts: &[AccelReading]) {
+    for r in readings {
+        let Some(f) = facts
+            .iter()
+            .find(|f| f.index == r.index && f.chip == r.chip)
+        else {
+            continue;
+        };
+        r.name = r.name.take().or_else(|| f.name.clone());
+        r.bus_id = r.bus_id.take().or_else(|| f.bus_id.clone());
+        r.memory_total_mib = r.memory_total_mib.or(f.memory_total_mib);
+        r.driver_version = r.driver_version.take().or_else(|| f.driver_version.clone());
+    }
+}
+
 fn to_sample(index: u32, r: &AccelReading) -> GpuSample {
     GpuSample {
         index,
@@ -173,6 +191,21 @@ mod tests {
         assert_eq!(processes[0].gpu_index, Some(1));
         assert_eq!(processes[1].gpu_index, None);
         assert_eq!(processes[0].used_memory_mib, None);
+    }
+
+    #[test]
+    fn facts_fill_only_what_a_reading_leaves_unknown() {
+        let mut live = AccelReading::new(Vendor::Amd, 1);
+        live.memory_total_mib = Some(196301);
+        let other = AccelReading::new(Vendor::Amd, 2);
+        let mut fact = AccelReading::new(Vendor::Amd, 1);
+        fact.name = Some("MI300X".to_string());
+        fact.memory_total_mib = Some(196592);
+        let mut readings = [live, other];
+        apply_facts(&mut readings, &[fact]);
+        assert_eq!(readings[0].name.as_deref(), Some("MI300X"));
+        assert_eq!(readings[0].memory_total_mib, Some(196301));
+        assert_eq!(readings[1].name, None);
     }
 
     #[test]

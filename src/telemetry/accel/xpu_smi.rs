@@ -44,6 +44,7 @@ impl Column {
 /// Parses a dump: one reading per data line, in order (the caller keeps the newest per
 /// device). Lines before the header (xpu-smi prints none, a shell may) are refused.
 pub fn parse_dump(text: &str) -> Result<Vec<AccelReading>, AccelError> {
+    let text = section(text, "dump").unwrap_or_default();
     let unsupported = |reason: String| AccelError::unsupported(TOOL, None, reason, text);
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let header = lines.next().unwrap_or_default();
@@ -128,6 +129,28 @@ fn discovery_field(r: &mut AccelReading, key: &str, value: &str) -> Result<(), (
         _ => {}
     }
     Ok(())
+}
+
+/// The fixed script of a connection's first reading: the discovery fields of the published
+/// `xpu-smi discovery --dump 1,2,6,16` (device id, name, core clock, memory size), then the
+/// dump (its arguments are the script's), each after a line of its own ([`SECTION_MARK`] and
+/// its name).
+pub const FIRST_SCRIPT: &str = "echo 'gpufleet-xpu-smi discovery'; xpu-smi discovery --dump 1,2,6,16 2>&1; \
+echo 'gpufleet-xpu-smi dump'; exec xpu-smi \"$@\"";
+
+/// What [`FIRST_SCRIPT`] prints before each report, then the report's name.
+pub const SECTION_MARK: &str = "gpufleet-xpu-smi ";
+
+/// The report `name` (`discovery`, `dump`) of the first reading's output; text before any mark
+/// is the dump (the tool run alone).
+pub fn section<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    super::section(text, SECTION_MARK, "dump", name)
+}
+
+/// What the first reading's discovery report says of each device (name, memory size); `None`
+/// where the output has none or xpu-smi refused it.
+pub fn discovery_facts(text: &str) -> Option<Vec<AccelReading>> {
+    parse_discovery(section(text, "discovery")?).ok()
 }
 
 /// Parses `xpu-smi discovery` (the `Device ID | Device Information` table, with or without
@@ -386,6 +409,25 @@ mod tests {
             Some("Intel(R) Arc(TM) A310 LP Graphics")
         );
         assert_eq!(arc.memory_total_mib, None);
+    }
+
+    #[test]
+    fn the_first_readings_discovery_and_dump_are_read_apart() {
+        let text = format!(
+            "gpufleet-xpu-smi discovery\n{}gpufleet-xpu-smi dump\n{}",
+            sample("intel-xpu-smi-discovery-04.txt"),
+            sample("intel-xpu-smi-dump-02.txt")
+        );
+        let facts = discovery_facts(&text).expect("facts");
+        assert_eq!(
+            facts[0].name.as_deref(),
+            Some("Intel(R) Arc(TM) A310 LP Graphics")
+        );
+        assert_eq!(parse_dump(&text).expect("dump").len(), 4);
+        // A refused discovery gives no facts, and the dump alone none either.
+        let refused = "gpufleet-xpu-smi discovery\nunknown option\ngpufleet-xpu-smi dump\n";
+        assert_eq!(discovery_facts(refused), None);
+        assert_eq!(discovery_facts(&sample("intel-xpu-smi-dump-02.txt")), None);
     }
 
     #[test]

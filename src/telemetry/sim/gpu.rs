@@ -308,15 +308,19 @@ impl SimGpu {
     /// This GPU's line in `--query-compute-apps`, if anything runs on it.
     /// The process on this GPU as nvidia-smi lists it; none for another vendor's card, whose
     /// process table gpufleet does not read.
+    /// The process on this GPU as its tool lists it: nvidia-smi by the GPU's UUID, AMD's
+    /// `amd-smi process --csv` by the GPU's number; the other vendors' demo cards list none.
     pub(super) fn process(&self) -> Option<GpuProcess> {
-        if self.spec.vendor != Vendor::Nvidia {
-            return None;
-        }
+        let (gpu_uuid, gpu_index) = match self.spec.vendor {
+            Vendor::Nvidia => (self.uuid.clone(), None),
+            Vendor::Amd => (String::new(), Some(self.index)),
+            _ => return None,
+        };
         self.process.as_ref().map(|p| GpuProcess {
-            gpu_index: None,
+            gpu_index,
             pid: p.pid,
             name: p.name.to_string(),
-            gpu_uuid: self.uuid.clone(),
+            gpu_uuid,
             used_memory_mib: Some(self.vram_mib),
         })
     }

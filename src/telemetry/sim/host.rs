@@ -2,6 +2,7 @@
 
 use super::gpu::SimGpu;
 use crate::fleet::HostEvent;
+use crate::telemetry::accel::Vendor;
 use crate::telemetry::boot_id::BootId;
 use crate::telemetry::{HostInfo, LostReason, TimestampMs};
 use crate::words::Words;
@@ -77,6 +78,16 @@ fn short_bus_id(bus_id: &str) -> &str {
 }
 
 impl SimHost {
+    /// Whether the host's tool lists processes, as the real link reads it: nvidia-smi,
+    /// `npu-smi info`, the `mthreads-gmi` table and `amd-smi process` do; `xpu-smi dump` and
+    /// `cnmon` do not, so such a host sends no process list at all.
+    fn lists_processes(&self) -> bool {
+        !self
+            .gpus
+            .iter()
+            .any(|g| matches!(g.spec.vendor, Vendor::Intel | Vendor::Cambricon))
+    }
+
     pub(super) fn new(
         name: impl Into<String>,
         driver_version: &'static str,
@@ -211,7 +222,7 @@ impl SimHost {
                     at_ms,
                     gpu: gpu.sample(),
                 }));
-                if t_ms.is_multiple_of(PROCESSES_EVERY_MS) {
+                if t_ms.is_multiple_of(PROCESSES_EVERY_MS) && self.lists_processes() {
                     out.push(HostEvent::Processes {
                         at_ms,
                         processes: self.gpus.iter().filter_map(SimGpu::process).collect(),

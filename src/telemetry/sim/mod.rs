@@ -228,7 +228,9 @@ impl Simulator {
         }
         .gpus(|_, _| Work::Idle { held_mib: 0 });
 
-        // An AMD host read through `amd-smi monitor`, busy as its published row shows it.
+        // An AMD host read through `amd-smi monitor`, busy as its published row shows it; its
+        // process is named as the published `amd-smi process --csv` of eight MI300X names
+        // theirs (tests/fixtures/accel/amd-amd-smi-process-csv-01.txt).
         let mi300x = HostBuilder {
             seed,
             host_index: 10,
@@ -236,7 +238,7 @@ impl Simulator {
             driver_version: "",
             buses: &[String::new()],
             first_pid: pid(&mut rng),
-            process_name: "python3",
+            process_name: "pt_main_thread",
         }
         .gpus(|_, _| Work::PowerCapped {
             // 3.0 GB (binary) used, less the context the simulator adds for a process.

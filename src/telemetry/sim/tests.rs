@@ -138,6 +138,47 @@ fn training_host_sits_at_the_power_cap() {
 }
 
 #[test]
+fn the_amd_host_lists_its_process_by_gpu_number() {
+    let mut sim = Simulator::demo(3);
+    let id = host(&sim, "mi300x-amd");
+    let events = run(&mut sim, 10_000);
+    let procs = events
+        .iter()
+        .find_map(|(h, e)| match e {
+            HostEvent::Processes { processes, .. } if *h == id => Some(processes),
+            _ => None,
+        })
+        .expect("processes");
+    assert_eq!(procs.len(), 1);
+    let p = &procs[0];
+    // As `amd-smi process --csv` lists it: by GPU number, no UUID, its VRAM.
+    assert_eq!((p.name.as_str(), p.gpu_index), ("pt_main_thread", Some(0)));
+    assert!(p.gpu_uuid.is_empty());
+    assert!(p.used_memory_mib.is_some_and(|m| m > 0), "{p:?}");
+}
+
+#[test]
+fn hosts_whose_tool_lists_no_processes_send_no_list() {
+    let mut sim = Simulator::demo(3);
+    let events = run(&mut sim, 10_000);
+    for name in ["xpu-flex170", "cambricon-mlu"] {
+        let id = host(&sim, name);
+        assert!(
+            !events
+                .iter()
+                .any(|(h, e)| *h == id && matches!(e, HostEvent::Processes { .. })),
+            "{name}"
+        );
+    }
+    let ascend = host(&sim, "ascend-910b");
+    assert!(
+        events
+            .iter()
+            .any(|(h, e)| *h == ascend && matches!(e, HostEvent::Processes { .. }))
+    );
+}
+
+#[test]
 fn idle_host_reads_idle() {
     let mut sim = Simulator::demo(5);
     let id = host(&sim, "idle-a100");
