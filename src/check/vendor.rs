@@ -55,7 +55,7 @@ pub fn collect_vendor(
         samples: Vec::new(),
         failure: None,
     };
-    let parsed = match tool.first_command(ONE_SHOT_INTERVAL_MS, false) {
+    let parsed = match tool.first_command(ONE_SHOT_INTERVAL_MS, false, true) {
         Some(command) => {
             let (text, end) = capture(runner, &command.argv(), TOOL_TIMEOUT, stop)?;
             match (tool.parse(&text), end.exit_status) {

@@ -71,12 +71,18 @@ impl Tool {
         self == Tool::Xpu && follow
     }
 
-    /// The command, built from typed values only.
-    pub(crate) fn command(self, interval_ms: u32, follow: bool) -> Option<RemoteCommand> {
+    /// The command, built from typed values only; `processes`: the tool's own process report is
+    /// due too (only `amd-smi` has one apart from its reading).
+    pub(crate) fn command(
+        self,
+        interval_ms: u32,
+        follow: bool,
+        processes: bool,
+    ) -> Option<RemoteCommand> {
         Some(match self {
             Tool::Npu => RemoteCommand::new("npu-smi").arg("info"),
             Tool::Rocm => RemoteCommand::new("rocm-smi").args(ROCM_SMI_ARGS),
-            Tool::Amd => RemoteCommand::new("sh").args(["-c", AMD_SMI_SCRIPT, "sh"]),
+            Tool::Amd => amd_command(false, processes),
             Tool::Xpu => {
                 let seconds = (interval_ms / 1_000).max(1).to_string();
                 let mut command = RemoteCommand::new("xpu-smi")
@@ -97,13 +103,16 @@ impl Tool {
     /// The command of a connection's first reading: for `amd-smi`, [`Tool::command`] with
     /// `amd-smi static` before it, for `xpu-smi` the dump after `xpu-smi discovery`, whose facts
     /// ([`Tool::facts`]) hold for the connection; for the other tools, the same command.
-    pub(crate) fn first_command(self, interval_ms: u32, follow: bool) -> Option<RemoteCommand> {
+    pub(crate) fn first_command(
+        self,
+        interval_ms: u32,
+        follow: bool,
+        processes: bool,
+    ) -> Option<RemoteCommand> {
         match self {
-            Tool::Amd => {
-                Some(RemoteCommand::new("sh").args(["-c", AMD_SMI_SCRIPT, "sh", "static"]))
-            }
+            Tool::Amd => Some(amd_command(true, processes)),
             Tool::Xpu => {
-                let dump = self.command(interval_ms, follow)?;
+                let dump = self.command(interval_ms, follow, processes)?;
                 let mut argv = dump.argv().into_iter();
                 argv.next();
                 Some(
@@ -112,7 +121,7 @@ impl Tool {
                         .args(argv),
                 )
             }
-            _ => self.command(interval_ms, follow),
+            _ => self.command(interval_ms, follow, processes),
         }
     }
 
@@ -212,6 +221,16 @@ pub(crate) fn probe_answer(lines: &[String]) -> Option<Probed> {
     })
 }
 
+/// The amd-smi poll script with its two switches: `amd-smi static` first, the process report last.
+fn amd_command(with_static: bool, processes: bool) -> RemoteCommand {
+    let first = if with_static { "static" } else { "-" };
+    let mut command = RemoteCommand::new("sh").args(["-c", AMD_SMI_SCRIPT, "sh", first]);
+    if processes {
+        command = command.arg("process");
+    }
+    command
+}
+
 /// One session's accelerator work: the probe running, or the tool being read.
 #[derive(Default)]
 pub(crate) struct AccelSession {
@@ -227,6 +246,8 @@ pub(crate) struct AccelSession {
     pub(super) lines: Vec<String>,
     /// A streaming tool's header line, which each data line is read under.
     pub(super) header: Option<String>,
+    /// When the tool's own process report is next due (`None`: with the next reading).
+    pub(super) processes_due: Option<std::time::Instant>,
 }
 
 impl AccelSession {

@@ -218,6 +218,12 @@ fn a_followed_amd_host_forwards_its_amdgpu_kernel_lines() {
     let labels: Vec<&str> = d.findings.iter().map(|f| f.label.as_str()).collect();
     assert_eq!(labels, ["amdgpu_ras_uncorrectable"]);
     assert_eq!(sshd.calls("dmesg"), ["--follow-new"]);
+    // Each amd-smi run starts Python on the host: the process report comes at the process
+    // lists' pace (1 s here), not with every reading (200 ms here).
+    let calls = sshd.calls("amd-smi");
+    let count = |name: &str| calls.iter().filter(|c| c.as_str() == name).count();
+    assert!(count("process --csv") >= 1, "{calls:?}");
+    assert!(count("monitor") > count("process --csv"), "{calls:?}");
 }
 
 #[test]

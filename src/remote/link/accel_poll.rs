@@ -10,7 +10,7 @@
 //! itself and is read as a stream. Output that a parser does not know is reported as `Lost` with
 //! "unsupported output from TOOL VERSION" and its first lines, never as a number.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::fleet::HostEvent;
 use crate::remote::accel_tools::{Probed, Tool, probe_answer, probe_command};
@@ -67,9 +67,19 @@ impl Link {
         st.accel.header = None;
         st.accel.preamble = false;
         let follow = self.mode == Mode::Follow;
+        let now = Instant::now();
+        let processes = st.accel.processes_due.is_none_or(|due| now >= due);
+        if processes {
+            let every_ms = if self.backlog.looked_at() {
+                self.opts.processes_interval_ms
+            } else {
+                self.opts.processes_unwatched_interval_ms
+            };
+            st.accel.processes_due = Some(now + Duration::from_millis(every_ms.max(100)));
+        }
         let command = match st.accel.facts {
-            None => tool.first_command(self.opts.interval_ms, follow),
-            Some(_) => tool.command(self.opts.interval_ms, follow),
+            None => tool.first_command(self.opts.interval_ms, follow, processes),
+            Some(_) => tool.command(self.opts.interval_ms, follow, processes),
         };
         match command {
             Some(command) => mux.start(Slot::Stream, &command.to_shell()?, OTHER_BUDGET)?,
@@ -393,18 +403,18 @@ mod tests {
 
     #[test]
     fn commands_are_fixed_words() {
-        let npu = Tool::Npu.command(1_000, true).expect("npu");
+        let npu = Tool::Npu.command(1_000, true, true).expect("npu");
         assert_eq!(npu.to_shell().expect("shell"), "npu-smi info");
-        let xpu = Tool::Xpu.command(2_500, true).expect("xpu");
+        let xpu = Tool::Xpu.command(2_500, true, true).expect("xpu");
         assert_eq!(
             xpu.to_shell().expect("shell"),
             "xpu-smi dump -d -1 -m 0,1,2,3,4,5 -i 2"
         );
-        let amd = Tool::Amd.command(1_000, false).expect("amd");
+        let amd = Tool::Amd.command(1_000, false, false).expect("amd");
         let amd = amd.to_shell().expect("shell");
         assert!(amd.starts_with("sh -c 'if [ \"$1\" = static ]"), "{amd}");
-        assert!(amd.ends_with("exit $s' sh"), "{amd}");
-        let xpu = Tool::Xpu.first_command(2_500, false).expect("xpu");
+        assert!(amd.ends_with("exit $s' sh -"), "{amd}");
+        let xpu = Tool::Xpu.first_command(2_500, false, true).expect("xpu");
         let xpu = xpu.to_shell().expect("shell");
         assert!(
             xpu.starts_with("sh -c 'echo '\\''gpufleet-xpu-smi discovery"),
@@ -414,18 +424,23 @@ mod tests {
             xpu.ends_with("' sh dump -d -1 -m 0,1,2,3,4,5 -i 2 -n 1"),
             "{xpu}"
         );
-        let first = Tool::Amd.first_command(1_000, false).expect("amd");
-        assert!(first.to_shell().expect("shell").ends_with("' sh static"));
-        assert_eq!(
-            Tool::Npu.first_command(1_000, true),
-            Tool::Npu.command(1_000, true)
+        let first = Tool::Amd.first_command(1_000, false, true).expect("amd");
+        assert!(
+            first
+                .to_shell()
+                .expect("shell")
+                .ends_with("' sh static process")
         );
-        let gmi = Tool::Mthreads.command(1_000, true).expect("mthreads");
+        assert_eq!(
+            Tool::Npu.first_command(1_000, true, true),
+            Tool::Npu.command(1_000, true, true)
+        );
+        let gmi = Tool::Mthreads.command(1_000, true, true).expect("mthreads");
         assert_eq!(
             gmi.to_shell().expect("shell"),
             "sh -c 'mthreads-gmi \"$@\" 2>/dev/null || mthreads-gmi' sh --query --json"
         );
-        let cnmon = Tool::Cnmon.command(1_000, true).expect("cnmon");
+        let cnmon = Tool::Cnmon.command(1_000, true, true).expect("cnmon");
         assert_eq!(cnmon.to_shell().expect("shell"), "cnmon");
     }
 }

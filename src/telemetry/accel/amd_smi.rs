@@ -23,13 +23,15 @@ const TOOL: &str = "amd-smi";
 const MIB_PER_GIB: f64 = 1024.0;
 
 /// What `gpufleet` runs, as one fixed script: the default monitor table (power, temperatures,
-/// utilization, clock, memory), then the process list as CSV; with the argument `static`,
-/// first `amd-smi static` (model, bus id, VRAM size, driver: read once a connection). Each report
+/// utilization, clock, memory); with the first argument `static`, first `amd-smi static` (model,
+/// bus id, VRAM size, driver: read once a connection); with the second `process`, then the
+/// process list as CSV (at the process lists' pace, not every reading: each amd-smi run starts
+/// a Python interpreter on the host). Each report
 /// follows a line of its own ([`SECTION_MARK`] and its name); the script ends with the
 /// monitor's exit status.
 pub const POLL_SCRIPT: &str = "if [ \"$1\" = static ]; then echo 'gpufleet-amd-smi static'; amd-smi static 2>&1; fi; \
 echo 'gpufleet-amd-smi monitor'; amd-smi monitor 2>&1; s=$?; \
-echo 'gpufleet-amd-smi process'; amd-smi process --csv 2>&1; exit $s";
+if [ \"$2\" = process ]; then echo 'gpufleet-amd-smi process'; amd-smi process --csv 2>&1; fi; exit $s";
 
 /// What the poll script prints before each report, then the report's name.
 pub const SECTION_MARK: &str = "gpufleet-amd-smi ";
