@@ -1,0 +1,165 @@
+//! `GET /v1/events` over HTTP: the watcher's fleet as a chunked NDJSON stream in the recording
+//! format (the header line with its version first, then the state, then live lines), to a
+//! bearer token only; on the connection handling `/metrics` uses (bounded connections, idle and
+//! header timeouts). A blank line goes out when nothing else has for [`HEARTBEAT`], so a quiet
+//! fleet's stream is neither closed as idle nor mistaken by the console for a gone watcher.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use hyper::body::{Bytes, Frame, Incoming};
+use hyper::{Method, Request, Response, StatusCode, header};
+use tokio::sync::mpsc;
+use tokio::time::{Interval, MissedTickBehavior};
+
+use crate::metrics::{Answer, Body, IDLE_TIMEOUT, MetricsServer, plain, unauthorized};
+
+use super::hub::Hub;
+use super::tokens::{SetupError, Tokens};
+
+/// A blank line is sent after this long without a line.
+pub const HEARTBEAT: Duration = Duration::from_secs(IDLE_TIMEOUT.as_secs() / 4);
+/// The stream's content type.
+pub const CONTENT_TYPE: &str = "application/x-ndjson";
+/// The response header giving how many state lines follow the header line (what a one-shot
+/// reader such as `snapshot --from` reads before it stops).
+pub const STATE_LINES_HEADER: &str = "x-gpufleet-state-lines";
+/// Bytes of waiting lines sent as one chunk at most.
+const CHUNK_BYTES: usize = 64 << 10;
+
+/// Where the stream is served and to whom, checked before anything connects.
+#[derive(Debug, Clone)]
+pub struct ServeEndpoint {
+    pub listen: String,
+    pub tokens: Tokens,
+}
+
+impl ServeEndpoint {
+    /// `listen` checked (an address off loopback only with `allow_plaintext`) and the tokens
+    /// read.
+    pub fn new(
+        listen: &str,
+        config: Option<&crate::config::ServeConfig>,
+    ) -> Result<Self, SetupError> {
+        let addr: SocketAddr = listen
+            .parse()
+            .map_err(|_| SetupError::BadAddress(listen.to_string()))?;
+        let plaintext = config.is_some_and(|c| c.allow_plaintext);
+        if !addr.ip().is_loopback() && !plaintext {
+            return Err(SetupError::PlaintextOffLoopback(listen.to_string()));
+        }
+        let tokens = Tokens::load(config)?;
+        Ok(Self {
+            listen: listen.to_string(),
+            tokens,
+        })
+    }
+}
+
+/// Starts serving `hub` as `endpoint` says; the server's address with it.
+pub fn start(endpoint: &ServeEndpoint, hub: Hub) -> Result<MetricsServer, SetupError> {
+    let tokens = Arc::new(endpoint.tokens.clone());
+    let answer: Answer = Arc::new(move |request| {
+        let tokens = Arc::clone(&tokens);
+        let hub = hub.clone();
+        Box::pin(async move { answer(request, &tokens, &hub) })
+    });
+    let server = MetricsServer::listen(&endpoint.listen, "serve", answer)?;
+    if !server.addr.ip().is_loopback() {
+        tracing::warn!(addr = %server.addr, "serving the fleet off loopback in PLAIN HTTP (allow_plaintext): tokens and the fleet cross the network unencrypted");
+    }
+    tracing::info!(addr = %server.addr, "serving the fleet to attached consoles");
+    Ok(server)
+}
+
+fn answer(request: Request<Incoming>, tokens: &Tokens, hub: &Hub) -> Response<Body> {
+    let authorization = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.as_bytes());
+    let Some(grant) = tokens.who(authorization) else {
+        return unauthorized();
+    };
+    let get = matches!(*request.method(), Method::GET);
+    match (get, request.uri().path()) {
+        (true, "/v1/events") => {
+            let subscription = hub.subscribe(&grant.name);
+            let stream = EventStream {
+                first: Some(subscription.first),
+                live: subscription.live,
+                beat: None,
+            };
+            let mut response = Response::new(stream.boxed());
+            let headers = response.headers_mut();
+            headers.insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static(CONTENT_TYPE),
+            );
+            headers.insert(
+                STATE_LINES_HEADER,
+                header::HeaderValue::from(subscription.state_lines),
+            );
+            response
+        }
+        (true, "/health") => plain(StatusCode::OK, "ok\n"),
+        (true, _) => plain(StatusCode::NOT_FOUND, "not found\n"),
+        (false, _) => plain(StatusCode::METHOD_NOT_ALLOWED, "GET only\n"),
+    }
+}
+
+/// One console's stream: the first block, then its queue's lines as they come, a blank line
+/// when none has come for [`HEARTBEAT`]; it ends when the hub drops the console.
+struct EventStream {
+    first: Option<Bytes>,
+    live: mpsc::Receiver<Bytes>,
+    /// Made on the first poll, inside the server's runtime.
+    beat: Option<Interval>,
+}
+
+impl hyper::body::Body for EventStream {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = &mut *self;
+        if let Some(first) = this.first.take() {
+            return Poll::Ready(Some(Ok(Frame::data(first))));
+        }
+        let beat = this.beat.get_or_insert_with(|| {
+            let mut beat =
+                tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+            beat.set_missed_tick_behavior(MissedTickBehavior::Delay);
+            beat
+        });
+        match this.live.poll_recv(cx) {
+            Poll::Ready(Some(lines)) => {
+                beat.reset();
+                if lines.len() >= CHUNK_BYTES {
+                    return Poll::Ready(Some(Ok(Frame::data(lines))));
+                }
+                // What else waits goes in the same chunk.
+                let mut chunk = lines.to_vec();
+                while chunk.len() < CHUNK_BYTES {
+                    match this.live.try_recv() {
+                        Ok(more) => chunk.extend_from_slice(&more),
+                        Err(_) => break,
+                    }
+                }
+                Poll::Ready(Some(Ok(Frame::data(Bytes::from(chunk)))))
+            }
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => match beat.poll_tick(cx) {
+                Poll::Ready(_) => Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(b"\n"))))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+}
