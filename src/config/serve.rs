@@ -29,7 +29,7 @@ pub struct ServeToken {
     pub token_env: Option<String>,
     /// A file holding the token (its first line).
     pub token_file: Option<PathBuf>,
-    /// Whether it may ask the watcher to act (release, hold); watching only when false.
+    /// Whether it may ask the watcher to act (`POST /v1/actions`); watching only when false.
     #[serde(default)]
     pub actions: bool,
 }

@@ -207,6 +207,12 @@ impl Hub {
         })
     }
 
+    /// Whether the watcher watches a host of this name.
+    pub fn knows(&self, name: &str) -> bool {
+        self.lock()
+            .is_some_and(|s| !name.is_empty() && s.names.iter().any(|n| n == name))
+    }
+
     /// Consoles attached now.
     pub fn consoles(&self) -> usize {
         self.lock().map(|s| s.consoles.len()).unwrap_or(0)

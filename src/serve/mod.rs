@@ -2,8 +2,10 @@
 //! (`gpufleet attach URL`), so a team watches one fleet through one set of SSH sessions while
 //! the watcher alone holds the duties (automatic releases, alerts). The hub keeps each host's
 //! state and fans events out (`hub.rs`), the tokens say who may read (`tokens.rs`), and the
-//! stream is served over HTTP on the connection handling of `/metrics` (`server.rs`).
+//! stream is served over HTTP on the connection handling of `/metrics` (`server.rs`), with
+//! what a console asks the watcher to do (`actions.rs`).
 
+pub mod actions;
 pub mod hub;
 pub mod server;
 pub mod tokens;

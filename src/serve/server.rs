@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode, header};
 use tokio::sync::mpsc;
@@ -19,6 +19,7 @@ use tokio::time::{Interval, MissedTickBehavior};
 
 use crate::metrics::{Answer, Body, IDLE_TIMEOUT, MetricsServer, plain, unauthorized};
 
+use super::actions::{self, Actions};
 use super::hub::Hub;
 use super::tokens::{SetupError, Tokens};
 
@@ -64,10 +65,12 @@ impl ServeEndpoint {
 /// Starts serving `hub` as `endpoint` says; the server's address with it.
 pub fn start(endpoint: &ServeEndpoint, hub: Hub) -> Result<MetricsServer, SetupError> {
     let tokens = Arc::new(endpoint.tokens.clone());
+    let actions = Actions::default();
     let answer: Answer = Arc::new(move |request| {
         let tokens = Arc::clone(&tokens);
         let hub = hub.clone();
-        Box::pin(async move { answer(request, &tokens, &hub) })
+        let actions = actions.clone();
+        Box::pin(async move { answer(request, &tokens, &hub, &actions).await })
     });
     let server = MetricsServer::listen(&endpoint.listen, "serve", answer)?;
     if !server.addr.ip().is_loopback() {
@@ -77,7 +80,12 @@ pub fn start(endpoint: &ServeEndpoint, hub: Hub) -> Result<MetricsServer, SetupE
     Ok(server)
 }
 
-fn answer(request: Request<Incoming>, tokens: &Tokens, hub: &Hub) -> Response<Body> {
+async fn answer(
+    request: Request<Incoming>,
+    tokens: &Tokens,
+    hub: &Hub,
+    actions: &Actions,
+) -> Response<Body> {
     let authorization = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -85,6 +93,44 @@ fn answer(request: Request<Incoming>, tokens: &Tokens, hub: &Hub) -> Response<Bo
     let Some(grant) = tokens.who(authorization) else {
         return unauthorized();
     };
+    if request.uri().path() == "/v1/actions" && request.method() == Method::POST {
+        if !grant.actions {
+            return plain(
+                StatusCode::FORBIDDEN,
+                "this token may watch, not act (actions = false)\n",
+            );
+        }
+        let who = grant.name.clone();
+        let body = match Limited::new(request.into_body(), actions::MAX_BODY_BYTES)
+            .collect()
+            .await
+        {
+            Ok(body) => body.to_bytes(),
+            Err(_) => return plain(StatusCode::BAD_REQUEST, "the request body is too long\n"),
+        };
+        let asked = match actions::parse(&body) {
+            Ok(asked) => asked,
+            Err(e) => {
+                return json(
+                    StatusCode::BAD_REQUEST,
+                    &serde_json::json!({ "error": e.to_string() }),
+                );
+            }
+        };
+        let known = hub.knows(&asked.host);
+        let actions = actions.clone();
+        let outcome = tokio::task::spawn_blocking(move || actions.run(&who, &asked, known)).await;
+        return match outcome {
+            Ok(outcome) => json(
+                StatusCode::from_u16(outcome.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                &outcome,
+            ),
+            Err(_) => plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the action did not finish\n",
+            ),
+        };
+    }
     let get = matches!(*request.method(), Method::GET);
     match (get, request.uri().path()) {
         (true, "/v1/events") => {
@@ -108,8 +154,21 @@ fn answer(request: Request<Incoming>, tokens: &Tokens, hub: &Hub) -> Response<Bo
         }
         (true, "/health") => plain(StatusCode::OK, "ok\n"),
         (true, _) => plain(StatusCode::NOT_FOUND, "not found\n"),
-        (false, _) => plain(StatusCode::METHOD_NOT_ALLOWED, "GET only\n"),
+        (false, _) => plain(StatusCode::METHOD_NOT_ALLOWED, "GET, or POST /v1/actions\n"),
     }
+}
+
+/// A JSON answer.
+fn json(status: StatusCode, value: &impl serde::Serialize) -> Response<Body> {
+    let mut text = serde_json::to_vec(value).unwrap_or_default();
+    text.push(b'\n');
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// One console's stream: the first block, then its queue's lines as they come, a blank line

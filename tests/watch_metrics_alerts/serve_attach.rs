@@ -36,6 +36,10 @@ struct Served {
 
 impl Served {
     fn start(dir: &Path, args: &[&str], addr: &str) -> Self {
+        Self::start_with(dir, args, addr, &[])
+    }
+
+    fn start_with(dir: &Path, args: &[&str], addr: &str, env: &[(&str, &str)]) -> Self {
         let log = dir.join(format!("watch-{}.log", free_port()));
         let child = Command::new(binary())
             .args(args)
@@ -43,6 +47,7 @@ impl Served {
             .env("GPUFLEET_STATE_DIR", dir.join("watcher-state"))
             .env("GPUFLEET_SERVE_TOKEN", TOKEN)
             .env("SSH_AUTH_SOCK", "")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).expect("log"))
@@ -408,4 +413,76 @@ fn snapshot_from_a_watcher_reads_its_fleet_once_and_serve_refuses_a_bad_setup() 
         };
         assert!(err.contains(said), "{addr}: {err}");
     }
+}
+
+#[test]
+fn an_action_needs_a_token_that_may_act_and_runs_once_for_its_key() {
+    let dir = tempfile::tempdir().expect("temp");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[serve]\n\n[[serve.tokens]]\nname = \"viewer\"\ntoken_env = \"VIEWER_TOKEN\"\n\n\
+         [[serve.tokens]]\nname = \"ops\"\ntoken_env = \"OPS_TOKEN\"\nactions = true\n",
+    )
+    .expect("config");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let watcher = Served::start_with(
+        dir.path(),
+        &["--demo", "--config", config.to_str().expect("utf-8")],
+        &addr,
+        &[
+            ("VIEWER_TOKEN", "view-only-1"),
+            ("OPS_TOKEN", "ops-may-act-2"),
+        ],
+    );
+    let client = reqwest::blocking::Client::new();
+    let post = |token: &str, body: &str| {
+        let response = client
+            .post(format!("http://{addr}/v1/actions"))
+            .bearer_auth(token)
+            .body(body.to_string())
+            .send()
+            .expect("post");
+        let status = response.status().as_u16();
+        (status, response.text().expect("body"))
+    };
+    let hold = r#"{"action":"hold","host":"flaky-h200","key":"hold-flaky-1"}"#;
+
+    // The viewer's token watches but may not act; GPUFLEET_SERVE_TOKEN is not one of the
+    // listed tokens.
+    assert_eq!(
+        get(&format!("http://{addr}/v1/events"), Some("view-only-1"))
+            .status()
+            .as_u16(),
+        200
+    );
+    assert_eq!(post("view-only-1", hold).0, 403);
+    assert_eq!(post(TOKEN, hold).0, 401);
+
+    // The operator's hold runs once, however often it is asked with its key.
+    let first = post("ops-may-act-2", hold);
+    assert_eq!(first.0, 200, "{}", first.1);
+    assert!(first.1.contains("\"outcome\":\"done\""), "{}", first.1);
+    assert_eq!(
+        post("ops-may-act-2", hold),
+        first,
+        "a retry reads the outcome back"
+    );
+    let audit =
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    let held: Vec<&str> = audit.lines().filter(|l| l.contains("flaky-h200")).collect();
+    assert_eq!(held.len(), 1, "run once: {audit}");
+    assert!(held[0].contains("asked by ops"), "{audit}");
+
+    // A host the watcher does not watch, a body that is not a request: refused.
+    assert_eq!(
+        post(
+            "ops-may-act-2",
+            r#"{"action":"hold","host":"nope","key":"k2"}"#
+        )
+        .0,
+        404
+    );
+    assert_eq!(post("ops-may-act-2", "hold flaky-h200").0, 400);
+    drop(watcher);
 }
