@@ -486,3 +486,48 @@ fn an_action_needs_a_token_that_may_act_and_runs_once_for_its_key() {
     assert_eq!(post("ops-may-act-2", "hold flaky-h200").0, 400);
     drop(watcher);
 }
+
+#[test]
+fn two_watchers_read_as_one_fleet_tag_the_hosts_whose_names_clash() {
+    let dir = tempfile::tempdir().expect("temp");
+    let (first, second) = (
+        format!("127.0.0.1:{}", free_port()),
+        format!("127.0.0.1:{}", free_port()),
+    );
+    let east = dir.path().join("east");
+    let west = dir.path().join("west");
+    std::fs::create_dir_all(&east).expect("dir");
+    std::fs::create_dir_all(&west).expect("dir");
+    // Both watch the demo fleet: every host name is on both.
+    let _east = demo_watcher(&east, &first);
+    let _west = demo_watcher(&west, &second);
+    let out = Command::new(binary())
+        .args(["snapshot", "--json"])
+        .args(["--from", &format!("http://{first}")])
+        .args(["--from", &format!("http://{second}/")])
+        .env("GPUFLEET_TOKEN", TOKEN)
+        .env("GPUFLEET_STATE_DIR", dir.path().join("reader-state"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let names: Vec<&str> = doc["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .filter_map(|h| h["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&format!("flaky-h200@{first}").as_str()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&format!("flaky-h200@{second}").as_str()),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&"flaky-h200"),
+        "an untagged clashing name: {names:?}"
+    );
+}
