@@ -13,8 +13,12 @@ pub struct ServeConfig {
     /// `ADDRESS:PORT`, such as `127.0.0.1:9410`; `--serve ADDR` overrides it.
     pub listen: Option<String>,
     /// Serves an address off loopback in plain HTTP: the tokens and the fleet cross the network
-    /// unencrypted (an SSH tunnel or a TLS proxy in front is the safe way).
+    /// unencrypted (TLS, an SSH tunnel or a TLS proxy in front is the safe way).
     pub allow_plaintext: bool,
+    /// The certificate chain (PEM) to serve HTTPS with, with `tls_key`.
+    pub tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    pub tls_key: Option<PathBuf>,
     /// Who may attach; with none, one token with every right from `GPUFLEET_SERVE_TOKEN`.
     pub tokens: Vec<ServeToken>,
 }

@@ -242,6 +242,17 @@ impl MetricsServer {
     /// Listens on `addr` on a thread named `what`, answering every request with `answer`; the
     /// connections bounded and timed out as for `/metrics`.
     pub fn listen(addr: &str, what: &'static str, answer: Answer) -> Result<Self, ServeError> {
+        Self::listen_tls(addr, what, answer, None)
+    }
+
+    /// As [`Self::listen`], each connection first taken through a TLS handshake with `tls`
+    /// when given (one not done within [`HEADER_TIMEOUT`] is closed).
+    pub fn listen_tls(
+        addr: &str,
+        what: &'static str,
+        answer: Answer,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) -> Result<Self, ServeError> {
         let bind_error = |message: String| ServeError::Bind {
             addr: addr.to_string(),
             message,
@@ -263,7 +274,7 @@ impl MetricsServer {
             .spawn(move || {
                 runtime.block_on(async move {
                     match tokio::net::TcpListener::from_std(listener) {
-                        Ok(listener) => accept_loop(listener, answer, stopped, what).await,
+                        Ok(listener) => accept_loop(listener, answer, tls, stopped, what).await,
                         Err(e) => tracing::error!(error = %e, server = what, "cannot listen"),
                     }
                 });
@@ -310,6 +321,7 @@ type Registry = Arc<Mutex<HashMap<u64, Open>>>;
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     answer: Answer,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     mut stopped: watch::Receiver<bool>,
     what: &'static str,
 ) {
@@ -359,30 +371,49 @@ async fn accept_loop(
                 },
             );
         }
-        let io = Activity {
-            inner: stream,
-            last: Arc::clone(&last),
-            epoch,
+        let answer = Arc::clone(&answer);
+        let stopped = stopped.clone();
+        let registry = Arc::clone(&registry);
+        let Some(tls) = tls.clone() else {
+            let io = Activity {
+                inner: stream,
+                last,
+                epoch,
+            };
+            tokio::spawn(serve_connection(io, answer, close, stopped, registry, id));
+            continue;
         };
-        tokio::spawn(serve_connection(
-            io,
-            Arc::clone(&answer),
-            close,
-            stopped.clone(),
-            Arc::clone(&registry),
-            id,
-        ));
+        tokio::spawn(async move {
+            match tokio::time::timeout(HEADER_TIMEOUT, tls.accept(stream)).await {
+                Ok(Ok(stream)) => {
+                    let io = Activity {
+                        inner: stream,
+                        last,
+                        epoch,
+                    };
+                    serve_connection(io, answer, close, stopped, registry, id).await;
+                }
+                // A failed or slow handshake: the connection is closed, nothing answered.
+                _ => {
+                    if let Ok(mut open) = registry.lock() {
+                        open.remove(&id);
+                    }
+                }
+            }
+        });
     }
 }
 
-async fn serve_connection(
-    io: Activity,
+async fn serve_connection<S>(
+    io: Activity<S>,
     answer: Answer,
     close: Arc<Notify>,
     mut stopped: watch::Receiver<bool>,
     registry: Registry,
     id: u64,
-) {
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let last = Arc::clone(&io.last);
     let epoch = io.epoch;
     let service = hyper::service::service_fn(move |request| {
@@ -468,20 +499,20 @@ fn millis_since(epoch: Instant) -> u64 {
     epoch.elapsed().as_millis() as u64
 }
 
-/// A connection's socket that notes when a byte last went either way.
-struct Activity {
-    inner: TcpStream,
+/// A connection's socket (or TLS stream over it) that notes when a byte last went either way.
+struct Activity<S = TcpStream> {
+    inner: S,
     last: Arc<AtomicU64>,
     epoch: Instant,
 }
 
-impl Activity {
+impl<S> Activity<S> {
     fn touch(&self) {
         self.last.store(millis_since(self.epoch), Ordering::Relaxed);
     }
 }
 
-impl AsyncRead for Activity {
+impl<S: AsyncRead + Unpin> AsyncRead for Activity<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -496,7 +527,7 @@ impl AsyncRead for Activity {
     }
 }
 
-impl AsyncWrite for Activity {
+impl<S: AsyncWrite + Unpin> AsyncWrite for Activity<S> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,

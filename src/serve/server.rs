@@ -6,6 +6,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -34,15 +35,27 @@ pub const STATE_LINES_HEADER: &str = "x-gpufleet-state-lines";
 const CHUNK_BYTES: usize = 64 << 10;
 
 /// Where the stream is served and to whom, checked before anything connects.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServeEndpoint {
     pub listen: String,
     pub tokens: Tokens,
+    /// HTTPS with the config's certificate and key; plain HTTP when `None`.
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+impl std::fmt::Debug for ServeEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeEndpoint")
+            .field("listen", &self.listen)
+            .field("tokens", &self.tokens)
+            .field("tls", &self.tls.is_some())
+            .finish()
+    }
 }
 
 impl ServeEndpoint {
-    /// `listen` checked (an address off loopback only with `allow_plaintext`) and the tokens
-    /// read.
+    /// `listen` checked (an address off loopback only with TLS or `allow_plaintext`), the TLS
+    /// certificate and key loaded and the tokens read.
     pub fn new(
         listen: &str,
         config: Option<&crate::config::ServeConfig>,
@@ -50,16 +63,51 @@ impl ServeEndpoint {
         let addr: SocketAddr = listen
             .parse()
             .map_err(|_| SetupError::BadAddress(listen.to_string()))?;
+        let tls = match config.map(|c| (&c.tls_cert, &c.tls_key)) {
+            Some((Some(cert), Some(key))) => Some(tls_acceptor(cert, key)?),
+            Some((None, None)) | None => None,
+            Some(_) => return Err(SetupError::TlsHalf),
+        };
         let plaintext = config.is_some_and(|c| c.allow_plaintext);
-        if !addr.ip().is_loopback() && !plaintext {
+        if !addr.ip().is_loopback() && tls.is_none() && !plaintext {
             return Err(SetupError::PlaintextOffLoopback(listen.to_string()));
         }
         let tokens = Tokens::load(config)?;
         Ok(Self {
             listen: listen.to_string(),
             tokens,
+            tls,
         })
     }
+}
+
+/// A TLS server for the certificate chain in `cert` and the private key in `key` (PEM files),
+/// on rustls' ring provider with its safe default protocol versions.
+fn tls_acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor, SetupError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let bad = |path: &Path, error: String| SetupError::Tls {
+        path: path.to_path_buf(),
+        error,
+    };
+    let chain = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| bad(cert, e.to_string()))?;
+    if chain.is_empty() {
+        return Err(bad(cert, "no certificate in the file".to_string()));
+    }
+    let private = PrivateKeyDer::from_pem_file(key).map_err(|e| bad(key, e.to_string()))?;
+    // ring, not aws-lc (whose C build the project does without); rustls marks ring's provider
+    // deprecated only because it offers no post-quantum key exchange.
+    #[allow(deprecated)]
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad(cert, e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(chain, private)
+        .map_err(|e| bad(key, e.to_string()))?;
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 
 /// Starts serving `hub` as `endpoint` says; the server's address with it.
@@ -72,8 +120,9 @@ pub fn start(endpoint: &ServeEndpoint, hub: Hub) -> Result<MetricsServer, SetupE
         let actions = actions.clone();
         Box::pin(async move { answer(request, &tokens, &hub, &actions).await })
     });
-    let server = MetricsServer::listen(&endpoint.listen, "serve", answer)?;
-    if !server.addr.ip().is_loopback() {
+    let server =
+        MetricsServer::listen_tls(&endpoint.listen, "serve", answer, endpoint.tls.clone())?;
+    if !server.addr.ip().is_loopback() && endpoint.tls.is_none() {
         tracing::warn!(addr = %server.addr, "serving the fleet off loopback in PLAIN HTTP (allow_plaintext): tokens and the fleet cross the network unencrypted");
     }
     tracing::info!(addr = %server.addr, "serving the fleet to attached consoles");

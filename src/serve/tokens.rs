@@ -36,6 +36,13 @@ pub enum SetupError {
     TokenSource(String),
     #[error("{}", t!("serve_error.plaintext_off_loopback", addr = .0))]
     PlaintextOffLoopback(String),
+    #[error("{}", t!("serve_error.tls_half"))]
+    TlsHalf,
+    #[error("{}", t!("serve_error.tls", path = .path.display(), error = .error))]
+    Tls {
+        path: std::path::PathBuf,
+        error: String,
+    },
     #[error(transparent)]
     Serve(#[from] crate::metrics::ServeError),
 }

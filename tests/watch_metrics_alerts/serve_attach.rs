@@ -531,3 +531,90 @@ fn two_watchers_read_as_one_fleet_tag_the_hosts_whose_names_clash() {
         "an untagged clashing name: {names:?}"
     );
 }
+
+#[test]
+fn a_watcher_serves_https_with_the_configs_certificate_and_refuses_half_of_one() {
+    let dir = tempfile::tempdir().expect("temp");
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=127.0.0.1"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output();
+    let Ok(made) = made else {
+        eprintln!("skipping: openssl is missing");
+        return;
+    };
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[serve]\ntls_cert = \"{}\"\ntls_key = \"{}\"\n",
+            cert.display(),
+            key.display()
+        ),
+    )
+    .expect("config");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let _watcher = Served::start(
+        dir.path(),
+        &["--demo", "--config", config.to_str().expect("utf-8")],
+        &addr,
+    );
+    // Over HTTPS, trusting the certificate: the fleet is read.
+    let out = Command::new(binary())
+        .args(["snapshot", "--json", "--from", &format!("https://{addr}")])
+        .env("GPUFLEET_TOKEN", TOKEN)
+        .env("SSL_CERT_FILE", &cert)
+        .env("GPUFLEET_STATE_DIR", dir.path().join("reader-state"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("\"flaky-h200\""),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // In plain HTTP nothing is answered.
+    let plain = reqwest::blocking::Client::new()
+        .get(format!("http://{addr}/v1/events"))
+        .bearer_auth(TOKEN)
+        .timeout(Duration::from_secs(10))
+        .send();
+    assert!(plain.is_err(), "plain HTTP was answered: {plain:?}");
+
+    // A certificate without its key is refused at start.
+    std::fs::write(
+        &config,
+        format!("[serve]\ntls_cert = \"{}\"\n", cert.display()),
+    )
+    .expect("config");
+    let out = Command::new(binary())
+        .args(["--demo", "--config", config.to_str().expect("utf-8")])
+        .args(["watch", "--serve", "127.0.0.1:0"])
+        .env("GPUFLEET_SERVE_TOKEN", TOKEN)
+        .env("GPUFLEET_STATE_DIR", dir.path().join("refused-state"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("tls_key"), "{err}");
+}
