@@ -259,6 +259,20 @@ pub enum CliCommand {
         /// Record every host event to FILE (NDJSON, private, appended; see `replay`).
         #[arg(long, value_name = "FILE")]
         record: Option<PathBuf>,
+        /// Serve the fleet to consoles (`gpufleet attach`) on ADDRESS:PORT, e.g. 127.0.0.1:9410, to a bearer token (overrides [serve] listen).
+        #[arg(long, value_name = "ADDR")]
+        serve: Option<String>,
+    },
+    /// Open the console on the fleet of one or more watchers (`gpufleet watch --serve`): no SSH
+    /// session from here, and the watcher keeps the duties (automatic releases, alerts). The
+    /// token is read from GPUFLEET_TOKEN or --token-file. Several URLs show their fleets as one.
+    Attach {
+        /// The watchers' URLs, e.g. http://127.0.0.1:9410.
+        #[arg(value_name = "URL", required = true)]
+        urls: Vec<String>,
+        /// Read the token from FILE (its first line) instead of GPUFLEET_TOKEN.
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
     },
     /// Play a recording (`--record FILE`, or a black-box segment) in the console, read-only:
     /// nothing is sent to any host. `--speed N` plays N times faster. A file that is not a
@@ -373,6 +387,12 @@ pub enum CliCommand {
         /// Hosts to read instead of the config's (as for the console).
         #[arg(value_name = "HOST")]
         hosts: Vec<String>,
+        /// Read the fleet of the watcher at URL (`watch --serve`) instead; repeat for several.
+        #[arg(long, value_name = "URL", conflicts_with = "hosts")]
+        from: Vec<String>,
+        /// With --from: read the token from FILE instead of GPUFLEET_TOKEN.
+        #[arg(long, value_name = "FILE", requires = "from")]
+        token_file: Option<PathBuf>,
     },
 }
 

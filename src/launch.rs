@@ -38,6 +38,8 @@ pub enum Plan {
     },
     /// `gpufleet replay FILE`: a recording played back (read-only, like the demo fleet).
     Replay { replay: Replay, speed: f64 },
+    /// `gpufleet attach URL...`: the fleets of watchers (read-only here: they hold the duties).
+    Attach(Box<crate::remote_watcher::Attach>),
 }
 
 /// How long a link waits for the user to answer a prompt before giving up on that attempt.
@@ -115,6 +117,7 @@ impl Plan {
             Plan::Local(_) => vec![local_host_name()],
             Plan::Ssh { hosts, .. } => hosts.iter().map(|h| h.name.clone()).collect(),
             Plan::Replay { replay, .. } => replay.host_names(),
+            Plan::Attach(attach) => attach.host_names(),
         }
     }
 
@@ -143,6 +146,11 @@ impl Plan {
             ),
             Plan::Replay { replay, speed } => (
                 vec![replay::spawn(replay, host_sink(sink), speed)?],
+                PendingPrompts::default(),
+                None,
+            ),
+            Plan::Attach(attach) => (
+                crate::remote_watcher::spawn(*attach, host_sink(sink))?,
                 PendingPrompts::default(),
                 None,
             ),
@@ -185,6 +193,7 @@ impl Plan {
         Ok(match self {
             Plan::Demo { sim, speed } => vec![sim::spawn_shared(sim, sink, speed)?],
             Plan::Replay { replay, speed } => vec![replay::spawn(replay, sink, speed)?],
+            Plan::Attach(attach) => crate::remote_watcher::spawn(*attach, sink)?,
             Plan::Local(gpus) => vec![local::spawn(*gpus, 0, sink, interval)?],
             Plan::Ssh { hosts, opts, gone } => hosts
                 .into_iter()
@@ -217,6 +226,8 @@ impl Plan {
             }
             // `replay` plays in the console; no one-shot command reads a recording this way.
             Plan::Replay { .. } => {}
+            // `snapshot --from` reads the watchers' state itself (`remote_watcher::read_once`).
+            Plan::Attach(_) => {}
             Plan::Local(mut gpus) => {
                 let mut events = vec![crate::fleet::HostEvent::Connected(gpus.info())];
                 events.extend(gpus.read_events(now_ms(), true));

@@ -497,6 +497,13 @@ fn host_event(model: &mut Model, host: HostId, event: HostEvent) {
     // frame (one a second at least).
     let job_unseen = matches!(event, HostEvent::JobLog { .. } | HostEvent::Jobs { .. })
         && model.view != View::Host(host);
+    // What an attached console says of its watcher (gone, back) is the whole fleet's news: the
+    // bottom bar says it too, not only the host view.
+    if let HostEvent::Notice { text, .. } = &event
+        && let Some(key) = text.key().filter(|k| k.starts_with("attach."))
+    {
+        model.notify(text.localized(), key != "attach.back");
+    }
     if model.fleet.apply(host, event) {
         match sample_at_ms {
             None if job_unseen => {}

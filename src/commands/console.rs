@@ -177,7 +177,7 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
     let ops = OpsSetup {
         fleet: match &plan {
             Plan::Demo { sim, speed } => demo_command::ops_fleet(sim, *speed),
-            Plan::Replay { .. } => OpsFleet::Demo,
+            Plan::Replay { .. } | Plan::Attach(_) => OpsFleet::Demo,
             Plan::Local(_) => OpsFleet::Local,
             Plan::Ssh { hosts, opts, .. } => OpsFleet::Ssh {
                 hosts: hosts.clone(),
@@ -197,7 +197,7 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
             Some(scratch) => Some(scratch.path().join("checks")),
             None => check::storage::checks_dir().ok(),
         },
-        report: (!matches!(plan, Plan::Replay { .. })).then(|| ReportSetup {
+        report: (!matches!(plan, Plan::Replay { .. } | Plan::Attach(_))).then(|| ReportSetup {
             config: launch::money_config(&config, global.demo),
             demo: global.demo,
         }),
@@ -234,7 +234,7 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let replaying = matches!(plan, Plan::Replay { .. });
+    let replaying = matches!(plan, Plan::Replay { .. } | Plan::Attach(_));
     let recorder = match record_command::start(
         record,
         !replaying,

@@ -38,8 +38,32 @@ pub fn run(mut cli: Cli, setup: Setup) -> anyhow::Result<ExitCode> {
         },
         _ => None,
     };
-    if replay.is_some() {
-        // The file is checked first, so a bad one is said wherever it is run.
+    // `attach` is the console on watchers' fleets: read-only here and as offline as a replay
+    // (the watchers price, alert and release); `snapshot --from` reads them once.
+    let attach = match &cli.command {
+        Some(CliCommand::Attach { urls, token_file }) => {
+            match super::attach::open(urls, token_file.as_deref()) {
+                Ok(attach) => Some(attach),
+                Err(e) => {
+                    eprintln!("gpufleet attach: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            }
+        }
+        Some(CliCommand::Snapshot {
+            from, token_file, ..
+        }) if !from.is_empty() => {
+            return Ok(super::attach::snapshot(
+                from,
+                token_file.as_deref(),
+                launch::fleet_options(&config, &cli.global),
+                matches!(cli.command, Some(CliCommand::Snapshot { json: true, .. })),
+            ));
+        }
+        _ => None,
+    };
+    if replay.is_some() || attach.is_some() {
+        // The file or the watchers are checked first, so a bad one is said wherever it is run.
         if let Some(code) = console_needs_a_terminal() {
             return Ok(code);
         }
@@ -51,12 +75,14 @@ pub fn run(mut cli: Cli, setup: Setup) -> anyhow::Result<ExitCode> {
         fleet: launch::fleet_options(&config, &cli.global),
         ..ModelOptions::default()
     };
-    let plan = match replay {
-        Some(replay) => Plan::Replay {
+    let plan = match (replay, attach) {
+        (Some(replay), _) => Plan::Replay {
             replay,
             speed: cli.global.speed,
         },
-        None => match Plan::choose(&cli.global, &named, &config, options.fleet.interval_ms) {
+        (None, Some(attach)) => Plan::Attach(Box::new(attach)),
+        (None, None) => match Plan::choose(&cli.global, &named, &config, options.fleet.interval_ms)
+        {
             Ok(plan) => plan,
             Err(e) => {
                 eprintln!("gpufleet: {}", e.localized());
@@ -67,7 +93,7 @@ pub fn run(mut cli: Cli, setup: Setup) -> anyhow::Result<ExitCode> {
     let plan = fleet_inventory::mark_gone(plan, &mut options.fleet.money, &gone);
     options.source = match &plan {
         Plan::Demo { .. } => HostSource::Simulated,
-        Plan::Replay { .. } => HostSource::Demo,
+        Plan::Replay { .. } | Plan::Attach(_) => HostSource::Demo,
         Plan::Local(_) => HostSource::Local,
         Plan::Ssh { .. } => HostSource::Ssh,
     };
@@ -82,28 +108,32 @@ pub fn run(mut cli: Cli, setup: Setup) -> anyhow::Result<ExitCode> {
             metrics,
             quiet,
             record,
+            serve,
             ..
         }) => {
             let args = WatchArgs {
                 record: record.or(cli.record),
                 metrics,
+                serve,
                 verbosity: if quiet { -1 } else { verbosity },
                 user_config,
             };
             watch::run(args, &cli.global, &named, &config, options.fleet, plan)
         }
-        None | Some(CliCommand::Replay { .. }) => console::run(ConsoleArgs {
-            global: cli.global,
-            config,
-            user_config,
-            named,
-            plan,
-            options,
-            money_config,
-            interval_ms,
-            verbosity,
-            record,
-        }),
+        None | Some(CliCommand::Replay { .. }) | Some(CliCommand::Attach { .. }) => {
+            console::run(ConsoleArgs {
+                global: cli.global,
+                config,
+                user_config,
+                named,
+                plan,
+                options,
+                money_config,
+                interval_ms,
+                verbosity,
+                record,
+            })
+        }
         // Commands handled before the fleet is started never reach it.
         Some(_) => Err(anyhow::anyhow!(crate::cli::dispatched_twice())),
     }

@@ -3,6 +3,7 @@
 //! one-shot commands, and the words and helpers they share.
 
 pub mod allocator;
+pub mod attach;
 pub mod audit;
 pub mod check_cli;
 pub mod config_file;

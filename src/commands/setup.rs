@@ -41,7 +41,9 @@ pub fn prepare(cli: &Cli, subcommand: Option<&str>) -> anyhow::Result<Prepared> 
     Lang::choose(cli.global.lang, None, locale_var).apply();
     let drives_a_fleet = matches!(
         cli.command,
-        None | Some(CliCommand::Watch { .. }) | Some(CliCommand::Replay { .. })
+        None | Some(CliCommand::Watch { .. })
+            | Some(CliCommand::Replay { .. })
+            | Some(CliCommand::Attach { .. })
     );
     if !drives_a_fleet {
         standalone::exit_cancelled_on_interrupt();

@@ -27,6 +27,8 @@ pub struct WatchArgs {
     /// `--record FILE`.
     pub record: Option<std::path::PathBuf>,
     pub metrics: Option<String>,
+    /// `--serve ADDR`.
+    pub serve: Option<String>,
     /// `-v` count minus `-q`.
     pub verbosity: i8,
     /// The config as loaded, before the provider inventory was joined to it (joined again
@@ -49,6 +51,19 @@ pub fn run(
     let metrics = match metrics {
         None => None,
         Some(addr) => match metrics_endpoint(addr, config) {
+            Ok(endpoint) => Some(endpoint),
+            Err(e) => {
+                eprintln!("gpufleet watch: {e}");
+                return Ok(ExitCode::from(EXIT_BAD_SETUP));
+            }
+        },
+    };
+    let serve = args
+        .serve
+        .or_else(|| config.serve.as_ref().and_then(|s| s.listen.clone()));
+    let serve = match serve {
+        None => None,
+        Some(addr) => match crate::serve::ServeEndpoint::new(&addr, config.serve.as_ref()) {
             Ok(endpoint) => Some(endpoint),
             Err(e) => {
                 eprintln!("gpufleet watch: {e}");
@@ -103,6 +118,7 @@ pub fn run(
         store,
         sinks,
         metrics,
+        serve,
         unreachable_after_ms: config.unreachable_minutes.saturating_mul(60_000),
         release,
     };

@@ -13,6 +13,7 @@ pub mod lang;
 pub(crate) mod locate;
 mod problem;
 mod providers;
+mod serve;
 mod ssh_target;
 mod validate;
 mod values;
@@ -31,6 +32,7 @@ pub use jobs::{
     DEFAULT_STOP_GRACE_S, JobConfig, OnPlateau, PATTERN_GROUPS, PatternError, compile_pattern,
 };
 pub use providers::{DEFAULT_SYNC_INTERVAL_S, ProviderAccount, ProviderKind};
+pub use serve::{ServeConfig, ServeToken};
 pub use ssh_target::{SshTarget, SshTargetError, parse_ssh_target};
 pub use validate::{INTERVAL_MS_RANGE, check_interval_ms};
 pub use values::{CudaVersion, Rfc3339};
@@ -71,6 +73,8 @@ pub struct Config {
     pub metrics: Option<MetricsConfig>,
     /// Provider accounts whose instances are synced: one `[[providers]]` table per account.
     pub providers: Vec<ProviderAccount>,
+    /// The fleet's event stream for attached consoles (`watch --serve`).
+    pub serve: Option<ServeConfig>,
 }
 
 /// Where `/metrics` is served.
@@ -106,6 +110,7 @@ impl Default for Config {
             countdown_s: 300,
             metrics: None,
             providers: Vec::new(),
+            serve: None,
         }
     }
 }

@@ -10,7 +10,7 @@ mod text;
 
 pub use fleet::render;
 pub use serve::{
-    Access, Endpoint, HEADER_TIMEOUT, IDLE_TIMEOUT, MAX_CONNECTIONS, MetricsBridge, MetricsServer,
-    RENDER_WAIT, ServeError,
+    Access, Answer, Body, Endpoint, HEADER_TIMEOUT, IDLE_TIMEOUT, MAX_CONNECTIONS, MetricsBridge,
+    MetricsServer, RENDER_WAIT, ServeError, bearer_matches, plain, unauthorized,
 };
 pub use text::{CONTENT_TYPE, Kind, Labels, Page};

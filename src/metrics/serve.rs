@@ -7,10 +7,15 @@
 //! byte either way and after [`HEADER_TIMEOUT`] of sending a request's headers, and a failed
 //! accept (no descriptor left) is logged and tried again rather than ending the listener. Off
 //! loopback it answers only a bearer token unless told to serve anyone ([`Access`]).
+//!
+//! The connection handling and the bearer check are shared: the watcher's event stream for
+//! attached consoles (`crate::serve`) listens through [`MetricsServer::listen`] with answers of
+//! its own, and checks its tokens with [`bearer_matches`].
 
 use rust_i18n::t;
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,7 +23,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use http_body_util::Full;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode, header};
 use subtle::ConstantTimeEq;
@@ -105,12 +111,25 @@ impl Access {
     fn admits(&self, authorization: Option<&[u8]>) -> bool {
         match self {
             Self::Open => true,
-            Self::Bearer(token) => authorization
-                .and_then(|value| value.strip_prefix(b"Bearer "))
-                .is_some_and(|given| bool::from(given.ct_eq(token))),
+            Self::Bearer(token) => bearer_matches(authorization, token),
         }
     }
 }
+
+/// Whether an `Authorization` header carries `Bearer <token>`, compared in constant time.
+pub fn bearer_matches(authorization: Option<&[u8]>, token: &[u8]) -> bool {
+    authorization
+        .and_then(|value| value.strip_prefix(b"Bearer "))
+        .is_some_and(|given| bool::from(given.ct_eq(token)))
+}
+
+/// A response's body: whole (a page) or streamed (the event stream).
+pub type Body = BoxBody<Bytes, Infallible>;
+
+/// How a server answers each request that reaches it.
+pub type Answer = Arc<
+    dyn Fn(Request<Incoming>) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>> + Send + Sync,
+>;
 
 #[derive(Debug, Default)]
 struct Shared {
@@ -174,7 +193,7 @@ pub struct Endpoint {
     pub access: Access,
 }
 
-/// What every connection's requests are answered with.
+/// What every `/metrics` request is answered with.
 struct Answerer {
     bridge: MetricsBridge,
     wake: Arc<dyn Fn() + Send + Sync>,
@@ -197,6 +216,43 @@ impl MetricsServer {
         bridge: MetricsBridge,
         wake: Arc<dyn Fn() + Send + Sync>,
     ) -> Result<Self, ServeError> {
+        let answerer = Arc::new(Answerer {
+            bridge,
+            wake,
+            access: access.clone(),
+        });
+        let answer: Answer = Arc::new(move |request| {
+            let answerer = Arc::clone(&answerer);
+            Box::pin(answer(request, answerer))
+        });
+        let server = Self::listen(addr, "metrics", answer)?;
+        if !server.addr.ip().is_loopback() {
+            match access {
+                Access::Bearer(_) => {
+                    tracing::warn!(addr = %server.addr, "serving /metrics off loopback, to a bearer token")
+                }
+                Access::Open => {
+                    tracing::warn!(addr = %server.addr, "serving /metrics off loopback WITHOUT authentication (allow_unauthenticated)")
+                }
+            }
+        }
+        Ok(server)
+    }
+
+    /// Listens on `addr` on a thread named `what`, answering every request with `answer`; the
+    /// connections bounded and timed out as for `/metrics`.
+    pub fn listen(addr: &str, what: &'static str, answer: Answer) -> Result<Self, ServeError> {
+        Self::listen_tls(addr, what, answer, None)
+    }
+
+    /// As [`Self::listen`], each connection first taken through a TLS handshake with `tls`
+    /// when given (one not done within [`HEADER_TIMEOUT`] is closed).
+    pub fn listen_tls(
+        addr: &str,
+        what: &'static str,
+        answer: Answer,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) -> Result<Self, ServeError> {
         let bind_error = |message: String| ServeError::Bind {
             addr: addr.to_string(),
             message,
@@ -208,33 +264,18 @@ impl MetricsServer {
         listener
             .set_nonblocking(true)
             .map_err(|e| bind_error(e.to_string()))?;
-        if !bound.ip().is_loopback() {
-            match access {
-                Access::Bearer(_) => {
-                    tracing::warn!(addr = %bound, "serving /metrics off loopback, to a bearer token")
-                }
-                Access::Open => {
-                    tracing::warn!(addr = %bound, "serving /metrics off loopback WITHOUT authentication (allow_unauthenticated)")
-                }
-            }
-        }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .max_blocking_threads(8)
             .build()?;
         let (stop, stopped) = watch::channel(false);
-        let answerer = Arc::new(Answerer {
-            bridge,
-            wake,
-            access,
-        });
         let thread = std::thread::Builder::new()
-            .name("metrics".to_string())
+            .name(what.to_string())
             .spawn(move || {
                 runtime.block_on(async move {
                     match tokio::net::TcpListener::from_std(listener) {
-                        Ok(listener) => accept_loop(listener, answerer, stopped).await,
-                        Err(e) => tracing::error!(error = %e, "/metrics cannot listen"),
+                        Ok(listener) => accept_loop(listener, answer, tls, stopped, what).await,
+                        Err(e) => tracing::error!(error = %e, server = what, "cannot listen"),
                     }
                 });
             })?;
@@ -279,8 +320,10 @@ type Registry = Arc<Mutex<HashMap<u64, Open>>>;
 
 async fn accept_loop(
     listener: tokio::net::TcpListener,
-    answerer: Arc<Answerer>,
+    answer: Answer,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     mut stopped: watch::Receiver<bool>,
+    what: &'static str,
 ) {
     let epoch = Instant::now();
     let registry: Registry = Arc::default();
@@ -298,7 +341,7 @@ async fn accept_loop(
                 // Out of descriptors (or another passing failure): the connections' own
                 // timeouts free them; the listener stays.
                 if last_logged.is_none_or(|at| at.elapsed() >= ACCEPT_LOG_EVERY) {
-                    tracing::warn!(error = %e, "/metrics cannot accept a connection now");
+                    tracing::warn!(error = %e, server = what, "cannot accept a connection now");
                     last_logged = Some(Instant::now());
                 }
                 tokio::time::sleep(ACCEPT_PAUSE).await;
@@ -328,35 +371,54 @@ async fn accept_loop(
                 },
             );
         }
-        let io = Activity {
-            inner: stream,
-            last: Arc::clone(&last),
-            epoch,
+        let answer = Arc::clone(&answer);
+        let stopped = stopped.clone();
+        let registry = Arc::clone(&registry);
+        let Some(tls) = tls.clone() else {
+            let io = Activity {
+                inner: stream,
+                last,
+                epoch,
+            };
+            tokio::spawn(serve_connection(io, answer, close, stopped, registry, id));
+            continue;
         };
-        tokio::spawn(serve_connection(
-            io,
-            Arc::clone(&answerer),
-            close,
-            stopped.clone(),
-            Arc::clone(&registry),
-            id,
-        ));
+        tokio::spawn(async move {
+            match tokio::time::timeout(HEADER_TIMEOUT, tls.accept(stream)).await {
+                Ok(Ok(stream)) => {
+                    let io = Activity {
+                        inner: stream,
+                        last,
+                        epoch,
+                    };
+                    serve_connection(io, answer, close, stopped, registry, id).await;
+                }
+                // A failed or slow handshake: the connection is closed, nothing answered.
+                _ => {
+                    if let Ok(mut open) = registry.lock() {
+                        open.remove(&id);
+                    }
+                }
+            }
+        });
     }
 }
 
-async fn serve_connection(
-    io: Activity,
-    answerer: Arc<Answerer>,
+async fn serve_connection<S>(
+    io: Activity<S>,
+    answer: Answer,
     close: Arc<Notify>,
     mut stopped: watch::Receiver<bool>,
     registry: Registry,
     id: u64,
-) {
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let last = Arc::clone(&io.last);
     let epoch = io.epoch;
     let service = hyper::service::service_fn(move |request| {
-        let answerer = Arc::clone(&answerer);
-        async move { Ok::<_, Infallible>(answer(request, answerer).await) }
+        let answered = answer(request);
+        async move { Ok::<_, Infallible>(answered.await) }
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
@@ -382,21 +444,13 @@ async fn serve_connection(
     }
 }
 
-async fn answer(request: Request<Incoming>, answerer: Arc<Answerer>) -> Response<Full<Bytes>> {
+async fn answer(request: Request<Incoming>, answerer: Arc<Answerer>) -> Response<Body> {
     let authorization = request
         .headers()
         .get(header::AUTHORIZATION)
         .map(|v| v.as_bytes());
     if !answerer.access.admits(authorization) {
-        // The status and the scheme to use, nothing else.
-        let mut response = Response::new(Full::new(Bytes::new()));
-        *response.status_mut() = StatusCode::UNAUTHORIZED;
-        if let Ok(scheme) = header::HeaderValue::from_bytes(b"Bearer") {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, scheme);
-        }
-        return response;
+        return unauthorized();
     }
     let get = matches!(*request.method(), Method::GET | Method::HEAD);
     match (get, request.uri().path()) {
@@ -406,7 +460,7 @@ async fn answer(request: Request<Incoming>, answerer: Arc<Answerer>) -> Response
             let page = tokio::task::spawn_blocking(move || bridge.fetch(&*wake))
                 .await
                 .unwrap_or_default();
-            let mut response = Response::new(Full::new(Bytes::from(page)));
+            let mut response = Response::new(Full::new(Bytes::from(page)).boxed());
             response.headers_mut().insert(
                 header::CONTENT_TYPE,
                 header::HeaderValue::from_static(CONTENT_TYPE),
@@ -419,8 +473,20 @@ async fn answer(request: Request<Incoming>, answerer: Arc<Answerer>) -> Response
     }
 }
 
-fn plain(status: StatusCode, body: &'static str) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+/// 401: the status and the scheme to use, nothing else.
+pub fn unauthorized() -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    response
+}
+
+/// A short plain-text answer.
+pub fn plain(status: StatusCode, body: &'static str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -433,20 +499,20 @@ fn millis_since(epoch: Instant) -> u64 {
     epoch.elapsed().as_millis() as u64
 }
 
-/// A connection's socket that notes when a byte last went either way.
-struct Activity {
-    inner: TcpStream,
+/// A connection's socket (or TLS stream over it) that notes when a byte last went either way.
+struct Activity<S = TcpStream> {
+    inner: S,
     last: Arc<AtomicU64>,
     epoch: Instant,
 }
 
-impl Activity {
+impl<S> Activity<S> {
     fn touch(&self) {
         self.last.store(millis_since(self.epoch), Ordering::Relaxed);
     }
 }
 
-impl AsyncRead for Activity {
+impl<S: AsyncRead + Unpin> AsyncRead for Activity<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -461,7 +527,7 @@ impl AsyncRead for Activity {
     }
 }
 
-impl AsyncWrite for Activity {
+impl<S: AsyncWrite + Unpin> AsyncWrite for Activity<S> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,

@@ -156,7 +156,7 @@ fn is_header(text: &str) -> bool {
 }
 
 /// A header line: a gpufleet recording's, of a version this build reads.
-fn check_header(text: &str, path: &Path, line: usize) -> Result<Header, RecordingError> {
+pub(crate) fn check_header(text: &str, path: &Path, line: usize) -> Result<Header, RecordingError> {
     let bad = |message: String| RecordingError::Bad {
         path: path.to_path_buf(),
         line,

@@ -70,6 +70,8 @@ pub type StartSync =
 pub enum WatchError {
     #[error(transparent)]
     Metrics(#[from] crate::metrics::ServeError),
+    #[error(transparent)]
+    Serve(crate::serve::SetupError),
     /// `what`: the catalogue key of what could not start.
     #[error("{}", start_words(.what, .source))]
     Start {
@@ -110,6 +112,8 @@ pub struct Setup {
     pub store: Option<LedgerStore>,
     pub sinks: Vec<Sink>,
     pub metrics: Option<crate::metrics::Endpoint>,
+    /// `--serve ADDR`: the fleet's event stream for attached consoles.
+    pub serve: Option<crate::serve::ServeEndpoint>,
     pub unreachable_after_ms: u64,
     /// How hosts are released automatically; `None` releases nothing (the demo fleet).
     pub release: Option<ReleaseSetup>,
@@ -172,6 +176,14 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     let sink = match &recorder {
         Some(recorder) => recorder.wrap(sink),
         None => sink,
+    };
+    let hub = crate::serve::Hub::new(setup.host_names.clone());
+    let (sink, serving) = match &setup.serve {
+        Some(endpoint) => (
+            hub.wrap(sink),
+            Some(crate::serve::start(endpoint, hub.clone()).map_err(WatchError::Serve)?),
+        ),
+        None => (sink, None),
     };
     let mut fixed = Vec::new();
     let mut running: reload::Running = Vec::new();
@@ -274,6 +286,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                         &sink,
                         recorder.as_ref(),
                     );
+                    for (id, host) in fleet.hosts.iter().enumerate() {
+                        hub.ensure_named(id, &host.name);
+                    }
                     if let Some(sinks) = &new.sinks {
                         have_sinks = !sinks.is_empty();
                     }
@@ -330,6 +345,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
         sync.stop(Duration::from_millis(200));
     }
     shut_down(fleet, sources, setup.store.as_ref(), dispatcher, server);
+    if let Some(serving) = serving {
+        serving.stop();
+    }
     for problem in recorder.map(Recorder::finish).unwrap_or_default() {
         tracing::error!("{problem}");
     }

@@ -232,6 +232,7 @@ fn contrib_dashboard_queries_and_scrape_config_pass_promtool_and_name_served_ser
         }
     }
     promtool_accepts(&["check", "config", "contrib/prometheus-scrape.yml"]);
+    promtool_accepts(&["check", "config", "contrib/prometheus-federate.yml"]);
     // The token's case, its credentials file beside it as the comment says.
     let token_config = dir.path().join("prometheus-scrape-token.yml");
     std::fs::copy("contrib/prometheus-scrape-token.yml", &token_config).expect("copy");

@@ -1,0 +1,13 @@
+//! `gpufleet attach URL...`: a watcher's fleet (`gpufleet watch --serve`) as a source of host
+//! events, like replay: the event stream (`GET /v1/events`, the recording format) read over
+//! HTTP with a bearer token and fed into the console's `HostSink`. The console opens no SSH
+//! session of its own. Several watchers' fleets show as one, a host tagged with its watcher
+//! where names clash. When a watcher goes away its hosts keep their last state, shown
+//! unresponsive, and the stream is opened again with backoff. A stream of a newer format is
+//! refused with a clear error, never misread.
+
+mod source;
+mod stream;
+
+pub use source::{Attach, AttachToken, TOKEN_ENV, read_once, spawn};
+pub use stream::{AttachError, EventStream, open};

@@ -1,0 +1,339 @@
+//! The watchers' streams as one source: each watcher followed on its own thread, its hosts'
+//! events sent into the sink under the console's host ids; a watcher gone is said (its hosts
+//! shown unresponsive, keeping their last state) and opened again with backoff; a one-shot read
+//! of every watcher's state for `snapshot --from`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use crate::fleet::{Fleet, FleetOptions, HostEvent, HostId, HostSink};
+use crate::recording::wire::{Event, Line};
+use crate::telemetry::source::{SourceHandle, StopFlag, now_ms};
+use crate::words::Words;
+
+use super::stream::{AttachError, EventStream, open};
+
+/// The variable the token is read from when no file is given.
+pub const TOKEN_ENV: &str = "GPUFLEET_TOKEN";
+/// A stream silent this long (three heartbeats and more) is taken for a gone watcher.
+const SILENT: Duration = Duration::from_secs(10);
+/// The first wait before opening a stream again; doubled each failure up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Lines read ahead of the sink.
+const READ_AHEAD: usize = 4_096;
+
+/// The bearer token sent to the watchers; never shown.
+#[derive(Clone)]
+pub struct AttachToken(String);
+
+impl std::fmt::Debug for AttachToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AttachToken(..)")
+    }
+}
+
+impl AttachToken {
+    /// The token in `file` (its first line) when given, else `GPUFLEET_TOKEN`.
+    pub fn find(file: Option<&Path>) -> Result<Self, AttachError> {
+        let token = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| AttachError::TokenFile {
+                    path: path.to_path_buf(),
+                    error: e.to_string(),
+                })?;
+                text.lines().next().unwrap_or_default().trim().to_string()
+            }
+            None => std::env::var(TOKEN_ENV)
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        };
+        if token.is_empty() {
+            return Err(AttachError::NoToken);
+        }
+        Ok(Self(token))
+    }
+}
+
+/// One watcher: its URL, its hosts (their names on the watcher, each with its id here), and the
+/// stream opened to check it.
+struct Watcher {
+    url: String,
+    ids: HashMap<String, HostId>,
+    opened: Option<EventStream>,
+}
+
+/// The watchers, checked and ready to follow.
+pub struct Attach {
+    watchers: Vec<Watcher>,
+    hosts: Vec<String>,
+    token: AttachToken,
+}
+
+impl Attach {
+    /// Opens every watcher's stream (a refusal, an unreachable watcher or another format is an
+    /// error naming it, before anything is shown) and names their hosts: as the watcher does,
+    /// or `name@watcher` for a name more than one watcher has.
+    pub fn open(urls: &[String], token: AttachToken) -> Result<Self, AttachError> {
+        let mut streams = Vec::new();
+        for url in urls {
+            streams.push(open(url, &token.0)?);
+        }
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for stream in &streams {
+            for name in &stream.header.hosts {
+                *seen.entry(name.as_str()).or_default() += 1;
+            }
+        }
+        let clashes: Vec<String> = seen
+            .into_iter()
+            .filter(|(_, n)| *n > 1)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let mut hosts = Vec::new();
+        let mut watchers = Vec::new();
+        for stream in streams {
+            let label = watcher_label(&stream.url);
+            let mut ids = HashMap::new();
+            for name in &stream.header.hosts {
+                let shown = if clashes.contains(name) {
+                    format!("{name}@{label}")
+                } else {
+                    name.clone()
+                };
+                ids.insert(name.clone(), hosts.len());
+                hosts.push(shown);
+            }
+            watchers.push(Watcher {
+                url: stream.url.clone(),
+                ids,
+                opened: Some(stream),
+            });
+        }
+        Ok(Self {
+            watchers,
+            hosts,
+            token,
+        })
+    }
+
+    /// The hosts in id order, as the console shows them.
+    pub fn host_names(&self) -> Vec<String> {
+        self.hosts.clone()
+    }
+}
+
+/// A watcher's URL without its scheme, to tag its hosts with.
+fn watcher_label(url: &str) -> String {
+    url.split_once("://")
+        .map_or(url, |(_, rest)| rest)
+        .trim_end_matches('/')
+        .to_string()
+}
+
+/// Follows every watcher into `sink`, each on its own thread.
+pub fn spawn(attach: Attach, sink: HostSink) -> std::io::Result<Vec<SourceHandle>> {
+    let token = attach.token;
+    attach
+        .watchers
+        .into_iter()
+        .map(|watcher| {
+            let sink = sink.clone();
+            let token = token.clone();
+            SourceHandle::spawn("attach", move |stop| follow(watcher, &token, &sink, &stop))
+        })
+        .collect()
+}
+
+/// Events a stream opened again sends a second time that must not be taken twice: those a
+/// host keeps a list of (kernel lines, notices). The rest replace what they replace.
+fn repeats_harm(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::Kernel { .. } | Event::Notice { .. } | Event::Evidence { .. }
+    )
+}
+
+fn follow(mut watcher: Watcher, token: &AttachToken, sink: &HostSink, stop: &StopFlag) {
+    let mut backoff = FIRST_BACKOFF;
+    // The watcher's time of the newest line taken: lines of a stream opened again that are
+    // no newer and would be kept twice are passed over.
+    let mut newest_t_ms = 0;
+    let mut gone_since: Option<u64> = None;
+    let mut last_refusal = String::new();
+    loop {
+        let stream = match watcher.opened.take() {
+            Some(stream) => stream,
+            None => match open(&watcher.url, &token.0) {
+                Ok(stream) => stream,
+                Err(e) => {
+                    let said = e.to_string();
+                    if said != last_refusal {
+                        tracing::warn!(watcher = %watcher.url, "{said}");
+                        notify(
+                            &watcher,
+                            sink,
+                            Words::new("attach.still_gone")
+                                .put("url", watcher.url.clone())
+                                .put("why", said.clone()),
+                        );
+                        last_refusal = said;
+                    }
+                    if stop.sleep(backoff) {
+                        return;
+                    }
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    continue;
+                }
+            },
+        };
+        backoff = FIRST_BACKOFF;
+        last_refusal.clear();
+        if gone_since.take().is_some() {
+            let at_ms = now_ms();
+            for id in watcher.ids.values() {
+                sink.send(*id, HostEvent::Responsive { at_ms });
+            }
+            tracing::info!(watcher = %watcher.url, "the watcher is back");
+            notify(
+                &watcher,
+                sink,
+                Words::new("attach.back").put("url", watcher.url.clone()),
+            );
+        }
+        let cut_t_ms = newest_t_ms;
+        let why = match take_stream(stream, &watcher, sink, stop, cut_t_ms, &mut newest_t_ms) {
+            Taken::Stopped => return,
+            Taken::Gone(why) => why,
+        };
+        tracing::warn!(watcher = %watcher.url, "{why}");
+        let at_ms = now_ms();
+        gone_since = Some(at_ms);
+        for id in watcher.ids.values() {
+            sink.send(
+                *id,
+                HostEvent::Unresponsive {
+                    at_ms,
+                    silent_ms: 0,
+                },
+            );
+        }
+        notify(
+            &watcher,
+            sink,
+            Words::new("attach.gone")
+                .put("url", watcher.url.clone())
+                .put("why", why),
+        );
+        if stop.sleep(backoff) {
+            return;
+        }
+    }
+}
+
+/// Says `words` on the watcher's first host (the console shows a host's notice).
+fn notify(watcher: &Watcher, sink: &HostSink, words: Words) {
+    if let Some(first) = watcher.ids.values().min() {
+        sink.send(
+            *first,
+            HostEvent::Notice {
+                at_ms: now_ms(),
+                text: words,
+            },
+        );
+    }
+}
+
+enum Taken {
+    Stopped,
+    Gone(String),
+}
+
+/// Reads `stream` (on a thread of its own, so that stopping never waits for the network) into
+/// `sink` until it ends, falls silent or the source is stopped.
+fn take_stream(
+    mut stream: EventStream,
+    watcher: &Watcher,
+    sink: &HostSink,
+    stop: &StopFlag,
+    cut_t_ms: u64,
+    newest_t_ms: &mut u64,
+) -> Taken {
+    let (tx, rx) = mpsc::sync_channel::<Result<Line, String>>(READ_AHEAD);
+    let url = watcher.url.clone();
+    let reader = std::thread::Builder::new()
+        .name("attach-read".to_string())
+        .spawn(move || {
+            loop {
+                let next = match stream.next_line() {
+                    Ok(Some(line)) => Ok(line),
+                    Ok(None) => Err(rust_i18n::t!("attach.ended", url = url).into_owned()),
+                    Err(e) => Err(e.to_string()),
+                };
+                let end = next.is_err();
+                if tx.send(next).is_err() || end {
+                    return;
+                }
+            }
+        });
+    if let Err(e) = reader {
+        return Taken::Gone(e.to_string());
+    }
+    let mut heard = Instant::now();
+    loop {
+        if stop.is_set() {
+            return Taken::Stopped;
+        }
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(Ok(line)) => {
+                heard = Instant::now();
+                let Some(&id) = watcher.ids.get(&line.host) else {
+                    continue;
+                };
+                if line.t_ms <= cut_t_ms && repeats_harm(&line.event) {
+                    continue;
+                }
+                *newest_t_ms = (*newest_t_ms).max(line.t_ms);
+                if !sink.send(id, HostEvent::from(line.event)) {
+                    return Taken::Stopped;
+                }
+            }
+            Ok(Err(why)) => return Taken::Gone(why),
+            Err(RecvTimeoutError::Timeout) => {
+                if heard.elapsed() >= SILENT {
+                    return Taken::Gone(
+                        rust_i18n::t!("attach.silent", url = watcher.url, s = SILENT.as_secs())
+                            .into_owned(),
+                    );
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return Taken::Gone(rust_i18n::t!("attach.ended", url = watcher.url).into_owned());
+            }
+        }
+    }
+}
+
+/// Every watcher's state now, read once into a fresh fleet (for `snapshot --from`).
+pub fn read_once(attach: Attach, options: FleetOptions) -> Result<Fleet, AttachError> {
+    let mut fleet = Fleet::new(attach.host_names(), options, now_ms());
+    for mut watcher in attach.watchers {
+        let Some(mut stream) = watcher.opened.take() else {
+            continue;
+        };
+        let lines = stream.state_lines.unwrap_or(0);
+        for _ in 0..lines {
+            let Some(line) = stream.next_line()? else {
+                return Err(AttachError::Ended(watcher.url.clone()));
+            };
+            if let Some(&id) = watcher.ids.get(&line.host) {
+                fleet.apply(id, HostEvent::from(line.event));
+            }
+        }
+    }
+    fleet.advance_clock(now_ms());
+    Ok(fleet)
+}

@@ -1,0 +1,205 @@
+//! `POST /v1/actions`: what an attached console asks the watcher to do, run by the watcher
+//! with its own audit log naming who asked (the token's name). Only a token with
+//! `actions = true` may ask (403 otherwise). Each request carries an idempotency key: a request
+//! repeated with the same key (a network cut before the answer came) gets the first answer
+//! again and never runs twice, so a console reads the outcome back by asking again.
+//!
+//! The action served is `hold` (cancel a host's auto-release countdown, as `gpufleet hold`);
+//! the others are answered 501 until the watcher runs them.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::audit::{AuditEntry, AuditKind, AuditLog};
+use crate::cost::HoldStore;
+use crate::telemetry::source::now_ms;
+
+/// Outcomes remembered by idempotency key (the oldest forgotten first).
+const REMEMBERED: usize = 1_024;
+/// The longest request body read.
+pub const MAX_BODY_BYTES: usize = 16 << 10;
+/// The longest idempotency key.
+const MAX_KEY_BYTES: usize = 128;
+
+/// What a console asks.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// `hold`; `release`, `stop-job` and runbook steps are not run through the watcher yet.
+    pub action: String,
+    pub host: String,
+    /// Chosen by the console, the same for every try of one action.
+    pub key: String,
+}
+
+/// The answer: an HTTP status and what it says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    #[serde(skip)]
+    pub status: u16,
+    /// `done`, or what was refused (`unknown_host`, `not_served`, `failed`).
+    pub outcome: String,
+    pub action: String,
+    pub host: String,
+    /// The watcher's words when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Default)]
+struct Remembered {
+    by_key: HashMap<String, Outcome>,
+    order: VecDeque<String>,
+}
+
+/// The actions a watcher runs for its consoles; clones share what they remember.
+#[derive(Clone, Default)]
+pub struct Actions {
+    remembered: Arc<Mutex<Remembered>>,
+}
+
+/// Why a request is refused before it is run (400).
+#[derive(Debug, PartialEq, Eq)]
+pub enum BadRequest {
+    NotJson(String),
+    BadKey,
+}
+
+impl std::fmt::Display for BadRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotJson(why) => write!(f, "not an action request: {why}"),
+            Self::BadKey => write!(
+                f,
+                "the idempotency key must be 1 to {MAX_KEY_BYTES} printable ASCII characters"
+            ),
+        }
+    }
+}
+
+/// Reads a request body.
+pub fn parse(body: &[u8]) -> Result<Request, BadRequest> {
+    let request: Request =
+        serde_json::from_slice(body).map_err(|e| BadRequest::NotJson(e.to_string()))?;
+    let key_ok = !request.key.is_empty()
+        && request.key.len() <= MAX_KEY_BYTES
+        && request.key.bytes().all(|b| b.is_ascii_graphic());
+    if !key_ok {
+        return Err(BadRequest::BadKey);
+    }
+    Ok(request)
+}
+
+impl Actions {
+    /// Runs `request` for `who` unless its key was seen: then the first outcome, not run again.
+    /// `known` says whether the watcher watches a host of that name.
+    pub fn run(&self, who: &str, request: &Request, known: bool) -> Outcome {
+        let Ok(mut remembered) = self.remembered.lock() else {
+            return failed(request, "the watcher's action memory is poisoned".into());
+        };
+        if let Some(outcome) = remembered.by_key.get(&request.key) {
+            return outcome.clone();
+        }
+        // Run under the lock: a retry arriving while the first try runs waits for its outcome.
+        let outcome = execute(who, request, known);
+        remembered
+            .by_key
+            .insert(request.key.clone(), outcome.clone());
+        remembered.order.push_back(request.key.clone());
+        while remembered.order.len() > REMEMBERED {
+            if let Some(oldest) = remembered.order.pop_front() {
+                remembered.by_key.remove(&oldest);
+            }
+        }
+        outcome
+    }
+}
+
+fn answer(request: &Request, status: u16, outcome: &str) -> Outcome {
+    Outcome {
+        status,
+        outcome: outcome.to_string(),
+        action: request.action.clone(),
+        host: request.host.clone(),
+        error: None,
+    }
+}
+
+fn failed(request: &Request, error: String) -> Outcome {
+    Outcome {
+        error: Some(error),
+        ..answer(request, 500, "failed")
+    }
+}
+
+fn execute(who: &str, request: &Request, known: bool) -> Outcome {
+    if request.action != "hold" {
+        return answer(request, 501, "not_served");
+    }
+    if !known {
+        return answer(request, 404, "unknown_host");
+    }
+    let at_ms = now_ms();
+    let held = HoldStore::open_default()
+        .map_err(|e| e.to_string())
+        .and_then(|store| store.hold(&request.host, at_ms).map_err(|e| e.to_string()));
+    if let Err(e) = held {
+        return failed(request, e);
+    }
+    let entry = AuditEntry {
+        at_ms,
+        host: request.host.clone(),
+        kind: AuditKind::AutoReleaseHold,
+        command: format!(
+            "gpufleet hold {} (asked by {} through the watcher)",
+            crate::remote::sanitize(&request.host),
+            crate::remote::sanitize(who)
+        ),
+        outcome: "requested".to_string(),
+        exit_status: None,
+        runbook: None,
+        step: None,
+        dry_run: false,
+        simulated: false,
+    };
+    if let Err(e) = AuditLog::open_default()
+        .map_err(|e| e.to_string())
+        .and_then(|log| log.append(&entry).map_err(|e| e.to_string()))
+    {
+        tracing::warn!(host = %request.host, "the hold was recorded, not its audit line: {e}");
+    }
+    tracing::info!(host = %request.host, by = who, "hold asked through the watcher");
+    answer(request, 200, "done")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_repeated_with_its_key_gets_the_first_outcome_without_running_again() {
+        let actions = Actions::default();
+        let request = parse(br#"{"action":"reboot","host":"a","key":"k-1"}"#).expect("request");
+        let first = actions.run("ops", &request, true);
+        assert_eq!(first.status, 501);
+        // The same key again, even for a host now unknown: the first answer, not a new run.
+        assert_eq!(actions.run("ops", &request, false), first);
+        let other = parse(br#"{"action":"hold","host":"a","key":"k-2"}"#).expect("request");
+        assert_eq!(actions.run("ops", &other, false).status, 404);
+    }
+
+    #[test]
+    fn a_request_needs_json_and_a_printable_key() {
+        assert!(matches!(parse(b"hold a"), Err(BadRequest::NotJson(_))));
+        assert_eq!(
+            parse(br#"{"action":"hold","host":"a","key":"two words"}"#).err(),
+            Some(BadRequest::BadKey)
+        );
+        assert_eq!(
+            parse(br#"{"action":"hold","host":"a","key":""}"#).err(),
+            Some(BadRequest::BadKey)
+        );
+    }
+}
