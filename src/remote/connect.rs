@@ -323,6 +323,7 @@ fn handshake(
     })?;
     let mut session =
         Session::new().map_err(|e| fatal(RemoteError::ssh("ssh_context.libssh2", &e)))?;
+    super::session_pages::release_cleared_pages(&session);
     session.set_timeout(u32::try_from(opts.handshake_timeout_ms).unwrap_or(u32::MAX));
     let known_hosts = KnownHostsFile::load(known_hosts_paths).map_err(fatal)?;
     if let Some(prefs) = known_hosts.algorithm_prefs(&session, known_as) {

@@ -25,6 +25,7 @@ mod proxy_config;
 mod quote;
 mod resolve_named;
 mod sanitize;
+mod session_pages;
 mod ssh_config_file;
 mod ssh_config_match;
 mod ssh_options;
