@@ -374,7 +374,13 @@ pub fn release_command(
     // unless forced, and `send` checks again right before asking the provider.
     if args.force {
         flow.allow_unrecorded();
-    } else if let Err(e) = env.store.check_recordable() {
+    } else if let Some(e) = flow
+        .plan()
+        .action
+        .releases()
+        .then(|| env.store.check_recordable().err())
+        .flatten()
+    {
         say!("{}", t!("cli_release.unrecordable", why = e));
         say!("{}", t!("cli_release.unrecordable_hint"));
         return EXIT_REFUSED;

@@ -188,6 +188,10 @@ pub struct ReleaseConfig {
     pub base_url: Option<String>,
     /// The argv run for `provider = "command"`; `{instance_id}` is filled in.
     pub command: Option<Vec<String>>,
+    /// The argv `gpufleet restart` runs for `provider = "command"`.
+    pub restart_command: Option<Vec<String>>,
+    /// The argv `gpufleet start` runs for `provider = "command"`.
+    pub start_command: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]

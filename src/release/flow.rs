@@ -173,7 +173,8 @@ impl ReleaseFlow {
             spent: cost.and_then(|c| Some(format_money(c.spent()?, c.currency()?))),
             billed_ms: cost.map_or(0, |c| c.totals.billed_ms),
             current_idle_ms: cost.map_or(0, |c| c.totals.current_idle_ms),
-            backup: host_config.backup.clone(),
+            // Only a release runs the backup; a restart or start keeps the instance.
+            backup: host_config.backup.clone().filter(|_| action.releases()),
             request,
             warnings,
             token_problem,
@@ -331,7 +332,8 @@ impl ReleaseFlow {
             }
             _ => {}
         }
-        if !self.unrecorded_allowed {
+        let releases = self.plan.action.releases();
+        if releases && !self.unrecorded_allowed {
             store.check_recordable().map_err(FlowError::Unrecordable)?;
         }
         self.sent = true;
@@ -348,7 +350,12 @@ impl ReleaseFlow {
         match sent {
             Ok(answers) => {
                 let mut problems = Vec::new();
-                let unrecorded = self.closing(now_ms).record(store).err();
+                // A restart or start bills on: the host's ledger stays open.
+                let unrecorded = if releases {
+                    self.closing(now_ms).record(store).err()
+                } else {
+                    None
+                };
                 if let Some(failed) = &unrecorded {
                     problems.push(
                         rust_i18n::t!("release_words.unrecorded", why = failed.error.to_string())
