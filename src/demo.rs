@@ -215,6 +215,7 @@ fn host_config(host: &DemoHost) -> HostConfig {
             command: None,
             restart_command: None,
             start_command: None,
+            restart: None,
         }),
     }
 }

@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::diagnose::finding::Finding;
 use crate::fleet::Fleet;
 use crate::fleet::host::{HostState, HostStatus};
+use crate::remote::HostKind;
 use crate::remote::sanitize as clean;
 use crate::telemetry::df::DiskUse;
 use crate::telemetry::{GpuProcess, GpuSample};
@@ -50,6 +51,9 @@ pub struct HostSnapshot {
     /// The file systems holding `/`, `/dev/shm` and the jobs' working directories, as `df`
     /// last read them (SSH hosts).
     pub filesystems: Vec<DiskUse>,
+    /// `container` or `machine`: what the host said on connect, else what its provider rents;
+    /// `null` when neither tells.
+    pub kind: Option<&'static str>,
 }
 
 impl Snapshot {
@@ -60,6 +64,13 @@ impl Snapshot {
             .enumerate()
             .map(|(id, h)| {
                 let mut host = host_snapshot(h, &h.status(fleet.now_ms, fleet.options.interval_ms));
+                let provider = fleet
+                    .money
+                    .hosts
+                    .get(id)
+                    .and_then(|m| m.config.release.as_ref())
+                    .map(|r| r.provider);
+                host.kind = HostKind::known(h.kind, provider).map(HostKind::as_str);
                 if let Some(money) = fleet.money.hosts.get(id) {
                     let price = money.config.price.as_ref();
                     host.price_per_hour = price.map(|p| p.price_per_hour);
@@ -132,6 +143,7 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
         jobs: Vec::new(),
         findings: host.findings.clone(),
         filesystems: host.disks.uses.clone(),
+        kind: host.kind.map(HostKind::as_str),
     }
 }
 

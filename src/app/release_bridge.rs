@@ -273,10 +273,9 @@ impl ReleaseBridge {
                     BuildError::NoStop { .. } | BuildError::NoTerminate
                 ))
             )
+            && let Some(other) = other(action)
         {
-            if let Some(other) = other(action) {
-                started = start(other);
-            }
+            started = start(other);
         }
         match started {
             Ok(mut flow) => {

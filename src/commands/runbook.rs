@@ -106,6 +106,7 @@ pub fn run(
             yes,
         } => {
             let (target, scratch) = demo_or(host)?;
+            let restart = restart_for(config, &target, &stop);
             let request = RunRequest {
                 runbook: id.clone(),
                 target,
@@ -114,6 +115,7 @@ pub fn run(
                 dry_run: *dry_run,
                 read_only,
                 reboot: Default::default(),
+                restart,
             };
             let mut confirmer = runbook::cli_confirmer(*yes);
             run_command(
@@ -158,6 +160,38 @@ pub struct RunRequest {
     pub dry_run: bool,
     pub read_only: bool,
     pub reboot: RebootOptions,
+    /// How the reboot step restarts the host ([`restart_for`]).
+    pub restart: runbook::Restart,
+}
+
+/// How a runbook's reboot step restarts `host`: the host is asked once whether it is a
+/// container (one probe over SSH), and its `[hosts.release]` table names the provider that
+/// restarts a container. A local or demo target reboots as before (the runner refuses a local
+/// reboot).
+pub fn restart_for(config: &Config, target: &runbook::Target, stop: &StopFlag) -> runbook::Restart {
+    let runbook::Target::Remote(host, options) = target else {
+        return runbook::Restart::Reboot;
+    };
+    let release = config.host(&host.name).and_then(|h| h.release.as_ref());
+    // A table that says which way saves asking the host.
+    let probed = match release.and_then(|r| r.restart) {
+        Some(_) => None,
+        None => {
+            let mut exec = runbook::RemoteExecutor::new(host.clone(), options.clone());
+            crate::remote::host_kind_probe(&mut |argv, on_line| {
+                use runbook::Executor;
+                exec.run(argv, std::time::Duration::from_secs(15), stop, on_line)
+                    .is_ok_and(|r| r.exit_status == Some(0))
+            })
+        }
+    };
+    runbook::restart::decide(
+        &host.name,
+        release,
+        probed,
+        &crate::release::process_env,
+        crate::release::SendOptions::default(),
+    )
 }
 
 /// `gpufleet runbook undo (--host NAME | --local) [--dry-run]`.
@@ -350,6 +384,7 @@ pub fn run_command(
         dry_run: request.dry_run,
         read_only: request.read_only,
         reboot: request.reboot,
+        restart: request.restart,
     };
     let mut exec = request.target.executor();
     let mut observer = TextObserver::new(out);
@@ -467,6 +502,7 @@ pub fn undo_command(
         dry_run: request.dry_run,
         read_only: request.read_only,
         reboot: RebootOptions::default(),
+        restart: runbook::Restart::Reboot,
     };
     let mut observer = TextObserver::new(out);
     let report = runner::run(

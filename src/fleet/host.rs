@@ -216,6 +216,8 @@ pub struct HostState {
     pub disks: crate::fleet::disk::HostDisks,
     /// No longer watched (gone from a reloaded config); kept so host ids stay stable.
     pub retired: bool,
+    /// A container or a machine, as the host said on connect; `None` until it tells.
+    pub kind: Option<crate::remote::HostKind>,
     history: HistoryShape,
     /// Counts the changes made through the methods below.
     revision: Revision,
@@ -243,6 +245,7 @@ impl HostState {
             jobs: Default::default(),
             disks: Default::default(),
             retired: false,
+            kind: None,
             history,
             revision: Revision::default(),
         }
@@ -316,6 +319,7 @@ impl HostState {
             HostEvent::Boot { at_ms, boot_id } => {
                 self.faults.booted(at_ms, boot_id);
             }
+            HostEvent::HostKind { kind, .. } => self.kind = Some(kind),
             HostEvent::Sample { at_ms, gpu } => self.apply_sample(at_ms, gpu),
             HostEvent::Processes { at_ms, processes } => {
                 self.processes = processes;

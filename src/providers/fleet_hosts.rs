@@ -167,6 +167,7 @@ fn fill(host: &mut HostConfig, account: &ProviderAccount, entry: &StoredInstance
         command: None,
         restart_command: None,
         start_command: None,
+        restart: None,
     });
     if release.provider != provider {
         return;

@@ -47,6 +47,7 @@ pub use error::RemoteError;
 pub use exec::{ExecOutcome, ExecRequest, exec};
 pub use host::{Endpoint, JumpHost, Proxy, ProxyCommand, RemoteHost};
 pub use host_settings::{Agent, HostSettings};
+pub use link::host_kind::{HostKind, probe as host_kind_probe};
 pub use link::{read_once, spawn_link};
 pub use quote::{CommandError, RemoteCommand, shell_quote};
 pub use resolve_named::{ResolveError, SshSettings, link_options, resolve_named};

@@ -348,6 +348,7 @@ fn note_event(line: &Line, at_ms: u64, out: &mut Analysis) {
         | Event::Jobs { .. }
         | Event::JobLog { .. }
         | Event::Disk { .. }
+        | Event::HostKind { .. }
         | Event::Flooding { detail: None, .. } => {}
     }
 }

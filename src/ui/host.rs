@@ -256,6 +256,10 @@ fn draw_header(
         2,
         crate::ui::format::count(host.gpus.len(), crate::ui::format::Noun::Gpu),
     ));
+    // What the host said it is: a container's `reboot` restarts nothing.
+    if let Some(kind) = host.kind {
+        facts.push((4, kind.words().localized()));
+    }
     let makes_room = matches!(message, Some((_, _, true)));
     let kept = if makes_room {
         kept_by_rank(&facts, facts_room.saturating_sub(used))

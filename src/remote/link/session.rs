@@ -22,6 +22,7 @@ use crate::remote::link::channel_run::RunEvent;
 use crate::remote::link::disk;
 use crate::remote::link::evidence::{self, EVIDENCE_BUDGET, EvidenceRun};
 use crate::remote::link::flood::{OTHER_BUDGET, query_budget, stream_budget};
+use crate::remote::link::host_kind;
 use crate::remote::link::mux::{Mux, Slot};
 use crate::remote::link::queries::exit_status;
 use crate::remote::link::session_state::{DetailRun, Held, SessionState, StreamRun, keep};
@@ -67,6 +68,7 @@ impl Link {
             held: Vec::new(),
             version_lines: Vec::new(),
             boot_lines: Vec::new(),
+            kind_lines: Vec::new(),
             versions_done: false,
             detail_pending: false,
             versions_deadline: now + Duration::from_millis(self.opts.versions_wait_ms),
@@ -297,11 +299,12 @@ impl Link {
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
         // The boot id and the kernel log are read whatever the host's GPUs.
-        if st.accel.active() && !matches!(slot, Slot::BootId | Slot::Kernel) {
+        if st.accel.active() && !matches!(slot, Slot::BootId | Slot::HostKind | Slot::Kernel) {
             return self.accel_event(slot, event, mux, st);
         }
         match (slot, event) {
-            (Slot::BootId, event) => self.on_boot_id(st, event),
+            (Slot::BootId, event) => self.on_boot_id(mux, st, event)?,
+            (Slot::HostKind, event) => self.on_host_kind(st, event),
             (slot @ (Slot::JobProbe | Slot::JobLog), event) => {
                 self.on_job_event(slot, event, mux, st)?;
             }
@@ -396,7 +399,16 @@ impl Link {
     /// The boot id's reader: its one line, checked, goes out as `Boot` once it exits well.
     /// A host without one (not Linux, a container that hides `/proc`) or that prints anything
     /// else is left without: its faults then end only when its GPUs stream again.
-    fn on_boot_id(&mut self, st: &mut SessionState, event: RunEvent) {
+    fn on_boot_id(
+        &mut self,
+        mux: &mut Mux,
+        st: &mut SessionState,
+        event: RunEvent,
+    ) -> Result<(), RemoteError> {
+        // Then, on the channel the boot id no longer needs, whether the host is a container.
+        if matches!(event, RunEvent::Exited { .. } | RunEvent::Refused(_)) {
+            mux.start(Slot::HostKind, &host_kind::command()?, OTHER_BUDGET)?;
+        }
         match event {
             RunEvent::Line(line) => keep(&mut st.boot_lines, line),
             RunEvent::Exited { status: Some(0) } => {
@@ -416,6 +428,27 @@ impl Link {
             RunEvent::Exited { .. } | RunEvent::Refused(_) | RunEvent::Bytes(_) => {
                 st.boot_lines.clear();
             }
+        }
+        Ok(())
+    }
+
+    /// The host-kind probe's reader: what it printed, read by [`host_kind::parse`], goes out as
+    /// `HostKind` when it tells; a host whose answer tells nothing is left without.
+    fn on_host_kind(&mut self, st: &mut SessionState, event: RunEvent) {
+        match event {
+            RunEvent::Line(line) => keep(&mut st.kind_lines, line),
+            RunEvent::Exited { .. } => {
+                let lines = std::mem::take(&mut st.kind_lines);
+                if let Some(kind) = host_kind::parse(&lines.join("\n")) {
+                    let event = HostEvent::HostKind {
+                        at_ms: now_ms(),
+                        kind,
+                    };
+                    self.emit_or_hold(st, event);
+                }
+            }
+            RunEvent::Flooded(flood) => self.on_flood(st, Slot::HostKind, &flood),
+            RunEvent::Refused(_) | RunEvent::Bytes(_) => st.kind_lines.clear(),
         }
     }
 

@@ -60,6 +60,8 @@ pub(crate) struct SessionState {
     pub(super) version_lines: Vec<String>,
     /// What the boot id's reader printed.
     pub(super) boot_lines: Vec<String>,
+    /// What the host-kind probe printed.
+    pub(super) kind_lines: Vec<String>,
     pub(super) versions_done: bool,
     /// The session's first full query has not answered yet; `Connected` waits for it (up to
     /// `versions_deadline`) so that the first samples shown are complete.

@@ -32,6 +32,7 @@ impl Link {
             // Handled by `job_follow.rs`, which never gets here.
             Slot::JobProbe | Slot::JobLog => ("flood_words.job_log", OTHER_BUDGET),
             Slot::BootId => ("flood_words.boot_id", OTHER_BUDGET),
+            Slot::HostKind => ("host_kind.flood", OTHER_BUDGET),
         };
         if self.flood.flooded(Instant::now()) {
             let words = describe(Words::new(what), flood, budget.lines);
@@ -64,7 +65,7 @@ impl Link {
                 st.apps_lines.clear();
                 st.job.list_ended();
             }
-            Slot::JobProbe | Slot::JobLog | Slot::BootId => {}
+            Slot::JobProbe | Slot::JobLog | Slot::BootId | Slot::HostKind => {}
             Slot::Disk => st.disk_pending = false,
             // What it sent so far goes out, cut; the session does not ask again.
             Slot::Evidence => {
