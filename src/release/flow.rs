@@ -164,6 +164,11 @@ impl ReleaseFlow {
             (None, Vec::new(), None, None)
         };
         let request = ReleaseRequest::build(host, release, action, token)?;
+        let mut warnings = warnings;
+        // How long the provider keeps a stopped instance, where its effect does not say.
+        if (release.provider, action) == (Provider::AutoDl, ReleaseAction::Stop) {
+            warnings.push(t!("restart.stopped_autodl").into_owned());
+        }
         let plan = ReleasePlan {
             host: host.to_string(),
             provider: release.provider,

@@ -352,3 +352,36 @@ fn read_only_and_an_empty_confirmation_send_nothing() {
     assert!(fx.server.requests().is_empty(), "nothing was sent");
     assert!(host.seen.borrow().is_empty());
 }
+
+/// Stopping an AutoDL host says how long AutoDL keeps a shut-down instance; a vast.ai stop's
+/// effect already says its storage bills on.
+#[test]
+fn an_autodl_stop_says_the_instance_is_deleted_after_15_days() {
+    let text = "[[hosts]]\nname = \"a\"\nssh = \"root@h.example.com:22\"\n[hosts.release]\n\
+                provider = \"autodl\"\ninstance_id = \"u-1\"\ntoken_env = \"K\"\n";
+    let config = config::parse(text, Path::new("c.toml")).unwrap();
+    let env = |_: &str| Some("tok".to_string());
+    let flow = gpufleet::release::ReleaseFlow::start(
+        &config,
+        "a",
+        Some(ReleaseAction::Stop),
+        false,
+        None,
+        &env,
+    )
+    .unwrap();
+    let lines = flow.plan().lines().join("\n");
+    assert!(lines.contains("shut down for 15 days"), "{lines}");
+    let flow = gpufleet::release::ReleaseFlow::start(
+        &config,
+        "a",
+        Some(ReleaseAction::Start),
+        false,
+        None,
+        &env,
+    )
+    .unwrap();
+    let lines = flow.plan().lines().join("\n");
+    assert!(!lines.contains("15 days"), "{lines}");
+    assert!(lines.contains("powers the instance on"), "{lines}");
+}
