@@ -496,15 +496,21 @@ impl ReleasePlan {
             )
             .into_owned(),
         ]);
-        lines.push(match &self.backup {
-            Some(argv) => t!(
-                "release_plan.backup",
-                host = self.host,
-                command = quoted(argv)
-            )
-            .into_owned(),
-            None => t!("release_plan.no_backup").into_owned(),
-        });
+        // A restart or start runs no backup: nothing to say about one.
+        match &self.backup {
+            Some(argv) => lines.push(
+                t!(
+                    "release_plan.backup",
+                    host = self.host,
+                    command = quoted(argv)
+                )
+                .into_owned(),
+            ),
+            None if self.action.releases() => {
+                lines.push(t!("release_plan.no_backup").into_owned());
+            }
+            None => {}
+        }
         lines.push(t!("release_plan.request").into_owned());
         lines.extend(
             self.request

@@ -305,6 +305,10 @@ fn restart_yes_sends_vasts_reboot_without_showing_the_token_or_closing_the_ledge
         screen.contains("a100-1: restart sent and accepted"),
         "{screen}"
     );
+    assert!(
+        !screen.contains("backup"),
+        "a restart runs no backup: {screen}"
+    );
     assert!(!screen.contains(TOKEN), "{screen}");
 
     assert!(
@@ -340,7 +344,10 @@ fn read_only_and_an_empty_confirmation_send_nothing() {
     let host = Host::default();
     let (code, screen) = fx.run(&restart(true), true, &host, "");
     assert_eq!(code, EXIT_REFUSED, "{screen}");
-    assert!(screen.contains("read-only"), "{screen}");
+    assert!(
+        screen.contains("gpufleet restart: read-only mode: restarting and starting"),
+        "{screen}"
+    );
 
     let mut start = restart(false);
     start.action = ReleaseAction::Start;
