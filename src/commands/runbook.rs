@@ -164,34 +164,16 @@ pub struct RunRequest {
     pub restart: runbook::Restart,
 }
 
-/// How a runbook's reboot step restarts `host`: the host is asked once whether it is a
-/// container (one probe over SSH), and its `[hosts.release]` table names the provider that
-/// restarts a container. A local or demo target reboots as before (the runner refuses a local
-/// reboot).
+/// How a runbook's reboot step restarts the host of `target`: its `[hosts.release]` table and,
+/// unless the table says, what the host says it is ([`runbook::restart::for_target`]).
 pub fn restart_for(config: &Config, target: &runbook::Target, stop: &StopFlag) -> runbook::Restart {
-    let runbook::Target::Remote(host, options) = target else {
-        return runbook::Restart::Reboot;
-    };
-    let release = config.host(&host.name).and_then(|h| h.release.as_ref());
-    // A table that says which way saves asking the host.
-    let probed = match release.and_then(|r| r.restart) {
-        Some(_) => None,
-        None => {
-            let mut exec = runbook::RemoteExecutor::new(host.clone(), options.clone());
-            crate::remote::host_kind_probe(&mut |argv, on_line| {
-                use runbook::Executor;
-                exec.run(argv, std::time::Duration::from_secs(15), stop, on_line)
-                    .is_ok_and(|r| r.exit_status == Some(0))
-            })
+    let release = match target {
+        runbook::Target::Remote(host, _) => {
+            config.host(&host.name).and_then(|h| h.release.as_ref())
         }
+        _ => None,
     };
-    runbook::restart::decide(
-        &host.name,
-        release,
-        probed,
-        &crate::release::process_env,
-        crate::release::SendOptions::default(),
-    )
+    runbook::restart::for_target(target, release, &crate::release::process_env, stop)
 }
 
 /// `gpufleet runbook undo (--host NAME | --local) [--dry-run]`.

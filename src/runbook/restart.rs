@@ -5,6 +5,7 @@
 //! over what the host says it is.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rust_i18n::t;
 
@@ -13,6 +14,10 @@ use crate::release::{
     HostRunner, ReleaseAction, ReleaseRequest, ReleaseStep, SendOptions, load_token, send,
 };
 use crate::remote::HostKind;
+use crate::runbook::exec::Executor;
+use crate::runbook::remote_exec::RemoteExecutor;
+use crate::runbook::target::Target;
+use crate::telemetry::source::StopFlag;
 
 /// What sends the provider's restart: the answer's lines, or why it failed (both said to the
 /// user, neither holding the token).
@@ -140,3 +145,32 @@ pub fn decide(
     });
     Restart::Provider { shown, send }
 }
+
+/// [`decide`] for a runbook's target: an SSH host is asked once what it is (unless its table
+/// says which way), a local or simulated target reboots as before (the runner refuses a local
+/// reboot).
+pub fn for_target(
+    target: &Target,
+    release: Option<&ReleaseConfig>,
+    env: &dyn Fn(&str) -> Option<String>,
+    stop: &StopFlag,
+) -> Restart {
+    let Target::Remote(host, options) = target else {
+        return Restart::Reboot;
+    };
+    // A table that says which way saves asking the host.
+    let probed = match release.and_then(|r| r.restart) {
+        Some(_) => None,
+        None => {
+            let mut exec = RemoteExecutor::new(host.clone(), options.clone());
+            crate::remote::host_kind_probe(&mut |argv, on_line| {
+                exec.run(argv, PROBE_TIMEOUT, stop, on_line)
+                    .is_ok_and(|r| r.exit_status == Some(0))
+            })
+        }
+    };
+    decide(&host.name, release, probed, env, SendOptions::default())
+}
+
+/// How long the host may take to say what it is.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
