@@ -253,3 +253,40 @@ fn the_table_decides_over_what_the_host_says() {
     };
     assert!(why.contains("AutoDL's API documents no restart"), "{why}");
 }
+
+/// Before a run, the host is asked what it is over SSH: this machine's real answer (a container
+/// marker, else systemd-detect-virt) decides between the refusal and `reboot` when the host has
+/// no provider table.
+#[test]
+fn the_host_is_asked_what_it_is_before_the_run() {
+    let container = Path::new("/.dockerenv").exists() || Path::new("/run/.containerenv").exists();
+    let machine = std::process::Command::new("systemd-detect-virt")
+        .arg("-c")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "none");
+    if !container && !machine {
+        eprintln!("skipping: this machine does not say what it is");
+        return;
+    }
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let target = Target::Remote(
+        sshd.remote_host("h200"),
+        common::test_options(&sshd.trusted_known_hosts()),
+    );
+    let restart = gpufleet::runbook::restart::for_target(&target, None, &env, &StopFlag::default());
+    if container {
+        let Restart::Nothing { why } = restart else {
+            panic!("a container without a table: {restart:?}");
+        };
+        assert!(why.contains("reboot inside it restarts nothing"), "{why}");
+    } else {
+        assert_eq!(restart, Restart::Reboot);
+    }
+    // A table that says `reboot` is taken at its word, without asking.
+    let table = vast_table("http://127.0.0.1:9", "restart = \"reboot\"\n");
+    let restart =
+        gpufleet::runbook::restart::for_target(&target, Some(&table), &env, &StopFlag::default());
+    assert_eq!(restart, Restart::Reboot);
+}
