@@ -51,13 +51,11 @@ pub(crate) enum Slot {
     JobLog,
     /// The kernel's boot id, once at connect (a new one ends the faults of the boot before).
     BootId,
-    /// Whether the host is a container or a machine, once after the boot id (`host_kind.rs`).
-    HostKind,
     /// `df -P -k` of `/`, `/dev/shm` and the jobs' directories, once a minute (`disk.rs`).
     Disk,
 }
 
-const SLOTS: [Slot; 11] = [
+const SLOTS: [Slot; 10] = [
     Slot::Versions,
     Slot::Detail,
     Slot::Stream,
@@ -67,7 +65,6 @@ const SLOTS: [Slot; 11] = [
     Slot::JobProbe,
     Slot::JobLog,
     Slot::BootId,
-    Slot::HostKind,
     Slot::Disk,
 ];
 

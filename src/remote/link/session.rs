@@ -47,6 +47,10 @@ pub(super) const MAX_HELD_EVENTS: usize = 4_096;
 /// While samples are held back for the loop to catch up, how often to offer them again.
 const HELD_RETRY: Duration = Duration::from_millis(50);
 
+/// How long after the boot id the host-kind probe waits: past the session's first burst of
+/// channels, so it never adds to it (sshd allows 10 sessions a connection by default).
+const KIND_DELAY: Duration = Duration::from_secs(3);
+
 impl Link {
     /// Serves one session on the caller's thread until it ends (a one-shot reading).
     pub(crate) fn serve(&mut self, connection: Connection) -> Ended {
@@ -69,6 +73,8 @@ impl Link {
             version_lines: Vec::new(),
             boot_lines: Vec::new(),
             kind_lines: Vec::new(),
+            kind_at: None,
+            kind_probing: false,
             versions_done: false,
             detail_pending: false,
             versions_deadline: now + Duration::from_millis(self.opts.versions_wait_ms),
@@ -299,12 +305,12 @@ impl Link {
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
         // The boot id and the kernel log are read whatever the host's GPUs.
-        if st.accel.active() && !matches!(slot, Slot::BootId | Slot::HostKind | Slot::Kernel) {
+        if st.accel.active() && !matches!(slot, Slot::BootId | Slot::Kernel) {
             return self.accel_event(slot, event, mux, st);
         }
         match (slot, event) {
-            (Slot::BootId, event) => self.on_boot_id(mux, st, event)?,
-            (Slot::HostKind, event) => self.on_host_kind(st, event),
+            (Slot::BootId, event) if st.kind_probing => self.on_host_kind(st, event),
+            (Slot::BootId, event) => self.on_boot_id(st, event),
             (slot @ (Slot::JobProbe | Slot::JobLog), event) => {
                 self.on_job_event(slot, event, mux, st)?;
             }
@@ -399,15 +405,10 @@ impl Link {
     /// The boot id's reader: its one line, checked, goes out as `Boot` once it exits well.
     /// A host without one (not Linux, a container that hides `/proc`) or that prints anything
     /// else is left without: its faults then end only when its GPUs stream again.
-    fn on_boot_id(
-        &mut self,
-        mux: &mut Mux,
-        st: &mut SessionState,
-        event: RunEvent,
-    ) -> Result<(), RemoteError> {
-        // Then, on the channel the boot id no longer needs, whether the host is a container.
+    fn on_boot_id(&mut self, st: &mut SessionState, event: RunEvent) {
+        // Then, on the slot the boot id no longer needs, whether the host is a container.
         if matches!(event, RunEvent::Exited { .. } | RunEvent::Refused(_)) {
-            mux.start(Slot::HostKind, &host_kind::command()?, OTHER_BUDGET)?;
+            st.kind_at = Some(Instant::now() + KIND_DELAY);
         }
         match event {
             RunEvent::Line(line) => keep(&mut st.boot_lines, line),
@@ -429,12 +430,14 @@ impl Link {
                 st.boot_lines.clear();
             }
         }
-        Ok(())
     }
 
     /// The host-kind probe's reader: what it printed, read by [`host_kind::parse`], goes out as
     /// `HostKind` when it tells; a host whose answer tells nothing is left without.
     fn on_host_kind(&mut self, st: &mut SessionState, event: RunEvent) {
+        if !matches!(event, RunEvent::Line(_) | RunEvent::Bytes(_)) {
+            st.kind_probing = false;
+        }
         match event {
             RunEvent::Line(line) => keep(&mut st.kind_lines, line),
             RunEvent::Exited { .. } => {
@@ -447,7 +450,7 @@ impl Link {
                     self.emit_or_hold(st, event);
                 }
             }
-            RunEvent::Flooded(flood) => self.on_flood(st, Slot::HostKind, &flood),
+            RunEvent::Flooded(flood) => self.on_flood(st, Slot::BootId, &flood),
             RunEvent::Refused(_) | RunEvent::Bytes(_) => st.kind_lines.clear(),
         }
     }
@@ -470,6 +473,11 @@ impl Link {
     }
 
     fn on_timers(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
+        if st.kind_at.is_some_and(|at| Instant::now() >= at) && !mux.running(Slot::BootId) {
+            st.kind_at = None;
+            st.kind_probing = true;
+            mux.start(Slot::BootId, &host_kind::command()?, OTHER_BUDGET)?;
+        }
         if st.accel.active() {
             return self.accel_timers(mux, st);
         }

@@ -31,8 +31,8 @@ impl Link {
             Slot::Disk => ("flood_words.disk", OTHER_BUDGET),
             // Handled by `job_follow.rs`, which never gets here.
             Slot::JobProbe | Slot::JobLog => ("flood_words.job_log", OTHER_BUDGET),
+            Slot::BootId if st.kind_probing => ("host_kind.flood", OTHER_BUDGET),
             Slot::BootId => ("flood_words.boot_id", OTHER_BUDGET),
-            Slot::HostKind => ("host_kind.flood", OTHER_BUDGET),
         };
         if self.flood.flooded(Instant::now()) {
             let words = describe(Words::new(what), flood, budget.lines);
@@ -65,7 +65,7 @@ impl Link {
                 st.apps_lines.clear();
                 st.job.list_ended();
             }
-            Slot::JobProbe | Slot::JobLog | Slot::BootId | Slot::HostKind => {}
+            Slot::JobProbe | Slot::JobLog | Slot::BootId => {}
             Slot::Disk => st.disk_pending = false,
             // What it sent so far goes out, cut; the session does not ask again.
             Slot::Evidence => {
