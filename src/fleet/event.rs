@@ -30,7 +30,7 @@ pub enum HostEvent {
     /// The host's boot id, read on connect: one unlike the last means the host booted in
     /// between, so what its kernel said before belongs to a boot that is over.
     Boot { at_ms: TimestampMs, boot_id: BootId },
-    /// Whether the host is a container or a machine, read once on connect (after the boot id)
+    /// Whether the host is a container or a machine, read once per connection
     /// when the host's answer tells.
     HostKind { at_ms: TimestampMs, kind: HostKind },
     /// One reading of one GPU (nvidia-smi prints one line per GPU per interval).

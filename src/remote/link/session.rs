@@ -47,10 +47,6 @@ pub(super) const MAX_HELD_EVENTS: usize = 4_096;
 /// While samples are held back for the loop to catch up, how often to offer them again.
 const HELD_RETRY: Duration = Duration::from_millis(50);
 
-/// How long after the boot id the host-kind probe waits: past the session's first burst of
-/// channels, so it never adds to it (sshd allows 10 sessions a connection by default).
-const KIND_DELAY: Duration = Duration::from_secs(3);
-
 impl Link {
     /// Serves one session on the caller's thread until it ends (a one-shot reading).
     pub(crate) fn serve(&mut self, connection: Connection) -> Ended {
@@ -73,7 +69,7 @@ impl Link {
             version_lines: Vec::new(),
             boot_lines: Vec::new(),
             kind_lines: Vec::new(),
-            kind_at: None,
+            kind_due: false,
             kind_probing: false,
             versions_done: false,
             detail_pending: false,
@@ -408,7 +404,7 @@ impl Link {
     fn on_boot_id(&mut self, st: &mut SessionState, event: RunEvent) {
         // Then, on the slot the boot id no longer needs, whether the host is a container.
         if matches!(event, RunEvent::Exited { .. } | RunEvent::Refused(_)) {
-            st.kind_at = Some(Instant::now() + KIND_DELAY);
+            st.kind_due = true;
         }
         match event {
             RunEvent::Line(line) => keep(&mut st.boot_lines, line),
@@ -473,8 +469,8 @@ impl Link {
     }
 
     fn on_timers(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
-        if st.kind_at.is_some_and(|at| Instant::now() >= at) && !mux.running(Slot::BootId) {
-            st.kind_at = None;
+        if st.kind_due && st.connected && !mux.running(Slot::BootId) {
+            st.kind_due = false;
             st.kind_probing = true;
             mux.start(Slot::BootId, &host_kind::command()?, OTHER_BUDGET)?;
         }

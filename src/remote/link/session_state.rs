@@ -62,9 +62,9 @@ pub(crate) struct SessionState {
     pub(super) boot_lines: Vec<String>,
     /// What the host-kind probe printed.
     pub(super) kind_lines: Vec<String>,
-    /// When to ask whether the host is a container: a few seconds after the boot id, once the
-    /// session's first burst of channels is open, on the boot id's own slot.
-    pub(super) kind_at: Option<Instant>,
+    /// Whether the host is a container is asked next: after the boot id, once the session is
+    /// announced (its first channels open), on the boot id's own slot.
+    pub(super) kind_due: bool,
     /// The boot id's slot runs the host-kind probe now.
     pub(super) kind_probing: bool,
     pub(super) versions_done: bool,
