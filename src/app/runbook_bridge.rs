@@ -250,12 +250,16 @@ pub fn spawn_run(spec: RunSpec, sink: EventSink) -> std::io::Result<(RunHandle, 
         .spawn(move || {
             let simulated = matches!(spec.target, Target::Simulated { .. });
             // On a container the reboot step restarts through the provider.
-            let restart = crate::runbook::restart::for_target(
-                &spec.target,
-                spec.release.as_ref(),
-                &crate::release::process_env,
-                &worker_stop,
-            );
+            let restart = if spec.runbook.steps.iter().any(|step| step.reboot) {
+                crate::runbook::restart::for_target(
+                    &spec.target,
+                    spec.release.as_ref(),
+                    &crate::release::process_env,
+                    &worker_stop,
+                )
+            } else {
+                crate::runbook::Restart::Reboot
+            };
             let mut exec: Box<dyn Executor> = spec.target.executor();
             if simulated {
                 let text = t!("run.simulated", host = exec.host());

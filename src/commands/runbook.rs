@@ -106,7 +106,15 @@ pub fn run(
             yes,
         } => {
             let (target, scratch) = demo_or(host)?;
-            let restart = restart_for(config, &target, &stop);
+            // Only a runbook that may reboot asks the host what it is.
+            let reboots = catalog
+                .get(id)
+                .is_some_and(|book| book.steps.iter().any(|step| step.reboot));
+            let restart = if reboots {
+                restart_for(config, &target, &stop)
+            } else {
+                runbook::Restart::Reboot
+            };
             let request = RunRequest {
                 runbook: id.clone(),
                 target,
