@@ -223,6 +223,44 @@ pub enum CliCommand {
         #[arg(long)]
         force: bool,
     },
+    /// Restart a host's instance through its provider's API (in a container, `reboot` restarts
+    /// nothing), after a typed confirmation; the request is shown first.
+    Restart {
+        /// The host's name in the config.
+        name: String,
+        /// Show the request; send nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// With --dry-run: print the plan as JSON (schema in docs/CLI.md).
+        #[arg(long, requires = "dry_run")]
+        json: bool,
+        /// Skip the typed confirmation (for scripts).
+        #[arg(long)]
+        yes: bool,
+        /// After the provider accepted it, wait until the host went away and answers over SSH
+        /// again (3 minutes to go, 15 to come back).
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Start a host's stopped instance through its provider's API, after a typed confirmation;
+    /// the request is shown first (stopping is `release --stop`).
+    Start {
+        /// The host's name in the config.
+        name: String,
+        /// Show the request; send nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// With --dry-run: print the plan as JSON (schema in docs/CLI.md).
+        #[arg(long, requires = "dry_run")]
+        json: bool,
+        /// Skip the typed confirmation (for scripts).
+        #[arg(long)]
+        yes: bool,
+        /// After the provider accepted it, wait until the host went away and answers over SSH
+        /// again (3 minutes to go, 15 to come back).
+        #[arg(long)]
+        wait: bool,
+    },
     /// Alerts: `gpufleet alert test [SINK]` sends a test message to every `[[alerts]]` sink
     /// (or the one named) and says which got through. Exit 0 all delivered, 1 not, 2 setup.
     Alert {

@@ -214,6 +214,9 @@ fn host_config(host: &DemoHost) -> HostConfig {
             token_file: None,
             base_url: None,
             command: None,
+            restart_command: None,
+            start_command: None,
+            restart: None,
         }),
     }
 }

@@ -9,6 +9,7 @@ use gpufleet::alerts;
 use gpufleet::check::ExpectFlags;
 use gpufleet::cli::{AlertAction, Cli, CliCommand};
 use gpufleet::commands::money::ReleaseArgs;
+use gpufleet::commands::restart::{self, RestartArgs};
 use gpufleet::commands::setup::{self, Prepared};
 use gpufleet::commands::stdout::Stdout;
 use gpufleet::commands::{
@@ -169,6 +170,40 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 json: *json,
             };
             release::run(global, config, interval_ms, &args)
+        }
+        Some(CliCommand::Restart {
+            name,
+            dry_run,
+            json,
+            yes,
+            wait,
+        }) => {
+            let args = RestartArgs {
+                host: name.clone(),
+                action: ReleaseAction::Restart,
+                dry_run: *dry_run,
+                json: *json,
+                yes: *yes,
+                wait: *wait,
+            };
+            restart::run(global, config, interval_ms, &args)
+        }
+        Some(CliCommand::Start {
+            name,
+            dry_run,
+            json,
+            yes,
+            wait,
+        }) => {
+            let args = RestartArgs {
+                host: name.clone(),
+                action: ReleaseAction::Start,
+                dry_run: *dry_run,
+                json: *json,
+                yes: *yes,
+                wait: *wait,
+            };
+            restart::run(global, config, interval_ms, &args)
         }
         _ => fleet_drive::run(cli, setup),
     }

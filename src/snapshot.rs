@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::diagnose::finding::Finding;
 use crate::fleet::Fleet;
 use crate::fleet::host::{HostState, HostStatus};
+use crate::remote::HostKind;
 use crate::remote::sanitize as clean;
 use crate::telemetry::df::DiskUse;
 use crate::telemetry::{GpuProcess, GpuSample};
@@ -54,6 +55,9 @@ pub struct HostSnapshot {
     /// The file systems holding `/`, `/dev/shm` and the jobs' working directories, as `df`
     /// last read them (SSH hosts).
     pub filesystems: Vec<DiskUse>,
+    /// `container` or `machine`: what the host said on connect, else what its provider rents;
+    /// `null` when neither tells.
+    pub kind: Option<&'static str>,
     /// Its dead-man switch (`[hosts.dead_man]`), as the host said; absent where it has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dead_man: Option<DeadManSnapshot>,
@@ -92,6 +96,13 @@ impl Snapshot {
             .enumerate()
             .map(|(id, h)| {
                 let mut host = host_snapshot(h, &h.status(fleet.now_ms, fleet.options.interval_ms));
+                let provider = fleet
+                    .money
+                    .hosts
+                    .get(id)
+                    .and_then(|m| m.config.release.as_ref())
+                    .map(|r| r.provider);
+                host.kind = HostKind::known(h.kind, provider).map(HostKind::as_str);
                 if let Some(money) = fleet.money.hosts.get(id) {
                     let price = money.config.price.as_ref();
                     host.price_per_hour = price.map(|p| p.price_per_hour);
@@ -166,6 +177,7 @@ fn host_snapshot(host: &HostState, status: &HostStatus) -> HostSnapshot {
         findings: host.findings.clone(),
         filesystems: host.disks.uses.clone(),
         dead_man: host.dead_man.as_ref().map(DeadManSnapshot::from),
+        kind: host.kind.map(HostKind::as_str),
     }
 }
 

@@ -216,6 +216,15 @@ impl OpsBridge {
         let Some(audit) = self.setup.audit.clone() else {
             return self.report(refuse(&t!("ops.no_state_audit")));
         };
+        let release = match &target {
+            Target::Remote(remote, _) => self
+                .setup
+                .report
+                .as_ref()
+                .and_then(|r| r.config.host(&remote.name))
+                .and_then(|h| h.release.clone()),
+            _ => None,
+        };
         let spec = RunSpec {
             id,
             target,
@@ -223,6 +232,7 @@ impl OpsBridge {
             params,
             read_only,
             audit,
+            release,
         };
         match spawn_run(spec, self.sink.clone()) {
             Ok((handle, worker)) => {

@@ -288,8 +288,9 @@ impl ReleaseBridge {
                     BuildError::NoStop { .. } | BuildError::NoTerminate
                 ))
             )
+            && let Some(other) = other(action)
         {
-            started = start(other(action));
+            started = start(other);
         }
         match started {
             Ok(mut flow) => {
@@ -417,10 +418,12 @@ impl ReleaseBridge {
     }
 }
 
-fn other(action: ReleaseAction) -> ReleaseAction {
+/// The release action the dialog can switch to; a restart or start has none.
+fn other(action: ReleaseAction) -> Option<ReleaseAction> {
     match action {
-        ReleaseAction::Stop => ReleaseAction::Terminate,
-        ReleaseAction::Terminate => ReleaseAction::Stop,
+        ReleaseAction::Stop => Some(ReleaseAction::Terminate),
+        ReleaseAction::Terminate => Some(ReleaseAction::Stop),
+        ReleaseAction::Restart | ReleaseAction::Start => None,
     }
 }
 
@@ -433,12 +436,13 @@ fn answer_line(answer: &StepAnswer) -> String {
 fn plan_view(flow: &ReleaseFlow, config: &Config) -> PlanView {
     let plan = flow.plan();
     let other_action = other(plan.action);
-    let other_supported = config
+    let release = config
         .host(&plan.host)
-        .and_then(|host| host.release.as_ref())
-        .is_some_and(|release| {
-            ReleaseRequest::build(&plan.host, release, other_action, None).is_ok()
-        });
+        .and_then(|host| host.release.as_ref());
+    let other_action = other_action.filter(|&other| {
+        release
+            .is_some_and(|release| ReleaseRequest::build(&plan.host, release, other, None).is_ok())
+    });
     PlanView {
         provider: if plan.simulated {
             t!("release.simulated", provider = plan.provider.as_str()).into_owned()
@@ -465,6 +469,6 @@ fn plan_view(flow: &ReleaseFlow, config: &Config) -> PlanView {
             .collect(),
         warnings: plan.warnings.iter().map(|w| clean(w)).collect(),
         token_problem: plan.token_problem.as_deref().map(clean),
-        other_action: other_supported.then_some(other_action),
+        other_action,
     }
 }

@@ -236,6 +236,8 @@ pub struct RunSpec {
     pub params: Vec<(String, String)>,
     pub read_only: bool,
     pub audit: AuditLog,
+    /// The host's `[hosts.release]` table: a container is restarted through its provider.
+    pub release: Option<crate::config::ReleaseConfig>,
 }
 
 /// Starts `spec` on a worker thread; its events go to `sink`.
@@ -247,6 +249,17 @@ pub fn spawn_run(spec: RunSpec, sink: EventSink) -> std::io::Result<(RunHandle, 
         .name(format!("playbook-{}", spec.id))
         .spawn(move || {
             let simulated = matches!(spec.target, Target::Simulated { .. });
+            // On a container the reboot step restarts through the provider.
+            let restart = if spec.runbook.steps.iter().any(|step| step.reboot) {
+                crate::runbook::restart::for_target(
+                    &spec.target,
+                    spec.release.as_ref(),
+                    &crate::release::process_env,
+                    &worker_stop,
+                )
+            } else {
+                crate::runbook::Restart::Reboot
+            };
             let mut exec: Box<dyn Executor> = spec.target.executor();
             if simulated {
                 let text = t!("run.simulated", host = exec.host());
@@ -265,6 +278,7 @@ pub fn spawn_run(spec: RunSpec, sink: EventSink) -> std::io::Result<(RunHandle, 
             let undo = UndoStore::beside(spec.audit.path());
             let options = RunOptions {
                 read_only: spec.read_only,
+                restart,
                 ..RunOptions::default()
             };
             run(

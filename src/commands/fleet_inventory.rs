@@ -37,6 +37,7 @@ pub fn freshness(cli: &Cli) -> Option<Freshness> {
         Some(
             CliCommand::Snapshot { .. } | CliCommand::Release { .. } | CliCommand::Cost { .. },
         ) => Some(Freshness::SyncStale),
+        Some(CliCommand::Restart { .. } | CliCommand::Start { .. }) => Some(Freshness::SyncStale),
         _ => None,
     }
 }
@@ -90,6 +91,8 @@ pub fn for_command(cli: &Cli, config: Config) -> (Config, Vec<GoneHost>) {
     let who = match &cli.command {
         Some(CliCommand::Snapshot { .. }) => "snapshot",
         Some(CliCommand::Release { .. }) => "release",
+        Some(CliCommand::Restart { .. }) => "restart",
+        Some(CliCommand::Start { .. }) => "start",
         Some(CliCommand::Cost { .. }) => "cost",
         Some(CliCommand::Watch { .. }) => "watch",
         _ => "console",

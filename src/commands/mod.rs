@@ -28,6 +28,7 @@ pub mod providers_import;
 pub mod record;
 pub mod release;
 pub mod report;
+pub mod restart;
 pub mod runbook;
 pub mod setup;
 pub mod shell_docs;

@@ -317,6 +317,15 @@ pub fn release_command(
     macro_rules! say {
         ($($arg:tt)*) => {{ let _ = writeln!(out, $($arg)*); }};
     }
+    let action = args.action.unwrap_or(ReleaseAction::Stop);
+    // `gpufleet restart` and `start` speak of themselves, not of a release.
+    let error = |why: String| -> String {
+        if action.releases() {
+            t!("cli_release.error", why = why).into_owned()
+        } else {
+            t!("restart.error", command = action.as_str(), why = why).into_owned()
+        }
+    };
     let cost = match env.store.load() {
         Ok(book) => config.host(&args.host).map(|host| {
             HostCost::new(host, host_ledger(config, host, &book).totals((env.clock)()))
@@ -341,8 +350,12 @@ pub fn release_command(
             }
             flow
         }
+        Err(FlowError::ReadOnly) if !action.releases() => {
+            say!("{}", error(t!("restart.read_only").into_owned()));
+            return EXIT_REFUSED;
+        }
         Err(e) => {
-            say!("{}", t!("cli_release.error", why = e.words().localized()));
+            say!("{}", error(e.words().localized()));
             return EXIT_REFUSED;
         }
     };
@@ -357,7 +370,7 @@ pub fn release_command(
                 EXIT_OK
             }
             Err(e) => {
-                say!("{}", t!("cli_release.error", why = e.words().localized()));
+                say!("{}", error(e.words().localized()));
                 EXIT_FAILED
             }
         };
@@ -366,7 +379,16 @@ pub fn release_command(
         say!("{line}");
     }
     if let Some(problem) = &flow.plan().token_problem {
-        say!("{}", t!("cli_release.no_token", problem = problem));
+        if action.releases() {
+            say!("{}", t!("cli_release.no_token", problem = problem));
+        } else {
+            let why = t!(
+                "restart.no_token",
+                action = action_word(action),
+                problem = problem
+            );
+            say!("{}", error(why.into_owned()));
+        }
         return EXIT_REFUSED;
     }
     let host = flow.plan().host.clone();
@@ -374,7 +396,13 @@ pub fn release_command(
     // unless forced, and `send` checks again right before asking the provider.
     if args.force {
         flow.allow_unrecorded();
-    } else if let Err(e) = env.store.check_recordable() {
+    } else if let Some(e) = flow
+        .plan()
+        .action
+        .releases()
+        .then(|| env.store.check_recordable().err())
+        .flatten()
+    {
         say!("{}", t!("cli_release.unrecordable", why = e));
         say!("{}", t!("cli_release.unrecordable_hint"));
         return EXIT_REFUSED;
@@ -398,7 +426,7 @@ pub fn release_command(
             }
             Ok(_) => say!("{}", t!("cli_release.backup_done")),
             Err(e) => {
-                say!("{}", t!("cli_release.error", why = e.words().localized()));
+                say!("{}", error(e.words().localized()));
                 return EXIT_FAILED;
             }
         }
@@ -458,14 +486,14 @@ pub fn release_command(
                 host = host,
                 why = failure.error.words().localized()
             );
-            say!("{}", t!("cli_release.error", why = why));
+            say!("{}", error(why.into_owned()));
             if let Some(why) = audit {
                 say!("{}", t!("cli.audit_not_written", why = why));
             }
             EXIT_FAILED
         }
         Err(e) => {
-            say!("{}", t!("cli_release.error", why = e.words().localized()));
+            say!("{}", error(e.words().localized()));
             EXIT_FAILED
         }
     }

@@ -106,6 +106,15 @@ pub fn run(
             yes,
         } => {
             let (target, scratch) = demo_or(host)?;
+            // Only a runbook that may reboot asks the host what it is.
+            let reboots = catalog
+                .get(id)
+                .is_some_and(|book| book.steps.iter().any(|step| step.reboot));
+            let restart = if reboots {
+                restart_for(config, &target, &stop)
+            } else {
+                runbook::Restart::Reboot
+            };
             let request = RunRequest {
                 runbook: id.clone(),
                 target,
@@ -114,6 +123,7 @@ pub fn run(
                 dry_run: *dry_run,
                 read_only,
                 reboot: Default::default(),
+                restart,
             };
             let mut confirmer = runbook::cli_confirmer(*yes);
             run_command(
@@ -158,6 +168,20 @@ pub struct RunRequest {
     pub dry_run: bool,
     pub read_only: bool,
     pub reboot: RebootOptions,
+    /// How the reboot step restarts the host ([`restart_for`]).
+    pub restart: runbook::Restart,
+}
+
+/// How a runbook's reboot step restarts the host of `target`: its `[hosts.release]` table and,
+/// unless the table says, what the host says it is ([`runbook::restart::for_target`]).
+pub fn restart_for(config: &Config, target: &runbook::Target, stop: &StopFlag) -> runbook::Restart {
+    let release = match target {
+        runbook::Target::Remote(host, _) => {
+            config.host(&host.name).and_then(|h| h.release.as_ref())
+        }
+        _ => None,
+    };
+    runbook::restart::for_target(target, release, &crate::release::process_env, stop)
 }
 
 /// `gpufleet runbook undo (--host NAME | --local) [--dry-run]`.
@@ -350,6 +374,7 @@ pub fn run_command(
         dry_run: request.dry_run,
         read_only: request.read_only,
         reboot: request.reboot,
+        restart: request.restart,
     };
     let mut exec = request.target.executor();
     let mut observer = TextObserver::new(out);
@@ -467,6 +492,7 @@ pub fn undo_command(
         dry_run: request.dry_run,
         read_only: request.read_only,
         reboot: RebootOptions::default(),
+        restart: runbook::Restart::Reboot,
     };
     let mut observer = TextObserver::new(out);
     let report = runner::run(

@@ -197,6 +197,23 @@ pub struct ReleaseConfig {
     pub base_url: Option<String>,
     /// The argv run for `provider = "command"`; `{instance_id}` is filled in.
     pub command: Option<Vec<String>>,
+    /// The argv `gpufleet restart` runs for `provider = "command"`.
+    pub restart_command: Option<Vec<String>>,
+    /// The argv `gpufleet start` runs for `provider = "command"`.
+    pub start_command: Option<Vec<String>>,
+    /// How a runbook's reboot step restarts this host; unset, a container goes through the
+    /// provider and a machine reboots.
+    pub restart: Option<RestartVia>,
+}
+
+/// `restart = "provider" | "reboot"` in `[hosts.release]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RestartVia {
+    /// The provider's restart (a container: `reboot` inside restarts nothing).
+    Provider,
+    /// `reboot` on the host (a machine of its own).
+    Reboot,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]

@@ -398,6 +398,19 @@ fn check_release(release: &ReleaseConfig, path: &KeyPath) -> Result<(), Problem>
         )?,
         (None, _) => {}
     }
+    for (argv, key) in [
+        (&release.restart_command, "restart_command"),
+        (&release.start_command, "start_command"),
+    ] {
+        match (argv, release.provider) {
+            (Some(argv), Provider::Command) => check_argv(argv, path.key(key))?,
+            (Some(_), _) => problem(
+                path.key(key),
+                t!("config_error.command_only", provider = provider),
+            )?,
+            (None, _) => {}
+        }
+    }
     Ok(())
 }
 

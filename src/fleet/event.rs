@@ -3,6 +3,7 @@
 
 use crate::fleet::job::JobProcess;
 use crate::fleet::notice::DownWords;
+use crate::remote::HostKind;
 use crate::telemetry::boot_id::BootId;
 use crate::telemetry::df::DiskUse;
 use crate::telemetry::{GpuProcess, GpuSample, HostInfo, LostReason, TimestampMs};
@@ -29,6 +30,9 @@ pub enum HostEvent {
     /// The host's boot id, read on connect: one unlike the last means the host booted in
     /// between, so what its kernel said before belongs to a boot that is over.
     Boot { at_ms: TimestampMs, boot_id: BootId },
+    /// Whether the host is a container or a machine, read once per connection
+    /// when the host's answer tells.
+    HostKind { at_ms: TimestampMs, kind: HostKind },
     /// One reading of one GPU (nvidia-smi prints one line per GPU per interval).
     Sample { at_ms: TimestampMs, gpu: GpuSample },
     /// The full list of compute processes on the host's GPUs at `at_ms`.
@@ -123,6 +127,7 @@ impl HostEvent {
             HostEvent::Connected(_) => None,
             HostEvent::Sample { at_ms, .. }
             | HostEvent::Boot { at_ms, .. }
+            | HostEvent::HostKind { at_ms, .. }
             | HostEvent::Processes { at_ms, .. }
             | HostEvent::Kernel { at_ms, .. }
             | HostEvent::Lost { at_ms, .. }

@@ -15,6 +15,9 @@ pub fn log_host_event(name: &str, event: &HostEvent) {
         HostEvent::Boot { boot_id, .. } => {
             tracing::debug!(host = name, boot_id = %boot_id, "boot id")
         }
+        HostEvent::HostKind { kind, .. } => {
+            tracing::debug!(host = name, kind = kind.as_str(), "host kind")
+        }
         HostEvent::Disconnected { reason, .. } => {
             tracing::warn!(host = name, reason = ?reason, "disconnected")
         }

@@ -218,6 +218,8 @@ pub struct HostState {
     pub dead_man: Option<crate::fleet::dead_man::DeadManState>,
     /// No longer watched (gone from a reloaded config); kept so host ids stay stable.
     pub retired: bool,
+    /// A container or a machine, as the host said on connect; `None` until it tells.
+    pub kind: Option<crate::remote::HostKind>,
     history: HistoryShape,
     /// Counts the changes made through the methods below.
     revision: Revision,
@@ -246,6 +248,7 @@ impl HostState {
             disks: Default::default(),
             dead_man: None,
             retired: false,
+            kind: None,
             history,
             revision: Revision::default(),
         }
@@ -319,6 +322,7 @@ impl HostState {
             HostEvent::Boot { at_ms, boot_id } => {
                 self.faults.booted(at_ms, boot_id);
             }
+            HostEvent::HostKind { kind, .. } => self.kind = Some(kind),
             HostEvent::Sample { at_ms, gpu } => self.apply_sample(at_ms, gpu),
             HostEvent::Processes { at_ms, processes } => {
                 self.processes = processes;

@@ -166,6 +166,9 @@ fn fill(host: &mut HostConfig, account: &ProviderAccount, entry: &StoredInstance
         token_file: None,
         base_url: None,
         command: None,
+        restart_command: None,
+        start_command: None,
+        restart: None,
     });
     if release.provider != provider {
         return;

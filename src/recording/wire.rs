@@ -179,6 +179,11 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         why_not_words: Option<WordArg>,
     },
+    /// `container` or `machine`, as the host said on connect (version 6 on).
+    HostKind {
+        at_ms: u64,
+        host_kind: crate::remote::HostKind,
+    },
 }
 
 /// A [`DiskUse`] as written: the path as given to `df` (`/`, `/dev/shm`, `/proc/PID/cwd`).
@@ -445,6 +450,10 @@ impl From<&HostEvent> for Event {
                 at_ms: *at_ms,
                 boot_id: WireBootId(*boot_id),
             },
+            HostEvent::HostKind { at_ms, kind } => Event::HostKind {
+                at_ms: *at_ms,
+                host_kind: *kind,
+            },
             HostEvent::Sample { at_ms, gpu } => Event::Sample {
                 at_ms: *at_ms,
                 gpu: gpu.into(),
@@ -556,6 +565,10 @@ impl From<Event> for HostEvent {
             Event::Boot { at_ms, boot_id } => HostEvent::Boot {
                 at_ms,
                 boot_id: boot_id.0,
+            },
+            Event::HostKind { at_ms, host_kind } => HostEvent::HostKind {
+                at_ms,
+                kind: host_kind,
             },
             Event::Sample { at_ms, gpu } => HostEvent::Sample {
                 at_ms,
@@ -676,6 +689,7 @@ impl Event {
             Event::Connected { .. } => None,
             Event::Sample { at_ms, .. }
             | Event::Boot { at_ms, .. }
+            | Event::HostKind { at_ms, .. }
             | Event::Processes { at_ms, .. }
             | Event::Kernel { at_ms, .. }
             | Event::Lost { at_ms, .. }
@@ -718,6 +732,7 @@ impl Event {
             Event::Connected { .. } => {}
             Event::Sample { at_ms, .. }
             | Event::Boot { at_ms, .. }
+            | Event::HostKind { at_ms, .. }
             | Event::Processes { at_ms, .. }
             | Event::Kernel { at_ms, .. }
             | Event::Lost { at_ms, .. }

@@ -164,6 +164,11 @@ impl ReleaseFlow {
             (None, Vec::new(), None, None)
         };
         let request = ReleaseRequest::build(host, release, action, token)?;
+        let mut warnings = warnings;
+        // How long the provider keeps a stopped instance, where its effect does not say.
+        if (release.provider, action) == (Provider::AutoDl, ReleaseAction::Stop) {
+            warnings.push(t!("restart.stopped_autodl").into_owned());
+        }
         let plan = ReleasePlan {
             host: host.to_string(),
             provider: release.provider,
@@ -173,7 +178,8 @@ impl ReleaseFlow {
             spent: cost.and_then(|c| Some(format_money(c.spent()?, c.currency()?))),
             billed_ms: cost.map_or(0, |c| c.totals.billed_ms),
             current_idle_ms: cost.map_or(0, |c| c.totals.current_idle_ms),
-            backup: host_config.backup.clone(),
+            // Only a release runs the backup; a restart or start keeps the instance.
+            backup: host_config.backup.clone().filter(|_| action.releases()),
             request,
             warnings,
             token_problem,
@@ -331,7 +337,8 @@ impl ReleaseFlow {
             }
             _ => {}
         }
-        if !self.unrecorded_allowed {
+        let releases = self.plan.action.releases();
+        if releases && !self.unrecorded_allowed {
             store.check_recordable().map_err(FlowError::Unrecordable)?;
         }
         self.sent = true;
@@ -348,7 +355,12 @@ impl ReleaseFlow {
         match sent {
             Ok(answers) => {
                 let mut problems = Vec::new();
-                let unrecorded = self.closing(now_ms).record(store).err();
+                // A restart or start bills on: the host's ledger stays open.
+                let unrecorded = if releases {
+                    self.closing(now_ms).record(store).err()
+                } else {
+                    None
+                };
                 if let Some(failed) = &unrecorded {
                     problems.push(
                         rust_i18n::t!("release_words.unrecorded", why = failed.error.to_string())
@@ -484,15 +496,21 @@ impl ReleasePlan {
             )
             .into_owned(),
         ]);
-        lines.push(match &self.backup {
-            Some(argv) => t!(
-                "release_plan.backup",
-                host = self.host,
-                command = quoted(argv)
-            )
-            .into_owned(),
-            None => t!("release_plan.no_backup").into_owned(),
-        });
+        // A restart or start runs no backup: nothing to say about one.
+        match &self.backup {
+            Some(argv) => lines.push(
+                t!(
+                    "release_plan.backup",
+                    host = self.host,
+                    command = quoted(argv)
+                )
+                .into_owned(),
+            ),
+            None if self.action.releases() => {
+                lines.push(t!("release_plan.no_backup").into_owned());
+            }
+            None => {}
+        }
         lines.push(t!("release_plan.request").into_owned());
         lines.extend(
             self.request

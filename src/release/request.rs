@@ -27,11 +27,17 @@ pub fn default_base_url(provider: Provider) -> Option<&'static str> {
     }
 }
 
-/// Stop keeps the disk; terminate deletes it.
+/// Stop keeps the disk; terminate deletes it. Restart and start go through the same flow
+/// (request shown, typed confirmation, audit) but release nothing: no backup runs and the
+/// host's ledger stays open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReleaseAction {
     Stop,
     Terminate,
+    /// Restart the instance through the provider (a container's `reboot` restarts nothing).
+    Restart,
+    /// Start a stopped instance again.
+    Start,
 }
 
 impl ReleaseAction {
@@ -39,7 +45,15 @@ impl ReleaseAction {
         match self {
             Self::Stop => "stop",
             Self::Terminate => "terminate",
+            Self::Restart => "restart",
+            Self::Start => "start",
         }
+    }
+
+    /// Whether the action stops the billing of the instance (stop, terminate): those run the
+    /// backup first and close the host's ledger.
+    pub fn releases(self) -> bool {
+        matches!(self, Self::Stop | Self::Terminate)
     }
 }
 
@@ -131,6 +145,19 @@ pub enum BuildError {
         provider: &'static str,
     },
     NoTerminate,
+    /// The provider's API documents no restart of an instance.
+    NoRestart {
+        provider: &'static str,
+    },
+    /// The provider's API documents no start of a stopped instance.
+    NoStart {
+        provider: &'static str,
+    },
+    /// `provider = "command"` without the argv for this action (`restart_command`,
+    /// `start_command`).
+    MissingActionCommand {
+        key: &'static str,
+    },
     MissingInstanceId {
         provider: &'static str,
     },
@@ -164,7 +191,22 @@ impl ReleaseRequest {
         let instance_id = release.instance_id.clone();
         let steps = match provider {
             Provider::Command => {
-                let argv = release.command.as_ref().ok_or(BuildError::MissingCommand)?;
+                let argv =
+                    match action {
+                        ReleaseAction::Stop | ReleaseAction::Terminate => {
+                            release.command.as_ref().ok_or(BuildError::MissingCommand)?
+                        }
+                        ReleaseAction::Restart => release.restart_command.as_ref().ok_or(
+                            BuildError::MissingActionCommand {
+                                key: "restart_command",
+                            },
+                        )?,
+                        ReleaseAction::Start => release.start_command.as_ref().ok_or(
+                            BuildError::MissingActionCommand {
+                                key: "start_command",
+                            },
+                        )?,
+                    };
                 vec![ReleaseStep::Local {
                     argv: command_argv(argv, host, instance_id.as_deref(), action)?,
                 }]
@@ -173,7 +215,12 @@ impl ReleaseRequest {
                 ReleaseAction::Stop => vec![ReleaseStep::OnHost {
                     argv: ["shutdown", "-h", "now"].map(String::from).to_vec(),
                 }],
+                // The `ssh` provider is a machine of its own: `reboot` restarts it.
+                ReleaseAction::Restart => vec![ReleaseStep::OnHost {
+                    argv: vec!["reboot".to_string()],
+                }],
                 ReleaseAction::Terminate => return Err(BuildError::NoTerminate),
+                ReleaseAction::Start => return Err(BuildError::NoStart { provider: "ssh" }),
             },
             api => {
                 let id = instance_id
@@ -294,6 +341,54 @@ fn api_steps(
             Bearer,
             Envelope::VastSuccess,
         )],
+        (Provider::Vast, ReleaseAction::Restart) => vec![step(
+            Put,
+            format!("/api/v0/instances/reboot/{segment}/"),
+            None,
+            Bearer,
+            Envelope::VastSuccess,
+        )],
+        (Provider::Vast, ReleaseAction::Start) => vec![step(
+            Put,
+            format!("/api/v0/instances/{segment}/"),
+            Some(json!({"state": "running"})),
+            Bearer,
+            Envelope::VastSuccess,
+        )],
+        (Provider::RunPod, ReleaseAction::Restart) => vec![step(
+            Post,
+            format!("/pods/{segment}/restart"),
+            None,
+            Bearer,
+            Envelope::None,
+        )],
+        (Provider::RunPod, ReleaseAction::Start) => vec![step(
+            Post,
+            format!("/pods/{segment}/start"),
+            None,
+            Bearer,
+            Envelope::None,
+        )],
+        (Provider::Lambda, ReleaseAction::Restart) => vec![step(
+            Post,
+            "/api/v1/instance-operations/restart".to_string(),
+            Some(json!({"instance_ids": [id]})),
+            Bearer,
+            Envelope::None,
+        )],
+        (Provider::Lambda, ReleaseAction::Start) => {
+            return Err(BuildError::NoStart { provider: "Lambda" });
+        }
+        (Provider::AutoDl, ReleaseAction::Restart) => {
+            return Err(BuildError::NoRestart { provider: "AutoDL" });
+        }
+        (Provider::AutoDl, ReleaseAction::Start) => vec![step(
+            Post,
+            "/api/v1/dev/instance/pro/power_on".to_string(),
+            Some(json!({"instance_uuid": id, "payload": "gpu"})),
+            Bare,
+            Envelope::AutoDlCode,
+        )],
         (Provider::RunPod, ReleaseAction::Stop) => vec![step(
             Post,
             format!("/pods/{segment}/stop"),
@@ -320,7 +415,7 @@ fn api_steps(
         )],
         // Not web APIs; `build` turns them into other steps.
         (Provider::Command | Provider::Ssh, _) => Vec::new(),
-        (Provider::AutoDl, action) => {
+        (Provider::AutoDl, action @ (ReleaseAction::Stop | ReleaseAction::Terminate)) => {
             let body = || Some(json!({"instance_uuid": id}));
             let mut power_off = step(
                 Post,
@@ -411,6 +506,8 @@ impl ReleaseAction {
         match self {
             ReleaseAction::Stop => Words::new("action.stop"),
             ReleaseAction::Terminate => Words::new("action.terminate"),
+            ReleaseAction::Restart => Words::new("restart.action_restart"),
+            ReleaseAction::Start => Words::new("restart.action_start"),
         }
     }
 }
@@ -423,16 +520,24 @@ pub fn action_words(action: ReleaseAction) -> String {
 /// What a release action does to the instance and its data; its English is what the plan's
 /// JSON and the log keep.
 pub fn effect_words(provider: Provider, action: ReleaseAction) -> Words {
-    use ReleaseAction::{Stop, Terminate};
+    use ReleaseAction::{Restart, Start, Stop, Terminate};
     let key = match (provider, action) {
         (Provider::Vast, Stop) => "effect.vast_stop",
         (Provider::Vast, Terminate) => "effect.vast_terminate",
+        (Provider::Vast, Restart) => "restart.effect_vast_restart",
+        (Provider::Vast, Start) => "restart.effect_vast_start",
         (Provider::RunPod, Stop) => "effect.runpod_stop",
         (Provider::RunPod, Terminate) => "effect.runpod_terminate",
+        (Provider::RunPod, Restart) => "restart.effect_runpod_restart",
+        (Provider::RunPod, Start) => "restart.effect_runpod_start",
+        (Provider::Lambda, Restart) => "restart.effect_lambda_restart",
         (Provider::Lambda, _) => "effect.lambda",
         (Provider::AutoDl, Stop) => "effect.autodl_stop",
         (Provider::AutoDl, Terminate) => "effect.autodl_terminate",
+        (Provider::AutoDl, _) => "restart.effect_autodl_start",
+        (Provider::Command, Restart | Start) => "restart.effect_command",
         (Provider::Command, _) => "effect.command",
+        (Provider::Ssh, Restart | Start) => "restart.effect_ssh_reboot",
         (Provider::Ssh, _) => "effect.ssh",
     };
     Words::new(key)
@@ -446,6 +551,15 @@ impl BuildError {
                 Words::new("release_error.no_stop").put("provider", provider.to_string())
             }
             BuildError::NoTerminate => Words::new("release_error.no_terminate"),
+            BuildError::NoRestart { provider } => {
+                Words::new("restart.no_restart").put("provider", provider.to_string())
+            }
+            BuildError::NoStart { provider } => {
+                Words::new("restart.no_start").put("provider", provider.to_string())
+            }
+            BuildError::MissingActionCommand { key } => {
+                Words::new("restart.missing_command").put("key", key.to_string())
+            }
             BuildError::MissingInstanceId { provider } => {
                 Words::new("release_error.missing_instance_id")
                     .put("provider", provider.to_string())
@@ -478,7 +592,12 @@ mod tests {
     /// The dialog's English action words are the action's own name.
     #[test]
     fn english_action_words_are_the_actions_name() {
-        for a in [ReleaseAction::Stop, ReleaseAction::Terminate] {
+        for a in [
+            ReleaseAction::Stop,
+            ReleaseAction::Terminate,
+            ReleaseAction::Restart,
+            ReleaseAction::Start,
+        ] {
             assert_eq!(a.words().english(), a.as_str());
         }
     }

@@ -52,6 +52,7 @@ pub use link::dead_man::{
     Answer as DeadManAnswer, Step as DeadManStep, read_answer as read_dead_man_answer,
     switch_command as dead_man_command,
 };
+pub use link::host_kind::{HostKind, probe as host_kind_probe};
 pub use link::{read_once, spawn_link};
 pub use quote::{CommandError, RemoteCommand, shell_quote};
 pub use resolve_named::{ResolveError, SshSettings, link_options, resolve_named};

@@ -349,6 +349,7 @@ fn note_event(line: &Line, at_ms: u64, out: &mut Analysis) {
         | Event::JobLog { .. }
         | Event::Disk { .. }
         | Event::DeadMan { .. }
+        | Event::HostKind { .. }
         | Event::Flooding { detail: None, .. } => {}
     }
 }

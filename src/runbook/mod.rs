@@ -14,6 +14,7 @@ pub mod params;
 pub mod reboot;
 pub mod remote_exec;
 pub mod report;
+pub mod restart;
 pub mod runner;
 pub mod sim_exec;
 pub mod target;
@@ -32,6 +33,7 @@ pub use report::{
     EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, NoteKind, Observer, RunEvent,
     RunOutcome, TextObserver,
 };
+pub use restart::Restart;
 pub use runner::{RunOptions, RunReport, StepRecord, Tools, run};
 pub use sim_exec::SimExecutor;
 pub use target::Target;

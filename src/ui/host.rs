@@ -261,6 +261,10 @@ fn draw_header(
         let rank = if dead_man.warns() { 0 } else { 4 };
         facts.push((rank, clean(&dead_man.words().localized())));
     }
+    // What the host said it is: a container's `reboot` restarts nothing.
+    if let Some(kind) = host.kind {
+        facts.push((4, kind.words().localized()));
+    }
     let makes_room = matches!(message, Some((_, _, true)));
     let kept = if makes_room {
         kept_by_rank(&facts, facts_room.saturating_sub(used))

@@ -15,3 +15,4 @@ mod cost_store;
 mod money_tui;
 mod release_flow;
 mod release_providers;
+mod restart_flow;

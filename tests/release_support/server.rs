@@ -76,6 +76,11 @@ impl Server {
     pub fn requests(&self) -> Vec<Recorded> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// The recorded requests, shared: another thread can watch them arrive.
+    pub fn requests_handle(&self) -> Arc<Mutex<Vec<Recorded>>> {
+        Arc::clone(&self.requests)
+    }
 }
 
 fn serve(stream: TcpStream, reply: Reply, seen: &Mutex<Vec<Recorded>>) {

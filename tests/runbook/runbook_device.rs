@@ -23,6 +23,7 @@ fn dry_run(runbook: &str) -> (u8, String, AuditLog, tempfile::TempDir) {
         dry_run: true,
         read_only: true,
         reboot: RebootOptions::default(),
+        restart: gpufleet::runbook::Restart::Reboot,
     };
     let mut out = Vec::new();
     let code = run_command(

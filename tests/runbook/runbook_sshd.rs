@@ -56,6 +56,7 @@ impl Host {
             dry_run: false,
             read_only: false,
             reboot: RebootOptions::default(),
+            restart: gpufleet::runbook::Restart::Reboot,
         }
     }
 
@@ -307,6 +308,7 @@ fn a_lost_gpu_comes_back_after_a_reboot_and_the_recheck_passes() {
             backoff_max: Duration::from_secs(1),
             ..RebootOptions::default()
         },
+        restart: gpufleet::runbook::Restart::Reboot,
     };
     let mut answers = Scripted::new(&[("bug-report", false), ("reboot", true)]);
     let catalog = Catalog::curated().unwrap();

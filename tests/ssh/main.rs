@@ -17,6 +17,7 @@ mod ssh_config_options;
 mod ssh_dead_man;
 mod ssh_faults;
 mod ssh_flood;
+mod ssh_host_kind;
 mod ssh_hostkeys;
 mod ssh_hostkeys_config;
 mod ssh_passphrase;

@@ -18,6 +18,7 @@ mod disk;
 mod end_with_channel;
 mod evidence;
 mod flood;
+pub(crate) mod host_kind;
 mod job_find;
 mod job_follow;
 mod job_watch;

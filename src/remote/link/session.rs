@@ -22,6 +22,7 @@ use crate::remote::link::channel_run::RunEvent;
 use crate::remote::link::disk;
 use crate::remote::link::evidence::{self, EVIDENCE_BUDGET, EvidenceRun};
 use crate::remote::link::flood::{OTHER_BUDGET, query_budget, stream_budget};
+use crate::remote::link::host_kind;
 use crate::remote::link::mux::{Mux, Slot};
 use crate::remote::link::queries::exit_status;
 use crate::remote::link::session_state::{DetailRun, Held, SessionState, StreamRun, keep};
@@ -67,6 +68,9 @@ impl Link {
             held: Vec::new(),
             version_lines: Vec::new(),
             boot_lines: Vec::new(),
+            kind_lines: Vec::new(),
+            kind_due: false,
+            kind_probing: false,
             versions_done: false,
             detail_pending: false,
             versions_deadline: now + Duration::from_millis(self.opts.versions_wait_ms),
@@ -306,6 +310,7 @@ impl Link {
             return self.accel_event(slot, event, mux, st);
         }
         match (slot, event) {
+            (Slot::BootId, event) if st.kind_probing => self.on_host_kind(st, event),
             (Slot::BootId, event) => self.on_boot_id(st, event),
             (Slot::DeadMan, event) => self.dead_man_event(st, event),
             (slot @ (Slot::JobProbe | Slot::JobLog), event) => {
@@ -403,6 +408,10 @@ impl Link {
     /// A host without one (not Linux, a container that hides `/proc`) or that prints anything
     /// else is left without: its faults then end only when its GPUs stream again.
     fn on_boot_id(&mut self, st: &mut SessionState, event: RunEvent) {
+        // Then, on the slot the boot id no longer needs, whether the host is a container.
+        if matches!(event, RunEvent::Exited { .. } | RunEvent::Refused(_)) {
+            st.kind_due = true;
+        }
         match event {
             RunEvent::Line(line) => keep(&mut st.boot_lines, line),
             RunEvent::Exited { status: Some(0) } => {
@@ -425,6 +434,29 @@ impl Link {
         }
     }
 
+    /// The host-kind probe's reader: what it printed, read by [`host_kind::parse`], goes out as
+    /// `HostKind` when it tells; a host whose answer tells nothing is left without.
+    fn on_host_kind(&mut self, st: &mut SessionState, event: RunEvent) {
+        if !matches!(event, RunEvent::Line(_) | RunEvent::Bytes(_)) {
+            st.kind_probing = false;
+        }
+        match event {
+            RunEvent::Line(line) => keep(&mut st.kind_lines, line),
+            RunEvent::Exited { .. } => {
+                let lines = std::mem::take(&mut st.kind_lines);
+                if let Some(kind) = host_kind::parse(&lines.join("\n")) {
+                    let event = HostEvent::HostKind {
+                        at_ms: now_ms(),
+                        kind,
+                    };
+                    self.emit_or_hold(st, event);
+                }
+            }
+            RunEvent::Flooded(flood) => self.on_flood(st, Slot::BootId, &flood),
+            RunEvent::Refused(_) | RunEvent::Bytes(_) => st.kind_lines.clear(),
+        }
+    }
+
     fn on_kernel_exit(&mut self, mux: &mut Mux, st: &mut SessionState, status: Option<i32>) {
         let output = std::mem::take(&mut st.kernel_lines).join(" ");
         if status == Some(0) {
@@ -444,6 +476,11 @@ impl Link {
 
     fn on_timers(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
         self.dead_man_timers(mux, st)?;
+        if st.kind_due && st.connected && !mux.running(Slot::BootId) {
+            st.kind_due = false;
+            st.kind_probing = true;
+            mux.start(Slot::BootId, &host_kind::command()?, OTHER_BUDGET)?;
+        }
         if st.accel.active() {
             return self.accel_timers(mux, st);
         }

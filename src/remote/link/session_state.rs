@@ -75,6 +75,13 @@ pub(crate) struct SessionState {
     pub(super) version_lines: Vec<String>,
     /// What the boot id's reader printed.
     pub(super) boot_lines: Vec<String>,
+    /// What the host-kind probe printed.
+    pub(super) kind_lines: Vec<String>,
+    /// Whether the host is a container is asked next: after the boot id, once the session is
+    /// announced (its first channels open), on the boot id's own slot.
+    pub(super) kind_due: bool,
+    /// The boot id's slot runs the host-kind probe now.
+    pub(super) kind_probing: bool,
     pub(super) versions_done: bool,
     /// The session's first full query has not answered yet; `Connected` waits for it (up to
     /// `versions_deadline`) so that the first samples shown are complete.

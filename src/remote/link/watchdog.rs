@@ -32,6 +32,7 @@ impl Link {
             Slot::DeadMan => ("dead_man.flood_what", OTHER_BUDGET),
             // Handled by `job_follow.rs`, which never gets here.
             Slot::JobProbe | Slot::JobLog => ("flood_words.job_log", OTHER_BUDGET),
+            Slot::BootId if st.kind_probing => ("host_kind.flood", OTHER_BUDGET),
             Slot::BootId => ("flood_words.boot_id", OTHER_BUDGET),
         };
         if self.flood.flooded(Instant::now()) {

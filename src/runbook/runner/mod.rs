@@ -17,6 +17,7 @@ use crate::runbook::model::{Danger, Runbook, Step};
 use crate::runbook::params::Params;
 use crate::runbook::reboot::{self, RebootOptions};
 use crate::runbook::report::{NoteKind, Observer, RunEvent, RunOutcome};
+use crate::runbook::restart::Restart;
 use crate::runbook::undo::UndoStore;
 use crate::telemetry::source::{StopFlag, now_ms};
 use rust_i18n::t;
@@ -31,6 +32,8 @@ pub struct RunOptions {
     /// Refuse change and disruptive steps.
     pub read_only: bool,
     pub reboot: RebootOptions,
+    /// How the reboot step restarts the host (`reboot`, the provider, or not at all).
+    pub restart: Restart,
 }
 
 /// What a run works with.
@@ -255,10 +258,14 @@ impl Runner<'_, '_> {
             }
         };
         let (argv, used_sudo) = self.privileged(step, argv);
-        let shown = match (&step.advice, &step.say) {
-            (Some(name), _) => t!("playbook_runner.advice_shown", name = name).into_owned(),
-            (None, Some(_)) => t!("playbook_runner.conclusion_shown").into_owned(),
-            (None, None) => display(&argv),
+        let shown = match (&step.advice, &step.say, &self.options.restart) {
+            (Some(name), _, _) => t!("playbook_runner.advice_shown", name = name).into_owned(),
+            (None, Some(_), _) => t!("playbook_runner.conclusion_shown").into_owned(),
+            // The provider restarts the instance: its request is what the step sends.
+            (None, None, Restart::Provider { shown, .. }) if step.reboot => {
+                t!("restart.step_shown", request = shown).into_owned()
+            }
+            (None, None, _) => display(&argv),
         };
         self.tools.observer.event(&RunEvent::Step {
             number: index + 1,
@@ -283,6 +290,17 @@ impl Runner<'_, '_> {
             self.note(NoteKind::Advice, &text);
             self.states.insert(step.id.clone(), StepState::Ok);
             return Flow::Next;
+        }
+        // A container's `reboot` restarts nothing: say so rather than run it.
+        if step.reboot
+            && !rerun
+            && let Restart::Nothing { why } = &self.options.restart
+        {
+            self.states.insert(step.id.clone(), StepState::Skipped);
+            return Flow::End(RunOutcome::Refused {
+                step: step.id.clone(),
+                reason: why.clone(),
+            });
         }
         if !rerun
             && (step.danger != Danger::Read || step.ask)

@@ -14,6 +14,7 @@ use crate::runbook::facts::contains_loose;
 use crate::runbook::model::{Danger, OnFail, Step, Undo};
 use crate::runbook::reboot::{self, WaitError};
 use crate::runbook::report::{NoteKind, RunEvent, RunOutcome};
+use crate::runbook::restart::Restart;
 use crate::runbook::runner::{Flow, MAX_KEPT_LINES, Runner, StepRecord, Tools};
 use crate::runbook::undo::UndoRecord;
 use crate::telemetry::source::now_ms;
@@ -81,12 +82,26 @@ impl Runner<'_, '_> {
                 }
                 observer.event(&RunEvent::Output { line });
             };
-            exec.run(
-                argv,
-                Duration::from_secs(step.timeout_s),
-                stop,
-                &mut on_line,
-            )
+            match &self.options.restart {
+                // The provider restarts the instance; its answer is the step's output.
+                Restart::Provider { send, .. } if step.reboot => {
+                    let (lines, status) = match send() {
+                        Ok(lines) => (lines, 0),
+                        Err(why) => (vec![why], 1),
+                    };
+                    lines.iter().for_each(|line| on_line(line));
+                    Ok(ExecResult {
+                        exit_status: Some(status),
+                        timed_out: false,
+                    })
+                }
+                _ => exec.run(
+                    argv,
+                    Duration::from_secs(step.timeout_s),
+                    stop,
+                    &mut on_line,
+                ),
+            }
         };
         if hidden > 0 {
             let text = t!("playbook_run.hidden_lines", count = hidden).into_owned();
