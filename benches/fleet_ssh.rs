@@ -26,6 +26,10 @@
 //! much of them was read; against a run without, the difference in CPU and peak RSS is what
 //! following them costs.
 //!
+//! With `--full-history` every host starts with 20 minutes of the real H200 stream in its
+//! history, fed through `HostState::apply` before the links start, so that a 60 s run measures
+//! the console holding a full history (the report says so).
+//!
 //! With `--history-bytes` it only measures what a host's engine state holds once its history
 //! is full (`support/history_bytes.rs`): no sshd, no links, nothing drawn.
 
@@ -229,6 +233,9 @@ fn main() {
     let width = plan.hosts.saturating_sub(1).to_string().len().max(2);
     let names: Vec<String> = (0..plan.hosts).map(|i| format!("h{i:0width$}")).collect();
     let mut model = Model::new(names.clone(), ModelOptions::default(), now_ms());
+    if plan.full_history {
+        history_bytes::fill(&mut model.fleet.hosts, plan.gpus, now_ms());
+    }
 
     // Every host is the one sshd under its own name: its own SSH connection, its host key
     // checked against the same known_hosts line.
@@ -307,9 +314,12 @@ fn main() {
     let window_log_events = Arc::clone(&log_events);
     let window = spawn_named("bench-window", move || {
         let mut all_smi = all_smi;
-        std::thread::sleep(warmup);
-        while all_streaming_after(&first).is_none() && started.elapsed() < longest_wait {
-            std::thread::sleep(Duration::from_millis(50));
+        let mut most_threads = 0;
+        while started.elapsed() < warmup
+            || (all_streaming_after(&first).is_none() && started.elapsed() < longest_wait)
+        {
+            most_threads = most_threads.max(status_kb("self", "Threads"));
+            std::thread::sleep(Duration::from_millis(20));
         }
         let opened_after = started.elapsed();
         let start_ms = now_ms();
@@ -326,6 +336,7 @@ fn main() {
         let log_bytes = window_log_bytes.load(Ordering::Relaxed) - log_bytes_start;
         let log_events = window_log_events.load(Ordering::Relaxed) - log_events_start;
         let threads = cpu_between(&threads_start, cpu_by_thread());
+        let rss_end_kb = status_kb("self", "VmRSS");
         let connections = connections_to("self", port);
         let calls = Calls::read(&calls_log).since(&calls_start);
         let all_smi = all_smi.map(|a| (a.figures(), a.screen()));
@@ -343,6 +354,8 @@ fn main() {
             all_smi,
             log_bytes,
             log_events,
+            most_threads,
+            rss_end_kb,
         }
     });
     let bridge_sink = sink.clone();

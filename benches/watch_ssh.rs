@@ -280,6 +280,11 @@ fn main() {
             let rss = status_kib(pid, "VmRSS:").unwrap_or(0) as f64 / 1024.0;
             line.push_str(&format!(" | console: {rss:.1} MB"));
         }
+        // How busy the machine was: RSS barely moves with it, CPU figures do.
+        if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+            let load: Vec<&str> = load.split_whitespace().take(3).collect();
+            line.push_str(&format!(" | load {}", load.join(" ")));
+        }
         line.push('\n');
         eprint!("{line}");
         soak.push_str(&line);

@@ -2,8 +2,10 @@
 //! feeds `hosts` hosts of `gpus` GPUs each the real H200 stream (one reading a GPU a second)
 //! for 20 minutes through `HostState::apply`, as a link does, and reads the heap in use
 //! (glibc's `mallinfo2`) before and after. No sshd, no links: only the engine's own state.
-
-use std::path::Path;
+//!
+//! [`fill`] does the same feeding for the fleet benchmark's `--full-history`: every host of the
+//! console's model starts with the history it would hold after watching for 20 minutes, so a
+//! short run measures the console at its full size.
 
 use gpufleet::fleet::host::HostState;
 use gpufleet::fleet::{FleetOptions, HostEvent};
@@ -20,38 +22,39 @@ fn heap_in_use() -> u64 {
     (info.uordblks + info.hblkhd) as u64
 }
 
+/// The real H200 stream, compiled in: the bench binary also runs without its checkout.
+const STREAM: &str = include_str!("../../tests/fixtures/diagnose/healthy/stream_load.txt");
+
 fn stream() -> Vec<GpuSample> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/diagnose/healthy/stream_load.txt");
-    let text = std::fs::read_to_string(path).expect("stream_load.txt");
     let layout = FieldLayout::new(QUERY_FIELDS);
-    text.lines()
+    STREAM
+        .lines()
         .map(|l| parse_gpu_line(&layout, l).expect("stream line"))
         .collect()
 }
 
-/// The report's lines: the heap a host's state takes once full.
-pub fn measure(hosts: usize, gpus: usize) -> String {
-    let samples = stream();
-    let shape = FleetOptions::default().history_shape();
-    // Every GPU of a host shares its name and driver; each its own UUID and bus ID, made once
-    // as a link's readings share them.
-    let ids: Vec<(SharedText, SharedText)> = (0..gpus)
+/// Every GPU of a host shares its name and driver; each its own UUID and bus ID, made once
+/// as a link's readings share them.
+fn gpu_ids(gpus: usize) -> Vec<(SharedText, SharedText)> {
+    (0..gpus)
         .map(|g| {
             (
                 SharedText::from(format!("GPU-00000000-0000-0000-0000-{g:012}").as_str()),
                 SharedText::from(format!("00000000:{:02X}:00.0", g + 1).as_str()),
             )
         })
-        .collect();
-    let before = heap_in_use();
-    let mut states: Vec<HostState> = (0..hosts)
-        .map(|h| HostState::new(format!("h{h}"), shape))
-        .collect();
-    let t0 = 1_800_000_000_000u64;
+        .collect()
+}
+
+/// Feeds `states` 20 minutes of the real stream (`gpus` GPUs each, a reading a GPU a second)
+/// through `HostState::apply`, the last reading a second before `end_ms`.
+fn feed(states: &mut [HostState], gpus: usize, end_ms: u64) {
+    let samples = stream();
+    let ids = gpu_ids(gpus);
+    let t0 = end_ms.saturating_sub(FED_S * 1000);
     for s in 0..FED_S {
         let base = &samples[(s as usize) % samples.len()];
-        for state in &mut states {
+        for state in states.iter_mut() {
             for (g, (uuid, bus)) in ids.iter().enumerate() {
                 let mut gpu = base.clone();
                 gpu.index = g as u32;
@@ -64,6 +67,21 @@ pub fn measure(hosts: usize, gpus: usize) -> String {
             }
         }
     }
+}
+
+/// Gives every host in `states` a full history (20 minutes fed) ending just before `end_ms`.
+pub fn fill(states: &mut [HostState], gpus: usize, end_ms: u64) {
+    feed(states, gpus, end_ms);
+}
+
+/// The report's lines: the heap a host's state takes once full.
+pub fn measure(hosts: usize, gpus: usize) -> String {
+    let shape = FleetOptions::default().history_shape();
+    let before = heap_in_use();
+    let mut states: Vec<HostState> = (0..hosts)
+        .map(|h| HostState::new(format!("h{h}"), shape))
+        .collect();
+    feed(&mut states, gpus, 1_800_000_000_000 + FED_S * 1000);
     let after = heap_in_use();
     let per_host = after.saturating_sub(before) as f64 / hosts as f64;
     let points: usize = states

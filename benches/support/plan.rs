@@ -7,6 +7,8 @@
 //! checks that the logs are followed. `--queries-every S` (or `GPUFLEET_BENCH_QUERIES_EVERY_S`)
 //! runs both periodic queries (the process list and the full query) every S seconds instead of
 //! the console's own periods: against a run without it, what those queries cost the console.
+//! `--full-history` (or `GPUFLEET_BENCH_FULL_HISTORY=1`) starts every host with the history
+//! of 20 minutes watched (`history_bytes::fill`), so a short run measures the full state.
 
 use std::time::Duration;
 
@@ -23,6 +25,8 @@ pub struct Plan {
     pub job_logs: bool,
     /// Both periodic queries' period, where the run sets one instead of the console's own.
     pub queries_every: Option<Duration>,
+    /// Every host starts with a full history.
+    pub full_history: bool,
 }
 
 /// The most hosts one run takes: all-smi reads at most 1,000 lines of a hostfile, and one
@@ -96,6 +100,8 @@ impl Plan {
         let job_logs = !bench
             || args.iter().any(|a| a == "--job-logs")
             || std::env::var("GPUFLEET_BENCH_JOB_LOGS").is_ok_and(|v| v.trim() == "1");
+        let full_history = args.iter().any(|a| a == "--full-history")
+            || std::env::var("GPUFLEET_BENCH_FULL_HISTORY").is_ok_and(|v| v.trim() == "1");
         let queries_every = match number(
             &args,
             "queries-every",
@@ -114,6 +120,7 @@ impl Plan {
             bench,
             job_logs,
             queries_every,
+            full_history,
         })
     }
 }

@@ -60,6 +60,11 @@ pub struct Window {
     pub log_bytes: u64,
     /// The `JobLog` events that carried them.
     pub log_events: u64,
+    /// The most threads the console process had before the window (read every 20 ms), when
+    /// the hosts connect.
+    pub most_threads: u64,
+    /// The console's RSS at the window's end.
+    pub rss_end_kb: u64,
 }
 
 /// What the console made of the training jobs' logs (`--job-logs`), at the run's end.
@@ -197,6 +202,7 @@ pub fn render(run: &Run) -> String {
          peak RSS (VmHWM) of the console process: {:.1} MB\n\
          peak RSS per host: {:.3} MB (RSS before the links started {:.1} MB; the rest per host \
          {:.3} MB)\n\
+         RSS at the window's end: {:.1} MB; most threads before the window: {}\n\
          frames drawn: {}\n\
          sample line arrival -> on screen, whole run: p50 {} ms, p99 {} ms, max {} ms ({} frames with new samples)\n\
          sample line arrival -> on screen, measured window: p50 {} ms, p99 {} ms, max {} ms ({} frames)\n\
@@ -220,6 +226,8 @@ pub fn render(run: &Run) -> String {
         mb(run.peak_rss_kb) / hosts,
         mb(run.rss_before_links_kb),
         mb(run.peak_rss_kb.saturating_sub(run.rss_before_links_kb)) / hosts,
+        mb(window.rss_end_kb),
+        window.most_threads,
         run.stats.frames,
         percentile(&all, 0.5),
         percentile(&all, 0.99),
@@ -233,6 +241,12 @@ pub fn render(run: &Run) -> String {
         window.calls.gpufleet as f64 / hosts / minutes,
     );
     out.push_str(&job_logs_line(run, secs));
+    if run.plan.full_history {
+        out.push_str(
+            "every host started with a full history (20 minutes of the H200 stream fed \
+             before the links started; --full-history)\n",
+        );
+    }
     if let Some(every) = run.plan.queries_every {
         out.push_str(&format!(
             "periodic queries (process list, full query): every {} s for this run \

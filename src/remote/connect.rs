@@ -1,5 +1,9 @@
 //! Opening an authenticated session: TCP (no Nagle delay), a proxy command (`proxy.rs`) or a
 //! jump host's channel (`bridge.rs`), a capped number of concurrent handshakes, host-key verification against known_hosts, then authentication.
+//!
+//! A direct host's TCP connection and its wait for a handshake slot can be done first, on the
+//! links' runtime without a thread ([`open_direct`]): a fleet connecting at once then has a
+//! thread only for each handshake under way, not one for each host waiting its turn.
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -16,7 +20,7 @@ use crate::remote::error::RemoteError;
 use crate::remote::host::{Proxy, RemoteHost};
 use crate::remote::host_key_check::{KeyCheck, check_host_key};
 use crate::remote::known_hosts::{KnownHostsFile, known_as};
-use crate::remote::proxy::{open_command, open_tcp};
+use crate::remote::proxy::{open_command, open_tcp, open_tcp_async};
 use crate::remote::ssh_options::StrictHostKeys;
 use crate::remote::target::home_dir;
 use crate::remote::transport::{Connection, Keeper, Transport};
@@ -31,18 +35,45 @@ const RETRYABLE_HANDSHAKE: [i32; 5] = [-2, -3, -7, -13, -43];
 
 struct Gate {
     in_use: Mutex<usize>,
+    /// Wakes one thread waiting in [`Gate::acquire`] when a slot is given back.
     freed: Condvar,
+    /// Wakes the tasks waiting in [`Gate::acquire_async`] when a slot is given back.
+    freed_async: tokio::sync::Notify,
 }
 
 static HANDSHAKES: Gate = Gate {
     in_use: Mutex::new(0),
     freed: Condvar::new(),
+    freed_async: tokio::sync::Notify::const_new(),
 };
 
 /// A slot among the concurrent handshakes; given back on drop.
-struct Permit;
+pub(crate) struct Permit;
 
 impl Gate {
+    /// A slot if one is free now.
+    fn try_acquire(&'static self) -> Option<Permit> {
+        let mut in_use = self.in_use.lock().unwrap_or_else(PoisonError::into_inner);
+        (*in_use < MAX_CONCURRENT_HANDSHAKES).then(|| {
+            *in_use += 1;
+            Permit
+        })
+    }
+
+    /// A slot, waited for without holding a thread.
+    async fn acquire_async(&'static self) -> Permit {
+        loop {
+            // Listening before looking, so a slot given back in between is not missed.
+            let freed = self.freed_async.notified();
+            let mut freed = std::pin::pin!(freed);
+            freed.as_mut().enable();
+            if let Some(permit) = self.try_acquire() {
+                return permit;
+            }
+            freed.await;
+        }
+    }
+
     fn acquire(&'static self, ctx: &PromptContext) -> Result<Permit, RemoteError> {
         let mut in_use = self.in_use.lock().unwrap_or_else(PoisonError::into_inner);
         while *in_use >= MAX_CONCURRENT_HANDSHAKES {
@@ -68,7 +99,47 @@ impl Drop for Permit {
             .unwrap_or_else(PoisonError::into_inner);
         *in_use = in_use.saturating_sub(1);
         HANDSHAKES.freed.notify_one();
+        // Every waiting task looks again; all but one find the slot taken and wait on.
+        HANDSHAKES.freed_async.notify_waiters();
     }
+}
+
+/// A direct host's TCP connection and its handshake slot, both taken before the connection
+/// attempt's thread starts.
+pub(crate) struct Opening {
+    transport: Transport,
+    permit: Permit,
+}
+
+/// For a host reached directly: connects TCP and then waits for a handshake slot, both without
+/// a thread of their own. `Ok(None)` for a host behind a proxy command or a jump host, and for
+/// one whose settings `connect` refuses before connecting: `connect` does all of it there.
+pub(crate) async fn open_direct(
+    host: &RemoteHost,
+    opts: &LinkOptions,
+) -> Result<Option<Opening>, RemoteError> {
+    let refused =
+        host.host_keys.strict == StrictHostKeys::No && !opts.allow_strict_host_key_checking_no;
+    if !matches!(host.proxy, Proxy::Direct) || refused || known_hosts_paths(host, opts).is_err() {
+        return Ok(None);
+    }
+    let transport = open_tcp_async(
+        &host.target.host,
+        host.target.port,
+        connect_timeout(host, opts),
+    )
+    .await?;
+    let permit = HANDSHAKES.acquire_async().await;
+    Ok(Some(Opening { transport, permit }))
+}
+
+/// The TCP connect timeout for `host`: its `ConnectTimeout`, else the links' default.
+fn connect_timeout(host: &RemoteHost, opts: &LinkOptions) -> Duration {
+    Duration::from_millis(
+        host.settings
+            .connect_timeout_ms
+            .unwrap_or(opts.connect_timeout_ms),
+    )
 }
 
 /// A prompter that first gives back the handshake slot: a user taking a minute to answer
@@ -149,12 +220,14 @@ pub(crate) struct Connected {
 }
 
 /// Connects (directly or through the host's proxy), verifies the host key and logs in;
-/// blocking, on the link's own thread.
+/// blocking, on the link's own thread. `opened` is the first attempt's transport and slot
+/// where [`open_direct`] took them already.
 pub(crate) fn connect(
     host: &RemoteHost,
     opts: &LinkOptions,
     ctx: &PromptContext,
     cache: &mut CredentialCache,
+    mut opened: Option<Opening>,
 ) -> Result<Connected, RemoteError> {
     let target = &host.target;
     if host.host_keys.strict == StrictHostKeys::No && !opts.allow_strict_host_key_checking_no {
@@ -174,8 +247,13 @@ pub(crate) fn connect(
         }
         // A jump host is connected (taking and giving back a slot of its own) before this
         // host's slot is taken, so links waiting for slots never wait on each other.
-        let transport = open_transport(host, opts, ctx)?;
-        let permit = HANDSHAKES.acquire(ctx)?;
+        let (transport, permit) = match opened.take() {
+            Some(Opening { transport, permit }) => (transport, permit),
+            None => {
+                let transport = open_transport(host, opts, ctx)?;
+                (transport, HANDSHAKES.acquire(ctx)?)
+            }
+        };
         match handshake(transport, &known_as, target.port, opts, &known_hosts_paths) {
             Ok((session, socket, keeper, known_hosts)) => {
                 break (session, socket, keeper, known_hosts, permit);
@@ -262,15 +340,7 @@ fn open_transport(
 ) -> Result<Transport, RemoteError> {
     let target = &host.target;
     match &host.proxy {
-        Proxy::Direct => open_tcp(
-            &target.host,
-            target.port,
-            Duration::from_millis(
-                host.settings
-                    .connect_timeout_ms
-                    .unwrap_or(opts.connect_timeout_ms),
-            ),
-        ),
+        Proxy::Direct => open_tcp(&target.host, target.port, connect_timeout(host, opts)),
         Proxy::Command(command) => open_command(command, &target.to_string()),
         Proxy::Jump(jump) => {
             let named = |source: RemoteError| RemoteError::JumpHost {
@@ -280,10 +350,11 @@ fn open_transport(
             // A jump host's password is its own: it is never offered to the next host.
             let mut hop_cache = CredentialCache::default();
             let hop_ctx = ctx.for_hop(jump.host.target.to_string());
-            let hop = connect(&jump.host, opts, &hop_ctx, &mut hop_cache).map_err(|e| match e {
-                RemoteError::Stopped => e,
-                other => named(other),
-            })?;
+            let hop =
+                connect(&jump.host, opts, &hop_ctx, &mut hop_cache, None).map_err(|e| match e {
+                    RemoteError::Stopped => e,
+                    other => named(other),
+                })?;
             let (stream, bridge) = bridge(
                 hop.connection,
                 &target.host,

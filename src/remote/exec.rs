@@ -67,7 +67,7 @@ pub fn exec(
         .to_shell()?;
     let ctx = PromptContext::new(0, &host.name, host.target.to_string(), stop.clone());
     let mut cache = CredentialCache::default();
-    let connected = connect(host, opts, &ctx, &mut cache)?;
+    let connected = connect(host, opts, &ctx, &mut cache, None)?;
     let session = connected.connection.session;
     session.set_blocking(true);
     let io = |e: ssh2::Error| RemoteError::ssh_said(Words::new("ssh_context.exec"), e);

@@ -34,20 +34,7 @@ pub(crate) fn open_tcp(host: &str, port: u16, timeout: Duration) -> Result<Trans
     let mut last_error = None;
     for addr in &addrs {
         match TcpStream::connect_timeout(addr, timeout.max(Duration::from_millis(1))) {
-            Ok(tcp) => {
-                let fail = |source| RemoteError::Connect {
-                    addr: addr.to_string(),
-                    source,
-                };
-                // Nagle plus delayed ACKs cost ~40 ms per handshake round trip.
-                tcp.set_nodelay(true).map_err(fail)?;
-                return Ok(Transport {
-                    stream: OwnedFd::from(tcp),
-                    peer: crate::words::Words::new("remote_words.peer")
-                        .put("addr", addr.to_string()),
-                    keeper: Keeper::Nothing,
-                });
-            }
+            Ok(tcp) => return tcp_transport(tcp, addr),
             Err(source) => {
                 last_error = Some(RemoteError::Connect {
                     addr: addr.to_string(),
@@ -59,6 +46,62 @@ pub(crate) fn open_tcp(host: &str, port: u16, timeout: Duration) -> Result<Trans
     Err(last_error.unwrap_or_else(|| RemoteError::NoAddress {
         host: host.to_string(),
     }))
+}
+
+/// [`open_tcp`] as a task: the name looked up and each address tried without holding a
+/// thread while it waits (a name that is not an address is looked up on the runtime's
+/// blocking pool, as the resolver blocks). The socket comes back blocking, as libssh2 wants it.
+pub(crate) async fn open_tcp_async(
+    host: &str,
+    port: u16,
+    timeout: Duration,
+) -> Result<Transport, RemoteError> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|source| RemoteError::Resolve {
+            host: host.to_string(),
+            source,
+        })?
+        .collect();
+    let mut last_error = None;
+    for addr in &addrs {
+        let connecting = tokio::net::TcpStream::connect(addr);
+        let source =
+            match tokio::time::timeout(timeout.max(Duration::from_millis(1)), connecting).await {
+                Ok(Ok(tcp)) => match tcp.into_std() {
+                    Ok(tcp) => match tcp.set_nonblocking(false) {
+                        Ok(()) => return tcp_transport(tcp, addr),
+                        Err(e) => e,
+                    },
+                    Err(e) => e,
+                },
+                Ok(Err(e)) => e,
+                // The words std's `connect_timeout` gives.
+                Err(_) => std::io::Error::new(std::io::ErrorKind::TimedOut, "connection timed out"),
+            };
+        last_error = Some(RemoteError::Connect {
+            addr: addr.to_string(),
+            source,
+        });
+    }
+    Err(last_error.unwrap_or_else(|| RemoteError::NoAddress {
+        host: host.to_string(),
+    }))
+}
+
+/// A connected TCP socket as a session's transport, without Nagle's delay.
+fn tcp_transport(tcp: TcpStream, addr: &SocketAddr) -> Result<Transport, RemoteError> {
+    // Nagle plus delayed ACKs cost ~40 ms per handshake round trip.
+    tcp.set_nodelay(true)
+        .map_err(|source| RemoteError::Connect {
+            addr: addr.to_string(),
+            source,
+        })?;
+    Ok(Transport {
+        stream: OwnedFd::from(tcp),
+        peer: crate::words::Words::new("remote_words.peer").put("addr", addr.to_string()),
+        keeper: Keeper::Nothing,
+    })
 }
 
 /// Starts `command` with the user's shell (`$SHELL -c "exec ..."`, as OpenSSH does), its

@@ -7,6 +7,7 @@ mod common;
 #[path = "../support/tmux.rs"]
 mod tmux;
 
+mod e2e_connect_threads;
 mod e2e_console_terminal;
 mod e2e_flood;
 mod e2e_outage;

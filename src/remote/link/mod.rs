@@ -42,7 +42,7 @@ use std::sync::Arc;
 use crate::fleet::{DownWords, HostEvent, HostId, HostSink};
 use crate::remote::LinkOptions;
 use crate::remote::accel_tools::Probed;
-use crate::remote::connect::connect;
+use crate::remote::connect::{Opening, connect};
 use crate::remote::credentials::{CredentialCache, PromptContext};
 use crate::remote::error::RemoteError;
 use crate::remote::host::RemoteHost;
@@ -135,7 +135,7 @@ pub fn read_once(
         attempt: 1,
         at_ms: Some(now_ms()),
     });
-    let result = match link.open() {
+    let result = match link.open(None) {
         Ok(connection) => match link.serve(connection) {
             Ended::Finished | Ended::Stopped => Ok(()),
             Ended::Dropped(e) => Err(e),
@@ -202,8 +202,11 @@ impl Link {
     }
 
     /// Connects and logs in, telling the user about a host key it added.
-    pub(crate) fn open(&mut self) -> Result<crate::remote::transport::Connection, RemoteError> {
-        let connected = connect(&self.host, &self.opts, &self.ctx, &mut self.cache)?;
+    pub(crate) fn open(
+        &mut self,
+        opened: Option<Opening>,
+    ) -> Result<crate::remote::transport::Connection, RemoteError> {
+        let connected = connect(&self.host, &self.opts, &self.ctx, &mut self.cache, opened)?;
         for warning in connected.warnings {
             if first_time(&warning.english()) {
                 self.notice(warning);

@@ -3,10 +3,13 @@
 //! libssh2 has output pending), when a timer of its own is due, or when it is stopped, and
 //! costs nothing in between.
 //!
-//! Connecting (TCP, the handshake, authentication, perhaps a prompt on the console) blocks, so
-//! it runs on the runtime's blocking pool; `connect.rs` lets at most
+//! Connecting (the handshake, authentication, perhaps a prompt on the console) blocks, so it
+//! runs on the runtime's blocking pool; `connect.rs` lets at most
 //! [`MAX_CONCURRENT_HANDSHAKES`](crate::remote::connect::MAX_CONCURRENT_HANDSHAKES) handshake at
-//! once (sshd's `MaxStartups`) and gives its slot back while a prompt waits for the user.
+//! once (sshd's `MaxStartups`) and gives its slot back while a prompt waits for the user. A
+//! host reached directly connects TCP and waits for its slot as a task, so the threads are
+//! about as many as the handshakes under way (a proxy command or a jump host connects on the
+//! thread).
 
 use std::io::ErrorKind;
 use std::sync::OnceLock;
@@ -21,6 +24,7 @@ use std::sync::Arc;
 use crate::fleet::{DownWords, HostEvent, HostId, HostSink};
 use crate::remote::LinkOptions;
 use crate::remote::backoff::Backoff;
+use crate::remote::connect::open_direct;
 use crate::remote::error::RemoteError;
 use crate::remote::host::RemoteHost;
 use crate::remote::link::mux::Mux;
@@ -42,8 +46,9 @@ const WORKER_THREADS: usize = 1;
 /// reading waits at most this long in its socket before its link reads it, within the 100 ms
 /// in which it must reach the screen (the loop's own budget is 70 ms).
 const GATHER: Duration = Duration::from_millis(10);
-/// Threads for connection attempts: those handshaking, those waiting for a handshake slot or
-/// for the user to answer a prompt. Made on demand, ended after ten idle seconds.
+/// Threads for connection attempts: those handshaking, those waiting for the user to answer a
+/// prompt, and those of hosts behind a proxy or jump host (which connect and wait for a slot
+/// on their thread). Made on demand, ended after ten idle seconds.
 const CONNECT_THREADS: usize = 64;
 /// How often a link whose stop waker could not be made looks at its stop flag.
 const STOP_POLL: Duration = Duration::from_millis(200);
@@ -172,14 +177,27 @@ pub(crate) async fn follow(mut link: Link) {
             attempt,
             at_ms: Some(now_ms()),
         });
-        let opened = tokio::task::spawn_blocking(move || {
-            let result = link.open();
-            (link, result)
-        })
-        .await;
-        // The connection step panicked: the link is gone with it.
-        let Ok((back, result)) = opened else { return };
-        link = back;
+        // A direct host's TCP connection and handshake slot first, without a thread: the
+        // thread is taken only for the handshake and login.
+        let direct = tokio::select! {
+            biased;
+            () = stop.requested() => return,
+            direct = open_direct(&link.host, &link.opts) => direct,
+        };
+        let result = match direct {
+            Err(e) => Err(e),
+            Ok(opened) => {
+                let attempt = tokio::task::spawn_blocking(move || {
+                    let result = link.open(opened);
+                    (link, result)
+                })
+                .await;
+                // The connection step panicked: the link is gone with it.
+                let Ok((back, result)) = attempt else { return };
+                link = back;
+                result
+            }
+        };
         let failure = match result {
             Ok(connection) => {
                 attempt = 0;
