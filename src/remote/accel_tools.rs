@@ -146,7 +146,8 @@ impl Tool {
     }
 
     /// The processes the polled output lists, where the tool prints a process table in it
-    /// (`npu-smi info`, the `mthreads-gmi` table, `amd-smi process --csv` after the monitor);
+    /// (`npu-smi info`, the `mthreads-gmi` table, `amd-smi process --csv` or its report after the
+    /// monitor);
     /// `None` where it does not, so the host's processes stay unknown rather than none.
     pub(crate) fn processes(self, text: &str) -> Option<Vec<AccelProcess>> {
         match self {
@@ -162,7 +163,7 @@ impl Tool {
         match self {
             Tool::Npu => npu_smi::parse_info(text),
             Tool::Rocm => rocm_smi::parse_json(text),
-            Tool::Amd => amd_smi::parse_monitor(text),
+            Tool::Amd => amd_smi::parse_reading(text),
             Tool::Xpu => xpu_smi::parse_dump(text).map(newest_per_device),
             Tool::Mthreads => mthreads_gmi::parse(text),
             Tool::Cnmon => cnmon::parse_table(text),
