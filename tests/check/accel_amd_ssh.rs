@@ -233,6 +233,75 @@ fn a_followed_amd_host_forwards_its_amdgpu_kernel_lines() {
     assert!(count("monitor") > count("process --csv"), "{calls:?}");
 }
 
+/// The kernel lines a followed AMD host forwards while its fake `dmesg --follow-new` prints
+/// the published log `scenario` names (its first reading and one more seen).
+fn followed_kernel_lines(scenario: &str) -> Option<Vec<String>> {
+    use common::{channel, is_sample, test_options};
+    use gpufleet::fleet::HostEvent;
+    use gpufleet::remote::spawn_link;
+    use std::time::Duration;
+
+    let sshd = amd_smi_host(scenario)?;
+    let (sink, mut events) = channel();
+    let opts = test_options(&sshd.trusted_known_hosts());
+    let link = spawn_link(sshd.remote_host("radeon"), 0, sink, opts).expect("spawn");
+    events.expect(Duration::from_secs(30), "Sample", |_, e| is_sample(e));
+    let kernel = |e: &HostEvent| matches!(e, HostEvent::Kernel { .. });
+    if !events.seen.iter().any(|(_, e, _)| kernel(e)) {
+        events.expect(Duration::from_secs(30), "Kernel", |_, e| kernel(e));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    events.expect(Duration::from_secs(10), "Sample", |_, e| is_sample(e));
+    link.stop_and_join();
+    assert_eq!(sshd.calls("dmesg"), ["--follow-new"], "{scenario}");
+    Some(
+        events
+            .seen
+            .iter()
+            .filter_map(|(_, e, _)| match e {
+                HostEvent::Kernel { line, .. } => Some(line.clone()),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+/// The published plain `dmesg` ring timeouts (a Radeon RX 5700 XT, an RDNA3 APU) reach a
+/// followed host and give the findings `gpufleet diagnose` gives for the same file.
+#[test]
+fn a_followed_host_forwards_each_published_ring_timeout_log() {
+    for (scenario, pci) in [
+        ("dmesg-ringtimeout-01", "0000:28:00"),
+        ("dmesg-ringtimeout-03", "0000:c5:00"),
+    ] {
+        let Some(lines) = followed_kernel_lines(scenario) else {
+            return;
+        };
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("tests/fixtures/accel/amd-kernel-{scenario}.txt"));
+        let published = std::fs::read_to_string(file).expect("fixture");
+        let labels = |text: &str| {
+            let d = gpufleet::diagnose::diagnose(text);
+            let mut labels: Vec<(String, Option<String>)> = d
+                .findings
+                .iter()
+                .map(|f| (f.label.clone(), f.pci.clone()))
+                .collect();
+            labels.sort();
+            labels.dedup();
+            labels
+        };
+        let forwarded = labels(&lines.join("\n"));
+        assert!(
+            forwarded
+                .iter()
+                .any(|(l, p)| l == "amdgpu_ring_timeout" && p.as_deref() == Some(pci)),
+            "{scenario}: {forwarded:?}\n{lines:#?}"
+        );
+        assert_eq!(forwarded, labels(&published), "{scenario}: {lines:#?}");
+    }
+}
+
 #[test]
 fn static_names_each_apu_with_its_bus_id_and_the_driver() {
     // The MI300A documentation samples: four APUs in `monitor` and in `static`.
