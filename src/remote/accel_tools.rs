@@ -101,7 +101,8 @@ impl Tool {
     }
 
     /// The command of a connection's first reading: for `amd-smi`, [`Tool::command`] with
-    /// `amd-smi static` before it, for `xpu-smi` the dump after `xpu-smi discovery`, whose facts
+    /// `amd-smi static` before it, for `xpu-smi` the dump after `xpu-smi discovery` (and, for a
+    /// one-shot reading, `xpu-smi health -l`), whose facts
     /// ([`Tool::facts`]) hold for the connection; for the other tools, the same command.
     pub(crate) fn first_command(
         self,
@@ -115,9 +116,12 @@ impl Tool {
                 let dump = self.command(interval_ms, follow, processes)?;
                 let mut argv = dump.argv().into_iter();
                 argv.next();
+                // The health report only where the reading is one-shot: a followed host keeps
+                // its first reading's facts for the whole connection.
+                let health = if self.streams(follow) { "-" } else { "health" };
                 Some(
                     RemoteCommand::new("sh")
-                        .args(["-c", xpu_smi::FIRST_SCRIPT, "sh"])
+                        .args(["-c", xpu_smi::FIRST_SCRIPT, "sh", health])
                         .args(argv),
                 )
             }

@@ -421,7 +421,14 @@ mod tests {
             "{xpu}"
         );
         assert!(
-            xpu.ends_with("' sh dump -d -1 -m 0,1,2,3,4,5 -i 2 -n 1"),
+            xpu.ends_with("' sh health dump -d -1 -m 0,1,2,3,4,5 -i 2 -n 1"),
+            "{xpu}"
+        );
+        // A followed host's first reading has no health report: its facts hold all along.
+        let xpu = Tool::Xpu.first_command(2_500, true, true).expect("xpu");
+        let xpu = xpu.to_shell().expect("shell");
+        assert!(
+            xpu.ends_with("' sh - dump -d -1 -m 0,1,2,3,4,5 -i 2"),
             "{xpu}"
         );
         let first = Tool::Amd.first_command(1_000, false, true).expect("amd");
