@@ -5,8 +5,8 @@
 //!
 //! The probe and every command are fixed text built here from typed values; the probe's answer
 //! only selects one of the tools listed here, so nothing remote is ever run. `npu-smi info`,
-//! `rocm-smi --json` and the amd-smi script (monitor, process list; `amd-smi static` on a
-//! connection's first reading, whose facts the link keeps) are polled; `xpu-smi dump` loops by
+//! `rocm-smi --json` and the amd-smi script (monitor, or `metric` where it is refused; process
+//! list; `amd-smi static` on a connection's first reading, whose facts the link keeps) are polled; `xpu-smi dump` loops by
 //! itself and is read as a stream. Output that a parser does not know is reported as `Lost` with
 //! "unsupported output from TOOL VERSION" and its first lines, never as a number.
 
