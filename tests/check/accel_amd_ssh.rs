@@ -532,3 +532,23 @@ fn check_on_amd_checks_the_model_that_static_reports() {
         .any(|c| c["id"] == "identity.model" && c["status"] == "fail");
     assert!(failed, "{doc:#}");
 }
+
+#[test]
+fn check_counts_the_gpus_an_amd_smi_without_monitor_reports() {
+    // The blog's `amd-smi metric` of one MI300X, where `monitor` is refused.
+    let Some((code, doc)) = check("metric-07", &["--expect-count", "1"]) else {
+        return;
+    };
+    assert_eq!(code, Some(0), "{doc:#}");
+    let checks = doc["checks"].as_array().expect("checks");
+    let count = checks
+        .iter()
+        .find(|c| c["id"] == "identity.count")
+        .expect("count check");
+    assert_eq!(count["status"], "pass", "{count:#}");
+    // Another count is a failure, not a skip.
+    let Some((code, doc)) = check("metric-07", &["--expect-count", "8"]) else {
+        return;
+    };
+    assert_ne!(code, Some(0), "{doc:#}");
+}
