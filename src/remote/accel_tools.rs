@@ -101,7 +101,8 @@ impl Tool {
     }
 
     /// The command of a connection's first reading: for `amd-smi`, [`Tool::command`] with
-    /// `amd-smi static` before it, for `xpu-smi` the dump after `xpu-smi discovery`, whose facts
+    /// `amd-smi static` before it, for `xpu-smi` the dump after `xpu-smi discovery` (and, for a
+    /// one-shot reading, `xpu-smi health -l`), whose facts
     /// ([`Tool::facts`]) hold for the connection; for the other tools, the same command.
     pub(crate) fn first_command(
         self,
@@ -115,9 +116,12 @@ impl Tool {
                 let dump = self.command(interval_ms, follow, processes)?;
                 let mut argv = dump.argv().into_iter();
                 argv.next();
+                // The health report only where the reading is one-shot: a followed host keeps
+                // its first reading's facts for the whole connection.
+                let health = if self.streams(follow) { "-" } else { "health" };
                 Some(
                     RemoteCommand::new("sh")
-                        .args(["-c", xpu_smi::FIRST_SCRIPT, "sh"])
+                        .args(["-c", xpu_smi::FIRST_SCRIPT, "sh", health])
                         .args(argv),
                 )
             }
@@ -146,7 +150,8 @@ impl Tool {
     }
 
     /// The processes the polled output lists, where the tool prints a process table in it
-    /// (`npu-smi info`, the `mthreads-gmi` table, `amd-smi process --csv` after the monitor);
+    /// (`npu-smi info`, the `mthreads-gmi` table, `amd-smi process --csv` or its report after the
+    /// monitor);
     /// `None` where it does not, so the host's processes stay unknown rather than none.
     pub(crate) fn processes(self, text: &str) -> Option<Vec<AccelProcess>> {
         match self {
@@ -162,7 +167,7 @@ impl Tool {
         match self {
             Tool::Npu => npu_smi::parse_info(text),
             Tool::Rocm => rocm_smi::parse_json(text),
-            Tool::Amd => amd_smi::parse_monitor(text),
+            Tool::Amd => amd_smi::parse_reading(text),
             Tool::Xpu => xpu_smi::parse_dump(text).map(newest_per_device),
             Tool::Mthreads => mthreads_gmi::parse(text),
             Tool::Cnmon => cnmon::parse_table(text),

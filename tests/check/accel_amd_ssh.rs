@@ -4,7 +4,9 @@
 //! it prints with vendor `amd` in `snapshot --json`, what it does not print stays null; a table
 //! gpufleet does not read and the published failure texts are reported as such, never as
 //! numbers. `amd-smi static` gives each GPU its model, bus id and driver, and
-//! `amd-smi process --csv` its processes, each replayed from its published sample.
+//! `amd-smi process --csv` (or, where amd-smi refuses the CSV, the `amd-smi process` report) its
+//! processes; an amd-smi without `monitor` is read through `amd-smi metric`; each replayed from
+//! its published sample.
 
 use crate::accel_ssh::{self, vendor_host, write_named_config};
 use crate::common;
@@ -34,8 +36,13 @@ fn live_gpus(scenario: &str) -> Option<Vec<serde_json::Value>> {
     let (code, host, calls) = snapshot(scenario)?;
     assert_eq!(code, Some(0), "{scenario}: {host:#}");
     assert_eq!(host["status"], "live", "{scenario}: {host:#}");
-    // One reading: `amd-smi static` first, then the monitor table and the process list.
-    assert_eq!(calls, ["static", "monitor", "process --csv"], "{scenario}");
+    // One reading: `amd-smi static` first, then the monitor table and the process list (the
+    // report where the fake has no CSV, as an amd-smi that refuses it).
+    let mut expected = vec!["static", "monitor", "process --csv"];
+    if !scenario.contains("process-csv-") {
+        expected.push("process");
+    }
+    assert_eq!(calls, expected, "{scenario}");
     let gpus = host["gpus"].as_array().expect("gpus").clone();
     for gpu in &gpus {
         assert_eq!(gpu["vendor"], "amd", "{gpu:#}");
@@ -226,6 +233,75 @@ fn a_followed_amd_host_forwards_its_amdgpu_kernel_lines() {
     assert!(count("monitor") > count("process --csv"), "{calls:?}");
 }
 
+/// The kernel lines a followed AMD host forwards while its fake `dmesg --follow-new` prints
+/// the published log `scenario` names (its first reading and one more seen).
+fn followed_kernel_lines(scenario: &str) -> Option<Vec<String>> {
+    use common::{channel, is_sample, test_options};
+    use gpufleet::fleet::HostEvent;
+    use gpufleet::remote::spawn_link;
+    use std::time::Duration;
+
+    let sshd = amd_smi_host(scenario)?;
+    let (sink, mut events) = channel();
+    let opts = test_options(&sshd.trusted_known_hosts());
+    let link = spawn_link(sshd.remote_host("radeon"), 0, sink, opts).expect("spawn");
+    events.expect(Duration::from_secs(30), "Sample", |_, e| is_sample(e));
+    let kernel = |e: &HostEvent| matches!(e, HostEvent::Kernel { .. });
+    if !events.seen.iter().any(|(_, e, _)| kernel(e)) {
+        events.expect(Duration::from_secs(30), "Kernel", |_, e| kernel(e));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    events.expect(Duration::from_secs(10), "Sample", |_, e| is_sample(e));
+    link.stop_and_join();
+    assert_eq!(sshd.calls("dmesg"), ["--follow-new"], "{scenario}");
+    Some(
+        events
+            .seen
+            .iter()
+            .filter_map(|(_, e, _)| match e {
+                HostEvent::Kernel { line, .. } => Some(line.clone()),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+/// The published plain `dmesg` ring timeouts (a Radeon RX 5700 XT, an RDNA3 APU) reach a
+/// followed host and give the findings `gpufleet diagnose` gives for the same file.
+#[test]
+fn a_followed_host_forwards_each_published_ring_timeout_log() {
+    for (scenario, pci) in [
+        ("dmesg-ringtimeout-01", "0000:28:00"),
+        ("dmesg-ringtimeout-03", "0000:c5:00"),
+    ] {
+        let Some(lines) = followed_kernel_lines(scenario) else {
+            return;
+        };
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("tests/fixtures/accel/amd-kernel-{scenario}.txt"));
+        let published = std::fs::read_to_string(file).expect("fixture");
+        let labels = |text: &str| {
+            let d = gpufleet::diagnose::diagnose(text);
+            let mut labels: Vec<(String, Option<String>)> = d
+                .findings
+                .iter()
+                .map(|f| (f.label.clone(), f.pci.clone()))
+                .collect();
+            labels.sort();
+            labels.dedup();
+            labels
+        };
+        let forwarded = labels(&lines.join("\n"));
+        assert!(
+            forwarded
+                .iter()
+                .any(|(l, p)| l == "amdgpu_ring_timeout" && p.as_deref() == Some(pci)),
+            "{scenario}: {forwarded:?}\n{lines:#?}"
+        );
+        assert_eq!(forwarded, labels(&published), "{scenario}: {lines:#?}");
+    }
+}
+
 #[test]
 fn static_names_each_apu_with_its_bus_id_and_the_driver() {
     // The MI300A documentation samples: four APUs in `monitor` and in `static`.
@@ -301,11 +377,102 @@ fn a_process_list_amd_smi_refuses_lists_none() {
         return;
     };
     assert_eq!(code, Some(0), "{host:#}");
-    assert_eq!(calls, ["static", "monitor", "process --csv"]);
+    // The CSV refused, the report is asked for, and refused too.
+    assert_eq!(calls, ["static", "monitor", "process --csv", "process"]);
     assert_eq!(host["processes"], serde_json::json!([]), "{host:#}");
     // Unknown, not "no processes".
     assert_eq!(host["processes_known"], false, "{host:#}");
     assert_eq!(host["gpus"][0]["name"], "", "{host:#}");
+}
+
+#[test]
+fn an_amd_smi_without_monitor_is_read_through_metric() {
+    // ROCm 6.0's amd-smi has no `monitor` (it came with ROCm 6.1): the fake refuses it and
+    // prints the AMD blog's `amd-smi metric` of an MI300X for `amd-smi metric`.
+    let Some((code, host, calls)) = snapshot("metric-07") else {
+        return;
+    };
+    assert_eq!(code, Some(0), "{host:#}");
+    assert_eq!(host["status"], "live", "{host:#}");
+    assert_eq!(
+        calls,
+        ["static", "monitor", "metric", "process --csv", "process"]
+    );
+    let gpus = host["gpus"].as_array().expect("gpus");
+    assert_eq!(gpus.len(), 1, "{host:#}");
+    let gpu = &gpus[0];
+    assert_eq!(gpu["vendor"], "amd", "{gpu:#}");
+    assert_eq!(gpu["utilization_gpu_pct"], 100.0, "{gpu:#}");
+    assert_eq!(gpu["utilization_memory_pct"], 0.0, "{gpu:#}");
+    assert_eq!(gpu["power_draw_w"], 234.0, "{gpu:#}");
+    assert_eq!(gpu["clock_sm_mhz"], 2102, "{gpu:#}");
+    // The part of the report the blog shows prints no memory: unknown, not 0.
+    assert!(gpu["memory_total_mib"].is_null(), "{gpu:#}");
+    // A consumer Radeon's report (cut inside CLOCK where it was published) reads the same way.
+    let Some((code, host, _)) = snapshot("metric-08") else {
+        return;
+    };
+    assert_eq!(code, Some(0), "{host:#}");
+    assert_eq!(host["gpus"][0]["utilization_memory_pct"], 1.0, "{host:#}");
+}
+
+#[test]
+fn a_refused_monitor_and_metric_report_the_refusal_not_numbers() {
+    // Neither command answered (the fake has no sample for either): no numbers, the tool's
+    // output reported as unsupported.
+    let Some((code, host, calls)) = snapshot("static-01") else {
+        return;
+    };
+    assert_eq!(code, Some(1), "{host:#}");
+    assert_eq!(host["status"], "telemetry_failed", "{host:#}");
+    assert!(calls.iter().any(|c| c == "metric"), "{calls:?}");
+    let detail = host["status_detail"].as_str().expect("detail");
+    assert!(
+        detail.starts_with("unsupported output from amd-smi"),
+        "{detail}"
+    );
+    assert_eq!(host["gpus"], serde_json::json!([]));
+}
+
+#[test]
+fn the_process_report_lists_processes_where_the_csv_is_refused() {
+    // Each published `amd-smi process` report, after the current monitor table: the PID, the
+    // name as printed (`N/A` for another user's process read without root) and the VRAM.
+    for (scenario, pid, name, vram_mib) in [
+        ("monitor-05 process-01", 1693982, "N/A", 10342),
+        ("monitor-05 process-02", 1693982, "TransferBench", 10342),
+        ("monitor-05 process-04", 2266127, "N/A", 1946),
+    ] {
+        let Some((code, host, calls)) = snapshot(scenario) else {
+            return;
+        };
+        assert_eq!(code, Some(0), "{scenario}: {host:#}");
+        assert_eq!(calls, ["static", "monitor", "process --csv", "process"]);
+        assert_eq!(host["processes_known"], true, "{scenario}: {host:#}");
+        let processes = host["processes"].as_array().expect("processes");
+        assert_eq!(processes.len(), 1, "{scenario}: {host:#}");
+        let p = &processes[0];
+        assert_eq!(p["gpu_index"], 0, "{scenario}: {p:#}");
+        assert_eq!(p["pid"], pid, "{scenario}: {p:#}");
+        assert_eq!(p["name"], name, "{scenario}: {p:#}");
+        assert_eq!(p["used_memory_mib"], vram_mib, "{scenario}: {p:#}");
+    }
+    // The blog's report of two MI300X (the author cut GPU 1's usage lines), over its monitor.
+    let Some((_, host, _)) = snapshot("monitor-04 process-03") else {
+        return;
+    };
+    let on: Vec<(u64, u64)> = host["processes"]
+        .as_array()
+        .expect("processes")
+        .iter()
+        .map(|p| {
+            (
+                p["gpu_index"].as_u64().unwrap_or(99),
+                p["pid"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(on, [(0, 207590), (1, 207591)], "{host:#}");
 }
 
 /// `gpufleet check` on the AMD host replaying `scenario`: exit code and JSON report.
@@ -364,4 +531,24 @@ fn check_on_amd_checks_the_model_that_static_reports() {
         .iter()
         .any(|c| c["id"] == "identity.model" && c["status"] == "fail");
     assert!(failed, "{doc:#}");
+}
+
+#[test]
+fn check_counts_the_gpus_an_amd_smi_without_monitor_reports() {
+    // The blog's `amd-smi metric` of one MI300X, where `monitor` is refused.
+    let Some((code, doc)) = check("metric-07", &["--expect-count", "1"]) else {
+        return;
+    };
+    assert_eq!(code, Some(0), "{doc:#}");
+    let checks = doc["checks"].as_array().expect("checks");
+    let count = checks
+        .iter()
+        .find(|c| c["id"] == "identity.count")
+        .expect("count check");
+    assert_eq!(count["status"], "pass", "{count:#}");
+    // Another count is a failure, not a skip.
+    let Some((code, doc)) = check("metric-07", &["--expect-count", "8"]) else {
+        return;
+    };
+    assert_ne!(code, Some(0), "{doc:#}");
 }

@@ -367,6 +367,28 @@ fn xpu_smi_discovery_names_the_gpus_of_the_dump() {
 }
 
 #[test]
+fn xpu_smi_health_gives_a_snapshot_each_gpus_health() {
+    let Some(sshd) = vendor_host("intel") else {
+        return;
+    };
+    // The Intel guide's `xpu-smi health -l` of device 0 (six components, all `Ok`), with the
+    // Flex 170 dump of device 0.
+    let scenario = "intel-xpu-smi-dump-01.txt health:intel-xpu-smi-health-01.txt";
+    let (code, host) = host_printing(&sshd, scenario);
+    assert_eq!(code, Some(0), "{host:#}");
+    let gpus = gpus_of(&host);
+    assert_eq!(gpus.len(), 1, "{host:#}");
+    assert_eq!(gpus[0]["vendor"], "intel", "{host:#}");
+    assert_eq!(gpus[0]["health"], "ok", "{host:#}");
+    let calls = sshd.calls("xpu-smi");
+    assert_eq!(calls[1], "health -l", "{calls:?}");
+    // Where the health report is refused, the health stays unknown.
+    let (code, host) = host_printing(&sshd, "intel-xpu-smi-dump-01.txt");
+    assert_eq!(code, Some(0), "{host:#}");
+    assert!(gpus_of(&host)[0]["health"].is_null(), "{host:#}");
+}
+
+#[test]
 fn a_followed_intel_host_shows_the_name_discovery_gives() {
     let Some(sshd) = vendor_host("intel") else {
         return;

@@ -14,6 +14,7 @@ mod tmux;
 mod accel_amd_ssh;
 mod accel_local;
 mod accel_mthreads_ssh;
+mod accel_pasted;
 mod accel_ssh;
 mod accel_ssh_samples;
 mod check_expect;

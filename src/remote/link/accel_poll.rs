@@ -5,8 +5,8 @@
 //!
 //! The probe and every command are fixed text built here from typed values; the probe's answer
 //! only selects one of the tools listed here, so nothing remote is ever run. `npu-smi info`,
-//! `rocm-smi --json` and the amd-smi script (monitor, process list; `amd-smi static` on a
-//! connection's first reading, whose facts the link keeps) are polled; `xpu-smi dump` loops by
+//! `rocm-smi --json` and the amd-smi script (monitor, or `metric` where it is refused; process
+//! list; `amd-smi static` on a connection's first reading, whose facts the link keeps) are polled; `xpu-smi dump` loops by
 //! itself and is read as a stream. Output that a parser does not know is reported as `Lost` with
 //! "unsupported output from TOOL VERSION" and its first lines, never as a number.
 
@@ -421,7 +421,14 @@ mod tests {
             "{xpu}"
         );
         assert!(
-            xpu.ends_with("' sh dump -d -1 -m 0,1,2,3,4,5 -i 2 -n 1"),
+            xpu.ends_with("' sh health dump -d -1 -m 0,1,2,3,4,5 -i 2 -n 1"),
+            "{xpu}"
+        );
+        // A followed host's first reading has no health report: its facts hold all along.
+        let xpu = Tool::Xpu.first_command(2_500, true, true).expect("xpu");
+        let xpu = xpu.to_shell().expect("shell");
+        assert!(
+            xpu.ends_with("' sh - dump -d -1 -m 0,1,2,3,4,5 -i 2"),
             "{xpu}"
         );
         let first = Tool::Amd.first_command(1_000, false, true).expect("amd");

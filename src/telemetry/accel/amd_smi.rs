@@ -23,15 +23,19 @@ const TOOL: &str = "amd-smi";
 const MIB_PER_GIB: f64 = 1024.0;
 
 /// What `gpufleet` runs, as one fixed script: the default monitor table (power, temperatures,
-/// utilization, clock, memory); with the first argument `static`, first `amd-smi static` (model,
-/// bus id, VRAM size, driver: read once a connection); with the second `process`, then the
-/// process list as CSV (at the process lists' pace, not every reading: each amd-smi run starts
-/// a Python interpreter on the host). Each report
-/// follows a line of its own ([`SECTION_MARK`] and its name); the script ends with the
-/// monitor's exit status.
+/// utilization, clock, memory); where amd-smi refuses `monitor` (ROCm 6.0's amd-smi has no such
+/// command: it came with ROCm 6.1), `amd-smi metric` instead; with the first argument `static`,
+/// first `amd-smi static` (model, bus id, VRAM size, driver: read once a connection); with the
+/// second `process`, then the process list as CSV, or where amd-smi refuses `--csv`, the
+/// `amd-smi process` report (at the process lists' pace, not every reading: each amd-smi run
+/// starts a Python interpreter on the host). Each report follows a line of its own
+/// ([`SECTION_MARK`] and its name: `static`, `monitor`, `metric`, `process`, `process-report`);
+/// the script ends with the monitor's exit status, or 0 where `metric` answered for it.
 pub const POLL_SCRIPT: &str = "if [ \"$1\" = static ]; then echo 'gpufleet-amd-smi static'; amd-smi static 2>&1; fi; \
 echo 'gpufleet-amd-smi monitor'; amd-smi monitor 2>&1; s=$?; \
-if [ \"$2\" = process ]; then echo 'gpufleet-amd-smi process'; amd-smi process --csv 2>&1; fi; exit $s";
+if [ $s -ne 0 ]; then echo 'gpufleet-amd-smi metric'; amd-smi metric 2>&1 && s=0; fi; \
+if [ \"$2\" = process ]; then echo 'gpufleet-amd-smi process'; amd-smi process --csv 2>&1 || \
+{ echo 'gpufleet-amd-smi process-report'; amd-smi process 2>&1; }; fi; exit $s";
 
 /// What the poll script prints before each report, then the report's name.
 pub const SECTION_MARK: &str = "gpufleet-amd-smi ";
@@ -42,10 +46,25 @@ pub fn section<'a>(text: &'a str, name: &str) -> Option<&'a str> {
     super::section(text, SECTION_MARK, "monitor", name)
 }
 
-/// The processes of the poll's `process` report (`amd-smi process --csv`); `None` where the
-/// output has none or amd-smi printed something else there, so they stay unknown.
+/// The processes of the poll's `process` report (`amd-smi process --csv`), or where amd-smi
+/// refused the CSV, of its `process-report` (the `amd-smi process` report); `None` where the
+/// output has neither or amd-smi printed something else there, so they stay unknown.
 pub fn listed_processes(text: &str) -> Option<Vec<AccelProcess>> {
-    amd_smi_report::parse_process_csv(section(text, "process")?).ok()
+    match section(text, "process-report") {
+        Some(report) => amd_smi_report::parse_process_report(report).ok(),
+        None => amd_smi_report::parse_process_csv(section(text, "process")?).ok(),
+    }
+}
+
+/// One reading of the poll script's output: the monitor table, or where amd-smi refused
+/// `monitor` and answered `amd-smi metric` ([`POLL_SCRIPT`]), that report. The monitor's error
+/// where neither reads, so a failure text is reported as amd-smi printed it.
+pub fn parse_reading(text: &str) -> Result<Vec<AccelReading>, AccelError> {
+    let monitor = parse_monitor(text);
+    match (&monitor, section(text, "metric")) {
+        (Err(_), Some(metric)) => amd_smi_report::parse_metric(metric).or(monitor),
+        _ => monitor,
+    }
 }
 
 /// What the poll's `static` report says of each GPU (model, bus id, VRAM size, driver);
@@ -324,6 +343,37 @@ mod tests {
         let refused =
             format!("{alone}gpufleet-amd-smi process\nUnable to detect any GPU devices\n");
         assert_eq!(listed_processes(&refused), None);
+    }
+
+    #[test]
+    fn a_refused_monitor_reads_metric_and_a_refused_csv_the_process_report() {
+        // amd-smi's published refusal of an argument it does not know stands for the refused
+        // commands.
+        let refused = fixture("amd-amd-smi-error-06.txt");
+        let text = format!(
+            "gpufleet-amd-smi monitor\n{refused}gpufleet-amd-smi metric\n{}\
+             gpufleet-amd-smi process\n{refused}gpufleet-amd-smi process-report\n{}",
+            fixture("amd-amd-smi-metric-07.txt"),
+            fixture("amd-amd-smi-process-02.txt")
+        );
+        assert!(parse_monitor(&text).is_err());
+        let r = parse_reading(&text).expect("metric");
+        assert_eq!((r.len(), r[0].power_draw_w), (1, Some(234.0)));
+        let p = listed_processes(&text).expect("report");
+        assert_eq!((p[0].pid, p[0].name.as_str()), (1693982, "TransferBench"));
+        // Both refused: the monitor's error, no numbers.
+        let both = format!("gpufleet-amd-smi monitor\n{refused}gpufleet-amd-smi metric\n{refused}");
+        assert!(parse_reading(&both).is_err());
+        // A monitor that answered is read even where a metric report follows.
+        let monitor = format!(
+            "{}gpufleet-amd-smi metric\n{}",
+            fixture("amd-amd-smi-monitor-05.txt"),
+            fixture("amd-amd-smi-metric-07.txt")
+        );
+        assert_eq!(
+            parse_reading(&monitor).expect("monitor")[0].power_draw_w,
+            Some(305.0)
+        );
     }
 
     #[test]

@@ -69,6 +69,7 @@ pub fn apply_facts(readings: &mut [AccelReading], facts: &[AccelReading]) {
         r.bus_id = r.bus_id.take().or_else(|| f.bus_id.clone());
         r.memory_total_mib = r.memory_total_mib.or(f.memory_total_mib);
         r.driver_version = r.driver_version.take().or_else(|| f.driver_version.clone());
+        r.health = r.health.take().or_else(|| f.health.clone());
     }
 }
 

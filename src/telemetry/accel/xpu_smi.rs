@@ -132,25 +132,41 @@ fn discovery_field(r: &mut AccelReading, key: &str, value: &str) -> Result<(), (
 }
 
 /// The fixed script of a connection's first reading: the discovery fields of the published
-/// `xpu-smi discovery --dump 1,2,6,16` (device id, name, core clock, memory size), then the
-/// dump (its arguments are the script's), each after a line of its own ([`SECTION_MARK`] and
-/// its name).
+/// `xpu-smi discovery --dump 1,2,6,16` (device id, name, core clock, memory size); with the
+/// first argument `health`, the `xpu-smi health -l` report (each device's worst component
+/// status; only for a one-shot reading, since the first reading's report holds for the whole
+/// connection); then the dump (its arguments are the script's after the first), each after a
+/// line of its own ([`SECTION_MARK`] and its name).
 pub const FIRST_SCRIPT: &str = "echo 'gpufleet-xpu-smi discovery'; xpu-smi discovery --dump 1,2,6,16 2>&1; \
+if [ \"$1\" = health ]; then echo 'gpufleet-xpu-smi health'; xpu-smi health -l 2>&1; fi; shift; \
 echo 'gpufleet-xpu-smi dump'; exec xpu-smi \"$@\"";
 
 /// What [`FIRST_SCRIPT`] prints before each report, then the report's name.
 pub const SECTION_MARK: &str = "gpufleet-xpu-smi ";
 
-/// The report `name` (`discovery`, `dump`) of the first reading's output; text before any mark
+/// The report `name` (`discovery`, `health`, `dump`) of the first reading's output; text before any mark
 /// is the dump (the tool run alone).
 pub fn section<'a>(text: &'a str, name: &str) -> Option<&'a str> {
     super::section(text, SECTION_MARK, "dump", name)
 }
 
-/// What the first reading's discovery report says of each device (name, memory size); `None`
-/// where the output has none or xpu-smi refused it.
+/// What the first reading's discovery report says of each device (name, memory size) and its
+/// health report the health of each; `None` where the output has neither or xpu-smi refused
+/// both.
 pub fn discovery_facts(text: &str) -> Option<Vec<AccelReading>> {
-    parse_discovery(section(text, "discovery")?).ok()
+    let discovery = section(text, "discovery").and_then(|t| parse_discovery(t).ok());
+    let health = section(text, "health").and_then(|t| parse_health(t).ok());
+    if discovery.is_none() && health.is_none() {
+        return None;
+    }
+    let mut facts = discovery.unwrap_or_default();
+    for r in health.unwrap_or_default() {
+        match facts.iter_mut().find(|f| f.index == r.index) {
+            Some(f) => f.health = r.health,
+            None => facts.push(r),
+        }
+    }
+    Some(facts)
 }
 
 /// Parses `xpu-smi discovery` (the `Device ID | Device Information` table, with or without
@@ -428,6 +444,24 @@ mod tests {
         let refused = "gpufleet-xpu-smi discovery\nunknown option\ngpufleet-xpu-smi dump\n";
         assert_eq!(discovery_facts(refused), None);
         assert_eq!(discovery_facts(&sample("intel-xpu-smi-dump-02.txt")), None);
+        // The health report joins each device's facts, with or without a discovery.
+        let health = sample("intel-xpu-smi-health-01.txt");
+        let text = format!(
+            "gpufleet-xpu-smi discovery\n{}gpufleet-xpu-smi health\n{health}gpufleet-xpu-smi dump\n",
+            sample("intel-xpu-smi-discovery-01.txt")
+        );
+        let facts = discovery_facts(&text).expect("facts");
+        assert_eq!(facts.len(), 1);
+        assert_eq!(facts[0].health, Some(Health::Ok));
+        assert!(facts[0].name.is_some());
+        let text = format!(
+            "gpufleet-xpu-smi discovery\nunknown option\ngpufleet-xpu-smi health\n{health}"
+        );
+        let facts = discovery_facts(&text).expect("health alone");
+        assert_eq!(
+            (facts[0].index, facts[0].health.clone()),
+            (0, Some(Health::Ok))
+        );
     }
 
     #[test]
