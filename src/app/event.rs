@@ -73,6 +73,11 @@ pub enum Event {
     DeadManHeld {
         outcome: Result<String, String>,
     },
+    /// What the watcher answered an attached console's hold: a notice, a warning when refused.
+    WatcherAnswer {
+        text: String,
+        warning: bool,
+    },
 }
 
 /// Where the console's sources, bridges and input thread send their events; the loop owns the

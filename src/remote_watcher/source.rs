@@ -13,6 +13,7 @@ use crate::recording::wire::{Event, Line};
 use crate::telemetry::source::{SourceHandle, StopFlag, now_ms};
 use crate::words::Words;
 
+use super::actions::WatcherActions;
 use super::stream::{AttachError, EventStream, open};
 
 /// The variable the token is read from when no file is given.
@@ -123,6 +124,21 @@ impl Attach {
     /// The hosts in id order, as the console shows them.
     pub fn host_names(&self) -> Vec<String> {
         self.hosts.clone()
+    }
+
+    /// What sends this console's actions to the watchers that have its hosts.
+    pub fn actions(&self) -> WatcherActions {
+        let routes = self
+            .watchers
+            .iter()
+            .flat_map(|watcher| {
+                watcher.ids.iter().map(|(name, id)| {
+                    let shown = self.hosts.get(*id).cloned().unwrap_or_default();
+                    (*id, watcher.url.clone(), name.clone(), shown)
+                })
+            })
+            .collect();
+        WatcherActions::new(routes, self.token.0.clone())
     }
 }
 
