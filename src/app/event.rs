@@ -78,6 +78,12 @@ pub enum Event {
         text: String,
         warning: bool,
     },
+    /// A watcher the console is attached to added a host (a reload): it is watched under `id`
+    /// from now on.
+    HostAdded {
+        id: HostId,
+        name: String,
+    },
 }
 
 /// Where the console's sources, bridges and input thread send their events; the loop owns the

@@ -100,6 +100,22 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             }
             Vec::new()
         }
+        Event::HostAdded { id, name } => {
+            // Told in id order, each before its first event.
+            if id == model.fleet.hosts.len() {
+                model.fleet.add_host(name.clone());
+                model.notify(
+                    t!(
+                        "attach_action.host_added",
+                        host = crate::ui::format::clean(&name)
+                    )
+                    .into_owned(),
+                    false,
+                );
+                model.mark_dirty();
+            }
+            Vec::new()
+        }
         Event::WatcherAnswer { text, warning } => {
             model.notify(text, warning);
             Vec::new()

@@ -6,6 +6,7 @@
 //! only watch gets the watcher's 403, said as such.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rust_i18n::t;
@@ -77,7 +78,8 @@ struct Route {
 /// Sends a console's actions to the watchers that have its hosts.
 #[derive(Clone)]
 pub struct WatcherActions {
-    routes: Vec<Option<Route>>,
+    /// By console host id; a host a watcher adds later is routed when it comes.
+    routes: Arc<Mutex<Vec<Option<Route>>>>,
     /// The bearer token (the console's own); never shown.
     token: String,
 }
@@ -103,15 +105,30 @@ impl WatcherActions {
             table[id] = Some(Route { url, name, shown });
         }
         Self {
-            routes: table,
+            routes: Arc::new(Mutex::new(table)),
             token,
+        }
+    }
+
+    /// Routes console host `id` (a host a watcher added later) to `name` on `url`.
+    pub(super) fn add(&self, id: HostId, url: String, name: String, shown: String) {
+        if let Ok(mut routes) = self.routes.lock() {
+            if routes.len() <= id {
+                routes.resize(id + 1, None);
+            }
+            routes[id] = Some(Route { url, name, shown });
         }
     }
 
     /// Asks the watcher of console host `host` to do `ask`; what it said it did (`said`, a
     /// release's provider answer) when it did.
     pub fn ask(&self, host: HostId, ask: &Ask) -> Result<Option<String>, AskError> {
-        let Some(route) = self.routes.get(host).and_then(Option::as_ref) else {
+        let route = self
+            .routes
+            .lock()
+            .ok()
+            .and_then(|routes| routes.get(host).cloned().flatten());
+        let Some(route) = route else {
             return Err(AskError::UnknownHost(host.to_string()));
         };
         let key = format!(

@@ -12,5 +12,5 @@ mod source;
 mod stream;
 
 pub use actions::{Ask, AskError, WatcherActions};
-pub use source::{Attach, AttachToken, TOKEN_ENV, read_once, spawn};
+pub use source::{Attach, AttachToken, NewHost, TOKEN_ENV, read_once, spawn};
 pub use stream::{AttachError, EventStream, open};
