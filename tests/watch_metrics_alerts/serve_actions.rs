@@ -2,29 +2,26 @@
 //! own release flow against a provider API on loopback that records every request. The
 //! provider gets exactly one request for a release asked twice with the same idempotency key,
 //! none for a watching token's request or an unconfirmed one; the provider's refusal comes
-//! back with its words; the audit log names the token that asked.
+//! back with its words; the audit log names the token that asked. In tmux, an attached
+//! console's release dialog asks the watcher (the provider gets the one request) and a
+//! watching token's console says it may only watch; a host the watcher adds on a reload shows
+//! in the attached console without attaching again.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
 
 use crate::release_server::{Server, answer};
-use crate::serve_attach::{Served, free_port};
+use crate::serve_attach::{Served, WAIT, free_port};
+use crate::tmux::{Tmux, binary};
 
 const VAST_TOKEN: &str = "vast-api-key-7";
 
 /// A watcher of host `h1` (its SSH unreachable: a release by the API needs none) released
 /// through `provider`, with a watching token and one that may act.
-fn watcher(dir: &std::path::Path, provider: &Server) -> (Served, String) {
+fn watcher(dir: &Path, provider: &Server) -> (Served, String) {
     let config = dir.join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[hosts]]\nname = \"h1\"\nssh = \"root@127.0.0.1:1\"\n\
-             [hosts.release]\nprovider = \"vast\"\ninstance_id = \"12345\"\n\
-             token_env = \"GPUFLEET_TEST_VAST_TOKEN\"\nbase_url = \"{}\"\n\n\
-             [serve]\n\n[[serve.tokens]]\nname = \"viewer\"\ntoken_env = \"VIEWER_TOKEN\"\n\n\
-             [[serve.tokens]]\nname = \"ops-alice\"\ntoken_env = \"OPS_TOKEN\"\nactions = true\n",
-            provider.base_url
-        ),
-    )
-    .expect("config");
+    std::fs::write(&config, config_text(provider, "")).expect("config");
     let addr = format!("127.0.0.1:{}", free_port());
     let served = Served::start_with(
         dir,
@@ -37,6 +34,28 @@ fn watcher(dir: &std::path::Path, provider: &Server) -> (Served, String) {
         ],
     );
     (served, addr)
+}
+
+/// The watcher's config: `h1`, then `more` hosts.
+fn config_text(provider: &Server, more: &str) -> String {
+    format!(
+        "[[hosts]]\nname = \"h1\"\nssh = \"root@127.0.0.1:1\"\n\
+             [hosts.release]\nprovider = \"vast\"\ninstance_id = \"12345\"\n\
+             token_env = \"GPUFLEET_TEST_VAST_TOKEN\"\nbase_url = \"{}\"\n\n\
+             [serve]\n\n[[serve.tokens]]\nname = \"viewer\"\ntoken_env = \"VIEWER_TOKEN\"\n\n\
+             [[serve.tokens]]\nname = \"ops-alice\"\ntoken_env = \"OPS_TOKEN\"\nactions = true\n\n{more}",
+        provider.base_url
+    )
+}
+
+/// `gpufleet attach` in tmux with `token`, a state directory of its own.
+fn console(dir: &Path, addr: &str, token: &str, lang: &str) -> Option<Tmux> {
+    let command = format!(
+        "GPUFLEET_STATE_DIR={} GPUFLEET_TOKEN={token} SSH_AUTH_SOCK= {} --lang {lang} attach http://{addr}; echo EXIT=$?; sleep 30",
+        dir.join(format!("console-{token}")).display(),
+        binary().display(),
+    );
+    Tmux::start(&command, 100, 30)
 }
 
 fn post(addr: &str, token: &str, body: &str) -> (u16, serde_json::Value) {
@@ -133,5 +152,81 @@ fn a_release_through_the_watcher_reaches_the_provider_once_for_its_key() {
     assert!(asked[2].contains("\"outcome\":\"refused\""), "{audit}");
     assert!(!audit.contains("viewer"), "{audit}");
     assert!(!audit.contains(VAST_TOKEN), "{audit}");
+    drop(served);
+}
+
+#[test]
+fn an_attached_consoles_release_dialog_asks_the_watcher_and_a_watching_token_is_told_so() {
+    let provider = Server::start(vec![answer(200, r#"{"success": true}"#)]);
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = watcher(dir.path(), &provider);
+
+    // A watching token's console: the same dialog, and the watcher's 403 said plainly.
+    let Some(viewer) = console(dir.path(), &addr, "view-only-1", "en") else {
+        return;
+    };
+    viewer.wait_for("h1", WAIT);
+    viewer.keys(&["R"]);
+    viewer.wait_for("type h1 to stop it", WAIT);
+    viewer.keys(&["h", "1", "Enter"]);
+    let screen = viewer.wait_for("may only watch", WAIT);
+    assert!(!screen.contains("sent and accepted"), "{screen}");
+    assert!(provider.requests().is_empty(), "{:?}", provider.requests());
+
+    // Empty input is Cancel: nothing asked.
+    let Some(ops) = console(dir.path(), &addr, "ops-may-act-2", "zh-CN") else {
+        return;
+    };
+    ops.wait_for("h1", WAIT);
+    ops.keys(&["R"]);
+    ops.wait_for("输入 h1", WAIT);
+    ops.keys(&["Enter"]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(provider.requests().is_empty(), "{:?}", provider.requests());
+
+    // Typed: the watcher sends the release, once; the console says the provider took it.
+    ops.keys(&["R"]);
+    ops.wait_for("输入 h1", WAIT);
+    ops.keys(&["h", "1", "Enter"]);
+    let screen = ops.wait_until("the release's outcome", WAIT, |s| {
+        !provider.requests().is_empty() && s.contains("stop sent and accepted")
+    });
+    assert!(!screen.contains("EXIT="), "{screen}");
+    let seen = provider.requests();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].json(), serde_json::json!({"state": "stopped"}));
+    let audit =
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    assert!(audit.contains("asked by ops-alice"), "{audit}");
+    assert!(!audit.contains("asked by viewer"), "{audit}");
+    drop(served);
+}
+
+#[test]
+fn a_host_the_watcher_adds_on_reload_shows_in_an_attached_console() {
+    let provider = Server::start(vec![answer(200, r#"{"success": true}"#)]);
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = watcher(dir.path(), &provider);
+    let Some(console) = console(dir.path(), &addr, "view-only-1", "en") else {
+        return;
+    };
+    console.wait_for("h1", WAIT);
+    assert!(!console.screen().contains("late-h9"));
+    std::fs::write(
+        dir.path().join("config.toml"),
+        config_text(
+            &provider,
+            "[[hosts]]\nname = \"late-h9\"\nssh = \"root@127.0.0.1:1\"\n",
+        ),
+    )
+    .expect("config");
+    let status = Command::new("kill")
+        .args(["-HUP", &served.pid().to_string()])
+        .status()
+        .expect("kill -HUP");
+    assert!(status.success());
+    served.wait_log("late-h9");
+    let screen = console.wait_for("late-h9", WAIT);
+    assert!(!screen.contains("EXIT="), "{screen}");
     drop(served);
 }
