@@ -285,6 +285,49 @@ mod tests {
     }
 
     #[test]
+    fn a_release_runs_once_per_key_and_its_answer_says_what_the_provider_did() {
+        let runs = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&runs);
+        let releaser: Releaser = Arc::new(move |ask: &ReleaseAsk| {
+            if let Ok(mut seen) = seen.lock() {
+                seen.push((ask.who.clone(), ask.action, ask.typed.clone()));
+            }
+            match ask.typed.as_str() {
+                "a" => Released::Accepted("stop sent and accepted".into()),
+                _ => Released::NotConfirmed("typed the wrong name".into()),
+            }
+        });
+        let actions = Actions::new(Some(releaser));
+        let asked =
+            parse(br#"{"action":"release","host":"a","release":"stop","confirm":"a","key":"r-1"}"#)
+                .expect("request");
+        let first = actions.run("ops", &asked, true);
+        assert_eq!((first.status, first.outcome.as_str()), (200, "done"));
+        assert_eq!(first.said.as_deref(), Some("stop sent and accepted"));
+        assert_eq!(actions.run("ops", &asked, true), first);
+        let wrong = parse(br#"{"action":"release","host":"a","confirm":"b","key":"r-2"}"#)
+            .expect("request");
+        assert_eq!(actions.run("ops", &wrong, true).status, 400);
+        let odd = parse(br#"{"action":"release","host":"a","release":"nuke","key":"r-3"}"#)
+            .expect("request");
+        assert_eq!(actions.run("ops", &odd, true).outcome, "bad_release");
+        assert_eq!(
+            runs.lock().map(|r| r.clone()).unwrap_or_default(),
+            vec![
+                (
+                    "ops".to_string(),
+                    Some(ReleaseAction::Stop),
+                    "a".to_string()
+                ),
+                ("ops".to_string(), None, "b".to_string()),
+            ]
+        );
+        // Without a release flow (the demo fleet), a release is not served.
+        let none = Actions::default().run("ops", &asked, true);
+        assert_eq!((none.status, none.outcome.as_str()), (501, "not_served"));
+    }
+
+    #[test]
     fn a_request_needs_json_and_a_printable_key() {
         assert!(matches!(parse(b"hold a"), Err(BadRequest::NotJson(_))));
         assert_eq!(
