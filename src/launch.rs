@@ -150,7 +150,13 @@ impl Plan {
                 None,
             ),
             Plan::Attach(attach) => (
-                crate::remote_watcher::spawn(*attach, host_sink(sink))?,
+                {
+                    let tell = sink.clone();
+                    let new_host: crate::remote_watcher::NewHost = Arc::new(move |id, name| {
+                        let _ = tell.send(Event::HostAdded { id, name });
+                    });
+                    crate::remote_watcher::spawn(*attach, host_sink(sink), new_host)?
+                },
                 PendingPrompts::default(),
                 None,
             ),
@@ -193,7 +199,10 @@ impl Plan {
         Ok(match self {
             Plan::Demo { sim, speed } => vec![sim::spawn_shared(sim, sink, speed)?],
             Plan::Replay { replay, speed } => vec![replay::spawn(replay, sink, speed)?],
-            Plan::Attach(attach) => crate::remote_watcher::spawn(*attach, sink)?,
+            // A headless reader keeps the hosts it attached with.
+            Plan::Attach(attach) => {
+                crate::remote_watcher::spawn(*attach, sink, Arc::new(|_, _| {}))?
+            }
             Plan::Local(gpus) => vec![local::spawn(*gpus, 0, sink, interval)?],
             Plan::Ssh { hosts, opts, gone } => hosts
                 .into_iter()

@@ -105,4 +105,11 @@ pub enum Command {
     HoldDeadMan {
         host: String,
     },
+    /// An attached console's action, asked of the watcher that has `host`; `id` is the
+    /// release dialog's (0 for a hold).
+    AskWatcher {
+        id: u64,
+        host: HostId,
+        ask: crate::remote_watcher::Ask,
+    },
 }

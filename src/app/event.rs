@@ -73,6 +73,17 @@ pub enum Event {
     DeadManHeld {
         outcome: Result<String, String>,
     },
+    /// What the watcher answered an attached console's hold: a notice, a warning when refused.
+    WatcherAnswer {
+        text: String,
+        warning: bool,
+    },
+    /// A watcher the console is attached to added a host (a reload): it is watched under `id`
+    /// from now on.
+    HostAdded {
+        id: HostId,
+        name: String,
+    },
 }
 
 /// Where the console's sources, bridges and input thread send their events; the loop owns the

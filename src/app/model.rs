@@ -123,6 +123,8 @@ pub struct Model {
     pub dialog: Option<ReleaseDialog>,
     /// Hosts whose countdown ran out while a dialog was open; released in turn.
     pub pending_auto: VecDeque<HostId>,
+    /// An attached console: releases and holds are asked of the watcher, which runs them.
+    pub through_watcher: bool,
     pub notice: Option<Notice>,
     /// The runbook picker, runbook pane, check, audit log or alerts, when one is open.
     pub panel: Option<Panel>,
@@ -165,6 +167,7 @@ impl Model {
             runbooks: options.runbooks,
             dialog: None,
             pending_auto: VecDeque::new(),
+            through_watcher: false,
             notice: None,
             panel: None,
             alerts: AlertLog::default(),

@@ -15,12 +15,14 @@ use crate::app::release_state::{BackupResult, Confirmation, PlanView, ReleaseEve
 use crate::audit::AuditLog;
 use crate::config::Config;
 use crate::cost::{HoldStore, HostCost, LedgerBook, LedgerStore};
+use crate::fleet::HostId;
 use crate::host_runner::SshRunner;
 use crate::release::{
     BackupOutcome, BuildError, FlowError, HostRunner, ReleaseAction, ReleaseFlow, ReleaseRequest,
     SendOptions, StepAnswer, Unattended,
 };
 use crate::remote::{SshSettings, shell_quote};
+use crate::remote_watcher::{Ask, WatcherActions};
 use crate::telemetry::source::now_ms;
 use crate::ui::format::clean;
 
@@ -107,6 +109,8 @@ pub struct ReleaseBridge {
     flows: HashMap<u64, SharedFlow>,
     saving: Option<JoinHandle<()>>,
     workers: Vec<JoinHandle<()>>,
+    /// An attached console's watchers, which run its releases and holds.
+    watcher: Option<WatcherActions>,
 }
 
 impl ReleaseBridge {
@@ -141,6 +145,56 @@ impl ReleaseBridge {
             flows: HashMap::new(),
             saving: None,
             workers: Vec::new(),
+            watcher: None,
+        }
+    }
+
+    /// Sends releases and holds to the watchers an attached console follows.
+    pub fn set_watcher(&mut self, watcher: Option<WatcherActions>) {
+        self.watcher = watcher;
+    }
+
+    /// Asks the watcher on a worker thread; its answer comes back as the dialog's outcome (a
+    /// release) or a notice (a hold).
+    fn ask_watcher(&mut self, id: u64, host: HostId, ask: Ask) {
+        let Some(watcher) = self.watcher.clone() else {
+            return;
+        };
+        let sink = self.sink.clone();
+        let spawned = std::thread::Builder::new()
+            .name("ask-watcher".to_string())
+            .spawn(move || {
+                let answered = watcher.ask(host, &ask);
+                let event = match (&ask, answered) {
+                    (Ask::Release { .. }, Ok(said)) => Event::Release(ReleaseEvent::Sent {
+                        id,
+                        answers: said.into_iter().collect(),
+                        problems: Vec::new(),
+                    }),
+                    (Ask::Release { .. }, Err(e)) => Event::Release(ReleaseEvent::SendFailed {
+                        id,
+                        reason: e.to_string(),
+                        answers: Vec::new(),
+                    }),
+                    (Ask::Hold, Ok(_)) => Event::WatcherAnswer {
+                        text: t!("attach_action.held").into_owned(),
+                        warning: false,
+                    },
+                    (Ask::Hold, Err(e)) => Event::WatcherAnswer {
+                        text: e.to_string(),
+                        warning: true,
+                    },
+                };
+                let _ = sink.send(event);
+            });
+        match spawned {
+            Ok(worker) => self.workers.push(worker),
+            Err(e) => {
+                let _ = self.sink.send(Event::WatcherAnswer {
+                    text: t!("attach_action.failed", why = e.to_string()).into_owned(),
+                    warning: true,
+                });
+            }
         }
     }
 
@@ -190,6 +244,7 @@ impl ReleaseBridge {
                     self.workers.push(worker);
                 }
             }
+            Command::AskWatcher { id, host, ask } => self.ask_watcher(id, host, ask),
             // Runbooks, checks and the audit log are the ops bridge's.
             _ => {}
         }

@@ -17,6 +17,9 @@ use crate::release::ReleaseAction;
 
 /// Opens the release dialog for `host` (`R`, or an auto-release whose countdown ran out).
 pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
+    if model.through_watcher {
+        return open_through_watcher(model, host, unattended);
+    }
     if model.fleet.options.read_only {
         model.notify(t!("release.read_only").into_owned(), true);
         return Vec::new();
@@ -72,6 +75,34 @@ pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
         fallback: !unattended,
         cost: model.fleet.money.cost(host).cloned(),
     }]
+}
+
+/// An attached console's dialog: the watcher plans and sends the release, so the dialog goes
+/// straight to the typed name (Cancel by default) and the request goes to the watcher. The
+/// watcher releases on its own countdowns: an unattended release is never asked from here.
+fn open_through_watcher(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
+    if unattended || model.dialog.is_some() {
+        return Vec::new();
+    }
+    let Some(host_name) = model.fleet.hosts.get(host).map(|h| h.name.clone()) else {
+        return Vec::new();
+    };
+    let id = model.fleet.money.next_release_id();
+    model.dialog = Some(ReleaseDialog {
+        id,
+        host,
+        host_name,
+        action: ReleaseAction::Stop,
+        unattended: false,
+        stage: ReleaseStage::Typing,
+        plan: None,
+        backup_output: VecDeque::new(),
+        backup_ran: false,
+        backup_overridden: false,
+        typed: String::new(),
+    });
+    model.mark_dirty();
+    Vec::new()
 }
 
 /// A report from the release bridge.
@@ -205,7 +236,17 @@ pub fn proceed(model: &mut Model) -> Vec<Command> {
         }
         ReleaseStage::Typing => {
             let typed = dialog.typed.trim().to_string();
-            if typed == dialog.host_name {
+            if typed == dialog.host_name && model.through_watcher {
+                dialog.stage = ReleaseStage::Sending;
+                vec![Command::AskWatcher {
+                    id: dialog.id,
+                    host: dialog.host,
+                    ask: crate::remote_watcher::Ask::Release {
+                        action: dialog.action,
+                        typed,
+                    },
+                }]
+            } else if typed == dialog.host_name {
                 dialog.stage = ReleaseStage::Sending;
                 vec![send_command(dialog, Confirmation::Typed(typed))]
             } else {
@@ -276,9 +317,22 @@ pub fn switch_action(model: &mut Model, wanted: Option<ReleaseAction>) -> Vec<Co
         .dialog
         .as_ref()
         .and_then(|d| model.fleet.money.cost(d.host).cloned());
+    let through_watcher = model.through_watcher;
     let Some(dialog) = model.dialog.as_mut() else {
         return Vec::new();
     };
+    if through_watcher {
+        // The watcher plans it: the dialog only names the action it is to run.
+        let other = match dialog.action {
+            ReleaseAction::Stop => ReleaseAction::Terminate,
+            ReleaseAction::Terminate => ReleaseAction::Stop,
+        };
+        if dialog.stage == ReleaseStage::Typing && wanted.is_none_or(|w| w == other) {
+            dialog.action = other;
+            dialog.typed.clear();
+        }
+        return Vec::new();
+    }
     let Some(other) = dialog.plan.as_ref().and_then(|p| p.other_action) else {
         return Vec::new();
     };

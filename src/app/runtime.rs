@@ -96,6 +96,8 @@ pub struct Bridges {
     /// The configured hosts' links, when the provider inventory is joined again after each
     /// sync (their handles are here, not in `sources`).
     pub live: Option<LiveHosts>,
+    /// An attached console's watchers, asked to run its releases and holds.
+    pub watcher: Option<crate::remote_watcher::WatcherActions>,
 }
 
 /// The loop's optional parts: runbooks and checks, `/metrics`, alerts, duties.
@@ -122,6 +124,7 @@ pub fn run(
     bridges: Bridges,
 ) -> std::io::Result<Ended> {
     let mut bridge = ReleaseBridge::new(bridges.money, sink.clone());
+    bridge.set_watcher(bridges.watcher);
     let mut ops = OpsBridge::new(bridges.ops, sink.clone());
     let (sinks, unreachable_after_ms) = bridges.alerts;
     let mut alerts = AlertBridge::new(sinks, unreachable_after_ms, sink.clone());

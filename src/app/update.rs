@@ -100,6 +100,26 @@ pub fn update(model: &mut Model, event: Event) -> Vec<Command> {
             }
             Vec::new()
         }
+        Event::HostAdded { id, name } => {
+            // Told in id order, each before its first event.
+            if id == model.fleet.hosts.len() {
+                model.fleet.add_host(name.clone());
+                model.notify(
+                    t!(
+                        "attach_action.host_added",
+                        host = crate::ui::format::clean(&name)
+                    )
+                    .into_owned(),
+                    false,
+                );
+                model.mark_dirty();
+            }
+            Vec::new()
+        }
+        Event::WatcherAnswer { text, warning } => {
+            model.notify(text, warning);
+            Vec::new()
+        }
         Event::Holds(Err(why)) => {
             model.notify(t!("notice.holds_unread", why = why).into_owned(), true);
             Vec::new()
@@ -222,6 +242,23 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
                 return Vec::new();
             };
             let name = host.name.clone();
+            if model.through_watcher {
+                // The watcher holds the duties: its auto-release countdown is the one held.
+                let host = id.unwrap_or_default();
+                model.notify(
+                    t!(
+                        "attach_action.asking",
+                        host = crate::ui::format::clean(&name)
+                    )
+                    .into_owned(),
+                    false,
+                );
+                return vec![Command::AskWatcher {
+                    id: 0,
+                    host,
+                    ask: crate::remote_watcher::Ask::Hold,
+                }];
+            }
             if host.dead_man.is_none() {
                 let name = crate::ui::format::clean(&name);
                 model.notify(t!("dead_man.hold_none", host = name).into_owned(), true);

@@ -80,6 +80,12 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
         options.runbooks = Runbooks::new(catalog.clone());
     }
     let mut model = Model::new(plan.host_names(), options, now_ms());
+    // An attached console asks its watchers to release and hold; they run it.
+    let watcher = match &plan {
+        Plan::Attach(attach) => Some(attach.actions()),
+        _ => None,
+    };
+    model.through_watcher = watcher.is_some();
     // The terminal is the console's: its log lines go to a file in the state directory.
     match crate::paths::state_dir().map(|dir| logging::to_file(&dir, verbosity)) {
         Some(Ok(_)) => {}
@@ -301,6 +307,7 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
         alerts: (sinks, config.unreachable_minutes.saturating_mul(60_000)),
         duties,
         live,
+        watcher,
     };
     // The provider accounts synced on their own thread; the cost panel hears the money
     // nobody watches after each round.

@@ -4,10 +4,13 @@
 //! session of its own. Several watchers' fleets show as one, a host tagged with its watcher
 //! where names clash. When a watcher goes away its hosts keep their last state, shown
 //! unresponsive, and the stream is opened again with backoff. A stream of a newer format is
-//! refused with a clear error, never misread.
+//! refused with a clear error, never misread. The console's actions (a release, a hold) are
+//! sent to the watcher, which runs them (`actions.rs`).
 
+mod actions;
 mod source;
 mod stream;
 
-pub use source::{Attach, AttachToken, TOKEN_ENV, read_once, spawn};
+pub use actions::{Ask, AskError, WatcherActions};
+pub use source::{Attach, AttachToken, NewHost, TOKEN_ENV, read_once, spawn};
 pub use stream::{AttachError, EventStream, open};

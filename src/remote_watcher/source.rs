@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::fleet::{Fleet, FleetOptions, HostEvent, HostId, HostSink};
@@ -13,6 +14,7 @@ use crate::recording::wire::{Event, Line};
 use crate::telemetry::source::{SourceHandle, StopFlag, now_ms};
 use crate::words::Words;
 
+use super::actions::WatcherActions;
 use super::stream::{AttachError, EventStream, open};
 
 /// The variable the token is read from when no file is given.
@@ -71,6 +73,50 @@ pub struct Attach {
     watchers: Vec<Watcher>,
     hosts: Vec<String>,
     token: AttachToken,
+    /// Where each host is asked to act; hosts a watcher adds later join it.
+    actions: WatcherActions,
+}
+
+/// Told of a host a watcher added after the console attached (a reload), with the id its
+/// events come under, before its first event.
+pub type NewHost = Arc<dyn Fn(HostId, String) + Send + Sync>;
+
+/// What the watchers' threads share to add a host: the next free id (taken and told under one
+/// lock, so hosts are told in id order), whether names are tagged with their watcher, and
+/// where the console's actions for it go.
+#[derive(Clone)]
+struct Adding {
+    next_id: Arc<Mutex<HostId>>,
+    tagged: bool,
+    tell: NewHost,
+    actions: WatcherActions,
+}
+
+impl Adding {
+    /// The id of `name` on `watcher`, added (told, routed) when it is new.
+    fn id_of(&self, watcher: &mut Watcher, name: &str) -> Option<HostId> {
+        if let Some(id) = watcher.ids.get(name) {
+            return Some(*id);
+        }
+        if name.is_empty() {
+            return None;
+        }
+        let shown = if self.tagged {
+            format!("{name}@{}", watcher_label(&watcher.url))
+        } else {
+            name.to_string()
+        };
+        let mut next = self.next_id.lock().ok()?;
+        let id = *next;
+        *next += 1;
+        self.actions
+            .add(id, watcher.url.clone(), name.to_string(), shown.clone());
+        (self.tell)(id, shown);
+        drop(next);
+        watcher.ids.insert(name.to_string(), id);
+        tracing::info!(watcher = %watcher.url, host = name, "the watcher added a host");
+        Some(id)
+    }
 }
 
 impl Attach {
@@ -113,16 +159,33 @@ impl Attach {
                 opened: Some(stream),
             });
         }
+        let routes = watchers
+            .iter()
+            .flat_map(|watcher| {
+                watcher.ids.iter().map(|(name, id)| {
+                    let shown = hosts.get(*id).cloned().unwrap_or_default();
+                    (*id, watcher.url.clone(), name.clone(), shown)
+                })
+            })
+            .collect();
+        let actions = WatcherActions::new(routes, token.0.clone());
         Ok(Self {
             watchers,
             hosts,
             token,
+            actions,
         })
     }
 
     /// The hosts in id order, as the console shows them.
     pub fn host_names(&self) -> Vec<String> {
         self.hosts.clone()
+    }
+
+    /// What sends this console's actions to the watchers that have its hosts (and those they
+    /// add later).
+    pub fn actions(&self) -> WatcherActions {
+        self.actions.clone()
     }
 }
 
@@ -134,16 +197,30 @@ fn watcher_label(url: &str) -> String {
         .to_string()
 }
 
-/// Follows every watcher into `sink`, each on its own thread.
-pub fn spawn(attach: Attach, sink: HostSink) -> std::io::Result<Vec<SourceHandle>> {
+/// Follows every watcher into `sink`, each on its own thread; a host a watcher adds later is
+/// told to `new_host` before its first event.
+pub fn spawn(
+    attach: Attach,
+    sink: HostSink,
+    new_host: NewHost,
+) -> std::io::Result<Vec<SourceHandle>> {
     let token = attach.token;
+    let adding = Adding {
+        next_id: Arc::new(Mutex::new(attach.hosts.len())),
+        tagged: attach.watchers.len() > 1,
+        tell: new_host,
+        actions: attach.actions,
+    };
     attach
         .watchers
         .into_iter()
         .map(|watcher| {
             let sink = sink.clone();
             let token = token.clone();
-            SourceHandle::spawn("attach", move |stop| follow(watcher, &token, &sink, &stop))
+            let adding = adding.clone();
+            SourceHandle::spawn("attach", move |stop| {
+                follow(watcher, &token, &sink, &stop, &adding);
+            })
         })
         .collect()
 }
@@ -157,7 +234,13 @@ fn repeats_harm(event: &Event) -> bool {
     )
 }
 
-fn follow(mut watcher: Watcher, token: &AttachToken, sink: &HostSink, stop: &StopFlag) {
+fn follow(
+    mut watcher: Watcher,
+    token: &AttachToken,
+    sink: &HostSink,
+    stop: &StopFlag,
+    adding: &Adding,
+) {
     let mut backoff = FIRST_BACKOFF;
     // The watcher's time of the newest line taken: lines of a stream opened again that are
     // no newer and would be kept twice are passed over.
@@ -205,7 +288,16 @@ fn follow(mut watcher: Watcher, token: &AttachToken, sink: &HostSink, stop: &Sto
             );
         }
         let cut_t_ms = newest_t_ms;
-        let why = match take_stream(stream, &watcher, sink, stop, cut_t_ms, &mut newest_t_ms) {
+        let taken = take_stream(
+            stream,
+            &mut watcher,
+            adding,
+            sink,
+            stop,
+            cut_t_ms,
+            &mut newest_t_ms,
+        );
+        let why = match taken {
             Taken::Stopped => return,
             Taken::Gone(why) => why,
         };
@@ -256,7 +348,8 @@ enum Taken {
 /// `sink` until it ends, falls silent or the source is stopped.
 fn take_stream(
     mut stream: EventStream,
-    watcher: &Watcher,
+    watcher: &mut Watcher,
+    adding: &Adding,
     sink: &HostSink,
     stop: &StopFlag,
     cut_t_ms: u64,
@@ -290,7 +383,7 @@ fn take_stream(
         match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(Ok(line)) => {
                 heard = Instant::now();
-                let Some(&id) = watcher.ids.get(&line.host) else {
+                let Some(id) = adding.id_of(watcher, &line.host) else {
                     continue;
                 };
                 if line.t_ms <= cut_t_ms && repeats_harm(&line.event) {

@@ -4,8 +4,9 @@
 //! repeated with the same key (a network cut before the answer came) gets the first answer
 //! again and never runs twice, so a console reads the outcome back by asking again.
 //!
-//! The action served is `hold` (cancel a host's auto-release countdown, as `gpufleet hold`);
-//! the others are answered 501 until the watcher runs them.
+//! The actions served are `hold` (cancel a host's auto-release countdown, as `gpufleet hold`)
+//! and `release` (the release flow, run by the watcher with the name typed in the console's
+//! dialog as its confirmation); the others are answered 501 until the watcher runs them.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::audit::{AuditEntry, AuditKind, AuditLog};
 use crate::cost::HoldStore;
+use crate::release::ReleaseAction;
 use crate::telemetry::source::now_ms;
 
 /// Outcomes remembered by idempotency key (the oldest forgotten first).
@@ -27,23 +29,61 @@ const MAX_KEY_BYTES: usize = 128;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Request {
-    /// `hold`; `release`, `stop-job` and runbook steps are not run through the watcher yet.
+    /// `hold` or `release`; `stop-job` and runbook steps are not run through the watcher yet.
     pub action: String,
     pub host: String,
     /// Chosen by the console, the same for every try of one action.
     pub key: String,
+    /// A release's action, `stop` (the default) or `terminate`.
+    #[serde(default)]
+    pub release: Option<String>,
+    /// A release's confirmation: the host's name as typed in the console's dialog.
+    #[serde(default)]
+    pub confirm: Option<String>,
 }
+
+/// A release asked through the watcher, with who asked (the token's name).
+#[derive(Debug, Clone)]
+pub struct ReleaseAsk {
+    pub host: String,
+    pub action: Option<ReleaseAction>,
+    /// The name typed in the console's dialog: the release flow checks it as its own.
+    pub typed: String,
+    pub who: String,
+}
+
+/// How a release asked through the watcher ended, with the watcher's words (English).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Released {
+    /// The provider accepted it: what it did.
+    Accepted(String),
+    /// Not sent, or the provider refused it: why.
+    Refused(String),
+    /// The typed name did not confirm the release: nothing was sent.
+    NotConfirmed(String),
+    /// Sent but not known to have happened (a timeout, a broken answer): why.
+    Failed(String),
+    /// This watcher releases nothing (no ledger store, the demo fleet).
+    Unavailable,
+}
+
+/// Runs a release for the watcher's consoles (the watcher's own release flow).
+pub type Releaser = Arc<dyn Fn(&ReleaseAsk) -> Released + Send + Sync>;
 
 /// The answer: an HTTP status and what it says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Outcome {
     #[serde(skip)]
     pub status: u16,
-    /// `done`, or what was refused (`unknown_host`, `not_served`, `failed`).
+    /// `done` (a release: the provider accepted it), or what was refused (`unknown_host`,
+    /// `not_served`, `not_confirmed`, `refused`, `failed`, `bad_release`).
     pub outcome: String,
     pub action: String,
     pub host: String,
-    /// The watcher's words when it failed.
+    /// What was done (a release: the provider's acceptance).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub said: Option<String>,
+    /// The watcher's words when it refused or failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -58,6 +98,7 @@ struct Remembered {
 #[derive(Clone, Default)]
 pub struct Actions {
     remembered: Arc<Mutex<Remembered>>,
+    releaser: Option<Releaser>,
 }
 
 /// Why a request is refused before it is run (400).
@@ -93,6 +134,14 @@ pub fn parse(body: &[u8]) -> Result<Request, BadRequest> {
 }
 
 impl Actions {
+    /// Actions releasing hosts with `releaser` (none: a release is answered 501).
+    pub fn new(releaser: Option<Releaser>) -> Self {
+        Self {
+            remembered: Arc::default(),
+            releaser,
+        }
+    }
+
     /// Runs `request` for `who` unless its key was seen: then the first outcome, not run again.
     /// `known` says whether the watcher watches a host of that name.
     pub fn run(&self, who: &str, request: &Request, known: bool) -> Outcome {
@@ -103,7 +152,10 @@ impl Actions {
             return outcome.clone();
         }
         // Run under the lock: a retry arriving while the first try runs waits for its outcome.
-        let outcome = execute(who, request, known);
+        let outcome = match request.action.as_str() {
+            "release" => self.release(who, request, known),
+            _ => execute(who, request, known),
+        };
         remembered
             .by_key
             .insert(request.key.clone(), outcome.clone());
@@ -115,6 +167,47 @@ impl Actions {
         }
         outcome
     }
+
+    fn release(&self, who: &str, request: &Request, known: bool) -> Outcome {
+        let Some(releaser) = &self.releaser else {
+            return answer(request, 501, "not_served");
+        };
+        if !known {
+            return answer(request, 404, "unknown_host");
+        }
+        let action = match request.release.as_deref() {
+            None => None,
+            Some("stop") => Some(ReleaseAction::Stop),
+            Some("terminate") => Some(ReleaseAction::Terminate),
+            Some(other) => {
+                return Outcome {
+                    error: Some(format!(
+                        "unknown release action {:?}: stop or terminate",
+                        crate::remote::sanitize(other)
+                    )),
+                    ..answer(request, 400, "bad_release")
+                };
+            }
+        };
+        let ask = ReleaseAsk {
+            host: request.host.clone(),
+            action,
+            typed: request.confirm.clone().unwrap_or_default(),
+            who: who.to_string(),
+        };
+        let (status, word, said, error) = match releaser(&ask) {
+            Released::Accepted(said) => (200, "done", Some(said), None),
+            Released::Refused(why) => (409, "refused", None, Some(why)),
+            Released::NotConfirmed(why) => (400, "not_confirmed", None, Some(why)),
+            Released::Failed(why) => (502, "failed", None, Some(why)),
+            Released::Unavailable => return answer(request, 501, "not_served"),
+        };
+        Outcome {
+            said,
+            error,
+            ..answer(request, status, word)
+        }
+    }
 }
 
 fn answer(request: &Request, status: u16, outcome: &str) -> Outcome {
@@ -123,6 +216,7 @@ fn answer(request: &Request, status: u16, outcome: &str) -> Outcome {
         outcome: outcome.to_string(),
         action: request.action.clone(),
         host: request.host.clone(),
+        said: None,
         error: None,
     }
 }
@@ -188,6 +282,49 @@ mod tests {
         assert_eq!(actions.run("ops", &request, false), first);
         let other = parse(br#"{"action":"hold","host":"a","key":"k-2"}"#).expect("request");
         assert_eq!(actions.run("ops", &other, false).status, 404);
+    }
+
+    #[test]
+    fn a_release_runs_once_per_key_and_its_answer_says_what_the_provider_did() {
+        let runs = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&runs);
+        let releaser: Releaser = Arc::new(move |ask: &ReleaseAsk| {
+            if let Ok(mut seen) = seen.lock() {
+                seen.push((ask.who.clone(), ask.action, ask.typed.clone()));
+            }
+            match ask.typed.as_str() {
+                "a" => Released::Accepted("stop sent and accepted".into()),
+                _ => Released::NotConfirmed("typed the wrong name".into()),
+            }
+        });
+        let actions = Actions::new(Some(releaser));
+        let asked =
+            parse(br#"{"action":"release","host":"a","release":"stop","confirm":"a","key":"r-1"}"#)
+                .expect("request");
+        let first = actions.run("ops", &asked, true);
+        assert_eq!((first.status, first.outcome.as_str()), (200, "done"));
+        assert_eq!(first.said.as_deref(), Some("stop sent and accepted"));
+        assert_eq!(actions.run("ops", &asked, true), first);
+        let wrong = parse(br#"{"action":"release","host":"a","confirm":"b","key":"r-2"}"#)
+            .expect("request");
+        assert_eq!(actions.run("ops", &wrong, true).status, 400);
+        let odd = parse(br#"{"action":"release","host":"a","release":"nuke","key":"r-3"}"#)
+            .expect("request");
+        assert_eq!(actions.run("ops", &odd, true).outcome, "bad_release");
+        assert_eq!(
+            runs.lock().map(|r| r.clone()).unwrap_or_default(),
+            vec![
+                (
+                    "ops".to_string(),
+                    Some(ReleaseAction::Stop),
+                    "a".to_string()
+                ),
+                ("ops".to_string(), None, "b".to_string()),
+            ]
+        );
+        // Without a release flow (the demo fleet), a release is not served.
+        let none = Actions::default().run("ops", &asked, true);
+        assert_eq!((none.status, none.outcome.as_str()), (501, "not_served"));
     }
 
     #[test]

@@ -20,7 +20,7 @@ use tokio::time::{Interval, MissedTickBehavior};
 
 use crate::metrics::{Answer, Body, IDLE_TIMEOUT, MetricsServer, plain, unauthorized};
 
-use super::actions::{self, Actions};
+use super::actions::{self, Actions, Releaser};
 use super::hub::Hub;
 use super::tokens::{SetupError, Tokens};
 
@@ -110,10 +110,15 @@ fn tls_acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor, Se
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 
-/// Starts serving `hub` as `endpoint` says; the server's address with it.
-pub fn start(endpoint: &ServeEndpoint, hub: Hub) -> Result<MetricsServer, SetupError> {
+/// Starts serving `hub` as `endpoint` says, releasing hosts asked for with `releaser`; the
+/// server's address with it.
+pub fn start(
+    endpoint: &ServeEndpoint,
+    hub: Hub,
+    releaser: Option<Releaser>,
+) -> Result<MetricsServer, SetupError> {
     let tokens = Arc::new(endpoint.tokens.clone());
-    let actions = Actions::default();
+    let actions = Actions::new(releaser);
     let answer: Answer = Arc::new(move |request| {
         let tokens = Arc::clone(&tokens);
         let hub = hub.clone();

@@ -219,6 +219,21 @@ fn sections<'a>(
             ));
         }
         head.push(Line::from(spans));
+    } else if model.through_watcher {
+        head.push(labelled(
+            &t!("release.label_action"),
+            format!(
+                "{}  (Tab: {})",
+                action.to_uppercase(),
+                t!("keyhint.stop_terminate")
+            ),
+            theme,
+            theme.danger(),
+        ));
+        head.push(Line::styled(
+            format!(" {}", t!("attach_action.by_watcher")),
+            theme.dim(),
+        ));
     } else {
         head.push(labelled(
             &t!("release.label_action"),

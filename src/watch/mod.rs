@@ -54,6 +54,8 @@ pub enum Input {
     },
     /// A provider account was synced: its inventory is joined to the fleet again.
     InventorySynced,
+    /// A release a console asked through the watcher went out: the ledger it closed adopted.
+    ReleasedOnRequest,
     /// A job that stopped learning was stopped (`on_plateau = "stop-job"`), or why not.
     JobStopped {
         host: String,
@@ -178,11 +180,19 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
         None => sink,
     };
     let hub = crate::serve::Hub::new(setup.host_names.clone());
+    // What a console's release asked through the watcher runs with, kept as reloads change it.
+    let asked_release = Arc::new(std::sync::Mutex::new(release.clone()));
     let (sink, serving) = match &setup.serve {
-        Some(endpoint) => (
-            hub.wrap(sink),
-            Some(crate::serve::start(endpoint, hub.clone()).map_err(WatchError::Serve)?),
-        ),
+        Some(endpoint) => {
+            let releaser = releaser(Arc::clone(&asked_release), released_tx.clone());
+            (
+                hub.wrap(sink),
+                Some(
+                    crate::serve::start(endpoint, hub.clone(), Some(releaser))
+                        .map_err(WatchError::Serve)?,
+                ),
+            )
+        }
         None => (sink, None),
     };
     let mut fixed = Vec::new();
@@ -251,6 +261,15 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                     outcome,
                 );
             }
+            Ok(Input::ReleasedOnRequest) => {
+                if let Some(store) = setup.store.as_ref()
+                    && let Ok(book) = store.load()
+                {
+                    let options = fleet.options.money.clone();
+                    let now = fleet.now_ms;
+                    fleet.money.adopt_saved(&book, &options, now);
+                }
+            }
             Ok(Input::JobStopped { host, outcome }) => {
                 stop_job::stopped(&fleet, &dispatcher, &host, outcome);
             }
@@ -303,6 +322,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                     firing.set_unreachable_after_ms(new.unreachable_after_ms);
                     if let Some(release) = release.as_mut() {
                         release.config = new.release_config.clone();
+                    }
+                    if let Ok(mut asked) = asked_release.lock() {
+                        asked.clone_from(&release);
                     }
                     if let Some(sinks) = new.sinks {
                         let old = std::mem::replace(&mut dispatcher, start_alerts(sinks));
@@ -426,6 +448,28 @@ fn take_holds(fleet: &mut Fleet, holds: &HoldStore) {
             tracing::info!(host = %host, "hold asked, but no countdown was running");
         }
     }
+}
+
+/// Runs the releases consoles ask through the watcher with `setup` as it is then; each that
+/// went out has the loop adopt the ledger it closed.
+fn releaser(
+    setup: Arc<std::sync::Mutex<Option<ReleaseSetup>>>,
+    done: mpsc::Sender<Input>,
+) -> crate::serve::Releaser {
+    let done = std::sync::Mutex::new(done);
+    Arc::new(move |ask| {
+        let now = setup.lock().ok().and_then(|s| s.clone());
+        let Some(now) = now else {
+            return crate::serve::Released::Unavailable;
+        };
+        let outcome = release::asked(&now, ask);
+        if matches!(outcome, crate::serve::Released::Accepted(_))
+            && let Ok(done) = done.lock()
+        {
+            let _ = done.send(Input::ReleasedOnRequest);
+        }
+        outcome
+    })
 }
 
 /// An automatic release ended: logged, alerted, and the ledger the release closed adopted.

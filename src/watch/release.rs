@@ -5,12 +5,15 @@
 
 use std::sync::mpsc::Sender;
 
-use crate::audit::AuditLog;
+use crate::audit::{AuditEntry, AuditKind, AuditLog};
 use crate::config::Config;
 use crate::cost::{HostCost, LedgerStore};
 use crate::host_runner::SshRunner;
-use crate::release::{BackupOutcome, ReleaseFlow, SendOptions, Unattended, process_env};
-use crate::remote::SshSettings;
+use crate::release::{
+    BackupOutcome, FlowError, ReleaseFlow, SendError, SendOptions, Unattended, process_env,
+};
+use crate::remote::{SshSettings, sanitize};
+use crate::serve::{ReleaseAsk, Released};
 use crate::telemetry::source::now_ms;
 use crate::words::{Words, joined};
 
@@ -92,4 +95,117 @@ fn release(setup: &ReleaseSetup, host: &str, cost: Option<&HostCost>) -> Result<
         tracing::warn!(host, problem = ?problem, "after the release");
     }
     Ok(said)
+}
+
+/// A release a console asked through the watcher (`POST /v1/actions`): the same flow, confirmed
+/// by the name typed in the console's dialog, with a line in the audit log naming who asked.
+pub fn asked(setup: &ReleaseSetup, ask: &ReleaseAsk) -> Released {
+    let outcome = release_asked(setup, ask);
+    let (word, why) = match &outcome {
+        Released::Accepted(said) => ("ok", said.as_str()),
+        Released::Refused(why) => ("refused", why.as_str()),
+        Released::NotConfirmed(why) => ("cancelled", why.as_str()),
+        Released::Failed(why) => ("failed", why.as_str()),
+        Released::Unavailable => ("refused", ""),
+    };
+    let entry = AuditEntry {
+        at_ms: now_ms(),
+        host: ask.host.clone(),
+        kind: AuditKind::Release,
+        command: format!(
+            "gpufleet release {} (asked by {} through the watcher)",
+            sanitize(&ask.host),
+            sanitize(&ask.who)
+        ),
+        outcome: word.to_string(),
+        exit_status: None,
+        runbook: None,
+        step: ask.action.map(|a| a.as_str().to_string()),
+        dry_run: false,
+        simulated: false,
+    };
+    if let Err(e) = setup.audit.append(&entry) {
+        tracing::warn!(host = %ask.host, "the release's asker is not in the audit log: {e}");
+    }
+    tracing::warn!(host = %ask.host, by = %ask.who, outcome = word, why, "release asked through the watcher");
+    outcome
+}
+
+fn release_asked(setup: &ReleaseSetup, ask: &ReleaseAsk) -> Released {
+    let refused = |e: FlowError| Released::Refused(e.words().english());
+    let mut flow = match ReleaseFlow::start(
+        &setup.config,
+        &ask.host,
+        ask.action,
+        false,
+        None,
+        &process_env,
+    ) {
+        Ok(flow) => flow,
+        Err(e) => return refused(e),
+    };
+    if let Err(e) = flow.confirm(&ask.typed) {
+        return match e {
+            FlowError::Cancelled | FlowError::WrongName { .. } => {
+                Released::NotConfirmed(e.words().english())
+            }
+            other => refused(other),
+        };
+    }
+    let runner = SshRunner {
+        ssh: &setup.ssh,
+        config: &setup.config,
+        interval_ms: setup.interval_ms,
+    };
+    if flow.plan().backup.is_some() {
+        match flow.run_backup(&runner, &setup.audit, now_ms(), &mut |line| {
+            tracing::debug!(host = %ask.host, line, "backup");
+        }) {
+            Ok(BackupOutcome::Failed(why)) => {
+                // Nobody at the watcher overrides a failed backup: the host is not released.
+                return Released::Refused(
+                    Words::new("watch_release.backup_failed")
+                        .put("why", why)
+                        .english(),
+                );
+            }
+            Ok(_) => {}
+            Err(e) => return refused(e),
+        }
+    }
+    let action = flow.plan().action;
+    match flow.send(
+        &runner,
+        &SendOptions::default(),
+        &setup.store,
+        &setup.audit,
+        now_ms(),
+    ) {
+        Ok(report) => {
+            for problem in &report.problems {
+                tracing::warn!(host = %ask.host, problem = ?problem, "after the release");
+            }
+            Released::Accepted(
+                Words::new("watch_release.sent")
+                    .put("action", action.as_str())
+                    .put_words("unrecorded", Words::verbatim(""))
+                    .english(),
+            )
+        }
+        Err(FlowError::Send { failure, audit }) => {
+            if let Some(why) = audit {
+                tracing::warn!(host = %ask.host, "the release's audit line: {why}");
+            }
+            let why = failure.error.words().english();
+            match failure.error {
+                SendError::Refused { .. }
+                | SendError::TokenRejected { .. }
+                | SendError::NotFound { .. }
+                | SendError::NoToken
+                | SendError::BadToken => Released::Refused(why),
+                _ => Released::Failed(why),
+            }
+        }
+        Err(e) => refused(e),
+    }
 }

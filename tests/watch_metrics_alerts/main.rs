@@ -18,6 +18,7 @@ mod federation;
 mod metrics_guard;
 mod metrics_page;
 mod metrics_serve;
+mod serve_actions;
 mod serve_attach;
 mod sink_down;
 mod url_redaction;

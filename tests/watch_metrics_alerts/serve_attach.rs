@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use common::sshd::Sshd;
 use tmux::{Tmux, binary};
 
-const WAIT: Duration = Duration::from_secs(40);
-const TOKEN: &str = "team-s3cret";
+pub(crate) const WAIT: Duration = Duration::from_secs(40);
+pub(crate) const TOKEN: &str = "team-s3cret";
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .expect("bind")
         .local_addr()
@@ -29,7 +29,7 @@ fn free_port() -> u16 {
 }
 
 /// `gpufleet watch --serve ADDR` as a child process, killed on drop.
-struct Served {
+pub(crate) struct Served {
     child: Child,
     log: PathBuf,
 }
@@ -39,7 +39,7 @@ impl Served {
         Self::start_with(dir, args, addr, &[])
     }
 
-    fn start_with(dir: &Path, args: &[&str], addr: &str, env: &[(&str, &str)]) -> Self {
+    pub(crate) fn start_with(dir: &Path, args: &[&str], addr: &str, env: &[(&str, &str)]) -> Self {
         let log = dir.join(format!("watch-{}.log", free_port()));
         let child = Command::new(binary())
             .args(args)
@@ -58,11 +58,15 @@ impl Served {
         served
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    fn wait_log(&self, needle: &str) {
+    pub(crate) fn wait_log(&self, needle: &str) {
         let deadline = Instant::now() + WAIT;
         while !self.log().contains(needle) {
             assert!(

@@ -1,0 +1,210 @@
+//! What an attached console asks its watcher to do (`POST /v1/actions`, see `crate::serve`):
+//! a release (the name typed in the console's dialog as its confirmation) or a hold, sent to
+//! the watcher that has the host, under the host's name there. Each action gets one
+//! idempotency key, sent again on every try: a try cut before its answer came is asked again
+//! and reads the outcome back, so the watcher never runs one action twice. A token that may
+//! only watch gets the watcher's 403, said as such.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rust_i18n::t;
+
+use crate::fleet::HostId;
+use crate::release::ReleaseAction;
+use crate::telemetry::source::now_ms;
+
+/// How long connecting to a watcher may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one try may take in all (a release waits for the provider).
+const TRY_TIMEOUT: Duration = Duration::from_secs(120);
+/// Tries of one action when the connection fails, each with the same key.
+const TRIES: u32 = 3;
+/// The wait before the second try, doubled before each next one.
+const FIRST_RETRY: Duration = Duration::from_millis(500);
+
+/// What the console asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ask {
+    /// Cancel the host's auto-release countdown on the watcher (`gpufleet hold`).
+    Hold,
+    /// Release the host: `typed` is the name typed in the dialog.
+    Release {
+        action: ReleaseAction,
+        typed: String,
+    },
+}
+
+impl Ask {
+    fn word(&self) -> &'static str {
+        match self {
+            Ask::Hold => "hold",
+            Ask::Release { .. } => "release",
+        }
+    }
+}
+
+/// Why the watcher did not do what was asked; said in the reader's language, with the
+/// watcher's own words (English) quoted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AskError {
+    #[error("{}", t!("attach_action.watch_only", url = .0))]
+    WatchOnly(String),
+    #[error("{}", t!("attach_action.unknown_host", host = .0))]
+    UnknownHost(String),
+    #[error("{}", t!("attach_action.not_served", url = .0))]
+    NotServed(String),
+    #[error("{}", t!("attach_action.not_confirmed", why = .0))]
+    NotConfirmed(String),
+    #[error("{}", t!("attach_action.refused", why = .0))]
+    Refused(String),
+    #[error("{}", t!("attach_action.failed", why = .0))]
+    Failed(String),
+    #[error("{}", t!("attach_action.unreachable", url = .url, error = .error))]
+    Unreachable { url: String, error: String },
+}
+
+/// Where one console host is on its watcher.
+#[derive(Debug, Clone)]
+struct Route {
+    url: String,
+    /// The host's name on the watcher.
+    name: String,
+    /// The host's name in this console (`name@watcher` where names clash).
+    shown: String,
+}
+
+/// Sends a console's actions to the watchers that have its hosts.
+#[derive(Clone)]
+pub struct WatcherActions {
+    /// By console host id; a host a watcher adds later is routed when it comes.
+    routes: Arc<Mutex<Vec<Option<Route>>>>,
+    /// The bearer token (the console's own); never shown.
+    token: String,
+}
+
+impl std::fmt::Debug for WatcherActions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WatcherActions")
+            .field("routes", &self.routes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Keys made by this console so far (with the process and the time, unique to the action).
+static ASKED: AtomicU64 = AtomicU64::new(0);
+
+impl WatcherActions {
+    pub(super) fn new(routes: Vec<(HostId, String, String, String)>, token: String) -> Self {
+        let mut table: Vec<Option<Route>> = Vec::new();
+        for (id, url, name, shown) in routes {
+            if table.len() <= id {
+                table.resize(id + 1, None);
+            }
+            table[id] = Some(Route { url, name, shown });
+        }
+        Self {
+            routes: Arc::new(Mutex::new(table)),
+            token,
+        }
+    }
+
+    /// Routes console host `id` (a host a watcher added later) to `name` on `url`.
+    pub(super) fn add(&self, id: HostId, url: String, name: String, shown: String) {
+        if let Ok(mut routes) = self.routes.lock() {
+            if routes.len() <= id {
+                routes.resize(id + 1, None);
+            }
+            routes[id] = Some(Route { url, name, shown });
+        }
+    }
+
+    /// Asks the watcher of console host `host` to do `ask`; what it said it did (`said`, a
+    /// release's provider answer) when it did.
+    pub fn ask(&self, host: HostId, ask: &Ask) -> Result<Option<String>, AskError> {
+        let route = self
+            .routes
+            .lock()
+            .ok()
+            .and_then(|routes| routes.get(host).cloned().flatten());
+        let Some(route) = route else {
+            return Err(AskError::UnknownHost(host.to_string()));
+        };
+        let key = format!(
+            "{}-{}-{}",
+            std::process::id(),
+            now_ms(),
+            ASKED.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut body = serde_json::json!({
+            "action": ask.word(),
+            "host": route.name,
+            "key": key,
+        });
+        if let Ask::Release { action, typed } = ask {
+            // The dialog checked the name as this console shows it; the watcher checks it
+            // again as it names the host.
+            let typed = if *typed == route.shown {
+                route.name.clone()
+            } else {
+                typed.clone()
+            };
+            body["release"] = action.as_str().into();
+            body["confirm"] = typed.into();
+        }
+        let unreachable = |error: String| AskError::Unreachable {
+            url: route.url.clone(),
+            error,
+        };
+        let client = reqwest::blocking::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(TRY_TIMEOUT)
+            .build()
+            .map_err(|e| unreachable(crate::error_text::chain(&e)))?;
+        let url = format!("{}/v1/actions", route.url);
+        let mut wait = FIRST_RETRY;
+        let mut tries = 0;
+        let response = loop {
+            tries += 1;
+            match client
+                .post(&url)
+                .bearer_auth(&self.token)
+                .json(&body)
+                .send()
+            {
+                Ok(response) => break response,
+                Err(e) if tries >= TRIES => return Err(unreachable(crate::error_text::chain(&e))),
+                Err(e) => {
+                    tracing::warn!(watcher = %route.url, "an action's try failed, asking again with its key: {e}");
+                    std::thread::sleep(wait);
+                    wait *= 2;
+                }
+            }
+        };
+        let status = response.status().as_u16();
+        let answer: serde_json::Value = response.json().unwrap_or_default();
+        let text = |field: &str| {
+            answer[field]
+                .as_str()
+                .map(crate::remote::sanitize)
+                .unwrap_or_default()
+        };
+        match (status, answer["outcome"].as_str().unwrap_or_default()) {
+            (200, "done") => Ok(Some(text("said")).filter(|s| !s.is_empty())),
+            (403, _) => Err(AskError::WatchOnly(route.url.clone())),
+            (404, _) => Err(AskError::UnknownHost(route.name.clone())),
+            (501, _) => Err(AskError::NotServed(route.url.clone())),
+            (_, "not_confirmed") => Err(AskError::NotConfirmed(text("error"))),
+            (_, "refused") => Err(AskError::Refused(text("error"))),
+            (_, _) => {
+                let why = text("error");
+                Err(AskError::Failed(if why.is_empty() {
+                    format!("HTTP {status}")
+                } else {
+                    why
+                }))
+            }
+        }
+    }
+}

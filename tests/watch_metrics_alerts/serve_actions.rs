@@ -1,0 +1,232 @@
+//! Actions asked through the watcher (`POST /v1/actions`): a release run by the watcher with its
+//! own release flow against a provider API on loopback that records every request. The
+//! provider gets exactly one request for a release asked twice with the same idempotency key,
+//! none for a watching token's request or an unconfirmed one; the provider's refusal comes
+//! back with its words; the audit log names the token that asked. In tmux, an attached
+//! console's release dialog asks the watcher (the provider gets the one request) and a
+//! watching token's console says it may only watch; a host the watcher adds on a reload shows
+//! in the attached console without attaching again.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::release_server::{Server, answer};
+use crate::serve_attach::{Served, WAIT, free_port};
+use crate::tmux::{Tmux, binary};
+
+const VAST_TOKEN: &str = "vast-api-key-7";
+
+/// A watcher of host `h1` (its SSH unreachable: a release by the API needs none) released
+/// through `provider`, with a watching token and one that may act.
+fn watcher(dir: &Path, provider: &Server) -> (Served, String) {
+    let config = dir.join("config.toml");
+    std::fs::write(&config, config_text(provider, "")).expect("config");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let served = Served::start_with(
+        dir,
+        &["--config", config.to_str().expect("utf-8")],
+        &addr,
+        &[
+            ("VIEWER_TOKEN", "view-only-1"),
+            ("OPS_TOKEN", "ops-may-act-2"),
+            ("GPUFLEET_TEST_VAST_TOKEN", VAST_TOKEN),
+        ],
+    );
+    (served, addr)
+}
+
+/// The watcher's config: `h1`, then `more` hosts.
+fn config_text(provider: &Server, more: &str) -> String {
+    format!(
+        "[[hosts]]\nname = \"h1\"\nssh = \"root@127.0.0.1:1\"\n\
+             [hosts.release]\nprovider = \"vast\"\ninstance_id = \"12345\"\n\
+             token_env = \"GPUFLEET_TEST_VAST_TOKEN\"\nbase_url = \"{}\"\n\n\
+             [serve]\n\n[[serve.tokens]]\nname = \"viewer\"\ntoken_env = \"VIEWER_TOKEN\"\n\n\
+             [[serve.tokens]]\nname = \"ops-alice\"\ntoken_env = \"OPS_TOKEN\"\nactions = true\n\n{more}",
+        provider.base_url
+    )
+}
+
+/// `gpufleet attach` in tmux with `token`, a state directory of its own.
+fn console(dir: &Path, addr: &str, token: &str, lang: &str) -> Option<Tmux> {
+    let command = format!(
+        "GPUFLEET_STATE_DIR={} GPUFLEET_TOKEN={token} SSH_AUTH_SOCK= {} --lang {lang} attach http://{addr}; echo EXIT=$?; sleep 30",
+        dir.join(format!("console-{token}")).display(),
+        binary().display(),
+    );
+    Tmux::start(&command, 100, 30)
+}
+
+fn post(addr: &str, token: &str, body: &str) -> (u16, serde_json::Value) {
+    let response = reqwest::blocking::Client::new()
+        .post(format!("http://{addr}/v1/actions"))
+        .bearer_auth(token)
+        .body(body.to_string())
+        .send()
+        .expect("post");
+    let status = response.status().as_u16();
+    let text = response.text().expect("body");
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+    )
+}
+
+#[test]
+fn a_release_through_the_watcher_reaches_the_provider_once_for_its_key() {
+    let provider = Server::start(vec![
+        answer(200, r#"{"success": true}"#),
+        answer(
+            200,
+            r#"{"success": false, "error": "invalid_args", "msg": "instance is not yours"}"#,
+        ),
+    ]);
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = watcher(dir.path(), &provider);
+    let release =
+        r#"{"action":"release","host":"h1","release":"stop","confirm":"h1","key":"rel-h1-1"}"#;
+
+    // A watching token may not act: refused before anything is sent.
+    assert_eq!(post(&addr, "view-only-1", release).0, 403);
+    // A name typed wrong confirms nothing.
+    let wrong = post(
+        &addr,
+        "ops-may-act-2",
+        r#"{"action":"release","host":"h1","confirm":"h2","key":"rel-h1-0"}"#,
+    );
+    assert_eq!(wrong.0, 400, "{}", wrong.1);
+    assert_eq!(wrong.1["outcome"], "not_confirmed", "{}", wrong.1);
+    assert!(provider.requests().is_empty(), "{:?}", provider.requests());
+
+    // Confirmed: sent once; the same key again (a retry after a cut) reads the outcome back.
+    let first = post(&addr, "ops-may-act-2", release);
+    assert_eq!(first.0, 200, "{}\n{}", first.1, served.log());
+    assert_eq!(first.1["outcome"], "done", "{}", first.1);
+    assert!(
+        first.1["said"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("stop"),
+        "{}",
+        first.1
+    );
+    assert_eq!(post(&addr, "ops-may-act-2", release), first);
+    let seen = provider.requests();
+    assert_eq!(seen.len(), 1, "one provider request: {seen:?}");
+    assert_eq!(seen[0].method, "PUT");
+    assert_eq!(seen[0].path, "/api/v0/instances/12345/");
+    assert_eq!(
+        seen[0].header("authorization"),
+        Some(format!("Bearer {VAST_TOKEN}").as_str())
+    );
+    assert_eq!(seen[0].json(), serde_json::json!({"state": "stopped"}));
+
+    // A new key is a new release; the provider's refusal comes back with its words.
+    let refused = post(
+        &addr,
+        "ops-may-act-2",
+        r#"{"action":"release","host":"h1","confirm":"h1","key":"rel-h1-2"}"#,
+    );
+    assert_eq!(refused.0, 409, "{}", refused.1);
+    assert_eq!(refused.1["outcome"], "refused", "{}", refused.1);
+    assert!(
+        refused.1["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("instance is not yours"),
+        "{}",
+        refused.1
+    );
+    assert_eq!(provider.requests().len(), 2);
+
+    // The audit log names who asked, each time, and holds the provider's own lines.
+    let audit =
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    let asked: Vec<&str> = audit
+        .lines()
+        .filter(|l| l.contains("asked by ops-alice through the watcher"))
+        .collect();
+    assert_eq!(asked.len(), 3, "{audit}");
+    assert!(asked[1].contains("\"outcome\":\"ok\""), "{audit}");
+    assert!(asked[2].contains("\"outcome\":\"refused\""), "{audit}");
+    assert!(!audit.contains("viewer"), "{audit}");
+    assert!(!audit.contains(VAST_TOKEN), "{audit}");
+    drop(served);
+}
+
+#[test]
+fn an_attached_consoles_release_dialog_asks_the_watcher_and_a_watching_token_is_told_so() {
+    let provider = Server::start(vec![answer(200, r#"{"success": true}"#)]);
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = watcher(dir.path(), &provider);
+
+    // A watching token's console: the same dialog, and the watcher's 403 said plainly.
+    let Some(viewer) = console(dir.path(), &addr, "view-only-1", "en") else {
+        return;
+    };
+    viewer.wait_for("h1", WAIT);
+    viewer.keys(&["R"]);
+    viewer.wait_for("type h1 to stop it", WAIT);
+    viewer.keys(&["h", "1", "Enter"]);
+    let screen = viewer.wait_for("may only watch", WAIT);
+    assert!(!screen.contains("sent and accepted"), "{screen}");
+    assert!(provider.requests().is_empty(), "{:?}", provider.requests());
+
+    // Empty input is Cancel: nothing asked.
+    let Some(ops) = console(dir.path(), &addr, "ops-may-act-2", "zh-CN") else {
+        return;
+    };
+    ops.wait_for("h1", WAIT);
+    ops.keys(&["R"]);
+    ops.wait_for("输入 h1", WAIT);
+    ops.keys(&["Enter"]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(provider.requests().is_empty(), "{:?}", provider.requests());
+
+    // Typed: the watcher sends the release, once; the console says the provider took it.
+    ops.keys(&["R"]);
+    ops.wait_for("输入 h1", WAIT);
+    ops.keys(&["h", "1", "Enter"]);
+    let screen = ops.wait_until("the release's outcome", WAIT, |s| {
+        !provider.requests().is_empty() && s.contains("stop sent and accepted")
+    });
+    assert!(!screen.contains("EXIT="), "{screen}");
+    let seen = provider.requests();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].json(), serde_json::json!({"state": "stopped"}));
+    let audit =
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    assert!(audit.contains("asked by ops-alice"), "{audit}");
+    assert!(!audit.contains("asked by viewer"), "{audit}");
+    drop(served);
+}
+
+#[test]
+fn a_host_the_watcher_adds_on_reload_shows_in_an_attached_console() {
+    let provider = Server::start(vec![answer(200, r#"{"success": true}"#)]);
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = watcher(dir.path(), &provider);
+    let Some(console) = console(dir.path(), &addr, "view-only-1", "en") else {
+        return;
+    };
+    console.wait_for("h1", WAIT);
+    assert!(!console.screen().contains("late-h9"));
+    std::fs::write(
+        dir.path().join("config.toml"),
+        config_text(
+            &provider,
+            "[[hosts]]\nname = \"late-h9\"\nssh = \"root@127.0.0.1:1\"\n",
+        ),
+    )
+    .expect("config");
+    let status = Command::new("kill")
+        .args(["-HUP", &served.pid().to_string()])
+        .status()
+        .expect("kill -HUP");
+    assert!(status.success());
+    served.wait_log("late-h9");
+    let screen = console.wait_for("late-h9", WAIT);
+    assert!(!screen.contains("EXIT="), "{screen}");
+    drop(served);
+}
