@@ -323,9 +323,11 @@ pub fn switch_action(model: &mut Model, wanted: Option<ReleaseAction>) -> Vec<Co
     };
     if through_watcher {
         // The watcher plans it: the dialog only names the action it is to run.
+        // Restart and start are not switched to: the dialog opens on them by their own key.
         let other = match dialog.action {
             ReleaseAction::Stop => ReleaseAction::Terminate,
             ReleaseAction::Terminate => ReleaseAction::Stop,
+            ReleaseAction::Restart | ReleaseAction::Start => return Vec::new(),
         };
         if dialog.stage == ReleaseStage::Typing && wanted.is_none_or(|w| w == other) {
             dialog.action = other;
