@@ -246,6 +246,15 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
                 return release_dialog::open(model, host, false);
             }
         }
+        Action::InstanceAction(action) => {
+            let host = match model.view {
+                View::Host(host) => Some(host),
+                View::Fleet => model.selected_host(),
+            };
+            if let Some(host) = host {
+                return release_dialog::open_action(model, host, action);
+            }
+        }
         Action::CancelCountdown => {
             if model.fleet.money.cancel_countdowns() {
                 model.notify(t!("notice.countdown_cancelled").into_owned(), false);
