@@ -513,6 +513,17 @@ fn host_event(model: &mut Model, host: HostId, event: HostEvent) {
     {
         model.notify(text.localized(), key != "attach.back");
     }
+    // A switch left on a host whose config no longer has one was disarmed: the bottom bar says
+    // so, whichever host is on screen.
+    if let HostEvent::Notice { text, .. } = &event
+        && text.key() == Some("dead_man_stray.disarmed")
+    {
+        let name = model.fleet.hosts.get(host).map(|h| h.name.clone());
+        model.notify(
+            format!("{}: {}", name.unwrap_or_default(), text.localized()),
+            true,
+        );
+    }
     if model.fleet.apply(host, event) {
         match sample_at_ms {
             None if job_unseen => {}

@@ -387,6 +387,7 @@ mod tests {
             settings: Default::default(),
             job_log: None,
             dead_man: None,
+            disarm_stray_switch: false,
         };
         let mut link = Link::new(
             host,
