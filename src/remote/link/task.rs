@@ -166,6 +166,7 @@ pub(crate) async fn follow(mut link: Link) {
         link.id as u64,
     );
     let mut attempt = 0u32;
+    let mut down = false;
     while !stop.flag.is_set() {
         attempt = attempt.saturating_add(1);
         link.emit(HostEvent::Connecting {
@@ -173,10 +174,14 @@ pub(crate) async fn follow(mut link: Link) {
             at_ms: Some(now_ms()),
         });
         let opened = tokio::task::spawn_blocking(move || {
+            if down {
+                link.follow_endpoint();
+            }
             let result = link.open();
             (link, result)
         })
         .await;
+        down = true;
         // The connection step panicked: the link is gone with it.
         let Ok((back, result)) = opened else { return };
         link = back;
