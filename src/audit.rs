@@ -47,6 +47,8 @@ pub enum AuditKind {
     HostKeyAccepted,
     /// `on_plateau = "stop-job"`: a signal sent to a job that stopped learning.
     StopJob,
+    /// `gpufleet hold`: a dead-man switch pushed ahead or disarmed.
+    DeadMan,
 }
 
 /// One line of the log. `command` is what was shown to the user before it ran (argv joined, or

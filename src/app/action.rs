@@ -46,6 +46,9 @@ pub enum Action {
     ToggleCost,
     /// Open the release dialog for the selected host.
     Release,
+    /// Open the same dialog for a provider action that releases nothing (`r` restart, `S`
+    /// start).
+    InstanceAction(crate::release::ReleaseAction),
     /// Any key while an auto-release counts down: cancels it and does nothing else.
     CancelCountdown,
     /// Release dialog: run the backup, or check the typed name.

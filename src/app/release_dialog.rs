@@ -20,8 +20,33 @@ pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
     if model.through_watcher {
         return open_through_watcher(model, host, unattended);
     }
+    open_for(model, host, unattended, ReleaseAction::Stop)
+}
+
+/// Opens the dialog for a provider action that releases nothing (`r` restart, `S` start):
+/// the same plan, request shown, typed confirmation and audit line, no backup, and the host's
+/// ledger stays open. An attached console leaves them to the watcher's own command line.
+pub fn open_action(model: &mut Model, host: HostId, action: ReleaseAction) -> Vec<Command> {
+    if model.through_watcher {
+        model.notify(t!("attach_action.not_offered").into_owned(), true);
+        return Vec::new();
+    }
+    open_for(model, host, false, action)
+}
+
+fn open_for(
+    model: &mut Model,
+    host: HostId,
+    unattended: bool,
+    action: ReleaseAction,
+) -> Vec<Command> {
     if model.fleet.options.read_only {
-        model.notify(t!("release.read_only").into_owned(), true);
+        let refusal = if action.releases() {
+            t!("release.read_only")
+        } else {
+            t!("restart.read_only")
+        };
+        model.notify(refusal.into_owned(), true);
         return Vec::new();
     }
     let Some(money) = model.fleet.money.hosts.get(host) else {
@@ -38,7 +63,7 @@ pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
         Some(t!("release.not_in_config", host = host_name.as_str()).into_owned())
     } else if money.config.release.is_none() {
         Some(t!("release.no_table", host = host_name.as_str()).into_owned())
-    } else if money.ledger.is_released() {
+    } else if action.releases() && money.ledger.is_released() {
         Some(t!("release.already", host = host_name.as_str()).into_owned())
     } else {
         None
@@ -54,7 +79,7 @@ pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
         id,
         host,
         host_name: host_name.clone(),
-        action: ReleaseAction::Stop,
+        action,
         unattended,
         stage,
         plan: None,
@@ -70,9 +95,10 @@ pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
     vec![Command::PlanRelease {
         id,
         host: host_name,
-        action: ReleaseAction::Stop,
-        // The user sees the action and types the name; an unattended release only stops.
-        fallback: !unattended,
+        action,
+        // The user sees the action and types the name; an unattended release only stops, and
+        // a restart or start is never planned as another action.
+        fallback: !unattended && action.releases(),
         cost: model.fleet.money.cost(host).cloned(),
     }]
 }
@@ -191,11 +217,14 @@ pub fn on_event(model: &mut Model, event: ReleaseEvent) -> Vec<Command> {
                 .map(|p| p.provider.clone())
                 .unwrap_or_default();
             let name = dialog.host_name.clone();
-            if let Some(money) = model.fleet.money.hosts.get_mut(host) {
-                money.ledger.close(now_ms, action.as_str(), &provider);
+            // A restart or start bills on: the ledger stays open.
+            if action.releases() {
+                if let Some(money) = model.fleet.money.hosts.get_mut(host) {
+                    money.ledger.close(now_ms, action.as_str(), &provider);
+                }
+                let limits = model.fleet.options.money.fleet_limits;
+                model.fleet.money.recompute(now_ms, &limits);
             }
-            let limits = model.fleet.options.money.fleet_limits;
-            model.fleet.money.recompute(now_ms, &limits);
             model.notify(
                 t!(
                     "release.sent_notice",
@@ -279,15 +308,21 @@ fn cancel_with(model: &mut Model, why: &str) -> Vec<Command> {
     let Some(dialog) = model.dialog.take() else {
         return Vec::new();
     };
-    model.notify(
+    let notice = if dialog.action.releases() {
         t!(
             "release.cancel_notice",
             host = dialog.host_name.as_str(),
             why = why
         )
-        .into_owned(),
-        true,
-    );
+    } else {
+        t!(
+            "instance_action.cancel_notice",
+            host = dialog.host_name.as_str(),
+            action = dialog.action.words().localized(),
+            why = why
+        )
+    };
+    model.notify(notice.into_owned(), true);
     let mut commands = vec![Command::CancelRelease { id: dialog.id }];
     commands.extend(next_pending(model));
     commands

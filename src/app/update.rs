@@ -283,6 +283,15 @@ pub fn apply_action(model: &mut Model, action: Action) -> Vec<Command> {
                 return release_dialog::open(model, host, false);
             }
         }
+        Action::InstanceAction(action) => {
+            let host = match model.view {
+                View::Host(host) => Some(host),
+                View::Fleet => model.selected_host(),
+            };
+            if let Some(host) = host {
+                return release_dialog::open_action(model, host, action);
+            }
+        }
         Action::CancelCountdown => {
             if model.fleet.money.cancel_countdowns() {
                 model.notify(t!("notice.countdown_cancelled").into_owned(), false);
@@ -540,6 +549,17 @@ fn host_event(model: &mut Model, host: HostId, event: HostEvent) {
         && let Some(key) = text.key().filter(|k| k.starts_with("attach."))
     {
         model.notify(text.localized(), key != "attach.back");
+    }
+    // A switch left on a host whose config no longer has one was disarmed: the bottom bar says
+    // so, whichever host is on screen.
+    if let HostEvent::Notice { text, .. } = &event
+        && text.key() == Some("dead_man_stray.disarmed")
+    {
+        let name = model.fleet.hosts.get(host).map(|h| h.name.clone());
+        model.notify(
+            format!("{}: {}", name.unwrap_or_default(), text.localized()),
+            true,
+        );
     }
     if model.fleet.apply(host, event) {
         match sample_at_ms {

@@ -90,7 +90,16 @@ pub fn run(mut cli: Cli, setup: Setup) -> anyhow::Result<ExitCode> {
             }
         },
     };
-    let plan = fleet_inventory::mark_gone(plan, &mut options.fleet.money, &gone);
+    let mut plan = fleet_inventory::mark_gone(plan, &mut options.fleet.money, &gone);
+    // A synced host that went down may come back elsewhere: its links ask the inventory.
+    if let Plan::Ssh { opts, .. } = &mut plan
+        && !user_config.providers.is_empty()
+        && let Ok(store) = crate::providers::InventoryStore::open_default()
+    {
+        opts.endpoints = Some(std::sync::Arc::new(
+            crate::providers::InventoryEndpoints::new(user_config.clone(), store),
+        ));
+    }
     options.source = match &plan {
         Plan::Demo { .. } => HostSource::Simulated,
         Plan::Replay { .. } | Plan::Attach(_) => HostSource::Demo,

@@ -28,12 +28,26 @@ pub struct Request {
 }
 
 /// Records the hold and pushes (or disarms) the dead-man switch through `runner`; a line for
-/// the user on `out` for each. Returns an exit status.
+/// the user on `out` for each, and one in the audit log of the state directory. Returns an exit
+/// status.
 pub fn run(
     config: &Config,
     host: &str,
     request: Request,
     runner: &dyn HostRunner,
+    out: &mut dyn Write,
+) -> u8 {
+    let audit = AuditLog::open_default().map_err(|e| e.to_string());
+    run_logged(config, host, request, runner, &audit, out)
+}
+
+/// [`run`], writing to `audit` (or saying why it cannot).
+pub fn run_logged(
+    config: &Config,
+    host: &str,
+    request: Request,
+    runner: &dyn HostRunner,
+    audit: &Result<AuditLog, String>,
     out: &mut dyn Write,
 ) -> u8 {
     let Some(configured) = config.host(host) else {
@@ -50,13 +64,20 @@ pub fn run(
         .iter()
         .any(|job| job.on_plateau.is_some_and(|a| a.acts()));
     if request.disarm {
-        return dead_man(configured, DeadManStep::Disarm, runner, out);
+        let switch = Switch {
+            step: DeadManStep::Disarm,
+            shown: format!("gpufleet hold {host} --disarm"),
+        };
+        return dead_man(configured, &switch, runner, audit, out);
     }
     let pushed = configured.dead_man.is_some().then(|| {
-        let step = DeadManStep::Arm {
-            after_s: u64::from(request.hours) * 3_600,
+        let switch = Switch {
+            step: DeadManStep::Arm {
+                after_s: u64::from(request.hours) * 3_600,
+            },
+            shown: format!("gpufleet hold {host} --hours {}", request.hours),
         };
-        dead_man(configured, step, runner, out)
+        dead_man(configured, &switch, runner, audit, out)
     });
     if !configured.auto_release && !acts_on_plateau {
         if let Some(code) = pushed {
@@ -89,23 +110,61 @@ pub fn run(
         dry_run: false,
         simulated: false,
     };
-    if let Err(e) = AuditLog::open_default()
-        .map_err(|e| e.to_string())
-        .and_then(|log| log.append(&entry).map_err(|e| e.to_string()))
-    {
-        let _ = writeln!(out, "{}", t!("cli.audit_not_written", why = e));
-    }
+    append(audit, &entry, out);
     let _ = writeln!(out, "{}", t!("cli.hold_recorded", host = host));
     pushed.unwrap_or(EXIT_HELD)
 }
 
-/// Runs `step` of the host's switch on it; one line on `out` says how it went.
+/// Appends `entry`, or says on `out` why it could not be.
+fn append(audit: &Result<AuditLog, String>, entry: &AuditEntry, out: &mut dyn Write) {
+    let written = match audit {
+        Ok(log) => log.append(entry).map_err(|e| e.to_string()),
+        Err(why) => Err(why.clone()),
+    };
+    if let Err(e) = written {
+        let _ = writeln!(out, "{}", t!("cli.audit_not_written", why = e));
+    }
+}
+
+/// A step of the switch and the command line the audit log names it by.
+struct Switch {
+    step: DeadManStep,
+    shown: String,
+}
+
+/// Runs the step of the host's switch on it; one line on `out` says how it went, one line of
+/// the audit log records it.
 fn dead_man(
+    host: &HostConfig,
+    switch: &Switch,
+    runner: &dyn HostRunner,
+    audit: &Result<AuditLog, String>,
+    out: &mut dyn Write,
+) -> u8 {
+    let (code, outcome, status) = run_switch(host, switch.step, runner, out);
+    let entry = AuditEntry {
+        at_ms: now_ms(),
+        host: host.name.clone(),
+        kind: AuditKind::DeadMan,
+        command: switch.shown.clone(),
+        outcome: outcome.to_string(),
+        exit_status: status,
+        runbook: None,
+        step: None,
+        dry_run: false,
+        simulated: false,
+    };
+    append(audit, &entry, out);
+    code
+}
+
+/// Runs `step` on the host: the exit code, the audit outcome and the run's exit status.
+fn run_switch(
     host: &HostConfig,
     step: DeadManStep,
     runner: &dyn HostRunner,
     out: &mut dyn Write,
-) -> u8 {
+) -> (u8, &'static str, Option<i32>) {
     let name = host.name.as_str();
     let plan = host.dead_man_plan();
     let failed = |out: &mut dyn Write, why: String| {
@@ -118,7 +177,10 @@ fn dead_man(
     };
     let command = match dead_man_command(step, plan.as_ref()) {
         Ok(command) => command,
-        Err(e) => return failed(out, NotArmed::BadCommand(e.words()).words().localized()),
+        Err(e) => {
+            let why = NotArmed::BadCommand(e.words()).words().localized();
+            return (failed(out, why), "refused", None);
+        }
     };
     let mut lines = Vec::new();
     let status = runner.run(name, &command.argv(), &mut |line| {
@@ -128,7 +190,7 @@ fn dead_man(
     });
     let status = match status {
         Ok(status) => status,
-        Err(why) => return failed(out, why),
+        Err(why) => return (failed(out, why), "failed", None),
     };
     match read_dead_man_answer(&lines, status) {
         DeadManAnswer::Armed {
@@ -142,12 +204,12 @@ fn dead_man(
                 "{}",
                 t!("dead_man.hold_pushed", host = name, time = time)
             );
-            EXIT_HELD
+            (EXIT_HELD, "ok", status)
         }
         DeadManAnswer::Disarmed => {
             let _ = writeln!(out, "{}", t!("dead_man.hold_disarmed", host = name));
-            EXIT_HELD
+            (EXIT_HELD, "ok", status)
         }
-        DeadManAnswer::NotArmed(why) => failed(out, why.words().localized()),
+        DeadManAnswer::NotArmed(why) => (failed(out, why.words().localized()), "failed", status),
     }
 }

@@ -13,6 +13,7 @@ pub mod background;
 pub mod balance;
 pub mod command;
 pub mod deadline;
+pub mod endpoints;
 pub mod fetch;
 mod fields;
 pub mod fleet_hosts;
@@ -25,6 +26,7 @@ pub mod vast;
 
 pub use account::{SyncError, SyncFailure, base_url, pace, sync_account, sync_all};
 pub use background::{BackgroundSync, SyncNote};
+pub use endpoints::InventoryEndpoints;
 pub use model::{Balance, Instance, InstanceState, SshEndpoint, SshRoute};
 pub use store::{AccountRecord, InventoryStore, PricePoint, StoreError, Stored, StoredInstance};
 

@@ -47,6 +47,9 @@ pub struct RemoteHost {
     pub job_log: Option<String>,
     /// The dead-man switch the link arms on the host (`[hosts.dead_man]`).
     pub dead_man: Option<crate::config::DeadManPlan>,
+    /// A host of the config without `[hosts.dead_man]`: a switch an earlier config left running
+    /// there is disarmed at connect (a host named on the command line is left alone).
+    pub disarm_stray_switch: bool,
 }
 
 /// How a host is reached (`ProxyCommand` / `ProxyJump` in the ssh config).

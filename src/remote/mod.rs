@@ -106,6 +106,15 @@ pub struct LinkOptions {
     /// Where a person answers the questions: a link whose host key was declined waits here to
     /// be asked again instead of ending. `None` ends it.
     pub ask_again: Option<AskAgain>,
+    /// Where a host's endpoint may have moved while it was down (an instance of a provider's
+    /// inventory restarted on a new port or address): asked before each reconnect attempt.
+    pub endpoints: Option<Arc<dyn EndpointLookup>>,
+}
+
+/// The newest endpoint known for a host, by its name; `None` where nothing says (the link
+/// keeps the one it has).
+pub trait EndpointLookup: Send + Sync {
+    fn endpoint(&self, host: &str) -> Option<Endpoint>;
 }
 
 impl Default for LinkOptions {
@@ -132,6 +141,7 @@ impl Default for LinkOptions {
             snapshot_timeout_ms: 30_000,
             prompter: None,
             ask_again: None,
+            endpoints: None,
         }
     }
 }

@@ -83,6 +83,7 @@ pub fn resolve_named(
         .map(|mut host| {
             host.job_log = h.jobs.first().and_then(|j| j.log.clone());
             host.dead_man = h.dead_man_plan();
+            host.disarm_stray_switch = host.dead_man.is_none();
             host
         })
         .map_err(|source| failed(&h.name, source))

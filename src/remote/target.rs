@@ -209,6 +209,7 @@ impl Resolver<'_> {
             settings,
             job_log: None,
             dead_man: None,
+            disarm_stray_switch: false,
         })
     }
 }

@@ -33,6 +33,7 @@ fn kind_word(kind: AuditKind) -> String {
         AuditKind::AutoReleaseHold => t!("audit.kind_hold"),
         AuditKind::HostKeyAccepted => t!("audit.kind_host_key"),
         AuditKind::StopJob => t!("job_action.audit_kind"),
+        AuditKind::DeadMan => t!("dead_man_stray.audit_kind"),
     }
     .into_owned()
 }

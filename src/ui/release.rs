@@ -160,8 +160,14 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let rect = crate::ui::panel::centred(area, width, height);
     let title = if dialog.unattended {
         t!("release.title_auto", host = clean(&dialog.host_name))
-    } else {
+    } else if dialog.action.releases() {
         t!("release.title", host = clean(&dialog.host_name))
+    } else {
+        t!(
+            "instance_action.title",
+            host = clean(&dialog.host_name),
+            action = dialog.action.words().localized()
+        )
     };
     crate::ui::panel::clear(frame, rect);
     frame.render_widget(
@@ -262,6 +268,8 @@ fn sections<'a>(
     }
     if let Some(plan) = &dialog.plan {
         match &plan.backup {
+            // A restart or start keeps the instance: there is nothing to back up.
+            _ if !dialog.action.releases() => {}
             Some(backup) => head.push(labelled(
                 &t!("release.label_backup"),
                 t!("release.backup_runs", backup = backup, host = name).into_owned(),
@@ -362,15 +370,20 @@ fn sections<'a>(
             ));
         }
         ReleaseStage::Sent { answers, problems } => {
-            tail.push(Line::styled(
+            let sent = if dialog.action.releases() {
                 t!(
                     "release.sent",
                     host = name.as_str(),
                     action = action.as_str()
                 )
-                .into_owned(),
-                theme.ok(),
-            ));
+            } else {
+                t!(
+                    "instance_action.sent",
+                    host = name.as_str(),
+                    action = action.as_str()
+                )
+            };
+            tail.push(Line::styled(sent.into_owned(), theme.ok()));
             for answer in answers {
                 tail.push(Line::styled(format!("   {answer}"), theme.dialog()));
             }
@@ -389,20 +402,14 @@ fn sections<'a>(
             for answer in answers {
                 tail.push(Line::styled(format!("   {answer}"), theme.dialog()));
             }
-            tail.push(Line::styled(
-                t!("release.not_released", reason = reason).into_owned(),
-                theme.critical(),
-            ));
+            tail.push(Line::styled(not_done(dialog, reason), theme.critical()));
             tail.push(key_hint(
                 &[(&t!("keyname.any_key"), &t!("keyhint.close"))],
                 theme,
             ));
         }
         ReleaseStage::Refused { reason } => {
-            tail.push(Line::styled(
-                t!("release.not_released", reason = reason).into_owned(),
-                theme.critical(),
-            ));
+            tail.push(Line::styled(not_done(dialog, reason), theme.critical()));
             tail.push(key_hint(
                 &[(&t!("keyname.any_key"), &t!("keyhint.close"))],
                 theme,
@@ -410,4 +417,18 @@ fn sections<'a>(
         }
     }
     (head, tail)
+}
+
+/// Why the action did not happen: "not released" for a release, the action named otherwise.
+fn not_done(dialog: &ReleaseDialog, reason: &str) -> String {
+    if dialog.action.releases() {
+        t!("release.not_released", reason = reason).into_owned()
+    } else {
+        t!(
+            "instance_action.not_done",
+            action = dialog.action.words().localized(),
+            reason = reason
+        )
+        .into_owned()
+    }
 }

@@ -323,6 +323,7 @@ impl Sshd {
             settings: Default::default(),
             job_log: None,
             dead_man: None,
+            disarm_stray_switch: false,
         }
     }
 

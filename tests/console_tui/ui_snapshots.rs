@@ -111,7 +111,7 @@ fn help_overlay_lists_every_key() {
     }
     // At 80x24 the list scrolls; the last key is one PgDn away.
     let screen = render(&model, 80, 24);
-    assert!(screen.contains("Keys 1-20 of 24"), "{screen}");
+    assert!(screen.contains("Keys 1-20 of 25"), "{screen}");
     insta::assert_snapshot!("help_80x24", screen);
     press(&mut model, &[KeyCode::PageDown]);
     let screen = render(&model, 80, 24);
@@ -299,7 +299,7 @@ fn sixty_by_fifteen_has_no_overlap() {
     let help = render(&model, 60, 15);
     assert!(help.contains("Esc or ? closes"), "{help}");
     assert!(
-        help.contains("Keys 1-") && help.contains(" of 24 "),
+        help.contains("Keys 1-") && help.contains(" of 25 "),
         "the help scrolls and says where: {help}"
     );
     assert!(boxes_are_whole(&help).is_ok(), "{help}");

@@ -1116,3 +1116,144 @@ fn the_bridge_keeps_a_failed_backup_from_sending_and_refuses_read_only() {
         other => panic!("{other:?}"),
     }
 }
+
+// ---- restart and start from the console, against a loopback provider ----
+
+/// A vast.ai host whose provider answers on `base_url`; its backup must never run for a
+/// restart.
+fn vast_config(base_url: &str) -> Config {
+    let text = format!(
+        "[[hosts]]\nname = \"a100-1\"\nssh = \"root@connect.example.com:38291\"\n\
+         price_per_hour = 30.0\ncurrency = \"CNY\"\nbackup = [\"save-ckpt\"]\n\
+         [hosts.release]\nprovider = \"vast\"\ninstance_id = \"12345\"\n\
+         token_env = \"VAST_API_KEY\"\nbase_url = \"{base_url}\"\n"
+    );
+    config::parse(&text, Path::new("v.toml")).expect("vast config")
+}
+
+fn vast_bridge(dir: &Path, config: Config, sink: mpsc::Sender<Event>) -> ReleaseBridge {
+    let mut setup = bridge_setup(dir, 0, config);
+    setup.env = Arc::new(|name| (name == "VAST_API_KEY").then(|| "vast-SECRET-77".to_string()));
+    ReleaseBridge::new(setup, sink)
+}
+
+#[test]
+fn r_opens_the_restart_dialog_with_its_request_and_cancel_sends_nothing() {
+    let server = crate::release_server::Server::start(vec![crate::release_server::answer(
+        200,
+        r#"{"success": true}"#,
+    )]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = vast_config(&server.base_url);
+    let (sink, events) = mpsc::channel();
+    let mut bridge = vast_bridge(dir.path(), config.clone(), sink);
+    let mut m = Model::new(vec!["a100-1".into()], options(&config), T0);
+    press(&mut m, &[KeyCode::Enter]);
+
+    let commands = press(&mut m, &[KeyCode::Char('r')]);
+    assert!(
+        commands.iter().any(|c| matches!(
+            c,
+            Command::PlanRelease {
+                action: ReleaseAction::Restart,
+                fallback: false,
+                ..
+            }
+        )),
+        "r plans a restart: {commands:?}"
+    );
+    pump(&mut m, &mut bridge, &events, commands);
+    assert_eq!(
+        stage(&m),
+        Some(ReleaseStage::Typing),
+        "no backup step: {:?}",
+        m.dialog
+    );
+    let screen = render(&m, 100, 30);
+    assert!(
+        screen.contains("restart a100-1 through the provider"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("/api/v0/instances/reboot/12345/"),
+        "{screen}"
+    );
+    assert!(screen.contains("<redacted>"), "{screen}");
+    assert!(!screen.contains("vast-SECRET-77"), "{screen}");
+    assert!(screen.contains("type a100-1 to restart it"), "{screen}");
+    assert!(
+        !screen.contains("save-ckpt"),
+        "no backup is offered: {screen}"
+    );
+
+    // Enter with nothing typed is Cancel: nothing reaches the provider.
+    let commands = press(&mut m, &[KeyCode::Enter]);
+    pump(&mut m, &mut bridge, &events, commands);
+    assert!(m.dialog.is_none());
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    let audit = AuditLog::at(dir.path().join("audit.jsonl"))
+        .read_all()
+        .unwrap_or_default();
+    assert!(audit.is_empty(), "{audit:?}");
+
+    // The typed name sends the reboot; the host is not released and bills on.
+    let commands = press(&mut m, &[KeyCode::Char('r')]);
+    pump(&mut m, &mut bridge, &events, commands);
+    type_text(&mut m, "a100-1");
+    let commands = press(&mut m, &[KeyCode::Enter]);
+    pump(&mut m, &mut bridge, &events, commands);
+    assert!(
+        matches!(stage(&m), Some(ReleaseStage::Sent { .. })),
+        "{:?}",
+        m.dialog
+    );
+    let seen = server.requests();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(
+        (seen[0].method.as_str(), seen[0].path.as_str()),
+        ("PUT", "/api/v0/instances/reboot/12345/")
+    );
+    assert!(!m.fleet.money.is_released(0), "a restart releases nothing");
+    let screen = render(&m, 100, 30);
+    assert!(screen.contains("restart sent and accepted"), "{screen}");
+    assert!(!screen.contains("marked released"), "{screen}");
+    let audit = AuditLog::at(dir.path().join("audit.jsonl"))
+        .read_all()
+        .expect("audit");
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0].kind, AuditKind::Release);
+    assert!(audit[0].command.contains("reboot"), "{:?}", audit[0]);
+}
+
+#[test]
+fn capital_s_opens_the_start_dialog_and_read_only_refuses_both() {
+    let config = vast_config("http://127.0.0.1:9");
+    let mut m = Model::new(vec!["a100-1".into()], options(&config), T0);
+    let commands = press(&mut m, &[KeyCode::Char('S')]);
+    assert!(
+        commands.iter().any(|c| matches!(
+            c,
+            Command::PlanRelease {
+                action: ReleaseAction::Start,
+                ..
+            }
+        )),
+        "S plans a start: {commands:?}"
+    );
+    press(&mut m, &[KeyCode::Esc]);
+    assert!(m.dialog.is_none(), "Esc cancels");
+
+    let mut read_only = options(&config);
+    read_only.fleet.read_only = true;
+    let mut m = Model::new(vec!["a100-1".into()], read_only, T0);
+    for key in ['r', 'S'] {
+        let commands = acting(press(&mut m, &[KeyCode::Char(key)]));
+        assert!(commands.is_empty(), "{key}: {commands:?}");
+        assert!(m.dialog.is_none(), "{key}");
+    }
+    let screen = render(&m, 100, 30);
+    assert!(
+        screen.contains("restarting and starting hosts is turned off"),
+        "{screen}"
+    );
+}

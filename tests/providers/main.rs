@@ -22,6 +22,7 @@ mod providers_balance;
 mod providers_console;
 mod providers_contrib;
 mod providers_cost;
+mod providers_endpoint;
 mod providers_fleet;
 mod providers_import;
 mod providers_live;

@@ -176,3 +176,125 @@ fn a_home_that_cannot_be_written_shows_the_switch_not_armed() {
         state.words().english()
     );
 }
+
+/// Runs what `gpufleet hold` asks on the sshd host, as its SSH runner does.
+struct ExecRunner {
+    host: RemoteHost,
+    options: gpufleet::remote::LinkOptions,
+}
+
+impl gpufleet::release::HostRunner for ExecRunner {
+    fn run(
+        &self,
+        _: &str,
+        argv: &[String],
+        on_line: &mut dyn FnMut(&str),
+    ) -> Result<Option<i32>, String> {
+        exec(
+            &self.host,
+            &self.options,
+            &ExecRequest {
+                argv,
+                stdin: None,
+                timeout: Duration::from_secs(20),
+            },
+            &StopFlag::default(),
+            on_line,
+        )
+        .map(|outcome| outcome.exit_status)
+        .map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn hold_pushes_and_disarms_the_switch_with_an_audit_line_for_each() {
+    use gpufleet::audit::{AuditKind, AuditLog};
+    use gpufleet::commands::hold::{EXIT_HELD, Request, run_logged};
+    let home = tempfile::tempdir().expect("home");
+    let Some(sshd) = sshd_at(home.path()) else {
+        return;
+    };
+    let marker = home.path().join("stopped");
+    let text = format!(
+        "[[hosts]]\nname = \"h\"\nssh = \"{}@127.0.0.1:{}\"\n[hosts.dead_man]\n\
+         after_minutes = 1\ncommand = [\"touch\", \"{}\"]\n",
+        sshd.user,
+        sshd.port,
+        marker.display()
+    );
+    let config = gpufleet::config::parse(&text, Path::new("c.toml")).expect("config");
+    let runner = ExecRunner {
+        host: sshd.remote_host("h"),
+        options: test_options(&sshd.trusted_known_hosts()),
+    };
+    let state = tempfile::tempdir().expect("state");
+    let log = AuditLog::at(state.path().join("audit.jsonl"));
+    let audit = Ok(log.clone());
+    let mut out = Vec::new();
+
+    let push = Request {
+        hours: 2,
+        disarm: false,
+    };
+    let code = run_logged(&config, "h", push, &runner, &audit, &mut out);
+    let said = String::from_utf8_lossy(&out).into_owned();
+    assert_eq!(code, EXIT_HELD, "{said}");
+    assert_eq!(switches(home.path()).len(), 1, "{said}");
+    let entries = log.read_all().expect("audit");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0].kind, AuditKind::DeadMan);
+    assert_eq!(entries[0].host, "h");
+    assert_eq!(entries[0].command, "gpufleet hold h --hours 2");
+    assert_eq!(entries[0].outcome, "ok");
+
+    let disarm = Request {
+        hours: 2,
+        disarm: true,
+    };
+    let code = run_logged(&config, "h", disarm, &runner, &audit, &mut out);
+    assert_eq!(code, EXIT_HELD, "{}", String::from_utf8_lossy(&out));
+    wait_until("the switch to stop", || switches(home.path()).is_empty());
+    let entries = log.read_all().expect("audit");
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert_eq!(entries[1].kind, AuditKind::DeadMan);
+    assert_eq!(entries[1].command, "gpufleet hold h --disarm");
+    assert_eq!(entries[1].outcome, "ok");
+    assert!(!marker.exists(), "disarming must not stop the host");
+}
+
+#[test]
+fn a_switch_left_on_a_host_whose_config_dropped_it_is_disarmed_on_connect() {
+    let home = tempfile::tempdir().expect("home");
+    let Some(sshd) = sshd_at(home.path()) else {
+        return;
+    };
+    let marker = home.path().join("stopped");
+    let with_switch = host(&sshd, &marker);
+    assert!(matches!(
+        run_step(&sshd, &with_switch, DeadManStep::Arm { after_s: 600 }),
+        DeadManAnswer::Armed { .. }
+    ));
+    assert_eq!(switches(home.path()).len(), 1);
+
+    // The same host, its config without [hosts.dead_man] now.
+    let mut without = sshd.remote_host("h");
+    without.disarm_stray_switch = true;
+    let (sink, mut events) = channel();
+    let link =
+        spawn_link(without, 0, sink, test_options(&sshd.trusted_known_hosts())).expect("spawn");
+    let notice = events.expect(WAIT, "the notice", |_, e| {
+        matches!(e, HostEvent::Notice { .. })
+    });
+    link.stop_and_join();
+    let HostEvent::Notice { text, .. } = notice else {
+        panic!("{notice:?}");
+    };
+    assert_eq!(text.key(), Some("dead_man_stray.disarmed"));
+    assert!(text.english().contains("disarmed"), "{}", text.english());
+    wait_until("the switch to stop", || switches(home.path()).is_empty());
+    assert!(
+        !home.path().join(".gpufleet").exists(),
+        "files left on the host"
+    );
+    assert!(!marker.exists(), "disarming must not stop the host");
+}

@@ -70,6 +70,7 @@ fn host_at(port: u16) -> RemoteHost {
         settings: Default::default(),
         job_log: None,
         dead_man: None,
+        disarm_stray_switch: false,
     }
 }
 

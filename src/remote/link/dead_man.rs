@@ -46,6 +46,9 @@ pub enum Step {
     Disarm,
     /// Changes nothing: says whether a switch runs and when it fires (`gpufleet snapshot`).
     Status,
+    /// Disarms a switch only where one runs (a host whose config no longer has one); changes
+    /// nothing elsewhere.
+    DisarmStray,
 }
 
 /// The loop left running on the host: `$1` the directory, the rest the stop command.
@@ -78,6 +81,10 @@ alive() {
   if [ -r "/proc/$p/cmdline" ]; then tr '\000' ' ' < "/proc/$p/cmdline" | grep -q gpufleet-dead-man-switch || return 1; fi
   return 0
 }
+if [ "$m" = stray ]; then
+  alive || { say not-armed not-running; exit 0; }
+  m=disarm
+fi
 if [ "$m" = disarm ]; then
   alive && kill "$p" 2>/dev/null
   rm -f "$d/deadline" "$d/pid" "$d/log" "$d"/deadline.* "$d"/pid.*
@@ -123,6 +130,7 @@ pub fn switch_command(
         Step::Push { after_s } => ("push", after_s),
         Step::Disarm => ("disarm", 0),
         Step::Status => ("status", 0),
+        Step::DisarmStray => ("stray", 0),
     };
     let mut command = RemoteCommand::new("sh")
         .args(["-c", SCRIPT, "sh", word])
@@ -186,9 +194,26 @@ impl Link {
     /// Arms the switch at connect where the host has one (a one-shot reading only asks how
     /// it stands).
     pub(super) fn dead_man_start(&mut self, st: &mut SessionState) {
-        if self.host.dead_man.is_some() {
+        let stray = self.host.disarm_stray_switch && self.mode == Mode::Follow;
+        if self.host.dead_man.is_some() || stray {
             st.dead_man.due = Some(Instant::now());
         }
+    }
+
+    /// A host of the config without a switch: one left running there by an earlier config is
+    /// disarmed, once a session.
+    fn dead_man_stray(&mut self, mux: &mut Mux, st: &mut SessionState) -> Result<(), RemoteError> {
+        let now = Instant::now();
+        if st.dead_man.due.is_none_or(|t| now < t) || mux.running(Slot::DeadMan) {
+            return Ok(());
+        }
+        st.dead_man.due = None;
+        if let Ok(command) = switch_command(Step::DisarmStray, None) {
+            st.dead_man.lines.clear();
+            st.dead_man.running = true;
+            mux.start(Slot::DeadMan, &command.to_shell()?, OTHER_BUDGET)?;
+        }
+        Ok(())
     }
 
     /// Arms or pushes when due; the next push a third of `after_minutes` later.
@@ -198,7 +223,7 @@ impl Link {
         st: &mut SessionState,
     ) -> Result<(), RemoteError> {
         let Some(plan) = self.host.dead_man.clone() else {
-            return Ok(());
+            return self.dead_man_stray(mux, st);
         };
         let now = Instant::now();
         if st.dead_man.due.is_none_or(|t| now < t) || mux.running(Slot::DeadMan) {
@@ -233,7 +258,7 @@ impl Link {
     /// A line or the end of a run.
     pub(super) fn dead_man_event(&mut self, st: &mut SessionState, event: RunEvent) {
         let Some(plan) = self.host.dead_man.clone() else {
-            return;
+            return self.dead_man_stray_event(st, event);
         };
         match event {
             RunEvent::Line(line) => {
@@ -254,6 +279,41 @@ impl Link {
                 st.dead_man.running = false;
                 st.dead_man.lines.clear();
                 self.dead_man_report(st, &plan, Answer::NotArmed(NotArmed::Refused(why)));
+            }
+            RunEvent::Flooded(flood) => {
+                st.dead_man.running = false;
+                st.dead_man.lines.clear();
+                self.on_flood(st, Slot::DeadMan, &flood);
+            }
+            RunEvent::Bytes(_) => {}
+        }
+    }
+
+    /// The stray switch's run: only a disarmed one is news.
+    fn dead_man_stray_event(&mut self, st: &mut SessionState, event: RunEvent) {
+        match event {
+            RunEvent::Line(line) => {
+                if st.dead_man.lines.len() < MAX_DEAD_MAN_LINES {
+                    st.dead_man.lines.push(line);
+                }
+            }
+            RunEvent::Exited { status } => {
+                st.dead_man.running = false;
+                let lines = std::mem::take(&mut st.dead_man.lines);
+                if read_answer(&lines, status) == Answer::Disarmed {
+                    let text = crate::words::Words::new("dead_man_stray.disarmed");
+                    self.emit_or_hold(
+                        st,
+                        HostEvent::Notice {
+                            at_ms: now_ms(),
+                            text,
+                        },
+                    );
+                }
+            }
+            RunEvent::Refused(_) => {
+                st.dead_man.running = false;
+                st.dead_man.lines.clear();
             }
             RunEvent::Flooded(flood) => {
                 st.dead_man.running = false;

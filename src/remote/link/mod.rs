@@ -329,6 +329,26 @@ impl Link {
     }
 
     /// Sends a notice, what came from elsewhere in it sanitized.
+    /// Takes the host's newest endpoint where the options know one (see
+    /// [`crate::remote::EndpointLookup`]); a move is the host's notice.
+    pub(crate) fn follow_endpoint(&mut self) {
+        let Some(lookup) = self.opts.endpoints.clone() else {
+            return;
+        };
+        let Some(endpoint) = lookup.endpoint(&self.host.name) else {
+            return;
+        };
+        if endpoint == self.host.target {
+            return;
+        }
+        let shown = |e: &crate::remote::Endpoint| format!("{}@{}:{}", e.user, e.host, e.port);
+        let text = Words::new("endpoint_moved.notice")
+            .put("from", sanitize(&shown(&self.host.target)))
+            .put("to", sanitize(&shown(&endpoint)));
+        self.host.target = endpoint;
+        self.notice(text);
+    }
+
     pub(crate) fn notice(&self, text: Words) {
         self.emit(HostEvent::Notice {
             at_ms: now_ms(),
@@ -390,6 +410,7 @@ mod tests {
             settings: Default::default(),
             job_log: None,
             dead_man: None,
+            disarm_stray_switch: false,
         };
         let mut link = Link::new(
             host,

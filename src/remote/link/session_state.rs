@@ -43,7 +43,8 @@ pub(super) const MAX_DEAD_MAN_LINES: usize = 8;
 /// What the session knows of its host's switch.
 #[derive(Default)]
 pub(super) struct DeadManRun {
-    /// When the deadline is pushed next; `None` where the host has no switch.
+    /// When the deadline is pushed next (for a host without a switch: when the link looks for
+    /// one left running there); `None` when nothing is due.
     pub(super) due: Option<Instant>,
     /// A run was started and has not ended (a one-shot reading waits for it).
     pub(super) running: bool,

@@ -171,6 +171,7 @@ pub(crate) async fn follow(mut link: Link) {
         link.id as u64,
     );
     let mut attempt = 0u32;
+    let mut down = false;
     while !stop.flag.is_set() {
         attempt = attempt.saturating_add(1);
         link.emit(HostEvent::Connecting {
@@ -179,6 +180,11 @@ pub(crate) async fn follow(mut link: Link) {
         });
         // A direct host's TCP connection and handshake slot first, without a thread: the
         // thread is taken only for the handshake and login.
+        // A host from a provider inventory may have come back elsewhere (a restart).
+        if down {
+            link.follow_endpoint();
+        }
+        down = true;
         let direct = tokio::select! {
             biased;
             () = stop.requested() => return,
