@@ -50,11 +50,18 @@ impl DeadManPlan {
 /// The longest `after_minutes`: a week.
 pub const MAX_AFTER_MINUTES: u32 = 7 * 24 * 60;
 
+/// RunPod's stop from inside a pod, with the pod's variables (its id, its API key) read from
+/// where RunPod's images keep them for shells that are not interactive logins.
+const RUNPOD_STOP: &str =
+    "[ -r /etc/rp_environment ] && . /etc/rp_environment; runpodctl stop pod \"$RUNPOD_POD_ID\"";
+
 /// The documented way to stop an instance of `provider` from inside it, when there is one.
 pub fn provider_stop_command(provider: Provider) -> Option<Vec<String>> {
     let argv: &[&str] = match provider {
-        // docs.runpod.io, "Manage Pods": `runpodctl stop pod $RUNPOD_POD_ID`.
-        Provider::RunPod => &["sh", "-c", "runpodctl stop pod \"$RUNPOD_POD_ID\""],
+        // docs.runpod.io, "Manage Pods": `runpodctl stop pod $RUNPOD_POD_ID`. The pod's
+        // variables reach a login shell through /etc/rp_environment (RunPod's images write them
+        // there and source it from .bashrc), not a command run over SSH: read it first.
+        Provider::RunPod => &["sh", "-c", RUNPOD_STOP],
         // The machine itself is shut down, as the `ssh` release does.
         Provider::Ssh => &["shutdown", "-h", "now"],
         Provider::Vast | Provider::AutoDl | Provider::Lambda | Provider::Command => return None,
@@ -142,10 +149,7 @@ mod tests {
         );
         let config = parse(&text, Path::new("c.toml")).expect("valid");
         let plan = config.hosts[0].dead_man_plan().expect("plan");
-        assert_eq!(
-            plan.command,
-            vec!["sh", "-c", "runpodctl stop pod \"$RUNPOD_POD_ID\""]
-        );
+        assert_eq!(plan.command, vec!["sh", "-c", super::RUNPOD_STOP]);
         assert_eq!(plan.push_every_s(), 600);
         let one = crate::config::DeadManPlan {
             after_minutes: 1,
