@@ -41,7 +41,6 @@ pub mod remote;
 pub mod remote_watcher;
 pub mod report;
 pub mod runbook;
-pub mod serve;
 pub mod snapshot;
 pub mod snapshot_jobs;
 pub mod state_file;

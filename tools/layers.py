@@ -25,7 +25,7 @@ import sys
 FLOORS = [
     ("base", ["config/", "paths.rs", "utc.rs"]),
     ("core", []),
-    ("drivers", ["app/", "ui/", "theme.rs", "watch", "alerts", "metrics", "serve/"]),
+    ("drivers", ["app/", "ui/", "theme.rs", "watch", "alerts", "metrics"]),
     ("entry", ["main.rs", "lib.rs", "cli.rs", "cli_values.rs", "cli/", "bin/", "launch.rs",
                "demo.rs", "commands/"]),
 ]

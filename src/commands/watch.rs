@@ -63,7 +63,7 @@ pub fn run(
         .or_else(|| config.serve.as_ref().and_then(|s| s.listen.clone()));
     let serve = match serve {
         None => None,
-        Some(addr) => match crate::serve::ServeEndpoint::new(&addr, config.serve.as_ref()) {
+        Some(addr) => match crate::watch::serve::ServeEndpoint::new(&addr, config.serve.as_ref()) {
             Ok(endpoint) => Some(endpoint),
             Err(e) => {
                 eprintln!("gpufleet watch: {e}");

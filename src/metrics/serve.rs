@@ -9,7 +9,7 @@
 //! loopback it answers only a bearer token unless told to serve anyone ([`Access`]).
 //!
 //! The connection handling and the bearer check are shared: the watcher's event stream for
-//! attached consoles (`crate::serve`) listens through [`MetricsServer::listen`] with answers of
+//! attached consoles (`crate::watch::serve`) listens through [`MetricsServer::listen`] with answers of
 //! its own, and checks its tokens with [`bearer_matches`].
 
 use rust_i18n::t;

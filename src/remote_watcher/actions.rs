@@ -1,4 +1,4 @@
-//! What an attached console asks its watcher to do (`POST /v1/actions`, see `crate::serve`):
+//! What an attached console asks its watcher to do (`POST /v1/actions`, see `crate::watch::serve`):
 //! a release (the name typed in the console's dialog as its confirmation) or a hold, sent to
 //! the watcher that has the host, under the host's name there. Each action gets one
 //! idempotency key, sent again on every try: a try cut before its answer came is asked again

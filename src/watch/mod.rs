@@ -6,6 +6,7 @@
 
 mod release;
 mod reload;
+pub mod serve;
 mod signals;
 mod stop_job;
 
@@ -73,7 +74,7 @@ pub enum WatchError {
     #[error(transparent)]
     Metrics(#[from] crate::metrics::ServeError),
     #[error(transparent)]
-    Serve(crate::serve::SetupError),
+    Serve(crate::watch::serve::SetupError),
     /// `what`: the catalogue key of what could not start.
     #[error("{}", start_words(.what, .source))]
     Start {
@@ -115,7 +116,7 @@ pub struct Setup {
     pub sinks: Vec<Sink>,
     pub metrics: Option<crate::metrics::Endpoint>,
     /// `--serve ADDR`: the fleet's event stream for attached consoles.
-    pub serve: Option<crate::serve::ServeEndpoint>,
+    pub serve: Option<crate::watch::serve::ServeEndpoint>,
     pub unreachable_after_ms: u64,
     /// How hosts are released automatically; `None` releases nothing (the demo fleet).
     pub release: Option<ReleaseSetup>,
@@ -179,7 +180,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
         Some(recorder) => recorder.wrap(sink),
         None => sink,
     };
-    let hub = crate::serve::Hub::new(setup.host_names.clone());
+    let hub = crate::watch::serve::Hub::new(setup.host_names.clone());
     // What a console's release asked through the watcher runs with, kept as reloads change it.
     let asked_release = Arc::new(std::sync::Mutex::new(release.clone()));
     let (sink, serving) = match &setup.serve {
@@ -188,7 +189,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
             (
                 hub.wrap(sink),
                 Some(
-                    crate::serve::start(endpoint, hub.clone(), Some(releaser))
+                    crate::watch::serve::start(endpoint, hub.clone(), Some(releaser))
                         .map_err(WatchError::Serve)?,
                 ),
             )
@@ -455,15 +456,15 @@ fn take_holds(fleet: &mut Fleet, holds: &HoldStore) {
 fn releaser(
     setup: Arc<std::sync::Mutex<Option<ReleaseSetup>>>,
     done: mpsc::Sender<Input>,
-) -> crate::serve::Releaser {
+) -> crate::watch::serve::Releaser {
     let done = std::sync::Mutex::new(done);
     Arc::new(move |ask| {
         let now = setup.lock().ok().and_then(|s| s.clone());
         let Some(now) = now else {
-            return crate::serve::Released::Unavailable;
+            return crate::watch::serve::Released::Unavailable;
         };
         let outcome = release::asked(&now, ask);
-        if matches!(outcome, crate::serve::Released::Accepted(_))
+        if matches!(outcome, crate::watch::serve::Released::Accepted(_))
             && let Ok(done) = done.lock()
         {
             let _ = done.send(Input::ReleasedOnRequest);

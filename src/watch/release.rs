@@ -13,8 +13,8 @@ use crate::release::{
     BackupOutcome, FlowError, ReleaseFlow, SendError, SendOptions, Unattended, process_env,
 };
 use crate::remote::{SshSettings, sanitize};
-use crate::serve::{ReleaseAsk, Released};
 use crate::telemetry::source::now_ms;
+use crate::watch::serve::{ReleaseAsk, Released};
 use crate::words::{Words, joined};
 
 use super::Input;
