@@ -43,6 +43,7 @@ pub mod report;
 pub mod runbook;
 pub mod snapshot;
 pub mod snapshot_jobs;
+pub mod start_up_pages;
 pub mod state_file;
 pub mod telemetry;
 pub mod theme;

@@ -266,6 +266,7 @@ pub fn event_loop_with_ops<B: Backend>(
     let mut next_tick = Instant::now() + TICK;
     let mut last_frame = Instant::now();
     let mut looked_at: Option<Option<HostId>> = None;
+    let mut start_up_pages = crate::start_up_pages::StartUpPages::new();
     loop {
         if model.take_dirty() {
             let area = terminal
@@ -360,6 +361,7 @@ pub fn event_loop_with_ops<B: Backend>(
         }
         if Instant::now() >= next_tick {
             next_tick = Instant::now() + TICK;
+            start_up_pages.hand_back_when_settled(&model.fleet);
             if let Some(duties) = duties.as_deref_mut() {
                 let notes = duties.poll(&mut model.fleet);
                 if duties.holds.is_some() {

@@ -222,6 +222,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     tracing::info!(hosts = fleet.hosts.len(), "watching");
     let mut firing = AlertBook::new(setup.unreachable_after_ms);
     let mut next_tick = Instant::now();
+    let mut start_up_pages = crate::start_up_pages::StartUpPages::new();
     let stopped_by;
     loop {
         let wait = next_tick.saturating_duration_since(Instant::now());
@@ -349,6 +350,13 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
             }
             if let Some(endpoint) = &setup.metrics {
                 keep_serving(&mut server, endpoint, &bridge, &wake);
+            }
+            if let Some(handed) = start_up_pages.hand_back_when_settled(&fleet) {
+                tracing::info!(
+                    freed_kib = handed.freed_kib(),
+                    rss_kib = handed.rss_after_kib,
+                    "start-up pages handed back"
+                );
             }
             log_duties(duties.poll(&mut fleet));
             if let Some(holds) = &duties.holds {
