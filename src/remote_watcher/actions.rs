@@ -1,6 +1,7 @@
 //! What an attached console asks its watcher to do (`POST /v1/actions`, see `crate::watch::serve`):
-//! a release (the name typed in the console's dialog as its confirmation) or a hold, sent to
-//! the watcher that has the host, under the host's name there. Each action gets one
+//! a release, restart or start (the name typed in the console's dialog as its confirmation)
+//! or a hold, sent to the watcher that has the host, under the host's name there. Each action
+//! gets one
 //! idempotency key, sent again on every try: a try cut before its answer came is asked again
 //! and reads the outcome back, so the watcher never runs one action twice. A token that may
 //! only watch gets the watcher's 403, said as such.
@@ -29,7 +30,7 @@ const FIRST_RETRY: Duration = Duration::from_millis(500);
 pub enum Ask {
     /// Cancel the host's auto-release countdown on the watcher (`gpufleet hold`).
     Hold,
-    /// Release the host: `typed` is the name typed in the dialog.
+    /// Release, restart or start the host: `typed` is the name typed in the dialog.
     Release {
         action: ReleaseAction,
         typed: String,
@@ -40,6 +41,8 @@ impl Ask {
     fn word(&self) -> &'static str {
         match self {
             Ask::Hold => "hold",
+            // A restart or start is asked by its own name.
+            Ask::Release { action, .. } if !action.releases() => action.as_str(),
             Ask::Release { .. } => "release",
         }
     }
@@ -150,7 +153,9 @@ impl WatcherActions {
             } else {
                 typed.clone()
             };
-            body["release"] = action.as_str().into();
+            if action.releases() {
+                body["release"] = action.as_str().into();
+            }
             body["confirm"] = typed.into();
         }
         let unreachable = |error: String| AskError::Unreachable {

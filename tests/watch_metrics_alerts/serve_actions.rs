@@ -156,6 +156,74 @@ fn a_release_through_the_watcher_reaches_the_provider_once_for_its_key() {
 }
 
 #[test]
+fn a_restart_or_start_through_the_watcher_reaches_the_provider_once_for_its_key() {
+    let provider = Server::start(vec![answer(200, r#"{"success": true}"#)]);
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = watcher(dir.path(), &provider);
+    let restart = r#"{"action":"restart","host":"h1","confirm":"h1","key":"restart-h1-1"}"#;
+
+    // A watching token may not act; a wrong name confirms nothing.
+    assert_eq!(post(&addr, "view-only-1", restart).0, 403);
+    let wrong = post(
+        &addr,
+        "ops-may-act-2",
+        r#"{"action":"restart","host":"h1","confirm":"h","key":"restart-h1-0"}"#,
+    );
+    assert_eq!(wrong.1["outcome"], "not_confirmed", "{}", wrong.1);
+    assert!(provider.requests().is_empty(), "{:?}", provider.requests());
+
+    // Confirmed: one reboot request, however often the key is asked again.
+    let first = post(&addr, "ops-may-act-2", restart);
+    assert_eq!(first.0, 200, "{}\n{}", first.1, served.log());
+    assert!(
+        first.1["said"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("restart"),
+        "{}",
+        first.1
+    );
+    assert_eq!(post(&addr, "ops-may-act-2", restart), first);
+    let seen = provider.requests();
+    assert_eq!(seen.len(), 1, "one provider request: {seen:?}");
+    assert_eq!(
+        (seen[0].method.as_str(), seen[0].path.as_str()),
+        ("PUT", "/api/v0/instances/reboot/12345/")
+    );
+
+    // A start is its own action: the instance's state asked running.
+    let start = post(
+        &addr,
+        "ops-may-act-2",
+        r#"{"action":"start","host":"h1","confirm":"h1","key":"start-h1-1"}"#,
+    );
+    assert_eq!(start.0, 200, "{}", start.1);
+    let seen = provider.requests();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[1].json(), serde_json::json!({"state": "running"}));
+
+    // The audit log names the command and who asked; the ledger stays open (nothing released).
+    let audit =
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    let restarted: Vec<&str> = audit
+        .lines()
+        .filter(|l| l.contains("gpufleet restart h1 (asked by ops-alice through the watcher)"))
+        .collect();
+    assert_eq!(
+        restarted.len(),
+        2,
+        "the wrong name and the restart: {audit}"
+    );
+    assert!(restarted[1].contains("\"outcome\":\"ok\""), "{audit}");
+    assert!(
+        audit.contains("gpufleet start h1 (asked by ops-alice through the watcher)"),
+        "{audit}"
+    );
+    assert!(!audit.contains("viewer"), "{audit}");
+    drop(served);
+}
+
+#[test]
 fn an_attached_consoles_release_dialog_asks_the_watcher_and_a_watching_token_is_told_so() {
     let provider = Server::start(vec![answer(200, r#"{"success": true}"#)]);
     let dir = tempfile::tempdir().expect("temp");
@@ -195,8 +263,28 @@ fn an_attached_consoles_release_dialog_asks_the_watcher_and_a_watching_token_is_
     let seen = provider.requests();
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(seen[0].json(), serde_json::json!({"state": "stopped"}));
+
+    // `r`: the same typed confirmation, Cancel by default; typed, the watcher restarts it.
+    ops.keys(&["Escape"]);
+    ops.keys(&["r"]);
+    ops.wait_for("输入 h1", WAIT);
+    ops.keys(&["Enter"]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(provider.requests().len(), 1, "{:?}", provider.requests());
+    ops.keys(&["r"]);
+    ops.wait_for("输入 h1", WAIT);
+    ops.keys(&["h", "1", "Enter"]);
+    ops.wait_until("the restart's outcome", WAIT, |_| {
+        provider.requests().len() == 2
+    });
+    let seen = provider.requests();
+    assert_eq!(seen[1].path, "/api/v0/instances/reboot/12345/", "{seen:?}");
     let audit =
         std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    assert!(
+        audit.contains("gpufleet restart h1 (asked by ops-alice"),
+        "{audit}"
+    );
     assert!(audit.contains("asked by ops-alice"), "{audit}");
     assert!(!audit.contains("asked by viewer"), "{audit}");
     drop(served);
