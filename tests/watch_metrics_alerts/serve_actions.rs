@@ -318,3 +318,151 @@ fn a_host_the_watcher_adds_on_reload_shows_in_an_attached_console() {
     assert!(!screen.contains("EXIT="), "{screen}");
     drop(served);
 }
+
+/// A job on the sshd host: notes each signal in `signals`, ignores SIGINT, ends on SIGTERM.
+struct Job {
+    child: std::process::Child,
+    signals: std::path::PathBuf,
+}
+
+impl Job {
+    fn start(dir: &Path) -> Self {
+        let signals = dir.join("signals");
+        let script = format!(
+            "trap 'echo INT >> \"{s}\"' INT; trap 'echo TERM >> \"{s}\"; exit 0' TERM; \
+             while :; do sleep 0.2; done",
+            s = signals.display()
+        );
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("job");
+        Self { child, signals }
+    }
+
+    fn signals(&self) -> String {
+        std::fs::read_to_string(&self.signals).unwrap_or_default()
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_stop_job_and_a_check_through_the_watcher_run_on_its_ssh_host() {
+    let Some(sshd) = crate::common::sshd::Sshd::start() else {
+        return;
+    };
+    sshd.set_scenario("healthy");
+    let dir = tempfile::tempdir().expect("temp");
+    let known_hosts = dir.path().join("known_hosts");
+    std::fs::write(&known_hosts, sshd.known_hosts_line("ed25519")).expect("known_hosts");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[hosts]]\nname = \"h1\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\n\
+             [serve]\n\n[[serve.tokens]]\nname = \"viewer\"\ntoken_env = \"VIEWER_TOKEN\"\n\n\
+             [[serve.tokens]]\nname = \"ops-alice\"\ntoken_env = \"OPS_TOKEN\"\nactions = true\n",
+            sshd.user,
+            sshd.port,
+            sshd.client_key().display()
+        ),
+    )
+    .expect("config");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let served = Served::start_with(
+        dir.path(),
+        &[
+            "--known-hosts",
+            known_hosts.to_str().expect("utf-8"),
+            "--config",
+            config.to_str().expect("utf-8"),
+        ],
+        &addr,
+        &[
+            ("VIEWER_TOKEN", "view-only-1"),
+            ("OPS_TOKEN", "ops-may-act-2"),
+        ],
+    );
+    let mut job = Job::start(dir.path());
+    let pid = job.child.id();
+    let stop =
+        format!(r#"{{"action":"stop-job","host":"h1","pid":{pid},"grace":1,"key":"stop-1"}}"#);
+
+    // A watching token may not stop a job, nor check a host: nothing runs.
+    assert_eq!(post(&addr, "view-only-1", &stop).0, 403);
+    let check = r#"{"action":"check","host":"h1","key":"check-1"}"#;
+    assert_eq!(post(&addr, "view-only-1", check).0, 403);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(job.signals(), "");
+    assert!(
+        sshd.calls("nvidia-smi").iter().all(|c| c != "-q -x"),
+        "{:?}",
+        sshd.calls("nvidia-smi")
+    );
+
+    // The job gets SIGINT, then SIGTERM after its grace period, over the watcher's SSH.
+    let stopped = post(&addr, "ops-may-act-2", &stop);
+    assert_eq!(stopped.0, 200, "{}\n{}", stopped.1, served.log());
+    assert!(
+        stopped.1["said"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("SIGTERM"),
+        "{}",
+        stopped.1
+    );
+    // The shell runs its trap once its `sleep` ends.
+    let deadline = std::time::Instant::now() + WAIT;
+    while !matches!(job.child.try_wait(), Ok(Some(_))) {
+        assert!(std::time::Instant::now() < deadline, "the job still runs");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(job.signals(), "INT\nTERM\n");
+    // Asked again with its key: the first answer, no signal sent again.
+    assert_eq!(post(&addr, "ops-may-act-2", &stop), stopped);
+    assert_eq!(job.signals(), "INT\nTERM\n");
+
+    // The check runs on the host through the watcher; its report comes back whole.
+    let checked = post(&addr, "ops-may-act-2", check);
+    assert_eq!(checked.0, 200, "{}\n{}", checked.1, served.log());
+    assert!(sshd.calls("nvidia-smi").iter().any(|c| c == "-q -x"));
+    let report = checked.1["report"].as_str().unwrap_or_default();
+    assert!(report.contains("NVIDIA H200"), "{report}");
+    assert!(
+        !checked.1["said"].as_str().unwrap_or_default().is_empty(),
+        "{}",
+        checked.1
+    );
+
+    // The audit log: the signals as they ran, and who asked each action.
+    let audit =
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    assert!(
+        audit.contains(&format!("\"command\":\"kill -s INT {pid}\"")),
+        "{audit}"
+    );
+    assert!(
+        audit.contains(&format!("\"command\":\"kill -s TERM {pid}\"")),
+        "{audit}"
+    );
+    assert!(
+        audit.contains(&format!(
+            "gpufleet stop-job h1 {pid} (asked by ops-alice through the watcher)"
+        )),
+        "{audit}"
+    );
+    assert!(
+        audit.contains("gpufleet check h1 (asked by ops-alice through the watcher)"),
+        "{audit}"
+    );
+    assert!(!audit.contains("viewer"), "{audit}");
+    drop(served);
+}
