@@ -20,6 +20,8 @@ use crate::telemetry::source::now_ms;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one try may take in all (a release waits for the provider).
 const TRY_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long one try of a check may take (its benchmarks and sustained load).
+const CHECK_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// Tries of one action when the connection fails, each with the same key.
 const TRIES: u32 = 3;
 /// The wait before the second try, doubled before each next one.
@@ -35,6 +37,19 @@ pub enum Ask {
         action: ReleaseAction,
         typed: String,
     },
+    /// Stop a job's process: SIGINT, then SIGTERM after `grace` seconds.
+    StopJob { pid: u32, grace: u64 },
+    /// Run the host's acceptance check on the watcher; its report comes back.
+    Check,
+}
+
+/// What the watcher said it did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Answer {
+    /// What was done (a release: the provider's acceptance; a check: its status word).
+    pub said: Option<String>,
+    /// A check's report, as `gpufleet check` prints it (sanitized).
+    pub report: Option<String>,
 }
 
 impl Ask {
@@ -44,6 +59,17 @@ impl Ask {
             // A restart or start is asked by its own name.
             Ask::Release { action, .. } if !action.releases() => action.as_str(),
             Ask::Release { .. } => "release",
+            Ask::StopJob { .. } => "stop-job",
+            Ask::Check => "check",
+        }
+    }
+
+    /// How long one try may take: a check or a job's grace period takes longer.
+    fn try_timeout(&self) -> Duration {
+        match self {
+            Ask::Check => CHECK_TIMEOUT,
+            Ask::StopJob { grace, .. } => TRY_TIMEOUT + Duration::from_secs(*grace),
+            Ask::Hold | Ask::Release { .. } => TRY_TIMEOUT,
         }
     }
 }
@@ -123,9 +149,8 @@ impl WatcherActions {
         }
     }
 
-    /// Asks the watcher of console host `host` to do `ask`; what it said it did (`said`, a
-    /// release's provider answer) when it did.
-    pub fn ask(&self, host: HostId, ask: &Ask) -> Result<Option<String>, AskError> {
+    /// Asks the watcher of console host `host` to do `ask`; what it said it did when it did.
+    pub fn ask(&self, host: HostId, ask: &Ask) -> Result<Answer, AskError> {
         let route = self
             .routes
             .lock()
@@ -134,6 +159,25 @@ impl WatcherActions {
         let Some(route) = route else {
             return Err(AskError::UnknownHost(host.to_string()));
         };
+        self.ask_route(&route, ask)
+    }
+
+    /// As [`Self::ask`], for the host this console shows as `shown`.
+    pub fn ask_named(&self, shown: &str, ask: &Ask) -> Result<Answer, AskError> {
+        let route = self.routes.lock().ok().and_then(|routes| {
+            routes
+                .iter()
+                .flatten()
+                .find(|route| route.shown == shown)
+                .cloned()
+        });
+        let Some(route) = route else {
+            return Err(AskError::UnknownHost(shown.to_string()));
+        };
+        self.ask_route(&route, ask)
+    }
+
+    fn ask_route(&self, route: &Route, ask: &Ask) -> Result<Answer, AskError> {
         let key = format!(
             "{}-{}-{}",
             std::process::id(),
@@ -158,13 +202,17 @@ impl WatcherActions {
             }
             body["confirm"] = typed.into();
         }
+        if let Ask::StopJob { pid, grace } = ask {
+            body["pid"] = (*pid).into();
+            body["grace"] = (*grace).into();
+        }
         let unreachable = |error: String| AskError::Unreachable {
             url: route.url.clone(),
             error,
         };
         let client = reqwest::blocking::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(TRY_TIMEOUT)
+            .timeout(ask.try_timeout())
             .build()
             .map_err(|e| unreachable(crate::error_text::chain(&e)))?;
         let url = format!("{}/v1/actions", route.url);
@@ -196,7 +244,17 @@ impl WatcherActions {
                 .unwrap_or_default()
         };
         match (status, answer["outcome"].as_str().unwrap_or_default()) {
-            (200, "done") => Ok(Some(text("said")).filter(|s| !s.is_empty())),
+            (200, "done") => Ok(Answer {
+                said: Some(text("said")).filter(|s| !s.is_empty()),
+                // The report's lines kept, each sanitized.
+                report: answer["report"].as_str().map(|report| {
+                    report
+                        .lines()
+                        .map(crate::remote::sanitize)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                }),
+            }),
             (403, _) => Err(AskError::WatchOnly(route.url.clone())),
             (404, _) => Err(AskError::UnknownHost(route.name.clone())),
             (501, _) => Err(AskError::NotServed(route.url.clone())),

@@ -11,6 +11,6 @@ mod actions;
 mod source;
 mod stream;
 
-pub use actions::{Ask, AskError, WatcherActions};
+pub use actions::{Answer, Ask, AskError, WatcherActions};
 pub use source::{Attach, AttachToken, NewHost, TOKEN_ENV, read_once, spawn};
 pub use stream::{AttachError, EventStream, open};

@@ -464,5 +464,26 @@ fn a_stop_job_and_a_check_through_the_watcher_run_on_its_ssh_host() {
         "{audit}"
     );
     assert!(!audit.contains("viewer"), "{audit}");
+
+    // An attached console's `c` asks the watcher too: the pane says where it runs, then
+    // shows the watcher's report.
+    let Some(ops) = console(dir.path(), &addr, "ops-may-act-2", "en") else {
+        return;
+    };
+    ops.wait_for("h1", WAIT);
+    let checks = || {
+        sshd.calls("nvidia-smi")
+            .iter()
+            .filter(|c| c.as_str() == "-q -x")
+            .count()
+    };
+    let before = checks();
+    ops.keys(&["c"]);
+    ops.wait_for("running on the watcher", WAIT);
+    let screen = ops.wait_until("the watcher's report", 2 * WAIT, |s| {
+        s.contains("NVIDIA H200") && s.contains("kept on the watcher")
+    });
+    assert!(!screen.contains("EXIT="), "{screen}");
+    assert_eq!(checks(), before + 1, "one check ran on the host");
     drop(served);
 }
