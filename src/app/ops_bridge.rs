@@ -204,7 +204,14 @@ impl OpsBridge {
                 good: false,
             })
         };
+        // An attached console's steps run on the watcher (the target here only says there is
+        // no provider to restart through).
+        let watcher = self.setup.watcher.clone().map(|watcher| {
+            let name = watcher.shown(host).unwrap_or_default();
+            (watcher, host, name)
+        });
         let target = match &self.setup.fleet {
+            _ if watcher.is_some() => Ok(Target::Local),
             OpsFleet::Demo => Err(t!("ops.demo_simulated").into_owned()),
             OpsFleet::Local => Ok(Target::Local),
             OpsFleet::Ssh { .. } => self.remote(host).map(|(h, l)| Target::Remote(h, l)),
@@ -237,6 +244,7 @@ impl OpsBridge {
             read_only,
             audit,
             release,
+            watcher,
         };
         match spawn_run(spec, self.sink.clone()) {
             Ok((handle, worker)) => {

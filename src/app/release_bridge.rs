@@ -216,8 +216,8 @@ impl ReleaseBridge {
                         text: e.to_string(),
                         warning: true,
                     },
-                    // Asked by name (`stop_job`); a check is the ops bridge's.
-                    (Ask::StopJob { .. } | Ask::Check, _) => return,
+                    // Asked by name (`stop_job`); checks and steps are the ops bridge's.
+                    (Ask::StopJob { .. } | Ask::Check | Ask::Step { .. }, _) => return,
                 };
                 let _ = sink.send(event);
             });

@@ -79,7 +79,8 @@ pub fn choose(model: &mut Model) -> Vec<Command> {
     let Some(book) = model.runbooks.catalog().get(&id).cloned() else {
         return Vec::new();
     };
-    if let Some(reason) = refusal(model) {
+    // An attached console's steps run on the watcher.
+    if let Some(reason) = refusal(model).filter(|_| !model.through_watcher) {
         if let Some(Panel::Picker(picker)) = &mut model.panel {
             picker.note = Some(reason.clone());
         }

@@ -41,6 +41,16 @@ pub enum Ask {
     StopJob { pid: u32, grace: u64 },
     /// Run the host's acceptance check on the watcher; its report comes back.
     Check,
+    /// Run one runbook step on the watcher, which builds its command from its own catalogue
+    /// and runs it only when it is `command` (the one shown here and confirmed). `run` names
+    /// the console's run of the runbook.
+    Step {
+        run: String,
+        runbook: String,
+        step: String,
+        params: Vec<(String, String)>,
+        command: Vec<String>,
+    },
 }
 
 /// What the watcher said it did.
@@ -50,6 +60,12 @@ pub struct Answer {
     pub said: Option<String>,
     /// A check's report, as `gpufleet check` prints it (sanitized).
     pub report: Option<String>,
+    /// A runbook step's exit status.
+    pub exit_status: Option<i32>,
+    /// A runbook step that ran past its timeout.
+    pub timed_out: bool,
+    /// A runbook step's output, each line sanitized.
+    pub output: Vec<String>,
 }
 
 impl Ask {
@@ -61,13 +77,14 @@ impl Ask {
             Ask::Release { .. } => "release",
             Ask::StopJob { .. } => "stop-job",
             Ask::Check => "check",
+            Ask::Step { .. } => "runbook-step",
         }
     }
 
     /// How long one try may take: a check or a job's grace period takes longer.
     fn try_timeout(&self) -> Duration {
         match self {
-            Ask::Check => CHECK_TIMEOUT,
+            Ask::Check | Ask::Step { .. } => CHECK_TIMEOUT,
             Ask::StopJob { grace, .. } => TRY_TIMEOUT + Duration::from_secs(*grace),
             Ask::Hold | Ask::Release { .. } => TRY_TIMEOUT,
         }
@@ -162,6 +179,15 @@ impl WatcherActions {
         self.ask_route(&route, ask)
     }
 
+    /// The name this console shows console host `host` under.
+    pub fn shown(&self, host: HostId) -> Option<String> {
+        self.routes
+            .lock()
+            .ok()
+            .and_then(|routes| routes.get(host).cloned().flatten())
+            .map(|route| route.shown)
+    }
+
     /// As [`Self::ask`], for the host this console shows as `shown`.
     pub fn ask_named(&self, shown: &str, ask: &Ask) -> Result<Answer, AskError> {
         let route = self.routes.lock().ok().and_then(|routes| {
@@ -205,6 +231,24 @@ impl WatcherActions {
         if let Ask::StopJob { pid, grace } = ask {
             body["pid"] = (*pid).into();
             body["grace"] = (*grace).into();
+        }
+        if let Ask::Step {
+            run,
+            runbook,
+            step,
+            params,
+            command,
+        } = ask
+        {
+            body["run"] = run.as_str().into();
+            body["runbook"] = runbook.as_str().into();
+            body["step"] = step.as_str().into();
+            body["params"] = params
+                .iter()
+                .map(|(name, value)| (name.clone(), serde_json::Value::from(value.as_str())))
+                .collect::<serde_json::Map<_, _>>()
+                .into();
+            body["command"] = command.clone().into();
         }
         let unreachable = |error: String| AskError::Unreachable {
             url: route.url.clone(),
@@ -254,6 +298,19 @@ impl WatcherActions {
                         .collect::<Vec<_>>()
                         .join("\n")
                 }),
+                exit_status: answer["exit_status"]
+                    .as_i64()
+                    .and_then(|code| i32::try_from(code).ok()),
+                timed_out: answer["timed_out"].as_bool().unwrap_or(false),
+                output: answer["output"]
+                    .as_array()
+                    .map(|lines| {
+                        lines
+                            .iter()
+                            .map(|line| crate::remote::sanitize(line.as_str().unwrap_or_default()))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             }),
             (403, _) => Err(AskError::WatchOnly(route.url.clone())),
             (404, _) => Err(AskError::UnknownHost(route.name.clone())),

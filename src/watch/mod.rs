@@ -186,10 +186,10 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     let asked_release = Arc::new(std::sync::Mutex::new(release.clone()));
     let (sink, serving) = match &setup.serve {
         Some(endpoint) => {
-            let hands = Arc::new(asked::Asked {
-                setup: Arc::clone(&asked_release),
-                done: std::sync::Mutex::new(released_tx.clone()),
-            });
+            let hands = Arc::new(asked::Asked::new(
+                Arc::clone(&asked_release),
+                released_tx.clone(),
+            ));
             (
                 hub.wrap(sink),
                 Some(

@@ -354,16 +354,11 @@ impl Drop for Job {
     }
 }
 
-#[test]
-fn a_stop_job_and_a_check_through_the_watcher_run_on_its_ssh_host() {
-    let Some(sshd) = crate::common::sshd::Sshd::start() else {
-        return;
-    };
-    sshd.set_scenario("healthy");
-    let dir = tempfile::tempdir().expect("temp");
-    let known_hosts = dir.path().join("known_hosts");
+/// A watcher of host `h1` on `sshd`, with a watching token and one that may act.
+fn sshd_watcher(sshd: &crate::common::sshd::Sshd, dir: &Path) -> (Served, String) {
+    let known_hosts = dir.join("known_hosts");
     std::fs::write(&known_hosts, sshd.known_hosts_line("ed25519")).expect("known_hosts");
-    let config = dir.path().join("config.toml");
+    let config = dir.join("config.toml");
     std::fs::write(
         &config,
         format!(
@@ -378,7 +373,7 @@ fn a_stop_job_and_a_check_through_the_watcher_run_on_its_ssh_host() {
     .expect("config");
     let addr = format!("127.0.0.1:{}", free_port());
     let served = Served::start_with(
-        dir.path(),
+        dir,
         &[
             "--known-hosts",
             known_hosts.to_str().expect("utf-8"),
@@ -391,6 +386,17 @@ fn a_stop_job_and_a_check_through_the_watcher_run_on_its_ssh_host() {
             ("OPS_TOKEN", "ops-may-act-2"),
         ],
     );
+    (served, addr)
+}
+
+#[test]
+fn a_stop_job_and_a_check_through_the_watcher_run_on_its_ssh_host() {
+    let Some(sshd) = crate::common::sshd::Sshd::start() else {
+        return;
+    };
+    sshd.set_scenario("healthy");
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = sshd_watcher(&sshd, dir.path());
     let mut job = Job::start(dir.path());
     let pid = job.child.id();
     let stop =
@@ -485,5 +491,148 @@ fn a_stop_job_and_a_check_through_the_watcher_run_on_its_ssh_host() {
     });
     assert!(!screen.contains("EXIT="), "{screen}");
     assert_eq!(checks(), before + 1, "one check ran on the host");
+    drop(served);
+}
+
+/// Puts the runbook fakes (`nvidia-smi` that keeps a power limit, `id`, `sudo`, ...) first on
+/// the sshd's remote PATH.
+fn install_runbook_fakes(bin: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/playbook");
+    for entry in std::fs::read_dir(&source).expect("fixtures").flatten() {
+        let target = bin.join(entry.file_name());
+        std::fs::copy(entry.path(), &target).expect("copy fake");
+        let name = entry.file_name().to_string_lossy().to_string();
+        if !name.ends_with(".txt") && !name.ends_with(".md") {
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod");
+        }
+    }
+}
+
+/// `power-limit`'s step `step` of run `run`, with the command the console showed.
+fn step(run: &str, step: &str, watts: &str, command: &[&str]) -> String {
+    serde_json::json!({
+        "action": "runbook-step",
+        "host": "h1",
+        "key": format!("{run}-{step}-{watts}-{}", command.len()),
+        "run": run,
+        "runbook": "power-limit",
+        "step": step,
+        "params": {"watts": watts},
+        "command": command,
+    })
+    .to_string()
+}
+
+const READ_LIMITS: [&str; 3] = [
+    "nvidia-smi",
+    "--query-gpu=index,power.min_limit,power.max_limit,power.default_limit,enforced.power.limit",
+    "--format=csv,noheader,nounits",
+];
+
+#[test]
+fn a_runbook_step_through_the_watcher_runs_the_command_its_own_catalogue_builds() {
+    let Some(sshd) = crate::common::sshd::Sshd::start() else {
+        return;
+    };
+    install_runbook_fakes(&sshd.dir().join("bin"));
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = sshd_watcher(&sshd, dir.path());
+    let limits = |calls: Vec<String>| -> Vec<String> {
+        calls.into_iter().filter(|c| c.contains("-pl")).collect()
+    };
+
+    // A watching token may not run a step, even a read.
+    let read = step("run-1", "read-limits", "250", &READ_LIMITS);
+    assert_eq!(post(&addr, "view-only-1", &read).0, 403);
+
+    // The read steps run on the host and their output comes back.
+    let first = post(&addr, "ops-may-act-2", &read);
+    assert_eq!(first.0, 200, "{}\n{}", first.1, served.log());
+    assert_eq!(first.1["exit_status"], 0, "{}", first.1);
+    assert_eq!(first.1["output"][0], "0, 200.00, 700.00, 700.00, 700.00");
+    let whoami = post(
+        &addr,
+        "ops-may-act-2",
+        &step("run-1", "whoami", "250", &["id", "-u"]),
+    );
+    assert_eq!(whoami.0, 200, "{}", whoami.1);
+    let root = whoami.1["output"][0].as_str() == Some("0");
+    let apply: Vec<&str> = if root {
+        vec!["nvidia-smi", "-i", "0", "-pl", "250"]
+    } else {
+        vec!["sudo", "-n", "nvidia-smi", "-i", "0", "-pl", "250"]
+    };
+
+    // A command that is not the one the watcher's runbook builds is refused, never run.
+    let mut forged = apply.clone();
+    forged.push("--force");
+    let refused = post(
+        &addr,
+        "ops-may-act-2",
+        &step("run-1", "apply", "250", &forged),
+    );
+    assert_eq!(refused.0, 409, "{}", refused.1);
+    assert!(
+        refused.1["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("-pl 250"),
+        "{}",
+        refused.1
+    );
+    assert!(limits(sshd.calls("nvidia-smi")).is_empty());
+
+    // A value outside the range the run read from the host is refused before it runs.
+    let low = post(
+        &addr,
+        "ops-may-act-2",
+        &step("run-1", "apply", "50", &apply),
+    );
+    assert_eq!(low.0, 409, "{}", low.1);
+    assert!(limits(sshd.calls("nvidia-smi")).is_empty());
+
+    // The confirmed step runs on the host, once for its key.
+    let applied = step("run-1", "apply", "250", &apply);
+    let done = post(&addr, "ops-may-act-2", &applied);
+    assert_eq!(done.0, 200, "{}\n{}", done.1, served.log());
+    assert_eq!(done.1["exit_status"], 0, "{}", done.1);
+    assert_eq!(post(&addr, "ops-may-act-2", &applied), done);
+    assert_eq!(limits(sshd.calls("nvidia-smi")), ["-i 0 -pl 250"]);
+
+    // A run that never read the host's limits cannot apply one: nothing to check it against.
+    let blind = post(
+        &addr,
+        "ops-may-act-2",
+        &step("run-2", "apply", "250", &apply),
+    );
+    assert_eq!(blind.0, 409, "{}", blind.1);
+    assert_eq!(limits(sshd.calls("nvidia-smi")).len(), 1);
+
+    // The audit log: each step with its runbook, and who asked.
+    let audit =
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    let steps: Vec<&str> = audit
+        .lines()
+        .filter(|l| l.contains("\"runbook\":\"power-limit\""))
+        .collect();
+    let asked = format!(
+        "\"command\":\"{} (asked by ops-alice through the watcher)\"",
+        apply.join(" ")
+    );
+    assert!(
+        steps.iter().any(|l| l.contains(&asked)
+            && l.contains("\"outcome\":\"ok\"")
+            && l.contains("\"step\":\"apply\"")),
+        "{audit}"
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|l| l.contains("--force") && l.contains("\"outcome\":\"refused\"")),
+        "{audit}"
+    );
+    assert!(!audit.contains("viewer"), "{audit}");
     drop(served);
 }

@@ -7,10 +7,13 @@
 //! The actions served are `hold` (cancel a host's auto-release countdown, as `gpufleet hold`),
 //! `release`, `restart` and `start` (the release flow, run by the watcher with the name typed
 //! in the console's dialog as its confirmation), `stop-job` (a job's process sent SIGINT, then
-//! SIGTERM after its grace period) and `check` (the acceptance check, its report in the
-//! answer); the watcher runs them on its own SSH sessions ([`Hands`]). Others are answered 501.
+//! SIGTERM after its grace period), `check` (the acceptance check, its report in the answer)
+//! and `runbook-step` (one step of a runbook, named by the runbook's id, the step's id and the
+//! typed parameters: the watcher builds the command from its own catalogue, never from the
+//! console's words); the watcher runs them on its own SSH sessions ([`Hands`]). Others are
+//! answered 501.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
@@ -32,7 +35,7 @@ const MAX_KEY_BYTES: usize = 128;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Request {
-    /// `hold`, `release`, `restart`, `start`, `stop-job` or `check`.
+    /// `hold`, `release`, `restart`, `start`, `stop-job`, `check` or `runbook-step`.
     pub action: String,
     pub host: String,
     /// Chosen by the console, the same for every try of one action.
@@ -49,6 +52,44 @@ pub struct Request {
     /// A stop-job's seconds from SIGINT to SIGTERM.
     #[serde(default)]
     pub grace: Option<u64>,
+    /// A runbook step's run: the console's name for one run of a runbook, so the watcher keeps
+    /// what that run's earlier steps found on the host.
+    #[serde(default)]
+    pub run: Option<String>,
+    /// A runbook step's runbook id.
+    #[serde(default)]
+    pub runbook: Option<String>,
+    /// A runbook step's id.
+    #[serde(default)]
+    pub step: Option<String>,
+    /// A runbook step's parameters as typed (name, value).
+    #[serde(default)]
+    pub params: BTreeMap<String, String>,
+    /// A runbook step's command as the console showed it and the user confirmed it: the
+    /// watcher runs the command it builds itself, and only when it is this one.
+    #[serde(default)]
+    pub command: Vec<String>,
+}
+
+/// One runbook step asked through the watcher, with who asked.
+#[derive(Debug, Clone)]
+pub struct StepAsk {
+    pub host: String,
+    pub run: String,
+    pub runbook: String,
+    pub step: String,
+    pub params: Vec<(String, String)>,
+    pub command: Vec<String>,
+    pub who: String,
+}
+
+/// How a runbook step asked through the watcher ran: its output and status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stepped {
+    pub exit_status: Option<i32>,
+    pub timed_out: bool,
+    /// Its output, merged, each line free of control characters.
+    pub output: Vec<String>,
 }
 
 /// A job's stop asked through the watcher, with who asked.
@@ -90,6 +131,8 @@ pub trait Hands: Send + Sync {
     fn stop_job(&self, ask: &StopJobAsk) -> Ran;
     /// The acceptance check of a host, its report rendered as `gpufleet check` prints it.
     fn check(&self, ask: &CheckAsk) -> Ran;
+    /// One runbook step, its command built from the watcher's own catalogue.
+    fn step(&self, ask: &StepAsk) -> Result<Stepped, Ran>;
 }
 
 /// A release asked through the watcher, with who asked (the token's name).
@@ -133,6 +176,15 @@ pub struct Outcome {
     /// A check's report, as `gpufleet check` prints it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<String>,
+    /// A runbook step's exit status (none: killed, timed out or the connection dropped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<i32>,
+    /// A runbook step that ran past its timeout.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+    /// A runbook step's output.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub output: Vec<String>,
     /// The watcher's words when it refused or failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -206,6 +258,7 @@ impl Actions {
             "release" | "restart" | "start" => self.release(who, request, known),
             "stop-job" => self.stop_job(who, request, known),
             "check" => self.check(who, request, known),
+            "runbook-step" => self.step(who, request, known),
             _ => execute(who, request, known),
         };
         remembered
@@ -315,6 +368,45 @@ impl Actions {
         };
         ran(request, hands.check(&ask))
     }
+
+    fn step(&self, who: &str, request: &Request, known: bool) -> Outcome {
+        let Some(hands) = &self.hands else {
+            return answer(request, 501, "not_served");
+        };
+        if !known {
+            return answer(request, 404, "unknown_host");
+        }
+        let (Some(run), Some(runbook), Some(step)) =
+            (&request.run, &request.runbook, &request.step)
+        else {
+            return Outcome {
+                error: Some("a runbook step names its `run`, `runbook` and `step`".to_string()),
+                ..answer(request, 400, "bad_step")
+            };
+        };
+        let ask = StepAsk {
+            host: request.host.clone(),
+            run: run.clone(),
+            runbook: runbook.clone(),
+            step: step.clone(),
+            params: request
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            command: request.command.clone(),
+            who: who.to_string(),
+        };
+        match hands.step(&ask) {
+            Ok(stepped) => Outcome {
+                exit_status: stepped.exit_status,
+                timed_out: stepped.timed_out,
+                output: stepped.output,
+                ..answer(request, 200, "done")
+            },
+            Err(not) => ran(request, not),
+        }
+    }
 }
 
 /// The longest grace period asked: a request holds the watcher's actions while it waits.
@@ -347,6 +439,9 @@ fn answer(request: &Request, status: u16, outcome: &str) -> Outcome {
         host: request.host.clone(),
         said: None,
         report: None,
+        exit_status: None,
+        timed_out: false,
+        output: Vec::new(),
         error: None,
     }
 }
@@ -433,6 +528,9 @@ mod tests {
         }
         fn check(&self, _: &CheckAsk) -> Ran {
             Ran::Unavailable
+        }
+        fn step(&self, _: &StepAsk) -> Result<Stepped, Ran> {
+            Err(Ran::Unavailable)
         }
     }
 
