@@ -174,7 +174,8 @@ impl Hands for Asked {
             }
         };
         let shown = display(&argv);
-        let remote = match resolve_named(&setup.ssh, &[ask.host.clone()], &setup.config) {
+        let remote = match resolve_named(&setup.ssh, std::slice::from_ref(&ask.host), &setup.config)
+        {
             Ok(mut hosts) => hosts.pop(),
             Err(e) => {
                 step_audit(&setup, ask, &shown, "refused", None);

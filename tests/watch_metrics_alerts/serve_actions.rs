@@ -634,5 +634,43 @@ fn a_runbook_step_through_the_watcher_runs_the_command_its_own_catalogue_builds(
         "{audit}"
     );
     assert!(!audit.contains("viewer"), "{audit}");
+
+    // An attached console runs the runbook as everywhere (each command shown, a change asked
+    // first), and each step's command runs on the watcher's host.
+    let Some(ops) = console(dir.path(), &addr, "ops-may-act-2", "en") else {
+        return;
+    };
+    ops.wait_for("h1", WAIT);
+    ops.keys(&["p"]);
+    ops.wait_for("power-limit", WAIT);
+    ops.keys(&["Enter"]);
+    ops.wait_for("watts", WAIT);
+    ops.keys(&["Tab", "2", "5", "0", "Enter"]);
+    let screen = ops.wait_for("Run it on the host?", WAIT);
+    assert!(screen.contains("-pl 250"), "{screen}");
+    assert_eq!(
+        limits(sshd.calls("nvidia-smi")).len(),
+        1,
+        "asked before it runs"
+    );
+    ops.keys(&["y"]);
+    ops.wait_until("the step ran on the host", WAIT, |_| {
+        limits(sshd.calls("nvidia-smi")).len() == 2
+    });
+    let audit =
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    let verified = audit
+        .lines()
+        .filter(|l| l.contains("\"step\":\"verify\"") && l.contains("asked by ops-alice"))
+        .count();
+    let screen = ops.wait_until("the run's end", WAIT, |_| {
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("\"step\":\"verify\""))
+            .count()
+            > verified
+    });
+    assert!(!screen.contains("EXIT="), "{screen}");
     drop(served);
 }
