@@ -580,6 +580,35 @@ mod tests {
     }
 
     #[test]
+    fn a_stop_job_needs_a_jobs_pid_and_a_bounded_grace_and_a_step_its_names() {
+        let actions = Actions::new(Some(Arc::new(Releasing::default())));
+        let asked = |body: &str| {
+            let request = parse(body.as_bytes()).expect("request");
+            let outcome = actions.run("ops", &request, true);
+            (outcome.status, outcome.outcome)
+        };
+        let bad = (400, "bad_stop".to_string());
+        assert_eq!(
+            asked(r#"{"action":"stop-job","host":"a","pid":1,"key":"s1"}"#),
+            bad
+        );
+        assert_eq!(asked(r#"{"action":"stop-job","host":"a","key":"s2"}"#), bad);
+        assert_eq!(
+            asked(r#"{"action":"stop-job","host":"a","pid":4242,"grace":601,"key":"s3"}"#),
+            bad
+        );
+        // Well formed: handed to the watcher's hands (which run nothing here).
+        assert_eq!(
+            asked(r#"{"action":"stop-job","host":"a","pid":4242,"grace":5,"key":"s4"}"#).0,
+            501
+        );
+        assert_eq!(
+            asked(r#"{"action":"runbook-step","host":"a","runbook":"power-limit","key":"r1"}"#),
+            (400, "bad_step".to_string())
+        );
+    }
+
+    #[test]
     fn a_request_needs_json_and_a_printable_key() {
         assert!(matches!(parse(b"hold a"), Err(BadRequest::NotJson(_))));
         assert_eq!(
