@@ -49,6 +49,8 @@ pub enum AuditKind {
     StopJob,
     /// `gpufleet hold`: a dead-man switch pushed ahead or disarmed.
     DeadMan,
+    /// A host's acceptance check, asked of the watcher by a console.
+    Check,
 }
 
 /// One line of the log. `command` is what was shown to the user before it ran (argv joined, or

@@ -12,12 +12,13 @@ use crate::app::pane_common::{close, refusal, target_host};
 use crate::app::panel::Panel;
 use crate::ui::format::clean;
 
-/// `c`: checks the open or selected host; the demo fleet refuses.
+/// `c`: checks the open or selected host; the demo fleet refuses. An attached console's
+/// check runs on the watcher.
 pub fn start(model: &mut Model) -> Vec<Command> {
     let Some(host) = target_host(model) else {
         return Vec::new();
     };
-    if let Some(reason) = refusal(model) {
+    if let Some(reason) = refusal(model).filter(|_| !model.through_watcher) {
         model.notify(t!("notice.check", reason = reason).into_owned(), true);
         return Vec::new();
     }

@@ -27,6 +27,7 @@ pub mod release_state;
 pub mod runbook_bridge;
 pub mod runbook_pane;
 pub mod runbook_run;
+pub mod runbook_watcher;
 pub mod runtime;
 pub mod screen;
 pub mod stop_job_bridge;

@@ -17,11 +17,13 @@ use crate::app::runbook_run::RunbookEvent;
 use crate::audit::AuditLog;
 use crate::check::storage::{load_latest_under, save_under};
 use crate::check::{
-    CheckError, CheckOptions, CheckProgress, CheckTarget, ExpectFlags, expect_from_flags, run_check,
+    CheckError, CheckOptions, CheckProgress, CheckTarget, ExpectFlags, Status, expect_from_flags,
+    run_check,
 };
 use crate::config::Expect;
 use crate::fleet::HostId;
 use crate::remote::{LinkOptions, RemoteHost};
+use crate::remote_watcher::{Ask, WatcherActions};
 use crate::runbook::{Runbook, Target};
 use crate::telemetry::source::StopFlag;
 use crate::ui::format::clean;
@@ -61,6 +63,8 @@ pub struct OpsSetup {
     /// What `e` writes incident reports with; `None` where there is nothing to report on (a
     /// replay).
     pub report: Option<ReportSetup>,
+    /// An attached console's watchers: its checks run there, on the watcher's SSH sessions.
+    pub watcher: Option<WatcherActions>,
 }
 
 /// The config (prices, secrets to scrub) and which black box the console's reports read.
@@ -200,7 +204,14 @@ impl OpsBridge {
                 good: false,
             })
         };
+        // An attached console's steps run on the watcher (the target here only says there is
+        // no provider to restart through).
+        let watcher = self.setup.watcher.clone().map(|watcher| {
+            let name = watcher.shown(host).unwrap_or_default();
+            (watcher, host, name)
+        });
         let target = match &self.setup.fleet {
+            _ if watcher.is_some() => Ok(Target::Local),
             OpsFleet::Demo => Err(t!("ops.demo_simulated").into_owned()),
             OpsFleet::Local => Ok(Target::Local),
             OpsFleet::Ssh { .. } => self.remote(host).map(|(h, l)| Target::Remote(h, l)),
@@ -233,6 +244,7 @@ impl OpsBridge {
             read_only,
             audit,
             release,
+            watcher,
         };
         match spawn_run(spec, self.sink.clone()) {
             Ok((handle, worker)) => {
@@ -244,7 +256,53 @@ impl OpsBridge {
         }
     }
 
+    /// An attached console's check: the watcher runs it and answers with the finished report;
+    /// meanwhile the pane says it runs on the watcher.
+    fn check_by_watcher(&mut self, id: u64, host: HostId, watcher: WatcherActions) {
+        self.report(Event::Check(CheckEvent::Progress {
+            id,
+            phase: t!("watcher_actions.check_phase").into_owned(),
+            fraction: 0.0,
+            message: t!("watcher_actions.check_running").into_owned(),
+            reading: None,
+        }));
+        let sink = self.sink.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("check-{id}"))
+            .spawn(move || {
+                let event = match watcher.ask(host, &Ask::Check) {
+                    Ok(answer) => CheckEvent::Done {
+                        id,
+                        status: match answer.said.as_deref() {
+                            Some("pass") => Status::Pass,
+                            Some("skip") => Status::Skip,
+                            Some("warn") => Status::Warn,
+                            _ => Status::Fail,
+                        },
+                        report: answer.report.unwrap_or_default(),
+                        previous: None,
+                        note: Some(t!("watcher_actions.check_kept").into_owned()),
+                    },
+                    Err(e) => CheckEvent::Failed {
+                        id,
+                        reason: e.to_string(),
+                    },
+                };
+                let _ = sink.send(Event::Check(event));
+            });
+        match spawned {
+            Ok(worker) => self.keep(worker),
+            Err(e) => self.report(Event::Check(CheckEvent::Failed {
+                id,
+                reason: t!("ops.no_worker", error = e).into_owned(),
+            })),
+        }
+    }
+
     fn start_check(&mut self, id: u64, host: HostId) {
+        if let Some(watcher) = self.setup.watcher.clone() {
+            return self.check_by_watcher(id, host, watcher);
+        }
         let failed = |reason: String| Event::Check(CheckEvent::Failed { id, reason });
         let target = match &self.setup.fleet {
             OpsFleet::Demo => Err(t!("ops.demo_simulated").into_owned()),

@@ -154,6 +154,38 @@ impl ReleaseBridge {
         self.watcher = watcher;
     }
 
+    /// An attached console's stop-job: the watcher stops the job over its own SSH session, and
+    /// its answer comes back as the stop's outcome.
+    fn stop_job_by_watcher(&mut self, host: String, stop: crate::job::stop::StopJob) {
+        let Some(watcher) = self.watcher.clone() else {
+            return;
+        };
+        let sink = self.sink.clone();
+        let pid = stop.pid();
+        let ask = Ask::StopJob {
+            pid,
+            grace: stop.grace_s,
+        };
+        let spawned = std::thread::Builder::new()
+            .name("ask-watcher".to_string())
+            .spawn(move || {
+                let outcome = match watcher.ask_named(&host, &ask) {
+                    Ok(answer) => Ok(answer.said.unwrap_or_default()),
+                    Err(e) => Err(t!("job_action.stop_failed", pid = pid, why = e).into_owned()),
+                };
+                let _ = sink.send(Event::JobStopped { host, outcome });
+            });
+        match spawned {
+            Ok(worker) => self.workers.push(worker),
+            Err(e) => {
+                let _ = self.sink.send(Event::WatcherAnswer {
+                    text: t!("attach_action.failed", why = e.to_string()).into_owned(),
+                    warning: true,
+                });
+            }
+        }
+    }
+
     /// Asks the watcher on a worker thread; its answer comes back as the dialog's outcome (a
     /// release) or a notice (a hold).
     fn ask_watcher(&mut self, id: u64, host: HostId, ask: Ask) {
@@ -166,9 +198,9 @@ impl ReleaseBridge {
             .spawn(move || {
                 let answered = watcher.ask(host, &ask);
                 let event = match (&ask, answered) {
-                    (Ask::Release { .. }, Ok(said)) => Event::Release(ReleaseEvent::Sent {
+                    (Ask::Release { .. }, Ok(answer)) => Event::Release(ReleaseEvent::Sent {
                         id,
-                        answers: said.into_iter().collect(),
+                        answers: answer.said.into_iter().collect(),
                         problems: Vec::new(),
                     }),
                     (Ask::Release { .. }, Err(e)) => Event::Release(ReleaseEvent::SendFailed {
@@ -184,6 +216,8 @@ impl ReleaseBridge {
                         text: e.to_string(),
                         warning: true,
                     },
+                    // Asked by name (`stop_job`); checks and steps are the ops bridge's.
+                    (Ask::StopJob { .. } | Ask::Check | Ask::Step { .. }, _) => return,
                 };
                 let _ = sink.send(event);
             });
@@ -217,6 +251,9 @@ impl ReleaseBridge {
             } => self.send(id, confirmation, override_backup),
             Command::CancelRelease { id } => {
                 self.flows.remove(&id);
+            }
+            Command::StopJob { host, stop } if self.watcher.is_some() => {
+                self.stop_job_by_watcher(host, stop);
             }
             Command::StopJob { host, stop } => {
                 let setup = crate::app::stop_job_bridge::StopSetup {

@@ -18,18 +18,17 @@ use crate::release::ReleaseAction;
 /// Opens the release dialog for `host` (`R`, or an auto-release whose countdown ran out).
 pub fn open(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
     if model.through_watcher {
-        return open_through_watcher(model, host, unattended);
+        return open_through_watcher(model, host, unattended, ReleaseAction::Stop);
     }
     open_for(model, host, unattended, ReleaseAction::Stop)
 }
 
 /// Opens the dialog for a provider action that releases nothing (`r` restart, `S` start):
 /// the same plan, request shown, typed confirmation and audit line, no backup, and the host's
-/// ledger stays open. An attached console leaves them to the watcher's own command line.
+/// ledger stays open. An attached console asks the watcher, which plans and sends it.
 pub fn open_action(model: &mut Model, host: HostId, action: ReleaseAction) -> Vec<Command> {
     if model.through_watcher {
-        model.notify(t!("attach_action.not_offered").into_owned(), true);
-        return Vec::new();
+        return open_through_watcher(model, host, false, action);
     }
     open_for(model, host, false, action)
 }
@@ -103,10 +102,16 @@ fn open_for(
     }]
 }
 
-/// An attached console's dialog: the watcher plans and sends the release, so the dialog goes
-/// straight to the typed name (Cancel by default) and the request goes to the watcher. The
-/// watcher releases on its own countdowns: an unattended release is never asked from here.
-fn open_through_watcher(model: &mut Model, host: HostId, unattended: bool) -> Vec<Command> {
+/// An attached console's dialog: the watcher plans and sends the release (or restart, or
+/// start), so the dialog goes straight to the typed name (Cancel by default) and the request
+/// goes to the watcher. The watcher releases on its own countdowns: an unattended release is
+/// never asked from here.
+fn open_through_watcher(
+    model: &mut Model,
+    host: HostId,
+    unattended: bool,
+    action: ReleaseAction,
+) -> Vec<Command> {
     if unattended || model.dialog.is_some() {
         return Vec::new();
     }
@@ -118,7 +123,7 @@ fn open_through_watcher(model: &mut Model, host: HostId, unattended: bool) -> Ve
         id,
         host,
         host_name,
-        action: ReleaseAction::Stop,
+        action,
         unattended: false,
         stage: ReleaseStage::Typing,
         plan: None,

@@ -19,7 +19,7 @@ use crate::runbook::{
     ConfirmRequest, Confirmer, Executor, NoteKind, Observer, RunEvent, RunOptions, RunOutcome,
     Target, Tools, UndoStore, run,
 };
-use crate::telemetry::source::StopFlag;
+use crate::telemetry::source::{StopFlag, now_ms};
 use crate::ui::format::clean;
 
 /// How often a worker waiting for an answer looks at its stop flag.
@@ -238,6 +238,13 @@ pub struct RunSpec {
     pub audit: AuditLog,
     /// The host's `[hosts.release]` table: a container is restarted through its provider.
     pub release: Option<crate::config::ReleaseConfig>,
+    /// An attached console's watcher and the host there: each step's command runs on the
+    /// watcher instead of on `target`.
+    pub watcher: Option<(
+        crate::remote_watcher::WatcherActions,
+        crate::fleet::HostId,
+        String,
+    )>,
 }
 
 /// Starts `spec` on a worker thread; its events go to `sink`.
@@ -260,7 +267,21 @@ pub fn spawn_run(spec: RunSpec, sink: EventSink) -> std::io::Result<(RunHandle, 
             } else {
                 crate::runbook::Restart::Reboot
             };
-            let mut exec: Box<dyn Executor> = spec.target.executor();
+            let current = crate::app::runbook_watcher::CurrentStep::default();
+            let mut exec: Box<dyn Executor> = match spec.watcher {
+                Some((watcher, host, name)) => {
+                    Box::new(crate::app::runbook_watcher::WatcherExecutor {
+                        watcher,
+                        host,
+                        name,
+                        run: format!("{}-{}-{}", std::process::id(), spec.id, now_ms()),
+                        runbook: spec.runbook.id.clone(),
+                        params: spec.params.clone(),
+                        current: current.clone(),
+                    })
+                }
+                None => spec.target.executor(),
+            };
             if simulated {
                 let text = t!("run.simulated", host = exec.host());
                 let _ = sink.send(Event::Runbook(RunbookEvent::Line {
@@ -274,7 +295,11 @@ pub fn spawn_run(spec: RunSpec, sink: EventSink) -> std::io::Result<(RunHandle, 
                 answers: answer_rx,
                 stop: worker_stop.clone(),
             };
-            let mut observer = PaneObserver { id: spec.id, sink };
+            let mut pane = PaneObserver { id: spec.id, sink };
+            let mut observer = crate::app::runbook_watcher::StepTracker {
+                inner: &mut pane,
+                current,
+            };
             let undo = UndoStore::beside(spec.audit.path());
             let options = RunOptions {
                 read_only: spec.read_only,

@@ -79,7 +79,8 @@ pub fn choose(model: &mut Model) -> Vec<Command> {
     let Some(book) = model.runbooks.catalog().get(&id).cloned() else {
         return Vec::new();
     };
-    if let Some(reason) = refusal(model) {
+    // An attached console's steps run on the watcher.
+    if let Some(reason) = refusal(model).filter(|_| !model.through_watcher) {
         if let Some(Panel::Picker(picker)) = &mut model.panel {
             picker.note = Some(reason.clone());
         }
@@ -192,7 +193,9 @@ fn start(model: &mut Model, book: &Runbook, params: Vec<(String, String)>) -> Ve
     };
     let (host, host_name) = (picker.host, picker.host_name.clone());
     let id = model.next_ops_id();
-    let read_only = model.fleet.options.read_only;
+    // An attached console changes nothing itself: the watcher runs the steps, under its own
+    // config's `read_only`.
+    let read_only = model.fleet.options.read_only && !model.through_watcher;
     let mut run = RunbookRun {
         id,
         host,

@@ -208,6 +208,7 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
             demo: global.demo,
         }),
         check: check::CheckOptions::default(),
+        watcher: watcher.clone(),
     };
     let (sink, events) = mpsc::channel();
     // `/metrics` from the console too (`[metrics] listen`): a scrape asks the loop for

@@ -4,7 +4,7 @@
 //!
 //! The server cannot be worn down by connections: at most [`MAX_CONNECTIONS`] are kept (a new
 //! one closes the idlest beyond that), a connection is closed after [`IDLE_TIMEOUT`] without a
-//! byte either way and after [`HEADER_TIMEOUT`] of sending a request's headers, and a failed
+//! byte either way (while no request of it is being answered) and after [`HEADER_TIMEOUT`] of sending a request's headers, and a failed
 //! accept (no descriptor left) is logged and tried again rather than ending the listener. Off
 //! loopback it answers only a bearer token unless told to serve anyone ([`Access`]).
 //!
@@ -416,9 +416,18 @@ async fn serve_connection<S>(
 {
     let last = Arc::clone(&io.last);
     let epoch = io.epoch;
+    // A request being answered (an action the watcher runs for a minute) is not idleness.
+    let answering = Arc::new(AtomicU64::new(0));
+    let busy = Arc::clone(&answering);
     let service = hyper::service::service_fn(move |request| {
         let answered = answer(request);
-        async move { Ok::<_, Infallible>(answered.await) }
+        let busy = Arc::clone(&busy);
+        async move {
+            busy.fetch_add(1, Ordering::Relaxed);
+            let response = answered.await;
+            busy.fetch_sub(1, Ordering::Relaxed);
+            Ok::<_, Infallible>(response)
+        }
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
@@ -433,7 +442,9 @@ async fn serve_connection<S>(
             _ = stopped.changed() => break,
             _ = check.tick() => {
                 let idle = millis_since(epoch).saturating_sub(last.load(Ordering::Relaxed));
-                if idle >= IDLE_TIMEOUT.as_millis() as u64 {
+                if idle >= IDLE_TIMEOUT.as_millis() as u64
+                    && answering.load(Ordering::Relaxed) == 0
+                {
                     break;
                 }
             }

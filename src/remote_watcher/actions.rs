@@ -1,6 +1,7 @@
 //! What an attached console asks its watcher to do (`POST /v1/actions`, see `crate::watch::serve`):
-//! a release (the name typed in the console's dialog as its confirmation) or a hold, sent to
-//! the watcher that has the host, under the host's name there. Each action gets one
+//! a release, restart or start (the name typed in the console's dialog as its confirmation)
+//! or a hold, sent to the watcher that has the host, under the host's name there. Each action
+//! gets one
 //! idempotency key, sent again on every try: a try cut before its answer came is asked again
 //! and reads the outcome back, so the watcher never runs one action twice. A token that may
 //! only watch gets the watcher's 403, said as such.
@@ -19,6 +20,8 @@ use crate::telemetry::source::now_ms;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one try may take in all (a release waits for the provider).
 const TRY_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long one try of a check may take (its benchmarks and sustained load).
+const CHECK_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// Tries of one action when the connection fails, each with the same key.
 const TRIES: u32 = 3;
 /// The wait before the second try, doubled before each next one.
@@ -29,18 +32,61 @@ const FIRST_RETRY: Duration = Duration::from_millis(500);
 pub enum Ask {
     /// Cancel the host's auto-release countdown on the watcher (`gpufleet hold`).
     Hold,
-    /// Release the host: `typed` is the name typed in the dialog.
+    /// Release, restart or start the host: `typed` is the name typed in the dialog.
     Release {
         action: ReleaseAction,
         typed: String,
     },
+    /// Stop a job's process: SIGINT, then SIGTERM after `grace` seconds.
+    StopJob { pid: u32, grace: u64 },
+    /// Run the host's acceptance check on the watcher; its report comes back.
+    Check,
+    /// Run one runbook step on the watcher, which builds its command from its own catalogue
+    /// and runs it only when it is `command` (the one shown here and confirmed). `run` names
+    /// the console's run of the runbook.
+    Step {
+        run: String,
+        runbook: String,
+        step: String,
+        params: Vec<(String, String)>,
+        command: Vec<String>,
+    },
+}
+
+/// What the watcher said it did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Answer {
+    /// What was done (a release: the provider's acceptance; a check: its status word).
+    pub said: Option<String>,
+    /// A check's report, as `gpufleet check` prints it (sanitized).
+    pub report: Option<String>,
+    /// A runbook step's exit status.
+    pub exit_status: Option<i32>,
+    /// A runbook step that ran past its timeout.
+    pub timed_out: bool,
+    /// A runbook step's output, each line sanitized.
+    pub output: Vec<String>,
 }
 
 impl Ask {
     fn word(&self) -> &'static str {
         match self {
             Ask::Hold => "hold",
+            // A restart or start is asked by its own name.
+            Ask::Release { action, .. } if !action.releases() => action.as_str(),
             Ask::Release { .. } => "release",
+            Ask::StopJob { .. } => "stop-job",
+            Ask::Check => "check",
+            Ask::Step { .. } => "runbook-step",
+        }
+    }
+
+    /// How long one try may take: a check or a job's grace period takes longer.
+    fn try_timeout(&self) -> Duration {
+        match self {
+            Ask::Check | Ask::Step { .. } => CHECK_TIMEOUT,
+            Ask::StopJob { grace, .. } => TRY_TIMEOUT + Duration::from_secs(*grace),
+            Ask::Hold | Ask::Release { .. } => TRY_TIMEOUT,
         }
     }
 }
@@ -120,9 +166,8 @@ impl WatcherActions {
         }
     }
 
-    /// Asks the watcher of console host `host` to do `ask`; what it said it did (`said`, a
-    /// release's provider answer) when it did.
-    pub fn ask(&self, host: HostId, ask: &Ask) -> Result<Option<String>, AskError> {
+    /// Asks the watcher of console host `host` to do `ask`; what it said it did when it did.
+    pub fn ask(&self, host: HostId, ask: &Ask) -> Result<Answer, AskError> {
         let route = self
             .routes
             .lock()
@@ -131,6 +176,34 @@ impl WatcherActions {
         let Some(route) = route else {
             return Err(AskError::UnknownHost(host.to_string()));
         };
+        self.ask_route(&route, ask)
+    }
+
+    /// The name this console shows console host `host` under.
+    pub fn shown(&self, host: HostId) -> Option<String> {
+        self.routes
+            .lock()
+            .ok()
+            .and_then(|routes| routes.get(host).cloned().flatten())
+            .map(|route| route.shown)
+    }
+
+    /// As [`Self::ask`], for the host this console shows as `shown`.
+    pub fn ask_named(&self, shown: &str, ask: &Ask) -> Result<Answer, AskError> {
+        let route = self.routes.lock().ok().and_then(|routes| {
+            routes
+                .iter()
+                .flatten()
+                .find(|route| route.shown == shown)
+                .cloned()
+        });
+        let Some(route) = route else {
+            return Err(AskError::UnknownHost(shown.to_string()));
+        };
+        self.ask_route(&route, ask)
+    }
+
+    fn ask_route(&self, route: &Route, ask: &Ask) -> Result<Answer, AskError> {
         let key = format!(
             "{}-{}-{}",
             std::process::id(),
@@ -150,8 +223,32 @@ impl WatcherActions {
             } else {
                 typed.clone()
             };
-            body["release"] = action.as_str().into();
+            if action.releases() {
+                body["release"] = action.as_str().into();
+            }
             body["confirm"] = typed.into();
+        }
+        if let Ask::StopJob { pid, grace } = ask {
+            body["pid"] = (*pid).into();
+            body["grace"] = (*grace).into();
+        }
+        if let Ask::Step {
+            run,
+            runbook,
+            step,
+            params,
+            command,
+        } = ask
+        {
+            body["run"] = run.as_str().into();
+            body["runbook"] = runbook.as_str().into();
+            body["step"] = step.as_str().into();
+            body["params"] = params
+                .iter()
+                .map(|(name, value)| (name.clone(), serde_json::Value::from(value.as_str())))
+                .collect::<serde_json::Map<_, _>>()
+                .into();
+            body["command"] = command.clone().into();
         }
         let unreachable = |error: String| AskError::Unreachable {
             url: route.url.clone(),
@@ -159,7 +256,7 @@ impl WatcherActions {
         };
         let client = reqwest::blocking::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(TRY_TIMEOUT)
+            .timeout(ask.try_timeout())
             .build()
             .map_err(|e| unreachable(crate::error_text::chain(&e)))?;
         let url = format!("{}/v1/actions", route.url);
@@ -191,7 +288,30 @@ impl WatcherActions {
                 .unwrap_or_default()
         };
         match (status, answer["outcome"].as_str().unwrap_or_default()) {
-            (200, "done") => Ok(Some(text("said")).filter(|s| !s.is_empty())),
+            (200, "done") => Ok(Answer {
+                said: Some(text("said")).filter(|s| !s.is_empty()),
+                // The report's lines kept, each sanitized.
+                report: answer["report"].as_str().map(|report| {
+                    report
+                        .lines()
+                        .map(crate::remote::sanitize)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                }),
+                exit_status: answer["exit_status"]
+                    .as_i64()
+                    .and_then(|code| i32::try_from(code).ok()),
+                timed_out: answer["timed_out"].as_bool().unwrap_or(false),
+                output: answer["output"]
+                    .as_array()
+                    .map(|lines| {
+                        lines
+                            .iter()
+                            .map(|line| crate::remote::sanitize(line.as_str().unwrap_or_default()))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            }),
             (403, _) => Err(AskError::WatchOnly(route.url.clone())),
             (404, _) => Err(AskError::UnknownHost(route.name.clone())),
             (501, _) => Err(AskError::NotServed(route.url.clone())),

@@ -44,6 +44,9 @@ pub enum ExecError {
     /// A simulated demo host could not be reached (the simulator's words).
     #[error("{0}")]
     Simulated(String),
+    /// The watcher an attached console asks did not run the step (its words).
+    #[error("{0}")]
+    Watcher(String),
 }
 
 /// Runs commands on one host.

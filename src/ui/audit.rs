@@ -34,6 +34,7 @@ fn kind_word(kind: AuditKind) -> String {
         AuditKind::HostKeyAccepted => t!("audit.kind_host_key"),
         AuditKind::StopJob => t!("job_action.audit_kind"),
         AuditKind::DeadMan => t!("dead_man_stray.audit_kind"),
+        AuditKind::Check => t!("watcher_actions.audit_check"),
     }
     .into_owned()
 }

@@ -226,13 +226,19 @@ fn sections<'a>(
         }
         head.push(Line::from(spans));
     } else if model.through_watcher {
-        head.push(labelled(
-            &t!("release.label_action"),
+        // Tab switches between stop and terminate; a restart or start is only itself.
+        let shown = if dialog.action.releases() {
             format!(
                 "{}  (Tab: {})",
                 action.to_uppercase(),
                 t!("keyhint.stop_terminate")
-            ),
+            )
+        } else {
+            action.to_uppercase()
+        };
+        head.push(labelled(
+            &t!("release.label_action"),
+            shown,
             theme,
             theme.danger(),
         ));

@@ -4,6 +4,7 @@
 //! cleanly (streams closed, ledgers saved, within two seconds): exit 0 after SIGTERM, 130 after
 //! SIGINT (Ctrl-C), as every command.
 
+mod asked;
 mod release;
 mod reload;
 pub mod serve;
@@ -185,11 +186,14 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
     let asked_release = Arc::new(std::sync::Mutex::new(release.clone()));
     let (sink, serving) = match &setup.serve {
         Some(endpoint) => {
-            let releaser = releaser(Arc::clone(&asked_release), released_tx.clone());
+            let hands = Arc::new(asked::Asked::new(
+                Arc::clone(&asked_release),
+                released_tx.clone(),
+            ));
             (
                 hub.wrap(sink),
                 Some(
-                    crate::watch::serve::start(endpoint, hub.clone(), Some(releaser))
+                    crate::watch::serve::start(endpoint, hub.clone(), Some(hands))
                         .map_err(WatchError::Serve)?,
                 ),
             )
@@ -457,28 +461,6 @@ fn take_holds(fleet: &mut Fleet, holds: &HoldStore) {
             tracing::info!(host = %host, "hold asked, but no countdown was running");
         }
     }
-}
-
-/// Runs the releases consoles ask through the watcher with `setup` as it is then; each that
-/// went out has the loop adopt the ledger it closed.
-fn releaser(
-    setup: Arc<std::sync::Mutex<Option<ReleaseSetup>>>,
-    done: mpsc::Sender<Input>,
-) -> crate::watch::serve::Releaser {
-    let done = std::sync::Mutex::new(done);
-    Arc::new(move |ask| {
-        let now = setup.lock().ok().and_then(|s| s.clone());
-        let Some(now) = now else {
-            return crate::watch::serve::Released::Unavailable;
-        };
-        let outcome = release::asked(&now, ask);
-        if matches!(outcome, crate::watch::serve::Released::Accepted(_))
-            && let Ok(done) = done.lock()
-        {
-            let _ = done.send(Input::ReleasedOnRequest);
-        }
-        outcome
-    })
 }
 
 /// An automatic release ended: logged, alerted, and the ledger the release closed adopted.

@@ -113,7 +113,11 @@ pub fn asked(setup: &ReleaseSetup, ask: &ReleaseAsk) -> Released {
         host: ask.host.clone(),
         kind: AuditKind::Release,
         command: format!(
-            "gpufleet release {} (asked by {} through the watcher)",
+            "gpufleet {} {} (asked by {} through the watcher)",
+            // `gpufleet restart` and `gpufleet start` are commands of their own.
+            ask.action
+                .filter(|a| !a.releases())
+                .map_or("release", |a| a.as_str()),
             sanitize(&ask.host),
             sanitize(&ask.who)
         ),

@@ -156,6 +156,74 @@ fn a_release_through_the_watcher_reaches_the_provider_once_for_its_key() {
 }
 
 #[test]
+fn a_restart_or_start_through_the_watcher_reaches_the_provider_once_for_its_key() {
+    let provider = Server::start(vec![answer(200, r#"{"success": true}"#)]);
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = watcher(dir.path(), &provider);
+    let restart = r#"{"action":"restart","host":"h1","confirm":"h1","key":"restart-h1-1"}"#;
+
+    // A watching token may not act; a wrong name confirms nothing.
+    assert_eq!(post(&addr, "view-only-1", restart).0, 403);
+    let wrong = post(
+        &addr,
+        "ops-may-act-2",
+        r#"{"action":"restart","host":"h1","confirm":"h","key":"restart-h1-0"}"#,
+    );
+    assert_eq!(wrong.1["outcome"], "not_confirmed", "{}", wrong.1);
+    assert!(provider.requests().is_empty(), "{:?}", provider.requests());
+
+    // Confirmed: one reboot request, however often the key is asked again.
+    let first = post(&addr, "ops-may-act-2", restart);
+    assert_eq!(first.0, 200, "{}\n{}", first.1, served.log());
+    assert!(
+        first.1["said"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("restart"),
+        "{}",
+        first.1
+    );
+    assert_eq!(post(&addr, "ops-may-act-2", restart), first);
+    let seen = provider.requests();
+    assert_eq!(seen.len(), 1, "one provider request: {seen:?}");
+    assert_eq!(
+        (seen[0].method.as_str(), seen[0].path.as_str()),
+        ("PUT", "/api/v0/instances/reboot/12345/")
+    );
+
+    // A start is its own action: the instance's state asked running.
+    let start = post(
+        &addr,
+        "ops-may-act-2",
+        r#"{"action":"start","host":"h1","confirm":"h1","key":"start-h1-1"}"#,
+    );
+    assert_eq!(start.0, 200, "{}", start.1);
+    let seen = provider.requests();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[1].json(), serde_json::json!({"state": "running"}));
+
+    // The audit log names the command and who asked; the ledger stays open (nothing released).
+    let audit =
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    let restarted: Vec<&str> = audit
+        .lines()
+        .filter(|l| l.contains("gpufleet restart h1 (asked by ops-alice through the watcher)"))
+        .collect();
+    assert_eq!(
+        restarted.len(),
+        2,
+        "the wrong name and the restart: {audit}"
+    );
+    assert!(restarted[1].contains("\"outcome\":\"ok\""), "{audit}");
+    assert!(
+        audit.contains("gpufleet start h1 (asked by ops-alice through the watcher)"),
+        "{audit}"
+    );
+    assert!(!audit.contains("viewer"), "{audit}");
+    drop(served);
+}
+
+#[test]
 fn an_attached_consoles_release_dialog_asks_the_watcher_and_a_watching_token_is_told_so() {
     let provider = Server::start(vec![answer(200, r#"{"success": true}"#)]);
     let dir = tempfile::tempdir().expect("temp");
@@ -195,8 +263,28 @@ fn an_attached_consoles_release_dialog_asks_the_watcher_and_a_watching_token_is_
     let seen = provider.requests();
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(seen[0].json(), serde_json::json!({"state": "stopped"}));
+
+    // `r`: the same typed confirmation, Cancel by default; typed, the watcher restarts it.
+    ops.keys(&["Escape"]);
+    ops.keys(&["r"]);
+    ops.wait_for("输入 h1", WAIT);
+    ops.keys(&["Enter"]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(provider.requests().len(), 1, "{:?}", provider.requests());
+    ops.keys(&["r"]);
+    ops.wait_for("输入 h1", WAIT);
+    ops.keys(&["h", "1", "Enter"]);
+    ops.wait_until("the restart's outcome", WAIT, |_| {
+        provider.requests().len() == 2
+    });
+    let seen = provider.requests();
+    assert_eq!(seen[1].path, "/api/v0/instances/reboot/12345/", "{seen:?}");
     let audit =
         std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    assert!(
+        audit.contains("gpufleet restart h1 (asked by ops-alice"),
+        "{audit}"
+    );
     assert!(audit.contains("asked by ops-alice"), "{audit}");
     assert!(!audit.contains("asked by viewer"), "{audit}");
     drop(served);
@@ -227,6 +315,362 @@ fn a_host_the_watcher_adds_on_reload_shows_in_an_attached_console() {
     assert!(status.success());
     served.wait_log("late-h9");
     let screen = console.wait_for("late-h9", WAIT);
+    assert!(!screen.contains("EXIT="), "{screen}");
+    drop(served);
+}
+
+/// A job on the sshd host: notes each signal in `signals`, ignores SIGINT, ends on SIGTERM.
+struct Job {
+    child: std::process::Child,
+    signals: std::path::PathBuf,
+}
+
+impl Job {
+    fn start(dir: &Path) -> Self {
+        let signals = dir.join("signals");
+        let script = format!(
+            "trap 'echo INT >> \"{s}\"' INT; trap 'echo TERM >> \"{s}\"; exit 0' TERM; \
+             while :; do sleep 0.2; done",
+            s = signals.display()
+        );
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("job");
+        Self { child, signals }
+    }
+
+    fn signals(&self) -> String {
+        std::fs::read_to_string(&self.signals).unwrap_or_default()
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A watcher of host `h1` on `sshd`, with a watching token and one that may act.
+fn sshd_watcher(sshd: &crate::common::sshd::Sshd, dir: &Path) -> (Served, String) {
+    let known_hosts = dir.join("known_hosts");
+    std::fs::write(&known_hosts, sshd.known_hosts_line("ed25519")).expect("known_hosts");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[hosts]]\nname = \"h1\"\nssh = \"{}@127.0.0.1:{}\"\nidentity_file = \"{}\"\n\n\
+             [serve]\n\n[[serve.tokens]]\nname = \"viewer\"\ntoken_env = \"VIEWER_TOKEN\"\n\n\
+             [[serve.tokens]]\nname = \"ops-alice\"\ntoken_env = \"OPS_TOKEN\"\nactions = true\n",
+            sshd.user,
+            sshd.port,
+            sshd.client_key().display()
+        ),
+    )
+    .expect("config");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let served = Served::start_with(
+        dir,
+        &[
+            "--known-hosts",
+            known_hosts.to_str().expect("utf-8"),
+            "--config",
+            config.to_str().expect("utf-8"),
+        ],
+        &addr,
+        &[
+            ("VIEWER_TOKEN", "view-only-1"),
+            ("OPS_TOKEN", "ops-may-act-2"),
+        ],
+    );
+    (served, addr)
+}
+
+#[test]
+fn a_stop_job_and_a_check_through_the_watcher_run_on_its_ssh_host() {
+    let Some(sshd) = crate::common::sshd::Sshd::start() else {
+        return;
+    };
+    sshd.set_scenario("healthy");
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = sshd_watcher(&sshd, dir.path());
+    let mut job = Job::start(dir.path());
+    let pid = job.child.id();
+    let stop =
+        format!(r#"{{"action":"stop-job","host":"h1","pid":{pid},"grace":1,"key":"stop-1"}}"#);
+
+    // A watching token may not stop a job, nor check a host: nothing runs.
+    assert_eq!(post(&addr, "view-only-1", &stop).0, 403);
+    let check = r#"{"action":"check","host":"h1","key":"check-1"}"#;
+    assert_eq!(post(&addr, "view-only-1", check).0, 403);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(job.signals(), "");
+    assert!(
+        sshd.calls("nvidia-smi").iter().all(|c| c != "-q -x"),
+        "{:?}",
+        sshd.calls("nvidia-smi")
+    );
+
+    // The job gets SIGINT, then SIGTERM after its grace period, over the watcher's SSH.
+    let stopped = post(&addr, "ops-may-act-2", &stop);
+    assert_eq!(stopped.0, 200, "{}\n{}", stopped.1, served.log());
+    assert!(
+        stopped.1["said"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("SIGTERM"),
+        "{}",
+        stopped.1
+    );
+    // The shell runs its trap once its `sleep` ends.
+    let deadline = std::time::Instant::now() + WAIT;
+    while !matches!(job.child.try_wait(), Ok(Some(_))) {
+        assert!(std::time::Instant::now() < deadline, "the job still runs");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(job.signals(), "INT\nTERM\n");
+    // Asked again with its key: the first answer, no signal sent again.
+    assert_eq!(post(&addr, "ops-may-act-2", &stop), stopped);
+    assert_eq!(job.signals(), "INT\nTERM\n");
+
+    // The check runs on the host through the watcher; its report comes back whole.
+    let checked = post(&addr, "ops-may-act-2", check);
+    assert_eq!(checked.0, 200, "{}\n{}", checked.1, served.log());
+    assert!(sshd.calls("nvidia-smi").iter().any(|c| c == "-q -x"));
+    let report = checked.1["report"].as_str().unwrap_or_default();
+    assert!(report.contains("NVIDIA H200"), "{report}");
+    assert!(
+        !checked.1["said"].as_str().unwrap_or_default().is_empty(),
+        "{}",
+        checked.1
+    );
+
+    // The audit log: the signals as they ran, and who asked each action.
+    let audit =
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    assert!(
+        audit.contains(&format!("\"command\":\"kill -s INT {pid}\"")),
+        "{audit}"
+    );
+    assert!(
+        audit.contains(&format!("\"command\":\"kill -s TERM {pid}\"")),
+        "{audit}"
+    );
+    assert!(
+        audit.contains(&format!(
+            "gpufleet stop-job h1 {pid} (asked by ops-alice through the watcher)"
+        )),
+        "{audit}"
+    );
+    assert!(
+        audit.contains("gpufleet check h1 (asked by ops-alice through the watcher)"),
+        "{audit}"
+    );
+    assert!(!audit.contains("viewer"), "{audit}");
+
+    // An attached console's `c` asks the watcher too: the pane says where it runs, then
+    // shows the watcher's report.
+    let Some(ops) = console(dir.path(), &addr, "ops-may-act-2", "en") else {
+        return;
+    };
+    ops.wait_for("h1", WAIT);
+    let checks = || {
+        sshd.calls("nvidia-smi")
+            .iter()
+            .filter(|c| c.as_str() == "-q -x")
+            .count()
+    };
+    let before = checks();
+    ops.keys(&["c"]);
+    ops.wait_for("running on the watcher", WAIT);
+    let screen = ops.wait_until("the watcher's report", 2 * WAIT, |s| {
+        s.contains("NVIDIA H200") && s.contains("kept on the watcher")
+    });
+    assert!(!screen.contains("EXIT="), "{screen}");
+    assert_eq!(checks(), before + 1, "one check ran on the host");
+    drop(served);
+}
+
+/// Puts the runbook fakes (`nvidia-smi` that keeps a power limit, `id`, `sudo`, ...) first on
+/// the sshd's remote PATH.
+fn install_runbook_fakes(bin: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/playbook");
+    for entry in std::fs::read_dir(&source).expect("fixtures").flatten() {
+        let target = bin.join(entry.file_name());
+        std::fs::copy(entry.path(), &target).expect("copy fake");
+        let name = entry.file_name().to_string_lossy().to_string();
+        if !name.ends_with(".txt") && !name.ends_with(".md") {
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod");
+        }
+    }
+}
+
+/// `power-limit`'s step `step` of run `run`, with the command the console showed.
+fn step(run: &str, step: &str, watts: &str, command: &[&str]) -> String {
+    serde_json::json!({
+        "action": "runbook-step",
+        "host": "h1",
+        "key": format!("{run}-{step}-{watts}-{}", command.len()),
+        "run": run,
+        "runbook": "power-limit",
+        "step": step,
+        "params": {"watts": watts},
+        "command": command,
+    })
+    .to_string()
+}
+
+const READ_LIMITS: [&str; 3] = [
+    "nvidia-smi",
+    "--query-gpu=index,power.min_limit,power.max_limit,power.default_limit,enforced.power.limit",
+    "--format=csv,noheader,nounits",
+];
+
+#[test]
+fn a_runbook_step_through_the_watcher_runs_the_command_its_own_catalogue_builds() {
+    let Some(sshd) = crate::common::sshd::Sshd::start() else {
+        return;
+    };
+    install_runbook_fakes(&sshd.dir().join("bin"));
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = sshd_watcher(&sshd, dir.path());
+    let limits = |calls: Vec<String>| -> Vec<String> {
+        calls.into_iter().filter(|c| c.contains("-pl")).collect()
+    };
+
+    // A watching token may not run a step, even a read.
+    let read = step("run-1", "read-limits", "250", &READ_LIMITS);
+    assert_eq!(post(&addr, "view-only-1", &read).0, 403);
+
+    // The read steps run on the host and their output comes back.
+    let first = post(&addr, "ops-may-act-2", &read);
+    assert_eq!(first.0, 200, "{}\n{}", first.1, served.log());
+    assert_eq!(first.1["exit_status"], 0, "{}", first.1);
+    assert_eq!(first.1["output"][0], "0, 200.00, 700.00, 700.00, 700.00");
+    let whoami = post(
+        &addr,
+        "ops-may-act-2",
+        &step("run-1", "whoami", "250", &["id", "-u"]),
+    );
+    assert_eq!(whoami.0, 200, "{}", whoami.1);
+    let root = whoami.1["output"][0].as_str() == Some("0");
+    let apply: Vec<&str> = if root {
+        vec!["nvidia-smi", "-i", "0", "-pl", "250"]
+    } else {
+        vec!["sudo", "-n", "nvidia-smi", "-i", "0", "-pl", "250"]
+    };
+
+    // A command that is not the one the watcher's runbook builds is refused, never run.
+    let mut forged = apply.clone();
+    forged.push("--force");
+    let refused = post(
+        &addr,
+        "ops-may-act-2",
+        &step("run-1", "apply", "250", &forged),
+    );
+    assert_eq!(refused.0, 409, "{}", refused.1);
+    assert!(
+        refused.1["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("-pl 250"),
+        "{}",
+        refused.1
+    );
+    assert!(limits(sshd.calls("nvidia-smi")).is_empty());
+
+    // A value outside the range the run read from the host is refused before it runs.
+    let low = post(
+        &addr,
+        "ops-may-act-2",
+        &step("run-1", "apply", "50", &apply),
+    );
+    assert_eq!(low.0, 409, "{}", low.1);
+    assert!(limits(sshd.calls("nvidia-smi")).is_empty());
+
+    // The confirmed step runs on the host, once for its key.
+    let applied = step("run-1", "apply", "250", &apply);
+    let done = post(&addr, "ops-may-act-2", &applied);
+    assert_eq!(done.0, 200, "{}\n{}", done.1, served.log());
+    assert_eq!(done.1["exit_status"], 0, "{}", done.1);
+    assert_eq!(post(&addr, "ops-may-act-2", &applied), done);
+    assert_eq!(limits(sshd.calls("nvidia-smi")), ["-i 0 -pl 250"]);
+
+    // A run that never read the host's limits cannot apply one: nothing to check it against.
+    let blind = post(
+        &addr,
+        "ops-may-act-2",
+        &step("run-2", "apply", "250", &apply),
+    );
+    assert_eq!(blind.0, 409, "{}", blind.1);
+    assert_eq!(limits(sshd.calls("nvidia-smi")).len(), 1);
+
+    // The audit log: each step with its runbook, and who asked.
+    let audit =
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    let steps: Vec<&str> = audit
+        .lines()
+        .filter(|l| l.contains("\"runbook\":\"power-limit\""))
+        .collect();
+    let asked = format!(
+        "\"command\":\"{} (asked by ops-alice through the watcher)\"",
+        apply.join(" ")
+    );
+    assert!(
+        steps.iter().any(|l| l.contains(&asked)
+            && l.contains("\"outcome\":\"ok\"")
+            && l.contains("\"step\":\"apply\"")),
+        "{audit}"
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|l| l.contains("--force") && l.contains("\"outcome\":\"refused\"")),
+        "{audit}"
+    );
+    assert!(!audit.contains("viewer"), "{audit}");
+
+    // An attached console runs the runbook as everywhere (each command shown, a change asked
+    // first), and each step's command runs on the watcher's host.
+    let Some(ops) = console(dir.path(), &addr, "ops-may-act-2", "en") else {
+        return;
+    };
+    ops.wait_for("h1", WAIT);
+    ops.keys(&["p"]);
+    ops.wait_for("power-limit", WAIT);
+    ops.keys(&["Enter"]);
+    ops.wait_for("watts", WAIT);
+    ops.keys(&["Tab", "2", "5", "0", "Enter"]);
+    let screen = ops.wait_for("Run it on the host?", WAIT);
+    assert!(screen.contains("-pl 250"), "{screen}");
+    assert_eq!(
+        limits(sshd.calls("nvidia-smi")).len(),
+        1,
+        "asked before it runs"
+    );
+    ops.keys(&["y"]);
+    ops.wait_until("the step ran on the host", WAIT, |_| {
+        limits(sshd.calls("nvidia-smi")).len() == 2
+    });
+    let audit =
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
+    let verified = audit
+        .lines()
+        .filter(|l| l.contains("\"step\":\"verify\"") && l.contains("asked by ops-alice"))
+        .count();
+    let screen = ops.wait_until("the run's end", WAIT, |_| {
+        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("\"step\":\"verify\""))
+            .count()
+            > verified
+    });
     assert!(!screen.contains("EXIT="), "{screen}");
     drop(served);
 }

@@ -4,17 +4,23 @@
 //! repeated with the same key (a network cut before the answer came) gets the first answer
 //! again and never runs twice, so a console reads the outcome back by asking again.
 //!
-//! The actions served are `hold` (cancel a host's auto-release countdown, as `gpufleet hold`)
-//! and `release` (the release flow, run by the watcher with the name typed in the console's
-//! dialog as its confirmation); the others are answered 501 until the watcher runs them.
+//! The actions served are `hold` (cancel a host's auto-release countdown, as `gpufleet hold`),
+//! `release`, `restart` and `start` (the release flow, run by the watcher with the name typed
+//! in the console's dialog as its confirmation), `stop-job` (a job's process sent SIGINT, then
+//! SIGTERM after its grace period), `check` (the acceptance check, its report in the answer)
+//! and `runbook-step` (one step of a runbook, named by the runbook's id, the step's id and the
+//! typed parameters: the watcher builds the command from its own catalogue, never from the
+//! console's words); the watcher runs them on its own SSH sessions ([`Hands`]). Others are
+//! answered 501.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
 use crate::audit::{AuditEntry, AuditKind, AuditLog};
 use crate::cost::HoldStore;
+use crate::job::stop::StopJob;
 use crate::release::ReleaseAction;
 use crate::telemetry::source::now_ms;
 
@@ -29,7 +35,7 @@ const MAX_KEY_BYTES: usize = 128;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Request {
-    /// `hold` or `release`; `stop-job` and runbook steps are not run through the watcher yet.
+    /// `hold`, `release`, `restart`, `start`, `stop-job`, `check` or `runbook-step`.
     pub action: String,
     pub host: String,
     /// Chosen by the console, the same for every try of one action.
@@ -40,6 +46,93 @@ pub struct Request {
     /// A release's confirmation: the host's name as typed in the console's dialog.
     #[serde(default)]
     pub confirm: Option<String>,
+    /// A stop-job's process.
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// A stop-job's seconds from SIGINT to SIGTERM.
+    #[serde(default)]
+    pub grace: Option<u64>,
+    /// A runbook step's run: the console's name for one run of a runbook, so the watcher keeps
+    /// what that run's earlier steps found on the host.
+    #[serde(default)]
+    pub run: Option<String>,
+    /// A runbook step's runbook id.
+    #[serde(default)]
+    pub runbook: Option<String>,
+    /// A runbook step's id.
+    #[serde(default)]
+    pub step: Option<String>,
+    /// A runbook step's parameters as typed (name, value).
+    #[serde(default)]
+    pub params: BTreeMap<String, String>,
+    /// A runbook step's command as the console showed it and the user confirmed it: the
+    /// watcher runs the command it builds itself, and only when it is this one.
+    #[serde(default)]
+    pub command: Vec<String>,
+}
+
+/// One runbook step asked through the watcher, with who asked.
+#[derive(Debug, Clone)]
+pub struct StepAsk {
+    pub host: String,
+    pub run: String,
+    pub runbook: String,
+    pub step: String,
+    pub params: Vec<(String, String)>,
+    pub command: Vec<String>,
+    pub who: String,
+}
+
+/// How a runbook step asked through the watcher ran: its output and status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stepped {
+    pub exit_status: Option<i32>,
+    pub timed_out: bool,
+    /// Its output, merged, each line free of control characters.
+    pub output: Vec<String>,
+}
+
+/// A job's stop asked through the watcher, with who asked.
+#[derive(Debug, Clone)]
+pub struct StopJobAsk {
+    pub host: String,
+    pub stop: StopJob,
+    pub who: String,
+}
+
+/// A check asked through the watcher, with who asked.
+#[derive(Debug, Clone)]
+pub struct CheckAsk {
+    pub host: String,
+    pub who: String,
+}
+
+/// How a stop-job or a check asked through the watcher ended, in the watcher's words (English).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ran {
+    /// It ran: what it did (a check: its status word) and, for a check, the report.
+    Done {
+        said: String,
+        report: Option<String>,
+    },
+    /// Not run (`read_only`, a host the watcher cannot reach by SSH): why.
+    Refused(String),
+    /// Run, and it failed: why.
+    Failed(String),
+    /// This watcher runs nothing on hosts (the demo fleet).
+    Unavailable,
+}
+
+/// What the watcher runs for its consoles, with its own config, tokens and SSH sessions.
+pub trait Hands: Send + Sync {
+    /// A release, restart or start, by the watcher's release flow.
+    fn release(&self, ask: &ReleaseAsk) -> Released;
+    /// A job's process stopped: SIGINT, then SIGTERM after its grace period.
+    fn stop_job(&self, ask: &StopJobAsk) -> Ran;
+    /// The acceptance check of a host, its report rendered as `gpufleet check` prints it.
+    fn check(&self, ask: &CheckAsk) -> Ran;
+    /// One runbook step, its command built from the watcher's own catalogue.
+    fn step(&self, ask: &StepAsk) -> Result<Stepped, Ran>;
 }
 
 /// A release asked through the watcher, with who asked (the token's name).
@@ -67,9 +160,6 @@ pub enum Released {
     Unavailable,
 }
 
-/// Runs a release for the watcher's consoles (the watcher's own release flow).
-pub type Releaser = Arc<dyn Fn(&ReleaseAsk) -> Released + Send + Sync>;
-
 /// The answer: an HTTP status and what it says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Outcome {
@@ -80,9 +170,21 @@ pub struct Outcome {
     pub outcome: String,
     pub action: String,
     pub host: String,
-    /// What was done (a release: the provider's acceptance).
+    /// What was done (a release: the provider's acceptance; a check: its status).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub said: Option<String>,
+    /// A check's report, as `gpufleet check` prints it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<String>,
+    /// A runbook step's exit status (none: killed, timed out or the connection dropped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<i32>,
+    /// A runbook step that ran past its timeout.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+    /// A runbook step's output.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub output: Vec<String>,
     /// The watcher's words when it refused or failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -98,7 +200,7 @@ struct Remembered {
 #[derive(Clone, Default)]
 pub struct Actions {
     remembered: Arc<Mutex<Remembered>>,
-    releaser: Option<Releaser>,
+    hands: Option<Arc<dyn Hands>>,
 }
 
 /// Why a request is refused before it is run (400).
@@ -134,11 +236,11 @@ pub fn parse(body: &[u8]) -> Result<Request, BadRequest> {
 }
 
 impl Actions {
-    /// Actions releasing hosts with `releaser` (none: a release is answered 501).
-    pub fn new(releaser: Option<Releaser>) -> Self {
+    /// Actions run on hosts by `hands` (none: they are answered 501).
+    pub fn new(hands: Option<Arc<dyn Hands>>) -> Self {
         Self {
             remembered: Arc::default(),
-            releaser,
+            hands,
         }
     }
 
@@ -153,7 +255,10 @@ impl Actions {
         }
         // Run under the lock: a retry arriving while the first try runs waits for its outcome.
         let outcome = match request.action.as_str() {
-            "release" => self.release(who, request, known),
+            "release" | "restart" | "start" => self.release(who, request, known),
+            "stop-job" => self.stop_job(who, request, known),
+            "check" => self.check(who, request, known),
+            "runbook-step" => self.step(who, request, known),
             _ => execute(who, request, known),
         };
         remembered
@@ -169,17 +274,20 @@ impl Actions {
     }
 
     fn release(&self, who: &str, request: &Request, known: bool) -> Outcome {
-        let Some(releaser) = &self.releaser else {
+        let Some(hands) = &self.hands else {
             return answer(request, 501, "not_served");
         };
         if !known {
             return answer(request, 404, "unknown_host");
         }
-        let action = match request.release.as_deref() {
-            None => None,
-            Some("stop") => Some(ReleaseAction::Stop),
-            Some("terminate") => Some(ReleaseAction::Terminate),
-            Some(other) => {
+        // A restart or start names itself; a release says which in `release`.
+        let action = match (request.action.as_str(), request.release.as_deref()) {
+            ("restart", None) => Some(ReleaseAction::Restart),
+            ("start", None) => Some(ReleaseAction::Start),
+            ("release", None) => None,
+            ("release", Some("stop")) => Some(ReleaseAction::Stop),
+            ("release", Some("terminate")) => Some(ReleaseAction::Terminate),
+            (_, Some(other)) => {
                 return Outcome {
                     error: Some(format!(
                         "unknown release action {:?}: stop or terminate",
@@ -188,6 +296,7 @@ impl Actions {
                     ..answer(request, 400, "bad_release")
                 };
             }
+            (_, None) => return answer(request, 501, "not_served"),
         };
         let ask = ReleaseAsk {
             host: request.host.clone(),
@@ -195,7 +304,7 @@ impl Actions {
             typed: request.confirm.clone().unwrap_or_default(),
             who: who.to_string(),
         };
-        let (status, word, said, error) = match releaser(&ask) {
+        let (status, word, said, error) = match hands.release(&ask) {
             Released::Accepted(said) => (200, "done", Some(said), None),
             Released::Refused(why) => (409, "refused", None, Some(why)),
             Released::NotConfirmed(why) => (400, "not_confirmed", None, Some(why)),
@@ -208,6 +317,118 @@ impl Actions {
             ..answer(request, status, word)
         }
     }
+
+    fn stop_job(&self, who: &str, request: &Request, known: bool) -> Outcome {
+        let Some(hands) = &self.hands else {
+            return answer(request, 501, "not_served");
+        };
+        if !known {
+            return answer(request, 404, "unknown_host");
+        }
+        let grace = request.grace.unwrap_or(crate::config::DEFAULT_STOP_GRACE_S);
+        let stop = match request.pid.map(|pid| StopJob::new(pid, grace)) {
+            Some(Ok(stop)) if grace <= MAX_GRACE_S => stop,
+            Some(Ok(_)) => {
+                return Outcome {
+                    error: Some(format!("the grace period is at most {MAX_GRACE_S} s")),
+                    ..answer(request, 400, "bad_stop")
+                };
+            }
+            Some(Err(crate::job::stop::StopJobError::BadPid(pid))) => {
+                return Outcome {
+                    error: Some(format!("process {pid}: not a job's PID")),
+                    ..answer(request, 400, "bad_stop")
+                };
+            }
+            None => {
+                return Outcome {
+                    error: Some("a stop-job names the job's `pid`".to_string()),
+                    ..answer(request, 400, "bad_stop")
+                };
+            }
+        };
+        let ask = StopJobAsk {
+            host: request.host.clone(),
+            stop,
+            who: who.to_string(),
+        };
+        ran(request, hands.stop_job(&ask))
+    }
+
+    fn check(&self, who: &str, request: &Request, known: bool) -> Outcome {
+        let Some(hands) = &self.hands else {
+            return answer(request, 501, "not_served");
+        };
+        if !known {
+            return answer(request, 404, "unknown_host");
+        }
+        let ask = CheckAsk {
+            host: request.host.clone(),
+            who: who.to_string(),
+        };
+        ran(request, hands.check(&ask))
+    }
+
+    fn step(&self, who: &str, request: &Request, known: bool) -> Outcome {
+        let Some(hands) = &self.hands else {
+            return answer(request, 501, "not_served");
+        };
+        if !known {
+            return answer(request, 404, "unknown_host");
+        }
+        let (Some(run), Some(runbook), Some(step)) =
+            (&request.run, &request.runbook, &request.step)
+        else {
+            return Outcome {
+                error: Some("a runbook step names its `run`, `runbook` and `step`".to_string()),
+                ..answer(request, 400, "bad_step")
+            };
+        };
+        let ask = StepAsk {
+            host: request.host.clone(),
+            run: run.clone(),
+            runbook: runbook.clone(),
+            step: step.clone(),
+            params: request
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            command: request.command.clone(),
+            who: who.to_string(),
+        };
+        match hands.step(&ask) {
+            Ok(stepped) => Outcome {
+                exit_status: stepped.exit_status,
+                timed_out: stepped.timed_out,
+                output: stepped.output,
+                ..answer(request, 200, "done")
+            },
+            Err(not) => ran(request, not),
+        }
+    }
+}
+
+/// The longest grace period asked: a request holds the watcher's actions while it waits.
+const MAX_GRACE_S: u64 = 600;
+
+fn ran(request: &Request, ran: Ran) -> Outcome {
+    match ran {
+        Ran::Done { said, report } => Outcome {
+            said: Some(said),
+            report,
+            ..answer(request, 200, "done")
+        },
+        Ran::Refused(why) => Outcome {
+            error: Some(why),
+            ..answer(request, 409, "refused")
+        },
+        Ran::Failed(why) => Outcome {
+            error: Some(why),
+            ..answer(request, 502, "failed")
+        },
+        Ran::Unavailable => answer(request, 501, "not_served"),
+    }
 }
 
 fn answer(request: &Request, status: u16, outcome: &str) -> Outcome {
@@ -217,6 +438,10 @@ fn answer(request: &Request, status: u16, outcome: &str) -> Outcome {
         action: request.action.clone(),
         host: request.host.clone(),
         said: None,
+        report: None,
+        exit_status: None,
+        timed_out: false,
+        output: Vec::new(),
         error: None,
     }
 }
@@ -284,20 +509,35 @@ mod tests {
         assert_eq!(actions.run("ops", &other, false).status, 404);
     }
 
-    #[test]
-    fn a_release_runs_once_per_key_and_its_answer_says_what_the_provider_did() {
-        let runs = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&runs);
-        let releaser: Releaser = Arc::new(move |ask: &ReleaseAsk| {
-            if let Ok(mut seen) = seen.lock() {
+    /// Records what it is asked to release; the typed name `a` is accepted.
+    #[derive(Default)]
+    struct Releasing(Mutex<Vec<(String, Option<ReleaseAction>, String)>>);
+
+    impl Hands for Releasing {
+        fn release(&self, ask: &ReleaseAsk) -> Released {
+            if let Ok(mut seen) = self.0.lock() {
                 seen.push((ask.who.clone(), ask.action, ask.typed.clone()));
             }
             match ask.typed.as_str() {
                 "a" => Released::Accepted("stop sent and accepted".into()),
                 _ => Released::NotConfirmed("typed the wrong name".into()),
             }
-        });
-        let actions = Actions::new(Some(releaser));
+        }
+        fn stop_job(&self, _: &StopJobAsk) -> Ran {
+            Ran::Unavailable
+        }
+        fn check(&self, _: &CheckAsk) -> Ran {
+            Ran::Unavailable
+        }
+        fn step(&self, _: &StepAsk) -> Result<Stepped, Ran> {
+            Err(Ran::Unavailable)
+        }
+    }
+
+    #[test]
+    fn a_release_runs_once_per_key_and_its_answer_says_what_the_provider_did() {
+        let hands = Arc::new(Releasing::default());
+        let actions = Actions::new(Some(hands.clone()));
         let asked =
             parse(br#"{"action":"release","host":"a","release":"stop","confirm":"a","key":"r-1"}"#)
                 .expect("request");
@@ -311,8 +551,15 @@ mod tests {
         let odd = parse(br#"{"action":"release","host":"a","release":"nuke","key":"r-3"}"#)
             .expect("request");
         assert_eq!(actions.run("ops", &odd, true).outcome, "bad_release");
+        let restart = parse(br#"{"action":"restart","host":"a","confirm":"a","key":"r-4"}"#)
+            .expect("request");
+        assert_eq!(actions.run("ops", &restart, true).status, 200);
+        let mixed =
+            parse(br#"{"action":"start","host":"a","release":"stop","confirm":"a","key":"r-5"}"#)
+                .expect("request");
+        assert_eq!(actions.run("ops", &mixed, true).outcome, "bad_release");
         assert_eq!(
-            runs.lock().map(|r| r.clone()).unwrap_or_default(),
+            hands.0.lock().map(|r| r.clone()).unwrap_or_default(),
             vec![
                 (
                     "ops".to_string(),
@@ -320,11 +567,45 @@ mod tests {
                     "a".to_string()
                 ),
                 ("ops".to_string(), None, "b".to_string()),
+                (
+                    "ops".to_string(),
+                    Some(ReleaseAction::Restart),
+                    "a".to_string()
+                ),
             ]
         );
         // Without a release flow (the demo fleet), a release is not served.
         let none = Actions::default().run("ops", &asked, true);
         assert_eq!((none.status, none.outcome.as_str()), (501, "not_served"));
+    }
+
+    #[test]
+    fn a_stop_job_needs_a_jobs_pid_and_a_bounded_grace_and_a_step_its_names() {
+        let actions = Actions::new(Some(Arc::new(Releasing::default())));
+        let asked = |body: &str| {
+            let request = parse(body.as_bytes()).expect("request");
+            let outcome = actions.run("ops", &request, true);
+            (outcome.status, outcome.outcome)
+        };
+        let bad = (400, "bad_stop".to_string());
+        assert_eq!(
+            asked(r#"{"action":"stop-job","host":"a","pid":1,"key":"s1"}"#),
+            bad
+        );
+        assert_eq!(asked(r#"{"action":"stop-job","host":"a","key":"s2"}"#), bad);
+        assert_eq!(
+            asked(r#"{"action":"stop-job","host":"a","pid":4242,"grace":601,"key":"s3"}"#),
+            bad
+        );
+        // Well formed: handed to the watcher's hands (which run nothing here).
+        assert_eq!(
+            asked(r#"{"action":"stop-job","host":"a","pid":4242,"grace":5,"key":"s4"}"#).0,
+            501
+        );
+        assert_eq!(
+            asked(r#"{"action":"runbook-step","host":"a","runbook":"power-limit","key":"r1"}"#),
+            (400, "bad_step".to_string())
+        );
     }
 
     #[test]

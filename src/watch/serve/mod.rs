@@ -10,7 +10,7 @@ pub mod hub;
 pub mod server;
 pub mod tokens;
 
-pub use actions::{ReleaseAsk, Released, Releaser};
+pub use actions::{CheckAsk, Hands, Ran, ReleaseAsk, Released, StepAsk, Stepped, StopJobAsk};
 pub use hub::{CONSOLE_QUEUE_LINES, Hub, Subscription};
 pub use server::{CONTENT_TYPE, HEARTBEAT, STATE_LINES_HEADER, ServeEndpoint, start};
 pub use tokens::{DEFAULT_TOKEN_ENV, Grant, SetupError, Tokens, read_token_file};

@@ -20,7 +20,7 @@ use tokio::time::{Interval, MissedTickBehavior};
 
 use crate::metrics::{Answer, Body, IDLE_TIMEOUT, MetricsServer, plain, unauthorized};
 
-use super::actions::{self, Actions, Releaser};
+use super::actions::{self, Actions, Hands};
 use super::hub::Hub;
 use super::tokens::{SetupError, Tokens};
 
@@ -110,15 +110,15 @@ fn tls_acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor, Se
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 
-/// Starts serving `hub` as `endpoint` says, releasing hosts asked for with `releaser`; the
-/// server's address with it.
+/// Starts serving `hub` as `endpoint` says, running what consoles ask on hosts with `hands`;
+/// the server's address with it.
 pub fn start(
     endpoint: &ServeEndpoint,
     hub: Hub,
-    releaser: Option<Releaser>,
+    hands: Option<Arc<dyn Hands>>,
 ) -> Result<MetricsServer, SetupError> {
     let tokens = Arc::new(endpoint.tokens.clone());
-    let actions = Actions::new(releaser);
+    let actions = Actions::new(hands);
     let answer: Answer = Arc::new(move |request| {
         let tokens = Arc::clone(&tokens);
         let hub = hub.clone();
