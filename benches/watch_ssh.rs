@@ -8,8 +8,20 @@
 //! `target/watch-ssh-report.txt`. GPUFLEET_SOAK_MINUTES=N samples RSS once a minute first;
 //! GPUFLEET_SOAK_VARIANTS adds watchers with other environments, GPUFLEET_SOAK_CONSOLE=1 the
 //! console; GPUFLEET_BENCH_WRAP runs the watcher under a tool.
+//!
+//! GPUFLEET_BENCH_ATTACH=1: what one attached console costs the watcher. The watcher also
+//! serves (`watch --serve`, `GPUFLEET_SERVE_TOKEN`), and instead of the one window its CPU is
+//! read over windows of equal length taken in turn without and with one `gpufleet attach` console
+//! (tmux, 160x48; started before its window, which opens once the console counts every host
+//! live, and killed after it): GPUFLEET_BENCH_ATTACH_WINDOWS windows with it (default 2), one
+//! more without, so that without, with, without, ... ends as it began and a steady drift of the
+//! machine's load weighs the same on both sides.
+//!
+//! GPUFLEET_BENCH_SECS sets a window's length (default 60 s, 30 s with the console);
+//! GPUFLEET_BENCH_BIN the `gpufleet` binary (default `target/release/gpufleet` of this checkout,
+//! else of the current directory), GPUFLEET_BENCH_REPORT the report file.
 //! Under `cargo test` it runs a 3-host, 5-second smoke version.
-//! Needs `/usr/sbin/sshd` and the release binary (`cargo build --release`).
+//! Needs `/usr/sbin/sshd` and the release binary (`cargo build --release`); tmux for the console.
 
 #[path = "../tests/release_support/server.rs"]
 mod server;
@@ -17,12 +29,86 @@ mod server;
 #[path = "../tests/common/sshd.rs"]
 mod sshd;
 
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The token the serving watcher takes and the attached console gives.
+const SERVE_TOKEN: &str = "bench-attach-token";
+/// How long the watcher is left after a console showed every host, and after it was killed,
+/// before a window opens.
+const SETTLE: Duration = Duration::from_secs(3);
+/// How long a console may take to show every host live.
+const SHOW_WAIT: Duration = Duration::from_secs(120);
+const TICKS_PER_S: f64 = 100.0; // USER_HZ on Linux
 
 struct Plan {
     hosts: usize,
     measure: Duration,
+    /// With GPUFLEET_BENCH_ATTACH=1: the number of windows with an attached console.
+    attach: Option<usize>,
+}
+
+fn env_num<T: std::str::FromStr>(key: &str) -> Option<T> {
+    std::env::var(key).ok().and_then(|v| v.trim().parse().ok())
+}
+
+/// The `gpufleet` binary: GPUFLEET_BENCH_BIN, else the release build of this checkout, else
+/// `target/release/gpufleet` under the current directory (a copy of the tree elsewhere); made
+/// absolute, as the tmux sessions start it from their own directory.
+fn gpufleet_binary() -> PathBuf {
+    let binary = match std::env::var_os("GPUFLEET_BENCH_BIN") {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => {
+            let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/gpufleet");
+            if built.exists() {
+                built
+            } else {
+                PathBuf::from("target/release/gpufleet")
+            }
+        }
+    };
+    std::fs::canonicalize(&binary).unwrap_or(binary)
+}
+
+/// The stand-in `nvidia-smi` and `dmesg` for the hosts' `PATH`, copied from the current
+/// directory's `tests/fixtures` when this checkout's are not here (a copy of the tree run
+/// elsewhere); `None` when they are, and each host gets its copy as in the tests.
+fn fakes_elsewhere() -> Option<tempfile::TempDir> {
+    let fixtures = "tests/fixtures/fake-nvidia-smi";
+    if Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(fixtures)
+        .is_dir()
+    {
+        return None;
+    }
+    let bin = tempfile::tempdir().expect("temp");
+    for entry in std::fs::read_dir(fixtures)
+        .expect("tests/fixtures/fake-nvidia-smi under the current directory")
+        .flatten()
+    {
+        let target = bin.path().join(entry.file_name());
+        std::fs::copy(entry.path(), &target).expect("copy fixture");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    Some(bin)
+}
+
+/// The report file: GPUFLEET_BENCH_REPORT, else `target/watch-ssh-report.txt` of this checkout
+/// (of the current directory when the checkout is not here).
+fn report_path() -> PathBuf {
+    match std::env::var_os("GPUFLEET_BENCH_REPORT") {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => {
+            let checkout = Path::new(env!("CARGO_MANIFEST_DIR"));
+            if checkout.join("target").is_dir() {
+                checkout.join("target/watch-ssh-report.txt")
+            } else {
+                PathBuf::from("target/watch-ssh-report.txt")
+            }
+        }
+    }
 }
 
 fn ticks(pid: u32) -> Option<u64> {
@@ -69,14 +155,13 @@ fn memory_breakdown(pid: u32) -> String {
     )
 }
 
-/// The console in a detached tmux session (160x48) on the bench's config.
+/// A console in a detached tmux session (160x48): on the bench's config, or attached.
 struct Console {
     socket: String,
 }
 
 impl Console {
     fn start(binary: &std::path::Path, dir: &std::path::Path) -> Self {
-        let socket = format!("gpufleet-soak-{}", std::process::id());
         let command = format!(
             "GPUFLEET_STATE_DIR={} SSH_AUTH_SOCK= exec {} --config {} --known-hosts {}",
             dir.join("state-console").display(),
@@ -84,22 +169,41 @@ impl Console {
             dir.join("config.toml").display(),
             dir.join("known_hosts").display()
         );
+        Self::run(&format!("gpufleet-soak-{}", std::process::id()), &command)
+    }
+
+    /// `gpufleet attach URL` with the token, in a session named after `n`.
+    fn attach(binary: &std::path::Path, dir: &std::path::Path, url: &str, n: usize) -> Self {
+        let command = format!(
+            "GPUFLEET_STATE_DIR={} GPUFLEET_TOKEN={SERVE_TOKEN} SSH_AUTH_SOCK= exec {} attach {url}",
+            dir.join(format!("state-attach-{n}")).display(),
+            binary.display(),
+        );
+        Self::run(
+            &format!("gpufleet-attach-{}-{n}", std::process::id()),
+            &command,
+        )
+    }
+
+    fn run(socket: &str, command: &str) -> Self {
         let status = Command::new("tmux")
             .args([
                 "-L",
-                &socket,
+                socket,
                 "new-session",
                 "-d",
                 "-x",
                 "160",
                 "-y",
                 "48",
-                &command,
+                command,
             ])
             .status()
             .expect("tmux");
         assert!(status.success(), "tmux new-session failed");
-        Self { socket }
+        Self {
+            socket: socket.to_string(),
+        }
     }
 
     fn pid(&self) -> Option<u32> {
@@ -108,6 +212,14 @@ impl Console {
             .output()
             .ok()?;
         String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    }
+
+    fn screen(&self) -> String {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p"])
+            .output()
+            .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+            .unwrap_or_default()
     }
 }
 
@@ -127,21 +239,23 @@ fn scrape(addr: &str) -> String {
 
 fn main() {
     let bench = std::env::args().any(|a| a == "--bench");
+    let attach = (std::env::var("GPUFLEET_BENCH_ATTACH").as_deref() == Ok("1"))
+        .then(|| env_num("GPUFLEET_BENCH_ATTACH_WINDOWS").unwrap_or(2).max(1));
     let plan = if bench {
+        let secs = if attach.is_some() { 30 } else { 60 };
         Plan {
-            hosts: std::env::var("GPUFLEET_BENCH_HOSTS")
-                .ok()
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(50),
-            measure: Duration::from_secs(60),
+            hosts: env_num("GPUFLEET_BENCH_HOSTS").unwrap_or(50),
+            measure: Duration::from_secs(env_num("GPUFLEET_BENCH_SECS").unwrap_or(secs)),
+            attach,
         }
     } else {
         Plan {
             hosts: 3,
             measure: Duration::from_secs(5),
+            attach,
         }
     };
-    let binary = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/gpufleet");
+    let binary = gpufleet_binary();
     if !sshd::available() {
         return;
     }
@@ -154,8 +268,13 @@ fn main() {
         eprintln!("skipping: {why}");
         return;
     }
+    let fakes = fakes_elsewhere();
+    let options = sshd::SshdOptions {
+        bin_dir: fakes.as_ref().map(|d| d.path().to_path_buf()),
+        ..Default::default()
+    };
     let servers: Vec<sshd::Sshd> = (0..plan.hosts)
-        .filter_map(|_| sshd::Sshd::start())
+        .filter_map(|_| sshd::Sshd::start_with(&options))
         .collect();
     let dir = tempfile::tempdir().expect("temp");
     let mut config = String::from("interval_ms = 1000\n\n");
@@ -184,7 +303,12 @@ fn main() {
     ));
     std::fs::write(dir.path().join("config.toml"), config).expect("config");
     std::fs::write(dir.path().join("known_hosts"), known).expect("known_hosts");
-    let spawn = |name: &str, env: &[(String, String)]| {
+    // With the console: the watcher serves on this address too.
+    let serve = plan.attach.map(|_| {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").to_string()
+    });
+    let spawn = |name: &str, env: &[(String, String)], serve: Option<&str>| {
         let metrics = {
             let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
             l.local_addr().expect("addr").to_string()
@@ -208,6 +332,8 @@ fn main() {
             .arg(dir.path().join("config.toml"))
             .arg("--known-hosts")
             .arg(dir.path().join("known_hosts"))
+            .args(serve.into_iter().flat_map(|addr| ["--serve", addr]))
+            .env("GPUFLEET_SERVE_TOKEN", SERVE_TOKEN)
             .env(
                 "GPUFLEET_STATE_DIR",
                 dir.path().join(format!("state-{name}")),
@@ -221,7 +347,7 @@ fn main() {
             .expect("watch");
         (child, metrics)
     };
-    let (mut child, metrics) = spawn("main", &[]);
+    let (mut child, metrics) = spawn("main", &[], serve.as_deref());
     // More watchers on the same hosts, each with its own environment (`;` between watchers,
     // spaces between `KEY=VALUE`s): the soak compares their memory under the same load, e.g.
     // GPUFLEET_SOAK_VARIANTS="MALLOC_ARENA_MAX=2;MALLOC_ARENA_MAX=1".
@@ -237,7 +363,7 @@ fn main() {
                 .filter_map(|kv| kv.split_once('='))
                 .map(|(k, val)| (k.to_string(), val.to_string()))
                 .collect();
-            (v.to_string(), spawn(&format!("v{i}"), &env).0)
+            (v.to_string(), spawn(&format!("v{i}"), &env, None).0)
         })
         .collect();
     let pid = child.id();
@@ -292,13 +418,29 @@ fn main() {
             std::thread::sleep(Duration::from_secs(60));
         }
     }
-    let ticks_per_s = 100.0; // USER_HZ on Linux
-    let before = ticks(pid).unwrap_or(0);
     let rss_before = status_kib(pid, "VmRSS:").unwrap_or(0);
-    let window = Instant::now();
-    std::thread::sleep(plan.measure);
-    let cpu_s = (ticks(pid).unwrap_or(0) - before) as f64 / ticks_per_s;
-    let seconds = window.elapsed().as_secs_f64();
+    let (cpu_s, seconds, attached) = match (plan.attach, &serve) {
+        (Some(with), Some(addr)) => {
+            let windows = attached_windows(&AttachRun {
+                binary: &binary,
+                dir: dir.path(),
+                url: &format!("http://{addr}"),
+                watcher: pid,
+                hosts: servers.len(),
+                window: plan.measure,
+                with,
+            });
+            // The watcher's own line reads the windows without a console.
+            let without = windows.iter().filter(|w| w.console.is_none());
+            let cpu_s = without.clone().map(|w| w.cpu_s).sum();
+            let seconds = without.map(|w| w.seconds).sum();
+            (cpu_s, seconds, attached_report(&windows))
+        }
+        _ => {
+            let window = measure(pid, plan.measure, None);
+            (window.cpu_s, window.seconds, String::new())
+        }
+    };
     let rss_after = status_kib(pid, "VmRSS:").unwrap_or(0);
     let hwm = status_kib(pid, "VmHWM:").unwrap_or(0);
 
@@ -363,12 +505,179 @@ fn main() {
             d.as_secs_f64()
         )),
     );
-    let report = format!("{report}{soak}{heaps}");
+    let report = format!("{report}{attached}{soak}{heaps}");
     print!("{report}");
     if bench {
-        let _ = std::fs::write(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/watch-ssh-report.txt"),
-            &report,
-        );
+        let path = report_path();
+        if let Err(e) = std::fs::write(&path, &report) {
+            eprintln!("watch_ssh: cannot write {}: {e}", path.display());
+        }
     }
+}
+
+/// One measured window: the watcher's CPU over it, its RSS at the end, and the attached
+/// console's figures when one was attached.
+struct Window {
+    cpu_s: f64,
+    seconds: f64,
+    rss_kib: u64,
+    console: Option<Attached>,
+}
+
+impl Window {
+    fn percent(&self) -> f64 {
+        self.cpu_s / self.seconds * 100.0
+    }
+}
+
+/// The attached console over its window.
+struct Attached {
+    /// From its start to every host live on its screen; `None` when that never came.
+    shown_after: Option<Duration>,
+    /// Its own CPU, as a share of one core; `None` when its process was gone.
+    cpu_percent: Option<f64>,
+    hwm_kib: u64,
+}
+
+/// The watcher's CPU over `length` from now; with the console's process `console`, its CPU too.
+fn measure(pid: u32, length: Duration, console: Option<u32>) -> Window {
+    let before = ticks(pid).unwrap_or(0);
+    let console_before = console.and_then(ticks);
+    let start = Instant::now();
+    std::thread::sleep(length);
+    let cpu_s = ticks(pid).unwrap_or(0).saturating_sub(before) as f64 / TICKS_PER_S;
+    let seconds = start.elapsed().as_secs_f64();
+    let console_cpu = console.zip(console_before).and_then(|(pid, before)| {
+        Some(ticks(pid)?.saturating_sub(before) as f64 / TICKS_PER_S / seconds * 100.0)
+    });
+    Window {
+        cpu_s,
+        seconds,
+        rss_kib: status_kib(pid, "VmRSS:").unwrap_or(0),
+        console: console.map(|pid| Attached {
+            shown_after: None,
+            cpu_percent: console_cpu,
+            hwm_kib: status_kib(pid, "VmHWM:").unwrap_or(0),
+        }),
+    }
+}
+
+/// What the windows with and without a console run against.
+struct AttachRun<'a> {
+    binary: &'a Path,
+    dir: &'a Path,
+    url: &'a str,
+    watcher: u32,
+    hosts: usize,
+    window: Duration,
+    /// Windows with the console; one more without.
+    with: usize,
+}
+
+/// Windows in turn without and with one attached console, beginning and ending without: the
+/// console is started before its window and counted in once its header says every host is
+/// live, and killed after it.
+fn attached_windows(run: &AttachRun) -> Vec<Window> {
+    let mut windows = Vec::new();
+    for n in 0..=2 * run.with {
+        if n % 2 == 0 {
+            eprintln!("window {}: without a console", n + 1);
+            windows.push(measure(run.watcher, run.window, None));
+            continue;
+        }
+        let console = Console::attach(run.binary, run.dir, run.url, n);
+        let shown_after = wait_every_host_live(&console, run.hosts);
+        std::thread::sleep(SETTLE);
+        eprintln!(
+            "window {}: with a console (every host live after {})",
+            n + 1,
+            shown_after.map_or("never".to_string(), |d| format!("{:.1} s", d.as_secs_f64()))
+        );
+        let pid = console.pid();
+        let mut window = measure(run.watcher, run.window, pid);
+        let attached = window.console.get_or_insert(Attached {
+            shown_after: None,
+            cpu_percent: None,
+            hwm_kib: 0,
+        });
+        attached.shown_after = shown_after;
+        drop(console);
+        std::thread::sleep(SETTLE);
+        windows.push(window);
+    }
+    windows
+}
+
+/// How long until the console's header counts `hosts` hosts live (" · N live").
+fn wait_every_host_live(console: &Console, hosts: usize) -> Option<Duration> {
+    let needle = format!("· {hosts} live");
+    let start = Instant::now();
+    while start.elapsed() < SHOW_WAIT {
+        let screen = console.screen();
+        let top = screen.lines().next().unwrap_or_default();
+        if top.contains(&needle) {
+            eprintln!("the console's top line: {}", top.trim());
+            return Some(start.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprintln!(
+        "the console never showed every host live:\n{}",
+        console.screen()
+    );
+    None
+}
+
+/// The windows' figures as the report's lines.
+fn attached_report(windows: &[Window]) -> String {
+    let (with, without): (Vec<&Window>, Vec<&Window>) =
+        windows.iter().partition(|w| w.console.is_some());
+    let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len().max(1) as f64;
+    let list = |values: &[f64]| {
+        values
+            .iter()
+            .map(|v| format!("{v:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let percents = |ws: &[&Window]| ws.iter().map(|w| w.percent()).collect::<Vec<f64>>();
+    let rss = |ws: &[&Window]| mean(&ws.iter().map(|w| w.rss_kib as f64).collect::<Vec<_>>());
+    let consoles: Vec<&Attached> = with.iter().filter_map(|w| w.console.as_ref()).collect();
+    let console_cpu: Vec<f64> = consoles.iter().filter_map(|c| c.cpu_percent).collect();
+    let shown: Vec<String> = consoles
+        .iter()
+        .map(|c| {
+            c.shown_after
+                .map_or("never".to_string(), |d| format!("{:.1} s", d.as_secs_f64()))
+        })
+        .collect();
+    let (cpu_without, cpu_with) = (percents(&without), percents(&with));
+    let cost = mean(&cpu_with) - mean(&cpu_without);
+    let every_host = consoles.iter().all(|c| c.shown_after.is_some());
+    format!(
+        "one attached console (gpufleet attach, tmux 160x48), windows of {:.0} s in turn: {} without, {} with\n\
+         watcher CPU without a console: {:.2}% of a core (windows {} %)\n\
+         watcher CPU with one attached: {:.2}% of a core (windows {} %)\n\
+         the console's cost to the watcher: {cost:+.2}% of a core; goal <= 1% of a core: {}\n\
+         attached console itself: CPU {:.2}% of a core (windows {} %), peak RSS {:.1} MB; every host live on its screen after {}\n\
+         watcher RSS at the windows' ends: {:.1} MB without, {:.1} MB with\n",
+        windows.first().map_or(0.0, |w| w.seconds),
+        without.len(),
+        with.len(),
+        mean(&cpu_without),
+        list(&cpu_without),
+        mean(&cpu_with),
+        list(&cpu_with),
+        match (every_host, cost <= 1.0) {
+            (false, _) => "not measured (a console never showed every host)",
+            (true, true) => "met",
+            (true, false) => "NOT met",
+        },
+        mean(&console_cpu),
+        list(&console_cpu),
+        consoles.iter().map(|c| c.hwm_kib).max().unwrap_or(0) as f64 / 1024.0,
+        shown.join(", "),
+        rss(&without) / 1024.0,
+        rss(&with) / 1024.0,
+    )
 }
