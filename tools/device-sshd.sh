@@ -7,6 +7,9 @@
 # wrappers at /usr/sbin/sshd, /usr/bin/ssh-keygen and /usr/bin/ssh that run them with their
 # libraries. sshd re-executes itself by the absolute path it was started with, which is the
 # unpacked binary's, so the wrapper is passed once.
+# When DIR also holds tmux's packages (`apt-get download tmux libevent-core-2.1-7 libutempter0`)
+# and the host has no tmux, a wrapper at /usr/bin/tmux runs it the same way (the attached
+# console's benchmark drives `gpufleet attach` in tmux).
 # Usage (from the repository root): tools/device-sshd.sh [DIR]   (default carry/debs)
 set -euo pipefail
 DIR=${1:-carry/debs}
@@ -18,6 +21,10 @@ for tool in usr/sbin/sshd usr/bin/ssh-keygen usr/bin/ssh; do
   printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec /opt/deb/%s "$@"\n' "$LIBS" "$tool" >"/$tool"
   chmod 755 "/$tool"
 done
+if ls "$DIR"/tmux_*.deb >/dev/null 2>&1 && ! command -v tmux >/dev/null; then
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec /opt/deb/usr/bin/tmux "$@"\n' "$LIBS" >/usr/bin/tmux
+  chmod 755 /usr/bin/tmux
+fi
 # sshd's privilege-separation user, which the package's install script would have made.
 id sshd >/dev/null 2>&1 || useradd --system --home-dir /run/sshd --shell /usr/sbin/nologin sshd
 /usr/sbin/sshd -V 2>&1 | head -1
