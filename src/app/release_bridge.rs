@@ -175,6 +175,11 @@ impl ReleaseBridge {
                 };
                 let _ = sink.send(Event::JobStopped { host, outcome });
             });
+        self.keep_asking(spawned);
+    }
+
+    /// Keeps the thread that asks the watcher, or says why none could start.
+    fn keep_asking(&mut self, spawned: std::io::Result<JoinHandle<()>>) {
         match spawned {
             Ok(worker) => self.workers.push(worker),
             Err(e) => {
@@ -221,15 +226,7 @@ impl ReleaseBridge {
                 };
                 let _ = sink.send(event);
             });
-        match spawned {
-            Ok(worker) => self.workers.push(worker),
-            Err(e) => {
-                let _ = self.sink.send(Event::WatcherAnswer {
-                    text: t!("attach_action.failed", why = e.to_string()).into_owned(),
-                    warning: true,
-                });
-            }
-        }
+        self.keep_asking(spawned);
     }
 
     /// Runs one command; the ones that are not about money are ignored.

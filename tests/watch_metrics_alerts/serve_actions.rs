@@ -279,12 +279,13 @@ fn an_attached_consoles_release_dialog_asks_the_watcher_and_a_watching_token_is_
     });
     let seen = provider.requests();
     assert_eq!(seen[1].path, "/api/v0/instances/reboot/12345/", "{seen:?}");
-    let audit =
-        std::fs::read_to_string(dir.path().join("watcher-state/audit.jsonl")).expect("audit");
-    assert!(
-        audit.contains("gpufleet restart h1 (asked by ops-alice"),
-        "{audit}"
-    );
+    // The audit line follows the provider's answer by a moment.
+    let audit_path = dir.path().join("watcher-state/audit.jsonl");
+    let read_audit = || std::fs::read_to_string(&audit_path).unwrap_or_default();
+    ops.wait_until("the restart's audit line", WAIT, |_| {
+        read_audit().contains("gpufleet restart h1 (asked by ops-alice")
+    });
+    let audit = read_audit();
     assert!(audit.contains("asked by ops-alice"), "{audit}");
     assert!(!audit.contains("asked by viewer"), "{audit}");
     drop(served);
