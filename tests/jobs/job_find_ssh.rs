@@ -447,11 +447,11 @@ fn the_console_host_view_shows_a_job_starting_on_an_80x24_screen() {
     };
     tmux.wait_for("1x H200", WAIT);
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for(&format!("job {}", job.pid()), WAIT);
-    let screen = if screen.contains("starting (on no GPU yet)") {
-        screen
-    } else {
-        tmux.wait_for("starting (on no GPU yet)", WAIT)
-    };
-    assert!(screen.contains("step 256/600"), "its progress:\n{screen}");
+    tmux.wait_for(&format!("job {}", job.pid()), WAIT);
+    // The job's line comes with the process list; its log's progress with the read of the log
+    // that opening the host starts, a moment later.
+    let screen = tmux.wait_until("the starting job with its progress", WAIT, |s| {
+        s.contains("starting (on no GPU yet)") && s.contains("step 256/600")
+    });
+    assert!(screen.contains(&format!("job {}", job.pid())), "{screen}");
 }
