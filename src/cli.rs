@@ -328,8 +328,10 @@ pub enum CliCommand {
     /// and money billed while broken, a ticket text in English and Simplified Chinese), its
     /// JSON twin, the samples as CSV, the kernel lines, `nvidia-smi -q` as taken at the first
     /// fault, and the recording of the window. Read
-    /// from the black box (what the console and `watch` kept), or from a `--record` file with
-    /// `--from`. Exit 0 written, 1 nothing recorded for HOST in the window, 2 an error.
+    /// from the black box (what the console and `watch` kept), from a `--record` file with
+    /// `--from FILE`, or made by a watcher from what it kept with `--from URL` (its token from
+    /// GPUFLEET_TOKEN or `--token-file`). Exit 0 written, 1 nothing recorded for HOST in the
+    /// window, 2 an error.
     Report {
         /// The host's name (as in the config or the console).
         #[arg(value_name = "HOST")]
@@ -341,9 +343,13 @@ pub enum CliCommand {
         /// Where to write the bundle's folder (default: the current directory).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
-        /// Read this recording instead of the black box.
-        #[arg(long, value_name = "FILE")]
-        from: Option<PathBuf>,
+        /// Read this recording instead of the black box; or, given a watcher's URL
+        /// (`http://…`, `https://…`), have that watcher make the bundle from what it recorded.
+        #[arg(long, value_name = "FILE|URL")]
+        from: Option<String>,
+        /// With --from URL: read the token from FILE instead of GPUFLEET_TOKEN.
+        #[arg(long, value_name = "FILE", requires = "from")]
+        token_file: Option<PathBuf>,
     },
     /// The config file: `config init` writes a commented one at the XDG path (never over an
     /// existing file), `config path` prints where it is, `config check` validates it.

@@ -107,15 +107,17 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
             since,
             out,
             from,
+            token_file,
         }) => {
-            let request = report::Request {
-                host: name.clone(),
+            let args = report::Args {
+                host: name,
                 since_ms: *since,
-                out: out.clone(),
-                from: from.clone(),
+                out: out.as_deref(),
+                from: from.as_deref(),
+                token_file: token_file.as_deref(),
                 demo: global.demo,
             };
-            Ok(report::run(&request, config, now_ms()))
+            Ok(report::run_args(&args, config, now_ms()))
         }
         Some(CliCommand::Fit {
             params,

@@ -150,8 +150,10 @@ fn page_size() -> usize {
     usize::try_from(size).unwrap_or(4096)
 }
 
+/// Returns the heap malloc holds free to the kernel (glibc's `malloc_trim(0)`; nothing elsewhere):
+/// after a passing peak, such as a report bundle a watcher made.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn trim_heap() {
+pub fn trim_heap() {
     // SAFETY: malloc_trim only returns free memory of malloc's own to the kernel; it is safe to
     // call from any thread at any time.
     unsafe {
@@ -160,7 +162,7 @@ fn trim_heap() {
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn trim_heap() {}
+pub fn trim_heap() {}
 
 #[cfg(target_os = "linux")]
 fn page_out(range: std::ops::Range<usize>) {

@@ -119,6 +119,7 @@ pub fn run(
         sinks,
         metrics,
         serve,
+        reports: crate::watch::serve::Reports::new(money_config(config, global.demo), global.demo),
         unreachable_after_ms: config.unreachable_minutes.saturating_mul(60_000),
         release,
     };

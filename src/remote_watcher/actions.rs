@@ -281,12 +281,7 @@ impl WatcherActions {
         };
         let status = response.status().as_u16();
         let answer: serde_json::Value = response.json().unwrap_or_default();
-        let text = |field: &str| {
-            answer[field]
-                .as_str()
-                .map(crate::remote::sanitize)
-                .unwrap_or_default()
-        };
+        let text = |field: &str| said(&answer, field);
         match (status, answer["outcome"].as_str().unwrap_or_default()) {
             (200, "done") => Ok(Answer {
                 said: Some(text("said")).filter(|s| !s.is_empty()),
@@ -327,4 +322,12 @@ impl WatcherActions {
             }
         }
     }
+}
+
+/// A text field of a watcher's JSON answer, sanitized for the terminal; empty when absent.
+pub(super) fn said(answer: &serde_json::Value, field: &str) -> String {
+    answer[field]
+        .as_str()
+        .map(crate::remote::sanitize)
+        .unwrap_or_default()
 }

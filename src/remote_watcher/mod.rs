@@ -6,12 +6,15 @@
 //! unresponsive, and the stream is opened again with backoff. A stream of a newer format is
 //! refused with a clear error, never misread. The console's actions (a release, restart or
 //! start, a hold, a job's stop, a check, a runbook's steps) are sent to the watcher, which runs
-//! them (`actions.rs`).
+//! them (`actions.rs`). `report --from URL` fetches a host's incident bundle the watcher made
+//! (`report.rs`).
 
 mod actions;
+mod report;
 mod source;
 mod stream;
 
 pub use actions::{Answer, Ask, AskError, WatcherActions};
+pub use report::{FetchError, Fetched, fetch as fetch_report};
 pub use source::{Attach, AttachToken, NewHost, TOKEN_ENV, read_once, spawn};
 pub use stream::{AttachError, EventStream, open};

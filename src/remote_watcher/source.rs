@@ -58,6 +58,11 @@ impl AttachToken {
         }
         Ok(Self(token))
     }
+
+    /// The token itself, for a request's `Authorization` header only.
+    pub(super) fn secret(&self) -> &str {
+        &self.0
+    }
 }
 
 /// One watcher: its URL, its hosts (their names on the watcher, each with its id here), and the

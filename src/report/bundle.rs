@@ -31,6 +31,9 @@ pub struct BundleError {
     pub source: std::io::Error,
 }
 
+/// A bundle's files, each named as in [`FILES`] and already scrubbed of known secrets.
+pub type Files = Vec<(&'static str, String)>;
+
 /// Writes the bundle of `report` under `out`; returns its folder.
 pub fn write(
     report: &Report,
@@ -38,10 +41,43 @@ pub fn write(
     out: &Path,
     known_secrets: &[String],
 ) -> Result<PathBuf, BundleError> {
+    write_files(&report.host, &render(report, gathered, known_secrets), out)
+}
+
+/// The files of the bundle of `report`, scrubbed of `known_secrets`.
+pub fn render(report: &Report, gathered: &Gathered, known_secrets: &[String]) -> Files {
+    let json = serde_json::to_string_pretty(report).unwrap_or_default();
+    let files: [(&'static str, String); 7] = [
+        ("report.md", markdown::render(report)),
+        ("report.json", json + "\n"),
+        ("samples.csv", samples_csv(&gathered.lines)),
+        ("kernel.log", evidence_text(report, &[KIND_KERNEL])),
+        (
+            "failure.txt",
+            evidence_text(report, &[KIND_LOST, KIND_DISCONNECTED, KIND_NOTICE]),
+        ),
+        (SMI_Q_FILE, smi_q_text(&gathered.lines)),
+        ("recording.ndjson", recording(report, gathered)),
+    ];
+    files
+        .into_iter()
+        .map(|(name, text)| (name, secrets::clean(&text, known_secrets)))
+        .collect()
+}
+
+/// The name of a file of the bundle, as [`FILES`] has it; `None` for any other name (what a
+/// watcher sends is checked before anything is written).
+pub fn file_name(name: &str) -> Option<&'static str> {
+    FILES.iter().copied().find(|known| *known == name)
+}
+
+/// Writes `files` into a new private folder under `out`, named after `host` and the time:
+/// `gpufleet-report-HOST-20261206T231500Z` (`-2`, `-3`… when that one exists). Returns it.
+pub fn write_files(host: &str, files: &Files, out: &Path) -> Result<PathBuf, BundleError> {
     let (y, mo, d, h, mi, s, _) = crate::utc::utc_parts(crate::telemetry::source::now_ms());
     let name = format!(
         "gpufleet-report-{}-{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z",
-        crate::paths::lossy_host_name(&report.host)
+        crate::paths::lossy_host_name(host)
     );
     let mut dir = out.join(&name);
     let mut n = 1;
@@ -54,24 +90,9 @@ pub fn write(
         move |source| BundleError { path, source }
     };
     crate::state_file::create_private_dir(&dir).map_err(fail(&dir))?;
-    let json =
-        serde_json::to_string_pretty(report).map_err(|e| fail(&dir)(std::io::Error::other(e)))?;
-    let files: [(&str, String); 7] = [
-        ("report.md", markdown::render(report)),
-        ("report.json", json + "\n"),
-        ("samples.csv", samples_csv(&gathered.lines)),
-        ("kernel.log", evidence_text(report, &[KIND_KERNEL])),
-        (
-            "failure.txt",
-            evidence_text(report, &[KIND_LOST, KIND_DISCONNECTED, KIND_NOTICE]),
-        ),
-        (SMI_Q_FILE, smi_q_text(&gathered.lines)),
-        ("recording.ndjson", recording(report, gathered)),
-    ];
     for (file, text) in files {
         let path = dir.join(file);
-        let clean = secrets::clean(&text, known_secrets);
-        write_private(&path, clean.as_bytes()).map_err(fail(&path))?;
+        write_private(&path, text.as_bytes()).map_err(fail(&path))?;
     }
     Ok(dir)
 }

@@ -84,8 +84,39 @@ fn never_connected(lines: &[Line]) -> Option<String> {
     Some(failure.unwrap_or_else(|| t!("report_words.still_connecting").into_owned()))
 }
 
-/// Writes the bundle of `request.host`.
-pub fn write(request: &Request, config: &Config, now_ms: u64) -> Result<Written, WriteError> {
+/// A bundle made, not yet written: its files and what its summary says.
+#[derive(Debug, Clone)]
+pub struct Made {
+    pub host: String,
+    pub files: bundle::Files,
+    /// When the host's fault began (UTC, RFC 3339); `None` when no fault was recorded.
+    pub broken_since: Option<String>,
+    /// The window, UTC.
+    pub from: String,
+    pub to: String,
+    /// What was read around damaged or skipped lines.
+    pub warnings: Vec<String>,
+}
+
+impl Made {
+    /// One line: the fault and the window, in the reader's language.
+    pub fn summary(&self) -> String {
+        let verdict = match &self.broken_since {
+            Some(since) => t!("report_words.verdict_fault", since = since),
+            None => t!("report_md.verdict_none"),
+        };
+        t!(
+            "report_words.summary",
+            verdict = verdict,
+            from = self.from,
+            to = self.to
+        )
+        .into_owned()
+    }
+}
+
+/// Makes the bundle of `request.host` (its `out` is not used).
+pub fn make(request: &Request, config: &Config, now_ms: u64) -> Result<Made, WriteError> {
     let source = match &request.from {
         Some(file) => Source::File(file.clone()),
         None => Source::BlackBox(default_dir(request.demo).ok_or(WriteError::NoStateDir)?),
@@ -127,23 +158,25 @@ pub fn write(request: &Request, config: &Config, now_ms: u64) -> Result<Written,
     };
     let built = report::build(&request.host, &source, &gathered, &ctx);
     let known = secrets::known(config, &crate::release::process_env);
+    Ok(Made {
+        host: request.host.clone(),
+        files: bundle::render(&built, &gathered, &known),
+        broken_since: built.broken_since.clone(),
+        from: built.window.from.clone(),
+        to: built.window.to.clone(),
+        warnings: gathered.warnings.clone(),
+    })
+}
+
+/// Writes the bundle of `request.host` under `request.out`.
+pub fn write(request: &Request, config: &Config, now_ms: u64) -> Result<Written, WriteError> {
+    let made = make(request, config, now_ms)?;
     let out = request.out.clone().unwrap_or_else(|| PathBuf::from("."));
-    let dir = bundle::write(&built, &gathered, &out, &known)
+    let dir = bundle::write_files(&made.host, &made.files, &out)
         .map_err(|e| WriteError::Bundle(e.to_string()))?;
-    let verdict = match &built.broken_since {
-        Some(since) => t!("report_words.verdict_fault", since = since),
-        None => t!("report_md.verdict_none"),
-    };
-    let summary = t!(
-        "report_words.summary",
-        verdict = verdict,
-        from = built.window.from,
-        to = built.window.to
-    )
-    .into_owned();
     Ok(Written {
         dir,
-        summary,
-        warnings: gathered.warnings.clone(),
+        summary: made.summary(),
+        warnings: made.warnings,
     })
 }

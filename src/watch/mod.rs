@@ -118,6 +118,8 @@ pub struct Setup {
     pub metrics: Option<crate::metrics::Endpoint>,
     /// `--serve ADDR`: the fleet's event stream for attached consoles.
     pub serve: Option<crate::watch::serve::ServeEndpoint>,
+    /// What the served `report` bundles are made with (a reload gives it the new config).
+    pub reports: crate::watch::serve::Reports,
     pub unreachable_after_ms: u64,
     /// How hosts are released automatically; `None` releases nothing (the demo fleet).
     pub release: Option<ReleaseSetup>,
@@ -193,8 +195,13 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
             (
                 hub.wrap(sink),
                 Some(
-                    crate::watch::serve::start(endpoint, hub.clone(), Some(hands))
-                        .map_err(WatchError::Serve)?,
+                    crate::watch::serve::start(
+                        endpoint,
+                        hub.clone(),
+                        Some(hands),
+                        setup.reports.clone(),
+                    )
+                    .map_err(WatchError::Serve)?,
                 ),
             )
         }
@@ -332,6 +339,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                     if let Ok(mut asked) = asked_release.lock() {
                         asked.clone_from(&release);
                     }
+                    setup.reports.set_config(new.release_config.clone());
                     if let Some(sinks) = new.sinks {
                         let old = std::mem::replace(&mut dispatcher, start_alerts(sinks));
                         let _ = old.finish(ALERTS_WAIT);

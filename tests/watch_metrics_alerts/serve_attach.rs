@@ -3,7 +3,8 @@
 //! login of its own (counted in the servers' logs); the stream refused without the token or
 //! with a wrong one; a stream of a newer format refused with a clear error; a console that
 //! stops reading dropped while another keeps receiving; the watcher restarted under an attached
-//! console, which says so and reconnects; `snapshot --from` reading a watcher's fleet once.
+//! console, which says so and reconnects; `snapshot --from` reading a watcher's fleet once;
+//! `report --from` writing the bundle the watcher made of a host, and only a bundle's files.
 
 use crate::common;
 use crate::tmux;
@@ -220,6 +221,29 @@ fn an_attached_console_shows_the_watchers_hosts_live_with_no_ssh_login_of_its_ow
         watcher.log().contains("a console attached"),
         "{}",
         watcher.log()
+    );
+
+    // The bundle of a real host, made by the watcher from what it recorded over SSH.
+    let out = dir.path().to_str().expect("utf-8");
+    let deadline = Instant::now() + WAIT;
+    let folder = loop {
+        let (code, stdout, stderr) = report_from(
+            dir.path(),
+            &["gpu-east", "--from", &url, "--out", out],
+            Some(TOKEN),
+        );
+        if code == Some(0) {
+            break PathBuf::from(stdout);
+        }
+        assert!(Instant::now() < deadline, "no bundle: {stderr}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let samples = std::fs::read_to_string(folder.join("samples.csv")).expect("csv");
+    assert!(samples.lines().count() >= 2, "{samples}");
+    assert_eq!(
+        (logins(&first), logins(&second)),
+        before,
+        "the report opened SSH sessions of its own"
     );
 }
 
@@ -621,4 +645,206 @@ fn a_watcher_serves_https_with_the_configs_certificate_and_refuses_half_of_one()
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("tls_key"), "{err}");
+}
+
+/// `gpufleet report ARGS` with the token in `token` (none: unset) and a state directory of its
+/// own; its exit code, stdout and stderr.
+fn report_from(dir: &Path, args: &[&str], token: Option<&str>) -> (Option<i32>, String, String) {
+    let mut command = Command::new(binary());
+    command
+        .arg("report")
+        .args(args)
+        .env("GPUFLEET_STATE_DIR", dir.join("reader-state"))
+        .env("LC_ALL", "C.UTF-8")
+        .env_remove("GPUFLEET_TOKEN")
+        .stdin(Stdio::null());
+    if let Some(token) = token {
+        command.env("GPUFLEET_TOKEN", token);
+    }
+    let out = command.output().expect("run gpufleet report");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn report_from_a_watcher_writes_the_bundle_the_watcher_made_from_its_black_box() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let watcher = demo_watcher(dir.path(), &addr);
+    let url = format!("http://{addr}");
+    let out = dir.path().join("bundles");
+    std::fs::create_dir(&out).expect("out");
+    let out_arg = out.to_str().expect("utf-8");
+
+    // The watcher's black box has the host once its first samples are flushed.
+    let deadline = Instant::now() + WAIT;
+    let folder = loop {
+        let (code, stdout, stderr) = report_from(
+            dir.path(),
+            &["flaky-h200", "--from", &url, "--out", out_arg],
+            Some(TOKEN),
+        );
+        if code == Some(0) {
+            assert!(
+                stderr.contains("report.md"),
+                "the summary is said: {stderr}"
+            );
+            break PathBuf::from(stdout);
+        }
+        assert_eq!(code, Some(1), "nothing yet is exit 1: {stderr}");
+        assert!(
+            Instant::now() < deadline,
+            "no bundle came: {stderr}\n{}",
+            watcher.log()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(folder.parent(), Some(out.as_path()), "{}", folder.display());
+    let mode = |path: &Path| std::fs::metadata(path).expect("meta").permissions().mode() & 0o777;
+    assert_eq!(mode(&folder), 0o700);
+    let mut names: Vec<String> = std::fs::read_dir(&folder)
+        .expect("folder")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "failure.txt",
+            "kernel.log",
+            "nvidia-smi-q.txt",
+            "recording.ndjson",
+            "report.json",
+            "report.md",
+            "samples.csv"
+        ]
+    );
+    for name in &names {
+        assert_eq!(mode(&folder.join(name)), 0o600, "{name}");
+    }
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(folder.join("report.json")).expect("report.json"),
+    )
+    .expect("json");
+    assert_eq!(report["host"], "flaky-h200", "{report}");
+    let samples = std::fs::read_to_string(folder.join("samples.csv")).expect("csv");
+    assert!(samples.lines().count() >= 2, "a sampled row: {samples}");
+    let recording = std::fs::read_to_string(folder.join("recording.ndjson")).expect("ndjson");
+    let header: serde_json::Value =
+        serde_json::from_str(recording.lines().next().expect("header")).expect("header json");
+    assert_eq!(header["hosts"], serde_json::json!(["flaky-h200"]));
+    // Made by the watcher: the reader kept no black box of its own.
+    assert!(
+        !dir.path().join("reader-state").join("blackbox").exists(),
+        "the reader recorded something itself"
+    );
+    assert!(
+        watcher.log().contains("a report asked for"),
+        "{}",
+        watcher.log()
+    );
+
+    // No token, a wrong token: exit 2 and said; a host the watcher does not serve: exit 1.
+    let (code, stdout, stderr) = report_from(dir.path(), &["flaky-h200", "--from", &url], None);
+    assert_eq!((code, stdout.as_str()), (Some(2), ""), "{stderr}");
+    assert!(stderr.contains("GPUFLEET_TOKEN"), "{stderr}");
+    let (code, _, stderr) = report_from(
+        dir.path(),
+        &["flaky-h200", "--from", &url],
+        Some("not-the-token"),
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("401"), "{stderr}");
+    let (code, _, stderr) = report_from(
+        dir.path(),
+        &["no-such-host", "--from", &url, "--out", out_arg],
+        Some(TOKEN),
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("serves no host named no-such-host"),
+        "{stderr}"
+    );
+    // --token-file goes with a watcher's URL only.
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).expect("token");
+    let token_arg = token_file.to_str().expect("utf-8");
+    let (code, _, stderr) = report_from(
+        dir.path(),
+        &[
+            "flaky-h200",
+            "--from",
+            "a.ndjson",
+            "--token-file",
+            token_arg,
+        ],
+        None,
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--from URL"), "{stderr}");
+    let (code, _, stderr) = report_from(
+        dir.path(),
+        &[
+            "flaky-h200",
+            "--from",
+            &url,
+            "--token-file",
+            token_arg,
+            "--out",
+            out_arg,
+        ],
+        None,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn a_bundle_from_a_watcher_writes_only_the_bundles_own_files() {
+    let hostile = serde_json::json!({
+        "outcome": "written",
+        "host": "h",
+        "from": "2026-12-06T10:00:00Z",
+        "to": "2026-12-06T11:00:00Z",
+        "warnings": ["damaged \u{1b}]0;owned\u{7} segment"],
+        "files": [
+            {"name": "../escaped.txt", "text": "outside"},
+            {"name": "report.md", "text": "# h\n"},
+            {"name": "report.md", "text": "a second report.md"},
+            {"name": ".bashrc", "text": "rm -rf ~"}
+        ]
+    });
+    let url = fake_watcher(hostile.to_string());
+    let dir = tempfile::tempdir().expect("temp");
+    let out = dir.path().join("bundles");
+    std::fs::create_dir(&out).expect("out");
+    let (code, stdout, stderr) = report_from(
+        dir.path(),
+        &["h", "--from", &url, "--out", out.to_str().expect("utf-8")],
+        Some(TOKEN),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let folder = PathBuf::from(stdout);
+    let names: Vec<String> = std::fs::read_dir(&folder)
+        .expect("folder")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["report.md"]);
+    assert_eq!(
+        std::fs::read_to_string(folder.join("report.md")).expect("md"),
+        "# h\n"
+    );
+    assert!(!dir.path().join("escaped.txt").exists());
+    assert!(!out.join("escaped.txt").exists());
+    assert!(
+        stderr.contains("../escaped.txt") && stderr.contains(".bashrc"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "the watcher's words reach the terminal escaped: {stderr:?}"
+    );
 }

@@ -1,6 +1,6 @@
-//! `GET /v1/events` over HTTP: the watcher's fleet as a chunked NDJSON stream in the recording
-//! format (the header line with its version first, then the state, then live lines), to a
-//! bearer token only; on the connection handling `/metrics` uses (bounded connections, idle and
+//! `GET /v1/events` over HTTP (beside `GET /v1/report` and `POST /v1/actions`): the watcher's
+//! fleet as a chunked NDJSON stream in the recording format (the header line with its version
+//! first, then the state, then live lines), to a bearer token only; on the connection handling `/metrics` uses (bounded connections, idle and
 //! header timeouts). A blank line goes out when nothing else has for [`HEARTBEAT`], so a quiet
 //! fleet's stream is neither closed as idle nor mistaken by the console for a gone watcher.
 
@@ -23,6 +23,7 @@ use crate::metrics::{Answer, Body, IDLE_TIMEOUT, MetricsServer, plain, unauthori
 
 use super::actions::{self, Actions, Hands};
 use super::hub::Hub;
+use super::report::{self, Reports};
 use super::tokens::{SetupError, Tokens};
 
 /// A blank line is sent after this long without a line.
@@ -121,6 +122,7 @@ pub fn start(
     endpoint: &ServeEndpoint,
     hub: Hub,
     hands: Option<Arc<dyn Hands>>,
+    reports: Reports,
 ) -> Result<MetricsServer, SetupError> {
     let tokens = Arc::new(endpoint.tokens.clone());
     let actions = Actions::new(hands);
@@ -128,7 +130,8 @@ pub fn start(
         let tokens = Arc::clone(&tokens);
         let hub = hub.clone();
         let actions = actions.clone();
-        Box::pin(async move { answer(request, &tokens, &hub, &actions).await })
+        let reports = reports.clone();
+        Box::pin(async move { answer(request, &tokens, &hub, &actions, &reports).await })
     });
     let server =
         MetricsServer::listen_tls(&endpoint.listen, "serve", answer, endpoint.tls.clone())?;
@@ -144,6 +147,7 @@ async fn answer(
     tokens: &Tokens,
     hub: &Hub,
     actions: &Actions,
+    reports: &Reports,
 ) -> Response<Body> {
     let authorization = request
         .headers()
@@ -169,12 +173,7 @@ async fn answer(
         };
         let asked = match actions::parse(&body) {
             Ok(asked) => asked,
-            Err(e) => {
-                return json(
-                    StatusCode::BAD_REQUEST,
-                    &serde_json::json!({ "error": e.to_string() }),
-                );
-            }
+            Err(e) => return bad_request(&e),
         };
         let known = hub.knows(&asked.host);
         let actions = actions.clone();
@@ -212,10 +211,33 @@ async fn answer(
             );
             response
         }
+        (true, "/v1/report") => {
+            let asked = match report::parse_query(request.uri().query().unwrap_or_default()) {
+                Ok(asked) => asked,
+                Err(e) => return bad_request(&e),
+            };
+            let known = hub.knows(&asked.host);
+            if known {
+                tracing::info!(host = ?asked.host, who = %grant.name, "a report asked for");
+            }
+            let answer = reports.answer(asked, known).await;
+            json(
+                StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                &answer,
+            )
+        }
         (true, "/health") => plain(StatusCode::OK, "ok\n"),
         (true, _) => plain(StatusCode::NOT_FOUND, "not found\n"),
         (false, _) => plain(StatusCode::METHOD_NOT_ALLOWED, "GET, or POST /v1/actions\n"),
     }
+}
+
+/// A request refused before anything is done: 400, and why.
+fn bad_request(why: &impl std::fmt::Display) -> Response<Body> {
+    json(
+        StatusCode::BAD_REQUEST,
+        &serde_json::json!({ "error": why.to_string() }),
+    )
 }
 
 /// A JSON answer.
