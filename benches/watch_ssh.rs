@@ -19,7 +19,8 @@
 //!
 //! GPUFLEET_BENCH_SECS sets a window's length (default 60 s, 30 s with the console);
 //! GPUFLEET_BENCH_BIN the `gpufleet` binary (default `target/release/gpufleet` of this checkout,
-//! else of the current directory), GPUFLEET_BENCH_REPORT the report file.
+//! else of the current directory), GPUFLEET_BENCH_REPORT the report file,
+//! GPUFLEET_BENCH_WATCH_LOG a folder where each watcher's warnings go (`watch-NAME.log`).
 //! Under `cargo test` it runs a 3-host, 5-second smoke version.
 //! Needs `/usr/sbin/sshd` and the release binary (`cargo build --release`); tmux for the console.
 
@@ -342,7 +343,7 @@ fn main() {
             .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(watcher_log(name))
             .spawn()
             .expect("watch");
         (child, metrics)
@@ -382,6 +383,7 @@ fn main() {
             break Some(started.elapsed());
         }
         if started.elapsed() > Duration::from_secs(60) {
+            say_who_is_not_streaming(&page, &servers);
             break None;
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -511,6 +513,44 @@ fn main() {
         let path = report_path();
         if let Err(e) = std::fs::write(&path, &report) {
             eprintln!("watch_ssh: cannot write {}: {e}", path.display());
+        }
+    }
+}
+
+/// Where a watcher's stderr goes: `watch-NAME.log` in GPUFLEET_BENCH_WATCH_LOG, else nowhere.
+fn watcher_log(name: &str) -> Stdio {
+    std::env::var("GPUFLEET_BENCH_WATCH_LOG")
+        .ok()
+        .and_then(|dir| {
+            std::fs::File::create(PathBuf::from(dir).join(format!("watch-{name}.log"))).ok()
+        })
+        .map_or_else(Stdio::null, Stdio::from)
+}
+
+/// After a minute without every host streaming: which hosts are not (from `/metrics`), and the
+/// end of the first few of their sshd logs, on stderr.
+fn say_who_is_not_streaming(page: &str, servers: &[sshd::Sshd]) {
+    let not: Vec<usize> = page
+        .lines()
+        .filter(|l| l.starts_with("gpufleet_host_streaming{") && !l.ends_with(" 1"))
+        .filter_map(|l| {
+            let name = l.split("host=\"h").nth(1)?.split('"').next()?;
+            name.parse().ok()
+        })
+        .collect();
+    eprintln!(
+        "watch_ssh: {} of {} hosts not streaming after 60 s: {not:?}",
+        not.len(),
+        servers.len()
+    );
+    for &i in not.iter().take(3) {
+        if let Some(server) = servers.get(i) {
+            let log = server.log();
+            let tail: Vec<&str> = log.lines().rev().take(15).collect();
+            eprintln!("--- h{i:02}'s sshd (port {}), its last lines:", server.port);
+            for line in tail.iter().rev() {
+                eprintln!("{line}");
+            }
         }
     }
 }
