@@ -130,6 +130,9 @@ impl OpsBridge {
     /// Writes `host`'s incident bundle (the last two hours, into the current directory) on a
     /// worker thread.
     fn write_report(&mut self, host: String) {
+        if let Some(watcher) = self.setup.watcher.clone() {
+            return self.write_watchers_report(host, watcher);
+        }
         let Some(setup) = self.setup.report.clone() else {
             self.report(Event::ReportWritten(Err(
                 t!("ops.no_black_box").into_owned()
@@ -154,6 +157,40 @@ impl OpsBridge {
                 )
                 .map(|w| format!("{} · {}", w.dir.display(), w.summary))
                 .map_err(|e| e.to_string());
+                let _ = sink.send(Event::ReportWritten(written));
+            });
+        match worker {
+            Ok(worker) => self.keep(worker),
+            Err(e) => self.report(Event::ReportWritten(Err(e.to_string()))),
+        }
+    }
+
+    /// An attached console's `e`: the watcher makes the host's bundle from what it recorded
+    /// (the last two hours), written into the current directory here, on a worker thread.
+    fn write_watchers_report(&mut self, host: String, watcher: WatcherActions) {
+        let known = self
+            .setup
+            .report
+            .as_ref()
+            .map(|setup| crate::report::secrets::known(&setup.config, &crate::release::process_env))
+            .unwrap_or_default();
+        let sink = self.sink.clone();
+        let worker = std::thread::Builder::new()
+            .name("gpufleet-report".to_string())
+            .spawn(move || {
+                let written = watcher
+                    .report_named(&host, 2 * 3_600_000, &known)
+                    .map_err(|e| e.to_string())
+                    .and_then(|fetched| {
+                        let made = fetched.made;
+                        crate::report::bundle::write_files(
+                            &made.host,
+                            &made.files,
+                            std::path::Path::new("."),
+                        )
+                        .map(|dir| format!("{} · {}", dir.display(), made.summary()))
+                        .map_err(|e| e.to_string())
+                    });
                 let _ = sink.send(Event::ReportWritten(written));
             });
         match worker {

@@ -203,7 +203,9 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
             Some(scratch) => Some(scratch.path().join("checks")),
             None => check::storage::checks_dir().ok(),
         },
-        report: (!matches!(plan, Plan::Replay { .. } | Plan::Attach(_))).then(|| ReportSetup {
+        // An attached console's reports are made by its watcher; the config here names the
+        // secrets scrubbed again from them.
+        report: (!matches!(plan, Plan::Replay { .. })).then(|| ReportSetup {
             config: launch::money_config(&config, global.demo),
             demo: global.demo,
         }),

@@ -188,19 +188,51 @@ impl WatcherActions {
             .map(|route| route.shown)
     }
 
-    /// As [`Self::ask`], for the host this console shows as `shown`.
-    pub fn ask_named(&self, shown: &str, ask: &Ask) -> Result<Answer, AskError> {
-        let route = self.routes.lock().ok().and_then(|routes| {
+    /// Where the host this console shows as `shown` is asked.
+    fn route_named(&self, shown: &str) -> Option<Route> {
+        self.routes.lock().ok().and_then(|routes| {
             routes
                 .iter()
                 .flatten()
                 .find(|route| route.shown == shown)
                 .cloned()
-        });
+        })
+    }
+
+    /// As [`Self::ask`], for the host this console shows as `shown`.
+    pub fn ask_named(&self, shown: &str, ask: &Ask) -> Result<Answer, AskError> {
+        let route = self.route_named(shown);
         let Some(route) = route else {
             return Err(AskError::UnknownHost(shown.to_string()));
         };
         self.ask_route(&route, ask)
+    }
+
+    /// The incident bundle of the host this console shows as `shown`, made by its watcher
+    /// over the `since_ms` before the host's newest recorded event (`report --from`).
+    pub fn report_named(
+        &self,
+        shown: &str,
+        since_ms: u64,
+        known_secrets: &[String],
+    ) -> Result<super::Fetched, super::FetchError> {
+        let route = self.route_named(shown);
+        let Some(route) = route else {
+            return Err(super::FetchError::UnknownHost {
+                host: shown.to_string(),
+                url: String::new(),
+            });
+        };
+        let mut fetched = super::report::fetch_with(
+            &route.url,
+            &self.token,
+            &route.name,
+            since_ms,
+            known_secrets,
+        )?;
+        // Named here as this console shows it.
+        fetched.made.host = route.shown;
+        Ok(fetched)
     }
 
     fn ask_route(&self, route: &Route, ask: &Ask) -> Result<Answer, AskError> {
@@ -281,7 +313,7 @@ impl WatcherActions {
         };
         let status = response.status().as_u16();
         let answer: serde_json::Value = response.json().unwrap_or_default();
-        let text = |field: &str| said(&answer, field);
+        let text = |field: &str| super::report::said(&answer, field);
         match (status, answer["outcome"].as_str().unwrap_or_default()) {
             (200, "done") => Ok(Answer {
                 said: Some(text("said")).filter(|s| !s.is_empty()),
@@ -322,12 +354,4 @@ impl WatcherActions {
             }
         }
     }
-}
-
-/// A text field of a watcher's JSON answer, sanitized for the terminal; empty when absent.
-pub(super) fn said(answer: &serde_json::Value, field: &str) -> String {
-    answer[field]
-        .as_str()
-        .map(crate::remote::sanitize)
-        .unwrap_or_default()
 }

@@ -15,6 +15,6 @@ mod source;
 mod stream;
 
 pub use actions::{Answer, Ask, AskError, WatcherActions};
-pub use report::{FetchError, Fetched, fetch as fetch_report};
-pub use source::{Attach, AttachToken, NewHost, TOKEN_ENV, read_once, spawn};
+pub use report::{FetchError, Fetched};
+pub use source::{Attach, AttachToken, NewHost, TOKEN_ENV, fetch_report, read_once, spawn};
 pub use stream::{AttachError, EventStream, open};

@@ -13,8 +13,6 @@ use rust_i18n::t;
 use crate::report::bundle;
 use crate::report::write::Made;
 
-use super::actions::said;
-use super::source::AttachToken;
 use super::stream::AttachError;
 
 /// How long connecting to a watcher may take.
@@ -68,11 +66,11 @@ pub struct Fetched {
     pub left_out: Vec<String>,
 }
 
-/// Asks the watcher at `base` for the bundle of `host` over the `since_ms` before its newest
-/// recorded event; `known_secrets` are scrubbed from every file again.
-pub fn fetch(
+/// Asks the watcher at `base` with `token` for the bundle of `host` over the `since_ms` before
+/// its newest recorded event; `known_secrets` are scrubbed from every file again.
+pub(super) fn fetch_with(
     base: &str,
-    token: &AttachToken,
+    token: &str,
     host: &str,
     since_ms: u64,
     known_secrets: &[String],
@@ -96,7 +94,7 @@ pub fn fetch(
         .finish();
     let response = client
         .get(format!("{url}/v1/report?{query}"))
-        .bearer_auth(token.secret())
+        .bearer_auth(token)
         .send()
         .map_err(|e| connect(crate::error_text::chain(&e)))?;
     let status = response.status().as_u16();
@@ -200,4 +198,12 @@ pub fn fetch(
         },
         left_out,
     })
+}
+
+/// A text field of a watcher's JSON answer, sanitized for the terminal; empty when absent.
+pub(super) fn said(answer: &serde_json::Value, field: &str) -> String {
+    answer[field]
+        .as_str()
+        .map(crate::remote::sanitize)
+        .unwrap_or_default()
 }

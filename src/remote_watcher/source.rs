@@ -58,11 +58,18 @@ impl AttachToken {
         }
         Ok(Self(token))
     }
+}
 
-    /// The token itself, for a request's `Authorization` header only.
-    pub(super) fn secret(&self) -> &str {
-        &self.0
-    }
+/// `report --from URL`: the incident bundle of `host` the watcher at `base` makes over the
+/// `since_ms` before the host's newest recorded event, `known_secrets` scrubbed again.
+pub fn fetch_report(
+    base: &str,
+    token: &AttachToken,
+    host: &str,
+    since_ms: u64,
+    known_secrets: &[String],
+) -> Result<super::Fetched, super::FetchError> {
+    super::report::fetch_with(base, &token.0, host, since_ms, known_secrets)
 }
 
 /// One watcher: its URL, its hosts (their names on the watcher, each with its id here), and the

@@ -109,10 +109,11 @@ fn get(url: &str, token: Option<&str>) -> reqwest::blocking::Response {
     request.send().expect("request")
 }
 
-/// The console attached in tmux, with a state directory of its own and the token set.
+/// The console attached in tmux, in `dir`, with a state directory of its own and the token set.
 fn attach(dir: &Path, urls: &[&str]) -> Option<Tmux> {
     let command = format!(
-        "GPUFLEET_STATE_DIR={} GPUFLEET_TOKEN={TOKEN} SSH_AUTH_SOCK= {} attach {}; echo EXIT=$?; sleep 30",
+        "cd {} && GPUFLEET_STATE_DIR={} GPUFLEET_TOKEN={TOKEN} SSH_AUTH_SOCK= {} attach {}; echo EXIT=$?; sleep 30",
+        dir.display(),
         dir.join("console-state").display(),
         binary().display(),
         urls.join(" ")
@@ -240,10 +241,32 @@ fn an_attached_console_shows_the_watchers_hosts_live_with_no_ssh_login_of_its_ow
     };
     let samples = std::fs::read_to_string(folder.join("samples.csv")).expect("csv");
     assert!(samples.lines().count() >= 2, "{samples}");
+
+    // The attached console's `e` has the watcher make the selected host's bundle, written in
+    // the console's folder.
+    let bundles = |host: &str| {
+        std::fs::read_dir(dir.path())
+            .expect("dir")
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("gpufleet-report-{host}-"))
+            })
+            .count()
+    };
+    let east_before = bundles("gpu-east");
+    console.keys(&["e"]);
+    let screen = console.wait_until("the report written", WAIT, |s| s.contains("report written"));
+    assert_eq!(
+        bundles("gpu-east") + bundles("gpu-west"),
+        east_before + 1,
+        "{screen}"
+    );
     assert_eq!(
         (logins(&first), logins(&second)),
         before,
-        "the report opened SSH sessions of its own"
+        "the reports opened SSH sessions of their own"
     );
 }
 
