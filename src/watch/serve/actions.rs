@@ -14,7 +14,7 @@
 //! answered 501.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -190,10 +190,45 @@ pub struct Outcome {
     pub error: Option<String>,
 }
 
+/// One key's outcome: none while its action runs, then the outcome, told to the tries that
+/// wait for it.
+#[derive(Default)]
+struct Keyed {
+    outcome: Mutex<Option<Outcome>>,
+    done: Condvar,
+}
+
+impl Keyed {
+    fn finish(&self, outcome: &Outcome) {
+        if let Ok(mut kept) = self.outcome.lock() {
+            *kept = Some(outcome.clone());
+        }
+        self.done.notify_all();
+    }
+
+    /// The outcome, once the first try of the key has it.
+    fn wait(&self, request: &Request) -> Outcome {
+        let Ok(mut kept) = self.outcome.lock() else {
+            return failed(request, "the watcher's action memory is poisoned".into());
+        };
+        loop {
+            if let Some(outcome) = kept.as_ref() {
+                return outcome.clone();
+            }
+            kept = match self.done.wait(kept) {
+                Ok(kept) => kept,
+                Err(_) => return failed(request, "the watcher's action memory is poisoned".into()),
+            };
+        }
+    }
+}
+
 #[derive(Default)]
 struct Remembered {
-    by_key: HashMap<String, Outcome>,
+    by_key: HashMap<String, Arc<Keyed>>,
     order: VecDeque<String>,
+    /// One lock a host: its actions run one at a time, other hosts' beside them.
+    hosts: HashMap<String, Arc<Mutex<()>>>,
 }
 
 /// The actions a watcher runs for its consoles; clones share what they remember.
@@ -244,32 +279,59 @@ impl Actions {
         }
     }
 
-    /// Runs `request` for `who` unless its key was seen: then the first outcome, not run again.
-    /// `known` says whether the watcher watches a host of that name.
+    /// Runs `request` for `who` unless its key was seen: then the first outcome, not run again
+    /// (a retry that comes while the first try runs waits for its outcome). `known` says
+    /// whether the watcher watches a host of that name. A host's actions run one at a time;
+    /// different hosts' run side by side, so a long check of one host never holds up the
+    /// release of another.
     pub fn run(&self, who: &str, request: &Request, known: bool) -> Outcome {
-        let Ok(mut remembered) = self.remembered.lock() else {
-            return failed(request, "the watcher's action memory is poisoned".into());
-        };
-        if let Some(outcome) = remembered.by_key.get(&request.key) {
-            return outcome.clone();
-        }
-        // Run under the lock: a retry arriving while the first try runs waits for its outcome.
-        let outcome = match request.action.as_str() {
-            "release" | "restart" | "start" => self.release(who, request, known),
-            "stop-job" => self.stop_job(who, request, known),
-            "check" => self.check(who, request, known),
-            "runbook-step" => self.step(who, request, known),
-            _ => execute(who, request, known),
-        };
-        remembered
-            .by_key
-            .insert(request.key.clone(), outcome.clone());
-        remembered.order.push_back(request.key.clone());
-        while remembered.order.len() > REMEMBERED {
-            if let Some(oldest) = remembered.order.pop_front() {
-                remembered.by_key.remove(&oldest);
+        let (keyed, host, first) = {
+            let Ok(mut remembered) = self.remembered.lock() else {
+                return failed(request, "the watcher's action memory is poisoned".into());
+            };
+            let host = Arc::clone(remembered.hosts.entry(request.host.clone()).or_default());
+            match remembered.by_key.get(&request.key) {
+                Some(keyed) => (Arc::clone(keyed), host, false),
+                None => {
+                    let keyed = Arc::new(Keyed::default());
+                    remembered
+                        .by_key
+                        .insert(request.key.clone(), Arc::clone(&keyed));
+                    remembered.order.push_back(request.key.clone());
+                    while remembered.order.len() > REMEMBERED {
+                        if let Some(oldest) = remembered.order.pop_front() {
+                            remembered.by_key.remove(&oldest);
+                        }
+                    }
+                    // Hosts no longer asked about are forgotten (their lock free).
+                    if remembered.hosts.len() > REMEMBERED {
+                        remembered
+                            .hosts
+                            .retain(|_, lock| Arc::strong_count(lock) > 1);
+                    }
+                    (keyed, host, true)
+                }
             }
+        };
+        if !first {
+            return keyed.wait(request);
         }
+        let outcome = {
+            // A poisoned lock is still held: the host's actions stay one at a time.
+            let _turn = host.lock();
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                match request.action.as_str() {
+                    "release" | "restart" | "start" => self.release(who, request, known),
+                    "stop-job" => self.stop_job(who, request, known),
+                    "check" => self.check(who, request, known),
+                    "runbook-step" => self.step(who, request, known),
+                    _ => execute(who, request, known),
+                }
+            }))
+            // The tries waiting for the key get an answer rather than waiting for ever.
+            .unwrap_or_else(|_| failed(request, "the action stopped unexpectedly".into()))
+        };
+        keyed.finish(&outcome);
         outcome
     }
 
@@ -577,6 +639,92 @@ mod tests {
         // Without a release flow (the demo fleet), a release is not served.
         let none = Actions::default().run("ops", &asked, true);
         assert_eq!((none.status, none.outcome.as_str()), (501, "not_served"));
+    }
+
+    /// Checks that run until told to end, each saying when it started; releases at once.
+    struct Slow {
+        started: Mutex<std::sync::mpsc::Sender<String>>,
+        end: Mutex<std::sync::mpsc::Receiver<()>>,
+        checks: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Hands for Slow {
+        fn release(&self, _: &ReleaseAsk) -> Released {
+            Released::Accepted("released".into())
+        }
+        fn stop_job(&self, _: &StopJobAsk) -> Ran {
+            Ran::Unavailable
+        }
+        fn check(&self, ask: &CheckAsk) -> Ran {
+            self.checks
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if let Ok(started) = self.started.lock() {
+                let _ = started.send(ask.host.clone());
+            }
+            if let Ok(end) = self.end.lock() {
+                let _ = end.recv();
+            }
+            Ran::Done {
+                said: "pass".into(),
+                report: Some("checked".into()),
+            }
+        }
+        fn step(&self, _: &StepAsk) -> Result<Stepped, Ran> {
+            Err(Ran::Unavailable)
+        }
+    }
+
+    #[test]
+    fn a_long_check_holds_up_its_own_host_only_and_its_retry_waits_for_its_outcome() {
+        use std::sync::mpsc::channel;
+        use std::time::Duration;
+        let (started_tx, started) = channel();
+        let (end, end_rx) = channel();
+        let hands = Arc::new(Slow {
+            started: Mutex::new(started_tx),
+            end: Mutex::new(end_rx),
+            checks: Default::default(),
+        });
+        let actions = Actions::new(Some(hands.clone()));
+        let run = |body: &'static str| {
+            let actions = actions.clone();
+            let (tx, rx) = channel();
+            std::thread::spawn(move || {
+                let request = parse(body.as_bytes()).expect("request");
+                let _ = tx.send(actions.run("ops", &request, true));
+            });
+            rx
+        };
+        let check = run(r#"{"action":"check","host":"a","key":"c-1"}"#);
+        assert_eq!(
+            started.recv_timeout(Duration::from_secs(5)).ok().as_deref(),
+            Some("a")
+        );
+        // Another host's release is answered while the check runs.
+        let release_b =
+            run(r#"{"action":"release","host":"b","release":"stop","confirm":"b","key":"r-b"}"#);
+        let released = release_b
+            .recv_timeout(Duration::from_secs(5))
+            .expect("not held up");
+        assert_eq!((released.status, released.outcome.as_str()), (200, "done"));
+        // The check's retry and a release of the same host wait for the check.
+        let retry = run(r#"{"action":"check","host":"a","key":"c-1"}"#);
+        let release_a =
+            run(r#"{"action":"release","host":"a","release":"stop","confirm":"a","key":"r-a"}"#);
+        assert!(retry.recv_timeout(Duration::from_millis(300)).is_err());
+        assert!(release_a.recv_timeout(Duration::from_millis(100)).is_err());
+        end.send(()).expect("end the check");
+        let first = check.recv_timeout(Duration::from_secs(5)).expect("check");
+        assert_eq!(first.report.as_deref(), Some("checked"));
+        assert_eq!(
+            retry.recv_timeout(Duration::from_secs(5)).expect("retry"),
+            first
+        );
+        let released = release_a
+            .recv_timeout(Duration::from_secs(5))
+            .expect("after it");
+        assert_eq!(released.status, 200);
+        assert_eq!(hands.checks.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     #[test]
