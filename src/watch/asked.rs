@@ -83,10 +83,21 @@ impl Hands for Asked {
             return Released::Unavailable;
         };
         let outcome = super::release::asked(&setup, ask);
-        if matches!(outcome, Released::Accepted(_))
+        // The team hears of what went out, as of an automatic release.
+        let went_out = match &outcome {
+            Released::Accepted(said) => Some(Ok(said.clone())),
+            Released::Failed(why) => Some(Err(why.clone())),
+            _ => None,
+        };
+        if let Some(outcome) = went_out
             && let Ok(done) = self.done.lock()
         {
-            let _ = done.send(Input::ReleasedOnRequest);
+            let _ = done.send(Input::ReleasedOnRequest {
+                host: ask.host.clone(),
+                who: ask.who.clone(),
+                action: ask.action,
+                outcome,
+            });
         }
         outcome
     }

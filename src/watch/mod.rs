@@ -56,8 +56,16 @@ pub enum Input {
     },
     /// A provider account was synced: its inventory is joined to the fleet again.
     InventorySynced,
-    /// A release a console asked through the watcher went out: the ledger it closed adopted.
-    ReleasedOnRequest,
+    /// A release, restart or start a console asked through the watcher went out (the
+    /// provider's words), or was sent without being known to have happened (why): alerted,
+    /// and the ledger a release closed adopted.
+    ReleasedOnRequest {
+        host: String,
+        /// Who asked: the token's name.
+        who: String,
+        action: Option<crate::release::ReleaseAction>,
+        outcome: Result<String, String>,
+    },
     /// A job that stopped learning was stopped (`on_plateau = "stop-job"`), or why not.
     JobStopped {
         host: String,
@@ -274,7 +282,13 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                     outcome,
                 );
             }
-            Ok(Input::ReleasedOnRequest) => {
+            Ok(Input::ReleasedOnRequest {
+                host,
+                who,
+                action,
+                outcome,
+            }) => {
+                release::alert_asked(&fleet, &dispatcher, &host, &who, action, outcome);
                 if let Some(store) = setup.store.as_ref()
                     && let Ok(book) = store.load()
                 {
@@ -471,6 +485,34 @@ fn take_holds(fleet: &mut Fleet, holds: &HoldStore) {
     }
 }
 
+/// An alert of something done to `host` (a release, a job's stop): firing once, with what the
+/// host had cost, never resolved.
+fn alert_once(
+    fleet: &Fleet,
+    alerts: &Dispatcher,
+    host: &str,
+    label: &str,
+    severity: Severity,
+    summary: String,
+) {
+    let money = fleet
+        .watched()
+        .find(|(_, h)| h.name == host)
+        .map(|(id, _)| Money::of(fleet, id))
+        .unwrap_or_default();
+    alerts.send(&Alert {
+        host: host.to_string(),
+        gpu: None,
+        label: label.to_string(),
+        severity,
+        summary,
+        runbook: None,
+        money,
+        state: AlertState::Firing,
+        at_ms: fleet.now_ms,
+    });
+}
+
 /// An automatic release ended: logged, alerted, and the ledger the release closed adopted.
 fn released(
     fleet: &mut Fleet,
@@ -498,22 +540,7 @@ fn released(
             )
         }
     };
-    let id = fleet
-        .watched()
-        .find(|(_, h)| h.name == host)
-        .map(|(id, _)| id);
-    let money = id.map(|id| Money::of(fleet, id)).unwrap_or_default();
-    alerts.send(&Alert {
-        host: host.to_string(),
-        gpu: None,
-        label: label.to_string(),
-        severity,
-        summary,
-        runbook: None,
-        money,
-        state: AlertState::Firing,
-        at_ms: fleet.now_ms,
-    });
+    alert_once(fleet, alerts, host, label, severity, summary);
     if let Some(store) = store
         && let Ok(book) = store.load()
     {

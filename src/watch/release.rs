@@ -1,7 +1,9 @@
 //! An automatic release from the watcher: the same flow as the console's and `gpufleet
 //! release`'s (plan, backup, unattended confirmation, send, ledger closed, audit line), on a
 //! thread of its own so monitoring never waits for a provider. The outcome comes back to the
-//! loop as an [`Input::Released`](super::Input).
+//! loop as an [`Input::Released`](super::Input). A release, restart or start a console asked
+//! through the watcher runs the same flow ([`asked`]), and what went out is alerted to the team
+//! naming who asked ([`alert_asked`]).
 
 use std::sync::mpsc::Sender;
 
@@ -212,4 +214,60 @@ fn release_asked(setup: &ReleaseSetup, ask: &ReleaseAsk) -> Released {
         }
         Err(e) => refused(e),
     }
+}
+
+/// The alert's label once a release, restart or start a console asked went out.
+pub const ASKED_DONE: &str = "release_asked_done";
+/// The alert's label when it was sent but is not known to have happened.
+pub const ASKED_FAILED: &str = "release_asked_failed";
+
+/// A release, restart or start `who` asked through the watcher went out (the provider's words)
+/// or may not have (why): logged in English and alerted in the reader's language, so the team
+/// hears of it as of an automatic release.
+pub fn alert_asked(
+    fleet: &crate::fleet::Fleet,
+    alerts: &crate::alerts::Dispatcher,
+    host: &str,
+    who: &str,
+    action: Option<crate::release::ReleaseAction>,
+    outcome: Result<String, String>,
+) {
+    // The log says the action in English, the alert in the reader's words.
+    let said_action = action.map_or_else(
+        || rust_i18n::t!("action.release").into_owned(),
+        |a| a.words().localized(),
+    );
+    let action = action.map_or("release", |a| a.as_str());
+    let who = sanitize(who);
+    let (label, severity, summary) = match outcome {
+        Ok(said) => {
+            tracing::warn!(host, by = %who, action, outcome = %said, "asked through the watcher: done");
+            (
+                ASKED_DONE,
+                crate::diagnose::Severity::Warning,
+                rust_i18n::t!(
+                    "alert_text.asked_done",
+                    who = who,
+                    action = said_action,
+                    text = said
+                )
+                .into_owned(),
+            )
+        }
+        Err(why) => {
+            tracing::error!(host, by = %who, action, why = %why, "asked through the watcher: not known to be done");
+            (
+                ASKED_FAILED,
+                crate::diagnose::Severity::Critical,
+                rust_i18n::t!(
+                    "alert_text.asked_failed",
+                    who = who,
+                    action = said_action,
+                    why = why
+                )
+                .into_owned(),
+            )
+        }
+    };
+    super::alert_once(fleet, alerts, host, label, severity, summary);
 }

@@ -7,7 +7,7 @@
 
 use std::sync::mpsc::Sender;
 
-use crate::alerts::{Alert, AlertState, Dispatcher, Money};
+use crate::alerts::Dispatcher;
 use crate::diagnose::Severity;
 use crate::fleet::{Fleet, FleetCommand};
 use crate::host_runner::SshRunner;
@@ -111,20 +111,5 @@ pub fn stopped(fleet: &Fleet, alerts: &Dispatcher, host: &str, outcome: Result<W
             (FAILED, Severity::Critical, said.localized())
         }
     };
-    let money = fleet
-        .watched()
-        .find(|(_, h)| h.name == host)
-        .map(|(id, _)| Money::of(fleet, id))
-        .unwrap_or_default();
-    alerts.send(&Alert {
-        host: host.to_string(),
-        gpu: None,
-        label: label.to_string(),
-        severity,
-        summary,
-        runbook: None,
-        money,
-        state: AlertState::Firing,
-        at_ms: fleet.now_ms,
-    });
+    super::alert_once(fleet, alerts, host, label, severity, summary);
 }

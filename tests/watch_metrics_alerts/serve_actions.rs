@@ -2,7 +2,8 @@
 //! own release flow against a provider API on loopback that records every request. The
 //! provider gets exactly one request for a release asked twice with the same idempotency key,
 //! none for a watching token's request or an unconfirmed one; the provider's refusal comes
-//! back with its words; the audit log names the token that asked. In tmux, an attached
+//! back with its words; the audit log names the token that asked, and the team's alert sink
+//! hears of the release that went out. In tmux, an attached
 //! console's release dialog asks the watcher (the provider gets the one request) and a
 //! watching token's console says it may only watch; a host the watcher adds on a reload shows
 //! in the attached console without attaching again.
@@ -20,8 +21,13 @@ const VAST_TOKEN: &str = "vast-api-key-7";
 /// A watcher of host `h1` (its SSH unreachable: a release by the API needs none) released
 /// through `provider`, with a watching token and one that may act.
 fn watcher(dir: &Path, provider: &Server) -> (Served, String) {
+    watcher_with(dir, provider, "")
+}
+
+/// As [`watcher`], with `more` in its config.
+fn watcher_with(dir: &Path, provider: &Server, more: &str) -> (Served, String) {
     let config = dir.join("config.toml");
-    std::fs::write(&config, config_text(provider, "")).expect("config");
+    std::fs::write(&config, config_text(provider, more)).expect("config");
     let addr = format!("127.0.0.1:{}", free_port());
     let served = Served::start_with(
         dir,
@@ -83,7 +89,15 @@ fn a_release_through_the_watcher_reaches_the_provider_once_for_its_key() {
         ),
     ]);
     let dir = tempfile::tempdir().expect("temp");
-    let (served, addr) = watcher(dir.path(), &provider);
+    let hook = Server::start(vec![answer(200, "{}")]);
+    let (served, addr) = watcher_with(
+        dir.path(),
+        &provider,
+        &format!(
+            "[[alerts]]\nkind = \"webhook\"\nurl = \"{}/hook\"\n",
+            hook.base_url
+        ),
+    );
     let release =
         r#"{"action":"release","host":"h1","release":"stop","confirm":"h1","key":"rel-h1-1"}"#;
 
@@ -112,6 +126,33 @@ fn a_release_through_the_watcher_reaches_the_provider_once_for_its_key() {
         first.1
     );
     assert_eq!(post(&addr, "ops-may-act-2", release), first);
+    // The team hears of it: one alert naming who asked, as for an automatic release.
+    let deadline = std::time::Instant::now() + WAIT;
+    let alerted = loop {
+        let alerts: Vec<serde_json::Value> = hook
+            .requests()
+            .iter()
+            .map(|r| r.json())
+            .filter(|a| a["label"] == "release_asked_done")
+            .collect();
+        if !alerts.is_empty() {
+            break alerts;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no alert: {:?}\n{}",
+            hook.requests(),
+            served.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(alerted.len(), 1, "{alerted:?}");
+    assert_eq!(alerted[0]["host"], "h1", "{alerted:?}");
+    let summary = alerted[0]["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.contains("ops-alice") && summary.contains("stop"),
+        "{summary}"
+    );
     let seen = provider.requests();
     assert_eq!(seen.len(), 1, "one provider request: {seen:?}");
     assert_eq!(seen[0].method, "PUT");
@@ -139,6 +180,20 @@ fn a_release_through_the_watcher_reaches_the_provider_once_for_its_key() {
         refused.1
     );
     assert_eq!(provider.requests().len(), 2);
+    // A refusal is the asker's answer, not the team's alert.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        hook.requests()
+            .iter()
+            .filter(|r| r.json()["label"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("release_asked"))
+            .count(),
+        1,
+        "{:?}",
+        hook.requests()
+    );
 
     // The audit log names who asked, each time, and holds the provider's own lines.
     let audit =
