@@ -49,8 +49,8 @@ pub use exec::{ExecOutcome, ExecRequest, exec};
 pub use host::{Endpoint, JumpHost, Proxy, ProxyCommand, RemoteHost};
 pub use host_settings::{Agent, HostSettings};
 pub use link::dead_man::{
-    Answer as DeadManAnswer, Step as DeadManStep, read_answer as read_dead_man_answer,
-    switch_command as dead_man_command,
+    Answer as DeadManAnswer, Step as DeadManStep, local_owner as dead_man_owner,
+    read_answer as read_dead_man_answer, switch_command as dead_man_command,
 };
 pub use link::host_kind::{HostKind, probe as host_kind_probe};
 pub use link::{read_once, spawn_link};

@@ -246,7 +246,8 @@ pub(crate) fn home_dir() -> Option<PathBuf> {
     std::env::home_dir().filter(|h| !h.as_os_str().is_empty())
 }
 
-fn local_user() -> String {
+/// The local user's name (`USER`, else `LOGNAME`, else `root`).
+pub(crate) fn local_user() -> String {
     std::env::var("USER")
         .or_else(|_| std::env::var("LOGNAME"))
         .ok()

@@ -1,7 +1,9 @@
 //! The dead-man switch over a real sshd, in a home of its own: a followed link arms it at
 //! connect, a second link (a reconnect, or another gpufleet on the same host) finds it armed
 //! and starts no second one, a one-shot reading only asks how it stands, disarming stops it and
-//! leaves nothing behind, and a home that cannot be written says so: not armed.
+//! leaves nothing behind, and a home that cannot be written says so: not armed. A switch left
+//! on a host whose config dropped it is disarmed by the gpufleet that armed it, and left to
+//! another's (a teammate's).
 
 use crate::common;
 
@@ -14,7 +16,7 @@ use gpufleet::config::DeadManPlan;
 use gpufleet::fleet::HostEvent;
 use gpufleet::fleet::dead_man::DeadManState;
 use gpufleet::remote::{
-    DeadManAnswer, DeadManStep, ExecRequest, RemoteHost, dead_man_command, exec,
+    DeadManAnswer, DeadManStep, ExecRequest, RemoteHost, dead_man_command, dead_man_owner, exec,
     read_dead_man_answer, read_once, spawn_link,
 };
 use gpufleet::telemetry::source::{StopFlag, now_ms};
@@ -290,7 +292,69 @@ fn a_switch_left_on_a_host_whose_config_dropped_it_is_disarmed_on_connect() {
         panic!("{notice:?}");
     };
     assert_eq!(text.key(), Some("dead_man_stray.disarmed"));
+    assert_eq!(
+        std::fs::read_to_string(home.path().join(".gpufleet/dead_man/owner")).ok(),
+        None,
+        "the owner's file goes with the switch"
+    );
     assert!(text.english().contains("disarmed"), "{}", text.english());
+    wait_until("the switch to stop", || switches(home.path()).is_empty());
+    assert!(
+        !home.path().join(".gpufleet").exists(),
+        "files left on the host"
+    );
+    assert!(!marker.exists(), "disarming must not stop the host");
+}
+
+#[test]
+fn a_switch_another_gpufleet_armed_is_left_armed_on_a_host_whose_config_has_none() {
+    let home = tempfile::tempdir().expect("home");
+    let Some(sshd) = sshd_at(home.path()) else {
+        return;
+    };
+    let marker = home.path().join("stopped");
+    let with_switch = host(&sshd, &marker);
+    assert!(matches!(
+        run_step(&sshd, &with_switch, DeadManStep::Arm { after_s: 600 }),
+        DeadManAnswer::Armed { .. }
+    ));
+    let owner = home.path().join(".gpufleet/dead_man/owner");
+    assert_eq!(
+        std::fs::read_to_string(&owner).expect("owner"),
+        format!("{}\n", dead_man_owner()),
+        "arming names who armed"
+    );
+    // A teammate armed it: their gpufleet wrote its own name (and a hostile host's bytes are
+    // shown escaped).
+    std::fs::write(&owner, "alice@laptop\u{1b}[2J\n").expect("owner");
+
+    let mut without = sshd.remote_host("h");
+    without.disarm_stray_switch = true;
+    let (sink, mut events) = channel();
+    let link =
+        spawn_link(without, 0, sink, test_options(&sshd.trusted_known_hosts())).expect("spawn");
+    let notice = events.expect(WAIT, "the notice", |_, e| {
+        matches!(e, HostEvent::Notice { .. })
+    });
+    link.stop_and_join();
+    let HostEvent::Notice { text, .. } = notice else {
+        panic!("{notice:?}");
+    };
+    assert_eq!(text.key(), Some("dead_man_stray.kept"));
+    let said = text.english();
+    assert!(said.contains("alice@laptop"), "{said}");
+    assert!(!said.contains('\u{1b}'), "{said:?}");
+    assert_eq!(
+        switches(home.path()).len(),
+        1,
+        "the teammate's switch runs on"
+    );
+
+    // Disarmed on purpose, it goes, whoever armed it.
+    assert_eq!(
+        run_step(&sshd, &with_switch, DeadManStep::Disarm),
+        DeadManAnswer::Disarmed
+    );
     wait_until("the switch to stop", || switches(home.path()).is_empty());
     assert!(
         !home.path().join(".gpufleet").exists(),

@@ -4,6 +4,8 @@
 //!
 //! Everything lives in `~/.gpufleet/dead_man/` on the host: `deadline` (Unix seconds, written
 //! to a temporary file and moved into place), `pid` (the loop's, written by the loop itself),
+//! `owner` (who armed it last: `user@machine` of that gpufleet, [`local_owner`]; a switch left
+//! on a host whose config has none is disarmed only by its owner, so a teammate's stays),
 //! `lock` (a directory held while a switch is started, so two gpufleets arming the same host
 //! at once keep one loop) and, once it fired, `log` (what it ran and how that ended). The loop
 //! reads the deadline every ten seconds; when it has passed it removes `deadline` and `pid`,
@@ -15,7 +17,8 @@
 //!
 //! A run prints one line the link reads: `gpufleet-dead-man armed PID DEADLINE NOW` (the
 //! host's clock, so the local deadline is right whatever the clocks say), `gpufleet-dead-man
-//! disarmed`, or `gpufleet-dead-man not-armed WHY`.
+//! disarmed`, `gpufleet-dead-man not-armed WHY`, or, for a stray switch another gpufleet
+//! armed, `gpufleet-dead-man kept OWNER`.
 
 use std::time::{Duration, Instant};
 
@@ -46,8 +49,9 @@ pub enum Step {
     Disarm,
     /// Changes nothing: says whether a switch runs and when it fires (`gpufleet snapshot`).
     Status,
-    /// Disarms a switch only where one runs (a host whose config no longer has one); changes
-    /// nothing elsewhere.
+    /// Disarms a switch only where one runs (a host whose config no longer has one) and this
+    /// gpufleet's owner armed it (or no owner is named: an older gpufleet's); changes nothing
+    /// elsewhere.
     DisarmStray,
 }
 
@@ -68,9 +72,9 @@ while :; do
   sleep 10
 done"#;
 
-/// Arms, pushes or disarms: `$1` the step, `$2` seconds to the deadline, `$3` the loop's
-/// script, the rest the stop command.
-const SCRIPT: &str = r#"m=$1; a=$2; l=$3; shift 3
+/// Arms, pushes or disarms: `$1` the step, `$2` seconds to the deadline, `$3` who asks (the
+/// owner), `$4` the loop's script, the rest the stop command.
+const SCRIPT: &str = r#"m=$1; a=$2; u=$3; l=$4; shift 4
 say() { echo "gpufleet-dead-man $*"; }
 if [ -z "$HOME" ] || [ ! -d "$HOME" ]; then say not-armed no-home; exit 0; fi
 d="$HOME/.gpufleet/dead_man"
@@ -83,11 +87,13 @@ alive() {
 }
 if [ "$m" = stray ]; then
   alive || { say not-armed not-running; exit 0; }
+  w=$(head -c 200 "$d/owner" 2>/dev/null | head -n 1)
+  if [ -n "$w" ] && [ "$w" != "$u" ]; then say kept "$w"; exit 0; fi
   m=disarm
 fi
 if [ "$m" = disarm ]; then
   alive && kill "$p" 2>/dev/null
-  rm -f "$d/deadline" "$d/pid" "$d/log" "$d"/deadline.* "$d"/pid.*
+  rm -f "$d/deadline" "$d/pid" "$d/log" "$d/owner" "$d"/deadline.* "$d"/pid.* "$d"/owner.*
   rmdir "$d/lock" "$d" "$HOME/.gpufleet" 2>/dev/null
   say disarmed; exit 0
 fi
@@ -104,6 +110,7 @@ now=$(date +%s); n=$((now + a))
 o=$(cat "$d/deadline" 2>/dev/null); case $o in ''|*[!0-9]*) o=0;; esac
 if [ "$o" -gt "$n" ]; then n=$o; fi
 if ! { echo "$n" > "$d/deadline.$$" && mv -f "$d/deadline.$$" "$d/deadline"; } 2>/dev/null; then say not-armed not-writable; exit 0; fi
+if [ "$m" = arm ]; then { printf '%s\n' "$u" > "$d/owner.$$" && mv -f "$d/owner.$$" "$d/owner"; } 2>/dev/null; fi
 i=0
 while ! mkdir "$d/lock" 2>/dev/null; do
   i=$((i + 1)); if [ "$i" -ge 5 ]; then rmdir "$d/lock" 2>/dev/null; fi; sleep 1
@@ -135,6 +142,7 @@ pub fn switch_command(
     let mut command = RemoteCommand::new("sh")
         .args(["-c", SCRIPT, "sh", word])
         .arg(after_s.to_string())
+        .arg(local_owner())
         .arg(LOOP);
     if matches!(step, Step::Arm { .. } | Step::Push { .. }) {
         let Some(plan) = plan else {
@@ -145,6 +153,47 @@ pub fn switch_command(
     // Checked here, so a stop command that cannot be sent is said before anything runs.
     command.to_shell()?;
     Ok(command)
+}
+
+/// Who this gpufleet arms switches as: `user@machine` (the local user, the kernel's host
+/// name), in letters, digits and `._@-` only (anything else written `_`), at most 100 bytes.
+pub fn local_owner() -> String {
+    static OWNER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    OWNER
+        .get_or_init(|| {
+            let machine = std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map(|s| s.trim().to_string())
+                .ok()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "localhost".to_string());
+            owner_word(&format!(
+                "{}@{machine}",
+                crate::remote::target::local_user()
+            ))
+        })
+        .clone()
+}
+
+/// `text` as an owner's one word: letters, digits and `._@-` kept, the rest `_`, 100 bytes.
+fn owner_word(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect()
+}
+
+/// The owner a stray switch was left to, when the run kept it (`kept OWNER`), sanitized.
+pub fn kept_by(lines: &[String]) -> Option<String> {
+    lines.iter().rev().find_map(|line| {
+        let owner = line.strip_prefix(MARK)?.strip_prefix(" kept ")?;
+        Some(crate::remote::sanitize(owner.trim()))
+    })
 }
 
 /// What a run answered.
@@ -289,7 +338,7 @@ impl Link {
         }
     }
 
-    /// The stray switch's run: only a disarmed one is news.
+    /// The stray switch's run: one disarmed, or one left to its owner, is news.
     fn dead_man_stray_event(&mut self, st: &mut SessionState, event: RunEvent) {
         match event {
             RunEvent::Line(line) => {
@@ -300,16 +349,20 @@ impl Link {
             RunEvent::Exited { status } => {
                 st.dead_man.running = false;
                 let lines = std::mem::take(&mut st.dead_man.lines);
-                if read_answer(&lines, status) == Answer::Disarmed {
-                    let text = crate::words::Words::new("dead_man_stray.disarmed");
-                    self.emit_or_hold(
-                        st,
-                        HostEvent::Notice {
-                            at_ms: now_ms(),
-                            text,
-                        },
-                    );
-                }
+                let text = match (kept_by(&lines), read_answer(&lines, status)) {
+                    (Some(owner), _) => {
+                        crate::words::Words::new("dead_man_stray.kept").put("owner", owner)
+                    }
+                    (None, Answer::Disarmed) => crate::words::Words::new("dead_man_stray.disarmed"),
+                    (None, _) => return,
+                };
+                self.emit_or_hold(
+                    st,
+                    HostEvent::Notice {
+                        at_ms: now_ms(),
+                        text,
+                    },
+                );
             }
             RunEvent::Refused(_) => {
                 st.dead_man.running = false;
