@@ -69,6 +69,23 @@ fn state(events: &mut common::Events) -> DeadManState {
     }
 }
 
+/// The notice of a link to the host whose config has no `[hosts.dead_man]` (now).
+fn stray_notice(sshd: &Sshd) -> gpufleet::words::Words {
+    let mut without = sshd.remote_host("h");
+    without.disarm_stray_switch = true;
+    let (sink, mut events) = channel();
+    let link =
+        spawn_link(without, 0, sink, test_options(&sshd.trusted_known_hosts())).expect("spawn");
+    let notice = events.expect(WAIT, "the notice", |_, e| {
+        matches!(e, HostEvent::Notice { .. })
+    });
+    link.stop_and_join();
+    match notice {
+        HostEvent::Notice { text, .. } => text,
+        other => panic!("{other:?}"),
+    }
+}
+
 fn run_step(sshd: &Sshd, host: &RemoteHost, step: DeadManStep) -> DeadManAnswer {
     let argv = dead_man_command(step, host.dead_man.as_ref())
         .expect("command")
@@ -279,18 +296,7 @@ fn a_switch_left_on_a_host_whose_config_dropped_it_is_disarmed_on_connect() {
     assert_eq!(switches(home.path()).len(), 1);
 
     // The same host, its config without [hosts.dead_man] now.
-    let mut without = sshd.remote_host("h");
-    without.disarm_stray_switch = true;
-    let (sink, mut events) = channel();
-    let link =
-        spawn_link(without, 0, sink, test_options(&sshd.trusted_known_hosts())).expect("spawn");
-    let notice = events.expect(WAIT, "the notice", |_, e| {
-        matches!(e, HostEvent::Notice { .. })
-    });
-    link.stop_and_join();
-    let HostEvent::Notice { text, .. } = notice else {
-        panic!("{notice:?}");
-    };
+    let text = stray_notice(&sshd);
     assert_eq!(text.key(), Some("dead_man_stray.disarmed"));
     assert_eq!(
         std::fs::read_to_string(home.path().join(".gpufleet/dead_man/owner")).ok(),
@@ -328,18 +334,7 @@ fn a_switch_another_gpufleet_armed_is_left_armed_on_a_host_whose_config_has_none
     // shown escaped).
     std::fs::write(&owner, "alice@laptop\u{1b}[2J\n").expect("owner");
 
-    let mut without = sshd.remote_host("h");
-    without.disarm_stray_switch = true;
-    let (sink, mut events) = channel();
-    let link =
-        spawn_link(without, 0, sink, test_options(&sshd.trusted_known_hosts())).expect("spawn");
-    let notice = events.expect(WAIT, "the notice", |_, e| {
-        matches!(e, HostEvent::Notice { .. })
-    });
-    link.stop_and_join();
-    let HostEvent::Notice { text, .. } = notice else {
-        panic!("{notice:?}");
-    };
+    let text = stray_notice(&sshd);
     assert_eq!(text.key(), Some("dead_man_stray.kept"));
     let said = text.english();
     assert!(said.contains("alice@laptop"), "{said}");
