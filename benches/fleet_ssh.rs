@@ -380,6 +380,7 @@ fn main() {
             send: SendOptions::default(),
             holds: None,
             simulated: false,
+            sync_soon: Default::default(),
         },
         bridge_sink,
     );

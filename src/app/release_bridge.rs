@@ -67,6 +67,9 @@ pub struct BridgeSetup {
     pub holds: Option<HoldStore>,
     /// The demo fleet: releases are marked simulated and the simulated provider answers them.
     pub simulated: bool,
+    /// Asks the provider accounts' sync for a round soon once a release, restart or start
+    /// went out.
+    pub sync_soon: crate::providers::SyncSoon,
 }
 
 /// A runner for consoles that run nothing on hosts.
@@ -96,6 +99,7 @@ impl BridgeSetup {
             send: SendOptions::default(),
             holds: None,
             simulated: false,
+            sync_soon: crate::providers::SyncSoon::default(),
         }
     }
 }
@@ -444,6 +448,7 @@ impl ReleaseBridge {
         };
         let runner = Arc::clone(&self.setup.runner);
         let options = self.setup.send;
+        let sync_soon = self.setup.sync_soon.clone();
         self.spawn("release-send", id, move || {
             let failed = |reason: String, answers| ReleaseEvent::SendFailed {
                 id,
@@ -467,7 +472,12 @@ impl ReleaseBridge {
                 }
                 Confirmation::Unattended => flow.confirm_unattended(Unattended::AutoRelease),
             }
-            match flow.send(&*runner, &options, &store, &audit, now_ms()) {
+            let sent = flow.send(&*runner, &options, &store, &audit, now_ms());
+            // What went out shows in the inventory at the next round, asked for soon.
+            if matches!(sent, Ok(_) | Err(FlowError::Send { .. })) {
+                sync_soon.ask();
+            }
+            match sent {
                 Ok(report) => ReleaseEvent::Sent {
                     id,
                     answers: report.answers.iter().map(answer_line).collect(),

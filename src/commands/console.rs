@@ -150,6 +150,8 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     let scratch = demo_sim.as_ref().map(|_| Scratch::new()).transpose()?;
+    // Releases ask the provider accounts' sync (started below) for a round soon.
+    let sync_soon = crate::providers::SyncSoon::default();
     let bridge = match (&demo_sim, &scratch) {
         (Some((sim, _)), Some(scratch)) => BridgeSetup {
             runner: Arc::new(demo::SimHostRunner {
@@ -163,6 +165,7 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
             send: SendOptions::default(),
             holds: None,
             simulated: true,
+            sync_soon: sync_soon.clone(),
         },
         _ => BridgeSetup {
             runner: Arc::new(SshHostRunner {
@@ -178,6 +181,7 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
             send: SendOptions::default(),
             holds: duties.as_mut().and_then(|d| d.holds.take()),
             simulated: false,
+            sync_soon: sync_soon.clone(),
         },
     };
     let ops = OpsSetup {
@@ -317,7 +321,7 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<ExitCode> {
     let providers = if global.demo {
         None
     } else {
-        fleet_inventory::start_console_sync(&user_config, sink.clone())
+        fleet_inventory::start_console_sync(&user_config, sink.clone(), sync_soon)
     };
     let ran = runtime::run(model, &theme, events, sink, sources, prompts, bridges);
     if let Some(sync) = providers {

@@ -224,6 +224,7 @@ pub fn stored_unwatched(config: &Config, now_ms: u64) -> Vec<UnwatchedLine> {
 pub fn start_console_sync(
     config: &Config,
     sink: crate::app::event::EventSink,
+    soon: crate::providers::SyncSoon,
 ) -> Option<crate::providers::BackgroundSync> {
     if config.providers.is_empty() {
         return None;
@@ -245,7 +246,7 @@ pub fn start_console_sync(
             let _ = sink.send(Event::InventorySynced);
         }
     };
-    start_sync(config, store, Box::new(report))
+    start_sync(config, store, Box::new(report), soon)
 }
 
 /// Starts the accounts' background sync with the tokens from the environment, `report` told of
@@ -254,6 +255,7 @@ pub fn start_sync(
     config: &Config,
     store: InventoryStore,
     report: Box<dyn Fn(Result<crate::providers::SyncNote, String>) + Send>,
+    soon: crate::providers::SyncSoon,
 ) -> Option<crate::providers::BackgroundSync> {
     crate::providers::BackgroundSync::start(
         config.providers.clone(),
@@ -262,6 +264,7 @@ pub fn start_sync(
         crate::release::SendOptions::default(),
         crate::telemetry::source::now_ms,
         report,
+        soon,
     )
     .map_err(|e| tracing::warn!("provider accounts are not synced: {e}"))
     .ok()

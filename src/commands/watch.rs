@@ -109,9 +109,11 @@ pub fn run(
             return Ok(ExitCode::from(EXIT_BAD_SETUP));
         }
     };
-    let sync = start_provider_sync(config, global.demo);
+    let sync_soon = crate::providers::SyncSoon::default();
+    let sync = start_provider_sync(config, global.demo, sync_soon.clone());
     let setup = Setup {
         sync,
+        sync_soon,
         recorder,
         host_names: plan.host_names(),
         options,
@@ -160,7 +162,11 @@ pub fn run(
 /// The `[[providers]]` accounts synced in the background, each every `sync_interval_s`, into
 /// the stored inventory, one log line per account and round; after an account synced, the
 /// watcher joins the inventory to its fleet again. Not for the demo fleet.
-fn start_provider_sync(config: &Config, demo: bool) -> Option<watch::StartSync> {
+fn start_provider_sync(
+    config: &Config,
+    demo: bool,
+    soon: crate::providers::SyncSoon,
+) -> Option<watch::StartSync> {
     if demo || config.providers.is_empty() {
         return None;
     }
@@ -183,6 +189,7 @@ fn start_provider_sync(config: &Config, demo: bool) -> Option<watch::StartSync> 
                     synced();
                 }
             }),
+            soon,
         )
     }))
 }

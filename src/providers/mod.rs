@@ -25,7 +25,7 @@ pub mod unwatched;
 pub mod vast;
 
 pub use account::{SyncError, SyncFailure, base_url, pace, sync_account, sync_all};
-pub use background::{BackgroundSync, SyncNote};
+pub use background::{BackgroundSync, SyncNote, SyncSoon};
 pub use endpoints::InventoryEndpoints;
 pub use model::{Balance, Instance, InstanceState, SshEndpoint, SshRoute};
 pub use store::{AccountRecord, InventoryStore, PricePoint, StoreError, Stored, StoredInstance};

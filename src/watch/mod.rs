@@ -133,6 +133,8 @@ pub struct Setup {
     pub release: Option<ReleaseSetup>,
     /// The provider accounts' background sync, when the config has accounts.
     pub sync: Option<StartSync>,
+    /// Asks that sync for a round soon, once a release, restart or start went out.
+    pub sync_soon: crate::providers::SyncSoon,
 }
 
 /// Runs until SIGINT or SIGTERM; returns the name of the signal that stopped it.
@@ -274,6 +276,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                 }
             }
             Ok(Input::Released { host, outcome }) => {
+                setup.sync_soon.ask();
                 released(
                     &mut fleet,
                     setup.store.as_ref(),
@@ -288,6 +291,7 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                 action,
                 outcome,
             }) => {
+                setup.sync_soon.ask();
                 release::alert_asked(&fleet, &dispatcher, &host, &who, action, outcome);
                 if let Some(store) = setup.store.as_ref()
                     && let Ok(book) = store.load()

@@ -1000,6 +1000,7 @@ fn bridge_setup(dir: &Path, status: i32, config: Config) -> BridgeSetup {
         send: SendOptions::default(),
         holds: Some(HoldStore::at(dir.join("holds.json"))),
         simulated: false,
+        sync_soon: Default::default(),
     }
 }
 

@@ -1,17 +1,20 @@
 //! The background sync the watcher runs: each account synced again every `sync_interval_s`
 //! into the stored inventory, a note per account and round, nothing sent once it is stopped,
 //! an account not synced again before its interval after a restart, and `gpufleet watch`
-//! running it: the inventory stored and a log line per account, the token in neither.
+//! running it: the inventory stored and a log line per account, the token in neither. Asked
+//! for a round soon (a release went out), every account is listed again 20 s later, never
+//! sooner than a minute after its last attempt.
 
 use crate::cli as support;
 use crate::provider_api as server;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gpufleet::config;
-use gpufleet::providers::{BackgroundSync, InventoryStore, SyncNote};
+use gpufleet::providers::{BackgroundSync, InventoryStore, SyncNote, SyncSoon};
 use gpufleet::release::SendOptions;
 use server::{Server, json};
 
@@ -23,26 +26,80 @@ fn now_ms() -> u64 {
 }
 
 fn start(server: &Server, dir: &Path, notes: Arc<Mutex<Vec<SyncNote>>>) -> BackgroundSync {
+    // Shorter than the config allows, so the test takes seconds.
+    start_with(server, dir, notes, 1, now_ms, SyncSoon::default())
+}
+
+fn start_with(
+    server: &Server,
+    dir: &Path,
+    notes: Arc<Mutex<Vec<SyncNote>>>,
+    interval_s: u64,
+    clock: fn() -> u64,
+    soon: SyncSoon,
+) -> BackgroundSync {
     let text = format!(
         "[[providers]]\nkind = \"vast\"\ntoken_env = \"BG_KEY\"\nbase_url = \"{}\"\n",
         server.base_url
     );
     let mut account = config::parse(&text, Path::new("c.toml")).unwrap().providers[0].clone();
-    // Shorter than the config allows, so the test takes seconds.
-    account.sync_interval_s = 1;
+    account.sync_interval_s = interval_s;
     BackgroundSync::start(
         vec![account],
         InventoryStore::in_dir(dir),
         Box::new(|name: &str| (name == "BG_KEY").then(|| "bg-token-123".to_string())),
         SendOptions::default(),
-        now_ms,
+        clock,
         Box::new(move |note| {
             if let Ok(note) = note {
                 notes.lock().unwrap().push(note);
             }
         }),
+        soon,
     )
     .unwrap()
+}
+
+/// A clock the test moves: milliseconds since the epoch.
+static CLOCK: AtomicU64 = AtomicU64::new(0);
+
+fn test_clock() -> u64 {
+    CLOCK.load(Ordering::SeqCst)
+}
+
+#[test]
+fn a_round_asked_soon_lists_the_accounts_again_after_the_least_gap() {
+    let server = Server::start(|_, _| json(200, ROWS));
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = now_ms();
+    CLOCK.store(t0, Ordering::SeqCst);
+    let soon = SyncSoon::default();
+    // An hour's interval: nothing comes again by itself in this test.
+    let sync = start_with(
+        &server,
+        dir.path(),
+        Arc::default(),
+        3_600,
+        test_clock,
+        soon.clone(),
+    );
+    wait_for("the first sync", || server.seen().len() == 1);
+    // A release went out 30 s later: asked again at the earliest a minute after the first.
+    CLOCK.store(t0 + 30_000, Ordering::SeqCst);
+    soon.ask();
+    // The sync thread looks every 5 s at most: it has taken the request (due at t0 + 50 s,
+    // held to t0 + 60 s) before the clock moves on.
+    std::thread::sleep(Duration::from_secs(6));
+    CLOCK.store(t0 + 59_000, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_secs(6));
+    assert_eq!(server.seen().len(), 1, "not before the least gap");
+    CLOCK.store(t0 + 61_000, Ordering::SeqCst);
+    wait_for("the round asked for", || server.seen().len() == 2);
+    // Asked once, listed once.
+    CLOCK.store(t0 + 200_000, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_secs(6));
+    assert_eq!(server.seen().len(), 2);
+    sync.stop(Duration::from_secs(1));
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
