@@ -344,9 +344,10 @@ pub enum CliCommand {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Read this recording instead of the black box; or, given a watcher's URL
-        /// (`http://…`, `https://…`), have that watcher make the bundle from what it recorded.
+        /// (`http://…`, `https://…`), have that watcher make the bundle from what it recorded
+        /// (repeat for several: the first that serves HOST makes it).
         #[arg(long, value_name = "FILE|URL")]
-        from: Option<String>,
+        from: Vec<String>,
         /// With --from URL: read the token from FILE instead of GPUFLEET_TOKEN.
         #[arg(long, value_name = "FILE", requires = "from")]
         token_file: Option<PathBuf>,

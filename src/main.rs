@@ -113,7 +113,7 @@ fn run(cli: Cli, subcommand: Option<&str>) -> anyhow::Result<ExitCode> {
                 host: name,
                 since_ms: *since,
                 out: out.as_deref(),
-                from: from.as_deref(),
+                from,
                 token_file: token_file.as_deref(),
                 demo: global.demo,
             };

@@ -1,6 +1,7 @@
 //! `gpufleet report HOST [--since 2h] [--out DIR] [--from FILE|URL]`: writes the host's incident
 //! bundle, made here ([`crate::report::write`]) from the black box or a `--record` file, or
-//! made by the watcher at URL from what it recorded ([`crate::remote_watcher::fetch_report`]).
+//! made by a watcher of `--from URL...` from what it recorded
+//! ([`crate::remote_watcher::fetch_report`]).
 //! Exit 0 written, 1 nothing recorded for the host in the window or only a host never reached
 //! (said with why), 2 an error (an unreadable or damaged recording, a folder not writable, a
 //! watcher unreachable or refusing the token).
@@ -27,8 +28,8 @@ pub struct Args<'a> {
     pub host: &'a str,
     pub since_ms: u64,
     pub out: Option<&'a Path>,
-    /// A recording file, or a watcher's URL.
-    pub from: Option<&'a str>,
+    /// A recording file, or watchers' URLs.
+    pub from: &'a [String],
     /// With a watcher's URL: where its token is.
     pub token_file: Option<&'a Path>,
     pub demo: bool,
@@ -41,8 +42,13 @@ pub fn is_watcher_url(from: &str) -> bool {
 
 /// Runs `report` as its command line says.
 pub fn run_args(args: &Args, config: &Config, now_ms: u64) -> ExitCode {
-    if let Some(url) = args.from.filter(|from| is_watcher_url(from)) {
-        return run_from_watcher(args, url, config);
+    let urls = args.from.iter().filter(|from| is_watcher_url(from)).count();
+    if urls > 0 && urls == args.from.len() {
+        return run_from_watchers(args, config);
+    }
+    if args.from.len() > 1 {
+        eprintln!("gpufleet report: {}", t!("report_from.one_file"));
+        return ExitCode::from(EXIT_ERROR);
     }
     if args.token_file.is_some() {
         eprintln!(
@@ -55,7 +61,7 @@ pub fn run_args(args: &Args, config: &Config, now_ms: u64) -> ExitCode {
         host: args.host.to_string(),
         since_ms: args.since_ms,
         out: args.out.map(Path::to_path_buf),
-        from: args.from.map(PathBuf::from),
+        from: args.from.first().map(PathBuf::from),
         demo: args.demo,
     };
     run(&request, config, now_ms)
@@ -84,13 +90,13 @@ pub fn run(request: &Request, config: &Config, now_ms: u64) -> ExitCode {
     }
 }
 
-/// The bundle the watcher at `url` makes, written under `--out` as one made here would be.
-fn run_from_watcher(args: &Args, url: &str, config: &Config) -> ExitCode {
+/// The bundle a watcher of `--from` makes, written under `--out` as one made here would be.
+fn run_from_watchers(args: &Args, config: &Config) -> ExitCode {
     let fetched = AttachToken::find(args.token_file)
         .map_err(FetchError::from)
         .and_then(|token| {
             let known = crate::report::secrets::known(config, &crate::release::process_env);
-            fetch_report(url, &token, args.host, args.since_ms, &known)
+            fetch_report(args.from, &token, args.host, args.since_ms, &known)
         });
     let fetched = match fetched {
         Ok(fetched) => fetched,

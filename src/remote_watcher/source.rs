@@ -60,16 +60,43 @@ impl AttachToken {
     }
 }
 
-/// `report --from URL`: the incident bundle of `host` the watcher at `base` makes over the
-/// `since_ms` before the host's newest recorded event, `known_secrets` scrubbed again.
+/// `report --from URL...`: the incident bundle of `host` made over the `since_ms` before its
+/// newest recorded event by the first of the watchers at `urls` that serves it, or by the one
+/// named in `host` (`name@HOST:PORT`, as an attached console tags a name several watchers
+/// have); `known_secrets` scrubbed again. A watcher that cannot be asked is passed over while
+/// another may serve the host; its error is the answer when none does.
 pub fn fetch_report(
-    base: &str,
+    urls: &[String],
     token: &AttachToken,
     host: &str,
     since_ms: u64,
     known_secrets: &[String],
 ) -> Result<super::Fetched, super::FetchError> {
-    super::report::fetch_with(base, &token.0, host, since_ms, known_secrets)
+    use super::FetchError;
+    let tagged = host.rsplit_once('@').and_then(|(name, label)| {
+        urls.iter()
+            .find(|url| watcher_label(url) == label)
+            .map(|url| (name, url))
+    });
+    if let Some((name, url)) = tagged {
+        let mut fetched = super::report::fetch_with(url, &token.0, name, since_ms, known_secrets)?;
+        fetched.made.host = host.to_string();
+        return Ok(fetched);
+    }
+    let mut failed = None;
+    for url in urls {
+        match super::report::fetch_with(url, &token.0, host, since_ms, known_secrets) {
+            Err(FetchError::UnknownHost { .. }) => {}
+            Err(e @ FetchError::Attach(_)) => {
+                failed.get_or_insert(e);
+            }
+            answered => return answered,
+        }
+    }
+    Err(failed.unwrap_or_else(|| FetchError::UnknownHost {
+        host: host.to_string(),
+        url: urls.join(", "),
+    }))
 }
 
 /// One watcher: its URL, its hosts (their names on the watcher, each with its id here), and the

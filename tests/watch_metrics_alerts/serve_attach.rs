@@ -789,7 +789,7 @@ fn report_from_a_watcher_writes_the_bundle_the_watcher_made_from_its_black_box()
     );
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
-        stderr.contains("serves no host named no-such-host"),
+        stderr.contains("serves a host named no-such-host"),
         "{stderr}"
     );
     // --token-file goes with a watcher's URL only.
@@ -823,6 +823,54 @@ fn report_from_a_watcher_writes_the_bundle_the_watcher_made_from_its_black_box()
         None,
     );
     assert_eq!(code, Some(0), "{stderr}");
+
+    // Several watchers: the first that serves the host makes it, one that cannot be asked
+    // passed over; a name tagged with its watcher (as an attached console shows a name two
+    // watchers have) asks that one.
+    let gone = format!("http://127.0.0.1:{}", free_port());
+    let (code, _, stderr) = report_from(
+        dir.path(),
+        &[
+            "flaky-h200",
+            "--from",
+            &gone,
+            "--from",
+            &url,
+            "--out",
+            out_arg,
+        ],
+        Some(TOKEN),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let tagged = format!("flaky-h200@{addr}");
+    let (code, stdout, stderr) = report_from(
+        dir.path(),
+        &[&tagged, "--from", &gone, "--from", &url, "--out", out_arg],
+        Some(TOKEN),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains(&format!(
+            "gpufleet-report-flaky-h200@127.0.0.1_{}",
+            addr.split(':').nth(1).unwrap_or_default()
+        )),
+        "{stdout}"
+    );
+    // None serves it, and one could not be asked: that is said, exit 2.
+    let (code, _, stderr) = report_from(
+        dir.path(),
+        &["no-such-host", "--from", &gone, "--from", &url],
+        Some(TOKEN),
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains(&gone), "{stderr}");
+    // A recording file goes alone.
+    let (code, _, stderr) = report_from(
+        dir.path(),
+        &["flaky-h200", "--from", "a.ndjson", "--from", &url],
+        Some(TOKEN),
+    );
+    assert_eq!(code, Some(2), "{stderr}");
 }
 
 #[test]
