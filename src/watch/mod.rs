@@ -358,6 +358,9 @@ pub fn run(setup: Setup, sources: Sources) -> Result<&'static str, WatchError> {
                         asked.clone_from(&release);
                     }
                     setup.reports.set_config(new.release_config.clone());
+                    if let Some(endpoint) = &setup.serve {
+                        reload_tokens(endpoint, &hub, new.release_config.serve.as_ref());
+                    }
                     if let Some(sinks) = new.sinks {
                         let old = std::mem::replace(&mut dispatcher, start_alerts(sinks));
                         let _ = old.finish(ALERTS_WAIT);
@@ -485,6 +488,29 @@ fn take_holds(fleet: &mut Fleet, holds: &HoldStore) {
             tracing::warn!(host = %host, "auto-release held: the countdown is cancelled");
         } else {
             tracing::info!(host = %host, "hold asked, but no countdown was running");
+        }
+    }
+}
+
+/// A reload's `[serve]` tokens served from now on: a token taken out (or changed) is refused
+/// and its consoles' streams end; ones that cannot be read leave the tokens as they were.
+fn reload_tokens(
+    endpoint: &crate::watch::serve::ServeEndpoint,
+    hub: &crate::watch::serve::Hub,
+    serve: Option<&crate::config::ServeConfig>,
+) {
+    match crate::watch::serve::Tokens::load(serve) {
+        Ok(tokens) => {
+            let revoked = endpoint.tokens.replace(tokens);
+            let ended = hub.drop_consoles(&revoked);
+            tracing::info!(
+                revoked = %revoked.join(","),
+                streams_ended = ended,
+                "serve tokens reloaded"
+            );
+        }
+        Err(e) => {
+            tracing::warn!("serve tokens kept as they were: {e}");
         }
     }
 }

@@ -364,11 +364,7 @@ fn a_host_the_watcher_adds_on_reload_shows_in_an_attached_console() {
         ),
     )
     .expect("config");
-    let status = Command::new("kill")
-        .args(["-HUP", &served.pid().to_string()])
-        .status()
-        .expect("kill -HUP");
-    assert!(status.success());
+    served.reload();
     served.wait_log("late-h9");
     let screen = console.wait_for("late-h9", WAIT);
     assert!(!screen.contains("EXIT="), "{screen}");
@@ -729,4 +725,77 @@ fn a_runbook_step_through_the_watcher_runs_the_command_its_own_catalogue_builds(
     });
     assert!(!screen.contains("EXIT="), "{screen}");
     drop(served);
+}
+
+/// The status of `GET /health` with `token`.
+fn health(addr: &str, token: &str) -> u16 {
+    reqwest::blocking::Client::new()
+        .get(format!("http://{addr}/health"))
+        .bearer_auth(token)
+        .send()
+        .expect("get")
+        .status()
+        .as_u16()
+}
+
+#[test]
+fn a_token_taken_out_of_the_config_is_refused_after_a_reload_and_its_stream_ends() {
+    use std::io::BufRead;
+    let provider = Server::start(vec![answer(200, r#"{"success": true}"#)]);
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = watcher(dir.path(), &provider);
+    // The viewer's console streams.
+    let stream = reqwest::blocking::Client::builder()
+        .timeout(None::<Duration>)
+        .build()
+        .expect("client")
+        .get(format!("http://{addr}/v1/events"))
+        .bearer_auth("view-only-1")
+        .send()
+        .expect("stream");
+    assert_eq!(stream.status().as_u16(), 200);
+    let (ended_tx, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = std::io::BufReader::new(stream);
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+            line.clear();
+        }
+        let _ = ended_tx.send(());
+    });
+    assert_eq!(health(&addr, "carol-rotated-3"), 401);
+
+    // The config now: the viewer's token taken out, Carol's added (from a file).
+    let carol = dir.path().join("carol.token");
+    std::fs::write(&carol, "carol-rotated-3\n").expect("token");
+    let viewer = "[[serve.tokens]]\nname = \"viewer\"\ntoken_env = \"VIEWER_TOKEN\"\n";
+    let text = config_text(&provider, "");
+    assert!(text.contains(viewer), "{text}");
+    std::fs::write(
+        dir.path().join("config.toml"),
+        text.replace(
+            viewer,
+            &format!(
+                "[[serve.tokens]]\nname = \"carol\"\ntoken_file = \"{}\"\n",
+                carol.display()
+            ),
+        ),
+    )
+    .expect("config");
+    served.reload();
+    served.wait_log("serve tokens reloaded");
+    assert!(
+        ended.recv_timeout(WAIT).is_ok(),
+        "the viewer's stream still runs:\n{}",
+        served.log()
+    );
+    assert_eq!(health(&addr, "view-only-1"), 401);
+    assert_eq!(health(&addr, "carol-rotated-3"), 200);
+    assert_eq!(health(&addr, "ops-may-act-2"), 200);
+    assert!(served.log().contains("revoked=viewer"), "{}", served.log());
+    assert!(
+        !served.log().contains("carol-rotated-3"),
+        "{}",
+        served.log()
+    );
 }

@@ -63,6 +63,15 @@ impl Served {
         self.child.id()
     }
 
+    /// SIGHUP: the watcher reads its config again.
+    pub(crate) fn reload(&self) {
+        let status = Command::new("kill")
+            .args(["-HUP", &self.pid().to_string()])
+            .status()
+            .expect("kill -HUP");
+        assert!(status.success());
+    }
+
     pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }

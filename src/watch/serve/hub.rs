@@ -260,6 +260,17 @@ impl Hub {
         }
     }
 
+    /// Ends the streams of the consoles `who` names (their tokens were taken out of the
+    /// config); how many ended.
+    pub fn drop_consoles(&self, who: &[String]) -> usize {
+        let Some(mut state) = self.lock() else {
+            return 0;
+        };
+        let before = state.consoles.len();
+        state.consoles.retain(|console| !who.contains(&console.who));
+        before - state.consoles.len()
+    }
+
     /// Attaches a console (`who` names it in the log): the header and every host's state now,
     /// then the live lines.
     pub fn subscribe(&self, who: &str) -> Subscription {

@@ -16,4 +16,4 @@ pub use actions::{CheckAsk, Hands, Ran, ReleaseAsk, Released, StepAsk, Stepped, 
 pub use hub::{CONSOLE_QUEUE_LINES, Hub, Subscription};
 pub use report::Reports;
 pub use server::{CONTENT_TYPE, HEARTBEAT, STATE_LINES_HEADER, ServeEndpoint, start};
-pub use tokens::{DEFAULT_TOKEN_ENV, Grant, SetupError, Tokens, read_token_file};
+pub use tokens::{DEFAULT_TOKEN_ENV, Grant, ServeTokens, SetupError, Tokens, read_token_file};

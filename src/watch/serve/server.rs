@@ -24,7 +24,7 @@ use crate::metrics::{Answer, Body, IDLE_TIMEOUT, MetricsServer, plain, unauthori
 use super::actions::{self, Actions, Hands};
 use super::hub::Hub;
 use super::report::{self, Reports};
-use super::tokens::{SetupError, Tokens};
+use super::tokens::{ServeTokens, SetupError, Tokens};
 
 /// A blank line is sent after this long without a line.
 pub const HEARTBEAT: Duration = Duration::from_secs(IDLE_TIMEOUT.as_secs() / 4);
@@ -44,7 +44,8 @@ const GATHER: Duration = Duration::from_millis(50);
 #[derive(Clone)]
 pub struct ServeEndpoint {
     pub listen: String,
-    pub tokens: Tokens,
+    /// Replaced by a reload: a token taken out of the config is refused from then on.
+    pub tokens: ServeTokens,
     /// HTTPS with the config's certificate and key; plain HTTP when `None`.
     pub tls: Option<tokio_rustls::TlsAcceptor>,
 }
@@ -78,7 +79,7 @@ impl ServeEndpoint {
         if !addr.ip().is_loopback() && tls.is_none() && !plaintext {
             return Err(SetupError::PlaintextOffLoopback(listen.to_string()));
         }
-        let tokens = Tokens::load(config)?;
+        let tokens = ServeTokens::new(Tokens::load(config)?);
         Ok(Self {
             listen: listen.to_string(),
             tokens,
@@ -124,10 +125,10 @@ pub fn start(
     hands: Option<Arc<dyn Hands>>,
     reports: Reports,
 ) -> Result<MetricsServer, SetupError> {
-    let tokens = Arc::new(endpoint.tokens.clone());
+    let tokens = endpoint.tokens.clone();
     let actions = Actions::new(hands);
     let answer: Answer = Arc::new(move |request| {
-        let tokens = Arc::clone(&tokens);
+        let tokens = tokens.current();
         let hub = hub.clone();
         let actions = actions.clone();
         let reports = reports.clone();

@@ -4,6 +4,7 @@
 //! every token in constant time (the check `/metrics` uses); the secrets never reach a log.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use rust_i18n::t;
 
@@ -104,6 +105,47 @@ impl Tokens {
     }
 }
 
+/// The tokens a watcher serves with now, shared by its server and its loop: a SIGHUP reload
+/// replaces them, so a token taken out of the config is refused from then on.
+#[derive(Debug, Clone)]
+pub struct ServeTokens(Arc<RwLock<Arc<Tokens>>>);
+
+impl ServeTokens {
+    pub fn new(tokens: Tokens) -> Self {
+        Self(Arc::new(RwLock::new(Arc::new(tokens))))
+    }
+
+    /// The tokens now.
+    pub fn current(&self) -> Arc<Tokens> {
+        self.0
+            .read()
+            .map(|t| Arc::clone(&t))
+            .unwrap_or_else(|poisoned| Arc::clone(&poisoned.into_inner()))
+    }
+
+    /// Serves with `tokens` from now on; the names whose token is gone or changed (their
+    /// consoles' streams are to be ended).
+    pub fn replace(&self, tokens: Tokens) -> Vec<String> {
+        let old = self.current();
+        let revoked = old
+            .0
+            .iter()
+            .filter(|was| {
+                !tokens
+                    .0
+                    .iter()
+                    .any(|now| now.name == was.name && now.token == was.token)
+            })
+            .map(|was| was.name.clone())
+            .collect();
+        match self.0.write() {
+            Ok(mut kept) => *kept = Arc::new(tokens),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(tokens),
+        }
+        revoked
+    }
+}
+
 fn read_grant(listed: &ServeToken) -> Result<Grant, SetupError> {
     let name = listed.name.clone();
     let token = match (&listed.token_env, &listed.token_file) {
@@ -138,6 +180,36 @@ pub fn read_token_file(path: &Path) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reload_refuses_a_token_taken_out_and_names_whose_streams_end() {
+        let grant = |name: &str, token: &[u8], actions| Grant {
+            name: name.into(),
+            token: token.to_vec(),
+            actions,
+        };
+        let served = ServeTokens::new(Tokens(vec![
+            grant("alice", b"a-1", true),
+            grant("bob", b"b-1", false),
+            grant("carol", b"c-1", false),
+        ]));
+        let revoked = served.replace(Tokens(vec![
+            // Alice may act no more: her stream stays, her next action is refused.
+            grant("alice", b"a-1", false),
+            // Carol's token was rotated; Bob's taken out; Dave's added.
+            grant("carol", b"c-2", false),
+            grant("dave", b"d-1", true),
+        ]));
+        assert_eq!(revoked, ["bob", "carol"]);
+        let now = served.current();
+        assert!(now.who(Some(b"Bearer b-1")).is_none());
+        assert!(now.who(Some(b"Bearer c-1")).is_none());
+        assert_eq!(now.who(Some(b"Bearer a-1")).map(|g| g.actions), Some(false));
+        assert_eq!(
+            now.who(Some(b"Bearer d-1")).map(|g| g.name.as_str()),
+            Some("dave")
+        );
+    }
 
     #[test]
     fn a_request_is_known_by_its_token_alone() {
