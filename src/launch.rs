@@ -114,7 +114,7 @@ impl Plan {
     pub fn host_names(&self) -> Vec<String> {
         match self {
             Plan::Demo { sim, .. } => sim::lock(sim).host_names(),
-            Plan::Local(_) => vec![local_host_name()],
+            Plan::Local(_) => vec![crate::remote::local_machine_name()],
             Plan::Ssh { hosts, .. } => hosts.iter().map(|h| h.name.clone()).collect(),
             Plan::Replay { replay, .. } => replay.host_names(),
             Plan::Attach(attach) => attach.host_names(),
@@ -328,14 +328,6 @@ pub fn settled(fleet: &Fleet) -> bool {
                     || h.gpus.iter().all(|g| g.latest.vendor != Vendor::Nvidia))
         }
     })
-}
-
-fn local_host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "localhost".to_string())
 }
 
 /// The config whose hosts are priced, stored and released: for the demo fleet its own simulated

@@ -168,16 +168,17 @@ impl OpsBridge {
     /// An attached console's `e`: the watcher makes the host's bundle from what it recorded
     /// (the last two hours), written into the current directory here, on a worker thread.
     fn write_watchers_report(&mut self, host: String, watcher: WatcherActions) {
-        let known = self
-            .setup
-            .report
-            .as_ref()
-            .map(|setup| crate::report::secrets::known(&setup.config, &crate::release::process_env))
-            .unwrap_or_default();
+        let config = self.setup.report.as_ref().map(|setup| setup.config.clone());
         let sink = self.sink.clone();
         let worker = std::thread::Builder::new()
             .name("gpufleet-report".to_string())
             .spawn(move || {
+                // The secrets' files are read here, not on the console's loop.
+                let known = config
+                    .map(|config| {
+                        crate::report::secrets::known(&config, &crate::release::process_env)
+                    })
+                    .unwrap_or_default();
                 let written = watcher
                     .report_named(&host, 2 * 3_600_000, &known)
                     .map_err(|e| e.to_string())

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use rust_i18n::t;
 
 use crate::config::Config;
-use crate::remote_watcher::{AttachToken, FetchError, fetch_report};
+use crate::remote_watcher::{AttachToken, FetchError, fetch_report, is_watcher_url};
 use crate::report::bundle;
 use crate::report::write::{self, WriteError};
 
@@ -33,11 +33,6 @@ pub struct Args<'a> {
     /// With a watcher's URL: where its token is.
     pub token_file: Option<&'a Path>,
     pub demo: bool,
-}
-
-/// Whether `--from` names a watcher (`http://…`, `https://…`) rather than a recording file.
-pub fn is_watcher_url(from: &str) -> bool {
-    from.starts_with("http://") || from.starts_with("https://")
 }
 
 /// Runs `report` as its command line says.

@@ -58,7 +58,7 @@ pub use quote::{CommandError, RemoteCommand, shell_quote};
 pub use resolve_named::{ResolveError, SshSettings, link_options, resolve_named};
 pub use sanitize::sanitize;
 pub use ssh_options::{HostKeySettings, StrictHostKeys};
-pub use target::{resolve, ssh_config_names};
+pub use target::{local_machine_name, resolve, ssh_config_names};
 
 /// How a link behaves; `Default` is what the console uses.
 #[derive(Clone)]

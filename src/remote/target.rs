@@ -246,6 +246,15 @@ pub(crate) fn home_dir() -> Option<PathBuf> {
     std::env::home_dir().filter(|h| !h.as_os_str().is_empty())
 }
 
+/// This machine's name, as the kernel has it (`localhost` when it has none).
+pub fn local_machine_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
 /// The local user's name (`USER`, else `LOGNAME`, else `root`).
 pub(crate) fn local_user() -> String {
     std::env::var("USER")

@@ -17,4 +17,4 @@ mod stream;
 pub use actions::{Answer, Ask, AskError, WatcherActions};
 pub use report::{FetchError, Fetched};
 pub use source::{Attach, AttachToken, NewHost, TOKEN_ENV, fetch_report, read_once, spawn};
-pub use stream::{AttachError, EventStream, open};
+pub use stream::{AttachError, EventStream, is_watcher_url, open};

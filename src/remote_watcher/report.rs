@@ -75,10 +75,7 @@ pub(super) fn fetch_with(
     since_ms: u64,
     known_secrets: &[String],
 ) -> Result<Fetched, FetchError> {
-    let url = base.trim_end_matches('/').to_string();
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(AttachError::BadUrl(base.to_string()).into());
-    }
+    let url = super::stream::watcher_base(base)?;
     let connect = |error: String| AttachError::Connect {
         url: url.clone(),
         error,

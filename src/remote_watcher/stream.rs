@@ -51,12 +51,23 @@ pub struct EventStream {
     reader: BufReader<Box<dyn Read + Send>>,
 }
 
-/// Opens `base`'s event stream (`base` is the watcher's URL, `http://host:port`) with `token`.
-pub fn open(base: &str, token: &str) -> Result<EventStream, AttachError> {
-    let url = base.trim_end_matches('/').to_string();
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
+/// Whether `text` is a watcher's URL (`http://…`, `https://…`), rather than a file's name.
+pub fn is_watcher_url(text: &str) -> bool {
+    text.starts_with("http://") || text.starts_with("https://")
+}
+
+/// `base` as the watcher's URL that paths are put after (without a trailing `/`).
+pub(super) fn watcher_base(base: &str) -> Result<String, AttachError> {
+    let url = base.trim_end_matches('/');
+    if !is_watcher_url(url) {
         return Err(AttachError::BadUrl(base.to_string()));
     }
+    Ok(url.to_string())
+}
+
+/// Opens `base`'s event stream (`base` is the watcher's URL, `http://host:port`) with `token`.
+pub fn open(base: &str, token: &str) -> Result<EventStream, AttachError> {
+    let url = watcher_base(base)?;
     let connect = |error: String| AttachError::Connect {
         url: url.clone(),
         error,

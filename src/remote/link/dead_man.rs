@@ -156,36 +156,22 @@ pub fn switch_command(
 }
 
 /// Who this gpufleet arms switches as: `user@machine` (the local user, the kernel's host
-/// name), in letters, digits and `._@-` only (anything else written `_`), at most 100 bytes.
+/// name), as one safe word ([`crate::paths::lossy_host_name`]), at most 100 bytes.
 pub fn local_owner() -> String {
     static OWNER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     OWNER
         .get_or_init(|| {
-            let machine = std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .map(|s| s.trim().to_string())
-                .ok()
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| "localhost".to_string());
-            owner_word(&format!(
-                "{}@{machine}",
-                crate::remote::target::local_user()
-            ))
+            let owner = format!(
+                "{}@{}",
+                crate::remote::target::local_user(),
+                crate::remote::target::local_machine_name()
+            );
+            crate::paths::lossy_host_name(&owner)
+                .chars()
+                .take(100)
+                .collect()
         })
         .clone()
-}
-
-/// `text` as an owner's one word: letters, digits and `._@-` kept, the rest `_`, 100 bytes.
-fn owner_word(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(100)
-        .collect()
 }
 
 /// The owner a stray switch was left to, when the run kept it (`kept OWNER`), sanitized.
