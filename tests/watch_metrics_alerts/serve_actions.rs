@@ -3,7 +3,8 @@
 //! provider gets exactly one request for a release asked twice with the same idempotency key,
 //! none for a watching token's request or an unconfirmed one; the provider's refusal comes
 //! back with its words; the audit log names the token that asked, and the team's alert sink
-//! hears of the release that went out. In tmux, an attached
+//! hears of the release that went out, and the provider's inventory is listed again within a
+//! minute and a half instead of at the next hourly sync. In tmux, an attached
 //! console's release dialog asks the watcher (the provider gets the one request) and a
 //! watching token's console says it may only watch; a host the watcher adds on a reload shows
 //! in the attached console without attaching again.
@@ -275,6 +276,95 @@ fn a_restart_or_start_through_the_watcher_reaches_the_provider_once_for_its_key(
         "{audit}"
     );
     assert!(!audit.contains("viewer"), "{audit}");
+    drop(served);
+}
+
+/// vast.ai's list of the account's instances: `h1`'s instance in `status`.
+fn vast_rows(status: &str) -> String {
+    format!(
+        r#"{{"success": true, "next_token": null, "instances": [
+ {{"id": 12345, "label": "h1", "actual_status": "{status}", "gpu_name": "H100 SXM", "num_gpus": 1,
+  "ssh_host": "ssh5.vast.ai", "ssh_port": 10600, "start_date": 1764633600, "dph_total": 2.4}}]}}"#
+    )
+}
+
+#[test]
+fn the_inventory_follows_a_release_through_the_watcher_within_a_minute_and_a_half() {
+    // The account is listed at start, the release goes out, and the next listing (the
+    // instance stopped) comes well before the hourly interval: within the providers' minimum
+    // gap of a minute after the first one, plus the wait for the provider to show it.
+    let provider = Server::start(vec![
+        answer(200, &vast_rows("running")),
+        answer(200, r#"{"success": true}"#),
+        answer(200, &vast_rows("stopped")),
+    ]);
+    let dir = tempfile::tempdir().expect("temp");
+    let (served, addr) = watcher_with(
+        dir.path(),
+        &provider,
+        &format!(
+            "[[providers]]\nkind = \"vast\"\ntoken_env = \"GPUFLEET_TEST_VAST_TOKEN\"\n\
+             base_url = \"{}\"\nsync_interval_s = 3600\n",
+            provider.base_url
+        ),
+    );
+    let listed = |count: usize| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(100);
+        loop {
+            let seen = provider.requests();
+            let lists = seen.iter().filter(|r| r.method == "GET").count();
+            if lists >= count {
+                return std::time::Instant::now();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{lists} listings, not {count}: {seen:?}\n{}",
+                served.log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let first_listed = listed(1);
+    let release =
+        r#"{"action":"release","host":"h1","release":"stop","confirm":"h1","key":"rel-sync-1"}"#;
+    let released = post(&addr, "ops-may-act-2", release);
+    assert_eq!(released.0, 200, "{}\n{}", released.1, served.log());
+    let released_at = std::time::Instant::now();
+    let seen = provider.requests();
+    assert_eq!(
+        seen.iter().map(|r| r.method.as_str()).collect::<Vec<_>>(),
+        ["GET", "PUT"],
+        "{seen:?}"
+    );
+
+    let second_listed = listed(2);
+    // Not sooner than the providers' minimum gap, nor than the provider could show it.
+    assert!(
+        second_listed - first_listed >= Duration::from_secs(59),
+        "listed again {:?} after the first listing",
+        second_listed - first_listed
+    );
+    assert!(
+        second_listed - released_at >= Duration::from_secs(19),
+        "listed again {:?} after the release",
+        second_listed - released_at
+    );
+    let seen = provider.requests();
+    assert!(seen[2].path.starts_with("/api/v1/instances/?"), "{seen:?}");
+    // The stored inventory says what the provider said after the release.
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let stored = std::fs::read_to_string(dir.path().join("watcher-state/inventory.json"))
+            .unwrap_or_default();
+        if stored.contains("stopped") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the inventory still says: {stored}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     drop(served);
 }
 
