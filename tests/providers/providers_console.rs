@@ -2,6 +2,8 @@
 //! the money nobody watches, as `gpufleet cost` does: a RunPod account on a loopback server
 //! with a stopped pod whose volume disk still bills and a running pod without an SSH endpoint
 //! (no host the console can watch), next to a configured host streaming from a real sshd.
+//! After a release from the console's dialog (a vast.ai account on loopback, synced hourly),
+//! the account is listed again within a minute and a half and the inventory says "stopped".
 
 use crate::common;
 use crate::provider_api as server;
@@ -67,5 +69,99 @@ fn the_cost_panel_lists_what_the_accounts_bill_unwatched() {
     assert!(panel.contains("at 0.39 USD/h"), "{panel}");
     assert!(!panel.contains("rp-console-key"), "{panel}");
     assert_eq!(server.seen()[0].path, "/v2/pods", "synced by the console");
+    tmux.keys(&["q"]);
+}
+
+/// vast.ai's list of the account's instances: `h1`'s instance, stopped once the console's
+/// release went out.
+fn vast_rows(stopped: bool) -> String {
+    let status = if stopped { "stopped" } else { "running" };
+    format!(
+        r#"{{"success": true, "next_token": null, "instances": [
+ {{"id": 12345, "label": "h1", "actual_status": "{status}", "gpu_name": "H100 SXM", "num_gpus": 1,
+  "ssh_host": "ssh5.vast.ai", "ssh_port": 10600, "start_date": 1764633600, "dph_total": 2.4}}]}}"#
+    )
+}
+
+#[test]
+fn a_release_from_the_console_has_its_account_listed_again_within_a_minute_and_a_half() {
+    let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let put = std::sync::Arc::clone(&released);
+    let server = Server::start(move |seen, _| {
+        if seen.method == "PUT" {
+            put.store(true, std::sync::atomic::Ordering::SeqCst);
+            json(200, r#"{"success": true}"#)
+        } else {
+            json(
+                200,
+                &vast_rows(put.load(std::sync::atomic::Ordering::SeqCst)),
+            )
+        }
+    });
+    let dir = tempfile::tempdir().expect("temp");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[hosts]]\nname = \"h1\"\nssh = \"root@127.0.0.1:1\"\n\n[hosts.release]\n\
+             provider = \"vast\"\ninstance_id = \"12345\"\ntoken_env = \"VAST_KEY\"\n\
+             base_url = \"{0}\"\n\n[[providers]]\nkind = \"vast\"\ntoken_env = \"VAST_KEY\"\n\
+             base_url = \"{0}\"\nsync_interval_s = 3600\n",
+            server.base_url
+        ),
+    )
+    .expect("config");
+    let state = dir.path().join("state");
+    let command = format!(
+        "SSH_AUTH_SOCK= GPUFLEET_STATE_DIR={} VAST_KEY=vast-console-key {} --config {}; sleep 30",
+        state.display(),
+        binary().display(),
+        config.display(),
+    );
+    let Some(tmux) = Tmux::start(&command, 100, 30) else {
+        return;
+    };
+    let listings = || -> Vec<std::time::Instant> {
+        server
+            .seen()
+            .iter()
+            .filter(|s| s.method == "GET" && s.path == "/api/v1/instances/")
+            .map(|s| s.at)
+            .collect()
+    };
+    tmux.wait_until("the first listing", WAIT, |_| listings().len() == 1);
+    tmux.keys(&["R"]);
+    tmux.wait_for("type h1 to stop it", WAIT);
+    tmux.keys(&["h", "1", "Enter"]);
+    tmux.wait_for("stop sent and accepted", WAIT);
+    let sent_at = server
+        .seen()
+        .iter()
+        .find(|s| s.method == "PUT")
+        .map(|s| s.at)
+        .expect("the release request");
+
+    // Listed again once the provider can show it, not at the next hourly round, and never
+    // sooner than the providers' minimum gap.
+    tmux.wait_until(
+        "the listing after the release",
+        Duration::from_secs(100),
+        |_| listings().len() >= 2,
+    );
+    let at = listings();
+    assert!(
+        at[1] - at[0] >= Duration::from_secs(59),
+        "{:?} between the listings",
+        at[1] - at[0]
+    );
+    assert!(
+        at[1] - sent_at >= Duration::from_secs(19),
+        "{:?} after the release",
+        at[1] - sent_at
+    );
+    let inventory = state.join("inventory.json");
+    tmux.wait_until("the stored inventory", WAIT, |_| {
+        std::fs::read_to_string(&inventory).is_ok_and(|s| s.contains("stopped"))
+    });
     tmux.keys(&["q"]);
 }
