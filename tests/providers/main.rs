@@ -14,6 +14,8 @@ mod provider_api;
 mod release_server;
 #[path = "../support/tmux.rs"]
 mod tmux;
+#[path = "../release_support/vast_list.rs"]
+mod vast_list;
 
 mod providers_alerts;
 mod providers_api;

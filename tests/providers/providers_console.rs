@@ -8,6 +8,7 @@
 use crate::common;
 use crate::provider_api as server;
 use crate::tmux;
+use crate::vast_list;
 
 use std::time::Duration;
 
@@ -72,17 +73,6 @@ fn the_cost_panel_lists_what_the_accounts_bill_unwatched() {
     tmux.keys(&["q"]);
 }
 
-/// vast.ai's list of the account's instances: `h1`'s instance, stopped once the console's
-/// release went out.
-fn vast_rows(stopped: bool) -> String {
-    let status = if stopped { "stopped" } else { "running" };
-    format!(
-        r#"{{"success": true, "next_token": null, "instances": [
- {{"id": 12345, "label": "h1", "actual_status": "{status}", "gpu_name": "H100 SXM", "num_gpus": 1,
-  "ssh_host": "ssh5.vast.ai", "ssh_port": 10600, "start_date": 1764633600, "dph_total": 2.4}}]}}"#
-    )
-}
-
 #[test]
 fn a_release_from_the_console_has_its_account_listed_again_within_a_minute_and_a_half() {
     let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -91,11 +81,10 @@ fn a_release_from_the_console_has_its_account_listed_again_within_a_minute_and_a
         if seen.method == "PUT" {
             put.store(true, std::sync::atomic::Ordering::SeqCst);
             json(200, r#"{"success": true}"#)
+        } else if put.load(std::sync::atomic::Ordering::SeqCst) {
+            json(200, &vast_list::one_instance("stopped"))
         } else {
-            json(
-                200,
-                &vast_rows(put.load(std::sync::atomic::Ordering::SeqCst)),
-            )
+            json(200, &vast_list::one_instance("running"))
         }
     });
     let dir = tempfile::tempdir().expect("temp");

@@ -41,6 +41,26 @@ fn host(sshd: &Sshd, marker: &Path) -> RemoteHost {
     host
 }
 
+/// An sshd of `home` whose host has a switch this gpufleet armed for ten minutes, and the
+/// marker the switch's firing would touch.
+fn armed_host(home: &Path) -> Option<(Sshd, RemoteHost, PathBuf)> {
+    let sshd = sshd_at(home)?;
+    let marker = home.join("stopped");
+    let host = host(&sshd, &marker);
+    assert!(matches!(
+        run_step(&sshd, &host, DeadManStep::Arm { after_s: 600 }),
+        DeadManAnswer::Armed { .. }
+    ));
+    Some((sshd, host, marker))
+}
+
+/// The switch of `home` stops, leaves no files on the host, and did not fire.
+fn assert_disarmed_without_firing(home: &Path, marker: &Path) {
+    wait_until("the switch to stop", || switches(home).is_empty());
+    assert!(!home.join(".gpufleet").exists(), "files left on the host");
+    assert!(!marker.exists(), "disarming must not stop the host");
+}
+
 /// The switch processes running on this machine for `home`.
 fn switches(home: &Path) -> Vec<u32> {
     let wanted = home.join(".gpufleet/dead_man").display().to_string();
@@ -166,12 +186,7 @@ fn a_link_arms_the_switch_once_however_many_connect_and_disarming_leaves_nothing
         run_step(&sshd, &host, DeadManStep::Disarm),
         DeadManAnswer::Disarmed
     );
-    wait_until("the switch to stop", || switches(home.path()).is_empty());
-    assert!(
-        !home.path().join(".gpufleet").exists(),
-        "files left on the host"
-    );
-    assert!(!marker.exists(), "disarming must not stop the host");
+    assert_disarmed_without_firing(home.path(), &marker);
 }
 
 #[test]
@@ -284,15 +299,9 @@ fn hold_pushes_and_disarms_the_switch_with_an_audit_line_for_each() {
 #[test]
 fn a_switch_left_on_a_host_whose_config_dropped_it_is_disarmed_on_connect() {
     let home = tempfile::tempdir().expect("home");
-    let Some(sshd) = sshd_at(home.path()) else {
+    let Some((sshd, _armed, marker)) = armed_host(home.path()) else {
         return;
     };
-    let marker = home.path().join("stopped");
-    let with_switch = host(&sshd, &marker);
-    assert!(matches!(
-        run_step(&sshd, &with_switch, DeadManStep::Arm { after_s: 600 }),
-        DeadManAnswer::Armed { .. }
-    ));
     assert_eq!(switches(home.path()).len(), 1);
 
     // The same host, its config without [hosts.dead_man] now.
@@ -304,26 +313,15 @@ fn a_switch_left_on_a_host_whose_config_dropped_it_is_disarmed_on_connect() {
         "the owner's file goes with the switch"
     );
     assert!(text.english().contains("disarmed"), "{}", text.english());
-    wait_until("the switch to stop", || switches(home.path()).is_empty());
-    assert!(
-        !home.path().join(".gpufleet").exists(),
-        "files left on the host"
-    );
-    assert!(!marker.exists(), "disarming must not stop the host");
+    assert_disarmed_without_firing(home.path(), &marker);
 }
 
 #[test]
 fn a_switch_another_gpufleet_armed_is_left_armed_on_a_host_whose_config_has_none() {
     let home = tempfile::tempdir().expect("home");
-    let Some(sshd) = sshd_at(home.path()) else {
+    let Some((sshd, with_switch, marker)) = armed_host(home.path()) else {
         return;
     };
-    let marker = home.path().join("stopped");
-    let with_switch = host(&sshd, &marker);
-    assert!(matches!(
-        run_step(&sshd, &with_switch, DeadManStep::Arm { after_s: 600 }),
-        DeadManAnswer::Armed { .. }
-    ));
     let owner = home.path().join(".gpufleet/dead_man/owner");
     assert_eq!(
         std::fs::read_to_string(&owner).expect("owner"),
@@ -350,10 +348,5 @@ fn a_switch_another_gpufleet_armed_is_left_armed_on_a_host_whose_config_has_none
         run_step(&sshd, &with_switch, DeadManStep::Disarm),
         DeadManAnswer::Disarmed
     );
-    wait_until("the switch to stop", || switches(home.path()).is_empty());
-    assert!(
-        !home.path().join(".gpufleet").exists(),
-        "files left on the host"
-    );
-    assert!(!marker.exists(), "disarming must not stop the host");
+    assert_disarmed_without_firing(home.path(), &marker);
 }

@@ -8,6 +8,8 @@ mod common;
 mod release_server;
 #[path = "../support/tmux.rs"]
 mod tmux;
+#[path = "../release_support/vast_list.rs"]
+mod vast_list;
 #[path = "../support/watcher.rs"]
 mod watcher;
 

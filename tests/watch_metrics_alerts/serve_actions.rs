@@ -16,6 +16,7 @@ use std::time::Duration;
 use crate::release_server::{Server, answer};
 use crate::serve_attach::{Served, WAIT, free_port};
 use crate::tmux::{Tmux, binary};
+use crate::vast_list;
 
 const VAST_TOKEN: &str = "vast-api-key-7";
 
@@ -279,24 +280,15 @@ fn a_restart_or_start_through_the_watcher_reaches_the_provider_once_for_its_key(
     drop(served);
 }
 
-/// vast.ai's list of the account's instances: `h1`'s instance in `status`.
-fn vast_rows(status: &str) -> String {
-    format!(
-        r#"{{"success": true, "next_token": null, "instances": [
- {{"id": 12345, "label": "h1", "actual_status": "{status}", "gpu_name": "H100 SXM", "num_gpus": 1,
-  "ssh_host": "ssh5.vast.ai", "ssh_port": 10600, "start_date": 1764633600, "dph_total": 2.4}}]}}"#
-    )
-}
-
 #[test]
 fn the_inventory_follows_a_release_through_the_watcher_within_a_minute_and_a_half() {
     // The account is listed at start, the release goes out, and the next listing (the
     // instance stopped) comes well before the hourly interval: within the providers' minimum
     // gap of a minute after the first one, plus the wait for the provider to show it.
     let provider = Server::start(vec![
-        answer(200, &vast_rows("running")),
+        answer(200, &vast_list::one_instance("running")),
         answer(200, r#"{"success": true}"#),
-        answer(200, &vast_rows("stopped")),
+        answer(200, &vast_list::one_instance("stopped")),
     ]);
     let dir = tempfile::tempdir().expect("temp");
     let (served, addr) = watcher_with(
